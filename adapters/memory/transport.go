@@ -1,0 +1,102 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// Pipe is one end of an in-memory message stream. Messages are copied, so
+// both sides may reuse their buffers.
+type Pipe struct {
+	in     <-chan []byte
+	out    chan<- []byte
+	closed chan struct{}
+	once   *sync.Once
+	peer   *Pipe
+}
+
+// NewPipe returns the two connected ends of a stream.
+func NewPipe() (client, server *Pipe) {
+	a, b := make(chan []byte, 64), make(chan []byte, 64)
+	closed := make(chan struct{})
+	once := new(sync.Once)
+	client = &Pipe{in: b, out: a, closed: closed, once: once}
+	server = &Pipe{in: a, out: b, closed: closed, once: once}
+	client.peer, server.peer = server, client
+	return client, server
+}
+
+// ErrClosed is returned for writes on a closed pipe.
+var ErrClosed = errors.New("memory: pipe closed")
+
+// ReadMessage returns the next message, or io.EOF once the pipe is closed
+// and drained.
+func (p *Pipe) ReadMessage(ctx context.Context) ([]byte, error) {
+	select {
+	case m := <-p.in:
+		return m, nil
+	default:
+	}
+	select {
+	case m := <-p.in:
+		return m, nil
+	case <-p.closed:
+		select {
+		case m := <-p.in:
+			return m, nil
+		default:
+			return nil, io.EOF
+		}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// WriteMessage sends a copy of msg to the other end.
+func (p *Pipe) WriteMessage(ctx context.Context, msg []byte) error {
+	cp := append([]byte(nil), msg...)
+	select {
+	case <-p.closed:
+		return ErrClosed
+	default:
+	}
+	select {
+	case p.out <- cp:
+		return nil
+	case <-p.closed:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close closes both ends: reads drain what was sent, then return io.EOF.
+func (p *Pipe) Close() error {
+	p.once.Do(func() { close(p.closed) })
+	return nil
+}
+
+// Transport is a [ports.Transport] that serves one in-memory connection.
+type Transport struct {
+	server *Pipe
+}
+
+// NewTransport returns a transport and the client end of its connection.
+func NewTransport() (*Transport, *Pipe) {
+	c, s := NewPipe()
+	return &Transport{server: s}, c
+}
+
+// Serve serves the connection until the client closes it or ctx ends.
+func (t *Transport) Serve(ctx context.Context, h ports.ConnHandler) error {
+	return h.ServeConn(ctx, t.server)
+}
+
+var (
+	_ ports.Conn      = (*Pipe)(nil)
+	_ ports.Transport = (*Transport)(nil)
+)

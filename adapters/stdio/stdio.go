@@ -1,0 +1,206 @@
+// Package stdio is the stdio transport: one JSON-RPC message per line on
+// standard input and output, as the MCP stdio binding prescribes. Standard
+// output carries nothing but MCP messages; logs belong on standard error.
+package stdio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// DefaultMaxMessageSize is the largest line accepted unless Options say
+// otherwise: 4 MiB.
+const DefaultMaxMessageSize = 4 << 20
+
+// Options configure a [Transport].
+type Options struct {
+	// In is read for messages (default os.Stdin).
+	In io.Reader
+	// Out receives messages (default os.Stdout).
+	Out io.Writer
+	// MaxMessageSize bounds one incoming line in bytes (default 4 MiB).
+	// A longer line is skipped whole and answered with a JSON-RPC error;
+	// the connection goes on.
+	MaxMessageSize int
+}
+
+// Transport serves one connection over a pair of streams.
+type Transport struct {
+	opts Options
+}
+
+// New returns a stdio transport.
+func New(opts Options) *Transport {
+	if opts.In == nil {
+		opts.In = os.Stdin
+	}
+	if opts.Out == nil {
+		opts.Out = os.Stdout
+	}
+	if opts.MaxMessageSize <= 0 {
+		opts.MaxMessageSize = DefaultMaxMessageSize
+	}
+	return &Transport{opts: opts}
+}
+
+// Serve serves the streams until the input ends (EOF: the client is gone)
+// or ctx is cancelled, and returns once the requests in flight have
+// answered. It returns nil on EOF.
+func (t *Transport) Serve(ctx context.Context, h ports.ConnHandler) error {
+	c := NewConn(t.opts.In, t.opts.Out, t.opts.MaxMessageSize)
+	defer c.Close()
+	return h.ServeConn(ctx, c)
+}
+
+// Conn is a newline-delimited message stream over a reader and a writer.
+type Conn struct {
+	r   *bufio.Reader
+	max int
+	w   io.Writer
+
+	lines  chan lineResult
+	start  sync.Once
+	closed chan struct{}
+	close  sync.Once
+
+	wmu sync.Mutex
+	wb  []byte
+}
+
+type lineResult struct {
+	msg []byte
+	err error
+}
+
+// NewConn returns a Conn reading r and writing w, accepting lines of at most
+// max bytes.
+func NewConn(r io.Reader, w io.Writer, max int) *Conn {
+	if max <= 0 {
+		max = DefaultMaxMessageSize
+	}
+	return &Conn{r: bufio.NewReaderSize(r, 64<<10), max: max, w: w, lines: make(chan lineResult), closed: make(chan struct{})}
+}
+
+// ReadMessage returns the next line without its newline. A line over the
+// size limit yields an error wrapping ports.ErrMessageTooLarge; the next
+// call goes on with the following line.
+func (c *Conn) ReadMessage(ctx context.Context) ([]byte, error) {
+	// The blocking read runs in its own goroutine so that a cancelled ctx
+	// ends ReadMessage even while the input is silent.
+	c.start.Do(func() { go c.readLoop() })
+	select {
+	case l, ok := <-c.lines:
+		if !ok {
+			return nil, io.EOF
+		}
+		return l.msg, l.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, io.EOF
+	}
+}
+
+func (c *Conn) readLoop() {
+	defer close(c.lines)
+	for {
+		msg, err := c.readLine()
+		if err == io.EOF && len(msg) > 0 {
+			err = nil // a last line without newline
+		}
+		if err != nil && !errors.Is(err, ports.ErrMessageTooLarge) {
+			return
+		}
+		select {
+		case c.lines <- lineResult{msg, err}:
+		case <-c.closed:
+			return
+		}
+	}
+}
+
+// readLine reads one line, copying it out of the reader's buffer.
+func (c *Conn) readLine() ([]byte, error) {
+	frag, err := c.r.ReadSlice('\n')
+	if err == nil || err == io.EOF {
+		if len(frag) == 0 && err == io.EOF {
+			return nil, io.EOF
+		}
+		return trimEOL(bytes.Clone(frag)), err
+	}
+	if err != bufio.ErrBufferFull {
+		return nil, err
+	}
+	// A long line: gather fragments up to the limit, then skip the rest.
+	buf := bytes.Clone(frag)
+	for {
+		frag, err = c.r.ReadSlice('\n')
+		if len(buf)+len(frag) > c.max+2 {
+			size := len(buf) + len(frag)
+			for err == bufio.ErrBufferFull {
+				frag, err = c.r.ReadSlice('\n')
+				size += len(frag)
+			}
+			if err != nil && err != io.EOF {
+				return nil, err
+			}
+			return nil, fmt.Errorf("line of at least %d bytes exceeds the limit of %d bytes: %w", size, c.max, ports.ErrMessageTooLarge)
+		}
+		buf = append(buf, frag...)
+		if err != bufio.ErrBufferFull {
+			if err != nil && err != io.EOF {
+				return nil, err
+			}
+			if out := trimEOL(buf); len(out) > c.max {
+				return nil, fmt.Errorf("line of %d bytes exceeds the limit of %d bytes: %w", len(out), c.max, ports.ErrMessageTooLarge)
+			}
+			return trimEOL(buf), err
+		}
+	}
+}
+
+func trimEOL(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	return bytes.TrimSuffix(b, []byte("\r"))
+}
+
+// WriteMessage writes msg and a newline. A message that holds a raw
+// newline (possible only in JSON whitespace) is compacted first, since a
+// line is a message.
+func (c *Conn) WriteMessage(ctx context.Context, msg []byte) error {
+	if bytes.IndexByte(msg, '\n') >= 0 || bytes.IndexByte(msg, '\r') >= 0 {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, msg); err != nil {
+			return fmt.Errorf("stdio: refusing to write a message that is not valid JSON: %w", err)
+		}
+		msg = buf.Bytes()
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.wb = append(append(c.wb[:0], msg...), '\n')
+	_, err := c.w.Write(c.wb)
+	if cap(c.wb) > 64<<10 {
+		c.wb = nil // do not keep a huge buffer after one large message
+	}
+	return err
+}
+
+// Close stops reading. It does not close the underlying streams.
+func (c *Conn) Close() error {
+	c.close.Do(func() { close(c.closed) })
+	return nil
+}
+
+var (
+	_ ports.Conn      = (*Conn)(nil)
+	_ ports.Transport = (*Transport)(nil)
+)

@@ -1,0 +1,237 @@
+package app
+
+import (
+	"context"
+	"encoding/base64"
+	stdjson "encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// toolListCache keeps each tool's encoded form per revision.
+type toolListCache struct{ m sync.Map } // toolKey -> []byte
+
+type toolKey struct {
+	t *domain.Tool
+	r domain.Revision
+}
+
+func (c *toolListCache) invalidate() { c.m.Clear() }
+
+func (c *toolListCache) encoded(p domain.RevisionPolicy, t *domain.Tool, r domain.Revision) ([]byte, error) {
+	k := toolKey{t, r}
+	if b, ok := c.m.Load(k); ok {
+		return b.([]byte), nil
+	}
+	b, err := p.ShapeTool(t, r).AppendJSON(nil)
+	if err != nil {
+		return nil, err
+	}
+	c.m.Store(k, b)
+	return b, nil
+}
+
+const cursorPrefix = "after:"
+
+func encodeCursor(name string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + name))
+}
+
+func decodeCursor(c string) (string, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || !strings.HasPrefix(string(raw), cursorPrefix) {
+		return "", false
+	}
+	return string(raw[len(cursorPrefix):]), true
+}
+
+func (e *Engine) toolsList(m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+	tools := e.registry.List()
+	start := 0
+	if p.Cursor != nil && p.Cursor.Kind() != 'n' {
+		c, ok := stringParam(p.Cursor)
+		after, ok2 := decodeCursor(c)
+		if !ok || !ok2 {
+			return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: invalid cursor", nil)
+		}
+		start = len(tools)
+		for i, t := range tools {
+			if t.Tool.Name > after {
+				start = i
+				break
+			}
+		}
+	}
+	end := min(start+e.opts.PageSize, len(tools))
+	b := appendResponseHead(make([]byte, 0, 256*(end-start)+128), m.id)
+	b = append(b, '{')
+	if ci.features.ResultType {
+		b = append(b, `"resultType":"complete",`...)
+	}
+	b = append(b, `"tools":[`...)
+	for i, t := range tools[start:end] {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		enc, err := e.listCache.encoded(e.policy, t.Tool, ci.rev)
+		if err != nil {
+			e.logf(context.Background(), ports.LevelError, "mcp: encoding a tool failed", ports.F("tool", t.Tool.Name), ports.F("error", err))
+			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+		}
+		b = append(b, enc...)
+	}
+	b = append(b, ']')
+	if end < len(tools) {
+		b = append(b, `,"nextCursor":`...)
+		b = domain.AppendJSONString(b, encodeCursor(tools[end-1].Tool.Name))
+	}
+	if ci.features.Caching {
+		b = append(b, `,"ttlMs":`...)
+		b = strconv.AppendInt(b, e.opts.ListTTL.Milliseconds(), 10)
+		b = append(b, `,"cacheScope":"`...)
+		b = append(b, e.cacheScope()...)
+		b = append(b, '"')
+	}
+	if ci.era == domain.EraStateless {
+		b = e.appendResultMeta(b, ci.rev)
+	}
+	return append(b, "}}"...), nil
+}
+
+// appendResultMeta appends ,"_meta":{serverInfo} for a stateless result.
+func (e *Engine) appendResultMeta(b []byte, rev domain.Revision) []byte {
+	meta, err := json.Marshal(e.resultMeta(rev), json.Deterministic(true))
+	if err != nil {
+		return b
+	}
+	b = append(b, `,"_meta":`...)
+	return append(b, meta...)
+}
+
+func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+	name, ok := stringParam(p.Name)
+	if !ok || name == "" {
+		return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "name" must be a non-empty string`, nil)
+	}
+	args := p.Arguments
+	switch {
+	case args == nil || args.Kind() == 'n':
+		args = jsontext.Value("{}")
+	case args.Kind() != '{':
+		return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "arguments" must be an object`, nil)
+	}
+	rt, ok := e.registry.Get(name)
+	if !ok {
+		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Unknown tool: "+name, nil)
+	}
+	if rt.Input != nil {
+		var v any
+		if err := json.Unmarshal(args, &v); err != nil {
+			return e.invalidArguments(m, ci, name, "arguments are not valid JSON")
+		}
+		if err := rt.Input.Validate(v); err != nil {
+			return e.invalidArguments(m, ci, name, err.Error())
+		}
+	}
+	rc := &RequestContext{engine: e, id: m.id, info: ci, tool: name}
+	value, err := e.invoke(context.WithValue(ctx, requestKey{}, rc), rt, args)
+	var res *domain.CallToolResult
+	if err != nil {
+		if te, ok := domain.AsToolError(err); ok {
+			res = e.policy.ShapeResult(domain.ErrorResult(te), ci.rev)
+			return e.encodeCallResult(m, ci, res)
+		}
+		var ae *ArgumentsError
+		if errors.As(err, &ae) {
+			return e.invalidArguments(m, ci, name, ae.Error())
+		}
+		var pe *domain.ProtocolError
+		if errors.As(err, &pe) {
+			return nil, &rpcError{id: m.id, err: pe}
+		}
+		if ctx.Err() == nil && err != errPanic {
+			e.logf(ctx, ports.LevelError, "mcp: tool failed", ports.F("tool", name), ports.F("error", err))
+		}
+		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+	}
+	out, err := e.policy.WrapValue(rt.Tool, value, ci.rev)
+	if err != nil {
+		e.logf(ctx, ports.LevelError, "mcp: tool result cannot be encoded", ports.F("tool", name), ports.F("error", err))
+		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+	}
+	if out.Warning != nil {
+		e.logf(ctx, ports.LevelWarn, out.Warning.String(), ports.F("tool", name), ports.F("type", out.Warning.GoType), ports.F("revision", string(out.Warning.Revision)))
+	}
+	if out.Structured && rt.Output != nil {
+		var v any
+		err := json.Unmarshal(out.Result.StructuredContent, &v)
+		if err == nil {
+			err = rt.Output.Validate(v)
+		}
+		if err != nil {
+			e.logf(ctx, ports.LevelError, "mcp: tool result does not match its outputSchema (a bug in the tool)", ports.F("tool", name), ports.F("error", err))
+			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+		}
+	}
+	return e.encodeCallResult(m, ci, out.Result)
+}
+
+// invalidArguments reports arguments that fail the input schema: a tool
+// result with isError from 2025-11-25 on (SEP-1303), -32602 before.
+func (e *Engine) invalidArguments(m message, ci callInfo, tool, detail string) ([]byte, *rpcError) {
+	msg := fmt.Sprintf("Invalid arguments for tool %s: %s", tool, detail)
+	if ci.features.InputErrorsAsResults {
+		return e.encodeCallResult(m, ci, &domain.CallToolResult{Content: []domain.Content{domain.Text(msg)}, IsError: true})
+	}
+	return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: "+msg, nil)
+}
+
+func (e *Engine) encodeCallResult(m message, ci callInfo, res *domain.CallToolResult) ([]byte, *rpcError) {
+	resultType := ""
+	if ci.features.ResultType {
+		resultType = "complete"
+		if len(res.Meta) == 0 {
+			cp := *res
+			cp.Meta = e.resultMeta(ci.rev)
+			res = &cp
+		} else if _, ok := res.Meta[metaServerInfo]; !ok {
+			cp := *res
+			cp.Meta = make(map[string]any, len(res.Meta)+1)
+			for k, v := range res.Meta {
+				cp.Meta[k] = v
+			}
+			cp.Meta[metaServerInfo] = e.policy.ShapeImplementation(e.opts.Info, ci.rev)
+			res = &cp
+		}
+	}
+	b := appendResponseHead(make([]byte, 0, 256), m.id)
+	b, err := res.AppendJSON(b, resultType)
+	if err != nil {
+		e.logf(context.Background(), ports.LevelError, "mcp: encoding a tool result failed", ports.F("error", err))
+		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+	}
+	return append(b, '}'), nil
+}
+
+// invoke runs the handler, turning a panic into an error.
+func (e *Engine) invoke(ctx context.Context, rt ports.RegisteredTool, args jsontext.Value) (value any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.logf(ctx, ports.LevelError, "mcp: tool handler panicked", ports.F("tool", rt.Tool.Name), ports.F("panic", fmt.Sprint(r)), ports.F("stack", string(debug.Stack())))
+			value, err = nil, errPanic
+		}
+	}()
+	return rt.Handler(ctx, stdjson.RawMessage(args))
+}
+
+var errPanic = errors.New("tool handler panicked")

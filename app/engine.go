@@ -1,0 +1,231 @@
+// Package app is the protocol engine: it turns JSON-RPC messages into calls
+// of the tools in a registry and their return values into results, for every
+// revision of MCP from 2024-11-05 to 2026-07-28, on any transport that
+// implements [ports.Conn]. It knows nothing of stdio, HTTP or fx.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// Options configure an [Engine]. Registry is required; the rest have
+// defaults.
+type Options struct {
+	// Info names the server in initialize and server/discover results.
+	Info domain.Implementation
+	// Instructions tell the model how to use the server (optional).
+	Instructions string
+	// Policy decides what each revision allows; the zero value serves all.
+	Policy domain.RevisionPolicy
+	// Registry stores the tools.
+	Registry ports.ToolRegistry
+	// Validator compiles input and output schemas. Nil turns validation off
+	// (not recommended: the wiring package always provides one).
+	Validator ports.SchemaValidator
+	// Logger receives the server's own log; nil discards it.
+	Logger ports.Logger
+	// PageSize is the number of tools per tools/list page (default 100).
+	PageSize int
+	// MaxConcurrentRequests bounds the requests one connection may have in
+	// flight; reading pauses at the bound (default 64).
+	MaxConcurrentRequests int
+	// ListTTL is the ttlMs sent with tools/list and server/discover results
+	// in the stateless era (default 0: clients re-fetch when they need to,
+	// and rely on list-changed notifications).
+	ListTTL time.Duration
+	// PrivateCache sends cacheScope "private" instead of "public", for
+	// servers whose tool list depends on who asks.
+	PrivateCache bool
+}
+
+// Engine is the protocol engine. It is safe for concurrent use; one engine
+// serves any number of connections at once.
+type Engine struct {
+	opts     Options
+	policy   domain.RevisionPolicy
+	registry ports.ToolRegistry
+	log      ports.Logger
+
+	// abort cancels every handler's context (hard stop).
+	abortCtx context.Context
+	abort    context.CancelFunc
+
+	mu        sync.Mutex
+	sessions  map[*session]struct{}
+	stopWatch func()
+
+	listCache toolListCache
+}
+
+// NewEngine returns an engine with the given options.
+func NewEngine(opts Options) (*Engine, error) {
+	if opts.Registry == nil {
+		return nil, errors.New("app: Options.Registry is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = ports.NopLogger{}
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = 100
+	}
+	if opts.MaxConcurrentRequests <= 0 {
+		opts.MaxConcurrentRequests = 64
+	}
+	if opts.Info.Name == "" {
+		opts.Info.Name = "hexmcp-server"
+	}
+	if opts.Info.Version == "" {
+		opts.Info.Version = "0.0.0"
+	}
+	e := &Engine{
+		opts:     opts,
+		policy:   opts.Policy,
+		registry: opts.Registry,
+		log:      opts.Logger,
+		sessions: make(map[*session]struct{}),
+	}
+	e.abortCtx, e.abort = context.WithCancel(context.Background())
+	if w, ok := opts.Registry.(ports.ToolRegistryWatcher); ok {
+		e.stopWatch = w.Watch(e.toolsChanged)
+	}
+	return e, nil
+}
+
+// Policy returns the engine's revision policy.
+func (e *Engine) Policy() domain.RevisionPolicy { return e.policy }
+
+// AddTool registers a tool: it checks the definition (name, schemas, icons),
+// compiles the schemas, stores it in the registry and tells connected
+// clients that the list changed. A bad definition or a duplicate name is a
+// returned error (see [domain.ToolDefinitionError]), never a panic.
+func (e *Engine) AddTool(t Tool) error {
+	rt, err := e.prepare(t)
+	if err != nil {
+		return err
+	}
+	if err := e.registry.Add(rt); err != nil {
+		return &domain.ToolDefinitionError{Tool: rt.Tool.Name, Reason: err.Error(), Err: err}
+	}
+	e.toolsChanged()
+	return nil
+}
+
+// AddTools registers several tools and stops at the first error.
+func (e *Engine) AddTools(ts ...Tool) error {
+	for _, t := range ts {
+		if err := e.AddTool(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RemoveTool removes a tool and reports whether it was registered.
+func (e *Engine) RemoveTool(name string) bool {
+	ok := e.registry.Remove(name)
+	if ok {
+		e.toolsChanged()
+	}
+	return ok
+}
+
+func (e *Engine) prepare(t Tool) (ports.RegisteredTool, error) {
+	if t.err != nil {
+		return ports.RegisteredTool{}, t.err
+	}
+	if t.handler == nil {
+		return ports.RegisteredTool{}, &domain.ToolDefinitionError{Tool: t.def.Name, Reason: "no handler"}
+	}
+	def := t.def
+	def.InputSchema = compactJSON(def.InputSchema)
+	def.OutputSchema = compactJSON(def.OutputSchema)
+	if err := def.Validate(); err != nil {
+		return ports.RegisteredTool{}, err
+	}
+	rt := ports.RegisteredTool{Tool: &def, Handler: t.handler}
+	if v := e.opts.Validator; v != nil {
+		in, err := v.Compile(def.InputSchema)
+		if err != nil {
+			return rt, &domain.ToolDefinitionError{Tool: def.Name, Reason: "inputSchema does not compile: " + err.Error(), Err: err}
+		}
+		rt.Input = in
+		if len(def.OutputSchema) > 0 {
+			out, err := v.Compile(def.OutputSchema)
+			if err != nil {
+				return rt, &domain.ToolDefinitionError{Tool: def.Name, Reason: "outputSchema does not compile: " + err.Error(), Err: err}
+			}
+			rt.Output = out
+		}
+	}
+	return rt, nil
+}
+
+// toolsChanged drops cached lists and sends notifications/tools/list_changed
+// to every initialized handshake-era session.
+func (e *Engine) toolsChanged() {
+	e.listCache.invalidate()
+	msg, _ := encodeNotification("notifications/tools/list_changed", nil)
+	e.mu.Lock()
+	targets := make([]*session, 0, len(e.sessions))
+	for s := range e.sessions {
+		targets = append(targets, s)
+	}
+	e.mu.Unlock()
+	for _, s := range targets {
+		if s.wantsListChanged() {
+			s.send(msg)
+		}
+	}
+}
+
+// Abort cancels the context of every handler still running, on every
+// connection. Transports call it when a graceful shutdown runs out of time.
+func (e *Engine) Abort() { e.abort() }
+
+// Close stops watching the registry and aborts running handlers.
+func (e *Engine) Close() error {
+	if e.stopWatch != nil {
+		e.stopWatch()
+	}
+	e.abort()
+	return nil
+}
+
+func (e *Engine) track(s *session) {
+	e.mu.Lock()
+	e.sessions[s] = struct{}{}
+	e.mu.Unlock()
+}
+
+func (e *Engine) untrack(s *session) {
+	e.mu.Lock()
+	delete(e.sessions, s)
+	e.mu.Unlock()
+}
+
+func (e *Engine) logf(ctx context.Context, level ports.Level, msg string, fields ...ports.Field) {
+	if e.log.Enabled(ctx, level) {
+		e.log.Log(ctx, level, msg, fields...)
+	}
+}
+
+func compactJSON(raw []byte) []byte {
+	if len(raw) == 0 {
+		return raw
+	}
+	out, err := compact(raw)
+	if err != nil {
+		return raw // Validate reports it
+	}
+	return out
+}
+
+// ErrNotServing is returned for work on a closed engine.
+var ErrNotServing = fmt.Errorf("app: engine closed")

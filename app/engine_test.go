@@ -1,0 +1,590 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/mock/gomock"
+
+	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/mocks"
+)
+
+// okSchema is a mock schema that accepts everything.
+func okValidator(ctrl *gomock.Controller) ports.SchemaValidator {
+	v := mocks.NewMockSchemaValidator(ctrl)
+	s := mocks.NewMockSchema(ctrl)
+	s.EXPECT().Validate(gomock.Any()).Return(nil).AnyTimes()
+	v.EXPECT().Compile(gomock.Any()).Return(s, nil).AnyTimes()
+	return v
+}
+
+// quietLogger is a mock logger that takes anything.
+func quietLogger(ctrl *gomock.Controller) *mocks.MockLogger {
+	l := mocks.NewMockLogger(ctrl)
+	l.EXPECT().Enabled(gomock.Any(), gomock.Any()).Return(true).AnyTimes()
+	return l
+}
+
+type addIn struct {
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+}
+
+func newEngine(t *testing.T, opts app.Options, tools ...app.Tool) *app.Engine {
+	t.Helper()
+	if opts.Registry == nil {
+		opts.Registry = memory.NewRegistry()
+	}
+	e, err := app.NewEngine(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.AddTools(tools...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func addTool() app.Tool {
+	return app.Func(func(_ context.Context, in addIn) (float64, error) { return in.A + in.B, nil }, app.WithName("add"))
+}
+
+const (
+	ping     = `{"jsonrpc":"2.0","id":"p","method":"ping"}`
+	pingResp = `{"jsonrpc":"2.0","id":"p","result":{}}`
+	meta2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"2"}}`
+)
+
+func TestInitializeNegotiatesRevision(t *testing.T) {
+	for _, tc := range []struct{ asked, got string }{
+		{"2024-11-05", "2024-11-05"}, {"2025-03-26", "2025-03-26"}, {"2025-06-18", "2025-06-18"},
+		{"2025-11-25", "2025-11-25"}, {"2026-07-28", "2025-11-25"}, {"1.0", "2025-11-25"},
+	} {
+		t.Run(tc.asked, func(t *testing.T) {
+			e := newEngine(t, app.Options{Info: domain.Implementation{Name: "srv", Title: "Server", Version: "1.2.3"}, Instructions: "Use it."})
+			c := serve(t, e)
+			title := ""
+			if tc.got >= "2025-06-18" {
+				title = `"title":"Server",`
+			}
+			equalJSON(t, c.initialize(tc.asked), `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"`+tc.got+`","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"srv",`+title+`"version":"1.2.3"},"instructions":"Use it."}}`)
+			equalJSON(t, c.roundTrip(ping), pingResp)
+		})
+	}
+}
+
+func TestInitializeTwiceIsRejected(t *testing.T) {
+	c := serve(t, newEngine(t, app.Options{}))
+	c.initialize("2025-11-25")
+	resp := c.roundTrip(`{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`)
+	equalJSON(t, resp, `{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"Invalid Request: the session is already initialized"}}`)
+}
+
+// TestBadInput sends every kind of malformed message; each gets the right
+// error and the connection goes on serving.
+func TestBadInput(t *testing.T) {
+	ctrl := gomock.NewController(t)
+	e := newEngine(t, app.Options{Validator: okValidator(ctrl)}, addTool())
+	c := serve(t, e)
+	c.initialize("2025-11-25")
+	cases := []struct{ name, send, want string }{
+		{"invalid JSON", `{"jsonrpc":"2.0","id":1,"method":"ping"`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not valid JSON"}}`},
+		{"garbage", `not json at all`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not valid JSON"}}`},
+		{"array", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: JSON-RPC batches are not supported"}}`},
+		{"scalar", `42`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a message must be a JSON-RPC 2.0 object"}}`},
+		{"string", `"ping"`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a message must be a JSON-RPC 2.0 object"}}`},
+		{"missing jsonrpc", `{"id":1,"method":"ping"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: \"jsonrpc\" must be \"2.0\""}}`},
+		{"wrong jsonrpc", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: \"jsonrpc\" must be \"2.0\""}}`},
+		{"jsonrpc number", `{"jsonrpc":2.0,"id":1,"method":"ping"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: \"jsonrpc\" must be \"2.0\""}}`},
+		{"id bool", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or a number"}}`},
+		{"id object", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or a number"}}`},
+		{"id null", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or a number"}}`},
+		{"duplicate keys", `{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: duplicate member name","data":{"pointer":"/method"}}}`},
+		{"duplicate nested keys", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"a":2,"b":1}}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: duplicate member name","data":{"pointer":"/params/arguments/a"}}}`},
+		{"Method smuggling", `{"jsonrpc":"2.0","id":1,"Method":"ping"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: \"method\" is missing"}}`},
+		{"METHOD and method", `{"jsonrpc":"2.0","id":1,"method":"ping","METHOD":"tools/call"}`, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		{"method number", `{"jsonrpc":"2.0","id":1,"method":7}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: \"method\" must be a string"}}`},
+		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"tools/explode"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: tools/explode"}}`},
+		{"params array", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[1]}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: \"params\" must be an object"}}`},
+		{"call without name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: \"name\" must be a non-empty string"}}`},
+		{"call name number", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":3}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: \"name\" must be a non-empty string"}}`},
+		{"arguments array", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":[1,2]}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: \"arguments\" must be an object"}}`},
+		{"arguments string", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":"a=1"}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: \"arguments\" must be an object"}}`},
+		{"unknown tool", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}}`},
+		{"wrong argument type", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":"one","b":2}}}`, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Invalid arguments for tool add: unexpected string at /a"}],"isError":true}}`},
+		{"bad cursor", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"!!"}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: invalid cursor"}}`},
+		{"cursor number", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":5}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: invalid cursor"}}`},
+		{"bad _meta type", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":[]}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: unexpected array at /_meta"}}`},
+		{"stateless unsupported version", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"requested":"2099-01-01","supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]}}}`},
+		{"stateless handshake version", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"requested":"2025-11-25","supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]}}}`},
+		{"stateless without capabilities", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: _meta[\"io.modelcontextprotocol/clientCapabilities\"] is required and must be an object"}}`},
+		{"stateless ping", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{` + meta2026 + `}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: ping does not exist in protocol revision 2026-07-28"}}`},
+		{"discover in a session", `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: server/discover does not exist in protocol revision 2025-11-25"}}`},
+		{"bad progress token", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":{}}}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: _meta.progressToken must be a string or a number"}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c.t = t
+			equalJSON(t, c.roundTrip(tc.send), tc.want)
+			equalJSON(t, c.roundTrip(ping), pingResp)
+			equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":"ok","method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}`),
+				`{"jsonrpc":"2.0","id":"ok","result":{"content":[{"type":"text","text":"3"}]}}`)
+		})
+	}
+}
+
+func TestNotificationsGetNoAnswer(t *testing.T) {
+	c := serve(t, newEngine(t, app.Options{}))
+	c.initialize("2025-11-25")
+	for _, n := range []string{
+		`{"jsonrpc":"2.0","method":"notifications/unknown"}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":[1]}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`,
+		`{"jsonrpc":"2.0","id":7,"result":{}}`,
+	} {
+		c.send(n)
+	}
+	equalJSON(t, c.roundTrip(ping), pingResp)
+}
+
+func TestRequestsBeforeInitialize(t *testing.T) {
+	c := serve(t, newEngine(t, app.Options{}, addTool()))
+	// ping is allowed before initialize
+	equalJSON(t, c.roundTrip(ping), pingResp)
+	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: no protocol version: send initialize first, or put the version in _meta[\"io.modelcontextprotocol/protocolVersion\"] on every request","data":{"supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]}}}`
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), want)
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1}}}`), want)
+	// the same connection can then go stateless, or initialize
+	if got := c.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta2026 + `}}`); !strings.Contains(got, `"name":"add"`) {
+		t.Fatalf("stateless tools/list failed: %s", got)
+	}
+	c.initialize("2025-06-18")
+	if got := c.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`); !strings.Contains(got, `"name":"add"`) {
+		t.Fatalf("tools/list after initialize failed: %s", got)
+	}
+}
+
+func TestBothErasOnOneConnection(t *testing.T) {
+	flat := app.NewTool(func() []int { return []int{1, 2} }, app.WithName("flat"))
+	e := newEngine(t, app.Options{Info: domain.Implementation{Name: "srv", Version: "1"}, ListTTL: 5 * time.Second}, flat)
+	c := serve(t, e)
+	c.initialize("2025-11-25")
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flat"}}`),
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"[1,2]"}]}}`)
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"flat",`+meta2026+`}}`),
+		`{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","content":[{"type":"text","text":"[1,2]"}],"structuredContent":[1,2],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}}`)
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{`+meta2026+`}}`),
+		`{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","tools":[{"name":"flat","inputSchema":{"type":"object","properties":{}}}],"ttlMs":5000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}}`)
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`),
+		`{"jsonrpc":"2.0","id":4,"result":{"tools":[{"name":"flat","inputSchema":{"type":"object","properties":{}}}]}}`)
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{`+meta2026+`}}`),
+		`{"jsonrpc":"2.0","id":5,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"tools":{"listChanged":true}},"ttlMs":5000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}}`)
+}
+
+func TestStatelessOnlyConnection(t *testing.T) {
+	c := serve(t, newEngine(t, app.Options{}, addTool()))
+	got := c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":2},` + meta2026 + `}}`)
+	if !strings.Contains(got, `"resultType":"complete","content":[{"type":"text","text":"4"}]`) {
+		t.Fatal(got)
+	}
+	// initialize is a handshake-era method even when _meta names 2026-07-28
+	got = c.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},` + meta2026 + `}}`)
+	if !strings.Contains(got, `"protocolVersion":"2025-11-25"`) {
+		t.Fatal(got)
+	}
+}
+
+func TestInputValidationPerRevision(t *testing.T) {
+	ctrl := gomock.NewController(t)
+	v := mocks.NewMockSchemaValidator(ctrl)
+	s := mocks.NewMockSchema(ctrl)
+	v.EXPECT().Compile(gomock.Any()).Return(s, nil)
+	s.EXPECT().Validate(gomock.Any()).Return(errors.New("/a: got string, want number")).Times(3)
+	c := serve(t, newEngine(t, app.Options{Validator: v}, addTool()))
+	c.initialize("2025-06-18")
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":"x","b":1}%s}}`
+	equalJSON(t, c.roundTrip(fmt.Sprintf(call, "")),
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: Invalid arguments for tool add: /a: got string, want number"}}`)
+	got := c.roundTrip(fmt.Sprintf(call, ","+meta2026))
+	if !strings.Contains(got, `"content":[{"type":"text","text":"Invalid arguments for tool add: /a: got string, want number"}],"isError":true`) {
+		t.Fatal(got)
+	}
+	c2 := serve(t, newEngine(t, app.Options{Validator: okValidatorWith(ctrl, s)}, addTool()))
+	c2.initialize("2025-11-25")
+	equalJSON(t, c2.roundTrip(fmt.Sprintf(call, "")),
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Invalid arguments for tool add: /a: got string, want number"}],"isError":true}}`)
+}
+
+func okValidatorWith(ctrl *gomock.Controller, s ports.Schema) ports.SchemaValidator {
+	v := mocks.NewMockSchemaValidator(ctrl)
+	v.EXPECT().Compile(gomock.Any()).Return(s, nil).AnyTimes()
+	return v
+}
+
+func TestHandlerErrors(t *testing.T) {
+	ctrl := gomock.NewController(t)
+	log := quietLogger(ctrl)
+	secret := errors.New("dial db.internal:5432: password rejected")
+	var logged []string
+	var mu sync.Mutex
+	log.EXPECT().Log(gomock.Any(), ports.LevelError, gomock.Any(), gomock.Any()).DoAndReturn(func(_ context.Context, _ ports.Level, msg string, fields ...ports.Field) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged = append(logged, fmt.Sprint(msg, fields))
+	}).Times(2)
+	tools := []app.Tool{
+		app.NewTool(func() error { return secret }, app.WithName("fails")),
+		app.NewTool(func() (int, error) { panic("boom: " + secret.Error()) }, app.WithName("panics")),
+		app.NewTool(func() error { return fmt.Errorf("while checking: %w", domain.NewToolError("File not found: x.txt")) }, app.WithName("toolErr")),
+		app.NewTool(func() error {
+			return domain.NewProtocolError(-32002, "Resource not found", map[string]string{"uri": "file:///x"})
+		}, app.WithName("protoErr")),
+	}
+	c := serve(t, newEngine(t, app.Options{Logger: log}, tools...))
+	c.initialize("2025-11-25")
+	for _, name := range []string{"fails", "panics"} {
+		resp := c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `"}}`)
+		equalJSON(t, resp, `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}`)
+		equalJSON(t, c.roundTrip(ping), pingResp)
+	}
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"toolErr"}}`),
+		`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"File not found: x.txt"}],"isError":true}}`)
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"protoErr"}}`),
+		`{"jsonrpc":"2.0","id":3,"error":{"code":-32002,"message":"Resource not found","data":{"uri":"file:///x"}}}`)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logged) != 2 || !strings.Contains(logged[0], "password rejected") || !strings.Contains(logged[1], "boom") || !strings.Contains(logged[1], "stack") {
+		t.Fatalf("the server log must hold the details: %q", logged)
+	}
+}
+
+func TestOutputSchemaWarningAndMismatch(t *testing.T) {
+	ctrl := gomock.NewController(t)
+	log := quietLogger(ctrl)
+	v := mocks.NewMockSchemaValidator(ctrl)
+	in, out := mocks.NewMockSchema(ctrl), mocks.NewMockSchema(ctrl)
+	in.EXPECT().Validate(gomock.Any()).Return(nil).AnyTimes()
+	gomock.InOrder(
+		v.EXPECT().Compile(gomock.Any()).Return(in, nil),
+		v.EXPECT().Compile(gomock.Any()).Return(out, nil),
+	)
+	out.EXPECT().Validate(map[string]any{"items": []any{1.0}}).Return(errors.New("/items/0: got number, want object"))
+	var mode string
+	tool := app.NewRawTool("listUsers", json.RawMessage(`{"type":"object"}`), func(context.Context, json.RawMessage) (any, error) {
+		if mode == "list" {
+			return []int{1}, nil
+		}
+		return map[string]any{"items": []int{1}}, nil
+	}, app.WithOutputSchema(json.RawMessage(`{"type":"object","properties":{"items":{"type":"array"}}}`)))
+	log.EXPECT().Log(gomock.Any(), ports.LevelWarn, gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ ports.Level, msg string, _ ...ports.Field) {
+		if !strings.Contains(msg, `"listUsers"`) || !strings.Contains(msg, "[]int") {
+			t.Errorf("warning does not name the tool and type: %s", msg)
+		}
+	})
+	log.EXPECT().Log(gomock.Any(), ports.LevelError, gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ ports.Level, msg string, _ ...ports.Field) {
+		if !strings.Contains(msg, "outputSchema") {
+			t.Errorf("mismatch log = %s", msg)
+		}
+	})
+	c := serve(t, newEngine(t, app.Options{Logger: log, Validator: v}, tool))
+	c.initialize("2025-11-25")
+	mode = "list"
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"listUsers"}}`),
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"[1]"}]}}`)
+	mode = "object"
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"listUsers"}}`),
+		`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error"}}`)
+}
+
+func TestPagination(t *testing.T) {
+	var tools []app.Tool
+	for _, n := range []string{"e", "b", "d", "a", "c"} {
+		tools = append(tools, app.NewTool(func() string { return n }, app.WithName(n)))
+	}
+	c := serve(t, newEngine(t, app.Options{PageSize: 2}, tools...))
+	c.initialize("2025-11-25")
+	var names []string
+	cursor := ""
+	for page := 0; page < 5; page++ {
+		params := "{}"
+		if cursor != "" {
+			params = `{"cursor":"` + cursor + `"}`
+		}
+		var resp struct {
+			Result struct {
+				Tools      []struct{ Name string }
+				NextCursor string
+			}
+		}
+		if err := json.Unmarshal([]byte(c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":`+params+`}`)), &resp); err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range resp.Result.Tools {
+			names = append(names, tl.Name)
+		}
+		if cursor = resp.Result.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if strings.Join(names, ",") != "a,b,c,d,e" {
+		t.Fatalf("pages gave %v", names)
+	}
+}
+
+func TestCancellation(t *testing.T) {
+	started := make(chan struct{})
+	stopped := make(chan error, 1)
+	slow := app.NewTool(func(ctx context.Context) error {
+		close(started)
+		<-ctx.Done()
+		stopped <- ctx.Err()
+		return ctx.Err()
+	}, app.WithName("slow"))
+	c := serve(t, newEngine(t, app.Options{}, slow, addTool()))
+	c.initialize("2025-11-25")
+	c.send(`{"jsonrpc":"2.0","id":"s1","method":"tools/call","params":{"name":"slow"}}`)
+	<-started
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s1","reason":"user"}}`)
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler's context was not cancelled")
+	}
+	// no response for the cancelled request; the next one is answered
+	equalJSON(t, c.roundTrip(ping), pingResp)
+	c.expectNothing()
+}
+
+func TestDuplicateInFlightID(t *testing.T) {
+	release := make(chan struct{})
+	block := app.NewTool(func(ctx context.Context) error { <-release; return nil }, app.WithName("block"))
+	c := serve(t, newEngine(t, app.Options{}, block))
+	c.initialize("2025-11-25")
+	c.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"block"}}`)
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"block"}}`),
+		`{"jsonrpc":"2.0","id":9,"error":{"code":-32600,"message":"Invalid Request: a request with this id is already in progress"}}`)
+	close(release)
+	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"(null)"}]}}`)
+}
+
+func TestListChanged(t *testing.T) {
+	e := newEngine(t, app.Options{}, addTool())
+	handshake := serve(t, e)
+	handshake.initialize("2025-11-25")
+	stateless := serve(t, e)
+	equalJSON(t, stateless.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+meta2026+`}}`),
+		`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"],"additionalProperties":false}}],"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"hexmcp-server","version":"0.0.0"}}}}`)
+	if err := e.AddTool(app.NewTool(func() string { return "x" }, app.WithName("late"))); err != nil {
+		t.Fatal(err)
+	}
+	equalJSON(t, handshake.recv(), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	if !strings.Contains(handshake.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`), `"name":"late"`) {
+		t.Fatal("new tool not listed")
+	}
+	if !e.RemoveTool("late") || e.RemoveTool("late") {
+		t.Fatal("RemoveTool result wrong")
+	}
+	equalJSON(t, handshake.recv(), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	stateless.expectNothing()
+}
+
+func TestProgress(t *testing.T) {
+	var got []error
+	tool := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+		got = append(got, rc.ReportProgress(ctx, 1, 2, "half"))
+		got = append(got, rc.ReportProgress(ctx, 1, 2, "again"))
+		got = append(got, rc.ReportProgress(ctx, 2, 2, ""))
+		return fmt.Sprintf("%v %s %s", rc.CanReportProgress(), rc.Revision(), rc.Client().Name), nil
+	}, app.WithName("work"))
+	c := serve(t, newEngine(t, app.Options{}, tool))
+	c.initialize("2025-11-25")
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","_meta":{"progressToken":"tok"}}}`)
+	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":1,"total":2,"message":"half"}}`)
+	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":2,"total":2}}`)
+	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"true 2025-11-25 test"}]}}`)
+	if got[0] != nil || !errors.Is(got[1], app.ErrProgressNotIncreasing) || got[2] != nil {
+		t.Fatalf("ReportProgress errors = %v", got)
+	}
+	// without a token: nothing is sent; stateless: client from _meta
+	got = nil
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"work",`+meta2026+`}}`),
+		`{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","content":[{"type":"text","text":"false 2026-07-28 c"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"hexmcp-server","version":"0.0.0"}}}}`)
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	gate := make(chan struct{})
+	echo := app.Func(func(ctx context.Context, in struct {
+		N int `json:"n"`
+	}) (int, error) {
+		<-gate
+		return in.N, nil
+	}, app.WithName("echo"))
+	c := serve(t, newEngine(t, app.Options{MaxConcurrentRequests: 100}, echo))
+	c.initialize("2025-11-25")
+	const n = 50
+	for i := 0; i < n; i++ {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"n":%d}}}`, i, i*10))
+	}
+	close(gate)
+	seen := map[int]bool{}
+	for i := 0; i < n; i++ {
+		var resp struct {
+			ID     int
+			Result struct{ Content []struct{ Text string } }
+		}
+		if err := json.Unmarshal([]byte(c.recv()), &resp); err != nil {
+			t.Fatal(err)
+		}
+		if seen[resp.ID] || resp.Result.Content[0].Text != fmt.Sprint(resp.ID*10) {
+			t.Fatalf("response %d wrong or repeated: %+v", resp.ID, resp)
+		}
+		seen[resp.ID] = true
+	}
+}
+
+func TestGracefulShutdownFinishesCalls(t *testing.T) {
+	release := make(chan struct{})
+	tool := app.NewTool(func(ctx context.Context) (string, error) {
+		select {
+		case <-release:
+			return "finished", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}, app.WithName("job"))
+	e := newEngine(t, app.Options{}, tool)
+	cl, s := memory.NewPipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.ServeConn(ctx, s) }()
+	c := &client{t: t, pipe: cl}
+	c.initialize("2025-11-25")
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"job"}}`)
+	time.Sleep(20 * time.Millisecond)
+	cancel() // stop reading
+	select {
+	case <-done:
+		t.Fatal("ServeConn returned with a call in flight")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"finished"}]}}`)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRegistrationErrors(t *testing.T) {
+	ctrl := gomock.NewController(t)
+	v := mocks.NewMockSchemaValidator(ctrl)
+	s := mocks.NewMockSchema(ctrl)
+	v.EXPECT().Compile(json.RawMessage(`{"type":"object","properties":{"x":{"type":"nonsense"}}}`)).Return(nil, errors.New("bad type"))
+	v.EXPECT().Compile(gomock.Any()).Return(s, nil).AnyTimes()
+	e := newEngine(t, app.Options{Validator: v}, addTool())
+	cases := map[string]app.Tool{
+		"duplicate":   addTool(),
+		"bad name":    app.NewTool(func() {}, app.WithName("has space")),
+		"empty name":  app.NewTool(func() {}, app.WithName("")),
+		"anonymous":   app.NewTool(func() {}),
+		"not a func":  app.NewTool(42, app.WithName("x")),
+		"bad shape":   app.NewTool(func(a, b int) {}, app.WithName("x")),
+		"bad results": app.NewTool(func() (int, int) { return 0, 0 }, app.WithName("x")),
+		"bad input":   app.NewTool(func(s string) {}, app.WithName("x")),
+		"bad schema":  app.NewRawTool("x", json.RawMessage(`{"type":"object","properties":{"x":{"type":"nonsense"}}}`), func(context.Context, json.RawMessage) (any, error) { return nil, nil }),
+		"not object":  app.NewRawTool("x", json.RawMessage(`{"type":"string"}`), func(context.Context, json.RawMessage) (any, error) { return nil, nil }),
+		"bad JSON":    app.NewRawTool("x", json.RawMessage(`{`), func(context.Context, json.RawMessage) (any, error) { return nil, nil }),
+		"nil handler": app.NewRawTool("x", json.RawMessage(`{"type":"object"}`), nil),
+		"bad icon":    app.NewTool(func() {}, app.WithName("x"), app.WithIcons(domain.Icon{Src: "ftp://x"})),
+		"bad tag": app.Func(func(context.Context, struct {
+			N int `json:"n" minimum:"abc"`
+		}) (int, error) {
+			return 0, nil
+		}, app.WithName("x")),
+	}
+	for name, tool := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := e.AddTool(tool)
+			var de *domain.ToolDefinitionError
+			if err == nil || !errors.As(err, &de) {
+				t.Fatalf("AddTool = %v, want a *domain.ToolDefinitionError", err)
+			}
+			t.Log(err)
+		})
+	}
+}
+
+func TestNamesFromFunctions(t *testing.T) {
+	e := newEngine(t, app.Options{})
+	var calc calculator
+	for _, tc := range []struct {
+		tool app.Tool
+		want string
+	}{
+		{app.NewTool(GetWeather), "getWeather"},
+		{app.NewTool(URLFetch), "urlFetch"},
+		{app.NewTool(listUsers), "listUsers"},
+		{app.NewTool(calc.PerformCalculation), "performCalculation"},
+		{app.NewTool((*calculator).Reset), "reset"},
+		{app.NewTool(ID), "id"},
+		{app.NewTool(GetWeather, app.WithName("get_weather")), "get_weather"},
+	} {
+		if err := tc.tool.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got := tc.tool.Definition().Name; got != tc.want {
+			t.Errorf("name = %q, want %q", got, tc.want)
+		}
+		if d := tc.tool.Definition().Description; d != "" {
+			t.Errorf("description made up: %q", d)
+		}
+		if err := e.AddTool(tc.tool); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func GetWeather() string { return "" }
+func URLFetch() string   { return "" }
+func listUsers() []int   { return nil }
+func ID() int            { return 0 }
+
+type calculator struct{}
+
+func (calculator) PerformCalculation(a addIn) float64 { return a.A }
+func (*calculator) Reset()                            {}
+
+func TestOutputSchemaInferredForStructs(t *testing.T) {
+	type out struct {
+		Temperature float64 `json:"temperature"`
+	}
+	tl := app.Func(func(context.Context, struct{}) (out, error) { return out{1}, nil }, app.WithName("w"))
+	if got := string(tl.Definition().OutputSchema); got != `{"type":"object","properties":{"temperature":{"type":"number"}},"required":["temperature"],"additionalProperties":false}` {
+		t.Fatalf("outputSchema = %s", got)
+	}
+	if s := app.Func(func(context.Context, struct{}) (out, error) { return out{}, nil }, app.WithName("w"), app.WithoutOutputSchema()).Definition().OutputSchema; s != nil {
+		t.Fatal("WithoutOutputSchema ignored")
+	}
+	if s := app.NewTool(func() []int { return nil }, app.WithName("l")).Definition().OutputSchema; s != nil {
+		t.Fatal("a slice output must not get a schema implicitly")
+	}
+	if s := app.NewTool(func() []int { return nil }, app.WithName("l"), app.WithOutputSchemaFrom([]int{})).Definition().OutputSchema; string(s) != `{"type":"array","items":{"type":"integer"}}` {
+		t.Fatalf("WithOutputSchemaFrom = %s", s)
+	}
+}

@@ -1,0 +1,173 @@
+package app
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// wireMessage is one incoming JSON-RPC message, decoded strictly: member
+// names match case-sensitively ("Method" is not "method"), and duplicate
+// member names anywhere in the message make it invalid.
+type wireMessage struct {
+	JSONRPC jsontext.Value `json:"jsonrpc"`
+	ID      jsontext.Value `json:"id"`
+	Method  jsontext.Value `json:"method"`
+	Params  jsontext.Value `json:"params"`
+	Result  jsontext.Value `json:"result"`
+	Error   jsontext.Value `json:"error"`
+}
+
+// message is a validated incoming message.
+type message struct {
+	id     jsontext.Value // nil for notifications
+	method string
+	params jsontext.Value // nil when absent
+	// isResponse marks a response from the client (to a server request).
+	isResponse bool
+}
+
+// rpcError is a JSON-RPC error to send, with the id to answer (nil = null).
+type rpcError struct {
+	id  jsontext.Value
+	err *domain.ProtocolError
+}
+
+func newRPCError(id jsontext.Value, code int, msg string, data any) *rpcError {
+	return &rpcError{id: id, err: &domain.ProtocolError{Code: code, Message: msg, Data: data}}
+}
+
+// decodeMessage parses raw into a message, or returns the error to send.
+func decodeMessage(raw []byte) (message, *rpcError) {
+	var w wireMessage
+	if err := json.Unmarshal(raw, &w); err != nil {
+		var se *jsontext.SyntacticError
+		if errors.Is(err, jsontext.ErrDuplicateName) {
+			return message{}, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: duplicate member name", pointerData(err))
+		}
+		if errors.As(err, &se) {
+			return message{}, newRPCError(nil, domain.CodeParseError, "Parse error: the message is not valid JSON", nil)
+		}
+		return message{}, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: a message must be a JSON-RPC 2.0 object", nil)
+	}
+	var m message
+	// The id is checked first so that later errors can answer it.
+	if w.ID != nil {
+		switch w.ID.Kind() {
+		case '"', '0':
+			m.id = w.ID
+		default:
+			return m, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: id must be a string or a number", nil)
+		}
+	}
+	if string(w.JSONRPC) != `"2.0"` {
+		return m, newRPCError(m.id, domain.CodeInvalidRequest, `Invalid Request: "jsonrpc" must be "2.0"`, nil)
+	}
+	if w.Method == nil {
+		if w.Result != nil || w.Error != nil {
+			if m.id == nil {
+				return m, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: a response must have an id", nil)
+			}
+			m.isResponse = true
+			return m, nil
+		}
+		return m, newRPCError(m.id, domain.CodeInvalidRequest, `Invalid Request: "method" is missing`, nil)
+	}
+	if w.Method.Kind() != '"' {
+		return m, newRPCError(m.id, domain.CodeInvalidRequest, `Invalid Request: "method" must be a string`, nil)
+	}
+	m.method = unquote(w.Method)
+	if m.method == "" {
+		return m, newRPCError(m.id, domain.CodeInvalidRequest, `Invalid Request: "method" is empty`, nil)
+	}
+	if w.Params != nil {
+		if k := w.Params.Kind(); k != '{' {
+			if k == 'n' {
+				return m, nil
+			}
+			return m, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "params" must be an object`, nil)
+		}
+		m.params = w.Params
+	}
+	return m, nil
+}
+
+func pointerData(err error) any {
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) && se.JSONPointer != "" {
+		return map[string]any{"pointer": string(se.JSONPointer)}
+	}
+	return nil
+}
+
+// unquote returns the Go string of a JSON string value.
+func unquote(v jsontext.Value) string {
+	if len(v) >= 2 {
+		inner := v[1 : len(v)-1]
+		simple := true
+		for _, c := range inner {
+			if c == '\\' || c < 0x20 || c >= 0x80 {
+				simple = false
+				break
+			}
+		}
+		if simple {
+			return string(inner)
+		}
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return ""
+	}
+	return s
+}
+
+// appendResponseHead appends {"jsonrpc":"2.0","id":ID,"result": to b.
+func appendResponseHead(b []byte, id jsontext.Value) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	return append(b, `,"result":`...)
+}
+
+// encodeError encodes an error response.
+func encodeError(e *rpcError) []byte {
+	b := make([]byte, 0, 128)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	if e.id == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, e.id...)
+	}
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(e.err.Code), 10)
+	b = append(b, `,"message":`...)
+	b = domain.AppendJSONString(b, e.err.Message)
+	if e.err.Data != nil {
+		data, err := json.Marshal(e.err.Data, json.Deterministic(true))
+		if err == nil {
+			b = append(b, `,"data":`...)
+			b = append(b, data...)
+		}
+	}
+	return append(b, "}}"...)
+}
+
+// encodeNotification encodes a notification from the server.
+func encodeNotification(method string, params any) ([]byte, error) {
+	b := make([]byte, 0, 96)
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = domain.AppendJSONString(b, method)
+	if params != nil {
+		p, err := json.Marshal(params, json.Deterministic(true))
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"params":`...)
+		b = append(b, p...)
+	}
+	return append(b, '}'), nil
+}

@@ -1,0 +1,214 @@
+package app
+
+import (
+	"context"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// methodEras says in which eras a method exists.
+var methodEras = map[string]struct{ handshake, stateless bool }{
+	"initialize":      {handshake: true},
+	"ping":            {handshake: true},
+	"server/discover": {stateless: true},
+	"tools/list":      {handshake: true, stateless: true},
+	"tools/call":      {handshake: true, stateless: true},
+}
+
+// callInfo is what a request knows about its revision and client.
+type callInfo struct {
+	era           domain.Era
+	rev           domain.Revision
+	features      domain.Features
+	clientInfo    jsontext.Value // stateless: from _meta
+	caps          jsontext.Value
+	progressToken jsontext.Value
+	session       *session
+}
+
+// request serves one request and returns the encoded response.
+func (e *Engine) request(ctx context.Context, s *session, m message) []byte {
+	eras, known := methodEras[m.method]
+	if !known {
+		return encodeError(newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method, nil))
+	}
+	p, rerr := decodeParams(m.params, m.id)
+	if rerr != nil {
+		return encodeError(rerr)
+	}
+	ci, rerr := e.resolve(s, m, p)
+	if rerr != nil {
+		return encodeError(rerr)
+	}
+	if ci.era == domain.EraStateless && !eras.stateless || ci.era == domain.EraHandshake && !eras.handshake {
+		return encodeError(newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method+" does not exist in protocol revision "+string(ci.rev), nil))
+	}
+	var (
+		out []byte
+		err *rpcError
+	)
+	switch m.method {
+	case "initialize":
+		out, err = e.initialize(s, m, p)
+	case "ping":
+		out = appendResponseHead(nil, m.id)
+		out = append(out, "{}}"...)
+	case "server/discover":
+		out, err = e.discover(m, ci)
+	case "tools/list":
+		out, err = e.toolsList(m, p, ci)
+	case "tools/call":
+		out, err = e.toolsCall(ctx, m, p, ci)
+	}
+	if err != nil {
+		return encodeError(err)
+	}
+	return out
+}
+
+// resolve finds the era and revision of a request. A request whose _meta
+// names a protocol version is served statelessly (2026-07-28 on), on any
+// connection; any other request belongs to the connection's handshake-era
+// session, which must have been initialized (ping excepted).
+func (e *Engine) resolve(s *session, m message, p *wireParams) (callInfo, *rpcError) {
+	ci := callInfo{session: s}
+	if p.Meta != nil {
+		ci.progressToken = p.Meta.ProgressToken
+		if ci.progressToken != nil {
+			if k := ci.progressToken.Kind(); k != '"' && k != '0' {
+				return ci, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: _meta.progressToken must be a string or a number", nil)
+			}
+		}
+	}
+	if p.Meta != nil && p.Meta.ProtocolVersion != nil && m.method != "initialize" {
+		v, ok := stringParam(p.Meta.ProtocolVersion)
+		if !ok {
+			return ci, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaProtocolVersion+`"] must be a string`, nil)
+		}
+		if !e.policy.AcceptsStateless(v) {
+			return ci, newRPCError(m.id, domain.CodeUnsupportedProtocolVersion, "Unsupported protocol version",
+				map[string]any{"supported": e.policy.SupportedStrings(), "requested": v})
+		}
+		caps := p.Meta.ClientCapabilities
+		if caps == nil || caps.Kind() != '{' {
+			return ci, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaClientCapabilities+`"] is required and must be an object`, nil)
+		}
+		if ci := p.Meta.ClientInfo; ci != nil && ci.Kind() != '{' {
+			return callInfo{}, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaClientInfo+`"] must be an object`, nil)
+		}
+		ci.era = domain.EraStateless
+		ci.rev = domain.Revision(v)
+		ci.features = e.policy.Features(ci.rev)
+		ci.caps = caps
+		ci.clientInfo = p.Meta.ClientInfo
+		return ci, nil
+	}
+	ci.era = domain.EraHandshake
+	if s == nil {
+		return ci, noSessionError(e, m)
+	}
+	s.mu.Lock()
+	ci.rev, ci.caps = s.rev, s.caps
+	initialized := s.initialized
+	s.mu.Unlock()
+	if !initialized && m.method != "initialize" && m.method != "ping" {
+		return ci, noSessionError(e, m)
+	}
+	ci.features = e.policy.Features(ci.rev)
+	return ci, nil
+}
+
+// noSessionError answers a request that is neither stateless (no protocol
+// version in _meta) nor part of an initialized session. It is -32602, as the
+// stateless revision prescribes for a request without its required _meta,
+// and the message tells a handshake-era client what to do.
+func noSessionError(e *Engine, m message) *rpcError {
+	return newRPCError(m.id, domain.CodeInvalidParams,
+		`Invalid params: no protocol version: send initialize first, or put the version in _meta["`+metaProtocolVersion+`"] on every request`,
+		map[string]any{"supported": e.policy.SupportedStrings()})
+}
+
+func (e *Engine) initialize(s *session, m message, p *wireParams) ([]byte, *rpcError) {
+	requested, ok := stringParam(p.ProtocolVersion)
+	if !ok {
+		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: protocolVersion must be a string", nil)
+	}
+	if p.Capabilities != nil && p.Capabilities.Kind() != '{' {
+		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: capabilities must be an object", nil)
+	}
+	var client domain.Implementation
+	if p.ClientInfo != nil {
+		if err := json.Unmarshal(p.ClientInfo, &client); err != nil {
+			return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: clientInfo: "+describeDecodeError(err), nil)
+		}
+	}
+	rev, ok := e.policy.Negotiate(requested)
+	if !ok {
+		return nil, newRPCError(m.id, domain.CodeUnsupportedProtocolVersion, "Unsupported protocol version: this server serves only stateless revisions",
+			map[string]any{"supported": e.policy.SupportedStrings(), "requested": requested})
+	}
+	if s == nil {
+		return nil, newRPCError(m.id, domain.CodeInvalidRequest, "Invalid Request: initialize needs a session", nil)
+	}
+	s.mu.Lock()
+	if s.initialized {
+		s.mu.Unlock()
+		return nil, newRPCError(m.id, domain.CodeInvalidRequest, "Invalid Request: the session is already initialized", nil)
+	}
+	s.initialized, s.rev, s.client, s.caps = true, rev, client, p.Capabilities
+	s.mu.Unlock()
+
+	res := struct {
+		ProtocolVersion string                `json:"protocolVersion"`
+		Capabilities    any                   `json:"capabilities"`
+		ServerInfo      domain.Implementation `json:"serverInfo"`
+		Instructions    string                `json:"instructions,omitempty"`
+	}{string(rev), e.capabilities(), e.policy.ShapeImplementation(e.opts.Info, rev), e.opts.Instructions}
+	return e.encodeResult(m.id, res)
+}
+
+// capabilities are the server's: tools, with list-changed notifications.
+func (e *Engine) capabilities() map[string]any {
+	return map[string]any{"tools": map[string]any{"listChanged": true}}
+}
+
+func (e *Engine) discover(m message, ci callInfo) ([]byte, *rpcError) {
+	res := struct {
+		ResultType        string         `json:"resultType"`
+		SupportedVersions []string       `json:"supportedVersions"`
+		Capabilities      map[string]any `json:"capabilities"`
+		Instructions      string         `json:"instructions,omitempty"`
+		TTLMs             int64          `json:"ttlMs"`
+		CacheScope        string         `json:"cacheScope"`
+		Meta              map[string]any `json:"_meta"`
+	}{"complete", e.policy.SupportedStrings(), e.capabilities(), e.opts.Instructions,
+		e.opts.ListTTL.Milliseconds(), e.cacheScope(), e.resultMeta(ci.rev)}
+	return e.encodeResult(m.id, res)
+}
+
+func (e *Engine) cacheScope() string {
+	if e.opts.PrivateCache {
+		return "private"
+	}
+	return "public"
+}
+
+// resultMeta is the _meta of a stateless-era result.
+func (e *Engine) resultMeta(rev domain.Revision) map[string]any {
+	return map[string]any{metaServerInfo: e.policy.ShapeImplementation(e.opts.Info, rev)}
+}
+
+func (e *Engine) encodeResult(id jsontext.Value, res any) ([]byte, *rpcError) {
+	body, err := json.Marshal(res, json.Deterministic(true))
+	if err != nil {
+		e.logf(context.Background(), ports.LevelError, "mcp: encoding a result failed", ports.F("error", err))
+		return nil, newRPCError(id, domain.CodeInternalError, "Internal error", nil)
+	}
+	out := appendResponseHead(make([]byte, 0, len(body)+48), id)
+	out = append(out, body...)
+	return append(out, '}'), nil
+}

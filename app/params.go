@@ -1,0 +1,108 @@
+package app
+
+import (
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// Keys of the stateless era's request _meta.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaLogLevel           = "io.modelcontextprotocol/logLevel"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+)
+
+// requestMeta is a request's params._meta.
+type requestMeta struct {
+	ProgressToken      jsontext.Value `json:"progressToken"`
+	ProtocolVersion    jsontext.Value `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientInfo         jsontext.Value `json:"io.modelcontextprotocol/clientInfo"`
+	ClientCapabilities jsontext.Value `json:"io.modelcontextprotocol/clientCapabilities"`
+	LogLevel           jsontext.Value `json:"io.modelcontextprotocol/logLevel"`
+}
+
+// wireParams is the union of the params of every method the engine serves,
+// decoded once; each method checks the members it needs.
+type wireParams struct {
+	Meta *requestMeta `json:"_meta"`
+	// tools/call
+	Name      jsontext.Value `json:"name"`
+	Arguments jsontext.Value `json:"arguments"`
+	// tools/list
+	Cursor jsontext.Value `json:"cursor"`
+	// initialize
+	ProtocolVersion jsontext.Value `json:"protocolVersion"`
+	Capabilities    jsontext.Value `json:"capabilities"`
+	ClientInfo      jsontext.Value `json:"clientInfo"`
+	// notifications/cancelled
+	RequestID jsontext.Value `json:"requestId"`
+	Reason    jsontext.Value `json:"reason"`
+}
+
+func decodeParams(raw jsontext.Value, id jsontext.Value) (*wireParams, *rpcError) {
+	p := new(wireParams)
+	if raw == nil {
+		return p, nil
+	}
+	if err := json.Unmarshal(raw, p); err != nil {
+		return nil, newRPCError(id, domain.CodeInvalidParams, "Invalid params: "+describeDecodeError(err), nil)
+	}
+	return p, nil
+}
+
+// describeDecodeError says where a semantic decode error happened, without
+// echoing internal type names.
+func describeDecodeError(err error) string {
+	var se *json.SemanticError
+	if ok := asSemantic(err, &se); ok && se.JSONPointer != "" {
+		kind := kindName(se.JSONKind)
+		return "unexpected " + kind + " at " + string(se.JSONPointer)
+	}
+	return "malformed params"
+}
+
+func asSemantic(err error, target **json.SemanticError) bool {
+	for err != nil {
+		if se, ok := err.(*json.SemanticError); ok {
+			*target = se
+			return true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		err = u.Unwrap()
+	}
+	return false
+}
+
+// stringParam decodes a member that must be a string.
+func stringParam(v jsontext.Value) (string, bool) {
+	if v == nil || v.Kind() != '"' {
+		return "", false
+	}
+	return unquote(v), true
+}
+
+// kindName names a JSON kind in words.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "value"
+}

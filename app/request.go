@@ -1,0 +1,137 @@
+package app
+
+import (
+	"context"
+	stdjson "encoding/json"
+	"errors"
+	"math"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+type requestKey struct{}
+
+// RequestContext describes the request a tool handler is serving: the
+// protocol revision it came under, the client, and a way to report progress.
+// Get it with [RequestFrom], or take a *RequestContext parameter in a handler
+// given to [NewTool]. It is valid only while the handler runs.
+type RequestContext struct {
+	engine *Engine
+	id     jsontext.Value
+	info   callInfo
+	tool   string
+
+	mu           sync.Mutex
+	lastProgress float64
+	progressSent bool
+}
+
+// RequestFrom returns the request context in ctx, or nil outside a tool call.
+func RequestFrom(ctx context.Context) *RequestContext {
+	rc, _ := ctx.Value(requestKey{}).(*RequestContext)
+	return rc
+}
+
+// Revision is the protocol revision of the call: the one negotiated by
+// initialize (handshake era) or named in the request's _meta (stateless).
+func (rc *RequestContext) Revision() domain.Revision { return rc.info.rev }
+
+// Era tells whether the call came through a session or statelessly.
+func (rc *RequestContext) Era() domain.Era { return rc.info.era }
+
+// Features is what the call's revision supports.
+func (rc *RequestContext) Features() domain.Features { return rc.info.features }
+
+// ToolName is the name of the tool being called.
+func (rc *RequestContext) ToolName() string { return rc.tool }
+
+// RequestID is the JSON-RPC id of the call, as JSON ("7" or "\"abc\"").
+func (rc *RequestContext) RequestID() string { return string(rc.id) }
+
+// Client is the client's self-reported name and version: from initialize in
+// the handshake era, from _meta in the stateless era (zero when absent).
+// Do not base security decisions on it.
+func (rc *RequestContext) Client() domain.Implementation {
+	if rc.info.era == domain.EraStateless {
+		var impl domain.Implementation
+		if rc.info.clientInfo != nil {
+			_ = json.Unmarshal(rc.info.clientInfo, &impl)
+		}
+		return impl
+	}
+	if s := rc.info.session; s != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.client
+	}
+	return domain.Implementation{}
+}
+
+// ClientCapabilities returns the capabilities the client declared, as JSON
+// (an object; "{}" when none).
+func (rc *RequestContext) ClientCapabilities() stdjson.RawMessage {
+	if rc.info.caps == nil {
+		return stdjson.RawMessage("{}")
+	}
+	return stdjson.RawMessage(rc.info.caps)
+}
+
+// HasClientCapability reports whether the client declared the named
+// top-level capability ("sampling", "elicitation", "roots", …).
+func (rc *RequestContext) HasClientCapability(name string) bool {
+	var caps map[string]jsontext.Value
+	if rc.info.caps == nil || json.Unmarshal(rc.info.caps, &caps) != nil {
+		return false
+	}
+	v, ok := caps[name]
+	return ok && v.Kind() != 'n'
+}
+
+// CanReportProgress reports whether the request carried a progressToken, so
+// that progress notifications will reach the client.
+func (rc *RequestContext) CanReportProgress() bool { return rc.info.progressToken != nil }
+
+// ErrProgressNotIncreasing is returned when a progress value is not greater
+// than the previous one: the spec requires strictly increasing values.
+var ErrProgressNotIncreasing = errors.New("mcp: progress must increase with every notification")
+
+// ReportProgress sends notifications/progress for this request. total is
+// the expected final value (0 when unknown); message is optional. Without a
+// progressToken in the request it does nothing and returns nil.
+func (rc *RequestContext) ReportProgress(ctx context.Context, progress, total float64, message string) error {
+	if rc.info.progressToken == nil {
+		return nil
+	}
+	if math.IsNaN(progress) || math.IsInf(progress, 0) {
+		return errors.New("mcp: progress must be a finite number")
+	}
+	s := rc.info.session
+	if s == nil {
+		return nil
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.progressSent && progress <= rc.lastProgress {
+		return ErrProgressNotIncreasing
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	params := struct {
+		ProgressToken jsontext.Value `json:"progressToken"`
+		Progress      float64        `json:"progress"`
+		Total         float64        `json:"total,omitzero"`
+		Message       string         `json:"message,omitempty"`
+	}{rc.info.progressToken, progress, total, message}
+	msg, err := encodeNotification("notifications/progress", params)
+	if err != nil {
+		return err
+	}
+	rc.lastProgress, rc.progressSent = progress, true
+	s.send(msg)
+	return nil
+}

@@ -1,0 +1,102 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// Server runs an engine on a transport, with a lifecycle that fits
+// go.uber.org/fx hooks or a main function: Start serves in the background,
+// Shutdown stops reading, lets requests in flight finish until its context
+// ends, then cancels what is left.
+type Server struct {
+	engine    *Engine
+	transport ports.Transport
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
+}
+
+// NewServer returns a server for e on t.
+func NewServer(e *Engine, t ports.Transport) *Server {
+	return &Server{engine: e, transport: t}
+}
+
+// Engine returns the server's engine, to add or remove tools at run time.
+func (s *Server) Engine() *Engine { return s.engine }
+
+// Run serves until the transport ends (for stdio: standard input closed)
+// or ctx is cancelled, and returns after requests in flight have answered.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.Start(ctx); err != nil {
+		return err
+	}
+	<-s.done
+	return s.Err()
+}
+
+// ErrAlreadyStarted is returned by a second Start.
+var ErrAlreadyStarted = errors.New("app: server already started")
+
+// Start begins serving in the background and returns at once. The context
+// is used for values only: stop the server with Shutdown.
+func (s *Server) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done != nil {
+		return ErrAlreadyStarted
+	}
+	serveCtx, cancel := context.WithCancel(ctx)
+	s.cancel, s.done = cancel, make(chan struct{})
+	go func() {
+		err := s.transport.Serve(serveCtx, s.engine)
+		s.mu.Lock()
+		s.err = err
+		s.mu.Unlock()
+		close(s.done)
+	}()
+	return nil
+}
+
+// Done is closed when the server has stopped serving.
+func (s *Server) Done() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		return nil
+	}
+	return s.done
+}
+
+// Err returns the transport's error once Done is closed.
+func (s *Server) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Shutdown stops reading new messages and waits for the requests in flight
+// to answer. When ctx ends first, it cancels their contexts, waits for the
+// transport to return, and reports ctx's error.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	cancel, done := s.cancel, s.done
+	s.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.engine.Abort()
+		<-done
+		return ctx.Err()
+	}
+}

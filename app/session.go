@@ -1,0 +1,275 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// session is the engine's state for one connection. In the handshake era it
+// holds the negotiated revision and client; stateless-era requests on the
+// same connection use none of it.
+type session struct {
+	e    *Engine
+	conn ports.Conn
+
+	// base is the parent of every handler context: it outlives the serve
+	// context (so a graceful stop lets calls finish) and is cancelled by
+	// Engine.Abort or when the connection is torn down.
+	base  context.Context
+	abort context.CancelFunc
+
+	wmu    sync.Mutex
+	broken bool
+
+	mu          sync.Mutex
+	initialized bool // initialize answered
+	ready       bool // notifications/initialized received
+	rev         domain.Revision
+	client      domain.Implementation
+	caps        jsontext.Value
+	inflight    map[string]context.CancelFunc
+}
+
+// send writes one message; write errors mark the connection broken.
+func (s *session) send(msg []byte) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.broken {
+		return
+	}
+	if err := s.conn.WriteMessage(s.base, msg); err != nil {
+		s.broken = true
+		s.e.logf(s.base, ports.LevelWarn, "mcp: writing to the client failed; dropping the connection's output", ports.F("error", err))
+	}
+}
+
+func (s *session) wantsListChanged() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initialized
+}
+
+// ServeConn serves one connection until the peer goes away (ReadMessage
+// returns io.EOF) or ctx is cancelled. Either way it stops reading, lets the
+// requests in flight finish and send their responses, then returns. Use
+// [Engine.Abort] to cancel those requests when a shutdown deadline passes.
+func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
+	s := &session{e: e, conn: c, inflight: make(map[string]context.CancelFunc)}
+	s.base, s.abort = context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(e.abortCtx, s.abort)
+	defer stop()
+	defer s.abort()
+	e.track(s)
+	defer e.untrack(s)
+
+	sem := make(chan struct{}, e.opts.MaxConcurrentRequests)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		raw, err := c.ReadMessage(ctx)
+		if err != nil {
+			switch {
+			case errors.Is(err, ports.ErrMessageTooLarge):
+				s.send(encodeError(newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: "+err.Error(), nil)))
+				continue
+			case errors.Is(err, io.EOF), ctx.Err() != nil:
+				return nil
+			default:
+				return err
+			}
+		}
+		raw = bytes.TrimSpace(raw)
+		if len(raw) == 0 {
+			continue
+		}
+		if raw[0] == '[' {
+			s.send(encodeError(newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are not supported", nil)))
+			continue
+		}
+		m, rerr := decodeMessage(raw)
+		if rerr != nil {
+			if m.method == "" || m.id != nil { // a notification gets no answer, even an error
+				s.send(encodeError(rerr))
+			}
+			continue
+		}
+		if m.isResponse {
+			continue // the engine sends no requests of its own yet
+		}
+		if m.id == nil {
+			e.notification(s, m)
+			continue
+		}
+		if m.method != "tools/call" {
+			// Cheap methods run in order on the read loop, which also keeps
+			// initialize ahead of everything sent after it.
+			if out := e.request(s.base, s, m); out != nil {
+				s.send(out)
+			}
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		// Registered here, before the goroutine starts, so that a
+		// notifications/cancelled read next always finds the request.
+		rctx, finish, rerr := s.begin(m.id)
+		if rerr != nil {
+			<-sem
+			s.send(encodeError(rerr))
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out := e.request(rctx, s, m)
+			finish(out)
+		}()
+	}
+}
+
+// HandleMessage serves one message outside a connection loop (for
+// request-response transports): it returns the response to send, or nil for
+// a notification. Stateless-era requests need no connection; handshake-era
+// ones are served by sess, which must come from [Engine.NewSession].
+func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte) []byte {
+	m, rerr := decodeMessage(bytes.TrimSpace(raw))
+	if rerr != nil {
+		if m.method != "" && m.id == nil {
+			return nil
+		}
+		return encodeError(rerr)
+	}
+	if m.isResponse {
+		return nil
+	}
+	if m.id == nil {
+		e.notification(sess.s, m)
+		return nil
+	}
+	if m.method != "tools/call" {
+		return e.request(ctx, sess.s, m)
+	}
+	rctx, finish, rerr := sess.s.beginWith(ctx, m.id)
+	if rerr != nil {
+		return encodeError(rerr)
+	}
+	return finish(e.request(rctx, sess.s, m))
+}
+
+// Session is a handshake-era conversation held by a transport that has no
+// long-lived connection of its own (such as Streamable HTTP).
+type Session struct{ s *session }
+
+// NewSession returns a session whose server-to-client messages go to out.
+func (e *Engine) NewSession(ctx context.Context, out ports.Conn) *Session {
+	s := &session{e: e, conn: out, inflight: make(map[string]context.CancelFunc)}
+	s.base, s.abort = context.WithCancel(context.WithoutCancel(ctx))
+	context.AfterFunc(e.abortCtx, s.abort)
+	e.track(s)
+	return &Session{s: s}
+}
+
+// Close ends the session, cancelling its running requests.
+func (s *Session) Close() {
+	s.s.abort()
+	s.s.e.untrack(s.s)
+}
+
+// idKey is the key of a request id in the in-flight map.
+func idKey(id jsontext.Value) string { return string(id) }
+
+// notification handles a message without an id. Notifications get no
+// answer, even when they are malformed.
+func (e *Engine) notification(s *session, m message) {
+	switch m.method {
+	case "notifications/initialized":
+		s.mu.Lock()
+		if s.initialized {
+			s.ready = true
+		}
+		s.mu.Unlock()
+	case "notifications/cancelled":
+		p, rerr := decodeParams(m.params, nil)
+		if rerr != nil || p.RequestID == nil {
+			return
+		}
+		s.mu.Lock()
+		cancel := s.inflight[idKey(canonicalID(p.RequestID))]
+		s.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+	}
+}
+
+// begin registers a cancellable request under its id and returns its
+// context and the function that sends its response (unless the request was
+// cancelled meanwhile: a cancelled request gets no response) and
+// unregisters it.
+func (s *session) begin(id jsontext.Value) (context.Context, func([]byte), *rpcError) {
+	ctx, finish, rerr := s.beginWith(s.base, id)
+	if rerr != nil {
+		return nil, nil, rerr
+	}
+	return ctx, func(out []byte) {
+		if out := finish(out); out != nil {
+			s.send(out)
+		}
+	}, nil
+}
+
+// beginWith is begin for a parent context; its finish returns the response
+// to send (nil when the request was cancelled) instead of sending it.
+func (s *session) beginWith(parent context.Context, id jsontext.Value) (context.Context, func([]byte) []byte, *rpcError) {
+	key := idKey(canonicalID(id))
+	ctx, cancel := context.WithCancel(parent)
+	s.mu.Lock()
+	if _, dup := s.inflight[key]; dup {
+		s.mu.Unlock()
+		cancel()
+		return nil, nil, newRPCError(id, domain.CodeInvalidRequest, "Invalid Request: a request with this id is already in progress", nil)
+	}
+	s.inflight[key] = cancel
+	s.mu.Unlock()
+	return ctx, func(out []byte) []byte {
+		s.mu.Lock()
+		delete(s.inflight, key)
+		s.mu.Unlock()
+		cancelled := ctx.Err() != nil
+		cancel()
+		if cancelled {
+			return nil
+		}
+		return out
+	}, nil
+}
+
+func canonicalID(id jsontext.Value) jsontext.Value {
+	if id.Kind() == '0' {
+		if f, err := strconv.ParseFloat(string(id), 64); err == nil {
+			return jsontext.Value(strconv.FormatFloat(f, 'g', -1, 64))
+		}
+	}
+	return id
+}
+
+func compact(raw []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

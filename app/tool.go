@@ -1,0 +1,404 @@
+package app
+
+import (
+	"context"
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"regexp"
+	"runtime"
+	"strings"
+	"unicode"
+
+	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// Tool is a declared tool, ready for [Engine.AddTool]: its definition and
+// handler. Build one with [NewTool], [Func] or [NewRawTool]. A mistake in the
+// declaration (a bad name, a function of the wrong shape, a struct tag that
+// does not parse) is kept in the Tool and returned by Engine.AddTool; Err
+// reports it earlier.
+type Tool struct {
+	def     domain.Tool
+	handler ports.ToolHandler
+	err     error
+}
+
+// Definition returns the tool's definition as it will be listed.
+func (t Tool) Definition() domain.Tool { return t.def }
+
+// Err returns the declaration error, if any.
+func (t Tool) Err() error { return t.err }
+
+// ToolOption sets one field of a tool's definition.
+type ToolOption func(*toolConfig)
+
+type toolConfig struct {
+	def            domain.Tool
+	name           bool
+	inputSchema    bool
+	outputSchema   bool
+	noOutputSchema bool
+	err            error
+}
+
+// WithName sets the tool's name (1–128 characters of A-Z a-z 0-9 _ - .).
+// An explicit name always wins over the one derived from the function.
+func WithName(name string) ToolOption {
+	return func(c *toolConfig) { c.def.Name, c.name = name, true }
+}
+
+// WithTitle sets the human-readable title (2025-06-18 on).
+func WithTitle(title string) ToolOption { return func(c *toolConfig) { c.def.Title = title } }
+
+// WithDescription sets the description the model reads. Without it the tool
+// has none: the SDK never makes one up from the name.
+func WithDescription(d string) ToolOption { return func(c *toolConfig) { c.def.Description = d } }
+
+// WithAnnotations sets the behaviour hints (2025-03-26 on). Unset hints are
+// omitted on the wire.
+func WithAnnotations(a domain.ToolAnnotations) ToolOption {
+	return func(c *toolConfig) { c.def.Annotations = &a }
+}
+
+// WithInputSchema replaces the input schema inferred from the input type.
+// Its root must be {"type":"object",...}.
+func WithInputSchema(schema json.RawMessage) ToolOption {
+	return func(c *toolConfig) { c.def.InputSchema, c.inputSchema = schema, true }
+}
+
+// WithOutputSchema declares the JSON Schema of structuredContent. Results
+// are validated against it; a mismatch is logged as a bug in the tool and
+// the client gets a generic internal error.
+func WithOutputSchema(schema json.RawMessage) ToolOption {
+	return func(c *toolConfig) { c.def.OutputSchema, c.outputSchema = schema, true }
+}
+
+// WithOutputSchemaFrom declares the output schema inferred from the Go type
+// of v (see [domain.InferSchema]); use it for outputs that are not structs,
+// such as slices or numbers, whose structured form exists only from
+// 2026-07-28 on.
+func WithOutputSchemaFrom(v any) ToolOption {
+	return func(c *toolConfig) {
+		s, err := domain.InferSchema(reflect.TypeOf(v))
+		if err != nil {
+			c.err = err
+			return
+		}
+		c.def.OutputSchema, c.outputSchema = s, true
+	}
+}
+
+// WithoutOutputSchema stops a struct output type from declaring an output
+// schema (and so from being validated).
+func WithoutOutputSchema() ToolOption {
+	return func(c *toolConfig) { c.def.OutputSchema, c.noOutputSchema = nil, true }
+}
+
+// WithIcons sets the icons (2025-11-25 on); each is validated.
+func WithIcons(icons ...domain.Icon) ToolOption {
+	return func(c *toolConfig) { c.def.Icons = append(c.def.Icons, icons...) }
+}
+
+// WithMeta sets _meta (2025-06-18 on).
+func WithMeta(meta map[string]any) ToolOption {
+	return func(c *toolConfig) {
+		if c.def.Meta == nil {
+			c.def.Meta = make(map[string]any, len(meta))
+		}
+		maps.Copy(c.def.Meta, meta)
+	}
+}
+
+func applyOptions(opts []ToolOption) *toolConfig {
+	c := &toolConfig{}
+	for _, o := range opts {
+		if o != nil {
+			o(c)
+		}
+	}
+	return c
+}
+
+// NewRawTool declares a tool with a JSON Schema of its own and a handler
+// that receives the raw arguments (already validated against the schema),
+// for tools built at run time.
+func NewRawTool(name string, inputSchema json.RawMessage, h ports.ToolHandler, opts ...ToolOption) Tool {
+	c := applyOptions(append([]ToolOption{WithName(name), WithInputSchema(inputSchema)}, opts...))
+	return Tool{def: c.def, handler: h, err: c.err}
+}
+
+// Func declares a tool from a typed function. In must be a struct (or a
+// pointer to one, or a map with string keys): its fields become the input
+// schema (see [domain.InferInputSchema] for the struct tags). The function
+// may read the request with [RequestFrom](ctx). Its result is turned into
+// content as [domain.RevisionPolicy.WrapValue] describes; when Out is a
+// struct its schema is declared as outputSchema unless [WithoutOutputSchema]
+// is given. Without [WithName], the name is derived from the function's Go
+// name as [NewTool] describes.
+func Func[In, Out any](fn func(ctx context.Context, in In) (Out, error), opts ...ToolOption) Tool {
+	if fn == nil {
+		return Tool{err: &domain.ToolDefinitionError{Reason: "nil function"}}
+	}
+	inT, outT := reflect.TypeFor[In](), reflect.TypeFor[Out]()
+	c := applyOptions(opts)
+	if err := c.complete(fn, inT, outT); err != nil {
+		return Tool{def: c.def, err: err}
+	}
+	decode := newDecoder[In](inT)
+	h := func(ctx context.Context, args json.RawMessage) (any, error) {
+		in, err := decode(args)
+		if err != nil {
+			return nil, err
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return any(out), nil
+	}
+	return Tool{def: c.def, handler: h}
+}
+
+// newDecoder returns the function that decodes arguments into an In. It
+// uses strict JSON decoding: member names match case-sensitively and
+// duplicate names are rejected.
+func newDecoder[In any](t reflect.Type) func(json.RawMessage) (In, error) {
+	return func(args json.RawMessage) (In, error) {
+		var in In
+		if t.Kind() == reflect.Pointer {
+			v := reflect.New(t.Elem())
+			if err := jsonv2.Unmarshal(args, v.Interface()); err != nil {
+				return in, &ArgumentsError{Err: err}
+			}
+			return v.Interface().(In), nil
+		}
+		if err := jsonv2.Unmarshal(args, &in); err != nil {
+			return in, &ArgumentsError{Err: err}
+		}
+		return in, nil
+	}
+}
+
+// ArgumentsError reports arguments that cannot be decoded into the tool's
+// input type. It is answered like a failed input-schema check.
+type ArgumentsError struct{ Err error }
+
+// Error describes the problem without Go type names.
+func (e *ArgumentsError) Error() string { return describeDecodeError(e.Err) }
+
+// Unwrap returns the decoding error.
+func (e *ArgumentsError) Unwrap() error { return e.Err }
+
+var (
+	ctxType      = reflect.TypeFor[context.Context]()
+	rcType       = reflect.TypeFor[*RequestContext]()
+	errorType    = reflect.TypeFor[error]()
+	marshalerT   = reflect.TypeFor[json.Marshaler]()
+	textMarshalT = reflect.TypeFor[encoding.TextMarshaler]()
+	contentT     = reflect.TypeFor[domain.Content]()
+	resultT      = reflect.TypeFor[domain.CallToolResult]()
+)
+
+// NewTool declares a tool from any function or method value of the form
+//
+//	func([ctx context.Context,] [rc *app.RequestContext,] [in In]) ([Out,] [error])
+//
+// where each bracketed part is optional and In is as for [Func]. A function
+// that returns only an error (or nothing) is "void": its result is the text
+// "(null)".
+//
+// Without [WithName] the name is the Go name of the function or method,
+// without package or receiver, with its leading capital run made lower case
+// the way Go initialisms read: GetWeather → getWeather, URLFetch → urlFetch,
+// ID → id, listUsers → listUsers. Closures and function literals have no
+// usable name and need WithName.
+func NewTool(fn any, opts ...ToolOption) Tool {
+	c := applyOptions(opts)
+	fv := reflect.ValueOf(fn)
+	if fn == nil || fv.Kind() != reflect.Func || fv.IsNil() {
+		return Tool{def: c.def, err: &domain.ToolDefinitionError{Tool: c.def.Name, Reason: fmt.Sprintf("NewTool needs a function, got %T", fn)}}
+	}
+	ft := fv.Type()
+	if ft.IsVariadic() {
+		return Tool{def: c.def, err: &domain.ToolDefinitionError{Tool: c.def.Name, Reason: "variadic functions are not supported"}}
+	}
+	// parameters
+	i, hasCtx, hasRC := 0, false, false
+	if i < ft.NumIn() && ft.In(i) == ctxType {
+		hasCtx = true
+		i++
+	}
+	if i < ft.NumIn() && ft.In(i) == rcType {
+		hasRC = true
+		i++
+	}
+	var inT reflect.Type
+	if i < ft.NumIn() {
+		inT = ft.In(i)
+		i++
+	}
+	if i != ft.NumIn() {
+		return Tool{def: c.def, err: &domain.ToolDefinitionError{Tool: c.def.Name, Reason: "parameters must be ([context.Context,] [*app.RequestContext,] [input])"}}
+	}
+	// results
+	var outT reflect.Type
+	hasErr := false
+	switch ft.NumOut() {
+	case 0:
+	case 1:
+		if ft.Out(0) == errorType {
+			hasErr = true
+		} else {
+			outT = ft.Out(0)
+		}
+	case 2:
+		if ft.Out(1) != errorType {
+			return Tool{def: c.def, err: &domain.ToolDefinitionError{Tool: c.def.Name, Reason: "the second result must be an error"}}
+		}
+		outT, hasErr = ft.Out(0), true
+	default:
+		return Tool{def: c.def, err: &domain.ToolDefinitionError{Tool: c.def.Name, Reason: "results must be ([output,] [error])"}}
+	}
+	if err := c.complete(fn, inT, outT); err != nil {
+		return Tool{def: c.def, err: err}
+	}
+	h := func(ctx context.Context, args json.RawMessage) (any, error) {
+		in := make([]reflect.Value, 0, 3)
+		if hasCtx {
+			in = append(in, reflect.ValueOf(ctx))
+		}
+		if hasRC {
+			in = append(in, reflect.ValueOf(RequestFrom(ctx)))
+		}
+		if inT != nil {
+			pv := reflect.New(derefType(inT))
+			if err := jsonv2.Unmarshal(args, pv.Interface()); err != nil {
+				return nil, &ArgumentsError{Err: err}
+			}
+			if inT.Kind() == reflect.Pointer {
+				in = append(in, pv)
+			} else {
+				in = append(in, pv.Elem())
+			}
+		}
+		out := fv.Call(in)
+		var value any
+		if outT != nil {
+			value = out[0].Interface()
+		}
+		if hasErr {
+			if e := out[len(out)-1]; !e.IsNil() {
+				return nil, e.Interface().(error)
+			}
+		}
+		return value, nil
+	}
+	return Tool{def: c.def, handler: h}
+}
+
+func derefType(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		return t.Elem()
+	}
+	return t
+}
+
+// complete fills the name and schemas a declaration left out.
+func (c *toolConfig) complete(fn any, inT, outT reflect.Type) error {
+	if c.err != nil {
+		return &domain.ToolDefinitionError{Tool: c.def.Name, Reason: c.err.Error(), Err: c.err}
+	}
+	if !c.name {
+		name, err := nameFromFunc(fn)
+		if err != nil {
+			return err
+		}
+		c.def.Name = name
+	}
+	if !c.inputSchema {
+		if inT == nil {
+			c.def.InputSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+		} else {
+			s, err := domain.InferInputSchema(inT)
+			if err != nil {
+				return &domain.ToolDefinitionError{Tool: c.def.Name, Reason: "input type: " + err.Error(), Err: err}
+			}
+			c.def.InputSchema = s
+		}
+	}
+	if !c.outputSchema && !c.noOutputSchema && outT != nil && isPlainStruct(outT) {
+		s, err := domain.InferSchema(outT)
+		if err != nil {
+			return &domain.ToolDefinitionError{Tool: c.def.Name, Reason: "output type: " + err.Error(), Err: err}
+		}
+		c.def.OutputSchema = s
+	}
+	return nil
+}
+
+// isPlainStruct reports whether t is a struct (or pointer to one) that
+// encodes as a JSON object by its fields: the one case where the output
+// schema is unambiguous. Content and result types are excluded.
+func isPlainStruct(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || t == resultT || t.Implements(contentT) || reflect.PointerTo(t).Implements(contentT) {
+		return false
+	}
+	for _, m := range []reflect.Type{marshalerT, textMarshalT} {
+		if t.Implements(m) || reflect.PointerTo(t).Implements(m) {
+			return false
+		}
+	}
+	return true
+}
+
+var anonFunc = regexp.MustCompile(`^func\d+$|^glob\.|^\d+$`)
+
+// nameFromFunc derives a tool name from a function's Go name.
+func nameFromFunc(fn any) (string, error) {
+	rf := runtime.FuncForPC(reflect.ValueOf(fn).Pointer())
+	if rf == nil {
+		return "", &domain.ToolDefinitionError{Reason: "cannot find the function's name; use WithName"}
+	}
+	full := rf.Name()
+	if i := strings.IndexByte(full, '['); i >= 0 { // generic instantiation
+		full = full[:i]
+	}
+	full = strings.TrimSuffix(full, "-fm") // method value
+	base := full[strings.LastIndexByte(full, '.')+1:]
+	if base == "" || anonFunc.MatchString(base) {
+		return "", &domain.ToolDefinitionError{Reason: fmt.Sprintf("%s is an anonymous function: give the tool a name with WithName", full)}
+	}
+	return lowerInitial(base), nil
+}
+
+// lowerInitial lower-cases the leading run of capitals, keeping the last one
+// when a lower-case letter follows (URLFetch → urlFetch).
+func lowerInitial(s string) string {
+	r := []rune(s)
+	n := 0
+	for n < len(r) && unicode.IsUpper(r[n]) {
+		n++
+	}
+	switch {
+	case n == 0:
+		return s
+	case n == 1 || n == len(r):
+	default:
+		if unicode.IsLower(r[n]) {
+			n--
+		}
+	}
+	for i := 0; i < n; i++ {
+		r[i] = unicode.ToLower(r[i])
+	}
+	return string(r)
+}

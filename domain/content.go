@@ -1,0 +1,264 @@
+package domain
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+)
+
+// Content is one block of a tool result: [TextContent], [ImageContent],
+// [AudioContent], [ResourceLink] or [EmbeddedResource]. The set is closed.
+type Content interface {
+	// ContentType is the wire "type" of the block.
+	ContentType() string
+	json.Marshaler
+	isContent()
+}
+
+// Annotations tell a client how to use a content block.
+type Annotations struct {
+	// Audience lists who the block is for: "user", "assistant".
+	Audience []string `json:"audience,omitempty"`
+	// Priority from 0 (optional) to 1 (required).
+	Priority *float64 `json:"priority,omitempty"`
+	// LastModified is an ISO 8601 time (2025-06-18 on).
+	LastModified string `json:"lastModified,omitempty"`
+}
+
+// TextContent is a block of text: plain, Markdown, or code.
+type TextContent struct {
+	Text        string
+	Annotations *Annotations
+	Meta        map[string]any
+}
+
+// Text returns a text block.
+func Text(s string) *TextContent { return &TextContent{Text: s} }
+
+// Code returns a text block holding code as a fenced Markdown block in the
+// given language (the counterpart of the PHP SDK's TextContent::code).
+func Code(code, language string) *TextContent {
+	fence := "```"
+	for strings.Contains(code, fence) {
+		fence += "`"
+	}
+	var b strings.Builder
+	b.Grow(len(code) + len(language) + 2*len(fence) + 2)
+	b.WriteString(fence)
+	b.WriteString(language)
+	b.WriteByte('\n')
+	b.WriteString(code)
+	if !strings.HasSuffix(code, "\n") {
+		b.WriteByte('\n')
+	}
+	b.WriteString(fence)
+	return &TextContent{Text: b.String()}
+}
+
+// ImageContent is an image, base64-encoded.
+type ImageContent struct {
+	Data        string // base64
+	MimeType    string
+	Annotations *Annotations
+	Meta        map[string]any
+}
+
+// Image returns an image block of raw bytes, which it base64-encodes.
+func Image(data []byte, mimeType string) *ImageContent {
+	return &ImageContent{Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
+}
+
+// AudioContent is audio, base64-encoded (2025-03-26 on; see
+// [RevisionPolicy.ShapeContent] for what older clients receive).
+type AudioContent struct {
+	Data        string // base64
+	MimeType    string
+	Annotations *Annotations
+	Meta        map[string]any
+}
+
+// Audio returns an audio block of raw bytes, which it base64-encodes.
+func Audio(data []byte, mimeType string) *AudioContent {
+	return &AudioContent{Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
+}
+
+// ResourceLink points at a resource by URI without embedding it
+// (2025-06-18 on).
+type ResourceLink struct {
+	URI         string
+	Name        string
+	Title       string
+	Description string
+	MimeType    string
+	Size        *int64
+	Icons       []Icon
+	Annotations *Annotations
+	Meta        map[string]any
+}
+
+// ResourceContents is the body of an embedded resource: text or blob.
+type ResourceContents struct {
+	URI      string
+	MimeType string
+	// Text holds textual contents; Blob base64 binary contents. Exactly one
+	// is sent: Blob when it is set, Text otherwise.
+	Text string
+	Blob string
+	Meta map[string]any
+}
+
+// EmbeddedResource carries a resource's contents inside the result.
+type EmbeddedResource struct {
+	Resource    ResourceContents
+	Annotations *Annotations
+	Meta        map[string]any
+}
+
+// EmbeddedText returns an embedded resource of text contents (the
+// counterpart of EmbeddedResource::fromText). mimeType may be empty.
+func EmbeddedText(uri, text string, mimeType ...string) *EmbeddedResource {
+	r := &EmbeddedResource{Resource: ResourceContents{URI: uri, Text: text}}
+	if len(mimeType) > 0 {
+		r.Resource.MimeType = mimeType[0]
+	}
+	return r
+}
+
+// EmbeddedBlob returns an embedded resource of binary contents, which it
+// base64-encodes.
+func EmbeddedBlob(uri string, data []byte, mimeType string) *EmbeddedResource {
+	return &EmbeddedResource{Resource: ResourceContents{URI: uri, MimeType: mimeType, Blob: base64.StdEncoding.EncodeToString(data)}}
+}
+
+func (*TextContent) isContent()      {}
+func (*ImageContent) isContent()     {}
+func (*AudioContent) isContent()     {}
+func (*ResourceLink) isContent()     {}
+func (*EmbeddedResource) isContent() {}
+
+// ContentType returns "text".
+func (*TextContent) ContentType() string { return "text" }
+
+// ContentType returns "image".
+func (*ImageContent) ContentType() string { return "image" }
+
+// ContentType returns "audio".
+func (*AudioContent) ContentType() string { return "audio" }
+
+// ContentType returns "resource_link".
+func (*ResourceLink) ContentType() string { return "resource_link" }
+
+// ContentType returns "resource".
+func (*EmbeddedResource) ContentType() string { return "resource" }
+
+// MarshalJSON encodes the block in its wire form.
+func (c *TextContent) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, len(c.Text)+32)
+	b = append(b, `{"type":"text","text":`...)
+	b = appendJSONString(b, c.Text)
+	return closeBlock(b, c.Annotations, c.Meta)
+}
+
+// MarshalJSON encodes the block in its wire form.
+func (c *ImageContent) MarshalJSON() ([]byte, error) {
+	return marshalBinary("image", c.Data, c.MimeType, c.Annotations, c.Meta)
+}
+
+// MarshalJSON encodes the block in its wire form.
+func (c *AudioContent) MarshalJSON() ([]byte, error) {
+	return marshalBinary("audio", c.Data, c.MimeType, c.Annotations, c.Meta)
+}
+
+func marshalBinary(typ, data, mime string, a *Annotations, meta map[string]any) ([]byte, error) {
+	b := make([]byte, 0, len(data)+len(mime)+48)
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","data":`...)
+	b = appendJSONString(b, data)
+	b = append(b, `,"mimeType":`...)
+	b = appendJSONString(b, mime)
+	return closeBlock(b, a, meta)
+}
+
+// MarshalJSON encodes the block in its wire form.
+func (c *ResourceLink) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 96)
+	b = append(b, `{"type":"resource_link","uri":`...)
+	b = appendJSONString(b, c.URI)
+	b = append(b, `,"name":`...)
+	b = appendJSONString(b, c.Name)
+	b = appendOptString(b, "title", c.Title)
+	b = appendOptString(b, "description", c.Description)
+	b = appendOptString(b, "mimeType", c.MimeType)
+	if c.Size != nil {
+		var err error
+		if b, err = appendMember(b, "size", *c.Size); err != nil {
+			return nil, err
+		}
+	}
+	if len(c.Icons) > 0 {
+		var err error
+		if b, err = appendMember(b, "icons", c.Icons); err != nil {
+			return nil, err
+		}
+	}
+	return closeBlock(b, c.Annotations, c.Meta)
+}
+
+// MarshalJSON encodes the block in its wire form.
+func (c *EmbeddedResource) MarshalJSON() ([]byte, error) {
+	r := &c.Resource
+	b := make([]byte, 0, len(r.Text)+len(r.Blob)+96)
+	b = append(b, `{"type":"resource","resource":{"uri":`...)
+	b = appendJSONString(b, r.URI)
+	b = appendOptString(b, "mimeType", r.MimeType)
+	if r.Blob != "" {
+		b = append(b, `,"blob":`...)
+		b = appendJSONString(b, r.Blob)
+	} else {
+		b = append(b, `,"text":`...)
+		b = appendJSONString(b, r.Text)
+	}
+	b, err := closeBlock(b, nil, r.Meta)
+	if err != nil {
+		return nil, err
+	}
+	return closeBlock(b, c.Annotations, c.Meta)
+}
+
+func appendOptString(b []byte, key, v string) []byte {
+	if v == "" {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	b = append(b, '"', ':')
+	return appendJSONString(b, v)
+}
+
+func appendMember(b []byte, key string, v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	b = append(b, '"', ':')
+	return append(b, raw...), nil
+}
+
+// closeBlock appends annotations and _meta when set, and the closing brace.
+func closeBlock(b []byte, a *Annotations, meta map[string]any) ([]byte, error) {
+	var err error
+	if a != nil && (len(a.Audience) > 0 || a.Priority != nil || a.LastModified != "") {
+		if b, err = appendMember(b, "annotations", a); err != nil {
+			return nil, err
+		}
+	}
+	if len(meta) > 0 {
+		if b, err = appendMember(b, "_meta", meta); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}

@@ -1,0 +1,108 @@
+package domain
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ToolError is an error a tool reports to the model: the call is answered
+// with a normal result {content:[text(message)], isError:true}, so the model
+// can read the message and correct itself. It is the counterpart of the PHP
+// SDK's ToolCallException. A handler may return it wrapped
+// (fmt.Errorf("...: %w", toolErr)); the SDK finds it with errors.As and sends
+// the ToolError's own message.
+//
+// Any other error a handler returns is a server failure: the client gets a
+// JSON-RPC -32603 with a generic message and the error goes only to the
+// server log.
+type ToolError struct {
+	// Message is what the model reads.
+	Message string
+	// Content, when set, replaces the single text block of Message.
+	Content []Content
+	// Err is an optional underlying cause, kept for errors.Is/As and logs;
+	// it is never sent to the client.
+	Err error
+}
+
+// Error returns the message.
+func (e *ToolError) Error() string { return e.Message }
+
+// Unwrap returns the cause.
+func (e *ToolError) Unwrap() error { return e.Err }
+
+// NewToolError returns a ToolError with the given message.
+func NewToolError(message string) *ToolError { return &ToolError{Message: message} }
+
+// ToolErrorf returns a ToolError with a formatted message. A %w verb wraps
+// its operand as the cause, as with fmt.Errorf; the cause's text is part of
+// the message and so reaches the model.
+func ToolErrorf(format string, args ...any) *ToolError {
+	err := fmt.Errorf(format, args...)
+	return &ToolError{Message: err.Error(), Err: errors.Unwrap(err)}
+}
+
+// AsToolError finds a ToolError in err's chain.
+func AsToolError(err error) (*ToolError, bool) {
+	var te *ToolError
+	if errors.As(err, &te) {
+		return te, true
+	}
+	return nil, false
+}
+
+// JSON-RPC and MCP error codes.
+const (
+	CodeParseError                 = -32700
+	CodeInvalidRequest             = -32600
+	CodeMethodNotFound             = -32601
+	CodeInvalidParams              = -32602
+	CodeInternalError              = -32603
+	CodeHeaderMismatch             = -32020 // 2026-07-28, HTTP only
+	CodeMissingClientCapability    = -32021 // 2026-07-28
+	CodeUnsupportedProtocolVersion = -32022 // 2026-07-28
+)
+
+// ProtocolError is a JSON-RPC error sent to the client as it is. Handlers
+// may return one (possibly wrapped) to answer with a specific JSON-RPC error
+// instead of a tool result; its Message and Data reach the client, so they
+// must not hold internal details.
+type ProtocolError struct {
+	Code    int
+	Message string
+	Data    any
+}
+
+// Error returns "code: message".
+func (e *ProtocolError) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message) }
+
+// NewProtocolError returns a ProtocolError.
+func NewProtocolError(code int, message string, data any) *ProtocolError {
+	return &ProtocolError{Code: code, Message: message, Data: data}
+}
+
+// ToolDefinitionError reports a tool that cannot be registered: a bad name,
+// schema, icon or a duplicate. Registration returns it; it never panics.
+type ToolDefinitionError struct {
+	Tool   string
+	Reason string
+	Err    error
+}
+
+// Error describes the problem.
+func (e *ToolDefinitionError) Error() string {
+	if e.Tool == "" {
+		return "invalid tool: " + e.Reason
+	}
+	return fmt.Sprintf("invalid tool %q: %s", e.Tool, e.Reason)
+}
+
+// Unwrap returns the cause.
+func (e *ToolDefinitionError) Unwrap() error { return e.Err }
+
+// ErrDuplicateTool is wrapped by the error a registry returns for a name that
+// is already registered.
+var ErrDuplicateTool = errors.New("a tool with this name is already registered")
+
+// ErrUnknownTool is wrapped by errors about a tool name nobody registered.
+var ErrUnknownTool = errors.New("unknown tool")

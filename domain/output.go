@@ -1,0 +1,193 @@
+package domain
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+)
+
+// NullText is the text sent for a tool that returns nil or nothing.
+const NullText = "(null)"
+
+// StructuredWarning says that a tool declares an outputSchema but returned a
+// value that cannot be sent as structuredContent under the call's revision.
+// The value still reaches the client as content. The engine logs it.
+type StructuredWarning struct {
+	Tool     string
+	GoType   string
+	Shape    ValueShape
+	Revision Revision
+}
+
+// String is the log message.
+func (w *StructuredWarning) String() string {
+	return fmt.Sprintf("tool %q declares an outputSchema but returned %s (a %s), which revision %s cannot carry as structuredContent; sent as content only",
+		w.Tool, w.GoType, w.Shape, w.Revision)
+}
+
+// WrapOutcome is what [RevisionPolicy.WrapValue] decides for one call.
+type WrapOutcome struct {
+	// Result is ready to send (already shaped for the revision).
+	Result *CallToolResult
+	// Structured is true when Result.StructuredContent was produced from the
+	// value and must be checked against the tool's outputSchema.
+	Structured bool
+	// Warning is set when the outputSchema cannot be honoured.
+	Warning *StructuredWarning
+}
+
+// WrapValue turns a tool's return value into its result for revision r,
+// following the SDK's table:
+//
+//	string, number, bool        one text block ("true"/"false" for bools)
+//	map, struct, slice          one text block holding its JSON
+//	nil, void                   text "(null)"
+//	Content                     that block
+//	[]Content, []any of Content those blocks, in order
+//	CallToolResult (or pointer) sent as it is
+//
+// and adds structuredContent where [RevisionPolicy.AllowsStructured] says so.
+// The JSON text block is always present next to structuredContent. Values are
+// encoded with encoding/json, so json tags and Marshaler methods apply.
+func (p RevisionPolicy) WrapValue(tool *Tool, value any, r Revision) (WrapOutcome, error) {
+	var out WrapOutcome
+	declared := len(tool.OutputSchema) > 0
+	var (
+		text  string
+		raw   json.RawMessage
+		shape ValueShape
+	)
+	switch v := value.(type) {
+	case nil:
+		shape, text = ShapeNull, NullText
+	case *CallToolResult:
+		if v == nil {
+			shape, text = ShapeNull, NullText
+			break
+		}
+		out.Result = p.ShapeResult(v, r)
+		return out, nil
+	case CallToolResult:
+		out.Result = p.ShapeResult(&v, r)
+		return out, nil
+	case Content:
+		if reflect.ValueOf(v).IsNil() {
+			shape, text = ShapeNull, NullText
+			break
+		}
+		out.Result = p.ShapeResult(&CallToolResult{Content: []Content{v}}, r)
+		out.Warning = p.warn(tool, value, ShapeContent, r)
+		return out, nil
+	case []Content:
+		out.Result = p.ShapeResult(&CallToolResult{Content: v}, r)
+		out.Warning = p.warn(tool, value, ShapeContent, r)
+		return out, nil
+	case string:
+		shape, text = ShapeScalar, v
+	case bool:
+		shape, text = ShapeScalar, strconv.FormatBool(v)
+	case float64:
+		shape, text = ShapeScalar, FormatFloat(v, 64)
+	case int:
+		shape, text = ShapeScalar, strconv.Itoa(v)
+	case json.RawMessage:
+		var err error
+		if shape, text, err = classifyJSON(v); err != nil {
+			return out, err
+		}
+		raw = v
+	default:
+		var err error
+		if blocks, ok := contentSlice(value); ok {
+			out.Result = p.ShapeResult(&CallToolResult{Content: blocks}, r)
+			out.Warning = p.warn(tool, value, ShapeContent, r)
+			return out, nil
+		}
+		if raw, err = json.Marshal(value); err != nil {
+			return out, fmt.Errorf("tool %q: encoding its %T result: %w", tool.Name, value, err)
+		}
+		if shape, text, err = classifyJSON(raw); err != nil {
+			return out, err
+		}
+	}
+	res := &CallToolResult{Content: []Content{&TextContent{Text: text}}}
+	if p.AllowsStructured(r, shape, declared) {
+		if raw == nil {
+			var err error
+			if raw, err = json.Marshal(value); err != nil {
+				return out, fmt.Errorf("tool %q: encoding its %T result: %w", tool.Name, value, err)
+			}
+		}
+		res.StructuredContent = raw
+		out.Structured = true
+	} else {
+		out.Warning = p.warn(tool, value, shape, r)
+	}
+	out.Result = res
+	return out, nil
+}
+
+// warn returns a warning when tool declares an outputSchema that the client
+// was told about (its revision has structuredContent) but the value cannot
+// be sent as structuredContent. For older revisions the schema is not
+// advertised, so nothing is promised and nothing is logged.
+func (p RevisionPolicy) warn(tool *Tool, value any, shape ValueShape, r Revision) *StructuredWarning {
+	if len(tool.OutputSchema) == 0 || !p.Features(r).StructuredContent || p.ShapeOutputSchema(tool.OutputSchema, r) == nil {
+		return nil
+	}
+	typ := "nil"
+	if value != nil {
+		typ = fmt.Sprintf("%T", value)
+	}
+	return &StructuredWarning{Tool: tool.Name, GoType: typ, Shape: shape, Revision: r}
+}
+
+// contentSlice recognises a slice whose every element is a Content block.
+func contentSlice(value any) ([]Content, bool) {
+	rv := reflect.ValueOf(value)
+	if rv.Kind() != reflect.Slice || rv.Len() == 0 {
+		return nil, false
+	}
+	et := rv.Type().Elem()
+	if et.Kind() != reflect.Interface && !et.Implements(contentType) {
+		return nil, false
+	}
+	out := make([]Content, rv.Len())
+	for i := range out {
+		c, ok := rv.Index(i).Interface().(Content)
+		if !ok || c == nil {
+			return nil, false
+		}
+		out[i] = c
+	}
+	return out, true
+}
+
+var contentType = reflect.TypeFor[Content]()
+
+// classifyJSON finds the shape of an encoded value and its text form: the
+// string itself for a JSON string, the JSON for anything else.
+func classifyJSON(raw json.RawMessage) (ValueShape, string, error) {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return ShapeObject, string(raw), nil
+		case '[':
+			return ShapeList, string(raw), nil
+		case 'n':
+			return ShapeNull, NullText, nil
+		case '"':
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return 0, "", fmt.Errorf("result is not valid JSON: %w", err)
+			}
+			return ShapeScalar, s, nil
+		default:
+			return ShapeScalar, string(raw[i:]), nil
+		}
+	}
+	return 0, "", fmt.Errorf("result is empty JSON")
+}

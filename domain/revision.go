@@ -1,0 +1,216 @@
+package domain
+
+import "slices"
+
+// Revision is an MCP protocol revision, named by its date ("2025-11-25").
+type Revision string
+
+// The protocol revisions this SDK serves, oldest first.
+const (
+	Revision20241105 Revision = "2024-11-05"
+	Revision20250326 Revision = "2025-03-26"
+	Revision20250618 Revision = "2025-06-18"
+	Revision20251125 Revision = "2025-11-25"
+	Revision20260728 Revision = "2026-07-28"
+)
+
+// Era tells how a client opens a conversation with the server.
+type Era int
+
+const (
+	// EraHandshake covers the revisions that begin with an initialize request
+	// (2024-11-05 up to 2025-11-25); the revision is fixed per connection.
+	EraHandshake Era = iota + 1
+	// EraStateless covers the revisions whose every request carries the
+	// revision, client info and capabilities in params._meta (2026-07-28 on).
+	EraStateless
+)
+
+// String returns "handshake" or "stateless".
+func (e Era) String() string {
+	switch e {
+	case EraHandshake:
+		return "handshake"
+	case EraStateless:
+		return "stateless"
+	}
+	return "unknown"
+}
+
+// Features lists what one revision knows about. The zero value is a revision
+// that knows nothing beyond 2024-11-05.
+type Features struct {
+	// Era is how the revision opens a conversation.
+	Era Era
+	// ToolAnnotations: Tool.annotations (2025-03-26).
+	ToolAnnotations bool
+	// AudioContent: content blocks of type "audio" (2025-03-26).
+	AudioContent bool
+	// ToolTitle: Tool.title and content titles (2025-06-18).
+	ToolTitle bool
+	// OutputSchema: Tool.outputSchema (2025-06-18).
+	OutputSchema bool
+	// StructuredContent: CallToolResult.structuredContent (2025-06-18).
+	StructuredContent bool
+	// ResourceLink: content blocks of type "resource_link" (2025-06-18).
+	ResourceLink bool
+	// Meta: _meta on tools and content blocks (2025-06-18).
+	Meta bool
+	// LastModified: annotations.lastModified on content (2025-06-18).
+	LastModified bool
+	// Icons: icons on tools and resource links (2025-11-25).
+	Icons bool
+	// InputErrorsAsResults: arguments that fail the input schema are reported
+	// as a tool result with isError (SEP-1303, 2025-11-25); before, as -32602.
+	InputErrorsAsResults bool
+	// AnyStructuredContent: outputSchema may have any root and
+	// structuredContent may be any JSON value (SEP-2106, 2026-07-28); before,
+	// both had to be objects.
+	AnyStructuredContent bool
+	// ResultType: every result carries resultType (2026-07-28).
+	ResultType bool
+	// Caching: list results carry ttlMs and cacheScope (2026-07-28).
+	Caching bool
+}
+
+// RevisionPolicy is the single place that knows what each revision allows.
+// Everything in the SDK that depends on the revision asks the policy; no other
+// code compares revision strings. The zero value is ready to use and serves
+// every revision this SDK knows.
+type RevisionPolicy struct {
+	// Disabled lists revisions the server refuses even though the SDK knows
+	// them (for example to drop 2024-11-05 clients).
+	Disabled []Revision
+}
+
+// knownRevisions is every revision the SDK implements, newest first.
+var knownRevisions = []Revision{Revision20260728, Revision20251125, Revision20250618, Revision20250326, Revision20241105}
+
+// Supported returns the revisions the server accepts, newest first.
+func (p RevisionPolicy) Supported() []Revision {
+	out := make([]Revision, 0, len(knownRevisions))
+	for _, r := range knownRevisions {
+		if !slices.Contains(p.Disabled, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// SupportedStrings is Supported as strings, for wire messages.
+func (p RevisionPolicy) SupportedStrings() []string {
+	revs := p.Supported()
+	out := make([]string, len(revs))
+	for i, r := range revs {
+		out[i] = string(r)
+	}
+	return out
+}
+
+// Supports reports whether r is a revision the server accepts.
+func (p RevisionPolicy) Supports(r Revision) bool {
+	return slices.Contains(knownRevisions, r) && !slices.Contains(p.Disabled, r)
+}
+
+// Negotiate answers an initialize request asking for requested: the same
+// revision when the server supports it in the handshake era, else the latest
+// handshake-era revision the server supports (the client then decides whether
+// to go on). ok is false when the server supports no handshake revision.
+func (p RevisionPolicy) Negotiate(requested string) (r Revision, ok bool) {
+	req := Revision(requested)
+	if p.Supports(req) && p.Features(req).Era == EraHandshake {
+		return req, true
+	}
+	for _, r := range p.Supported() {
+		if p.Features(r).Era == EraHandshake {
+			return r, true
+		}
+	}
+	return "", false
+}
+
+// AcceptsStateless reports whether a request whose _meta names requested can
+// be served statelessly.
+func (p RevisionPolicy) AcceptsStateless(requested string) bool {
+	r := Revision(requested)
+	return p.Supports(r) && p.Features(r).Era == EraStateless
+}
+
+// Features returns what revision r knows. An unknown revision newer than all
+// known ones is treated as the newest known one; an older unknown one as
+// 2024-11-05.
+func (p RevisionPolicy) Features(r Revision) Features {
+	f := Features{Era: EraHandshake}
+	if r >= Revision20250326 {
+		f.ToolAnnotations = true
+		f.AudioContent = true
+	}
+	if r >= Revision20250618 {
+		f.ToolTitle = true
+		f.OutputSchema = true
+		f.StructuredContent = true
+		f.ResourceLink = true
+		f.Meta = true
+		f.LastModified = true
+	}
+	if r >= Revision20251125 {
+		f.Icons = true
+		f.InputErrorsAsResults = true
+	}
+	if r >= Revision20260728 {
+		f.Era = EraStateless
+		f.AnyStructuredContent = true
+		f.ResultType = true
+		f.Caching = true
+	}
+	return f
+}
+
+// ValueShape classifies a tool's return value for the structured-output rule.
+type ValueShape int
+
+// The shapes a return value can have.
+const (
+	ShapeNull    ValueShape = iota // nil, void
+	ShapeScalar                    // string, number, bool
+	ShapeObject                    // map, struct, JSON object
+	ShapeList                      // slice, array, JSON array
+	ShapeContent                   // a content block or a slice of them
+)
+
+// String names the shape for log messages.
+func (s ValueShape) String() string {
+	switch s {
+	case ShapeNull:
+		return "null"
+	case ShapeScalar:
+		return "scalar"
+	case ShapeObject:
+		return "object"
+	case ShapeList:
+		return "list"
+	case ShapeContent:
+		return "content"
+	}
+	return "unknown"
+}
+
+// AllowsStructured reports whether a value of the given shape may be sent as
+// structuredContent under revision r, for a tool that declares an output
+// schema (declared) or not:
+//   - objects: from 2025-06-18 on;
+//   - lists: from 2026-07-28 on (before, structuredContent had to be an object);
+//   - scalars: from 2026-07-28 on, and only when an outputSchema is declared;
+//   - null and content values: never.
+func (p RevisionPolicy) AllowsStructured(r Revision, shape ValueShape, declared bool) bool {
+	f := p.Features(r)
+	switch shape {
+	case ShapeObject:
+		return f.StructuredContent
+	case ShapeList:
+		return f.AnyStructuredContent
+	case ShapeScalar:
+		return f.AnyStructuredContent && declared
+	}
+	return false
+}

@@ -1,0 +1,228 @@
+package domain
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// ShapeTool returns t as a client of revision r may see it: title,
+// outputSchema, annotations, icons and _meta are removed where r does not
+// know them, and before 2026-07-28 an outputSchema whose root is not an
+// object is removed too (it could not be honoured). t is not modified.
+func (p RevisionPolicy) ShapeTool(t *Tool, r Revision) *Tool {
+	f := p.Features(r)
+	s := *t
+	if !f.ToolTitle {
+		s.Title = ""
+	}
+	s.OutputSchema = p.ShapeOutputSchema(t.OutputSchema, r)
+	if !f.ToolAnnotations || s.Annotations.IsZero() {
+		s.Annotations = nil
+	}
+	if !f.Icons {
+		s.Icons = nil
+	}
+	if !f.Meta {
+		s.Meta = nil
+	}
+	return &s
+}
+
+// ShapeOutputSchema returns the output schema to advertise under r, or nil.
+func (p RevisionPolicy) ShapeOutputSchema(schema json.RawMessage, r Revision) json.RawMessage {
+	f := p.Features(r)
+	if len(schema) == 0 || !f.OutputSchema {
+		return nil
+	}
+	if !f.AnyStructuredContent && !SchemaRootIsObject(schema) {
+		return nil
+	}
+	return schema
+}
+
+// ShapeResult returns res as revision r may carry it: structuredContent is
+// dropped where r has none (or, before 2026-07-28, when it is not an
+// object), and each content block goes through [RevisionPolicy.ShapeContent].
+// res is returned unchanged (not copied) when nothing needs to change.
+func (p RevisionPolicy) ShapeResult(res *CallToolResult, r Revision) *CallToolResult {
+	f := p.Features(r)
+	dropStructured := res.StructuredContent != nil &&
+		(!f.StructuredContent || !f.AnyStructuredContent && !isJSONObject(res.StructuredContent))
+	dropMeta := len(res.Meta) > 0 && !f.Meta
+	var blocks []Content
+	for i, c := range res.Content {
+		sc := p.ShapeContent(c, r)
+		if sc != c && blocks == nil {
+			blocks = make([]Content, len(res.Content))
+			copy(blocks, res.Content[:i])
+		}
+		if blocks != nil {
+			blocks[i] = sc
+		}
+	}
+	if !dropStructured && !dropMeta && blocks == nil {
+		return res
+	}
+	out := *res
+	if dropStructured {
+		out.StructuredContent = nil
+	}
+	if dropMeta {
+		out.Meta = nil
+	}
+	if blocks != nil {
+		out.Content = blocks
+	}
+	return &out
+}
+
+// ShapeContent returns c as revision r may carry it. Fields r does not know
+// are removed (_meta and annotations.lastModified before 2025-06-18, title
+// and icons of resource links where unknown). Block types r does not know are
+// replaced by a text block that says what was there:
+//   - audio before 2025-03-26 becomes the text
+//     "[audio omitted (MIME): the client's protocol revision has no audio content]";
+//   - a resource link before 2025-06-18 becomes the text
+//     "Resource: NAME <URI>" (with the description on a second line).
+//
+// c is returned unchanged when nothing needs to change.
+func (p RevisionPolicy) ShapeContent(c Content, r Revision) Content {
+	f := p.Features(r)
+	switch v := c.(type) {
+	case *TextContent:
+		if needsStrip(v.Annotations, v.Meta, f) {
+			cp := *v
+			cp.Annotations, cp.Meta = stripAnn(v.Annotations, f), stripMeta(v.Meta, f)
+			return &cp
+		}
+	case *ImageContent:
+		if needsStrip(v.Annotations, v.Meta, f) {
+			cp := *v
+			cp.Annotations, cp.Meta = stripAnn(v.Annotations, f), stripMeta(v.Meta, f)
+			return &cp
+		}
+	case *AudioContent:
+		if !f.AudioContent {
+			return &TextContent{Text: fmt.Sprintf("[audio omitted (%s): the client's protocol revision has no audio content]", v.MimeType)}
+		}
+		if needsStrip(v.Annotations, v.Meta, f) {
+			cp := *v
+			cp.Annotations, cp.Meta = stripAnn(v.Annotations, f), stripMeta(v.Meta, f)
+			return &cp
+		}
+	case *ResourceLink:
+		if !f.ResourceLink {
+			var b strings.Builder
+			b.WriteString("Resource: ")
+			name := v.Name
+			if v.Title != "" {
+				name = v.Title
+			}
+			b.WriteString(name)
+			b.WriteString(" <")
+			b.WriteString(v.URI)
+			b.WriteString(">")
+			if v.Description != "" {
+				b.WriteString("\n")
+				b.WriteString(v.Description)
+			}
+			return &TextContent{Text: b.String(), Annotations: stripAnn(v.Annotations, f)}
+		}
+		if needsStrip(v.Annotations, v.Meta, f) || len(v.Icons) > 0 && !f.Icons {
+			cp := *v
+			cp.Annotations, cp.Meta = stripAnn(v.Annotations, f), stripMeta(v.Meta, f)
+			if !f.Icons {
+				cp.Icons = nil
+			}
+			return &cp
+		}
+	case *EmbeddedResource:
+		if needsStrip(v.Annotations, v.Meta, f) || len(v.Resource.Meta) > 0 && !f.Meta {
+			cp := *v
+			cp.Annotations, cp.Meta = stripAnn(v.Annotations, f), stripMeta(v.Meta, f)
+			cp.Resource.Meta = stripMeta(v.Resource.Meta, f)
+			return &cp
+		}
+	}
+	return c
+}
+
+func needsStrip(a *Annotations, meta map[string]any, f Features) bool {
+	return len(meta) > 0 && !f.Meta || a != nil && a.LastModified != "" && !f.LastModified
+}
+
+func stripAnn(a *Annotations, f Features) *Annotations {
+	if a == nil || f.LastModified || a.LastModified == "" {
+		return a
+	}
+	cp := *a
+	cp.LastModified = ""
+	return &cp
+}
+
+func stripMeta(m map[string]any, f Features) map[string]any {
+	if f.Meta {
+		return m
+	}
+	return nil
+}
+
+func isJSONObject(raw json.RawMessage) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c == '{'
+	}
+	return false
+}
+
+// AppendJSON appends the tool's wire form to b; unset optional fields are
+// left out. Shape it for the revision first with [RevisionPolicy.ShapeTool].
+func (t *Tool) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"name":`...)
+	b = appendJSONString(b, t.Name)
+	b = appendOptString(b, "title", t.Title)
+	b = appendOptString(b, "description", t.Description)
+	b = append(b, `,"inputSchema":`...)
+	b = append(b, t.InputSchema...)
+	if len(t.OutputSchema) > 0 {
+		b = append(b, `,"outputSchema":`...)
+		b = append(b, t.OutputSchema...)
+	}
+	var err error
+	if !t.Annotations.IsZero() {
+		if b, err = appendMember(b, "annotations", t.Annotations); err != nil {
+			return nil, err
+		}
+	}
+	if len(t.Icons) > 0 {
+		if b, err = appendMember(b, "icons", t.Icons); err != nil {
+			return nil, err
+		}
+	}
+	if len(t.Meta) > 0 {
+		if b, err = appendMember(b, "_meta", t.Meta); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// MarshalJSON encodes the tool as it is (unshaped).
+func (t *Tool) MarshalJSON() ([]byte, error) { return t.AppendJSON(nil) }
+
+// ShapeImplementation returns server or client info as revision r knows it:
+// title from 2025-06-18, description, websiteUrl and icons from 2025-11-25.
+func (p RevisionPolicy) ShapeImplementation(i Implementation, r Revision) Implementation {
+	f := p.Features(r)
+	if !f.ToolTitle {
+		i.Title = ""
+	}
+	if !f.Icons {
+		i.Description, i.WebsiteURL, i.Icons = "", "", nil
+	}
+	return i
+}

@@ -1,0 +1,46 @@
+package ports
+
+import (
+	"context"
+	"time"
+)
+
+// Conn is one bidirectional stream of JSON-RPC messages: a stdio pipe, a
+// WebSocket, an in-memory pipe. One message is one JSON text, without
+// framing.
+type Conn interface {
+	// ReadMessage returns the next message, or io.EOF when the peer is gone.
+	// An error wrapping ErrMessageTooLarge reports a message over the
+	// transport's size limit; the connection stays usable.
+	// It is called from one goroutine at a time.
+	ReadMessage(ctx context.Context) ([]byte, error)
+	// WriteMessage sends one message. The engine calls it from one goroutine
+	// at a time; msg must not be kept after it returns.
+	WriteMessage(ctx context.Context, msg []byte) error
+	// Close ends the connection.
+	Close() error
+}
+
+// ConnHandler serves one connection until it ends. The protocol engine
+// implements it.
+type ConnHandler interface {
+	ServeConn(ctx context.Context, c Conn) error
+}
+
+// Transport accepts connections and hands each to h. Serve returns when the
+// transport is done (stdin closed, listener stopped) or ctx is cancelled;
+// cancelling ctx asks in-flight work to finish (graceful shutdown).
+type Transport interface {
+	Serve(ctx context.Context, h ConnHandler) error
+}
+
+// Clock tells the time, so that expiry can be tested.
+type Clock interface {
+	Now() time.Time
+}
+
+// SystemClock is the real clock.
+type SystemClock struct{}
+
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }
