@@ -128,43 +128,39 @@ func (c *Conn) readLoop() {
 	}
 }
 
-// readLine reads one line, copying it out of the reader's buffer.
+// readLine reads one line, copying it out of the reader's buffer. A line
+// over the limit is consumed whole but not kept, so memory stays bounded.
 func (c *Conn) readLine() ([]byte, error) {
-	frag, err := c.r.ReadSlice('\n')
-	if err == nil || err == io.EOF {
-		if len(frag) == 0 && err == io.EOF {
-			return nil, io.EOF
-		}
-		return trimEOL(bytes.Clone(frag)), err
-	}
-	if err != bufio.ErrBufferFull {
-		return nil, err
-	}
-	// A long line: gather fragments up to the limit, then skip the rest.
-	buf := bytes.Clone(frag)
+	var buf []byte
+	size := 0
 	for {
-		frag, err = c.r.ReadSlice('\n')
-		if len(buf)+len(frag) > c.max+2 {
-			size := len(buf) + len(frag)
-			for err == bufio.ErrBufferFull {
-				frag, err = c.r.ReadSlice('\n')
-				size += len(frag)
+		frag, err := c.r.ReadSlice('\n')
+		size += len(frag)
+		if size <= c.max+2 { // room for a CRLF
+			if buf == nil && err != bufio.ErrBufferFull {
+				buf = bytes.Clone(frag) // the common case: one fragment
+			} else {
+				buf = append(buf, frag...)
 			}
-			if err != nil && err != io.EOF {
-				return nil, err
-			}
-			return nil, fmt.Errorf("line of at least %d bytes exceeds the limit of %d bytes: %w", size, c.max, ports.ErrMessageTooLarge)
 		}
-		buf = append(buf, frag...)
-		if err != bufio.ErrBufferFull {
-			if err != nil && err != io.EOF {
-				return nil, err
-			}
-			if out := trimEOL(buf); len(out) > c.max {
-				return nil, fmt.Errorf("line of %d bytes exceeds the limit of %d bytes: %w", len(out), c.max, ports.ErrMessageTooLarge)
-			}
-			return trimEOL(buf), err
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && size == 0:
+			return nil, io.EOF
+		case err != nil && err != io.EOF:
+			return nil, err
 		}
+		n := size
+		if bytes.HasSuffix(frag, []byte("\r\n")) {
+			n -= 2
+		} else if bytes.HasSuffix(frag, []byte("\n")) {
+			n--
+		}
+		if n > c.max {
+			return nil, fmt.Errorf("line of %d bytes exceeds the limit of %d bytes: %w", n, c.max, ports.ErrMessageTooLarge)
+		}
+		return trimEOL(buf), err
 	}
 }
 
