@@ -3,17 +3,20 @@ module github.com/hexmcp/hexmcp
 go 1.26.8
 
 require (
-	github.com/go-json-experiment/json v1.27.2 // indirect
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/go-json-experiment/json v1.27.2
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	go.uber.org/fx v1.24.0
+	go.uber.org/mock v0.6.0
+	go.uber.org/zap v1.28.0
+	golang.org/x/text v0.14.0
+)
+
+require (
 	go.uber.org/dig v1.19.0 // indirect
-	go.uber.org/fx v1.24.0 // indirect
-	go.uber.org/mock v0.6.0 // indirect
 	go.uber.org/multierr v1.10.0 // indirect
-	go.uber.org/zap v1.28.0 // indirect
 	golang.org/x/mod v0.27.0 // indirect
 	golang.org/x/sync v0.16.0 // indirect
 	golang.org/x/sys v0.35.0 // indirect
-	golang.org/x/text v0.14.0 // indirect
 	golang.org/x/tools v0.36.0 // indirect
 )
 

@@ -1,0 +1,191 @@
+// Package tools holds the showcase server's tools: the examples of the MCP
+// PHP SDK's tools page, written with this SDK under the same names.
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"image"
+	"image/color"
+	"image/png"
+
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// Operation is an arithmetic operation of the calculator.
+type Operation string
+
+// CalculateInput are the calculator's arguments.
+type CalculateInput struct {
+	A         float64   `json:"a" description:"First operand"`
+	B         float64   `json:"b" description:"Second operand"`
+	Operation Operation `json:"operation" description:"The operation to apply" enum:"add,subtract,multiply,divide"`
+}
+
+// Calculator performs arithmetic.
+type Calculator struct{}
+
+// PerformCalculation performs arithmetic operations with validation.
+func (Calculator) PerformCalculation(_ context.Context, in CalculateInput) (float64, error) {
+	switch in.Operation {
+	case "add":
+		return in.A + in.B, nil
+	case "subtract":
+		return in.A - in.B, nil
+	case "multiply":
+		return in.A * in.B, nil
+	case "divide":
+		if in.B == 0 {
+			return 0, domain.NewToolError("Division by zero")
+		}
+		return in.A / in.B, nil
+	}
+	return 0, domain.NewToolError("Invalid operation")
+}
+
+// WeatherInput names a city.
+type WeatherInput struct {
+	City string `json:"city" description:"City name" minLength:"1"`
+}
+
+// weatherSchema is the seed's outputSchema for get_weather.
+const weatherSchema = `{"type":"object","properties":{"temperature":{"type":"number"},"conditions":{"type":"string"}},"required":["temperature","conditions"]}`
+
+func getWeather(_ context.Context, in WeatherInput) (map[string]any, error) {
+	return map[string]any{"temperature": 22.5, "conditions": "sunny"}, nil
+}
+
+// User is one user of the listing tools.
+type User struct {
+	ID int `json:"id"`
+}
+
+func listUsersFlat() []User { return []User{{ID: 1}, {ID: 2}} }
+
+const listUsersSchema = `{"type":"object","properties":{"items":{"type":"array","items":{"type":"object"}}},"required":["items"]}`
+
+func listUsers() map[string]any { return map[string]any{"items": listUsersFlat()} }
+
+func getString() string           { return "Hello" }
+func getNumber() int              { return 42 }
+func getBool() bool               { return true }
+func getArray() map[string]any    { return map[string]any{"key": "value"} }
+func getNull() *string            { return nil }
+func returnVoid() error           { return nil }
+func getMarkdown() domain.Content { return domain.Text("# Title\n\nMarkdown content") }
+
+func getFormattedCode() *domain.TextContent {
+	return domain.Code("fmt.Println(\"Hello\")", "go")
+}
+
+func getImage() *domain.ImageContent { return domain.Image(PNG(), "image/png") }
+
+func getAudio() *domain.AudioContent { return domain.Audio(WAV(), "audio/wav") }
+
+func getEmbeddedResource() *domain.EmbeddedResource {
+	return domain.EmbeddedText("file://data.json", "File content")
+}
+
+func getResourceLink() *domain.ResourceLink {
+	return &domain.ResourceLink{URI: "file://data.json", Name: "data.json", MimeType: "application/json"}
+}
+
+func getMultipleContent() []domain.Content {
+	return []domain.Content{
+		domain.Text("Here is the analysis:"),
+		domain.Code("x := 40 + 2", "go"),
+		domain.Text("And here is the summary."),
+	}
+}
+
+// DivideInput are the operands of divideNumbers.
+type DivideInput struct {
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+}
+
+func divideNumbers(in DivideInput) (float64, error) {
+	if in.B == 0 {
+		return 0, domain.NewToolError("Division by zero is not allowed")
+	}
+	return in.A / in.B, nil
+}
+
+// ErrSecret is what failInternally fails with; its text must never reach a
+// client.
+var ErrSecret = errors.New("connecting to db.internal:5432 as admin failed: password rejected")
+
+func failInternally(context.Context) (string, error) { return "", ErrSecret }
+
+// PNG returns a 2×2 PNG image, made in code so the example needs no files.
+func PNG() []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 2, 2))
+	img.Set(0, 0, color.RGBA{R: 255, A: 255})
+	img.Set(1, 1, color.RGBA{B: 255, A: 255})
+	var b bytes.Buffer
+	_ = png.Encode(&b, img)
+	return b.Bytes()
+}
+
+// WAV returns a short silent WAV file.
+func WAV() []byte {
+	const samples, rate = 8, 8000
+	var b bytes.Buffer
+	w := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) }
+	b.WriteString("RIFF")
+	w(uint32(36 + samples))
+	b.WriteString("WAVEfmt ")
+	w(uint32(16))
+	w(uint16(1))    // PCM
+	w(uint16(1))    // mono
+	w(uint32(rate)) // sample rate
+	w(uint32(rate)) // byte rate
+	w(uint16(1))    // block align
+	w(uint16(8))    // bits per sample
+	b.WriteString("data")
+	w(uint32(samples))
+	b.Write(bytes.Repeat([]byte{128}, samples))
+	return b.Bytes()
+}
+
+// calculatorIcon is a small SVG icon as a data: URI.
+const calculatorIcon = "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9IjAgMCAxNiAxNiI+PHJlY3Qgd2lkdGg9IjE2IiBoZWlnaHQ9IjE2IiByeD0iMiIvPjwvc3ZnPg=="
+
+// All returns every showcase tool.
+func All() []app.Tool {
+	var calc Calculator
+	return []app.Tool{
+		app.NewTool(calc.PerformCalculation,
+			app.WithName("calculate"),
+			app.WithTitle("Calculator"),
+			app.WithDescription("Performs arithmetic operations with validation."),
+			app.WithAnnotations(domain.ToolAnnotations{Title: "Calculator", ReadOnlyHint: domain.Bool(true), IdempotentHint: domain.Bool(true), OpenWorldHint: domain.Bool(false)}),
+			app.WithIcons(domain.Icon{Src: calculatorIcon, MimeType: "image/svg+xml", Sizes: []string{"any"}, Theme: "light"}),
+			app.WithMeta(map[string]any{"example.com/category": "math"}),
+		),
+		app.NewTool(getWeather, app.WithName("get_weather"), app.WithDescription("Returns the current weather of a city."),
+			app.WithOutputSchema(json.RawMessage(weatherSchema))),
+		app.NewTool(listUsersFlat, app.WithDescription("Lists users as a bare list: structured only from 2026-07-28 on.")),
+		app.NewTool(listUsers, app.WithDescription("Lists users wrapped in items: structured on every revision that has structured content."),
+			app.WithOutputSchema(json.RawMessage(listUsersSchema))),
+		app.NewTool(getString),
+		app.NewTool(getNumber),
+		app.NewTool(getBool),
+		app.NewTool(getArray),
+		app.NewTool(getNull),
+		app.NewTool(returnVoid),
+		app.NewTool(getFormattedCode),
+		app.NewTool(getMarkdown),
+		app.NewTool(getImage),
+		app.NewTool(getAudio),
+		app.NewTool(getEmbeddedResource),
+		app.NewTool(getResourceLink),
+		app.NewTool(getMultipleContent),
+		app.NewTool(divideNumbers, app.WithDescription("Divides a by b.")),
+		app.NewTool(failInternally, app.WithDescription("Always fails with an internal error whose details stay in the server log.")),
+	}
+}

@@ -1,0 +1,179 @@
+// Package wiring assembles servers with go.uber.org/fx. A complete stdio
+// server is
+//
+//	fx.New(wiring.Core, wiring.Stdio, wiring.Tools(myTools...)).Run()
+//
+// Core builds the protocol engine from whatever ports the application
+// provides and fills the rest with defaults: an in-memory tool registry,
+// JSON Schema 2020-12 validation, and a logger on standard error (a
+// *slog.Logger or *zap.Logger in the graph is used when present). To swap a
+// port, provide your own implementation as the port's interface type, e.g.
+//
+//	fx.Provide(fx.Annotate(NewRedisRegistry, fx.As(new(ports.ToolRegistry))))
+//
+// Tools join the value group "mcp.tools" ([Tools], [AsTool]).
+package wiring
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/adapters/slogger"
+	"github.com/hexmcp/hexmcp/adapters/stdio"
+	"github.com/hexmcp/hexmcp/adapters/zaplogger"
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// ToolGroup is the fx value group that collects the server's tools.
+const ToolGroup = "mcp.tools"
+
+// Config is the server's optional configuration; supply it with
+// fx.Supply(wiring.Config{...}). Zero fields take the engine's defaults.
+type Config struct {
+	// Info names the server to clients.
+	Info domain.Implementation
+	// Instructions tell the model how to use the server.
+	Instructions string
+	// Policy restricts the revisions served.
+	Policy domain.RevisionPolicy
+	// PageSize is the tools/list page size.
+	PageSize int
+	// MaxConcurrentRequests bounds requests in flight per connection.
+	MaxConcurrentRequests int
+	// ListTTL is the ttlMs of list results in the stateless era.
+	ListTTL time.Duration
+}
+
+// EngineParams are what [NewEngine] takes from the graph; every port is
+// optional.
+type EngineParams struct {
+	fx.In
+
+	Config    *Config               `optional:"true"`
+	Registry  ports.ToolRegistry    `optional:"true"`
+	Validator ports.SchemaValidator `optional:"true"`
+	Logger    ports.Logger          `optional:"true"`
+	Slog      *slog.Logger          `optional:"true"`
+	Zap       *zap.Logger           `optional:"true"`
+	Tools     []app.Tool            `group:"mcp.tools"`
+}
+
+// NewEngine builds the engine and registers the group's tools; a bad tool
+// stops the application from starting, with the tool's error.
+func NewEngine(p EngineParams) (*app.Engine, error) {
+	opts := app.Options{Registry: p.Registry, Validator: p.Validator, Logger: p.Logger}
+	if c := p.Config; c != nil {
+		opts.Info, opts.Instructions, opts.Policy = c.Info, c.Instructions, c.Policy
+		opts.PageSize, opts.MaxConcurrentRequests, opts.ListTTL = c.PageSize, c.MaxConcurrentRequests, c.ListTTL
+	}
+	if opts.Registry == nil {
+		opts.Registry = memory.NewRegistry()
+	}
+	if opts.Validator == nil {
+		opts.Validator = jsonschema.New()
+	}
+	if opts.Logger == nil {
+		switch {
+		case p.Slog != nil:
+			opts.Logger = slogger.New(p.Slog)
+		case p.Zap != nil:
+			opts.Logger = zaplogger.New(p.Zap)
+		default:
+			// Standard error, never standard output: stdout may be the
+			// MCP channel.
+			opts.Logger = slogger.New(slog.New(slog.NewTextHandler(os.Stderr, nil)))
+		}
+	}
+	e, err := app.NewEngine(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.AddTools(p.Tools...); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Core provides *app.Engine.
+var Core = fx.Module("hexmcp",
+	fx.Provide(NewEngine),
+)
+
+// Tools adds tools to the server.
+func Tools(tools ...app.Tool) fx.Option {
+	opts := make([]fx.Option, len(tools))
+	for i, t := range tools {
+		opts[i] = fx.Supply(fx.Annotated{Group: ToolGroup, Target: t})
+	}
+	return fx.Options(opts...)
+}
+
+// AsTool annotates a constructor of an app.Tool (or of []app.Tool, with
+// flatten) so that its result joins the tool group:
+//
+//	fx.Provide(wiring.AsTool(NewCalculatorTool))
+func AsTool(constructor any) any {
+	return fx.Annotate(constructor, fx.ResultTags(`group:"`+ToolGroup+`"`))
+}
+
+// StdioParams are what the Stdio module takes from the graph.
+type StdioParams struct {
+	fx.In
+
+	Options *stdio.Options `optional:"true"`
+}
+
+// NewStdioTransport returns the stdio transport, configured by an optional
+// *stdio.Options in the graph.
+func NewStdioTransport(p StdioParams) *stdio.Transport {
+	var o stdio.Options
+	if p.Options != nil {
+		o = *p.Options
+	}
+	return stdio.New(o)
+}
+
+// Stdio serves the engine on standard input and output. The application
+// stops when standard input closes (the client went away), after the calls
+// in flight have answered; on fx's stop it stops reading and gives those
+// calls until the stop deadline.
+var Stdio = fx.Module("hexmcp.stdio",
+	fx.Provide(NewStdioTransport),
+	fx.Invoke(func(lc fx.Lifecycle, sd fx.Shutdowner, e *app.Engine, t *stdio.Transport) {
+		Serve(lc, sd, e, t)
+	}),
+)
+
+// Serve hooks a server for e on t into the lifecycle: started with the
+// application, shut down gracefully with it, and shutting the application
+// down when the transport ends by itself. Transport modules use it.
+func Serve(lc fx.Lifecycle, sd fx.Shutdowner, e *app.Engine, t ports.Transport) *app.Server {
+	srv := app.NewServer(e, t)
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			if err := srv.Start(context.Background()); err != nil {
+				return err
+			}
+			go func() {
+				<-srv.Done()
+				_ = sd.Shutdown()
+			}()
+			return nil
+		},
+		OnStop: func(ctx context.Context) error {
+			err := srv.Shutdown(ctx)
+			_ = e.Close()
+			return err
+		},
+	})
+	return srv
+}
