@@ -172,7 +172,9 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 	if out.Warning != nil {
 		e.logf(ctx, ports.LevelWarn, out.Warning.String(), ports.F("tool", name), ports.F("type", out.Warning.GoType), ports.F("revision", string(out.Warning.Revision)))
 	}
-	if out.Structured && rt.Output != nil {
+	// structuredContent must conform to a declared outputSchema, whether
+	// the SDK produced it or the handler returned a complete result.
+	if rt.Output != nil && out.Result.StructuredContent != nil && !out.Result.IsError {
 		var v any
 		err := json.Unmarshal(out.Result.StructuredContent, &v)
 		if err == nil {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"strconv"
 	"sync"
 
@@ -57,87 +55,6 @@ func (s *session) wantsListChanged() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.initialized
-}
-
-// ServeConn serves one connection until the peer goes away (ReadMessage
-// returns io.EOF) or ctx is cancelled. Either way it stops reading, lets the
-// requests in flight finish and send their responses, then returns. Use
-// [Engine.Abort] to cancel those requests when a shutdown deadline passes.
-func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
-	s := &session{e: e, conn: c, inflight: make(map[string]context.CancelFunc)}
-	s.base, s.abort = context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(e.abortCtx, s.abort)
-	defer stop()
-	defer s.abort()
-	e.track(s)
-	defer e.untrack(s)
-
-	sem := make(chan struct{}, e.opts.MaxConcurrentRequests)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for {
-		raw, err := c.ReadMessage(ctx)
-		if err != nil {
-			switch {
-			case errors.Is(err, ports.ErrMessageTooLarge):
-				s.send(encodeError(newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: "+err.Error(), nil)))
-				continue
-			case errors.Is(err, io.EOF), ctx.Err() != nil:
-				return nil
-			default:
-				return err
-			}
-		}
-		raw = bytes.TrimSpace(raw)
-		if len(raw) == 0 {
-			continue
-		}
-		if raw[0] == '[' {
-			s.send(encodeError(newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are not supported", nil)))
-			continue
-		}
-		m, rerr := decodeMessage(raw)
-		if rerr != nil {
-			if m.method == "" || m.id != nil { // a notification gets no answer, even an error
-				s.send(encodeError(rerr))
-			}
-			continue
-		}
-		if m.isResponse {
-			continue // the engine sends no requests of its own yet
-		}
-		if m.id == nil {
-			e.notification(s, m)
-			continue
-		}
-		if m.method != "tools/call" {
-			// Cheap methods run in order on the read loop, which also keeps
-			// initialize ahead of everything sent after it.
-			if out := e.request(s.base, s, m); out != nil {
-				s.send(out)
-			}
-			continue
-		}
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			return nil
-		}
-		// Registered here, before the goroutine starts, so that a
-		// notifications/cancelled read next always finds the request.
-		rctx, finish, rerr := s.begin(m.id)
-		if rerr != nil {
-			<-sem
-			s.send(encodeError(rerr))
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out := e.request(rctx, s, m)
-			finish(out)
-		}()
-	}
 }
 
 // HandleMessage serves one message outside a connection loop (for
