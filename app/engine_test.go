@@ -133,7 +133,8 @@ func TestBadInput(t *testing.T) {
 		{"stateless without capabilities", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
 			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: _meta[\"io.modelcontextprotocol/clientCapabilities\"] is required and must be an object"}}`},
 		{"stateless ping", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{` + meta2026 + `}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: ping does not exist in protocol revision 2026-07-28"}}`},
-		{"discover in a session", `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: server/discover does not exist in protocol revision 2025-11-25"}}`},
+		{"discover without _meta", `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"hexmcp-server","version":"0.0.0"}}}}`},
+		{"initialize in a stateless request", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",` + meta2026 + `}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: the session is already initialized"}}`},
 		{"bad progress token", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":{}}}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: _meta.progressToken must be a string or a number"}}`},
 	}
 	for _, tc := range cases {
@@ -192,7 +193,7 @@ func TestBothErasOnOneConnection(t *testing.T) {
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`),
 		`{"jsonrpc":"2.0","id":4,"result":{"tools":[{"name":"flat","inputSchema":{"type":"object","properties":{}}}]}}`)
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{`+meta2026+`}}`),
-		`{"jsonrpc":"2.0","id":5,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"tools":{"listChanged":true}},"ttlMs":5000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}}`)
+		`{"jsonrpc":"2.0","id":5,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"tools":{}},"ttlMs":5000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}}`)
 }
 
 func TestStatelessOnlyConnection(t *testing.T) {

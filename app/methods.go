@@ -107,6 +107,16 @@ func (e *Engine) resolve(s *session, m message, p *wireParams) (callInfo, *rpcEr
 		ci.clientInfo = p.Meta.ClientInfo
 		return ci, nil
 	}
+	if m.method == "server/discover" {
+		// Discovery is how a client learns the versions: answer it even
+		// when the request names none, under the newest stateless revision.
+		for _, r := range e.policy.Supported() {
+			if f := e.policy.Features(r); f.Era == domain.EraStateless {
+				ci.era, ci.rev, ci.features, ci.caps = domain.EraStateless, r, f, jsontext.Value("{}")
+				return ci, nil
+			}
+		}
+	}
 	ci.era = domain.EraHandshake
 	if s == nil {
 		return ci, noSessionError(e, m)
@@ -167,12 +177,18 @@ func (e *Engine) initialize(s *session, m message, p *wireParams) ([]byte, *rpcE
 		Capabilities    any                   `json:"capabilities"`
 		ServerInfo      domain.Implementation `json:"serverInfo"`
 		Instructions    string                `json:"instructions,omitempty"`
-	}{string(rev), e.capabilities(), e.policy.ShapeImplementation(e.opts.Info, rev), e.opts.Instructions}
+	}{string(rev), e.capabilities(e.policy.Features(rev)), e.policy.ShapeImplementation(e.opts.Info, rev), e.opts.Instructions}
 	return e.encodeResult(m.id, res)
 }
 
-// capabilities are the server's: tools, with list-changed notifications.
-func (e *Engine) capabilities() map[string]any {
+// capabilities are the server's. tools.listChanged is advertised where the
+// engine can deliver the notifications: on handshake-era sessions. In the
+// stateless era they travel only on subscriptions/listen streams, which the
+// engine does not serve yet, so nothing is promised there.
+func (e *Engine) capabilities(f domain.Features) map[string]any {
+	if f.ListChangedViaListen {
+		return map[string]any{"tools": map[string]any{}}
+	}
 	return map[string]any{"tools": map[string]any{"listChanged": true}}
 }
 
@@ -185,7 +201,7 @@ func (e *Engine) discover(m message, ci callInfo) ([]byte, *rpcError) {
 		TTLMs             int64          `json:"ttlMs"`
 		CacheScope        string         `json:"cacheScope"`
 		Meta              map[string]any `json:"_meta"`
-	}{"complete", e.policy.SupportedStrings(), e.capabilities(), e.opts.Instructions,
+	}{"complete", e.policy.SupportedStrings(), e.capabilities(ci.features), e.opts.Instructions,
 		e.opts.ListTTL.Milliseconds(), e.cacheScope(), e.resultMeta(ci.rev)}
 	return e.encodeResult(m.id, res)
 }

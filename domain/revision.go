@@ -71,6 +71,10 @@ type Features struct {
 	ResultType bool
 	// Caching: list results carry ttlMs and cacheScope (2026-07-28).
 	Caching bool
+	// ListChangedViaListen: list-changed notifications reach a client only
+	// on a subscriptions/listen stream (2026-07-28); before, the server sends
+	// them on the session whenever it likes.
+	ListChangedViaListen bool
 }
 
 // RevisionPolicy is the single place that knows what each revision allows.
@@ -162,6 +166,7 @@ func (p RevisionPolicy) Features(r Revision) Features {
 		f.AnyStructuredContent = true
 		f.ResultType = true
 		f.Caching = true
+		f.ListChangedViaListen = true
 	}
 	return f
 }

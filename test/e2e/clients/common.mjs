@@ -1,0 +1,183 @@
+// Shared driver of the e2e clients (v1.mjs, v2.mjs).
+//
+// Each client spawns the showcase server named by $SHOWCASE_BIN over stdio,
+// lists its tools (every page) and calls every tool with fixed arguments, then
+// prints ONE JSON document on stdout. What it records is the raw wire: the
+// transport is tapped (see tapTransport) so results are the JSON-RPC `result`
+// / `error` members exactly as the server sent them, not the SDK's
+// post-processed view.
+
+/** The fixed argument sets per tool, in the order they are called. */
+export const CALL_PLAN = {
+  calculate: [
+    { a: 6, b: 3, operation: 'multiply' },
+    { a: 1, b: 0, operation: 'divide' }, // tool error: Division by zero
+    { a: 6, b: 3, operation: 'modulo' } // input validation error (not in the enum)
+  ],
+  get_weather: [{ city: 'Paris' }],
+  divideNumbers: [
+    { a: 1, b: 0 }, // tool error
+    { a: 9, b: 3 }
+  ]
+  // every other tool: [{}]
+};
+
+/** The server binary, or exit 1 when it is not given. */
+export function serverBinary() {
+  const bin = process.env.SHOWCASE_BIN;
+  if (!bin) {
+    process.stderr.write('SHOWCASE_BIN is not set: point it at a built examples/showcase binary\n');
+    process.exit(1);
+  }
+  return bin;
+}
+
+/**
+ * Tap a transport: every request the client sends and every response it
+ * receives is recorded, the response deep-copied the moment the transport
+ * hands it over (before the Protocol layer or the Client sees it).
+ *
+ * send() is wrapped on the instance, and onmessage is turned into an accessor
+ * so that whatever handler the SDK installs (whenever it installs it) is
+ * called through the tap. The transport's class is left untouched, so SDK
+ * code that inspects the prototype (the v2 client's stdio probe) sees the
+ * SDK's own transport.
+ */
+export function tapTransport(transport) {
+  const sent = []; // outgoing JSON-RPC requests, in order
+  const responses = new Map(); // id -> raw JSON-RPC response (result or error)
+  const origSend = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    if (message && typeof message === 'object' && 'method' in message && 'id' in message) {
+      sent.push(structuredClone(message));
+    }
+    return origSend(message, options);
+  };
+  let inner;
+  const tapped = (message, extra) => {
+    if (message && typeof message === 'object' && 'id' in message && !('method' in message)) {
+      responses.set(message.id, structuredClone(message));
+    }
+    return inner?.(message, extra);
+  };
+  Object.defineProperty(transport, 'onmessage', {
+    configurable: true,
+    enumerable: true,
+    get: () => (inner ? tapped : undefined),
+    set: (fn) => {
+      inner = fn;
+    }
+  });
+  return {
+    mark: () => sent.length,
+    /** Raw responses to the requests of `method` sent since `mark`, in send order. */
+    responsesSince(mark, method, predicate = () => true) {
+      return sent
+        .slice(mark)
+        .filter((m) => m.method === method && predicate(m))
+        .map((m) => ({ request: m, response: responses.get(m.id) }));
+    }
+  };
+}
+
+function errorOf(err) {
+  const out = { code: err?.code ?? null, message: String(err?.message ?? err) };
+  if (err?.data !== undefined) out.data = err.data;
+  return out;
+}
+
+/** The wire error of a raw response, every member kept. */
+function wireError(response) {
+  return { ...response.error };
+}
+
+/**
+ * Call one tool through the SDK and record the raw wire outcome:
+ * - `result`: the JSON-RPC result as sent by the server;
+ * - `error`: the JSON-RPC error as sent by the server;
+ * - `clientError`: the SDK threw although the server answered with a result
+ *   (e.g. its output-schema check failed); the raw result is kept beside it;
+ * - `error` with `clientSide: true`: the SDK threw and nothing came back.
+ */
+async function callOne(client, tap, name, args) {
+  const mark = tap.mark();
+  let thrown;
+  try {
+    await client.callTool({ name, arguments: args });
+  } catch (err) {
+    thrown = err;
+  }
+  const exchanges = tap.responsesSince(mark, 'tools/call', (m) => m.params?.name === name);
+  const last = exchanges.at(-1)?.response;
+  const entry = { name, arguments: args };
+  if (last && 'result' in last) {
+    entry.result = last.result;
+    if (thrown) entry.clientError = errorOf(thrown);
+  } else if (last && 'error' in last) {
+    entry.error = wireError(last);
+  } else {
+    entry.error = { ...errorOf(thrown ?? new Error('no response on the wire')), clientSide: true };
+  }
+  if (exchanges.length > 1) entry.wireExchanges = exchanges.length;
+  return entry;
+}
+
+/**
+ * Run the whole scenario and print the document.
+ *
+ * @param {object} o
+ * @param {object} o.client        SDK Client
+ * @param {object} o.transport     SDK StdioClientTransport (not yet started)
+ * @param {(client, tap) => Promise<void>} o.listTools  list every page (through the SDK)
+ * @param {(client, tap, mark) => Promise<{protocolVersion, handshake}>} o.describe  after connect
+ */
+export async function run({ client, transport, listTools, describe }) {
+  const tap = tapTransport(transport);
+  const connectMark = tap.mark();
+  try {
+    await client.connect(transport);
+  } catch (err) {
+    process.stderr.write(`failed to connect to ${process.env.SHOWCASE_BIN}: ${err?.stack ?? err}\n`);
+    process.exit(1);
+  }
+  const doc = { ...(await describe(client, tap, connectMark)) };
+
+  // tools/list: every page, raw.
+  const listMark = tap.mark();
+  let listError;
+  try {
+    await listTools(client, tap);
+  } catch (err) {
+    listError = err;
+  }
+  const pages = tap.responsesSince(listMark, 'tools/list').map((x) => x.response);
+  const tools = [];
+  doc.toolsListPages = pages.map((p) => {
+    if (p && 'result' in p) {
+      tools.push(...(p.result.tools ?? []));
+      return { ...p.result, tools: (p.result.tools ?? []).map((t) => t.name) };
+    }
+    return { error: p ? wireError(p) : { message: 'no response on the wire', clientSide: true } };
+  });
+  if (listError) doc.toolsListError = errorOf(listError);
+  doc.tools = tools;
+
+  // tools/call: every listed tool, then every planned tool that was not listed.
+  const names = tools.map((t) => t.name);
+  for (const planned of Object.keys(CALL_PLAN)) if (!names.includes(planned)) names.push(planned);
+  doc.calls = [];
+  for (const name of names) {
+    for (const args of CALL_PLAN[name] ?? [{}]) {
+      try {
+        doc.calls.push(await callOne(client, tap, name, args));
+      } catch (err) {
+        doc.calls.push({ name, arguments: args, error: { ...errorOf(err), clientSide: true } });
+      }
+    }
+  }
+
+  await new Promise((resolve) => process.stdout.write(JSON.stringify(doc, null, 2) + '\n', resolve));
+  const closing = client.close().catch(() => {});
+  await Promise.race([closing, new Promise((r) => setTimeout(r, 5000).unref())]);
+  process.exit(0);
+}

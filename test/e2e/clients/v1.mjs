@@ -1,0 +1,37 @@
+// e2e client on the v1 TypeScript SDK (@modelcontextprotocol/sdk 1.x): the
+// 2025 handshake (`initialize`), requesting the SDK's latest revision,
+// 2025-11-25. Prints one JSON document on stdout (see common.mjs).
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+
+import { run, serverBinary } from './common.mjs';
+
+const transport = new StdioClientTransport({ command: serverBinary(), args: [], stderr: 'inherit' });
+const client = new Client({ name: 'hexmcp-e2e-v1', version: '1.0.0' }, { capabilities: {} });
+
+await run({
+  client,
+  transport,
+  describe(_client, tap, mark) {
+    const init = tap.responsesSince(mark, 'initialize').at(-1);
+    return {
+      client: { sdk: '@modelcontextprotocol/sdk', requestedProtocolVersion: init?.request.params.protocolVersion ?? LATEST_PROTOCOL_VERSION },
+      protocolVersion: init?.response?.result?.protocolVersion ?? null,
+      handshake: { method: 'initialize', result: init?.response?.result ?? null }
+    };
+  },
+  async listTools(c) {
+    // v1's listTools() returns one page: walk the cursors ourselves.
+    const all = [];
+    let cursor;
+    do {
+      const page = await c.listTools(cursor === undefined ? undefined : { cursor });
+      all.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    // listTools() caches output validators per page only: cache the union so
+    // callTool() checks structuredContent against every outputSchema.
+    c.cacheToolMetadata(all);
+  }
+});

@@ -1,0 +1,43 @@
+// e2e client on the v2 TypeScript SDK (@modelcontextprotocol/client 2.x),
+// pinned to the stateless revision 2026-07-28: connect() probes with
+// `server/discover` (on a disposable sibling process, as the SDK does for its
+// own stdio transport) and there is no `initialize`. Prints one JSON document
+// on stdout (see common.mjs).
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+
+import { run, serverBinary } from './common.mjs';
+
+const PINNED = '2026-07-28';
+
+const transport = new StdioClientTransport({ command: serverBinary(), args: [], stderr: 'inherit' });
+const client = new Client(
+  { name: 'hexmcp-e2e-v2', version: '2.0.0' },
+  { capabilities: {}, versionNegotiation: { mode: { pin: PINNED } } }
+);
+
+await run({
+  client,
+  transport,
+  async describe(c, tap) {
+    // The connect-time probe ran on a sibling process the tap does not see:
+    // send server/discover again on the session's own pipe so the handshake
+    // recorded is the raw wire too.
+    const mark = tap.mark();
+    try {
+      await c.discover();
+    } catch {
+      // recorded below from the wire (or as missing)
+    }
+    const d = tap.responsesSince(mark, 'server/discover').at(-1)?.response;
+    return {
+      client: { sdk: '@modelcontextprotocol/client', pinnedProtocolVersion: PINNED, era: c.getProtocolEra() ?? null },
+      protocolVersion: c.getNegotiatedProtocolVersion() ?? null,
+      handshake: d ? { method: 'server/discover', ...('result' in d ? { result: d.result } : { error: d.error }) } : null
+    };
+  },
+  async listTools(c) {
+    // Without a cursor the v2 client walks every page itself.
+    await c.listTools();
+  }
+});

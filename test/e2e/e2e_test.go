@@ -1,0 +1,787 @@
+// Package e2e drives the showcase server (examples/showcase) over stdio with
+// the official TypeScript MCP clients, v1 (@modelcontextprotocol/sdk, the
+// 2025 handshake at 2025-11-25) and v2 (@modelcontextprotocol/client, pinned
+// to the stateless revision 2026-07-28), and checks what crossed the wire.
+//
+// The Node scripts live in clients/; their dependencies are installed with
+// `cd test/e2e && npm ci`. Without them the tests skip, unless E2E_REQUIRED=1.
+// Golden files in testdata/ are the spec of the wire; regenerate them with
+//
+//	go test ./test/e2e -update
+//
+// and review the diff by eye.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/ from this run")
+
+const (
+	// scriptTimeout bounds one Node client run (spawn, handshake, every call).
+	scriptTimeout = 60 * time.Second
+	// buildTimeout bounds the one `go build` of the showcase.
+	buildTimeout = 5 * time.Minute
+)
+
+// showcaseTools are the tools of examples/showcase/tools (the listing order
+// is the golden files' business).
+var showcaseTools = []string{
+	"calculate", "get_weather", "listUsersFlat", "listUsers",
+	"getString", "getNumber", "getBool", "getArray", "getNull", "returnVoid",
+	"getFormattedCode", "getMarkdown", "getImage", "getAudio",
+	"getEmbeddedResource", "getResourceLink", "getMultipleContent",
+	"divideNumbers", "failInternally",
+}
+
+// clients are the Node scripts, by the name the tests use.
+var clients = map[string]struct {
+	script, golden, wantVersion string
+}{
+	"v1": {"clients/v1.mjs", "testdata/stdio-v1.golden.json", "2025-11-25"},
+	"v2": {"clients/v2.mjs", "testdata/stdio-v2.golden.json", "2026-07-28"},
+}
+
+var tmpDir string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "hexmcp-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	tmpDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// ---------------------------------------------------------------------------
+// Environment: node, node_modules, the showcase binary.
+
+// skipOrFail skips the test with msg, or fails it when E2E_REQUIRED=1.
+func skipOrFail(t *testing.T, msg string) {
+	t.Helper()
+	if os.Getenv("E2E_REQUIRED") == "1" {
+		t.Fatalf("%s (E2E_REQUIRED=1)", msg)
+	}
+	t.Skip(msg)
+}
+
+// nodeEnv returns the node executable and the directory of this package
+// (where package.json and node_modules are), or skips.
+func nodeEnv(t *testing.T) (node, dir string) {
+	t.Helper()
+	dir, err := os.Getwd() // go test runs in the package directory
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err = exec.LookPath("node")
+	if err != nil {
+		skipOrFail(t, "e2e: node is not on PATH; install Node.js >= 20, then `cd test/e2e && npm ci`")
+	}
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &pkg); err != nil {
+		t.Fatalf("package.json: %v", err)
+	}
+	for name, want := range pkg.Dependencies {
+		manifest := filepath.Join(dir, "node_modules", filepath.FromSlash(name), "package.json")
+		raw, err := os.ReadFile(manifest)
+		if errors.Is(err, os.ErrNotExist) {
+			skipOrFail(t, "e2e: test/e2e/node_modules is missing "+name+"; run `cd test/e2e && npm ci`")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Version string `json:"version"`
+		}
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatalf("%s: %v", manifest, err)
+		}
+		if got.Version != want {
+			t.Fatalf("e2e: node_modules has %s@%s, package.json pins %s; run `cd test/e2e && npm ci`", name, got.Version, want)
+		}
+	}
+	return node, dir
+}
+
+var (
+	buildOnce sync.Once
+	showcase  string
+	buildErr  error
+)
+
+// showcaseBinary builds examples/showcase once per test binary (with -race
+// when the tests run with -race, so server-side races surface here too).
+func showcaseBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		bin := filepath.Join(tmpDir, "showcase")
+		if runtime.GOOS == "windows" {
+			bin += ".exe"
+		}
+		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err := os.Stat(goTool); err != nil {
+			goTool = "go"
+		}
+		if err := recordInputs(goTool); err != nil {
+			buildErr = err
+			return
+		}
+		args := []string{"build", "-o", bin}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		args = append(args, "github.com/hexmcp/hexmcp/examples/showcase")
+		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, goTool, args...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			return
+		}
+		showcase = bin
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return showcase
+}
+
+// recordInputs opens every file the run depends on beyond this package: the
+// showcase's sources in this module, go.mod, go.sum and the Node scripts.
+// `go test` records the files a test opens and reuses a cached result only
+// while they are unchanged, so a change to the server or to a client
+// invalidates the cache instead of replaying a stale pass.
+func recordInputs(goTool string) error {
+	out, err := exec.Command(goTool, "list", "-deps",
+		"-f", "{{if and .Module .Module.Main}}{{range .GoFiles}}{{$.Dir}}/{{.}}\n{{end}}{{range .EmbedFiles}}{{$.Dir}}/{{.}}\n{{end}}{{end}}",
+		"github.com/hexmcp/hexmcp/examples/showcase").Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("go list the showcase's sources: %v\n%s", err, ee.Stderr)
+		}
+		return fmt.Errorf("go list the showcase's sources: %v", err)
+	}
+	files := strings.Fields(string(out))
+	root, err := exec.Command(goTool, "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		return fmt.Errorf("go list -m: %v", err)
+	}
+	for _, name := range []string{"go.mod", "go.sum"} {
+		files = append(files, filepath.Join(strings.TrimSpace(string(root)), name))
+	}
+	scripts, _ := filepath.Glob(filepath.Join("clients", "*.mjs"))
+	files = append(files, scripts...)
+	files = append(files, "package.json", "package-lock.json")
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			return err
+		}
+		_ = f.Close()
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// Running a client.
+
+type run struct {
+	raw    []byte // the document as printed
+	doc    document
+	stderr string
+}
+
+var (
+	runsMu sync.Mutex
+	runs   = map[string]*run{}
+)
+
+// runClient runs one Node client against the showcase (once per test
+// binary: later callers get the recorded run).
+func runClient(t *testing.T, name string) *run {
+	t.Helper()
+	node, dir := nodeEnv(t)
+	bin := showcaseBinary(t)
+	runsMu.Lock()
+	defer runsMu.Unlock()
+	if r, ok := runs[name]; ok {
+		return r
+	}
+	c := clients[name]
+	ctx, cancel := context.WithTimeout(context.Background(), scriptTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, c.script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SHOWCASE_BIN="+bin)
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("%s: node %s ran in %v", name, c.script, time.Since(start).Round(time.Millisecond))
+	if ctx.Err() != nil {
+		t.Fatalf("%s: timed out after %v\nstderr:\n%s", name, scriptTimeout, stderr.String())
+	}
+	if err != nil {
+		t.Fatalf("%s: %v\nstderr:\n%s\nstdout:\n%s", name, err, stderr.String(), stdout.String())
+	}
+	if strings.Contains(stderr.String(), "DATA RACE") {
+		t.Errorf("%s: the server reported a data race:\n%s", name, stderr.String())
+	}
+	r := &run{raw: stdout.Bytes(), stderr: stderr.String()}
+	if err := json.Unmarshal(r.raw, &r.doc); err != nil {
+		t.Fatalf("%s: stdout is not one JSON document: %v\nstdout:\n%s\nstderr:\n%s", name, err, stdout.String(), stderr.String())
+	}
+	runs[name] = r
+	return r
+}
+
+// ---------------------------------------------------------------------------
+// The document the clients print (see clients/common.mjs).
+
+type document struct {
+	ProtocolVersion string            `json:"protocolVersion"`
+	Handshake       *handshake        `json:"handshake"`
+	ToolsListPages  []json.RawMessage `json:"toolsListPages"`
+	ToolsListError  *rpcError         `json:"toolsListError"`
+	Tools           []tool            `json:"tools"`
+	Calls           []call            `json:"calls"`
+}
+
+type handshake struct {
+	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+}
+
+type tool struct {
+	Name         string          `json:"name"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+}
+
+type call struct {
+	Name        string          `json:"name"`
+	Arguments   json.RawMessage `json:"arguments"`
+	Result      json.RawMessage `json:"result"`
+	Error       *rpcError       `json:"error"`
+	ClientError *rpcError       `json:"clientError"`
+}
+
+type rpcError struct {
+	Code       *int            `json:"code"`
+	Message    string          `json:"message"`
+	Data       json.RawMessage `json:"data"`
+	ClientSide bool            `json:"clientSide"`
+}
+
+type content struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	Data     string          `json:"data"`
+	MimeType string          `json:"mimeType"`
+	URI      string          `json:"uri"`
+	Resource json.RawMessage `json:"resource"`
+}
+
+// callResult is a tools/call result; Fields has every member as sent.
+type callResult struct {
+	Content    []content `json:"content"`
+	IsError    bool      `json:"isError"`
+	ResultType *string   `json:"resultType"`
+	Fields     map[string]json.RawMessage
+}
+
+func (c call) String() string {
+	return fmt.Sprintf("%s(%s)", c.Name, c.Arguments)
+}
+
+// result decodes a call's result, failing the test when the call has none.
+func (c call) result(t *testing.T) callResult {
+	t.Helper()
+	if c.Result == nil {
+		t.Fatalf("%v: want a result, got error %+v", c, c.Error)
+	}
+	var r callResult
+	if err := json.Unmarshal(c.Result, &r); err != nil {
+		t.Fatalf("%v: result: %v", c, err)
+	}
+	if err := json.Unmarshal(c.Result, &r.Fields); err != nil {
+		t.Fatalf("%v: result: %v", c, err)
+	}
+	return r
+}
+
+// calls returns the recorded calls of tool name, in order.
+func (d document) calls(name string) []call {
+	var out []call
+	for _, c := range d.Calls {
+		if c.Name == name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// only returns the single recorded call of tool name.
+func (d document) only(t *testing.T, name string) call {
+	t.Helper()
+	cs := d.calls(name)
+	if len(cs) != 1 {
+		t.Fatalf("%s: want 1 recorded call, got %d", name, len(cs))
+	}
+	return cs[0]
+}
+
+// callWith returns the recorded call of tool name whose arguments have
+// member key equal to value.
+func (d document) callWith(t *testing.T, name, key string, value any) call {
+	t.Helper()
+	for _, c := range d.calls(name) {
+		var args map[string]any
+		if json.Unmarshal(c.Arguments, &args) == nil && reflect.DeepEqual(args[key], value) {
+			return c
+		}
+	}
+	t.Fatalf("%s: no recorded call with %s=%v", name, key, value)
+	return call{}
+}
+
+// ---------------------------------------------------------------------------
+// Golden files.
+
+// canonical re-encodes a JSON document: 2-space indentation, object members
+// sorted by name, numbers as sent, no HTML escaping, trailing newline.
+func canonical(raw []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func checkGolden(t *testing.T, path string, raw []byte) {
+	t.Helper()
+	got, err := canonical(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("updated %s", path)
+		return
+	}
+	want, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s is missing; create it with `go test ./test/e2e -update` and review it", path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the wire differs from %s (- golden, + got); if the change is intended, run `go test ./test/e2e -update` and review the diff:\n%s",
+			path, lineDiff(string(want), string(got)))
+	}
+}
+
+// lineDiff is a small LCS line diff showing changed lines with 2 lines of
+// context.
+func lineDiff(a, b string) string {
+	x, y := strings.Split(a, "\n"), strings.Split(b, "\n")
+	n, m := len(x), len(y)
+	lcs := make([][]int, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if x[i] == y[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	type line struct {
+		op   byte
+		at   int // 1-based line in a
+		text string
+	}
+	var ops []line
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && x[i] == y[j]:
+			ops = append(ops, line{' ', i + 1, x[i]})
+			i++
+			j++
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
+			ops = append(ops, line{'-', i + 1, x[i]})
+			i++
+		default:
+			ops = append(ops, line{'+', i + 1, y[j]})
+			j++
+		}
+	}
+	const ctx = 2
+	show := make([]bool, len(ops))
+	for k, l := range ops {
+		if l.op != ' ' {
+			for c := max(0, k-ctx); c <= min(len(ops)-1, k+ctx); c++ {
+				show[c] = true
+			}
+		}
+	}
+	var out strings.Builder
+	inHunk := false
+	for k, l := range ops {
+		if !show[k] {
+			inHunk = false
+			continue
+		}
+		if !inHunk {
+			fmt.Fprintf(&out, "@@ golden line %d @@\n", l.at)
+			inHunk = true
+		}
+		fmt.Fprintf(&out, "%c %s\n", l.op, l.text)
+	}
+	return out.String()
+}
+
+// ---------------------------------------------------------------------------
+// Assertions common to both clients.
+
+func toolNames(d document) []string {
+	names := make([]string, len(d.Tools))
+	for i, tl := range d.Tools {
+		names[i] = tl.Name
+	}
+	return names
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+func jsonEqual(t *testing.T, what string, got json.RawMessage, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Errorf("%s: %v (%s)", what, err, got)
+		return
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("%s = %s, want %s", what, got, want)
+	}
+}
+
+// text returns the text of a result's single text block.
+func text(t *testing.T, c call, r callResult) string {
+	t.Helper()
+	if len(r.Content) != 1 || r.Content[0].Type != "text" {
+		t.Errorf("%v: want one text block, got %s", c, c.Result)
+		return ""
+	}
+	return r.Content[0].Text
+}
+
+func checkCommon(t *testing.T, d document) {
+	if d.ToolsListError != nil {
+		t.Errorf("tools/list failed in the client: %+v", *d.ToolsListError)
+	}
+	if got, want := sorted(toolNames(d)), sorted(showcaseTools); !slices.Equal(got, want) {
+		t.Errorf("tools/list names = %v\nwant %v", got, want)
+	}
+
+	// Every listed tool was called, and the SDK accepted every answer.
+	wantCalls := 0
+	for _, name := range showcaseTools {
+		n := 1
+		switch name {
+		case "calculate":
+			n = 3
+		case "divideNumbers":
+			n = 2
+		}
+		wantCalls += n
+		if got := len(d.calls(name)); got != n {
+			t.Errorf("%s: %d recorded calls, want %d", name, got, n)
+		}
+	}
+	if len(d.Calls) != wantCalls {
+		t.Errorf("%d recorded calls, want %d", len(d.Calls), wantCalls)
+	}
+	for _, c := range d.Calls {
+		if c.ClientError != nil {
+			t.Errorf("%v: the SDK rejected the server's result: %+v", c, *c.ClientError)
+		}
+		if c.Error != nil && c.Error.ClientSide {
+			t.Errorf("%v: no response on the wire: %+v", c, *c.Error)
+		}
+		if c.Result == nil && c.Error == nil {
+			t.Errorf("%v: neither result nor error recorded", c)
+		}
+	}
+
+	// calculate
+	mul := d.callWith(t, "calculate", "operation", "multiply")
+	if r := mul.result(t); r.IsError || text(t, mul, r) != "18" {
+		t.Errorf("%v = %s, want text 18", mul, mul.Result)
+	}
+	div := d.callWith(t, "calculate", "operation", "divide")
+	if r := div.result(t); !r.IsError || text(t, div, r) != "Division by zero" {
+		t.Errorf("%v = %s, want isError with text %q", div, div.Result, "Division by zero")
+	}
+	// Input validation errors are tool execution errors from 2025-11-25 on.
+	mod := d.callWith(t, "calculate", "operation", "modulo")
+	if r := mod.result(t); !r.IsError || !strings.Contains(text(t, mod, r), "operation") {
+		t.Errorf("%v = %s, want isError with a text that mentions \"operation\"", mod, mod.Result)
+	}
+
+	// divideNumbers
+	dz := d.callWith(t, "divideNumbers", "b", 0.0)
+	if r := dz.result(t); !r.IsError || text(t, dz, r) != "Division by zero is not allowed" {
+		t.Errorf("%v = %s, want isError with text %q", dz, dz.Result, "Division by zero is not allowed")
+	}
+	nine := d.callWith(t, "divideNumbers", "a", 9.0)
+	if r := nine.result(t); r.IsError || text(t, nine, r) != "3" {
+		t.Errorf("%v = %s, want text 3", nine, nine.Result)
+	}
+
+	// Structured output on every revision that has it.
+	for _, tc := range []struct{ name, want string }{
+		{"get_weather", `{"temperature":22.5,"conditions":"sunny"}`},
+		{"listUsers", `{"items":[{"id":1},{"id":2}]}`},
+	} {
+		c := d.only(t, tc.name)
+		r := c.result(t)
+		sc, ok := r.Fields["structuredContent"]
+		if !ok || r.IsError {
+			t.Errorf("%v = %s, want structuredContent %s", c, c.Result, tc.want)
+			continue
+		}
+		jsonEqual(t, tc.name+" structuredContent", sc, tc.want)
+	}
+
+	// The internal error stays in the server log.
+	fail := d.only(t, "failInternally")
+	switch {
+	case fail.Error == nil:
+		t.Errorf("%v = %s, want JSON-RPC error -32603", fail, fail.Result)
+	case fail.Error.Code == nil || *fail.Error.Code != -32603:
+		t.Errorf("%v: error %+v, want code -32603", fail, *fail.Error)
+	}
+	entry, _ := json.Marshal(fail)
+	for _, secret := range []string{"password", "db.internal", "admin", "5432"} {
+		if strings.Contains(strings.ToLower(string(entry)), secret) {
+			t.Errorf("%v leaks %q to the client: %s", fail, secret, entry)
+		}
+	}
+
+	// Scalars and content.
+	for _, tc := range []struct{ name, want string }{
+		{"returnVoid", "(null)"},
+		{"getNull", "(null)"},
+		{"getBool", "true"},
+		{"getNumber", "42"},
+		{"getString", "Hello"},
+	} {
+		c := d.only(t, tc.name)
+		if r := c.result(t); r.IsError || text(t, c, r) != tc.want {
+			t.Errorf("%v = %s, want text %q", c, c.Result, tc.want)
+		}
+	}
+	if c := d.only(t, "getMultipleContent"); len(c.result(t).Content) != 3 {
+		t.Errorf("%v = %s, want 3 content blocks", c, c.Result)
+	}
+	img := d.only(t, "getImage")
+	if r := img.result(t); len(r.Content) != 1 || r.Content[0].Type != "image" || r.Content[0].MimeType != "image/png" {
+		t.Errorf("%v = %s, want one image/png image block", img, img.Result)
+	} else if b, err := base64.StdEncoding.DecodeString(r.Content[0].Data); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("%v: data is not a base64 PNG (%v)", img, err)
+	}
+	audio := d.only(t, "getAudio")
+	if r := audio.result(t); len(r.Content) != 1 || r.Content[0].Type != "audio" || r.Content[0].MimeType != "audio/wav" {
+		t.Errorf("%v = %s, want one audio/wav audio block", audio, audio.Result)
+	} else if b, err := base64.StdEncoding.DecodeString(r.Content[0].Data); err != nil || !bytes.HasPrefix(b, []byte("RIFF")) {
+		t.Errorf("%v: data is not a base64 WAV (%v)", audio, err)
+	}
+	if c := d.only(t, "getEmbeddedResource"); func() bool {
+		r := c.result(t)
+		return len(r.Content) != 1 || r.Content[0].Type != "resource" || r.Content[0].Resource == nil
+	}() {
+		t.Errorf("%v = %s, want one embedded resource block", c, c.Result)
+	}
+	if c := d.only(t, "getResourceLink"); func() bool {
+		r := c.result(t)
+		return len(r.Content) != 1 || r.Content[0].Type != "resource_link" || r.Content[0].URI != "file://data.json"
+	}() {
+		t.Errorf("%v = %s, want one resource_link block to file://data.json", c, c.Result)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Tests.
+
+func TestStdioV1(t *testing.T) {
+	r := runClient(t, "v1")
+	checkGolden(t, clients["v1"].golden, r.raw)
+	d := r.doc
+	if d.ProtocolVersion != clients["v1"].wantVersion {
+		t.Errorf("negotiated protocolVersion = %q, want %q", d.ProtocolVersion, clients["v1"].wantVersion)
+	}
+	if d.Handshake == nil || d.Handshake.Method != "initialize" || d.Handshake.Result == nil {
+		t.Errorf("handshake = %+v, want the raw initialize result", d.Handshake)
+	}
+	checkCommon(t, d)
+
+	// 2025-11-25 has structured content for objects only: a bare list is not.
+	flat := d.only(t, "listUsersFlat")
+	r1 := flat.result(t)
+	if _, ok := r1.Fields["structuredContent"]; ok {
+		t.Errorf("%v = %s, want no structuredContent at %s", flat, flat.Result, d.ProtocolVersion)
+	}
+	if !strings.Contains(text(t, flat, r1), `"id"`) {
+		t.Errorf("%v = %s, want the list serialized as text", flat, flat.Result)
+	}
+	// resultType is of the stateless era only.
+	for _, c := range d.Calls {
+		if c.Result == nil {
+			continue
+		}
+		if res := c.result(t); res.ResultType != nil {
+			t.Errorf("%v carries resultType %q at %s", c, *res.ResultType, d.ProtocolVersion)
+		}
+	}
+}
+
+func TestStdioV2(t *testing.T) {
+	r := runClient(t, "v2")
+	checkGolden(t, clients["v2"].golden, r.raw)
+	d := r.doc
+	if d.ProtocolVersion != clients["v2"].wantVersion {
+		t.Errorf("negotiated protocolVersion = %q, want %q", d.ProtocolVersion, clients["v2"].wantVersion)
+	}
+	if d.Handshake == nil || d.Handshake.Method != "server/discover" || d.Handshake.Result == nil {
+		t.Errorf("handshake = %+v, want the raw server/discover result", d.Handshake)
+	}
+	checkCommon(t, d)
+
+	// 2026-07-28 structures lists too.
+	flat := d.only(t, "listUsersFlat")
+	r2 := flat.result(t)
+	if sc, ok := r2.Fields["structuredContent"]; !ok {
+		t.Errorf("%v = %s, want the list as structuredContent at %s", flat, flat.Result, d.ProtocolVersion)
+	} else {
+		jsonEqual(t, "listUsersFlat structuredContent", sc, `[{"id":1},{"id":2}]`)
+	}
+
+	// Every result of the stateless era is complete and names the server.
+	for _, c := range d.Calls {
+		if c.Result == nil {
+			continue
+		}
+		res := c.result(t)
+		if res.ResultType == nil || *res.ResultType != "complete" {
+			t.Errorf("%v = %s, want resultType \"complete\"", c, c.Result)
+		}
+		var meta map[string]json.RawMessage
+		if m, ok := res.Fields["_meta"]; !ok || json.Unmarshal(m, &meta) != nil || meta["io.modelcontextprotocol/serverInfo"] == nil {
+			t.Errorf("%v = %s, want _meta[\"io.modelcontextprotocol/serverInfo\"]", c, c.Result)
+		}
+	}
+
+	// tools/list is cacheable in the stateless era.
+	if len(d.ToolsListPages) == 0 {
+		t.Fatal("no tools/list page recorded")
+	}
+	for i, p := range d.ToolsListPages {
+		var page map[string]json.RawMessage
+		if err := json.Unmarshal(p, &page); err != nil {
+			t.Fatal(err)
+		}
+		if page["ttlMs"] == nil || page["cacheScope"] == nil {
+			t.Errorf("tools/list page %d = %s, want ttlMs and cacheScope", i, p)
+		}
+	}
+}
+
+// TestStdioSameTools checks that both revisions list the same tools with the
+// same schemas.
+func TestStdioSameTools(t *testing.T) {
+	d1, d2 := runClient(t, "v1").doc, runClient(t, "v2").doc
+	n1, n2 := sorted(toolNames(d1)), sorted(toolNames(d2))
+	if !slices.Equal(n1, n2) {
+		t.Fatalf("tools/list differs between revisions:\nv1 %v\nv2 %v", n1, n2)
+	}
+	byName := map[string]tool{}
+	for _, tl := range d1.Tools {
+		byName[tl.Name] = tl
+	}
+	for _, tl := range d2.Tools {
+		if !bytes.Equal(mustCanonical(t, byName[tl.Name].InputSchema), mustCanonical(t, tl.InputSchema)) {
+			t.Errorf("%s: inputSchema differs between revisions:\nv1 %s\nv2 %s", tl.Name, byName[tl.Name].InputSchema, tl.InputSchema)
+		}
+	}
+}
+
+func mustCanonical(t *testing.T, raw json.RawMessage) []byte {
+	t.Helper()
+	if raw == nil {
+		return nil
+	}
+	b, err := canonical(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
