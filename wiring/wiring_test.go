@@ -1,0 +1,126 @@
+package wiring_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
+	"go.uber.org/mock/gomock"
+
+	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/mocks"
+	"github.com/hexmcp/hexmcp/wiring"
+)
+
+func hello() string { return "hello" }
+
+// memoryModule serves the engine on an in-memory transport and hands the
+// test the client end.
+func memoryModule(client **memory.Pipe) fx.Option {
+	return fx.Options(
+		fx.Provide(func() *memory.Transport {
+			t, c := memory.NewTransport()
+			*client = c
+			return t
+		}),
+		fx.Invoke(func(lc fx.Lifecycle, sd fx.Shutdowner, e *app.Engine, t *memory.Transport) {
+			wiring.Serve(lc, sd, e, t)
+		}),
+	)
+}
+
+func roundTrip(t *testing.T, c *memory.Pipe, msg string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.WriteMessage(ctx, []byte(msg)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.ReadMessage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(resp)
+}
+
+func TestCoreServesTools(t *testing.T) {
+	var client *memory.Pipe
+	a := fxtest.New(t,
+		fx.Supply(&wiring.Config{Info: domain.Implementation{Name: "wired", Version: "9"}}),
+		wiring.Core,
+		wiring.Tools(app.NewTool(hello)),
+		fx.Provide(wiring.AsTool(func() app.Tool { return app.NewTool(func() int { return 7 }, app.WithName("seven")) })),
+		memoryModule(&client),
+	)
+	a.RequireStart()
+	got := roundTrip(t, client, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"seven","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	if !strings.Contains(got, `"text":"7"`) || !strings.Contains(got, `"name":"wired"`) {
+		t.Fatal(got)
+	}
+	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hello","arguments":{"extra":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`); !strings.Contains(got, `"text":"hello"`) {
+		t.Fatal(got)
+	}
+	a.RequireStop()
+}
+
+// TestClientGoneStopsApp: when the transport ends (stdin EOF for stdio),
+// the application shuts down by itself.
+func TestClientGoneStopsApp(t *testing.T) {
+	var client *memory.Pipe
+	a := fx.New(wiring.Core, wiring.Tools(app.NewTool(hello)), memoryModule(&client), fx.NopLogger)
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	client.Close()
+	select {
+	case <-a.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the app did not shut down when the client went away")
+	}
+	if err := a.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPortsCanBeSwapped: a host app's own registry, validator and logger
+// replace the defaults just by being provided.
+func TestPortsCanBeSwapped(t *testing.T) {
+	ctrl := gomock.NewController(t)
+	reg := mocks.NewMockToolRegistry(ctrl)
+	reg.EXPECT().Add(gomock.Any()).DoAndReturn(func(rt ports.RegisteredTool) error {
+		if rt.Tool.Name != "hello" {
+			t.Errorf("registered %q", rt.Tool.Name)
+		}
+		return nil
+	})
+	val := mocks.NewMockSchemaValidator(ctrl)
+	val.EXPECT().Compile(gomock.Any()).Return(mocks.NewMockSchema(ctrl), nil)
+	log := mocks.NewMockLogger(ctrl)
+	var e *app.Engine
+	fxtest.New(t,
+		wiring.Core,
+		wiring.Tools(app.NewTool(hello)),
+		fx.Provide(
+			func() ports.ToolRegistry { return reg },
+			func() ports.SchemaValidator { return val },
+			func() ports.Logger { return log },
+		),
+		fx.Populate(&e),
+	).RequireStart().RequireStop()
+	if e == nil {
+		t.Fatal("no engine")
+	}
+}
+
+func TestBadToolStopsStart(t *testing.T) {
+	a := fx.New(wiring.Core, wiring.Tools(app.NewTool(hello, app.WithName("bad name"))), fx.Invoke(func(*app.Engine) {}), fx.NopLogger)
+	if err := a.Err(); err == nil || !strings.Contains(err.Error(), `invalid tool "bad name"`) {
+		t.Fatalf("want the tool's error, got %v", err)
+	}
+}
