@@ -7,7 +7,6 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -226,6 +225,3 @@ func compactJSON(raw []byte) []byte {
 	}
 	return out
 }
-
-// ErrNotServing is returned for work on a closed engine.
-var ErrNotServing = fmt.Errorf("app: engine closed")

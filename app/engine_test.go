@@ -101,7 +101,7 @@ func TestBadInput(t *testing.T) {
 	cases := []struct{ name, send, want string }{
 		{"invalid JSON", `{"jsonrpc":"2.0","id":1,"method":"ping"`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not valid JSON"}}`},
 		{"garbage", `not json at all`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not valid JSON"}}`},
-		{"array", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: JSON-RPC batches are not supported"}}`},
+		{"array", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: JSON-RPC batches exist only in protocol revision 2025-03-26"}}`},
 		{"scalar", `42`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a message must be a JSON-RPC 2.0 object"}}`},
 		{"string", `"ping"`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a message must be a JSON-RPC 2.0 object"}}`},
 		{"missing jsonrpc", `{"id":1,"method":"ping"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: \"jsonrpc\" must be \"2.0\""}}`},
@@ -588,4 +588,45 @@ func TestOutputSchemaInferredForStructs(t *testing.T) {
 	if s := app.NewTool(func() []int { return nil }, app.WithName("l"), app.WithOutputSchemaFrom([]int{})).Definition().OutputSchema; string(s) != `{"type":"array","items":{"type":"integer"}}` {
 		t.Fatalf("WithOutputSchemaFrom = %s", s)
 	}
+}
+
+func TestHandleMessage(t *testing.T) {
+	e := newEngine(t, app.Options{}, addTool())
+	ctx := context.Background()
+	// stateless without a session
+	got := string(e.HandleMessage(ctx, nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1},`+meta2026+`}}`)))
+	if !strings.Contains(got, `"text":"2"`) {
+		t.Fatal(got)
+	}
+	// handshake-era requests without a session are refused, never a panic
+	got = string(e.HandleMessage(ctx, nil, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1}}}`)))
+	if !strings.Contains(got, `"code":-32602`) {
+		t.Fatal(got)
+	}
+	if out := e.HandleMessage(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); out != nil {
+		t.Fatalf("a notification got %s", out)
+	}
+	// with a session
+	cl, srv := memory.NewPipe()
+	defer cl.Close()
+	sess := e.NewSession(ctx, srv)
+	defer sess.Close()
+	got = string(e.HandleMessage(ctx, sess, []byte(`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}`)))
+	if !strings.Contains(got, `"protocolVersion":"2025-06-18"`) {
+		t.Fatal(got)
+	}
+	got = string(e.HandleMessage(ctx, sess, []byte(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":2}}}`)))
+	if got != `{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"4"}]}}` {
+		t.Fatal(got)
+	}
+}
+
+func TestBatches20250326(t *testing.T) {
+	c := serve(t, newEngine(t, app.Options{}, addTool()))
+	c.initialize("2025-03-26")
+	equalJSON(t, c.roundTrip(`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"ping"},7,{"jsonrpc":"2.0","id":3,"method":"nope"}]`),
+		`[{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"3"}]}},{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a message must be a JSON-RPC 2.0 object"}},{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found: nope"}}]`)
+	equalJSON(t, c.roundTrip(`[]`), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: empty batch"}}`)
+	c.send(`[{"jsonrpc":"2.0","method":"notifications/initialized"}]`)
+	equalJSON(t, c.roundTrip(ping), pingResp) // a batch of notifications gets no answer
 }

@@ -7,6 +7,9 @@ import (
 	"io"
 	"sync"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -134,8 +137,12 @@ func (l *connLoop) read() func() {
 			continue
 		}
 		if raw[0] == '[' {
-			s.send(encodeError(newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are not supported", nil)))
-			continue
+			items, rerr := l.batch(raw)
+			if rerr != nil {
+				s.send(encodeError(rerr))
+				continue
+			}
+			return func() { l.serveBatch(items) }
 		}
 		m, rerr := decodeMessage(raw)
 		if rerr != nil {
@@ -177,5 +184,80 @@ func (l *connLoop) end(err error) {
 	if !l.ended {
 		l.ended, l.err = true, err
 		close(l.done)
+	}
+}
+
+// batch splits a JSON-RPC batch, which only sessions of a revision with
+// batches (2025-03-26) may send.
+func (l *connLoop) batch(raw []byte) ([]jsontext.Value, *rpcError) {
+	s := l.s
+	s.mu.Lock()
+	rev, initialized := s.rev, s.initialized
+	s.mu.Unlock()
+	if !initialized || !l.e.policy.Features(rev).Batches {
+		return nil, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: JSON-RPC batches exist only in protocol revision 2025-03-26", nil)
+	}
+	var items []jsontext.Value
+	if err := json.Unmarshal(raw, &items); err != nil {
+		if errors.Is(err, jsontext.ErrDuplicateName) {
+			return nil, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: duplicate member name", pointerData(err))
+		}
+		return nil, newRPCError(nil, domain.CodeParseError, "Parse error: the message is not valid JSON", nil)
+	}
+	if len(items) == 0 {
+		return nil, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: empty batch", nil)
+	}
+	return items, nil
+}
+
+// serveBatch serves the messages of a batch concurrently and sends their
+// responses as one array, in the order of the requests (nothing when the
+// batch held only notifications).
+func (l *connLoop) serveBatch(items []jsontext.Value) {
+	e, s := l.e, l.s
+	out := make([][]byte, len(items))
+	var wg sync.WaitGroup
+	for i, raw := range items {
+		if k := raw.Kind(); k != '{' {
+			out[i] = encodeError(newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: a message must be a JSON-RPC 2.0 object", nil))
+			continue
+		}
+		m, rerr := decodeMessage(raw)
+		switch {
+		case rerr != nil:
+			if m.method == "" || m.id != nil {
+				out[i] = encodeError(rerr)
+			}
+		case m.isResponse:
+		case m.id == nil:
+			e.notification(s, m)
+		case m.method == "initialize":
+			out[i] = encodeError(newRPCError(m.id, domain.CodeInvalidRequest, "Invalid Request: initialize must not be part of a batch", nil))
+		default:
+			rctx, finish, rerr := s.beginWith(s.base, m.id)
+			if rerr != nil {
+				out[i] = encodeError(rerr)
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[i] = finish(e.request(rctx, s, m))
+			}()
+		}
+	}
+	wg.Wait()
+	b := []byte{'['}
+	for _, o := range out {
+		if o == nil {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, o...)
+	}
+	if len(b) > 1 {
+		s.send(append(b, ']'))
 	}
 }

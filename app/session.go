@@ -59,9 +59,14 @@ func (s *session) wantsListChanged() bool {
 
 // HandleMessage serves one message outside a connection loop (for
 // request-response transports): it returns the response to send, or nil for
-// a notification. Stateless-era requests need no connection; handshake-era
-// ones are served by sess, which must come from [Engine.NewSession].
+// a notification. Stateless-era requests need no session (sess may be nil);
+// handshake-era ones are served by sess, which must come from
+// [Engine.NewSession]. Cancelling ctx cancels a tool call in progress.
 func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte) []byte {
+	var s *session
+	if sess != nil {
+		s = sess.s
+	}
 	m, rerr := decodeMessage(bytes.TrimSpace(raw))
 	if rerr != nil {
 		if m.method != "" && m.id == nil {
@@ -73,17 +78,19 @@ func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte) [
 		return nil
 	}
 	if m.id == nil {
-		e.notification(sess.s, m)
+		if s != nil {
+			e.notification(s, m)
+		}
 		return nil
 	}
-	if m.method != "tools/call" {
-		return e.request(ctx, sess.s, m)
+	if m.method != "tools/call" || s == nil {
+		return e.request(ctx, s, m)
 	}
-	rctx, finish, rerr := sess.s.beginWith(ctx, m.id)
+	rctx, finish, rerr := s.beginWith(ctx, m.id)
 	if rerr != nil {
 		return encodeError(rerr)
 	}
-	return finish(e.request(rctx, sess.s, m))
+	return finish(e.request(rctx, s, m))
 }
 
 // Session is a handshake-era conversation held by a transport that has no

@@ -44,6 +44,8 @@ type Features struct {
 	Era Era
 	// ToolAnnotations: Tool.annotations (2025-03-26).
 	ToolAnnotations bool
+	// Batches: JSON-RPC batches (2025-03-26 only; removed in 2025-06-18).
+	Batches bool
 	// AudioContent: content blocks of type "audio" (2025-03-26).
 	AudioContent bool
 	// ToolTitle: Tool.title and content titles (2025-06-18).
@@ -148,6 +150,9 @@ func (p RevisionPolicy) Features(r Revision) Features {
 	if r >= Revision20250326 {
 		f.ToolAnnotations = true
 		f.AudioContent = true
+	}
+	if r == Revision20250326 {
+		f.Batches = true
 	}
 	if r >= Revision20250618 {
 		f.ToolTitle = true
