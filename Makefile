@@ -8,7 +8,7 @@ GO ?= go
 run:
 	$(GO) run ./examples/showcase
 
-test: deps lint check-generated unit e2e bench-smoke
+test: deps lint check-generated bench-smoke unit e2e
 
 deps:
 	cd test/e2e && npm ci --no-audit --no-fund --loglevel=error

@@ -110,12 +110,22 @@ func (e *Engine) toolsList(m message, p *wireParams, ci callInfo) ([]byte, *rpcE
 
 // appendResultMeta appends ,"_meta":{serverInfo} for a stateless result.
 func (e *Engine) appendResultMeta(b []byte, rev domain.Revision) []byte {
-	meta, err := json.Marshal(e.resultMeta(rev), json.Deterministic(true))
-	if err != nil {
-		return b
-	}
 	b = append(b, `,"_meta":`...)
-	return append(b, meta...)
+	return append(b, e.resultMetaJSON(rev)...)
+}
+
+// resultMetaJSON is the encoded _meta of a stateless result, made once per
+// revision.
+func (e *Engine) resultMetaJSON(rev domain.Revision) []byte {
+	if b, ok := e.metaCache.Load(rev); ok {
+		return b.([]byte)
+	}
+	b, err := json.Marshal(e.resultMeta(rev), json.Deterministic(true))
+	if err != nil {
+		b = []byte("{}")
+	}
+	e.metaCache.Store(rev, b)
+	return b
 }
 
 func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
@@ -199,13 +209,11 @@ func (e *Engine) invalidArguments(m message, ci callInfo, tool, detail string) (
 }
 
 func (e *Engine) encodeCallResult(m message, ci callInfo, res *domain.CallToolResult) ([]byte, *rpcError) {
-	resultType := ""
+	resultType, addMeta := "", false
 	if ci.features.ResultType {
 		resultType = "complete"
 		if len(res.Meta) == 0 {
-			cp := *res
-			cp.Meta = e.resultMeta(ci.rev)
-			res = &cp
+			addMeta = true
 		} else if _, ok := res.Meta[metaServerInfo]; !ok {
 			cp := *res
 			cp.Meta = make(map[string]any, len(res.Meta)+1)
@@ -221,6 +229,10 @@ func (e *Engine) encodeCallResult(m message, ci callInfo, res *domain.CallToolRe
 	if err != nil {
 		e.logf(context.Background(), ports.LevelError, "mcp: encoding a tool result failed", ports.F("error", err))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+	}
+	if addMeta {
+		b = e.appendResultMeta(b[:len(b)-1], ci.rev) // reopen the result object
+		b = append(b, '}')
 	}
 	return append(b, '}'), nil
 }

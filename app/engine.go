@@ -61,6 +61,7 @@ type Engine struct {
 	stopWatch func()
 
 	listCache toolListCache
+	metaCache sync.Map // domain.Revision -> encoded result _meta
 }
 
 // NewEngine returns an engine with the given options.

@@ -630,3 +630,44 @@ func TestBatches20250326(t *testing.T) {
 	c.send(`[{"jsonrpc":"2.0","method":"notifications/initialized"}]`)
 	equalJSON(t, c.roundTrip(ping), pingResp) // a batch of notifications gets no answer
 }
+
+// TestServerShutdownDeadline: Shutdown waits for calls in flight; when its
+// context ends first, the calls' contexts are cancelled.
+func TestServerShutdownDeadline(t *testing.T) {
+	cancelled := make(chan struct{})
+	started := make(chan struct{})
+	tool := app.NewTool(func(ctx context.Context) error {
+		close(started)
+		<-ctx.Done()
+		close(cancelled)
+		return ctx.Err()
+	}, app.WithName("forever"))
+	e := newEngine(t, app.Options{}, tool)
+	tr, cl := memory.NewTransport()
+	srv := app.NewServer(e, tr)
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); !errors.Is(err, app.ErrAlreadyStarted) {
+		t.Fatalf("second Start = %v", err)
+	}
+	c := &client{t: t, pipe: cl}
+	c.initialize("2025-11-25")
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"forever"}}`)
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := srv.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown = %v, want the deadline", err)
+	}
+	select {
+	case <-cancelled:
+	default:
+		t.Fatal("the call's context was not cancelled at the deadline")
+	}
+	select {
+	case <-srv.Done():
+	default:
+		t.Fatal("Done not closed after Shutdown")
+	}
+}

@@ -28,11 +28,10 @@ func (w *StructuredWarning) String() string {
 
 // WrapOutcome is what [RevisionPolicy.WrapValue] decides for one call.
 type WrapOutcome struct {
-	// Result is ready to send (already shaped for the revision).
+	// Result is ready to send (already shaped for the revision). Its
+	// structuredContent, if any, must still be checked against the tool's
+	// outputSchema.
 	Result *CallToolResult
-	// Structured is true when Result.StructuredContent was produced from the
-	// value and must be checked against the tool's outputSchema.
-	Structured bool
 	// Warning is set when the outputSchema cannot be honoured.
 	Warning *StructuredWarning
 }
@@ -120,7 +119,6 @@ func (p RevisionPolicy) WrapValue(tool *Tool, value any, r Revision) (WrapOutcom
 			}
 		}
 		res.StructuredContent = raw
-		out.Structured = true
 	} else {
 		out.Warning = p.warn(tool, value, shape, r)
 	}

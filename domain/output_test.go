@@ -89,9 +89,6 @@ func TestWrapValueTable(t *testing.T) {
 			if got != c.want {
 				t.Fatalf("\n got: %s\nwant: %s", got, c.want)
 			}
-			if out.Structured != (out.Result.StructuredContent != nil) && c.name != "complete result" {
-				t.Fatalf("Structured = %v but structuredContent = %s", out.Structured, out.Result.StructuredContent)
-			}
 		})
 	}
 }
