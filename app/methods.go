@@ -10,15 +10,6 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// methodEras says in which eras a method exists.
-var methodEras = map[string]struct{ handshake, stateless bool }{
-	"initialize":      {handshake: true},
-	"ping":            {handshake: true},
-	"server/discover": {stateless: true},
-	"tools/list":      {handshake: true, stateless: true},
-	"tools/call":      {handshake: true, stateless: true},
-}
-
 // callInfo is what a request knows about its revision and client.
 type callInfo struct {
 	era           domain.Era
@@ -32,8 +23,7 @@ type callInfo struct {
 
 // request serves one request and returns the encoded response.
 func (e *Engine) request(ctx context.Context, s *session, m message) []byte {
-	eras, known := methodEras[m.method]
-	if !known {
+	if !e.policy.KnowsMethod(m.method) {
 		return encodeError(newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method, nil))
 	}
 	p, rerr := decodeParams(m.params, m.id)
@@ -44,7 +34,7 @@ func (e *Engine) request(ctx context.Context, s *session, m message) []byte {
 	if rerr != nil {
 		return encodeError(rerr)
 	}
-	if ci.era == domain.EraStateless && !eras.stateless || ci.era == domain.EraHandshake && !eras.handshake {
+	if !e.policy.MethodExists(ci.rev, m.method) {
 		return encodeError(newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method+" does not exist in protocol revision "+string(ci.rev), nil))
 	}
 	var (

@@ -1,0 +1,31 @@
+package domain
+
+// methodEras says in which eras a request method of the tools surface
+// exists: ping and initialize belong to the handshake era (2026-07-28
+// removed them), server/discover to the stateless era.
+var methodEras = map[string]struct{ handshake, stateless bool }{
+	"initialize":      {handshake: true},
+	"ping":            {handshake: true},
+	"server/discover": {stateless: true},
+	"tools/list":      {handshake: true, stateless: true},
+	"tools/call":      {handshake: true, stateless: true},
+}
+
+// KnowsMethod reports whether method is a request method this SDK serves in
+// some revision.
+func (p RevisionPolicy) KnowsMethod(method string) bool {
+	_, ok := methodEras[method]
+	return ok
+}
+
+// MethodExists reports whether method exists in revision r.
+func (p RevisionPolicy) MethodExists(r Revision, method string) bool {
+	eras, ok := methodEras[method]
+	if !ok {
+		return false
+	}
+	if p.Features(r).Era == EraStateless {
+		return eras.stateless
+	}
+	return eras.handshake
+}
