@@ -154,6 +154,8 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 		}
 	}
 	rc := &RequestContext{engine: e, id: m.id, info: ci, tool: name}
+	rc.related, _ = ctx.Value(relatedKey{}).(ports.MessageWriter)
+	rc.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
 	value, err := e.invoke(context.WithValue(ctx, requestKey{}, rc), rt, args)
 	var res *domain.CallToolResult
 	if err != nil {

@@ -591,44 +591,59 @@ func TestOutputSchemaInferredForStructs(t *testing.T) {
 }
 
 func TestHandleMessage(t *testing.T) {
-	e := newEngine(t, app.Options{}, addTool())
+	progress := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+		if err := rc.ReportProgress(ctx, 1, 0, "step"); err != nil {
+			return "", err
+		}
+		tr := rc.Transport()
+		return fmt.Sprintf("%s %s %s", rc.Revision(), tr.Header["X-Trace"], tr.Principal.Subject), nil
+	}, app.WithName("progress"))
+	e := newEngine(t, app.Options{}, addTool(), progress)
 	ctx := context.Background()
 	// stateless without a session
-	got := string(e.HandleMessage(ctx, nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1},`+meta2026+`}}`)))
+	got := string(e.HandleMessage(ctx, nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1},`+meta2026+`}}`), nil))
 	if !strings.Contains(got, `"text":"2"`) {
 		t.Fatal(got)
 	}
 	// handshake-era requests without a session are refused, never a panic
-	got = string(e.HandleMessage(ctx, nil, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1}}}`)))
+	got = string(e.HandleMessage(ctx, nil, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1}}}`), nil))
 	if !strings.Contains(got, `"code":-32602`) {
 		t.Fatal(got)
 	}
-	if out := e.HandleMessage(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); out != nil {
+	if out := e.HandleMessage(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil); out != nil {
 		t.Fatalf("a notification got %s", out)
 	}
-	// with a session
-	cl, srv := memory.NewPipe()
-	defer cl.Close()
-	sess := e.NewSession(ctx, srv)
+	// with a session, whose state can be stored and restored elsewhere
+	sess := e.NewSession(ctx, "s-1", nil)
 	defer sess.Close()
-	got = string(e.HandleMessage(ctx, sess, []byte(`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}`)))
+	got = string(e.HandleMessage(ctx, sess, []byte(`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"cli","version":"2"}}}`), nil))
 	if !strings.Contains(got, `"protocolVersion":"2025-06-18"`) {
 		t.Fatal(got)
 	}
-	got = string(e.HandleMessage(ctx, sess, []byte(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":2}}}`)))
+	st := sess.State()
+	if st.ID != "s-1" || !st.Initialized || st.Revision != "2025-06-18" || st.Client.Name != "cli" || string(st.Capabilities) != `{"roots":{}}` {
+		t.Fatalf("State = %+v", st)
+	}
+	other := newEngine(t, app.Options{}, addTool(), progress)
+	restored := other.RestoreSession(ctx, st, nil)
+	defer restored.Close()
+	got = string(other.HandleMessage(ctx, restored, []byte(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":2}}}`), nil))
 	if got != `{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"4"}]}}` {
 		t.Fatal(got)
 	}
-}
-
-func TestBatches20250326(t *testing.T) {
-	c := serve(t, newEngine(t, app.Options{}, addTool()))
-	c.initialize("2025-03-26")
-	equalJSON(t, c.roundTrip(`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"ping"},7,{"jsonrpc":"2.0","id":3,"method":"nope"}]`),
-		`[{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"3"}]}},{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a message must be a JSON-RPC 2.0 object"}},{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found: nope"}}]`)
-	equalJSON(t, c.roundTrip(`[]`), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: empty batch"}}`)
-	c.send(`[{"jsonrpc":"2.0","method":"notifications/initialized"}]`)
-	equalJSON(t, c.roundTrip(ping), pingResp) // a batch of notifications gets no answer
+	// related notifications go to the request's own writer; transport info reaches the handler
+	related, relatedEnd := memory.NewPipe()
+	tctx := app.WithTransportInfo(ctx, app.TransportInfo{Header: map[string][]string{"X-Trace": {"abc"}}, Principal: &ports.Principal{Subject: "alice"}})
+	got = string(other.HandleMessage(tctx, restored, []byte(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":7}}}`), relatedEnd))
+	if got != `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"2025-06-18 [abc] alice"}]}}` {
+		t.Fatal(got)
+	}
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	note, err := related.ReadMessage(rctx)
+	if err != nil || string(note) != `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1,"message":"step"}}` {
+		t.Fatalf("related notification = %s, %v", note, err)
+	}
 }
 
 // TestServerShutdownDeadline: Shutdown waits for calls in flight; when its
@@ -669,5 +684,26 @@ func TestServerShutdownDeadline(t *testing.T) {
 	case <-srv.Done():
 	default:
 		t.Fatal("Done not closed after Shutdown")
+	}
+}
+
+func TestInspect(t *testing.T) {
+	for raw, want := range map[string]app.MessageInfo{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1},` + meta2026 + `}}`: {Kind: app.KindRequest, ID: json.RawMessage(`1`), Method: "tools/call", ProtocolVersion: "2026-07-28", Name: "add", Arguments: json.RawMessage(`{"a":1}`)},
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`:                                                      {Kind: app.KindNotification, Method: "notifications/initialized"},
+		`{"jsonrpc":"2.0","id":"r","result":{}}`:                                                                      {Kind: app.KindResponse, ID: json.RawMessage(`"r"`)},
+		`{"jsonrpc":"2.0","id":2,"Method":"x"}`:                                                                       {Kind: app.KindInvalid, ID: json.RawMessage(`2`)},
+		`nope`:                                                                                                        {Kind: app.KindInvalid},
+	} {
+		got := app.Inspect([]byte(raw))
+		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+			t.Errorf("Inspect(%s)\n got %+v\nwant %+v", raw, got, want)
+		}
+	}
+	if !app.Inspect([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta2026 + `}}`)).Stateless() {
+		t.Error("a request with the version in _meta is stateless")
+	}
+	if app.Inspect([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{` + meta2026 + `}}`)).Stateless() {
+		t.Error("initialize is never stateless")
 	}
 }

@@ -36,11 +36,11 @@ func FuzzHandleMessage(f *testing.F) {
 		f.Fatal(err)
 	}
 	_, srv := memory.NewPipe()
-	sess := e.NewSession(context.Background(), srv)
+	sess := e.NewSession(context.Background(), "fuzz", srv)
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		for _, s := range []*app.Session{nil, sess} {
-			out := e.HandleMessage(ctx, s, msg)
+			out := e.HandleMessage(ctx, s, msg, nil)
 			if out == nil {
 				continue
 			}

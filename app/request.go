@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 type requestKey struct{}
@@ -20,10 +21,12 @@ type requestKey struct{}
 // Get it with [RequestFrom], or take a *RequestContext parameter in a handler
 // given to [NewTool]. It is valid only while the handler runs.
 type RequestContext struct {
-	engine *Engine
-	id     jsontext.Value
-	info   callInfo
-	tool   string
+	engine  *Engine
+	id      jsontext.Value
+	info    callInfo
+	tool    string
+	related ports.MessageWriter // the request's own stream, if any
+	trans   TransportInfo
 
 	mu           sync.Mutex
 	lastProgress float64
@@ -109,8 +112,8 @@ func (rc *RequestContext) ReportProgress(ctx context.Context, progress, total fl
 	if math.IsNaN(progress) || math.IsInf(progress, 0) {
 		return errors.New("mcp: progress must be a finite number")
 	}
-	s := rc.info.session
-	if s == nil {
+	w, s := rc.related, rc.info.session
+	if w == nil && s == nil {
 		return nil
 	}
 	rc.mu.Lock()
@@ -132,6 +135,35 @@ func (rc *RequestContext) ReportProgress(ctx context.Context, progress, total fl
 		return err
 	}
 	rc.lastProgress, rc.progressSent = progress, true
+	if w != nil {
+		return w.WriteMessage(ctx, msg)
+	}
 	s.send(msg)
 	return nil
 }
+
+// TransportInfo is what the transport knows about a request: for HTTP its
+// headers and the authenticated principal. Transports attach it with
+// [WithTransportInfo]; handlers read it with [RequestContext.Transport].
+type TransportInfo struct {
+	// Header holds the request's headers, keys in canonical form
+	// (http.Header can wrap it). Nil on transports without headers.
+	Header map[string][]string
+	// Principal is who the request comes from, when an authenticator
+	// vouched for it.
+	Principal *ports.Principal
+	// RemoteAddr is the peer's network address, when known.
+	RemoteAddr string
+}
+
+type transportKey struct{}
+
+// WithTransportInfo returns ctx carrying info for the requests served with
+// it. Transport adapters call it.
+func WithTransportInfo(ctx context.Context, info TransportInfo) context.Context {
+	return context.WithValue(ctx, transportKey{}, info)
+}
+
+// Transport returns what the transport told about the request (zero on
+// stdio).
+func (rc *RequestContext) Transport() TransportInfo { return rc.trans }

@@ -17,8 +17,10 @@ import (
 // holds the negotiated revision and client; stateless-era requests on the
 // same connection use none of it.
 type session struct {
-	e    *Engine
-	conn ports.Conn
+	e *Engine
+	// conn receives the session's own messages (responses on a connection,
+	// server-initiated notifications); nil drops them.
+	conn ports.MessageWriter
 
 	// base is the parent of every handler context: it outlives the serve
 	// context (so a graceful stop lets calls finish) and is cancelled by
@@ -30,6 +32,7 @@ type session struct {
 	broken bool
 
 	mu          sync.Mutex
+	id          string
 	initialized bool // initialize answered
 	ready       bool // notifications/initialized received
 	rev         domain.Revision
@@ -42,7 +45,7 @@ type session struct {
 func (s *session) send(msg []byte) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if s.broken {
+	if s.broken || s.conn == nil {
 		return
 	}
 	if err := s.conn.WriteMessage(s.base, msg); err != nil {
@@ -58,11 +61,15 @@ func (s *session) wantsListChanged() bool {
 }
 
 // HandleMessage serves one message outside a connection loop (for
-// request-response transports): it returns the response to send, or nil for
-// a notification. Stateless-era requests need no session (sess may be nil);
-// handshake-era ones are served by sess, which must come from
-// [Engine.NewSession]. Cancelling ctx cancels a tool call in progress.
-func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte) []byte {
+// request-response transports such as Streamable HTTP): it returns the
+// response to send, or nil for a notification or a client response.
+// Notifications that belong to the request (progress) go to related, or to
+// the session's writer when related is nil.
+//
+// Stateless-era requests need no session (sess may be nil); handshake-era
+// ones are served by sess, from [Engine.NewSession] or
+// [Engine.RestoreSession]. Cancelling ctx cancels a tool call in progress.
+func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte, related ports.MessageWriter) []byte {
 	var s *session
 	if sess != nil {
 		s = sess.s
@@ -83,6 +90,9 @@ func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte) [
 		}
 		return nil
 	}
+	if related != nil {
+		ctx = context.WithValue(ctx, relatedKey{}, related)
+	}
 	if m.method != "tools/call" || s == nil {
 		return e.request(ctx, s, m)
 	}
@@ -93,23 +103,59 @@ func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte) [
 	return finish(e.request(rctx, s, m))
 }
 
+// relatedKey carries a request's own writer for related notifications.
+type relatedKey struct{}
+
 // Session is a handshake-era conversation held by a transport that has no
 // long-lived connection of its own (such as Streamable HTTP).
 type Session struct{ s *session }
 
-// NewSession returns a session whose server-to-client messages go to out.
-func (e *Engine) NewSession(ctx context.Context, out ports.Conn) *Session {
-	s := &session{e: e, conn: out, inflight: make(map[string]context.CancelFunc)}
+// NewSession returns a new, uninitialized session with the given id (the
+// transport mints it). Server-initiated messages (list-changed
+// notifications) go to out, which may be nil until a stream is attached
+// with [Session.SetWriter].
+func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWriter) *Session {
+	s := &session{e: e, id: id, conn: out, inflight: make(map[string]context.CancelFunc)}
 	s.base, s.abort = context.WithCancel(context.WithoutCancel(ctx))
 	context.AfterFunc(e.abortCtx, s.abort)
 	e.track(s)
 	return &Session{s: s}
 }
 
+// RestoreSession rebuilds a session from a stored state, so that a session
+// created by another server instance can be served here.
+func (e *Engine) RestoreSession(ctx context.Context, st ports.SessionState, out ports.MessageWriter) *Session {
+	sess := e.NewSession(ctx, st.ID, out)
+	s := sess.s
+	s.initialized, s.ready, s.rev, s.client = st.Initialized, st.Initialized, st.Revision, st.Client
+	if len(st.Capabilities) > 0 {
+		s.caps = jsontext.Value(st.Capabilities)
+	}
+	return sess
+}
+
+// State returns what must be stored to restore the session elsewhere.
+// Created and LastSeen are left to the store.
+func (sess *Session) State() ports.SessionState {
+	s := sess.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ports.SessionState{ID: s.id, Initialized: s.initialized, Revision: s.rev, Client: s.client, Capabilities: json.RawMessage(s.caps)}
+}
+
+// SetWriter attaches (or, with nil, detaches) the writer that receives the
+// session's server-initiated messages, such as the standalone GET stream.
+func (sess *Session) SetWriter(w ports.MessageWriter) {
+	s := sess.s
+	s.wmu.Lock()
+	s.conn, s.broken = w, false
+	s.wmu.Unlock()
+}
+
 // Close ends the session, cancelling its running requests.
-func (s *Session) Close() {
-	s.s.abort()
-	s.s.e.untrack(s.s)
+func (sess *Session) Close() {
+	sess.s.abort()
+	sess.s.e.untrack(sess.s)
 }
 
 // idKey is the key of a request id in the in-flight map.

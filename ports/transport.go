@@ -5,6 +5,14 @@ import (
 	"time"
 )
 
+// MessageWriter sends messages to a client: a connection, or the SSE stream
+// of one HTTP request.
+type MessageWriter interface {
+	// WriteMessage sends one message. The engine calls it from one goroutine
+	// at a time; msg must not be kept after it returns.
+	WriteMessage(ctx context.Context, msg []byte) error
+}
+
 // Conn is one bidirectional stream of JSON-RPC messages: a stdio pipe, a
 // WebSocket, an in-memory pipe. One message is one JSON text, without
 // framing.
