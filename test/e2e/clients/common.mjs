@@ -22,6 +22,21 @@ export const CALL_PLAN = {
   // every other tool: [{}]
 };
 
+/** The transport to use: stdio (default), http or ws, from $E2E_TRANSPORT. */
+export function transportKind() {
+  return process.env.E2E_TRANSPORT || 'stdio';
+}
+
+/** The server's URL for the network transports, or exit 1 when it is not given. */
+export function serverURL() {
+  const url = process.env.SHOWCASE_URL;
+  if (!url) {
+    process.stderr.write('SHOWCASE_URL is not set: point it at a running showcase (http://…/mcp or ws://…/ws)\n');
+    process.exit(1);
+  }
+  return new URL(url);
+}
+
 /** The server binary, or exit 1 when it is not given. */
 export function serverBinary() {
   const bin = process.env.SHOWCASE_BIN;
@@ -137,7 +152,7 @@ export async function run({ client, transport, listTools, describe }) {
   try {
     await client.connect(transport);
   } catch (err) {
-    process.stderr.write(`failed to connect to ${process.env.SHOWCASE_BIN}: ${err?.stack ?? err}\n`);
+    process.stderr.write(`failed to connect to ${process.env.SHOWCASE_URL ?? process.env.SHOWCASE_BIN}: ${err?.stack ?? err}\n`);
     process.exit(1);
   }
   const doc = { ...(await describe(client, tap, connectMark)) };

@@ -3,11 +3,29 @@
 // 2025-11-25. Prints one JSON document on stdout (see common.mjs).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 
-import { run, serverBinary } from './common.mjs';
+import { run, serverBinary, serverURL, transportKind } from './common.mjs';
 
-const transport = new StdioClientTransport({ command: serverBinary(), args: [], stderr: 'inherit' });
+// $E2E_TRANSPORT picks the transport: stdio (spawns $SHOWCASE_BIN), http
+// (Streamable HTTP at $SHOWCASE_URL) or ws (WebSocket at $SHOWCASE_URL).
+let transport;
+switch (transportKind()) {
+  case 'http':
+    transport = new StreamableHTTPClientTransport(serverURL());
+    break;
+  case 'ws': {
+    // Node 20 has no global WebSocket: the client takes the ws package's.
+    const { WebSocket } = await import('ws');
+    globalThis.WebSocket ??= WebSocket;
+    transport = new WebSocketClientTransport(serverURL());
+    break;
+  }
+  default:
+    transport = new StdioClientTransport({ command: serverBinary(), args: [], stderr: 'inherit' });
+}
 const client = new Client({ name: 'hexmcp-e2e-v1', version: '1.0.0' }, { capabilities: {} });
 
 await run({

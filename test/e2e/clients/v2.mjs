@@ -3,18 +3,22 @@
 // `server/discover` (on a disposable sibling process, as the SDK does for its
 // own stdio transport) and there is no `initialize`. Prints one JSON document
 // on stdout (see common.mjs).
-import { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-import { run, serverBinary } from './common.mjs';
+import { run, serverBinary, serverURL, transportKind } from './common.mjs';
 
 const PINNED = '2026-07-28';
+// $E2E_V2_MODE=auto lets the client pick the era (it tries the stateless
+// one first); otherwise the client is pinned to 2026-07-28.
+const MODE = process.env.E2E_V2_MODE === 'auto' ? 'auto' : { pin: PINNED };
 
-const transport = new StdioClientTransport({ command: serverBinary(), args: [], stderr: 'inherit' });
-const client = new Client(
-  { name: 'hexmcp-e2e-v2', version: '2.0.0' },
-  { capabilities: {}, versionNegotiation: { mode: { pin: PINNED } } }
-);
+// $E2E_TRANSPORT: stdio (spawns $SHOWCASE_BIN) or http ($SHOWCASE_URL).
+const transport =
+  transportKind() === 'http'
+    ? new StreamableHTTPClientTransport(serverURL())
+    : new StdioClientTransport({ command: serverBinary(), args: [], stderr: 'inherit' });
+const client = new Client({ name: 'hexmcp-e2e-v2', version: '2.0.0' }, { capabilities: {}, versionNegotiation: { mode: MODE } });
 
 await run({
   client,
