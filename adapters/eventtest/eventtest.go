@@ -1,0 +1,312 @@
+// Package eventtest is the contract suite of the [ports.EventStore] port:
+// every event store adapter (the in-memory one, or one a host app writes on
+// a shared store) must pass Run.
+package eventtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// collect replays after id and returns the events seen.
+func collect(t *testing.T, s ports.EventStore, id string) (string, []ports.Event, error) {
+	t.Helper()
+	var got []ports.Event
+	stream, err := s.Replay(context.Background(), id, func(e ports.Event) error {
+		e.Data = append([]byte(nil), e.Data...)
+		got = append(got, e)
+		return nil
+	})
+	return stream, got, err
+}
+
+// appendN appends n events "<prefix><i>" to stream and returns their ids.
+func appendN(t *testing.T, s ports.EventStore, stream, prefix string, n int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range n {
+		id, err := s.Append(context.Background(), stream, fmt.Appendf(nil, "%s%d", prefix, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = id
+	}
+	return ids
+}
+
+// check verifies that got holds, in order, the events ids[from:] of stream
+// with data "<prefix><i>".
+func check(t *testing.T, got []ports.Event, stream, prefix string, ids []string, from int) {
+	t.Helper()
+	if len(got) != len(ids)-from {
+		t.Fatalf("replayed %d events, want %d: %v", len(got), len(ids)-from, got)
+	}
+	for k, e := range got {
+		i := from + k
+		if e.ID != ids[i] || e.StreamID != stream || string(e.Data) != fmt.Sprintf("%s%d", prefix, i) {
+			t.Fatalf("event %d = {ID:%q StreamID:%q Data:%q}, want {ID:%q StreamID:%q Data:%q}",
+				k, e.ID, e.StreamID, e.Data, ids[i], stream, fmt.Sprintf("%s%d", prefix, i))
+		}
+	}
+}
+
+// Run checks a store made fresh by newStore for each subtest. The store
+// must keep at least 500 events per stream and 100 streams for as long as
+// a subtest runs.
+func Run(t *testing.T, newStore func(t *testing.T) ports.EventStore) {
+	ctx := context.Background()
+
+	t.Run("IDsUniqueAcrossStreams", func(t *testing.T) {
+		s := newStore(t)
+		// Names that a naive "<stream>:<seq>" id would confuse.
+		streams := []string{"a", "b", "a:1", "1:a", "a:1:1", "", "a.1", "a_1", "a-1", "a/1 b", "é"}
+		seen := map[string]string{}
+		ids := map[string][]string{}
+		for i := range 5 {
+			for _, st := range streams {
+				id, err := s.Append(ctx, st, fmt.Appendf(nil, "%s|%d", st, i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if id == "" || strings.ContainsAny(id, "\r\n\x00") {
+					t.Fatalf("id %q cannot be an SSE id", id)
+				}
+				if prev, dup := seen[id]; dup {
+					t.Fatalf("id %q given to streams %q and %q", id, prev, st)
+				}
+				seen[id] = st
+				ids[st] = append(ids[st], id)
+			}
+		}
+		for _, st := range streams {
+			name, got, err := collect(t, s, ids[st][0])
+			if err != nil {
+				t.Fatalf("stream %q: %v", st, err)
+			}
+			if name != st {
+				t.Fatalf("Replay of an id of %q returned stream %q", st, name)
+			}
+			if len(got) != 4 {
+				t.Fatalf("stream %q: replayed %d events, want 4", st, len(got))
+			}
+			for k, e := range got {
+				if e.ID != ids[st][k+1] || e.StreamID != st || string(e.Data) != fmt.Sprintf("%s|%d", st, k+1) {
+					t.Fatalf("stream %q event %d = %+v", st, k, e)
+				}
+			}
+		}
+	})
+
+	t.Run("ReplayAfterMiddle", func(t *testing.T) {
+		s := newStore(t)
+		ids := appendN(t, s, "s", "m", 10)
+		name, got, err := collect(t, s, ids[4])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name != "s" {
+			t.Fatalf("stream = %q, want s", name)
+		}
+		check(t, got, "s", "m", ids, 5)
+		// Replaying again gives the same events, and the ones appended since.
+		ids = append(ids, appendN(t, s, "s", "x", 1)...)
+		_, got, err = collect(t, s, ids[4])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 6 || got[5].ID != ids[10] || string(got[5].Data) != "x0" || string(got[0].Data) != "m5" {
+			t.Fatalf("second replay = %v", got)
+		}
+		_, got, err = collect(t, s, ids[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 10 || got[0].ID != ids[1] {
+			t.Fatalf("replay after the first = %v", got)
+		}
+	})
+
+	t.Run("ReplayAfterLast", func(t *testing.T) {
+		s := newStore(t)
+		ids := appendN(t, s, "last", "e", 3)
+		name, got, err := collect(t, s, ids[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name != "last" || len(got) != 0 {
+			t.Fatalf("Replay after the last = %q, %v; want \"last\" and no events", name, got)
+		}
+	})
+
+	t.Run("UnknownIDIsNotFound", func(t *testing.T) {
+		s := newStore(t)
+		appendN(t, s, "s", "e", 2)
+		other := newStore(t)
+		foreign := appendN(t, other, "s", "e", 1)[0]
+		for _, id := range []string{"", "no-such-id"} {
+			called := false
+			_, err := s.Replay(ctx, id, func(ports.Event) error { called = true; return nil })
+			if !errors.Is(err, ports.ErrEventNotFound) {
+				t.Errorf("Replay(%q) = %v, want ErrEventNotFound", id, err)
+			}
+			if called {
+				t.Errorf("Replay(%q) called fn", id)
+			}
+		}
+		empty := newStore(t)
+		if _, err := empty.Replay(ctx, foreign, func(ports.Event) error { return nil }); !errors.Is(err, ports.ErrEventNotFound) {
+			t.Errorf("Replay on an empty store = %v, want ErrEventNotFound", err)
+		}
+	})
+
+	t.Run("TwoStreamsDontMix", func(t *testing.T) {
+		s := newStore(t)
+		var a, b []string
+		for i := range 6 {
+			a = append(a, appendN(t, s, "A", fmt.Sprintf("a%d_", i), 1)...)
+			b = append(b, appendN(t, s, "B", fmt.Sprintf("b%d_", i), 1)...)
+		}
+		for _, tc := range []struct {
+			name string
+			ids  []string
+		}{{"A", a}, {"B", b}} {
+			name, got, err := collect(t, s, tc.ids[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name != tc.name || len(got) != 4 {
+				t.Fatalf("Replay from %s's second = %q, %v", tc.name, name, got)
+			}
+			for k, e := range got {
+				want := fmt.Sprintf("%s%d_0", strings.ToLower(tc.name), k+2)
+				if e.StreamID != tc.name || e.ID != tc.ids[k+2] || string(e.Data) != want {
+					t.Fatalf("stream %s event %d = %+v, want data %q", tc.name, k, e, want)
+				}
+			}
+		}
+	})
+
+	t.Run("AppendCopiesData", func(t *testing.T) {
+		s := newStore(t)
+		first := appendN(t, s, "s", "e", 1)[0]
+		buf := []byte(`{"jsonrpc":"2.0"}`)
+		if _, err := s.Append(ctx, "s", buf); err != nil {
+			t.Fatal(err)
+		}
+		copy(buf, "XXXX")
+		_, got, err := collect(t, s, first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || string(got[0].Data) != `{"jsonrpc":"2.0"}` {
+			t.Fatalf("replayed %v", got)
+		}
+	})
+
+	t.Run("FnErrorStopsReplay", func(t *testing.T) {
+		s := newStore(t)
+		ids := appendN(t, s, "s", "e", 5)
+		stop := errors.New("client gone")
+		calls := 0
+		name, err := s.Replay(ctx, ids[0], func(ports.Event) error {
+			calls++
+			if calls == 2 {
+				return stop
+			}
+			return nil
+		})
+		if !errors.Is(err, stop) || calls != 2 {
+			t.Fatalf("Replay = %q, %v after %d calls; want fn's error after 2", name, err, calls)
+		}
+		// The store is still usable.
+		if _, got, err := collect(t, s, ids[0]); err != nil || len(got) != 4 {
+			t.Fatalf("Replay after a stopped one = %v, %v", got, err)
+		}
+	})
+
+	t.Run("Concurrent", func(t *testing.T) {
+		s := newStore(t)
+		seed := appendN(t, s, "shared", "seed", 1)[0]
+		const writers, n = 8, 50
+		own := make([][]string, writers)
+		var mu sync.Mutex
+		sharedIDs := map[string]string{} // data -> id
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				stream := fmt.Sprintf("own%d", w)
+				for i := range n {
+					id, err := s.Append(ctx, stream, fmt.Appendf(nil, "o%d", i))
+					if err != nil {
+						t.Errorf("Append: %v", err)
+						return
+					}
+					own[w] = append(own[w], id)
+					data := fmt.Sprintf("w%d_%d", w, i)
+					id, err = s.Append(ctx, "shared", []byte(data))
+					if err != nil {
+						t.Errorf("Append: %v", err)
+						return
+					}
+					mu.Lock()
+					sharedIDs[data] = id
+					mu.Unlock()
+					if i%10 == 0 {
+						if _, err := s.Replay(ctx, seed, func(ports.Event) error { return nil }); err != nil {
+							t.Errorf("Replay during appends: %v", err)
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		for w := range writers {
+			_, got, err := collect(t, s, own[w][0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != n-1 {
+				t.Fatalf("own%d: replayed %d events, want %d", w, len(got), n-1)
+			}
+			for k, e := range got {
+				if e.ID != own[w][k+1] || string(e.Data) != fmt.Sprintf("o%d", k+1) {
+					t.Fatalf("own%d event %d = %+v", w, k, e)
+				}
+			}
+		}
+		_, got, err := collect(t, s, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != writers*n {
+			t.Fatalf("shared: replayed %d events, want %d", len(got), writers*n)
+		}
+		next := make([]int, writers) // each writer's events come in its order
+		seen := map[string]bool{}
+		for _, e := range got {
+			if seen[e.ID] {
+				t.Fatalf("shared: event %q replayed twice", e.ID)
+			}
+			seen[e.ID] = true
+			if sharedIDs[string(e.Data)] != e.ID {
+				t.Fatalf("shared: event %q has id %q, Append returned %q", e.Data, e.ID, sharedIDs[string(e.Data)])
+			}
+			var w, i int
+			if _, err := fmt.Sscanf(string(e.Data), "w%d_%d", &w, &i); err != nil || i != next[w] {
+				t.Fatalf("shared: event %q out of order", e.Data)
+			}
+			next[w]++
+		}
+	})
+}

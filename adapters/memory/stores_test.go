@@ -1,0 +1,293 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hexmcp/hexmcp/adapters/eventtest"
+	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/adapters/sessiontest"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+func TestSessionStoreContract(t *testing.T) {
+	sessiontest.Run(t, func(_ *testing.T, c ports.Clock) ports.SessionStore {
+		return memory.NewSessionStore(memory.SessionStoreOptions{Clock: c})
+	})
+}
+
+func TestSessionStoreExpiryContract(t *testing.T) {
+	for _, idle := range []time.Duration{0, time.Minute} { // 0: the default
+		want := idle
+		if want == 0 {
+			want = memory.DefaultIdleTimeout
+		}
+		t.Run(want.String(), func(t *testing.T) {
+			sessiontest.RunExpiry(t, want, func(_ *testing.T, c ports.Clock) ports.SessionStore {
+				return memory.NewSessionStore(memory.SessionStoreOptions{IdleTimeout: idle, Clock: c})
+			})
+		})
+	}
+}
+
+func TestEventStoreContract(t *testing.T) {
+	eventtest.Run(t, func(*testing.T) ports.EventStore {
+		return memory.NewEventStore(memory.EventStoreOptions{})
+	})
+}
+
+func newSessions(idle time.Duration, max int) (*memory.SessionStore, *sessiontest.FakeClock) {
+	c := sessiontest.NewFakeClock(sessiontest.Start)
+	return memory.NewSessionStore(memory.SessionStoreOptions{IdleTimeout: idle, MaxSessions: max, Clock: c}), c
+}
+
+func mustCreate(t *testing.T, s ports.SessionStore, id string) {
+	t.Helper()
+	if err := s.Create(context.Background(), ports.SessionState{ID: id}); err != nil {
+		t.Fatalf("Create %s: %v", id, err)
+	}
+}
+
+func TestSessionIdleExpiry(t *testing.T) {
+	ctx := context.Background()
+	s, c := newSessions(time.Minute, 0)
+	mustCreate(t, s, "a")
+	mustCreate(t, s, "b")
+	c.Advance(40 * time.Second)
+	if _, err := s.Get(ctx, "a"); err != nil { // a's LastSeen moves on
+		t.Fatal(err)
+	}
+	c.Advance(20*time.Second + time.Nanosecond) // b idle for 1m+1ns, a for 20s
+	if _, err := s.Get(ctx, "b"); !errors.Is(err, ports.ErrSessionNotFound) {
+		t.Fatalf("Get of an idle session = %v", err)
+	}
+	if n := s.Len(); n != 1 {
+		t.Fatalf("Len = %d, want 1", n)
+	}
+	// An old LastSeen given to Create counts.
+	if err := s.Create(ctx, ports.SessionState{ID: "old", LastSeen: c.Now().Add(-50 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, "new")
+	c.Advance(15 * time.Second) // old: 65s, a: 35s, new: 15s
+	if n := s.Sweep(); n != 1 {
+		t.Fatalf("Sweep dropped %d sessions, want 1", n)
+	}
+	if _, err := s.Get(ctx, "old"); !errors.Is(err, ports.ErrSessionNotFound) {
+		t.Fatalf("Get of a swept session = %v", err)
+	}
+	c.Advance(time.Hour)
+	if n := s.Sweep(); n != 2 {
+		t.Fatalf("Sweep dropped %d sessions, want 2", n)
+	}
+	if n := s.Len(); n != 0 {
+		t.Fatalf("Len = %d, want 0", n)
+	}
+}
+
+func TestSessionDefaults(t *testing.T) {
+	ctx := context.Background()
+	s := memory.NewSessionStore(memory.SessionStoreOptions{})
+	if err := s.Create(ctx, ports.SessionState{ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, "a")
+	if err != nil || got.Created.IsZero() || got.LastSeen.Before(got.Created) {
+		t.Fatalf("Get = %+v, %v", got, err)
+	}
+	if err := s.Create(ctx, ports.SessionState{}); err == nil {
+		t.Fatal("Create with an empty id succeeded")
+	}
+	if err := s.Create(ctx, ports.SessionState{ID: "a"}); !errors.Is(err, memory.ErrDuplicateSession) {
+		t.Fatalf("duplicate Create = %v, want ErrDuplicateSession", err)
+	}
+
+	// The default bound is 10,000 sessions.
+	d, _ := newSessions(0, 0)
+	for i := range memory.DefaultMaxSessions {
+		if err := d.Create(ctx, ports.SessionState{ID: fmt.Sprint(i)}); err != nil {
+			t.Fatalf("Create %d: %v", i, err)
+		}
+	}
+	if err := d.Create(ctx, ports.SessionState{ID: "one more"}); !errors.Is(err, ports.ErrTooManySessions) {
+		t.Fatalf("Create beyond the default bound = %v", err)
+	}
+}
+
+func TestSessionMaxSessions(t *testing.T) {
+	ctx := context.Background()
+	s, c := newSessions(time.Minute, 2)
+	mustCreate(t, s, "a")
+	c.Advance(30 * time.Second)
+	mustCreate(t, s, "b")
+	err := s.Create(ctx, ports.SessionState{ID: "c"})
+	if !errors.Is(err, ports.ErrTooManySessions) {
+		t.Fatalf("Create beyond MaxSessions = %v, want ErrTooManySessions", err)
+	}
+	if _, err := s.Get(ctx, "c"); !errors.Is(err, ports.ErrSessionNotFound) {
+		t.Fatalf("refused session stored: Get = %v", err)
+	}
+	// Deleting frees a place.
+	if err := s.Delete(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, "b")
+	// Expired sessions are reclaimed first: a expires, b does not.
+	c.Advance(31 * time.Second)
+	mustCreate(t, s, "c")
+	if _, err := s.Get(ctx, "a"); !errors.Is(err, ports.ErrSessionNotFound) {
+		t.Fatalf("reclaimed session: Get = %v", err)
+	}
+	if _, err := s.Get(ctx, "b"); err != nil {
+		t.Fatalf("live session lost: %v", err)
+	}
+	if err := s.Create(ctx, ports.SessionState{ID: "d"}); !errors.Is(err, ports.ErrTooManySessions) {
+		t.Fatalf("Create beyond MaxSessions = %v, want ErrTooManySessions", err)
+	}
+}
+
+func newEvents(opts memory.EventStoreOptions) (*memory.EventStore, *sessiontest.FakeClock) {
+	c := sessiontest.NewFakeClock(sessiontest.Start)
+	opts.Clock = c
+	return memory.NewEventStore(opts), c
+}
+
+func appendEvents(t *testing.T, s ports.EventStore, stream string, n int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range n {
+		id, err := s.Append(context.Background(), stream, fmt.Appendf(nil, "%s%d", stream, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = id
+	}
+	return ids
+}
+
+// replay returns the data of the events after id.
+func replay(s ports.EventStore, id string) ([]string, error) {
+	var got []string
+	_, err := s.Replay(context.Background(), id, func(e ports.Event) error {
+		got = append(got, string(e.Data))
+		return nil
+	})
+	return got, err
+}
+
+func wantReplay(t *testing.T, s ports.EventStore, id string, want ...string) {
+	t.Helper()
+	got, err := replay(s, id)
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("Replay(%q) = %q, %v; want %q", id, got, err, want)
+	}
+}
+
+func wantNotFound(t *testing.T, s ports.EventStore, id string) {
+	t.Helper()
+	if got, err := replay(s, id); !errors.Is(err, ports.ErrEventNotFound) || got != nil {
+		t.Fatalf("Replay(%q) = %q, %v; want ErrEventNotFound", id, got, err)
+	}
+}
+
+func TestEventTrimming(t *testing.T) {
+	s, _ := newEvents(memory.EventStoreOptions{MaxEventsPerStream: 3})
+	ids := appendEvents(t, s, "s", 5) // keeps s2, s3, s4
+	wantNotFound(t, s, ids[0])        // s1 is gone: resuming would lose it
+	wantReplay(t, s, ids[1], "s2", "s3", "s4")
+	wantReplay(t, s, ids[2], "s3", "s4")
+	wantReplay(t, s, ids[4])
+	more := appendEvents(t, s, "s", 1)
+	wantNotFound(t, s, ids[1])
+	wantReplay(t, s, ids[2], "s3", "s4", "s0")
+	wantReplay(t, s, more[0])
+}
+
+func TestEventMaxStreams(t *testing.T) {
+	s, _ := newEvents(memory.EventStoreOptions{MaxStreams: 2})
+	a := appendEvents(t, s, "a", 2)
+	b := appendEvents(t, s, "b", 2)
+	appendEvents(t, s, "a", 1) // b is now the least recently appended
+	c := appendEvents(t, s, "c", 2)
+	if n := s.Len(); n != 2 {
+		t.Fatalf("Len = %d, want 2", n)
+	}
+	wantNotFound(t, s, b[0])
+	wantReplay(t, s, a[0], "a1", "a0")
+	wantReplay(t, s, c[0], "c1")
+	// A new stream under an evicted name does not answer the old ids.
+	appendEvents(t, s, "b", 3)
+	wantNotFound(t, s, b[0])
+	wantNotFound(t, s, a[0])
+}
+
+func TestEventTTL(t *testing.T) {
+	s, c := newEvents(memory.EventStoreOptions{TTL: time.Minute})
+	old := appendEvents(t, s, "s", 3)
+	other := appendEvents(t, s, "other", 1)
+	c.Advance(30 * time.Second)
+	recent := appendEvents(t, s, "s", 1)
+	c.Advance(30 * time.Second) // the first events are exactly a minute old: kept
+	wantReplay(t, s, old[0], "s1", "s2", "s0")
+	c.Advance(time.Nanosecond)
+	wantNotFound(t, s, old[0])
+	wantNotFound(t, s, old[1])
+	wantReplay(t, s, old[2], "s0") // the event before the oldest kept: nothing lost
+	wantNotFound(t, s, other[0])   // a stream whose events have all expired is gone
+	if n := s.Len(); n != 1 {
+		t.Fatalf("Len = %d, want 1", n)
+	}
+	c.Advance(time.Minute)
+	wantNotFound(t, s, recent[0])
+	if n := s.Len(); n != 0 {
+		t.Fatalf("Len = %d, want 0", n)
+	}
+	// Appending to an expired stream's name starts afresh.
+	fresh := appendEvents(t, s, "s", 2)
+	wantReplay(t, s, fresh[0], "s1")
+	wantNotFound(t, s, recent[0])
+}
+
+func TestEventDeleteStream(t *testing.T) {
+	s, _ := newEvents(memory.EventStoreOptions{})
+	a := appendEvents(t, s, "a", 2)
+	b := appendEvents(t, s, "b", 2)
+	s.DeleteStream("a")
+	s.DeleteStream("unknown")
+	wantNotFound(t, s, a[0])
+	wantReplay(t, s, b[0], "b1")
+	again := appendEvents(t, s, "a", 2)
+	wantNotFound(t, s, a[0])
+	wantNotFound(t, s, a[1])
+	wantReplay(t, s, again[0], "a1")
+	if n := s.Len(); n != 2 {
+		t.Fatalf("Len = %d, want 2", n)
+	}
+}
+
+func TestEventIDs(t *testing.T) {
+	s, _ := newEvents(memory.EventStoreOptions{})
+	ids := appendEvents(t, s, "s", 3)
+	// An id of another store (a restarted server) is unknown to this one.
+	other, _ := newEvents(memory.EventStoreOptions{})
+	otherIDs := appendEvents(t, other, "s", 3)
+	for i := range ids {
+		if ids[i] == otherIDs[i] {
+			t.Fatalf("two stores gave the same id %q", ids[i])
+		}
+	}
+	wantNotFound(t, s, otherIDs[0])
+	// Made-up ids near real ones.
+	for _, id := range []string{ids[0] + "x", ids[0] + ".1", "x" + ids[0], ids[0][:len(ids[0])-1] + "0", ids[0][:len(ids[0])-1] + "9", ids[0][:len(ids[0])-1] + "-1", ids[0][:len(ids[0])-1] + "18446744073709551615"} {
+		wantNotFound(t, s, id)
+	}
+	// A cancelled context stops a replay.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Replay(ctx, ids[0], func(ports.Event) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Replay with a cancelled context = %v", err)
+	}
+}

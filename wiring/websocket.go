@@ -1,0 +1,77 @@
+package wiring
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/hexmcp/hexmcp/adapters/slogger"
+	"github.com/hexmcp/hexmcp/adapters/websocket"
+	"github.com/hexmcp/hexmcp/adapters/zaplogger"
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// WebSocketParams are what the WebSocket module takes from the graph.
+type WebSocketParams struct {
+	fx.In
+
+	Lifecycle fx.Lifecycle
+	Engine    *app.Engine
+	Options   *websocket.Options `optional:"true"`
+	Logger    ports.Logger       `optional:"true"`
+	Slog      *slog.Logger       `optional:"true"`
+	Zap       *zap.Logger        `optional:"true"`
+}
+
+// NewWebSocketHandler returns the WebSocket handler serving the engine,
+// configured by an optional *websocket.Options in the graph. Its Logger
+// defaults to the engine's choice: the graph's ports.Logger, *slog.Logger or
+// *zap.Logger, else standard error. On the application's stop it shuts
+// the handler down gracefully, within the stop deadline, and then cancels
+// the calls still running.
+func NewWebSocketHandler(p WebSocketParams) *websocket.Handler {
+	var o websocket.Options
+	if p.Options != nil {
+		o = *p.Options
+	}
+	if o.Logger == nil {
+		switch {
+		case p.Logger != nil:
+			o.Logger = p.Logger
+		case p.Slog != nil:
+			o.Logger = slogger.New(p.Slog)
+		case p.Zap != nil:
+			o.Logger = zaplogger.New(p.Zap)
+		default:
+			o.Logger = slogger.New(slog.New(slog.NewTextHandler(os.Stderr, nil)))
+		}
+	}
+	h := websocket.NewHandler(p.Engine, o)
+	p.Lifecycle.Append(fx.Hook{
+		OnStop: func(ctx context.Context) error {
+			err := h.Shutdown(ctx)
+			if err != nil {
+				p.Engine.Abort()
+			}
+			return err
+		},
+	})
+	return h
+}
+
+// WebSocket provides *websocket.Handler, the MCP-over-WebSocket endpoint of
+// the engine. It starts no listener: an HTTP listener module mounts the
+// handler (at /ws by convention) next to its other endpoints, e.g.
+//
+//	fx.Invoke(func(mux *http.ServeMux, ws *websocket.Handler) { mux.Handle("/ws", ws) })
+//
+// Supply a *websocket.Options to configure it:
+//
+//	fx.Supply(&websocket.Options{AllowedOrigins: []string{"http://localhost:6274"}})
+var WebSocket = fx.Module("hexmcp.websocket",
+	fx.Provide(NewWebSocketHandler),
+)
