@@ -134,7 +134,7 @@ func TestBadInput(t *testing.T) {
 			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: _meta[\"io.modelcontextprotocol/clientCapabilities\"] is required and must be an object"}}`},
 		{"stateless ping", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{` + meta2026 + `}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: ping does not exist in protocol revision 2026-07-28"}}`},
 		{"discover without _meta", `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"hexmcp-server","version":"0.0.0"}}}}`},
-		{"initialize in a stateless request", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",` + meta2026 + `}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: the session is already initialized"}}`},
+		{"initialize in a stateless request", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",` + meta2026 + `}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: initialize does not exist in protocol revision 2026-07-28"}}`},
 		{"bad progress token", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":{}}}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: _meta.progressToken must be a string or a number"}}`},
 	}
 	for _, tc := range cases {
@@ -202,9 +202,10 @@ func TestStatelessOnlyConnection(t *testing.T) {
 	if !strings.Contains(got, `"resultType":"complete","content":[{"type":"text","text":"4"}]`) {
 		t.Fatal(got)
 	}
-	// initialize is a handshake-era method even when _meta names 2026-07-28
+	// initialize does not exist in the stateless era, even on a connection
+	// that has not initialized
 	got = c.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},` + meta2026 + `}}`)
-	if !strings.Contains(got, `"protocolVersion":"2025-11-25"`) {
+	if !strings.Contains(got, `"code":-32601`) {
 		t.Fatal(got)
 	}
 }
@@ -703,7 +704,7 @@ func TestInspect(t *testing.T) {
 	if !app.Inspect([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta2026 + `}}`)).Stateless() {
 		t.Error("a request with the version in _meta is stateless")
 	}
-	if app.Inspect([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{` + meta2026 + `}}`)).Stateless() {
-		t.Error("initialize is never stateless")
+	if !app.Inspect([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{` + meta2026 + `}}`)).Stateless() {
+		t.Error("an initialize carrying the stateless _meta is stateless (and then unknown)")
 	}
 }

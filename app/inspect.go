@@ -37,9 +37,11 @@ type MessageInfo struct {
 }
 
 // Stateless reports whether the message is a stateless-era request or
-// notification (it names a protocol version in _meta and is not initialize).
+// notification: it names a protocol version in _meta. (An initialize that
+// does is stateless too, and answered -32601: the method does not exist in
+// the stateless era.)
 func (mi MessageInfo) Stateless() bool {
-	return mi.ProtocolVersion != "" && mi.Method != "initialize"
+	return mi.ProtocolVersion != ""
 }
 
 // Inspect decodes raw as the engine would, strictly, and reports what it

@@ -62,8 +62,10 @@ func (e *Engine) request(ctx context.Context, s *session, m message) []byte {
 
 // resolve finds the era and revision of a request. A request whose _meta
 // names a protocol version is served statelessly (2026-07-28 on), on any
-// connection; any other request belongs to the connection's handshake-era
-// session, which must have been initialized (ping excepted).
+// connection, whatever its method (so an initialize carrying it is answered
+// -32601: the method does not exist there); any other request belongs to the
+// connection's handshake-era session, which must have been initialized (ping
+// excepted).
 func (e *Engine) resolve(s *session, m message, p *wireParams) (callInfo, *rpcError) {
 	ci := callInfo{session: s}
 	if p.Meta != nil {
@@ -74,7 +76,7 @@ func (e *Engine) resolve(s *session, m message, p *wireParams) (callInfo, *rpcEr
 			}
 		}
 	}
-	if p.Meta != nil && p.Meta.ProtocolVersion != nil && m.method != "initialize" {
+	if p.Meta != nil && p.Meta.ProtocolVersion != nil {
 		v, ok := stringParam(p.Meta.ProtocolVersion)
 		if !ok {
 			return ci, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaProtocolVersion+`"] must be a string`, nil)

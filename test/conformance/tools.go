@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"sync"
+	"time"
+
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// The tools below are the ones the official conformance suite calls, with
+// the names, arguments and results its scenarios assert (read from the
+// scenario sources of @modelcontextprotocol/conformance 0.1.16 and
+// 0.2.0-alpha.12). Nothing else is registered: every tool in tools/list is
+// one a scenario looks for.
+
+// notYet is the message of the tools whose behaviour needs a part of the
+// protocol this SDK does not serve yet. Their scenarios are listed in the
+// baselines; the message says why they fail.
+func notYet(feature string) string {
+	return fmt.Sprintf("hexmcp does not implement %s yet (issue 5): this tool cannot do what the scenario asks", feature)
+}
+
+// conformanceTools returns every tool the server registers. e is the
+// engine they are registered on (test_trigger_tool_change changes its tool
+// list).
+func conformanceTools(e *app.Engine) []app.Tool {
+	return []app.Tool{
+		// tools-call-simple-text
+		app.NewTool(func() string { return "This is a simple text response for testing." },
+			app.WithName("test_simple_text"),
+			app.WithDescription("Returns one text block.")),
+
+		// tools-call-image
+		app.NewTool(func() domain.Content { return domain.Image(redPixelPNG(), "image/png") },
+			app.WithName("test_image_content"),
+			app.WithDescription("Returns one image block: a 1x1 red PNG.")),
+
+		// tools-call-audio (the scenario requires mimeType audio/wav)
+		app.NewTool(func() domain.Content { return domain.Audio(silentWAV(), "audio/wav") },
+			app.WithName("test_audio_content"),
+			app.WithDescription("Returns one audio block: a short silent WAV.")),
+
+		// tools-call-embedded-resource (uri, mimeType and text are checked)
+		app.NewTool(func() domain.Content {
+			return domain.EmbeddedText("test://embedded-resource", "This is an embedded resource content.", "text/plain")
+		},
+			app.WithName("test_embedded_resource"),
+			app.WithDescription("Returns one embedded text resource.")),
+
+		// tools-call-mixed-content: text, image and resource blocks
+		app.NewTool(func() []domain.Content {
+			return []domain.Content{
+				domain.Text("Multiple content types test:"),
+				domain.Image(redPixelPNG(), "image/png"),
+				domain.EmbeddedText("test://mixed-content-resource", `{"test":"data","value":123}`, "application/json"),
+			}
+		},
+			app.WithName("test_multiple_content_types"),
+			app.WithDescription("Returns a text, an image and an embedded resource block.")),
+
+		// tools-call-error: a tool error is a result with isError:true
+		app.NewTool(func() error {
+			return domain.NewToolError("This tool intentionally returns an error for testing")
+		},
+			app.WithName("test_error_handling"),
+			app.WithDescription("Always fails with a tool error (isError: true).")),
+
+		// tools-call-with-progress: 0, 50, 100 of 100, about 50 ms apart
+		app.NewTool(toolWithProgress,
+			app.WithName("test_tool_with_progress"),
+			app.WithDescription("Reports progress 0, 50 and 100 of 100 when the call carries a progressToken.")),
+
+		// json-schema-2020-12: the input schema must be listed verbatim
+		app.NewRawTool("json_schema_2020_12_tool", json.RawMessage(jsonSchema202012),
+			func(_ context.Context, args json.RawMessage) (any, error) {
+				return "JSON Schema 2020-12 tool called with: " + string(args), nil
+			},
+			app.WithDescription("Tool with JSON Schema 2020-12 features ($schema, $defs, $anchor, allOf/anyOf, if/then/else).")),
+
+		// http-custom-header-server-validation (2026-07-28): a string
+		// argument mirrored into the Mcp-Param-Region header (x-mcp-header),
+		// which the transport checks against the body.
+		app.NewRawTool("test_custom_header", json.RawMessage(customHeaderSchema),
+			func(_ context.Context, args json.RawMessage) (any, error) {
+				return "Called with " + string(args), nil
+			},
+			app.WithDescription("Takes a region that clients mirror into the Mcp-Param-Region header.")),
+
+		// server-stateless (2026-07-28): a call that needs a client
+		// capability the client did not declare is -32021 with
+		// data.requiredCapabilities naming it.
+		app.NewTool(missingCapability,
+			app.WithName("test_missing_capability"),
+			app.WithDescription("Needs the client's sampling capability: without it the call is MissingRequiredClientCapability (-32021).")),
+
+		// server-stateless: a tool response stream carries notifications and
+		// the result, never a request of the server's own.
+		app.NewTool(func() string {
+			return "No elicitation was requested: " + notYet("elicitation") + ". The response stream carries only this result."
+		},
+			app.WithName("test_streaming_elicitation"),
+			app.WithDescription("Used to check that a response stream carries no server-to-client request.")),
+
+		// server-stateless: no notifications/message without _meta logLevel.
+		app.NewTool(func() string {
+			return "No log message was sent: " + notYet("logging") + "."
+		},
+			app.WithName("test_logging_tool"),
+			app.WithDescription("Used to check that no log notification is sent when the request set no log level.")),
+
+		// server-stateless calls it once server/discover advertises
+		// tools.listChanged (with subscriptions/listen, issue 5).
+		app.NewTool(triggerToolChange(e),
+			app.WithName("test_trigger_tool_change"),
+			app.WithDescription("Adds or removes a transient tool, so that the tool list changes.")),
+
+		// Scenarios of later issues: the tools exist, so that the
+		// scenario's failure says what is missing rather than "unknown tool".
+		app.NewTool(func(struct {
+			Prompt string `json:"prompt" description:"The prompt to send to the LLM."`
+		}) error {
+			return domain.NewToolError(notYet("sampling (sampling/createMessage)"))
+		},
+			app.WithName("test_sampling"),
+			app.WithDescription("Would ask the client for an LLM completion (sampling/createMessage).")),
+		app.NewTool(func(struct {
+			Message string `json:"message" description:"The message to show the user."`
+		}) error {
+			return domain.NewToolError(notYet("elicitation (elicitation/create)"))
+		},
+			app.WithName("test_elicitation"),
+			app.WithDescription("Would ask the user for input (elicitation/create).")),
+		app.NewTool(func() error { return domain.NewToolError(notYet("elicitation (elicitation/create)")) },
+			app.WithName("test_elicitation_sep1034_defaults"),
+			app.WithDescription("Would elicit with default values for every primitive type (SEP-1034).")),
+		app.NewTool(func() error { return domain.NewToolError(notYet("elicitation (elicitation/create)")) },
+			app.WithName("test_elicitation_sep1330_enums"),
+			app.WithDescription("Would elicit with the enum schemas of SEP-1330.")),
+		app.NewTool(func() error { return domain.NewToolError(notYet("logging (notifications/message)")) },
+			app.WithName("test_tool_with_logging"),
+			app.WithDescription("Would send three info log messages while it runs.")),
+	}
+}
+
+func toolWithProgress(ctx context.Context, rc *app.RequestContext) (string, error) {
+	for i, p := range []float64{0, 50, 100} {
+		if i > 0 {
+			if err := sleep(ctx, 50*time.Millisecond); err != nil {
+				return "", err
+			}
+		}
+		if err := rc.ReportProgress(ctx, p, 100, fmt.Sprintf("step %d of 3", i+1)); err != nil {
+			return "", err
+		}
+	}
+	if !rc.CanReportProgress() {
+		return "Done (no progressToken, so no progress was reported).", nil
+	}
+	return "Done: progress 0, 50 and 100 of 100 reported.", nil
+}
+
+func missingCapability(rc *app.RequestContext) (string, error) {
+	if !rc.HasClientCapability("sampling") {
+		return "", domain.NewProtocolError(domain.CodeMissingClientCapability,
+			"Missing required client capability: sampling",
+			map[string]any{"requiredCapabilities": map[string]any{"sampling": map[string]any{}}})
+	}
+	return "", domain.NewToolError("The client declared sampling, but " + notYet("sampling"))
+}
+
+// transientTool is the tool test_trigger_tool_change adds and removes.
+const transientTool = "conformance_transient_tool"
+
+func triggerToolChange(e *app.Engine) func() (string, error) {
+	var mu sync.Mutex
+	return func() (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if e.RemoveTool(transientTool) {
+			return "removed " + transientTool, nil
+		}
+		err := e.AddTool(app.NewTool(func() string { return "transient" },
+			app.WithName(transientTool),
+			app.WithDescription("Added by test_trigger_tool_change.")))
+		if err != nil {
+			return "", err
+		}
+		return "added " + transientTool, nil
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// jsonSchema202012 is the input schema the json-schema-2020-12 scenario
+// expects back from tools/list, keyword for keyword.
+const jsonSchema202012 = `{
+	"$schema": "https://json-schema.org/draft/2020-12/schema",
+	"type": "object",
+	"$defs": {
+		"address": {
+			"$anchor": "addressDef",
+			"type": "object",
+			"properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+		}
+	},
+	"properties": {
+		"name": {"type": "string"},
+		"address": {"$ref": "#/$defs/address"},
+		"contactMethod": {"type": "string", "enum": ["phone", "email"]},
+		"phone": {"type": "string"},
+		"email": {"type": "string"}
+	},
+	"allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+	"if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+	"then": {"required": ["phone"]},
+	"else": {"required": ["email"]},
+	"additionalProperties": false
+}`
+
+// customHeaderSchema marks region with x-mcp-header (2026-07-28 Streamable
+// HTTP, "Custom Headers from Tool Parameters").
+const customHeaderSchema = `{
+	"type": "object",
+	"properties": {
+		"region": {"type": "string", "description": "Any text; sent in the Mcp-Param-Region header too.", "x-mcp-header": "Region"}
+	},
+	"required": ["region"]
+}`
+
+var (
+	pngOnce sync.Once
+	pngData []byte
+)
+
+// redPixelPNG is a valid 1x1 red PNG, encoded once.
+func redPixelPNG() []byte {
+	pngOnce.Do(func() {
+		img := image.NewRGBA(image.Rect(0, 0, 1, 1))
+		img.Set(0, 0, color.RGBA{R: 255, A: 255})
+		var b bytes.Buffer
+		if err := png.Encode(&b, img); err != nil {
+			panic(err) // cannot happen for an in-memory image
+		}
+		pngData = b.Bytes()
+	})
+	return pngData
+}
+
+// silentWAV is a valid RIFF/WAVE file: 8 kHz, mono, 16-bit PCM, 10 ms of
+// silence.
+func silentWAV() []byte {
+	const (
+		rate     = 8000
+		channels = 1
+		bits     = 16
+		samples  = rate / 100
+	)
+	dataLen := samples * channels * bits / 8
+	var b bytes.Buffer
+	w := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) }
+	b.WriteString("RIFF")
+	w(uint32(36 + dataLen))
+	b.WriteString("WAVEfmt ")
+	w(uint32(16))                         // fmt chunk size
+	w(uint16(1))                          // PCM
+	w(uint16(channels))                   // channels
+	w(uint32(rate))                       // sample rate
+	w(uint32(rate * channels * bits / 8)) // byte rate
+	w(uint16(channels * bits / 8))        // block align
+	w(uint16(bits))                       // bits per sample
+	b.WriteString("data")
+	w(uint32(dataLen))
+	b.Write(make([]byte, dataLen))
+	return b.Bytes()
+}
