@@ -70,6 +70,7 @@ func Inspect(raw []byte) MessageInfo {
 		mi.ProtocolVersion, _ = stringParam(p.Meta.ProtocolVersion)
 	}
 	mi.Name, _ = stringParam(p.Name)
+	mi.URI, _ = stringParam(p.URI)
 	if p.Arguments != nil {
 		mi.Arguments = json.RawMessage(p.Arguments)
 	}

@@ -34,6 +34,8 @@ type wireParams struct {
 	Arguments jsontext.Value `json:"arguments"`
 	// tools/list
 	Cursor jsontext.Value `json:"cursor"`
+	// resources/read
+	URI jsontext.Value `json:"uri"`
 	// initialize
 	ProtocolVersion jsontext.Value `json:"protocolVersion"`
 	Capabilities    jsontext.Value `json:"capabilities"`

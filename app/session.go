@@ -33,6 +33,7 @@ type session struct {
 
 	mu          sync.Mutex
 	id          string
+	owner       string // who the session belongs to (transport-defined)
 	initialized bool // initialize answered
 	ready       bool // notifications/initialized received
 	rev         domain.Revision
@@ -127,7 +128,7 @@ func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWri
 func (e *Engine) RestoreSession(ctx context.Context, st ports.SessionState, out ports.MessageWriter) *Session {
 	sess := e.NewSession(ctx, st.ID, out)
 	s := sess.s
-	s.initialized, s.ready, s.rev, s.client = st.Initialized, st.Initialized, st.Revision, st.Client
+	s.initialized, s.ready, s.rev, s.client, s.owner = st.Initialized, st.Initialized, st.Revision, st.Client, st.Owner
 	if len(st.Capabilities) > 0 {
 		s.caps = jsontext.Value(st.Capabilities)
 	}
@@ -140,7 +141,16 @@ func (sess *Session) State() ports.SessionState {
 	s := sess.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return ports.SessionState{ID: s.id, Initialized: s.initialized, Revision: s.rev, Client: s.client, Capabilities: json.RawMessage(s.caps)}
+	return ports.SessionState{ID: s.id, Owner: s.owner, Initialized: s.initialized, Revision: s.rev, Client: s.client, Capabilities: json.RawMessage(s.caps)}
+}
+
+// SetOwner records who the session belongs to (for HTTP, the
+// authenticated subject), kept in its [ports.SessionState] so that every
+// server instance can refuse the session to anyone else.
+func (sess *Session) SetOwner(owner string) {
+	sess.s.mu.Lock()
+	sess.s.owner = owner
+	sess.s.mu.Unlock()
 }
 
 // SetWriter attaches (or, with nil, detaches) the writer that receives the
@@ -206,6 +216,13 @@ func (s *session) begin(id jsontext.Value) (context.Context, func([]byte), *rpcE
 func (s *session) beginWith(parent context.Context, id jsontext.Value) (context.Context, func([]byte) []byte, *rpcError) {
 	key := idKey(canonicalID(id))
 	ctx, cancel := context.WithCancel(parent)
+	if parent != s.base {
+		// A call served through HandleMessage also ends with its session
+		// (Session.Close, Engine.Abort).
+		stop := context.AfterFunc(s.base, cancel)
+		inner := cancel
+		cancel = func() { stop(); inner() }
+	}
 	s.mu.Lock()
 	if _, dup := s.inflight[key]; dup {
 		s.mu.Unlock()

@@ -62,6 +62,9 @@ type Features struct {
 	LastModified bool
 	// Icons: icons on tools and resource links (2025-11-25).
 	Icons bool
+	// SSEPriming: a server starts an SSE stream with an event that has an id
+	// and no data, so that the client can resume it at once (2025-11-25).
+	SSEPriming bool
 	// InputErrorsAsResults: arguments that fail the input schema are reported
 	// as a tool result with isError (SEP-1303, 2025-11-25); before, as -32602.
 	InputErrorsAsResults bool
@@ -165,6 +168,7 @@ func (p RevisionPolicy) Features(r Revision) Features {
 	if r >= Revision20251125 {
 		f.Icons = true
 		f.InputErrorsAsResults = true
+		f.SSEPriming = true
 	}
 	if r >= Revision20260728 {
 		f.Era = EraStateless
@@ -172,6 +176,7 @@ func (p RevisionPolicy) Features(r Revision) Features {
 		f.ResultType = true
 		f.Caching = true
 		f.ListChangedViaListen = true
+		f.SSEPriming = false // no resumability without sessions
 	}
 	return f
 }

@@ -16,6 +16,10 @@ import (
 type SessionState struct {
 	// ID is the session id the transport minted (Mcp-Session-Id).
 	ID string
+	// Owner is who the session belongs to (for HTTP, the authenticated
+	// subject; empty without authentication). A transport refuses the
+	// session to requests from anyone else, on every instance.
+	Owner string
 	// Initialized is set once initialize has been answered.
 	Initialized bool
 	// Revision is the negotiated protocol revision.
@@ -70,6 +74,9 @@ type EventStore interface {
 	// lastEventID that came after it, and returns that stream's id. An
 	// unknown or expired id is an error wrapping ErrEventNotFound.
 	Replay(ctx context.Context, lastEventID string, fn func(Event) error) (streamID string, err error)
+	// DeleteStream forgets a stream's events (its session ended); deleting
+	// an unknown stream is not an error.
+	DeleteStream(ctx context.Context, streamID string) error
 }
 
 // ErrEventNotFound is wrapped by Replay's error for an id the store does

@@ -209,12 +209,13 @@ func (s *EventStore) Replay(ctx context.Context, lastEventID string, fn func(por
 // DeleteStream drops a stream and its events, for when its session ends.
 // Later Replays of its ids fail; a later Append to the same streamID starts
 // a new stream. Deleting an unknown stream does nothing.
-func (s *EventStore) DeleteStream(streamID string) {
+func (s *EventStore) DeleteStream(_ context.Context, streamID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st := s.byName[streamID]; st != nil {
 		s.remove(st)
 	}
+	return nil
 }
 
 // Len returns the number of streams kept (it drops the expired ones).

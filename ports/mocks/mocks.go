@@ -1113,6 +1113,44 @@ func (c *MockEventStoreAppendCall) DoAndReturn(f func(context.Context, string, [
 	return c
 }
 
+// DeleteStream mocks base method.
+func (m *MockEventStore) DeleteStream(ctx context.Context, streamID string) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "DeleteStream", ctx, streamID)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// DeleteStream indicates an expected call of DeleteStream.
+func (mr *MockEventStoreMockRecorder) DeleteStream(ctx, streamID any) *MockEventStoreDeleteStreamCall {
+	mr.mock.ctrl.T.Helper()
+	call := mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "DeleteStream", reflect.TypeOf((*MockEventStore)(nil).DeleteStream), ctx, streamID)
+	return &MockEventStoreDeleteStreamCall{Call: call}
+}
+
+// MockEventStoreDeleteStreamCall wrap *gomock.Call
+type MockEventStoreDeleteStreamCall struct {
+	*gomock.Call
+}
+
+// Return rewrite *gomock.Call.Return
+func (c *MockEventStoreDeleteStreamCall) Return(arg0 error) *MockEventStoreDeleteStreamCall {
+	c.Call = c.Call.Return(arg0)
+	return c
+}
+
+// Do rewrite *gomock.Call.Do
+func (c *MockEventStoreDeleteStreamCall) Do(f func(context.Context, string) error) *MockEventStoreDeleteStreamCall {
+	c.Call = c.Call.Do(f)
+	return c
+}
+
+// DoAndReturn rewrite *gomock.Call.DoAndReturn
+func (c *MockEventStoreDeleteStreamCall) DoAndReturn(f func(context.Context, string) error) *MockEventStoreDeleteStreamCall {
+	c.Call = c.Call.DoAndReturn(f)
+	return c
+}
+
 // Replay mocks base method.
 func (m *MockEventStore) Replay(ctx context.Context, lastEventID string, fn func(ports.Event) error) (string, error) {
 	m.ctrl.T.Helper()

@@ -1,0 +1,157 @@
+package mcphttp
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying the authenticated principal of a
+// request. [RequireBearer] calls it; an authentication middleware of your
+// own may too. The [Handler] passes it to tool handlers as
+// app.TransportInfo.Principal.
+func WithPrincipal(ctx context.Context, p ports.Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, &p)
+}
+
+// PrincipalFrom returns the principal in ctx, or nil.
+func PrincipalFrom(ctx context.Context) *ports.Principal {
+	p, _ := ctx.Value(principalKey{}).(*ports.Principal)
+	return p
+}
+
+// AuthOptions configure [RequireBearer].
+type AuthOptions struct {
+	// ResourceMetadataURL is the URL of the server's OAuth 2.0 Protected
+	// Resource Metadata (RFC 9728); when set it is sent in the
+	// WWW-Authenticate header of 401 and 403 answers, as MCP's
+	// authorization spec asks, so that clients can find the authorization
+	// server.
+	ResourceMetadataURL string
+	// RequiredScopes must all be granted to the token (Principal.Scopes);
+	// a token that lacks one is refused with 403 insufficient_scope.
+	RequiredScopes []string
+	// Logger receives authenticator failures that are not a bad token (an
+	// unreachable introspection endpoint, say); default: none.
+	Logger ports.Logger
+}
+
+// RequireBearer returns a middleware that lets through only requests with
+// a valid "Authorization: Bearer <token>" (RFC 6750): the authenticator
+// judges the token, and the principal it returns is put in the request's
+// context ([WithPrincipal]) for the tool handlers. A missing or malformed
+// header is a 401 whose WWW-Authenticate names no error; a token the
+// authenticator rejects (ports.ErrUnauthenticated) a 401 with
+// error="invalid_token"; missing scopes a 403 with
+// error="insufficient_scope"; any other authenticator error a 503 (the
+// client's token is not at fault). Error details never reach the client.
+func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) http.Handler {
+	if opts.Logger == nil {
+		opts.Logger = ports.NopLogger{}
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			token, ok := bearerToken(r.Header.Values("Authorization"))
+			if !ok {
+				challenge(w, http.StatusUnauthorized, opts, "", "")
+				return
+			}
+			p, err := a.Authenticate(r.Context(), token)
+			if err != nil {
+				if errors.Is(err, ports.ErrUnauthenticated) {
+					challenge(w, http.StatusUnauthorized, opts, "invalid_token", "")
+					return
+				}
+				if opts.Logger.Enabled(r.Context(), ports.LevelError) {
+					opts.Logger.Log(r.Context(), ports.LevelError, "mcp http: the authenticator failed", ports.F("error", err))
+				}
+				writeAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable")
+				return
+			}
+			for _, s := range opts.RequiredScopes {
+				if !slices.Contains(p.Scopes, s) {
+					challenge(w, http.StatusForbidden, opts, "insufficient_scope", strings.Join(opts.RequiredScopes, " "))
+					return
+				}
+			}
+			next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		})
+	}
+}
+
+// bearerToken extracts the token of a single Bearer credential.
+func bearerToken(values []string) (string, bool) {
+	if len(values) != 1 {
+		return "", false
+	}
+	scheme, token, ok := strings.Cut(values[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	if token == "" || strings.ContainsAny(token, " \t") {
+		return "", false
+	}
+	return token, true
+}
+
+// challenge answers with a Bearer challenge (RFC 6750, section 3).
+func challenge(w http.ResponseWriter, status int, opts AuthOptions, code, scope string) {
+	var params []string
+	if code != "" {
+		params = append(params, `error="`+code+`"`)
+	}
+	if scope != "" {
+		params = append(params, "scope="+strconv.Quote(scope))
+	}
+	if opts.ResourceMetadataURL != "" {
+		params = append(params, "resource_metadata="+strconv.Quote(opts.ResourceMetadataURL))
+	}
+	v := "Bearer"
+	if len(params) > 0 {
+		v += " " + strings.Join(params, ", ")
+	}
+	w.Header().Set("WWW-Authenticate", v)
+	if code == "" {
+		code = "unauthorized" // no credentials: RFC 6750 sends no error code in the challenge
+	}
+	writeAuthError(w, status, code)
+}
+
+func writeAuthError(w http.ResponseWriter, status int, code string) {
+	b, _ := json.Marshal(map[string]string{"error": code})
+	writeJSON(w, status, b)
+}
+
+// StaticTokens is a [ports.Authenticator] with a fixed set of tokens, each
+// naming its principal: for tests, examples and single-user local servers.
+// Real deployments validate tokens issued by an authorization server (JWT
+// validation or introspection) in an Authenticator of their own.
+type StaticTokens map[string]ports.Principal
+
+// Authenticate returns the token's principal, or an error wrapping
+// ports.ErrUnauthenticated. Tokens are compared in constant time.
+func (t StaticTokens) Authenticate(_ context.Context, token string) (ports.Principal, error) {
+	var (
+		found ports.Principal
+		ok    bool
+	)
+	for k, p := range t {
+		if subtle.ConstantTimeCompare([]byte(k), []byte(token)) == 1 {
+			found, ok = p, true
+		}
+	}
+	if !ok {
+		return ports.Principal{}, ports.ErrUnauthenticated
+	}
+	return found, nil
+}

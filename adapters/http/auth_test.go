@@ -1,0 +1,85 @@
+package mcphttp_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+type failingAuth struct{}
+
+func (failingAuth) Authenticate(context.Context, string) (ports.Principal, error) {
+	return ports.Principal{}, errors.New("introspection endpoint down: secret detail")
+}
+
+func TestRequireBearer(t *testing.T) {
+	ev := newEnv(t, mcphttp.Options{})
+	tokens := mcphttp.StaticTokens{
+		"alice-token": {Subject: "alice", Scopes: []string{"mcp"}},
+		"bob-token":   {Subject: "bob"},
+	}
+	opts := mcphttp.AuthOptions{ResourceMetadataURL: "https://mcp.example/.well-known/oauth-protected-resource", RequiredScopes: []string{"mcp"}}
+	srv := httptest.NewServer(mcphttp.RequireBearer(tokens, opts)(ev.h))
+	defer srv.Close()
+	call := statelessCall(1, "whoami", `{}`)
+	h := mergeHdr(statelessHdr("tools/call", "whoami"), hdr{"X-Test": "t"})
+	post := func(auth string) *http.Response {
+		return request(t, context.Background(), http.MethodPost, srv.URL, call, mergeHdr(h, hdr{"Authorization": auth}))
+	}
+	const meta = `resource_metadata="https://mcp.example/.well-known/oauth-protected-resource"`
+
+	resp := post("")
+	expect(t, resp, http.StatusUnauthorized)
+	if got := resp.Header.Get("WWW-Authenticate"); got != "Bearer "+meta {
+		t.Fatalf("challenge %q", got)
+	}
+	for _, bad := range []string{"Bearer nope", "Basic YWxpY2U6eA==", "Bearer", "Bearer a b"} {
+		resp = post(bad)
+		expect(t, resp, http.StatusUnauthorized)
+		if got := resp.Header.Get("WWW-Authenticate"); got[:6] != "Bearer" {
+			t.Fatalf("%q: challenge %q", bad, got)
+		}
+	}
+	if got := post("Bearer nope").Header.Get("WWW-Authenticate"); got != `Bearer error="invalid_token", `+meta {
+		t.Fatalf("challenge %q", got)
+	}
+	resp = post("Bearer bob-token")
+	expect(t, resp, http.StatusForbidden)
+	if got := resp.Header.Get("WWW-Authenticate"); got != `Bearer error="insufficient_scope", scope="mcp", `+meta {
+		t.Fatalf("challenge %q", got)
+	}
+	// The principal and the headers reach the tool; the token does not.
+	expect(t, post("Bearer alice-token"), http.StatusOK, `alice|t||true`)
+	expect(t, post("bearer alice-token"), http.StatusOK, `alice|t||true`)
+
+	// A failing authenticator is not the client's fault, and its error
+	// stays on the server.
+	srv2 := httptest.NewServer(mcphttp.RequireBearer(failingAuth{}, mcphttp.AuthOptions{})(ev.h))
+	defer srv2.Close()
+	resp = request(t, context.Background(), http.MethodPost, srv2.URL, call, mergeHdr(h, hdr{"Authorization": "Bearer x"}))
+	if body := expect(t, resp, http.StatusServiceUnavailable); body != `{"error":"temporarily_unavailable"}` {
+		t.Fatalf("body %s", body)
+	}
+}
+
+func TestStaticTokens(t *testing.T) {
+	tokens := mcphttp.StaticTokens{"a": {Subject: "s"}}
+	if p, err := tokens.Authenticate(context.Background(), "a"); err != nil || p.Subject != "s" {
+		t.Fatalf("%+v %v", p, err)
+	}
+	if _, err := tokens.Authenticate(context.Background(), "b"); !errors.Is(err, ports.ErrUnauthenticated) {
+		t.Fatal(err)
+	}
+	if mcphttp.PrincipalFrom(context.Background()) != nil {
+		t.Fatal("principal from nowhere")
+	}
+	ctx := mcphttp.WithPrincipal(context.Background(), ports.Principal{Subject: "x"})
+	if p := mcphttp.PrincipalFrom(ctx); p == nil || p.Subject != "x" {
+		t.Fatalf("%+v", p)
+	}
+}

@@ -1,0 +1,62 @@
+// Package mcphttp is the Streamable HTTP transport: an http.Handler that
+// serves the protocol engine on one URL (conventionally "/mcp") to clients
+// of every revision at once.
+//
+//   - Stateless era (2026-07-28): every request is a POST whose body names
+//     its protocol version in _meta. No session: an Mcp-Session-Id header is
+//     ignored. The request metadata headers (MCP-Protocol-Version,
+//     Mcp-Method, Mcp-Name, Mcp-Param-*) must match the body. Closing the
+//     response stream cancels the call.
+//   - Handshake era (2025-03-26 to 2025-11-25): initialize creates a session
+//     whose id travels in Mcp-Session-Id; GET opens the session's standalone
+//     SSE stream for server-initiated messages (list changes); DELETE ends
+//     the session; SSE streams are resumable with Last-Event-ID.
+//
+// A request is answered with application/json, or with an SSE stream when
+// the call sends related notifications (progress) before its response, or
+// when the client accepts only text/event-stream.
+//
+// The adapter holds no protocol logic: the engine decides what each
+// revision allows, and the adapter only translates between HTTP and
+// [github.com/hexmcp/hexmcp/app.Engine.HandleMessage].
+//
+// # Status codes
+//
+// Error bodies are JSON-RPC error responses (with the request's id when it
+// is known), except for the authentication middleware's OAuth-style bodies.
+//
+//	200  a response (application/json or text/event-stream), including
+//	     JSON-RPC errors not listed below
+//	202  a notification or a client response was accepted (no body); also a
+//	     request that ends without a response (cancelled with
+//	     notifications/cancelled)
+//	204  DELETE ended the session
+//	400  invalid JSON (-32700) or an invalid JSON-RPC message (-32600);
+//	     a handshake-era request without Mcp-Session-Id (-32600); an
+//	     MCP-Protocol-Version the server does not support (-32022, with the
+//	     supported list) or that differs from the session's revision
+//	     (-32600); a stateless request whose headers are missing, malformed
+//	     or do not match the body (-32020 HeaderMismatch); a stateless
+//	     request the engine refuses with -32022 or -32021; a batch outside
+//	     a 2025-03-26 session; an unknown or expired Last-Event-ID
+//	401  RequireBearer: no valid bearer token (WWW-Authenticate: Bearer)
+//	403  an Origin that is neither the request's host nor allowed; a Host
+//	     that is not local on a loopback listener (DNS rebinding);
+//	     RequireBearer: missing scope
+//	404  an unknown, expired or deleted session (also a call whose session
+//	     is deleted while it runs); a stateless request for a method the
+//	     server does not implement (-32601)
+//	405  GET or DELETE without Mcp-Session-Id (Allow: POST); any other
+//	     method (Allow: GET, POST, DELETE)
+//	406  a POST whose Accept allows neither application/json nor
+//	     text/event-stream; a GET whose Accept does not allow
+//	     text/event-stream (a missing Accept allows both)
+//	409  a GET while the session's standalone stream is already open
+//	413  a body over Options.MaxBodyBytes
+//	415  a POST whose Content-Type is not application/json
+//	429  more than Options.MaxInFlightPerSession requests in flight in one
+//	     session (Retry-After: 1)
+//	503  the session store refuses a new session (too many, Retry-After)
+//	     or fails; a GET after CloseStreams or while the server shuts
+//	     down; any request after Abort
+package mcphttp

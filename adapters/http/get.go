@@ -1,0 +1,268 @@
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// serveGet opens the session's standalone SSE stream, which carries the
+// server-initiated messages (notifications/tools/list_changed), or, with
+// Last-Event-ID, resumes a stream that was cut.
+func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(HeaderSessionID)
+	if sid == "" {
+		// No session: a stateless-era client, for which the GET endpoint
+		// does not exist (2026-07-28, "Backward Compatibility": 405).
+		w.Header().Set("Allow", "POST")
+		newErr(http.StatusMethodNotAllowed, nil, domain.CodeInvalidRequest, "Method Not Allowed: GET needs an Mcp-Session-Id").write(w)
+		return
+	}
+	if !parseAccept(r.Header.Values("Accept")).sse {
+		newErr(http.StatusNotAcceptable, nil, domain.CodeInvalidRequest, "Not Acceptable: a GET stream is text/event-stream").write(w)
+		return
+	}
+	if h.streamsClosed(r) {
+		newErr(http.StatusServiceUnavailable, nil, domain.CodeInvalidRequest, "Service unavailable: the server is shutting down").write(w)
+		return
+	}
+	ls, e := h.lookup(r.Context(), sid, nil)
+	if e == nil {
+		e = h.checkSessionVersion(r, ls, nil)
+	}
+	if e != nil {
+		e.write(w)
+		return
+	}
+	if last := r.Header.Get(HeaderLastEventID); last != "" {
+		h.resume(w, r, ls, last)
+		return
+	}
+	st := h.standaloneStream(ls)
+	c := newQueuedConn(nil)
+	st.mu.Lock()
+	if st.conn != nil && st.conn.alive() {
+		st.mu.Unlock()
+		newErr(http.StatusConflict, nil, domain.CodeInvalidRequest, "Conflict: the session already has a GET stream").write(w)
+		return
+	}
+	st.conn = c
+	if primes(ls.revision()) {
+		// 2025-11-25: prime the client with an event id to reconnect with.
+		st.deliverLocked(st.storeLocked(nil))
+	}
+	st.mu.Unlock()
+	h.pump(w, r, ls, st, c)
+}
+
+// primes reports whether a revision's clients expect the priming event
+// (an id and empty data) at the start of a stream: from 2025-11-25 on.
+// Older clients might take the empty data for a broken message.
+func primes(rev domain.Revision) bool { return rev >= domain.Revision20251125 }
+
+// resume serves GET + Last-Event-ID (2025-11-25, "Resumability and
+// Redelivery"): the events of the stream of that id that came after it are
+// sent again, then, when the stream is still going on here (the session's
+// standalone stream, or a POST stream whose call is still running), its
+// new events follow live. The resumed connection takes the stream over from
+// a previous connection, which ends. An id the store does not know (never
+// issued, expired, or of another session) is a 400: 404 would tell the
+// client that its session is gone.
+func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ls *liveSession, last string) {
+	var evs []event
+	collect := func(e ports.Event) error {
+		if len(e.Data) > 0 { // priming events carry nothing to replay
+			evs = append(evs, event{id: e.ID, data: append([]byte(nil), e.Data...)})
+		}
+		last = e.ID
+		return nil
+	}
+	streamID, err := h.events.Replay(r.Context(), last, collect)
+	if err == nil && !strings.HasPrefix(streamID, ls.id+"/") {
+		err = ports.ErrEventNotFound // another session's stream
+		evs = nil
+	}
+	if err != nil {
+		if !errors.Is(err, ports.ErrEventNotFound) && r.Context().Err() == nil {
+			h.logf(ports.LevelError, "mcp http: replaying events failed", ports.F("error", err))
+			newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable").write(w)
+			return
+		}
+		newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, "Bad Request: unknown or expired Last-Event-ID").write(w)
+		return
+	}
+	var st *stream
+	if streamID == ls.id+"/_" {
+		st = h.standaloneStream(ls)
+	} else {
+		st = h.liveStream(streamID)
+	}
+	// Events appended between the replay and here are read again under the
+	// stream's lock, which holds back new ones until the connection is
+	// attached: nothing is lost or sent twice.
+	if st != nil {
+		st.mu.Lock()
+	}
+	_, err = h.events.Replay(r.Context(), last, collect)
+	c := newQueuedConn(evs)
+	switch {
+	case err != nil:
+		c.fail()
+	case st == nil || st.done:
+		// Finished, or going on at another instance: replay only. A stream
+		// that has not delivered its response yet may still be going on
+		// elsewhere: the client is told to come back (SSE retry) for the
+		// rest.
+		c.retry = st == nil && (len(evs) == 0 || app.Inspect(evs[len(evs)-1].data).Kind != app.KindResponse)
+		c.end()
+	default:
+		if st.conn != nil {
+			st.conn.fail()
+		}
+		st.conn = c
+	}
+	if st != nil {
+		st.mu.Unlock()
+	}
+	if err != nil {
+		newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, "Bad Request: unknown or expired Last-Event-ID").write(w)
+		return
+	}
+	h.pump(w, r, ls, st, c)
+}
+
+// pump writes a GET stream: the events queued on c, and keep-alive
+// comments, until the stream ends, the client goes away, the session ends
+// or the server shuts down.
+func (h *Handler) pump(w http.ResponseWriter, r *http.Request, ls *liveSession, st *stream, c *queuedConn) {
+	defer func() {
+		if st != nil {
+			st.detach(c)
+		} else {
+			c.fail()
+		}
+		ls.mu.Lock()
+		ls.lastUsed = time.Now()
+		ls.mu.Unlock()
+	}()
+	rc := startSSE(w, "")
+	var tick <-chan time.Time
+	if h.opts.KeepAlive > 0 {
+		t := time.NewTicker(h.opts.KeepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	var serverClosing <-chan struct{}
+	if sig := signalsFrom(r.Context()); sig != nil {
+		serverClosing = sig.closing.Done()
+	}
+	var buf []byte
+	for {
+		evs, ended, failed := c.take()
+		if failed {
+			return
+		}
+		if len(evs) > 0 {
+			buf = buf[:0]
+			for _, ev := range evs {
+				buf = appendEvent(buf, ev)
+			}
+			if writeEvents(w, rc, h.opts.EventWriteTimeout, buf) != nil {
+				return
+			}
+		}
+		if ended {
+			if c.retry {
+				h.retryLater(w, rc)
+			}
+			return
+		}
+		select {
+		case <-c.wake:
+		case <-tick:
+			if writeEvents(w, rc, h.opts.EventWriteTimeout, []byte(":\n\n")) != nil {
+				return
+			}
+			if !h.touch(r.Context(), ls) {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		case <-ls.ctx.Done():
+			return
+		case <-h.closing:
+			h.retryLater(w, rc)
+			return
+		case <-serverClosing:
+			h.retryLater(w, rc)
+			return
+		}
+	}
+}
+
+// retryLater ends a stream the server closes while it could go on (a
+// shutdown) with an SSE retry field, as 2025-11-25 asks: the client
+// reconnects after that many milliseconds (to another instance, or this one
+// restarted) and resumes with Last-Event-ID.
+func (h *Handler) retryLater(w http.ResponseWriter, rc *http.ResponseController) {
+	_ = writeEvents(w, rc, h.opts.EventWriteTimeout, []byte("retry: 1000\n\n"))
+}
+
+// touch refreshes the session in the store during a quiet stream, and
+// reports false (ending it here) when the store no longer has it.
+func (h *Handler) touch(ctx context.Context, ls *liveSession) bool {
+	_, err := h.sessions.Get(ctx, ls.id)
+	if errors.Is(err, ports.ErrSessionNotFound) {
+		h.forget(ls.id)
+		return false
+	}
+	return true
+}
+
+// streamsClosed reports whether GET streams are refused: after
+// CloseStreams, or while the server is shutting down.
+func (h *Handler) streamsClosed(r *http.Request) bool {
+	select {
+	case <-h.closing:
+		return true
+	default:
+	}
+	if sig := signalsFrom(r.Context()); sig != nil {
+		return sig.closing.Err() != nil
+	}
+	return false
+}
+
+// serveDelete ends a session (2025-11-25, "Session Management"): it is
+// removed from the store, its calls in flight are cancelled and its GET
+// stream ends. 204 No Content; 404 for an unknown session; 405 without
+// Mcp-Session-Id (a stateless-era client: 2026-07-28 has no DELETE).
+func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(HeaderSessionID)
+	if sid == "" {
+		w.Header().Set("Allow", "POST")
+		newErr(http.StatusMethodNotAllowed, nil, domain.CodeInvalidRequest, "Method Not Allowed: DELETE needs an Mcp-Session-Id").write(w)
+		return
+	}
+	ls, e := h.lookup(r.Context(), sid, nil)
+	if e == nil {
+		e = h.checkSessionVersion(r, ls, nil)
+	}
+	if e != nil {
+		e.write(w)
+		return
+	}
+	if err := h.sessions.Delete(r.Context(), sid); err != nil {
+		h.logf(ports.LevelError, "mcp http: deleting a session from the store failed", ports.F("error", err))
+		newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable").write(w)
+		return
+	}
+	h.forget(sid)
+	w.WriteHeader(http.StatusNoContent)
+}

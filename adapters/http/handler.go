@@ -1,0 +1,278 @@
+package mcphttp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// Defaults of [Options].
+const (
+	// DefaultMaxBodyBytes bounds a POST body: 4 MiB.
+	DefaultMaxBodyBytes = 4 << 20
+	// DefaultMaxInFlightPerSession bounds the requests one session may
+	// have in flight.
+	DefaultMaxInFlightPerSession = 32
+	// DefaultKeepAlive is the time between keep-alive comments on an idle
+	// GET stream.
+	DefaultKeepAlive = 30 * time.Second
+	// DefaultEventWriteTimeout bounds the writing of one SSE event.
+	DefaultEventWriteTimeout = 30 * time.Second
+)
+
+// Options configure a [Handler]. The zero value is usable: every zero field
+// takes its default.
+type Options struct {
+	// SessionStore keeps the handshake-era sessions. Share one store (and
+	// one EventStore) between the instances behind a load balancer, and any
+	// of them serves any session. Default: an in-memory store with its
+	// defaults (memory.NewSessionStore), for a single instance.
+	SessionStore ports.SessionStore
+	// EventStore keeps the SSE events of handshake-era streams so that a
+	// client can resume a lost stream with Last-Event-ID. Default: an
+	// in-memory store with its defaults (memory.NewEventStore).
+	EventStore ports.EventStore
+	// AllowedOrigins lists the origins, besides the request's own host,
+	// whose browsers may call the server: exact origins such as
+	// "http://localhost:6274" (scheme, host and optional port), or "*" for
+	// any. A request with an Origin header that matches nothing is refused
+	// with 403; a request without Origin (not from a browser) is allowed.
+	// The handler sends no CORS headers: wrap it in a CORS middleware to
+	// serve cross-origin browsers.
+	AllowedOrigins []string
+	// AllowedHosts lists the host names (without port) accepted in the Host
+	// header of a request that arrives on a loopback address, besides
+	// localhost, 127.0.0.0/8 and ::1; "*" accepts any. This stops DNS
+	// rebinding, which the Origin rule alone cannot: the rebound page's
+	// Origin names the same host as its Host header.
+	AllowedHosts []string
+	// MaxBodyBytes bounds a POST body (default 4 MiB); a larger one is
+	// refused with 413.
+	MaxBodyBytes int64
+	// MaxInFlightPerSession bounds the requests one session may have in
+	// flight at once (default 32); one more is refused at once with 429 and
+	// Retry-After rather than queued, so that a client cannot park
+	// unbounded goroutines. Notifications (such as notifications/cancelled)
+	// are never refused.
+	MaxInFlightPerSession int
+	// KeepAlive is the time between SSE comments on an idle GET stream
+	// (default 30 s; negative: none). Each keep-alive also refreshes the
+	// session in the store, so an open stream keeps its session alive and
+	// ends when the session is deleted elsewhere.
+	KeepAlive time.Duration
+	// EventWriteTimeout bounds the writing of one SSE event (default 30 s;
+	// negative: no bound). A client that does not read in time loses the
+	// connection and may resume it.
+	EventWriteTimeout time.Duration
+	// Logger receives the handler's own problems (a failing store);
+	// default: none.
+	Logger ports.Logger
+}
+
+// Handler is the Streamable HTTP transport: one http.Handler that serves
+// every revision of MCP on one URL. Requests whose body names a protocol
+// version in _meta are served statelessly (2026-07-28); initialize starts a
+// handshake-era session (2025-03-26 to 2025-11-25) named by Mcp-Session-Id.
+// It holds no protocol logic: it checks what HTTP carries and hands each
+// message to the engine.
+//
+// Mount it on any mux path ("/mcp" by convention). See the package
+// documentation for the status codes it answers with.
+type Handler struct {
+	e        *app.Engine
+	policy   domain.RevisionPolicy
+	opts     Options
+	sessions ports.SessionStore
+	events   ports.EventStore
+	log      ports.Logger
+
+	anyOrigin bool
+	origins   map[string]struct{}
+	anyHost   bool
+	hosts     map[string]struct{}
+
+	// closing ends the GET streams (CloseStreams); abortCtx is the parent
+	// of every request's context (Abort).
+	closing   chan struct{}
+	closeOnce sync.Once
+	abortCtx  context.Context
+	abort     context.CancelFunc
+
+	mu        sync.Mutex
+	live      map[string]*liveSession
+	streams   map[string]*stream // POST streams in progress, by event-store id
+	lastSweep time.Time
+
+	params paramCache
+}
+
+// NewHandler returns the Streamable HTTP handler of engine e.
+func NewHandler(e *app.Engine, opts Options) *Handler {
+	if opts.SessionStore == nil {
+		opts.SessionStore = memory.NewSessionStore(memory.SessionStoreOptions{})
+	}
+	if opts.EventStore == nil {
+		opts.EventStore = memory.NewEventStore(memory.EventStoreOptions{})
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxInFlightPerSession <= 0 {
+		opts.MaxInFlightPerSession = DefaultMaxInFlightPerSession
+	}
+	if opts.KeepAlive == 0 {
+		opts.KeepAlive = DefaultKeepAlive
+	}
+	switch {
+	case opts.EventWriteTimeout == 0:
+		opts.EventWriteTimeout = DefaultEventWriteTimeout
+	case opts.EventWriteTimeout < 0:
+		opts.EventWriteTimeout = 0
+	}
+	if opts.Logger == nil {
+		opts.Logger = ports.NopLogger{}
+	}
+	h := &Handler{
+		e:        e,
+		policy:   e.Policy(),
+		opts:     opts,
+		sessions: opts.SessionStore,
+		events:   opts.EventStore,
+		log:      opts.Logger,
+		origins:  make(map[string]struct{}),
+		hosts:    make(map[string]struct{}),
+		closing:  make(chan struct{}),
+		live:     make(map[string]*liveSession),
+		streams:  make(map[string]*stream),
+	}
+	h.abortCtx, h.abort = context.WithCancel(context.Background())
+	for _, o := range opts.AllowedOrigins {
+		if o == "*" {
+			h.anyOrigin = true
+		}
+		h.origins[strings.ToLower(strings.TrimSuffix(o, "/"))] = struct{}{}
+	}
+	for _, hn := range opts.AllowedHosts {
+		if hn == "*" {
+			h.anyHost = true
+		}
+		h.hosts[strings.ToLower(hn)] = struct{}{}
+	}
+	return h
+}
+
+// ServeHTTP serves one HTTP request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.abortCtx.Err() != nil {
+		newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable: the server is stopping").write(w)
+		return
+	}
+	if !h.hostAllowed(r) {
+		newErr(http.StatusForbidden, nil, domain.CodeInvalidRequest, "Forbidden: the Host header names a host this server does not serve").write(w)
+		return
+	}
+	if !h.originAllowed(r) {
+		newErr(http.StatusForbidden, nil, domain.CodeInvalidRequest, "Forbidden: origin not allowed").write(w)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.servePost(w, r)
+	case http.MethodGet:
+		h.serveGet(w, r)
+	case http.MethodDelete:
+		h.serveDelete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		newErr(http.StatusMethodNotAllowed, nil, domain.CodeInvalidRequest, "Method Not Allowed").write(w)
+	}
+}
+
+// CloseStreams ends the GET streams and refuses new ones with 503; POST
+// requests go on. [Server.Shutdown] does the same for the handlers it
+// serves; call it yourself (for example from http.Server.RegisterOnShutdown)
+// when you run the handler on a server of your own, whose Shutdown would
+// otherwise wait for the streams.
+func (h *Handler) CloseStreams() {
+	h.closeOnce.Do(func() { close(h.closing) })
+}
+
+// Abort cancels the context of every request in flight, stateless or in a
+// session, and makes the handler answer 503 from then on: it is for a stop
+// whose deadline has passed. The engine's own Abort does not reach
+// requests served through HTTP: they run under the contexts this handler
+// gives them. ([Server.Shutdown] cancels the calls of the handlers it
+// serves by itself when its deadline passes.)
+func (h *Handler) Abort() { h.abort() }
+
+func (h *Handler) logf(level ports.Level, msg string, fields ...ports.Field) {
+	ctx := context.Background()
+	if h.log.Enabled(ctx, level) {
+		h.log.Log(ctx, level, msg, fields...)
+	}
+}
+
+func (h *Handler) registerStream(st *stream) {
+	h.mu.Lock()
+	h.streams[st.id] = st
+	h.mu.Unlock()
+}
+
+func (h *Handler) unregisterStream(st *stream) {
+	h.mu.Lock()
+	if h.streams[st.id] == st {
+		delete(h.streams, st.id)
+	}
+	h.mu.Unlock()
+}
+
+func (h *Handler) liveStream(id string) *stream {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.streams[id]
+}
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails: crypto/rand crashes the program instead
+	return hex.EncodeToString(b)
+}
+
+// newSessionID mints a session id: 128 random bits as 32 hex digits
+// (visible ASCII, as the spec requires).
+func newSessionID() string { return randomHex(16) }
+
+// validSessionID rejects ids no store could hold: empty, too long, or with
+// characters outside visible ASCII.
+func validSessionID(id string) bool {
+	if id == "" || len(id) > 256 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// withTransport attaches what HTTP knows about the request for the tool
+// handlers: its headers (without credentials, so that a tool cannot pass a
+// client's token on: use the Principal), the authenticated principal and
+// the peer's address.
+func withTransport(ctx context.Context, r *http.Request) context.Context {
+	hdr := r.Header.Clone()
+	hdr.Del("Authorization")
+	hdr.Del("Proxy-Authorization")
+	return app.WithTransportInfo(ctx, app.TransportInfo{Header: hdr, Principal: PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr})
+}

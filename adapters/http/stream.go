@@ -1,0 +1,430 @@
+package mcphttp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// event is one SSE event: a JSON-RPC message and its id ("" when the
+// stream is not resumable). Empty data is the priming event, which only
+// hands the client an id to resume from.
+type event struct {
+	id   string
+	data []byte
+}
+
+// appendEvent encodes ev in the SSE format.
+func appendEvent(b []byte, ev event) []byte {
+	if ev.id != "" {
+		b = append(b, "id: "...)
+		b = append(b, ev.id...)
+		b = append(b, '\n')
+	}
+	if len(ev.data) == 0 {
+		return append(b, "data:\n\n"...)
+	}
+	b = append(b, "event: message\n"...)
+	data := ev.data
+	for {
+		line, rest, more := bytes.Cut(data, []byte{'\n'})
+		b = append(b, "data: "...)
+		b = append(b, bytes.TrimSuffix(line, []byte{'\r'})...)
+		b = append(b, '\n')
+		if !more {
+			break
+		}
+		data = rest
+	}
+	return append(b, '\n')
+}
+
+// startSSE writes the headers of an SSE response.
+func startSSE(w http.ResponseWriter, sessionID string) *http.ResponseController {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // 2026-07-28: SHOULD, for reverse proxies
+	if sessionID != "" {
+		h.Set(HeaderSessionID, sessionID)
+	}
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	return rc
+}
+
+// writeEvents writes events and flushes them, bounding the write by
+// timeout so that a client that stops reading cannot hold a writer.
+func writeEvents(w http.ResponseWriter, rc *http.ResponseController, timeout time.Duration, b []byte) error {
+	if timeout > 0 {
+		_ = rc.SetWriteDeadline(time.Now().Add(timeout))
+		defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	}
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	// A writer that cannot flush (a middleware that hides http.Flusher
+	// and has no Unwrap) delays the events until the response ends; the
+	// response itself is still complete.
+	return nil
+}
+
+// sink is a connection a stream delivers to.
+type sink interface {
+	// push delivers an event; false means the connection is lost.
+	push(ev event) bool
+	// end tells the connection that the stream is complete.
+	end()
+	// fail drops the connection (another one took the stream over).
+	fail()
+	// alive reports whether the connection can still take events.
+	alive() bool
+}
+
+// stream is one SSE stream: the events of one POST's response, or the
+// session's standalone (GET) stream. Each event is appended to the event
+// store (when the stream is resumable) and then delivered to the
+// connection attached at the time, if any, all under mu, so that the
+// store's order is the delivery order and a resuming connection can be
+// attached between two events: nothing is lost or repeated.
+type stream struct {
+	h  *Handler
+	id string // event-store stream id; "" when not resumable
+
+	mu   sync.Mutex
+	conn sink
+	done bool // the final response was sent (POST streams)
+}
+
+// WriteMessage sends msg on the stream; it never fails (a message sent
+// while no connection is attached waits in the event store). It makes the
+// standalone stream the session's writer.
+func (st *stream) WriteMessage(_ context.Context, msg []byte) error {
+	st.send(msg)
+	return nil
+}
+
+func (st *stream) send(msg []byte) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done {
+		return
+	}
+	st.deliverLocked(st.storeLocked(msg))
+}
+
+// storeLocked copies msg (the engine's buffer must not be kept) and appends
+// it to the event store.
+func (st *stream) storeLocked(msg []byte) event {
+	ev := event{data: bytes.Clone(msg)}
+	if st.id == "" {
+		return ev
+	}
+	id, err := st.h.events.Append(context.Background(), st.id, ev.data)
+	switch {
+	case err != nil:
+		st.h.logf(ports.LevelWarn, "mcp http: storing an SSE event failed; it cannot be replayed", ports.F("error", err))
+	case id == "" || strings.ContainsAny(id, "\r\n\x00"):
+		st.h.logf(ports.LevelWarn, "mcp http: the event store returned an id that is not valid in SSE; the event cannot be replayed")
+	default:
+		ev.id = id
+	}
+	return ev
+}
+
+func (st *stream) deliverLocked(ev event) {
+	if st.conn != nil && !st.conn.push(ev) {
+		st.conn = nil
+	}
+}
+
+// finish sends the final response (when not nil) and closes the stream.
+func (st *stream) finish(final []byte) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done {
+		return
+	}
+	if final != nil {
+		st.deliverLocked(st.storeLocked(final))
+	}
+	st.done = true
+	if st.conn != nil {
+		st.conn.end()
+		st.conn = nil
+	}
+}
+
+// detach removes c if it is still the stream's connection.
+func (st *stream) detach(c sink) {
+	st.mu.Lock()
+	if st.conn == c {
+		st.conn = nil
+	}
+	st.mu.Unlock()
+	c.fail()
+}
+
+// directConn is the response of the POST that opened the stream: events
+// are written at once, by whoever sends them, under the stream's lock.
+type directConn struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	buf     []byte
+	lost    bool
+}
+
+func (c *directConn) push(ev event) bool {
+	if c.lost {
+		return false
+	}
+	c.buf = appendEvent(c.buf[:0], ev)
+	if err := writeEvents(c.w, c.rc, c.timeout, c.buf); err != nil {
+		c.lost = true
+	}
+	return !c.lost
+}
+
+func (c *directConn) end()        {}
+func (c *directConn) fail()       { c.lost = true }
+func (c *directConn) alive() bool { return !c.lost }
+
+// queuedConn is a GET response: senders queue events and the GET's own
+// goroutine writes them, so that no sender (the engine broadcasting a
+// list change, another request's tool) ever waits for the network. A
+// client that falls more than the queue's bound behind is dropped; it
+// resumes with Last-Event-ID.
+type queuedConn struct {
+	mu      sync.Mutex
+	pending []event
+	limit   int
+	ended   bool
+	failed  bool
+	wake    chan struct{}
+	// retry asks the client, when the stream ends, to come back later
+	// (set before the connection is served).
+	retry bool
+}
+
+// queueLimit bounds the live events waiting for a GET connection.
+const queueLimit = 1024
+
+func newQueuedConn(preload []event) *queuedConn {
+	return &queuedConn{pending: preload, limit: len(preload) + queueLimit, wake: make(chan struct{}, 1)}
+}
+
+func (c *queuedConn) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *queuedConn) push(ev event) bool {
+	c.mu.Lock()
+	if c.failed || c.ended {
+		c.mu.Unlock()
+		return false
+	}
+	if len(c.pending) >= c.limit {
+		c.failed = true
+		c.mu.Unlock()
+		c.signal()
+		return false
+	}
+	c.pending = append(c.pending, ev)
+	c.mu.Unlock()
+	c.signal()
+	return true
+}
+
+func (c *queuedConn) end() {
+	c.mu.Lock()
+	c.ended = true
+	c.mu.Unlock()
+	c.signal()
+}
+
+func (c *queuedConn) fail() {
+	c.mu.Lock()
+	c.failed = true
+	c.mu.Unlock()
+	c.signal()
+}
+
+func (c *queuedConn) alive() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.failed && !c.ended
+}
+
+// take returns the queued events and the connection's state.
+func (c *queuedConn) take() (evs []event, ended, failed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	evs, c.pending = c.pending, nil
+	if c.limit > queueLimit {
+		c.limit = queueLimit // the preloaded replay is gone
+	}
+	return evs, c.ended, c.failed
+}
+
+// errFinished is returned to a late writer of a request that has answered.
+var errFinished = errors.New("mcp http: the request has already been answered")
+
+// postWriter is the related-message writer of one POST request (the
+// "related" argument of Engine.HandleMessage). The response starts as JSON;
+// the first related notification (progress) switches it to an SSE stream,
+// when the client accepts one. A fast call thus gets a plain JSON answer.
+type postWriter struct {
+	h   *Handler
+	w   http.ResponseWriter
+	acc accepts
+	// sid is the session id of a handshake-era request ("" in the stateless
+	// era, whose streams are not resumable).
+	sid string
+	// sessionHeader is sent as Mcp-Session-Id (initialize).
+	sessionHeader string
+
+	mu   sync.Mutex
+	st   *stream
+	done bool
+}
+
+func (pw *postWriter) WriteMessage(_ context.Context, msg []byte) error {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	if pw.done {
+		return errFinished
+	}
+	if pw.st == nil {
+		if !pw.acc.sse {
+			return nil // a JSON-only client has nowhere to receive it
+		}
+		pw.startLocked()
+	}
+	pw.st.send(msg)
+	return nil
+}
+
+// streaming reports whether the response has become an SSE stream.
+func (pw *postWriter) streaming() bool {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	return pw.st != nil
+}
+
+func (pw *postWriter) startLocked() {
+	rc := startSSE(pw.w, pw.sessionHeader)
+	id := ""
+	if pw.sid != "" && pw.h.events != nil {
+		id = pw.sid + "/" + randomHex(8)
+	}
+	pw.st = &stream{h: pw.h, id: id, conn: &directConn{w: pw.w, rc: rc, timeout: pw.h.opts.EventWriteTimeout}}
+	if id != "" {
+		pw.h.registerStream(pw.st)
+	}
+}
+
+// finish answers the request: resp on the stream when it is one, else as
+// JSON with status (or as a one-event stream for a client that accepts
+// only SSE); 202 without a body when there is nothing to answer.
+func (pw *postWriter) finish(resp []byte, status int) {
+	pw.finishAll([][]byte{resp}, status, false)
+}
+
+// finishBatch answers a batch with the array of its responses.
+func (pw *postWriter) finishBatch(resps [][]byte) {
+	pw.finishAll(resps, http.StatusOK, true)
+}
+
+func (pw *postWriter) finishAll(resps [][]byte, status int, batch bool) {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	pw.done = true
+	resps = slicesCompact(resps)
+	if pw.st == nil {
+		switch {
+		case len(resps) == 0:
+			pw.w.WriteHeader(http.StatusAccepted)
+			return
+		case status != http.StatusOK || pw.acc.json:
+			if pw.sessionHeader != "" {
+				pw.w.Header().Set(HeaderSessionID, pw.sessionHeader)
+			}
+			body := resps[0]
+			if batch {
+				body = joinArray(resps)
+			}
+			writeJSON(pw.w, status, body)
+			return
+		}
+		pw.startLocked()
+	}
+	for i, r := range resps {
+		if i == len(resps)-1 {
+			pw.st.finish(r)
+		} else {
+			pw.st.send(r)
+		}
+	}
+	pw.st.finish(nil)
+	if pw.st.id != "" {
+		pw.h.unregisterStream(pw.st)
+	}
+}
+
+// fail answers with a transport error: as JSON with its status when
+// nothing was sent yet, else as the stream's last event.
+func (pw *postWriter) fail(e *rpcErr) {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	pw.done = true
+	if pw.st == nil {
+		e.write(pw.w)
+		return
+	}
+	pw.st.finish(e.body())
+	if pw.st.id != "" {
+		pw.h.unregisterStream(pw.st)
+	}
+}
+
+// setSessionHeader makes the response carry Mcp-Session-Id.
+func (pw *postWriter) setSessionHeader(sid string) {
+	pw.mu.Lock()
+	pw.sessionHeader = sid
+	pw.mu.Unlock()
+}
+
+func slicesCompact(rs [][]byte) [][]byte {
+	out := rs[:0]
+	for _, r := range rs {
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func joinArray(rs [][]byte) []byte {
+	b := []byte{'['}
+	for i, r := range rs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, r...)
+	}
+	return append(b, ']')
+}

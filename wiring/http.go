@@ -1,0 +1,176 @@
+package wiring
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
+	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/adapters/slogger"
+	"github.com/hexmcp/hexmcp/adapters/websocket"
+	"github.com/hexmcp/hexmcp/adapters/zaplogger"
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// DefaultHTTPAddr is where [HTTPServer] listens unless an *HTTPConfig says
+// otherwise: the loopback interface only, as the spec advises for local
+// servers.
+const DefaultHTTPAddr = "127.0.0.1:8080"
+
+// HTTPConfig configures [HTTPServer]; supply it with
+// fx.Supply(&wiring.HTTPConfig{...}) or [Listen].
+type HTTPConfig struct {
+	// Addr is the address to listen on (default 127.0.0.1:8080). Listening
+	// on all interfaces (":8080") exposes the server to the network: put
+	// authentication in front of it ([mcphttp.RequireBearer]).
+	Addr string
+	// Server holds the HTTP server's timeouts.
+	Server mcphttp.ServerOptions
+	// Middleware, when set, wraps the MCP handler (at /mcp only), e.g.
+	// mcphttp.RequireBearer(auth, mcphttp.AuthOptions{...}).
+	Middleware func(http.Handler) http.Handler
+}
+
+// Listen sets the address [HTTPServer] listens on.
+func Listen(addr string) fx.Option {
+	return fx.Supply(&HTTPConfig{Addr: addr})
+}
+
+// HTTPParams are what the HTTP module takes from the graph; all but the
+// engine are optional.
+type HTTPParams struct {
+	fx.In
+
+	Engine       *app.Engine
+	Options      *mcphttp.Options   `optional:"true"`
+	SessionStore ports.SessionStore `optional:"true"`
+	EventStore   ports.EventStore   `optional:"true"`
+	Logger       ports.Logger       `optional:"true"`
+	Slog         *slog.Logger       `optional:"true"`
+	Zap          *zap.Logger        `optional:"true"`
+}
+
+// NewHTTPHandler returns the Streamable HTTP handler of the engine,
+// configured by an optional *mcphttp.Options in the graph. Stores the
+// options leave unset come from the graph (a ports.SessionStore or
+// ports.EventStore, to share sessions between instances), else are
+// in-memory. Its Logger defaults to the engine's choice: the graph's
+// ports.Logger, *slog.Logger or *zap.Logger, else standard error.
+func NewHTTPHandler(p HTTPParams) *mcphttp.Handler {
+	var o mcphttp.Options
+	if p.Options != nil {
+		o = *p.Options
+	}
+	if o.SessionStore == nil {
+		o.SessionStore = p.SessionStore
+	}
+	if o.SessionStore == nil {
+		o.SessionStore = memory.NewSessionStore(memory.SessionStoreOptions{})
+	}
+	if o.EventStore == nil {
+		o.EventStore = p.EventStore
+	}
+	if o.EventStore == nil {
+		o.EventStore = memory.NewEventStore(memory.EventStoreOptions{})
+	}
+	if o.Logger == nil {
+		switch {
+		case p.Logger != nil:
+			o.Logger = p.Logger
+		case p.Slog != nil:
+			o.Logger = slogger.New(p.Slog)
+		case p.Zap != nil:
+			o.Logger = zaplogger.New(p.Zap)
+		default:
+			o.Logger = slogger.New(slog.New(slog.NewTextHandler(os.Stderr, nil)))
+		}
+	}
+	return mcphttp.NewHandler(p.Engine, o)
+}
+
+// HTTP provides *mcphttp.Handler, the Streamable HTTP endpoint of the
+// engine (both protocol eras on one URL). It starts no listener: add
+// [HTTPServer], or mount the handler in a server of your own.
+var HTTP = fx.Module("hexmcp.http",
+	fx.Provide(NewHTTPHandler),
+)
+
+// HTTPServerParams are what [NewHTTPServer] takes from the graph.
+type HTTPServerParams struct {
+	fx.In
+
+	Lifecycle  fx.Lifecycle
+	Shutdowner fx.Shutdowner
+	Engine     *app.Engine
+	Handler    *mcphttp.Handler
+	WebSocket  *websocket.Handler `optional:"true"`
+	Config     *HTTPConfig        `optional:"true"`
+}
+
+// NewHTTPServer returns the HTTP server of the application, hooked into its
+// lifecycle. It mounts the Streamable HTTP handler at /mcp and, when the
+// graph holds one ([WebSocket]), the WebSocket handler at /ws. It listens
+// on start (an address in use fails the start) and, on stop, shuts down
+// gracefully: GET streams end, the calls in flight answer until the stop
+// deadline, after which they are cancelled and the engine aborted. The
+// WebSocket connections are shut down by the WebSocket module's own hook.
+// A server that stops by itself (a listener failure) stops the
+// application.
+func NewHTTPServer(p HTTPServerParams) *mcphttp.Server {
+	cfg := HTTPConfig{Addr: DefaultHTTPAddr}
+	if p.Config != nil {
+		cfg = *p.Config
+		if cfg.Addr == "" {
+			cfg.Addr = DefaultHTTPAddr
+		}
+	}
+	var mcp http.Handler = p.Handler
+	if cfg.Middleware != nil {
+		mcp = cfg.Middleware(mcp)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp)
+	if p.WebSocket != nil {
+		mux.Handle("/ws", p.WebSocket)
+	}
+	srv := mcphttp.NewServer(cfg.Addr, mux, cfg.Server)
+	p.Lifecycle.Append(fx.Hook{
+		OnStart: func(ctx context.Context) error {
+			if err := srv.Start(ctx); err != nil {
+				return err
+			}
+			go func() {
+				<-srv.Done()
+				if srv.Err() != nil {
+					_ = p.Shutdowner.Shutdown(fx.ExitCode(1))
+				}
+			}()
+			return nil
+		},
+		OnStop: func(ctx context.Context) error {
+			err := srv.Shutdown(ctx)
+			if err != nil {
+				p.Engine.Abort()
+			}
+			return err
+		},
+	})
+	return srv
+}
+
+// HTTPServer serves the engine over HTTP on the address of an optional
+// *HTTPConfig (default 127.0.0.1:8080; see [Listen]): the Streamable HTTP
+// handler of [HTTP] at /mcp and, with [WebSocket] in the application, the
+// WebSocket handler at /ws. It needs [HTTP]:
+//
+//	fx.New(wiring.Core, wiring.HTTP, wiring.HTTPServer, wiring.Listen("127.0.0.1:3000"), wiring.Tools(tools...)).Run()
+var HTTPServer = fx.Module("hexmcp.httpserver",
+	fx.Provide(NewHTTPServer),
+	fx.Invoke(func(*mcphttp.Server) {}),
+)
