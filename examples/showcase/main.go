@@ -1,12 +1,18 @@
 // Command showcase is an MCP server exposing the examples of the tools page
-// of the MCP PHP SDK, written with this SDK. It serves stdio:
+// of the MCP PHP SDK, written with this SDK. It serves stdio by default:
 //
 //	go run ./examples/showcase
 //
-// and logs to standard error.
+// or Streamable HTTP (at http://ADDR/mcp) or WebSocket (at ws://ADDR/ws):
+//
+//	go run ./examples/showcase -transport http -addr 127.0.0.1:8080
+//	go run ./examples/showcase -transport ws -addr 127.0.0.1:8080
+//
+// It logs to standard error, where it also prints the URL it serves.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -15,24 +21,50 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
 
+	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/examples/showcase/tools"
 	"github.com/hexmcp/hexmcp/wiring"
 )
 
 func main() {
-	transport := flag.String("transport", "stdio", "transport to serve: stdio")
+	transport := flag.String("transport", "stdio", "transport to serve: stdio, http (Streamable HTTP at /mcp) or ws (WebSocket at /ws)")
+	addr := flag.String("addr", wiring.DefaultHTTPAddr, "address to listen on for http and ws (port 0 picks a free port)")
 	verbose := flag.Bool("v", false, "log fx events and debug records to standard error")
 	flag.Parse()
-	if *transport != "stdio" {
-		fmt.Fprintf(os.Stderr, "showcase: transport %q is not available yet (stdio only)\n", *transport)
-		os.Exit(2)
-	}
+
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	var serve fx.Option
+	switch *transport {
+	case "stdio":
+		serve = wiring.Stdio
+	case "http", "ws":
+		serve = fx.Options(
+			wiring.HTTP,
+			wiring.WebSocket,
+			wiring.HTTPServer,
+			wiring.Listen(*addr),
+			fx.Invoke(func(lc fx.Lifecycle, srv *mcphttp.Server) {
+				lc.Append(fx.Hook{OnStart: func(context.Context) error {
+					if *transport == "ws" {
+						fmt.Fprintf(os.Stderr, "showcase: serving MCP over WebSocket at ws://%s/ws\n", srv.Addr())
+					} else {
+						fmt.Fprintf(os.Stderr, "showcase: serving MCP over Streamable HTTP at http://%s/mcp\n", srv.Addr())
+					}
+					return nil
+				}})
+			}),
+		)
+	default:
+		fmt.Fprintf(os.Stderr, "showcase: unknown transport %q (stdio, http or ws)\n", *transport)
+		os.Exit(2)
+	}
+
 	app := fx.New(
 		fx.Supply(logger),
 		fx.Supply(&wiring.Config{
@@ -40,7 +72,7 @@ func main() {
 			Instructions: "Example tools of every kind: scalars, JSON, content blocks, structured output and errors.",
 		}),
 		wiring.Core,
-		wiring.Stdio,
+		serve,
 		wiring.Tools(tools.All()...),
 		fx.WithLogger(func() fxevent.Logger {
 			if *verbose {

@@ -13,6 +13,7 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -20,6 +21,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +30,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -227,29 +230,49 @@ var (
 	runs   = map[string]*run{}
 )
 
-// runClient runs one Node client against the showcase (once per test
-// binary: later callers get the recorded run).
+// runClient runs one Node client against the showcase over stdio (once per
+// test binary: later callers get the recorded run).
 func runClient(t *testing.T, name string) *run {
+	t.Helper()
+	return runClientOver(t, name, "stdio", "")
+}
+
+// runClientOver runs a Node client over a transport: stdio (the client
+// spawns the showcase), http or ws (a showcase serving that transport on a
+// free loopback port). mode "auto" lets the v2 client pick the era.
+func runClientOver(t *testing.T, name, transport, mode string) *run {
 	t.Helper()
 	node, dir := nodeEnv(t)
 	bin := showcaseBinary(t)
+	key := name + "/" + transport + "/" + mode
 	runsMu.Lock()
 	defer runsMu.Unlock()
-	if r, ok := runs[name]; ok {
+	if r, ok := runs[key]; ok {
 		return r
+	}
+	env := append(os.Environ(), "SHOWCASE_BIN="+bin, "E2E_TRANSPORT="+transport, "E2E_V2_MODE="+mode)
+	var serverLog *lockedBuffer
+	if transport != "stdio" {
+		url, logs := startShowcase(t, bin, transport)
+		env = append(env, "SHOWCASE_URL="+url)
+		serverLog = logs
 	}
 	c := clients[name]
 	ctx, cancel := context.WithTimeout(context.Background(), scriptTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, c.script)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "SHOWCASE_BIN="+bin)
+	cmd.Env = env
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
-	t.Logf("%s: node %s ran in %v", name, c.script, time.Since(start).Round(time.Millisecond))
+	t.Logf("%s over %s: node %s ran in %v", name, transport, c.script, time.Since(start).Round(time.Millisecond))
+	if serverLog != nil {
+		stderr.WriteString("\n--- server log ---\n")
+		stderr.Write(serverLog.snapshot().Bytes())
+	}
 	if ctx.Err() != nil {
 		t.Fatalf("%s: timed out after %v\nstderr:\n%s", name, scriptTimeout, stderr.String())
 	}
@@ -263,8 +286,77 @@ func runClient(t *testing.T, name string) *run {
 	if err := json.Unmarshal(r.raw, &r.doc); err != nil {
 		t.Fatalf("%s: stdout is not one JSON document: %v\nstdout:\n%s\nstderr:\n%s", name, err, stdout.String(), stderr.String())
 	}
-	runs[name] = r
+	runs[key] = r
 	return r
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writer and readers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) snapshot() *bytes.Buffer {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.NewBuffer(bytes.Clone(l.b.Bytes()))
+}
+
+// startShowcase starts the showcase serving transport (http or ws) on a
+// free loopback port and returns the URL it printed, and its log (filled
+// until the test ends, when the server is stopped with SIGTERM and must exit
+// cleanly).
+func startShowcase(t *testing.T, bin, transport string) (string, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(bin, "-transport", transport, "-addr", "127.0.0.1:0")
+	logs := &lockedBuffer{}
+	pr, pw := io.Pipe()
+	cmd.Stderr = io.MultiWriter(logs, pw)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if i := strings.Index(sc.Text(), "serving MCP over"); i >= 0 {
+				f := strings.Fields(sc.Text())
+				select {
+				case urls <- f[len(f)-1]:
+				default:
+				}
+			}
+		}
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("the showcase did not print its URL; log:\n%s", logs.snapshot())
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("the %s showcase did not stop cleanly: %v\n%s", transport, err, logs.snapshot())
+			}
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("the %s showcase did not stop within 15s of SIGTERM", transport)
+		}
+		pw.Close()
+	})
+	return url, logs
 }
 
 // ---------------------------------------------------------------------------
@@ -672,8 +764,12 @@ func checkCommon(t *testing.T, d document) {
 // ---------------------------------------------------------------------------
 // Tests.
 
-func TestStdioV1(t *testing.T) {
-	r := runClient(t, "v1")
+func TestStdioV1(t *testing.T) { checkV1(t, runClient(t, "v1")) }
+
+// checkV1 checks a run of the v1 client (2025-11-25) on any transport: the
+// wire is the same as over stdio, so the same golden file applies.
+func checkV1(t *testing.T, r *run) {
+	t.Helper()
 	checkGolden(t, clients["v1"].golden, r.raw)
 	d := r.doc
 	if d.ProtocolVersion != clients["v1"].wantVersion {
@@ -704,8 +800,11 @@ func TestStdioV1(t *testing.T) {
 	}
 }
 
-func TestStdioV2(t *testing.T) {
-	r := runClient(t, "v2")
+func TestStdioV2(t *testing.T) { checkV2(t, runClient(t, "v2")) }
+
+// checkV2 checks a run of the v2 client (2026-07-28) on any transport.
+func checkV2(t *testing.T, r *run) {
+	t.Helper()
 	checkGolden(t, clients["v2"].golden, r.raw)
 	d := r.doc
 	if d.ProtocolVersion != clients["v2"].wantVersion {
