@@ -6,6 +6,7 @@ replace github.com/hexmcp/hexmcp => ../..
 
 require (
 	github.com/google/jsonschema-go v0.4.3
+	github.com/gorilla/websocket v1.5.3
 	github.com/hexmcp/hexmcp v0.0.0-00010101000000-000000000000
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
