@@ -697,7 +697,10 @@ func TestInspect(t *testing.T) {
 		`nope`:                                                                                                        {Kind: app.KindInvalid},
 	} {
 		got := app.Inspect([]byte(raw))
-		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		exported := func(mi app.MessageInfo) string {
+			return fmt.Sprintf("%v %s %q %q %q %q %s", mi.Kind, mi.ID, mi.Method, mi.ProtocolVersion, mi.Name, mi.URI, mi.Arguments)
+		}
+		if exported(got) != exported(want) {
 			t.Errorf("Inspect(%s)\n got %+v\nwant %+v", raw, got, want)
 		}
 	}
@@ -706,5 +709,35 @@ func TestInspect(t *testing.T) {
 	}
 	if !app.Inspect([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{` + meta2026 + `}}`)).Stateless() {
 		t.Error("an initialize carrying the stateless _meta is stateless (and then unknown)")
+	}
+}
+
+func TestResponseErrorAndHandleInspected(t *testing.T) {
+	e := newEngine(t, app.Options{}, addTool())
+	ctx := context.Background()
+	for _, raw := range []string{
+		`{"jsonrpc":"2.0","id":"a\"b,\"error\":{\"code\":1","method":"nope"}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2},` + meta2026 + `}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2},"_meta":{"io.modelcontextprotocol/protocolVersion":"1999-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		`{bad`,
+		`{"jsonrpc":"2.0","method":"notifications/x"}`,
+	} {
+		direct := e.HandleMessage(ctx, nil, []byte(raw), nil)
+		inspected := e.HandleInspected(ctx, nil, app.Inspect([]byte(raw)), nil)
+		if string(direct) != string(inspected) {
+			t.Fatalf("HandleInspected differs for %s:\n%s\n%s", raw, inspected, direct)
+		}
+		code, isErr := app.ResponseError(direct)
+		var decoded struct {
+			Error *struct{ Code int }
+		}
+		if direct != nil {
+			if err := json.Unmarshal(direct, &decoded); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if isErr != (decoded.Error != nil) || decoded.Error != nil && code != decoded.Error.Code {
+			t.Fatalf("ResponseError(%s) = %d, %v", direct, code, isErr)
+		}
 	}
 }

@@ -1,9 +1,13 @@
 package app
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"strconv"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 // MessageKind classifies an incoming message.
@@ -34,6 +38,11 @@ type MessageInfo struct {
 	URI  string
 	// Arguments is params.arguments (tools/call), as sent.
 	Arguments json.RawMessage
+
+	// the decoded message, so that HandleInspected need not decode again
+	msg    message
+	params *wireParams
+	rerr   *rpcError
 }
 
 // Stateless reports whether the message is a stateless-era request or
@@ -50,9 +59,9 @@ func (mi MessageInfo) Stateless() bool {
 func Inspect(raw []byte) MessageInfo {
 	m, rerr := decodeMessage(raw)
 	if rerr != nil {
-		return MessageInfo{Kind: KindInvalid, ID: json.RawMessage(rerr.id), Method: m.method}
+		return MessageInfo{Kind: KindInvalid, ID: json.RawMessage(rerr.id), Method: m.method, msg: m, rerr: rerr}
 	}
-	mi := MessageInfo{ID: json.RawMessage(m.id), Method: m.method}
+	mi := MessageInfo{ID: json.RawMessage(m.id), Method: m.method, msg: m}
 	switch {
 	case m.isResponse:
 		mi.Kind = KindResponse
@@ -66,6 +75,7 @@ func Inspect(raw []byte) MessageInfo {
 	if perr != nil {
 		return mi
 	}
+	mi.params = p
 	if p.Meta != nil {
 		mi.ProtocolVersion, _ = stringParam(p.Meta.ProtocolVersion)
 	}
@@ -85,4 +95,61 @@ func (e *Engine) LookupTool(name string) (*domain.Tool, bool) {
 		return nil, false
 	}
 	return rt.Tool, true
+}
+
+// ResponseError reports whether resp, a response the engine produced, is a
+// JSON-RPC error, and its code. It reads only the front of the message, which
+// the engine always writes in the same order, so a transport can pick an
+// HTTP status without decoding the response again.
+func ResponseError(resp []byte) (code int, ok bool) {
+	const head = `{"jsonrpc":"2.0","id":`
+	if !bytes.HasPrefix(resp, []byte(head)) {
+		return 0, false
+	}
+	rest := resp[len(head):]
+	// skip the id: null, a number, or a string (with escapes)
+	switch {
+	case len(rest) > 0 && rest[0] == '"':
+		i := 1
+		for i < len(rest) && rest[i] != '"' {
+			if rest[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		if i >= len(rest) {
+			return 0, false
+		}
+		rest = rest[i+1:]
+	default:
+		i := 0
+		for i < len(rest) && rest[i] != ',' {
+			i++
+		}
+		rest = rest[i:]
+	}
+	const errHead = `,"error":{"code":`
+	if !bytes.HasPrefix(rest, []byte(errHead)) {
+		return 0, false
+	}
+	rest = rest[len(errHead):]
+	i := 0
+	for i < len(rest) && (rest[i] == '-' || rest[i] >= '0' && rest[i] <= '9') {
+		i++
+	}
+	n, err := strconv.Atoi(string(rest[:i]))
+	if err != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// HandleInspected is HandleMessage for a message already decoded by
+// [Inspect], which it does not decode again.
+func (e *Engine) HandleInspected(ctx context.Context, sess *Session, mi MessageInfo, related ports.MessageWriter) []byte {
+	var s *session
+	if sess != nil {
+		s = sess.s
+	}
+	return e.handle(ctx, s, mi.msg, mi.params, mi.rerr, related)
 }

@@ -23,12 +23,19 @@ type callInfo struct {
 
 // request serves one request and returns the encoded response.
 func (e *Engine) request(ctx context.Context, s *session, m message) []byte {
+	return e.requestWith(ctx, s, m, nil)
+}
+
+// requestWith is request with the params already decoded (p not nil).
+func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wireParams) []byte {
 	if !e.policy.KnowsMethod(m.method) {
 		return encodeError(newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method, nil))
 	}
-	p, rerr := decodeParams(m.params, m.id)
-	if rerr != nil {
-		return encodeError(rerr)
+	if p == nil {
+		var rerr *rpcError
+		if p, rerr = decodeParams(m.params, m.id); rerr != nil {
+			return encodeError(rerr)
+		}
 	}
 	ci, rerr := e.resolve(s, m, p)
 	if rerr != nil {

@@ -34,8 +34,8 @@ type session struct {
 	mu          sync.Mutex
 	id          string
 	owner       string // who the session belongs to (transport-defined)
-	initialized bool // initialize answered
-	ready       bool // notifications/initialized received
+	initialized bool   // initialize answered
+	ready       bool   // notifications/initialized received
 	rev         domain.Revision
 	client      domain.Implementation
 	caps        jsontext.Value
@@ -76,6 +76,11 @@ func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte, r
 		s = sess.s
 	}
 	m, rerr := decodeMessage(bytes.TrimSpace(raw))
+	return e.handle(ctx, s, m, nil, rerr, related)
+}
+
+// handle serves a decoded message (params, when not nil, already decoded).
+func (e *Engine) handle(ctx context.Context, s *session, m message, p *wireParams, rerr *rpcError, related ports.MessageWriter) []byte {
 	if rerr != nil {
 		if m.method != "" && m.id == nil {
 			return nil
@@ -95,13 +100,13 @@ func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte, r
 		ctx = context.WithValue(ctx, relatedKey{}, related)
 	}
 	if m.method != "tools/call" || s == nil {
-		return e.request(ctx, s, m)
+		return e.requestWith(ctx, s, m, p)
 	}
 	rctx, finish, rerr := s.beginWith(ctx, m.id)
 	if rerr != nil {
 		return encodeError(rerr)
 	}
-	return finish(e.request(rctx, s, m))
+	return finish(e.requestWith(rctx, s, m, p))
 }
 
 // relatedKey carries a request's own writer for related notifications.
