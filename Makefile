@@ -1,17 +1,18 @@
 # The two commands a newcomer needs:
 #   make run    serve the example server on stdio (go run ./examples/showcase)
 #   make test   run every check CI runs (installs the Node clients first)
-.PHONY: run test deps check-generated lint unit e2e bench-smoke bench
+.PHONY: run test deps check-generated lint unit e2e conformance load bench-smoke bench
 
 GO ?= go
 
 run:
 	$(GO) run ./examples/showcase
 
-test: deps lint check-generated bench-smoke unit e2e
+test: deps lint check-generated bench-smoke unit conformance e2e
 
 deps:
 	cd test/e2e && npm ci --no-audit --no-fund --loglevel=error
+	cd test/conformance && npm ci --no-audit --no-fund --loglevel=error
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -28,6 +29,15 @@ unit:
 
 e2e:
 	E2E_REQUIRED=1 $(GO) test -race -count=1 -v ./test/e2e/
+
+# The official conformance suite (0.1.16; 0.2.0-alpha.12 at 2025-11-25 and
+# 2026-07-28) against test/conformance over Streamable HTTP.
+conformance:
+	bash test/conformance/run.sh
+
+# The load test at full size (CI runs it small, with -race, in unit).
+load:
+	LOAD_SESSIONS=200 LOAD_CALLS=50 $(GO) test -count=1 -v -run Load ./test/load/
 
 # Every benchmark once, so the suite cannot rot; real figures: make bench.
 bench-smoke:

@@ -133,7 +133,7 @@ func TestBadInput(t *testing.T) {
 		{"stateless without capabilities", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
 			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: _meta[\"io.modelcontextprotocol/clientCapabilities\"] is required and must be an object"}}`},
 		{"stateless ping", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{` + meta2026 + `}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: ping does not exist in protocol revision 2026-07-28"}}`},
-		{"discover without _meta", `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"hexmcp-server","version":"0.0.0"}}}}`},
+		{"discover in a session", `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: server/discover does not exist in protocol revision 2025-11-25"}}`},
 		{"initialize in a stateless request", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",` + meta2026 + `}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: initialize does not exist in protocol revision 2026-07-28"}}`},
 		{"bad progress token", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":{}}}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: _meta.progressToken must be a string or a number"}}`},
 	}
@@ -166,6 +166,9 @@ func TestRequestsBeforeInitialize(t *testing.T) {
 	c := serve(t, newEngine(t, app.Options{}, addTool()))
 	// ping is allowed before initialize
 	equalJSON(t, c.roundTrip(ping), pingResp)
+	if got := c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"server/discover"}`); !strings.Contains(got, `"code":-32602`) {
+		t.Fatalf("server/discover without _meta: %s", got)
+	}
 	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: no protocol version: send initialize first, or put the version in _meta[\"io.modelcontextprotocol/protocolVersion\"] on every request","data":{"supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]}}}`
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), want)
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1}}}`), want)

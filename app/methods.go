@@ -106,16 +106,6 @@ func (e *Engine) resolve(s *session, m message, p *wireParams) (callInfo, *rpcEr
 		ci.clientInfo = p.Meta.ClientInfo
 		return ci, nil
 	}
-	if m.method == "server/discover" {
-		// Discovery is how a client learns the versions: answer it even
-		// when the request names none, under the newest stateless revision.
-		for _, r := range e.policy.Supported() {
-			if f := e.policy.Features(r); f.Era == domain.EraStateless {
-				ci.era, ci.rev, ci.features, ci.caps = domain.EraStateless, r, f, jsontext.Value("{}")
-				return ci, nil
-			}
-		}
-	}
 	ci.era = domain.EraHandshake
 	if s == nil {
 		return ci, noSessionError(e, m)

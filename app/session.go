@@ -114,7 +114,10 @@ type relatedKey struct{}
 
 // Session is a handshake-era conversation held by a transport that has no
 // long-lived connection of its own (such as Streamable HTTP).
-type Session struct{ s *session }
+type Session struct {
+	s    *session
+	stop func() bool // unhooks the session from Engine.Abort
+}
 
 // NewSession returns a new, uninitialized session with the given id (the
 // transport mints it). Server-initiated messages (list-changed
@@ -123,9 +126,9 @@ type Session struct{ s *session }
 func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWriter) *Session {
 	s := &session{e: e, id: id, conn: out, inflight: make(map[string]context.CancelFunc)}
 	s.base, s.abort = context.WithCancel(context.WithoutCancel(ctx))
-	context.AfterFunc(e.abortCtx, s.abort)
+	stop := context.AfterFunc(e.abortCtx, s.abort)
 	e.track(s)
-	return &Session{s: s}
+	return &Session{s: s, stop: stop}
 }
 
 // RestoreSession rebuilds a session from a stored state, so that a session
@@ -169,6 +172,7 @@ func (sess *Session) SetWriter(w ports.MessageWriter) {
 
 // Close ends the session, cancelling its running requests.
 func (sess *Session) Close() {
+	sess.stop()
 	sess.s.abort()
 	sess.s.e.untrack(sess.s)
 }

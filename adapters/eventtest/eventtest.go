@@ -230,6 +230,44 @@ func Run(t *testing.T, newStore func(t *testing.T) ports.EventStore) {
 		}
 	})
 
+	t.Run("DeleteStream", func(t *testing.T) {
+		s := newStore(t)
+		gone := appendN(t, s, "gone", "g", 3)
+		kept := appendN(t, s, "kept", "k", 3)
+		// A name that a prefix match would confuse with the deleted one.
+		near := appendN(t, s, "gone/1", "n", 2)
+		if err := s.DeleteStream(ctx, "gone"); err != nil {
+			t.Fatalf("DeleteStream: %v", err)
+		}
+		for _, id := range gone {
+			called := false
+			_, err := s.Replay(ctx, id, func(ports.Event) error { called = true; return nil })
+			if !errors.Is(err, ports.ErrEventNotFound) {
+				t.Errorf("Replay(%q) of a deleted stream = %v, want ErrEventNotFound", id, err)
+			}
+			if called {
+				t.Errorf("Replay(%q) of a deleted stream called fn", id)
+			}
+		}
+		// The other streams are whole.
+		name, got, err := collect(t, s, kept[0])
+		if err != nil || name != "kept" {
+			t.Fatalf("Replay of another stream = %q, %v", name, err)
+		}
+		check(t, got, "kept", "k", kept, 1)
+		name, got, err = collect(t, s, near[0])
+		if err != nil || name != "gone/1" {
+			t.Fatalf("Replay of another stream = %q, %v", name, err)
+		}
+		check(t, got, "gone/1", "n", near, 1)
+		// Deleting an unknown stream, or the same one again, is not an error.
+		for _, st := range []string{"never-appended", "gone"} {
+			if err := s.DeleteStream(ctx, st); err != nil {
+				t.Errorf("DeleteStream(%q) = %v, want nil", st, err)
+			}
+		}
+	})
+
 	t.Run("Concurrent", func(t *testing.T) {
 		s := newStore(t)
 		seed := appendN(t, s, "shared", "seed", 1)[0]

@@ -10,7 +10,12 @@
 //   - Handshake era (2025-03-26 to 2025-11-25): initialize creates a session
 //     whose id travels in Mcp-Session-Id; GET opens the session's standalone
 //     SSE stream for server-initiated messages (list changes); DELETE ends
-//     the session; SSE streams are resumable with Last-Event-ID.
+//     the session; SSE streams are resumable with Last-Event-ID. A session
+//     belongs to the principal that initialized it (see [RequireBearer]):
+//     every instance refuses it to anyone else, as if it did not exist.
+//     When a session ends (DELETE, or an expiry that a request or a GET
+//     stream's keep-alive finds), the events of its streams are deleted
+//     from the event store.
 //
 // A request is answered with application/json, or with an SSE stream when
 // the call sends related notifications (progress) before its response, or
@@ -34,18 +39,24 @@
 //	400  invalid JSON (-32700) or an invalid JSON-RPC message (-32600);
 //	     a handshake-era request without Mcp-Session-Id (-32600); an
 //	     MCP-Protocol-Version the server does not support (-32022, with the
-//	     supported list) or that differs from the session's revision
-//	     (-32600); a stateless request whose headers are missing, malformed
-//	     or do not match the body (-32020 HeaderMismatch); a stateless
-//	     request the engine refuses with -32022 or -32021; a batch outside
-//	     a 2025-03-26 session; an unknown or expired Last-Event-ID
+//	     supported list; in a session, any supported value is accepted and
+//	     the session is served at its negotiated revision); a stateless
+//	     request whose headers are missing, malformed or do not match the
+//	     body (-32020 HeaderMismatch); a request whose MCP-Protocol-Version
+//	     names a stateless revision but whose body lacks
+//	     _meta["io.modelcontextprotocol/protocolVersion"], and a stateless
+//	     request without _meta["io.modelcontextprotocol/clientCapabilities"]
+//	     (-32602: a required field is missing); a stateless request the
+//	     engine refuses with -32022 or -32021; a batch outside a 2025-03-26
+//	     session; an unknown or expired Last-Event-ID
 //	401  RequireBearer: no valid bearer token (WWW-Authenticate: Bearer)
 //	403  an Origin that is neither the request's host nor allowed; a Host
 //	     that is not local on a loopback listener (DNS rebinding);
 //	     RequireBearer: missing scope
-//	404  an unknown, expired or deleted session (also a call whose session
-//	     is deleted while it runs); a stateless request for a method the
-//	     server does not implement (-32601)
+//	404  an unknown, expired or deleted session, or one that belongs to
+//	     another principal (also a call whose session is deleted while it
+//	     runs); a stateless request for a method the server does not
+//	     implement (-32601)
 //	405  GET or DELETE without Mcp-Session-Id (Allow: POST); any other
 //	     method (Allow: GET, POST, DELETE)
 //	406  a POST whose Accept allows neither application/json nor

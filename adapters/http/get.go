@@ -34,7 +34,7 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 	}
 	ls, e := h.lookup(r.Context(), sid, nil)
 	if e == nil {
-		e = h.checkSessionVersion(r, ls, nil)
+		e = h.checkVersionHeader(r, nil)
 	}
 	if e != nil {
 		e.write(w)
@@ -53,18 +53,13 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st.conn = c
-	if primes(ls.revision()) {
+	if h.policy.Features(ls.revision()).SSEPriming {
 		// 2025-11-25: prime the client with an event id to reconnect with.
 		st.deliverLocked(st.storeLocked(nil))
 	}
 	st.mu.Unlock()
 	h.pump(w, r, ls, st, c)
 }
-
-// primes reports whether a revision's clients expect the priming event
-// (an id and empty data) at the start of a stream: from 2025-11-25 on.
-// Older clients might take the empty data for a broken message.
-func primes(rev domain.Revision) bool { return rev >= domain.Revision20251125 }
 
 // resume serves GET + Last-Event-ID (2025-11-25, "Resumability and
 // Redelivery"): the events of the stream of that id that came after it are
@@ -98,7 +93,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ls *liveSession
 		return
 	}
 	var st *stream
-	if streamID == ls.id+"/_" {
+	if streamID == standaloneID(ls.id) {
 		st = h.standaloneStream(ls)
 	} else {
 		st = h.liveStream(streamID)
@@ -240,9 +235,11 @@ func (h *Handler) streamsClosed(r *http.Request) bool {
 }
 
 // serveDelete ends a session (2025-11-25, "Session Management"): it is
-// removed from the store, its calls in flight are cancelled and its GET
-// stream ends. 204 No Content; 404 for an unknown session; 405 without
-// Mcp-Session-Id (a stateless-era client: 2026-07-28 has no DELETE).
+// removed from the store, its calls in flight are cancelled, its GET
+// stream ends and its streams' events are deleted from the event store.
+// 204 No Content; 404 for an unknown session (or another principal's); 405
+// without Mcp-Session-Id (a stateless-era client: 2026-07-28 has no
+// DELETE).
 func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get(HeaderSessionID)
 	if sid == "" {
@@ -250,9 +247,9 @@ func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 		newErr(http.StatusMethodNotAllowed, nil, domain.CodeInvalidRequest, "Method Not Allowed: DELETE needs an Mcp-Session-Id").write(w)
 		return
 	}
-	ls, e := h.lookup(r.Context(), sid, nil)
+	_, e := h.lookup(r.Context(), sid, nil)
 	if e == nil {
-		e = h.checkSessionVersion(r, ls, nil)
+		e = h.checkVersionHeader(r, nil)
 	}
 	if e != nil {
 		e.write(w)

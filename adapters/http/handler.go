@@ -100,8 +100,9 @@ type Handler struct {
 	anyHost   bool
 	hosts     map[string]struct{}
 
-	// closing ends the GET streams (CloseStreams); abortCtx is the parent
-	// of every request's context (Abort).
+	// closing ends the GET streams (CloseStreams); abortCtx (Abort) ends
+	// the stateless requests' contexts and every live session here, whose
+	// engine sessions then end their calls.
 	closing   chan struct{}
 	closeOnce sync.Once
 	abortCtx  context.Context
@@ -206,12 +207,14 @@ func (h *Handler) CloseStreams() {
 	h.closeOnce.Do(func() { close(h.closing) })
 }
 
-// Abort cancels the context of every request in flight, stateless or in a
-// session, and makes the handler answer 503 from then on: it is for a stop
-// whose deadline has passed. The engine's own Abort does not reach
-// requests served through HTTP: they run under the contexts this handler
-// gives them. ([Server.Shutdown] cancels the calls of the handlers it
-// serves by itself when its deadline passes.)
+// Abort cancels every call in flight, stateless or in a session, and makes
+// the handler answer 503 from then on: it is for a stop whose deadline has
+// passed. A session call is answered 503 (as the last event of its stream
+// when it has one). The sessions stay in the store, for other instances or
+// a restart to serve. The engine's own Abort (or Close) ends the calls of
+// sessions too, but not stateless ones, which run under the contexts this
+// handler gives them. ([Server.Shutdown] cancels the calls of the handlers
+// it serves by itself when its deadline passes.)
 func (h *Handler) Abort() { h.abort() }
 
 func (h *Handler) logf(level ports.Level, msg string, fields ...ports.Field) {

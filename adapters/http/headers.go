@@ -105,14 +105,13 @@ const (
 
 // decodeHeaderValue decodes an Mcp-Name or Mcp-Param-* value: the base64
 // sentinel form, or plain text of visible ASCII, space and tab. ok is false
-// for a value with invalid characters or a broken sentinel.
+// for a value with invalid characters or a broken sentinel. The base64 form
+// is the standard alphabet with its padding, in canonical form (RFC 4648,
+// section 4): unpadded input is invalid (the SEP-2243 test-case table
+// rejects "=?base64?SGVsbG8?=").
 func decodeHeaderValue(v string) (string, bool) {
 	if len(v) >= len(sentinelPrefix)+len(sentinelSuffix) && strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix) {
-		enc := v[len(sentinelPrefix) : len(v)-len(sentinelSuffix)]
-		b, err := base64.StdEncoding.DecodeString(enc)
-		if err != nil {
-			b, err = base64.RawStdEncoding.DecodeString(enc)
-		}
+		b, err := base64.StdEncoding.Strict().DecodeString(v[len(sentinelPrefix) : len(v)-len(sentinelSuffix)])
 		if err != nil || !utf8.Valid(b) {
 			return "", false
 		}
@@ -131,7 +130,7 @@ func decodeHeaderValue(v string) (string, bool) {
 // and "Server Validation"): MCP-Protocol-Version, Mcp-Method, Mcp-Name and
 // the Mcp-Param-* headers of the tool's x-mcp-header arguments. Any missing,
 // malformed or mismatching header is a 400 with -32020 (HeaderMismatch).
-func (h *Handler) checkStateless(r *http.Request, raw []byte, mi app.MessageInfo) *rpcErr {
+func (h *Handler) checkStateless(r *http.Request, mi app.MessageInfo) *rpcErr {
 	id := mi.ID
 	pv, ok, many := single(r.Header, HeaderProtocolVersion)
 	switch {
@@ -156,7 +155,7 @@ func (h *Handler) checkStateless(r *http.Request, raw []byte, mi app.MessageInfo
 	case "tools/call", "prompts/get":
 		want, what = mi.Name, "params.name"
 	case "resources/read":
-		want, what = paramsURI(raw), "params.uri"
+		want, what = mi.URI, "params.uri"
 	default:
 		return nil
 	}
@@ -177,18 +176,6 @@ func (h *Handler) checkStateless(r *http.Request, raw []byte, mi app.MessageInfo
 		return h.checkParams(r, mi)
 	}
 	return nil
-}
-
-// paramsURI returns params.uri of a request ("" when absent). The engine's
-// Inspect does not report it.
-func paramsURI(raw []byte) string {
-	var m struct {
-		Params struct {
-			URI string `json:"uri"`
-		} `json:"params"`
-	}
-	_ = json.Unmarshal(raw, &m)
-	return m.Params.URI
 }
 
 // checkParams validates the Mcp-Param-{Name} headers of a tools/call

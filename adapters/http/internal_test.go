@@ -18,7 +18,12 @@ func TestDecodeHeaderValue(t *testing.T) {
 		{"=?base64?IHBhZGRlZCA=?=", " padded ", true},
 		{"=?base64?bGluZTEKbGluZTI=?=", "line1\nline2", true},
 		{"=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=", "=?base64?literal?=", true},
-		{"=?base64?SGk?=", "Hi", true}, // unpadded
+		{"=?base64?SGk?=", "", false},     // unpadded (SEP-2243: invalid padding)
+		{"=?base64?SGVsbG8?=", "", false}, // the suite's ServerRejectsInvalidBase64Padding
+		{"=?base64?SGVsbG8=?=", "Hello", true},
+		{"=?base64?SGl=?=", "", false},      // non-canonical: padding bits set
+		{"=?base64?SGk==?=", "", false},     // too much padding
+		{"=?base64?SGVs bG8=?=", "", false}, // a space inside
 		{"=?base64?not base64!?=", "", false},
 		{"=?base64?/w==?=", "", false}, // not UTF-8
 		{"=?BASE64?SGk=?=", "=?BASE64?SGk=?=", true},
@@ -104,22 +109,38 @@ func TestSameValue(t *testing.T) {
 }
 
 func TestStatusFor(t *testing.T) {
+	const (
+		full     = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+		noCaps   = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}}`
+		capsNull = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":null}}}`
+		noMeta   = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`
+		invalid  = `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}`
+	)
 	cases := []struct {
 		resp      string
 		stateless bool
+		req       string
 		want      int
 	}{
-		{`{"jsonrpc":"2.0","id":1,"result":{"error":{"code":-32601}}}`, true, 200},
-		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"m"}}`, true, 404},
-		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"m"}}`, false, 200},
-		{`{"jsonrpc":"2.0","id":{"a":[1]},"error":{"code":-32022,"message":"m"}}`, false, 400},
-		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"m"}}`, true, 400},
-		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}`, true, 200},
-		{`not json`, true, 200},
+		{`{"jsonrpc":"2.0","id":1,"result":{"error":{"code":-32601}}}`, true, full, 200},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"m"}}`, true, full, 404},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"m"}}`, false, "", 200},
+		{`{"jsonrpc":"2.0","id":{"a":[1]},"error":{"code":-32022,"message":"m"}}`, false, "", 400},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"m"}}`, true, full, 400},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"m"}}`, true, full, 400},
+		// -32602 is a 400 when a required per-request _meta field is
+		// missing, and an answer (200) otherwise (an unknown tool).
+		{invalid, true, full, 200},
+		{invalid, true, noCaps, 400},
+		{invalid, true, capsNull, 400},
+		{invalid, true, noMeta, 400},
+		{invalid, false, "", 200},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"m"}}`, true, noCaps, 200},
+		{`not json`, true, full, 200},
 	}
 	for _, c := range cases {
-		if got := statusFor(c.stateless, []byte(c.resp)); got != c.want {
-			t.Errorf("statusFor(%t, %s) = %d, want %d", c.stateless, c.resp, got, c.want)
+		if got := statusFor(c.stateless, []byte(c.resp), []byte(c.req)); got != c.want {
+			t.Errorf("statusFor(%t, %s, %s) = %d, want %d", c.stateless, c.resp, c.req, got, c.want)
 		}
 	}
 }

@@ -55,17 +55,27 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		e.write(w)
 		return
 	}
+	if pv := r.Header.Get(HeaderProtocolVersion); pv != "" && h.policy.AcceptsStateless(pv) {
+		// A stateless-era client (its header says so; an Mcp-Session-Id is
+		// ignored in that era) whose body does not name the version in
+		// _meta. That is a request missing a required field, not a header
+		// mismatch (there is no body value to compare with): 2026-07-28
+		// basic, "Per-request protocol fields": "A request missing any
+		// required field is malformed; the server MUST reject it with
+		// JSON-RPC error code -32602 (Invalid params). On HTTP, the response
+		// status MUST be 400 Bad Request." This holds with an Mcp-Session-Id
+		// too: intermediaries trust the mirrored headers of a request that
+		// names 2026-07-28 as validated against its body, so it is not
+		// served in a session, where they are not.
+		missingMeta(mi.ID, "_meta[\""+metaProtocolVersion+"\"] is required and must be a string (the MCP-Protocol-Version header names "+pv+")").write(w)
+		return
+	}
 	if sid := r.Header.Get(HeaderSessionID); sid != "" {
 		h.serveInSession(w, r, sid, raw, mi, acc)
 		return
 	}
 	if mi.Kind == app.KindRequest && mi.Method == "initialize" {
 		h.serveInitialize(w, r, raw, acc)
-		return
-	}
-	if pv := r.Header.Get(HeaderProtocolVersion); pv != "" && h.policy.AcceptsStateless(pv) {
-		// A stateless-era client whose body lacks the version in _meta.
-		headerMismatch(mi.ID, "the MCP-Protocol-Version header names "+pv+" but the body has no _meta[\"io.modelcontextprotocol/protocolVersion\"]").write(w)
 		return
 	}
 	// 2025-11-25, "Session Management": a server that requires a session
@@ -107,7 +117,7 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []b
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if e := h.checkStateless(r, raw, mi); e != nil {
+	if e := h.checkStateless(r, mi); e != nil {
 		e.write(w)
 		return
 	}
@@ -115,7 +125,7 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []b
 	defer done()
 	pw := &postWriter{h: h, w: w, acc: acc}
 	resp := h.e.HandleMessage(ctx, nil, raw, pw)
-	pw.finish(resp, statusFor(true, resp))
+	pw.finish(resp, statusFor(true, resp, raw))
 }
 
 // serveInitialize starts a session: it mints the id, lets the engine answer
@@ -124,18 +134,23 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []b
 func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, raw []byte, acc accepts) {
 	sid := newSessionID()
 	sess := h.e.NewSession(context.Background(), sid, nil)
+	// The session belongs to the authenticated principal, on every
+	// instance: lookup refuses it to anyone else.
+	sess.SetOwner(owner(r.Context()))
 	ls := h.newLive(sid, sess)
-	pw := &postWriter{h: h, w: w, acc: acc, sid: sid}
-	ctx, done := h.sessionContext(r, ls, pw)
+	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
+	ctx, done := h.sessionContext(r, pw)
 	defer done()
 	resp := h.e.HandleMessage(ctx, sess, raw, pw)
 	st := sess.State()
 	if !st.Initialized {
+		ls.markGone() // nothing to resume: the answer's events are not stored
 		ls.end()
-		pw.finish(resp, statusFor(false, resp))
+		pw.finish(resp, statusFor(false, resp, nil))
 		return
 	}
 	if err := h.sessions.Create(ctx, st); err != nil {
+		ls.markGone()
 		ls.end()
 		id := app.Inspect(raw).ID
 		e := newErr(http.StatusServiceUnavailable, id, domain.CodeInternalError, "Service unavailable")
@@ -157,9 +172,6 @@ func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, raw []
 // serveInSession serves a message of a handshake-era session.
 func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid string, raw []byte, mi app.MessageInfo, acc accepts) {
 	ls, e := h.lookup(r.Context(), sid, mi.ID)
-	if e == nil {
-		e = h.checkSessionVersion(r, ls, mi.ID)
-	}
 	if e != nil {
 		e.write(w)
 		return
@@ -177,8 +189,8 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 		return
 	}
 	defer ls.release(1)
-	pw := &postWriter{h: h, w: w, acc: acc, sid: sid}
-	ctx, done := h.sessionContext(r, ls, pw)
+	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
+	ctx, done := h.sessionContext(r, pw)
 	defer done()
 	resp := h.e.HandleMessage(ctx, ls.sess, raw, pw)
 	h.syncState(ctx, ls)
@@ -191,7 +203,7 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 		pw.fail(newErr(http.StatusNotFound, mi.ID, domain.CodeInvalidRequest, "Session not found"))
 		return
 	}
-	pw.finish(resp, statusFor(false, resp))
+	pw.finish(resp, statusFor(false, resp, nil))
 }
 
 func tooMany(id json.RawMessage) *rpcErr {
@@ -212,7 +224,7 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 	}
 	ls, e := h.lookup(r.Context(), sid, nil)
 	if e == nil {
-		e = h.checkSessionVersion(r, ls, nil)
+		e = h.checkVersionHeader(r, nil)
 	}
 	if e != nil {
 		e.write(w)
@@ -243,8 +255,8 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 		return
 	}
 	defer ls.release(requests)
-	pw := &postWriter{h: h, w: w, acc: acc, sid: sid}
-	ctx, done := h.sessionContext(r, ls, pw)
+	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
+	ctx, done := h.sessionContext(r, pw)
 	defer done()
 	out := make([][]byte, len(items))
 	var wg sync.WaitGroup

@@ -61,6 +61,41 @@ func headerMismatch(id json.RawMessage, message string) *rpcErr {
 	return newErr(http.StatusBadRequest, id, domain.CodeHeaderMismatch, "Header mismatch: "+message)
 }
 
+// missingMeta is the error of a stateless-era request that lacks a required
+// per-request _meta field: 400 and -32602 (2026-07-28 basic, "Per-request
+// protocol fields").
+func missingMeta(id json.RawMessage, message string) *rpcErr {
+	return newErr(http.StatusBadRequest, id, domain.CodeInvalidParams, "Invalid params: "+message)
+}
+
+// The per-request _meta fields a stateless-era request must carry.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+)
+
+// lacksRequiredMeta reports whether a request's params._meta misses a
+// required per-request field (2026-07-28 basic, "Per-request protocol
+// fields": protocolVersion, a string, and clientCapabilities, an object).
+// The engine judges the request; this only tells the status of its -32602.
+func lacksRequiredMeta(raw []byte) bool {
+	var m struct {
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return true
+	}
+	kind := func(key string) byte {
+		if v := bytes.TrimSpace(m.Params.Meta[key]); len(v) > 0 {
+			return v[0]
+		}
+		return 0
+	}
+	return kind(metaProtocolVersion) != '"' || kind(metaClientCapabilities) != '{'
+}
+
 // writeJSON sends body as application/json with the given status.
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
@@ -103,18 +138,28 @@ func errorCode(resp []byte) (int, bool) {
 	return 0, false
 }
 
-// statusFor is the HTTP status of a response the engine produced.
+// statusFor is the HTTP status of the response resp the engine produced
+// for the request req. The statuses the specification sets:
 //
 //   - -32022 UnsupportedProtocolVersion, -32020 HeaderMismatch and -32021
-//     MissingRequiredClientCapability: 400 (schema.ts of 2026-07-28, "For
-//     HTTP, the response status code MUST be 400"; the 2025-11-25 transport
-//     also requires 400 for an unsupported protocol version).
+//     MissingRequiredClientCapability: 400 (2026-07-28 schema.ts, "For
+//     HTTP, the response status code MUST be 400 Bad Request"; the
+//     2025-11-25 transport also requires 400 for an unsupported protocol
+//     version).
+//   - -32602 for a stateless-era request that lacks a required per-request
+//     _meta field: 400 (2026-07-28 basic, "Per-request protocol fields": "A
+//     request missing any required field is malformed; the server MUST
+//     reject it with -32602 (Invalid params). On HTTP, the response status
+//     MUST be 400 Bad Request"). Any other -32602 (an unknown tool, say)
+//     is an answer: 200.
 //   - -32601 in the stateless era: 404 (2026-07-28 Streamable HTTP,
 //     "Protocol Version Header": a method the server does not implement).
 //     In the handshake era the earlier revisions define no status for it:
 //     200.
-//   - anything else: 200, the JSON-RPC error being the answer.
-func statusFor(stateless bool, resp []byte) int {
+//   - anything else: 200, the JSON-RPC error being the answer. (Invalid
+//     JSON and invalid JSON-RPC messages never reach the engine's answer
+//     path: servePost answers them 400 itself.)
+func statusFor(stateless bool, resp, req []byte) int {
 	code, isErr := errorCode(resp)
 	if !isErr {
 		return http.StatusOK
@@ -122,6 +167,10 @@ func statusFor(stateless bool, resp []byte) int {
 	switch code {
 	case domain.CodeUnsupportedProtocolVersion, domain.CodeHeaderMismatch, domain.CodeMissingClientCapability:
 		return http.StatusBadRequest
+	case domain.CodeInvalidParams:
+		if stateless && lacksRequiredMeta(req) {
+			return http.StatusBadRequest
+		}
 	case domain.CodeMethodNotFound:
 		if stateless {
 			return http.StatusNotFound

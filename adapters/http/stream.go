@@ -100,6 +100,9 @@ type sink interface {
 type stream struct {
 	h  *Handler
 	id string // event-store stream id; "" when not resumable
+	// gone, for a session's stream, is cancelled when the session has
+	// ended: its events are deleted then, and no more are stored.
+	gone context.Context
 
 	mu   sync.Mutex
 	conn sink
@@ -124,13 +127,23 @@ func (st *stream) send(msg []byte) {
 }
 
 // storeLocked copies msg (the engine's buffer must not be kept) and appends
-// it to the event store.
+// it to the event store, unless the stream's session has ended. An event
+// appended while the session ends is deleted again with the stream:
+// whichever of this check and the session's deletion of its streams comes
+// last removes it.
 func (st *stream) storeLocked(msg []byte) event {
 	ev := event{data: bytes.Clone(msg)}
-	if st.id == "" {
+	if st.id == "" || st.sessionGone() {
 		return ev
 	}
-	id, err := st.h.events.Append(context.Background(), st.id, ev.data)
+	ctx := context.Background()
+	id, err := st.h.events.Append(ctx, st.id, ev.data)
+	if st.sessionGone() {
+		if err := st.h.events.DeleteStream(ctx, st.id); err != nil {
+			st.h.logf(ports.LevelWarn, "mcp http: deleting the events of an ended session's stream failed", ports.F("error", err))
+		}
+		return ev
+	}
 	switch {
 	case err != nil:
 		st.h.logf(ports.LevelWarn, "mcp http: storing an SSE event failed; it cannot be replayed", ports.F("error", err))
@@ -141,6 +154,8 @@ func (st *stream) storeLocked(msg []byte) event {
 	}
 	return ev
 }
+
+func (st *stream) sessionGone() bool { return st.gone != nil && st.gone.Err() != nil }
 
 func (st *stream) deliverLocked(ev event) {
 	if st.conn != nil && !st.conn.push(ev) {
@@ -291,9 +306,9 @@ type postWriter struct {
 	h   *Handler
 	w   http.ResponseWriter
 	acc accepts
-	// sid is the session id of a handshake-era request ("" in the stateless
+	// ls is the session of a handshake-era request (nil in the stateless
 	// era, whose streams are not resumable).
-	sid string
+	ls *liveSession
 	// sessionHeader is sent as Mcp-Session-Id (initialize).
 	sessionHeader string
 
@@ -327,12 +342,10 @@ func (pw *postWriter) streaming() bool {
 
 func (pw *postWriter) startLocked() {
 	rc := startSSE(pw.w, pw.sessionHeader)
-	id := ""
-	if pw.sid != "" && pw.h.events != nil {
-		id = pw.sid + "/" + randomHex(8)
-	}
-	pw.st = &stream{h: pw.h, id: id, conn: &directConn{w: pw.w, rc: rc, timeout: pw.h.opts.EventWriteTimeout}}
-	if id != "" {
+	pw.st = &stream{h: pw.h, conn: &directConn{w: pw.w, rc: rc, timeout: pw.h.opts.EventWriteTimeout}}
+	if ls := pw.ls; ls != nil {
+		pw.st.id, pw.st.gone = ls.id+"/"+randomHex(8), ls.gone
+		ls.trackStream(pw.st.id)
 		pw.h.registerStream(pw.st)
 	}
 }
