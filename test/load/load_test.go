@@ -27,8 +27,8 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
 	"github.com/hexmcp/hexmcp/app"
