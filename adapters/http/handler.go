@@ -274,7 +274,14 @@ func validSessionID(id string) bool {
 // client's token on: use the Principal), the authenticated principal and
 // the peer's address.
 func withTransport(ctx context.Context, r *http.Request) context.Context {
-	hdr := r.Header.Clone()
+	// Credentials never reach tools; the copy is made only when there are
+	// some to remove (handlers must treat the headers as read-only).
+	hdr := r.Header
+	if _, a := hdr["Authorization"]; a {
+		hdr = hdr.Clone()
+	} else if _, pa := hdr["Proxy-Authorization"]; pa {
+		hdr = hdr.Clone()
+	}
 	hdr.Del("Authorization")
 	hdr.Del("Proxy-Authorization")
 	return app.WithTransportInfo(ctx, app.TransportInfo{Header: hdr, Principal: PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr})

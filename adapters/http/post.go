@@ -124,7 +124,7 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []b
 	ctx, done := h.statelessContext(r)
 	defer done()
 	pw := &postWriter{h: h, w: w, acc: acc}
-	resp := h.e.HandleMessage(ctx, nil, raw, pw)
+	resp := h.e.HandleInspected(ctx, nil, mi, pw)
 	pw.finish(resp, statusFor(true, resp, raw))
 }
 
@@ -192,7 +192,7 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
 	ctx, done := h.sessionContext(r, pw)
 	defer done()
-	resp := h.e.HandleMessage(ctx, ls.sess, raw, pw)
+	resp := h.e.HandleInspected(ctx, ls.sess, mi, pw)
 	h.syncState(ctx, ls)
 	if resp == nil && ls.ctx.Err() != nil {
 		if h.abortCtx.Err() != nil {

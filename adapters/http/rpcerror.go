@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 )
 
@@ -108,34 +109,9 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 // errorCode reports the error code of an encoded response, and false for a
 // result. It stops reading at "result", so large results cost nothing.
 func errorCode(resp []byte) (int, bool) {
-	dec := json.NewDecoder(bytes.NewReader(resp))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return 0, false
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return 0, false
-		}
-		switch t {
-		case "result":
-			return 0, false
-		case "error":
-			var e struct {
-				Code int `json:"code"`
-			}
-			if err := dec.Decode(&e); err != nil {
-				return 0, false
-			}
-			return e.Code, true
-		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return 0, false
-			}
-		}
-	}
-	return 0, false
+	// The engine writes its responses in a fixed order: read the code from
+	// the front instead of decoding the response again.
+	return app.ResponseError(resp)
 }
 
 // statusFor is the HTTP status of the response resp the engine produced
