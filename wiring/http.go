@@ -4,16 +4,13 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"os"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
-	"github.com/hexmcp/hexmcp/adapters/slogger"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
-	"github.com/hexmcp/hexmcp/adapters/zaplogger"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -80,16 +77,7 @@ func NewHTTPHandler(p HTTPParams) *mcphttp.Handler {
 		o.EventStore = memory.NewEventStore(memory.EventStoreOptions{})
 	}
 	if o.Logger == nil {
-		switch {
-		case p.Logger != nil:
-			o.Logger = p.Logger
-		case p.Slog != nil:
-			o.Logger = slogger.New(p.Slog)
-		case p.Zap != nil:
-			o.Logger = zaplogger.New(p.Zap)
-		default:
-			o.Logger = slogger.New(slog.New(slog.NewTextHandler(os.Stderr, nil)))
-		}
+		o.Logger = chooseLogger(p.Logger, p.Slog, p.Zap)
 	}
 	return mcphttp.NewHandler(p.Engine, o)
 }

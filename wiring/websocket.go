@@ -3,14 +3,11 @@ package wiring
 import (
 	"context"
 	"log/slog"
-	"os"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	"github.com/hexmcp/hexmcp/adapters/slogger"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
-	"github.com/hexmcp/hexmcp/adapters/zaplogger"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -39,16 +36,7 @@ func NewWebSocketHandler(p WebSocketParams) *websocket.Handler {
 		o = *p.Options
 	}
 	if o.Logger == nil {
-		switch {
-		case p.Logger != nil:
-			o.Logger = p.Logger
-		case p.Slog != nil:
-			o.Logger = slogger.New(p.Slog)
-		case p.Zap != nil:
-			o.Logger = zaplogger.New(p.Zap)
-		default:
-			o.Logger = slogger.New(slog.New(slog.NewTextHandler(os.Stderr, nil)))
-		}
+		o.Logger = chooseLogger(p.Logger, p.Slog, p.Zap)
 	}
 	h := websocket.NewHandler(p.Engine, o)
 	p.Lifecycle.Append(fx.Hook{

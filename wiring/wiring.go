@@ -82,16 +82,7 @@ func NewEngine(p EngineParams) (*app.Engine, error) {
 		opts.Validator = jsonschema.New()
 	}
 	if opts.Logger == nil {
-		switch {
-		case p.Slog != nil:
-			opts.Logger = slogger.New(p.Slog)
-		case p.Zap != nil:
-			opts.Logger = zaplogger.New(p.Zap)
-		default:
-			// Standard error, never standard output: stdout may be the
-			// MCP channel.
-			opts.Logger = slogger.New(slog.New(slog.NewTextHandler(os.Stderr, nil)))
-		}
+		opts.Logger = chooseLogger(nil, p.Slog, p.Zap)
 	}
 	e, err := app.NewEngine(opts)
 	if err != nil {
@@ -101,6 +92,21 @@ func NewEngine(p EngineParams) (*app.Engine, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// chooseLogger picks the logger of a part: the ports.Logger in the graph,
+// else an adapter of the *slog.Logger or *zap.Logger in the graph, else slog
+// on standard error (never standard output: stdout may be the MCP channel).
+func chooseLogger(l ports.Logger, s *slog.Logger, z *zap.Logger) ports.Logger {
+	switch {
+	case l != nil:
+		return l
+	case s != nil:
+		return slogger.New(s)
+	case z != nil:
+		return zaplogger.New(z)
+	}
+	return slogger.New(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 }
 
 // Core provides *app.Engine.
