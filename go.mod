@@ -10,6 +10,7 @@ require (
 	go.uber.org/mock v0.6.0
 	go.uber.org/zap v1.28.0
 	golang.org/x/text v0.14.0
+	golang.org/x/tools v0.36.0
 )
 
 require (
@@ -18,7 +19,6 @@ require (
 	golang.org/x/mod v0.27.0 // indirect
 	golang.org/x/sync v0.16.0 // indirect
 	golang.org/x/sys v0.35.0 // indirect
-	golang.org/x/tools v0.36.0 // indirect
 )
 
 tool go.uber.org/mock/mockgen

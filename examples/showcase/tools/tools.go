@@ -1,5 +1,8 @@
 // Package tools holds the showcase server's tools: the examples of the MCP
-// PHP SDK's tools page, written with this SDK under the same names.
+// PHP SDK's tools page, written with this SDK under the same names. The
+// class-style tools (the Calculator, in calculator.go) are declared with
+// //mcp:tool doc comments and registered by calculator_mcp.go, which
+// cmd/mcpgen generates: go generate ./examples/showcase/...
 package tools
 
 import (
@@ -15,37 +18,6 @@ import (
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 )
-
-// Operation is an arithmetic operation of the calculator.
-type Operation string
-
-// CalculateInput are the calculator's arguments.
-type CalculateInput struct {
-	A         float64   `json:"a" description:"First operand"`
-	B         float64   `json:"b" description:"Second operand"`
-	Operation Operation `json:"operation" description:"The operation to apply" enum:"add,subtract,multiply,divide"`
-}
-
-// Calculator performs arithmetic.
-type Calculator struct{}
-
-// PerformCalculation performs arithmetic operations with validation.
-func (Calculator) PerformCalculation(_ context.Context, in CalculateInput) (float64, error) {
-	switch in.Operation {
-	case "add":
-		return in.A + in.B, nil
-	case "subtract":
-		return in.A - in.B, nil
-	case "multiply":
-		return in.A * in.B, nil
-	case "divide":
-		if in.B == 0 {
-			return 0, domain.NewToolError("Division by zero")
-		}
-		return in.A / in.B, nil
-	}
-	return 0, domain.NewToolError("Invalid operation")
-}
 
 // WeatherInput names a city.
 type WeatherInput struct {
@@ -102,19 +74,6 @@ func getMultipleContent() []domain.Content {
 	}
 }
 
-// DivideInput are the operands of divideNumbers.
-type DivideInput struct {
-	A float64 `json:"a"`
-	B float64 `json:"b"`
-}
-
-func divideNumbers(in DivideInput) (float64, error) {
-	if in.B == 0 {
-		return 0, domain.NewToolError("Division by zero is not allowed")
-	}
-	return in.A / in.B, nil
-}
-
 // ErrSecret is what failInternally fails with; its text must never reach a
 // client.
 var ErrSecret = errors.New("connecting to db.internal:5432 as admin failed: password rejected")
@@ -152,21 +111,10 @@ func WAV() []byte {
 	return b.Bytes()
 }
 
-// calculatorIcon is a small SVG icon as a data: URI.
-const calculatorIcon = "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9IjAgMCAxNiAxNiI+PHJlY3Qgd2lkdGg9IjE2IiBoZWlnaHQ9IjE2IiByeD0iMiIvPjwvc3ZnPg=="
-
 // All returns every showcase tool.
 func All() []app.Tool {
-	var calc Calculator
-	return []app.Tool{
-		app.NewTool(calc.PerformCalculation,
-			app.WithName("calculate"),
-			app.WithTitle("Calculator"),
-			app.WithDescription("Performs arithmetic operations with validation."),
-			app.WithAnnotations(domain.ToolAnnotations{Title: "Calculator", ReadOnlyHint: domain.Bool(true), IdempotentHint: domain.Bool(true), OpenWorldHint: domain.Bool(false)}),
-			app.WithIcons(domain.Icon{Src: calculatorIcon, MimeType: "image/svg+xml", Sizes: []string{"any"}, Theme: "light"}),
-			app.WithMeta(map[string]any{"example.com/category": "math"}),
-		),
+	calc := &Calculator{}
+	return append(calc.MCPTools(),
 		app.NewTool(getWeather, app.WithName("get_weather"), app.WithDescription("Returns the current weather of a city."),
 			app.WithOutputSchema(json.RawMessage(weatherSchema))),
 		app.NewTool(listUsersFlat, app.WithDescription("Lists users as a bare list: structured only from 2026-07-28 on.")),
@@ -185,7 +133,6 @@ func All() []app.Tool {
 		app.NewTool(getEmbeddedResource),
 		app.NewTool(getResourceLink),
 		app.NewTool(getMultipleContent),
-		app.NewTool(divideNumbers, app.WithDescription("Divides a by b.")),
 		app.NewTool(failInternally, app.WithDescription("Always fails with an internal error whose details stay in the server log.")),
-	}
+	)
 }
