@@ -78,7 +78,7 @@ func TestInitializeNegotiatesRevision(t *testing.T) {
 			if tc.got >= "2025-06-18" {
 				title = `"title":"Server",`
 			}
-			equalJSON(t, c.initialize(tc.asked), `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"`+tc.got+`","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"srv",`+title+`"version":"1.2.3"},"instructions":"Use it."}}`)
+			equalJSON(t, c.initialize(tc.asked), `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"`+tc.got+`","capabilities":{"logging":{},"tools":{"listChanged":true}},"serverInfo":{"name":"srv",`+title+`"version":"1.2.3"},"instructions":"Use it."}}`)
 			equalJSON(t, c.roundTrip(ping), pingResp)
 		})
 	}
@@ -196,7 +196,7 @@ func TestBothErasOnOneConnection(t *testing.T) {
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`),
 		`{"jsonrpc":"2.0","id":4,"result":{"tools":[{"name":"flat","inputSchema":{"type":"object","properties":{}}}]}}`)
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{`+meta2026+`}}`),
-		`{"jsonrpc":"2.0","id":5,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"tools":{}},"ttlMs":5000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}}`)
+		`{"jsonrpc":"2.0","id":5,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"logging":{},"tools":{}},"ttlMs":5000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}}`)
 }
 
 func TestStatelessOnlyConnection(t *testing.T) {
@@ -742,5 +742,46 @@ func TestResponseErrorAndHandleInspected(t *testing.T) {
 		if isErr != (decoded.Error != nil) || decoded.Error != nil && code != decoded.Error.Code {
 			t.Fatalf("ResponseError(%s) = %d, %v", direct, code, isErr)
 		}
+	}
+}
+
+func TestLoggingToTheClient(t *testing.T) {
+	logs := app.NewTool(func(ctx context.Context, rc *app.RequestContext) error {
+		for _, l := range []domain.LogLevel{domain.LogDebug, domain.LogInfo, domain.LogError} {
+			if err := rc.Log(ctx, l, "calc", map[string]any{"step": string(l)}); err != nil {
+				return err
+			}
+		}
+		if err := rc.Log(ctx, "loud", "", "x"); err == nil {
+			return errors.New("an invalid level was accepted")
+		}
+		return nil
+	}, app.WithName("logs"))
+	c := serve(t, newEngine(t, app.Options{}, logs))
+	c.initialize("2025-11-25")
+	// no level set: nothing is sent
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"logs"}}`),
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"(null)"}]}}`)
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"info"}}`), `{"jsonrpc":"2.0","id":2,"result":{}}`)
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"logs"}}`)
+	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"calc","data":{"step":"info"}}}`)
+	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","logger":"calc","data":{"step":"error"}}}`)
+	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"(null)"}]}}`)
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":"loud"}}`),
+		`{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency"}}`)
+	// stateless: per request, nothing without _meta logLevel
+	got := c.roundTrip(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"logs",` + meta2026 + `}}`)
+	if !strings.Contains(got, `"id":5`) {
+		t.Fatalf("a log message was sent without a logLevel in _meta: %s", got)
+	}
+	c.send(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"logs","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"error"}}}`)
+	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","logger":"calc","data":{"step":"error"}}}`)
+	if got := c.recv(); !strings.Contains(got, `"id":6`) {
+		t.Fatal(got)
+	}
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":7,"method":"logging/setLevel","params":{"level":"info",`+meta2026+`}}`),
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"Method not found: logging/setLevel does not exist in protocol revision 2026-07-28"}}`)
+	if got := c.roundTrip(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"logs","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}}}`); !strings.Contains(got, `"code":-32602`) {
+		t.Fatal(got)
 	}
 }

@@ -18,6 +18,7 @@ type callInfo struct {
 	clientInfo    jsontext.Value // stateless: from _meta
 	caps          jsontext.Value
 	progressToken jsontext.Value
+	logLevel      domain.LogLevel // stateless: from _meta ("" sends nothing)
 	session       *session
 }
 
@@ -54,6 +55,8 @@ func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wire
 	case "ping":
 		out = appendResponseHead(nil, m.id)
 		out = append(out, "{}}"...)
+	case "logging/setLevel":
+		out, err = e.setLevel(s, m, p)
 	case "server/discover":
 		out, err = e.discover(m, ci)
 	case "tools/list":
@@ -98,6 +101,13 @@ func (e *Engine) resolve(s *session, m message, p *wireParams) (callInfo, *rpcEr
 		}
 		if ci := p.Meta.ClientInfo; ci != nil && ci.Kind() != '{' {
 			return callInfo{}, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaClientInfo+`"] must be an object`, nil)
+		}
+		if lv := p.Meta.LogLevel; lv != nil {
+			l, ok := stringParam(lv)
+			if !ok || !domain.LogLevel(l).Valid() {
+				return callInfo{}, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaLogLevel+`"] must be one of debug, info, notice, warning, error, critical, alert, emergency`, nil)
+			}
+			ci.logLevel = domain.LogLevel(l)
 		}
 		ci.era = domain.EraStateless
 		ci.rev = domain.Revision(v)
@@ -175,10 +185,25 @@ func (e *Engine) initialize(s *session, m message, p *wireParams) ([]byte, *rpcE
 // stateless era they travel only on subscriptions/listen streams, which the
 // engine does not serve yet, so nothing is promised there.
 func (e *Engine) capabilities(f domain.Features) map[string]any {
+	// logging: any tool may log to the client (RequestContext.Log).
 	if f.ListChangedViaListen {
-		return map[string]any{"tools": map[string]any{}}
+		return map[string]any{"tools": map[string]any{}, "logging": map[string]any{}}
 	}
-	return map[string]any{"tools": map[string]any{"listChanged": true}}
+	return map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}}
+}
+
+// setLevel answers logging/setLevel: the session's client gets log
+// messages at that level and above from then on.
+func (e *Engine) setLevel(s *session, m message, p *wireParams) ([]byte, *rpcError) {
+	l, ok := stringParam(p.Level)
+	if !ok || !domain.LogLevel(l).Valid() {
+		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency", nil)
+	}
+	s.mu.Lock()
+	s.logLevel = domain.LogLevel(l)
+	s.mu.Unlock()
+	out := appendResponseHead(nil, m.id)
+	return append(out, "{}}"...), nil
 }
 
 func (e *Engine) discover(m message, ci callInfo) ([]byte, *rpcError) {

@@ -40,6 +40,8 @@ type wireParams struct {
 	ProtocolVersion jsontext.Value `json:"protocolVersion"`
 	Capabilities    jsontext.Value `json:"capabilities"`
 	ClientInfo      jsontext.Value `json:"clientInfo"`
+	// logging/setLevel
+	Level jsontext.Value `json:"level"`
 	// notifications/cancelled
 	RequestID jsontext.Value `json:"requestId"`
 	Reason    jsontext.Value `json:"reason"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	stdjson "encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 
@@ -167,3 +168,45 @@ func WithTransportInfo(ctx context.Context, info TransportInfo) context.Context 
 // Transport returns what the transport told about the request (zero on
 // stdio).
 func (rc *RequestContext) Transport() TransportInfo { return rc.trans }
+
+// Log sends a log message to the client (notifications/message) when the
+// client asked for messages of that level: with logging/setLevel in the
+// handshake era, or with _meta["io.modelcontextprotocol/logLevel"] on the
+// request in the stateless era. Without such a request nothing is sent (the
+// spec leaves the default to the server; this one stays quiet). logger
+// names the source (optional); data is any JSON value. It reports nil when
+// the message was filtered out.
+func (rc *RequestContext) Log(ctx context.Context, level domain.LogLevel, logger string, data any) error {
+	if !level.Valid() {
+		return fmt.Errorf("mcp: invalid log level %q", level)
+	}
+	min := rc.info.logLevel
+	s := rc.info.session
+	if rc.info.era == domain.EraHandshake && s != nil {
+		s.mu.Lock()
+		min = s.logLevel
+		s.mu.Unlock()
+	}
+	if !level.AtLeast(min) {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	params := struct {
+		Level  domain.LogLevel `json:"level"`
+		Logger string          `json:"logger,omitempty"`
+		Data   any             `json:"data"`
+	}{level, logger, data}
+	msg, err := encodeNotification("notifications/message", params)
+	if err != nil {
+		return fmt.Errorf("mcp: log data cannot be encoded: %w", err)
+	}
+	if rc.related != nil {
+		return rc.related.WriteMessage(ctx, msg)
+	}
+	if s != nil {
+		s.send(msg)
+	}
+	return nil
+}

@@ -39,6 +39,7 @@ type session struct {
 	rev         domain.Revision
 	client      domain.Implementation
 	caps        jsontext.Value
+	logLevel    domain.LogLevel // set by logging/setLevel; "" sends nothing
 	inflight    map[string]context.CancelFunc
 }
 

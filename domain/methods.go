@@ -1,14 +1,15 @@
 package domain
 
-// methodEras says in which eras a request method of the tools surface
-// exists: ping and initialize belong to the handshake era (2026-07-28
-// removed them), server/discover to the stateless era.
+// methodEras says in which eras a request method exists: ping, initialize
+// and logging/setLevel belong to the handshake era (2026-07-28 removed
+// them), server/discover to the stateless era.
 var methodEras = map[string]struct{ handshake, stateless bool }{
-	"initialize":      {handshake: true},
-	"ping":            {handshake: true},
-	"server/discover": {stateless: true},
-	"tools/list":      {handshake: true, stateless: true},
-	"tools/call":      {handshake: true, stateless: true},
+	"initialize":       {handshake: true},
+	"ping":             {handshake: true},
+	"logging/setLevel": {handshake: true}, // 2026-07-28: the level is per request, in _meta
+	"server/discover":  {stateless: true},
+	"tools/list":       {handshake: true, stateless: true},
+	"tools/call":       {handshake: true, stateless: true},
 }
 
 // KnowsMethod reports whether method is a request method this SDK serves in

@@ -218,3 +218,9 @@ func TestMethodExists(t *testing.T) {
 		}
 	}
 }
+
+func TestLogLevels(t *testing.T) {
+	if !LogError.AtLeast(LogInfo) || LogDebug.AtLeast(LogInfo) || !LogInfo.AtLeast(LogInfo) || LogEmergency.AtLeast("") || LogLevel("x").Valid() {
+		t.Fatal("log level ordering wrong")
+	}
+}

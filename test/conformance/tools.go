@@ -110,9 +110,13 @@ func conformanceTools(e *app.Engine) []app.Tool {
 			app.WithName("test_streaming_elicitation"),
 			app.WithDescription("Used to check that a response stream carries no server-to-client request.")),
 
-		// server-stateless: no notifications/message without _meta logLevel.
-		app.NewTool(func() string {
-			return "No log message was sent: " + notYet("logging") + "."
+		// server-stateless: no notifications/message without _meta logLevel
+		// (the engine filters; the tool logs regardless).
+		app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+			if err := rc.Log(ctx, domain.LogInfo, "conformance", "a log message only a client that set a level receives"); err != nil {
+				return "", err
+			}
+			return "Logged one info message; it is sent only when the request set a log level.", nil
 		},
 			app.WithName("test_logging_tool"),
 			app.WithDescription("Used to check that no log notification is sent when the request set no log level.")),
@@ -145,10 +149,28 @@ func conformanceTools(e *app.Engine) []app.Tool {
 		app.NewTool(func() error { return domain.NewToolError(notYet("elicitation (elicitation/create)")) },
 			app.WithName("test_elicitation_sep1330_enums"),
 			app.WithDescription("Would elicit with the enum schemas of SEP-1330.")),
-		app.NewTool(func() error { return domain.NewToolError(notYet("logging (notifications/message)")) },
+		app.NewTool(toolWithLogging,
 			app.WithName("test_tool_with_logging"),
-			app.WithDescription("Would send three info log messages while it runs.")),
+			app.WithDescription("Sends three info log messages while it runs.")),
 	}
+}
+
+// toolWithLogging sends three info log messages, 50 ms apart, as the
+// tools-call-with-logging scenario asks.
+func toolWithLogging(ctx context.Context, rc *app.RequestContext) (string, error) {
+	for i, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
+		if i > 0 {
+			select {
+			case <-time.After(50 * time.Millisecond):
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}
+		if err := rc.Log(ctx, domain.LogInfo, "test_tool_with_logging", msg); err != nil {
+			return "", err
+		}
+	}
+	return "Tool with logging executed successfully", nil
 }
 
 func toolWithProgress(ctx context.Context, rc *app.RequestContext) (string, error) {
