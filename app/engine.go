@@ -25,18 +25,24 @@ type Options struct {
 	Policy domain.RevisionPolicy
 	// Registry stores the tools.
 	Registry ports.ToolRegistry
+	// Resources stores the resources and resource templates (optional).
+	// Nil: the resources/* methods do not exist (-32601). The resources
+	// capability is advertised only while something is registered in it.
+	Resources ports.ResourceRegistry
 	// Validator compiles input and output schemas. Nil turns validation off
 	// (not recommended: the wiring package always provides one).
 	Validator ports.SchemaValidator
 	// Logger receives the server's own log; nil discards it.
 	Logger ports.Logger
-	// PageSize is the number of tools per tools/list page (default 100).
+	// PageSize is the number of entries per page of tools/list,
+	// resources/list and resources/templates/list (default 100).
 	PageSize int
 	// MaxConcurrentRequests bounds the requests one connection may have in
 	// flight; reading pauses at the bound (default 64).
 	MaxConcurrentRequests int
-	// ListTTL is the ttlMs sent with tools/list and server/discover results
-	// in the stateless era (default 0: clients re-fetch when they need to,
+	// ListTTL is the ttlMs sent with the list results (tools, resources,
+	// resource templates), resources/read and server/discover results in the
+	// stateless era (default 0: clients re-fetch when they need to,
 	// and rely on list-changed notifications).
 	ListTTL time.Duration
 	// PrivateCache sends cacheScope "private" instead of "public", for
@@ -47,10 +53,11 @@ type Options struct {
 // Engine is the protocol engine. It is safe for concurrent use; one engine
 // serves any number of connections at once.
 type Engine struct {
-	opts     Options
-	policy   domain.RevisionPolicy
-	registry ports.ToolRegistry
-	log      ports.Logger
+	opts      Options
+	policy    domain.RevisionPolicy
+	registry  ports.ToolRegistry
+	resources ports.ResourceRegistry // nil: no resources
+	log       ports.Logger
 
 	// abort cancels every handler's context (hard stop).
 	abortCtx context.Context
@@ -61,6 +68,7 @@ type Engine struct {
 	stopWatch func()
 
 	listCache toolListCache
+	resCache  sync.Map // resKey -> encoded resource or template
 	metaCache sync.Map // domain.Revision -> encoded result _meta
 }
 
@@ -85,11 +93,12 @@ func NewEngine(opts Options) (*Engine, error) {
 		opts.Info.Version = "0.0.0"
 	}
 	e := &Engine{
-		opts:     opts,
-		policy:   opts.Policy,
-		registry: opts.Registry,
-		log:      opts.Logger,
-		sessions: make(map[*session]struct{}),
+		opts:      opts,
+		policy:    opts.Policy,
+		registry:  opts.Registry,
+		resources: opts.Resources,
+		log:       opts.Logger,
+		sessions:  make(map[*session]struct{}),
 	}
 	e.abortCtx, e.abort = context.WithCancel(context.Background())
 	if w, ok := opts.Registry.(ports.ToolRegistryWatcher); ok {

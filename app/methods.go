@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -29,7 +30,7 @@ func (e *Engine) request(ctx context.Context, s *session, m message) []byte {
 
 // requestWith is request with the params already decoded (p not nil).
 func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wireParams) []byte {
-	if !e.policy.KnowsMethod(m.method) {
+	if !e.policy.KnowsMethod(m.method) || e.resources == nil && strings.HasPrefix(m.method, "resources/") {
 		return encodeError(newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method, nil))
 	}
 	if p == nil {
@@ -63,6 +64,14 @@ func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wire
 		out, err = e.toolsList(m, p, ci)
 	case "tools/call":
 		out, err = e.toolsCall(ctx, m, p, ci)
+	case "resources/list":
+		out, err = e.resourcesList(m, p, ci)
+	case "resources/templates/list":
+		out, err = e.resourceTemplatesList(m, p, ci)
+	case "resources/read":
+		out, err = e.resourcesRead(ctx, m, p, ci)
+	case "resources/subscribe", "resources/unsubscribe":
+		out, err = e.resourcesSubscribe(s, m, p, m.method == "resources/subscribe")
 	}
 	if err != nil {
 		return encodeError(err)
@@ -168,6 +177,8 @@ func (e *Engine) initialize(s *session, m message, p *wireParams) ([]byte, *rpcE
 		s.mu.Unlock()
 		return nil, newRPCError(m.id, domain.CodeInvalidRequest, "Invalid Request: the session is already initialized", nil)
 	}
+	caps := e.capabilities(e.policy.Features(rev))
+	_, s.resourcesAdvertised = caps["resources"]
 	s.initialized, s.rev, s.client, s.caps = true, rev, client, p.Capabilities
 	s.mu.Unlock()
 
@@ -176,20 +187,34 @@ func (e *Engine) initialize(s *session, m message, p *wireParams) ([]byte, *rpcE
 		Capabilities    any                   `json:"capabilities"`
 		ServerInfo      domain.Implementation `json:"serverInfo"`
 		Instructions    string                `json:"instructions,omitempty"`
-	}{string(rev), e.capabilities(e.policy.Features(rev)), e.policy.ShapeImplementation(e.opts.Info, rev), e.opts.Instructions}
+	}{string(rev), caps, e.policy.ShapeImplementation(e.opts.Info, rev), e.opts.Instructions}
 	return e.encodeResult(m.id, res)
 }
 
-// capabilities are the server's. tools.listChanged is advertised where the
-// engine can deliver the notifications: on handshake-era sessions. In the
-// stateless era they travel only on subscriptions/listen streams, which the
-// engine does not serve yet, so nothing is promised there.
+// capabilities are the server's. tools.listChanged and
+// resources.listChanged are advertised where the engine can deliver the
+// notifications: on handshake-era sessions. In the stateless era they travel
+// only on subscriptions/listen streams, which the engine does not serve yet,
+// so nothing is promised there. resources is advertised only while a
+// resource or template is registered (from what is registered, never more);
+// resources.subscribe where the revision has resources/subscribe.
 func (e *Engine) capabilities(f domain.Features) map[string]any {
 	// logging: any tool may log to the client (RequestContext.Log).
-	if f.ListChangedViaListen {
-		return map[string]any{"tools": map[string]any{}, "logging": map[string]any{}}
+	caps := map[string]any{"tools": map[string]any{}, "logging": map[string]any{}}
+	if !f.ListChangedViaListen {
+		caps["tools"] = map[string]any{"listChanged": true}
 	}
-	return map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}}
+	if e.hasResources() {
+		res := map[string]any{}
+		if !f.ListChangedViaListen {
+			res["listChanged"] = true
+		}
+		if f.ResourceSubscriptions {
+			res["subscribe"] = true
+		}
+		caps["resources"] = res
+	}
+	return caps
 }
 
 // setLevel answers logging/setLevel: the session's client gets log

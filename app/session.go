@@ -41,6 +41,11 @@ type session struct {
 	caps        jsontext.Value
 	logLevel    domain.LogLevel // set by logging/setLevel; "" sends nothing
 	inflight    map[string]context.CancelFunc
+	// resourcesAdvertised: initialize advertised the resources capability,
+	// so resource list-changed notifications are sent.
+	resourcesAdvertised bool
+	// subscriptions are the resource URIs of resources/subscribe.
+	subscriptions map[string]struct{}
 }
 
 // send writes one message; write errors mark the connection broken.
@@ -60,6 +65,19 @@ func (s *session) wantsListChanged() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.initialized
+}
+
+func (s *session) wantsResourceListChanged() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initialized && s.resourcesAdvertised
+}
+
+func (s *session) subscribed(uri string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.subscriptions[uri]
+	return ok
 }
 
 // HandleMessage serves one message outside a connection loop (for

@@ -58,6 +58,7 @@ const (
 	CodeMethodNotFound             = -32601
 	CodeInvalidParams              = -32602
 	CodeInternalError              = -32603
+	CodeResourceNotFound           = -32002 // up to 2025-11-25; see RevisionPolicy.ResourceNotFoundCode
 	CodeHeaderMismatch             = -32020 // 2026-07-28, HTTP only
 	CodeMissingClientCapability    = -32021 // 2026-07-28
 	CodeUnsupportedProtocolVersion = -32022 // 2026-07-28
@@ -106,3 +107,34 @@ var ErrDuplicateTool = errors.New("a tool with this name is already registered")
 
 // ErrUnknownTool is wrapped by errors about a tool name nobody registered.
 var ErrUnknownTool = errors.New("unknown tool")
+
+// ResourceDefinitionError reports a resource or resource template that
+// cannot be registered: a bad URI, template, name, icon or a duplicate.
+type ResourceDefinitionError struct {
+	// URI is the resource's URI or the template's URI template.
+	URI    string
+	Reason string
+	Err    error
+}
+
+// Error describes the problem.
+func (e *ResourceDefinitionError) Error() string {
+	if e.URI == "" {
+		return "invalid resource: " + e.Reason
+	}
+	return fmt.Sprintf("invalid resource %q: %s", e.URI, e.Reason)
+}
+
+// Unwrap returns the cause.
+func (e *ResourceDefinitionError) Unwrap() error { return e.Err }
+
+// ErrDuplicateResource is wrapped by the error a resource registry returns
+// for a URI (or URI template) that is already registered.
+var ErrDuplicateResource = errors.New("a resource with this URI is already registered")
+
+// ErrResourceNotFound tells the engine that a resource does not exist. A
+// resource handler returns it (possibly wrapped), for example when a
+// template's variables name nothing; the client gets the revision's
+// resource-not-found error ([RevisionPolicy.ResourceNotFoundCode]) with
+// data {"uri": ...}.
+var ErrResourceNotFound = errors.New("resource not found")

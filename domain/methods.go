@@ -10,6 +10,12 @@ var methodEras = map[string]struct{ handshake, stateless bool }{
 	"server/discover":  {stateless: true},
 	"tools/list":       {handshake: true, stateless: true},
 	"tools/call":       {handshake: true, stateless: true},
+
+	"resources/list":           {handshake: true, stateless: true},
+	"resources/templates/list": {handshake: true, stateless: true},
+	"resources/read":           {handshake: true, stateless: true},
+	"resources/subscribe":      {handshake: true}, // 2026-07-28: subscriptions/listen
+	"resources/unsubscribe":    {handshake: true},
 }
 
 // KnowsMethod reports whether method is a request method this SDK serves in

@@ -80,6 +80,13 @@ type Features struct {
 	// on a subscriptions/listen stream (2026-07-28); before, the server sends
 	// them on the session whenever it likes.
 	ListChangedViaListen bool
+	// ResourceNotFoundInvalidParams: resources/read of an unknown resource is
+	// answered -32602 (SEP-2164, 2026-07-28); before, -32002.
+	ResourceNotFoundInvalidParams bool
+	// ResourceSubscriptions: resources/subscribe and resources/unsubscribe
+	// with notifications/resources/updated on the session (handshake era;
+	// 2026-07-28 moved them to subscriptions/listen).
+	ResourceSubscriptions bool
 }
 
 // RevisionPolicy is the single place that knows what each revision allows.
@@ -149,7 +156,7 @@ func (p RevisionPolicy) AcceptsStateless(requested string) bool {
 // known ones is treated as the newest known one; an older unknown one as
 // 2024-11-05.
 func (p RevisionPolicy) Features(r Revision) Features {
-	f := Features{Era: EraHandshake}
+	f := Features{Era: EraHandshake, ResourceSubscriptions: true}
 	if r >= Revision20250326 {
 		f.ToolAnnotations = true
 		f.AudioContent = true
@@ -176,9 +183,21 @@ func (p RevisionPolicy) Features(r Revision) Features {
 		f.ResultType = true
 		f.Caching = true
 		f.ListChangedViaListen = true
-		f.SSEPriming = false // no resumability without sessions
+		f.ResourceNotFoundInvalidParams = true
+		f.ResourceSubscriptions = false // subscriptions/listen instead
+		f.SSEPriming = false            // no resumability without sessions
 	}
 	return f
+}
+
+// ResourceNotFoundCode is the JSON-RPC error code of a resources/read for a
+// resource that does not exist: -32002 up to 2025-11-25, -32602 (Invalid
+// Params) from 2026-07-28 on (SEP-2164).
+func (p RevisionPolicy) ResourceNotFoundCode(r Revision) int {
+	if p.Features(r).ResourceNotFoundInvalidParams {
+		return CodeInvalidParams
+	}
+	return CodeResourceNotFound
 }
 
 // ValueShape classifies a tool's return value for the structured-output rule.

@@ -47,3 +47,51 @@ type ToolRegistryWatcher interface {
 	// Watch calls fn after each change until stop is called.
 	Watch(fn func()) (stop func())
 }
+
+// ResourceHandler reads a resource. uri is the URI the client asked for;
+// vars holds a template's variables (nil for a plain resource). A handler
+// returns [domain.ErrResourceNotFound] (possibly wrapped) when the URI names
+// nothing, a [domain.ProtocolError] for a specific JSON-RPC error, and any
+// other error for an internal error. Contents without a URI get uri; without
+// a MIME type, the declaration's.
+type ResourceHandler func(ctx context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error)
+
+// RegisteredResource is a resource with its handler, as the registry keeps
+// it.
+type RegisteredResource struct {
+	Resource *domain.Resource
+	Handler  ResourceHandler
+}
+
+// RegisteredResourceTemplate is a resource template with its handler, as
+// the registry keeps it.
+type RegisteredResourceTemplate struct {
+	Template *domain.ResourceTemplate
+	Handler  ResourceHandler
+}
+
+// ResourceRegistry stores the server's resources and resource templates.
+// Implementations must be safe for concurrent use.
+type ResourceRegistry interface {
+	// Add stores r; a URI already present is an error wrapping
+	// domain.ErrDuplicateResource.
+	Add(r RegisteredResource) error
+	// Remove deletes the resource of that URI and reports whether it was
+	// there.
+	Remove(uri string) bool
+	// Get finds a resource by URI.
+	Get(uri string) (RegisteredResource, bool)
+	// List returns every resource, sorted by URI.
+	List() []RegisteredResource
+	// AddTemplate stores t; a URI template already present is an error
+	// wrapping domain.ErrDuplicateResource.
+	AddTemplate(t RegisteredResourceTemplate) error
+	// RemoveTemplate deletes the template of that URI template and reports
+	// whether it was there.
+	RemoveTemplate(uriTemplate string) bool
+	// ListTemplates returns every template, sorted by URI template.
+	ListTemplates() []RegisteredResourceTemplate
+	// Match finds the first template, in ListTemplates order, that uri
+	// matches ([domain.MatchTemplate]), with its variables.
+	Match(uri string) (RegisteredResourceTemplate, map[string]string, bool)
+}

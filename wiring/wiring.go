@@ -11,7 +11,11 @@
 //
 //	fx.Provide(fx.Annotate(NewRedisRegistry, fx.As(new(ports.ToolRegistry))))
 //
-// Tools join the value group "mcp.tools" ([Tools], [AsTool]).
+// Tools join the value group "mcp.tools" ([Tools], [AsTool]); resources and
+// resource templates the value group "mcp.resources" ([Resources],
+// [AsResource]), stored in the ports.ResourceRegistry of the graph or an
+// in-memory one. The resources capability is advertised only when at least
+// one resource or template is registered.
 package wiring
 
 import (
@@ -35,6 +39,10 @@ import (
 
 // ToolGroup is the fx value group that collects the server's tools.
 const ToolGroup = "mcp.tools"
+
+// ResourceGroup is the fx value group that collects the server's resources
+// and resource templates.
+const ResourceGroup = "mcp.resources"
 
 // Config is the server's optional configuration; supply it with
 // fx.Supply(wiring.Config{...}). Zero fields take the engine's defaults.
@@ -65,18 +73,24 @@ type EngineParams struct {
 	Slog      *slog.Logger          `optional:"true"`
 	Zap       *zap.Logger           `optional:"true"`
 	Tools     []app.Tool            `group:"mcp.tools"`
+	// ResourceRegistry stores resources; an in-memory one by default.
+	ResourceRegistry ports.ResourceRegistry `optional:"true"`
+	Resources        []app.Resource         `group:"mcp.resources"`
 }
 
-// NewEngine builds the engine and registers the group's tools; a bad tool
-// stops the application from starting, with the tool's error.
+// NewEngine builds the engine and registers the groups' tools and
+// resources; a bad one stops the application from starting, with its error.
 func NewEngine(p EngineParams) (*app.Engine, error) {
-	opts := app.Options{Registry: p.Registry, Validator: p.Validator, Logger: p.Logger}
+	opts := app.Options{Registry: p.Registry, Resources: p.ResourceRegistry, Validator: p.Validator, Logger: p.Logger}
 	if c := p.Config; c != nil {
 		opts.Info, opts.Instructions, opts.Policy = c.Info, c.Instructions, c.Policy
 		opts.PageSize, opts.MaxConcurrentRequests, opts.ListTTL = c.PageSize, c.MaxConcurrentRequests, c.ListTTL
 	}
 	if opts.Registry == nil {
 		opts.Registry = memory.NewRegistry()
+	}
+	if opts.Resources == nil {
+		opts.Resources = memory.NewResourceRegistry()
 	}
 	if opts.Validator == nil {
 		opts.Validator = jsonschema.New()
@@ -89,6 +103,9 @@ func NewEngine(p EngineParams) (*app.Engine, error) {
 		return nil, err
 	}
 	if err := e.AddTools(p.Tools...); err != nil {
+		return nil, err
+	}
+	if err := e.AddResources(p.Resources...); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -129,6 +146,23 @@ func Tools(tools ...app.Tool) fx.Option {
 //	fx.Provide(wiring.AsTool(NewCalculatorTool))
 func AsTool(constructor any) any {
 	return fx.Annotate(constructor, fx.ResultTags(`group:"`+ToolGroup+`"`))
+}
+
+// Resources adds resources and resource templates to the server.
+func Resources(resources ...app.Resource) fx.Option {
+	opts := make([]fx.Option, len(resources))
+	for i, r := range resources {
+		opts[i] = fx.Supply(fx.Annotated{Group: ResourceGroup, Target: r})
+	}
+	return fx.Options(opts...)
+}
+
+// AsResource annotates a constructor of an app.Resource (or of
+// []app.Resource, with flatten) so that its result joins the resource group:
+//
+//	fx.Provide(wiring.AsResource(NewConfigResource))
+func AsResource(constructor any) any {
+	return fx.Annotate(constructor, fx.ResultTags(`group:"`+ResourceGroup+`"`))
 }
 
 // StdioParams are what the Stdio module takes from the graph.

@@ -124,3 +124,62 @@ func TestBadToolStopsStart(t *testing.T) {
 		t.Fatalf("want the tool's error, got %v", err)
 	}
 }
+
+const meta2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+func TestCoreServesResources(t *testing.T) {
+	var client *memory.Pipe
+	a := fxtest.New(t,
+		wiring.Core,
+		wiring.Resources(app.TextResource("x://readme", "readme", "read me")),
+		fx.Provide(wiring.AsResource(func() app.Resource {
+			return app.NewResourceTemplate("x://items/{id}", "item", func(_ context.Context, _ string, vars map[string]string) ([]domain.ResourceContents, error) {
+				return []domain.ResourceContents{{Text: "item " + vars["id"]}}, nil
+			})
+		})),
+		memoryModule(&client),
+	)
+	a.RequireStart()
+	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"x://readme",`+meta2026+`}}`); !strings.Contains(got, `"text":"read me"`) {
+		t.Fatal(got)
+	}
+	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"x://items/4",`+meta2026+`}}`); !strings.Contains(got, `"text":"item 4"`) {
+		t.Fatal(got)
+	}
+	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{`+meta2026+`}}`); !strings.Contains(got, `"resources":{}`) {
+		t.Fatal(got)
+	}
+	a.RequireStop()
+}
+
+// TestNoResourcesNoCapability: Core always has a resource registry, but an
+// empty one advertises nothing.
+func TestNoResourcesNoCapability(t *testing.T) {
+	var client *memory.Pipe
+	a := fxtest.New(t, wiring.Core, wiring.Tools(app.NewTool(hello)), memoryModule(&client))
+	a.RequireStart()
+	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta2026+`}}`); strings.Contains(got, `"resources"`) {
+		t.Fatal(got)
+	}
+	a.RequireStop()
+}
+
+func TestResourceRegistryCanBeSwapped(t *testing.T) {
+	reg := memory.NewResourceRegistry()
+	fxtest.New(t,
+		wiring.Core,
+		wiring.Resources(app.TextResource("x://a", "a", "t")),
+		fx.Provide(func() ports.ResourceRegistry { return reg }),
+		fx.Invoke(func(*app.Engine) {}),
+	).RequireStart().RequireStop()
+	if _, ok := reg.Get("x://a"); !ok {
+		t.Fatal("the resource did not reach the provided registry")
+	}
+}
+
+func TestBadResourceStopsStart(t *testing.T) {
+	a := fx.New(wiring.Core, wiring.Resources(app.TextResource("no-scheme", "a", "t")), fx.Invoke(func(*app.Engine) {}), fx.NopLogger)
+	if err := a.Err(); err == nil || !strings.Contains(err.Error(), `invalid resource "no-scheme"`) {
+		t.Fatalf("want the resource's error, got %v", err)
+	}
+}

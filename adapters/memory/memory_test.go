@@ -9,11 +9,16 @@ import (
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/registrytest"
+	"github.com/hexmcp/hexmcp/adapters/resourcetest"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
 func TestRegistryContract(t *testing.T) {
 	registrytest.Run(t, func(*testing.T) ports.ToolRegistry { return memory.NewRegistry() })
+}
+
+func TestResourceRegistryContract(t *testing.T) {
+	resourcetest.Run(t, func(*testing.T) ports.ResourceRegistry { return memory.NewResourceRegistry() })
 }
 
 func TestPipe(t *testing.T) {

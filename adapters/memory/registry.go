@@ -1,6 +1,7 @@
-// Package memory holds in-memory adapters: a tool registry and a transport
-// that connects a client and the engine through Go channels, for tests and
-// for embedding a server in the same process as its client.
+// Package memory holds in-memory adapters: a tool registry, a resource
+// registry ([ResourceRegistry]) and a transport that connects a client and
+// the engine through Go channels, for tests and for embedding a server in
+// the same process as its client.
 package memory
 
 import (

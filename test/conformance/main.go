@@ -81,11 +81,12 @@ func run(addr string) error {
 	return nil
 }
 
-// newEngine builds the engine with the suite's tools.
+// newEngine builds the engine with the suite's tools and resources.
 func newEngine(log *slog.Logger) (*app.Engine, error) {
 	e, err := app.NewEngine(app.Options{
 		Info:      domain.Implementation{Name: "hexmcp-conformance-server", Version: "0.0.0"},
 		Registry:  memory.NewRegistry(),
+		Resources: memory.NewResourceRegistry(),
 		Validator: jsonschema.New(),
 		Logger:    slogger.New(log),
 	})
@@ -93,6 +94,10 @@ func newEngine(log *slog.Logger) (*app.Engine, error) {
 		return nil, err
 	}
 	if err := e.AddTools(conformanceTools(e)...); err != nil {
+		_ = e.Close()
+		return nil, err
+	}
+	if err := e.AddResources(conformanceResources()...); err != nil {
 		_ = e.Close()
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -315,5 +316,48 @@ func TestTriggerToolChangeTogglesATool(t *testing.T) {
 	c.callTool("test_trigger_tool_change", map[string]any{})
 	if count() != before {
 		t.Errorf("the second call should remove it")
+	}
+}
+
+// TestResourcesOfTheSuite reads every resource the resources-* scenarios
+// read, in both eras.
+func TestResourcesOfTheSuite(t *testing.T) {
+	c := newClient(t)
+	c.initialize()
+	type contents struct {
+		Contents []struct {
+			URI, MimeType, Text, Blob string
+		}
+	}
+	for uri, want := range map[string]string{
+		"test://static-text":       "text/plain",
+		"test://static-binary":     "image/png",
+		"test://template/123/data": "application/json",
+		"test://watched-resource":  "text/plain",
+	} {
+		resp, _ := c.call("resources/read", map[string]any{"uri": uri})
+		if resp.Error != nil {
+			t.Fatalf("%s: error %d", uri, resp.Error.Code)
+		}
+		var r contents
+		if err := json.Unmarshal(resp.Result, &r); err != nil || len(r.Contents) != 1 {
+			t.Fatalf("%s: %s", uri, resp.Result)
+		}
+		got := r.Contents[0]
+		if got.URI != uri || got.MimeType != want || got.Text == "" && got.Blob == "" {
+			t.Fatalf("%s: %+v", uri, got)
+		}
+		if uri == "test://template/123/data" && !strings.Contains(got.Text, "123") {
+			t.Fatalf("template not substituted: %s", got.Text)
+		}
+	}
+	resp, _ := c.call("resources/subscribe", map[string]any{"uri": "test://watched-resource"})
+	if resp.Error != nil || string(resp.Result) != "{}" {
+		t.Fatalf("subscribe: %+v", resp)
+	}
+	resp, _ = c.call("resources/read", map[string]any{"uri": "test://nonexistent-resource-for-conformance-testing",
+		"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": map[string]any{}}})
+	if resp.Error == nil || resp.Error.Code != -32602 || !strings.Contains(string(resp.Error.Data), "nonexistent") {
+		t.Fatalf("not found (2026-07-28): %+v", resp.Error)
 	}
 }

@@ -1,0 +1,307 @@
+package app
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"maps"
+	"runtime/debug"
+
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// Resource is a declared resource or resource template, ready for
+// [Engine.AddResource]: its definition and the handler that reads it. Build
+// one with [NewResource], [TextResource], [BlobResource] or
+// [NewResourceTemplate]. A mistake in the declaration is kept and returned
+// by Engine.AddResource; Err reports it earlier.
+type Resource struct {
+	res     *domain.Resource
+	tmpl    *domain.ResourceTemplate
+	handler ports.ResourceHandler
+	err     error
+}
+
+// IsTemplate reports whether r declares a resource template.
+func (r Resource) IsTemplate() bool { return r.tmpl != nil }
+
+// Definition returns the resource's definition as it will be listed, or nil
+// for a template.
+func (r Resource) Definition() *domain.Resource { return r.res }
+
+// TemplateDefinition returns the template's definition as it will be
+// listed, or nil for a plain resource.
+func (r Resource) TemplateDefinition() *domain.ResourceTemplate { return r.tmpl }
+
+// Err returns the declaration error, if any.
+func (r Resource) Err() error { return r.err }
+
+// ResourceOption sets one field of a resource's or template's definition.
+type ResourceOption func(*resourceConfig)
+
+type resourceConfig struct {
+	title, description, mimeType string
+	size                         *int64
+	icons                        []domain.Icon
+	annotations                  *domain.Annotations
+	meta                         map[string]any
+}
+
+// WithResourceTitle sets the human-readable title (2025-06-18 on).
+func WithResourceTitle(title string) ResourceOption {
+	return func(c *resourceConfig) { c.title = title }
+}
+
+// WithResourceDescription sets the description.
+func WithResourceDescription(d string) ResourceOption {
+	return func(c *resourceConfig) { c.description = d }
+}
+
+// WithResourceMimeType sets the MIME type; contents read without one get it.
+func WithResourceMimeType(mime string) ResourceOption {
+	return func(c *resourceConfig) { c.mimeType = mime }
+}
+
+// WithResourceSize sets the size of the raw contents in bytes (resources
+// only; a template with a size is a declaration error).
+func WithResourceSize(n int64) ResourceOption {
+	return func(c *resourceConfig) { c.size = &n }
+}
+
+// WithResourceIcons sets the icons (2025-11-25 on); each is validated.
+func WithResourceIcons(icons ...domain.Icon) ResourceOption {
+	return func(c *resourceConfig) { c.icons = append(c.icons, icons...) }
+}
+
+// WithResourceAnnotations sets the annotations (audience, priority,
+// lastModified).
+func WithResourceAnnotations(a domain.Annotations) ResourceOption {
+	return func(c *resourceConfig) { c.annotations = &a }
+}
+
+// WithResourceMeta sets _meta (2025-06-18 on).
+func WithResourceMeta(meta map[string]any) ResourceOption {
+	return func(c *resourceConfig) {
+		if c.meta == nil {
+			c.meta = make(map[string]any, len(meta))
+		}
+		maps.Copy(c.meta, meta)
+	}
+}
+
+func applyResourceOptions(opts []ResourceOption) *resourceConfig {
+	c := &resourceConfig{}
+	for _, o := range opts {
+		if o != nil {
+			o(c)
+		}
+	}
+	return c
+}
+
+// NewResource declares the resource at uri, named name, read by read (whose
+// vars argument is nil).
+func NewResource(uri, name string, read ports.ResourceHandler, opts ...ResourceOption) Resource {
+	c := applyResourceOptions(opts)
+	return Resource{
+		res: &domain.Resource{
+			URI: uri, Name: name, Title: c.title, Description: c.description, MimeType: c.mimeType,
+			Size: c.size, Icons: c.icons, Annotations: c.annotations, Meta: c.meta,
+		},
+		handler: read,
+	}
+}
+
+// TextResource declares a resource whose contents are the fixed text. Its
+// MIME type is text/plain unless an option sets another.
+func TextResource(uri, name, text string, opts ...ResourceOption) Resource {
+	opts = append([]ResourceOption{WithResourceMimeType("text/plain")}, opts...)
+	return NewResource(uri, name, func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) {
+		return []domain.ResourceContents{{Text: text}}, nil
+	}, opts...)
+}
+
+// BlobResource declares a resource whose contents are the fixed bytes, sent
+// base64-encoded. Its MIME type is application/octet-stream unless an option
+// sets another.
+func BlobResource(uri, name string, data []byte, opts ...ResourceOption) Resource {
+	opts = append([]ResourceOption{WithResourceMimeType("application/octet-stream")}, opts...)
+	blob := base64.StdEncoding.EncodeToString(data)
+	return NewResource(uri, name, func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) {
+		if blob == "" {
+			return []domain.ResourceContents{{Text: ""}}, nil
+		}
+		return []domain.ResourceContents{{Blob: blob}}, nil
+	}, opts...)
+}
+
+// NewResourceTemplate declares a resource template: every URI that matches
+// uriTemplate (a level-1 RFC 6570 template such as "file:///logs/{day}.txt")
+// is read by read, with the template's variables in vars. A plain resource
+// of the same URI wins over a template.
+func NewResourceTemplate(uriTemplate, name string, read ports.ResourceHandler, opts ...ResourceOption) Resource {
+	c := applyResourceOptions(opts)
+	r := Resource{
+		tmpl: &domain.ResourceTemplate{
+			URITemplate: uriTemplate, Name: name, Title: c.title, Description: c.description, MimeType: c.mimeType,
+			Icons: c.icons, Annotations: c.annotations, Meta: c.meta,
+		},
+		handler: read,
+	}
+	if c.size != nil {
+		r.err = &domain.ResourceDefinitionError{URI: uriTemplate, Reason: "a resource template has no size"}
+	}
+	return r
+}
+
+var errNoResourceRegistry = errors.New("app: the engine has no resource registry (Options.Resources)")
+
+// AddResource registers a resource or a resource template: it checks the
+// definition, stores it in the resource registry and tells connected
+// clients that the list changed (notifications/resources/list_changed). A
+// bad definition or a duplicate URI is a returned error (see
+// [domain.ResourceDefinitionError]); so is an engine without
+// Options.Resources.
+func (e *Engine) AddResource(r Resource) error {
+	if e.resources == nil {
+		return errNoResourceRegistry
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if r.res == nil && r.tmpl == nil {
+		return &domain.ResourceDefinitionError{Reason: "empty declaration (use NewResource or NewResourceTemplate)"}
+	}
+	if r.handler == nil {
+		uri := ""
+		if r.res != nil {
+			uri = r.res.URI
+		} else {
+			uri = r.tmpl.URITemplate
+		}
+		return &domain.ResourceDefinitionError{URI: uri, Reason: "no handler"}
+	}
+	if r.res != nil {
+		def := *r.res
+		if err := def.Validate(); err != nil {
+			return err
+		}
+		if err := e.resources.Add(ports.RegisteredResource{Resource: &def, Handler: r.handler}); err != nil {
+			return &domain.ResourceDefinitionError{URI: def.URI, Reason: err.Error(), Err: err}
+		}
+	} else {
+		def := *r.tmpl
+		if err := def.Validate(); err != nil {
+			return err
+		}
+		if err := e.resources.AddTemplate(ports.RegisteredResourceTemplate{Template: &def, Handler: r.handler}); err != nil {
+			return &domain.ResourceDefinitionError{URI: def.URITemplate, Reason: err.Error(), Err: err}
+		}
+	}
+	e.resourcesChanged()
+	return nil
+}
+
+// AddResourceTemplate is [Engine.AddResource] for a declaration that must
+// be a template (from [NewResourceTemplate]).
+func (e *Engine) AddResourceTemplate(t Resource) error {
+	if t.err == nil && !t.IsTemplate() {
+		uri := ""
+		if t.res != nil {
+			uri = t.res.URI
+		}
+		return &domain.ResourceDefinitionError{URI: uri, Reason: "not a resource template (use NewResourceTemplate)"}
+	}
+	return e.AddResource(t)
+}
+
+// AddResources registers several resources or templates and stops at the
+// first error.
+func (e *Engine) AddResources(rs ...Resource) error {
+	for _, r := range rs {
+		if err := e.AddResource(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RemoveResource removes the resource at uri and reports whether it was
+// registered.
+func (e *Engine) RemoveResource(uri string) bool {
+	if e.resources == nil || !e.resources.Remove(uri) {
+		return false
+	}
+	e.resourcesChanged()
+	return true
+}
+
+// RemoveResourceTemplate removes the template of that URI template and
+// reports whether it was registered.
+func (e *Engine) RemoveResourceTemplate(uriTemplate string) bool {
+	if e.resources == nil || !e.resources.RemoveTemplate(uriTemplate) {
+		return false
+	}
+	e.resourcesChanged()
+	return true
+}
+
+// hasResources reports whether anything is registered in the resource
+// registry: the resources capability is advertised only then.
+func (e *Engine) hasResources() bool {
+	return e.resources != nil && (len(e.resources.List()) > 0 || len(e.resources.ListTemplates()) > 0)
+}
+
+// resourcesChanged drops cached encodings and sends
+// notifications/resources/list_changed to every initialized handshake-era
+// session that was told about resources.
+func (e *Engine) resourcesChanged() {
+	e.resCache.Clear()
+	msg, _ := encodeNotification("notifications/resources/list_changed", nil)
+	for _, s := range e.sessionList() {
+		if s.wantsResourceListChanged() {
+			s.send(msg)
+		}
+	}
+}
+
+// NotifyResourceUpdated tells the handshake-era sessions subscribed to uri
+// (resources/subscribe) that the resource changed
+// (notifications/resources/updated). It reports how many were told.
+func (e *Engine) NotifyResourceUpdated(uri string) int {
+	msg, err := encodeNotification("notifications/resources/updated", map[string]any{"uri": uri})
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, s := range e.sessionList() {
+		if s.subscribed(uri) {
+			s.send(msg)
+			n++
+		}
+	}
+	return n
+}
+
+func (e *Engine) sessionList() []*session {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]*session, 0, len(e.sessions))
+	for s := range e.sessions {
+		out = append(out, s)
+	}
+	return out
+}
+
+// readResource runs a resource handler, turning a panic into an error.
+func (e *Engine) readResource(ctx context.Context, h ports.ResourceHandler, uri string, vars map[string]string) (c []domain.ResourceContents, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.logf(ctx, ports.LevelError, "mcp: resource handler panicked", ports.F("uri", uri), ports.F("panic", fmt.Sprint(r)), ports.F("stack", string(debug.Stack())))
+			c, err = nil, errPanic
+		}
+	}()
+	return h(ctx, uri, vars)
+}

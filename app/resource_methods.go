@@ -1,0 +1,215 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// resKey keys the encoded form of a resource or template per revision.
+type resKey struct {
+	p any // *domain.Resource or *domain.ResourceTemplate
+	r domain.Revision
+}
+
+func (e *Engine) encodedResource(r *domain.Resource, rev domain.Revision) ([]byte, error) {
+	k := resKey{r, rev}
+	if b, ok := e.resCache.Load(k); ok {
+		return b.([]byte), nil
+	}
+	b, err := e.policy.ShapeResource(r, rev).AppendJSON(nil)
+	if err != nil {
+		return nil, err
+	}
+	e.resCache.Store(k, b)
+	return b, nil
+}
+
+func (e *Engine) encodedTemplate(t *domain.ResourceTemplate, rev domain.Revision) ([]byte, error) {
+	k := resKey{t, rev}
+	if b, ok := e.resCache.Load(k); ok {
+		return b.([]byte), nil
+	}
+	b, err := e.policy.ShapeResourceTemplate(t, rev).AppendJSON(nil)
+	if err != nil {
+		return nil, err
+	}
+	e.resCache.Store(k, b)
+	return b, nil
+}
+
+// pageStart finds where a page begins: after the item whose key the cursor
+// names (items are sorted by key).
+func pageStart[T any](items []T, key func(T) string, cursor jsontext.Value) (int, bool) {
+	if cursor == nil || cursor.Kind() == 'n' {
+		return 0, true
+	}
+	c, ok := stringParam(cursor)
+	after, ok2 := decodeCursor(c)
+	if !ok || !ok2 {
+		return 0, false
+	}
+	for i, it := range items {
+		if key(it) > after {
+			return i, true
+		}
+	}
+	return len(items), true
+}
+
+// encodePage answers a paged list method: {resultType?, member:[...],
+// nextCursor?, ttlMs?, cacheScope?, _meta?}.
+func encodePage[T any](e *Engine, m message, p *wireParams, ci callInfo, member string, items []T,
+	key func(T) string, enc func(T) ([]byte, error)) ([]byte, *rpcError) {
+	start, ok := pageStart(items, key, p.Cursor)
+	if !ok {
+		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: invalid cursor", nil)
+	}
+	end := min(start+e.opts.PageSize, len(items))
+	b := appendResponseHead(make([]byte, 0, 192*(end-start)+128), m.id)
+	b = append(b, '{')
+	if ci.features.ResultType {
+		b = append(b, `"resultType":"complete",`...)
+	}
+	b = append(b, '"')
+	b = append(b, member...)
+	b = append(b, `":[`...)
+	for i, it := range items[start:end] {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		raw, err := enc(it)
+		if err != nil {
+			e.logf(context.Background(), ports.LevelError, "mcp: encoding a list entry failed", ports.F("list", member), ports.F("key", key(it)), ports.F("error", err))
+			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+		}
+		b = append(b, raw...)
+	}
+	b = append(b, ']')
+	if end < len(items) {
+		b = append(b, `,"nextCursor":`...)
+		b = domain.AppendJSONString(b, encodeCursor(key(items[end-1])))
+	}
+	b = e.appendStatelessTail(b, ci)
+	return append(b, "}}"...), nil
+}
+
+// appendStatelessTail appends ttlMs and cacheScope where the revision has
+// caching, and _meta in the stateless era.
+func (e *Engine) appendStatelessTail(b []byte, ci callInfo) []byte {
+	if ci.features.Caching {
+		b = append(b, `,"ttlMs":`...)
+		b = strconv.AppendInt(b, e.opts.ListTTL.Milliseconds(), 10)
+		b = append(b, `,"cacheScope":"`...)
+		b = append(b, e.cacheScope()...)
+		b = append(b, '"')
+	}
+	if ci.era == domain.EraStateless {
+		b = e.appendResultMeta(b, ci.rev)
+	}
+	return b
+}
+
+func (e *Engine) resourcesList(m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+	return encodePage(e, m, p, ci, "resources", e.resources.List(),
+		func(r ports.RegisteredResource) string { return r.Resource.URI },
+		func(r ports.RegisteredResource) ([]byte, error) { return e.encodedResource(r.Resource, ci.rev) })
+}
+
+func (e *Engine) resourceTemplatesList(m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+	return encodePage(e, m, p, ci, "resourceTemplates", e.resources.ListTemplates(),
+		func(t ports.RegisteredResourceTemplate) string { return t.Template.URITemplate },
+		func(t ports.RegisteredResourceTemplate) ([]byte, error) { return e.encodedTemplate(t.Template, ci.rev) })
+}
+
+func (e *Engine) resourceNotFound(m message, ci callInfo, uri string) *rpcError {
+	return newRPCError(m.id, e.policy.ResourceNotFoundCode(ci.rev), "Resource not found", map[string]any{"uri": uri})
+}
+
+func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+	uri, ok := stringParam(p.URI)
+	if !ok || uri == "" {
+		return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "uri" must be a non-empty string`, nil)
+	}
+	var (
+		h    ports.ResourceHandler
+		vars map[string]string
+		mime string
+	)
+	if r, ok := e.resources.Get(uri); ok {
+		h, mime = r.Handler, r.Resource.MimeType
+	} else if t, v, ok := e.resources.Match(uri); ok {
+		h, vars, mime = t.Handler, v, t.Template.MimeType
+	} else {
+		return nil, e.resourceNotFound(m, ci, uri)
+	}
+	rc := &RequestContext{engine: e, id: m.id, info: ci}
+	rc.related, _ = ctx.Value(relatedKey{}).(ports.MessageWriter)
+	rc.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
+	contents, err := e.readResource(context.WithValue(ctx, requestKey{}, rc), h, uri, vars)
+	if err != nil {
+		if errors.Is(err, domain.ErrResourceNotFound) {
+			return nil, e.resourceNotFound(m, ci, uri)
+		}
+		var pe *domain.ProtocolError
+		if errors.As(err, &pe) {
+			return nil, &rpcError{id: m.id, err: pe}
+		}
+		if ctx.Err() == nil && err != errPanic {
+			e.logf(ctx, ports.LevelError, "mcp: resource handler failed", ports.F("uri", uri), ports.F("error", err))
+		}
+		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+	}
+	b := appendResponseHead(make([]byte, 0, 256), m.id)
+	b = append(b, '{')
+	if ci.features.ResultType {
+		b = append(b, `"resultType":"complete",`...)
+	}
+	b = append(b, `"contents":[`...)
+	for i, c := range contents {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if c.URI == "" {
+			c.URI = uri
+		}
+		if c.MimeType == "" {
+			c.MimeType = mime
+		}
+		c = e.policy.ShapeResourceContents(c, ci.rev)
+		if b, err = c.AppendJSON(b); err != nil {
+			e.logf(ctx, ports.LevelError, "mcp: resource contents cannot be encoded", ports.F("uri", uri), ports.F("error", err))
+			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+		}
+	}
+	b = append(b, ']')
+	b = e.appendStatelessTail(b, ci)
+	return append(b, "}}"...), nil
+}
+
+// resourcesSubscribe answers resources/subscribe and resources/unsubscribe
+// (handshake era): the session gets notifications/resources/updated for uri
+// from [Engine.NotifyResourceUpdated] until it unsubscribes.
+func (e *Engine) resourcesSubscribe(s *session, m message, p *wireParams, on bool) ([]byte, *rpcError) {
+	uri, ok := stringParam(p.URI)
+	if !ok || uri == "" {
+		return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "uri" must be a non-empty string`, nil)
+	}
+	s.mu.Lock()
+	if on {
+		if s.subscriptions == nil {
+			s.subscriptions = make(map[string]struct{})
+		}
+		s.subscriptions[uri] = struct{}{}
+	} else {
+		delete(s.subscriptions, uri)
+	}
+	s.mu.Unlock()
+	out := appendResponseHead(nil, m.id)
+	return append(out, "{}}"...), nil
+}

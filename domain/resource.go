@@ -1,0 +1,336 @@
+package domain
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Resource describes a resource as clients see it in resources/list.
+// Optional fields are left out of the wire form when unset, and fields a
+// client's revision does not know are removed by
+// [RevisionPolicy.ShapeResource].
+type Resource struct {
+	// URI identifies the resource (RFC 3986); it must have a scheme.
+	URI string
+	// Name is the resource's programmatic name; required.
+	Name string
+	// Title is a human-readable name for display (2025-06-18 on).
+	Title string
+	// Description tells the model what the resource holds.
+	Description string
+	// MimeType is the type of the resource's contents, when known.
+	MimeType string
+	// Size is the size of the raw contents in bytes, when known.
+	Size *int64
+	// Icons are images a client may show for the resource (2025-11-25 on).
+	Icons []Icon
+	// Annotations are hints for the client (lastModified from 2025-06-18).
+	Annotations *Annotations
+	// Meta is sent as _meta (2025-06-18 on).
+	Meta map[string]any
+}
+
+// ResourceTemplate describes a family of resources whose URIs follow an
+// RFC 6570 URI template, as clients see it in resources/templates/list.
+// Only level-1 templates ("{var}" expressions) are supported.
+type ResourceTemplate struct {
+	// URITemplate is the template, e.g. "file:///logs/{day}.txt".
+	URITemplate string
+	// Name is the template's programmatic name; required.
+	Name string
+	// Title is a human-readable name for display (2025-06-18 on).
+	Title string
+	// Description tells the model what the resources hold.
+	Description string
+	// MimeType is the type of every matching resource, when they share one.
+	MimeType string
+	// Icons are images a client may show (2025-11-25 on).
+	Icons []Icon
+	// Annotations are hints for the client (lastModified from 2025-06-18).
+	Annotations *Annotations
+	// Meta is sent as _meta (2025-06-18 on).
+	Meta map[string]any
+}
+
+// Validate checks the resource: a URI with a scheme, a name, the icons,
+// the size and that _meta can be encoded.
+func (r *Resource) Validate() error {
+	if err := validateResourceURI(r.URI); err != nil {
+		return &ResourceDefinitionError{URI: r.URI, Reason: err.Error()}
+	}
+	if r.Size != nil && *r.Size < 0 {
+		return &ResourceDefinitionError{URI: r.URI, Reason: "size is negative"}
+	}
+	return validateResourceCommon(r.URI, r.Name, r.MimeType, r.Icons, r.Meta)
+}
+
+// Validate checks the template: a level-1 URI template with a scheme, a
+// name, the icons and that _meta can be encoded.
+func (t *ResourceTemplate) Validate() error {
+	if err := ValidateTemplate(t.URITemplate); err != nil {
+		return &ResourceDefinitionError{URI: t.URITemplate, Reason: err.Error()}
+	}
+	return validateResourceCommon(t.URITemplate, t.Name, t.MimeType, t.Icons, t.Meta)
+}
+
+func validateResourceCommon(uri, name, mime string, icons []Icon, meta map[string]any) error {
+	if name == "" {
+		return &ResourceDefinitionError{URI: uri, Reason: "name is empty"}
+	}
+	if mime != "" && !strings.Contains(mime, "/") {
+		return &ResourceDefinitionError{URI: uri, Reason: fmt.Sprintf("mimeType %q is not a MIME type", mime)}
+	}
+	for n, ic := range icons {
+		if err := ic.Validate(); err != nil {
+			return &ResourceDefinitionError{URI: uri, Reason: fmt.Sprintf("icons[%d]: %v", n, err)}
+		}
+	}
+	if meta != nil {
+		if _, err := json.Marshal(meta); err != nil {
+			return &ResourceDefinitionError{URI: uri, Reason: "_meta cannot be encoded as JSON: " + err.Error()}
+		}
+	}
+	return nil
+}
+
+func validateResourceURI(uri string) error {
+	if uri == "" {
+		return fmt.Errorf("uri is empty")
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		return fmt.Errorf("uri is not a URI: %w", err)
+	}
+	if u.Scheme == "" {
+		return fmt.Errorf("uri has no scheme")
+	}
+	return nil
+}
+
+// ShapeResource returns r as a client of revision rev may see it: title
+// and _meta before 2025-06-18, icons before 2025-11-25 and
+// annotations.lastModified before 2025-06-18 are removed. r is not modified.
+func (p RevisionPolicy) ShapeResource(r *Resource, rev Revision) *Resource {
+	f := p.Features(rev)
+	s := *r
+	if !f.ToolTitle {
+		s.Title = ""
+	}
+	if !f.Icons {
+		s.Icons = nil
+	}
+	s.Meta = stripMeta(r.Meta, f)
+	s.Annotations = stripAnn(r.Annotations, f)
+	return &s
+}
+
+// ShapeResourceTemplate is [RevisionPolicy.ShapeResource] for templates.
+func (p RevisionPolicy) ShapeResourceTemplate(t *ResourceTemplate, rev Revision) *ResourceTemplate {
+	f := p.Features(rev)
+	s := *t
+	if !f.ToolTitle {
+		s.Title = ""
+	}
+	if !f.Icons {
+		s.Icons = nil
+	}
+	s.Meta = stripMeta(t.Meta, f)
+	s.Annotations = stripAnn(t.Annotations, f)
+	return &s
+}
+
+// ShapeResourceContents returns c as revision rev may carry it: _meta is
+// removed before 2025-06-18.
+func (p RevisionPolicy) ShapeResourceContents(c ResourceContents, rev Revision) ResourceContents {
+	c.Meta = stripMeta(c.Meta, p.Features(rev))
+	return c
+}
+
+// AppendJSON appends the resource's wire form to b; unset optional fields
+// are left out. Shape it for the revision first with
+// [RevisionPolicy.ShapeResource].
+func (r *Resource) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"uri":`...)
+	b = appendJSONString(b, r.URI)
+	b = append(b, `,"name":`...)
+	b = appendJSONString(b, r.Name)
+	b = appendOptString(b, "title", r.Title)
+	b = appendOptString(b, "description", r.Description)
+	b = appendOptString(b, "mimeType", r.MimeType)
+	var err error
+	if r.Size != nil {
+		if b, err = appendMember(b, "size", *r.Size); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.Icons) > 0 {
+		if b, err = appendMember(b, "icons", r.Icons); err != nil {
+			return nil, err
+		}
+	}
+	return closeBlock(b, r.Annotations, r.Meta)
+}
+
+// MarshalJSON encodes the resource as it is (unshaped).
+func (r *Resource) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil) }
+
+// AppendJSON appends the template's wire form to b; unset optional fields
+// are left out.
+func (t *ResourceTemplate) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"uriTemplate":`...)
+	b = appendJSONString(b, t.URITemplate)
+	b = append(b, `,"name":`...)
+	b = appendJSONString(b, t.Name)
+	b = appendOptString(b, "title", t.Title)
+	b = appendOptString(b, "description", t.Description)
+	b = appendOptString(b, "mimeType", t.MimeType)
+	if len(t.Icons) > 0 {
+		var err error
+		if b, err = appendMember(b, "icons", t.Icons); err != nil {
+			return nil, err
+		}
+	}
+	return closeBlock(b, t.Annotations, t.Meta)
+}
+
+// MarshalJSON encodes the template as it is (unshaped).
+func (t *ResourceTemplate) MarshalJSON() ([]byte, error) { return t.AppendJSON(nil) }
+
+// AppendJSON appends the contents' wire form to b: uri, mimeType when set,
+// blob when set and text otherwise, and _meta when set.
+func (c *ResourceContents) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"uri":`...)
+	b = appendJSONString(b, c.URI)
+	b = appendOptString(b, "mimeType", c.MimeType)
+	if c.Blob != "" {
+		b = append(b, `,"blob":`...)
+		b = appendJSONString(b, c.Blob)
+	} else {
+		b = append(b, `,"text":`...)
+		b = appendJSONString(b, c.Text)
+	}
+	return closeBlock(b, nil, c.Meta)
+}
+
+// MarshalJSON encodes the contents.
+func (c *ResourceContents) MarshalJSON() ([]byte, error) { return c.AppendJSON(nil) }
+
+// templatePart is a literal run of a URI template, or a variable.
+type templatePart struct {
+	literal string
+	name    string // a variable when not empty
+}
+
+// parseTemplate splits a level-1 RFC 6570 template into parts.
+func parseTemplate(tmpl string) ([]templatePart, error) {
+	var parts []templatePart
+	rest := tmpl
+	for rest != "" {
+		open := strings.IndexAny(rest, "{}")
+		if open < 0 {
+			parts = append(parts, templatePart{literal: rest})
+			break
+		}
+		if rest[open] == '}' {
+			return nil, fmt.Errorf("unmatched '}' in URI template")
+		}
+		if open > 0 {
+			parts = append(parts, templatePart{literal: rest[:open]})
+		}
+		end := strings.IndexByte(rest[open:], '}')
+		if end < 0 {
+			return nil, fmt.Errorf("unclosed '{' in URI template")
+		}
+		name := rest[open+1 : open+end]
+		if name == "" {
+			return nil, fmt.Errorf("empty expression {} in URI template")
+		}
+		if strings.ContainsAny(name[:1], "+#./;?&=,!@|") {
+			return nil, fmt.Errorf("expression {%s}: only level-1 {var} expressions are supported", name)
+		}
+		for i := 0; i < len(name); i++ {
+			c := name[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+				return nil, fmt.Errorf("expression {%s}: a variable name has only A-Z a-z 0-9 _ (level-1 templates)", name)
+			}
+		}
+		if n := len(parts); n > 0 && parts[n-1].name != "" {
+			return nil, fmt.Errorf("expressions {%s}{%s} are adjacent: the URI cannot be split between them", parts[n-1].name, name)
+		}
+		for _, p := range parts {
+			if p.name == name {
+				return nil, fmt.Errorf("variable {%s} appears twice", name)
+			}
+		}
+		parts = append(parts, templatePart{name: name})
+		rest = rest[open+end+1:]
+	}
+	return parts, nil
+}
+
+// ValidateTemplate checks that tmpl is a level-1 RFC 6570 URI template
+// ("{var}" expressions only, never two adjacent) whose literal prefix has a
+// scheme.
+func ValidateTemplate(tmpl string) error {
+	if tmpl == "" {
+		return fmt.Errorf("uriTemplate is empty")
+	}
+	parts, err := parseTemplate(tmpl)
+	if err != nil {
+		return err
+	}
+	if parts[0].name != "" || !strings.Contains(parts[0].literal, ":") {
+		return fmt.Errorf("uriTemplate must start with a scheme (e.g. file:///{path})")
+	}
+	if _, err := url.Parse(strings.SplitN(parts[0].literal, ":", 2)[0] + ":x"); err != nil {
+		return fmt.Errorf("uriTemplate has an invalid scheme: %w", err)
+	}
+	return nil
+}
+
+// MatchTemplate matches uri against a level-1 URI template and returns the
+// variables' values, percent-decoded. A variable matches one or more
+// characters other than '/' (simple string expansion encodes '/', so a
+// value never holds one). ok is false when uri does not match or tmpl is
+// not a valid template.
+func MatchTemplate(tmpl, uri string) (vars map[string]string, ok bool) {
+	parts, err := parseTemplate(tmpl)
+	if err != nil {
+		return nil, false
+	}
+	vars = make(map[string]string)
+	if !matchParts(parts, uri, vars) {
+		return nil, false
+	}
+	return vars, true
+}
+
+func matchParts(parts []templatePart, s string, vars map[string]string) bool {
+	if len(parts) == 0 {
+		return s == ""
+	}
+	p := parts[0]
+	if p.name == "" {
+		rest, ok := strings.CutPrefix(s, p.literal)
+		return ok && matchParts(parts[1:], rest, vars)
+	}
+	// A variable: try every non-empty prefix without '/', shortest first.
+	limit := strings.IndexByte(s, '/')
+	if limit < 0 {
+		limit = len(s)
+	}
+	for n := 1; n <= limit; n++ {
+		if !matchParts(parts[1:], s[n:], vars) {
+			continue
+		}
+		v, err := url.PathUnescape(s[:n])
+		if err != nil {
+			return false
+		}
+		vars[p.name] = v
+		return true
+	}
+	return false
+}
