@@ -29,13 +29,18 @@ type Options struct {
 	// Nil: the resources/* methods do not exist (-32601). The resources
 	// capability is advertised only while something is registered in it.
 	Resources ports.ResourceRegistry
+	// Prompts stores the prompts (optional). Nil: the prompts/* methods do
+	// not exist (-32601). The prompts capability is advertised only while a
+	// prompt is registered in it.
+	Prompts ports.PromptRegistry
 	// Validator compiles input and output schemas. Nil turns validation off
 	// (not recommended: the wiring package always provides one).
 	Validator ports.SchemaValidator
 	// Logger receives the server's own log; nil discards it.
 	Logger ports.Logger
 	// PageSize is the number of entries per page of tools/list,
-	// resources/list and resources/templates/list (default 100).
+	// resources/list, resources/templates/list and prompts/list (default
+	// 100).
 	PageSize int
 	// MaxConcurrentRequests bounds the requests one connection may have in
 	// flight; reading pauses at the bound (default 64).
@@ -57,6 +62,7 @@ type Engine struct {
 	policy    domain.RevisionPolicy
 	registry  ports.ToolRegistry
 	resources ports.ResourceRegistry // nil: no resources
+	prompts   ports.PromptRegistry   // nil: no prompts
 	log       ports.Logger
 
 	// abort cancels every handler's context (hard stop).
@@ -67,9 +73,10 @@ type Engine struct {
 	sessions  map[*session]struct{}
 	stopWatch func()
 
-	listCache toolListCache
-	resCache  sync.Map // resKey -> encoded resource or template
-	metaCache sync.Map // domain.Revision -> encoded result _meta
+	listCache   toolListCache
+	resCache    sync.Map // resKey -> encoded resource or template
+	promptCache sync.Map // resKey -> encoded prompt
+	metaCache   sync.Map // domain.Revision -> encoded result _meta
 }
 
 // NewEngine returns an engine with the given options.
@@ -97,6 +104,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		policy:    opts.Policy,
 		registry:  opts.Registry,
 		resources: opts.Resources,
+		prompts:   opts.Prompts,
 		log:       opts.Logger,
 		sessions:  make(map[*session]struct{}),
 	}

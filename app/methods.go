@@ -30,7 +30,8 @@ func (e *Engine) request(ctx context.Context, s *session, m message) []byte {
 
 // requestWith is request with the params already decoded (p not nil).
 func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wireParams) []byte {
-	if !e.policy.KnowsMethod(m.method) || e.resources == nil && strings.HasPrefix(m.method, "resources/") {
+	if !e.policy.KnowsMethod(m.method) || e.resources == nil && strings.HasPrefix(m.method, "resources/") ||
+		e.prompts == nil && strings.HasPrefix(m.method, "prompts/") || m.method == "completion/complete" && !e.hasCompleters() {
 		return encodeError(newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method, nil))
 	}
 	if p == nil {
@@ -72,6 +73,12 @@ func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wire
 		out, err = e.resourcesRead(ctx, m, p, ci)
 	case "resources/subscribe", "resources/unsubscribe":
 		out, err = e.resourcesSubscribe(s, m, p, m.method == "resources/subscribe")
+	case "prompts/list":
+		out, err = e.promptsList(m, p, ci)
+	case "prompts/get":
+		out, err = e.promptsGet(ctx, m, p, ci)
+	case "completion/complete":
+		out, err = e.completionComplete(ctx, m, p, ci)
 	}
 	if err != nil {
 		return encodeError(err)
@@ -179,6 +186,7 @@ func (e *Engine) initialize(s *session, m message, p *wireParams) ([]byte, *rpcE
 	}
 	caps := e.capabilities(e.policy.Features(rev))
 	_, s.resourcesAdvertised = caps["resources"]
+	_, s.promptsAdvertised = caps["prompts"]
 	s.initialized, s.rev, s.client, s.caps = true, rev, client, p.Capabilities
 	s.mu.Unlock()
 
@@ -197,7 +205,10 @@ func (e *Engine) initialize(s *session, m message, p *wireParams) ([]byte, *rpcE
 // only on subscriptions/listen streams, which the engine does not serve yet,
 // so nothing is promised there. resources is advertised only while a
 // resource or template is registered (from what is registered, never more);
-// resources.subscribe where the revision has resources/subscribe.
+// resources.subscribe where the revision has resources/subscribe. The
+// same holds for prompts (prompts.listChanged); completions is advertised
+// while some prompt argument or template variable has a completer (from
+// 2025-03-26, which introduced the capability).
 func (e *Engine) capabilities(f domain.Features) map[string]any {
 	// logging: any tool may log to the client (RequestContext.Log).
 	caps := map[string]any{"tools": map[string]any{}, "logging": map[string]any{}}
@@ -213,6 +224,16 @@ func (e *Engine) capabilities(f domain.Features) map[string]any {
 			res["subscribe"] = true
 		}
 		caps["resources"] = res
+	}
+	if e.hasPrompts() {
+		pr := map[string]any{}
+		if !f.ListChangedViaListen {
+			pr["listChanged"] = true
+		}
+		caps["prompts"] = pr
+	}
+	if f.CompletionsCapability && e.hasCompleters() {
+		caps["completions"] = map[string]any{}
 	}
 	return caps
 }

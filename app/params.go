@@ -36,6 +36,10 @@ type wireParams struct {
 	Cursor jsontext.Value `json:"cursor"`
 	// resources/read
 	URI jsontext.Value `json:"uri"`
+	// completion/complete
+	Ref      jsontext.Value `json:"ref"`
+	Argument jsontext.Value `json:"argument"`
+	Context  jsontext.Value `json:"context"`
 	// initialize
 	ProtocolVersion jsontext.Value `json:"protocolVersion"`
 	Capabilities    jsontext.Value `json:"capabilities"`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"runtime/debug"
+	"slices"
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/ports"
@@ -18,10 +19,11 @@ import (
 // [NewResourceTemplate]. A mistake in the declaration is kept and returned
 // by Engine.AddResource; Err reports it earlier.
 type Resource struct {
-	res     *domain.Resource
-	tmpl    *domain.ResourceTemplate
-	handler ports.ResourceHandler
-	err     error
+	res        *domain.Resource
+	tmpl       *domain.ResourceTemplate
+	handler    ports.ResourceHandler
+	completers map[string]ports.Completer
+	err        error
 }
 
 // IsTemplate reports whether r declares a resource template.
@@ -47,6 +49,7 @@ type resourceConfig struct {
 	icons                        []domain.Icon
 	annotations                  *domain.Annotations
 	meta                         map[string]any
+	completers                   map[string]ports.Completer
 }
 
 // WithResourceTitle sets the human-readable title (2025-06-18 on).
@@ -91,6 +94,19 @@ func WithResourceMeta(meta map[string]any) ResourceOption {
 	}
 }
 
+// WithTemplateCompleter sets the completer that suggests values of the
+// template variable name for completion/complete (templates only; a plain
+// resource with one, or a variable the template lacks, is a declaration
+// error).
+func WithTemplateCompleter(name string, complete ports.Completer) ResourceOption {
+	return func(c *resourceConfig) {
+		if c.completers == nil {
+			c.completers = make(map[string]ports.Completer)
+		}
+		c.completers[name] = complete
+	}
+}
+
 func applyResourceOptions(opts []ResourceOption) *resourceConfig {
 	c := &resourceConfig{}
 	for _, o := range opts {
@@ -105,13 +121,17 @@ func applyResourceOptions(opts []ResourceOption) *resourceConfig {
 // vars argument is nil).
 func NewResource(uri, name string, read ports.ResourceHandler, opts ...ResourceOption) Resource {
 	c := applyResourceOptions(opts)
-	return Resource{
+	r := Resource{
 		res: &domain.Resource{
 			URI: uri, Name: name, Title: c.title, Description: c.description, MimeType: c.mimeType,
 			Size: c.size, Icons: c.icons, Annotations: c.annotations, Meta: c.meta,
 		},
 		handler: read,
 	}
+	if len(c.completers) > 0 {
+		r.err = &domain.ResourceDefinitionError{URI: uri, Reason: "a plain resource has no variables to complete"}
+	}
+	return r
 }
 
 // TextResource declares a resource whose contents are the fixed text. Its
@@ -148,7 +168,13 @@ func NewResourceTemplate(uriTemplate, name string, read ports.ResourceHandler, o
 			URITemplate: uriTemplate, Name: name, Title: c.title, Description: c.description, MimeType: c.mimeType,
 			Icons: c.icons, Annotations: c.annotations, Meta: c.meta,
 		},
-		handler: read,
+		handler:    read,
+		completers: c.completers,
+	}
+	for v := range c.completers {
+		if !slices.Contains(domain.TemplateVariables(uriTemplate), v) {
+			r.err = &domain.ResourceDefinitionError{URI: uriTemplate, Reason: fmt.Sprintf("completer for variable %q, which the template lacks", v)}
+		}
 	}
 	if c.size != nil {
 		r.err = &domain.ResourceDefinitionError{URI: uriTemplate, Reason: "a resource template has no size"}
@@ -196,7 +222,7 @@ func (e *Engine) AddResource(r Resource) error {
 		if err := def.Validate(); err != nil {
 			return err
 		}
-		if err := e.resources.AddTemplate(ports.RegisteredResourceTemplate{Template: &def, Handler: r.handler}); err != nil {
+		if err := e.resources.AddTemplate(ports.RegisteredResourceTemplate{Template: &def, Handler: r.handler, Completers: r.completers}); err != nil {
 			return &domain.ResourceDefinitionError{URI: def.URITemplate, Reason: err.Error(), Err: err}
 		}
 	}

@@ -44,6 +44,9 @@ type session struct {
 	// resourcesAdvertised: initialize advertised the resources capability,
 	// so resource list-changed notifications are sent.
 	resourcesAdvertised bool
+	// promptsAdvertised: initialize advertised the prompts capability, so
+	// prompt list-changed notifications are sent.
+	promptsAdvertised bool
 	// subscriptions are the resource URIs of resources/subscribe.
 	subscriptions map[string]struct{}
 }
@@ -71,6 +74,12 @@ func (s *session) wantsResourceListChanged() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.initialized && s.resourcesAdvertised
+}
+
+func (s *session) wantsPromptListChanged() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initialized && s.promptsAdvertised
 }
 
 func (s *session) subscribed(uri string) bool {

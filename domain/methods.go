@@ -16,6 +16,10 @@ var methodEras = map[string]struct{ handshake, stateless bool }{
 	"resources/read":           {handshake: true, stateless: true},
 	"resources/subscribe":      {handshake: true}, // 2026-07-28: subscriptions/listen
 	"resources/unsubscribe":    {handshake: true},
+
+	"prompts/list":        {handshake: true, stateless: true},
+	"prompts/get":         {handshake: true, stateless: true},
+	"completion/complete": {handshake: true, stateless: true},
 }
 
 // KnowsMethod reports whether method is a request method this SDK serves in

@@ -290,6 +290,22 @@ func ValidateTemplate(tmpl string) error {
 	return nil
 }
 
+// TemplateVariables returns the variable names of a level-1 URI template,
+// in order (nil when tmpl is not a valid template).
+func TemplateVariables(tmpl string) []string {
+	parts, err := parseTemplate(tmpl)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range parts {
+		if p.name != "" {
+			out = append(out, p.name)
+		}
+	}
+	return out
+}
+
 // MatchTemplate matches uri against a level-1 URI template and returns the
 // variables' values, percent-decoded. A variable matches one or more
 // characters other than '/' (simple string expansion encodes '/', so a

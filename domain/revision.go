@@ -83,6 +83,10 @@ type Features struct {
 	// ResourceNotFoundInvalidParams: resources/read of an unknown resource is
 	// answered -32602 (SEP-2164, 2026-07-28); before, -32002.
 	ResourceNotFoundInvalidParams bool
+	// CompletionsCapability: the server declares completion/complete with
+	// the "completions" capability (2025-03-26); 2024-11-05 had the method
+	// but no capability for it.
+	CompletionsCapability bool
 	// ResourceSubscriptions: resources/subscribe and resources/unsubscribe
 	// with notifications/resources/updated on the session (handshake era;
 	// 2026-07-28 moved them to subscriptions/listen).
@@ -160,6 +164,7 @@ func (p RevisionPolicy) Features(r Revision) Features {
 	if r >= Revision20250326 {
 		f.ToolAnnotations = true
 		f.AudioContent = true
+		f.CompletionsCapability = true
 	}
 	if r == Revision20250326 {
 		f.Batches = true

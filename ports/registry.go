@@ -68,6 +68,9 @@ type RegisteredResource struct {
 type RegisteredResourceTemplate struct {
 	Template *domain.ResourceTemplate
 	Handler  ResourceHandler
+	// Completers suggest values for the template's variables, by variable
+	// name (optional).
+	Completers map[string]Completer
 }
 
 // ResourceRegistry stores the server's resources and resource templates.
@@ -94,4 +97,41 @@ type ResourceRegistry interface {
 	// Match finds the first template, in ListTemplates order, that uri
 	// matches ([domain.MatchTemplate]), with its variables.
 	Match(uri string) (RegisteredResourceTemplate, map[string]string, bool)
+}
+
+// Completer suggests values for one prompt argument or resource template
+// variable (completion/complete). value is what the user has typed so far;
+// context holds the values already given for the other arguments or
+// variables (nil when the client sent none). The engine sends at most 100
+// values, with the total and hasMore when there are more.
+type Completer func(ctx context.Context, value string, context map[string]string) ([]string, error)
+
+// PromptHandler renders a prompt for prompts/get. args holds the arguments
+// the client sent; every argument declared required is present. A
+// [domain.ProtocolError] becomes that JSON-RPC error; any other error a
+// generic internal error.
+type PromptHandler func(ctx context.Context, args map[string]string) (*domain.GetPromptResult, error)
+
+// RegisteredPrompt is a prompt with its handler and argument completers,
+// as the registry keeps it.
+type RegisteredPrompt struct {
+	Prompt  *domain.Prompt
+	Handler PromptHandler
+	// Completers suggest values for arguments, by argument name (optional).
+	Completers map[string]Completer
+}
+
+// PromptRegistry stores the server's prompts. Implementations must be safe
+// for concurrent use.
+type PromptRegistry interface {
+	// Add stores p; a name already present is an error wrapping
+	// domain.ErrDuplicatePrompt.
+	Add(p RegisteredPrompt) error
+	// Remove deletes the prompt of that name and reports whether it was
+	// there.
+	Remove(name string) bool
+	// Get finds a prompt by name.
+	Get(name string) (RegisteredPrompt, bool)
+	// List returns every prompt, sorted by name.
+	List() []RegisteredPrompt
 }

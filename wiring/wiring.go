@@ -15,7 +15,10 @@
 // resource templates the value group "mcp.resources" ([Resources],
 // [AsResource]), stored in the ports.ResourceRegistry of the graph or an
 // in-memory one. The resources capability is advertised only when at least
-// one resource or template is registered.
+// one resource or template is registered. Prompts join the value group
+// "mcp.prompts" ([Prompts], [AsPrompt]), stored in the ports.PromptRegistry
+// of the graph or an in-memory one; the prompts capability is advertised
+// only when at least one prompt is registered.
 package wiring
 
 import (
@@ -43,6 +46,9 @@ const ToolGroup = "mcp.tools"
 // ResourceGroup is the fx value group that collects the server's resources
 // and resource templates.
 const ResourceGroup = "mcp.resources"
+
+// PromptGroup is the fx value group that collects the server's prompts.
+const PromptGroup = "mcp.prompts"
 
 // Config is the server's optional configuration; supply it with
 // fx.Supply(wiring.Config{...}). Zero fields take the engine's defaults.
@@ -76,12 +82,15 @@ type EngineParams struct {
 	// ResourceRegistry stores resources; an in-memory one by default.
 	ResourceRegistry ports.ResourceRegistry `optional:"true"`
 	Resources        []app.Resource         `group:"mcp.resources"`
+	// PromptRegistry stores prompts; an in-memory one by default.
+	PromptRegistry ports.PromptRegistry `optional:"true"`
+	Prompts        []app.Prompt         `group:"mcp.prompts"`
 }
 
 // NewEngine builds the engine and registers the groups' tools and
 // resources; a bad one stops the application from starting, with its error.
 func NewEngine(p EngineParams) (*app.Engine, error) {
-	opts := app.Options{Registry: p.Registry, Resources: p.ResourceRegistry, Validator: p.Validator, Logger: p.Logger}
+	opts := app.Options{Registry: p.Registry, Resources: p.ResourceRegistry, Prompts: p.PromptRegistry, Validator: p.Validator, Logger: p.Logger}
 	if c := p.Config; c != nil {
 		opts.Info, opts.Instructions, opts.Policy = c.Info, c.Instructions, c.Policy
 		opts.PageSize, opts.MaxConcurrentRequests, opts.ListTTL = c.PageSize, c.MaxConcurrentRequests, c.ListTTL
@@ -91,6 +100,9 @@ func NewEngine(p EngineParams) (*app.Engine, error) {
 	}
 	if opts.Resources == nil {
 		opts.Resources = memory.NewResourceRegistry()
+	}
+	if opts.Prompts == nil {
+		opts.Prompts = memory.NewPromptRegistry()
 	}
 	if opts.Validator == nil {
 		opts.Validator = jsonschema.New()
@@ -106,6 +118,9 @@ func NewEngine(p EngineParams) (*app.Engine, error) {
 		return nil, err
 	}
 	if err := e.AddResources(p.Resources...); err != nil {
+		return nil, err
+	}
+	if err := e.AddPrompts(p.Prompts...); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -163,6 +178,23 @@ func Resources(resources ...app.Resource) fx.Option {
 //	fx.Provide(wiring.AsResource(NewConfigResource))
 func AsResource(constructor any) any {
 	return fx.Annotate(constructor, fx.ResultTags(`group:"`+ResourceGroup+`"`))
+}
+
+// Prompts adds prompts to the server.
+func Prompts(prompts ...app.Prompt) fx.Option {
+	opts := make([]fx.Option, len(prompts))
+	for i, p := range prompts {
+		opts[i] = fx.Supply(fx.Annotated{Group: PromptGroup, Target: p})
+	}
+	return fx.Options(opts...)
+}
+
+// AsPrompt annotates a constructor of an app.Prompt (or of []app.Prompt,
+// with flatten) so that its result joins the prompt group:
+//
+//	fx.Provide(wiring.AsPrompt(NewReviewPrompt))
+func AsPrompt(constructor any) any {
+	return fx.Annotate(constructor, fx.ResultTags(`group:"`+PromptGroup+`"`))
 }
 
 // StdioParams are what the Stdio module takes from the graph.

@@ -183,3 +183,44 @@ func TestBadResourceStopsStart(t *testing.T) {
 		t.Fatalf("want the resource's error, got %v", err)
 	}
 }
+
+func TestCoreServesPrompts(t *testing.T) {
+	var client *memory.Pipe
+	greet := func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
+		return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text("hi " + args["who"]))}}, nil
+	}
+	a := fxtest.New(t,
+		wiring.Core,
+		wiring.Prompts(app.NewPrompt("greet", greet, app.WithPromptArguments(domain.PromptArgument{Name: "who", Required: true}))),
+		fx.Provide(wiring.AsPrompt(func() app.Prompt { return app.NewPrompt("other", greet) })),
+		memoryModule(&client),
+	)
+	a.RequireStart()
+	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"greet","arguments":{"who":"bob"},`+meta2026+`}}`); !strings.Contains(got, `"text":"hi bob"`) {
+		t.Fatal(got)
+	}
+	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":2,"method":"prompts/list","params":{`+meta2026+`}}`); !strings.Contains(got, `"name":"other"`) {
+		t.Fatal(got)
+	}
+	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{`+meta2026+`}}`); !strings.Contains(got, `"prompts":{}`) {
+		t.Fatal(got)
+	}
+	a.RequireStop()
+}
+
+func TestNoPromptsNoCapability(t *testing.T) {
+	var client *memory.Pipe
+	a := fxtest.New(t, wiring.Core, wiring.Tools(app.NewTool(hello)), memoryModule(&client))
+	a.RequireStart()
+	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta2026+`}}`); strings.Contains(got, `"prompts"`) || strings.Contains(got, `"completions"`) {
+		t.Fatal(got)
+	}
+	a.RequireStop()
+}
+
+func TestBadPromptStopsStart(t *testing.T) {
+	a := fx.New(wiring.Core, wiring.Prompts(app.NewPrompt("bad name", nil)), fx.Invoke(func(*app.Engine) {}), fx.NopLogger)
+	if err := a.Err(); err == nil || !strings.Contains(err.Error(), `invalid prompt`) {
+		t.Fatalf("want the prompt's error, got %v", err)
+	}
+}

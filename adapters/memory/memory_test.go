@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/adapters/prompttest"
 	"github.com/hexmcp/hexmcp/adapters/registrytest"
 	"github.com/hexmcp/hexmcp/adapters/resourcetest"
 	"github.com/hexmcp/hexmcp/ports"
@@ -19,6 +20,10 @@ func TestRegistryContract(t *testing.T) {
 
 func TestResourceRegistryContract(t *testing.T) {
 	resourcetest.Run(t, func(*testing.T) ports.ResourceRegistry { return memory.NewResourceRegistry() })
+}
+
+func TestPromptRegistryContract(t *testing.T) {
+	prompttest.Run(t, func(*testing.T) ports.PromptRegistry { return memory.NewPromptRegistry() })
 }
 
 func TestPipe(t *testing.T) {

@@ -81,12 +81,13 @@ func run(addr string) error {
 	return nil
 }
 
-// newEngine builds the engine with the suite's tools and resources.
+// newEngine builds the engine with the suite's tools, resources and prompts.
 func newEngine(log *slog.Logger) (*app.Engine, error) {
 	e, err := app.NewEngine(app.Options{
 		Info:      domain.Implementation{Name: "hexmcp-conformance-server", Version: "0.0.0"},
 		Registry:  memory.NewRegistry(),
 		Resources: memory.NewResourceRegistry(),
+		Prompts:   memory.NewPromptRegistry(),
 		Validator: jsonschema.New(),
 		Logger:    slogger.New(log),
 	})
@@ -98,6 +99,10 @@ func newEngine(log *slog.Logger) (*app.Engine, error) {
 		return nil, err
 	}
 	if err := e.AddResources(conformanceResources()...); err != nil {
+		_ = e.Close()
+		return nil, err
+	}
+	if err := e.AddPrompts(conformancePrompts()...); err != nil {
 		_ = e.Close()
 		return nil, err
 	}

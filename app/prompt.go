@@ -1,0 +1,218 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"runtime/debug"
+
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// Prompt is a declared prompt, ready for [Engine.AddPrompt]: its
+// definition, the handler that renders it and its argument completers.
+// Build one with [NewPrompt]. A mistake in the declaration is returned by
+// Engine.AddPrompt.
+type Prompt struct {
+	def        *domain.Prompt
+	handler    ports.PromptHandler
+	completers map[string]ports.Completer
+}
+
+// Definition returns the prompt's definition as it will be listed.
+func (p Prompt) Definition() *domain.Prompt { return p.def }
+
+// PromptOption sets one field of a prompt's definition.
+type PromptOption func(*promptConfig)
+
+type promptConfig struct {
+	title, description string
+	args               []domain.PromptArgument
+	icons              []domain.Icon
+	meta               map[string]any
+	completers         map[string]ports.Completer
+}
+
+// WithPromptTitle sets the human-readable title (2025-06-18 on).
+func WithPromptTitle(title string) PromptOption {
+	return func(c *promptConfig) { c.title = title }
+}
+
+// WithPromptDescription sets the description.
+func WithPromptDescription(d string) PromptOption {
+	return func(c *promptConfig) { c.description = d }
+}
+
+// WithPromptArguments declares arguments, in order. prompts/get refuses a
+// request that lacks a required one (-32602).
+func WithPromptArguments(args ...domain.PromptArgument) PromptOption {
+	return func(c *promptConfig) { c.args = append(c.args, args...) }
+}
+
+// WithPromptArgument declares one argument; complete, when not nil,
+// suggests its values for completion/complete.
+func WithPromptArgument(arg domain.PromptArgument, complete ports.Completer) PromptOption {
+	return func(c *promptConfig) {
+		c.args = append(c.args, arg)
+		if complete != nil {
+			if c.completers == nil {
+				c.completers = make(map[string]ports.Completer)
+			}
+			c.completers[arg.Name] = complete
+		}
+	}
+}
+
+// WithPromptIcons sets the icons (2025-11-25 on); each is validated.
+func WithPromptIcons(icons ...domain.Icon) PromptOption {
+	return func(c *promptConfig) { c.icons = append(c.icons, icons...) }
+}
+
+// WithPromptMeta sets _meta (2025-06-18 on).
+func WithPromptMeta(meta map[string]any) PromptOption {
+	return func(c *promptConfig) {
+		if c.meta == nil {
+			c.meta = make(map[string]any, len(meta))
+		}
+		maps.Copy(c.meta, meta)
+	}
+}
+
+// NewPrompt declares the prompt name, rendered by handler.
+func NewPrompt(name string, handler ports.PromptHandler, opts ...PromptOption) Prompt {
+	c := &promptConfig{}
+	for _, o := range opts {
+		if o != nil {
+			o(c)
+		}
+	}
+	return Prompt{
+		def: &domain.Prompt{
+			Name: name, Title: c.title, Description: c.description,
+			Arguments: c.args, Icons: c.icons, Meta: c.meta,
+		},
+		handler:    handler,
+		completers: c.completers,
+	}
+}
+
+var errNoPromptRegistry = errors.New("app: the engine has no prompt registry (Options.Prompts)")
+
+// AddPrompt registers a prompt: it checks the definition, stores it in the
+// prompt registry and tells connected clients that the list changed
+// (notifications/prompts/list_changed). A bad definition or a duplicate
+// name is a returned error (see [domain.PromptDefinitionError]); so is an
+// engine without Options.Prompts.
+func (e *Engine) AddPrompt(p Prompt) error {
+	if e.prompts == nil {
+		return errNoPromptRegistry
+	}
+	if p.def == nil {
+		return &domain.PromptDefinitionError{Reason: "empty declaration (use NewPrompt)"}
+	}
+	if p.handler == nil {
+		return &domain.PromptDefinitionError{Prompt: p.def.Name, Reason: "no handler"}
+	}
+	def := *p.def
+	if err := def.Validate(); err != nil {
+		return err
+	}
+	for name := range p.completers {
+		found := false
+		for _, a := range def.Arguments {
+			found = found || a.Name == name
+		}
+		if !found {
+			return &domain.PromptDefinitionError{Prompt: def.Name, Reason: fmt.Sprintf("completer for undeclared argument %q", name)}
+		}
+	}
+	if err := e.prompts.Add(ports.RegisteredPrompt{Prompt: &def, Handler: p.handler, Completers: p.completers}); err != nil {
+		return &domain.PromptDefinitionError{Prompt: def.Name, Reason: err.Error(), Err: err}
+	}
+	e.promptsChanged()
+	return nil
+}
+
+// AddPrompts registers several prompts and stops at the first error.
+func (e *Engine) AddPrompts(ps ...Prompt) error {
+	for _, p := range ps {
+		if err := e.AddPrompt(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RemovePrompt removes the prompt name and reports whether it was
+// registered.
+func (e *Engine) RemovePrompt(name string) bool {
+	if e.prompts == nil || !e.prompts.Remove(name) {
+		return false
+	}
+	e.promptsChanged()
+	return true
+}
+
+// hasPrompts reports whether a prompt is registered: the prompts
+// capability is advertised only then.
+func (e *Engine) hasPrompts() bool {
+	return e.prompts != nil && len(e.prompts.List()) > 0
+}
+
+// hasCompleters reports whether some prompt argument or template variable
+// has a completer: the completions capability is advertised, and
+// completion/complete served, only then.
+func (e *Engine) hasCompleters() bool {
+	if e.prompts != nil {
+		for _, p := range e.prompts.List() {
+			if len(p.Completers) > 0 {
+				return true
+			}
+		}
+	}
+	if e.resources != nil {
+		for _, t := range e.resources.ListTemplates() {
+			if len(t.Completers) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// promptsChanged drops cached encodings and sends
+// notifications/prompts/list_changed to every initialized handshake-era
+// session that was told about prompts.
+func (e *Engine) promptsChanged() {
+	e.promptCache.Clear()
+	msg, _ := encodeNotification("notifications/prompts/list_changed", nil)
+	for _, s := range e.sessionList() {
+		if s.wantsPromptListChanged() {
+			s.send(msg)
+		}
+	}
+}
+
+// getPrompt runs a prompt handler, turning a panic into an error.
+func (e *Engine) getPrompt(ctx context.Context, p ports.RegisteredPrompt, args map[string]string) (r *domain.GetPromptResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			e.logf(ctx, ports.LevelError, "mcp: prompt handler panicked", ports.F("prompt", p.Prompt.Name), ports.F("panic", fmt.Sprint(v)), ports.F("stack", string(debug.Stack())))
+			r, err = nil, errPanic
+		}
+	}()
+	return p.Handler(ctx, args)
+}
+
+// complete runs a completer, turning a panic into an error.
+func (e *Engine) complete(ctx context.Context, c ports.Completer, value string, context map[string]string) (v []string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.logf(ctx, ports.LevelError, "mcp: completer panicked", ports.F("panic", fmt.Sprint(r)), ports.F("stack", string(debug.Stack())))
+			v, err = nil, errPanic
+		}
+	}()
+	return c(ctx, value, context)
+}
