@@ -74,6 +74,8 @@ func main() {
 		wiring.Core,
 		serve,
 		wiring.Tools(tools.All()...),
+		wiring.Resources(tools.Resources()...),
+		wiring.Prompts(tools.Prompts()...),
 		fx.WithLogger(func() fxevent.Logger {
 			if *verbose {
 				return &fxevent.SlogLogger{Logger: logger}

@@ -51,7 +51,7 @@ var showcaseTools = []string{
 	"getString", "getNumber", "getBool", "getArray", "getNull", "returnVoid",
 	"getFormattedCode", "getMarkdown", "getImage", "getAudio",
 	"getEmbeddedResource", "getResourceLink", "getMultipleContent",
-	"divideNumbers", "failInternally",
+	"divideNumbers", "failInternally", "countDown", "logWork",
 }
 
 // clients are the Node scripts, by the name the tests use.

@@ -134,5 +134,7 @@ func All() []app.Tool {
 		app.NewTool(getResourceLink),
 		app.NewTool(getMultipleContent),
 		app.NewTool(failInternally, app.WithDescription("Always fails with an internal error whose details stay in the server log.")),
+		app.Func(countDown, app.WithDescription("Counts down, reporting progress after every step when the request asks for it.")),
+		app.NewTool(logWork, app.WithDescription("Logs to the client at debug, info and warning.")),
 	)
 }
