@@ -785,3 +785,16 @@ func TestLoggingToTheClient(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+func TestTraceContext(t *testing.T) {
+	tool := app.NewTool(func(rc *app.RequestContext) string {
+		tr := rc.Trace()
+		return tr.TraceParent + "|" + tr.TraceState + "|" + tr.Baggage
+	}, app.WithName("trace"))
+	c := serve(t, newEngine(t, app.Options{}, tool))
+	c.initialize("2025-11-25")
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"trace","_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01","tracestate":"k=v","baggage":"user=1"}}}`),
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01|k=v|user=1"}]}}`)
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"trace"}}`),
+		`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"||"}]}}`)
+}

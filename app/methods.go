@@ -20,6 +20,7 @@ type callInfo struct {
 	caps          jsontext.Value
 	progressToken jsontext.Value
 	logLevel      domain.LogLevel // stateless: from _meta ("" sends nothing)
+	trace         TraceContext
 	session       *session
 }
 
@@ -95,6 +96,9 @@ func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wire
 func (e *Engine) resolve(s *session, m message, p *wireParams) (callInfo, *rpcError) {
 	ci := callInfo{session: s}
 	if p.Meta != nil {
+		ci.trace.TraceParent, _ = stringParam(p.Meta.TraceParent)
+		ci.trace.TraceState, _ = stringParam(p.Meta.TraceState)
+		ci.trace.Baggage, _ = stringParam(p.Meta.Baggage)
 		ci.progressToken = p.Meta.ProgressToken
 		if ci.progressToken != nil {
 			if k := ci.progressToken.Kind(); k != '"' && k != '0' {

@@ -23,6 +23,10 @@ type requestMeta struct {
 	ClientInfo         jsontext.Value `json:"io.modelcontextprotocol/clientInfo"`
 	ClientCapabilities jsontext.Value `json:"io.modelcontextprotocol/clientCapabilities"`
 	LogLevel           jsontext.Value `json:"io.modelcontextprotocol/logLevel"`
+	// OpenTelemetry trace context (W3C Trace Context and Baggage), any era.
+	TraceParent jsontext.Value `json:"traceparent"`
+	TraceState  jsontext.Value `json:"tracestate"`
+	Baggage     jsontext.Value `json:"baggage"`
 }
 
 // wireParams is the union of the params of every method the engine serves,

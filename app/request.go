@@ -210,3 +210,18 @@ func (rc *RequestContext) Log(ctx context.Context, level domain.LogLevel, logger
 	}
 	return nil
 }
+
+// TraceContext is the OpenTelemetry trace context a request carried in
+// _meta (keys traceparent, tracestate and baggage, in W3C Trace Context and
+// W3C Baggage formats), for a handler to continue the caller's trace. Empty
+// fields were absent.
+type TraceContext struct {
+	TraceParent string
+	TraceState  string
+	Baggage     string
+}
+
+// Trace returns the trace context of the request (zero when it carried
+// none). The values are passed on as sent; parse them with an OpenTelemetry
+// propagator.
+func (rc *RequestContext) Trace() TraceContext { return rc.info.trace }
