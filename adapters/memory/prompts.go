@@ -2,9 +2,6 @@ package memory
 
 import (
 	"fmt"
-	"slices"
-	"strings"
-	"sync"
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/ports"
@@ -14,9 +11,7 @@ import (
 // is ready to use. List is answered from a sorted snapshot rebuilt only
 // when the set changes.
 type PromptRegistry struct {
-	mu      sync.RWMutex
-	prompts map[string]ports.RegisteredPrompt
-	sorted  []ports.RegisteredPrompt // nil when stale
+	prompts sortedSet[ports.RegisteredPrompt]
 }
 
 // NewPromptRegistry returns an empty prompt registry.
@@ -28,59 +23,19 @@ func (r *PromptRegistry) Add(p ports.RegisteredPrompt) error {
 	if p.Prompt == nil {
 		return fmt.Errorf("memory prompt registry: prompt definition is nil")
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.prompts == nil {
-		r.prompts = make(map[string]ports.RegisteredPrompt)
-	}
-	if _, dup := r.prompts[p.Prompt.Name]; dup {
-		return fmt.Errorf("prompt %q: %w", p.Prompt.Name, domain.ErrDuplicatePrompt)
-	}
-	r.prompts[p.Prompt.Name] = p
-	r.sorted = nil
-	return nil
+	return r.prompts.add(p.Prompt.Name, p, "prompt", domain.ErrDuplicatePrompt)
 }
 
 // Remove deletes a prompt and reports whether it was there.
-func (r *PromptRegistry) Remove(name string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.prompts[name]; !ok {
-		return false
-	}
-	delete(r.prompts, name)
-	r.sorted = nil
-	return true
-}
+func (r *PromptRegistry) Remove(name string) bool { return r.prompts.remove(name) }
 
 // Get finds a prompt by name.
-func (r *PromptRegistry) Get(name string) (ports.RegisteredPrompt, bool) {
-	r.mu.RLock()
-	p, ok := r.prompts[name]
-	r.mu.RUnlock()
-	return p, ok
-}
+func (r *PromptRegistry) Get(name string) (ports.RegisteredPrompt, bool) { return r.prompts.get(name) }
 
 // List returns the prompts sorted by name. The slice is shared: callers
 // must not modify it.
 func (r *PromptRegistry) List() []ports.RegisteredPrompt {
-	r.mu.RLock()
-	s := r.sorted
-	r.mu.RUnlock()
-	if s != nil {
-		return s
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.sorted == nil {
-		s := make([]ports.RegisteredPrompt, 0, len(r.prompts))
-		for _, p := range r.prompts {
-			s = append(s, p)
-		}
-		slices.SortFunc(s, func(a, b ports.RegisteredPrompt) int { return strings.Compare(a.Prompt.Name, b.Prompt.Name) })
-		r.sorted = s
-	}
-	return r.sorted
+	return r.prompts.list(func(p ports.RegisteredPrompt) string { return p.Prompt.Name })
 }
 
 var _ ports.PromptRegistry = (*PromptRegistry)(nil)

@@ -1,14 +1,11 @@
-// Package memory holds in-memory adapters: a tool registry, a resource
-// registry ([ResourceRegistry]) and a transport that connects a client and
-// the engine through Go channels, for tests and for embedding a server in
-// the same process as its client.
+// Package memory holds in-memory adapters: tool, resource and prompt
+// registries, session and event stores, and a transport that connects a
+// client and the engine through Go channels, for tests and for embedding a
+// server in the same process as its client.
 package memory
 
 import (
 	"fmt"
-	"slices"
-	"strings"
-	"sync"
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/ports"
@@ -18,9 +15,7 @@ import (
 // ready to use. List is answered from a sorted snapshot rebuilt only when
 // the set of tools changes.
 type Registry struct {
-	mu     sync.RWMutex
-	tools  map[string]ports.RegisteredTool
-	sorted []ports.RegisteredTool // nil when stale
+	tools sortedSet[ports.RegisteredTool]
 }
 
 // NewRegistry returns an empty registry.
@@ -31,59 +26,19 @@ func (r *Registry) Add(t ports.RegisteredTool) error {
 	if t.Tool == nil {
 		return fmt.Errorf("memory registry: tool definition is nil")
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.tools == nil {
-		r.tools = make(map[string]ports.RegisteredTool)
-	}
-	if _, dup := r.tools[t.Tool.Name]; dup {
-		return fmt.Errorf("tool %q: %w", t.Tool.Name, domain.ErrDuplicateTool)
-	}
-	r.tools[t.Tool.Name] = t
-	r.sorted = nil
-	return nil
+	return r.tools.add(t.Tool.Name, t, "tool", domain.ErrDuplicateTool)
 }
 
-// Remove deletes a tool and reports whether it was there.
-func (r *Registry) Remove(name string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.tools[name]; !ok {
-		return false
-	}
-	delete(r.tools, name)
-	r.sorted = nil
-	return true
-}
+// Remove deletes the tool of that name and reports whether it was there.
+func (r *Registry) Remove(name string) bool { return r.tools.remove(name) }
 
 // Get finds a tool by name.
-func (r *Registry) Get(name string) (ports.RegisteredTool, bool) {
-	r.mu.RLock()
-	t, ok := r.tools[name]
-	r.mu.RUnlock()
-	return t, ok
-}
+func (r *Registry) Get(name string) (ports.RegisteredTool, bool) { return r.tools.get(name) }
 
 // List returns the tools sorted by name. The slice is shared: callers must
 // not modify it.
 func (r *Registry) List() []ports.RegisteredTool {
-	r.mu.RLock()
-	s := r.sorted
-	r.mu.RUnlock()
-	if s != nil {
-		return s
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.sorted == nil {
-		s := make([]ports.RegisteredTool, 0, len(r.tools))
-		for _, t := range r.tools {
-			s = append(s, t)
-		}
-		slices.SortFunc(s, func(a, b ports.RegisteredTool) int { return strings.Compare(a.Tool.Name, b.Tool.Name) })
-		r.sorted = s
-	}
-	return r.sorted
+	return r.tools.list(func(t ports.RegisteredTool) string { return t.Tool.Name })
 }
 
 var _ ports.ToolRegistry = (*Registry)(nil)

@@ -2,9 +2,6 @@ package memory
 
 import (
 	"fmt"
-	"slices"
-	"strings"
-	"sync"
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/ports"
@@ -14,11 +11,8 @@ import (
 // value is ready to use. Lists are answered from sorted snapshots rebuilt
 // only when the set changes.
 type ResourceRegistry struct {
-	mu        sync.RWMutex
-	resources map[string]ports.RegisteredResource
-	templates map[string]ports.RegisteredResourceTemplate
-	sortedR   []ports.RegisteredResource         // nil when stale
-	sortedT   []ports.RegisteredResourceTemplate // nil when stale
+	resources sortedSet[ports.RegisteredResource]
+	templates sortedSet[ports.RegisteredResourceTemplate]
 }
 
 // NewResourceRegistry returns an empty resource registry.
@@ -30,59 +24,21 @@ func (r *ResourceRegistry) Add(res ports.RegisteredResource) error {
 	if res.Resource == nil {
 		return fmt.Errorf("memory resource registry: resource definition is nil")
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.resources == nil {
-		r.resources = make(map[string]ports.RegisteredResource)
-	}
-	if _, dup := r.resources[res.Resource.URI]; dup {
-		return fmt.Errorf("resource %q: %w", res.Resource.URI, domain.ErrDuplicateResource)
-	}
-	r.resources[res.Resource.URI] = res
-	r.sortedR = nil
-	return nil
+	return r.resources.add(res.Resource.URI, res, "resource", domain.ErrDuplicateResource)
 }
 
 // Remove deletes a resource and reports whether it was there.
-func (r *ResourceRegistry) Remove(uri string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.resources[uri]; !ok {
-		return false
-	}
-	delete(r.resources, uri)
-	r.sortedR = nil
-	return true
-}
+func (r *ResourceRegistry) Remove(uri string) bool { return r.resources.remove(uri) }
 
 // Get finds a resource by URI.
 func (r *ResourceRegistry) Get(uri string) (ports.RegisteredResource, bool) {
-	r.mu.RLock()
-	res, ok := r.resources[uri]
-	r.mu.RUnlock()
-	return res, ok
+	return r.resources.get(uri)
 }
 
 // List returns the resources sorted by URI. The slice is shared: callers
 // must not modify it.
 func (r *ResourceRegistry) List() []ports.RegisteredResource {
-	r.mu.RLock()
-	s := r.sortedR
-	r.mu.RUnlock()
-	if s != nil {
-		return s
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.sortedR == nil {
-		s := make([]ports.RegisteredResource, 0, len(r.resources))
-		for _, res := range r.resources {
-			s = append(s, res)
-		}
-		slices.SortFunc(s, func(a, b ports.RegisteredResource) int { return strings.Compare(a.Resource.URI, b.Resource.URI) })
-		r.sortedR = s
-	}
-	return r.sortedR
+	return r.resources.list(func(res ports.RegisteredResource) string { return res.Resource.URI })
 }
 
 // AddTemplate stores t; a duplicate URI template is an error wrapping
@@ -91,53 +47,18 @@ func (r *ResourceRegistry) AddTemplate(t ports.RegisteredResourceTemplate) error
 	if t.Template == nil {
 		return fmt.Errorf("memory resource registry: template definition is nil")
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.templates == nil {
-		r.templates = make(map[string]ports.RegisteredResourceTemplate)
-	}
-	if _, dup := r.templates[t.Template.URITemplate]; dup {
-		return fmt.Errorf("resource template %q: %w", t.Template.URITemplate, domain.ErrDuplicateResource)
-	}
-	r.templates[t.Template.URITemplate] = t
-	r.sortedT = nil
-	return nil
+	return r.templates.add(t.Template.URITemplate, t, "resource template", domain.ErrDuplicateResource)
 }
 
 // RemoveTemplate deletes a template and reports whether it was there.
 func (r *ResourceRegistry) RemoveTemplate(uriTemplate string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.templates[uriTemplate]; !ok {
-		return false
-	}
-	delete(r.templates, uriTemplate)
-	r.sortedT = nil
-	return true
+	return r.templates.remove(uriTemplate)
 }
 
 // ListTemplates returns the templates sorted by URI template. The slice is
 // shared: callers must not modify it.
 func (r *ResourceRegistry) ListTemplates() []ports.RegisteredResourceTemplate {
-	r.mu.RLock()
-	s := r.sortedT
-	r.mu.RUnlock()
-	if s != nil {
-		return s
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.sortedT == nil {
-		s := make([]ports.RegisteredResourceTemplate, 0, len(r.templates))
-		for _, t := range r.templates {
-			s = append(s, t)
-		}
-		slices.SortFunc(s, func(a, b ports.RegisteredResourceTemplate) int {
-			return strings.Compare(a.Template.URITemplate, b.Template.URITemplate)
-		})
-		r.sortedT = s
-	}
-	return r.sortedT
+	return r.templates.list(func(t ports.RegisteredResourceTemplate) string { return t.Template.URITemplate })
 }
 
 // Match finds the first template, in ListTemplates order, that uri matches.
