@@ -71,6 +71,7 @@ type Engine struct {
 
 	mu        sync.Mutex
 	sessions  map[*session]struct{}
+	listeners map[*listener]struct{} // open subscriptions/listen streams
 	stopWatch func()
 
 	listCache   toolListCache
@@ -185,7 +186,8 @@ func (e *Engine) prepare(t Tool) (ports.RegisteredTool, error) {
 }
 
 // toolsChanged drops cached lists and sends notifications/tools/list_changed
-// to every initialized handshake-era session.
+// to every initialized handshake-era session and to the subscriptions/listen
+// streams that asked for it.
 func (e *Engine) toolsChanged() {
 	e.listCache.invalidate()
 	msg, _ := encodeNotification("notifications/tools/list_changed", nil)
@@ -200,6 +202,7 @@ func (e *Engine) toolsChanged() {
 			s.send(msg)
 		}
 	}
+	e.notifyListeners(listenTools, "notifications/tools/list_changed")
 }
 
 // Abort cancels the context of every handler still running, on every

@@ -196,7 +196,7 @@ func TestBothErasOnOneConnection(t *testing.T) {
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`),
 		`{"jsonrpc":"2.0","id":4,"result":{"tools":[{"name":"flat","inputSchema":{"type":"object","properties":{}}}]}}`)
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{`+meta2026+`}}`),
-		`{"jsonrpc":"2.0","id":5,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"logging":{},"tools":{}},"ttlMs":5000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}}`)
+		`{"jsonrpc":"2.0","id":5,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"logging":{},"tools":{"listChanged":true}},"ttlMs":5000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}}`)
 }
 
 func TestStatelessOnlyConnection(t *testing.T) {

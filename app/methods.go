@@ -80,6 +80,8 @@ func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wire
 		out, err = e.promptsGet(ctx, m, p, ci)
 	case "completion/complete":
 		out, err = e.completionComplete(ctx, m, p, ci)
+	case "subscriptions/listen":
+		out, err = e.listen(ctx, s, m, p)
 	}
 	if err != nil {
 		return encodeError(err)
@@ -203,11 +205,10 @@ func (e *Engine) initialize(s *session, m message, p *wireParams) ([]byte, *rpcE
 	return e.encodeResult(m.id, res)
 }
 
-// capabilities are the server's. tools.listChanged and
-// resources.listChanged are advertised where the engine can deliver the
-// notifications: on handshake-era sessions. In the stateless era they travel
-// only on subscriptions/listen streams, which the engine does not serve yet,
-// so nothing is promised there. resources is advertised only while a
+// capabilities are the server's. tools.listChanged, resources.listChanged
+// and prompts.listChanged are advertised in every revision: handshake-era
+// sessions get the notifications on the session, stateless-era clients on
+// their subscriptions/listen streams. resources is advertised only while a
 // resource or template is registered (from what is registered, never more);
 // resources.subscribe where the revision has resources/subscribe. The
 // same holds for prompts (prompts.listChanged); completions is advertised
@@ -215,26 +216,16 @@ func (e *Engine) initialize(s *session, m message, p *wireParams) ([]byte, *rpcE
 // 2025-03-26, which introduced the capability).
 func (e *Engine) capabilities(f domain.Features) map[string]any {
 	// logging: any tool may log to the client (RequestContext.Log).
-	caps := map[string]any{"tools": map[string]any{}, "logging": map[string]any{}}
-	if !f.ListChangedViaListen {
-		caps["tools"] = map[string]any{"listChanged": true}
-	}
+	caps := map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}}
 	if e.hasResources() {
-		res := map[string]any{}
-		if !f.ListChangedViaListen {
-			res["listChanged"] = true
-		}
+		res := map[string]any{"listChanged": true}
 		if f.ResourceSubscriptions {
 			res["subscribe"] = true
 		}
 		caps["resources"] = res
 	}
 	if e.hasPrompts() {
-		pr := map[string]any{}
-		if !f.ListChangedViaListen {
-			pr["listChanged"] = true
-		}
-		caps["prompts"] = pr
+		caps["prompts"] = map[string]any{"listChanged": true}
 	}
 	if f.CompletionsCapability && e.hasCompleters() {
 		caps["completions"] = map[string]any{}

@@ -14,6 +14,7 @@ const (
 	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 	metaLogLevel           = "io.modelcontextprotocol/logLevel"
 	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 )
 
 // requestMeta is a request's params._meta.
@@ -50,6 +51,8 @@ type wireParams struct {
 	ClientInfo      jsontext.Value `json:"clientInfo"`
 	// logging/setLevel
 	Level jsontext.Value `json:"level"`
+	// subscriptions/listen
+	Notifications jsontext.Value `json:"notifications"`
 	// notifications/cancelled
 	RequestID jsontext.Value `json:"requestId"`
 	Reason    jsontext.Value `json:"reason"`

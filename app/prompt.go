@@ -184,7 +184,8 @@ func (e *Engine) hasCompleters() bool {
 
 // promptsChanged drops cached encodings and sends
 // notifications/prompts/list_changed to every initialized handshake-era
-// session that was told about prompts.
+// session that was told about prompts and to the subscriptions/listen
+// streams that asked for it.
 func (e *Engine) promptsChanged() {
 	e.promptCache.Clear()
 	msg, _ := encodeNotification("notifications/prompts/list_changed", nil)
@@ -193,6 +194,7 @@ func (e *Engine) promptsChanged() {
 			s.send(msg)
 		}
 	}
+	e.notifyListeners(listenPrompts, "notifications/prompts/list_changed")
 }
 
 // getPrompt runs a prompt handler, turning a panic into an error.

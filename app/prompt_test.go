@@ -155,7 +155,7 @@ func TestPromptsStateless(t *testing.T) {
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":4,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"args"},"argument":{"name":"city","value":"r"},`+meta2026+`}}`),
 		`{"jsonrpc":"2.0","id":4,"result":{"resultType":"complete","completion":{"values":["rome"]},`+srvMeta+`}}`)
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{`+meta2026+`}}`),
-		`{"jsonrpc":"2.0","id":5,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"logging":{},"tools":{},"prompts":{},"completions":{}},"ttlMs":0,"cacheScope":"public",`+srvMeta+`}}`)
+		`{"jsonrpc":"2.0","id":5,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"logging":{},"tools":{"listChanged":true},"prompts":{"listChanged":true},"completions":{}},"ttlMs":0,"cacheScope":"public",`+srvMeta+`}}`)
 }
 
 func TestCompletion(t *testing.T) {

@@ -282,7 +282,8 @@ func (e *Engine) hasResources() bool {
 
 // resourcesChanged drops cached encodings and sends
 // notifications/resources/list_changed to every initialized handshake-era
-// session that was told about resources.
+// session that was told about resources and to the subscriptions/listen
+// streams that asked for it.
 func (e *Engine) resourcesChanged() {
 	e.resCache.Clear()
 	msg, _ := encodeNotification("notifications/resources/list_changed", nil)
@@ -291,17 +292,19 @@ func (e *Engine) resourcesChanged() {
 			s.send(msg)
 		}
 	}
+	e.notifyListeners(listenResources, "notifications/resources/list_changed")
 }
 
 // NotifyResourceUpdated tells the handshake-era sessions subscribed to uri
-// (resources/subscribe) that the resource changed
+// (resources/subscribe) and the subscriptions/listen streams that asked for
+// it (resourceSubscriptions) that the resource changed
 // (notifications/resources/updated). It reports how many were told.
 func (e *Engine) NotifyResourceUpdated(uri string) int {
 	msg, err := encodeNotification("notifications/resources/updated", map[string]any{"uri": uri})
 	if err != nil {
 		return 0
 	}
-	n := 0
+	n := e.notifyResourceListeners(uri)
 	for _, s := range e.sessionList() {
 		if s.subscribed(uri) {
 			s.send(msg)

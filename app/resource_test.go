@@ -124,7 +124,7 @@ func TestResourcesStateless(t *testing.T) {
 		t.Fatal(got)
 	}
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{`+meta2026+`}}`),
-		`{"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"logging":{},"tools":{},"resources":{}},"ttlMs":2000,"cacheScope":"private",`+srvMeta+`}}`)
+		`{"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"logging":{},"tools":{"listChanged":true},"resources":{"listChanged":true}},"ttlMs":2000,"cacheScope":"private",`+srvMeta+`}}`)
 }
 
 func TestResourcesShapedPerRevision(t *testing.T) {

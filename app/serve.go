@@ -20,8 +20,9 @@ import (
 // [Engine.Abort] to cancel those requests when a shutdown deadline passes.
 //
 // Messages are read by one goroutine at a time, the leader. When the leader
-// reads a tools/call it hands the reading to an idle goroutine (or starts
-// one, up to Options.MaxConcurrentRequests calls in flight) and runs the
+// reads a tools/call or a subscriptions/listen (which lasts until it is
+// cancelled or reading ends) it hands the reading to an idle goroutine (or
+// starts one, up to Options.MaxConcurrentRequests calls in flight) and runs the
 // call itself, so that a call costs no goroutine switch on its way from the
 // transport to the handler, while later messages (a cancellation, another
 // call) are read as soon as they arrive. At the bound, reading pauses until
@@ -158,7 +159,7 @@ func (l *connLoop) read() func() {
 			e.notification(s, m)
 			continue
 		}
-		if m.method != "tools/call" {
+		if m.method != "tools/call" && m.method != "subscriptions/listen" {
 			// Cheap methods are answered in order by the reader, which
 			// also keeps initialize ahead of everything sent after it.
 			if out := e.request(s.base, s, m); out != nil {
@@ -172,6 +173,23 @@ func (l *connLoop) read() func() {
 		if rerr != nil {
 			s.send(encodeError(rerr))
 			continue
+		}
+		if m.method == "subscriptions/listen" {
+			// A listen stream lasts until it is cancelled: it also ends
+			// when reading ends (the peer went away, or a graceful stop),
+			// which would otherwise wait for it forever.
+			lctx, cancel := context.WithCancel(rctx)
+			go func() {
+				select {
+				case <-l.done:
+					cancel()
+				case <-lctx.Done():
+				}
+			}()
+			return func() {
+				defer cancel()
+				finish(e.request(lctx, s, m))
+			}
 		}
 		return func() { finish(e.request(rctx, s, m)) }
 	}

@@ -127,7 +127,7 @@ func (e *Engine) handle(ctx context.Context, s *session, m message, p *wireParam
 	if related != nil {
 		ctx = context.WithValue(ctx, relatedKey{}, related)
 	}
-	if m.method != "tools/call" || s == nil {
+	if m.method != "tools/call" && m.method != "subscriptions/listen" || s == nil {
 		return e.requestWith(ctx, s, m, p)
 	}
 	rctx, finish, rerr := s.beginWith(ctx, m.id)

@@ -16,6 +16,7 @@ var methodEras = map[string]struct{ handshake, stateless bool }{
 	"resources/read":           {handshake: true, stateless: true},
 	"resources/subscribe":      {handshake: true}, // 2026-07-28: subscriptions/listen
 	"resources/unsubscribe":    {handshake: true},
+	"subscriptions/listen":     {stateless: true}, // a long-lived notification stream
 
 	"prompts/list":        {handshake: true, stateless: true},
 	"prompts/get":         {handshake: true, stateless: true},

@@ -76,10 +76,6 @@ type Features struct {
 	ResultType bool
 	// Caching: list results carry ttlMs and cacheScope (2026-07-28).
 	Caching bool
-	// ListChangedViaListen: list-changed notifications reach a client only
-	// on a subscriptions/listen stream (2026-07-28); before, the server sends
-	// them on the session whenever it likes.
-	ListChangedViaListen bool
 	// ResourceNotFoundInvalidParams: resources/read of an unknown resource is
 	// answered -32602 (SEP-2164, 2026-07-28); before, -32002.
 	ResourceNotFoundInvalidParams bool
@@ -187,7 +183,6 @@ func (p RevisionPolicy) Features(r Revision) Features {
 		f.AnyStructuredContent = true
 		f.ResultType = true
 		f.Caching = true
-		f.ListChangedViaListen = true
 		f.ResourceNotFoundInvalidParams = true
 		f.ResourceSubscriptions = false // subscriptions/listen instead
 		f.SSEPriming = false            // no resumability without sessions

@@ -146,7 +146,7 @@ func TestCoreServesResources(t *testing.T) {
 	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"x://items/4",`+meta2026+`}}`); !strings.Contains(got, `"text":"item 4"`) {
 		t.Fatal(got)
 	}
-	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{`+meta2026+`}}`); !strings.Contains(got, `"resources":{}`) {
+	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{`+meta2026+`}}`); !strings.Contains(got, `"resources":{"listChanged":true}`) {
 		t.Fatal(got)
 	}
 	a.RequireStop()
@@ -202,7 +202,7 @@ func TestCoreServesPrompts(t *testing.T) {
 	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":2,"method":"prompts/list","params":{`+meta2026+`}}`); !strings.Contains(got, `"name":"other"`) {
 		t.Fatal(got)
 	}
-	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{`+meta2026+`}}`); !strings.Contains(got, `"prompts":{}`) {
+	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{`+meta2026+`}}`); !strings.Contains(got, `"prompts":{"listChanged":true}`) {
 		t.Fatal(got)
 	}
 	a.RequireStop()

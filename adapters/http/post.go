@@ -121,8 +121,19 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []b
 		e.write(w)
 		return
 	}
+	if mi.Method == "subscriptions/listen" && !acc.sse {
+		newErr(http.StatusNotAcceptable, mi.ID, domain.CodeInvalidRequest, "Not Acceptable: subscriptions/listen answers with an SSE stream; the client must accept text/event-stream").write(w)
+		return
+	}
 	ctx, done := h.statelessContext(r)
 	defer done()
+	if mi.Method == "subscriptions/listen" {
+		// A listen stream never ends by itself: a graceful stop
+		// (CloseStreams, Server.Shutdown) ends it, as it ends GET streams.
+		var stop func()
+		ctx, stop = h.streamContext(ctx, r)
+		defer stop()
+	}
 	pw := &postWriter{h: h, w: w, acc: acc}
 	resp := h.e.HandleInspected(ctx, nil, mi, pw)
 	pw.finish(resp, statusFor(true, resp, raw))

@@ -330,3 +330,23 @@ func (h *Handler) statelessContext(r *http.Request) (context.Context, func()) {
 		cancel()
 	}
 }
+
+// streamContext derives from ctx the context of a request that lasts until
+// it is cancelled (subscriptions/listen): it also ends when the handler's
+// streams are closed (CloseStreams) or the server serving it shuts down.
+func (h *Handler) streamContext(ctx context.Context, r *http.Request) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var serverClosing <-chan struct{}
+	if sig := signalsFrom(r.Context()); sig != nil {
+		serverClosing = sig.closing.Done()
+	}
+	go func() {
+		select {
+		case <-h.closing:
+		case <-serverClosing:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	return ctx, cancel
+}

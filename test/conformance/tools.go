@@ -122,10 +122,15 @@ func conformanceTools(e *app.Engine) []app.Tool {
 			app.WithDescription("Used to check that no log notification is sent when the request set no log level.")),
 
 		// server-stateless calls it once server/discover advertises
-		// tools.listChanged (with subscriptions/listen, issue 5).
+		// tools.listChanged (delivered on subscriptions/listen streams).
 		app.NewTool(triggerToolChange(e),
 			app.WithName("test_trigger_tool_change"),
 			app.WithDescription("Adds or removes a transient tool, so that the tool list changes.")),
+		// server-stateless calls it once server/discover advertises
+		// prompts.listChanged.
+		app.NewTool(triggerPromptChange(e),
+			app.WithName("test_trigger_prompt_change"),
+			app.WithDescription("Adds and removes a transient prompt, so that the prompt list changes (twice) and ends as it was.")),
 
 		// Scenarios of later issues: the tools exist, so that the
 		// scenario's failure says what is missing rather than "unknown tool".
@@ -217,6 +222,26 @@ func triggerToolChange(e *app.Engine) func() (string, error) {
 			return "", err
 		}
 		return "added " + transientTool, nil
+	}
+}
+
+// transientPrompt is the prompt test_trigger_prompt_change adds and
+// removes.
+const transientPrompt = "conformance_transient_prompt"
+
+func triggerPromptChange(e *app.Engine) func() (string, error) {
+	var mu sync.Mutex
+	return func() (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		err := e.AddPrompt(app.NewPrompt(transientPrompt, func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
+			return &domain.GetPromptResult{}, nil
+		}))
+		if err != nil {
+			return "", err
+		}
+		e.RemovePrompt(transientPrompt)
+		return "added and removed " + transientPrompt, nil
 	}
 }
 

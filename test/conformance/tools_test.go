@@ -165,7 +165,7 @@ func TestToolsListIsTheSuitesSet(t *testing.T) {
 		"test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums", "test_embedded_resource",
 		"test_error_handling", "test_image_content", "test_logging_tool", "test_missing_capability",
 		"test_multiple_content_types", "test_sampling", "test_simple_text", "test_streaming_elicitation",
-		"test_tool_with_logging", "test_tool_with_progress", "test_trigger_tool_change",
+		"test_tool_with_logging", "test_tool_with_progress", "test_trigger_prompt_change", "test_trigger_tool_change",
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools/list names\n got %v\nwant %v", names, want)
