@@ -78,7 +78,7 @@ func ToolsOf(v any, opts ...DiscoverOption) ([]Tool, error) {
 	for i := 0; i < rt.NumMethod(); i++ {
 		m := rt.Method(i)
 		mv := rv.Method(i)
-		name := c.prefix + lowerInitial(m.Name)
+		name := c.prefix + ToolNameFromGo(m.Name)
 		if reason := toolShape(mv.Type()); reason != "" {
 			if c.strict {
 				errs = append(errs, &domain.ToolDefinitionError{Reason: fmt.Sprintf("method %s %s (StrictDiscovery accepts only methods of the tool shape)", methodString(rt, m.Name), reason)})

@@ -377,12 +377,15 @@ func nameFromFunc(fn any) (string, error) {
 	if base == "" || anonFunc.MatchString(base) {
 		return "", &domain.ToolDefinitionError{Reason: fmt.Sprintf("%s is an anonymous function: give the tool a name with WithName", full)}
 	}
-	return lowerInitial(base), nil
+	return ToolNameFromGo(base), nil
 }
 
-// lowerInitial lower-cases the leading run of capitals, keeping the last one
-// when a lower-case letter follows (URLFetch → urlFetch).
-func lowerInitial(s string) string {
+// ToolNameFromGo is the rule that names a tool after a Go function or
+// method when no name is given ([NewTool], [ToolsOf], and the mcpgen
+// generator): the leading run of capitals is lower-cased, keeping the last
+// one when a lower-case letter follows: GetWeather → getWeather, URLFetch →
+// urlFetch, ID → id, listUsers → listUsers.
+func ToolNameFromGo(s string) string {
 	r := []rune(s)
 	n := 0
 	for n < len(r) && unicode.IsUpper(r[n]) {

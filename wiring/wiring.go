@@ -146,56 +146,46 @@ var Core = fx.Module("hexmcp",
 	fx.Provide(NewEngine),
 )
 
-// Tools adds tools to the server.
-func Tools(tools ...app.Tool) fx.Option {
-	opts := make([]fx.Option, len(tools))
-	for i, t := range tools {
-		opts[i] = fx.Supply(fx.Annotated{Group: ToolGroup, Target: t})
+// supplyGroup supplies each item as a member of an fx value group.
+func supplyGroup[T any](group string, items []T) fx.Option {
+	opts := make([]fx.Option, len(items))
+	for i, it := range items {
+		opts[i] = fx.Supply(fx.Annotated{Group: group, Target: it})
 	}
 	return fx.Options(opts...)
 }
+
+// asGroup annotates a constructor so that its result joins a value group.
+func asGroup(constructor any, group string) any {
+	return fx.Annotate(constructor, fx.ResultTags(`group:"`+group+`"`))
+}
+
+// Tools adds tools to the server.
+func Tools(tools ...app.Tool) fx.Option { return supplyGroup(ToolGroup, tools) }
 
 // AsTool annotates a constructor of an app.Tool (or of []app.Tool, with
 // flatten) so that its result joins the tool group:
 //
 //	fx.Provide(wiring.AsTool(NewCalculatorTool))
-func AsTool(constructor any) any {
-	return fx.Annotate(constructor, fx.ResultTags(`group:"`+ToolGroup+`"`))
-}
+func AsTool(constructor any) any { return asGroup(constructor, ToolGroup) }
 
 // Resources adds resources and resource templates to the server.
-func Resources(resources ...app.Resource) fx.Option {
-	opts := make([]fx.Option, len(resources))
-	for i, r := range resources {
-		opts[i] = fx.Supply(fx.Annotated{Group: ResourceGroup, Target: r})
-	}
-	return fx.Options(opts...)
-}
+func Resources(resources ...app.Resource) fx.Option { return supplyGroup(ResourceGroup, resources) }
 
 // AsResource annotates a constructor of an app.Resource (or of
 // []app.Resource, with flatten) so that its result joins the resource group:
 //
 //	fx.Provide(wiring.AsResource(NewConfigResource))
-func AsResource(constructor any) any {
-	return fx.Annotate(constructor, fx.ResultTags(`group:"`+ResourceGroup+`"`))
-}
+func AsResource(constructor any) any { return asGroup(constructor, ResourceGroup) }
 
 // Prompts adds prompts to the server.
-func Prompts(prompts ...app.Prompt) fx.Option {
-	opts := make([]fx.Option, len(prompts))
-	for i, p := range prompts {
-		opts[i] = fx.Supply(fx.Annotated{Group: PromptGroup, Target: p})
-	}
-	return fx.Options(opts...)
-}
+func Prompts(prompts ...app.Prompt) fx.Option { return supplyGroup(PromptGroup, prompts) }
 
 // AsPrompt annotates a constructor of an app.Prompt (or of []app.Prompt,
 // with flatten) so that its result joins the prompt group:
 //
 //	fx.Provide(wiring.AsPrompt(NewReviewPrompt))
-func AsPrompt(constructor any) any {
-	return fx.Annotate(constructor, fx.ResultTags(`group:"`+PromptGroup+`"`))
-}
+func AsPrompt(constructor any) any { return asGroup(constructor, PromptGroup) }
 
 // StdioParams are what the Stdio module takes from the graph.
 type StdioParams struct {

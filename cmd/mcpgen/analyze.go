@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 )
 
@@ -152,7 +153,7 @@ func (g *generator) analyze(f *ast.File, fd *ast.FuncDecl) *tool {
 	}
 
 	// name
-	t.name = lowerInitial(t.goName)
+	t.name = app.ToolNameFromGo(t.goName)
 	if t.opts.hasName {
 		t.name = t.opts.name
 	}
@@ -644,30 +645,6 @@ func (g *generator) resolveOutputSchema(t *tool) {
 	t.outType = tv.Type
 }
 
-// lowerInitial lower-cases the leading run of capitals, keeping the last
-// one when a lower-case letter follows (URLFetch → urlFetch): the rule of
-// app.NewTool.
-func lowerInitial(s string) string {
-	r := []rune(s)
-	n := 0
-	for n < len(r) && unicode.IsUpper(r[n]) {
-		n++
-	}
-	switch {
-	case n == 0:
-		return s
-	case n == 1 || n == len(r):
-	default:
-		if unicode.IsLower(r[n]) {
-			n--
-		}
-	}
-	for i := 0; i < n; i++ {
-		r[i] = unicode.ToLower(r[i])
-	}
-	return string(r)
-}
-
 // inputTypeName names the input struct of a tool: calculate →
 // calculateInput, get_weather → getWeatherInput, calc.add → calcAddInput.
 func inputTypeName(tool string) string {
@@ -675,7 +652,7 @@ func inputTypeName(tool string) string {
 	var b strings.Builder
 	for i, p := range parts {
 		if i == 0 {
-			b.WriteString(lowerInitial(p))
+			b.WriteString(app.ToolNameFromGo(p))
 			continue
 		}
 		b.WriteString(exported(p))

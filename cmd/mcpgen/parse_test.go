@@ -174,12 +174,12 @@ func TestLowerInitialMatchesApp(t *testing.T) {
 	rt := reflect.TypeOf(namesCase{})
 	for i, tool := range tools {
 		goName := rt.Method(i).Name
-		if got, want := lowerInitial(goName), tool.Definition().Name; got != want {
-			t.Errorf("lowerInitial(%s) = %s, app says %s", goName, got, want)
+		if got, want := app.ToolNameFromGo(goName), tool.Definition().Name; got != want {
+			t.Errorf("app.ToolNameFromGo(%s) = %s, app says %s", goName, got, want)
 		}
 	}
-	if lowerInitial("listUsers") != "listUsers" || lowerInitial("URLFetch") != "urlFetch" {
-		t.Error("lowerInitial breaks the documented examples")
+	if app.ToolNameFromGo("listUsers") != "listUsers" || app.ToolNameFromGo("URLFetch") != "urlFetch" {
+		t.Error("ToolNameFromGo breaks the documented examples")
 	}
 }
 
