@@ -153,12 +153,19 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 			return e.invalidArguments(m, ci, name, err.Error())
 		}
 	}
-	rc := &RequestContext{engine: e, id: m.id, info: ci, tool: name}
+	in, rerr := e.beginInput(ctx, m, p, ci, name, args)
+	if rerr != nil {
+		return nil, rerr
+	}
+	rc := &RequestContext{engine: e, id: m.id, info: ci, tool: name, input: in}
 	rc.related, _ = ctx.Value(relatedKey{}).(ports.MessageWriter)
 	rc.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
 	value, err := e.invoke(context.WithValue(ctx, requestKey{}, rc), rt, args)
 	var res *domain.CallToolResult
 	if err != nil {
+		if out, rerr, ok := e.inputError(ctx, m, ci, in, err); ok {
+			return out, rerr
+		}
 		if te, ok := domain.AsToolError(err); ok {
 			res = e.policy.ShapeResult(domain.ErrorResult(te), ci.rev)
 			return e.encodeCallResult(m, ci, res)

@@ -2,12 +2,49 @@
 // of the tools in a registry and their return values into results, for every
 // revision of MCP from 2024-11-05 to 2026-07-28, on any transport that
 // implements [ports.Conn]. It knows nothing of stdio, HTTP or fx.
+//
+// # Asking the client for input
+//
+// A handler of tools/call, prompts/get or resources/read may ask the client
+// for input: the user (elicitation/create), the client's LLM
+// (sampling/createMessage) or the client's roots (roots/list). The same
+// handler code works in both eras:
+//
+//   - Handshake era (2024-11-05 … 2025-11-25): Ask sends the requests to
+//     the client on the session, waits for the answers and returns them.
+//   - Stateless era (2026-07-28, multi round-trip requests): the first time,
+//     Ask finds no answer and returns an error wrapping [ErrInputRequired];
+//     the handler returns it (wrapped or not) and the engine answers the
+//     request with resultType "input_required", the questions (inputRequests)
+//     and a signed requestState. The client gathers the answers and sends the
+//     request again with them; the handler runs again from the start and this
+//     time Ask returns the answers. Answers of earlier rounds travel in the
+//     requestState, so a handler may ask several times in turn.
+//
+// So that a handler is correct in both eras:
+//
+//  1. Return the error of Ask (or of Elicit, CreateMessage, ListRoots) when
+//     it is not nil; never swallow it.
+//  2. Do nothing that must happen only once before the last question: in the
+//     stateless era the code before a question runs again on every round.
+//     Ask what you need first, then act.
+//  3. Give every question its own key, stable across rounds ("confirm",
+//     "step2"): the key finds the answer on the retry. Ask questions that do
+//     not depend on each other in one Ask call: they then travel together.
+//  4. Check the answer: a user may decline or cancel an elicitation
+//     ([domain.ElicitResult.Accepted]).
+//
+// A question the client has not declared the capability for is not sent:
+// Ask returns a [*MissingCapabilityError], which the engine answers with
+// -32021 (data.requiredCapabilities names what is missing); check
+// [RequestContext.HasClientCapability] first to do without it.
 package app
 
 import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
@@ -53,6 +90,26 @@ type Options struct {
 	// PrivateCache sends cacheScope "private" instead of "public", for
 	// servers whose tool list depends on who asks.
 	PrivateCache bool
+	// ClientRequestTimeout bounds how long a handshake-era request of the
+	// server to the client (elicitation/create, sampling/createMessage,
+	// roots/list) may wait for its answer; the request is then cancelled
+	// (notifications/cancelled) and the handler gets an error wrapping
+	// context.DeadlineExceeded. A deadline on the handler's context also
+	// applies. Default 10 minutes (an elicitation waits for a person).
+	ClientRequestTimeout time.Duration
+	// StateKeys supplies the keys that sign the requestState of multi
+	// round-trip requests (2026-07-28). Nil: a random key made at start,
+	// which suits one instance only; servers behind a load balancer must
+	// share keys (memory.NewStateKeys, or a StateKeys backed by a secret
+	// store).
+	StateKeys ports.StateKeys
+	// RequestStateTTL is how long a requestState stays valid (default 15
+	// minutes): a retry after that is refused with -32602 and the client
+	// starts over.
+	RequestStateTTL time.Duration
+	// Clock tells the time for requestState expiry (default the system
+	// clock).
+	Clock ports.Clock
 }
 
 // Engine is the protocol engine. It is safe for concurrent use; one engine
@@ -78,6 +135,9 @@ type Engine struct {
 	resCache    sync.Map // resKey -> encoded resource or template
 	promptCache sync.Map // resKey -> encoded prompt
 	metaCache   sync.Map // domain.Revision -> encoded result _meta
+
+	schemaCache sync.Map // requested elicitation schema -> ports.Schema
+	schemaCount atomic.Int64
 }
 
 // NewEngine returns an engine with the given options.
@@ -93,6 +153,18 @@ func NewEngine(opts Options) (*Engine, error) {
 	}
 	if opts.MaxConcurrentRequests <= 0 {
 		opts.MaxConcurrentRequests = 64
+	}
+	if opts.ClientRequestTimeout <= 0 {
+		opts.ClientRequestTimeout = 10 * time.Minute
+	}
+	if opts.RequestStateTTL <= 0 {
+		opts.RequestStateTTL = 15 * time.Minute
+	}
+	if opts.Clock == nil {
+		opts.Clock = ports.SystemClock{}
+	}
+	if opts.StateKeys == nil {
+		opts.StateKeys = randomStateKeys()
 	}
 	if opts.Info.Name == "" {
 		opts.Info.Name = "hexmcp-server"

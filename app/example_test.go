@@ -2,7 +2,9 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
@@ -76,4 +78,62 @@ func ExampleEngine_ServeConn() {
 	// {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"logging":{},"tools":{"listChanged":true}},"serverInfo":{"name":"example","version":"1.0.0"}}}
 	// {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Hello"}]}}
 	// {"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","content":[{"type":"text","text":"Hello"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"example","version":"1.0.0"}}}}
+}
+
+// Booking is what the booking tool asks the user for: the struct's tags
+// become the elicitation form.
+type Booking struct {
+	Name   string `json:"name" title:"Name"`
+	Guests int    `json:"guests" title:"Guests" default:"2"`
+	Seat   string `json:"seat" enum:"inside,terrace" default:"inside"`
+}
+
+func ExampleRequestContext_Elicit() {
+	form, _ := domain.ElicitSchemaFor(reflect.TypeFor[Booking]())
+	book := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+		// The same code serves both eras; return Elicit's error unchanged.
+		res, err := rc.Elicit(ctx, "booking", domain.ElicitForm("Who is the table for?", form))
+		if err != nil {
+			return "", err
+		}
+		var b Booking
+		if err := res.Decode(&b); err != nil {
+			return "No booking made.", nil
+		}
+		return fmt.Sprintf("Table for %d booked for %s (%s).", b.Guests, b.Name, b.Seat), nil
+	}, app.WithName("book_table"))
+
+	engine, _ := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Validator: jsonschema.New()})
+	_ = engine.AddTool(book)
+	ctx := context.Background()
+
+	// Stateless era (2026-07-28): the first call answers input_required ...
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	first := engine.HandleMessage(ctx, nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"book_table",`+meta+`}}`), nil)
+	var r struct {
+		Result struct {
+			ResultType    string                     `json:"resultType"`
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			RequestState  string                     `json:"requestState"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(first, &r)
+	fmt.Println(r.Result.ResultType)
+	fmt.Println(string(r.Result.InputRequests["booking"]))
+
+	// ... and the client's retry carries the answer and the state back.
+	retry := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"book_table",` + meta + `,` +
+		`"inputResponses":{"booking":{"action":"accept","content":{"name":"Ada","guests":4,"seat":"terrace"}}},` +
+		`"requestState":"` + r.Result.RequestState + `"}}`
+	var done struct {
+		Result struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(engine.HandleMessage(ctx, nil, []byte(retry), nil), &done)
+	fmt.Println(done.Result.Content[0].Text)
+	// Output:
+	// input_required
+	// {"method":"elicitation/create","params":{"message":"Who is the table for?","requestedSchema":{"type":"object","properties":{"name":{"type":"string","title":"Name"},"guests":{"type":"integer","title":"Guests","default":2},"seat":{"type":"string","enum":["inside","terrace"],"default":"inside"}},"required":["name","guests","seat"]}}}
+	// Table for 4 booked for Ada (terrace).
 }

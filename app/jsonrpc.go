@@ -27,8 +27,11 @@ type message struct {
 	id     jsontext.Value // nil for notifications
 	method string
 	params jsontext.Value // nil when absent
-	// isResponse marks a response from the client (to a server request).
+	// isResponse marks a response from the client (to a server request);
+	// result or errv holds its payload.
 	isResponse bool
+	result     jsontext.Value
+	errv       jsontext.Value
 }
 
 // rpcError is a JSON-RPC error to send, with the id to answer (nil = null).
@@ -72,7 +75,10 @@ func decodeMessage(raw []byte) (message, *rpcError) {
 			if m.id == nil {
 				return m, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: a response must have an id", nil)
 			}
-			m.isResponse = true
+			if w.Result != nil && w.Error != nil {
+				return m, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: a response has either a result or an error", nil)
+			}
+			m.isResponse, m.result, m.errv = true, w.Result, w.Error
 			return m, nil
 		}
 		return m, newRPCError(m.id, domain.CodeInvalidRequest, `Invalid Request: "method" is missing`, nil)

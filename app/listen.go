@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/go-json-experiment/json"
@@ -10,6 +11,28 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/ports"
 )
+
+// ErrEndedByServer is the cancellation cause with which a transport ends a
+// subscriptions/listen request on the server's own initiative (a graceful
+// shutdown, its streams being closed), as opposed to the client cancelling
+// it or going away:
+//
+//	ctx, cancel := context.WithCancelCause(ctx)
+//	... // serve the request with ctx
+//	cancel(app.ErrEndedByServer) // the server stops
+//
+// A listen request whose context ends with this cause (context.Cause,
+// errors.Is) is answered with the completion result of 2026-07-28
+// ("Graceful Closure"), which tells the client that the subscription closed
+// cleanly rather than dropped:
+//
+//	{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":<the request's id>, ...}}
+//
+// Any other end gets no response: the client cancelled
+// (notifications/cancelled, closing its HTTP stream) and a cancelled
+// request is not answered, or the peer went away and nothing can be
+// written, or the server aborted (Engine.Abort).
+var ErrEndedByServer = errors.New("app: the server ended the request")
 
 // The kinds of notification a subscriptions/listen stream can ask for.
 type listenKind int
@@ -61,8 +84,10 @@ type listenFilter struct {
 
 // listen serves subscriptions/listen: it acknowledges the filter (the part
 // the server honors), then delivers the matching notifications, tagged
-// with the request's id, until ctx ends (the client cancels, goes away, or
-// the server stops). It answers nothing: the stream just ends.
+// with the request's id, until ctx ends. When the server ended it (ctx's
+// cause is [ErrEndedByServer]) it answers with the completion result, the
+// stream's last message; otherwise (the client cancelled or went away, a
+// hard stop) it answers nothing: the stream just ends.
 func (e *Engine) listen(ctx context.Context, s *session, m message, p *wireParams) ([]byte, *rpcError) {
 	if p.Notifications == nil || p.Notifications.Kind() != '{' {
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: notifications is required and must be an object", nil)
@@ -126,9 +151,33 @@ func (e *Engine) listen(ctx context.Context, s *session, m message, p *wireParam
 	delete(e.listeners, l)
 	e.mu.Unlock()
 	l.mu.Lock()
-	l.closed = true
+	l.closed = true // no notification can follow the completion result
 	l.mu.Unlock()
-	return nil, nil
+	if !errors.Is(context.Cause(ctx), ErrEndedByServer) {
+		return nil, nil
+	}
+	return e.listenComplete(m.id, p)
+}
+
+// listenComplete encodes the completion result that answers a listen
+// request the server ends (2026-07-28, "Graceful Closure"): resultType
+// "complete" and, like every message of the stream, the subscription id in
+// _meta, next to the serverInfo of every stateless result.
+func (e *Engine) listenComplete(id jsontext.Value, p *wireParams) ([]byte, *rpcError) {
+	var rev string
+	if p.Meta != nil {
+		rev, _ = stringParam(p.Meta.ProtocolVersion)
+	}
+	meta := e.resultMeta(domain.Revision(rev))
+	meta[metaSubscriptionID] = id
+	mb, err := json.Marshal(meta, json.Deterministic(true))
+	if err != nil {
+		return nil, newRPCError(id, domain.CodeInternalError, "Internal error", nil)
+	}
+	b := appendResponseHead(make([]byte, 0, len(mb)+80), id)
+	b = append(b, `{"resultType":"complete","_meta":`...)
+	b = append(b, mb...)
+	return append(b, "}}"...), nil
 }
 
 // listenersFor returns the open listen streams that asked for kind.

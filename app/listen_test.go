@@ -2,8 +2,12 @@ package app_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -129,4 +133,149 @@ type recorder struct{ got chan string }
 func (r *recorder) WriteMessage(_ context.Context, msg []byte) error {
 	r.got <- string(msg)
 	return nil
+}
+
+// listenDone is the completion result that answers a listen request the
+// server ends (2026-07-28, "Graceful Closure"), for an engine with the
+// default Info.
+func listenDone(id string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":` + id +
+		`,"io.modelcontextprotocol/serverInfo":{"name":"hexmcp-server","version":"0.0.0"}}}}`
+}
+
+// A listen request whose context the transport ends with
+// app.ErrEndedByServer (the server stops) is answered with the completion
+// result; any other end of its context (the client cancelled or went away)
+// gets no response.
+func TestListenCompletesWhenServerEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cause error
+		want  string
+	}{
+		{"server", app.ErrEndedByServer, listenDone(`"s-1"`)},
+		{"server, wrapped", fmt.Errorf("shutting down: %w", app.ErrEndedByServer), listenDone(`"s-1"`)},
+		{"client", nil, ""},
+		{"other cause", errors.New("client went away"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEngine(t, app.Options{}, addTool())
+			w := &recorder{got: make(chan string, 8)}
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			done := make(chan []byte, 1)
+			go func() { done <- e.HandleMessage(ctx, nil, []byte(listenReq(`"s-1"`, `{"toolsListChanged":true}`)), w) }()
+			<-w.got // the acknowledgement
+			cancel(tc.cause)
+			resp := <-done
+			if tc.want == "" {
+				if resp != nil {
+					t.Fatalf("response: %s", resp)
+				}
+			} else {
+				equalJSON(t, string(resp), tc.want)
+			}
+			// nothing follows the end of the stream
+			e.RemoveTool("add")
+			select {
+			case m := <-w.got:
+				t.Fatalf("after the end: %s", m)
+			default:
+			}
+		})
+	}
+}
+
+// pipeConn is a connection whose input the test ends with EOF (the peer
+// went away) while what the server writes is still recorded.
+type pipeConn struct {
+	in  chan []byte // closed: EOF
+	out chan string
+}
+
+func (c *pipeConn) ReadMessage(ctx context.Context) ([]byte, error) {
+	select {
+	case m, ok := <-c.in:
+		if !ok {
+			return nil, io.EOF
+		}
+		return m, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *pipeConn) WriteMessage(_ context.Context, msg []byte) error {
+	c.out <- string(msg)
+	return nil
+}
+
+func (c *pipeConn) Close() error { return nil }
+
+func (c *pipeConn) recv(t *testing.T) string {
+	t.Helper()
+	select {
+	case m := <-c.out:
+		return m
+	case <-time.After(5 * time.Second):
+		t.Fatal("no message within 5 s")
+	}
+	return ""
+}
+
+// On a connection, a graceful stop (the serve context cancelled) is the
+// server ending the subscription: it answers the listen request with the
+// completion result, the last message, before ServeConn returns.
+func TestListenCompletesOnGracefulStop(t *testing.T) {
+	e := newEngine(t, app.Options{}, addTool())
+	c := &pipeConn{in: make(chan []byte, 8), out: make(chan string, 8)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.ServeConn(ctx, c) }()
+	c.in <- []byte(listenReq("4", `{"toolsListChanged":true}`))
+	equalJSON(t, c.recv(t), `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":4},"notifications":{"toolsListChanged":true}}}`)
+	cancel()
+	equalJSON(t, c.recv(t), listenDone("4"))
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ServeConn: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeConn did not return after a graceful stop")
+	}
+	select {
+	case m := <-c.out:
+		t.Fatalf("after the completion result: %s", m)
+	default:
+	}
+}
+
+// The peer going away (EOF) ends the subscription without a response:
+// that is a transport drop, not the server ending it.
+func TestListenNoResponseWhenPeerGone(t *testing.T) {
+	e := newEngine(t, app.Options{}, addTool())
+	c := &pipeConn{in: make(chan []byte, 8), out: make(chan string, 8)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.ServeConn(ctx, c) }()
+	c.in <- []byte(listenReq("4", `{"toolsListChanged":true}`))
+	c.recv(t) // the acknowledgement
+	close(c.in)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ServeConn: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeConn did not return after EOF")
+	}
+	cancel() // a stop after the peer went away changes nothing
+	select {
+	case m := <-c.out:
+		t.Fatalf("after EOF: %s", m)
+	default:
+	}
 }

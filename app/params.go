@@ -51,6 +51,10 @@ type wireParams struct {
 	ClientInfo      jsontext.Value `json:"clientInfo"`
 	// logging/setLevel
 	Level jsontext.Value `json:"level"`
+	// tools/call, prompts/get, resources/read in the stateless era: the
+	// answers to an input_required result, and its state echoed back
+	InputResponses jsontext.Value `json:"inputResponses"`
+	RequestState   jsontext.Value `json:"requestState"`
 	// subscriptions/listen
 	Notifications jsontext.Value `json:"notifications"`
 	// notifications/cancelled

@@ -47,8 +47,8 @@ func stringMap(m message, raw jsontext.Value, what string) (map[string]string, *
 	return out, nil
 }
 
-func (e *Engine) requestContext(ctx context.Context, m message, ci callInfo) context.Context {
-	rc := &RequestContext{engine: e, id: m.id, info: ci}
+func (e *Engine) requestContext(ctx context.Context, m message, ci callInfo, in *inputRound) context.Context {
+	rc := &RequestContext{engine: e, id: m.id, info: ci, input: in}
 	rc.related, _ = ctx.Value(relatedKey{}).(ports.MessageWriter)
 	rc.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
 	return context.WithValue(ctx, requestKey{}, rc)
@@ -74,7 +74,11 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 	if args == nil {
 		args = map[string]string{}
 	}
-	res, err := e.getPrompt(e.requestContext(ctx, m, ci), rp, args)
+	in, rerr := e.beginInput(ctx, m, p, ci, name, p.Arguments)
+	if rerr != nil {
+		return nil, rerr
+	}
+	res, err := e.getPrompt(e.requestContext(ctx, m, ci, in), rp, args)
 	if err == nil && res == nil {
 		err = errors.New("the handler returned no result")
 	}
@@ -82,6 +86,9 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 		err = res.Validate()
 	}
 	if err != nil {
+		if out, rerr, ok := e.inputError(ctx, m, ci, in, err); ok {
+			return out, rerr
+		}
 		var pe *domain.ProtocolError
 		if errors.As(err, &pe) {
 			return nil, &rpcError{id: m.id, err: pe}
@@ -186,7 +193,7 @@ func (e *Engine) completionComplete(ctx context.Context, m message, p *wireParam
 	var values []string
 	if c != nil {
 		var err error
-		values, err = e.complete(e.requestContext(ctx, m, ci), c, *cp.Argument.Value, context)
+		values, err = e.complete(e.requestContext(ctx, m, ci, nil), c, *cp.Argument.Value, context)
 		if err != nil {
 			var pe *domain.ProtocolError
 			if errors.As(err, &pe) {

@@ -29,6 +29,12 @@ type RequestContext struct {
 	related ports.MessageWriter // the request's own stream, if any
 	trans   TransportInfo
 
+	// input is the multi round-trip state of a stateless-era tools/call,
+	// prompts/get or resources/read (nil otherwise).
+	input *inputRound
+	// wmu keeps writes to related one at a time.
+	wmu sync.Mutex
+
 	mu           sync.Mutex
 	lastProgress float64
 	progressSent bool
@@ -137,9 +143,20 @@ func (rc *RequestContext) ReportProgress(ctx context.Context, progress, total fl
 	}
 	rc.lastProgress, rc.progressSent = progress, true
 	if w != nil {
-		return w.WriteMessage(ctx, msg)
+		return rc.writeRelated(ctx, msg)
 	}
 	s.send(msg)
+	return nil
+}
+
+// writeRelated sends a notification on the request's own stream, one
+// writer at a time; one the stream cannot carry is dropped.
+func (rc *RequestContext) writeRelated(ctx context.Context, msg []byte) error {
+	rc.wmu.Lock()
+	defer rc.wmu.Unlock()
+	if err := rc.related.WriteMessage(ctx, msg); err != nil && !errors.Is(err, ports.ErrNoStream) {
+		return err
+	}
 	return nil
 }
 
@@ -203,7 +220,7 @@ func (rc *RequestContext) Log(ctx context.Context, level domain.LogLevel, logger
 		return fmt.Errorf("mcp: log data cannot be encoded: %w", err)
 	}
 	if rc.related != nil {
-		return rc.related.WriteMessage(ctx, msg)
+		return rc.writeRelated(ctx, msg)
 	}
 	if s != nil {
 		s.send(msg)

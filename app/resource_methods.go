@@ -148,11 +148,15 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 	} else {
 		return nil, e.resourceNotFound(m, ci, uri)
 	}
-	rc := &RequestContext{engine: e, id: m.id, info: ci}
-	rc.related, _ = ctx.Value(relatedKey{}).(ports.MessageWriter)
-	rc.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
-	contents, err := e.readResource(context.WithValue(ctx, requestKey{}, rc), h, uri, vars)
+	in, rerr := e.beginInput(ctx, m, p, ci, uri, nil)
+	if rerr != nil {
+		return nil, rerr
+	}
+	contents, err := e.readResource(e.requestContext(ctx, m, ci, in), h, uri, vars)
 	if err != nil {
+		if out, rerr, ok := e.inputError(ctx, m, ci, in, err); ok {
+			return out, rerr
+		}
 		if errors.Is(err, domain.ErrResourceNotFound) {
 			return nil, e.resourceNotFound(m, ci, uri)
 		}

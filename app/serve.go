@@ -14,6 +14,18 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
+// runsAsCall tells the methods that a connection runs apart from its
+// reader, cancellable: those whose handlers may take long or wait for the
+// client (tools/call, prompts/get, resources/read) and the long-lived
+// subscriptions/listen. Other requests are answered in order by the reader.
+func runsAsCall(method string) bool {
+	switch method {
+	case "tools/call", "prompts/get", "resources/read", "subscriptions/listen":
+		return true
+	}
+	return false
+}
+
 // ServeConn serves one connection until the peer goes away (ReadMessage
 // returns io.EOF) or ctx is cancelled. Either way it stops reading, lets the
 // requests in flight finish and send their responses, then returns. Use
@@ -68,6 +80,9 @@ func (l *connLoop) run(leader bool) {
 	defer l.wg.Done()
 	for {
 		if !leader {
+			if l.surplus() {
+				return
+			}
 			select {
 			case <-l.lead:
 			case <-l.done:
@@ -78,14 +93,65 @@ func (l *connLoop) run(leader bool) {
 		if call == nil {
 			return // reading has ended
 		}
-		handedOff := l.handOff()
-		call()
-		if !handedOff {
-			leader = true // still the reader
-			continue
-		}
-		leader = false
+		slot := &callSlot{l: l, handedOff: l.handOff()}
+		call(slot)
+		leader = !slot.released() // still the reader unless it handed off
 	}
+}
+
+// surplus retires a goroutine that would idle beyond the bound (one started
+// for a call that waited for the client, see callSlot.block).
+func (l *connLoop) surplus() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.goroutines > l.max {
+		l.goroutines--
+		return true
+	}
+	return false
+}
+
+// callSlot is one call run by a goroutine of the loop. A goroutine that
+// runs a call without having handed off the reader role (at the bound)
+// keeps reading paused; if the call then waits for the client (a server
+// request in the handshake era), the answer could never be read. block,
+// called before such a wait, starts a new reader, beyond the bound if it
+// must: the paused reading resumes and the call's goroutine becomes a
+// follower when it is done.
+type callSlot struct {
+	l         *connLoop
+	mu        sync.Mutex
+	handedOff bool
+}
+
+func (c *callSlot) block() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.handedOff {
+		return
+	}
+	c.handedOff = true
+	l := c.l
+	l.mu.Lock()
+	if l.ended {
+		l.mu.Unlock()
+		return
+	}
+	l.goroutines++
+	l.wg.Add(1)
+	l.mu.Unlock()
+	go l.run(true)
+}
+
+func (c *callSlot) released() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.handedOff
+}
+
+// with returns ctx carrying the slot's block hook.
+func (c *callSlot) with(ctx context.Context) context.Context {
+	return context.WithValue(ctx, blockerKey{}, c.block)
 }
 
 // handOff gives the reader role to an idle follower, or to a new goroutine
@@ -115,9 +181,9 @@ func (l *connLoop) handOff() bool {
 	return true
 }
 
-// read reads and serves messages until it finds a tools/call, which it
-// returns for the caller to run; nil means reading has ended.
-func (l *connLoop) read() func() {
+// read reads and serves messages until it finds a call (see runsAsCall),
+// which it returns for the caller to run; nil means reading has ended.
+func (l *connLoop) read() func(*callSlot) {
 	e, s := l.e, l.s
 	for {
 		raw, err := l.c.ReadMessage(l.ctx)
@@ -143,7 +209,7 @@ func (l *connLoop) read() func() {
 				s.send(encodeError(rerr))
 				continue
 			}
-			return func() { l.serveBatch(items) }
+			return func(slot *callSlot) { l.serveBatch(items, slot) }
 		}
 		m, rerr := decodeMessage(raw)
 		if rerr != nil {
@@ -153,13 +219,14 @@ func (l *connLoop) read() func() {
 			continue
 		}
 		if m.isResponse {
-			continue // the engine sends no requests of its own yet
+			e.clientResponse(s, m)
+			continue
 		}
 		if m.id == nil {
 			e.notification(s, m)
 			continue
 		}
-		if m.method != "tools/call" && m.method != "subscriptions/listen" {
+		if !runsAsCall(m.method) {
 			// Cheap methods are answered in order by the reader, which
 			// also keeps initialize ahead of everything sent after it.
 			if out := e.request(s.base, s, m); out != nil {
@@ -177,21 +244,27 @@ func (l *connLoop) read() func() {
 		if m.method == "subscriptions/listen" {
 			// A listen stream lasts until it is cancelled: it also ends
 			// when reading ends (the peer went away, or a graceful stop),
-			// which would otherwise wait for it forever.
-			lctx, cancel := context.WithCancel(rctx)
+			// which would otherwise wait for it forever. A graceful stop
+			// is the server ending it: it is then answered with its
+			// completion result (ErrEndedByServer).
+			lctx, cancel := context.WithCancelCause(rctx)
 			go func() {
 				select {
 				case <-l.done:
-					cancel()
+					if l.ctx.Err() != nil {
+						cancel(ErrEndedByServer)
+					} else {
+						cancel(nil)
+					}
 				case <-lctx.Done():
 				}
 			}()
-			return func() {
-				defer cancel()
+			return func(*callSlot) {
+				defer cancel(nil)
 				finish(e.request(lctx, s, m))
 			}
 		}
-		return func() { finish(e.request(rctx, s, m)) }
+		return func(slot *callSlot) { finish(e.request(slot.with(rctx), s, m)) }
 	}
 }
 
@@ -231,7 +304,7 @@ func (l *connLoop) batch(raw []byte) ([]jsontext.Value, *rpcError) {
 // serveBatch serves the messages of a batch concurrently and sends their
 // responses as one array, in the order of the requests (nothing when the
 // batch held only notifications).
-func (l *connLoop) serveBatch(items []jsontext.Value) {
+func (l *connLoop) serveBatch(items []jsontext.Value, slot *callSlot) {
 	e, s := l.e, l.s
 	out := make([][]byte, len(items))
 	var wg sync.WaitGroup
@@ -247,6 +320,7 @@ func (l *connLoop) serveBatch(items []jsontext.Value) {
 				out[i] = encodeError(rerr)
 			}
 		case m.isResponse:
+			e.clientResponse(s, m)
 		case m.id == nil:
 			e.notification(s, m)
 		case m.method == "initialize":
@@ -260,7 +334,7 @@ func (l *connLoop) serveBatch(items []jsontext.Value) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out[i] = finish(e.request(rctx, s, m))
+				out[i] = finish(e.request(slot.with(rctx), s, m))
 			}()
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -30,6 +32,9 @@ type session struct {
 
 	wmu    sync.Mutex
 	broken bool
+
+	// out tracks the session's requests to the client (handshake era).
+	out outbound
 
 	mu          sync.Mutex
 	id          string
@@ -116,6 +121,7 @@ func (e *Engine) handle(ctx context.Context, s *session, m message, p *wireParam
 		return encodeError(rerr)
 	}
 	if m.isResponse {
+		e.clientResponse(s, m)
 		return nil
 	}
 	if m.id == nil {
@@ -127,7 +133,7 @@ func (e *Engine) handle(ctx context.Context, s *session, m message, p *wireParam
 	if related != nil {
 		ctx = context.WithValue(ctx, relatedKey{}, related)
 	}
-	if m.method != "tools/call" && m.method != "subscriptions/listen" || s == nil {
+	if !runsAsCall(m.method) || s == nil {
 		return e.requestWith(ctx, s, m, p)
 	}
 	rctx, finish, rerr := s.beginWith(ctx, m.id)
@@ -164,9 +170,20 @@ func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWri
 func (e *Engine) RestoreSession(ctx context.Context, st ports.SessionState, out ports.MessageWriter) *Session {
 	sess := e.NewSession(ctx, st.ID, out)
 	s := sess.s
+	// The session is already known to the engine (notifications look at
+	// it): set its state under its lock.
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.initialized, s.ready, s.rev, s.client, s.owner = st.Initialized, st.Initialized, st.Revision, st.Client, st.Owner
 	if len(st.Capabilities) > 0 {
 		s.caps = jsontext.Value(st.Capabilities)
+	}
+	s.resourcesAdvertised, s.promptsAdvertised, s.logLevel = st.ResourcesAdvertised, st.PromptsAdvertised, st.LogLevel
+	if len(st.Subscriptions) > 0 {
+		s.subscriptions = make(map[string]struct{}, len(st.Subscriptions))
+		for _, uri := range st.Subscriptions {
+			s.subscriptions[uri] = struct{}{}
+		}
 	}
 	return sess
 }
@@ -177,7 +194,12 @@ func (sess *Session) State() ports.SessionState {
 	s := sess.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return ports.SessionState{ID: s.id, Owner: s.owner, Initialized: s.initialized, Revision: s.rev, Client: s.client, Capabilities: json.RawMessage(s.caps)}
+	st := ports.SessionState{ID: s.id, Owner: s.owner, Initialized: s.initialized, Revision: s.rev, Client: s.client, Capabilities: json.RawMessage(s.caps),
+		ResourcesAdvertised: s.resourcesAdvertised, PromptsAdvertised: s.promptsAdvertised, LogLevel: s.logLevel}
+	if len(s.subscriptions) > 0 {
+		st.Subscriptions = slices.Sorted(maps.Keys(s.subscriptions))
+	}
+	return st
 }
 
 // SetOwner records who the session belongs to (for HTTP, the

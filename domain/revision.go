@@ -87,6 +87,19 @@ type Features struct {
 	// with notifications/resources/updated on the session (handshake era;
 	// 2026-07-28 moved them to subscriptions/listen).
 	ResourceSubscriptions bool
+	// Elicitation: the server may ask the user for input with
+	// elicitation/create (2025-06-18).
+	Elicitation bool
+	// ElicitationURL: url-mode elicitation (SEP-1036) and sampling with
+	// tools (SEP-1577) (2025-11-25).
+	ElicitationURL bool
+	SamplingTools  bool
+	// InputRequired: the server asks the client for input (elicitation,
+	// sampling, roots) by answering tools/call, prompts/get or
+	// resources/read with resultType "input_required" and the client
+	// retries with inputResponses (multi round-trip requests, SEP-2322,
+	// 2026-07-28); before, by sending requests of its own on the session.
+	InputRequired bool
 }
 
 // RevisionPolicy is the single place that knows what each revision allows.
@@ -170,6 +183,7 @@ func (p RevisionPolicy) Features(r Revision) Features {
 		f.OutputSchema = true
 		f.StructuredContent = true
 		f.ResourceLink = true
+		f.Elicitation = true
 		f.Meta = true
 		f.LastModified = true
 	}
@@ -177,11 +191,14 @@ func (p RevisionPolicy) Features(r Revision) Features {
 		f.Icons = true
 		f.InputErrorsAsResults = true
 		f.SSEPriming = true
+		f.ElicitationURL = true
+		f.SamplingTools = true
 	}
 	if r >= Revision20260728 {
 		f.Era = EraStateless
 		f.AnyStructuredContent = true
 		f.ResultType = true
+		f.InputRequired = true
 		f.Caching = true
 		f.ResourceNotFoundInvalidParams = true
 		f.ResourceSubscriptions = false // subscriptions/listen instead
@@ -198,6 +215,19 @@ func (p RevisionPolicy) ResourceNotFoundCode(r Revision) int {
 		return CodeInvalidParams
 	}
 	return CodeResourceNotFound
+}
+
+// ClientMethodExists reports whether the server may ask a client of
+// revision r to run method (elicitation/create from 2025-06-18;
+// sampling/createMessage and roots/list in every revision).
+func (p RevisionPolicy) ClientMethodExists(r Revision, method string) bool {
+	switch method {
+	case MethodElicit:
+		return p.Features(r).Elicitation
+	case MethodCreateMessage, MethodListRoots:
+		return true
+	}
+	return false
 }
 
 // ValueShape classifies a tool's return value for the structured-output rule.

@@ -28,6 +28,18 @@ type SessionState struct {
 	Client domain.Implementation
 	// Capabilities are the client's declared capabilities (a JSON object).
 	Capabilities json.RawMessage
+	// Subscriptions are the resource URIs the client subscribed to with
+	// resources/subscribe and has not unsubscribed from: sorted, without
+	// duplicates, nil when there are none.
+	Subscriptions []string
+	// ResourcesAdvertised and PromptsAdvertised record whether initialize
+	// advertised the resources and the prompts capabilities: only then does
+	// the session get their list-changed notifications.
+	ResourcesAdvertised, PromptsAdvertised bool
+	// LogLevel is the level the client asked for with logging/setLevel:
+	// log messages of that severity and above are sent to it. Empty when
+	// it asked for none (nothing is sent).
+	LogLevel domain.LogLevel
 	// Created and LastSeen drive idle expiry.
 	Created, LastSeen time.Time
 }

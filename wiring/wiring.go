@@ -65,6 +65,12 @@ type Config struct {
 	MaxConcurrentRequests int
 	// ListTTL is the ttlMs of list results in the stateless era.
 	ListTTL time.Duration
+	// ClientRequestTimeout bounds a handshake-era request to the client
+	// (elicitation, sampling, roots); default 10 minutes.
+	ClientRequestTimeout time.Duration
+	// RequestStateTTL is how long a multi round-trip requestState stays
+	// valid (2026-07-28); default 15 minutes.
+	RequestStateTTL time.Duration
 }
 
 // EngineParams are what [NewEngine] takes from the graph; every port is
@@ -85,15 +91,20 @@ type EngineParams struct {
 	// PromptRegistry stores prompts; an in-memory one by default.
 	PromptRegistry ports.PromptRegistry `optional:"true"`
 	Prompts        []app.Prompt         `group:"mcp.prompts"`
+	// StateKeys sign the requestState of multi round-trip requests; a
+	// random key by default, which suits one instance only: servers
+	// behind a load balancer provide shared keys (memory.NewStateKeys).
+	StateKeys ports.StateKeys `optional:"true"`
 }
 
 // NewEngine builds the engine and registers the groups' tools and
 // resources; a bad one stops the application from starting, with its error.
 func NewEngine(p EngineParams) (*app.Engine, error) {
-	opts := app.Options{Registry: p.Registry, Resources: p.ResourceRegistry, Prompts: p.PromptRegistry, Validator: p.Validator, Logger: p.Logger}
+	opts := app.Options{Registry: p.Registry, Resources: p.ResourceRegistry, Prompts: p.PromptRegistry, Validator: p.Validator, Logger: p.Logger, StateKeys: p.StateKeys}
 	if c := p.Config; c != nil {
 		opts.Info, opts.Instructions, opts.Policy = c.Info, c.Instructions, c.Policy
 		opts.PageSize, opts.MaxConcurrentRequests, opts.ListTTL = c.PageSize, c.MaxConcurrentRequests, c.ListTTL
+		opts.ClientRequestTimeout, opts.RequestStateTTL = c.ClientRequestTimeout, c.RequestStateTTL
 	}
 	if opts.Registry == nil {
 		opts.Registry = memory.NewRegistry()

@@ -129,14 +129,39 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []b
 	defer done()
 	if mi.Method == "subscriptions/listen" {
 		// A listen stream never ends by itself: a graceful stop
-		// (CloseStreams, Server.Shutdown) ends it, as it ends GET streams.
+		// (CloseStreams, Server.Shutdown) ends it, as it ends GET streams,
+		// and the engine then answers it with its completion result.
 		var stop func()
-		ctx, stop = h.streamContext(ctx, r)
+		ctx, stop = h.listenContext(ctx, r)
 		defer stop()
 	}
 	pw := &postWriter{h: h, w: w, acc: acc}
 	resp := h.e.HandleInspected(ctx, nil, mi, pw)
 	pw.finish(resp, statusFor(true, resp, raw))
+}
+
+// listenContext derives from ctx the context of a subscriptions/listen
+// request, which lasts until it is cancelled. The handler's streams being
+// closed (CloseStreams) or the server serving it shutting down ends it on
+// the server's initiative: with the cause [app.ErrEndedByServer], for which
+// the engine answers the request with its completion result (2026-07-28,
+// "Graceful Closure"). The client going away just cancels ctx: no answer.
+func (h *Handler) listenContext(ctx context.Context, r *http.Request) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	var serverClosing <-chan struct{}
+	if sig := signalsFrom(r.Context()); sig != nil {
+		serverClosing = sig.closing.Done()
+	}
+	go func() {
+		select {
+		case <-h.closing:
+			cancel(app.ErrEndedByServer)
+		case <-serverClosing:
+			cancel(app.ErrEndedByServer)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(nil) }
 }
 
 // serveInitialize starts a session: it mints the id, lets the engine answer

@@ -242,7 +242,8 @@ func (h *Handler) addLive(ls *liveSession) {
 }
 
 // syncState writes the session's state to the store when a request
-// changed it (initialize, in practice).
+// changed it (initialize, resources/subscribe and unsubscribe,
+// logging/setLevel).
 func (h *Handler) syncState(ctx context.Context, ls *liveSession) {
 	st := ls.sess.State()
 	ls.mu.Lock()
@@ -265,7 +266,8 @@ func (h *Handler) syncState(ctx context.Context, ls *liveSession) {
 func sameState(a, b ports.SessionState) bool {
 	return a.ID == b.ID && a.Owner == b.Owner && a.Initialized == b.Initialized && a.Revision == b.Revision &&
 		a.Client.Name == b.Client.Name && a.Client.Version == b.Client.Version && a.Client.Title == b.Client.Title &&
-		bytes.Equal(a.Capabilities, b.Capabilities)
+		bytes.Equal(a.Capabilities, b.Capabilities) && slices.Equal(a.Subscriptions, b.Subscriptions) &&
+		a.ResourcesAdvertised == b.ResourcesAdvertised && a.PromptsAdvertised == b.PromptsAdvertised && a.LogLevel == b.LogLevel
 }
 
 // checkVersionHeader refuses an MCP-Protocol-Version the server does not
@@ -329,24 +331,4 @@ func (h *Handler) statelessContext(r *http.Request) (context.Context, func()) {
 		stop()
 		cancel()
 	}
-}
-
-// streamContext derives from ctx the context of a request that lasts until
-// it is cancelled (subscriptions/listen): it also ends when the handler's
-// streams are closed (CloseStreams) or the server serving it shuts down.
-func (h *Handler) streamContext(ctx context.Context, r *http.Request) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	var serverClosing <-chan struct{}
-	if sig := signalsFrom(r.Context()); sig != nil {
-		serverClosing = sig.closing.Done()
-	}
-	go func() {
-		select {
-		case <-h.closing:
-		case <-serverClosing:
-		case <-ctx.Done():
-		}
-		cancel()
-	}()
-	return ctx, cancel
 }

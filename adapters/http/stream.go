@@ -325,7 +325,10 @@ func (pw *postWriter) WriteMessage(_ context.Context, msg []byte) error {
 	}
 	if pw.st == nil {
 		if !pw.acc.sse {
-			return nil // a JSON-only client has nowhere to receive it
+			// A JSON-only client has nowhere to receive it: the engine
+			// drops notifications and sends its own requests on the
+			// session's stream instead.
+			return ports.ErrNoStream
 		}
 		pw.startLocked()
 	}

@@ -231,6 +231,7 @@ func (s *SessionStore) purge(now time.Time) int {
 // store sees the other's later changes.
 func cloneState(st ports.SessionState) ports.SessionState {
 	st.Capabilities = slices.Clone(st.Capabilities)
+	st.Subscriptions = slices.Clone(st.Subscriptions)
 	if st.Client.Icons != nil {
 		icons := make([]domain.Icon, len(st.Client.Icons))
 		for i, ic := range st.Client.Icons {

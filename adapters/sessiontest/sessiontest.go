@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -50,6 +51,7 @@ var Start = time.Date(2025, 6, 18, 12, 0, 0, 0, time.UTC)
 func state(id string) ports.SessionState {
 	return ports.SessionState{
 		ID:          id,
+		Owner:       "owner-" + id,
 		Initialized: true,
 		Revision:    domain.Revision20251125,
 		Client: domain.Implementation{
@@ -60,7 +62,11 @@ func state(id string) ports.SessionState {
 			WebsiteURL:  "https://example.com",
 			Icons:       []domain.Icon{{Src: "https://example.com/i.png", MimeType: "image/png", Sizes: []string{"48x48", "any"}, Theme: "dark"}},
 		},
-		Capabilities: json.RawMessage(`{"roots":{"listChanged":true},"sampling":{}}`),
+		Capabilities:        json.RawMessage(`{"roots":{"listChanged":true},"sampling":{}}`),
+		Subscriptions:       []string{"file:///a.txt", "test://b/" + id},
+		ResourcesAdvertised: true,
+		PromptsAdvertised:   true,
+		LogLevel:            domain.LogWarning,
 	}
 }
 
@@ -74,12 +80,20 @@ func sameJSON(a, b json.RawMessage) bool {
 	return reflect.DeepEqual(va, vb)
 }
 
-// checkState compares everything but the times.
+// checkState compares everything but the times. Subscriptions must keep
+// their order; an empty list may come back as nil and the other way round.
 func checkState(t *testing.T, got, want ports.SessionState) {
 	t.Helper()
-	if got.ID != want.ID || got.Initialized != want.Initialized || got.Revision != want.Revision {
-		t.Errorf("state = {ID:%q Initialized:%v Revision:%q}, want {ID:%q Initialized:%v Revision:%q}",
-			got.ID, got.Initialized, got.Revision, want.ID, want.Initialized, want.Revision)
+	if got.ID != want.ID || got.Owner != want.Owner || got.Initialized != want.Initialized || got.Revision != want.Revision {
+		t.Errorf("state = {ID:%q Owner:%q Initialized:%v Revision:%q}, want {ID:%q Owner:%q Initialized:%v Revision:%q}",
+			got.ID, got.Owner, got.Initialized, got.Revision, want.ID, want.Owner, want.Initialized, want.Revision)
+	}
+	if !slices.Equal(got.Subscriptions, want.Subscriptions) {
+		t.Errorf("Subscriptions = %q, want %q", got.Subscriptions, want.Subscriptions)
+	}
+	if got.ResourcesAdvertised != want.ResourcesAdvertised || got.PromptsAdvertised != want.PromptsAdvertised || got.LogLevel != want.LogLevel {
+		t.Errorf("state = {ResourcesAdvertised:%v PromptsAdvertised:%v LogLevel:%q}, want {ResourcesAdvertised:%v PromptsAdvertised:%v LogLevel:%q}",
+			got.ResourcesAdvertised, got.PromptsAdvertised, got.LogLevel, want.ResourcesAdvertised, want.PromptsAdvertised, want.LogLevel)
 	}
 	if !reflect.DeepEqual(got.Client, want.Client) {
 		t.Errorf("Client = %+v, want %+v", got.Client, want.Client)
@@ -117,6 +131,24 @@ func Run(t *testing.T, newStore func(t *testing.T, clock ports.Clock) ports.Sess
 		want.Initialized = false
 		want.Client.Name = "renamed"
 		want.Capabilities = json.RawMessage(`{}`)
+		want.Owner = "new-owner"
+		want.Subscriptions = []string{"file:///a.txt", "file:///c.txt", "test://z"}
+		want.ResourcesAdvertised = false
+		want.LogLevel = domain.LogDebug
+		if err := s.Update(ctx, want); err != nil {
+			t.Fatal(err)
+		}
+		got, err = s.Get(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkState(t, got, want)
+
+		// Everything unsubscribed, the log level and the prompts flag
+		// cleared: the store forgets them.
+		want.Subscriptions = nil
+		want.PromptsAdvertised = false
+		want.LogLevel = ""
 		if err := s.Update(ctx, want); err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +233,8 @@ func Run(t *testing.T, newStore func(t *testing.T, clock ports.Clock) ports.Sess
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.ID != "bare" || got.Initialized || got.Revision != "" || got.Client.Name != "" || len(got.Client.Icons) != 0 {
+		if got.ID != "bare" || got.Owner != "" || got.Initialized || got.Revision != "" || got.Client.Name != "" || len(got.Client.Icons) != 0 ||
+			len(got.Subscriptions) != 0 || got.ResourcesAdvertised || got.PromptsAdvertised || got.LogLevel != "" {
 			t.Errorf("bare state = %+v", got)
 		}
 		if len(got.Capabilities) != 0 && string(got.Capabilities) != "null" {
@@ -246,6 +279,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock ports.Clock) ports.Sess
 		}
 		in.Capabilities[2] = 'X'
 		in.Client.Icons[0].Sizes[0] = "mutated"
+		in.Subscriptions[0] = "mutated://in"
 		got, err := s.Get(ctx, "a")
 		if err != nil {
 			t.Fatal(err)
@@ -253,6 +287,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock ports.Clock) ports.Sess
 		checkState(t, got, state("a"))
 		got.Capabilities[2] = 'Y'
 		got.Client.Icons[0].Src = "mutated"
+		got.Subscriptions[1] = "mutated://got"
 		again, err := s.Get(ctx, "a")
 		if err != nil {
 			t.Fatal(err)

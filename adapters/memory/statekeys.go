@@ -1,0 +1,52 @@
+package memory
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"slices"
+
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// StateKeys is a [ports.StateKeys] holding its keys in memory.
+type StateKeys struct {
+	keys [][]byte
+}
+
+var _ ports.StateKeys = (*StateKeys)(nil)
+
+// NewRandomStateKeys returns keys made of one fresh random 32-byte key. It
+// suits a single server instance (state it signed does not verify on
+// another instance, nor after a restart, and a client that retries then
+// gets a clear -32602 and starts over).
+func NewRandomStateKeys() *StateKeys {
+	k := make([]byte, ports.MinStateKeyLen)
+	_, _ = rand.Read(k) // crypto/rand.Read never fails (Go 1.24 on)
+	return &StateKeys{keys: [][]byte{k}}
+}
+
+// NewStateKeys returns fixed keys (for example read from a secret store and
+// shared by every instance): the first signs, all verify. Each must be at
+// least [ports.MinStateKeyLen] bytes.
+func NewStateKeys(keys ...[]byte) (*StateKeys, error) {
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("memory: state keys: %w", ports.ErrNoStateKey)
+	}
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		if len(k) < ports.MinStateKeyLen {
+			return nil, fmt.Errorf("memory: state key %d is %d bytes; at least %d are needed", i, len(k), ports.MinStateKeyLen)
+		}
+		out[i] = slices.Clone(k)
+	}
+	return &StateKeys{keys: out}, nil
+}
+
+// Keys returns the keys, the signing key first.
+func (s *StateKeys) Keys(context.Context) ([][]byte, error) {
+	if s == nil || len(s.keys) == 0 {
+		return nil, ports.ErrNoStateKey
+	}
+	return s.keys, nil
+}

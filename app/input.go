@@ -1,0 +1,513 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// InputRequest is one question for the client: build it with [ElicitInput],
+// [SamplingInput] or [RootsInput].
+type InputRequest struct {
+	key    string
+	method string
+	params any
+	err    error
+	schema []byte // form elicitation: what the answer must match
+}
+
+// Key is the question's key.
+func (r InputRequest) Key() string { return r.key }
+
+// Method is the client method that answers it.
+func (r InputRequest) Method() string { return r.method }
+
+// ElicitInput asks the user (elicitation/create) under key.
+func ElicitInput(key string, p domain.ElicitParams) InputRequest {
+	r := InputRequest{key: key, method: domain.MethodElicit, params: p, err: p.Validate()}
+	if p.Mode != domain.ElicitModeURL {
+		r.schema = p.RequestedSchema
+	}
+	return r
+}
+
+// SamplingInput asks the client's LLM for a completion
+// (sampling/createMessage) under key.
+func SamplingInput(key string, p domain.CreateMessageParams) InputRequest {
+	return InputRequest{key: key, method: domain.MethodCreateMessage, params: p, err: p.Validate()}
+}
+
+// RootsInput asks for the client's roots (roots/list) under key.
+func RootsInput(key string) InputRequest {
+	return InputRequest{key: key, method: domain.MethodListRoots, params: struct{}{}}
+}
+
+// InputResponses holds the client's answers, by key.
+type InputResponses struct {
+	m map[string]any
+}
+
+// Elicitation returns the answer to the elicitation asked under key.
+func (r InputResponses) Elicitation(key string) (*domain.ElicitResult, bool) {
+	v, ok := r.m[key].(*domain.ElicitResult)
+	return v, ok
+}
+
+// Sampling returns the answer to the sampling request asked under key.
+func (r InputResponses) Sampling(key string) (*domain.CreateMessageResult, bool) {
+	v, ok := r.m[key].(*domain.CreateMessageResult)
+	return v, ok
+}
+
+// Roots returns the answer to the roots request asked under key.
+func (r InputResponses) Roots(key string) (*domain.ListRootsResult, bool) {
+	v, ok := r.m[key].(*domain.ListRootsResult)
+	return v, ok
+}
+
+// ErrInputRequired is wrapped by the error Ask returns in the stateless era
+// when the client has not answered yet: return it from the handler, and the
+// engine asks the client (resultType "input_required").
+var ErrInputRequired = errors.New("mcp: input required from the client")
+
+// InputRequiredError is the error Ask returns in the stateless era when
+// answers are missing. It wraps [ErrInputRequired].
+type InputRequiredError struct {
+	// Keys are the questions without an answer.
+	Keys []string
+}
+
+// Error says which answers are missing.
+func (e *InputRequiredError) Error() string {
+	return "mcp: input required from the client (" + strings.Join(e.Keys, ", ") + ")"
+}
+
+// Unwrap returns ErrInputRequired.
+func (e *InputRequiredError) Unwrap() error { return ErrInputRequired }
+
+// MissingCapabilityError reports questions the client cannot answer: it
+// did not declare the capability (or the protocol revision lacks the
+// method). The engine answers the request with -32021 and
+// data.requiredCapabilities set to Required.
+type MissingCapabilityError struct {
+	// Required is a ClientCapabilities object naming what is missing
+	// ({"elicitation": {}}, {"elicitation": {"url": {}}}, ...).
+	Required map[string]any
+	// Revision is set when the request's revision has no such method.
+	Revision domain.Revision
+}
+
+// Error names the missing capabilities.
+func (e *MissingCapabilityError) Error() string {
+	names := slices.Sorted(maps.Keys(e.Required))
+	for i, n := range names {
+		if sub, ok := e.Required[n].(map[string]any); ok && len(sub) > 0 {
+			names[i] = n + "." + strings.Join(slices.Sorted(maps.Keys(sub)), ",")
+		}
+	}
+	msg := "Missing required client capability: " + strings.Join(names, ", ")
+	if e.Revision != "" {
+		msg += " (not available in protocol revision " + string(e.Revision) + ")"
+	}
+	return msg
+}
+
+// InputResponseError reports an answer from the client that does not
+// follow the protocol or, for a form elicitation, does not match the
+// requested schema. The engine answers the request with -32602.
+type InputResponseError struct {
+	Key    string
+	Method string
+	Reason string
+}
+
+// Error says which answer is wrong and why.
+func (e *InputResponseError) Error() string {
+	return fmt.Sprintf("the client's answer to %s %q is invalid: %s", e.Method, e.Key, e.Reason)
+}
+
+// inputRound is a stateless-era request's side of multi round-trip
+// requests: the answers known (from requestState and inputResponses), the
+// ones the handler used, and the questions it asked without an answer.
+type inputRound struct {
+	want      stateV1 // method, target, digest, subject
+	responses map[string]jsontext.Value
+	mu        sync.Mutex
+	used      map[string]jsontext.Value
+	asked     []InputRequest
+}
+
+// Ask puts questions to the client and returns the answers (see "Asking the
+// client for input" in the package documentation): in the handshake era by
+// requests to the client, in the stateless era through an input_required
+// result and the client's retry. Keys must be non-empty and unique.
+func (rc *RequestContext) Ask(ctx context.Context, reqs ...InputRequest) (InputResponses, error) {
+	if rc == nil {
+		return InputResponses{}, errors.New("mcp: Ask outside a request")
+	}
+	if len(reqs) == 0 {
+		return InputResponses{m: map[string]any{}}, nil
+	}
+	seen := make(map[string]bool, len(reqs))
+	for _, r := range reqs {
+		switch {
+		case r.method == "":
+			return InputResponses{}, errors.New("mcp: an InputRequest must be made with ElicitInput, SamplingInput or RootsInput")
+		case r.key == "":
+			return InputResponses{}, fmt.Errorf("mcp: a %s question needs a key", r.method)
+		case seen[r.key]:
+			return InputResponses{}, fmt.Errorf("mcp: two questions have the key %q", r.key)
+		case r.err != nil:
+			return InputResponses{}, fmt.Errorf("mcp: question %q: %w", r.key, r.err)
+		}
+		seen[r.key] = true
+	}
+	if err := rc.checkCapabilities(reqs); err != nil {
+		return InputResponses{}, err
+	}
+	raw, err := rc.answers(ctx, reqs)
+	if err != nil {
+		return InputResponses{}, err
+	}
+	out := InputResponses{m: make(map[string]any, len(reqs))}
+	for _, r := range reqs {
+		v, err := rc.engine.decodeAnswer(r, raw[r.key])
+		if err != nil {
+			return InputResponses{}, err
+		}
+		out.m[r.key] = v
+	}
+	return out, nil
+}
+
+// Elicit asks the user (elicitation/create) and returns the answer; see
+// [RequestContext.Ask].
+func (rc *RequestContext) Elicit(ctx context.Context, key string, p domain.ElicitParams) (*domain.ElicitResult, error) {
+	res, err := rc.Ask(ctx, ElicitInput(key, p))
+	if err != nil {
+		return nil, err
+	}
+	v, _ := res.Elicitation(key)
+	return v, nil
+}
+
+// CreateMessage asks the client's LLM for a completion
+// (sampling/createMessage); see [RequestContext.Ask].
+func (rc *RequestContext) CreateMessage(ctx context.Context, key string, p domain.CreateMessageParams) (*domain.CreateMessageResult, error) {
+	res, err := rc.Ask(ctx, SamplingInput(key, p))
+	if err != nil {
+		return nil, err
+	}
+	v, _ := res.Sampling(key)
+	return v, nil
+}
+
+// ListRoots asks for the client's roots (roots/list); see
+// [RequestContext.Ask].
+func (rc *RequestContext) ListRoots(ctx context.Context, key string) (*domain.ListRootsResult, error) {
+	res, err := rc.Ask(ctx, RootsInput(key))
+	if err != nil {
+		return nil, err
+	}
+	v, _ := res.Roots(key)
+	return v, nil
+}
+
+// checkCapabilities refuses questions the client cannot answer.
+func (rc *RequestContext) checkCapabilities(reqs []InputRequest) error {
+	var caps map[string]map[string]jsontext.Value
+	if rc.info.caps != nil {
+		_ = json.Unmarshal(rc.info.caps, &caps) // declared capabilities are objects; anything else counts as absent
+	}
+	missing := map[string]any{}
+	var rev domain.Revision
+	for _, r := range reqs {
+		name := domain.ClientCapabilityOf(r.method)
+		if !rc.engine.policy.ClientMethodExists(rc.info.rev, r.method) {
+			missing[name], rev = map[string]any{}, rc.info.rev
+			continue
+		}
+		declared, ok := caps[name]
+		if !ok {
+			missing[name] = map[string]any{}
+			continue
+		}
+		var sub string
+		switch p := r.params.(type) {
+		case domain.ElicitParams:
+			// {"elicitation":{}} declares form mode only (2025-11-25
+			// keeps it so for older clients); a client that lists modes
+			// must list the one used.
+			if p.Mode == domain.ElicitModeURL {
+				sub = "url"
+			} else if len(declared) > 0 {
+				sub = "form"
+			}
+		case domain.CreateMessageParams:
+			if len(p.Tools) > 0 || len(p.ToolChoice) > 0 {
+				sub = "tools"
+			} else if p.IncludeContext != "" && p.IncludeContext != "none" {
+				sub = "context"
+			}
+		}
+		if sub != "" {
+			if _, ok := declared[sub]; !ok {
+				missing[name] = map[string]any{sub: map[string]any{}}
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return &MissingCapabilityError{Required: missing, Revision: rev}
+	}
+	return nil
+}
+
+// answers gets the raw answers to reqs, by key.
+func (rc *RequestContext) answers(ctx context.Context, reqs []InputRequest) (map[string]jsontext.Value, error) {
+	if rc.info.features.InputRequired {
+		in := rc.input
+		if in == nil {
+			return nil, errors.New("mcp: only tools/call, prompts/get and resources/read may ask the client for input")
+		}
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		out := make(map[string]jsontext.Value, len(reqs))
+		var missing []string
+		for _, r := range reqs {
+			if v, ok := in.responses[r.key]; ok {
+				out[r.key] = v
+				in.used[r.key] = v
+				continue
+			}
+			missing = append(missing, r.key)
+			if !slices.ContainsFunc(in.asked, func(a InputRequest) bool { return a.key == r.key }) {
+				in.asked = append(in.asked, r)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, &InputRequiredError{Keys: missing}
+		}
+		return out, nil
+	}
+	s := rc.info.session
+	if s == nil {
+		return nil, errors.New("mcp: no session to send the request on")
+	}
+	out := make(map[string]jsontext.Value, len(reqs))
+	if len(reqs) == 1 {
+		v, err := rc.engine.callClient(ctx, s, rc.related, &rc.wmu, reqs[0].method, reqs[0].params)
+		if err != nil {
+			return nil, err
+		}
+		out[reqs[0].key] = v
+		return out, nil
+	}
+	// Several questions go out together and are awaited together; the
+	// first failure gives up the others.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	for _, r := range reqs {
+		wg.Go(func() {
+			v, err := rc.engine.callClient(ctx, s, rc.related, &rc.wmu, r.method, r.params)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+					cancel()
+				}
+				return
+			}
+			out[r.key] = v
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return out, nil
+}
+
+// decodeAnswer decodes and checks the client's answer to r.
+func (e *Engine) decodeAnswer(r InputRequest, raw jsontext.Value) (any, error) {
+	bad := func(reason string) error { return &InputResponseError{Key: r.key, Method: r.method, Reason: reason} }
+	if raw.Kind() != '{' {
+		return nil, bad("it must be an object")
+	}
+	var (
+		v     interface{ Check() error }
+		value any
+	)
+	switch r.method {
+	case domain.MethodElicit:
+		x := new(domain.ElicitResult)
+		v, value = x, x
+	case domain.MethodCreateMessage:
+		x := new(domain.CreateMessageResult)
+		v, value = x, x
+	case domain.MethodListRoots:
+		x := new(domain.ListRootsResult)
+		v, value = x, x
+	}
+	if err := json.Unmarshal(raw, value); err != nil {
+		return nil, bad(describeDecodeError(err))
+	}
+	if err := v.Check(); err != nil {
+		return nil, bad(err.Error())
+	}
+	if er, ok := value.(*domain.ElicitResult); ok && er.Accepted() && r.schema != nil && e.opts.Validator != nil {
+		if len(er.Content) == 0 {
+			return nil, bad("an accepted form elicitation must carry content")
+		}
+		schema, err := e.elicitSchema(r.schema)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: the requested schema of %q does not compile: %w", r.key, err)
+		}
+		var content any
+		if err := json.Unmarshal(er.Content, &content); err != nil {
+			return nil, bad("content is not valid JSON")
+		}
+		if err := schema.Validate(content); err != nil {
+			return nil, bad("content does not match the requested schema: " + err.Error())
+		}
+	}
+	return value, nil
+}
+
+// elicitSchema compiles a requested schema, keeping a bounded number of
+// them.
+func (e *Engine) elicitSchema(raw []byte) (ports.Schema, error) {
+	key := string(raw)
+	if s, ok := e.schemaCache.Load(key); ok {
+		return s.(ports.Schema), nil
+	}
+	s, err := e.opts.Validator.Compile(raw)
+	if err != nil {
+		return nil, err
+	}
+	if e.schemaCount.Add(1) <= maxCachedSchemas {
+		e.schemaCache.Store(key, s)
+	}
+	return s, nil
+}
+
+const maxCachedSchemas = 256
+
+// beginInput prepares a stateless-era request of a method that may answer
+// input_required: it checks inputResponses and verifies requestState.
+// target names what is called (tool or prompt name, resource URI); args
+// are the request's arguments.
+func (e *Engine) beginInput(ctx context.Context, m message, p *wireParams, ci callInfo, target string, args jsontext.Value) (*inputRound, *rpcError) {
+	if !ci.features.InputRequired {
+		return nil, nil
+	}
+	want := stateV1{Method: m.method, Target: target, Digest: argumentsDigest(args)}
+	if ti, ok := ctx.Value(transportKey{}).(TransportInfo); ok && ti.Principal != nil {
+		want.Subject = ti.Principal.Subject
+	}
+	in := &inputRound{want: want, responses: map[string]jsontext.Value{}, used: map[string]jsontext.Value{}}
+	if v := p.InputResponses; v != nil {
+		if v.Kind() != '{' {
+			return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "inputResponses" must be an object`, nil)
+		}
+		var rs map[string]jsontext.Value
+		if err := json.Unmarshal(v, &rs); err != nil {
+			return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: inputResponses: "+describeDecodeError(err), nil)
+		}
+		for k, r := range rs {
+			if r.Kind() != '{' {
+				return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: inputResponses[`+strconv.Quote(k)+`] must be an object`, nil)
+			}
+			in.responses[k] = r
+		}
+	}
+	if v := p.RequestState; v != nil {
+		s, ok := stringParam(v)
+		if !ok {
+			return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "requestState" must be a string`, nil)
+		}
+		st, err := e.openState(ctx, s, want)
+		if err != nil {
+			if errors.Is(err, errStateForged) || errors.Is(err, errStateExpired) || errors.Is(err, errStateMismatch) {
+				return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: "+err.Error(), nil)
+			}
+			e.logf(ctx, ports.LevelError, "mcp: verifying a requestState failed", ports.F("error", err))
+			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+		}
+		// Answers of earlier rounds stand; the retry adds the new ones.
+		for k, r := range st.Responses {
+			in.responses[k] = r
+		}
+	}
+	return in, nil
+}
+
+// inputError answers a handler error that belongs to asking the client:
+// an input_required result, -32021 or -32602. ok is false for any other
+// error.
+func (e *Engine) inputError(ctx context.Context, m message, ci callInfo, in *inputRound, err error) (out []byte, rerr *rpcError, ok bool) {
+	var mc *MissingCapabilityError
+	if errors.As(err, &mc) {
+		return nil, newRPCError(m.id, domain.CodeMissingClientCapability, mc.Error(), map[string]any{"requiredCapabilities": mc.Required}), true
+	}
+	var ie *InputResponseError
+	if errors.As(err, &ie) {
+		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: "+ie.Error(), map[string]any{"key": ie.Key}), true
+	}
+	var ir *InputRequiredError
+	if !errors.As(err, &ir) || in == nil {
+		return nil, nil, false
+	}
+	in.mu.Lock()
+	asked := slices.Clone(in.asked)
+	st := in.want
+	st.Responses = maps.Clone(in.used)
+	in.mu.Unlock()
+	if len(asked) == 0 {
+		return nil, nil, false
+	}
+	st.Expires = e.opts.Clock.Now().Add(e.opts.RequestStateTTL).UnixMilli()
+	state, serr := e.signState(ctx, st)
+	if serr != nil {
+		e.logf(ctx, ports.LevelError, "mcp: signing a requestState failed", ports.F("error", serr))
+		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil), true
+	}
+	b := appendResponseHead(make([]byte, 0, 512), m.id)
+	b = append(b, `{"resultType":"input_required","inputRequests":{`...)
+	for i, r := range asked {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		params, perr := json.Marshal(r.params, json.Deterministic(true))
+		if perr != nil {
+			e.logf(ctx, ports.LevelError, "mcp: encoding an input request failed", ports.F("key", r.key), ports.F("error", perr))
+			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil), true
+		}
+		b = domain.AppendJSONString(b, r.key)
+		b = append(b, `:{"method":`...)
+		b = domain.AppendJSONString(b, r.method)
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+		b = append(b, '}')
+	}
+	b = append(b, `},"requestState":`...)
+	b = domain.AppendJSONString(b, state)
+	b = e.appendResultMeta(b, ci.rev)
+	return append(b, "}}"...), nil, true
+}

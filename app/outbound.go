@@ -1,0 +1,182 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// ClientError is the error a client answered a server request with
+// (handshake era): for example -1 "User rejected sampling request".
+type ClientError struct {
+	// Method is the server's request (elicitation/create, ...).
+	Method string
+	Code   int
+	// Message and Data are the client's.
+	Message string
+	Data    jsontext.Value
+}
+
+// Error returns "mcp: the client answered <method> with error <code>: <message>".
+func (e *ClientError) Error() string {
+	return fmt.Sprintf("mcp: the client answered %s with error %d: %s", e.Method, e.Code, e.Message)
+}
+
+// ErrClientGone is wrapped by the error of a server request whose session
+// ended (the connection closed) before the client answered.
+var ErrClientGone = errors.New("mcp: the client went away before answering")
+
+// outbound tracks a session's requests to the client, correlated by id.
+type outbound struct {
+	mu      sync.Mutex
+	next    int64
+	pending map[string]chan clientReply
+}
+
+type clientReply struct {
+	result jsontext.Value
+	err    *ClientError
+}
+
+// open registers a new request and returns its id (as JSON) and the
+// channel its reply arrives on.
+func (o *outbound) open() (jsontext.Value, chan clientReply) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.next++
+	id := jsontext.Value(strconv.FormatInt(o.next, 10))
+	if o.pending == nil {
+		o.pending = make(map[string]chan clientReply)
+	}
+	ch := make(chan clientReply, 1)
+	o.pending[string(id)] = ch
+	return id, ch
+}
+
+func (o *outbound) close(id jsontext.Value) {
+	o.mu.Lock()
+	delete(o.pending, string(id))
+	o.mu.Unlock()
+}
+
+// deliver hands a client's response to the request waiting for it; it
+// reports false for an id no request waits for (answered already, timed
+// out, or never sent).
+func (o *outbound) deliver(m message) bool {
+	key := string(canonicalID(m.id))
+	o.mu.Lock()
+	ch, ok := o.pending[key]
+	delete(o.pending, key)
+	o.mu.Unlock()
+	if !ok {
+		return false
+	}
+	var r clientReply
+	if m.errv != nil {
+		var we struct {
+			Code    int            `json:"code"`
+			Message string         `json:"message"`
+			Data    jsontext.Value `json:"data"`
+		}
+		if err := json.Unmarshal(m.errv, &we); err != nil {
+			we.Code, we.Message = domain.CodeInternalError, "malformed error response"
+		}
+		r.err = &ClientError{Code: we.Code, Message: we.Message, Data: we.Data}
+	} else {
+		r.result = m.result
+	}
+	ch <- r
+	return true
+}
+
+// clientResponse serves a response the client sent: it resolves the
+// server request it answers. One that answers nothing is logged and
+// dropped (it cannot be answered).
+func (e *Engine) clientResponse(s *session, m message) {
+	if s != nil && s.out.deliver(m) {
+		return
+	}
+	e.logf(context.Background(), ports.LevelDebug, "mcp: dropped a response to no pending server request", ports.F("id", string(m.id)))
+}
+
+// blockerKey carries the connection loop's hook that a handler is about to
+// wait for the client (so that reading goes on meanwhile).
+type blockerKey struct{}
+
+// callClient sends a request to the client of a handshake-era session and
+// waits for its answer, the handler's context to end, the session to end or
+// the engine's ClientRequestTimeout, whichever comes first. A request given
+// up is cancelled with notifications/cancelled. w is the stream of the
+// request being served (nil: the session's own).
+func (e *Engine) callClient(ctx context.Context, s *session, w ports.MessageWriter, wmu *sync.Mutex, method string, params any) (jsontext.Value, error) {
+	id, ch := s.out.open()
+	defer s.out.close(id)
+	p, err := json.Marshal(params, json.Deterministic(true))
+	if err != nil {
+		return nil, fmt.Errorf("mcp: %s params cannot be encoded: %w", method, err)
+	}
+	msg := make([]byte, 0, len(p)+64)
+	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
+	msg = append(msg, id...)
+	msg = append(msg, `,"method":`...)
+	msg = domain.AppendJSONString(msg, method)
+	msg = append(msg, `,"params":`...)
+	msg = append(msg, p...)
+	msg = append(msg, '}')
+
+	write := func(ctx context.Context, msg []byte) error {
+		if w != nil {
+			wmu.Lock()
+			err := w.WriteMessage(ctx, msg)
+			wmu.Unlock()
+			if !errors.Is(err, ports.ErrNoStream) {
+				return err
+			}
+		}
+		s.send(msg)
+		return nil
+	}
+	if b, ok := ctx.Value(blockerKey{}).(func()); ok {
+		b()
+	}
+	if err := write(ctx, msg); err != nil {
+		return nil, fmt.Errorf("mcp: sending %s to the client: %w", method, err)
+	}
+	timer := time.NewTimer(e.opts.ClientRequestTimeout)
+	defer timer.Stop()
+	var cause error
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			r.err.Method = method
+			return nil, r.err
+		}
+		return r.result, nil
+	case <-ctx.Done():
+		cause = ctx.Err()
+		if s.base.Err() != nil {
+			return nil, fmt.Errorf("mcp: %s: %w", method, ErrClientGone)
+		}
+	case <-timer.C:
+		cause = fmt.Errorf("no answer within %s: %w", e.opts.ClientRequestTimeout, context.DeadlineExceeded)
+	}
+	reason := "the server no longer needs the answer"
+	if errors.Is(cause, context.DeadlineExceeded) {
+		reason = "the server stopped waiting for the answer"
+	}
+	cancel, _ := encodeNotification("notifications/cancelled", struct {
+		RequestID jsontext.Value `json:"requestId"`
+		Reason    string         `json:"reason"`
+	}{id, reason})
+	_ = write(context.WithoutCancel(ctx), cancel)
+	return nil, fmt.Errorf("mcp: %s was not answered: %w", method, cause)
+}

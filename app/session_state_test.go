@@ -1,0 +1,197 @@
+package app_test
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// stateEngine is an engine with resources, prompts and a tool that logs at
+// every level from debug to error.
+func stateEngine(t *testing.T) *app.Engine {
+	t.Helper()
+	logs := app.NewTool(func(ctx context.Context, rc *app.RequestContext) error {
+		for _, l := range []domain.LogLevel{domain.LogDebug, domain.LogInfo, domain.LogWarning, domain.LogError} {
+			if err := rc.Log(ctx, l, "state", string(l)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, app.WithName("logs"))
+	e := newEngine(t, app.Options{
+		Info:      domain.Implementation{Name: "srv", Version: "1"},
+		Resources: memory.NewResourceRegistry(),
+		Prompts:   memory.NewPromptRegistry(),
+	}, logs)
+	if err := e.AddResources(sampleResources()...); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.AddPrompts(samplePrompts()...); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// handle serves one message in sess and checks the response (want "" for
+// a notification).
+func handle(t *testing.T, e *app.Engine, sess *app.Session, raw, want string) {
+	t.Helper()
+	got := e.HandleMessage(context.Background(), sess, []byte(raw), nil)
+	if want == "" {
+		if got != nil {
+			t.Fatalf("%s answered %s", raw, got)
+		}
+		return
+	}
+	equalJSON(t, string(got), want)
+}
+
+func readNote(t *testing.T, p *memory.Pipe) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	m, err := p.ReadMessage(ctx)
+	if err != nil {
+		t.Fatalf("no message: %v", err)
+	}
+	return string(m)
+}
+
+func expectNoNote(t *testing.T, p *memory.Pipe) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if m, err := p.ReadMessage(ctx); err == nil {
+		t.Fatalf("unexpected message: %s", m)
+	}
+}
+
+const stateInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+
+// TestSessionStateKeepsSubscriptionsFlagsAndLogLevel: the resource
+// subscriptions, the advertised capabilities and the log level survive
+// State and RestoreSession on another engine.
+func TestSessionStateKeepsSubscriptionsFlagsAndLogLevel(t *testing.T) {
+	ctx := context.Background()
+	a := stateEngine(t)
+	sess := a.NewSession(ctx, "s-1", nil)
+	defer sess.Close()
+	if got := a.HandleMessage(ctx, sess, []byte(stateInit), nil); got == nil {
+		t.Fatal("initialize got no answer")
+	}
+	handle(t, a, sess, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "")
+	st := sess.State()
+	if st.Subscriptions != nil || !st.ResourcesAdvertised || !st.PromptsAdvertised || st.LogLevel != "" {
+		t.Fatalf("State after initialize = %+v", st)
+	}
+	handle(t, a, sess, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://z"}}`, `{"jsonrpc":"2.0","id":2,"result":{}}`)
+	handle(t, a, sess, `{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"test://static-text"}}`, `{"jsonrpc":"2.0","id":3,"result":{}}`)
+	handle(t, a, sess, `{"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"test://gone"}}`, `{"jsonrpc":"2.0","id":4,"result":{}}`)
+	handle(t, a, sess, `{"jsonrpc":"2.0","id":5,"method":"resources/unsubscribe","params":{"uri":"test://gone"}}`, `{"jsonrpc":"2.0","id":5,"result":{}}`)
+	handle(t, a, sess, `{"jsonrpc":"2.0","id":6,"method":"logging/setLevel","params":{"level":"warning"}}`, `{"jsonrpc":"2.0","id":6,"result":{}}`)
+
+	st = sess.State()
+	if want := []string{"test://static-text", "test://z"}; !slices.Equal(st.Subscriptions, want) {
+		t.Fatalf("Subscriptions = %q, want %q (sorted)", st.Subscriptions, want)
+	}
+	if !st.ResourcesAdvertised || !st.PromptsAdvertised || st.LogLevel != domain.LogWarning {
+		t.Fatalf("State = %+v", st)
+	}
+	// State hands out its own slice.
+	st2 := sess.State()
+	st2.Subscriptions[0] = "mutated"
+	if again := sess.State(); again.Subscriptions[0] != "test://static-text" {
+		t.Fatalf("State aliases the session's subscriptions: %q", again.Subscriptions)
+	}
+
+	b := stateEngine(t)
+	client, srv := memory.NewPipe()
+	restored := b.RestoreSession(ctx, st, srv)
+	defer restored.Close()
+	if got := restored.State(); !reflect.DeepEqual(got, st) {
+		t.Errorf("restored State = %+v\nwant %+v", got, st)
+	}
+
+	// The subscriptions: notifications/resources/updated reaches the
+	// restored session for the URIs it subscribed to, and only those.
+	if n := b.NotifyResourceUpdated("test://static-text"); n != 1 {
+		t.Fatalf("NotifyResourceUpdated told %d sessions, want 1", n)
+	}
+	equalJSON(t, readNote(t, client), `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://static-text"}}`)
+	if n := b.NotifyResourceUpdated("test://z"); n != 1 {
+		t.Fatalf("NotifyResourceUpdated(z) told %d sessions, want 1", n)
+	}
+	equalJSON(t, readNote(t, client), `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://z"}}`)
+	if n := b.NotifyResourceUpdated("test://gone"); n != 0 {
+		t.Fatalf("NotifyResourceUpdated of an unsubscribed URI told %d sessions", n)
+	}
+	expectNoNote(t, client)
+
+	// The log level: warning and above reach the session's writer.
+	handle(t, b, restored, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"logs"}}`,
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"(null)"}]}}`)
+	equalJSON(t, readNote(t, client), `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","logger":"state","data":"warning"}}`)
+	equalJSON(t, readNote(t, client), `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","logger":"state","data":"error"}}`)
+	expectNoNote(t, client)
+
+	// The advertised capabilities: list-changed notifications of resources
+	// and prompts.
+	if err := b.AddResource(app.TextResource("test://new", "new", "x")); err != nil {
+		t.Fatal(err)
+	}
+	equalJSON(t, readNote(t, client), `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`)
+	if err := b.AddPrompt(app.NewPrompt("new", func(context.Context, map[string]string) (*domain.GetPromptResult, error) { return nil, nil })); err != nil {
+		t.Fatal(err)
+	}
+	equalJSON(t, readNote(t, client), `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`)
+
+	// Unsubscribing on the restored session shows in its state.
+	handle(t, b, restored, `{"jsonrpc":"2.0","id":8,"method":"resources/unsubscribe","params":{"uri":"test://z"}}`, `{"jsonrpc":"2.0","id":8,"result":{}}`)
+	handle(t, b, restored, `{"jsonrpc":"2.0","id":9,"method":"resources/unsubscribe","params":{"uri":"test://static-text"}}`, `{"jsonrpc":"2.0","id":9,"result":{}}`)
+	if got := restored.State(); got.Subscriptions != nil {
+		t.Fatalf("Subscriptions after unsubscribing from all = %q, want nil", got.Subscriptions)
+	}
+}
+
+// TestSessionStateFlagsAreNotRecomputed: a session whose initialize
+// advertised neither resources nor prompts gets no list-changed
+// notification of them after a restore on an engine that has them.
+func TestSessionStateFlagsAreNotRecomputed(t *testing.T) {
+	ctx := context.Background()
+	bare := newEngine(t, app.Options{Info: domain.Implementation{Name: "srv", Version: "1"}})
+	sess := bare.NewSession(ctx, "s-2", nil)
+	defer sess.Close()
+	if got := bare.HandleMessage(ctx, sess, []byte(stateInit), nil); got == nil {
+		t.Fatal("initialize got no answer")
+	}
+	st := sess.State()
+	if !st.Initialized || st.ResourcesAdvertised || st.PromptsAdvertised || st.LogLevel != "" || st.Subscriptions != nil {
+		t.Fatalf("State = %+v", st)
+	}
+
+	b := stateEngine(t)
+	client, srv := memory.NewPipe()
+	restored := b.RestoreSession(ctx, st, srv)
+	defer restored.Close()
+	if err := b.AddResource(app.TextResource("test://new", "new", "x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddPrompt(app.NewPrompt("new", func(context.Context, map[string]string) (*domain.GetPromptResult, error) { return nil, nil })); err != nil {
+		t.Fatal(err)
+	}
+	// No log level: nothing is logged.
+	handle(t, b, restored, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"logs"}}`,
+		`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"(null)"}]}}`)
+	// Tools list-changed is sent to every initialized session.
+	if err := b.AddTool(addTool()); err != nil {
+		t.Fatal(err)
+	}
+	equalJSON(t, readNote(t, client), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	expectNoNote(t, client)
+}
