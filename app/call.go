@@ -157,7 +157,7 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 	if rerr != nil {
 		return nil, rerr
 	}
-	rc := &RequestContext{engine: e, id: m.id, info: ci, tool: name, input: in}
+	rc := &RequestContext{engine: e, id: m.id, info: ci, tool: name, input: in, slot: m.slot}
 	rc.related, _ = ctx.Value(relatedKey{}).(ports.MessageWriter)
 	rc.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
 	value, err := e.invoke(context.WithValue(ctx, requestKey{}, rc), rt, args)

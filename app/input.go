@@ -141,7 +141,8 @@ func (e *InputResponseError) Error() string {
 // requests: the answers known (from requestState and inputResponses), the
 // ones the handler used, and the questions it asked without an answer.
 type inputRound struct {
-	want      stateV1 // method, target, digest, subject
+	want      stateV1 // method, target, subject (digest once computed)
+	args      jsontext.Value
 	responses map[string]jsontext.Value
 	mu        sync.Mutex
 	used      map[string]jsontext.Value
@@ -287,6 +288,9 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []InputRequest) (map
 		for _, r := range reqs {
 			if v, ok := in.responses[r.key]; ok {
 				out[r.key] = v
+				if in.used == nil {
+					in.used = make(map[string]jsontext.Value)
+				}
 				in.used[r.key] = v
 				continue
 			}
@@ -306,7 +310,7 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []InputRequest) (map
 	}
 	out := make(map[string]jsontext.Value, len(reqs))
 	if len(reqs) == 1 {
-		v, err := rc.engine.callClient(ctx, s, rc.related, &rc.wmu, reqs[0].method, reqs[0].params)
+		v, err := rc.engine.callClient(ctx, s, rc.related, &rc.wmu, rc.slot, reqs[0].method, reqs[0].params)
 		if err != nil {
 			return nil, err
 		}
@@ -324,7 +328,7 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []InputRequest) (map
 	)
 	for _, r := range reqs {
 		wg.Go(func() {
-			v, err := rc.engine.callClient(ctx, s, rc.related, &rc.wmu, r.method, r.params)
+			v, err := rc.engine.callClient(ctx, s, rc.related, &rc.wmu, rc.slot, r.method, r.params)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -417,11 +421,13 @@ func (e *Engine) beginInput(ctx context.Context, m message, p *wireParams, ci ca
 	if !ci.features.InputRequired {
 		return nil, nil
 	}
-	want := stateV1{Method: m.method, Target: target, Digest: argumentsDigest(args)}
+	// The digest of the arguments is computed only when state is checked
+	// or made: most calls never ask anything.
+	want := stateV1{Method: m.method, Target: target}
 	if ti, ok := ctx.Value(transportKey{}).(TransportInfo); ok && ti.Principal != nil {
 		want.Subject = ti.Principal.Subject
 	}
-	in := &inputRound{want: want, responses: map[string]jsontext.Value{}, used: map[string]jsontext.Value{}}
+	in := &inputRound{want: want, args: args}
 	if v := p.InputResponses; v != nil {
 		if v.Kind() != '{' {
 			return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "inputResponses" must be an object`, nil)
@@ -430,6 +436,7 @@ func (e *Engine) beginInput(ctx context.Context, m message, p *wireParams, ci ca
 		if err := json.Unmarshal(v, &rs); err != nil {
 			return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: inputResponses: "+describeDecodeError(err), nil)
 		}
+		in.responses = make(map[string]jsontext.Value, len(rs))
 		for k, r := range rs {
 			if r.Kind() != '{' {
 				return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: inputResponses[`+strconv.Quote(k)+`] must be an object`, nil)
@@ -442,7 +449,8 @@ func (e *Engine) beginInput(ctx context.Context, m message, p *wireParams, ci ca
 		if !ok {
 			return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "requestState" must be a string`, nil)
 		}
-		st, err := e.openState(ctx, s, want)
+		in.want.Digest = argumentsDigest(args)
+		st, err := e.openState(ctx, s, in.want)
 		if err != nil {
 			if errors.Is(err, errStateForged) || errors.Is(err, errStateExpired) || errors.Is(err, errStateMismatch) {
 				return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: "+err.Error(), nil)
@@ -451,6 +459,9 @@ func (e *Engine) beginInput(ctx context.Context, m message, p *wireParams, ci ca
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 		// Answers of earlier rounds stand; the retry adds the new ones.
+		if in.responses == nil {
+			in.responses = make(map[string]jsontext.Value, len(st.Responses))
+		}
 		for k, r := range st.Responses {
 			in.responses[k] = r
 		}
@@ -479,6 +490,9 @@ func (e *Engine) inputError(ctx context.Context, m message, ci callInfo, in *inp
 	st := in.want
 	st.Responses = maps.Clone(in.used)
 	in.mu.Unlock()
+	if st.Digest == "" {
+		st.Digest = argumentsDigest(in.args)
+	}
 	if len(asked) == 0 {
 		return nil, nil, false
 	}

@@ -27,11 +27,14 @@ type message struct {
 	id     jsontext.Value // nil for notifications
 	method string
 	params jsontext.Value // nil when absent
-	// isResponse marks a response from the client (to a server request);
-	// result or errv holds its payload.
+	// isResponse marks a response from the client (to a server request):
+	// payload is its result, or its error when isError.
 	isResponse bool
-	result     jsontext.Value
-	errv       jsontext.Value
+	isError    bool
+	payload    jsontext.Value
+	// slot is the connection-loop call that serves the request (nil
+	// outside a connection loop, such as HTTP).
+	slot *callSlot
 }
 
 // rpcError is a JSON-RPC error to send, with the id to answer (nil = null).
@@ -78,7 +81,10 @@ func decodeMessage(raw []byte) (message, *rpcError) {
 			if w.Result != nil && w.Error != nil {
 				return m, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: a response has either a result or an error", nil)
 			}
-			m.isResponse, m.result, m.errv = true, w.Result, w.Error
+			m.isResponse, m.payload, m.isError = true, w.Result, w.Error != nil
+			if m.isError {
+				m.payload = w.Error
+			}
 			return m, nil
 		}
 		return m, newRPCError(m.id, domain.CodeInvalidRequest, `Invalid Request: "method" is missing`, nil)

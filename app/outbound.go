@@ -35,6 +35,12 @@ func (e *ClientError) Error() string {
 // ended (the connection closed) before the client answered.
 var ErrClientGone = errors.New("mcp: the client went away before answering")
 
+// ErrNoClientStream is wrapped by the error of a server request that has
+// no way to the client: the request's own stream cannot carry it (an HTTP
+// client that accepts only JSON) and the session has no stream of its own
+// open (no GET stream), or the connection is broken.
+var ErrNoClientStream = errors.New("no stream open to the client")
+
 // outbound tracks a session's requests to the client, correlated by id.
 type outbound struct {
 	mu      sync.Mutex
@@ -81,18 +87,18 @@ func (o *outbound) deliver(m message) bool {
 		return false
 	}
 	var r clientReply
-	if m.errv != nil {
+	if m.isError {
 		var we struct {
 			Code    int            `json:"code"`
 			Message string         `json:"message"`
 			Data    jsontext.Value `json:"data"`
 		}
-		if err := json.Unmarshal(m.errv, &we); err != nil {
+		if err := json.Unmarshal(m.payload, &we); err != nil {
 			we.Code, we.Message = domain.CodeInternalError, "malformed error response"
 		}
 		r.err = &ClientError{Code: we.Code, Message: we.Message, Data: we.Data}
 	} else {
-		r.result = m.result
+		r.result = m.payload
 	}
 	ch <- r
 	return true
@@ -108,16 +114,12 @@ func (e *Engine) clientResponse(s *session, m message) {
 	e.logf(context.Background(), ports.LevelDebug, "mcp: dropped a response to no pending server request", ports.F("id", string(m.id)))
 }
 
-// blockerKey carries the connection loop's hook that a handler is about to
-// wait for the client (so that reading goes on meanwhile).
-type blockerKey struct{}
-
 // callClient sends a request to the client of a handshake-era session and
 // waits for its answer, the handler's context to end, the session to end or
 // the engine's ClientRequestTimeout, whichever comes first. A request given
 // up is cancelled with notifications/cancelled. w is the stream of the
 // request being served (nil: the session's own).
-func (e *Engine) callClient(ctx context.Context, s *session, w ports.MessageWriter, wmu *sync.Mutex, method string, params any) (jsontext.Value, error) {
+func (e *Engine) callClient(ctx context.Context, s *session, w ports.MessageWriter, wmu *sync.Mutex, slot *callSlot, method string, params any) (jsontext.Value, error) {
 	id, ch := s.out.open()
 	defer s.out.close(id)
 	p, err := json.Marshal(params, json.Deterministic(true))
@@ -142,11 +144,13 @@ func (e *Engine) callClient(ctx context.Context, s *session, w ports.MessageWrit
 				return err
 			}
 		}
-		s.send(msg)
+		if !s.trySend(msg) {
+			return ErrNoClientStream
+		}
 		return nil
 	}
-	if b, ok := ctx.Value(blockerKey{}).(func()); ok {
-		b()
+	if slot != nil {
+		slot.block() // the connection must go on reading while this waits
 	}
 	if err := write(ctx, msg); err != nil {
 		return nil, fmt.Errorf("mcp: sending %s to the client: %w", method, err)

@@ -48,7 +48,7 @@ func stringMap(m message, raw jsontext.Value, what string) (map[string]string, *
 }
 
 func (e *Engine) requestContext(ctx context.Context, m message, ci callInfo, in *inputRound) context.Context {
-	rc := &RequestContext{engine: e, id: m.id, info: ci, input: in}
+	rc := &RequestContext{engine: e, id: m.id, info: ci, input: in, slot: m.slot}
 	rc.related, _ = ctx.Value(relatedKey{}).(ports.MessageWriter)
 	rc.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
 	return context.WithValue(ctx, requestKey{}, rc)

@@ -34,6 +34,8 @@ type RequestContext struct {
 	input *inputRound
 	// wmu keeps writes to related one at a time.
 	wmu sync.Mutex
+	// slot is the connection-loop call running the handler (nil on HTTP).
+	slot *callSlot
 
 	mu           sync.Mutex
 	lastProgress float64

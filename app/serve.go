@@ -78,6 +78,7 @@ type connLoop struct {
 // the reader role, run the call it read, then wait to lead again.
 func (l *connLoop) run(leader bool) {
 	defer l.wg.Done()
+	slot := &callSlot{l: l} // reused by every call of this goroutine
 	for {
 		if !leader {
 			if l.surplus() {
@@ -93,7 +94,7 @@ func (l *connLoop) run(leader bool) {
 		if call == nil {
 			return // reading has ended
 		}
-		slot := &callSlot{l: l, handedOff: l.handOff()}
+		slot.reset(l.handOff())
 		call(slot)
 		leader = !slot.released() // still the reader unless it handed off
 	}
@@ -149,9 +150,10 @@ func (c *callSlot) released() bool {
 	return c.handedOff
 }
 
-// with returns ctx carrying the slot's block hook.
-func (c *callSlot) with(ctx context.Context) context.Context {
-	return context.WithValue(ctx, blockerKey{}, c.block)
+func (c *callSlot) reset(handedOff bool) {
+	c.mu.Lock()
+	c.handedOff = handedOff
+	c.mu.Unlock()
 }
 
 // handOff gives the reader role to an idle follower, or to a new goroutine
@@ -264,7 +266,10 @@ func (l *connLoop) read() func(*callSlot) {
 				finish(e.request(lctx, s, m))
 			}
 		}
-		return func(slot *callSlot) { finish(e.request(slot.with(rctx), s, m)) }
+		return func(slot *callSlot) {
+			m.slot = slot
+			finish(e.request(rctx, s, m))
+		}
 	}
 }
 
@@ -334,7 +339,8 @@ func (l *connLoop) serveBatch(items []jsontext.Value, slot *callSlot) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out[i] = finish(e.request(slot.with(rctx), s, m))
+				m.slot = slot
+				out[i] = finish(e.request(rctx, s, m))
 			}()
 		}
 	}

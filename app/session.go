@@ -57,16 +57,22 @@ type session struct {
 }
 
 // send writes one message; write errors mark the connection broken.
-func (s *session) send(msg []byte) {
+func (s *session) send(msg []byte) { s.trySend(msg) }
+
+// trySend is send reporting whether the message was written (false: no
+// writer is attached, or the connection is broken).
+func (s *session) trySend(msg []byte) bool {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.broken || s.conn == nil {
-		return
+		return false
 	}
 	if err := s.conn.WriteMessage(s.base, msg); err != nil {
 		s.broken = true
 		s.e.logf(s.base, ports.LevelWarn, "mcp: writing to the client failed; dropping the connection's output", ports.F("error", err))
+		return false
 	}
+	return true
 }
 
 func (s *session) wantsListChanged() bool {

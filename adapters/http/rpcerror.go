@@ -141,8 +141,14 @@ func statusFor(stateless bool, resp, req []byte) int {
 		return http.StatusOK
 	}
 	switch code {
-	case domain.CodeUnsupportedProtocolVersion, domain.CodeHeaderMismatch, domain.CodeMissingClientCapability:
+	case domain.CodeUnsupportedProtocolVersion, domain.CodeHeaderMismatch:
 		return http.StatusBadRequest
+	case domain.CodeMissingClientCapability:
+		// 2026-07-28 answers it 400; a handshake-era session's client reads
+		// any non-2xx POST as a transport failure, not as the call's error.
+		if stateless {
+			return http.StatusBadRequest
+		}
 	case domain.CodeInvalidParams:
 		if stateless && lacksRequiredMeta(req) {
 			return http.StatusBadRequest

@@ -1,5 +1,8 @@
 // Command showcase is an MCP server exposing the examples of the tools page
-// of the MCP PHP SDK, written with this SDK. It serves stdio by default:
+// of the MCP PHP SDK, written with this SDK, plus tools that show progress
+// (countDown), logging to the client (logWork) and asking the user by
+// elicitation (bookTable; the client must declare the elicitation
+// capability). It serves stdio by default:
 //
 //	go run ./examples/showcase
 //

@@ -51,8 +51,21 @@ var showcaseTools = []string{
 	"getString", "getNumber", "getBool", "getArray", "getNull", "returnVoid",
 	"getFormattedCode", "getMarkdown", "getImage", "getAudio",
 	"getEmbeddedResource", "getResourceLink", "getMultipleContent",
-	"divideNumbers", "failInternally", "countDown", "logWork",
+	"divideNumbers", "failInternally", "countDown", "logWork", "bookTable",
 }
+
+// The elicitation bookTable sends (clients/common.mjs calls it with
+// {"time":"19:30"}), the answer both clients give (ELICITATION_ANSWER in
+// clients/common.mjs) and the text that answer books.
+const (
+	bookTableElicitation = `{"message":"Who is the table at 19:30 for?","requestedSchema":{"type":"object","properties":{` +
+		`"name":{"type":"string","title":"Name","description":"Who the table is for"},` +
+		`"seating":{"type":"string","title":"Seating","enum":["inside","terrace","bar"],"default":"inside"},` +
+		`"quiet":{"type":"boolean","title":"Quiet corner","description":"A table away from the kitchen","default":false}},` +
+		`"required":["name","seating"]}}`
+	bookTableAnswer = `{"action":"accept","content":{"name":"Ada","seating":"terrace","quiet":true}}`
+	bookTableBooked = "Booked a table for Ada at 19:30, on the terrace, in a quiet corner."
+)
 
 // clients are the Node scripts, by the name the tests use.
 var clients = map[string]struct {
@@ -369,6 +382,9 @@ type document struct {
 	ToolsListError  *rpcError         `json:"toolsListError"`
 	Tools           []tool            `json:"tools"`
 	Calls           []call            `json:"calls"`
+	// WithoutElicitation are the calls of a second client that did not
+	// declare the elicitation capability (bookTable only).
+	WithoutElicitation []call `json:"withoutElicitation"`
 }
 
 type handshake struct {
@@ -388,6 +404,39 @@ type call struct {
 	Result      json.RawMessage `json:"result"`
 	Error       *rpcError       `json:"error"`
 	ClientError *rpcError       `json:"clientError"`
+	// WireExchanges counts the tools/call requests on the wire when there
+	// was more than one (the retries of multi round-trip requests).
+	WireExchanges int `json:"wireExchanges"`
+	// ServerRequests are the requests the server sent the client during
+	// the call (handshake era), with the client's answers.
+	ServerRequests []serverRequest `json:"serverRequests"`
+	// InputRounds are the input_required results before the final one
+	// (stateless era), with what the client sent back.
+	InputRounds []inputRound `json:"inputRounds"`
+}
+
+type serverRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Answer struct {
+		Result json.RawMessage `json:"result"`
+		Error  *rpcError       `json:"error"`
+	} `json:"answer"`
+}
+
+type inputRound struct {
+	Result struct {
+		ResultType    string `json:"resultType"`
+		InputRequests map[string]struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		} `json:"inputRequests"`
+		RequestState string `json:"requestState"`
+	} `json:"result"`
+	Retry struct {
+		InputResponses     map[string]json.RawMessage `json:"inputResponses"`
+		RequestStateEchoed bool                       `json:"requestStateEchoed"`
+	} `json:"retry"`
 }
 
 type rpcError struct {
@@ -662,6 +711,29 @@ func checkCommon(t *testing.T, d document) {
 		if c.Result == nil && c.Error == nil {
 			t.Errorf("%v: neither result nor error recorded", c)
 		}
+		if c.Name != "bookTable" && (c.ServerRequests != nil || c.InputRounds != nil) {
+			t.Errorf("%v asked the client for input: %+v %+v", c, c.ServerRequests, c.InputRounds)
+		}
+	}
+
+	// bookTable asked the user (how depends on the era: see checkV1 and
+	// checkV2) and booked what the user answered.
+	book := d.only(t, "bookTable")
+	if r := book.result(t); r.IsError || text(t, book, r) != bookTableBooked {
+		t.Errorf("%v = %s, want text %q", book, book.Result, bookTableBooked)
+	}
+	// A client without the elicitation capability is not asked: it gets a
+	// tool error it can show.
+	if len(d.WithoutElicitation) != 1 {
+		t.Errorf("withoutElicitation: %d calls, want 1 bookTable call", len(d.WithoutElicitation))
+	} else {
+		c := d.WithoutElicitation[0]
+		if c.Name != "bookTable" || c.ClientError != nil || c.ServerRequests != nil || c.InputRounds != nil {
+			t.Errorf("withoutElicitation: %+v, want one bookTable call answered without a question", c)
+		}
+		if r := c.result(t); !r.IsError || !strings.Contains(text(t, c, r), "cannot ask the user") {
+			t.Errorf("%v without elicitation = %s, want isError saying the client cannot ask the user", c, c.Result)
+		}
 	}
 
 	// calculate
@@ -789,8 +861,17 @@ func checkV1(t *testing.T, r *run) {
 	if !strings.Contains(text(t, flat, r1), `"id"`) {
 		t.Errorf("%v = %s, want the list serialized as text", flat, flat.Result)
 	}
+	// The handshake era asks with a request to the client, during the call.
+	book := d.only(t, "bookTable")
+	if len(book.ServerRequests) != 1 || book.ServerRequests[0].Method != "elicitation/create" || book.InputRounds != nil || book.WireExchanges != 0 {
+		t.Errorf("%v: server requests %+v, input rounds %+v, want one elicitation/create request and no retry", book, book.ServerRequests, book.InputRounds)
+	} else {
+		q := book.ServerRequests[0]
+		jsonEqual(t, "bookTable elicitation/create params", q.Params, bookTableElicitation)
+		jsonEqual(t, "the client's answer to elicitation/create", q.Answer.Result, bookTableAnswer)
+	}
 	// resultType is of the stateless era only.
-	for _, c := range d.Calls {
+	for _, c := range append(slices.Clone(d.Calls), d.WithoutElicitation...) {
 		if c.Result == nil {
 			continue
 		}
@@ -824,8 +905,29 @@ func checkV2(t *testing.T, r *run) {
 		jsonEqual(t, "listUsersFlat structuredContent", sc, `[{"id":1},{"id":2}]`)
 	}
 
+	// The stateless era asks with an input_required result; the client
+	// answers in its retry, echoing the requestState.
+	book := d.only(t, "bookTable")
+	if len(book.InputRounds) != 1 || book.ServerRequests != nil || book.WireExchanges != 2 {
+		t.Errorf("%v: input rounds %+v, server requests %+v, %d exchanges, want one input_required round, no request to the client, 2 exchanges",
+			book, book.InputRounds, book.ServerRequests, book.WireExchanges)
+	} else {
+		r := book.InputRounds[0]
+		q, ok := r.Result.InputRequests["table"]
+		if r.Result.ResultType != "input_required" || len(r.Result.InputRequests) != 1 || !ok || q.Method != "elicitation/create" || r.Result.RequestState == "" {
+			t.Errorf("%v: first round %+v, want input_required with one elicitation/create under \"table\" and a requestState", book, r.Result)
+		} else {
+			jsonEqual(t, "bookTable inputRequests.table.params", q.Params, bookTableElicitation)
+		}
+		if len(r.Retry.InputResponses) != 1 || !r.Retry.RequestStateEchoed {
+			t.Errorf("%v: retry %+v, want the one answer and the requestState echoed", book, r.Retry)
+		} else {
+			jsonEqual(t, "bookTable inputResponses.table", r.Retry.InputResponses["table"], bookTableAnswer)
+		}
+	}
+
 	// Every result of the stateless era is complete and names the server.
-	for _, c := range d.Calls {
+	for _, c := range append(slices.Clone(d.Calls), d.WithoutElicitation...) {
 		if c.Result == nil {
 			continue
 		}

@@ -3,6 +3,13 @@
 // class-style tools (the Calculator, in calculator.go) are declared with
 // //mcp:tool doc comments and registered by calculator_mcp.go, which
 // cmd/mcpgen generates: go generate ./examples/showcase/...
+//
+// Beyond the PHP SDK's examples, a few tools show the protocol's other
+// features: countDown reports progress, logWork logs to the client, and
+// bookTable asks the user for input by elicitation (a form derived from a
+// Go struct with [domain.ElicitSchemaFor]); the same handler code serves the
+// handshake era (an elicitation/create request to the client) and the
+// stateless one (an input_required result and the client's retry).
 package tools
 
 import (
@@ -136,5 +143,7 @@ func All() []app.Tool {
 		app.NewTool(failInternally, app.WithDescription("Always fails with an internal error whose details stay in the server log.")),
 		app.Func(countDown, app.WithDescription("Counts down, reporting progress after every step when the request asks for it.")),
 		app.NewTool(logWork, app.WithDescription("Logs to the client at debug, info and warning.")),
+		app.NewTool(bookTable, app.WithTitle("Book a table"),
+			app.WithDescription("Books a table, asking the user who it is for, where to sit and whether to sit quietly (elicitation).")),
 	)
 }

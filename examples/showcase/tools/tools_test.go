@@ -49,3 +49,19 @@ func TestCalculatorTools(t *testing.T) {
 		t.Errorf("divideNumbers = %+v", div)
 	}
 }
+
+// TestTableForm checks the form bookTable asks for: TableRequest's tags.
+func TestTableForm(t *testing.T) {
+	form, err := tableForm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"object","properties":{` +
+		`"name":{"type":"string","title":"Name","description":"Who the table is for"},` +
+		`"seating":{"type":"string","title":"Seating","enum":["inside","terrace","bar"],"default":"inside"},` +
+		`"quiet":{"type":"boolean","title":"Quiet corner","description":"A table away from the kitchen","default":false}},` +
+		`"required":["name","seating"]}`
+	if string(form) != want {
+		t.Errorf("form:\n got %s\nwant %s", form, want)
+	}
+}

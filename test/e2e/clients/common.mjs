@@ -6,6 +6,13 @@
 // transport is tapped (see tapTransport) so results are the JSON-RPC `result`
 // / `error` members exactly as the server sent them, not the SDK's
 // post-processed view.
+//
+// Both clients declare the elicitation capability and answer every
+// elicitation with ELICITATION_ANSWER (see answerElicitation): in the
+// handshake era the server sends elicitation/create on the session, in the
+// stateless era it answers input_required and the client retries. A second,
+// bare client without the capability calls bookTable once more
+// (doc.withoutElicitation).
 
 /** The fixed argument sets per tool, in the order they are called. */
 export const CALL_PLAN = {
@@ -18,9 +25,22 @@ export const CALL_PLAN = {
   divideNumbers: [
     { a: 1, b: 0 }, // tool error
     { a: 9, b: 3 }
-  ]
+  ],
+  bookTable: [{ time: '19:30' }] // asks the user: answered with ELICITATION_ANSWER
   // every other tool: [{}]
 };
+
+/** What the user "answers" to every elicitation: the form bookTable asks for. */
+export const ELICITATION_ANSWER = { action: 'accept', content: { name: 'Ada', seating: 'terrace', quiet: true } };
+
+/**
+ * The clients' elicitation/create handler (registered with the client's
+ * setRequestHandler; the v2 client also runs it for the inputRequests of an
+ * input_required result). It accepts with the fixed answer.
+ */
+export async function answerElicitation() {
+  return structuredClone(ELICITATION_ANSWER);
+}
 
 /** The transport to use: stdio (default), http or ws, from $E2E_TRANSPORT. */
 export function transportKind() {
@@ -61,17 +81,21 @@ export function serverBinary() {
 export function tapTransport(transport) {
   const sent = []; // outgoing JSON-RPC requests, in order
   const responses = new Map(); // id -> raw JSON-RPC response (result or error)
+  const incoming = []; // server-to-client requests (elicitation/create, ...), in order
+  const answers = new Map(); // id -> the client's raw response to a server-to-client request
   const origSend = transport.send.bind(transport);
   transport.send = (message, options) => {
-    if (message && typeof message === 'object' && 'method' in message && 'id' in message) {
-      sent.push(structuredClone(message));
+    if (message && typeof message === 'object' && 'id' in message) {
+      if ('method' in message) sent.push(structuredClone(message));
+      else answers.set(message.id, structuredClone(message));
     }
     return origSend(message, options);
   };
   let inner;
   const tapped = (message, extra) => {
-    if (message && typeof message === 'object' && 'id' in message && !('method' in message)) {
-      responses.set(message.id, structuredClone(message));
+    if (message && typeof message === 'object' && 'id' in message) {
+      if ('method' in message) incoming.push(structuredClone(message));
+      else responses.set(message.id, structuredClone(message));
     }
     return inner?.(message, extra);
   };
@@ -85,12 +109,28 @@ export function tapTransport(transport) {
   });
   return {
     mark: () => sent.length,
+    incomingMark: () => incoming.length,
     /** Raw responses to the requests of `method` sent since `mark`, in send order. */
     responsesSince(mark, method, predicate = () => true) {
       return sent
         .slice(mark)
         .filter((m) => m.method === method && predicate(m))
         .map((m) => ({ request: m, response: responses.get(m.id) }));
+    },
+    /**
+     * Server-to-client requests received since `mark` (of incomingMark),
+     * each with the client's raw answer; ids are left out (they number the
+     * server's requests, not this scenario's).
+     */
+    incomingSince(mark) {
+      return incoming.slice(mark).map((m) => {
+        const out = { method: m.method };
+        if ('params' in m) out.params = m.params;
+        const a = answers.get(m.id);
+        if (a && 'result' in a) out.answer = { result: a.result };
+        else if (a && 'error' in a) out.answer = { error: wireError(a) };
+        return out;
+      });
     }
   };
 }
@@ -116,6 +156,7 @@ function wireError(response) {
  */
 async function callOne(client, tap, name, args) {
   const mark = tap.mark();
+  const incomingMark = tap.incomingMark();
   let thrown;
   try {
     await client.callTool({ name, arguments: args });
@@ -134,6 +175,23 @@ async function callOne(client, tap, name, args) {
     entry.error = { ...errorOf(thrown ?? new Error('no response on the wire')), clientSide: true };
   }
   if (exchanges.length > 1) entry.wireExchanges = exchanges.length;
+  // Handshake era: what the server asked the client during the call.
+  const asked = tap.incomingSince(incomingMark);
+  if (asked.length > 0) entry.serverRequests = asked;
+  // Stateless era: the input_required rounds before the final result, and
+  // what the client sent back on each retry. requestState is opaque (signed,
+  // with an expiry): only whether the retry echoed it byte for byte is kept.
+  const rounds = [];
+  for (let i = 0; i + 1 < exchanges.length; i++) {
+    const res = exchanges[i].response;
+    if (res?.result?.resultType !== 'input_required') continue;
+    const { requestState, ...rest } = res.result;
+    const round = { result: { ...rest, ...(requestState !== undefined && { requestState: '(opaque)' }) } };
+    const retry = exchanges[i + 1].request.params ?? {};
+    round.retry = { inputResponses: retry.inputResponses ?? null, requestStateEchoed: requestState !== undefined && retry.requestState === requestState };
+    rounds.push(round);
+  }
+  if (rounds.length > 0) entry.inputRounds = rounds;
   return entry;
 }
 
@@ -145,8 +203,9 @@ async function callOne(client, tap, name, args) {
  * @param {object} o.transport     SDK StdioClientTransport (not yet started)
  * @param {(client, tap) => Promise<void>} o.listTools  list every page (through the SDK)
  * @param {(client, tap, mark) => Promise<{protocolVersion, handshake}>} o.describe  after connect
+ * @param {() => {client, transport}} o.bare  a new client without the elicitation capability, and its transport
  */
-export async function run({ client, transport, listTools, describe }) {
+export async function run({ client, transport, listTools, describe, bare }) {
   const tap = tapTransport(transport);
   const connectMark = tap.mark();
   try {
@@ -189,6 +248,20 @@ export async function run({ client, transport, listTools, describe }) {
         doc.calls.push({ name, arguments: args, error: { ...errorOf(err), clientSide: true } });
       }
     }
+  }
+
+  // bookTable from a client that cannot ask the user: a tool error, not a question.
+  doc.withoutElicitation = [];
+  if (bare) {
+    const b = bare();
+    const bareTap = tapTransport(b.transport);
+    try {
+      await b.client.connect(b.transport);
+      for (const args of CALL_PLAN.bookTable) doc.withoutElicitation.push(await callOne(b.client, bareTap, 'bookTable', args));
+    } catch (err) {
+      doc.withoutElicitation.push({ name: 'bookTable', error: { ...errorOf(err), clientSide: true } });
+    }
+    await Promise.race([b.client.close().catch(() => {}), new Promise((r) => setTimeout(r, 5000).unref())]);
   }
 
   await new Promise((resolve) => process.stdout.write(JSON.stringify(doc, null, 2) + '\n', resolve));

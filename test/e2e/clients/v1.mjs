@@ -5,32 +5,38 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 
-import { run, serverBinary, serverURL, transportKind } from './common.mjs';
+import { answerElicitation, run, serverBinary, serverURL, transportKind } from './common.mjs';
+
+if (transportKind() === 'ws') {
+  // Node 20 has no global WebSocket: the client takes the ws package's.
+  const { WebSocket } = await import('ws');
+  globalThis.WebSocket ??= WebSocket;
+}
 
 // $E2E_TRANSPORT picks the transport: stdio (spawns $SHOWCASE_BIN), http
 // (Streamable HTTP at $SHOWCASE_URL) or ws (WebSocket at $SHOWCASE_URL).
-let transport;
-switch (transportKind()) {
-  case 'http':
-    transport = new StreamableHTTPClientTransport(serverURL());
-    break;
-  case 'ws': {
-    // Node 20 has no global WebSocket: the client takes the ws package's.
-    const { WebSocket } = await import('ws');
-    globalThis.WebSocket ??= WebSocket;
-    transport = new WebSocketClientTransport(serverURL());
-    break;
+function newTransport() {
+  switch (transportKind()) {
+    case 'http':
+      return new StreamableHTTPClientTransport(serverURL());
+    case 'ws':
+      return new WebSocketClientTransport(serverURL());
+    default:
+      return new StdioClientTransport({ command: serverBinary(), args: [], stderr: 'inherit' });
   }
-  default:
-    transport = new StdioClientTransport({ command: serverBinary(), args: [], stderr: 'inherit' });
 }
-const client = new Client({ name: 'hexmcp-e2e-v1', version: '1.0.0' }, { capabilities: {} });
+
+// The client can ask its user: the server sends elicitation/create on the
+// session during a tools/call, and the handler answers it.
+const client = new Client({ name: 'hexmcp-e2e-v1', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+client.setRequestHandler(ElicitRequestSchema, answerElicitation);
 
 await run({
   client,
-  transport,
+  transport: newTransport(),
+  bare: () => ({ client: new Client({ name: 'hexmcp-e2e-v1-bare', version: '1.0.0' }, { capabilities: {} }), transport: newTransport() }),
   describe(_client, tap, mark) {
     const init = tap.responsesSince(mark, 'initialize').at(-1);
     return {

@@ -6,7 +6,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-import { run, serverBinary, serverURL, transportKind } from './common.mjs';
+import { answerElicitation, run, serverBinary, serverURL, transportKind } from './common.mjs';
 
 const PINNED = '2026-07-28';
 // $E2E_V2_MODE=auto lets the client pick the era (it tries the stateless
@@ -14,15 +14,26 @@ const PINNED = '2026-07-28';
 const MODE = process.env.E2E_V2_MODE === 'auto' ? 'auto' : { pin: PINNED };
 
 // $E2E_TRANSPORT: stdio (spawns $SHOWCASE_BIN) or http ($SHOWCASE_URL).
-const transport =
+const newTransport = () =>
   transportKind() === 'http'
     ? new StreamableHTTPClientTransport(serverURL())
     : new StdioClientTransport({ command: serverBinary(), args: [], stderr: 'inherit' });
-const client = new Client({ name: 'hexmcp-e2e-v2', version: '2.0.0' }, { capabilities: {}, versionNegotiation: { mode: MODE } });
+
+// The client can ask its user. At 2026-07-28 the server asks inside an
+// input_required result; the client's multi-round-trip driver (on by
+// default: inputRequired.autoFulfill) runs this same handler for each
+// inputRequests entry and retries the call with inputResponses and the
+// requestState, so callTool() returns the final result.
+const client = new Client({ name: 'hexmcp-e2e-v2', version: '2.0.0' }, { capabilities: { elicitation: {} }, versionNegotiation: { mode: MODE } });
+client.setRequestHandler('elicitation/create', answerElicitation);
 
 await run({
   client,
-  transport,
+  transport: newTransport(),
+  bare: () => ({
+    client: new Client({ name: 'hexmcp-e2e-v2-bare', version: '2.0.0' }, { capabilities: {}, versionNegotiation: { mode: MODE } }),
+    transport: newTransport()
+  }),
   async describe(c, tap) {
     // The connect-time probe ran on a sibling process the tap does not see:
     // send server/discover again on the session's own pipe so the handshake

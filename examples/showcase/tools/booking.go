@@ -1,0 +1,85 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// BookTableInput is when bookTable books the table.
+type BookTableInput struct {
+	Time string `json:"time,omitempty" description:"When, as HH:MM (default 20:00)" pattern:"^[0-2][0-9]:[0-5][0-9]$"`
+}
+
+// TableRequest is the form bookTable asks the user to fill in: its tags
+// become the elicitation schema (see tableForm).
+type TableRequest struct {
+	Name    string `json:"name" title:"Name" description:"Who the table is for"`
+	Seating string `json:"seating" title:"Seating" enum:"inside,terrace,bar" default:"inside"`
+	Quiet   bool   `json:"quiet,omitempty" title:"Quiet corner" description:"A table away from the kitchen" default:"false"`
+}
+
+// tableForm is the elicitation schema of TableRequest, derived once.
+var tableForm = sync.OnceValues(func() (json.RawMessage, error) {
+	return domain.ElicitSchemaFor(reflect.TypeFor[TableRequest]())
+})
+
+// bookTable asks the user who the table is for (elicitation) and books it.
+// The same code serves both eras: in the handshake era Elicit sends
+// elicitation/create to the client and waits for the answer; at 2026-07-28
+// its first call fails with an input-required error that the handler
+// returns unchanged, the engine answers resultType "input_required", and
+// the client calls again with the answer. Nothing happens before the
+// question that must happen only once.
+//
+// A client that did not declare the elicitation capability gets a tool
+// error it can show, and a user who declines or cancels a polite text.
+func bookTable(ctx context.Context, rc *app.RequestContext, in BookTableInput) (string, error) {
+	if !rc.HasClientCapability("elicitation") {
+		return "", domain.NewToolError("This client cannot ask the user (it did not declare the elicitation capability), so no table was booked.")
+	}
+	form, err := tableForm()
+	if err != nil {
+		return "", err
+	}
+	when := in.Time
+	if when == "" {
+		when = "20:00"
+	}
+	res, err := rc.Elicit(ctx, "table", domain.ElicitForm("Who is the table at "+when+" for?", form))
+	if err != nil {
+		return "", err // never swallowed: at 2026-07-28 it asks the client
+	}
+	switch {
+	case res.Accepted():
+	case res.Action == domain.ElicitDecline:
+		return "No table was booked: you declined. Ask again any time.", nil
+	default:
+		return "No table was booked: the request was cancelled.", nil
+	}
+	var req TableRequest
+	if err := res.Decode(&req); err != nil {
+		return "", domain.ToolErrorf("The answer could not be read: %v", err)
+	}
+	quiet := ""
+	if req.Quiet {
+		quiet = ", in a quiet corner"
+	}
+	return fmt.Sprintf("Booked a table for %s at %s, %s%s.", req.Name, when, seatingPlace(req.Seating), quiet), nil
+}
+
+// seatingPlace says where a seating is.
+func seatingPlace(seating string) string {
+	switch seating {
+	case "terrace":
+		return "on the terrace"
+	case "bar":
+		return "at the bar"
+	}
+	return "inside"
+}
