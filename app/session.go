@@ -175,23 +175,33 @@ func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWri
 // created by another server instance can be served here.
 func (e *Engine) RestoreSession(ctx context.Context, st ports.SessionState, out ports.MessageWriter) *Session {
 	sess := e.NewSession(ctx, st.ID, out)
+	sess.Update(st)
+	return sess
+}
+
+// Update replaces the session's state by st (all but the id), as when
+// another server instance changed it in a shared store: a transport that
+// keeps sessions in memory calls it when the stored state differs from the
+// one it last wrote or read.
+func (sess *Session) Update(st ports.SessionState) {
 	s := sess.s
-	// The session is already known to the engine (notifications look at
-	// it): set its state under its lock.
+	// The session is known to the engine (notifications look at it): set
+	// its state under its lock.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.initialized, s.ready, s.rev, s.client, s.owner = st.Initialized, st.Initialized, st.Revision, st.Client, st.Owner
+	s.caps = nil
 	if len(st.Capabilities) > 0 {
 		s.caps = jsontext.Value(st.Capabilities)
 	}
 	s.resourcesAdvertised, s.promptsAdvertised, s.logLevel = st.ResourcesAdvertised, st.PromptsAdvertised, st.LogLevel
+	s.subscriptions = nil
 	if len(st.Subscriptions) > 0 {
 		s.subscriptions = make(map[string]struct{}, len(st.Subscriptions))
 		for _, uri := range st.Subscriptions {
 			s.subscriptions[uri] = struct{}{}
 		}
 	}
-	return sess
 }
 
 // State returns what must be stored to restore the session elsewhere.

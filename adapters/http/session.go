@@ -180,6 +180,12 @@ func (h *Handler) lookup(ctx context.Context, sid string, id json.RawMessage) (*
 	}
 	ls.mu.Lock()
 	ls.lastUsed = now
+	if !sameState(st, ls.stored) {
+		// Another instance changed the session (subscribe, setLevel):
+		// take its state rather than overwrite it later.
+		ls.sess.Update(st)
+		ls.stored = st
+	}
 	ls.mu.Unlock()
 	h.mu.Unlock()
 	for _, old := range evicted {

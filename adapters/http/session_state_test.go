@@ -131,4 +131,15 @@ func TestSessionStateAcrossInstances(t *testing.T) {
 	if n := c.e.NotifyResourceUpdated("test://doc"); n != 0 {
 		t.Fatalf("NotifyResourceUpdated after unsubscribe told %d sessions", n)
 	}
+	// a still holds the session in memory: its next request takes the
+	// state b wrote instead of keeping (and later writing back) its own.
+	expect(t, a.post(`{"jsonrpc":"2.0","id":7,"method":"ping"}`, sessHdr(sid, rev)), http.StatusOK, `"result":{}`)
+	if n := a.e.NotifyResourceUpdated("test://doc"); n != 0 {
+		t.Fatalf("a kept its stale subscription: told %d sessions", n)
+	}
+	expect(t, a.post(`{"jsonrpc":"2.0","id":8,"method":"logging/setLevel","params":{"level":"error"}}`, sessHdr(sid, rev)),
+		http.StatusOK, `"result":{}`)
+	if st := storedState(t, sessions, sid); len(st.Subscriptions) != 0 || st.LogLevel != domain.LogError {
+		t.Fatalf("a wrote back stale state: %+v", st)
+	}
 }
