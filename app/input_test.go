@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -16,31 +15,11 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-const nameSchema = `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
-
-// askName elicits a name and greets it.
-func askName() app.Tool {
-	return app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
-		res, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(nameSchema)))
-		if err != nil {
-			var ce *app.ClientError
-			if errors.As(err, &ce) {
-				return "client error " + fmt.Sprint(ce.Code) + ": " + ce.Message, nil
-			}
-			return "", err
-		}
-		var in struct {
-			Name string `json:"name"`
-		}
-		if err := res.Decode(&in); err != nil {
-			return "The user said " + string(res.Action) + ".", nil
-		}
-		return "Hello, " + in.Name + "!", nil
-	}, app.WithName("ask_name"))
-}
+const nameSchema = testtools.NameSchema
 
 // askAll asks three questions at once.
 func askAll() app.Tool {
@@ -80,7 +59,7 @@ func twoSteps() app.Tool {
 func inputEngine(t *testing.T, opts app.Options) *app.Engine {
 	t.Helper()
 	opts.Validator = jsonschema.New()
-	e := newEngine(t, opts, askName(), askAll(), twoSteps())
+	e := newEngine(t, opts, testtools.AskName(), askAll(), twoSteps())
 	return e
 }
 
@@ -138,7 +117,7 @@ func TestElicitationHandshake(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"ask_name","arguments":{}}}`)
 	id, _, _ = serverRequest(t, c.recv())
 	c.send(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-1,"message":"User rejected"}}`)
-	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"client error -1: User rejected"}]}}`)
+	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"client error -1 on elicitation/create: User rejected"}]}}`)
 
 	// A response to nothing is dropped quietly.
 	c.send(`{"jsonrpc":"2.0","id":999,"result":{}}`)

@@ -3,7 +3,6 @@ package mcphttp_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,34 +17,14 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // Requests of the server to the client (elicitation/create) over
 // Streamable HTTP: on the POST's own stream or the session's GET stream in
 // the handshake era, as input_required results in the stateless era.
 
-const crNameSchema = `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
-
-// crAskName elicits a name and greets it; a client error becomes its text.
-func crAskName() app.Tool {
-	return app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
-		res, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(crNameSchema)))
-		if err != nil {
-			var ce *app.ClientError
-			if errors.As(err, &ce) {
-				return fmt.Sprintf("client error %d: %s", ce.Code, ce.Message), nil
-			}
-			return "", err
-		}
-		var in struct {
-			Name string `json:"name"`
-		}
-		if err := res.Decode(&in); err != nil {
-			return "The user said " + string(res.Action) + ".", nil
-		}
-		return "Hello, " + in.Name + "!", nil
-	}, app.WithName("ask_name"))
-}
+const crNameSchema = testtools.NameSchema
 
 // newCREnv is newEnv with the eliciting tool and the given engine options.
 func newCREnv(t *testing.T, opts app.Options) *env {
@@ -57,7 +36,7 @@ func newCREnv(t *testing.T, opts app.Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.AddTools(crAskName()); err != nil {
+	if err := e.AddTools(testtools.AskName()); err != nil {
 		t.Fatal(err)
 	}
 	ev := &env{t: t, e: e, started: make(chan struct{}, 16), release: make(chan struct{}), stopped: make(chan error, 16)}

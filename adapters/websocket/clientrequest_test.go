@@ -1,10 +1,7 @@
 package websocket
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"reflect"
 	"testing"
 
@@ -13,7 +10,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // Requests of the server to the client over a WebSocket (handshake era):
@@ -22,47 +19,14 @@ import (
 
 const crNameSchema = `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
 
-// clientErrorText is what the tools below answer when the client answers
-// their request with an error.
-func clientErrorText(err error) (string, error) {
-	var ce *app.ClientError
-	if errors.As(err, &ce) {
-		return fmt.Sprintf("client error %d on %s: %s", ce.Code, ce.Method, ce.Message), nil
-	}
-	return "", err
-}
-
 func crEngine(t *testing.T) *app.Engine {
 	t.Helper()
 	e, err := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Validator: jsonschema.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	askName := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
-		res, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(crNameSchema)))
-		if err != nil {
-			return clientErrorText(err)
-		}
-		var in struct {
-			Name string `json:"name"`
-		}
-		if err := res.Decode(&in); err != nil {
-			return "The user said " + string(res.Action) + ".", nil
-		}
-		return "Hello, " + in.Name + "!", nil
-	}, app.WithName("ask_name"))
-	summarize := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
-		res, err := rc.CreateMessage(ctx, "summary", domain.CreateMessageParams{
-			Messages:  []domain.SamplingMessage{domain.UserText("Summarize the weather")},
-			MaxTokens: 100,
-		})
-		if err != nil {
-			return clientErrorText(err)
-		}
-		return "summary: " + res.Text(), nil
-	}, app.WithName("summarize"))
 	hi := app.NewTool(func() string { return "hi" }, app.WithName("hi"))
-	if err := e.AddTools(hi, askName, summarize); err != nil {
+	if err := e.AddTools(hi, testtools.AskName(), testtools.Summarize()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Close() })

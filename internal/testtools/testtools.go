@@ -1,0 +1,62 @@
+// Package testtools holds the tools the SDK's own tests serve on every
+// transport: they ask the client for input, so that one fixture checks the
+// same behaviour over the in-memory connection, HTTP and WebSocket.
+package testtools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// NameSchema is the form AskName asks the user to fill in.
+const NameSchema = `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
+
+// AskName is the tool "ask_name": it elicits a name under the key
+// "user_name" and answers "Hello, NAME!", "The user said ACTION." when the
+// user did not accept, or ClientErrorText when the client answered with an
+// error.
+func AskName() app.Tool {
+	return app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+		res, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(NameSchema)))
+		if err != nil {
+			return ClientErrorText(err)
+		}
+		var in struct {
+			Name string `json:"name"`
+		}
+		if err := res.Decode(&in); err != nil {
+			return "The user said " + string(res.Action) + ".", nil
+		}
+		return "Hello, " + in.Name + "!", nil
+	}, app.WithName("ask_name"))
+}
+
+// Summarize is the tool "summarize": it asks the client's LLM (key
+// "summary") and answers "summary: TEXT".
+func Summarize() app.Tool {
+	return app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+		res, err := rc.CreateMessage(ctx, "summary", domain.CreateMessageParams{
+			Messages:  []domain.SamplingMessage{domain.UserText("Summarize the weather")},
+			MaxTokens: 100,
+		})
+		if err != nil {
+			return ClientErrorText(err)
+		}
+		return "summary: " + res.Text(), nil
+	}, app.WithName("summarize"))
+}
+
+// ClientErrorText turns a client's error answer into the tool's text
+// ("client error CODE on METHOD: MESSAGE"); any other error is returned.
+func ClientErrorText(err error) (string, error) {
+	var ce *app.ClientError
+	if errors.As(err, &ce) {
+		return fmt.Sprintf("client error %d on %s: %s", ce.Code, ce.Method, ce.Message), nil
+	}
+	return "", err
+}
