@@ -225,11 +225,31 @@ func (rc *RequestContext) ListRoots(ctx context.Context, key string) (*domain.Li
 	return v, nil
 }
 
+// CanAsk reports whether the client can answer the questions: it declared
+// the capabilities they need (sub-capabilities included, such as
+// elicitation.url or sampling.tools) and its revision has the methods. A
+// handler that can do without the answers checks it before asking.
+func (rc *RequestContext) CanAsk(reqs ...InputRequest) bool {
+	return rc != nil && rc.checkCapabilities(reqs) == nil
+}
+
 // checkCapabilities refuses questions the client cannot answer.
 func (rc *RequestContext) checkCapabilities(reqs []InputRequest) error {
-	var caps map[string]map[string]jsontext.Value
+	// A capability counts as declared only as an object; its members
+	// (sub-capabilities) likewise.
+	var top map[string]jsontext.Value
 	if rc.info.caps != nil {
-		_ = json.Unmarshal(rc.info.caps, &caps) // declared capabilities are objects; anything else counts as absent
+		_ = json.Unmarshal(rc.info.caps, &top) // the engine checked it is an object
+	}
+	caps := make(map[string]map[string]jsontext.Value, len(top))
+	for name, v := range top {
+		if v.Kind() != '{' {
+			continue
+		}
+		var sub map[string]jsontext.Value
+		if json.Unmarshal(v, &sub) == nil {
+			caps[name] = sub
+		}
 	}
 	missing := map[string]any{}
 	var rev domain.Revision
@@ -263,7 +283,7 @@ func (rc *RequestContext) checkCapabilities(reqs []InputRequest) error {
 			}
 		}
 		if sub != "" {
-			if _, ok := declared[sub]; !ok {
+			if v, ok := declared[sub]; !ok || v.Kind() != '{' {
 				missing[name] = map[string]any{sub: map[string]any{}}
 			}
 		}

@@ -175,6 +175,31 @@ func TestMissingClientCapability(t *testing.T) {
 		return "", err
 	}, app.WithName("ask_url")))
 	c.recv() // notifications/tools/list_changed
+
+	// CanAsk checks the same rules without asking; a capability that is not
+	// an object is not declared.
+	e.AddTool(app.NewTool(func(rc *app.RequestContext) string {
+		form := app.ElicitInput("k", domain.ElicitForm("x", json.RawMessage(nameSchema)))
+		url := app.ElicitInput("k", domain.ElicitURL("x", "https://example.com", "e"))
+		return fmt.Sprint(rc.CanAsk(form), rc.CanAsk(url), rc.CanAsk(app.RootsInput("r")), rc.HasClientCapability("roots"))
+	}, app.WithName("can_ask")))
+	c.recv() // notifications/tools/list_changed
+	for caps, want := range map[string]string{
+		`{"elicitation":{}}`:                      "true false false false",
+		`{"elicitation":{"url":{}}}`:              "false true false false",
+		`{"elicitation":{"form":{},"url":{}}}`:    "true true false false",
+		`{"elicitation":{"form":true},"roots":1}`: "false false false false",
+		`{"roots":{}}`:                            "false false true true",
+	} {
+		resp := c.roundTrip(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"can_ask","arguments":{},` + metaCaps(caps) + `}}`)
+		if !strings.Contains(resp, `"text":"`+want+`"`) {
+			t.Errorf("caps %s: got %s, want %q", caps, resp, want)
+		}
+	}
+	resp = c.roundTrip(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask_name","arguments":{},` + metaCaps(`{"elicitation":true}`) + `}}`)
+	if !strings.Contains(resp, `"code":-32021`) {
+		t.Fatalf("a non-object capability counted as declared: %s", resp)
+	}
 	resp = c.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask_url","arguments":{},` + metaCaps(`{"elicitation":{"form":{}}}`) + `}}`)
 	equalJSON(t, resp, `{"jsonrpc":"2.0","id":3,"error":{"code":-32021,"message":"Missing required client capability: elicitation.url","data":{"requiredCapabilities":{"elicitation":{"url":{}}}}}}`)
 }

@@ -93,14 +93,16 @@ func (rc *RequestContext) ClientCapabilities() stdjson.RawMessage {
 }
 
 // HasClientCapability reports whether the client declared the named
-// top-level capability ("sampling", "elicitation", "roots", …).
+// top-level capability ("sampling", "elicitation", "roots", …) as an
+// object. [RequestContext.CanAsk] also checks sub-capabilities
+// (elicitation.url, sampling.tools) for given questions.
 func (rc *RequestContext) HasClientCapability(name string) bool {
 	var caps map[string]jsontext.Value
 	if rc.info.caps == nil || json.Unmarshal(rc.info.caps, &caps) != nil {
 		return false
 	}
 	v, ok := caps[name]
-	return ok && v.Kind() != 'n'
+	return ok && v.Kind() == '{'
 }
 
 // CanReportProgress reports whether the request carried a progressToken, so

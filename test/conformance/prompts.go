@@ -11,7 +11,8 @@ import (
 // conformancePrompts returns the prompts the suite's prompts-* scenarios
 // get (the names, arguments and messages of their "Server Implementation
 // Requirements"); test_prompt_with_arguments's arg1 has a completer for
-// completion-complete.
+// completion-complete; test_input_required_result_prompt asks the user
+// for input before it renders.
 func conformancePrompts() []app.Prompt {
 	one := func(ms ...domain.PromptMessage) *domain.GetPromptResult {
 		return &domain.GetPromptResult{Messages: ms}
@@ -51,5 +52,7 @@ func conformancePrompts() []app.Prompt {
 				domain.UserMessage(domain.Text("Please analyze the image above.")),
 			), nil
 		}, app.WithPromptDescription("A prompt with an image.")),
+		// input-required-result-non-tool-request (input.go)
+		inputPrompt(),
 	}
 }

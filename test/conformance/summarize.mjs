@@ -12,8 +12,8 @@
 // A scenario fails when one of its checks is FAILURE or WARNING (the rule
 // the suite's --expected-failures check applies). It is then
 //   - expected, when the baseline lists it (or lists every failing check of
-//     it as scenario:check-id): reported as skipped, since it waits for a
-//     later issue;
+//     it as scenario:check-id): reported as skipped (the baselines are
+//     empty now; an entry would be a "BUG:" waiting for its fix);
 //   - unexpected otherwise: a failure.
 // A baseline entry whose scenario (or check) passes is stale: a failure
 // too, so that the baseline shrinks as issues land.
@@ -180,9 +180,8 @@ if (problems.length > 0) {
   for (const p of problems) console.log(`  ✗ ${p}`);
 }
 console.log(
-  `\n${total.skipped} scenario runs fail as the baselines expect and are counted as skipped: ` +
-    `${total.skipped - total.bugs} need protocol surface of a later issue, ` +
-    `${total.bugs} hit a known server bug ("BUG:" entries, see README.md).`,
+  `\n${total.skipped} scenario runs fail as the baselines expect and are counted as skipped ` +
+    `(${total.bugs} of them hit a known server bug: "BUG:" entries, see README.md).`,
 );
 console.log(`conformance extensions: ${ext.passed} passed, ${ext.failed} failed`);
 console.log(`conformance: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);

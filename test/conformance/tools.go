@@ -22,18 +22,11 @@ import (
 // 0.2.0-alpha.12). Nothing else is registered: every tool in tools/list is
 // one a scenario looks for.
 
-// notYet is the message of the tools whose behaviour needs a part of the
-// protocol this SDK does not serve yet. Their scenarios are listed in the
-// baselines; the message says why they fail.
-func notYet(feature string) string {
-	return fmt.Sprintf("hexmcp does not implement %s yet (issue 5): this tool cannot do what the scenario asks", feature)
-}
-
 // conformanceTools returns every tool the server registers. e is the
 // engine they are registered on (test_trigger_tool_change changes its tool
 // list).
 func conformanceTools(e *app.Engine) []app.Tool {
-	return []app.Tool{
+	tools := []app.Tool{
 		// tools-call-simple-text
 		app.NewTool(func() string { return "This is a simple text response for testing." },
 			app.WithName("test_simple_text"),
@@ -95,21 +88,6 @@ func conformanceTools(e *app.Engine) []app.Tool {
 			},
 			app.WithDescription("Takes a region that clients mirror into the Mcp-Param-Region header.")),
 
-		// server-stateless (2026-07-28): a call that needs a client
-		// capability the client did not declare is -32021 with
-		// data.requiredCapabilities naming it.
-		app.NewTool(missingCapability,
-			app.WithName("test_missing_capability"),
-			app.WithDescription("Needs the client's sampling capability: without it the call is MissingRequiredClientCapability (-32021).")),
-
-		// server-stateless: a tool response stream carries notifications and
-		// the result, never a request of the server's own.
-		app.NewTool(func() string {
-			return "No elicitation was requested: " + notYet("elicitation") + ". The response stream carries only this result."
-		},
-			app.WithName("test_streaming_elicitation"),
-			app.WithDescription("Used to check that a response stream carries no server-to-client request.")),
-
 		// server-stateless: no notifications/message without _meta logLevel
 		// (the engine filters; the tool logs regardless).
 		app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
@@ -132,32 +110,13 @@ func conformanceTools(e *app.Engine) []app.Tool {
 			app.WithName("test_trigger_prompt_change"),
 			app.WithDescription("Adds and removes a transient prompt, so that the prompt list changes (twice) and ends as it was.")),
 
-		// Scenarios of later issues: the tools exist, so that the
-		// scenario's failure says what is missing rather than "unknown tool".
-		app.NewTool(func(struct {
-			Prompt string `json:"prompt" description:"The prompt to send to the LLM."`
-		}) error {
-			return domain.NewToolError(notYet("sampling (sampling/createMessage)"))
-		},
-			app.WithName("test_sampling"),
-			app.WithDescription("Would ask the client for an LLM completion (sampling/createMessage).")),
-		app.NewTool(func(struct {
-			Message string `json:"message" description:"The message to show the user."`
-		}) error {
-			return domain.NewToolError(notYet("elicitation (elicitation/create)"))
-		},
-			app.WithName("test_elicitation"),
-			app.WithDescription("Would ask the user for input (elicitation/create).")),
-		app.NewTool(func() error { return domain.NewToolError(notYet("elicitation (elicitation/create)")) },
-			app.WithName("test_elicitation_sep1034_defaults"),
-			app.WithDescription("Would elicit with default values for every primitive type (SEP-1034).")),
-		app.NewTool(func() error { return domain.NewToolError(notYet("elicitation (elicitation/create)")) },
-			app.WithName("test_elicitation_sep1330_enums"),
-			app.WithDescription("Would elicit with the enum schemas of SEP-1330.")),
+		// tools-call-with-logging
 		app.NewTool(toolWithLogging,
 			app.WithName("test_tool_with_logging"),
 			app.WithDescription("Sends three info log messages while it runs.")),
 	}
+	// The tools that ask the client for input (input.go).
+	return append(tools, inputTools()...)
 }
 
 // toolWithLogging sends three info log messages, 50 ms apart, as the
@@ -193,15 +152,6 @@ func toolWithProgress(ctx context.Context, rc *app.RequestContext) (string, erro
 		return "Done (no progressToken, so no progress was reported).", nil
 	}
 	return "Done: progress 0, 50 and 100 of 100 reported.", nil
-}
-
-func missingCapability(rc *app.RequestContext) (string, error) {
-	if !rc.HasClientCapability("sampling") {
-		return "", domain.NewProtocolError(domain.CodeMissingClientCapability,
-			"Missing required client capability: sampling",
-			map[string]any{"requiredCapabilities": map[string]any{"sampling": map[string]any{}}})
-	}
-	return "", domain.NewToolError("The client declared sampling, but " + notYet("sampling"))
 }
 
 // transientTool is the tool test_trigger_tool_change adds and removes.
