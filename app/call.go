@@ -153,17 +153,15 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 			return e.invalidArguments(m, ci, name, err.Error())
 		}
 	}
-	in, rerr := e.beginInput(ctx, m, p, ci, name, args)
-	if rerr != nil {
+	rc := e.newRequestContext(ctx, m, ci)
+	rc.tool = name
+	if rerr := e.beginInput(ctx, rc, m, p, name, args); rerr != nil {
 		return nil, rerr
 	}
-	rc := &RequestContext{engine: e, id: m.id, info: ci, tool: name, input: in, slot: m.slot}
-	rc.related, _ = ctx.Value(relatedKey{}).(ports.MessageWriter)
-	rc.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
-	value, err := e.invoke(context.WithValue(ctx, requestKey{}, rc), rt, args)
+	value, err := e.invoke(withRequest(ctx, rc), rt, args)
 	var res *domain.CallToolResult
 	if err != nil {
-		if out, rerr, ok := e.inputError(ctx, m, ci, in, err); ok {
+		if out, rerr, ok := e.inputError(ctx, m, ci, rc.input, err); ok {
 			return out, rerr
 		}
 		if te, ok := domain.AsToolError(err); ok {

@@ -149,6 +149,14 @@ type inputRound struct {
 	asked     []InputRequest
 }
 
+// ask records a question to put in the input_required result (once per
+// key). in.mu is held.
+func (in *inputRound) ask(r InputRequest) {
+	if !slices.ContainsFunc(in.asked, func(a InputRequest) bool { return a.key == r.key }) {
+		in.asked = append(in.asked, r)
+	}
+}
+
 // Ask puts questions to the client and returns the answers (see "Asking the
 // client for input" in the package documentation): in the handshake era by
 // requests to the client, in the stateless era through an input_required
@@ -315,9 +323,7 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []InputRequest) (map
 				continue
 			}
 			missing = append(missing, r.key)
-			if !slices.ContainsFunc(in.asked, func(a InputRequest) bool { return a.key == r.key }) {
-				in.asked = append(in.asked, r)
-			}
+			in.ask(r)
 		}
 		if len(missing) > 0 {
 			return nil, &InputRequiredError{Keys: missing}
@@ -434,32 +440,35 @@ func (e *Engine) elicitSchema(raw []byte) (ports.Schema, error) {
 const maxCachedSchemas = 256
 
 // beginInput prepares a stateless-era request of a method that may answer
-// input_required: it checks inputResponses and verifies requestState.
-// target names what is called (tool or prompt name, resource URI); args
-// are the request's arguments.
-func (e *Engine) beginInput(ctx context.Context, m message, p *wireParams, ci callInfo, target string, args jsontext.Value) (*inputRound, *rpcError) {
-	if !ci.features.InputRequired {
-		return nil, nil
+// input_required: it checks inputResponses and verifies requestState, into
+// rc's own round (no allocation for a call that asks nothing). target names
+// what is called (tool or prompt name, resource URI); args are the
+// request's arguments.
+func (e *Engine) beginInput(ctx context.Context, rc *RequestContext, m message, p *wireParams, target string, args jsontext.Value) *rpcError {
+	if !rc.info.features.InputRequired {
+		return nil
 	}
 	// The digest of the arguments is computed only when state is checked
 	// or made: most calls never ask anything.
-	want := stateV1{Method: m.method, Target: target}
-	if ti, ok := ctx.Value(transportKey{}).(TransportInfo); ok && ti.Principal != nil {
-		want.Subject = ti.Principal.Subject
+	in := &rc.round
+	rc.input = in
+	in.want = stateV1{Method: m.method, Target: target}
+	in.args = args
+	if rc.trans.Principal != nil {
+		in.want.Subject = rc.trans.Principal.Subject
 	}
-	in := &inputRound{want: want, args: args}
 	if v := p.InputResponses; v != nil {
 		if v.Kind() != '{' {
-			return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "inputResponses" must be an object`, nil)
+			return newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "inputResponses" must be an object`, nil)
 		}
 		var rs map[string]jsontext.Value
 		if err := json.Unmarshal(v, &rs); err != nil {
-			return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: inputResponses: "+describeDecodeError(err), nil)
+			return newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: inputResponses: "+describeDecodeError(err), nil)
 		}
 		in.responses = make(map[string]jsontext.Value, len(rs))
 		for k, r := range rs {
 			if r.Kind() != '{' {
-				return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: inputResponses[`+strconv.Quote(k)+`] must be an object`, nil)
+				return newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: inputResponses[`+strconv.Quote(k)+`] must be an object`, nil)
 			}
 			in.responses[k] = r
 		}
@@ -467,16 +476,16 @@ func (e *Engine) beginInput(ctx context.Context, m message, p *wireParams, ci ca
 	if v := p.RequestState; v != nil {
 		s, ok := stringParam(v)
 		if !ok {
-			return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "requestState" must be a string`, nil)
+			return newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "requestState" must be a string`, nil)
 		}
 		in.want.Digest = argumentsDigest(args)
 		st, err := e.openState(ctx, s, in.want)
 		if err != nil {
 			if errors.Is(err, errStateForged) || errors.Is(err, errStateExpired) || errors.Is(err, errStateMismatch) {
-				return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: "+err.Error(), nil)
+				return newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: "+err.Error(), nil)
 			}
 			e.logf(ctx, ports.LevelError, "mcp: verifying a requestState failed", ports.F("error", err))
-			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+			return newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 		// Answers of earlier rounds stand; the retry adds the new ones.
 		if in.responses == nil {
@@ -486,7 +495,7 @@ func (e *Engine) beginInput(ctx context.Context, m message, p *wireParams, ci ca
 			in.responses[k] = r
 		}
 	}
-	return in, nil
+	return nil
 }
 
 // inputError answers a handler error that belongs to asking the client:
@@ -496,6 +505,10 @@ func (e *Engine) inputError(ctx context.Context, m message, ci callInfo, in *inp
 	var mc *MissingCapabilityError
 	if errors.As(err, &mc) {
 		return nil, newRPCError(m.id, domain.CodeMissingClientCapability, mc.Error(), map[string]any{"requiredCapabilities": mc.Required}), true
+	}
+	var ue *URLElicitationRequiredError
+	if errors.As(err, &ue) {
+		return nil, newRPCError(m.id, domain.CodeURLElicitationRequired, "URL elicitation required", map[string]any{"elicitations": ue.Elicitations}), true
 	}
 	var ie *InputResponseError
 	if errors.As(err, &ie) {

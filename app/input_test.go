@@ -458,3 +458,53 @@ func TestInputRequiredSeveralAndPrompt(t *testing.T) {
 		t.Fatalf("tools/list: %s", resp)
 	}
 }
+
+func TestURLElicitation(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		notify func(context.Context, string) error
+	)
+	connect := app.NewTool(func(rc *app.RequestContext) (string, error) {
+		if n, err := rc.NotifyElicitationComplete(); err == nil {
+			mu.Lock()
+			notify = n
+			mu.Unlock()
+		}
+		return "", rc.RequireURLElicitation(domain.ElicitURL("Authorize access", "https://example.com/auth", "el-1"))
+	}, app.WithName("connect"))
+	e := inputEngine(t, app.Options{})
+	if err := e.AddTool(connect); err != nil {
+		t.Fatal(err)
+	}
+	c := serve(t, e)
+	initializeWith(c, "2025-11-25", `{"elicitation":{"form":{},"url":{}}}`)
+	resp := c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"connect","arguments":{}}}`)
+	equalJSON(t, resp, `{"jsonrpc":"2.0","id":1,"error":{"code":-32042,"message":"URL elicitation required","data":{"elicitations":[{"mode":"url","message":"Authorize access","url":"https://example.com/auth","elicitationId":"el-1"}]}}}`)
+	// Later, when the user is done, the server tells the client.
+	mu.Lock()
+	n := notify
+	mu.Unlock()
+	if n == nil {
+		t.Fatal("no notifier in a 2025-11-25 session")
+	}
+	if err := n(context.Background(), "el-1"); err != nil {
+		t.Fatal(err)
+	}
+	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/elicitation/complete","params":{"elicitationId":"el-1"}}`)
+
+	// Without elicitation.url: -32021.
+	c2 := serve(t, e)
+	initializeWith(c2, "2025-11-25", `{"elicitation":{}}`)
+	resp = c2.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"connect","arguments":{}}}`)
+	if !strings.Contains(resp, `"code":-32021`) || !strings.Contains(resp, `"url":{}`) {
+		t.Fatalf("no url capability: %s", resp)
+	}
+
+	// 2026-07-28: input_required with the elicitation under its id.
+	raw := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"connect","arguments":{},` + metaCaps(`{"elicitation":{"url":{}}}`) + `}}`
+	resp = string(e.HandleMessage(context.Background(), nil, []byte(raw), nil))
+	if !strings.Contains(resp, `"resultType":"input_required"`) ||
+		!strings.Contains(resp, `"el-1":{"method":"elicitation/create","params":{"mode":"url","message":"Authorize access","url":"https://example.com/auth","elicitationId":"el-1"}}`) {
+		t.Fatalf("stateless: %s", resp)
+	}
+}

@@ -47,11 +47,17 @@ func stringMap(m message, raw jsontext.Value, what string) (map[string]string, *
 	return out, nil
 }
 
-func (e *Engine) requestContext(ctx context.Context, m message, ci callInfo, in *inputRound) context.Context {
-	rc := &RequestContext{engine: e, id: m.id, info: ci, input: in, slot: m.slot}
+// withRequest returns ctx carrying rc for the handler.
+func withRequest(ctx context.Context, rc *RequestContext) context.Context {
+	return context.WithValue(ctx, requestKey{}, rc)
+}
+
+// newRequestContext is the context of a request served by a handler.
+func (e *Engine) newRequestContext(ctx context.Context, m message, ci callInfo) *RequestContext {
+	rc := &RequestContext{engine: e, id: m.id, info: ci, slot: m.slot}
 	rc.related, _ = ctx.Value(relatedKey{}).(ports.MessageWriter)
 	rc.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
-	return context.WithValue(ctx, requestKey{}, rc)
+	return rc
 }
 
 func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
@@ -74,11 +80,11 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 	if args == nil {
 		args = map[string]string{}
 	}
-	in, rerr := e.beginInput(ctx, m, p, ci, name, p.Arguments)
-	if rerr != nil {
+	rc := e.newRequestContext(ctx, m, ci)
+	if rerr := e.beginInput(ctx, rc, m, p, name, p.Arguments); rerr != nil {
 		return nil, rerr
 	}
-	res, err := e.getPrompt(e.requestContext(ctx, m, ci, in), rp, args)
+	res, err := e.getPrompt(withRequest(ctx, rc), rp, args)
 	if err == nil && res == nil {
 		err = errors.New("the handler returned no result")
 	}
@@ -86,7 +92,7 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 		err = res.Validate()
 	}
 	if err != nil {
-		if out, rerr, ok := e.inputError(ctx, m, ci, in, err); ok {
+		if out, rerr, ok := e.inputError(ctx, m, ci, rc.input, err); ok {
 			return out, rerr
 		}
 		var pe *domain.ProtocolError
@@ -193,7 +199,7 @@ func (e *Engine) completionComplete(ctx context.Context, m message, p *wireParam
 	var values []string
 	if c != nil {
 		var err error
-		values, err = e.complete(e.requestContext(ctx, m, ci, nil), c, *cp.Argument.Value, context)
+		values, err = e.complete(withRequest(ctx, e.newRequestContext(ctx, m, ci)), c, *cp.Argument.Value, context)
 		if err != nil {
 			var pe *domain.ProtocolError
 			if errors.As(err, &pe) {

@@ -32,6 +32,7 @@ type RequestContext struct {
 	// input is the multi round-trip state of a stateless-era tools/call,
 	// prompts/get or resources/read (nil otherwise).
 	input *inputRound
+	round inputRound // what input points to, when set
 	// wmu keeps writes to related one at a time.
 	wmu sync.Mutex
 	// slot is the connection-loop call running the handler (nil on HTTP).

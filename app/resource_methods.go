@@ -148,13 +148,13 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 	} else {
 		return nil, e.resourceNotFound(m, ci, uri)
 	}
-	in, rerr := e.beginInput(ctx, m, p, ci, uri, nil)
-	if rerr != nil {
+	rc := e.newRequestContext(ctx, m, ci)
+	if rerr := e.beginInput(ctx, rc, m, p, uri, nil); rerr != nil {
 		return nil, rerr
 	}
-	contents, err := e.readResource(e.requestContext(ctx, m, ci, in), h, uri, vars)
+	contents, err := e.readResource(withRequest(ctx, rc), h, uri, vars)
 	if err != nil {
-		if out, rerr, ok := e.inputError(ctx, m, ci, in, err); ok {
+		if out, rerr, ok := e.inputError(ctx, m, ci, rc.input, err); ok {
 			return out, rerr
 		}
 		if errors.Is(err, domain.ErrResourceNotFound) {

@@ -61,6 +61,7 @@ const (
 	CodeResourceNotFound           = -32002 // up to 2025-11-25; see RevisionPolicy.ResourceNotFoundCode
 	CodeHeaderMismatch             = -32020 // 2026-07-28, HTTP only
 	CodeMissingClientCapability    = -32021 // 2026-07-28
+	CodeURLElicitationRequired     = -32042 // 2025-11-25 only
 	CodeUnsupportedProtocolVersion = -32022 // 2026-07-28
 )
 

@@ -1,0 +1,107 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// URLElicitationRequiredError is the error of
+// [RequestContext.RequireURLElicitation] in revision 2025-11-25: the
+// engine answers the request with -32042 and data.elicitations.
+type URLElicitationRequiredError struct {
+	Elicitations []domain.ElicitParams
+}
+
+// Error lists the elicitations by id.
+func (e *URLElicitationRequiredError) Error() string {
+	ids := make([]string, len(e.Elicitations))
+	for i, el := range e.Elicitations {
+		ids[i] = el.ElicitationID
+	}
+	return "URL elicitation required: " + strings.Join(ids, ", ")
+}
+
+// RequireURLElicitation says that the request cannot go on until the user
+// has completed the given URL-mode elicitations out of band (an OAuth
+// consent page, a payment): return its error from the handler. The client
+// opens the URLs and retries once the user is done; the retried handler
+// checks on its own (its backend) that the interaction completed.
+//
+//   - 2025-11-25: the request is answered -32042 (URLElicitationRequired)
+//     with data.elicitations.
+//   - 2026-07-28: resultType "input_required" with the elicitations as
+//     inputRequests, keyed by elicitation id.
+//   - A client that did not declare elicitation.url, or an earlier revision
+//     (no URL mode): -32021, as for any question it cannot answer.
+//
+// Every elicitation must be made with [domain.ElicitURL].
+func (rc *RequestContext) RequireURLElicitation(elicitations ...domain.ElicitParams) error {
+	if rc == nil {
+		return errors.New("mcp: RequireURLElicitation outside a request")
+	}
+	if len(elicitations) == 0 {
+		return errors.New("mcp: RequireURLElicitation needs at least one elicitation")
+	}
+	reqs := make([]InputRequest, len(elicitations))
+	for i, el := range elicitations {
+		if el.Mode != domain.ElicitModeURL {
+			return fmt.Errorf("mcp: elicitation %d is not in url mode (make it with domain.ElicitURL)", i)
+		}
+		reqs[i] = ElicitInput(el.ElicitationID, el)
+		if reqs[i].err != nil {
+			return fmt.Errorf("mcp: elicitation %d: %w", i, reqs[i].err)
+		}
+	}
+	if err := rc.checkCapabilities(reqs); err != nil {
+		return err
+	}
+	if rc.info.features.InputRequired {
+		in := rc.input
+		if in == nil {
+			return errors.New("mcp: only tools/call, prompts/get and resources/read may ask the client for input")
+		}
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		keys := make([]string, len(reqs))
+		for i, r := range reqs {
+			keys[i] = r.key
+			in.ask(r)
+		}
+		return &InputRequiredError{Keys: keys}
+	}
+	return &URLElicitationRequiredError{Elicitations: elicitations}
+}
+
+// NotifyElicitationComplete tells the client that the out-of-band
+// interaction of a URL-mode elicitation has ended
+// (notifications/elicitation/complete, 2025-11-25), so that it may retry
+// at once. It may be called during the request or later, as long as the
+// session lives (hold on to the function it returns). It returns an error
+// for a request without a session (the stateless era has no such
+// notification) or a revision without URL mode.
+func (rc *RequestContext) NotifyElicitationComplete() (func(ctx context.Context, elicitationID string) error, error) {
+	s := rc.info.session
+	if rc.info.era != domain.EraHandshake || s == nil {
+		return nil, errors.New("mcp: notifications/elicitation/complete needs a handshake-era session")
+	}
+	if !rc.info.features.ElicitationURL {
+		return nil, fmt.Errorf("mcp: protocol revision %s has no URL-mode elicitation", rc.info.rev)
+	}
+	return func(ctx context.Context, elicitationID string) error {
+		if s.base.Err() != nil {
+			return ErrClientGone
+		}
+		msg, err := encodeNotification("notifications/elicitation/complete", map[string]string{"elicitationId": elicitationID})
+		if err != nil {
+			return err
+		}
+		if !s.trySend(msg) {
+			return ErrNoClientStream
+		}
+		return nil
+	}, nil
+}
