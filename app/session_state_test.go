@@ -10,20 +10,14 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // stateEngine is an engine with resources, prompts and a tool that logs at
 // every level from debug to error.
 func stateEngine(t *testing.T) *app.Engine {
 	t.Helper()
-	logs := app.NewTool(func(ctx context.Context, rc *app.RequestContext) error {
-		for _, l := range []domain.LogLevel{domain.LogDebug, domain.LogInfo, domain.LogWarning, domain.LogError} {
-			if err := rc.Log(ctx, l, "state", string(l)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, app.WithName("logs"))
+	logs := testtools.LogEveryLevel()
 	e := newEngine(t, app.Options{
 		Info:      domain.Implementation{Name: "srv", Version: "1"},
 		Resources: memory.NewResourceRegistry(),

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -39,16 +38,7 @@ func newCREnv(t *testing.T, opts app.Options) *env {
 	if err := e.AddTools(testtools.AskName()); err != nil {
 		t.Fatal(err)
 	}
-	ev := &env{t: t, e: e, started: make(chan struct{}, 16), release: make(chan struct{}), stopped: make(chan error, 16)}
-	ev.h = mcphttp.NewHandler(e, mcphttp.Options{})
-	ev.srv = httptest.NewServer(ev.h) // listens on 127.0.0.1
-	ev.url = ev.srv.URL
-	t.Cleanup(func() {
-		ev.h.CloseStreams()
-		ev.srv.Close()
-		_ = e.Close()
-	})
-	return ev
+	return envFor(t, e, mcphttp.Options{})
 }
 
 // initializeCaps opens a session whose client declares caps.

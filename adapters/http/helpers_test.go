@@ -140,18 +140,36 @@ func newEngine(t *testing.T, ev *env) *app.Engine {
 
 func newEnv(t *testing.T, opts mcphttp.Options) *env {
 	t.Helper()
-	ev := &env{t: t, started: make(chan struct{}, 16), release: make(chan struct{}), stopped: make(chan error, 16)}
-	ev.e = newEngine(t, ev)
-	ev.h = mcphttp.NewHandler(ev.e, opts)
+	ev := newBareEnv(t)
+	ev.serve(newEngine(t, ev), opts)
+	return ev
+}
+
+func newBareEnv(t *testing.T) *env {
+	return &env{t: t, started: make(chan struct{}, 16), release: make(chan struct{}), stopped: make(chan error, 16)}
+}
+
+// envFor serves e through a Handler with opts, for tests that build their
+// own engine.
+func envFor(t *testing.T, e *app.Engine, opts mcphttp.Options) *env {
+	t.Helper()
+	ev := newBareEnv(t)
+	ev.serve(e, opts)
+	return ev
+}
+
+// serve starts the test server of e (on 127.0.0.1) and stops it at cleanup.
+func (ev *env) serve(e *app.Engine, opts mcphttp.Options) {
+	ev.e = e
+	ev.h = mcphttp.NewHandler(e, opts)
 	ev.srv = httptest.NewServer(ev.h) // listens on 127.0.0.1
 	ev.url = ev.srv.URL
-	t.Cleanup(func() {
+	ev.t.Cleanup(func() {
 		ev.releaseAll()
 		ev.h.CloseStreams()
 		ev.srv.Close()
 		_ = ev.e.Close()
 	})
-	return ev
 }
 
 func (ev *env) releaseAll() { ev.relOnce.Do(func() { close(ev.release) }) }

@@ -3,7 +3,6 @@ package mcphttp_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -32,28 +32,11 @@ func newResourceEnv(t *testing.T, opts mcphttp.Options) *env {
 	if err := e.AddResource(app.TextResource("test://doc", "doc", "text")); err != nil {
 		t.Fatal(err)
 	}
-	logs := app.NewTool(func(ctx context.Context, rc *app.RequestContext) error {
-		for _, l := range []domain.LogLevel{domain.LogDebug, domain.LogInfo, domain.LogWarning, domain.LogError} {
-			if err := rc.Log(ctx, l, "state", string(l)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, app.WithName("logs"))
+	logs := testtools.LogEveryLevel()
 	if err := e.AddTool(logs); err != nil {
 		t.Fatal(err)
 	}
-	ev := &env{t: t, e: e, started: make(chan struct{}, 16), release: make(chan struct{}), stopped: make(chan error, 16)}
-	ev.h = mcphttp.NewHandler(e, opts)
-	ev.srv = httptest.NewServer(ev.h)
-	ev.url = ev.srv.URL
-	t.Cleanup(func() {
-		ev.releaseAll()
-		ev.h.CloseStreams()
-		ev.srv.Close()
-		_ = ev.e.Close()
-	})
-	return ev
+	return envFor(t, e, opts)
 }
 
 func storedState(t *testing.T, store ports.SessionStore, sid string) ports.SessionState {

@@ -60,3 +60,17 @@ func ClientErrorText(err error) (string, error) {
 	}
 	return "", err
 }
+
+// LogEveryLevel is the tool "logs": it logs one message (its level's
+// name, logger "state") at each level from debug to error, so that a test
+// sees which ones a client's level lets through.
+func LogEveryLevel() app.Tool {
+	return app.NewTool(func(ctx context.Context, rc *app.RequestContext) error {
+		for _, l := range []domain.LogLevel{domain.LogDebug, domain.LogInfo, domain.LogWarning, domain.LogError} {
+			if err := rc.Log(ctx, l, "state", string(l)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, app.WithName("logs"))
+}
