@@ -35,6 +35,28 @@ type ServerOptions struct {
 	IdleTimeout time.Duration
 	// MaxHeaderBytes bounds the request headers (default: net/http's, 1 MiB).
 	MaxHeaderBytes int
+	// MaxConns bounds the connections open at once (default 10,000;
+	// negative: no bound), WebSocket connections and SSE streams included.
+	// One more is answered 503 with Retry-After and closed, without
+	// holding up the connections of other clients.
+	MaxConns int
+	// MaxConnsPerClient bounds the connections open at once from one
+	// remote IP address (default 256; negative: no bound). One more is
+	// answered 429 with Retry-After and closed. Behind a reverse proxy
+	// every client has the proxy's address: raise or lift the bound there
+	// and bound clients at the proxy.
+	MaxConnsPerClient int
+}
+
+// bound returns v, or def when v is 0; a negative v means none (0).
+func bound(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 func timeout(v, def time.Duration) time.Duration {
@@ -71,6 +93,8 @@ type Server struct {
 	srv  *http.Server
 	sig  signals
 
+	maxConns, maxPerClient int
+
 	stopStreams context.CancelFunc
 	abort       context.CancelFunc
 
@@ -85,7 +109,7 @@ type Server struct {
 // "127.0.0.1:8080"; port 0 picks a free one, see [Server.Addr]). Bind a
 // local server to 127.0.0.1, not to all interfaces.
 func NewServer(addr string, h http.Handler, opts ServerOptions) *Server {
-	s := &Server{addr: addr}
+	s := &Server{addr: addr, maxConns: bound(opts.MaxConns, DefaultMaxConns), maxPerClient: bound(opts.MaxConnsPerClient, DefaultMaxConnsPerClient)}
 	s.sig.closing, s.stopStreams = context.WithCancel(context.Background())
 	s.sig.abort, s.abort = context.WithCancel(context.Background())
 	s.srv = &http.Server{
@@ -115,6 +139,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ln = newLimitListener(ln, s.maxConns, s.maxPerClient)
 	base := context.WithValue(context.WithoutCancel(ctx), signalsKey{}, &s.sig)
 	s.srv.BaseContext = func(net.Listener) context.Context { return base }
 	s.ln, s.done, s.started = ln, make(chan struct{}), true
