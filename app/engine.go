@@ -82,6 +82,22 @@ type Options struct {
 	// MaxConcurrentRequests bounds the requests one connection may have in
 	// flight; reading pauses at the bound (default 64).
 	MaxConcurrentRequests int
+	// MaxInFlightBytesPerConn bounds, in bytes, the request messages one
+	// connection served by ServeConn (stdio, WebSocket) has in flight: the
+	// calls (tools/call, prompts/get, resources/read) and batches read and
+	// not yet answered (default [DefaultMaxInFlightBytesPerConn], 16 MiB;
+	// [Unlimited]: no bound). Reading pauses while the next call does not
+	// fit, and resumes as calls finish, as at MaxConcurrentRequests: the
+	// client's writes back up, nothing is refused. A single message larger
+	// than the bound is served when nothing else is in flight. Messages
+	// the reader answers itself (ping, lists, notifications, responses)
+	// are not counted: it holds one at a time. A subscriptions/listen
+	// stream gives its bytes back as it starts, and a call as it starts
+	// waiting for the client's answer (elicitation, sampling, roots), which
+	// must be read; those waits are bounded by ClientRequestTimeout. The
+	// Streamable HTTP transport has its own bound (mcphttp
+	// Options.MaxInFlightBytes).
+	MaxInFlightBytesPerConn int
 	// ListTTL is the ttlMs sent with the list results (tools, resources,
 	// resource templates), resources/read and server/discover results in the
 	// stateless era (default 0: clients re-fetch when they need to,
@@ -105,11 +121,61 @@ type Options struct {
 	StateKeys ports.StateKeys
 	// RequestStateTTL is how long a requestState stays valid (default 15
 	// minutes): a retry after that is refused with -32602 and the client
-	// starts over.
+	// starts over. Until then a state may be sent again any number of
+	// times (replayed): it is not a one-time token. Nothing in it is
+	// trusted more than what the client could send anyway: the answers it
+	// carries (like those of inputResponses) are the client's own, and its
+	// signature only binds them to the request, principal and expiry, so
+	// a handler checks an answer as it checks any input.
 	RequestStateTTL time.Duration
 	// Clock tells the time for requestState expiry (default the system
 	// clock).
 	Clock ports.Clock
+	// MaxURILength bounds, in bytes, the URI of resources/read,
+	// resources/subscribe and resources/unsubscribe, and the ref.uri of
+	// completion/complete (default [DefaultMaxURILength]; negative: no
+	// bound). A longer one is refused with -32602 naming the limit before
+	// any lookup, and AddResource refuses a resource URI (or URI template)
+	// longer than it, which no client could name.
+	MaxURILength int
+	// MaxSubscriptions bounds the resources/subscribe subscriptions one
+	// handshake-era session holds (default [DefaultMaxSubscriptions];
+	// negative: no bound). One more is refused with -32602 naming the
+	// limit; subscribing again to a URI already subscribed to does not
+	// count, and unsubscribing frees a place.
+	MaxSubscriptions int
+	// MaxSubscriptionBytes bounds the total length, in bytes, of the URIs
+	// one session is subscribed to (default [DefaultMaxSubscriptionBytes];
+	// negative: no bound). A subscription past it is refused with -32602
+	// naming the limit.
+	MaxSubscriptionBytes int
+	// MaxListeners bounds the subscriptions/listen streams (2026-07-28)
+	// open at once on the engine, over every transport (default
+	// [DefaultMaxListeners]; [Unlimited]: no bound). One more is refused at
+	// once with [CodeListenLimit] (HTTP: 429 and Retry-After).
+	MaxListeners int
+	// MaxListenersPerClient bounds the listen streams one client has open
+	// at once (default [DefaultMaxListenersPerClient]; [Unlimited]: no
+	// bound), so that one client cannot take every place of MaxListeners.
+	// One more is refused at once with [CodeListenLimit]. The client is
+	// told by [TransportInfo.ClientKey]: the authenticated subject, else
+	// the peer's IP address; without either, the connection (stdio, a
+	// WebSocket connection). Behind a reverse proxy unauthenticated clients
+	// share the proxy's address: authenticate them, or raise the bound.
+	MaxListenersPerClient int
+	// MaxListenSubscriptions bounds the resource URIs one listen stream
+	// subscribes to (notifications.resourceSubscriptions; default
+	// [DefaultMaxListenSubscriptions]; [Unlimited]: no bound). Each URI is
+	// also bounded by MaxURILength. A longer list is refused with -32602
+	// naming the limit, before anything is kept of it.
+	MaxListenSubscriptions int
+	// ListenIdleTimeout ends a listen stream that has delivered nothing for
+	// that long (default [DefaultListenIdleTimeout]; [Unlimited]: never).
+	// The server ends it as on a graceful stop, with the completion result
+	// ([ErrEndedByServer]); a client still there listens again. Transport
+	// keep-alives (SSE comments) do not count as deliveries: they find
+	// peers that are gone, this frees the places of those that forgot.
+	ListenIdleTimeout time.Duration
 }
 
 // Engine is the protocol engine. It is safe for concurrent use; one engine
@@ -130,6 +196,9 @@ type Engine struct {
 	sessions  map[*session]struct{}
 	listeners map[*listener]struct{} // open subscriptions/listen streams
 	stopWatch func()
+	// listenClients counts the open listen streams of each client
+	// (Options.MaxListenersPerClient).
+	listenClients map[listenClient]int
 
 	listCache   toolListCache
 	resCache    sync.Map // resKey -> encoded resource or template
@@ -154,6 +223,7 @@ func NewEngine(opts Options) (*Engine, error) {
 	if opts.MaxConcurrentRequests <= 0 {
 		opts.MaxConcurrentRequests = 64
 	}
+	opts.MaxInFlightBytesPerConn = limitOr(opts.MaxInFlightBytesPerConn, DefaultMaxInFlightBytesPerConn)
 	if opts.ClientRequestTimeout <= 0 {
 		opts.ClientRequestTimeout = 10 * time.Minute
 	}
@@ -162,6 +232,21 @@ func NewEngine(opts Options) (*Engine, error) {
 	}
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
+	}
+	opts.MaxURILength = limitOr(opts.MaxURILength, DefaultMaxURILength)
+	opts.MaxSubscriptions = limitOr(opts.MaxSubscriptions, DefaultMaxSubscriptions)
+	opts.MaxSubscriptionBytes = limitOr(opts.MaxSubscriptionBytes, DefaultMaxSubscriptionBytes)
+	if opts.MaxListeners == 0 {
+		opts.MaxListeners = DefaultMaxListeners
+	}
+	if opts.MaxListenersPerClient == 0 {
+		opts.MaxListenersPerClient = DefaultMaxListenersPerClient
+	}
+	if opts.MaxListenSubscriptions == 0 {
+		opts.MaxListenSubscriptions = DefaultMaxListenSubscriptions
+	}
+	if opts.ListenIdleTimeout == 0 {
+		opts.ListenIdleTimeout = DefaultListenIdleTimeout
 	}
 	if opts.StateKeys == nil {
 		opts.StateKeys = randomStateKeys()

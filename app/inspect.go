@@ -102,14 +102,20 @@ func (e *Engine) LookupTool(name string) (*domain.Tool, bool) {
 // the engine always writes in the same order, so a transport can pick an
 // HTTP status without decoding the response again.
 func ResponseError(resp []byte) (code int, ok bool) {
-	const head = `{"jsonrpc":"2.0","id":`
-	if !bytes.HasPrefix(resp, []byte(head)) {
-		return 0, false
-	}
-	rest := resp[len(head):]
-	// skip the id: null, a number, or a string (with escapes)
+	const (
+		start = `{"jsonrpc":"2.0",`
+		head  = start + `"id":`
+	)
+	var rest []byte
+	// skip the id: absent (an error whose request id could not be read), a
+	// number, or a string (with escapes)
 	switch {
-	case len(rest) > 0 && rest[0] == '"':
+	case bytes.HasPrefix(resp, []byte(start+`"error":`)):
+		rest = resp[len(start)-1:] // from the comma
+	case !bytes.HasPrefix(resp, []byte(head)):
+		return 0, false
+	case len(resp) > len(head) && resp[len(head)] == '"':
+		rest = resp[len(head):]
 		i := 1
 		for i < len(rest) && rest[i] != '"' {
 			if rest[i] == '\\' {
@@ -122,6 +128,7 @@ func ResponseError(resp []byte) (code int, ok bool) {
 		}
 		rest = rest[i+1:]
 	default:
+		rest = resp[len(head):]
 		i := 0
 		for i < len(rest) && rest[i] != ',' {
 			i++

@@ -37,7 +37,9 @@ type message struct {
 	slot *callSlot
 }
 
-// rpcError is a JSON-RPC error to send, with the id to answer (nil = null).
+// rpcError is a JSON-RPC error to send, with the id to answer (nil when the
+// id could not be read: the response then has no id member, see
+// [encodeError]).
 type rpcError struct {
 	id  jsontext.Value
 	err *domain.ProtocolError
@@ -145,16 +147,24 @@ func appendResponseHead(b []byte, id jsontext.Value) []byte {
 	return append(b, `,"result":`...)
 }
 
-// encodeError encodes an error response.
+// encodeError encodes an error response. An error whose request id could
+// not be read (invalid JSON, a message that is not a JSON-RPC object, an id
+// that is not a string or a number) has no id member at all, on every
+// transport: MCP's JSONRPCErrorResponse makes id optional and its RequestId
+// is a string or a number, never null (2025-11-25 and 2026-07-28 schema.ts;
+// basic/index.mdx: error responses carry the request's id "except in error
+// cases where the ID could not be read due a malformed request"), and the
+// official TypeScript SDKs' message schemas accept an error without id but
+// refuse one whose id is null. (Plain JSON-RPC 2.0 would write "id": null.)
 func encodeError(e *rpcError) []byte {
 	b := make([]byte, 0, 128)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	if e.id == nil {
-		b = append(b, "null"...)
-	} else {
+	b = append(b, `{"jsonrpc":"2.0",`...)
+	if e.id != nil {
+		b = append(b, `"id":`...)
 		b = append(b, e.id...)
+		b = append(b, ',')
 	}
-	b = append(b, `,"error":{"code":`...)
+	b = append(b, `"error":{"code":`...)
 	b = strconv.AppendInt(b, int64(e.err.Code), 10)
 	b = append(b, `,"message":`...)
 	b = domain.AppendJSONString(b, e.err.Message)

@@ -1,9 +1,12 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -28,11 +31,48 @@ import (
 //
 //	{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":<the request's id>, ...}}
 //
-// Any other end gets no response: the client cancelled
-// (notifications/cancelled, closing its HTTP stream) and a cancelled
-// request is not answered, or the peer went away and nothing can be
-// written, or the server aborted (Engine.Abort).
+// The engine ends a stream the same way by itself when it has delivered
+// nothing for [Options.ListenIdleTimeout]. Any other end gets no response:
+// the client cancelled (notifications/cancelled, closing its HTTP stream)
+// and a cancelled request is not answered, or the peer went away and
+// nothing can be written, or the server aborted (Engine.Abort).
 var ErrEndedByServer = errors.New("app: the server ended the request")
+
+// Defaults of the limits on subscriptions/listen streams in [Options].
+const (
+	// DefaultMaxListeners bounds the listen streams open at once on an
+	// engine, over every transport.
+	DefaultMaxListeners = 1000
+	// DefaultMaxListenersPerClient bounds the listen streams one client
+	// may have open at once.
+	DefaultMaxListenersPerClient = 16
+	// DefaultMaxListenSubscriptions bounds the resource URIs one listen
+	// stream may subscribe to (notifications.resourceSubscriptions).
+	DefaultMaxListenSubscriptions = 100
+	// DefaultListenIdleTimeout is how long a listen stream may deliver
+	// nothing before the server ends it.
+	DefaultListenIdleTimeout = 10 * time.Minute
+)
+
+// Unlimited, as the value of a limit in [Options] (MaxListeners,
+// MaxListenersPerClient, MaxListenSubscriptions, ListenIdleTimeout, and
+// any other whose doc says "negative: no bound"), turns that limit off.
+// Zero takes the default: a limit is never off by omission.
+const Unlimited = -1
+
+// CodeListenLimit is the JSON-RPC error code with which a
+// subscriptions/listen request is refused because a cap on open streams is
+// reached: [Options.MaxListeners] (the whole server) or
+// [Options.MaxListenersPerClient] (its client). MCP defines no code for
+// this; -32050 lies in the range JSON-RPC 2.0 leaves to servers (-32000 to
+// -32099), away from -32000 and -32001, which SDKs use for their own
+// connection-closed and timeout errors. The error's data names the limit:
+//
+//	{"code":-32050,"message":"Too many listen streams: ...","data":{"limit":"maxListenersPerClient","max":16}}
+//
+// The client may listen again once one of its streams has ended, or later.
+// The HTTP transport answers it with 429 Too Many Requests and Retry-After.
+const CodeListenLimit = -32050
 
 // The kinds of notification a subscriptions/listen stream can ask for.
 type listenKind int
@@ -43,131 +83,398 @@ const (
 	listenResources
 )
 
-// listener is one open subscriptions/listen stream (2026-07-28): the
-// notifications it asked for, and where they go.
-type listener struct {
-	id    jsontext.Value // the listen request's JSON-RPC id (the subscription id)
-	kinds [3]bool        // by listenKind
-	uris  map[string]struct{}
-	write func(msg []byte)
-
-	// mu orders the messages of the stream: the acknowledgement is written
-	// under it before any notification can be, and closed stops them.
-	mu     sync.Mutex
-	closed bool
+// listenClient is who a listen stream is counted against for
+// Options.MaxListenersPerClient: the transport's client key (see
+// [TransportInfo.ClientKey]) or, when the transport names none, the
+// connection that carries the stream.
+type listenClient struct {
+	key  string
+	conn *session
 }
 
-// send writes a notification tagged with the subscription id.
-func (l *listener) send(method string, params map[string]any) {
-	if params == nil {
-		params = map[string]any{}
-	}
-	params["_meta"] = map[string]any{metaSubscriptionID: l.id}
-	msg, err := encodeNotification(method, params)
-	if err != nil {
+// notice is one notification waiting for a listen stream: its method and,
+// for notifications/resources/updated, the resource's URI.
+type notice struct {
+	method string
+	uri    string
+}
+
+// listener is one open subscriptions/listen stream (2026-07-28): the
+// notifications it asked for, and those waiting to be written.
+//
+// Notifiers (a tool registered, a resource updated) only queue a notice
+// and wake the stream; the listen request's own goroutine writes, so a
+// stream whose client does not read delays nobody else. The queue holds a
+// notice at most once: an identical notice still waiting already tells the
+// client what a second would (fetch the list again, read the resource
+// again), so a stalled stream holds, besides the one write in progress, at
+// most one notice per kind and one per subscribed URI (3 +
+// Options.MaxListenSubscriptions small entries, each URI at most
+// Options.MaxURILength bytes), and the client misses nothing once it reads
+// again.
+type listener struct {
+	client listenClient
+	kinds  [3]bool // by listenKind
+	uris   map[string]struct{}
+
+	mu      sync.Mutex
+	queue   []notice
+	waiting map[notice]struct{}
+	wake    chan struct{} // capacity 1
+}
+
+// push queues n unless an identical notice is waiting already.
+func (l *listener) push(n notice) {
+	l.mu.Lock()
+	if _, dup := l.waiting[n]; dup {
+		l.mu.Unlock()
 		return
 	}
+	if l.waiting == nil {
+		l.waiting = make(map[notice]struct{})
+	}
+	l.waiting[n] = struct{}{}
+	l.queue = append(l.queue, n)
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next takes the oldest waiting notice; false when none is waiting. A
+// notice stays in the queue, and so absorbs identical ones, until its
+// write begins.
+func (l *listener) next() (notice, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.closed {
-		l.write(msg)
+	if len(l.queue) == 0 {
+		return notice{}, false
 	}
+	n := l.queue[0]
+	l.queue[0] = notice{}
+	l.queue = l.queue[1:]
+	delete(l.waiting, n)
+	return n, true
+}
+
+// pending reports how many notices are waiting (for tests).
+func (l *listener) pending() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.queue)
 }
 
 // listenFilter is the notifications object of subscriptions/listen.
 type listenFilter struct {
-	ToolsListChanged      bool     `json:"toolsListChanged"`
-	PromptsListChanged    bool     `json:"promptsListChanged"`
-	ResourcesListChanged  bool     `json:"resourcesListChanged"`
-	ResourceSubscriptions []string `json:"resourceSubscriptions"`
+	toolsListChanged      bool
+	promptsListChanged    bool
+	resourcesListChanged  bool
+	resourceSubscriptions []string
 }
+
+// errStreamLost reports a listen stream that can no longer be written.
+var errStreamLost = errors.New("app: the listen stream is lost")
 
 // listen serves subscriptions/listen: it acknowledges the filter (the part
 // the server honors), then delivers the matching notifications, tagged
 // with the request's id, until ctx ends. When the server ended it (ctx's
-// cause is [ErrEndedByServer]) it answers with the completion result, the
+// cause is [ErrEndedByServer], or the stream was idle for
+// Options.ListenIdleTimeout) it answers with the completion result, the
 // stream's last message; otherwise (the client cancelled or went away, a
-// hard stop) it answers nothing: the stream just ends.
+// hard stop, a write failed) it answers nothing: the stream just ends.
+//
+// Past Options.MaxListeners or Options.MaxListenersPerClient the request
+// is refused at once with [CodeListenLimit].
 func (e *Engine) listen(ctx context.Context, s *session, m message, p *wireParams) ([]byte, *rpcError) {
-	if p.Notifications == nil || p.Notifications.Kind() != '{' {
-		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: notifications is required and must be an object", nil)
+	// A stream may last for hours: it keeps copies of the little it needs
+	// (id, revision, filter), not the request (which may be as large as the
+	// transport allows).
+	id := jsontext.Value(bytes.Clone(m.id))
+	var rev string
+	if p.Meta != nil {
+		rev, _ = stringParam(p.Meta.ProtocolVersion)
 	}
-	var f listenFilter
-	if err := json.Unmarshal(p.Notifications, &f); err != nil {
-		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: notifications: "+describeDecodeError(err), nil)
+	l, ack, rerr := e.newListener(id, p.Notifications)
+	if rerr != nil {
+		return nil, rerr
 	}
-	l := &listener{id: m.id}
-	l.kinds[listenTools] = f.ToolsListChanged
-	l.kinds[listenPrompts] = f.PromptsListChanged && e.prompts != nil
-	l.kinds[listenResources] = f.ResourcesListChanged && e.resources != nil
-	if e.resources != nil && len(f.ResourceSubscriptions) > 0 {
-		l.uris = make(map[string]struct{}, len(f.ResourceSubscriptions))
-		for _, u := range f.ResourceSubscriptions {
-			l.uris[u] = struct{}{}
-		}
-	}
+	var write func(msg []byte) error
 	related, _ := ctx.Value(relatedKey{}).(ports.MessageWriter)
 	switch {
 	case related != nil:
-		l.write = func(msg []byte) { _ = related.WriteMessage(ctx, msg) }
+		write = func(msg []byte) error { return related.WriteMessage(ctx, msg) }
 	case s != nil:
-		l.write = s.send
+		write = func(msg []byte) error {
+			if !s.trySend(msg) {
+				return errStreamLost
+			}
+			return nil
+		}
 	default:
-		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error: subscriptions/listen needs a stream to deliver on", nil)
+		return nil, newRPCError(id, domain.CodeInternalError, "Internal error: subscriptions/listen needs a stream to deliver on", nil)
 	}
+	trans, _ := ctx.Value(transportKey{}).(TransportInfo)
+	l.client = listenClient{key: trans.ClientKey()}
+	if l.client.key == "" && s != nil {
+		l.client.conn = s
+	}
+	if rerr := e.addListener(id, l); rerr != nil {
+		return nil, rerr
+	}
+	defer e.removeListener(l)
 
-	ack := map[string]any{}
-	if l.kinds[listenTools] {
-		ack["toolsListChanged"] = true
-	}
-	if l.kinds[listenPrompts] {
-		ack["promptsListChanged"] = true
-	}
-	if l.kinds[listenResources] {
-		ack["resourcesListChanged"] = true
-	}
-	if l.uris != nil {
-		ack["resourceSubscriptions"] = f.ResourceSubscriptions
-	}
-	msg, err := encodeNotification("notifications/subscriptions/acknowledged",
-		map[string]any{"_meta": map[string]any{metaSubscriptionID: m.id}, "notifications": ack})
-	if err != nil {
-		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
-	}
-
-	l.mu.Lock()
-	e.mu.Lock()
-	if e.listeners == nil {
-		e.listeners = make(map[*listener]struct{})
-	}
-	e.listeners[l] = struct{}{}
-	e.mu.Unlock()
-	l.write(msg)
-	l.mu.Unlock()
-
-	<-ctx.Done()
-
-	e.mu.Lock()
-	delete(e.listeners, l)
-	e.mu.Unlock()
-	l.mu.Lock()
-	l.closed = true // no notification can follow the completion result
-	l.mu.Unlock()
-	if !errors.Is(context.Cause(ctx), ErrEndedByServer) {
+	// Notices queued from here on wait for the acknowledgement, which is
+	// thus the stream's first message.
+	if write(ack) != nil {
 		return nil, nil
 	}
-	return e.listenComplete(m.id, p)
+	idle := e.opts.ListenIdleTimeout
+	var timeout <-chan time.Time
+	var timer *time.Timer
+	if idle > 0 {
+		timer = time.NewTimer(idle)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			if !errors.Is(context.Cause(ctx), ErrEndedByServer) {
+				return nil, nil
+			}
+			return e.listenComplete(id, rev)
+		case <-timeout:
+			// Nothing delivered for that long: the server ends the stream,
+			// cleanly; a client still there listens again.
+			return e.listenComplete(id, rev)
+		case <-l.wake:
+			delivered := false
+			for ctx.Err() == nil { // nothing follows the end of the stream
+				n, ok := l.next()
+				if !ok {
+					break
+				}
+				if write(encodeNotice(id, n)) != nil {
+					return nil, nil // the stream is lost
+				}
+				delivered = true
+			}
+			if timer != nil && delivered {
+				timer.Reset(idle)
+			}
+		}
+	}
+}
+
+// newListener decodes the notifications filter of a listen request, within
+// the engine's limits, and returns the listener and the encoded
+// acknowledgement.
+func (e *Engine) newListener(id jsontext.Value, filter jsontext.Value) (*listener, []byte, *rpcError) {
+	if filter == nil || filter.Kind() != '{' {
+		return nil, nil, newRPCError(id, domain.CodeInvalidParams, "Invalid params: notifications is required and must be an object", nil)
+	}
+	f, rerr := e.decodeFilter(id, filter)
+	if rerr != nil {
+		return nil, nil, rerr
+	}
+	l := &listener{wake: make(chan struct{}, 1)}
+	l.kinds[listenTools] = f.toolsListChanged
+	l.kinds[listenPrompts] = f.promptsListChanged && e.prompts != nil
+	l.kinds[listenResources] = f.resourcesListChanged && e.resources != nil
+	uris := f.resourceSubscriptions
+	if e.resources != nil && len(uris) > 0 {
+		l.uris = make(map[string]struct{}, len(uris))
+		for _, u := range uris {
+			l.uris[u] = struct{}{}
+		}
+	}
+	acked := map[string]any{}
+	if l.kinds[listenTools] {
+		acked["toolsListChanged"] = true
+	}
+	if l.kinds[listenPrompts] {
+		acked["promptsListChanged"] = true
+	}
+	if l.kinds[listenResources] {
+		acked["resourcesListChanged"] = true
+	}
+	if l.uris != nil {
+		acked["resourceSubscriptions"] = uris
+	}
+	ack, err := encodeNotification("notifications/subscriptions/acknowledged",
+		map[string]any{"_meta": map[string]any{metaSubscriptionID: id}, "notifications": acked})
+	if err != nil {
+		return nil, nil, newRPCError(id, domain.CodeInternalError, "Internal error", nil)
+	}
+	return l, ack, nil
+}
+
+// decodeFilter decodes the notifications object in one pass over it,
+// without copying it: unknown members are skipped, and
+// resourceSubscriptions is read URI by URI, within the limits.
+func (e *Engine) decodeFilter(id, filter jsontext.Value) (listenFilter, *rpcError) {
+	var f listenFilter
+	invalid := func(what string) *rpcError {
+		return newRPCError(id, domain.CodeInvalidParams, "Invalid params: notifications"+what, nil)
+	}
+	// A bytes.Buffer is read in place: values read alias filter.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(filter))
+	if _, err := dec.ReadToken(); err != nil {
+		return f, invalid(" is required and must be an object")
+	}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return f, invalid(" is malformed")
+		}
+		var flag *bool
+		name := tok.String()
+		switch name {
+		case "toolsListChanged":
+			flag = &f.toolsListChanged
+		case "promptsListChanged":
+			flag = &f.promptsListChanged
+		case "resourcesListChanged":
+			flag = &f.resourcesListChanged
+		case "resourceSubscriptions":
+			var rerr *rpcError
+			if f.resourceSubscriptions, rerr = e.decodeSubscriptions(id, dec); rerr != nil {
+				return f, rerr
+			}
+			continue
+		default:
+			if err := dec.SkipValue(); err != nil {
+				return f, invalid(" is malformed")
+			}
+			continue
+		}
+		switch tok, err := dec.ReadToken(); {
+		case err != nil:
+			return f, invalid(" is malformed")
+		case tok.Kind() == 't':
+			*flag = true
+		case tok.Kind() == 'f', tok.Kind() == 'n':
+			*flag = false
+		default:
+			return f, invalid("." + name + " must be a boolean")
+		}
+	}
+	return f, nil
+}
+
+// decodeSubscriptions reads resourceSubscriptions (null: none) from dec
+// and refuses, with -32602 naming the limit, more URIs than
+// Options.MaxListenSubscriptions or a URI longer than Options.MaxURILength
+// (in bytes). It stops at the first URI too many or too long, so a huge
+// list costs no more memory than an allowed one.
+func (e *Engine) decodeSubscriptions(id jsontext.Value, dec *jsontext.Decoder) ([]string, *rpcError) {
+	notArray := newRPCError(id, domain.CodeInvalidParams, "Invalid params: notifications.resourceSubscriptions must be an array of strings", nil)
+	switch dec.PeekKind() {
+	case 'n':
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, notArray
+		}
+		return nil, nil
+	case '[':
+	default:
+		return nil, notArray
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, notArray
+	}
+	maxN, maxLen := e.opts.MaxListenSubscriptions, e.opts.MaxURILength
+	var out []string
+	for dec.PeekKind() != ']' {
+		if maxN >= 0 && len(out) >= maxN {
+			return nil, newRPCError(id, domain.CodeInvalidParams,
+				"Invalid params: notifications.resourceSubscriptions lists more than "+strconv.Itoa(maxN)+" URIs, the most one listen stream may subscribe to",
+				map[string]any{"limit": "maxListenSubscriptions", "max": maxN})
+		}
+		if dec.PeekKind() != '"' {
+			return nil, notArray
+		}
+		val, err := dec.ReadValue()
+		if err != nil {
+			return nil, notArray
+		}
+		// An escape stands for at least one byte in at most six: a string
+		// that long on the wire is too long decoded, whatever it holds.
+		tooLong := maxLen >= 0 && len(val)-2 > 6*maxLen
+		var u string
+		if !tooLong {
+			u = unquote(val)
+			tooLong = maxLen >= 0 && len(u) > maxLen
+		}
+		if tooLong {
+			return nil, newRPCError(id, domain.CodeInvalidParams,
+				"Invalid params: notifications.resourceSubscriptions["+strconv.Itoa(len(out))+"] is longer than "+strconv.Itoa(maxLen)+" bytes, the longest URI this server accepts",
+				map[string]any{"limit": "maxURILength", "max": maxLen})
+		}
+		out = append(out, u)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, notArray
+	}
+	return out, nil
+}
+
+// addListener registers l, unless a cap on open streams is reached.
+func (e *Engine) addListener(id jsontext.Value, l *listener) *rpcError {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if max := e.opts.MaxListeners; max >= 0 && len(e.listeners) >= max {
+		return newRPCError(id, CodeListenLimit,
+			"Too many listen streams: the server has "+strconv.Itoa(max)+" open, its limit; listen again later",
+			map[string]any{"limit": "maxListeners", "max": max})
+	}
+	if max := e.opts.MaxListenersPerClient; max >= 0 && e.listenClients[l.client] >= max {
+		return newRPCError(id, CodeListenLimit,
+			"Too many listen streams: this client has "+strconv.Itoa(max)+" open, the limit per client; end one before listening again",
+			map[string]any{"limit": "maxListenersPerClient", "max": max})
+	}
+	if e.listeners == nil {
+		e.listeners = make(map[*listener]struct{})
+		e.listenClients = make(map[listenClient]int)
+	}
+	e.listeners[l] = struct{}{}
+	e.listenClients[l.client]++
+	return nil
+}
+
+func (e *Engine) removeListener(l *listener) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.listeners, l)
+	if n := e.listenClients[l.client] - 1; n > 0 {
+		e.listenClients[l.client] = n
+	} else {
+		delete(e.listenClients, l.client)
+	}
+}
+
+// encodeNotice encodes a notification of a listen stream, tagged with the
+// subscription id.
+func encodeNotice(id jsontext.Value, n notice) []byte {
+	meta := map[string]any{metaSubscriptionID: id}
+	var msg []byte
+	var err error
+	if n.uri != "" {
+		msg, err = encodeNotification(n.method, map[string]any{"uri": n.uri, "_meta": meta})
+	} else {
+		msg, err = encodeNotification(n.method, map[string]any{"_meta": meta})
+	}
+	if err != nil {
+		return nil
+	}
+	return msg
 }
 
 // listenComplete encodes the completion result that answers a listen
 // request the server ends (2026-07-28, "Graceful Closure"): resultType
 // "complete" and, like every message of the stream, the subscription id in
 // _meta, next to the serverInfo of every stateless result.
-func (e *Engine) listenComplete(id jsontext.Value, p *wireParams) ([]byte, *rpcError) {
-	var rev string
-	if p.Meta != nil {
-		rev, _ = stringParam(p.Meta.ProtocolVersion)
-	}
+func (e *Engine) listenComplete(id jsontext.Value, rev string) ([]byte, *rpcError) {
 	meta := e.resultMeta(domain.Revision(rev))
 	meta[metaSubscriptionID] = id
 	mb, err := json.Marshal(meta, json.Deterministic(true))
@@ -193,16 +500,17 @@ func (e *Engine) listenersFor(kind listenKind) []*listener {
 	return out
 }
 
-// notifyListeners sends a list-changed notification to the listen streams
-// that asked for it.
+// notifyListeners queues a list-changed notification (method) for the
+// listen streams that asked for kind. It never waits for a stream.
 func (e *Engine) notifyListeners(kind listenKind, method string) {
 	for _, l := range e.listenersFor(kind) {
-		l.send(method, nil)
+		l.push(notice{method: method})
 	}
 }
 
-// notifyResourceListeners sends notifications/resources/updated to the
-// listen streams subscribed to uri and reports how many there were.
+// notifyResourceListeners queues notifications/resources/updated for the
+// listen streams subscribed to uri and reports how many there were. It
+// never waits for a stream.
 func (e *Engine) notifyResourceListeners(uri string) int {
 	e.mu.Lock()
 	var targets []*listener
@@ -213,7 +521,7 @@ func (e *Engine) notifyResourceListeners(uri string) int {
 	}
 	e.mu.Unlock()
 	for _, l := range targets {
-		l.send("notifications/resources/updated", map[string]any{"uri": uri})
+		l.push(notice{method: "notifications/resources/updated", uri: uri})
 	}
 	return len(targets)
 }

@@ -181,6 +181,9 @@ func (e *Engine) completionComplete(ctx context.Context, m message, p *wireParam
 		}
 		c = rp.Completers[*cp.Argument.Name]
 	case "ref/resource":
+		if rerr := e.checkURILength(m, cp.Ref.URI); rerr != nil {
+			return nil, rerr
+		}
 		found := false
 		if e.resources != nil {
 			for _, t := range e.resources.ListTemplates() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"sync"
 
 	"github.com/go-json-experiment/json"
@@ -177,6 +178,48 @@ type TransportInfo struct {
 	Principal *ports.Principal
 	// RemoteAddr is the peer's network address, when known.
 	RemoteAddr string
+	// Client names the client for limits counted per client, when the
+	// transport decides it (the HTTP transport, for subscriptions/listen:
+	// its Options.ClientKey). Empty: [TransportInfo.ClientKey] derives it
+	// from Principal and RemoteAddr.
+	Client string
+}
+
+// ClientKey names the client a request comes from, for limits counted per
+// client (such as [Options.MaxListenersPerClient]): Client when the
+// transport set it, else "sub:" and the subject when an authenticator
+// vouched for the request, else "ip:" and the peer's IP address
+// (RemoteAddr without its port; an IPv6 address by its /64 prefix, which
+// one host or network commonly holds whole), else "addr:" and RemoteAddr
+// when it is no IP address, else "" (the transport names no client: one
+// connection, as on stdio). These are the keys of the HTTP transport's
+// DefaultClientKey.
+//
+// Behind a reverse proxy every unauthenticated client has the proxy's
+// address, and so one key: authenticate clients, or have the transport
+// name the client from a forwarding header the proxy vouches for.
+func (t TransportInfo) ClientKey() string {
+	switch {
+	case t.Client != "":
+		return t.Client
+	case t.Principal != nil && t.Principal.Subject != "":
+		return "sub:" + t.Principal.Subject
+	case t.RemoteAddr == "":
+		return ""
+	}
+	ap, err := netip.ParseAddrPort(t.RemoteAddr)
+	if err != nil {
+		a, err := netip.ParseAddr(t.RemoteAddr)
+		if err != nil {
+			return "addr:" + t.RemoteAddr
+		}
+		ap = netip.AddrPortFrom(a, 0)
+	}
+	a := ap.Addr().WithZone("").Unmap()
+	if a.Is6() {
+		return "ip:" + netip.PrefixFrom(a, 64).Masked().String()
+	}
+	return "ip:" + a.String()
 }
 
 type transportKey struct{}

@@ -26,7 +26,31 @@ import (
 // usefully nor change it: a state that does not verify with one of the
 // StateKeys, belongs to another request or principal, or has expired is
 // refused with -32602 before any handler runs.
+//
+// What the signature does not do: it does not make the answers more than
+// the client's word. They are the client's own (an answer of inputResponses
+// a round ago, carried along), so a handler checks them as it checks any
+// input. And a state is not a one-time token: until it expires
+// (Options.RequestStateTTL) the client may send it again as often as it
+// likes, with the same or other inputResponses, and the handler runs again
+// each time. Nothing in a state is trusted more than what the client could
+// send anyway.
 const stateLabel = "hexmcp/requestState/v1\x00"
+
+// stateEncoding decodes the halves of a requestState strictly: unpadded
+// base64url whose unused final bits are zero (non-strict decoding lets
+// three other final characters of the signature verify too).
+var stateEncoding = base64.RawURLEncoding.Strict()
+
+// decodeStatePart decodes one half of a requestState so that each state
+// has one spelling: strictly, and without the line breaks that even strict
+// decoding skips.
+func decodeStatePart(s string) ([]byte, error) {
+	if strings.ContainsAny(s, "\r\n") {
+		return nil, errStateForged
+	}
+	return stateEncoding.DecodeString(s)
+}
 
 type stateV1 struct {
 	Method  string `json:"m"`
@@ -114,7 +138,7 @@ func (e *Engine) openState(ctx context.Context, s string, want stateV1) (stateV1
 	if !ok || payload == "" {
 		return stateV1{}, errStateForged
 	}
-	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	mac, err := decodeStatePart(sig)
 	if err != nil {
 		return stateV1{}, errStateForged
 	}
@@ -132,7 +156,7 @@ func (e *Engine) openState(ctx context.Context, s string, want stateV1) (stateV1
 	if !verified {
 		return stateV1{}, errStateForged
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	raw, err := decodeStatePart(payload)
 	if err != nil {
 		return stateV1{}, errStateForged
 	}

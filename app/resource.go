@@ -13,6 +13,35 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
+// Defaults of the resource limits of [Options].
+const (
+	// DefaultMaxURILength is the default Options.MaxURILength: 2 KiB, the
+	// length past which URLs stop working in common software (browsers,
+	// proxies, sitemaps); a resource URI is an identifier, not a payload.
+	DefaultMaxURILength = 2048
+	// DefaultMaxSubscriptions is the default Options.MaxSubscriptions:
+	// more resources than a client shows or watches at once, small enough
+	// that a session's state (which a shared session store copies on every
+	// change) stays small.
+	DefaultMaxSubscriptions = 1000
+	// DefaultMaxSubscriptionBytes is the default
+	// Options.MaxSubscriptionBytes: 64 KiB, which holds
+	// DefaultMaxSubscriptions URIs of 64 bytes, or 32 of the longest.
+	DefaultMaxSubscriptionBytes = 64 << 10
+)
+
+// limitOr returns v, or def when v is 0; a negative v (no bound) stays
+// negative.
+func limitOr(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// within reports whether n is within limit (a negative limit: no bound).
+func within(n, limit int) bool { return limit < 0 || n <= limit }
+
 // Resource is a declared resource or resource template, ready for
 // [Engine.AddResource]: its definition and the handler that reads it. Build
 // one with [NewResource], [TextResource], [BlobResource] or
@@ -40,6 +69,17 @@ func (r Resource) TemplateDefinition() *domain.ResourceTemplate { return r.tmpl 
 // Err returns the declaration error, if any.
 func (r Resource) Err() error { return r.err }
 
+// uri is the resource's URI or the template's URI template.
+func (r Resource) uri() string {
+	switch {
+	case r.res != nil:
+		return r.res.URI
+	case r.tmpl != nil:
+		return r.tmpl.URITemplate
+	}
+	return ""
+}
+
 // ResourceOption sets one field of a resource's or template's definition.
 type ResourceOption func(*resourceConfig)
 
@@ -50,6 +90,7 @@ type resourceConfig struct {
 	annotations                  *domain.Annotations
 	meta                         map[string]any
 	completers                   map[string]ports.Completer
+	rawValues                    bool
 }
 
 // WithResourceTitle sets the human-readable title (2025-06-18 on).
@@ -107,6 +148,18 @@ func WithTemplateCompleter(name string, complete ports.Completer) ResourceOption
 	}
 }
 
+// WithRawTemplateValues hands the template's variables to its handler
+// exactly as they appear in the URI: neither percent-decoded nor checked
+// ([domain.MatchTemplateRaw]), so "file:///..%2Fsecret" gives the value
+// "..%2Fsecret" and "%00" stays "%00" (templates only; a plain resource
+// with it is a declaration error). Without it a value is decoded and a
+// value that would leave one path segment ("..", '/', '\\', a control
+// character) does not match, so the request is answered like any unknown
+// URI. A handler that takes raw values must decode and check them itself.
+func WithRawTemplateValues() ResourceOption {
+	return func(c *resourceConfig) { c.rawValues = true }
+}
+
 func applyResourceOptions(opts []ResourceOption) *resourceConfig {
 	c := &resourceConfig{}
 	for _, o := range opts {
@@ -130,6 +183,9 @@ func NewResource(uri, name string, read ports.ResourceHandler, opts ...ResourceO
 	}
 	if len(c.completers) > 0 {
 		r.err = &domain.ResourceDefinitionError{URI: uri, Reason: "a plain resource has no variables to complete"}
+	}
+	if c.rawValues {
+		r.err = &domain.ResourceDefinitionError{URI: uri, Reason: "a plain resource has no template values (WithRawTemplateValues)"}
 	}
 	return r
 }
@@ -161,12 +217,21 @@ func BlobResource(uri, name string, data []byte, opts ...ResourceOption) Resourc
 // uriTemplate (a level-1 RFC 6570 template such as "file:///logs/{day}.txt")
 // is read by read, with the template's variables in vars. A plain resource
 // of the same URI wins over a template.
+//
+// The values in vars are percent-decoded and safe as one path segment: a
+// URI whose value decodes to "." or "..", or holds '/', '\\', a control
+// character (NUL included) or bytes that are not UTF-8, does not match
+// ([domain.MatchTemplate]), so "file:///..%2Fsecret.txt" is answered
+// resource-not-found and never reaches read, while "%20" arrives as a
+// space. A handler that maps values to files should still open them inside
+// a root (os.Root, or filepath.IsLocal before filepath.Join).
+// [WithRawTemplateValues] hands read the undecoded, unchecked text instead.
 func NewResourceTemplate(uriTemplate, name string, read ports.ResourceHandler, opts ...ResourceOption) Resource {
 	c := applyResourceOptions(opts)
 	r := Resource{
 		tmpl: &domain.ResourceTemplate{
 			URITemplate: uriTemplate, Name: name, Title: c.title, Description: c.description, MimeType: c.mimeType,
-			Icons: c.icons, Annotations: c.annotations, Meta: c.meta,
+			Icons: c.icons, Annotations: c.annotations, Meta: c.meta, RawValues: c.rawValues,
 		},
 		handler:    read,
 		completers: c.completers,
@@ -187,7 +252,8 @@ var errNoResourceRegistry = errors.New("app: the engine has no resource registry
 // AddResource registers a resource or a resource template: it checks the
 // definition, stores it in the resource registry and tells connected
 // clients that the list changed (notifications/resources/list_changed). A
-// bad definition or a duplicate URI is a returned error (see
+// bad definition, a duplicate URI or a URI (template) longer than
+// Options.MaxURILength is a returned error (see
 // [domain.ResourceDefinitionError]); so is an engine without
 // Options.Resources.
 func (e *Engine) AddResource(r Resource) error {
@@ -201,13 +267,11 @@ func (e *Engine) AddResource(r Resource) error {
 		return &domain.ResourceDefinitionError{Reason: "empty declaration (use NewResource or NewResourceTemplate)"}
 	}
 	if r.handler == nil {
-		uri := ""
-		if r.res != nil {
-			uri = r.res.URI
-		} else {
-			uri = r.tmpl.URITemplate
-		}
-		return &domain.ResourceDefinitionError{URI: uri, Reason: "no handler"}
+		return &domain.ResourceDefinitionError{URI: r.uri(), Reason: "no handler"}
+	}
+	if uri := r.uri(); !within(len(uri), e.opts.MaxURILength) {
+		return &domain.ResourceDefinitionError{URI: uri,
+			Reason: fmt.Sprintf("longer than Options.MaxURILength (%d bytes > %d): no client could name it", len(uri), e.opts.MaxURILength)}
 	}
 	if r.res != nil {
 		def := *r.res

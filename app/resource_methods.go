@@ -131,21 +131,49 @@ func (e *Engine) resourceNotFound(m message, ci callInfo, uri string) *rpcError 
 	return newRPCError(m.id, e.policy.ResourceNotFoundCode(ci.rev), "Resource not found", map[string]any{"uri": uri})
 }
 
-func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+// uriParam reads the "uri" param: a non-empty string of at most
+// Options.MaxURILength bytes, else -32602.
+func (e *Engine) uriParam(m message, p *wireParams) (string, *rpcError) {
 	uri, ok := stringParam(p.URI)
 	if !ok || uri == "" {
-		return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "uri" must be a non-empty string`, nil)
+		return "", newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "uri" must be a non-empty string`, nil)
 	}
-	var (
-		h    ports.ResourceHandler
-		vars map[string]string
-		mime string
-	)
+	if rerr := e.checkURILength(m, uri); rerr != nil {
+		return "", rerr
+	}
+	return uri, nil
+}
+
+// checkURILength refuses a URI longer than Options.MaxURILength with
+// -32602, naming the limit (data {"limit":"maxURILength","max":N}).
+func (e *Engine) checkURILength(m message, uri string) *rpcError {
+	if within(len(uri), e.opts.MaxURILength) {
+		return nil
+	}
+	return newRPCError(m.id, domain.CodeInvalidParams,
+		"Invalid params: the URI is "+strconv.Itoa(len(uri))+" bytes long; the limit is "+strconv.Itoa(e.opts.MaxURILength),
+		map[string]any{"limit": "maxURILength", "max": e.opts.MaxURILength})
+}
+
+// findResource resolves uri: the registered resource of that URI, else the
+// first template it matches (with the template's variables).
+func (e *Engine) findResource(uri string) (h ports.ResourceHandler, vars map[string]string, mime string, ok bool) {
 	if r, ok := e.resources.Get(uri); ok {
-		h, mime = r.Handler, r.Resource.MimeType
-	} else if t, v, ok := e.resources.Match(uri); ok {
-		h, vars, mime = t.Handler, v, t.Template.MimeType
-	} else {
+		return r.Handler, nil, r.Resource.MimeType, true
+	}
+	if t, v, ok := e.resources.Match(uri); ok {
+		return t.Handler, v, t.Template.MimeType, true
+	}
+	return nil, nil, "", false
+}
+
+func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+	uri, rerr := e.uriParam(m, p)
+	if rerr != nil {
+		return nil, rerr
+	}
+	h, vars, mime, ok := e.findResource(uri)
+	if !ok {
 		return nil, e.resourceNotFound(m, ci, uri)
 	}
 	rc := e.newRequestContext(ctx, m, ci)
@@ -198,22 +226,38 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 
 // resourcesSubscribe answers resources/subscribe and resources/unsubscribe
 // (handshake era): the session gets notifications/resources/updated for uri
-// from [Engine.NotifyResourceUpdated] until it unsubscribes.
+// from [Engine.NotifyResourceUpdated] until it unsubscribes. Only a URI the
+// server can read may be subscribed to (a registered resource, or a URI
+// that matches a template); any other is answered like resources/read of
+// it (resource not found). A session holds at most Options.MaxSubscriptions
+// subscriptions of at most Options.MaxSubscriptionBytes in all; one more is
+// -32602. Subscribing again to a URI is a no-op that counts once;
+// unsubscribing needs no lookup (the resource may be gone) and always
+// succeeds.
 func (e *Engine) resourcesSubscribe(s *session, m message, p *wireParams, on bool) ([]byte, *rpcError) {
-	uri, ok := stringParam(p.URI)
-	if !ok || uri == "" {
-		return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "uri" must be a non-empty string`, nil)
+	uri, rerr := e.uriParam(m, p)
+	if rerr != nil {
+		return nil, rerr
 	}
-	s.mu.Lock()
-	if on {
-		if s.subscriptions == nil {
-			s.subscriptions = make(map[string]struct{})
-		}
-		s.subscriptions[uri] = struct{}{}
-	} else {
-		delete(s.subscriptions, uri)
+	if !on {
+		s.unsubscribe(uri)
+		return append(appendResponseHead(nil, m.id), "{}}"...), nil
 	}
-	s.mu.Unlock()
-	out := appendResponseHead(nil, m.id)
-	return append(out, "{}}"...), nil
+	if _, _, _, ok := e.findResource(uri); !ok {
+		s.mu.Lock()
+		rev := s.rev
+		s.mu.Unlock()
+		return nil, e.resourceNotFound(m, callInfo{rev: rev}, uri)
+	}
+	switch s.subscribe(uri, e.opts.MaxSubscriptions, e.opts.MaxSubscriptionBytes) {
+	case subscribeTooMany:
+		return nil, newRPCError(m.id, domain.CodeInvalidParams,
+			"Invalid params: too many resource subscriptions: a session may hold "+strconv.Itoa(e.opts.MaxSubscriptions)+"; unsubscribe from one first",
+			map[string]any{"limit": "maxSubscriptions", "max": e.opts.MaxSubscriptions})
+	case subscribeTooLarge:
+		return nil, newRPCError(m.id, domain.CodeInvalidParams,
+			"Invalid params: resource subscriptions too large: a session's subscribed URIs may total "+strconv.Itoa(e.opts.MaxSubscriptionBytes)+" bytes; unsubscribe from one first",
+			map[string]any{"limit": "maxSubscriptionBytes", "max": e.opts.MaxSubscriptionBytes})
+	}
+	return append(appendResponseHead(nil, m.id), "{}}"...), nil
 }

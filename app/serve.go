@@ -9,10 +9,15 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/ports"
 )
+
+// DefaultMaxInFlightBytesPerConn is the default
+// Options.MaxInFlightBytesPerConn: 16 MiB.
+const DefaultMaxInFlightBytesPerConn = 16 << 20
 
 // runsAsCall tells the methods that a connection runs apart from its
 // reader, cancellable: those whose handlers may take long or wait for the
@@ -39,6 +44,13 @@ func runsAsCall(method string) bool {
 // transport to the handler, while later messages (a cancellation, another
 // call) are read as soon as they arrive. At the bound, reading pauses until
 // a call finishes.
+//
+// The calls (and batches) in flight are also bounded in bytes, by
+// Options.MaxInFlightBytesPerConn: a call read while the others hold the
+// budget waits, and reading with it, until enough of them finish (a call
+// larger than the whole budget waits until nothing else is in flight).
+// As at the count bound, nothing is read meanwhile: the peer's writes back
+// up into the transport, which is the backpressure.
 func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
 	s := &session{e: e, conn: c, inflight: make(map[string]context.CancelFunc)}
 	s.base, s.abort = context.WithCancel(context.WithoutCancel(ctx))
@@ -49,6 +61,9 @@ func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
 	defer e.untrack(s)
 
 	l := &connLoop{e: e, s: s, c: c, ctx: ctx, lead: make(chan struct{}), done: make(chan struct{}), max: e.opts.MaxConcurrentRequests + 1}
+	if n := e.opts.MaxInFlightBytesPerConn; n > 0 {
+		l.budget, l.budgetSize = semaphore.NewWeighted(int64(n)), int64(n)
+	}
 	l.goroutines = 1
 	l.wg.Add(1)
 	l.run(true)
@@ -65,6 +80,11 @@ type connLoop struct {
 
 	lead chan struct{} // passes the reader role to an idle follower
 	done chan struct{} // closed when reading has ended
+
+	// budget holds the bytes of the calls in flight
+	// (Options.MaxInFlightBytesPerConn); nil: no bound.
+	budget     *semaphore.Weighted
+	budgetSize int64
 
 	mu         sync.Mutex
 	goroutines int // live goroutines of this loop
@@ -90,12 +110,13 @@ func (l *connLoop) run(leader bool) {
 				return
 			}
 		}
-		call := l.read()
+		call, size := l.read()
 		if call == nil {
 			return // reading has ended
 		}
-		slot.reset(l.handOff())
+		slot.reset(l.handOff(), size)
 		call(slot)
+		slot.releaseBytes()
 		leader = !slot.released() // still the reader unless it handed off
 	}
 }
@@ -118,16 +139,22 @@ func (l *connLoop) surplus() bool {
 // request in the handshake era), the answer could never be read. block,
 // called before such a wait, starts a new reader, beyond the bound if it
 // must: the paused reading resumes and the call's goroutine becomes a
-// follower when it is done.
+// follower when it is done. block also gives the call's bytes back to the
+// connection's budget: a reader waiting for room could otherwise never
+// read the answer. The bytes of calls waiting for the client are bounded
+// by the time they may wait (Options.ClientRequestTimeout), not by the
+// budget, as their number is not bounded by MaxConcurrentRequests.
 type callSlot struct {
 	l         *connLoop
 	mu        sync.Mutex
 	handedOff bool
+	bytes     int64 // held in l.budget
 }
 
 func (c *callSlot) block() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.releaseBytesLocked()
 	if c.handedOff {
 		return
 	}
@@ -150,10 +177,44 @@ func (c *callSlot) released() bool {
 	return c.handedOff
 }
 
-func (c *callSlot) reset(handedOff bool) {
+func (c *callSlot) reset(handedOff bool, bytes int64) {
 	c.mu.Lock()
-	c.handedOff = handedOff
+	c.handedOff, c.bytes = handedOff, bytes
 	c.mu.Unlock()
+}
+
+// releaseBytes gives the bytes of the call back to the connection's
+// budget (once: later calls do nothing until the next reset).
+func (c *callSlot) releaseBytes() {
+	c.mu.Lock()
+	c.releaseBytesLocked()
+	c.mu.Unlock()
+}
+
+func (c *callSlot) releaseBytesLocked() {
+	if c.bytes > 0 {
+		c.l.budget.Release(c.bytes)
+		c.bytes = 0
+	}
+}
+
+// admit reserves the bytes of a call of n bytes in the connection's budget
+// and returns how many it holds (the whole budget for a call larger than
+// it: that one waits until nothing else is in flight). It waits while the
+// budget has no room, and reports false when reading must end meanwhile
+// (ctx is done: a graceful stop).
+func (l *connLoop) admit(n int) (int64, bool) {
+	if l.budget == nil {
+		return 0, true
+	}
+	w := min(int64(n), l.budgetSize)
+	if l.budget.TryAcquire(w) {
+		return w, true
+	}
+	if l.budget.Acquire(l.ctx, w) != nil {
+		return 0, false
+	}
+	return w, true
 }
 
 // handOff gives the reader role to an idle follower, or to a new goroutine
@@ -183,9 +244,10 @@ func (l *connLoop) handOff() bool {
 	return true
 }
 
-// read reads and serves messages until it finds a call (see runsAsCall),
-// which it returns for the caller to run; nil means reading has ended.
-func (l *connLoop) read() func(*callSlot) {
+// read reads and serves messages until it finds a call (see runsAsCall) or
+// a batch, which it returns for the caller to run with the bytes it holds
+// in the budget (admitted: see admit); nil means reading has ended.
+func (l *connLoop) read() (func(*callSlot), int64) {
 	e, s := l.e, l.s
 	for {
 		raw, err := l.c.ReadMessage(l.ctx)
@@ -199,7 +261,7 @@ func (l *connLoop) read() func(*callSlot) {
 			default:
 				l.end(err)
 			}
-			return nil
+			return nil, 0
 		}
 		raw = bytes.TrimSpace(raw)
 		if len(raw) == 0 {
@@ -211,7 +273,12 @@ func (l *connLoop) read() func(*callSlot) {
 				s.send(encodeError(rerr))
 				continue
 			}
-			return func(slot *callSlot) { l.serveBatch(items, slot) }
+			size, ok := l.admit(len(raw))
+			if !ok {
+				l.end(nil)
+				return nil, 0
+			}
+			return func(slot *callSlot) { l.serveBatch(items, slot) }, size
 		}
 		m, rerr := decodeMessage(raw)
 		if rerr != nil {
@@ -236,10 +303,21 @@ func (l *connLoop) read() func(*callSlot) {
 			}
 			continue
 		}
+		// Admitted before it is registered: a reader waiting for room
+		// has read nothing after it, and at a graceful stop it is dropped
+		// unanswered, as messages not yet read are.
+		size, ok := l.admit(len(raw))
+		if !ok {
+			l.end(nil)
+			return nil, 0
+		}
 		// Registered before anything else is read, so that a
 		// notifications/cancelled read next always finds the request.
 		rctx, finish, rerr := s.begin(m.id)
 		if rerr != nil {
+			if size > 0 {
+				l.budget.Release(size)
+			}
 			s.send(encodeError(rerr))
 			continue
 		}
@@ -261,15 +339,20 @@ func (l *connLoop) read() func(*callSlot) {
 				case <-lctx.Done():
 				}
 			}()
-			return func(*callSlot) {
+			return func(slot *callSlot) {
 				defer cancel(nil)
+				// The stream lasts: it gives its bytes back before it
+				// starts, as the engine keeps only copies of the
+				// little it needs (see Engine.listen), lest a few
+				// open streams hold the budget and reading stop.
+				slot.releaseBytes()
 				finish(e.request(lctx, s, m))
-			}
+			}, size
 		}
 		return func(slot *callSlot) {
 			m.slot = slot
 			finish(e.request(rctx, s, m))
-		}
+		}, size
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -39,6 +38,7 @@ type session struct {
 	mu          sync.Mutex
 	id          string
 	owner       string // who the session belongs to (transport-defined)
+	peer        string // the client it counts against (transport-defined)
 	initialized bool   // initialize answered
 	ready       bool   // notifications/initialized received
 	rev         domain.Revision
@@ -52,8 +52,12 @@ type session struct {
 	// promptsAdvertised: initialize advertised the prompts capability, so
 	// prompt list-changed notifications are sent.
 	promptsAdvertised bool
-	// subscriptions are the resource URIs of resources/subscribe.
-	subscriptions map[string]struct{}
+	// subscriptions are the resource URIs of resources/subscribe, sorted,
+	// without duplicates. The slice is never modified in place (a change
+	// makes a new one), so State hands it out without copying or sorting.
+	subscriptions []string
+	// subBytes is the total length of subscriptions.
+	subBytes int
 }
 
 // send writes one message; write errors mark the connection broken.
@@ -96,8 +100,56 @@ func (s *session) wantsPromptListChanged() bool {
 func (s *session) subscribed(uri string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.subscriptions[uri]
+	_, ok := slices.BinarySearch(s.subscriptions, uri)
 	return ok
+}
+
+// subscribeResult is what subscribe did.
+type subscribeResult int
+
+const (
+	subscribed        subscribeResult = iota // added, or already there
+	subscribeTooMany                         // past the count limit
+	subscribeTooLarge                        // past the byte limit
+)
+
+// subscribe adds uri to the subscriptions unless that would take them past
+// maxCount entries or maxBytes bytes (a negative limit: no bound). A URI
+// already there is not added again and always succeeds.
+func (s *session) subscribe(uri string, maxCount, maxBytes int) subscribeResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, found := slices.BinarySearch(s.subscriptions, uri)
+	if found {
+		return subscribed
+	}
+	if !within(len(s.subscriptions)+1, maxCount) {
+		return subscribeTooMany
+	}
+	if !within(s.subBytes+len(uri), maxBytes) {
+		return subscribeTooLarge
+	}
+	next := make([]string, len(s.subscriptions)+1)
+	copy(next, s.subscriptions[:i])
+	next[i] = uri
+	copy(next[i+1:], s.subscriptions[i:])
+	s.subscriptions, s.subBytes = next, s.subBytes+len(uri)
+	return subscribed
+}
+
+// unsubscribe removes uri from the subscriptions, if it is there.
+func (s *session) unsubscribe(uri string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, found := slices.BinarySearch(s.subscriptions, uri)
+	if !found {
+		return
+	}
+	if len(s.subscriptions) == 1 {
+		s.subscriptions, s.subBytes = nil, 0
+		return
+	}
+	s.subscriptions, s.subBytes = slices.Concat(s.subscriptions[:i], s.subscriptions[i+1:]), s.subBytes-len(uri)
 }
 
 // HandleMessage serves one message outside a connection loop (for
@@ -189,32 +241,38 @@ func (sess *Session) Update(st ports.SessionState) {
 	// its state under its lock.
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.initialized, s.ready, s.rev, s.client, s.owner = st.Initialized, st.Initialized, st.Revision, st.Client, st.Owner
+	s.initialized, s.ready, s.rev, s.client, s.owner, s.peer = st.Initialized, st.Ready, st.Revision, st.Client, st.Owner, st.Peer
 	s.caps = nil
 	if len(st.Capabilities) > 0 {
 		s.caps = jsontext.Value(st.Capabilities)
 	}
 	s.resourcesAdvertised, s.promptsAdvertised, s.logLevel = st.ResourcesAdvertised, st.PromptsAdvertised, st.LogLevel
-	s.subscriptions = nil
+	// The stored subscriptions are kept whatever this engine's limits (the
+	// store holds what some instance accepted); new ones are refused while
+	// over them. A copy, sorted and without duplicates: st is the caller's.
+	s.subscriptions, s.subBytes = nil, 0
 	if len(st.Subscriptions) > 0 {
-		s.subscriptions = make(map[string]struct{}, len(st.Subscriptions))
-		for _, uri := range st.Subscriptions {
-			s.subscriptions[uri] = struct{}{}
+		s.subscriptions = slices.Compact(slices.Sorted(slices.Values(st.Subscriptions)))
+		for _, uri := range s.subscriptions {
+			s.subBytes += len(uri)
 		}
 	}
 }
 
 // State returns what must be stored to restore the session elsewhere.
-// Created and LastSeen are left to the store.
+// Created and LastSeen are left to the store. It costs the same however
+// many subscriptions the session holds: its Subscriptions slice is shared
+// with the session and with earlier States taken since the last change (a
+// subscription change makes a new slice, and never alters one handed out),
+// so callers must not modify it.
 func (sess *Session) State() ports.SessionState {
 	s := sess.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := ports.SessionState{ID: s.id, Owner: s.owner, Initialized: s.initialized, Revision: s.rev, Client: s.client, Capabilities: json.RawMessage(s.caps),
+	st := ports.SessionState{ID: s.id, Owner: s.owner, Peer: s.peer, Initialized: s.initialized, Ready: s.ready, Revision: s.rev, Client: s.client, Capabilities: json.RawMessage(s.caps),
 		ResourcesAdvertised: s.resourcesAdvertised, PromptsAdvertised: s.promptsAdvertised, LogLevel: s.logLevel}
-	if len(s.subscriptions) > 0 {
-		st.Subscriptions = slices.Sorted(maps.Keys(s.subscriptions))
-	}
+	// Shared, never modified: see session.subscriptions.
+	st.Subscriptions = s.subscriptions
 	return st
 }
 
@@ -224,6 +282,15 @@ func (sess *Session) State() ports.SessionState {
 func (sess *Session) SetOwner(owner string) {
 	sess.s.mu.Lock()
 	sess.s.owner = owner
+	sess.s.mu.Unlock()
+}
+
+// SetPeer records the client the session counts against for a session
+// store's per-client limit (for HTTP, the authenticated subject or the
+// remote address), kept in its [ports.SessionState] (Peer).
+func (sess *Session) SetPeer(peer string) {
+	sess.s.mu.Lock()
+	sess.s.peer = peer
 	sess.s.mu.Unlock()
 }
 

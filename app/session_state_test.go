@@ -84,24 +84,25 @@ func TestSessionStateKeepsSubscriptionsFlagsAndLogLevel(t *testing.T) {
 	if st.Subscriptions != nil || !st.ResourcesAdvertised || !st.PromptsAdvertised || st.LogLevel != "" {
 		t.Fatalf("State after initialize = %+v", st)
 	}
-	handle(t, a, sess, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://z"}}`, `{"jsonrpc":"2.0","id":2,"result":{}}`)
+	handle(t, a, sess, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://template/z/data"}}`, `{"jsonrpc":"2.0","id":2,"result":{}}`)
 	handle(t, a, sess, `{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"test://static-text"}}`, `{"jsonrpc":"2.0","id":3,"result":{}}`)
-	handle(t, a, sess, `{"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"test://gone"}}`, `{"jsonrpc":"2.0","id":4,"result":{}}`)
-	handle(t, a, sess, `{"jsonrpc":"2.0","id":5,"method":"resources/unsubscribe","params":{"uri":"test://gone"}}`, `{"jsonrpc":"2.0","id":5,"result":{}}`)
+	handle(t, a, sess, `{"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"test://template/gone/data"}}`, `{"jsonrpc":"2.0","id":4,"result":{}}`)
+	handle(t, a, sess, `{"jsonrpc":"2.0","id":5,"method":"resources/unsubscribe","params":{"uri":"test://template/gone/data"}}`, `{"jsonrpc":"2.0","id":5,"result":{}}`)
 	handle(t, a, sess, `{"jsonrpc":"2.0","id":6,"method":"logging/setLevel","params":{"level":"warning"}}`, `{"jsonrpc":"2.0","id":6,"result":{}}`)
 
 	st = sess.State()
-	if want := []string{"test://static-text", "test://z"}; !slices.Equal(st.Subscriptions, want) {
+	if want := []string{"test://static-text", "test://template/z/data"}; !slices.Equal(st.Subscriptions, want) {
 		t.Fatalf("Subscriptions = %q, want %q (sorted)", st.Subscriptions, want)
 	}
 	if !st.ResourcesAdvertised || !st.PromptsAdvertised || st.LogLevel != domain.LogWarning {
 		t.Fatalf("State = %+v", st)
 	}
-	// State hands out its own slice.
-	st2 := sess.State()
-	st2.Subscriptions[0] = "mutated"
-	if again := sess.State(); again.Subscriptions[0] != "test://static-text" {
-		t.Fatalf("State aliases the session's subscriptions: %q", again.Subscriptions)
+	// A State is a snapshot: later changes do not alter it (its slice is
+	// shared with the session, which replaces it on a change).
+	handle(t, a, sess, `{"jsonrpc":"2.0","id":61,"method":"resources/subscribe","params":{"uri":"test://static-binary"}}`, `{"jsonrpc":"2.0","id":61,"result":{}}`)
+	handle(t, a, sess, `{"jsonrpc":"2.0","id":62,"method":"resources/unsubscribe","params":{"uri":"test://static-binary"}}`, `{"jsonrpc":"2.0","id":62,"result":{}}`)
+	if want := []string{"test://static-text", "test://template/z/data"}; !slices.Equal(st.Subscriptions, want) {
+		t.Fatalf("an earlier State changed: %q", st.Subscriptions)
 	}
 
 	b := stateEngine(t)
@@ -118,11 +119,11 @@ func TestSessionStateKeepsSubscriptionsFlagsAndLogLevel(t *testing.T) {
 		t.Fatalf("NotifyResourceUpdated told %d sessions, want 1", n)
 	}
 	equalJSON(t, readNote(t, client), `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://static-text"}}`)
-	if n := b.NotifyResourceUpdated("test://z"); n != 1 {
+	if n := b.NotifyResourceUpdated("test://template/z/data"); n != 1 {
 		t.Fatalf("NotifyResourceUpdated(z) told %d sessions, want 1", n)
 	}
-	equalJSON(t, readNote(t, client), `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://z"}}`)
-	if n := b.NotifyResourceUpdated("test://gone"); n != 0 {
+	equalJSON(t, readNote(t, client), `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://template/z/data"}}`)
+	if n := b.NotifyResourceUpdated("test://template/gone/data"); n != 0 {
 		t.Fatalf("NotifyResourceUpdated of an unsubscribed URI told %d sessions", n)
 	}
 	expectNoNote(t, client)
@@ -146,7 +147,7 @@ func TestSessionStateKeepsSubscriptionsFlagsAndLogLevel(t *testing.T) {
 	equalJSON(t, readNote(t, client), `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`)
 
 	// Unsubscribing on the restored session shows in its state.
-	handle(t, b, restored, `{"jsonrpc":"2.0","id":8,"method":"resources/unsubscribe","params":{"uri":"test://z"}}`, `{"jsonrpc":"2.0","id":8,"result":{}}`)
+	handle(t, b, restored, `{"jsonrpc":"2.0","id":8,"method":"resources/unsubscribe","params":{"uri":"test://template/z/data"}}`, `{"jsonrpc":"2.0","id":8,"result":{}}`)
 	handle(t, b, restored, `{"jsonrpc":"2.0","id":9,"method":"resources/unsubscribe","params":{"uri":"test://static-text"}}`, `{"jsonrpc":"2.0","id":9,"result":{}}`)
 	if got := restored.State(); got.Subscriptions != nil {
 		t.Fatalf("Subscriptions after unsubscribing from all = %q, want nil", got.Subscriptions)

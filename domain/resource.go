@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Resource describes a resource as clients see it in resources/list.
@@ -52,6 +54,12 @@ type ResourceTemplate struct {
 	Annotations *Annotations
 	// Meta is sent as _meta (2025-06-18 on).
 	Meta map[string]any
+	// RawValues hands the template's variables to the handler exactly as
+	// they appear in the URI: not percent-decoded and not checked (see
+	// [ResourceTemplate.Match]). It is not part of the wire form. Off by
+	// default: values are decoded and a value that could leave a path
+	// segment ("..", '/', '\\', a control character) does not match.
+	RawValues bool
 }
 
 // Validate checks the resource: a URI with a scheme, a name, the icons,
@@ -309,44 +317,152 @@ func TemplateVariables(tmpl string) []string {
 // MatchTemplate matches uri against a level-1 URI template and returns the
 // variables' values, percent-decoded. A variable matches one or more
 // characters other than '/' (simple string expansion encodes '/', so a
-// value never holds one). ok is false when uri does not match or tmpl is
-// not a valid template.
+// value never holds one); when several splits of uri fit the template, each
+// variable takes the shortest value that lets the rest match, from the left.
+// ok is false when uri does not match or tmpl is not a valid template.
+//
+// A decoded value is safe to use as one path segment or file name: uri does
+// not match when a value does not decode (a bad %-escape), or decodes to
+// "." or "..", to anything holding '/' or '\\' (so "..%2Fsecret" and
+// "%5C" do not match), to a control character (NUL, newline, DEL, C1), or
+// to bytes that are not UTF-8. Every other encoding decodes as usual
+// ("%20" is a space, "%C3%A9" is "é"). A handler that builds a file path
+// from a value should still confine it (os.Root, filepath.IsLocal): the
+// checks keep a value inside one segment, they do not know the handler's
+// directory layout. [MatchTemplateRaw] skips the decoding and the checks.
+//
+// Matching does not backtrack: its time grows with len(uri) times the
+// template's length, whatever uri holds.
 func MatchTemplate(tmpl, uri string) (vars map[string]string, ok bool) {
+	return matchTemplate(tmpl, uri, false)
+}
+
+// MatchTemplateRaw is [MatchTemplate] without percent-decoding and without
+// the checks of the values: each value is the text of uri it matched,
+// exactly (it still holds no '/', and may hold "%2F", "%00" or be ".."). It
+// is for handlers that decode and check values themselves.
+func MatchTemplateRaw(tmpl, uri string) (vars map[string]string, ok bool) {
+	return matchTemplate(tmpl, uri, true)
+}
+
+// Match matches uri against the template: [MatchTemplateRaw] when
+// t.RawValues is set, [MatchTemplate] (decoded, checked values) otherwise.
+// Resource registries match with it.
+func (t *ResourceTemplate) Match(uri string) (vars map[string]string, ok bool) {
+	return matchTemplate(t.URITemplate, uri, t.RawValues)
+}
+
+func matchTemplate(tmpl, uri string, raw bool) (map[string]string, bool) {
 	parts, err := parseTemplate(tmpl)
 	if err != nil {
 		return nil, false
 	}
-	vars = make(map[string]string)
-	if !matchParts(parts, uri, vars) {
+	ends, ok := splitParts(parts, uri)
+	if !ok {
 		return nil, false
+	}
+	vars := make(map[string]string, len(parts)/2+1)
+	start := 0
+	for k, p := range parts {
+		end := ends[k]
+		if p.name != "" {
+			v := uri[start:end]
+			if !raw {
+				if v, ok = decodeValue(v); !ok {
+					return nil, false
+				}
+			}
+			vars[p.name] = v
+		}
+		start = end
 	}
 	return vars, true
 }
 
-func matchParts(parts []templatePart, s string, vars map[string]string) bool {
-	if len(parts) == 0 {
-		return s == ""
+// splitParts finds where each part of a parsed template ends in s: the end
+// offsets, in order, of the split in which every variable takes the
+// shortest value (one or more characters, no '/') that lets the rest match.
+// It works backwards once over s per part (no backtracking): can[k][i]
+// records where part k ends when it starts at i and parts[k+1:] match the
+// rest (0: they cannot; a part is never empty, so an end is never 0).
+func splitParts(parts []templatePart, s string) ([]int, bool) {
+	n := len(parts)
+	if n == 0 { // the empty template
+		return nil, s == ""
 	}
-	p := parts[0]
-	if p.name == "" {
-		rest, ok := strings.CutPrefix(s, p.literal)
-		return ok && matchParts(parts[1:], rest, vars)
+	if first := parts[0]; first.name == "" && !strings.HasPrefix(s, first.literal) {
+		return nil, false
 	}
-	// A variable: try every non-empty prefix without '/', shortest first.
-	limit := strings.IndexByte(s, '/')
-	if limit < 0 {
-		limit = len(s)
+	if last := parts[n-1]; last.name == "" && !strings.HasSuffix(s, last.literal) {
+		return nil, false
 	}
-	for n := 1; n <= limit; n++ {
-		if !matchParts(parts[1:], s[n:], vars) {
+	if n == 1 && parts[0].name == "" {
+		if len(s) != len(parts[0].literal) {
+			return nil, false
+		}
+		return []int{len(s)}, true
+	}
+	w := len(s) + 1
+	can := make([]int32, n*w)
+	// restOK reports whether parts[k+1:] match s[j:].
+	restOK := func(k, j int) bool {
+		if k == n-1 {
+			return j == len(s)
+		}
+		return can[(k+1)*w+j] != 0
+	}
+	for k := n - 1; k >= 0; k-- {
+		row := can[k*w : (k+1)*w]
+		if lit := parts[k].literal; parts[k].name == "" {
+			for i := 0; i+len(lit) <= len(s); i++ {
+				at := strings.Index(s[i:], lit)
+				if at < 0 {
+					break
+				}
+				i += at
+				if restOK(k, i+len(lit)) {
+					row[i] = int32(i + len(lit))
+				}
+			}
 			continue
 		}
-		v, err := url.PathUnescape(s[:n])
-		if err != nil {
-			return false
+		// A variable starting at i ends at the smallest j > i after
+		// which the rest matches, provided s[i:j] holds no '/'.
+		nearest := 0
+		for i := len(s) - 1; i >= 0; i-- {
+			switch {
+			case s[i] == '/':
+				nearest = 0
+			case restOK(k, i+1):
+				nearest = i + 1
+			}
+			row[i] = int32(nearest)
 		}
-		vars[p.name] = v
-		return true
 	}
-	return false
+	ends := make([]int, n)
+	i := 0
+	for k := range parts {
+		j := int(can[k*w+i])
+		if j == 0 {
+			return nil, false
+		}
+		ends[k] = j
+		i = j
+	}
+	return ends, i == len(s)
+}
+
+// decodeValue percent-decodes a matched template value and refuses a value
+// that would not stay one safe path segment (see [MatchTemplate]).
+func decodeValue(raw string) (string, bool) {
+	v, err := url.PathUnescape(raw)
+	if err != nil || v == "." || v == ".." || !utf8.ValidString(v) {
+		return "", false
+	}
+	for _, r := range v {
+		if r == '/' || r == '\\' || unicode.IsControl(r) {
+			return "", false
+		}
+	}
+	return v, true
 }

@@ -23,7 +23,8 @@ func TestMatchTemplate(t *testing.T) {
 		{"db://{table}/{row}", "db://users/42", map[string]string{"table": "users", "row": "42"}},
 		{"db://{table}/{row}", "db://users", nil},
 		{"x://{a}-{b}", "x://1-2-3", map[string]string{"a": "1", "b": "2-3"}},
-		{"x://n/{q}", "x://n/a%20b%2Fc", map[string]string{"q": "a b/c"}},
+		{"x://n/{q}", "x://n/a%20b%2Cc", map[string]string{"q": "a b,c"}},
+		{"x://n/{q}", "x://n/a%20b%2Fc", nil}, // a decoded '/' does not match
 		{"x://n/{q}", "x://n/%zz", nil},
 		{"x://static", "x://static", map[string]string{}},
 		{"x://{bad", "x://a", nil},

@@ -95,7 +95,8 @@ type ResourceRegistry interface {
 	// ListTemplates returns every template, sorted by URI template.
 	ListTemplates() []RegisteredResourceTemplate
 	// Match finds the first template, in ListTemplates order, that uri
-	// matches ([domain.MatchTemplate]), with its variables.
+	// matches ([domain.ResourceTemplate.Match], which honours the
+	// template's RawValues), with its variables.
 	Match(uri string) (RegisteredResourceTemplate, map[string]string, bool)
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
@@ -22,6 +24,19 @@ type SessionState struct {
 	Owner string
 	// Initialized is set once initialize has been answered.
 	Initialized bool
+	// Ready is set once the client sent notifications/initialized, the
+	// last step of the handshake. A session that is not Ready yet is
+	// pending: a store may expire it much sooner than a ready one (a
+	// client that completes the handshake sends the notification right
+	// after the initialize response), and evict it first.
+	Ready bool
+	// Peer is the client the session counts against for a store's
+	// per-client limit: for HTTP, the authenticated principal's subject,
+	// else the remote address (see the transport's documentation). Empty:
+	// the session counts against no client. It is set at Create; a store
+	// keeps the Peer the session was created with (Update does not change
+	// it).
+	Peer string
 	// Revision is the negotiated protocol revision.
 	Revision domain.Revision
 	// Client is the client's self-reported identity.
@@ -45,11 +60,17 @@ type SessionState struct {
 }
 
 // SessionStore keeps session states. Implementations must be safe for
-// concurrent use; an in-memory one expires idle sessions and bounds their
-// number.
+// concurrent use and bounded: an in-memory one expires idle sessions
+// (pending ones sooner), bounds their number in total and per client
+// (SessionState.Peer), and evicts an idle session rather than refuse a new
+// one.
 type SessionStore interface {
-	// Create stores a new session; an error wrapping ErrTooManySessions
-	// refuses it.
+	// Create stores a new session. An error wrapping
+	// ErrTooManySessionsForClient refuses it because its Peer holds too
+	// many sessions; one wrapping ErrTooManySessions (but not
+	// ErrTooManySessionsForClient) because the store is full. To make room
+	// a store may instead drop other sessions (of the same Peer first when
+	// that Peer is at its limit).
 	Create(ctx context.Context, s SessionState) error
 	// Get returns a live session, or an error wrapping ErrSessionNotFound
 	// for an unknown, expired or deleted one. It counts as activity.
@@ -62,9 +83,37 @@ type SessionStore interface {
 
 // Errors of the session store.
 var (
+	// ErrSessionNotFound: no live session has the id.
 	ErrSessionNotFound = errors.New("session not found")
+	// ErrTooManySessions: the store refuses a new session, because it is
+	// full or (see ErrTooManySessionsForClient, which wraps it) because
+	// the session's client holds too many.
 	ErrTooManySessions = errors.New("too many sessions")
+	// ErrTooManySessionsForClient: the store refuses a new session because
+	// its Peer holds as many sessions as one client may. It wraps
+	// ErrTooManySessions, so code that knows only that error still
+	// refuses the session; check for this one first to tell the client
+	// that the limit is its own.
+	ErrTooManySessionsForClient = fmt.Errorf("%w for one client", ErrTooManySessions)
 )
+
+// SessionRemovalNotifier is an optional interface of a [SessionStore]
+// that drops sessions by itself (idle or pending expiry, eviction to make
+// room). A transport that keeps a copy of each live session in memory
+// (Streamable HTTP) registers with it to drop a copy as soon as its
+// session leaves the store, rather than when (if ever) the client comes
+// back: otherwise its memory would grow with sessions the store no longer
+// holds.
+type SessionRemovalNotifier interface {
+	// OnRemoved registers fn, called with the id of every session that
+	// leaves the store (expired, evicted or deleted), after the fact and
+	// outside the store's locks, in the goroutine of the store call that
+	// removed it (or, for a store that learns of removals otherwise, in
+	// one of its own): fn may use the store, and should not block for
+	// long. A store that replaces an expired session by a new one of the
+	// same id does not report it. The returned function unregisters fn.
+	OnRemoved(fn func(id string)) (unregister func())
+}
 
 // Event is one server-sent event kept for resumability.
 type Event struct {
@@ -79,16 +128,41 @@ type Event struct {
 // EventStore keeps the events sent on SSE streams so that a client that
 // lost a stream can resume it with Last-Event-ID: nothing lost, nothing
 // repeated. Implementations must be safe for concurrent use and bounded.
+//
+// To stay within its bounds a store drops old events (and whole streams),
+// and it may decline to keep an event too large for them. It never loses
+// an event inside a replay: Replay from an id either delivers every later
+// event of its stream or fails with ErrEventNotFound. An event it declined
+// to keep still gets its id, from which a replay resumes (with the events
+// that came after it); a replay from an earlier id fails.
+//
+// A stream id may name a group: the part before its first '/' (see
+// [StreamGroup]). A store may bound the events a group holds together, so
+// that one group (for the Streamable HTTP transport, whose stream ids are
+// "<session id>/<stream>", one session) cannot crowd the others out. The
+// group is a documented naming rule of this port, not a guess about one
+// transport's names: an id without '/' is the name of its group.
 type EventStore interface {
 	// Append stores data as the next event of streamID and returns its id.
+	// The store copies data.
 	Append(ctx context.Context, streamID string, data []byte) (id string, err error)
 	// Replay calls fn, in order, for every event of the stream that holds
 	// lastEventID that came after it, and returns that stream's id. An
-	// unknown or expired id is an error wrapping ErrEventNotFound.
+	// unknown or expired id is an error wrapping ErrEventNotFound. Each
+	// Event names its stream (Event.StreamID), so fn can refuse a stream
+	// before it copies anything: an error from fn stops the replay and is
+	// returned.
 	Replay(ctx context.Context, lastEventID string, fn func(Event) error) (streamID string, err error)
 	// DeleteStream forgets a stream's events (its session ended); deleting
 	// an unknown stream is not an error.
 	DeleteStream(ctx context.Context, streamID string) error
+}
+
+// StreamGroup returns the group of an event stream id: the part before its
+// first '/', or the whole id when it has none. See [EventStore].
+func StreamGroup(streamID string) string {
+	group, _, _ := strings.Cut(streamID, "/")
+	return group
 }
 
 // ErrEventNotFound is wrapped by Replay's error for an id the store does

@@ -60,6 +60,11 @@ func NewWebSocketHandler(p WebSocketParams) *websocket.Handler {
 // Supply a *websocket.Options to configure it:
 //
 //	fx.Supply(&websocket.Options{AllowedOrigins: []string{"http://localhost:6274"}})
+//
+// Its Host and Origin rules are those of the HTTP module's handler, and
+// each handler reads its own options: a name listed in
+// mcphttp.Options.AllowedHosts (or AllowedOrigins) must be listed in the
+// websocket.Options too for /ws to accept it.
 var WebSocket = fx.Module("hexmcp.websocket",
 	fx.Provide(NewWebSocketHandler),
 )

@@ -56,11 +56,111 @@ func check(t *testing.T, got []ports.Event, stream, prefix string, ids []string,
 	}
 }
 
+// payload returns size bytes of JSON text that name stream and i.
+func payload(stream string, i, size int) []byte {
+	b := fmt.Appendf(nil, `"%s|%d|`, stream, i)
+	for len(b) < size-1 {
+		b = append(b, byte('a'+(len(b)+i)%26))
+	}
+	return append(b, '"')
+}
+
+// wantSuffix replays after ids[from] and checks that it delivered
+// datas[from+1:] with their ids, in order. When mustFind is false, a
+// replay that fails with ErrEventNotFound before calling fn is accepted
+// too (the store dropped events it needed).
+func wantSuffix(t *testing.T, s ports.EventStore, ids []string, datas [][]byte, from int, mustFind bool) {
+	t.Helper()
+	i := from + 1
+	_, err := s.Replay(context.Background(), ids[from], func(e ports.Event) error {
+		switch {
+		case i >= len(ids):
+			return fmt.Errorf("event %q after the last one", e.ID)
+		case e.ID != ids[i]:
+			return fmt.Errorf("event %d has id %q, Append returned %q", i, e.ID, ids[i])
+		case string(e.Data) != string(datas[i]):
+			return fmt.Errorf("event %d: %d bytes that differ from the %d appended", i, len(e.Data), len(datas[i]))
+		}
+		i++
+		return nil
+	})
+	switch {
+	case err == nil && i != len(ids):
+		t.Fatalf("Replay after event %d of %d stopped after event %d: events lost", from, len(ids), i-1)
+	case errors.Is(err, ports.ErrEventNotFound) && !mustFind && i == from+1:
+	case err != nil:
+		t.Fatalf("Replay after event %d of %d: %v", from, len(ids), err)
+	}
+}
+
 // Run checks a store made fresh by newStore for each subtest. The store
-// must keep at least 500 events per stream and 100 streams for as long as
-// a subtest runs.
+// must keep at least 500 small events per stream and 100 streams for as
+// long as a subtest runs. Some subtests append large events (up to 9 MiB,
+// about 20 MiB in all): the store may drop old events to stay within its
+// bounds, and decline to keep an event too large for them, but it must
+// never lose an event inside a replay (see [ports.EventStore]).
 func Run(t *testing.T, newStore func(t *testing.T) ports.EventStore) {
 	ctx := context.Background()
+
+	t.Run("LargeEventNeverSkipped", func(t *testing.T) {
+		for _, size := range []int{64 << 10, 9 << 20} {
+			t.Run(fmt.Sprint(size), func(t *testing.T) {
+				s := newStore(t)
+				var ids []string
+				var datas [][]byte
+				add := func(data []byte) {
+					t.Helper()
+					id, err := s.Append(ctx, "g/large", data)
+					if err != nil {
+						t.Fatalf("Append of %d bytes: %v", len(data), err)
+					}
+					ids, datas = append(ids, id), append(datas, data)
+				}
+				add([]byte(`"a0"`))
+				add([]byte(`"a1"`))
+				add(payload("g/large", 2, size))
+				add([]byte(`"a3"`))
+				// After the large event: the rest, whether it was kept or
+				// not.
+				wantSuffix(t, s, ids, datas, 2, true)
+				wantSuffix(t, s, ids, datas, 3, true)
+				// Before it: all of the rest, or not found; never a replay
+				// that skips it.
+				wantSuffix(t, s, ids, datas, 0, false)
+				wantSuffix(t, s, ids, datas, 1, false)
+			})
+		}
+	})
+
+	t.Run("BoundsNeverLoseInsideReplay", func(t *testing.T) {
+		s := newStore(t)
+		// Three streams of one group and one of another, with events of
+		// 256 KiB and small ones: about 20 MiB in all, more than a store
+		// may want to keep for one group.
+		streams := []string{"sess/a", "sess/b", "sess/c", "other/a"}
+		ids := map[string][]string{}
+		datas := map[string][][]byte{}
+		for i := range 80 {
+			st := streams[i%len(streams)]
+			size := 256 << 10
+			if i%3 == 0 {
+				size = 16
+			}
+			data := payload(st, len(ids[st]), size)
+			id, err := s.Append(ctx, st, data)
+			if err != nil {
+				t.Fatalf("Append: %v", err)
+			}
+			ids[st], datas[st] = append(ids[st], id), append(datas[st], data)
+		}
+		for _, st := range streams {
+			// The latest event of each stream resumes (with nothing).
+			wantSuffix(t, s, ids[st], datas[st], len(ids[st])-1, true)
+			for from := range ids[st] {
+				wantSuffix(t, s, ids[st], datas[st], from, false)
+			}
+		}
+	})
 
 	t.Run("IDsUniqueAcrossStreams", func(t *testing.T) {
 		s := newStore(t)

@@ -16,6 +16,15 @@
 //     When a session ends (DELETE, or an expiry that a request or a GET
 //     stream's keep-alive finds), the events of its streams are deleted
 //     from the event store.
+//   - Sessions are bounded by the session store: with the in-memory one,
+//     a session whose client never sends notifications/initialized
+//     expires after memory.DefaultPendingTimeout of inactivity, one client
+//     (the authenticated principal, else the remote IP; IPv6 by /64) holds
+//     at most memory.DefaultMaxSessionsPerClient, and at either limit a
+//     session idle long enough is evicted (at a client's limit, one of
+//     its own) before a new one is refused. A store that reports removals
+//     (ports.SessionRemovalNotifier) also has the handler drop its copy
+//     of an expired or evicted session at once.
 //
 // A request is answered with application/json, or with an SSE stream when
 // the call sends related notifications (progress) before its response, or
@@ -50,9 +59,13 @@
 //	     engine refuses with -32022 or -32021; a batch outside a 2025-03-26
 //	     session; an unknown or expired Last-Event-ID
 //	401  RequireBearer: no valid bearer token (WWW-Authenticate: Bearer)
-//	403  an Origin that is neither the request's host nor allowed; a Host
-//	     that is not local on a loopback listener (DNS rebinding);
-//	     RequireBearer: missing scope
+//	403  on a loopback listener, a Host that is neither a loopback name
+//	     (localhost, *.localhost, 127.0.0.0/8, ::1) nor in
+//	     Options.AllowedHosts (DNS rebinding); an Origin that is not in
+//	     Options.AllowedOrigins and is not an http(s) origin of the
+//	     request's own host and port (loopback names count as one host;
+//	     "null", file: and other schemes only when listed); RequireBearer:
+//	     missing scope. The WebSocket adapter applies the same two rules.
 //	404  an unknown, expired or deleted session, or one that belongs to
 //	     another principal (also a call whose session is deleted while it
 //	     runs); a stateless request for a method the server does not
@@ -66,8 +79,14 @@
 //	413  a body over Options.MaxBodyBytes
 //	415  a POST whose Content-Type is not application/json
 //	429  more than Options.MaxInFlightPerSession requests in flight in one
-//	     session (Retry-After: 1)
-//	503  the session store refuses a new session (too many, Retry-After)
-//	     or fails; a GET after CloseStreams or while the server shuts
+//	     session (Retry-After: 1); an initialize whose client (see
+//	     Options.ClientKey) holds as many sessions as the store allows one
+//	     client, none of them idle long enough to be evicted (-32600,
+//	     Retry-After: 30); a subscriptions/listen past the engine's
+//	     MaxListeners or its client's MaxListenersPerClient
+//	     (app.CodeListenLimit, Retry-After: 5)
+//	503  the session store refuses a new session because it is full and
+//	     no session is idle long enough to be evicted (-32603,
+//	     Retry-After: 10), or fails; a GET after CloseStreams or while the server shuts
 //	     down; any request after Abort
 package mcphttp

@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -45,7 +46,7 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := h.standaloneStream(ls)
-	c := newQueuedConn(nil)
+	c := newQueuedConn(nil, h.opts.MaxStreamQueueBytes)
 	st.mu.Lock()
 	if st.conn != nil && st.conn.alive() {
 		st.mu.Unlock()
@@ -61,6 +62,16 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 	h.pump(w, r, ls, st, c)
 }
 
+// Errors that stop a replay in resume.
+var (
+	// errForeignStream: the event is of another session's stream. It
+	// stops the replay at its first event, before anything is copied.
+	errForeignStream = errors.New("mcp http: the event is of another session's stream")
+	// errReplayFull: the events replayed so far fill the connection's
+	// byte bound (Options.MaxStreamQueueBytes).
+	errReplayFull = errors.New("mcp http: the replay fills the connection's queue")
+)
+
 // resume serves GET + Last-Event-ID (2025-11-25, "Resumability and
 // Redelivery"): the events of the stream of that id that came after it are
 // sent again, then, when the stream is still going on here (the session's
@@ -69,19 +80,41 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 // a previous connection, which ends. An id the store does not know (never
 // issued, expired, or of another session) is a 400: 404 would tell the
 // client that its session is gone.
+//
+// The replay is bounded by Options.MaxStreamQueueBytes: a longer one sends
+// its first events, then ends the stream with an SSE retry field, and the
+// client resumes again from the last event it got.
 func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ls *liveSession, last string) {
+	own := ls.id + "/"
 	var evs []event
+	size, full := 0, false
 	collect := func(e ports.Event) error {
+		if !strings.HasPrefix(e.StreamID, own) {
+			return errForeignStream
+		}
 		if len(e.Data) > 0 { // priming events carry nothing to replay
-			evs = append(evs, event{id: e.ID, data: append([]byte(nil), e.Data...)})
+			if len(evs) > 0 && size+len(e.Data) > h.opts.MaxStreamQueueBytes {
+				full = true
+				return errReplayFull
+			}
+			evs = append(evs, event{id: e.ID, data: bytes.Clone(e.Data)})
+			size += len(e.Data)
 		}
 		last = e.ID
 		return nil
 	}
 	streamID, err := h.events.Replay(r.Context(), last, collect)
-	if err == nil && !strings.HasPrefix(streamID, ls.id+"/") {
-		err = ports.ErrEventNotFound // another session's stream
-		evs = nil
+	if errors.Is(err, errReplayFull) {
+		err = nil
+	}
+	if err == nil && !full && !strings.HasPrefix(streamID, own) {
+		// Nothing came after the id for collect to check. (A full replay
+		// was checked event by event: a store need not name the stream
+		// when fn stops it.)
+		err = errForeignStream
+	}
+	if errors.Is(err, errForeignStream) {
+		err, evs = ports.ErrEventNotFound, nil
 	}
 	if err != nil {
 		if !errors.Is(err, ports.ErrEventNotFound) && r.Context().Err() == nil {
@@ -90,6 +123,15 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ls *liveSession
 			return
 		}
 		newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, "Bad Request: unknown or expired Last-Event-ID").write(w)
+		return
+	}
+	if full {
+		// The rest waits in the store for the client's next resumption;
+		// the stream's live connection, if any, stays as it is.
+		c := newQueuedConn(evs, h.opts.MaxStreamQueueBytes)
+		c.retry = true
+		c.end()
+		h.pump(w, r, ls, nil, c)
 		return
 	}
 	var st *stream
@@ -105,10 +147,16 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ls *liveSession
 		st.mu.Lock()
 	}
 	_, err = h.events.Replay(r.Context(), last, collect)
-	c := newQueuedConn(evs)
+	if errors.Is(err, errReplayFull) {
+		err = nil
+	}
+	c := newQueuedConn(evs, h.opts.MaxStreamQueueBytes)
 	switch {
 	case err != nil:
 		c.fail()
+	case full:
+		c.retry = true
+		c.end()
 	case st == nil || st.done:
 		// Finished, or going on at another instance: replay only. A stream
 		// that has not delivered its response yet may still be going on

@@ -5,13 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/httpguard"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -43,21 +43,43 @@ type Options struct {
 	EventStore ports.EventStore
 	// AllowedOrigins lists the origins, besides the request's own host,
 	// whose browsers may call the server: exact origins such as
-	// "http://localhost:6274" (scheme, host and optional port), or "*" for
-	// any. A request with an Origin header that matches nothing is refused
-	// with 403; a request without Origin (not from a browser) is allowed.
+	// "http://localhost:6274" (scheme, host and optional port; compared
+	// without case, trailing slash or default port), "null" or "file://"
+	// literally, or "*" for any. A request with an Origin header that
+	// matches nothing is refused with 403; a request without Origin (not
+	// from a browser) is allowed. The own host is an http or https origin
+	// naming the Host header's host and port; loopback names (localhost,
+	// *.localhost, 127.0.0.0/8, ::1) count as one host there, so a page of
+	// http://localhost:8080 may call 127.0.0.1:8080.
 	// The handler sends no CORS headers: wrap it in a CORS middleware to
 	// serve cross-origin browsers.
 	AllowedOrigins []string
-	// AllowedHosts lists the host names (without port) accepted in the Host
-	// header of a request that arrives on a loopback address, besides
-	// localhost, 127.0.0.0/8 and ::1; "*" accepts any. This stops DNS
-	// rebinding, which the Origin rule alone cannot: the rebound page's
-	// Origin names the same host as its Host header.
+	// AllowedHosts lists the host names (without port; compared without
+	// case or trailing dot) accepted in the Host header of a request that
+	// arrives on a loopback address, besides localhost, *.localhost,
+	// 127.0.0.0/8 and ::1; "*" accepts any. Another Host on a loopback
+	// listener is refused with 403. This stops DNS rebinding, which the
+	// Origin rule alone cannot: the rebound page's Origin names the same
+	// host as its Host header. The WebSocket adapter applies the same rules
+	// (its Options have the same two fields).
 	AllowedHosts []string
 	// MaxBodyBytes bounds a POST body (default 4 MiB); a larger one is
 	// refused with 413.
 	MaxBodyBytes int64
+	// MaxInFlightBytes bounds the bytes of the POST bodies being read and
+	// served at once, over the whole handler (default
+	// [DefaultMaxInFlightBytes], 32 MiB; [app.Unlimited] or any negative
+	// value: no bound). A POST reserves its Content-Length (MaxBodyBytes
+	// when it is not known, giving back the unused part once read) before
+	// its body is read; when there is no room it waits up to 2 seconds
+	// (or until the request's context ends), then is refused with 503,
+	// Retry-After and a JSON-RPC error without id (-32603). A body larger
+	// than the whole budget is read when nothing else is. The bytes are
+	// given back when the request has been served, or as soon as a
+	// subscriptions/listen stream starts; a handshake-era call waiting
+	// for the client (an elicitation, answered over another POST) keeps
+	// them meanwhile (bounded by app.Options.ClientRequestTimeout).
+	MaxInFlightBytes int64
 	// MaxInFlightPerSession bounds the requests one session may have in
 	// flight at once (default 32); one more is refused at once with 429 and
 	// Retry-After rather than queued, so that a client cannot park
@@ -65,14 +87,33 @@ type Options struct {
 	// are never refused.
 	MaxInFlightPerSession int
 	// KeepAlive is the time between SSE comments on an idle GET stream
-	// (default 30 s; negative: none). Each keep-alive also refreshes the
-	// session in the store, so an open stream keeps its session alive and
-	// ends when the session is deleted elsewhere.
+	// and on a subscriptions/listen stream (default 30 s; negative: none).
+	// A keep-alive that cannot be written ends the stream, freeing its
+	// place. On a GET stream each keep-alive also refreshes the session in
+	// the store, so an open stream keeps its session alive and ends when
+	// the session is deleted elsewhere.
 	KeepAlive time.Duration
 	// EventWriteTimeout bounds the writing of one SSE event (default 30 s;
 	// negative: no bound). A client that does not read in time loses the
 	// connection and may resume it.
 	EventWriteTimeout time.Duration
+	// MaxStreamQueueBytes bounds the data of the SSE events waiting to be
+	// written to one GET connection (a standalone or resumed stream) whose
+	// client reads slowly (default DefaultMaxStreamQueueBytes, 8 MiB; zero
+	// or negative: the default). Past it the connection is dropped and the
+	// client resumes with Last-Event-ID from the event store. A resumed
+	// stream replays at most this much at once, then ends with an SSE
+	// retry field for the client to resume from the last event it got.
+	MaxStreamQueueBytes int
+	// ClientKey names the client a new session counts against for the
+	// session store's per-client limit (ports.SessionState.Peer; the
+	// in-memory store allows memory.DefaultMaxSessionsPerClient sessions
+	// per client). Default [DefaultClientKey]: the authenticated
+	// principal, else the remote IP address. Behind a reverse proxy every
+	// client has the proxy's address: set it to read the client's address
+	// from the header your proxy sets (and only when the request comes
+	// from the proxy). An empty result falls back to DefaultClientKey.
+	ClientKey func(r *http.Request) string
 	// Logger receives the handler's own problems (a failing store);
 	// default: none.
 	Logger ports.Logger
@@ -95,10 +136,9 @@ type Handler struct {
 	events   ports.EventStore
 	log      ports.Logger
 
-	anyOrigin bool
-	origins   map[string]struct{}
-	anyHost   bool
-	hosts     map[string]struct{}
+	guard *httpguard.Guard // the Host and Origin rules
+
+	budget *bodyBudget // Options.MaxInFlightBytes; nil: no bound
 
 	// closing ends the GET streams (CloseStreams); abortCtx (Abort) ends
 	// the stateless requests' contexts and every live session here, whose
@@ -130,6 +170,9 @@ func NewHandler(e *app.Engine, opts Options) *Handler {
 	if opts.MaxInFlightPerSession <= 0 {
 		opts.MaxInFlightPerSession = DefaultMaxInFlightPerSession
 	}
+	if opts.MaxInFlightBytes == 0 {
+		opts.MaxInFlightBytes = DefaultMaxInFlightBytes
+	}
 	if opts.KeepAlive == 0 {
 		opts.KeepAlive = DefaultKeepAlive
 	}
@@ -138,6 +181,9 @@ func NewHandler(e *app.Engine, opts Options) *Handler {
 		opts.EventWriteTimeout = DefaultEventWriteTimeout
 	case opts.EventWriteTimeout < 0:
 		opts.EventWriteTimeout = 0
+	}
+	if opts.MaxStreamQueueBytes <= 0 {
+		opts.MaxStreamQueueBytes = DefaultMaxStreamQueueBytes
 	}
 	if opts.Logger == nil {
 		opts.Logger = ports.NopLogger{}
@@ -149,24 +195,17 @@ func NewHandler(e *app.Engine, opts Options) *Handler {
 		sessions: opts.SessionStore,
 		events:   opts.EventStore,
 		log:      opts.Logger,
-		origins:  make(map[string]struct{}),
-		hosts:    make(map[string]struct{}),
+		guard:    httpguard.New(opts.AllowedOrigins, opts.AllowedHosts),
+		budget:   newBodyBudget(opts.MaxInFlightBytes),
 		closing:  make(chan struct{}),
 		live:     make(map[string]*liveSession),
 		streams:  make(map[string]*stream),
 	}
 	h.abortCtx, h.abort = context.WithCancel(context.Background())
-	for _, o := range opts.AllowedOrigins {
-		if o == "*" {
-			h.anyOrigin = true
-		}
-		h.origins[strings.ToLower(strings.TrimSuffix(o, "/"))] = struct{}{}
-	}
-	for _, hn := range opts.AllowedHosts {
-		if hn == "*" {
-			h.anyHost = true
-		}
-		h.hosts[strings.ToLower(hn)] = struct{}{}
+	if n, ok := opts.SessionStore.(ports.SessionRemovalNotifier); ok {
+		// Sessions the store expires or evicts leave this instance's
+		// memory at once (see storeRemoved).
+		n.OnRemoved(h.storeRemoved)
 	}
 	return h
 }
@@ -274,6 +313,11 @@ func validSessionID(id string) bool {
 // client's token on: use the Principal), the authenticated principal and
 // the peer's address.
 func withTransport(ctx context.Context, r *http.Request) context.Context {
+	return app.WithTransportInfo(ctx, transportInfo(r))
+}
+
+// transportInfo is what withTransport attaches.
+func transportInfo(r *http.Request) app.TransportInfo {
 	// Credentials never reach tools; the copy is made only when there are
 	// some to remove (handlers must treat the headers as read-only).
 	hdr := r.Header
@@ -284,5 +328,5 @@ func withTransport(ctx context.Context, r *http.Request) context.Context {
 	}
 	hdr.Del("Authorization")
 	hdr.Del("Proxy-Authorization")
-	return app.WithTransportInfo(ctx, app.TransportInfo{Header: hdr, Principal: PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr})
+	return app.TransportInfo{Header: hdr, Principal: PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr}
 }

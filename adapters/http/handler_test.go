@@ -212,11 +212,12 @@ func TestMcpParamHeaders(t *testing.T) {
 	good := hdr{"Mcp-Param-Region": "us-west1", "Mcp-Param-Count": "42", "Mcp-Param-Dry": "true", "Mcp-Param-Zone": "=?base64?WsO8cmljaA==?="}
 	call := statelessCall(1, "sql", args)
 	expect(t, ev.post(call, mergeHdr(base, good)), http.StatusOK, `"ok"`)
-	// Header names are case-insensitive; integers compare as numbers.
+	// Header names are case-insensitive; a body integer compares as a
+	// number with the canonical header ("42.0" in the body is 42).
 	h := mergeHdr(base, good)
 	delete(h, "Mcp-Param-Count")
-	h["mcp-param-count"] = "42.0"
-	expect(t, ev.post(call, h), http.StatusOK)
+	h["mcp-param-count"] = "42"
+	expect(t, ev.post(statelessCall(1, "sql", strings.Replace(args, `"count":42`, `"count":42.0`, 1)), h), http.StatusOK)
 	// Absent and null arguments need no header.
 	expect(t, ev.post(statelessCall(2, "sql", `{"query":"q","region":null}`), base), http.StatusOK)
 
@@ -228,6 +229,7 @@ func TestMcpParamHeaders(t *testing.T) {
 		"other value":              {args, hdr{"Mcp-Param-Region": "eu-west1"}},
 		"other number":             {args, hdr{"Mcp-Param-Count": "43"}},
 		"not a number":             {args, hdr{"Mcp-Param-Count": "forty-two"}},
+		"non-canonical number":     {args, hdr{"Mcp-Param-Count": "42.0"}},
 		"boolean case":             {args, hdr{"Mcp-Param-Dry": "True"}},
 		"nested mismatch":          {args, hdr{"Mcp-Param-Zone": "Zurich"}},
 		"non-ASCII plain value":    {args, hdr{"Mcp-Param-Zone": "Z\xc3\xbcrich"}},

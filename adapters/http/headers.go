@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"math/big"
 	"mime"
 	"net/http"
 	"slices"
@@ -181,8 +180,9 @@ func (h *Handler) checkStateless(r *http.Request, mi app.MessageInfo) *rpcErr {
 // checkParams validates the Mcp-Param-{Name} headers of a tools/call
 // against the arguments the tool's input schema marks with x-mcp-header: a
 // value present (and not null) in the arguments needs its header, equal
-// after decoding (integers compared as numbers); an absent or null value
-// needs the header to be absent. Headers the tool does not declare are
+// after decoding (a number argument needs the header in canonical integer
+// form, see [isCanonicalInteger], and is compared as a number); an absent or
+// null value needs the header to be absent. Headers the tool does not declare are
 // ignored. An unknown tool is left to the engine.
 func (h *Handler) checkParams(r *http.Request, mi app.MessageInfo) *rpcErr {
 	tool, ok := h.e.LookupTool(mi.Name)
@@ -221,7 +221,13 @@ func (h *Handler) checkParams(r *http.Request, mi app.MessageInfo) *rpcErr {
 			return headerMismatch(mi.ID, "the "+header+" header is repeated")
 		case !valid:
 			return headerMismatch(mi.ID, "the "+header+" header has invalid characters or a malformed base64 value")
-		case !sameValue(got, val):
+		}
+		if _, isNum := val.(json.Number); isNum && !isCanonicalInteger(got) {
+			return headerMismatch(mi.ID, "the "+header+" header must carry argument "+strings.Join(p.path, ".")+
+				" as a decimal integer in canonical form (an optional '-', no leading zeros, no fraction or exponent), at most "+
+				strconv.Itoa(maxParamIntegerBytes)+" bytes, within ±(2^53-1)")
+		}
+		if !sameValue(got, val) {
 			return headerMismatch(mi.ID, "the "+header+" header does not match argument "+strings.Join(p.path, "."))
 		}
 	}
@@ -244,8 +250,8 @@ func argumentAt(args map[string]any, path []string) (any, bool) {
 }
 
 // sameValue compares a decoded header value with an argument: strings as
-// they are, booleans as "true"/"false", numbers numerically ("42.0" equals
-// 42). Objects and arrays never match (x-mcp-header is for primitives).
+// they are, booleans as "true"/"false", numbers as [sameInteger] does.
+// Objects and arrays never match (x-mcp-header is for primitives).
 func sameValue(header string, v any) bool {
 	switch v := v.(type) {
 	case string:
@@ -256,11 +262,135 @@ func sameValue(header string, v any) bool {
 		}
 		return header == "false"
 	case json.Number:
-		a, ok1 := new(big.Rat).SetString(header)
-		b, ok2 := new(big.Rat).SetString(v.String())
-		return ok1 && ok2 && a.Cmp(b) == 0
+		return isCanonicalInteger(header) && sameInteger(header, v)
 	}
 	return false
+}
+
+// maxSafeInteger is the largest integer an x-mcp-header argument may hold
+// (2026-07-28 Streamable HTTP, "Schema Extension": "Integer values MUST be
+// within the safe range for JavaScript (-2^53+1 to 2^53-1)").
+const maxSafeInteger = 1<<53 - 1
+
+// maxParamIntegerBytes is the longest Mcp-Param-* value that can carry an
+// integer: len("-9007199254740991"). Longer values are refused before
+// anything else reads them.
+const maxParamIntegerBytes = 17
+
+// isCanonicalInteger reports whether a decoded Mcp-Param-* value is an
+// integer in the one form a client produces: "Convert to decimal string
+// representation (e.g., 42, -7)" (2026-07-28 Streamable HTTP, "Value
+// Encoding"). That is the RFC 8259 int production, -?(0|[1-9][0-9]*),
+// without "-0", within the safe range. A gateway comparing strings then
+// sees the very integer the tool gets: "0x2a", "84/2", "+42", "042",
+// "4.2e1" and "42.0" are all refused rather than read as 42.
+func isCanonicalInteger(s string) bool {
+	if len(s) == 0 || len(s) > maxParamIntegerBytes {
+		return false
+	}
+	digits := s
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	switch {
+	case digits == "":
+		return false
+	case digits[0] == '0':
+		return s == "0" // no leading zeros, and no "-0"
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64) // at most 17 bytes: no overflow
+	return err == nil && n >= -maxSafeInteger && n <= maxSafeInteger
+}
+
+// sameInteger reports whether the canonical integer header equals the
+// number the body carries, compared as numbers: a body may write the
+// integer 42 as 42, 42.0 or 4.2e1 (JSON Schema counts all three as an
+// integer, and the specification asks servers to compare integers
+// numerically), and each matches the header "42". The body number is read
+// exactly, in one pass and without big-number arithmetic: a value that is
+// not an integer, or has more digits than a safe integer, matches nothing.
+func sameInteger(header string, body json.Number) bool {
+	c, ok := canonicalInteger(string(body))
+	return ok && c == header
+}
+
+// canonicalInteger returns the canonical decimal form of the JSON number
+// s when its value is an integer of at most 16 digits (the safe range),
+// and false otherwise (a fraction, a larger value, or not a JSON number).
+func canonicalInteger(s string) (string, bool) {
+	const maxDigits = 16 // len("9007199254740991")
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	intPart := s[:i]
+	if intPart == "" || len(intPart) > 1 && intPart[0] == '0' {
+		return "", false
+	}
+	var frac string
+	if i < len(s) && s[i] == '.' {
+		j := i + 1
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		if frac = s[i+1 : j]; frac == "" {
+			return "", false
+		}
+		i = j
+	}
+	exp := 0
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		expNeg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			expNeg = s[i] == '-'
+			i++
+		}
+		if i == len(s) {
+			return "", false
+		}
+		for ; i < len(s); i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				return "", false
+			}
+			if exp < 1<<30 { // saturate: such exponents match nothing anyway
+				exp = exp*10 + int(c-'0')
+			}
+		}
+		if expNeg {
+			exp = -exp
+		}
+	}
+	if i != len(s) {
+		return "", false
+	}
+	// The value is digits × 10^exp, digits without leading zeros.
+	digits := strings.TrimLeft(intPart+frac, "0")
+	exp -= len(frac)
+	if digits == "" {
+		return "0", true // any zero, -0 and 0e-999 included
+	}
+	trimmed := strings.TrimRight(digits, "0")
+	exp += len(digits) - len(trimmed)
+	digits = trimmed
+	if exp < 0 || len(digits)+exp > maxDigits {
+		return "", false
+	}
+	out := digits + strings.Repeat("0", exp)
+	if neg {
+		out = "-" + out
+	}
+	return out, true
 }
 
 // headerParam is one x-mcp-header annotation of an input schema.

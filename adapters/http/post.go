@@ -26,10 +26,15 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		newErr(http.StatusNotAcceptable, nil, domain.CodeInvalidRequest, "Not Acceptable: the client must accept application/json or text/event-stream").write(w)
 		return
 	}
-	raw, ok := h.readBody(w, r)
+	raw, hold, ok := h.readBody(w, r)
 	if !ok {
 		return
 	}
+	// The body's bytes stay counted until the request has been served
+	// (a call waiting for the client, such as a handshake-era elicitation
+	// answered over another POST, keeps them: they are still held), except
+	// for a subscriptions/listen stream, which gives them back as it starts.
+	defer hold.release()
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '[' {
 		h.serveBatch(w, r, raw, acc)
@@ -48,7 +53,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, resp)
 		return
 	case mi.Stateless():
-		h.serveStateless(w, r, raw, mi, acc)
+		h.serveStateless(w, r, raw, mi, acc, hold)
 		return
 	}
 	if e := h.checkVersionHeader(r, mi.ID); e != nil {
@@ -85,31 +90,59 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		"Bad Request: the Mcp-Session-Id header is required; send initialize first, or name the protocol version in _meta").write(w)
 }
 
-// readBody reads a POST body within Options.MaxBodyBytes (413 beyond).
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	max := h.opts.MaxBodyBytes
-	if r.ContentLength > max {
+// readBody reads a POST body within Options.MaxBodyBytes (413 beyond) and
+// the budget of bodies in flight (Options.MaxInFlightBytes): it first
+// reserves the body's Content-Length (MaxBodyBytes when the length is not
+// known, giving back what the body did not use once read), waiting for room
+// a short time, else answers 503 with Retry-After. The caller releases the
+// hold it returns.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *bodyHold, bool) {
+	limit := h.opts.MaxBodyBytes
+	if r.ContentLength > limit {
 		newErr(http.StatusRequestEntityTooLarge, nil, domain.CodeInvalidRequest, "Request Entity Too Large").write(w)
-		return nil, false
+		return nil, nil, false
 	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	want := limit
+	if r.ContentLength >= 0 {
+		want = r.ContentLength
+	}
+	hold, err := h.budget.reserve(r.Context(), want)
 	if err != nil {
+		busy().write(w)
+		return nil, nil, false
+	}
+	body := http.MaxBytesReader(w, r.Body, limit)
+	var raw []byte
+	if r.ContentLength >= 0 {
+		// Read in place: one buffer of the announced size, not the
+		// doublings of io.ReadAll.
+		raw = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(body, raw)
+	} else {
+		raw, err = io.ReadAll(body)
+	}
+	if err != nil {
+		hold.release()
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			newErr(http.StatusRequestEntityTooLarge, nil, domain.CodeInvalidRequest, "Request Entity Too Large").write(w)
 		} else {
 			newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, "Bad Request: the body could not be read").write(w)
 		}
-		return nil, false
+		return nil, nil, false
 	}
-	return raw, true
+	hold.keep(int64(cap(raw)))
+	return raw, hold, true
 }
 
 // serveStateless serves a 2026-07-28 request: no session (an
 // Mcp-Session-Id header is ignored, as that revision's "Backward
 // Compatibility" says), request metadata headers checked against the body,
 // the response scoped to the request.
-func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []byte, mi app.MessageInfo, acc accepts) {
+//
+// hold is the request's part of the budget of bodies in flight; a listen
+// stream gives it back as it starts (see serveListen).
+func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []byte, mi app.MessageInfo, acc accepts, hold *bodyHold) {
 	if mi.Kind != app.KindRequest {
 		// 2026-07-28 defines no client notification over HTTP, nor headers
 		// for one: accept it (it has no effect without a session).
@@ -125,16 +158,12 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []b
 		newErr(http.StatusNotAcceptable, mi.ID, domain.CodeInvalidRequest, "Not Acceptable: subscriptions/listen answers with an SSE stream; the client must accept text/event-stream").write(w)
 		return
 	}
+	if mi.Method == "subscriptions/listen" {
+		h.serveListen(w, r, raw, mi, acc, hold) // raw is not used after: the stream does not keep it
+		return
+	}
 	ctx, done := h.statelessContext(r)
 	defer done()
-	if mi.Method == "subscriptions/listen" {
-		// A listen stream never ends by itself: a graceful stop
-		// (CloseStreams, Server.Shutdown) ends it, as it ends GET streams,
-		// and the engine then answers it with its completion result.
-		var stop func()
-		ctx, stop = h.listenContext(ctx, r)
-		defer stop()
-	}
 	pw := &postWriter{h: h, w: w, acc: acc}
 	resp := h.e.HandleInspected(ctx, nil, mi, pw)
 	pw.finish(resp, statusFor(true, resp, raw))
@@ -167,12 +196,16 @@ func (h *Handler) listenContext(ctx context.Context, r *http.Request) (context.C
 // serveInitialize starts a session: it mints the id, lets the engine answer
 // initialize, stores the session's state and sends the id in
 // Mcp-Session-Id with the response. A failed initialize creates nothing.
+// The session counts against its client (Options.ClientKey) for the
+// store's per-client limit: a refusal for that reason is a 429, one
+// because the store is full a 503, both with Retry-After.
 func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, raw []byte, acc accepts) {
 	sid := newSessionID()
 	sess := h.e.NewSession(context.Background(), sid, nil)
 	// The session belongs to the authenticated principal, on every
 	// instance: lookup refuses it to anyone else.
 	sess.SetOwner(owner(r.Context()))
+	sess.SetPeer(h.clientKey(r))
 	ls := h.newLive(sid, sess)
 	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
 	ctx, done := h.sessionContext(r, pw)
@@ -185,24 +218,47 @@ func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, raw []
 		pw.finish(resp, statusFor(false, resp, nil))
 		return
 	}
-	if err := h.sessions.Create(ctx, st); err != nil {
-		ls.markGone()
-		ls.end()
-		id := app.Inspect(raw).ID
-		e := newErr(http.StatusServiceUnavailable, id, domain.CodeInternalError, "Service unavailable")
-		if errors.Is(err, ports.ErrTooManySessions) {
-			e.message = "Service unavailable: too many sessions"
-			e.retryAfter = "10"
-		} else {
-			h.logf(ports.LevelError, "mcp http: creating a session in the store failed", ports.F("error", err))
-		}
-		pw.fail(e)
-		return
-	}
+	// Known here before the store has it, so that a removal the store
+	// reports from now on (an eviction right after Create) finds it.
 	ls.stored = st
 	h.addLive(ls)
+	if err := h.sessions.Create(ctx, st); err != nil {
+		h.dropLive(ls)
+		ls.markGone()
+		ls.end()
+		pw.fail(h.createError(app.Inspect(raw).ID, err))
+		return
+	}
 	pw.setSessionHeader(sid)
 	pw.finish(resp, http.StatusOK)
+}
+
+// Retry-After of the refusals of a new session. At the store's total limit
+// a place frees up as soon as any session is deleted, expires or becomes
+// evictable; at a client's own limit, when one of its sessions does
+// (within memory.DefaultMinIdleForEviction at most, unless they are in
+// use), or at once when the client ends one it no longer uses.
+const (
+	retryAfterSessions       = "10"
+	retryAfterClientSessions = "30"
+)
+
+// createError is the answer to an initialize whose session the store
+// refused.
+func (h *Handler) createError(id json.RawMessage, err error) *rpcErr {
+	switch {
+	case errors.Is(err, ports.ErrTooManySessionsForClient):
+		e := newErr(http.StatusTooManyRequests, id, domain.CodeInvalidRequest,
+			"Too Many Requests: this client holds too many sessions; end those it no longer uses (DELETE) or retry later")
+		e.retryAfter = retryAfterClientSessions
+		return e
+	case errors.Is(err, ports.ErrTooManySessions):
+		e := newErr(http.StatusServiceUnavailable, id, domain.CodeInternalError, "Service unavailable: too many sessions")
+		e.retryAfter = retryAfterSessions
+		return e
+	}
+	h.logf(ports.LevelError, "mcp http: creating a session in the store failed", ports.F("error", err))
+	return newErr(http.StatusServiceUnavailable, id, domain.CodeInternalError, "Service unavailable")
 }
 
 // serveInSession serves a message of a handshake-era session.
@@ -242,6 +298,13 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 	pw.finish(resp, statusFor(false, resp, nil))
 }
 
+// statelessInBatch is the error of a stateless-era request sent inside a
+// JSON-RPC batch: -32600, answered in the batch with the request's id.
+func statelessInBatch(id json.RawMessage) *rpcErr {
+	return newErr(http.StatusOK, id, domain.CodeInvalidRequest,
+		"Invalid Request: stateless requests cannot be batched: a request naming a protocol version in _meta must be the only message of its POST")
+}
+
 func tooMany(id json.RawMessage) *rpcErr {
 	e := newErr(http.StatusTooManyRequests, id, domain.CodeInvalidRequest, "Too Many Requests: too many requests in flight for this session")
 	e.retryAfter = "1"
@@ -250,8 +313,10 @@ func tooMany(id json.RawMessage) *rpcErr {
 
 // serveBatch serves a JSON-RPC batch. Batches exist only in 2025-03-26, so
 // only a session of that revision may send one; anything else is a 400
-// with -32600. The messages are served concurrently and the responses sent
-// as one array, in the order of the requests (202 when there is none).
+// with -32600. A member that is a stateless-era request is answered -32600
+// in the batch (see [statelessInBatch]). The messages are served
+// concurrently and the responses sent as one array, in the order of the
+// requests (202 when there is none).
 func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte, acc accepts) {
 	sid := r.Header.Get(HeaderSessionID)
 	if sid == "" {
@@ -279,10 +344,24 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 		newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, "Invalid Request: empty batch").write(w)
 		return
 	}
-	kinds := make([]app.MessageKind, len(items))
+	// A stateless-era message (its _meta names a protocol version) is not
+	// part of the session, and its request metadata headers cannot be
+	// checked inside a batch: one set of headers comes with many bodies.
+	// The 2026-07-28 transport allows only "a single JSON-RPC request or
+	// notification" per POST, so such a request is refused by itself, with
+	// its id, as a JSON-RPC batch answers each bad member, and the other
+	// members are served. A stateless notification is served as it is
+	// outside a batch: without the session (it has no effect).
+	infos := make([]app.MessageInfo, len(items))
+	out := make([][]byte, len(items))
 	requests := 0
 	for i, it := range items {
-		if kinds[i] = app.Inspect(it).Kind; kinds[i] == app.KindRequest {
+		mi := app.Inspect(it)
+		infos[i] = mi
+		switch {
+		case mi.Kind == app.KindRequest && mi.Stateless():
+			out[i] = statelessInBatch(mi.ID).body()
+		case mi.Kind == app.KindRequest:
 			requests++
 		}
 	}
@@ -294,12 +373,16 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
 	ctx, done := h.sessionContext(r, pw)
 	defer done()
-	out := make([][]byte, len(items))
 	var wg sync.WaitGroup
 	for i, it := range items {
-		if kinds[i] == app.KindRequest {
+		mi := infos[i]
+		switch {
+		case out[i] != nil: // refused above
+		case mi.Kind == app.KindNotification && mi.Stateless():
+			h.e.HandleMessage(ctx, nil, it, nil)
+		case mi.Kind == app.KindRequest:
 			wg.Go(func() { out[i] = h.e.HandleMessage(ctx, ls.sess, it, pw) })
-		} else {
+		default:
 			out[i] = h.e.HandleMessage(ctx, ls.sess, it, pw)
 		}
 	}

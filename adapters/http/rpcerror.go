@@ -24,7 +24,9 @@ type rpcErr struct {
 
 // wireError is the body of an error response. The id is left out when it is
 // unknown: MCP's JSONRPCErrorResponse makes it optional, and null is not a
-// valid RequestId.
+// valid RequestId. The engine writes its own errors in the same shape (see
+// app's encodeError), so every error of the SDK whose id could not be read,
+// on every transport, has no id member.
 type wireError struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/netip"
 	"slices"
 	"sync"
 	"time"
@@ -36,9 +37,12 @@ type liveSession struct {
 	gone     context.Context
 	markGone context.CancelFunc
 
-	mu         sync.Mutex
-	stored     ports.SessionState // what the store holds, as far as we know
-	inflight   int
+	mu       sync.Mutex
+	stored   ports.SessionState // what the store holds, as far as we know
+	inflight int
+	// removed: the store reported the session gone while calls were in
+	// flight here; the sweep drops it once they are done.
+	removed    bool
 	lastUsed   time.Time
 	standalone *stream
 	// postStreams are the ids of the resumable POST streams this instance
@@ -106,7 +110,13 @@ func (ls *liveSession) release(n int) {
 func (ls *liveSession) idle(now time.Time) bool {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	if ls.inflight > 0 || now.Sub(ls.lastUsed) < localIdle {
+	if ls.inflight > 0 {
+		return false
+	}
+	if ls.removed {
+		return true
+	}
+	if now.Sub(ls.lastUsed) < localIdle {
 		return false
 	}
 	if st := ls.standalone; st != nil {
@@ -145,6 +155,43 @@ func owner(ctx context.Context) string {
 	return ""
 }
 
+// DefaultClientKey names the client a new session counts against for the
+// session store's per-client limit (ports.SessionState.Peer) when
+// Options.ClientKey is nil: "sub:" and the authenticated principal's
+// subject (see [RequireBearer]), else "ip:" and the request's remote IP
+// address without port: an IPv4 address as it is, an IPv6 one by its /64
+// prefix (one host or network commonly holds a whole /64, so counting its
+// addresses one by one would bound nothing). A remote address that does
+// not parse is used whole, after "addr:".
+func DefaultClientKey(r *http.Request) string {
+	if p := PrincipalFrom(r.Context()); p != nil && p.Subject != "" {
+		return "sub:" + p.Subject
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		a, err2 := netip.ParseAddr(r.RemoteAddr)
+		if err2 != nil {
+			return "addr:" + r.RemoteAddr
+		}
+		ap = netip.AddrPortFrom(a, 0)
+	}
+	a := ap.Addr().WithZone("").Unmap()
+	if a.Is6() {
+		return "ip:" + netip.PrefixFrom(a, 64).Masked().String()
+	}
+	return "ip:" + a.String()
+}
+
+// clientKey is the Peer of a session a request initializes.
+func (h *Handler) clientKey(r *http.Request) string {
+	if f := h.opts.ClientKey; f != nil {
+		if k := f(r); k != "" {
+			return k
+		}
+	}
+	return DefaultClientKey(r)
+}
+
 // lookup finds a live session. The store is asked every time: it decides
 // expiry, and another instance may have deleted the session. A session the
 // store holds but this instance does not (another instance created it, or
@@ -171,7 +218,7 @@ func (h *Handler) lookup(ctx context.Context, sid string, id json.RawMessage) (*
 	}
 	now := time.Now()
 	h.mu.Lock()
-	evicted := h.sweepLocked(now)
+	idle, removed := h.sweepLocked(now)
 	ls := h.live[sid]
 	if ls == nil {
 		ls = h.newLive(sid, h.e.RestoreSession(context.Background(), st, nil))
@@ -188,27 +235,68 @@ func (h *Handler) lookup(ctx context.Context, sid string, id json.RawMessage) (*
 	}
 	ls.mu.Unlock()
 	h.mu.Unlock()
-	for _, old := range evicted {
-		old.end()
-	}
+	h.endSwept(idle, removed)
 	return ls, nil
 }
 
 // sweepLocked removes the idle local sessions, at most once a minute, and
-// returns them for the caller to end outside the lock.
-func (h *Handler) sweepLocked(now time.Time) []*liveSession {
+// returns them for the caller to end outside the lock (see endSwept): those
+// merely idle here, and those the store reported gone (see storeRemoved).
+func (h *Handler) sweepLocked(now time.Time) (idle, removed []*liveSession) {
 	if now.Sub(h.lastSweep) < sweepEvery {
-		return nil
+		return nil, nil
 	}
 	h.lastSweep = now
-	var out []*liveSession
 	for id, ls := range h.live {
 		if ls.idle(now) {
 			delete(h.live, id)
-			out = append(out, ls)
+			ls.mu.Lock()
+			gone := ls.removed
+			ls.mu.Unlock()
+			if gone {
+				removed = append(removed, ls)
+			} else {
+				idle = append(idle, ls)
+			}
 		}
 	}
-	return out
+	return idle, removed
+}
+
+// endSwept ends the sessions sweepLocked removed: an idle one is only
+// ended here (the store keeps it), one the store no longer has is
+// forgotten with its events.
+func (h *Handler) endSwept(idle, removed []*liveSession) {
+	for _, ls := range idle {
+		ls.end()
+	}
+	for _, ls := range removed {
+		h.drop(ls)
+	}
+}
+
+// storeRemoved is called by a store that reports removals
+// ([ports.SessionRemovalNotifier], as the in-memory one does) when a
+// session left it: expired, evicted or deleted. This instance's copy is
+// forgotten at once, as lookup would when the client came back, so that
+// the sessions held here are never more than the store's, however many
+// the store expires or evicts. A copy with calls in flight keeps serving
+// them (their responses are still delivered) and is forgotten by the next
+// sweep after they are done.
+func (h *Handler) storeRemoved(sid string) {
+	h.mu.Lock()
+	ls := h.live[sid]
+	h.mu.Unlock()
+	if ls == nil {
+		return
+	}
+	ls.mu.Lock()
+	busy := ls.inflight > 0
+	ls.removed = busy
+	ls.mu.Unlock()
+	if !busy {
+		h.forget(sid)
+	}
 }
 
 // forget ends this instance's copy of a session the store no longer has
@@ -221,9 +309,14 @@ func (h *Handler) forget(sid string) {
 	ls := h.live[sid]
 	delete(h.live, sid)
 	h.mu.Unlock()
-	if ls == nil {
-		return
+	if ls != nil {
+		h.drop(ls)
 	}
+}
+
+// drop ends a session this instance no longer holds (see forget).
+func (h *Handler) drop(ls *liveSession) {
+	sid := ls.id
 	// Mark it gone first: a stream that appends an event from now on
 	// deletes itself again (see stream.storeLocked), so that no event
 	// outlives the deletion below.
@@ -240,16 +333,32 @@ func (h *Handler) forget(sid string) {
 	}
 }
 
-// addLive makes a new session known after the store accepted it.
+// addLive makes a new session known here, just before the store is asked
+// to create it. It runs the sweep of idle local sessions too (at most once
+// a minute), so that they leave memory also while no client comes back to
+// an existing session.
 func (h *Handler) addLive(ls *liveSession) {
 	h.mu.Lock()
 	h.live[ls.id] = ls
+	idle, removed := h.sweepLocked(time.Now())
+	h.mu.Unlock()
+	h.endSwept(idle, removed)
+}
+
+// dropLive takes back a session addLive made known, which the store
+// refused.
+func (h *Handler) dropLive(ls *liveSession) {
+	h.mu.Lock()
+	if h.live[ls.id] == ls {
+		delete(h.live, ls.id)
+	}
 	h.mu.Unlock()
 }
 
 // syncState writes the session's state to the store when a request
-// changed it (initialize, resources/subscribe and unsubscribe,
-// logging/setLevel).
+// changed it (notifications/initialized, resources/subscribe and
+// unsubscribe, logging/setLevel): Ready once the handshake is complete,
+// so that the store no longer treats the session as pending.
 func (h *Handler) syncState(ctx context.Context, ls *liveSession) {
 	st := ls.sess.State()
 	ls.mu.Lock()
@@ -259,7 +368,11 @@ func (h *Handler) syncState(ctx context.Context, ls *liveSession) {
 		return
 	}
 	if err := h.sessions.Update(context.WithoutCancel(ctx), st); err != nil {
-		h.logf(ports.LevelError, "mcp http: updating the session store failed", ports.F("error", err))
+		// A session the store dropped meanwhile (expired or evicted
+		// during the request) is not a failure: its next request is 404.
+		if !errors.Is(err, ports.ErrSessionNotFound) {
+			h.logf(ports.LevelError, "mcp http: updating the session store failed", ports.F("error", err))
+		}
 		return
 	}
 	ls.mu.Lock()
@@ -270,7 +383,7 @@ func (h *Handler) syncState(ctx context.Context, ls *liveSession) {
 // sameState compares what the engine owns of two states (Created and
 // LastSeen belong to the store).
 func sameState(a, b ports.SessionState) bool {
-	return a.ID == b.ID && a.Owner == b.Owner && a.Initialized == b.Initialized && a.Revision == b.Revision &&
+	return a.ID == b.ID && a.Owner == b.Owner && a.Peer == b.Peer && a.Initialized == b.Initialized && a.Ready == b.Ready && a.Revision == b.Revision &&
 		a.Client.Name == b.Client.Name && a.Client.Version == b.Client.Version && a.Client.Title == b.Client.Title &&
 		bytes.Equal(a.Capabilities, b.Capabilities) && slices.Equal(a.Subscriptions, b.Subscriptions) &&
 		a.ResourcesAdvertised == b.ResourcesAdvertised && a.PromptsAdvertised == b.PromptsAdvertised && a.LogLevel == b.LogLevel

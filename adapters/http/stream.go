@@ -81,8 +81,12 @@ func writeEvents(w http.ResponseWriter, rc *http.ResponseController, timeout tim
 
 // sink is a connection a stream delivers to.
 type sink interface {
-	// push delivers an event; false means the connection is lost.
+	// push delivers an event; false means the connection is lost. The
+	// sink copies ev.data if it keeps it past the call.
 	push(ev event) bool
+	// written reports whether push writes the event to the network (and
+	// flushes it) before it returns true, rather than queue it.
+	written() bool
 	// end tells the connection that the stream is complete.
 	end()
 	// fail drops the connection (another one took the stream over).
@@ -107,6 +111,11 @@ type stream struct {
 	mu   sync.Mutex
 	conn sink
 	done bool // the final response was sent (POST streams)
+	// carried is set once a message other than the final response was
+	// sent (a progress notification, a server request, a batch's other
+	// responses); kept once an event of the stream is in the event store,
+	// its id handed out (a priming event counts).
+	carried, kept bool
 }
 
 // WriteMessage sends msg on the stream; it never fails (a message sent
@@ -123,16 +132,18 @@ func (st *stream) send(msg []byte) {
 	if st.done {
 		return
 	}
+	st.carried = true
 	st.deliverLocked(st.storeLocked(msg))
 }
 
-// storeLocked copies msg (the engine's buffer must not be kept) and appends
-// it to the event store, unless the stream's session has ended. An event
-// appended while the session ends is deleted again with the stream:
+// storeLocked appends msg to the event store (which copies it), unless the
+// stream's session has ended, and returns it as an event with its id. The
+// event's data is msg, the engine's buffer: sinks copy what they keep. An
+// event appended while the session ends is deleted again with the stream:
 // whichever of this check and the session's deletion of its streams comes
 // last removes it.
 func (st *stream) storeLocked(msg []byte) event {
-	ev := event{data: bytes.Clone(msg)}
+	ev := event{data: msg}
 	if st.id == "" || st.sessionGone() {
 		return ev
 	}
@@ -151,6 +162,7 @@ func (st *stream) storeLocked(msg []byte) event {
 		st.h.logf(ports.LevelWarn, "mcp http: the event store returned an id that is not valid in SSE; the event cannot be replayed")
 	default:
 		ev.id = id
+		st.kept = true
 	}
 	return ev
 }
@@ -170,7 +182,7 @@ func (st *stream) finish(final []byte) {
 	if st.done {
 		return
 	}
-	if final != nil {
+	if final != nil && !st.finishUnstoredLocked(final) {
 		st.deliverLocked(st.storeLocked(final))
 	}
 	st.done = true
@@ -178,6 +190,37 @@ func (st *stream) finish(final []byte) {
 		st.conn.end()
 		st.conn = nil
 	}
+}
+
+// finishUnstoredLocked delivers the final response of a resumable stream
+// that carried nothing before it (a POST answered on a one-event stream, or
+// after only its priming event) without keeping it in the event store, and
+// reports whether it did. Nothing is left for a client to resume then:
+//   - when no event of the stream was stored, the client holds no id of it
+//     to resume from, so a stored response could never be replayed: it is
+//     delivered (or lost with the connection) as it is;
+//   - when an event was stored (a priming event), the response is left out
+//     of the store only once it was written and flushed to the connection
+//     that opened the stream, and the stream's events are deleted then.
+//
+// Otherwise (a stream that carried more, or whose connection is lost or is
+// a resumed one) the response is stored as any event, to be replayed.
+func (st *stream) finishUnstoredLocked(final []byte) bool {
+	if st.id == "" || st.carried {
+		return false
+	}
+	if !st.kept {
+		st.deliverLocked(event{data: final})
+		return true
+	}
+	if st.conn == nil || !st.conn.written() || !st.conn.push(event{data: final}) {
+		return false
+	}
+	if err := st.h.events.DeleteStream(context.Background(), st.id); err != nil {
+		st.h.logf(ports.LevelWarn, "mcp http: deleting the events of a delivered stream failed", ports.F("error", err))
+	}
+	st.kept = false
+	return true
 }
 
 // detach removes c if it is still the stream's connection.
@@ -211,22 +254,28 @@ func (c *directConn) push(ev event) bool {
 	return !c.lost
 }
 
-func (c *directConn) end()        {}
-func (c *directConn) fail()       { c.lost = true }
-func (c *directConn) alive() bool { return !c.lost }
+func (c *directConn) written() bool { return true }
+func (c *directConn) end()          {}
+func (c *directConn) fail()         { c.lost = true }
+func (c *directConn) alive() bool   { return !c.lost }
 
 // queuedConn is a GET response: senders queue events and the GET's own
 // goroutine writes them, so that no sender (the engine broadcasting a
 // list change, another request's tool) ever waits for the network. A
-// client that falls more than the queue's bound behind is dropped; it
-// resumes with Last-Event-ID.
+// client that falls more than the queue's bounds behind (queueLimit
+// events, Options.MaxStreamQueueBytes bytes of data) is dropped; it
+// resumes with Last-Event-ID from the event store.
 type queuedConn struct {
 	mu      sync.Mutex
 	pending []event
-	limit   int
-	ended   bool
-	failed  bool
-	wake    chan struct{}
+	bytes   int // of the data of pending
+	// limit and byteLimit bound pending; until the first take they also
+	// leave room for the preloaded replay.
+	limit, byteLimit int
+	maxBytes         int // Options.MaxStreamQueueBytes
+	ended            bool
+	failed           bool
+	wake             chan struct{}
 	// retry asks the client, when the stream ends, to come back later
 	// (set before the connection is served).
 	retry bool
@@ -235,8 +284,19 @@ type queuedConn struct {
 // queueLimit bounds the live events waiting for a GET connection.
 const queueLimit = 1024
 
-func newQueuedConn(preload []event) *queuedConn {
-	return &queuedConn{pending: preload, limit: len(preload) + queueLimit, wake: make(chan struct{}, 1)}
+// DefaultMaxStreamQueueBytes is the default of
+// Options.MaxStreamQueueBytes: 8 MiB.
+const DefaultMaxStreamQueueBytes = 8 << 20
+
+// newQueuedConn returns a connection that first writes preload (events
+// the caller owns) and bounds what queues after it by maxBytes.
+func newQueuedConn(preload []event, maxBytes int) *queuedConn {
+	c := &queuedConn{pending: preload, limit: len(preload) + queueLimit, maxBytes: maxBytes, wake: make(chan struct{}, 1)}
+	for _, ev := range preload {
+		c.bytes += len(ev.data)
+	}
+	c.byteLimit = c.bytes + maxBytes
+	return c
 }
 
 func (c *queuedConn) signal() {
@@ -252,17 +312,23 @@ func (c *queuedConn) push(ev event) bool {
 		c.mu.Unlock()
 		return false
 	}
-	if len(c.pending) >= c.limit {
+	// One event larger than the byte bound still goes to a client that is
+	// not behind: the bound is on the backlog.
+	if len(c.pending) >= c.limit || (len(c.pending) > 0 && c.bytes+len(ev.data) > c.byteLimit) {
 		c.failed = true
 		c.mu.Unlock()
 		c.signal()
 		return false
 	}
+	ev.data = bytes.Clone(ev.data) // the sender's buffer
 	c.pending = append(c.pending, ev)
+	c.bytes += len(ev.data)
 	c.mu.Unlock()
 	c.signal()
 	return true
 }
+
+func (c *queuedConn) written() bool { return false }
 
 func (c *queuedConn) end() {
 	c.mu.Lock()
@@ -288,10 +354,9 @@ func (c *queuedConn) alive() bool {
 func (c *queuedConn) take() (evs []event, ended, failed bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	evs, c.pending = c.pending, nil
-	if c.limit > queueLimit {
-		c.limit = queueLimit // the preloaded replay is gone
-	}
+	evs, c.pending, c.bytes = c.pending, nil, 0
+	// The preloaded replay is gone.
+	c.limit, c.byteLimit = queueLimit, c.maxBytes
 	return evs, c.ended, c.failed
 }
 

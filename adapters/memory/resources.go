@@ -61,10 +61,12 @@ func (r *ResourceRegistry) ListTemplates() []ports.RegisteredResourceTemplate {
 	return r.templates.list(func(t ports.RegisteredResourceTemplate) string { return t.Template.URITemplate })
 }
 
-// Match finds the first template, in ListTemplates order, that uri matches.
+// Match finds the first template, in ListTemplates order, that uri matches
+// ([domain.ResourceTemplate.Match]: decoded, checked values unless the
+// template asks for raw ones).
 func (r *ResourceRegistry) Match(uri string) (ports.RegisteredResourceTemplate, map[string]string, bool) {
 	for _, t := range r.ListTemplates() {
-		if vars, ok := domain.MatchTemplate(t.Template.URITemplate, uri); ok {
+		if vars, ok := t.Template.Match(uri); ok {
 			return t, vars, true
 		}
 	}

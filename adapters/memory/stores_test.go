@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,9 +45,10 @@ func newSessions(idle time.Duration, max int) (*memory.SessionStore, *sessiontes
 	return memory.NewSessionStore(memory.SessionStoreOptions{IdleTimeout: idle, MaxSessions: max, Clock: c}), c
 }
 
+// mustCreate creates a ready session (its client completed the handshake).
 func mustCreate(t *testing.T, s ports.SessionStore, id string) {
 	t.Helper()
-	if err := s.Create(context.Background(), ports.SessionState{ID: id}); err != nil {
+	if err := s.Create(context.Background(), ports.SessionState{ID: id, Ready: true}); err != nil {
 		t.Fatalf("Create %s: %v", id, err)
 	}
 }
@@ -68,7 +70,7 @@ func TestSessionIdleExpiry(t *testing.T) {
 		t.Fatalf("Len = %d, want 1", n)
 	}
 	// An old LastSeen given to Create counts.
-	if err := s.Create(ctx, ports.SessionState{ID: "old", LastSeen: c.Now().Add(-50 * time.Second)}); err != nil {
+	if err := s.Create(ctx, ports.SessionState{ID: "old", Ready: true, LastSeen: c.Now().Add(-50 * time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	mustCreate(t, s, "new")
@@ -123,7 +125,7 @@ func TestSessionMaxSessions(t *testing.T) {
 	mustCreate(t, s, "a")
 	c.Advance(30 * time.Second)
 	mustCreate(t, s, "b")
-	err := s.Create(ctx, ports.SessionState{ID: "c"})
+	err := s.Create(ctx, ports.SessionState{ID: "c", Ready: true})
 	if !errors.Is(err, ports.ErrTooManySessions) {
 		t.Fatalf("Create beyond MaxSessions = %v, want ErrTooManySessions", err)
 	}
@@ -144,7 +146,7 @@ func TestSessionMaxSessions(t *testing.T) {
 	if _, err := s.Get(ctx, "b"); err != nil {
 		t.Fatalf("live session lost: %v", err)
 	}
-	if err := s.Create(ctx, ports.SessionState{ID: "d"}); !errors.Is(err, ports.ErrTooManySessions) {
+	if err := s.Create(ctx, ports.SessionState{ID: "d", Ready: true}); !errors.Is(err, ports.ErrTooManySessions) {
 		t.Fatalf("Create beyond MaxSessions = %v, want ErrTooManySessions", err)
 	}
 }
@@ -289,5 +291,217 @@ func TestEventIDs(t *testing.T) {
 	cancel()
 	if _, err := s.Replay(ctx, ids[0], func(ports.Event) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Replay with a cancelled context = %v", err)
+	}
+}
+
+// The contract holds with budgets small enough for its large events to be
+// dropped, or not kept at all.
+func TestEventStoreContractSmallBudgets(t *testing.T) {
+	eventtest.Run(t, func(*testing.T) ports.EventStore {
+		return memory.NewEventStore(memory.EventStoreOptions{
+			MaxBytesPerStream: 128 << 10, MaxBytesPerGroup: 256 << 10, MaxBytes: 1 << 20,
+		})
+	})
+}
+
+// sized appends n events of size bytes of data each to stream, named
+// "<stream>#<i>" at their start, and returns their ids.
+func sized(t *testing.T, s *memory.EventStore, stream string, n, size int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range n {
+		data := fmt.Appendf(nil, "%s#%d", stream, i)
+		data = append(data, make([]byte, size-len(data))...)
+		id, err := s.Append(context.Background(), stream, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = id
+	}
+	return ids
+}
+
+// wantNames checks that a replay after id gives the events named names
+// (see sized).
+func wantNames(t *testing.T, s ports.EventStore, id string, names ...string) {
+	t.Helper()
+	got, err := replay(s, id)
+	if err != nil {
+		t.Fatalf("Replay(%q): %v", id, err)
+	}
+	for i := range got {
+		got[i], _, _ = strings.Cut(got[i], "\x00")
+	}
+	if fmt.Sprint(got) != fmt.Sprint(names) {
+		t.Fatalf("Replay(%q) = %q, want %q", id, got, names)
+	}
+}
+
+func wantBytes(t *testing.T, s *memory.EventStore, want int64) {
+	t.Helper()
+	if got := s.Bytes(); got != want {
+		t.Fatalf("Bytes = %d, want %d", got, want)
+	}
+}
+
+// one is what an event of sized(…, 100) counts against the budgets.
+const one = 100 + memory.EventOverhead
+
+func TestEventMaxBytesPerStream(t *testing.T) {
+	s, _ := newEvents(memory.EventStoreOptions{MaxBytesPerStream: 3 * one})
+	ids := sized(t, s, "g/s", 5, 100) // keeps #2, #3, #4
+	other := sized(t, s, "g/t", 2, 100)
+	wantBytes(t, s, 5*one)
+	wantNotFound(t, s, ids[0])
+	wantNames(t, s, ids[1], "g/s#2", "g/s#3", "g/s#4")
+	wantNames(t, s, ids[4])
+	wantNames(t, s, other[0], "g/t#1")
+	// A larger event drops as many old ones as it needs.
+	big := sized(t, s, "g/s", 1, 2*100+memory.EventOverhead)
+	wantNotFound(t, s, ids[2])
+	wantNames(t, s, ids[3], "g/s#4", "g/s#0")
+	wantNames(t, s, big[0])
+	wantBytes(t, s, 3*one+2*one)
+}
+
+func TestEventMaxBytesPerGroup(t *testing.T) {
+	s, _ := newEvents(memory.EventStoreOptions{MaxBytesPerGroup: 4 * one})
+	var a, b []string
+	for range 3 {
+		a = append(a, sized(t, s, "s1/a", 1, 100)...)
+		b = append(b, sized(t, s, "s1/b", 1, 100)...)
+	}
+	// Other groups keep theirs whatever s1 does: s2, and s3, a stream
+	// without '/' (the group named by its whole id).
+	x := sized(t, s, "s2/x", 4, 100)
+	y := sized(t, s, "s3", 4, 100)
+	// s1 held a0 b0 a1 b1, then a2 and b2 dropped a0 and b0; one more
+	// drops a1, the oldest of the group, though it is of another stream.
+	sized(t, s, "s1/b", 1, 100)
+	wantNotFound(t, s, a[0])
+	wantNames(t, s, a[1], "s1/a#0")
+	wantNames(t, s, b[0], "s1/b#0", "s1/b#0", "s1/b#0")
+	sized(t, s, "s1/a", 1, 100) // drops b1
+	wantNotFound(t, s, b[0])
+	wantNames(t, s, b[1], "s1/b#0", "s1/b#0")
+	wantNames(t, s, a[1], "s1/a#0", "s1/a#0")
+	wantNames(t, s, x[0], "s2/x#1", "s2/x#2", "s2/x#3")
+	wantNames(t, s, y[0], "s3#1", "s3#2", "s3#3")
+	wantBytes(t, s, 12*one)
+}
+
+func TestEventMaxBytes(t *testing.T) {
+	s, _ := newEvents(memory.EventStoreOptions{MaxBytes: 5 * one})
+	a := sized(t, s, "a/1", 3, 100)
+	b := sized(t, s, "b/1", 2, 100)
+	c := sized(t, s, "c/1", 1, 100) // the oldest event of all goes: a#0
+	wantNames(t, s, a[0], "a/1#1", "a/1#2")
+	sized(t, s, "c/1", 1, 100) // a#1
+	wantNotFound(t, s, a[0])
+	wantNames(t, s, a[1], "a/1#2")
+	wantNames(t, s, b[0], "b/1#1")
+	sized(t, s, "c/1", 2, 100) // a#2, then b#0
+	wantNotFound(t, s, a[1])
+	wantNames(t, s, a[2]) // a stream whose events all went still resumes from its latest
+	wantNames(t, s, b[0], "b/1#1")
+	wantNames(t, s, c[0], "c/1#0", "c/1#0", "c/1#1")
+	sized(t, s, "c/1", 1, 100) // b#1
+	wantNotFound(t, s, b[0])
+	wantBytes(t, s, 5*one)
+	if n := s.Len(); n != 3 {
+		t.Fatalf("Len = %d, want 3", n)
+	}
+}
+
+// An event larger than a budget is not kept; it gets an id, from which a
+// replay resumes, and the ids before it fail.
+func TestEventTooLargeNotKept(t *testing.T) {
+	for name, opts := range map[string]memory.EventStoreOptions{
+		"stream": {MaxBytesPerStream: 1000},
+		"group":  {MaxBytesPerGroup: 1000},
+		"total":  {MaxBytes: 1000},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, _ := newEvents(opts)
+			before := sized(t, s, "g/s", 2, 100)
+			other := sized(t, s, "g/o", 1, 100)
+			big := sized(t, s, "g/s", 1, 1000-memory.EventOverhead+1)
+			if big[0] == "" || big[0] == before[1] {
+				t.Fatalf("id %q", big[0])
+			}
+			wantBytes(t, s, one) // g/o#0: g/s keeps nothing
+			wantNotFound(t, s, before[0])
+			wantNotFound(t, s, before[1])
+			wantNames(t, s, big[0])
+			after := sized(t, s, "g/s", 1, 100)
+			wantNames(t, s, big[0], "g/s#0")
+			wantNames(t, s, after[0])
+			wantNames(t, s, other[0])
+			wantBytes(t, s, 2*one)
+			// Exactly at the budget is kept.
+			fits := sized(t, s, "h/s", 2, 1000-memory.EventOverhead)
+			wantNames(t, s, fits[0], "h/s#1")
+		})
+	}
+}
+
+// Deleting, expiring and evicting streams releases their bytes.
+func TestEventBytesReleased(t *testing.T) {
+	ctx := context.Background()
+	s, c := newEvents(memory.EventStoreOptions{TTL: time.Minute, MaxStreams: 2})
+	sized(t, s, "a/1", 3, 100)
+	sized(t, s, "a/2", 2, 100)
+	wantBytes(t, s, 5*one)
+	_ = s.DeleteStream(ctx, "a/1")
+	wantBytes(t, s, 2*one)
+	sized(t, s, "b/1", 1, 100)
+	sized(t, s, "c/1", 1, 100) // evicts a/2, the least recently appended
+	wantBytes(t, s, 2*one)
+	c.Advance(30 * time.Second)
+	sized(t, s, "b/1", 1, 100)
+	c.Advance(30*time.Second + time.Nanosecond) // c/1 and b/1's first expire
+	wantBytes(t, s, one)
+	if n := s.Len(); n != 1 {
+		t.Fatalf("Len = %d, want 1", n)
+	}
+	c.Advance(time.Minute)
+	wantBytes(t, s, 0)
+	if n := s.Len(); n != 0 {
+		t.Fatalf("Len = %d, want 0", n)
+	}
+	// After all that, the budgets count from zero again.
+	sized(t, s, "d/1", 2, 100)
+	wantBytes(t, s, 2*one)
+}
+
+// Zero and negative options take the default byte budgets: none is
+// unlimited.
+func TestEventByteDefaults(t *testing.T) {
+	for _, v := range []int64{0, -1} {
+		t.Run(fmt.Sprint(v), func(t *testing.T) {
+			s, _ := newEvents(memory.EventStoreOptions{MaxBytes: v, MaxBytesPerGroup: v, MaxBytesPerStream: v})
+			const full = memory.DefaultMaxBytesPerStream - memory.EventOverhead // counts 8 MiB
+			// Per stream: one event of 8 MiB fits, a byte more does not.
+			a := sized(t, s, "a/1", 1, full)
+			wantBytes(t, s, memory.DefaultMaxBytesPerStream)
+			sized(t, s, "a/2", 1, full+1)
+			wantBytes(t, s, memory.DefaultMaxBytesPerStream)
+			// Per group: 16 MiB, so a third 8 MiB event of group a drops
+			// the first.
+			sized(t, s, "a/3", 1, full)
+			wantBytes(t, s, memory.DefaultMaxBytesPerGroup)
+			wantNames(t, s, a[0])
+			sized(t, s, "a/4", 1, full)
+			wantBytes(t, s, memory.DefaultMaxBytesPerGroup)
+			// In all: 64 MiB, eight such events; a ninth drops the oldest.
+			var first []string
+			for g := range 7 {
+				first = append(first, sized(t, s, fmt.Sprintf("g%d/s", g), 1, full)...)
+			}
+			wantBytes(t, s, memory.DefaultMaxBytes)
+			wantNames(t, s, first[0])
+			sized(t, s, "h/s", 1, 100)
+			wantBytes(t, s, memory.DefaultMaxBytes-memory.DefaultMaxBytesPerStream+one)
+		})
 	}
 }

@@ -135,6 +135,30 @@ func Run(t *testing.T, newRegistry func(t *testing.T) ports.ResourceRegistry) {
 			t.Fatal("templates listed as resources")
 		}
 	})
+	t.Run("TemplateValues", func(t *testing.T) {
+		// Match decodes and checks values as domain.ResourceTemplate.Match
+		// does: a value that leaves one path segment does not match, unless
+		// the template asks for raw values.
+		r := newRegistry(t)
+		raw := template("r://{v}")
+		raw.Template.RawValues = true
+		for _, tm := range []ports.RegisteredResourceTemplate{template("f:///{path}"), raw} {
+			if err := r.AddTemplate(tm); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, uri := range []string{"f:///..%2Fsecret", "f:///a%5Cb", "f:///a%00b", "f:///.."} {
+			if _, vars, ok := r.Match(uri); ok {
+				t.Errorf("Match(%q) = %q, want no match", uri, vars)
+			}
+		}
+		if _, vars, ok := r.Match("f:///a%20b"); !ok || vars["path"] != "a b" {
+			t.Errorf("Match of %%20 = %q, %v", vars, ok)
+		}
+		if _, vars, ok := r.Match("r://..%2Fsecret"); !ok || vars["v"] != "..%2Fsecret" {
+			t.Errorf("Match of a raw template = %q, %v", vars, ok)
+		}
+	})
 	t.Run("Concurrent", func(t *testing.T) {
 		r := newRegistry(t)
 		var wg sync.WaitGroup

@@ -1,7 +1,11 @@
 // Package sessiontest is the contract suite of the [ports.SessionStore]
 // port: every session store adapter (the in-memory one, or one a host app
-// writes on a shared store) must pass Run. It also holds [FakeClock], a
-// clock tests move by hand, so that expiry is tested without sleeping.
+// writes on a shared store) must pass Run and, for the limits it has (a
+// store exposed to untrusted clients should have them all), [RunExpiry]
+// (idle expiry), [RunPending] (the sooner expiry of sessions whose client
+// never completed the handshake) and [RunPerClientLimit] (the bound on one
+// client's sessions). It also holds [FakeClock], a clock tests move by
+// hand, so that expiry is tested without sleeping.
 package sessiontest
 
 import (
@@ -52,7 +56,9 @@ func state(id string) ports.SessionState {
 	return ports.SessionState{
 		ID:          id,
 		Owner:       "owner-" + id,
+		Peer:        "peer-" + id,
 		Initialized: true,
+		Ready:       true,
 		Revision:    domain.Revision20251125,
 		Client: domain.Implementation{
 			Name:        "client-" + id,
@@ -87,6 +93,9 @@ func checkState(t *testing.T, got, want ports.SessionState) {
 	if got.ID != want.ID || got.Owner != want.Owner || got.Initialized != want.Initialized || got.Revision != want.Revision {
 		t.Errorf("state = {ID:%q Owner:%q Initialized:%v Revision:%q}, want {ID:%q Owner:%q Initialized:%v Revision:%q}",
 			got.ID, got.Owner, got.Initialized, got.Revision, want.ID, want.Owner, want.Initialized, want.Revision)
+	}
+	if got.Ready != want.Ready || got.Peer != want.Peer {
+		t.Errorf("state = {Ready:%v Peer:%q}, want {Ready:%v Peer:%q}", got.Ready, got.Peer, want.Ready, want.Peer)
 	}
 	if !slices.Equal(got.Subscriptions, want.Subscriptions) {
 		t.Errorf("Subscriptions = %q, want %q", got.Subscriptions, want.Subscriptions)
@@ -129,6 +138,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock ports.Clock) ports.Sess
 
 		want.Revision = domain.Revision20250618
 		want.Initialized = false
+		want.Ready = false
 		want.Client.Name = "renamed"
 		want.Capabilities = json.RawMessage(`{}`)
 		want.Owner = "new-owner"
@@ -136,6 +146,19 @@ func Run(t *testing.T, newStore func(t *testing.T, clock ports.Clock) ports.Sess
 		want.ResourcesAdvertised = false
 		want.LogLevel = domain.LogDebug
 		if err := s.Update(ctx, want); err != nil {
+			t.Fatal(err)
+		}
+		got, err = s.Get(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkState(t, got, want)
+
+		// Ready again; the Peer a session was created with is kept.
+		want.Ready = true
+		moved := want
+		moved.Peer = "another-peer"
+		if err := s.Update(ctx, moved); err != nil {
 			t.Fatal(err)
 		}
 		got, err = s.Get(ctx, "a")
@@ -233,7 +256,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock ports.Clock) ports.Sess
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.ID != "bare" || got.Owner != "" || got.Initialized || got.Revision != "" || got.Client.Name != "" || len(got.Client.Icons) != 0 ||
+		if got.ID != "bare" || got.Owner != "" || got.Peer != "" || got.Initialized || got.Ready || got.Revision != "" || got.Client.Name != "" || len(got.Client.Icons) != 0 ||
 			len(got.Subscriptions) != 0 || got.ResourcesAdvertised || got.PromptsAdvertised || got.LogLevel != "" {
 			t.Errorf("bare state = %+v", got)
 		}
@@ -411,6 +434,164 @@ func RunExpiry(t *testing.T, idle time.Duration, newStore func(t *testing.T, clo
 		}
 		if _, err := s.Get(ctx, "idle"); !errors.Is(err, ports.ErrSessionNotFound) {
 			t.Fatalf("Get of an idle session = %v, want ErrSessionNotFound", err)
+		}
+	})
+}
+
+// pendingState is state(id) of a session whose client has not sent
+// notifications/initialized yet.
+func pendingState(id string) ports.SessionState {
+	st := state(id)
+	st.Ready = false
+	return st
+}
+
+// RunPending checks the pending expiry of a store that expires a session
+// that is not Ready (its client never completed the handshake) once it has
+// been idle for more than pending, by the clock handed to newStore (a
+// [*FakeClock] starting at [Start]), and a Ready one only after idle, which
+// must be longer than pending.
+func RunPending(t *testing.T, pending, idle time.Duration, newStore func(t *testing.T, clock ports.Clock) ports.SessionStore) {
+	ctx := context.Background()
+	if idle <= pending+time.Second {
+		t.Fatalf("RunPending: idle %v must be longer than pending %v and a second", idle, pending)
+	}
+
+	t.Run("PendingSessionExpires", func(t *testing.T) {
+		c := NewFakeClock(Start)
+		s := newStore(t, c)
+		if err := s.Create(ctx, pendingState("p")); err != nil {
+			t.Fatal(err)
+		}
+		c.Advance(pending)
+		if _, err := s.Get(ctx, "p"); err != nil {
+			t.Fatalf("Get of a pending session after exactly the pending timeout = %v, want the session", err)
+		}
+		c.Advance(pending + time.Second)
+		if _, err := s.Get(ctx, "p"); !errors.Is(err, ports.ErrSessionNotFound) {
+			t.Fatalf("Get of a pending session idle past the pending timeout = %v, want ErrSessionNotFound", err)
+		}
+		if err := s.Update(ctx, state("p")); !errors.Is(err, ports.ErrSessionNotFound) {
+			t.Fatalf("Update of an expired pending session = %v, want ErrSessionNotFound", err)
+		}
+	})
+
+	t.Run("ReadySessionOutlivesPending", func(t *testing.T) {
+		c := NewFakeClock(Start)
+		s := newStore(t, c)
+		for _, id := range []string{"made-ready", "pending"} {
+			if err := s.Create(ctx, pendingState(id)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Create(ctx, state("ready")); err != nil {
+			t.Fatal(err)
+		}
+		// notifications/initialized arrived: the transport stores Ready.
+		if err := s.Update(ctx, state("made-ready")); err != nil {
+			t.Fatal(err)
+		}
+		c.Advance(pending + time.Second)
+		for _, id := range []string{"made-ready", "ready"} {
+			got, err := s.Get(ctx, id)
+			if err != nil {
+				t.Fatalf("Get of ready session %s idle past the pending timeout = %v, want the session", id, err)
+			}
+			checkState(t, got, state(id))
+		}
+		if _, err := s.Get(ctx, "pending"); !errors.Is(err, ports.ErrSessionNotFound) {
+			t.Fatalf("Get of the session that stayed pending = %v, want ErrSessionNotFound", err)
+		}
+	})
+}
+
+// RunPerClientLimit checks a store that lets one client (one non-empty
+// Peer) hold at most max live sessions: past that, Create either refuses
+// the session with an error wrapping [ports.ErrTooManySessionsForClient]
+// (which wraps [ports.ErrTooManySessions]) or makes room among that
+// client's own sessions; other clients' sessions are neither refused nor
+// touched, and sessions without a Peer count against no client. The clock
+// (a [*FakeClock] starting at [Start]) does not move. The store must have
+// room for 3*max+2 sessions in total.
+func RunPerClientLimit(t *testing.T, max int, newStore func(t *testing.T, clock ports.Clock) ports.SessionStore) {
+	ctx := context.Background()
+	of := func(peer string, i int) ports.SessionState {
+		st := state(fmt.Sprintf("%s-%d", peer, i))
+		st.Peer = peer
+		return st
+	}
+	// live counts the sessions of peer, of ids peer-0 .. peer-(n-1), that
+	// the store still holds.
+	live := func(t *testing.T, s ports.SessionStore, peer string, n int) (ids []string) {
+		t.Helper()
+		for i := range n {
+			id := fmt.Sprintf("%s-%d", peer, i)
+			if _, err := s.Get(ctx, id); err == nil {
+				ids = append(ids, id)
+			} else if !errors.Is(err, ports.ErrSessionNotFound) {
+				t.Fatalf("Get %s: %v", id, err)
+			}
+		}
+		return ids
+	}
+	// overflow creates one session past the limit for peer and checks the
+	// outcome: refused as the port says, or made room for.
+	overflow := func(t *testing.T, s ports.SessionStore, peer string, i int) {
+		t.Helper()
+		err := s.Create(ctx, of(peer, i))
+		if err != nil && (!errors.Is(err, ports.ErrTooManySessionsForClient) || !errors.Is(err, ports.ErrTooManySessions)) {
+			t.Fatalf("Create past the per-client limit = %v, want nil or an error wrapping ErrTooManySessionsForClient and ErrTooManySessions", err)
+		}
+		if n := len(live(t, s, peer, i+1)); n > max {
+			t.Fatalf("client %s holds %d sessions, over the limit of %d", peer, n, max)
+		}
+	}
+
+	t.Run("OneClientCannotCrowdOthersOut", func(t *testing.T) {
+		s := newStore(t, NewFakeClock(Start))
+		for i := range max {
+			if err := s.Create(ctx, of("greedy", i)); err != nil {
+				t.Fatalf("Create %d of %d for one client: %v", i+1, max, err)
+			}
+		}
+		overflow(t, s, "greedy", max)
+		overflow(t, s, "greedy", max+1)
+		for i := range max {
+			if err := s.Create(ctx, of("other", i)); err != nil {
+				t.Fatalf("Create %d for another client: %v", i+1, err)
+			}
+		}
+		if n := len(live(t, s, "other", max)); n != max {
+			t.Fatalf("the other client holds %d of its %d sessions", n, max)
+		}
+		// No Peer: no per-client limit.
+		for i := range max + 1 {
+			if err := s.Create(ctx, ports.SessionState{ID: fmt.Sprintf("anonymous-%d", i), Ready: true}); err != nil {
+				t.Fatalf("Create %d without a Peer: %v", i+1, err)
+			}
+		}
+	})
+
+	t.Run("DeleteFreesAPlace", func(t *testing.T) {
+		s := newStore(t, NewFakeClock(Start))
+		for i := range max {
+			if err := s.Create(ctx, of("c", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		overflow(t, s, "c", max)
+		ids := live(t, s, "c", max+1)
+		if len(ids) == 0 {
+			t.Fatal("the client holds no session")
+		}
+		if err := s.Delete(ctx, ids[0]); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Create(ctx, of("c", max+1)); err != nil {
+			t.Fatalf("Create after the client deleted one of its sessions = %v", err)
+		}
+		if _, err := s.Get(ctx, of("c", max+1).ID); err != nil {
+			t.Fatalf("Get of the new session = %v", err)
 		}
 	})
 }

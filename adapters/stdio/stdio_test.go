@@ -120,7 +120,7 @@ func TestServeOverPipes(t *testing.T) {
 		t.Fatal(got)
 	}
 	send(strings.Repeat(" ", 2000))
-	if got := recv(); got != `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: line of 2000 bytes exceeds the limit of 1024 bytes: message exceeds the transport's size limit"}}` {
+	if got := recv(); got != `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: line of 2000 bytes exceeds the limit of 1024 bytes: message exceeds the transport's size limit"}}` {
 		t.Fatal(got)
 	}
 	send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)

@@ -1,14 +1,12 @@
 package websocket
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	gws "github.com/gorilla/websocket"
@@ -25,6 +23,8 @@ import (
 //     during shutdown;
 //   - writeLoop drains the bounded send queue that WriteMessage fills
 //     without blocking, sends the pings, and ends with the close frame.
+//     The queue is bounded in messages (the channel's capacity) and in
+//     bytes (queued, which counts every queued copy until it is written).
 //
 // The first reason to close wins (requestClose); it stops ReadMessage and
 // WriteMessage, and tells the writer which close frame to send and whether
@@ -34,7 +34,7 @@ type conn struct {
 	cancel context.CancelFunc
 	ws     *gws.Conn
 	opts   *Options
-	peak   *atomic.Int64
+	stats  *queueStats
 
 	in   chan []byte // reader → ReadMessage
 	send chan []byte // WriteMessage → writer; its capacity is the bound
@@ -47,18 +47,19 @@ type conn struct {
 	readErr  error  // what ReadMessage returns once closing
 	writeErr error  // what WriteMessage returns once closing
 	closeCh  chan struct{}
+	queued   int64 // bytes of the messages queued or being written
 
 	readerDone chan struct{}
 	writerDone chan struct{}
 	netOnce    sync.Once
 }
 
-func newConn(ctx context.Context, ws *gws.Conn, opts *Options, peak *atomic.Int64) *conn {
+func newConn(ctx context.Context, ws *gws.Conn, opts *Options, stats *queueStats) *conn {
 	c := &conn{
 		ctx:        ctx,
 		ws:         ws,
 		opts:       opts,
-		peak:       peak,
+		stats:      stats,
 		in:         make(chan []byte),
 		send:       make(chan []byte, opts.SendQueue),
 		closeCh:    make(chan struct{}),
@@ -127,15 +128,44 @@ func (c *conn) ReadMessage(ctx context.Context) ([]byte, error) {
 }
 
 // WriteMessage queues a copy of msg for the writer and returns at once. A
-// full queue closes the connection with 1013; after a close every write
-// fails with an error wrapping net.ErrClosed.
+// full queue (Options.SendQueue messages or Options.MaxQueueBytes bytes)
+// closes the connection with 1013, a message larger than MaxQueueBytes by
+// itself with 1009; after a close every write fails with an error wrapping
+// net.ErrClosed.
 func (c *conn) WriteMessage(_ context.Context, msg []byte) error {
-	m := bytes.Clone(msg)
-	if m == nil {
-		m = []byte{}
-	}
+	size := int64(len(msg))
+	limit := c.opts.MaxQueueBytes
+
+	// Reserve the bytes before the copy exists, so that what the
+	// connection holds never passes the bound.
 	c.mu.Lock()
 	if c.closing {
+		err := c.writeErr
+		c.mu.Unlock()
+		return err
+	}
+	if limit > 0 && c.queued+size > limit {
+		held := c.queued
+		c.mu.Unlock()
+		if size > limit {
+			why := fmt.Sprintf("a message of %d bytes exceeds the send limit of %d bytes", size, limit)
+			return c.refuse(gws.CloseMessageTooBig, fmt.Sprintf("message too big: a message to the client exceeds the send limit of %d bytes", limit), why,
+				"websocket: closing a connection: a message to the client is larger than MaxQueueBytes", ports.F("size", size), ports.F("limit", limit))
+		}
+		why := fmt.Sprintf("the send queue holds %d bytes and the limit is %d", held, limit)
+		return c.refuse(gws.CloseTryAgainLater, "try again later: the client does not read its messages fast enough", why,
+			"websocket: closing a connection whose client reads too slowly", ports.F("queuedBytes", held), ports.F("size", size), ports.F("limit", limit))
+	}
+	c.queued += size
+	raise(&c.stats.peakQueueBytes, c.queued)
+	c.mu.Unlock()
+
+	m := make([]byte, len(msg)) // exactly len(msg) bytes: what is counted
+	copy(m, msg)
+
+	c.mu.Lock()
+	if c.closing {
+		c.queued -= size
 		err := c.writeErr
 		c.mu.Unlock()
 		return err
@@ -144,20 +174,34 @@ func (c *conn) WriteMessage(_ context.Context, msg []byte) error {
 	case c.send <- m:
 		n := int64(len(c.send))
 		c.mu.Unlock()
-		for p := c.peak.Load(); n > p && !c.peak.CompareAndSwap(p, n); p = c.peak.Load() {
-		}
+		raise(&c.stats.peakQueue, n)
 		return nil
 	default:
 	}
+	c.queued -= size
 	c.mu.Unlock()
 	why := fmt.Sprintf("the send queue of %d messages is full", c.opts.SendQueue)
-	if c.requestClose(gws.CloseTryAgainLater, "try again later: the client does not read its messages fast enough", false,
-		fmt.Errorf("websocket: %s: %w", why, net.ErrClosed), why) {
-		c.logf(ports.LevelWarn, "websocket: closing a connection whose client reads too slowly", ports.F("queue", c.opts.SendQueue))
+	return c.refuse(gws.CloseTryAgainLater, "try again later: the client does not read its messages fast enough", why,
+		"websocket: closing a connection whose client reads too slowly", ports.F("queue", c.opts.SendQueue))
+}
+
+// refuse closes the connection because a message cannot be queued, and
+// returns the error of WriteMessage.
+func (c *conn) refuse(code int, reason, why, logMsg string, fields ...ports.Field) error {
+	if c.requestClose(code, reason, false, fmt.Errorf("websocket: %s: %w", why, net.ErrClosed), why) {
+		c.logf(ports.LevelWarn, logMsg, fields...)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.writeErr
+}
+
+// sent releases the bytes of a message once it has been written (or its
+// writing has failed).
+func (c *conn) sent(msg []byte) {
+	c.mu.Lock()
+	c.queued -= int64(len(msg))
+	c.mu.Unlock()
 }
 
 // Close closes the connection at once, without a close frame. The handler
@@ -275,9 +319,12 @@ func (c *conn) writeLoop() {
 	}
 }
 
+// write writes one queued message; its bytes count until it is written.
 func (c *conn) write(msg []byte) bool {
 	_ = c.ws.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout))
-	if err := c.ws.WriteMessage(gws.TextMessage, msg); err != nil {
+	err := c.ws.WriteMessage(gws.TextMessage, msg)
+	c.sent(msg)
+	if err != nil {
 		c.writeFailed(err)
 		return false
 	}

@@ -23,12 +23,25 @@
 // A request is refused before the upgrade with
 //
 //   - 503 when the handler is shutting down;
-//   - 403 when it has an Origin header that names neither the request's own
-//     host nor an entry of Options.AllowedOrigins (requests without Origin,
-//     from non-browser clients, are allowed);
+//   - 403 when, on a loopback listener, its Host header names neither a
+//     loopback host (localhost, *.localhost, 127.0.0.0/8, ::1) nor an entry
+//     of Options.AllowedHosts: the DNS-rebinding guard, which the Origin
+//     check alone cannot be, since a rebound page's Origin names the same
+//     host as its Host header;
+//   - 403 when it has an Origin header that is neither in
+//     Options.AllowedOrigins nor an http or https origin of the request's
+//     own host and port (loopback names count as one host there: a page of
+//     http://localhost:8080 may connect to 127.0.0.1:8080). "null", file:
+//     and other schemes pass only when listed. Requests without Origin,
+//     from non-browser clients, are allowed. These two rules are the ones
+//     of the Streamable HTTP adapter (mcphttp), from one implementation;
 //   - 400 when the client offers subprotocols but not Options.Subprotocol
 //     ("mcp"). A client that offers none is accepted (and no subprotocol is
 //     selected), for simple clients and tools such as wscat;
+//   - 503 (Retry-After) when Options.MaxConns connections are open or
+//     being opened;
+//   - 429 (Retry-After) when the client (its IP address, without port)
+//     has Options.MaxConnsPerClient connections open or being opened;
 //   - gorilla/websocket's own 4xx when the request is not a WebSocket
 //     handshake.
 //
@@ -49,8 +62,11 @@
 //   - 1009 (message too big) when a message exceeds Options.MaxMessageSize.
 //     The connection is closed rather than kept: the message cannot be
 //     answered (its id is unread), and reading it whole to skip it would let
-//     a peer make the server read without limit;
-//   - 1013 (try again later) when the outgoing queue is full because the
+//     a peer make the server read without limit. Also when one message to
+//     the client is larger than Options.MaxQueueBytes, which it can never
+//     fit in;
+//   - 1013 (try again later) when the outgoing queue is full, in messages
+//     (Options.SendQueue) or in bytes (Options.MaxQueueBytes), because the
 //     peer does not read what it is sent fast enough.
 //
 // After sending its close frame the server goes on reading (and skipping
@@ -63,8 +79,8 @@ package websocket
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -73,6 +89,7 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
+	"github.com/hexmcp/hexmcp/internal/httpguard"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -91,25 +108,61 @@ const (
 	// DefaultSendQueue is the number of outgoing messages a connection may
 	// hold.
 	DefaultSendQueue = 256
+	// DefaultMaxQueueBytes bounds the bytes of the outgoing messages a
+	// connection may hold: 8 MiB, twice DefaultMaxMessageSize, so that a
+	// result as large as the largest request fits with room for the
+	// notifications queued around it, while a client that does not read
+	// costs the server at most that much.
+	DefaultMaxQueueBytes = 8 << 20
+	// DefaultMaxConns bounds the connections served at once. An idle
+	// connection after initialize costs about 50 KiB of heap and stacks
+	// (measured: three goroutines, gorilla's buffers, the engine's
+	// session), so 4096 of them take about 200 MiB with nothing queued,
+	// far above what one MCP server instance normally serves.
+	DefaultMaxConns = 4096
+	// DefaultMaxConnsPerClient bounds the connections of one client IP
+	// address: above the hundreds that load tests or a busy host behind one
+	// NAT open, small enough that one address cannot take every
+	// connection.
+	DefaultMaxConnsPerClient = 256
 	// DefaultHandshakeTimeout bounds the upgrade.
 	DefaultHandshakeTimeout = 10 * time.Second
 )
+
+// Unlimited, as Options.MaxQueueBytes, MaxConns or MaxConnsPerClient (any
+// negative value does), turns that bound off. A zero value never does: it
+// takes the default.
+const Unlimited = -1
+
+// retryAfter is the Retry-After, in seconds, of an upgrade refused for too
+// many connections: connections are long-lived, so a quick retry would
+// mostly be refused again.
+const retryAfter = "5"
 
 // Options configure a [Handler]. The zero value is usable: every zero field
 // takes its default.
 type Options struct {
 	// AllowedOrigins lists the origins, besides the request's own host,
 	// whose browsers may connect: exact origins such as
-	// "http://localhost:6274" (scheme, host and port, no path), or "*" for
-	// any. A request with an Origin header that matches neither is refused
-	// with 403 before the upgrade; a request without one (not from a
-	// browser) is allowed.
-	//
-	// The own-host rule compares the Origin's host with the Host header, so
-	// it does not stop DNS rebinding: a server on a local address should
-	// also check the Host header (or list its origins and sit behind a
-	// Host check).
+	// "http://localhost:6274" (scheme, host and optional port, no path;
+	// compared without case, trailing slash or default port), "null" or
+	// "file://" literally, or "*" for any. A request with an Origin header
+	// that matches neither is refused with 403 before the upgrade; a
+	// request without one (not from a browser) is allowed. The own host is
+	// an http or https origin naming the Host header's host and port;
+	// loopback names (localhost, *.localhost, 127.0.0.0/8, ::1) count as
+	// one host there. Same meaning as mcphttp.Options.AllowedOrigins.
 	AllowedOrigins []string
+	// AllowedHosts lists the host names (without port; compared without
+	// case or trailing dot) accepted in the Host header of a request that
+	// arrives on a loopback address, besides localhost, *.localhost,
+	// 127.0.0.0/8 and ::1; "*" accepts any. Any other Host on a loopback
+	// listener is refused with 403 before the upgrade: this stops DNS
+	// rebinding, where a page of the attacker's domain, rebound to
+	// 127.0.0.1, connects with its own name in Host and Origin. Same
+	// meaning as mcphttp.Options.AllowedHosts; list here the names a
+	// reverse proxy or local DNS gives the server.
+	AllowedHosts []string
 	// Subprotocol is the WebSocket subprotocol selected when the client
 	// offers it (default "mcp"). A client that offers others but not this
 	// one is refused with 400; a client that offers none is accepted.
@@ -134,6 +187,26 @@ type Options struct {
 	// queue is full the connection is closed with 1013 (try again later),
 	// so memory never grows without bound.
 	SendQueue int
+	// MaxQueueBytes bounds the bytes of the outgoing messages one
+	// connection holds (default 8 MiB; Unlimited: only SendQueue bounds
+	// the queue). A message counts from the moment it is queued until it
+	// has been written to the network. A message that would take the
+	// connection past the bound closes it with 1013 (try again later); one
+	// message larger than the bound by itself closes it with 1009 (message
+	// too big). Other connections are not affected. A server whose tools
+	// return results larger than 8 MiB must raise it.
+	MaxQueueBytes int64
+	// MaxConns bounds the connections served at once, upgrades in progress
+	// included (default 4096; Unlimited: none). One more is refused before
+	// the upgrade with 503 and Retry-After.
+	MaxConns int
+	// MaxConnsPerClient bounds the connections of one client, that is one
+	// remote IP address (without port), at once (default 256; Unlimited:
+	// none). One more is refused before the upgrade with 429 and
+	// Retry-After. Behind a reverse proxy every client has the proxy's
+	// address: raise it to MaxConns (or Unlimited) there and bound the
+	// clients at the proxy.
+	MaxConnsPerClient int
 	// HandshakeTimeout bounds writing the upgrade response (default 10 s).
 	HandshakeTimeout time.Duration
 	// Logger receives the adapter's log (default: discarded).
@@ -162,6 +235,15 @@ func (o Options) withDefaults() Options {
 	if o.SendQueue <= 0 {
 		o.SendQueue = DefaultSendQueue
 	}
+	if o.MaxQueueBytes == 0 {
+		o.MaxQueueBytes = DefaultMaxQueueBytes
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	if o.MaxConnsPerClient == 0 {
+		o.MaxConnsPerClient = DefaultMaxConnsPerClient
+	}
 	if o.HandshakeTimeout <= 0 {
 		o.HandshakeTimeout = DefaultHandshakeTimeout
 	}
@@ -169,6 +251,7 @@ func (o Options) withDefaults() Options {
 		o.Logger = ports.NopLogger{}
 	}
 	o.AllowedOrigins = slices.Clone(o.AllowedOrigins)
+	o.AllowedHosts = slices.Clone(o.AllowedHosts)
 	return o
 }
 
@@ -179,22 +262,46 @@ func (o Options) withDefaults() Options {
 type Handler struct {
 	h        ports.ConnHandler
 	opts     Options
+	guard    *httpguard.Guard // the Host and Origin rules
 	upgrader gws.Upgrader
 
-	mu       sync.Mutex
-	conns    map[*conn]struct{}
-	shutdown bool
-	wg       sync.WaitGroup // ServeHTTP calls in progress
+	mu        sync.Mutex
+	conns     map[*conn]struct{}
+	admitted  int            // connections open or being opened (MaxConns)
+	perClient map[string]int // the same, by client IP (MaxConnsPerClient)
+	shutdown  bool
+	wg        sync.WaitGroup // ServeHTTP calls in progress
 
-	// peakQueue is the longest outgoing queue seen on any connection.
+	stats queueStats
+}
+
+// queueStats are the peaks of the outgoing queues of every connection of a
+// handler (for tests and diagnosis).
+type queueStats struct {
+	// peakQueue is the longest outgoing queue seen, in messages.
 	peakQueue atomic.Int64
+	// peakQueueBytes is the most bytes one connection has held in its
+	// outgoing queue (the message being written included).
+	peakQueueBytes atomic.Int64
+}
+
+// raise sets p to n when n is larger.
+func raise(p *atomic.Int64, n int64) {
+	for old := p.Load(); n > old && !p.CompareAndSwap(old, n); old = p.Load() {
+	}
 }
 
 // NewHandler returns a handler serving every accepted connection with h
 // (the protocol engine, *app.Engine).
 func NewHandler(h ports.ConnHandler, opts Options) *Handler {
 	opts = opts.withDefaults()
-	hd := &Handler{h: h, opts: opts, conns: make(map[*conn]struct{})}
+	hd := &Handler{
+		h:         h,
+		opts:      opts,
+		guard:     httpguard.New(opts.AllowedOrigins, opts.AllowedHosts),
+		conns:     make(map[*conn]struct{}),
+		perClient: make(map[string]int),
+	}
 	hd.upgrader = gws.Upgrader{
 		HandshakeTimeout: opts.HandshakeTimeout,
 		Subprotocols:     []string{opts.Subprotocol},
@@ -226,17 +333,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Unlock()
 	defer h.wg.Done()
 
+	if err := h.guard.Check(r); err != nil {
+		h.logf(r.Context(), ports.LevelInfo, "websocket: refused a request by its Host or Origin", ports.F("error", err), ports.F("host", r.Host), ports.F("origin", r.Header.Get("Origin")), ports.F("remote", r.RemoteAddr))
+		http.Error(w, "websocket: forbidden: "+err.Error(), http.StatusForbidden)
+		return
+	}
 	if gws.IsWebSocketUpgrade(r) {
-		if reason, ok := h.checkOrigin(r); !ok {
-			h.logf(r.Context(), ports.LevelInfo, "websocket: refused a connection from a foreign origin", ports.F("origin", r.Header.Get("Origin")), ports.F("remote", r.RemoteAddr))
-			http.Error(w, reason, http.StatusForbidden)
-			return
-		}
 		if offered := gws.Subprotocols(r); len(offered) > 0 && !slices.Contains(offered, h.opts.Subprotocol) {
 			h.logf(r.Context(), ports.LevelInfo, "websocket: refused a connection without the MCP subprotocol", ports.F("offered", strings.Join(offered, ", ")), ports.F("remote", r.RemoteAddr))
 			http.Error(w, fmt.Sprintf("websocket: this server speaks the subprotocol %q, which the client did not offer (it offered %q)", h.opts.Subprotocol, offered), http.StatusBadRequest)
 			return
 		}
+		client := clientOf(r)
+		if status, refusal := h.admit(client); status != 0 {
+			h.logf(r.Context(), ports.LevelInfo, "websocket: refused a connection over a connection limit", ports.F("status", status), ports.F("reason", refusal), ports.F("client", client))
+			w.Header().Set("Retry-After", retryAfter)
+			http.Error(w, "websocket: "+refusal, status)
+			return
+		}
+		defer h.release(client)
 	}
 	ws, err := h.upgrader.Upgrade(w, r, nil)
 	if err != nil {
@@ -246,7 +361,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	c := newConn(ctx, ws, &h.opts, &h.peakQueue)
+	c := newConn(ctx, ws, &h.opts, &h.stats)
 	if !h.track(c, cancel) {
 		cancel() // shutting down already: serve nothing, close with 1001
 	}
@@ -260,22 +375,43 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.logf(ctx, ports.LevelDebug, "websocket: connection closed", ports.F("remote", r.RemoteAddr), ports.F("error", serveErr))
 }
 
-// checkOrigin applies Options.AllowedOrigins; the string is the refusal.
-func (h *Handler) checkOrigin(r *http.Request) (string, bool) {
-	origins, ok := r.Header["Origin"]
-	if !ok || len(origins) == 0 {
-		return "", true // not a browser
+// clientOf names the client of r for MaxConnsPerClient: its IP address,
+// without port (in canonical form, IPv4-mapped addresses as IPv4).
+func clientOf(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
 	}
-	origin := origins[0]
-	if u, err := url.Parse(origin); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
-		return "", true
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.String()
 	}
-	for _, allowed := range h.opts.AllowedOrigins {
-		if allowed == "*" || strings.EqualFold(strings.TrimSuffix(allowed, "/"), origin) {
-			return "", true
-		}
+	return host
+}
+
+// admit takes a connection slot for client; a non-zero status is the
+// refusal (503 for MaxConns, 429 for MaxConnsPerClient) and its reason.
+func (h *Handler) admit(client string) (int, string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if limit := h.opts.MaxConns; limit > 0 && h.admitted >= limit {
+		return http.StatusServiceUnavailable, fmt.Sprintf("the server is at its limit of %d connections; retry later", limit)
 	}
-	return fmt.Sprintf("websocket: origin %q is not allowed", origin), false
+	if limit := h.opts.MaxConnsPerClient; limit > 0 && h.perClient[client] >= limit {
+		return http.StatusTooManyRequests, fmt.Sprintf("this client (%s) already has %d connections open, the limit per client; close one or retry later", client, limit)
+	}
+	h.admitted++
+	h.perClient[client]++
+	return 0, ""
+}
+
+// release gives back the slot admit took.
+func (h *Handler) release(client string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.admitted--
+	if h.perClient[client]--; h.perClient[client] <= 0 {
+		delete(h.perClient, client)
+	}
 }
 
 func (h *Handler) track(c *conn, cancel context.CancelFunc) bool {

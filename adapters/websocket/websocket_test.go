@@ -395,7 +395,7 @@ func TestSlowReader(t *testing.T) {
 	if !closing(h) {
 		t.Fatalf("the server sent %d notifications of %d bytes without closing", sent, len(big))
 	}
-	if peak := h.peakQueue.Load(); peak > queue {
+	if peak := h.stats.peakQueue.Load(); peak > queue {
 		t.Errorf("the send queue held %d messages, bound %d", peak, queue)
 	}
 

@@ -24,7 +24,7 @@ func TestWiring(t *testing.T) {
 	fxApp := fx.New(
 		fx.NopLogger,
 		fx.Supply(fx.Annotate(ports.NopLogger{}, fx.As(new(ports.Logger)))),
-		fx.Supply(&websocket.Options{AllowedOrigins: []string{"http://localhost:6274"}}),
+		fx.Supply(&websocket.Options{AllowedOrigins: []string{"http://localhost:6274"}, AllowedHosts: []string{"mcp.internal"}}),
 		wiring.Core,
 		wiring.WebSocket,
 		wiring.Tools(app.NewTool(func() string { return "hi" }, app.WithName("hi"))),
@@ -42,6 +42,16 @@ func TestWiring(t *testing.T) {
 	if _, resp, _ := (&gws.Dialer{}).Dial(url, map[string][]string{"Origin": {"http://evil.example"}}); resp == nil || resp.StatusCode != 403 {
 		t.Fatalf("foreign origin: %v, want 403", resp)
 	}
+	// The Host rule applies by default, with the supplied AllowedHosts.
+	port := url[strings.LastIndex(url, ":")+1:]
+	if _, resp, _ := (&gws.Dialer{}).Dial(url, map[string][]string{"Host": {"evil.example:" + port}}); resp == nil || resp.StatusCode != 403 {
+		t.Fatalf("foreign Host: %v, want 403", resp)
+	}
+	listed, _, err := (&gws.Dialer{Subprotocols: []string{"mcp"}}).Dial(url, map[string][]string{"Host": {"mcp.internal:" + port}})
+	if err != nil {
+		t.Fatalf("listed Host: %v", err)
+	}
+	listed.Close()
 	c, _, err := (&gws.Dialer{Subprotocols: []string{"mcp"}}).Dial(url, map[string][]string{"Origin": {"http://localhost:6274"}})
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,12 @@ func newServer(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcphttp.NewHandler(e, mcphttp.Options{}))
+	// Every session of the load comes from one address: the per-client
+	// session limit (memory.DefaultMaxSessionsPerClient) would stop a full
+	// size run, so it is lifted, as it would be for clients told apart by
+	// another key (mcphttp.Options.ClientKey).
+	sessions := memory.NewSessionStore(memory.SessionStoreOptions{MaxSessionsPerClient: memory.UnlimitedSessionsPerClient})
+	mux.Handle("/mcp", mcphttp.NewHandler(e, mcphttp.Options{SessionStore: sessions}))
 	mux.Handle("/ws", websocket.NewHandler(e, websocket.Options{}))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(func() {

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -52,10 +53,23 @@ func Resources() []app.Resource {
 	return []app.Resource{
 		app.TextResource("showcase://readme", "readme", "This server shows every kind of tool result of the MCP PHP SDK's tools page.",
 			app.WithResourceDescription("What this server is."), app.WithResourceMimeType("text/plain")),
-		app.NewResourceTemplate("showcase://users/{id}", "user", func(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
-			return []domain.ResourceContents{{URI: uri, MimeType: "application/json", Text: `{"id":` + fmt.Sprintf("%q", vars["id"]) + `}`}}, nil
-		}, app.WithResourceDescription("A user by id."), app.WithResourceMimeType("application/json")),
+		app.NewResourceTemplate("showcase://users/{id}", "user", readUser,
+			app.WithResourceDescription("A user by id."), app.WithResourceMimeType("application/json")),
 	}
+}
+
+// readUser reads showcase://users/{id}. It is safe by construction
+// whatever the id holds (with or without app.WithRawTemplateValues): the id
+// only becomes a JSON string, encoded by encoding/json, and touches no file
+// or other store.
+func readUser(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
+	body, err := json.Marshal(struct {
+		ID string `json:"id"`
+	}{vars["id"]})
+	if err != nil {
+		return nil, err
+	}
+	return []domain.ResourceContents{{URI: uri, MimeType: "application/json", Text: string(body)}}, nil
 }
 
 // Prompts returns the showcase's prompt.

@@ -1,0 +1,116 @@
+package mcphttp_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
+)
+
+// padded makes a body n bytes longer (JSON whitespace, which the body's
+// bytes in flight count like any other).
+func padded(body string, n int) string { return body + strings.Repeat(" ", n) }
+
+// postChunked posts body without a Content-Length (chunked), as a client
+// that streams its body does.
+func postChunked(ctx context.Context, url, body string, h hdr) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, io.MultiReader(strings.NewReader(body)))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	return http.DefaultClient.Do(req)
+}
+
+// POSTs whose bodies would take the bytes in flight past
+// Options.MaxInFlightBytes wait, then are refused with 503 and Retry-After
+// (a JSON-RPC error without id: the body was not read), while a request
+// that fits is served, and so are the requests holding the budget.
+func TestInFlightBytesRefuseWithBusy(t *testing.T) {
+	ev := newEnv(t, mcphttp.Options{MaxInFlightBytes: 100 << 10})
+	blockBody := padded(statelessCall(1, "block", `{}`), 40<<10)
+	done := make(chan *http.Response, 2)
+	for range 2 {
+		go func() { done <- mustDo(http.MethodPost, ev.url, blockBody, statelessHdr("tools/call", "block")) }()
+	}
+	ev.waitStarted()
+	ev.waitStarted() // 2 × 40 KiB held
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp := request(t, ctx, http.MethodPost, ev.url, padded(statelessCall(2, "echo", `{"text":"big"}`), 40<<10), statelessHdr("tools/call", "echo"))
+	body := expect(t, resp, http.StatusServiceUnavailable)
+	if resp.Header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After")
+	}
+	equalJSONBody(t, body, `{"jsonrpc":"2.0","error":{"code":-32603,"message":"Service unavailable: the server is busy"}}`)
+
+	// A small one fits beside them.
+	expect(t, ev.post(statelessCall(3, "echo", `{"text":"small"}`), statelessHdr("tools/call", "echo")), http.StatusOK, "echo: small")
+
+	ev.releaseAll()
+	for range 2 {
+		expect(t, <-done, http.StatusOK, "released")
+	}
+	// The budget is free again.
+	expect(t, ev.post(padded(statelessCall(4, "echo", `{"text":"big"}`), 90<<10), statelessHdr("tools/call", "echo")), http.StatusOK, "echo: big")
+}
+
+// A body without Content-Length reserves MaxBodyBytes, and gives back what
+// it did not use once read: two such small requests in flight fit a budget
+// smaller than twice MaxBodyBytes.
+func TestInFlightBytesUnknownLengthGivesBack(t *testing.T) {
+	ev := newEnv(t, mcphttp.Options{MaxBodyBytes: 64 << 10, MaxInFlightBytes: 100 << 10})
+	done := make(chan *http.Response, 2)
+	for range 2 {
+		go func() {
+			resp, err := postChunked(context.Background(), ev.url, statelessCall(1, "block", `{}`), statelessHdr("tools/call", "block"))
+			if err != nil {
+				resp = &http.Response{Body: io.NopCloser(strings.NewReader(err.Error()))}
+			}
+			done <- resp
+		}()
+		ev.waitStarted()
+	}
+	ev.releaseAll()
+	for range 2 {
+		expect(t, <-done, http.StatusOK, "released")
+	}
+}
+
+// A subscriptions/listen stream gives its bytes back as it starts: streams
+// whose requests add up to more than the budget are all opened, and a
+// large call is still served beside them.
+func TestInFlightBytesListenStreamsGiveBack(t *testing.T) {
+	ev := newEnv(t, mcphttp.Options{MaxInFlightBytes: 100 << 10})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range 4 {
+		resp := request(t, ctx, http.MethodPost, ev.url, padded(statelessBody(5+i, "subscriptions/listen", listenParams), 40<<10),
+			statelessHdr("subscriptions/listen", ""))
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("listen %d: status %d", i, resp.StatusCode)
+		}
+		if ack := newSSE(t, resp).nextEvent(t); !strings.Contains(ack.data, "notifications/subscriptions/acknowledged") {
+			t.Fatalf("listen %d: %q", i, ack.data)
+		}
+	}
+	expect(t, ev.post(padded(statelessCall(9, "echo", `{"text":"hi"}`), 90<<10), statelessHdr("tools/call", "echo")), http.StatusOK, "echo: hi")
+}
+
+// equalJSONBody fails unless body is want, byte for byte once trimmed.
+func equalJSONBody(t *testing.T, body, want string) {
+	t.Helper()
+	if got := strings.TrimSpace(body); got != want {
+		t.Fatalf("body %s\nwant %s", got, want)
+	}
+}

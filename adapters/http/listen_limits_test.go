@@ -1,0 +1,409 @@
+package mcphttp_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
+	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// listenEngine is an engine with one tool and the given listen limits.
+func listenEngine(t *testing.T, opts app.Options) *app.Engine {
+	t.Helper()
+	opts.Info = domain.Implementation{Name: "test", Version: "1.0.0"}
+	opts.Registry = memory.NewRegistry()
+	e, err := app.NewEngine(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.AddTool(app.NewTool(func() string { return "pong" }, app.WithName("ping"))); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// clientFrom returns an HTTP client whose connections come from the
+// loopback address ip (any of 127.0.0.0/8): another client, to the server.
+func clientFrom(t *testing.T, ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	tr := &http.Transport{DialContext: d.DialContext}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+// postListen sends subscriptions/listen with the given id from c (with
+// extra headers h) and returns the response, whatever it is.
+func postListen(t *testing.T, ctx context.Context, c *http.Client, url string, id int, h hdr) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(statelessBody(id, "subscriptions/listen", listenParams)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range statelessHdr("subscriptions/listen", "") {
+		req.Header.Set(k, v)
+	}
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func listenAck(id int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%d},"notifications":{"toolsListChanged":true}}}`, id)
+}
+
+// openStream is an open listen stream; close ends it from the client's side.
+type openStream struct {
+	*sse
+	close func()
+}
+
+// openListen opens a listen stream that must be served: an SSE stream
+// whose first event is the acknowledgement.
+func openListen(t *testing.T, c *http.Client, url string, id int, h hdr) *openStream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	return served(t, postListen(t, ctx, c, url, id, h), cancel, id)
+}
+
+// served checks that resp opens the listen stream of request id.
+func served(t *testing.T, resp *http.Response, cancel func(), id int) *openStream {
+	t.Helper()
+	st := &openStream{close: sync.OnceFunc(func() { cancel(); resp.Body.Close() })}
+	t.Cleanup(st.close)
+	st.sse = newSSE(t, resp)
+	if ev := st.nextEvent(t); ev.data != listenAck(id) {
+		t.Fatalf("first event %q", ev.data)
+	}
+	return st
+}
+
+// expectListenRefused checks that a listen with this id is refused for a
+// cap on listen streams: 429, Retry-After, and the JSON-RPC error
+// (app.CodeListenLimit, the request's id, data naming the limit).
+func expectListenRefused(t *testing.T, c *http.Client, url string, id int, h hdr, limit string) {
+	t.Helper()
+	resp := postListen(t, context.Background(), c, url, id, h)
+	body := expect(t, resp, http.StatusTooManyRequests, "Too many listen streams", `"limit":"`+limit+`"`)
+	if resp.Header.Get("Retry-After") == "" {
+		t.Fatal("429 without Retry-After")
+	}
+	if code, gotID := rpcError(t, body); code != app.CodeListenLimit || gotID != fmt.Sprint(id) {
+		t.Fatalf("error %d with id %s, want %d with id %d: %s", code, gotID, app.CodeListenLimit, id, body)
+	}
+}
+
+// listenEventually opens a listen stream, retrying while it is refused
+// with 429: a closed stream frees its place once the server has seen the
+// connection go, which the client cannot tell.
+func listenEventually(t *testing.T, c *http.Client, url string, firstID int, h hdr) *openStream {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for id := firstID; ; id++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		resp := postListen(t, ctx, c, url, id, h)
+		if resp.StatusCode != http.StatusTooManyRequests {
+			return served(t, resp, cancel, id)
+		}
+		readAll(t, resp)
+		cancel()
+		if time.Now().After(deadline) {
+			t.Fatal("closing a listen stream did not free its place")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+const toolsChanged = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%d}}}`
+
+// One client (by IP address) may open MaxListenersPerClient listen
+// streams; the next is refused with 429 and a clear JSON-RPC error, while
+// another client is still served, the first one's other requests too, and
+// closing a stream frees its place.
+func TestListenPerClientCap(t *testing.T) {
+	e := listenEngine(t, app.Options{MaxListenersPerClient: 2})
+	ev := envFor(t, e, mcphttp.Options{})
+	a, b := clientFrom(t, "127.0.0.1"), clientFrom(t, "127.0.0.2")
+
+	a1 := openListen(t, a, ev.url, 1, nil)
+	a2 := openListen(t, a, ev.url, 2, nil)
+	expectListenRefused(t, a, ev.url, 3, nil, "maxListenersPerClient")
+	b1 := openListen(t, b, ev.url, 1, nil)
+	resp := request(t, context.Background(), http.MethodPost, ev.url, statelessCall(4, "ping", `{}`), statelessHdr("tools/call", "ping"))
+	expect(t, resp, http.StatusOK, "pong")
+
+	a1.close()
+	a3 := listenEventually(t, a, ev.url, 5, nil)
+	expectListenRefused(t, a, ev.url, 6, nil, "maxListenersPerClient")
+
+	if err := e.AddTool(app.NewTool(func() string { return "x" }, app.WithName("late"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*openStream{a2, b1, a3} {
+		got := s.nextEvent(t).data
+		if !strings.HasPrefix(got, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"`) {
+			t.Fatalf("event %q", got)
+		}
+	}
+}
+
+// An authenticated client is counted by its principal, wherever it
+// connects from: two principals on one address each have their own
+// streams.
+func TestListenPerPrincipalCap(t *testing.T) {
+	e := listenEngine(t, app.Options{MaxListenersPerClient: 1})
+	h := mcphttp.NewHandler(e, mcphttp.Options{})
+	auth := mcphttp.StaticTokens{"tok-a": {Subject: "alice"}, "tok-b": {Subject: "bob"}}
+	srv := httptest.NewServer(mcphttp.RequireBearer(auth, mcphttp.AuthOptions{})(h))
+	t.Cleanup(func() {
+		h.CloseStreams()
+		srv.Close()
+		_ = e.Close()
+	})
+	c := clientFrom(t, "127.0.0.1")
+	alice, bob := hdr{"Authorization": "Bearer tok-a"}, hdr{"Authorization": "Bearer tok-b"}
+	a1 := openListen(t, c, srv.URL, 1, alice)
+	expectListenRefused(t, c, srv.URL, 2, alice, "maxListenersPerClient")
+	openListen(t, c, srv.URL, 1, bob)
+	expectListenRefused(t, c, srv.URL, 2, bob, "maxListenersPerClient")
+	a1.close()
+	listenEventually(t, c, srv.URL, 3, alice)
+}
+
+// A stateless listen stream carries a keep-alive comment every
+// Options.KeepAlive.
+func TestListenKeepAlive(t *testing.T) {
+	ev := envFor(t, listenEngine(t, app.Options{}), mcphttp.Options{KeepAlive: 10 * time.Millisecond})
+	resp := postListen(t, context.Background(), http.DefaultClient, ev.url, 1, nil)
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	found := make(chan error, 1)
+	go func() {
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				found <- err
+				return
+			}
+			if strings.HasPrefix(line, ":") {
+				found <- nil
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-found:
+		if err != nil {
+			t.Fatalf("stream ended without a keep-alive: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no keep-alive comment within 10 s")
+	}
+	ev.h.CloseStreams()
+}
+
+// deadPeer is a response writer whose connection breaks after the first
+// write (the acknowledgement): writes fail, but nothing cancels the
+// request's context, as with a peer that vanished without closing.
+type deadPeer struct {
+	header http.Header
+	mu     sync.Mutex
+	writes int
+	first  chan struct{}
+}
+
+func (w *deadPeer) Header() http.Header { return w.header }
+func (w *deadPeer) WriteHeader(int)     {}
+
+func (w *deadPeer) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writes++
+	if w.writes == 1 {
+		close(w.first)
+		return len(b), nil
+	}
+	return 0, errors.New("broken pipe")
+}
+
+func listenRequest(id int) *http.Request {
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(statelessBody(id, "subscriptions/listen", listenParams)))
+	req.Host = "127.0.0.1"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range statelessHdr("subscriptions/listen", "") {
+		req.Header.Set(k, v)
+	}
+	return req
+}
+
+// A listen stream whose peer is gone is found by its next keep-alive, whose
+// write fails: the stream ends and its place is free again.
+func TestListenKeepAliveFreesDeadPeer(t *testing.T) {
+	e := listenEngine(t, app.Options{MaxListenersPerClient: 1})
+	h := mcphttp.NewHandler(e, mcphttp.Options{KeepAlive: 10 * time.Millisecond})
+	t.Cleanup(func() {
+		h.CloseStreams()
+		_ = e.Close()
+	})
+	w := &deadPeer{header: http.Header{}, first: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeHTTP(w, listenRequest(1))
+	}()
+	select {
+	case <-w.first:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no acknowledgement")
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream of a peer that is gone was not ended")
+	}
+	// the same client (httptest's RemoteAddr) may listen again
+	rec := &streamRecorder{header: http.Header{}, wrote: make(chan struct{}, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done2 := make(chan struct{})
+	go func() {
+		defer close(done2)
+		h.ServeHTTP(rec, listenRequest(2).WithContext(ctx))
+	}()
+	deadline := time.After(10 * time.Second)
+	for !strings.Contains(rec.body(), "notifications/subscriptions/acknowledged") {
+		select {
+		case <-rec.wrote:
+		case <-done2:
+			t.Fatalf("refused: %q", rec.body())
+		case <-deadline:
+			t.Fatalf("no acknowledgement: %q", rec.body())
+		}
+	}
+	cancel()
+	<-done2
+}
+
+// A resourceSubscriptions list over the limit is refused with -32602
+// naming it, at once.
+func TestListenSubscriptionListBounded(t *testing.T) {
+	opts := app.Options{Resources: memory.NewResourceRegistry()}
+	ev := envFor(t, listenEngine(t, opts), mcphttp.Options{})
+	list := "[" + strings.Repeat(`"test://x",`, 100_000) + `"test://x"]` // 1.1 MB
+	body := statelessBody(1, "subscriptions/listen", `"notifications":{"resourceSubscriptions":`+list+`}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a stream that was accepted would never end
+	defer cancel()
+	resp := request(t, ctx, http.MethodPost, ev.url, body, statelessHdr("subscriptions/listen", ""))
+	got := expect(t, resp, http.StatusOK, `"code":-32602`, "more than 100 URIs", `"limit":"maxListenSubscriptions"`)
+	if code, id := rpcError(t, got); code != -32602 || id != "1" {
+		t.Fatal(got)
+	}
+}
+
+// padReader yields n bytes of 'x' without holding them.
+type padReader struct{ n int }
+
+func (r *padReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), r.n)
+	for i := range k {
+		p[i] = 'x'
+	}
+	r.n -= k
+	return k, nil
+}
+
+// A listen stream does not keep its request: streams opened with large
+// bodies (within MaxBodyBytes) hold much less memory than the bodies.
+func TestListenDoesNotPinBody(t *testing.T) {
+	const (
+		streams = 8
+		pad     = 1 << 20
+	)
+	ev := envFor(t, listenEngine(t, app.Options{}), mcphttp.Options{})
+	c := clientFrom(t, "127.0.0.1")
+	before := liveHeap()
+	for id := range streams {
+		prefix := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{`+statelessMeta+`,"notifications":{"toolsListChanged":true,"padding":"`, id, "2026-07-28")
+		body := io.MultiReader(strings.NewReader(prefix), &padReader{n: pad}, strings.NewReader(`"}}}`))
+		ctx, cancel := context.WithCancel(context.Background())
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, ev.url, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range statelessHdr("subscriptions/listen", "") {
+			req.Header.Set(k, v)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cancel(); resp.Body.Close() })
+		s := newSSE(t, resp)
+		if ev := s.nextEvent(t); !strings.Contains(ev.data, "notifications/subscriptions/acknowledged") {
+			t.Fatalf("first event %q", ev.data)
+		}
+	}
+	grown := liveHeap() - before
+	t.Logf("%d streams with %d-byte bodies: %d bytes more live heap", streams, pad, grown)
+	if limit := int64(streams * pad / 4); grown > limit {
+		t.Fatalf("%d listen streams opened with %d-byte bodies hold %d bytes more (limit %d): the bodies are kept", streams, pad, grown, limit)
+	}
+}
+
+func liveHeap() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// The listen streams of a client are counted by Options.ClientKey, as its
+// sessions are: behind a proxy, the client the proxy names.
+func TestListenCapUsesClientKey(t *testing.T) {
+	e := listenEngine(t, app.Options{MaxListenersPerClient: 1})
+	ev := envFor(t, e, mcphttp.Options{ClientKey: func(r *http.Request) string { return "fwd:" + r.Header.Get("X-Forwarded-For") }})
+	c := clientFrom(t, "127.0.0.1")
+	one, two := hdr{"X-Forwarded-For": "198.51.100.1"}, hdr{"X-Forwarded-For": "198.51.100.2"}
+	openListen(t, c, ev.url, 1, one)
+	expectListenRefused(t, c, ev.url, 2, one, "maxListenersPerClient")
+	openListen(t, c, ev.url, 1, two)
+}
+
+// A listen stream that delivers nothing for the engine's ListenIdleTimeout
+// ends with the completion result (the server ended it), then EOF.
+func TestListenIdleTimeoutOverHTTP(t *testing.T) {
+	ev := envFor(t, listenEngine(t, app.Options{ListenIdleTimeout: 20 * time.Millisecond}), mcphttp.Options{})
+	s := openListen(t, http.DefaultClient, ev.url, 5, nil)
+	if last := s.nextEvent(t); last.data != listenDone5 {
+		t.Fatalf("last event %q", last.data)
+	}
+	if ev, err := s.next(); err != io.EOF {
+		t.Fatalf("after the completion result: %q, %v", ev.data, err)
+	}
+}

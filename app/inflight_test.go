@@ -1,0 +1,209 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hexmcp/hexmcp/app"
+)
+
+// gatedTool is the tool "slow": each call reports its n on started, then
+// waits until release[n] is closed, and answers n. Its pad argument makes a
+// call as large as a test needs.
+type gatedTool struct {
+	started chan int
+	release map[int]chan struct{}
+	stop    chan struct{} // closed when the test ends
+}
+
+func newGatedTool(ns ...int) *gatedTool {
+	g := &gatedTool{started: make(chan int, 16), release: make(map[int]chan struct{}), stop: make(chan struct{})}
+	for _, n := range ns {
+		g.release[n] = make(chan struct{})
+	}
+	return g
+}
+
+func (g *gatedTool) tool() app.Tool {
+	return app.Func(func(ctx context.Context, in struct {
+		N   int    `json:"n"`
+		Pad string `json:"pad"`
+	}) (int, error) {
+		g.started <- in.N
+		select {
+		case <-g.release[in.N]:
+		case <-g.stop:
+			return 0, errors.New("test over")
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		return in.N, nil
+	}, app.WithName("slow"))
+}
+
+// serve serves an engine with the tool and opts over an in-memory pipe;
+// calls still waiting when the test ends are let go first.
+func (g *gatedTool) serve(t *testing.T, opts app.Options) *client {
+	t.Helper()
+	c := serve(t, newEngine(t, opts, g.tool()))
+	t.Cleanup(func() { close(g.stop) }) // runs before serve's cleanup
+	return c
+}
+
+// waitStarted returns the n of the next call that starts (5 s at most).
+func (g *gatedTool) waitStarted(t *testing.T) int {
+	t.Helper()
+	select {
+	case n := <-g.started:
+		return n
+	case <-time.After(5 * time.Second):
+		t.Fatal("no call started")
+		return 0
+	}
+}
+
+// notStarted fails if a call starts within a short time.
+func (g *gatedTool) notStarted(t *testing.T) {
+	t.Helper()
+	select {
+	case n := <-g.started:
+		t.Fatalf("call %d started while the budget was full", n)
+	case <-time.After(150 * time.Millisecond):
+	}
+}
+
+func slowCall(n, pad int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow","arguments":{"n":%d,"pad":"%s"}}}`,
+		n, n, strings.Repeat("x", pad))
+}
+
+func slowResult(n int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"%d"}]}}`, n, n)
+}
+
+// With calls in flight holding the connection's byte budget, the next call
+// is not served and reading pauses: a ping sent after it is answered only
+// once a call has finished and the waiting call has been admitted.
+func TestInFlightBytesPauseReading(t *testing.T) {
+	g := newGatedTool(1, 2)
+	c := g.serve(t, app.Options{MaxInFlightBytesPerConn: 4096})
+	c.initialize("2025-11-25")
+	c.send(slowCall(1, 3000))
+	c.send(slowCall(2, 3000)) // does not fit beside call 1
+	c.send(ping)
+	if n := g.waitStarted(t); n != 1 {
+		t.Fatalf("call %d started first", n)
+	}
+	g.notStarted(t)
+	c.expectNothing() // the ping is not read yet
+
+	close(g.release[1])
+	equalJSON(t, c.recv(), slowResult(1))
+	if n := g.waitStarted(t); n != 2 {
+		t.Fatalf("call %d started", n)
+	}
+	// Reading has resumed, while call 2 still runs.
+	equalJSON(t, c.recv(), pingResp)
+	close(g.release[2])
+	equalJSON(t, c.recv(), slowResult(2))
+}
+
+// A small call that fits beside the calls in flight is served at once, and
+// a call larger than the whole budget is served when nothing else is in
+// flight (after the calls before it have finished).
+func TestInFlightBytesAdmitsWhatFits(t *testing.T) {
+	g := newGatedTool(1, 2, 3)
+	c := g.serve(t, app.Options{MaxInFlightBytesPerConn: 4096})
+	c.initialize("2025-11-25")
+	c.send(slowCall(1, 2000))
+	c.send(slowCall(2, 100)) // fits beside call 1
+	got := map[int]bool{g.waitStarted(t): true, g.waitStarted(t): true}
+	if !got[1] || !got[2] {
+		t.Fatalf("started %v, want calls 1 and 2", got)
+	}
+	c.send(slowCall(3, 10000)) // larger than the budget: waits for both
+	g.notStarted(t)
+	close(g.release[1])
+	equalJSON(t, c.recv(), slowResult(1))
+	g.notStarted(t)
+	close(g.release[2])
+	equalJSON(t, c.recv(), slowResult(2))
+	if n := g.waitStarted(t); n != 3 {
+		t.Fatalf("call %d started", n)
+	}
+	close(g.release[3])
+	equalJSON(t, c.recv(), slowResult(3))
+	equalJSON(t, c.roundTrip(ping), pingResp)
+}
+
+// app.Unlimited turns the byte budget off: calls of any size run at once,
+// up to MaxConcurrentRequests.
+func TestInFlightBytesUnlimited(t *testing.T) {
+	g := newGatedTool(1, 2)
+	c := g.serve(t, app.Options{MaxInFlightBytesPerConn: app.Unlimited})
+	c.initialize("2025-11-25")
+	c.send(slowCall(1, 20<<20)) // beyond the default budget, with another
+	c.send(slowCall(2, 1000))
+	got := map[int]bool{g.waitStarted(t): true, g.waitStarted(t): true}
+	if !got[1] || !got[2] {
+		t.Fatalf("started %v, want calls 1 and 2", got)
+	}
+	equalJSON(t, c.roundTrip(ping), pingResp)
+	close(g.release[1])
+	close(g.release[2])
+	c.recv()
+	c.recv()
+}
+
+// A subscriptions/listen stream gives its bytes back as it starts: streams
+// whose requests add up to more than the budget are all opened, and the
+// connection still serves calls.
+func TestInFlightBytesListenStreamsGiveBack(t *testing.T) {
+	g := newGatedTool(1)
+	c := g.serve(t, app.Options{MaxInFlightBytesPerConn: 4096})
+	c.initialize("2025-11-25")
+	for i := range 4 {
+		id := fmt.Sprintf(`"%d-%s"`, i, strings.Repeat("x", 3000))
+		c.send(listenReq(id, `{"toolsListChanged":true}`))
+		if ack := c.recv(); !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
+			t.Fatalf("listen %d: %s", i, ack)
+		}
+	}
+	c.send(slowCall(1, 3000))
+	if n := g.waitStarted(t); n != 1 {
+		t.Fatalf("call %d started", n)
+	}
+	close(g.release[1])
+	equalJSON(t, c.recv(), slowResult(1))
+}
+
+// A call waiting for the client's answer (elicitation) gives its bytes
+// back: a second such call that would not fit beside it is still read, and
+// so are the answers.
+func TestInFlightBytesWaitingCallsGiveBack(t *testing.T) {
+	c := serve(t, inputEngine(t, app.Options{MaxInFlightBytesPerConn: 4096}))
+	initializeWith(c, "2025-11-25", `{"elicitation":{}}`)
+	var ids []string
+	for i := range 2 {
+		id := fmt.Sprintf(`"%d-%s"`, i, strings.Repeat("x", 3000))
+		c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"ask_name","arguments":{}}}`)
+		sid, method, _ := serverRequest(t, c.recv())
+		if method != "elicitation/create" {
+			t.Fatalf("call %d: %s", i, method)
+		}
+		ids = append(ids, sid)
+	}
+	for i, id := range ids {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"accept","content":{"name":"n%d"}}}`, id, i))
+	}
+	for range ids {
+		if resp := c.recv(); !strings.Contains(resp, "Hello, n") {
+			t.Fatalf("response: %.200s", resp)
+		}
+	}
+	equalJSON(t, c.roundTrip(ping), pingResp)
+}
