@@ -65,7 +65,7 @@ func (b *bodyBudget) reserve(ctx context.Context, want int64) (*bodyHold, error)
 // keep gives back what the hold has beyond n bytes (a body shorter than
 // reserved for).
 func (h *bodyHold) keep(n int64) {
-	if h == nil || n >= h.n || n > 0 {
+	if h == nil || n >= h.n {
 		return
 	}
 	h.b.sem.Release(h.n - max(n, 0))

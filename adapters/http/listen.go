@@ -43,6 +43,7 @@ func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, raw []byte
 	// copies of the little it needs: the stream gives its bytes back to
 	// Options.MaxInFlightBytes now, lest open streams hold the budget.
 	// (A body lacking required _meta is answered at once: no matter.)
+	hold.release()
 	ctx, done := h.statelessContext(r)
 	defer done()
 	// The engine counts listen streams per client: the client is the one
