@@ -413,6 +413,10 @@ func (l *connLoop) serveBatch(items []jsontext.Value, slot *callSlot) {
 			e.notification(s, m)
 		case m.method == "initialize":
 			out[i] = encodeError(newRPCError(m.id, domain.CodeInvalidRequest, "Invalid Request: initialize must not be part of a batch", nil))
+		case Inspect(raw).Stateless():
+			// Batches belong to 2025-03-26; a stateless-era request stands
+			// alone (as over HTTP, where its headers describe one body).
+			out[i] = encodeError(newRPCError(m.id, domain.CodeInvalidRequest, "Invalid Request: stateless requests cannot be batched: a request naming a protocol version in _meta must be sent on its own", nil))
 		default:
 			rctx, finish, rerr := s.beginWith(s.base, m.id)
 			if rerr != nil {

@@ -87,6 +87,15 @@
 //	     (app.CodeListenLimit, Retry-After: 5)
 //	503  the session store refuses a new session because it is full and
 //	     no session is idle long enough to be evicted (-32603,
-//	     Retry-After: 10), or fails; a GET after CloseStreams or while the server shuts
-//	     down; any request after Abort
+//	     Retry-After: 10), or fails; a POST whose body finds no room in
+//	     Options.MaxInFlightBytes within 2 s (-32603 "the server is busy",
+//	     Retry-After: 1); a GET after CloseStreams or while the server
+//	     shuts down; any request after Abort
+//
+// [Server] also bounds connections before any request is read: past
+// ServerOptions.MaxConnsPerClient from one address a connection is answered
+// 429, past ServerOptions.MaxConns 503 (both with Retry-After), and closed.
+//
+// An error whose request id cannot be read has no "id" member (the
+// 2025-11-25 and 2026-07-28 schemas make it optional for that case).
 package mcphttp
