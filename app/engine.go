@@ -236,18 +236,10 @@ func NewEngine(opts Options) (*Engine, error) {
 	opts.MaxURILength = limitOr(opts.MaxURILength, DefaultMaxURILength)
 	opts.MaxSubscriptions = limitOr(opts.MaxSubscriptions, DefaultMaxSubscriptions)
 	opts.MaxSubscriptionBytes = limitOr(opts.MaxSubscriptionBytes, DefaultMaxSubscriptionBytes)
-	if opts.MaxListeners == 0 {
-		opts.MaxListeners = DefaultMaxListeners
-	}
-	if opts.MaxListenersPerClient == 0 {
-		opts.MaxListenersPerClient = DefaultMaxListenersPerClient
-	}
-	if opts.MaxListenSubscriptions == 0 {
-		opts.MaxListenSubscriptions = DefaultMaxListenSubscriptions
-	}
-	if opts.ListenIdleTimeout == 0 {
-		opts.ListenIdleTimeout = DefaultListenIdleTimeout
-	}
+	opts.MaxListeners = limitOr(opts.MaxListeners, DefaultMaxListeners)
+	opts.MaxListenersPerClient = limitOr(opts.MaxListenersPerClient, DefaultMaxListenersPerClient)
+	opts.MaxListenSubscriptions = limitOr(opts.MaxListenSubscriptions, DefaultMaxListenSubscriptions)
+	opts.ListenIdleTimeout = limitOr(opts.ListenIdleTimeout, DefaultListenIdleTimeout)
 	if opts.StateKeys == nil {
 		opts.StateKeys = randomStateKeys()
 	}

@@ -19,8 +19,15 @@ type client struct {
 
 func serve(t *testing.T, e *app.Engine) *client {
 	t.Helper()
+	return serveAs(t, e, app.TransportInfo{})
+}
+
+// serveAs serves e on a new in-memory connection whose requests carry info,
+// as a transport that knows its client does.
+func serveAs(t *testing.T, e *app.Engine, info app.TransportInfo) *client {
+	t.Helper()
 	c, s := memory.NewPipe()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(app.WithTransportInfo(context.Background(), info))
 	cl := &client{t: t, pipe: c, done: make(chan error, 1)}
 	go func() { cl.done <- e.ServeConn(ctx, s) }()
 	t.Cleanup(func() {

@@ -11,30 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/ports"
 )
-
-// serveAs serves e on a new in-memory connection whose requests carry info,
-// as a transport that knows its client does.
-func serveAs(t *testing.T, e *app.Engine, info app.TransportInfo) *client {
-	t.Helper()
-	c, s := memory.NewPipe()
-	ctx, cancel := context.WithCancel(app.WithTransportInfo(context.Background(), info))
-	cl := &client{t: t, pipe: c, done: make(chan error, 1)}
-	go func() { cl.done <- e.ServeConn(ctx, s) }()
-	t.Cleanup(func() {
-		c.Close()
-		select {
-		case <-cl.done:
-		case <-time.After(5 * time.Second):
-			t.Error("ServeConn did not return after the client closed")
-		}
-		cancel()
-	})
-	return cl
-}
 
 func ackOf(id string) string {
 	return `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + id + `},"notifications":{"toolsListChanged":true}}}`

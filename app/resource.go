@@ -8,6 +8,7 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/ports"
@@ -32,7 +33,7 @@ const (
 
 // limitOr returns v, or def when v is 0; a negative v (no bound) stays
 // negative.
-func limitOr(v, def int) int {
+func limitOr[T int | time.Duration](v, def T) T {
 	if v == 0 {
 		return def
 	}
