@@ -52,6 +52,11 @@ func runsAsCall(method string) bool {
 // As at the count bound, nothing is read meanwhile: the peer's writes back
 // up into the transport, which is the backpressure.
 func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
+	if pa, ok := c.(ports.PeerAddr); ok {
+		if _, known := ctx.Value(transportKey{}).(TransportInfo); !known {
+			ctx = WithTransportInfo(ctx, TransportInfo{RemoteAddr: pa.RemoteAddr()})
+		}
+	}
 	s := &session{e: e, conn: c, inflight: make(map[string]context.CancelFunc)}
 	s.base, s.abort = context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(e.abortCtx, s.abort)

@@ -29,6 +29,17 @@ type Conn interface {
 	Close() error
 }
 
+// PeerAddr is implemented by a [Conn] that knows its peer's network
+// address (a WebSocket connection). The engine hands the address to
+// handlers (TransportInfo.RemoteAddr) and counts per-client limits, such as
+// the listen streams one client may hold, by it, so that a client cannot
+// multiply its share by opening more connections. A transport that attaches
+// its own TransportInfo to the ServeConn context takes precedence.
+type PeerAddr interface {
+	// RemoteAddr returns the peer's address, as net.Addr.String writes it.
+	RemoteAddr() string
+}
+
 // ConnHandler serves one connection until it ends. The protocol engine
 // implements it.
 type ConnHandler interface {

@@ -400,4 +400,11 @@ func (c *conn) logf(level ports.Level, msg string, fields ...ports.Field) {
 	}
 }
 
-var _ ports.Conn = (*conn)(nil)
+// RemoteAddr returns the peer's address: the engine counts per-client
+// limits by it (ports.PeerAddr).
+func (c *conn) RemoteAddr() string { return c.ws.RemoteAddr().String() }
+
+var (
+	_ ports.Conn     = (*conn)(nil)
+	_ ports.PeerAddr = (*conn)(nil)
+)

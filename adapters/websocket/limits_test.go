@@ -14,6 +14,7 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
+	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 )
 
@@ -220,5 +221,45 @@ func TestRefusedUpgradeTakesNoSlot(t *testing.T) {
 	defer h.mu.Unlock()
 	if h.admitted != 1 || len(h.perClient) != 1 {
 		t.Errorf("admitted %d, clients %v", h.admitted, h.perClient)
+	}
+}
+
+// Listen streams are counted per client address across WebSocket
+// connections: a second connection from the same address does not get a
+// second share (ports.PeerAddr), while another address does.
+func TestListenStreamsCountedPerAddress(t *testing.T) {
+	e, err := app.NewEngine(app.Options{Registry: memory.NewRegistry(), MaxListenersPerClient: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	_, srv := serve(t, e, Options{})
+	listen := func(c *gws.Conn, id int) rpcMessage {
+		t.Helper()
+		send(t, c, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},%s}}`, id, meta2026))
+		return recv(t, c)
+	}
+	a, _, err := dialFrom(t, srv, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := dialFrom(t, srv, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := 1; id <= 2; id++ {
+		if m := listen(a, id); m.Method != "notifications/subscriptions/acknowledged" {
+			t.Fatalf("listen %d: %+v, want its acknowledgement", id, m)
+		}
+	}
+	if m := listen(b, 3); m.Error == nil || m.Error.Code != app.CodeListenLimit {
+		t.Fatalf("a third listen from the same address on another connection: %+v, want error %d", m, app.CodeListenLimit)
+	}
+	c, _, err := dialFrom(t, srv, "127.0.0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := listen(c, 4); m.Method != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("a listen from another address: %+v, want its acknowledgement", m)
 	}
 }
