@@ -40,16 +40,17 @@ import (
 )
 
 // peakRSSBound is what the server may hold at its peak under this test's
-// attacks with the default limits (README, "Limits"): the event store's 64 MiB,
-// the WebSocket send queues (8 MiB per connection), the bounded SSE and listen
-// queues, the request bodies being decoded (4 MiB each, a few at a time) and the
-// Go runtime's headroom (GOGC=100 lets the heap reach twice what is live).
-// Before the limits existed these attacks took the server past 1 GiB.
+// attacks with the default limits (README, "Limits"): the event store's
+// 64 MiB, the HTTP bodies in flight (32 MiB) and the messages in flight per
+// WebSocket connection (16 MiB), each decoded into a few copies while served,
+// the WebSocket send queues (8 MiB per connection), and the Go runtime's
+// headroom (GOGC=100 lets the heap reach twice what is live). Before the
+// limits existed these attacks took the server to 2.27 GiB.
 const peakRSSBound = 512 << 20
 
 // enabled reports whether the attack named is to run: all of them, unless
-// HOSTILE_ONLY lists some (comma-separated: listen, fatlisten, sessions,
-// sseread, sseunread, ws), to see what one costs.
+// HOSTILE_ONLY lists some (comma-separated: listen, fatlisten, wslisten,
+// sessions, sseread, sseunread, ws), to see what one costs.
 func enabled(name string) bool {
 	only := os.Getenv("HOSTILE_ONLY")
 	return only == "" || slices.Contains(strings.Split(only, ","), name)
@@ -465,6 +466,36 @@ func wsHoarder(ctx context.Context, base, ip string, n, size int) (closed bool, 
 	return false, nil
 }
 
+// wsListenFlood opens conns WebSocket connections from ip and asks each for
+// per listen streams; it keeps them open until ctx ends.
+func wsListenFlood(ctx context.Context, base, ip string, conns, per int, tl *tally, hd *hold) {
+	d := gws.Dialer{
+		NetDialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}).DialContext,
+		Subprotocols:   []string{"mcp"},
+	}
+	for range conns {
+		ws, _, err := d.DialContext(ctx, "ws"+strings.TrimPrefix(base, "http")+"/ws", nil)
+		if err != nil {
+			tl.refused.Add(int64(per))
+			continue
+		}
+		hd.add(ws.NetConn())
+		for i := range per {
+			if err := ws.WriteMessage(gws.TextMessage, statelessBody(1+i, "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}})); err != nil {
+				tl.refused.Add(1)
+				continue
+			}
+			_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+			_, msg, err := ws.ReadMessage()
+			if err == nil && bytes.Contains(msg, []byte("acknowledged")) {
+				tl.accepted.Add(1)
+			} else {
+				tl.refused.Add(1)
+			}
+		}
+	}
+}
+
 // goodClient calls tools in a session and statelessly until stop closes and
 // returns its latencies; every answer is checked.
 func goodClient(t *testing.T, base string, stop <-chan struct{}, minCalls int) []time.Duration {
@@ -543,7 +574,7 @@ func TestHostileClients(t *testing.T) {
 	var hd hold
 	defer hd.closeAll()
 
-	var listens, fatListens, sessions, subs, sseRead, sseUnread tally
+	var listens, fatListens, wsListens, sessions, subs, sseRead, sseUnread tally
 	var wsClosed atomic.Int64
 	var attack sync.WaitGroup
 	for _, ip := range []string{"127.0.0.2", "127.0.0.3"} {
@@ -555,6 +586,7 @@ func TestHostileClients(t *testing.T) {
 		}
 		run("listen", func() { listenFlood(ctx, c, srv.base, 300*k, 0, 0, &listens, &hd) })
 		run("fatlisten", func() { listenFlood(ctx, c, srv.base, 20*k, 3, 1<<20, &fatListens, &hd) })
+		run("wslisten", func() { wsListenFlood(ctx, srv.base, ip, 5*k, 20, &wsListens, &hd) })
 		run("sessions", func() {
 			sids := sessionFlood(ctx, c, srv.base, 300*k, &sessions)
 			if len(sids) > 0 {
@@ -584,6 +616,7 @@ func TestHostileClients(t *testing.T) {
 
 	peak := srv.peakRSS(t)
 	t.Logf("listen streams: %v; listen streams with 3 MiB of subscriptions: %v", &listens, &fatListens)
+	t.Logf("listen streams over 5 WebSocket connections per address: %v", &wsListens)
 	t.Logf("sessions: %v; subscriptions: %v", &sessions, &subs)
 	t.Logf("SSE answers of 3 MiB read whole: %v; left unread: %v; WebSocket hoarders closed by the server: %d of 2", &sseRead, &sseUnread, wsClosed.Load())
 	t.Logf("during the attack: peak RSS %.1f MiB (bound %d MiB); well-behaved calls %d, p50 %v p99 %v",
@@ -597,6 +630,9 @@ func TestHostileClients(t *testing.T) {
 	}
 	if fatListens.accepted.Load() != 0 {
 		t.Errorf("%d listen streams with 1 MiB subscription URIs were accepted", fatListens.accepted.Load())
+	}
+	if n := wsListens.accepted.Load(); n > 2*16 {
+		t.Errorf("%d listen streams accepted over WebSocket from 2 addresses: more connections multiply a client's share", n)
 	}
 	if enabled("sessions") && sessions.refused.Load() == 0 {
 		t.Errorf("no session of %d was refused: one client can fill the store", sessions.accepted.Load())
