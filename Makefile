@@ -26,6 +26,7 @@ check-generated:
 
 unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /test/e2e)
+	cd test/bench && $(GO) test -race -count=1 -run '^Test' ./...
 
 e2e:
 	E2E_REQUIRED=1 $(GO) test -race -count=1 -v ./test/e2e/

@@ -1,6 +1,6 @@
 module github.com/hexmcp/hexmcp
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/go-json-experiment/json v1.27.2

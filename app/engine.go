@@ -355,8 +355,49 @@ func (e *Engine) toolsChanged() {
 }
 
 // Abort cancels the context of every handler still running, on every
-// connection. Transports call it when a graceful shutdown runs out of time.
+// connection and session of every server of the engine, and of those it
+// serves later: it is the engine-wide, permanent hard stop (Close calls
+// it). A server whose own graceful shutdown runs out of time cancels only
+// its own calls instead: see [WithAbort] and [Server.Shutdown].
 func (e *Engine) Abort() { e.abort() }
+
+// abortKey carries the hard-stop signals of WithAbort.
+type abortKey struct{}
+
+// WithAbort returns a copy of ctx carrying abort as a hard stop of its own:
+// the connections ([Engine.ServeConn]) and sessions ([Engine.NewSession])
+// the engine serves with the returned context (or one derived from it)
+// cancel their handlers' contexts when abort is done, as on
+// [Engine.Abort], while the engine's other connections go on. A transport
+// or [Server] uses it to cancel its own calls when its shutdown deadline
+// passes. Signals accumulate: a context given to WithAbort twice is
+// stopped by either.
+func WithAbort(ctx, abort context.Context) context.Context {
+	prev, _ := ctx.Value(abortKey{}).([]context.Context)
+	return context.WithValue(ctx, abortKey{}, append(prev[:len(prev):len(prev)], abort))
+}
+
+// hookAbort makes cancel run on Engine.Abort and when any hard stop ctx
+// carries (WithAbort) is done. The returned func unhooks all of them.
+func (e *Engine) hookAbort(ctx context.Context, cancel func()) func() bool {
+	stop := context.AfterFunc(e.abortCtx, cancel)
+	extra, _ := ctx.Value(abortKey{}).([]context.Context)
+	if len(extra) == 0 {
+		return stop
+	}
+	stops := make([]func() bool, 0, len(extra)+1)
+	stops = append(stops, stop)
+	for _, a := range extra {
+		stops = append(stops, context.AfterFunc(a, cancel))
+	}
+	return func() bool {
+		ok := true
+		for _, st := range stops {
+			ok = st() && ok
+		}
+		return ok
+	}
+}
 
 // Close stops watching the registry and aborts running handlers.
 func (e *Engine) Close() error {

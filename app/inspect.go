@@ -55,7 +55,10 @@ func (mi MessageInfo) Stateless() bool {
 
 // Inspect decodes raw as the engine would, strictly, and reports what it
 // is. A message that is not valid yields KindInvalid; serve it anyway with
-// [Engine.HandleMessage] to get the right error response.
+// [Engine.HandleMessage] to get the right error response. Its ID is then
+// the request's id when it could still be read (a request refused for
+// duplicate member names or invalid UTF-8 in its params), the id that
+// error answers; nil when it could not.
 func Inspect(raw []byte) MessageInfo {
 	m, rerr := decodeMessage(raw)
 	if rerr != nil {

@@ -1,13 +1,17 @@
 package app
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 // wireMessage is one incoming JSON-RPC message, decoded strictly: member
@@ -53,11 +57,19 @@ func newRPCError(id jsontext.Value, code int, msg string, data any) *rpcError {
 func decodeMessage(raw []byte) (message, *rpcError) {
 	var w wireMessage
 	if err := json.Unmarshal(raw, &w); err != nil {
+		// Only on this error path: read the id again, tolerantly, so that
+		// a request refused for what its params hold is still answered
+		// with its id (see readID).
 		var se *jsontext.SyntacticError
-		if errors.Is(err, jsontext.ErrDuplicateName) {
-			return message{}, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: duplicate member name", pointerData(err))
-		}
-		if errors.As(err, &se) {
+		switch {
+		case errors.Is(err, jsontext.ErrDuplicateName):
+			id, _ := readID(raw, true)
+			return message{id: id}, newRPCError(id, domain.CodeInvalidRequest, "Invalid Request: duplicate member name", pointerData(err))
+		case errors.As(err, &se):
+			if id, ok := readID(raw, true); ok {
+				// well-formed but for invalid UTF-8 (RFC 8259 section 8.1)
+				return message{id: id}, newRPCError(id, domain.CodeParseError, "Parse error: the message is not valid UTF-8", pointerData(err))
+			}
 			return message{}, newRPCError(nil, domain.CodeParseError, "Parse error: the message is not valid JSON", nil)
 		}
 		return message{}, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: a message must be a JSON-RPC 2.0 object", nil)
@@ -108,6 +120,95 @@ func decodeMessage(raw []byte) (message, *rpcError) {
 		m.params = w.Params
 	}
 	return m, nil
+}
+
+// tolerant reads what the strict decoder refuses but readID may look past.
+var tolerant = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
+// readID finds the top-level "id" member of raw, a message the strict
+// decoder refused, reading past duplicate member names and invalid UTF-8
+// but nothing else. It returns the id when it is a string or a number
+// (nil otherwise, and when the message names "id" twice: which one the
+// client meant cannot be told). ok reports that raw is a well-formed JSON
+// object apart from duplicate names and invalid UTF-8; the id of a message
+// that is not is nil, as JSON-RPC 2.0 wants for a parse error.
+//
+// With whole false, raw is only the beginning of a message (the head a
+// transport kept of a message over its size limit, see
+// ports.MessageTooLargeError): reading stops where raw ends, at most
+// ports.MaxMessageHead bytes in, and the id counts once its value is
+// complete (followed by ',' or '}').
+func readID(raw []byte, whole bool) (id jsontext.Value, ok bool) {
+	if !whole && len(raw) > ports.MaxMessageHead {
+		raw = raw[:ports.MaxMessageHead]
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(raw), tolerant...)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, false
+	}
+	seen, twice := false, false
+	cut := func(err error) (jsontext.Value, bool) {
+		if !whole && !twice && errors.Is(err, io.ErrUnexpectedEOF) {
+			return id, false // the head ends here: keep what was read
+		}
+		return nil, false
+	}
+	for {
+		if dec.PeekKind() == '}' {
+			break
+		}
+		name, err := dec.ReadToken()
+		if err != nil {
+			return cut(err)
+		}
+		if name.Kind() != '"' || name.String() != "id" {
+			if err := dec.SkipValue(); err != nil {
+				return cut(err)
+			}
+			continue
+		}
+		if seen { // "id" twice: which one the client meant is unknown
+			twice, id = true, nil
+			if err := dec.SkipValue(); err != nil {
+				return cut(err)
+			}
+			continue
+		}
+		seen = true
+		v, err := dec.ReadValue()
+		if err != nil {
+			return cut(err)
+		}
+		rest := bytes.TrimLeft(raw[dec.InputOffset():], " \t\r\n")
+		if len(rest) == 0 || rest[0] != ',' && rest[0] != '}' {
+			return cut(io.ErrUnexpectedEOF) // a number may go on past the head
+		}
+		if k := v.Kind(); (k == '"' || k == '0') && utf8.Valid(v) {
+			id = bytes.Clone(v)
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil { // the closing brace
+		return cut(err)
+	}
+	if !whole {
+		return id, false
+	}
+	if _, err := dec.ReadToken(); err != io.EOF { // nothing after the object
+		return nil, false
+	}
+	return id, true
+}
+
+// tooLargeError is the error answering a message over the transport's size
+// limit: with the request's id when the transport kept the message's head
+// (ports.MessageTooLargeError) and the id is in it.
+func tooLargeError(err error) *rpcError {
+	var id jsontext.Value
+	var tl *ports.MessageTooLargeError
+	if errors.As(err, &tl) {
+		id, _ = readID(tl.Head, false)
+	}
+	return newRPCError(id, domain.CodeInvalidRequest, "Invalid Request: "+err.Error(), nil)
 }
 
 func pointerData(err error) any {

@@ -59,7 +59,7 @@ func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
 	}
 	s := &session{e: e, conn: c, inflight: make(map[string]context.CancelFunc)}
 	s.base, s.abort = context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(e.abortCtx, s.abort)
+	stop := e.hookAbort(ctx, s.abort)
 	defer stop()
 	defer s.abort()
 	e.track(s)
@@ -259,7 +259,7 @@ func (l *connLoop) read() (func(*callSlot), int64) {
 		if err != nil {
 			switch {
 			case errors.Is(err, ports.ErrMessageTooLarge):
-				s.send(encodeError(newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: "+err.Error(), nil)))
+				s.send(encodeError(tooLargeError(err)))
 				continue
 			case errors.Is(err, io.EOF), l.ctx.Err() != nil:
 				l.end(nil)

@@ -11,13 +11,15 @@ import (
 // Server runs an engine on a transport, with a lifecycle that fits
 // go.uber.org/fx hooks or a main function: Start serves in the background,
 // Shutdown stops reading, lets requests in flight finish until its context
-// ends, then cancels what is left.
+// ends, then cancels what is left. That hard stop is the server's own:
+// other servers of the same engine, and the engine itself, go on.
 type Server struct {
 	engine    *Engine
 	transport ports.Transport
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
+	abort  context.CancelFunc // cancels this server's calls (WithAbort)
 	done   chan struct{}
 	err    error
 }
@@ -51,10 +53,12 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.done != nil {
 		return ErrAlreadyStarted
 	}
-	serveCtx, cancel := context.WithCancel(ctx)
-	s.cancel, s.done = cancel, make(chan struct{})
+	abortCtx, abort := context.WithCancel(context.Background())
+	serveCtx, cancel := context.WithCancel(WithAbort(ctx, abortCtx))
+	s.cancel, s.abort, s.done = cancel, abort, make(chan struct{})
 	go func() {
 		err := s.transport.Serve(serveCtx, s.engine)
+		abort() // nothing of this server runs any more; release the hooks
 		s.mu.Lock()
 		s.err = err
 		s.mu.Unlock()
@@ -81,11 +85,13 @@ func (s *Server) Err() error {
 }
 
 // Shutdown stops reading new messages and waits for the requests in flight
-// to answer. When ctx ends first, it cancels their contexts, waits for the
-// transport to return, and reports ctx's error.
+// to answer. When ctx ends first, it cancels their contexts (this server's
+// only: the engine and its other servers are not touched; [Engine.Abort]
+// is the engine-wide stop), waits for the transport to return, and reports
+// ctx's error.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	cancel, done := s.cancel, s.done
+	cancel, abort, done := s.cancel, s.abort, s.done
 	s.mu.Unlock()
 	if done == nil {
 		return nil
@@ -95,7 +101,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		s.engine.Abort()
+		abort()
 		<-done
 		return ctx.Err()
 	}

@@ -218,7 +218,7 @@ type Session struct {
 func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWriter) *Session {
 	s := &session{e: e, id: id, conn: out, inflight: make(map[string]context.CancelFunc)}
 	s.base, s.abort = context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(e.abortCtx, s.abort)
+	stop := e.hookAbort(ctx, s.abort)
 	e.track(s)
 	return &Session{s: s, stop: stop}
 }

@@ -152,10 +152,24 @@ func chooseLogger(l ports.Logger, s *slog.Logger, z *zap.Logger) ports.Logger {
 	return slogger.New(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 }
 
-// Core provides *app.Engine.
+// Core provides *app.Engine, built by [NewEngine], and closes it
+// ([app.Engine.Close]: stop watching the registries, cancel what still
+// runs) on the application's stop, after the transports' own stop hooks
+// (fx runs stop hooks in reverse order, and every transport hook is added
+// after the engine it needs was built).
 var Core = fx.Module("hexmcp",
-	fx.Provide(NewEngine),
+	fx.Provide(newLifecycleEngine),
 )
+
+// newLifecycleEngine is NewEngine with the engine's close hooked into lc.
+func newLifecycleEngine(p EngineParams, lc fx.Lifecycle) (*app.Engine, error) {
+	e, err := NewEngine(p)
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.Hook{OnStop: func(context.Context) error { return e.Close() }})
+	return e, nil
+}
 
 // supplyGroup supplies each item as a member of an fx value group.
 func supplyGroup[T any](group string, items []T) fx.Option {
@@ -243,9 +257,9 @@ func Serve(lc fx.Lifecycle, sd fx.Shutdowner, e *app.Engine, t ports.Transport) 
 			return nil
 		},
 		OnStop: func(ctx context.Context) error {
-			err := srv.Shutdown(ctx)
-			_ = e.Close()
-			return err
+			// Past ctx's deadline this cancels this server's calls only;
+			// Core closes the engine itself.
+			return srv.Shutdown(ctx)
 		},
 	})
 	return srv

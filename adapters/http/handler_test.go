@@ -148,7 +148,8 @@ func TestBadRequests(t *testing.T) {
 		code   int
 	}{
 		{"missing session id", callBody(1, "echo", `{}`), nil, 400, -32600},
-		{"missing session id, notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil, 400, -32600},
+		// A notification without a session is accepted and ignored (202):
+		// see TestPostBareNotificationAccepted.
 		{"invalid JSON", `{"jsonrpc":`, hdr{"Mcp-Session-Id": sid}, 400, -32700},
 		{"not JSON-RPC", `{"hello":1}`, nil, 400, -32600},
 		{"empty body", ``, nil, 400, -32700},

@@ -60,6 +60,18 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		e.write(w)
 		return
 	}
+	if mi.Kind != app.KindRequest && r.Header.Get(HeaderSessionID) == "" {
+		// A notification or response that names no session and no
+		// stateless-era version in _meta has nowhere to go: accepted and
+		// ignored ("If the server accepts the input, the server MUST return
+		// HTTP status code 202 Accepted with no body"). A 400 would be
+		// fatal to clients that send it anyway: the official Go SDK posts a
+		// bare notifications/cancelled (no session, no protocol version
+		// header, no _meta) after a cancelled 2026-07-28 call, and takes any
+		// error status as the end of its session.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
 	if pv := r.Header.Get(HeaderProtocolVersion); pv != "" && h.policy.AcceptsStateless(pv) {
 		// A stateless-era client (its header says so; an Mcp-Session-Id is
 		// ignored in that era) whose body does not name the version in

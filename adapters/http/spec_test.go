@@ -101,13 +101,12 @@ func TestStatelessHeaderWithoutVersionInBody(t *testing.T) {
 			}
 		})
 	}
-	// A notification gets the same 400, without an id.
-	got := expect(t, ev.post(`{"jsonrpc":"2.0","method":"notifications/x"}`, statelessHdr("notifications/x", "")), http.StatusBadRequest)
-	if code, id := rpcError(t, got); code != -32602 || id != "" {
-		t.Fatalf("body %s", got)
-	}
+	// A notification cannot be answered: without a session or _meta it
+	// has nowhere to go, and is accepted and ignored (202), as for
+	// clients that send their cancellations that way (issue 10).
+	expect(t, ev.post(`{"jsonrpc":"2.0","method":"notifications/x"}`, statelessHdr("notifications/x", "")), http.StatusAccepted)
 	// An unsupported version in the header is still -32022.
-	got = expect(t, ev.post(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`, mergeHdr(statelessHdr("server/discover", ""), hdr{"MCP-Protocol-Version": "2099-01-01"})), http.StatusBadRequest)
+	got := expect(t, ev.post(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`, mergeHdr(statelessHdr("server/discover", ""), hdr{"MCP-Protocol-Version": "2099-01-01"})), http.StatusBadRequest)
 	if code, _ := rpcError(t, got); code != -32022 {
 		t.Fatalf("body %s", got)
 	}

@@ -28,8 +28,9 @@ type Options struct {
 	// Out receives messages (default os.Stdout).
 	Out io.Writer
 	// MaxMessageSize bounds one incoming line in bytes (default 4 MiB).
-	// A longer line is skipped whole and answered with a JSON-RPC error;
-	// the connection goes on.
+	// A longer line is skipped whole and answered with a JSON-RPC error
+	// (-32600), with the request's id when the line's first 64 KiB
+	// (ports.MaxMessageHead) name it; the connection goes on.
 	MaxMessageSize int
 }
 
@@ -91,8 +92,10 @@ func NewConn(r io.Reader, w io.Writer, max int) *Conn {
 }
 
 // ReadMessage returns the next line without its newline. A line over the
-// size limit yields an error wrapping ports.ErrMessageTooLarge; the next
-// call goes on with the following line.
+// size limit yields a *ports.MessageTooLargeError (it wraps
+// ports.ErrMessageTooLarge) holding the line's first bytes, up to
+// ports.MaxMessageHead, so that its id can still be answered; the next call
+// goes on with the following line.
 func (c *Conn) ReadMessage(ctx context.Context) ([]byte, error) {
 	// The blocking read runs in its own goroutine so that a cancelled ctx
 	// ends ReadMessage even while the input is silent.
@@ -136,12 +139,16 @@ func (c *Conn) readLine() ([]byte, error) {
 	for {
 		frag, err := c.r.ReadSlice('\n')
 		size += len(frag)
-		if size <= c.max+2 { // room for a CRLF
+		switch {
+		case size <= c.max+2: // room for a CRLF
 			if buf == nil && err != bufio.ErrBufferFull {
 				buf = bytes.Clone(frag) // the common case: one fragment
 			} else {
 				buf = append(buf, frag...)
 			}
+		case len(buf) < ports.MaxMessageHead:
+			// over the limit: keep only the head, for the error
+			buf = append(buf, frag[:min(len(frag), ports.MaxMessageHead-len(buf))]...)
 		}
 		switch {
 		case err == bufio.ErrBufferFull:
@@ -158,7 +165,13 @@ func (c *Conn) readLine() ([]byte, error) {
 			n--
 		}
 		if n > c.max {
-			return nil, fmt.Errorf("line of %d bytes exceeds the limit of %d bytes: %w", n, c.max, ports.ErrMessageTooLarge)
+			// The head goes with the error, so that the engine can
+			// answer the request's id when the line names it first.
+			head := buf[:min(len(buf), n, ports.MaxMessageHead)]
+			if len(buf) > ports.MaxMessageHead {
+				head = bytes.Clone(head) // do not keep the whole line
+			}
+			return nil, &ports.MessageTooLargeError{Size: int64(n), Limit: int64(c.max), Unit: "line", Head: head}
 		}
 		return trimEOL(buf), err
 	}
