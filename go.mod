@@ -1,6 +1,6 @@
 module github.com/hexmcp/hexmcp
 
-go 1.26.0
+go 1.26
 
 require (
 	github.com/go-json-experiment/json v1.27.2
@@ -9,7 +9,7 @@ require (
 	go.uber.org/fx v1.24.0
 	go.uber.org/mock v0.6.0
 	go.uber.org/zap v1.28.0
-	golang.org/x/sync v0.25.0
+	golang.org/x/sync v0.22.0
 	golang.org/x/text v0.14.0
 	golang.org/x/tools v0.36.0
 )
