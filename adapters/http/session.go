@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/netip"
 	"slices"
 	"sync"
 	"time"
@@ -164,22 +163,13 @@ func owner(ctx context.Context) string {
 // addresses one by one would bound nothing). A remote address that does
 // not parse is used whole, after "addr:".
 func DefaultClientKey(r *http.Request) string {
-	if p := PrincipalFrom(r.Context()); p != nil && p.Subject != "" {
-		return "sub:" + p.Subject
+	// The engine's rule, so that sessions and listen streams count the
+	// same client; a request has no connection to stand for an unknown
+	// address, so all such requests are one client.
+	if k := (app.TransportInfo{Principal: PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr}).ClientKey(); k != "" {
+		return k
 	}
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		a, err2 := netip.ParseAddr(r.RemoteAddr)
-		if err2 != nil {
-			return "addr:" + r.RemoteAddr
-		}
-		ap = netip.AddrPortFrom(a, 0)
-	}
-	a := ap.Addr().WithZone("").Unmap()
-	if a.Is6() {
-		return "ip:" + netip.PrefixFrom(a, 64).Masked().String()
-	}
-	return "ip:" + a.String()
+	return "addr:" + r.RemoteAddr
 }
 
 // clientKey is the Peer of a session a request initializes.
