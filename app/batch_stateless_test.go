@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	"github.com/hexmcp/hexmcp/app"
 )
 
@@ -14,7 +16,7 @@ import (
 func TestBatchRefusesStatelessMembers(t *testing.T) {
 	ran := 0
 	tool := app.Func(func(context.Context, struct{}) (string, error) { ran++; return "ran", nil }, app.WithName("count"))
-	c := serve(t, newEngine(t, app.Options{}, tool))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, tool))
 	c.initialize("2025-03-26")
 	got := c.roundTrip(`[` +
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"count","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}},` +

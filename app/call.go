@@ -85,7 +85,7 @@ func (e *Engine) toolsList(m message, p *wireParams, ci callInfo) ([]byte, *rpcE
 		}
 		enc, err := e.listCache.encoded(e.policy, t.Tool, ci.rev)
 		if err != nil {
-			e.logf(context.Background(), ports.LevelError, "mcp: encoding a tool failed", ports.F("tool", t.Tool.Name), ports.F("error", err))
+			e.logf(context.Background(), ports.LevelError, "hexmcp: encoding a tool failed", ports.F("tool", t.Tool.Name), ports.F("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 		b = append(b, enc...)
@@ -177,13 +177,13 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 			return nil, &rpcError{id: m.id, err: pe}
 		}
 		if ctx.Err() == nil && err != errPanic {
-			e.logf(ctx, ports.LevelError, "mcp: tool failed", ports.F("tool", name), ports.F("error", err))
+			e.logf(ctx, ports.LevelError, "hexmcp: tool failed", ports.F("tool", name), ports.F("error", err))
 		}
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	out, err := e.policy.WrapValue(rt.Tool, value, ci.rev)
 	if err != nil {
-		e.logf(ctx, ports.LevelError, "mcp: tool result cannot be encoded", ports.F("tool", name), ports.F("error", err))
+		e.logf(ctx, ports.LevelError, "hexmcp: tool result cannot be encoded", ports.F("tool", name), ports.F("error", err))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if out.Warning != nil {
@@ -198,7 +198,7 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 			err = rt.Output.Validate(v)
 		}
 		if err != nil {
-			e.logf(ctx, ports.LevelError, "mcp: tool result does not match its outputSchema (a bug in the tool)", ports.F("tool", name), ports.F("error", err))
+			e.logf(ctx, ports.LevelError, "hexmcp: tool result does not match its outputSchema (a bug in the tool)", ports.F("tool", name), ports.F("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 	}
@@ -234,7 +234,7 @@ func (e *Engine) encodeCallResult(m message, ci callInfo, res *domain.CallToolRe
 	b := appendResponseHead(make([]byte, 0, 256), m.id)
 	b, err := res.AppendJSON(b, resultType)
 	if err != nil {
-		e.logf(context.Background(), ports.LevelError, "mcp: encoding a tool result failed", ports.F("error", err))
+		e.logf(context.Background(), ports.LevelError, "hexmcp: encoding a tool result failed", ports.F("error", err))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if addMeta {
@@ -248,7 +248,7 @@ func (e *Engine) encodeCallResult(m message, ci callInfo, res *domain.CallToolRe
 func (e *Engine) invoke(ctx context.Context, rt ports.RegisteredTool, args jsontext.Value) (value any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			e.logf(ctx, ports.LevelError, "mcp: tool handler panicked", ports.F("tool", rt.Tool.Name), ports.F("panic", fmt.Sprint(r)), ports.F("stack", string(debug.Stack())))
+			e.logf(ctx, ports.LevelError, "hexmcp: tool handler panicked", ports.F("tool", rt.Tool.Name), ports.F("panic", fmt.Sprint(r)), ports.F("stack", string(debug.Stack())))
 			value, err = nil, errPanic
 		}
 	}()

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 )
@@ -81,7 +83,7 @@ func TestToolsOfCallsTheMethods(t *testing.T) {
 	if got, want := strings.Join(toolNames(ts), " "), "calc.add calc.reset calc.urlFetch calc.whoAmI"; got != want {
 		t.Fatalf("names = %q, want %q", got, want)
 	}
-	c := serve(t, newEngine(t, app.Options{}, ts...))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, ts...))
 	c.initialize("2025-11-25")
 	for _, tc := range []struct{ call, want string }{
 		{`{"name":"calc.add","arguments":{"a":2,"b":3}}`, `{"content":[{"type":"text","text":"5"}]}`},

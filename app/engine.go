@@ -43,37 +43,68 @@ package app
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/slogport"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// Options configure an [Engine]. Registry is required; the rest have
-// defaults.
+// Options configure an [Engine]. ToolRegistry and Validator (or
+// DisableValidation) are required; every other field has a default, and a
+// zero field never turns a safety off: limits are disabled by [Unlimited]
+// and validation by DisableValidation, each by name.
+//
+// Most programs do not fill Options for app.NewEngine themselves: the
+// package at the module's root (hexmcp.New) and the wiring package fill the
+// ports with the SDK's adapters (in-memory registries, JSON Schema 2020-12
+// validation, slog on standard error) and take the rest from here.
 type Options struct {
-	// Info names the server in initialize and server/discover results.
+	// Info names the server in initialize and server/discover results
+	// (default name "hexmcp-server", version "0.0.0").
 	Info domain.Implementation
 	// Instructions tell the model how to use the server (optional).
 	Instructions string
 	// Policy decides what each revision allows; the zero value serves all.
 	Policy domain.RevisionPolicy
-	// Registry stores the tools.
-	Registry ports.ToolRegistry
-	// Resources stores the resources and resource templates (optional).
-	// Nil: the resources/* methods do not exist (-32601). The resources
-	// capability is advertised only while something is registered in it.
-	Resources ports.ResourceRegistry
-	// Prompts stores the prompts (optional). Nil: the prompts/* methods do
-	// not exist (-32601). The prompts capability is advertised only while a
-	// prompt is registered in it.
-	Prompts ports.PromptRegistry
-	// Validator compiles input and output schemas. Nil turns validation off
-	// (not recommended: the wiring package always provides one).
+
+	// Tools, Resources and Prompts are registered by NewEngine, in order;
+	// the first bad definition fails NewEngine with its error. More can be
+	// added (and removed) while the engine runs: [Engine.AddTool] and its
+	// kin.
+	Tools     []Tool
+	Resources []Resource
+	Prompts   []Prompt
+
+	// ToolRegistry stores the tools (required).
+	ToolRegistry ports.ToolRegistry
+	// ResourceRegistry stores the resources and resource templates
+	// (optional). Nil: the resources/* methods do not exist (-32601). The
+	// resources capability is advertised only while something is
+	// registered in it.
+	ResourceRegistry ports.ResourceRegistry
+	// PromptRegistry stores the prompts (optional). Nil: the prompts/*
+	// methods do not exist (-32601). The prompts capability is advertised
+	// only while a prompt is registered in it.
+	PromptRegistry ports.PromptRegistry
+	// Validator compiles input and output schemas (required unless
+	// DisableValidation): every tools/call is checked against the tool's
+	// inputSchema before its handler runs, and structured results against
+	// its outputSchema.
 	Validator ports.SchemaValidator
-	// Logger receives the server's own log; nil discards it.
+	// DisableValidation serves without a Validator: arguments reach the
+	// handlers unchecked (only decoding into the input type stops bad
+	// ones) and results are not checked against their outputSchema. A
+	// Validator given with it is ignored.
+	DisableValidation bool
+	// Logger receives the server's own log: internal errors with their
+	// details, recovered panics, output-schema warnings (default: slog's
+	// text format on standard error, never standard output, which may be
+	// the MCP channel). ports.NopLogger{} discards it.
 	Logger ports.Logger
 	// PageSize is the number of entries per page of tools/list,
 	// resources/list, resources/templates/list and prompts/list (default
@@ -211,11 +242,16 @@ type Engine struct {
 
 // NewEngine returns an engine with the given options.
 func NewEngine(opts Options) (*Engine, error) {
-	if opts.Registry == nil {
-		return nil, errors.New("app: Options.Registry is required")
+	if opts.ToolRegistry == nil {
+		return nil, errors.New("hexmcp: Options.ToolRegistry is required")
+	}
+	if opts.DisableValidation {
+		opts.Validator = nil
+	} else if opts.Validator == nil {
+		return nil, errors.New("hexmcp: Options.Validator is required (set Options.DisableValidation to serve without input validation)")
 	}
 	if opts.Logger == nil {
-		opts.Logger = ports.NopLogger{}
+		opts.Logger = slogport.New(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	}
 	if opts.PageSize <= 0 {
 		opts.PageSize = 100
@@ -252,18 +288,41 @@ func NewEngine(opts Options) (*Engine, error) {
 	e := &Engine{
 		opts:      opts,
 		policy:    opts.Policy,
-		registry:  opts.Registry,
-		resources: opts.Resources,
-		prompts:   opts.Prompts,
+		registry:  opts.ToolRegistry,
+		resources: opts.ResourceRegistry,
+		prompts:   opts.PromptRegistry,
 		log:       opts.Logger,
 		sessions:  make(map[*session]struct{}),
 	}
 	e.abortCtx, e.abort = context.WithCancel(context.Background())
-	if w, ok := opts.Registry.(ports.ToolRegistryWatcher); ok {
+	if w, ok := opts.ToolRegistry.(ports.ToolRegistryWatcher); ok {
 		e.stopWatch = w.Watch(e.toolsChanged)
+	}
+	if err := e.addInitial(); err != nil {
+		e.Close()
+		return nil, err
 	}
 	return e, nil
 }
+
+// addInitial registers Options.Tools, Resources and Prompts.
+func (e *Engine) addInitial() error {
+	if err := e.AddTools(e.opts.Tools...); err != nil {
+		return err
+	}
+	if err := e.AddResources(e.opts.Resources...); err != nil {
+		return err
+	}
+	if err := e.AddPrompts(e.opts.Prompts...); err != nil {
+		return err
+	}
+	e.opts.Tools, e.opts.Resources, e.opts.Prompts = nil, nil, nil
+	return nil
+}
+
+// Logger returns the logger the engine writes its own log to, for
+// transports to share.
+func (e *Engine) Logger() ports.Logger { return e.log }
 
 // Policy returns the engine's revision policy.
 func (e *Engine) Policy() domain.RevisionPolicy { return e.policy }
@@ -361,27 +420,20 @@ func (e *Engine) toolsChanged() {
 // its own calls instead: see [WithAbort] and [Server.Shutdown].
 func (e *Engine) Abort() { e.abort() }
 
-// abortKey carries the hard-stop signals of WithAbort.
-type abortKey struct{}
-
 // WithAbort returns a copy of ctx carrying abort as a hard stop of its own:
 // the connections ([Engine.ServeConn]) and sessions ([Engine.NewSession])
 // the engine serves with the returned context (or one derived from it)
 // cancel their handlers' contexts when abort is done, as on
 // [Engine.Abort], while the engine's other connections go on. A transport
 // or [Server] uses it to cancel its own calls when its shutdown deadline
-// passes. Signals accumulate: a context given to WithAbort twice is
-// stopped by either.
-func WithAbort(ctx, abort context.Context) context.Context {
-	prev, _ := ctx.Value(abortKey{}).([]context.Context)
-	return context.WithValue(ctx, abortKey{}, append(prev[:len(prev):len(prev)], abort))
-}
+// passes. It is [ports.WithAbort], for transports that do not import app.
+func WithAbort(ctx, abort context.Context) context.Context { return ports.WithAbort(ctx, abort) }
 
 // hookAbort makes cancel run on Engine.Abort and when any hard stop ctx
 // carries (WithAbort) is done. The returned func unhooks all of them.
 func (e *Engine) hookAbort(ctx context.Context, cancel func()) func() bool {
 	stop := context.AfterFunc(e.abortCtx, cancel)
-	extra, _ := ctx.Value(abortKey{}).([]context.Context)
+	extra := ports.Aborts(ctx)
 	if len(extra) == 0 {
 		return stop
 	}

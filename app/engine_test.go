@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	"go.uber.org/mock/gomock"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
@@ -42,8 +44,8 @@ type addIn struct {
 
 func newEngine(t *testing.T, opts app.Options, tools ...app.Tool) *app.Engine {
 	t.Helper()
-	if opts.Registry == nil {
-		opts.Registry = memory.NewRegistry()
+	if opts.ToolRegistry == nil {
+		opts.ToolRegistry = memory.NewRegistry()
 	}
 	e, err := app.NewEngine(opts)
 	if err != nil {
@@ -72,7 +74,7 @@ func TestInitializeNegotiatesRevision(t *testing.T) {
 		{"2025-11-25", "2025-11-25"}, {"2026-07-28", "2025-11-25"}, {"1.0", "2025-11-25"},
 	} {
 		t.Run(tc.asked, func(t *testing.T) {
-			e := newEngine(t, app.Options{Info: domain.Implementation{Name: "srv", Title: "Server", Version: "1.2.3"}, Instructions: "Use it."})
+			e := newEngine(t, app.Options{Validator: jsonschema.New(), Info: domain.Implementation{Name: "srv", Title: "Server", Version: "1.2.3"}, Instructions: "Use it."})
 			c := serve(t, e)
 			title := ""
 			if tc.got >= "2025-06-18" {
@@ -85,7 +87,7 @@ func TestInitializeNegotiatesRevision(t *testing.T) {
 }
 
 func TestInitializeTwiceIsRejected(t *testing.T) {
-	c := serve(t, newEngine(t, app.Options{}))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}))
 	c.initialize("2025-11-25")
 	resp := c.roundTrip(`{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`)
 	equalJSON(t, resp, `{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"Invalid Request: the session is already initialized"}}`)
@@ -149,7 +151,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestNotificationsGetNoAnswer(t *testing.T) {
-	c := serve(t, newEngine(t, app.Options{}))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}))
 	c.initialize("2025-11-25")
 	for _, n := range []string{
 		`{"jsonrpc":"2.0","method":"notifications/unknown"}`,
@@ -163,7 +165,7 @@ func TestNotificationsGetNoAnswer(t *testing.T) {
 }
 
 func TestRequestsBeforeInitialize(t *testing.T) {
-	c := serve(t, newEngine(t, app.Options{}, addTool()))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, addTool()))
 	// ping is allowed before initialize
 	equalJSON(t, c.roundTrip(ping), pingResp)
 	if got := c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"server/discover"}`); !strings.Contains(got, `"code":-32602`) {
@@ -184,7 +186,7 @@ func TestRequestsBeforeInitialize(t *testing.T) {
 
 func TestBothErasOnOneConnection(t *testing.T) {
 	flat := app.NewTool(func() []int { return []int{1, 2} }, app.WithName("flat"))
-	e := newEngine(t, app.Options{Info: domain.Implementation{Name: "srv", Version: "1"}, ListTTL: 5 * time.Second}, flat)
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), Info: domain.Implementation{Name: "srv", Version: "1"}, ListTTL: 5 * time.Second}, flat)
 	c := serve(t, e)
 	c.initialize("2025-11-25")
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flat"}}`),
@@ -200,7 +202,7 @@ func TestBothErasOnOneConnection(t *testing.T) {
 }
 
 func TestStatelessOnlyConnection(t *testing.T) {
-	c := serve(t, newEngine(t, app.Options{}, addTool()))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, addTool()))
 	got := c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":2},` + meta2026 + `}}`)
 	if !strings.Contains(got, `"resultType":"complete","content":[{"type":"text","text":"4"}]`) {
 		t.Fatal(got)
@@ -259,7 +261,7 @@ func TestHandlerErrors(t *testing.T) {
 			return domain.NewProtocolError(-32002, "Resource not found", map[string]string{"uri": "file:///x"})
 		}, app.WithName("protoErr")),
 	}
-	c := serve(t, newEngine(t, app.Options{Logger: log}, tools...))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New(), Logger: log}, tools...))
 	c.initialize("2025-11-25")
 	for _, name := range []string{"fails", "panics"} {
 		resp := c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `"}}`)
@@ -320,7 +322,7 @@ func TestPagination(t *testing.T) {
 	for _, n := range []string{"e", "b", "d", "a", "c"} {
 		tools = append(tools, app.NewTool(func() string { return n }, app.WithName(n)))
 	}
-	c := serve(t, newEngine(t, app.Options{PageSize: 2}, tools...))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New(), PageSize: 2}, tools...))
 	c.initialize("2025-11-25")
 	var names []string
 	cursor := ""
@@ -359,7 +361,7 @@ func TestCancellation(t *testing.T) {
 		stopped <- ctx.Err()
 		return ctx.Err()
 	}, app.WithName("slow"))
-	c := serve(t, newEngine(t, app.Options{}, slow, addTool()))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, slow, addTool()))
 	c.initialize("2025-11-25")
 	c.send(`{"jsonrpc":"2.0","id":"s1","method":"tools/call","params":{"name":"slow"}}`)
 	<-started
@@ -380,7 +382,7 @@ func TestCancellation(t *testing.T) {
 func TestDuplicateInFlightID(t *testing.T) {
 	release := make(chan struct{})
 	block := app.NewTool(func(ctx context.Context) error { <-release; return nil }, app.WithName("block"))
-	c := serve(t, newEngine(t, app.Options{}, block))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, block))
 	c.initialize("2025-11-25")
 	c.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"block"}}`)
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"block"}}`),
@@ -390,7 +392,7 @@ func TestDuplicateInFlightID(t *testing.T) {
 }
 
 func TestListChanged(t *testing.T) {
-	e := newEngine(t, app.Options{}, addTool())
+	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool())
 	handshake := serve(t, e)
 	handshake.initialize("2025-11-25")
 	stateless := serve(t, e)
@@ -418,7 +420,7 @@ func TestProgress(t *testing.T) {
 		got = append(got, rc.ReportProgress(ctx, 2, 2, ""))
 		return fmt.Sprintf("%v %s %s", rc.CanReportProgress(), rc.Revision(), rc.Client().Name), nil
 	}, app.WithName("work"))
-	c := serve(t, newEngine(t, app.Options{}, tool))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, tool))
 	c.initialize("2025-11-25")
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","_meta":{"progressToken":"tok"}}}`)
 	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":1,"total":2,"message":"half"}}`)
@@ -441,7 +443,7 @@ func TestConcurrentCalls(t *testing.T) {
 		<-gate
 		return in.N, nil
 	}, app.WithName("echo"))
-	c := serve(t, newEngine(t, app.Options{MaxConcurrentRequests: 100}, echo))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New(), MaxConcurrentRequests: 100}, echo))
 	c.initialize("2025-11-25")
 	const n = 50
 	for i := 0; i < n; i++ {
@@ -474,7 +476,7 @@ func TestGracefulShutdownFinishesCalls(t *testing.T) {
 			return "", ctx.Err()
 		}
 	}, app.WithName("job"))
-	e := newEngine(t, app.Options{}, tool)
+	e := newEngine(t, app.Options{Validator: jsonschema.New()}, tool)
 	cl, s := memory.NewPipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -536,7 +538,7 @@ func TestRegistrationErrors(t *testing.T) {
 }
 
 func TestNamesFromFunctions(t *testing.T) {
-	e := newEngine(t, app.Options{})
+	e := newEngine(t, app.Options{Validator: jsonschema.New()})
 	var calc calculator
 	for _, tc := range []struct {
 		tool app.Tool
@@ -602,7 +604,7 @@ func TestHandleMessage(t *testing.T) {
 		tr := rc.Transport()
 		return fmt.Sprintf("%s %s %s", rc.Revision(), tr.Header["X-Trace"], tr.Principal.Subject), nil
 	}, app.WithName("progress"))
-	e := newEngine(t, app.Options{}, addTool(), progress)
+	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool(), progress)
 	ctx := context.Background()
 	// stateless without a session
 	got := string(e.HandleMessage(ctx, nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1},`+meta2026+`}}`), nil))
@@ -628,7 +630,7 @@ func TestHandleMessage(t *testing.T) {
 	if st.ID != "s-1" || !st.Initialized || st.Revision != "2025-06-18" || st.Client.Name != "cli" || string(st.Capabilities) != `{"roots":{}}` {
 		t.Fatalf("State = %+v", st)
 	}
-	other := newEngine(t, app.Options{}, addTool(), progress)
+	other := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool(), progress)
 	restored := other.RestoreSession(ctx, st, nil)
 	defer restored.Close()
 	got = string(other.HandleMessage(ctx, restored, []byte(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":2}}}`), nil))
@@ -661,7 +663,7 @@ func TestServerShutdownDeadline(t *testing.T) {
 		close(cancelled)
 		return ctx.Err()
 	}, app.WithName("forever"))
-	e := newEngine(t, app.Options{}, tool)
+	e := newEngine(t, app.Options{Validator: jsonschema.New()}, tool)
 	tr, cl := memory.NewTransport()
 	srv := app.NewServer(e, tr)
 	if err := srv.Start(context.Background()); err != nil {
@@ -716,7 +718,7 @@ func TestInspect(t *testing.T) {
 }
 
 func TestResponseErrorAndHandleInspected(t *testing.T) {
-	e := newEngine(t, app.Options{}, addTool())
+	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool())
 	ctx := context.Background()
 	for _, raw := range []string{
 		`{"jsonrpc":"2.0","id":"a\"b,\"error\":{\"code\":1","method":"nope"}`,
@@ -757,7 +759,7 @@ func TestLoggingToTheClient(t *testing.T) {
 		}
 		return nil
 	}, app.WithName("logs"))
-	c := serve(t, newEngine(t, app.Options{}, logs))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, logs))
 	c.initialize("2025-11-25")
 	// no level set: nothing is sent
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"logs"}}`),
@@ -791,7 +793,7 @@ func TestTraceContext(t *testing.T) {
 		tr := rc.Trace()
 		return tr.TraceParent + "|" + tr.TraceState + "|" + tr.Baggage
 	}, app.WithName("trace"))
-	c := serve(t, newEngine(t, app.Options{}, tool))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, tool))
 	c.initialize("2025-11-25")
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"trace","_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01","tracestate":"k=v","baggage":"user=1"}}}`),
 		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01|k=v|user=1"}]}}`)

@@ -20,9 +20,9 @@ const statelessMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-
 // answering one tools/call.
 func Example() {
 	engine, err := app.NewEngine(app.Options{
-		Info:      domain.Implementation{Name: "hello", Version: "1.0.0"},
-		Registry:  memory.NewRegistry(),
-		Validator: jsonschema.New(),
+		Info:         domain.Implementation{Name: "hello", Version: "1.0.0"},
+		ToolRegistry: memory.NewRegistry(),
+		Validator:    jsonschema.New(),
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -62,12 +62,12 @@ func ExampleNewPrompt() {
 				},
 			}, nil
 		},
-		app.WithPromptDescription("Asks for a code review."),
-		app.WithPromptArguments(domain.PromptArgument{Name: "language", Required: true}),
+		app.WithDescription("Asks for a code review."),
+		app.WithArguments(domain.PromptArgument{Name: "language", Required: true}),
 	)
 
 	engine, _ := app.NewEngine(app.Options{
-		Registry: memory.NewRegistry(), Validator: jsonschema.New(), Prompts: memory.NewPromptRegistry(),
+		ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), PromptRegistry: memory.NewPromptRegistry(),
 	})
 	if err := engine.AddPrompt(review); err != nil {
 		fmt.Println(err)
@@ -97,12 +97,12 @@ func ExampleNewResource() {
 		func(_ context.Context, uri string, _ map[string]string) ([]domain.ResourceContents, error) {
 			return []domain.ResourceContents{{URI: uri, MimeType: "text/markdown", Text: "# Read me"}}, nil
 		},
-		app.WithResourceMimeType("text/markdown"))
+		app.WithMimeType("text/markdown"))
 	// TextResource is the short form for fixed text.
 	motd := app.TextResource("memo://motd", "motd", "Have a nice day.")
 
 	engine, _ := app.NewEngine(app.Options{
-		Registry: memory.NewRegistry(), Validator: jsonschema.New(), Resources: memory.NewResourceRegistry(),
+		ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), ResourceRegistry: memory.NewResourceRegistry(),
 	})
 	if err := engine.AddResources(readme, motd); err != nil {
 		fmt.Println(err)
@@ -142,7 +142,7 @@ func ExampleNewRawTool() {
 		return in.A + in.B, nil
 	}, app.WithDescription("Adds two numbers."))
 
-	engine, _ := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Validator: jsonschema.New()})
+	engine, _ := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
 	if err := engine.AddTool(add); err != nil {
 		fmt.Println(err)
 		return

@@ -54,9 +54,9 @@ func ExampleNewTool() {
 
 func ExampleEngine_ServeConn() {
 	engine, _ := app.NewEngine(app.Options{
-		Info:      domain.Implementation{Name: "example", Version: "1.0.0"},
-		Registry:  memory.NewRegistry(),
-		Validator: jsonschema.New(),
+		Info:         domain.Implementation{Name: "example", Version: "1.0.0"},
+		ToolRegistry: memory.NewRegistry(),
+		Validator:    jsonschema.New(),
 	})
 	_ = engine.AddTool(app.NewTool(GetString))
 
@@ -103,7 +103,7 @@ func ExampleRequestContext_Elicit() {
 		return fmt.Sprintf("Table for %d booked for %s (%s).", b.Guests, b.Name, b.Seat), nil
 	}, app.WithName("book_table"))
 
-	engine, _ := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Validator: jsonschema.New()})
+	engine, _ := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
 	_ = engine.AddTool(book)
 	ctx := context.Background()
 

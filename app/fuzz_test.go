@@ -28,7 +28,7 @@ func FuzzHandleMessage(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	e, err := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Validator: jsonschema.New()})
+	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
 	if err != nil {
 		f.Fatal(err)
 	}

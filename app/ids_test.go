@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	"github.com/hexmcp/hexmcp/app"
 )
 
@@ -57,7 +59,7 @@ func idError(t *testing.T, resp string) (map[string]json.RawMessage, int) {
 }
 
 func TestRefusedRequestAnswersItsID(t *testing.T) {
-	c := serve(t, newEngine(t, app.Options{}, addTool()))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, addTool()))
 	for _, tc := range idCases {
 		t.Run(tc.name, func(t *testing.T) {
 			c.send(tc.msg)
@@ -76,7 +78,7 @@ func TestRefusedRequestAnswersItsID(t *testing.T) {
 }
 
 func TestUnreadableIDStaysAbsent(t *testing.T) {
-	c := serve(t, newEngine(t, app.Options{}))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}))
 	for _, tc := range noIDCases {
 		t.Run(tc.name, func(t *testing.T) {
 			c.send(tc.msg)
@@ -96,7 +98,7 @@ func TestUnreadableIDStaysAbsent(t *testing.T) {
 // Inspect, which the HTTP adapter uses, reports the id too, and
 // HandleMessage answers it.
 func TestInspectReportsRecoveredID(t *testing.T) {
-	e := newEngine(t, app.Options{})
+	e := newEngine(t, app.Options{Validator: jsonschema.New()})
 	for _, tc := range idCases {
 		mi := app.Inspect([]byte(tc.msg))
 		if mi.Kind != app.KindInvalid || string(mi.ID) != tc.id {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	"github.com/hexmcp/hexmcp/app"
 )
 
@@ -90,7 +92,7 @@ func slowResult(n int) string {
 // once a call has finished and the waiting call has been admitted.
 func TestInFlightBytesPauseReading(t *testing.T) {
 	g := newGatedTool(1, 2)
-	c := g.serve(t, app.Options{MaxInFlightBytesPerConn: 4096})
+	c := g.serve(t, app.Options{Validator: jsonschema.New(), MaxInFlightBytesPerConn: 4096})
 	c.initialize("2025-11-25")
 	c.send(slowCall(1, 3000))
 	c.send(slowCall(2, 3000)) // does not fit beside call 1
@@ -117,7 +119,7 @@ func TestInFlightBytesPauseReading(t *testing.T) {
 // flight (after the calls before it have finished).
 func TestInFlightBytesAdmitsWhatFits(t *testing.T) {
 	g := newGatedTool(1, 2, 3)
-	c := g.serve(t, app.Options{MaxInFlightBytesPerConn: 4096})
+	c := g.serve(t, app.Options{Validator: jsonschema.New(), MaxInFlightBytesPerConn: 4096})
 	c.initialize("2025-11-25")
 	c.send(slowCall(1, 2000))
 	c.send(slowCall(2, 100)) // fits beside call 1
@@ -144,7 +146,7 @@ func TestInFlightBytesAdmitsWhatFits(t *testing.T) {
 // up to MaxConcurrentRequests.
 func TestInFlightBytesUnlimited(t *testing.T) {
 	g := newGatedTool(1, 2)
-	c := g.serve(t, app.Options{MaxInFlightBytesPerConn: app.Unlimited})
+	c := g.serve(t, app.Options{Validator: jsonschema.New(), MaxInFlightBytesPerConn: app.Unlimited})
 	c.initialize("2025-11-25")
 	c.send(slowCall(1, 20<<20)) // beyond the default budget, with another
 	c.send(slowCall(2, 1000))
@@ -164,7 +166,7 @@ func TestInFlightBytesUnlimited(t *testing.T) {
 // connection still serves calls.
 func TestInFlightBytesListenStreamsGiveBack(t *testing.T) {
 	g := newGatedTool(1)
-	c := g.serve(t, app.Options{MaxInFlightBytesPerConn: 4096})
+	c := g.serve(t, app.Options{Validator: jsonschema.New(), MaxInFlightBytesPerConn: 4096})
 	c.initialize("2025-11-25")
 	for i := range 4 {
 		id := fmt.Sprintf(`"%d-%s"`, i, strings.Repeat("x", 3000))
@@ -185,7 +187,7 @@ func TestInFlightBytesListenStreamsGiveBack(t *testing.T) {
 // back: a second such call that would not fit beside it is still read, and
 // so are the answers.
 func TestInFlightBytesWaitingCallsGiveBack(t *testing.T) {
-	c := serve(t, inputEngine(t, app.Options{MaxInFlightBytesPerConn: 4096}))
+	c := serve(t, inputEngine(t, app.Options{Validator: jsonschema.New(), MaxInFlightBytesPerConn: 4096}))
 	initializeWith(c, "2025-11-25", `{"elicitation":{}}`)
 	var ids []string
 	for i := range 2 {

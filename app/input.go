@@ -79,7 +79,7 @@ func (r InputResponses) Roots(key string) (*domain.ListRootsResult, bool) {
 // ErrInputRequired is wrapped by the error Ask returns in the stateless era
 // when the client has not answered yet: return it from the handler, and the
 // engine asks the client (resultType "input_required").
-var ErrInputRequired = errors.New("mcp: input required from the client")
+var ErrInputRequired = errors.New("hexmcp: input required from the client")
 
 // InputRequiredError is the error Ask returns in the stateless era when
 // answers are missing. It wraps [ErrInputRequired].
@@ -90,7 +90,7 @@ type InputRequiredError struct {
 
 // Error says which answers are missing.
 func (e *InputRequiredError) Error() string {
-	return "mcp: input required from the client (" + strings.Join(e.Keys, ", ") + ")"
+	return "hexmcp: input required from the client (" + strings.Join(e.Keys, ", ") + ")"
 }
 
 // Unwrap returns ErrInputRequired.
@@ -163,7 +163,7 @@ func (in *inputRound) ask(r InputRequest) {
 // result and the client's retry. Keys must be non-empty and unique.
 func (rc *RequestContext) Ask(ctx context.Context, reqs ...InputRequest) (InputResponses, error) {
 	if rc == nil {
-		return InputResponses{}, errors.New("mcp: Ask outside a request")
+		return InputResponses{}, errors.New("hexmcp: Ask outside a request")
 	}
 	if len(reqs) == 0 {
 		return InputResponses{m: map[string]any{}}, nil
@@ -172,13 +172,13 @@ func (rc *RequestContext) Ask(ctx context.Context, reqs ...InputRequest) (InputR
 	for _, r := range reqs {
 		switch {
 		case r.method == "":
-			return InputResponses{}, errors.New("mcp: an InputRequest must be made with ElicitInput, SamplingInput or RootsInput")
+			return InputResponses{}, errors.New("hexmcp: an InputRequest must be made with ElicitInput, SamplingInput or RootsInput")
 		case r.key == "":
-			return InputResponses{}, fmt.Errorf("mcp: a %s question needs a key", r.method)
+			return InputResponses{}, fmt.Errorf("hexmcp: a %s question needs a key", r.method)
 		case seen[r.key]:
-			return InputResponses{}, fmt.Errorf("mcp: two questions have the key %q", r.key)
+			return InputResponses{}, fmt.Errorf("hexmcp: two questions have the key %q", r.key)
 		case r.err != nil:
-			return InputResponses{}, fmt.Errorf("mcp: question %q: %w", r.key, r.err)
+			return InputResponses{}, fmt.Errorf("hexmcp: question %q: %w", r.key, r.err)
 		}
 		seen[r.key] = true
 	}
@@ -307,7 +307,7 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []InputRequest) (map
 	if rc.info.features.InputRequired {
 		in := rc.input
 		if in == nil {
-			return nil, errors.New("mcp: only tools/call, prompts/get and resources/read may ask the client for input")
+			return nil, errors.New("hexmcp: only tools/call, prompts/get and resources/read may ask the client for input")
 		}
 		in.mu.Lock()
 		defer in.mu.Unlock()
@@ -332,7 +332,7 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []InputRequest) (map
 	}
 	s := rc.info.session
 	if s == nil {
-		return nil, errors.New("mcp: no session to send the request on")
+		return nil, errors.New("hexmcp: no session to send the request on")
 	}
 	out := make(map[string]jsontext.Value, len(reqs))
 	if len(reqs) == 1 {
@@ -407,7 +407,7 @@ func (e *Engine) decodeAnswer(r InputRequest, raw jsontext.Value) (any, error) {
 		}
 		schema, err := e.elicitSchema(r.schema)
 		if err != nil {
-			return nil, fmt.Errorf("mcp: the requested schema of %q does not compile: %w", r.key, err)
+			return nil, fmt.Errorf("hexmcp: the requested schema of %q does not compile: %w", r.key, err)
 		}
 		var content any
 		if err := json.Unmarshal(er.Content, &content); err != nil {
@@ -484,7 +484,7 @@ func (e *Engine) beginInput(ctx context.Context, rc *RequestContext, m message, 
 			if errors.Is(err, errStateForged) || errors.Is(err, errStateExpired) || errors.Is(err, errStateMismatch) {
 				return newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: "+err.Error(), nil)
 			}
-			e.logf(ctx, ports.LevelError, "mcp: verifying a requestState failed", ports.F("error", err))
+			e.logf(ctx, ports.LevelError, "hexmcp: verifying a requestState failed", ports.F("error", err))
 			return newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 		// Answers of earlier rounds stand; the retry adds the new ones.
@@ -532,7 +532,7 @@ func (e *Engine) inputError(ctx context.Context, m message, ci callInfo, in *inp
 	st.Expires = e.opts.Clock.Now().Add(e.opts.RequestStateTTL).UnixMilli()
 	state, serr := e.signState(ctx, st)
 	if serr != nil {
-		e.logf(ctx, ports.LevelError, "mcp: signing a requestState failed", ports.F("error", serr))
+		e.logf(ctx, ports.LevelError, "hexmcp: signing a requestState failed", ports.F("error", serr))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil), true
 	}
 	b := appendResponseHead(make([]byte, 0, 512), m.id)
@@ -543,7 +543,7 @@ func (e *Engine) inputError(ctx context.Context, m message, ci callInfo, in *inp
 		}
 		params, perr := json.Marshal(r.params, json.Deterministic(true))
 		if perr != nil {
-			e.logf(ctx, ports.LevelError, "mcp: encoding an input request failed", ports.F("key", r.key), ports.F("error", perr))
+			e.logf(ctx, ports.LevelError, "hexmcp: encoding an input request failed", ports.F("key", r.key), ports.F("error", perr))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil), true
 		}
 		b = domain.AppendJSONString(b, r.key)

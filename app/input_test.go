@@ -84,7 +84,7 @@ func serverRequest(t *testing.T, raw string) (id, method string, params map[stri
 }
 
 func TestElicitationHandshake(t *testing.T) {
-	c := serve(t, inputEngine(t, app.Options{}))
+	c := serve(t, inputEngine(t, app.Options{Validator: jsonschema.New()}))
 	initializeWith(c, "2025-11-25", `{"elicitation":{}}`)
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_name","arguments":{}}}`)
 	id, method, params := serverRequest(t, c.recv())
@@ -125,7 +125,7 @@ func TestElicitationHandshake(t *testing.T) {
 }
 
 func TestAskSeveralHandshake(t *testing.T) {
-	c := serve(t, inputEngine(t, app.Options{}))
+	c := serve(t, inputEngine(t, app.Options{Validator: jsonschema.New()}))
 	initializeWith(c, "2025-06-18", `{"elicitation":{},"sampling":{},"roots":{}}`)
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_all","arguments":{}}}`)
 	answers := map[string]string{
@@ -151,7 +151,7 @@ func TestAskSeveralHandshake(t *testing.T) {
 }
 
 func TestMissingClientCapability(t *testing.T) {
-	e := inputEngine(t, app.Options{})
+	e := inputEngine(t, app.Options{Validator: jsonschema.New()})
 	c := serve(t, e)
 	initializeWith(c, "2025-11-25", `{"sampling":{}}`)
 	resp := c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_name","arguments":{}}}`)
@@ -205,7 +205,7 @@ func TestMissingClientCapability(t *testing.T) {
 }
 
 func TestCancellationBothWays(t *testing.T) {
-	c := serve(t, inputEngine(t, app.Options{}))
+	c := serve(t, inputEngine(t, app.Options{Validator: jsonschema.New()}))
 	initializeWith(c, "2025-11-25", `{"elicitation":{}}`)
 	c.send(`{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"name":"ask_name","arguments":{}}}`)
 	id, _, _ := serverRequest(t, c.recv())
@@ -221,8 +221,8 @@ func TestCancellationBothWays(t *testing.T) {
 func TestClientRequestTimeout(t *testing.T) {
 	ctrl := gomock.NewController(t)
 	log := quietLogger(ctrl)
-	log.EXPECT().Log(gomock.Any(), ports.LevelError, "mcp: tool failed", gomock.Any()).Times(1)
-	c := serve(t, inputEngine(t, app.Options{ClientRequestTimeout: 50 * time.Millisecond, Logger: log}))
+	log.EXPECT().Log(gomock.Any(), ports.LevelError, "hexmcp: tool failed", gomock.Any()).Times(1)
+	c := serve(t, inputEngine(t, app.Options{Validator: jsonschema.New(), ClientRequestTimeout: 50 * time.Millisecond, Logger: log}))
 	initializeWith(c, "2025-11-25", `{"elicitation":{}}`)
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_name","arguments":{}}}`)
 	id, _, _ := serverRequest(t, c.recv())
@@ -233,7 +233,7 @@ func TestClientRequestTimeout(t *testing.T) {
 // At the bound of concurrent requests, calls that wait for the client must
 // not stop the connection from reading the answers.
 func TestWaitingCallsAtTheBound(t *testing.T) {
-	c := serve(t, inputEngine(t, app.Options{MaxConcurrentRequests: 1}))
+	c := serve(t, inputEngine(t, app.Options{Validator: jsonschema.New(), MaxConcurrentRequests: 1}))
 	initializeWith(c, "2025-11-25", `{"elicitation":{}}`)
 	const n = 4
 	for i := range n {
@@ -286,7 +286,7 @@ func mrtrCall(t *testing.T, e *app.Engine, ctx context.Context, tool, extra stri
 }
 
 func TestInputRequiredRoundTrip(t *testing.T) {
-	e := inputEngine(t, app.Options{})
+	e := inputEngine(t, app.Options{Validator: jsonschema.New()})
 	ctx := context.Background()
 	r1, resp := mrtrCall(t, e, ctx, "ask_name", `"arguments":{},`)
 	if r1.ResultType != "input_required" || r1.RequestState == "" || len(r1.InputRequests) != 1 {
@@ -315,7 +315,7 @@ func TestInputRequiredRoundTrip(t *testing.T) {
 }
 
 func TestInputRequiredBadInput(t *testing.T) {
-	e := inputEngine(t, app.Options{})
+	e := inputEngine(t, app.Options{Validator: jsonschema.New()})
 	ctx := context.Background()
 	r1, _ := mrtrCall(t, e, ctx, "ask_name", `"arguments":{},`)
 	answer := `"inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}},`
@@ -370,7 +370,7 @@ func (c *fakeClock) advance(d time.Duration) {
 func TestRequestStateBinding(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
 	keys, _ := memory.NewStateKeys([]byte(strings.Repeat("k", 32)))
-	e := inputEngine(t, app.Options{Clock: clock, RequestStateTTL: time.Minute, StateKeys: keys})
+	e := inputEngine(t, app.Options{Validator: jsonschema.New(), Clock: clock, RequestStateTTL: time.Minute, StateKeys: keys})
 	alice := app.WithTransportInfo(context.Background(), app.TransportInfo{Principal: &ports.Principal{Subject: "alice"}})
 	bob := app.WithTransportInfo(context.Background(), app.TransportInfo{Principal: &ports.Principal{Subject: "bob"}})
 
@@ -386,14 +386,14 @@ func TestRequestStateBinding(t *testing.T) {
 	}
 	// Another instance sharing the keys serves round 3; step1's answer
 	// comes from the state.
-	e2 := inputEngine(t, app.Options{Clock: clock, RequestStateTTL: time.Minute, StateKeys: keys})
+	e2 := inputEngine(t, app.Options{Validator: jsonschema.New(), Clock: clock, RequestStateTTL: time.Minute, StateKeys: keys})
 	step2 := `"inputResponses":{"step2":{"action":"accept","content":{"color":"blue"}}},"requestState":"` + r2.RequestState + `",`
 	r3, resp := mrtrCall(t, e2, alice, "two_steps", `"arguments":{"topic":"t"},`+step2)
 	if r3.ResultType != "complete" || r3.Content[0].Text != `{"name":"Ada"} {"color":"blue"}` {
 		t.Fatalf("round 3: %s", resp)
 	}
 	// An instance with other keys refuses it.
-	e3 := inputEngine(t, app.Options{Clock: clock})
+	e3 := inputEngine(t, app.Options{Validator: jsonschema.New(), Clock: clock})
 	if _, resp := mrtrCall(t, e3, alice, "two_steps", `"arguments":{"topic":"t"},`+step2); !strings.Contains(resp, "does not verify") {
 		t.Fatalf("other keys: %s", resp)
 	}
@@ -405,7 +405,7 @@ func TestRequestStateBinding(t *testing.T) {
 }
 
 func TestInputRequiredSeveralAndPrompt(t *testing.T) {
-	e := inputEngine(t, app.Options{Prompts: memory.NewPromptRegistry()})
+	e := inputEngine(t, app.Options{Validator: jsonschema.New(), PromptRegistry: memory.NewPromptRegistry()})
 	if err := e.AddPrompt(app.NewPrompt("ctx_prompt", func(ctx context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 		res, err := app.RequestFrom(ctx).Elicit(ctx, "user_context", domain.ElicitForm("Context?",
 			json.RawMessage(`{"type":"object","properties":{"context":{"type":"string"}},"required":["context"]}`)))
@@ -472,7 +472,7 @@ func TestURLElicitation(t *testing.T) {
 		}
 		return "", rc.RequireURLElicitation(domain.ElicitURL("Authorize access", "https://example.com/auth", "el-1"))
 	}, app.WithName("connect"))
-	e := inputEngine(t, app.Options{})
+	e := inputEngine(t, app.Options{Validator: jsonschema.New()})
 	if err := e.AddTool(connect); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ import (
 // the client cancelled (notifications/cancelled, closing its HTTP stream)
 // and a cancelled request is not answered, or the peer went away and
 // nothing can be written, or the server aborted (Engine.Abort).
-var ErrEndedByServer = errors.New("app: the server ended the request")
+var ErrEndedByServer = errors.New("hexmcp: the server ended the request")
 
 // Defaults of the limits on subscriptions/listen streams in [Options].
 const (
@@ -174,7 +174,7 @@ type listenFilter struct {
 }
 
 // errStreamLost reports a listen stream that can no longer be written.
-var errStreamLost = errors.New("app: the listen stream is lost")
+var errStreamLost = errors.New("hexmcp: the listen stream is lost")
 
 // listen serves subscriptions/listen: it acknowledges the filter (the part
 // the server honors), then delivers the matching notifications, tagged

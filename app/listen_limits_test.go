@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -91,7 +93,7 @@ func (c *client) cancel(id string) {
 // every connection: one more is refused at once with CodeListenLimit,
 // other requests are still served, and a stream that ends frees its place.
 func TestListenMaxListeners(t *testing.T) {
-	e := newEngine(t, app.Options{MaxListeners: 2, MaxListenersPerClient: app.Unlimited}, addTool())
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), MaxListeners: 2, MaxListenersPerClient: app.Unlimited}, addTool())
 	a := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.1:1000"})
 	b := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.2:1000"})
 	a.listenOK("1")
@@ -116,7 +118,7 @@ func TestListenMaxListeners(t *testing.T) {
 // told by TransportInfo.ClientKey: the same IP address on two connections
 // is one client, another address or an authenticated principal another.
 func TestListenMaxListenersPerClient(t *testing.T) {
-	e := newEngine(t, app.Options{MaxListenersPerClient: 2}, addTool())
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), MaxListenersPerClient: 2}, addTool())
 	a1 := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.1:1001"})
 	a2 := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.1:1002"})
 	a1.listenOK("1")
@@ -138,7 +140,7 @@ func TestListenMaxListenersPerClient(t *testing.T) {
 // A transport that names no client (stdio, a WebSocket connection without
 // TransportInfo) has its listen streams counted per connection.
 func TestListenMaxListenersPerConnection(t *testing.T) {
-	e := newEngine(t, app.Options{MaxListenersPerClient: 1}, addTool())
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), MaxListenersPerClient: 1}, addTool())
 	a, b := serve(t, e), serve(t, e)
 	a.listenOK("1")
 	a.listenRefused("2", "maxListenersPerClient", 1)
@@ -149,7 +151,7 @@ func TestListenMaxListenersPerConnection(t *testing.T) {
 // each URI in bytes (MaxURILength): past either, -32602 naming the limit,
 // and nothing is kept.
 func TestListenSubscriptionLimits(t *testing.T) {
-	e := resourceEngine(t, app.Options{MaxListenSubscriptions: 3, MaxURILength: 40}, sampleResources()...)
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New(), MaxListenSubscriptions: 3, MaxURILength: 40}, sampleResources()...)
 	c := serve(t, e)
 	listen := func(id string, uris ...string) string {
 		b, _ := json.Marshal(uris)
@@ -192,7 +194,7 @@ func TestListenSubscriptionLimits(t *testing.T) {
 // With the default limits, a list of 380,000 URIs (4 MiB) is refused
 // with -32602 rather than kept for the life of the stream.
 func TestListenHugeSubscriptionListRefused(t *testing.T) {
-	e := resourceEngine(t, app.Options{}, sampleResources()...)
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, sampleResources()...)
 	c := serve(t, e)
 	list := "[" + strings.Repeat(`"test://x",`, 380_000) + `"test://x"]`
 	resp := c.roundTrip(listenReq("1", `{"resourceSubscriptions":`+list+`}`))
@@ -208,7 +210,7 @@ func TestListenHugeSubscriptionListRefused(t *testing.T) {
 // A stream that delivers nothing for ListenIdleTimeout is ended by the
 // server, with the completion result, and its place is free again.
 func TestListenIdleTimeout(t *testing.T) {
-	e := newEngine(t, app.Options{ListenIdleTimeout: 50 * time.Millisecond, MaxListenersPerClient: 1}, addTool())
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), ListenIdleTimeout: 50 * time.Millisecond, MaxListenersPerClient: 1}, addTool())
 	c := serve(t, e)
 	c.listenOK("1")
 	equalJSON(t, c.recv(), listenDone("1"))
@@ -276,7 +278,7 @@ func (w *gatedWriter) waitFor(t *testing.T, n int) []string {
 // one waiting already says what another would). When the client reads
 // again it gets one notification for all it missed of each.
 func TestListenStalledListenerDelaysNobody(t *testing.T) {
-	e := resourceEngine(t, app.Options{}, sampleResources()...)
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, sampleResources()...)
 	if err := e.AddTool(addTool()); err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +369,7 @@ func (w *gatedWriter) releaseOnce() {
 // A listen stream whose write fails ends at once, without a response, and
 // frees its place.
 func TestListenEndsWhenWriteFails(t *testing.T) {
-	e := newEngine(t, app.Options{MaxListenersPerClient: 1}, addTool())
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), MaxListenersPerClient: 1}, addTool())
 	w := &failingWriter{}
 	done := make(chan []byte, 1)
 	go func() {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 )
@@ -18,7 +20,7 @@ func listenReq(id, notifications string) string {
 }
 
 func TestListenToolsListChanged(t *testing.T) {
-	e := newEngine(t, app.Options{}, addTool())
+	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool())
 	c := serve(t, e)
 	// unknown kinds are ignored; prompts are not served here, so not acknowledged
 	c.send(listenReq("7", `{"toolsListChanged":true,"promptsListChanged":true,"futureThing":true}`))
@@ -45,7 +47,7 @@ func TestListenToolsListChanged(t *testing.T) {
 }
 
 func TestListenHonorsFilter(t *testing.T) {
-	e := promptEngine(t, app.Options{})
+	e := promptEngine(t, app.Options{Validator: jsonschema.New()})
 	c := serve(t, e)
 	c.send(listenReq(`"p"`, `{"promptsListChanged":true}`))
 	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"p"},"notifications":{"promptsListChanged":true}}}`)
@@ -66,7 +68,7 @@ func TestListenHonorsFilter(t *testing.T) {
 }
 
 func TestListenResources(t *testing.T) {
-	e := resourceEngine(t, app.Options{}, sampleResources()...)
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, sampleResources()...)
 	c := serve(t, e)
 	c.send(listenReq("3", `{"resourcesListChanged":true,"resourceSubscriptions":["test://static-text"]}`))
 	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":3},"notifications":{"resourcesListChanged":true,"resourceSubscriptions":["test://static-text"]}}}`)
@@ -84,7 +86,7 @@ func TestListenResources(t *testing.T) {
 }
 
 func TestListenInvalid(t *testing.T) {
-	e := newEngine(t, app.Options{}, addTool())
+	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool())
 	c := serve(t, e)
 	for _, tc := range []struct{ params, msg string }{
 		{`{` + meta2026 + `}`, "notifications is required"},
@@ -105,7 +107,7 @@ func TestListenInvalid(t *testing.T) {
 }
 
 func TestListenEndsWithConnection(t *testing.T) {
-	e := newEngine(t, app.Options{}, addTool())
+	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool())
 	c := serve(t, e)
 	c.send(listenReq("1", `{"toolsListChanged":true}`))
 	c.recv()
@@ -114,7 +116,7 @@ func TestListenEndsWithConnection(t *testing.T) {
 }
 
 func TestListenViaHandleMessage(t *testing.T) {
-	e := newEngine(t, app.Options{}, addTool())
+	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool())
 	w := &recorder{got: make(chan string, 8)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan []byte, 1)
@@ -159,7 +161,7 @@ func TestListenCompletesWhenServerEnds(t *testing.T) {
 		{"other cause", errors.New("client went away"), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEngine(t, app.Options{}, addTool())
+			e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool())
 			w := &recorder{got: make(chan string, 8)}
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
@@ -227,7 +229,7 @@ func (c *pipeConn) recv(t *testing.T) string {
 // server ending the subscription: it answers the listen request with the
 // completion result, the last message, before ServeConn returns.
 func TestListenCompletesOnGracefulStop(t *testing.T) {
-	e := newEngine(t, app.Options{}, addTool())
+	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool())
 	c := &pipeConn{in: make(chan []byte, 8), out: make(chan string, 8)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -255,7 +257,7 @@ func TestListenCompletesOnGracefulStop(t *testing.T) {
 // The peer going away (EOF) ends the subscription without a response:
 // that is a transport drop, not the server ending it.
 func TestListenNoResponseWhenPeerGone(t *testing.T) {
-	e := newEngine(t, app.Options{}, addTool())
+	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool())
 	c := &pipeConn{in: make(chan []byte, 8), out: make(chan string, 8)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -276,7 +276,7 @@ func (e *Engine) resultMeta(rev domain.Revision) map[string]any {
 func (e *Engine) encodeResult(id jsontext.Value, res any) ([]byte, *rpcError) {
 	body, err := json.Marshal(res, json.Deterministic(true))
 	if err != nil {
-		e.logf(context.Background(), ports.LevelError, "mcp: encoding a result failed", ports.F("error", err))
+		e.logf(context.Background(), ports.LevelError, "hexmcp: encoding a result failed", ports.F("error", err))
 		return nil, newRPCError(id, domain.CodeInternalError, "Internal error", nil)
 	}
 	out := appendResponseHead(make([]byte, 0, len(body)+48), id)

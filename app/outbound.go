@@ -26,14 +26,14 @@ type ClientError struct {
 	Data    jsontext.Value
 }
 
-// Error returns "mcp: the client answered <method> with error <code>: <message>".
+// Error returns "hexmcp: the client answered <method> with error <code>: <message>".
 func (e *ClientError) Error() string {
-	return fmt.Sprintf("mcp: the client answered %s with error %d: %s", e.Method, e.Code, e.Message)
+	return fmt.Sprintf("hexmcp: the client answered %s with error %d: %s", e.Method, e.Code, e.Message)
 }
 
 // ErrClientGone is wrapped by the error of a server request whose session
 // ended (the connection closed) before the client answered.
-var ErrClientGone = errors.New("mcp: the client went away before answering")
+var ErrClientGone = errors.New("hexmcp: the client went away before answering")
 
 // ErrNoClientStream is wrapped by the error of a server request that has
 // no way to the client: the request's own stream cannot carry it (an HTTP
@@ -111,7 +111,7 @@ func (e *Engine) clientResponse(s *session, m message) {
 	if s != nil && s.out.deliver(m) {
 		return
 	}
-	e.logf(context.Background(), ports.LevelDebug, "mcp: dropped a response to no pending server request", ports.F("id", string(m.id)))
+	e.logf(context.Background(), ports.LevelDebug, "hexmcp: dropped a response to no pending server request", ports.F("id", string(m.id)))
 }
 
 // callClient sends a request to the client of a handshake-era session and
@@ -124,7 +124,7 @@ func (e *Engine) callClient(ctx context.Context, s *session, w ports.MessageWrit
 	defer s.out.close(id)
 	p, err := json.Marshal(params, json.Deterministic(true))
 	if err != nil {
-		return nil, fmt.Errorf("mcp: %s params cannot be encoded: %w", method, err)
+		return nil, fmt.Errorf("hexmcp: %s params cannot be encoded: %w", method, err)
 	}
 	msg := make([]byte, 0, len(p)+64)
 	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
@@ -153,7 +153,7 @@ func (e *Engine) callClient(ctx context.Context, s *session, w ports.MessageWrit
 		slot.block() // the connection must go on reading while this waits
 	}
 	if err := write(ctx, msg); err != nil {
-		return nil, fmt.Errorf("mcp: sending %s to the client: %w", method, err)
+		return nil, fmt.Errorf("hexmcp: sending %s to the client: %w", method, err)
 	}
 	timer := time.NewTimer(e.opts.ClientRequestTimeout)
 	defer timer.Stop()
@@ -168,7 +168,7 @@ func (e *Engine) callClient(ctx context.Context, s *session, w ports.MessageWrit
 	case <-ctx.Done():
 		cause = ctx.Err()
 		if s.base.Err() != nil {
-			return nil, fmt.Errorf("mcp: %s: %w", method, ErrClientGone)
+			return nil, fmt.Errorf("hexmcp: %s: %w", method, ErrClientGone)
 		}
 	case <-timer.C:
 		cause = fmt.Errorf("no answer within %s: %w", e.opts.ClientRequestTimeout, context.DeadlineExceeded)
@@ -182,5 +182,5 @@ func (e *Engine) callClient(ctx context.Context, s *session, w ports.MessageWrit
 		Reason    string         `json:"reason"`
 	}{id, reason})
 	_ = write(context.WithoutCancel(ctx), cancel)
-	return nil, fmt.Errorf("mcp: %s was not answered: %w", method, cause)
+	return nil, fmt.Errorf("hexmcp: %s was not answered: %w", method, cause)
 }

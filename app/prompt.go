@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"runtime/debug"
 
 	"github.com/hexmcp/hexmcp/domain"
@@ -24,37 +23,22 @@ type Prompt struct {
 // Definition returns the prompt's definition as it will be listed.
 func (p Prompt) Definition() *domain.Prompt { return p.def }
 
-// PromptOption sets one field of a prompt's definition.
-type PromptOption func(*promptConfig)
-
 type promptConfig struct {
-	title, description string
-	args               []domain.PromptArgument
-	icons              []domain.Icon
-	meta               map[string]any
-	completers         map[string]ports.Completer
+	common     commonConfig
+	args       []domain.PromptArgument
+	completers map[string]ports.Completer
 }
 
-// WithPromptTitle sets the human-readable title (2025-06-18 on).
-func WithPromptTitle(title string) PromptOption {
-	return func(c *promptConfig) { c.title = title }
+// WithArguments declares arguments of a prompt, in order. prompts/get
+// refuses a request that lacks a required one (-32602).
+func WithArguments(args ...domain.PromptArgument) PromptOption {
+	return promptOption(func(c *promptConfig) { c.args = append(c.args, args...) })
 }
 
-// WithPromptDescription sets the description.
-func WithPromptDescription(d string) PromptOption {
-	return func(c *promptConfig) { c.description = d }
-}
-
-// WithPromptArguments declares arguments, in order. prompts/get refuses a
-// request that lacks a required one (-32602).
-func WithPromptArguments(args ...domain.PromptArgument) PromptOption {
-	return func(c *promptConfig) { c.args = append(c.args, args...) }
-}
-
-// WithPromptArgument declares one argument; complete, when not nil,
+// WithArgument declares one argument of a prompt; complete, when not nil,
 // suggests its values for completion/complete.
-func WithPromptArgument(arg domain.PromptArgument, complete ports.Completer) PromptOption {
-	return func(c *promptConfig) {
+func WithArgument(arg domain.PromptArgument, complete ports.Completer) PromptOption {
+	return promptOption(func(c *promptConfig) {
 		c.args = append(c.args, arg)
 		if complete != nil {
 			if c.completers == nil {
@@ -62,22 +46,7 @@ func WithPromptArgument(arg domain.PromptArgument, complete ports.Completer) Pro
 			}
 			c.completers[arg.Name] = complete
 		}
-	}
-}
-
-// WithPromptIcons sets the icons (2025-11-25 on); each is validated.
-func WithPromptIcons(icons ...domain.Icon) PromptOption {
-	return func(c *promptConfig) { c.icons = append(c.icons, icons...) }
-}
-
-// WithPromptMeta sets _meta (2025-06-18 on).
-func WithPromptMeta(meta map[string]any) PromptOption {
-	return func(c *promptConfig) {
-		if c.meta == nil {
-			c.meta = make(map[string]any, len(meta))
-		}
-		maps.Copy(c.meta, meta)
-	}
+	})
 }
 
 // NewPrompt declares the prompt name, rendered by handler.
@@ -85,26 +54,26 @@ func NewPrompt(name string, handler ports.PromptHandler, opts ...PromptOption) P
 	c := &promptConfig{}
 	for _, o := range opts {
 		if o != nil {
-			o(c)
+			o.applyPrompt(c)
 		}
 	}
 	return Prompt{
 		def: &domain.Prompt{
-			Name: name, Title: c.title, Description: c.description,
-			Arguments: c.args, Icons: c.icons, Meta: c.meta,
+			Name: name, Title: c.common.title, Description: c.common.description,
+			Arguments: c.args, Icons: c.common.icons, Meta: c.common.meta,
 		},
 		handler:    handler,
 		completers: c.completers,
 	}
 }
 
-var errNoPromptRegistry = errors.New("app: the engine has no prompt registry (Options.Prompts)")
+var errNoPromptRegistry = errors.New("hexmcp: the engine has no prompt registry (Options.PromptRegistry)")
 
 // AddPrompt registers a prompt: it checks the definition, stores it in the
 // prompt registry and tells connected clients that the list changed
 // (notifications/prompts/list_changed). A bad definition or a duplicate
 // name is a returned error (see [domain.PromptDefinitionError]); so is an
-// engine without Options.Prompts.
+// engine without Options.PromptRegistry.
 func (e *Engine) AddPrompt(p Prompt) error {
 	if e.prompts == nil {
 		return errNoPromptRegistry
@@ -201,7 +170,7 @@ func (e *Engine) promptsChanged() {
 func (e *Engine) getPrompt(ctx context.Context, p ports.RegisteredPrompt, args map[string]string) (r *domain.GetPromptResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			e.logf(ctx, ports.LevelError, "mcp: prompt handler panicked", ports.F("prompt", p.Prompt.Name), ports.F("panic", fmt.Sprint(v)), ports.F("stack", string(debug.Stack())))
+			e.logf(ctx, ports.LevelError, "hexmcp: prompt handler panicked", ports.F("prompt", p.Prompt.Name), ports.F("panic", fmt.Sprint(v)), ports.F("stack", string(debug.Stack())))
 			r, err = nil, errPanic
 		}
 	}()
@@ -212,7 +181,7 @@ func (e *Engine) getPrompt(ctx context.Context, p ports.RegisteredPrompt, args m
 func (e *Engine) complete(ctx context.Context, c ports.Completer, value string, context map[string]string) (v []string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			e.logf(ctx, ports.LevelError, "mcp: completer panicked", ports.F("panic", fmt.Sprint(r)), ports.F("stack", string(debug.Stack())))
+			e.logf(ctx, ports.LevelError, "hexmcp: completer panicked", ports.F("panic", fmt.Sprint(r)), ports.F("stack", string(debug.Stack())))
 			v, err = nil, errPanic
 		}
 	}()

@@ -100,7 +100,7 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 			return nil, &rpcError{id: m.id, err: pe}
 		}
 		if ctx.Err() == nil && err != errPanic {
-			e.logf(ctx, ports.LevelError, "mcp: prompt handler failed", ports.F("prompt", name), ports.F("error", err))
+			e.logf(ctx, ports.LevelError, "hexmcp: prompt handler failed", ports.F("prompt", name), ports.F("error", err))
 		}
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
@@ -111,7 +111,7 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 		b = append(b, `"resultType":"complete",`...)
 	}
 	if b, err = shaped.AppendJSON(b); err != nil {
-		e.logf(ctx, ports.LevelError, "mcp: prompt result cannot be encoded", ports.F("prompt", name), ports.F("error", err))
+		e.logf(ctx, ports.LevelError, "hexmcp: prompt result cannot be encoded", ports.F("prompt", name), ports.F("error", err))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if ci.era == domain.EraStateless {
@@ -119,7 +119,7 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 	} else if len(shaped.Meta) > 0 {
 		raw, err := json.Marshal(shaped.Meta, json.Deterministic(true))
 		if err != nil {
-			e.logf(ctx, ports.LevelError, "mcp: prompt result _meta cannot be encoded", ports.F("prompt", name), ports.F("error", err))
+			e.logf(ctx, ports.LevelError, "hexmcp: prompt result _meta cannot be encoded", ports.F("prompt", name), ports.F("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 		b = append(b, `,"_meta":`...)
@@ -209,7 +209,7 @@ func (e *Engine) completionComplete(ctx context.Context, m message, p *wireParam
 				return nil, &rpcError{id: m.id, err: pe}
 			}
 			if ctx.Err() == nil && err != errPanic {
-				e.logf(ctx, ports.LevelError, "mcp: completer failed", ports.F("ref", cp.Ref.Name+cp.Ref.URI), ports.F("argument", *cp.Argument.Name), ports.F("error", err))
+				e.logf(ctx, ports.LevelError, "hexmcp: completer failed", ports.F("ref", cp.Ref.Name+cp.Ref.URI), ports.F("argument", *cp.Argument.Name), ports.F("error", err))
 			}
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}

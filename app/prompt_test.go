@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	"go.uber.org/mock/gomock"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
@@ -19,11 +21,11 @@ import (
 func promptEngine(t *testing.T, opts app.Options, ps ...app.Prompt) *app.Engine {
 	t.Helper()
 	opts.Info = domain.Implementation{Name: "srv", Version: "1"}
-	if opts.Prompts == nil {
-		opts.Prompts = memory.NewPromptRegistry()
+	if opts.PromptRegistry == nil {
+		opts.PromptRegistry = memory.NewPromptRegistry()
 	}
-	if opts.Resources == nil {
-		opts.Resources = memory.NewResourceRegistry()
+	if opts.ResourceRegistry == nil {
+		opts.ResourceRegistry = memory.NewResourceRegistry()
 	}
 	e := newEngine(t, opts)
 	if err := e.AddPrompts(ps...); err != nil {
@@ -46,7 +48,7 @@ func samplePrompts() []app.Prompt {
 	return []app.Prompt{
 		app.NewPrompt("simple", func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
 			return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text("hello"))}}, nil
-		}, app.WithPromptDescription("A simple prompt"), app.WithPromptTitle("Simple")),
+		}, app.WithDescription("A simple prompt"), app.WithTitle("Simple")),
 		app.NewPrompt("args", func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 			switch args["city"] {
 			case "boom":
@@ -65,9 +67,9 @@ func samplePrompts() []app.Prompt {
 				domain.UserMessage(domain.Audio([]byte{3}, "audio/wav")),
 				domain.UserMessage(&domain.ResourceLink{URI: "x://l", Name: "l"}),
 			}}, nil
-		}, app.WithPromptArgument(domain.PromptArgument{Name: "city", Title: "City", Required: true}, cities),
-			app.WithPromptArguments(domain.PromptArgument{Name: "unit", Description: "C or F"}),
-			app.WithPromptIcons(domain.Icon{Src: "https://example.com/i.png"}), app.WithPromptMeta(map[string]any{"k": "v"})),
+		}, app.WithArgument(domain.PromptArgument{Name: "city", Title: "City", Required: true}, cities),
+			app.WithArguments(domain.PromptArgument{Name: "unit", Description: "C or F"}),
+			app.WithIcons(domain.Icon{Src: "https://example.com/i.png"}), app.WithMeta(map[string]any{"k": "v"})),
 	}
 }
 
@@ -77,7 +79,7 @@ func TestPromptsHandshake(t *testing.T) {
 	log.EXPECT().Log(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ ports.Level, msg string, _ ...ports.Field) {
 		logged = append(logged, msg)
 	}).AnyTimes()
-	c := serve(t, promptEngine(t, app.Options{Logger: log}, samplePrompts()...))
+	c := serve(t, promptEngine(t, app.Options{Validator: jsonschema.New(), Logger: log}, samplePrompts()...))
 	init := c.initialize("2025-11-25")
 	if !strings.Contains(init, `"prompts":{"listChanged":true}`) || !strings.Contains(init, `"completions":{}`) {
 		t.Fatal(init)
@@ -104,7 +106,7 @@ func TestPromptsHandshake(t *testing.T) {
 		equalJSON(t, c.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"prompts/get","params":{"name":"args","arguments":{"city":%q}}}`, 6+i, city)),
 			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"error":{"code":-32603,"message":"Internal error"}}`, 6+i))
 	}
-	if fmt.Sprint(logged) != "[mcp: prompt handler failed mcp: prompt handler panicked mcp: prompt handler failed]" {
+	if fmt.Sprint(logged) != "[hexmcp: prompt handler failed hexmcp: prompt handler panicked hexmcp: prompt handler failed]" {
 		t.Fatalf("logged %q", logged)
 	}
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":9,"method":"prompts/get","params":{"name":"args","arguments":{"city":"denied"}}}`),
@@ -120,7 +122,7 @@ func TestPromptsHandshake(t *testing.T) {
 }
 
 func TestPromptsShapedPerRevision(t *testing.T) {
-	c := serve(t, promptEngine(t, app.Options{}, samplePrompts()...))
+	c := serve(t, promptEngine(t, app.Options{Validator: jsonschema.New()}, samplePrompts()...))
 	init := c.initialize("2024-11-05")
 	if !strings.Contains(init, `"prompts":{"listChanged":true}`) || strings.Contains(init, `"completions"`) {
 		t.Fatal(init)
@@ -142,7 +144,7 @@ func TestPromptsShapedPerRevision(t *testing.T) {
 }
 
 func TestPromptsStateless(t *testing.T) {
-	c := serve(t, promptEngine(t, app.Options{}, samplePrompts()...))
+	c := serve(t, promptEngine(t, app.Options{Validator: jsonschema.New()}, samplePrompts()...))
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"prompts/list","params":{`+meta2026+`}}`),
 		`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","prompts":[
 			{"name":"args","arguments":[{"name":"city","title":"City","required":true},{"name":"unit","description":"C or F"}],"icons":[{"src":"https://example.com/i.png"}],"_meta":{"k":"v"}},
@@ -167,7 +169,7 @@ func TestCompletion(t *testing.T) {
 		return out, nil
 	}
 	var gotCtx map[string]string
-	e := promptEngine(t, app.Options{}, samplePrompts()...)
+	e := promptEngine(t, app.Options{Validator: jsonschema.New()}, samplePrompts()...)
 	if err := e.AddResource(app.NewResourceTemplate("x://{owner}/{repo}", "repo", func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil },
 		app.WithTemplateCompleter("repo", func(_ context.Context, v string, ctx map[string]string) ([]string, error) {
 			gotCtx = ctx
@@ -213,7 +215,7 @@ func TestCompletion(t *testing.T) {
 }
 
 func TestPromptsListChanged(t *testing.T) {
-	e := promptEngine(t, app.Options{})
+	e := promptEngine(t, app.Options{Validator: jsonschema.New()})
 	early := serve(t, e)
 	if init := early.initialize("2025-11-25"); strings.Contains(init, `"prompts"`) || strings.Contains(init, `"completions"`) {
 		t.Fatal("prompts advertised with an empty registry: " + init)
@@ -251,7 +253,7 @@ func TestPromptsPagination(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		ps = append(ps, app.NewPrompt(fmt.Sprintf("p%d", i), func(context.Context, map[string]string) (*domain.GetPromptResult, error) { return nil, nil }))
 	}
-	c := serve(t, promptEngine(t, app.Options{PageSize: 2}, ps...))
+	c := serve(t, promptEngine(t, app.Options{Validator: jsonschema.New(), PageSize: 2}, ps...))
 	c.initialize("2025-11-25")
 	var got []string
 	cursor := ""
@@ -280,7 +282,7 @@ func TestPromptsPagination(t *testing.T) {
 }
 
 func TestNoPromptRegistry(t *testing.T) {
-	e := newEngine(t, app.Options{}, addTool())
+	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool())
 	c := serve(t, e)
 	if init := c.initialize("2025-11-25"); strings.Contains(init, `"prompts"`) {
 		t.Fatal(init)
@@ -299,7 +301,7 @@ func TestNoPromptRegistry(t *testing.T) {
 }
 
 func TestPromptRegistrationErrors(t *testing.T) {
-	e := promptEngine(t, app.Options{}, samplePrompts()[0])
+	e := promptEngine(t, app.Options{Validator: jsonschema.New()}, samplePrompts()[0])
 	h := func(context.Context, map[string]string) (*domain.GetPromptResult, error) { return nil, nil }
 	noop := func(context.Context, string, map[string]string) ([]string, error) { return nil, nil }
 	bad := map[string]app.Prompt{
@@ -307,10 +309,10 @@ func TestPromptRegistrationErrors(t *testing.T) {
 		"bad name":    app.NewPrompt("a b", h),
 		"no name":     app.NewPrompt("", h),
 		"no handler":  app.NewPrompt("x", nil),
-		"arg no name": app.NewPrompt("x", h, app.WithPromptArguments(domain.PromptArgument{})),
-		"arg twice":   app.NewPrompt("x", h, app.WithPromptArguments(domain.PromptArgument{Name: "a"}, domain.PromptArgument{Name: "a"})),
-		"bad icon":    app.NewPrompt("x", h, app.WithPromptIcons(domain.Icon{Src: "ftp://x"})),
-		"bad meta":    app.NewPrompt("x", h, app.WithPromptMeta(map[string]any{"f": func() {}})),
+		"arg no name": app.NewPrompt("x", h, app.WithArguments(domain.PromptArgument{})),
+		"arg twice":   app.NewPrompt("x", h, app.WithArguments(domain.PromptArgument{Name: "a"}, domain.PromptArgument{Name: "a"})),
+		"bad icon":    app.NewPrompt("x", h, app.WithIcons(domain.Icon{Src: "ftp://x"})),
+		"bad meta":    app.NewPrompt("x", h, app.WithMeta(map[string]any{"f": func() {}})),
 		"empty":       {},
 	}
 	for name, p := range bad {

@@ -113,7 +113,7 @@ func (rc *RequestContext) CanReportProgress() bool { return rc.info.progressToke
 
 // ErrProgressNotIncreasing is returned when a progress value is not greater
 // than the previous one: the spec requires strictly increasing values.
-var ErrProgressNotIncreasing = errors.New("mcp: progress must increase with every notification")
+var ErrProgressNotIncreasing = errors.New("hexmcp: progress must increase with every notification")
 
 // ReportProgress sends notifications/progress for this request. total is
 // the expected final value (0 when unknown); message is optional. Without a
@@ -123,7 +123,7 @@ func (rc *RequestContext) ReportProgress(ctx context.Context, progress, total fl
 		return nil
 	}
 	if math.IsNaN(progress) || math.IsInf(progress, 0) {
-		return errors.New("mcp: progress must be a finite number")
+		return errors.New("hexmcp: progress must be a finite number")
 	}
 	w, s := rc.related, rc.info.session
 	if w == nil && s == nil {
@@ -243,7 +243,7 @@ func (rc *RequestContext) Transport() TransportInfo { return rc.trans }
 // the message was filtered out.
 func (rc *RequestContext) Log(ctx context.Context, level domain.LogLevel, logger string, data any) error {
 	if !level.Valid() {
-		return fmt.Errorf("mcp: invalid log level %q", level)
+		return fmt.Errorf("hexmcp: invalid log level %q", level)
 	}
 	min := rc.info.logLevel
 	s := rc.info.session
@@ -265,7 +265,7 @@ func (rc *RequestContext) Log(ctx context.Context, level domain.LogLevel, logger
 	}{level, logger, data}
 	msg, err := encodeNotification("notifications/message", params)
 	if err != nil {
-		return fmt.Errorf("mcp: log data cannot be encoded: %w", err)
+		return fmt.Errorf("hexmcp: log data cannot be encoded: %w", err)
 	}
 	if rc.related != nil {
 		return rc.writeRelated(ctx, msg)

@@ -97,14 +97,14 @@ func argumentsDigest(args jsontext.Value) string {
 func (e *Engine) stateKeys(ctx context.Context) ([][]byte, error) {
 	keys, err := e.opts.StateKeys.Keys(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: state keys: %w", err)
+		return nil, fmt.Errorf("hexmcp: state keys: %w", err)
 	}
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("mcp: state keys: %w", ports.ErrNoStateKey)
+		return nil, fmt.Errorf("hexmcp: state keys: %w", ports.ErrNoStateKey)
 	}
 	for i, k := range keys {
 		if len(k) < ports.MinStateKeyLen {
-			return nil, fmt.Errorf("mcp: state key %d is shorter than %d bytes", i, ports.MinStateKeyLen)
+			return nil, fmt.Errorf("hexmcp: state key %d is shorter than %d bytes", i, ports.MinStateKeyLen)
 		}
 	}
 	return keys, nil

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	"github.com/hexmcp/hexmcp/app"
 )
 
@@ -17,7 +19,7 @@ const base64URLAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0
 // refused (-32602) like any other alteration; so is a line break, which
 // even strict base64 decoding skips.
 func TestRequestStateOneSpelling(t *testing.T) {
-	e := inputEngine(t, app.Options{})
+	e := inputEngine(t, app.Options{Validator: jsonschema.New()})
 	ctx := context.Background()
 	r1, resp := mrtrCall(t, e, ctx, "ask_name", `"arguments":{},`)
 	if r1.RequestState == "" {

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"maps"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -81,59 +80,32 @@ func (r Resource) uri() string {
 	return ""
 }
 
-// ResourceOption sets one field of a resource's or template's definition.
-type ResourceOption func(*resourceConfig)
-
 type resourceConfig struct {
-	title, description, mimeType string
-	size                         *int64
-	icons                        []domain.Icon
-	annotations                  *domain.Annotations
-	meta                         map[string]any
-	completers                   map[string]ports.Completer
-	rawValues                    bool
+	common      commonConfig
+	mimeType    string
+	size        *int64
+	annotations *domain.Annotations
+	completers  map[string]ports.Completer
+	rawValues   bool
+	err         string // a declaration error of an option
 }
 
-// WithResourceTitle sets the human-readable title (2025-06-18 on).
-func WithResourceTitle(title string) ResourceOption {
-	return func(c *resourceConfig) { c.title = title }
-}
-
-// WithResourceDescription sets the description.
-func WithResourceDescription(d string) ResourceOption {
-	return func(c *resourceConfig) { c.description = d }
-}
-
-// WithResourceMimeType sets the MIME type; contents read without one get it.
-func WithResourceMimeType(mime string) ResourceOption {
-	return func(c *resourceConfig) { c.mimeType = mime }
-}
-
-// WithResourceSize sets the size of the raw contents in bytes (resources
-// only; a template with a size is a declaration error).
-func WithResourceSize(n int64) ResourceOption {
-	return func(c *resourceConfig) { c.size = &n }
-}
-
-// WithResourceIcons sets the icons (2025-11-25 on); each is validated.
-func WithResourceIcons(icons ...domain.Icon) ResourceOption {
-	return func(c *resourceConfig) { c.icons = append(c.icons, icons...) }
-}
-
-// WithResourceAnnotations sets the annotations (audience, priority,
-// lastModified).
-func WithResourceAnnotations(a domain.Annotations) ResourceOption {
-	return func(c *resourceConfig) { c.annotations = &a }
-}
-
-// WithResourceMeta sets _meta (2025-06-18 on).
-func WithResourceMeta(meta map[string]any) ResourceOption {
-	return func(c *resourceConfig) {
-		if c.meta == nil {
-			c.meta = make(map[string]any, len(meta))
-		}
-		maps.Copy(c.meta, meta)
+func (c *resourceConfig) setErr(reason string) {
+	if c.err == "" {
+		c.err = reason
 	}
+}
+
+// WithMimeType sets the MIME type of a resource or template; contents read
+// without one get it.
+func WithMimeType(mime string) ResourceOption {
+	return resourceOption(func(c *resourceConfig) { c.mimeType = mime })
+}
+
+// WithSize sets the size of a resource's raw contents in bytes (resources
+// only; a template with a size is a declaration error).
+func WithSize(n int64) ResourceOption {
+	return resourceOption(func(c *resourceConfig) { c.size = &n })
 }
 
 // WithTemplateCompleter sets the completer that suggests values of the
@@ -141,12 +113,12 @@ func WithResourceMeta(meta map[string]any) ResourceOption {
 // resource with one, or a variable the template lacks, is a declaration
 // error).
 func WithTemplateCompleter(name string, complete ports.Completer) ResourceOption {
-	return func(c *resourceConfig) {
+	return resourceOption(func(c *resourceConfig) {
 		if c.completers == nil {
 			c.completers = make(map[string]ports.Completer)
 		}
 		c.completers[name] = complete
-	}
+	})
 }
 
 // WithRawTemplateValues hands the template's variables to its handler
@@ -158,14 +130,14 @@ func WithTemplateCompleter(name string, complete ports.Completer) ResourceOption
 // character) does not match, so the request is answered like any unknown
 // URI. A handler that takes raw values must decode and check them itself.
 func WithRawTemplateValues() ResourceOption {
-	return func(c *resourceConfig) { c.rawValues = true }
+	return resourceOption(func(c *resourceConfig) { c.rawValues = true })
 }
 
 func applyResourceOptions(opts []ResourceOption) *resourceConfig {
 	c := &resourceConfig{}
 	for _, o := range opts {
 		if o != nil {
-			o(c)
+			o.applyResource(c)
 		}
 	}
 	return c
@@ -177,8 +149,8 @@ func NewResource(uri, name string, read ports.ResourceHandler, opts ...ResourceO
 	c := applyResourceOptions(opts)
 	r := Resource{
 		res: &domain.Resource{
-			URI: uri, Name: name, Title: c.title, Description: c.description, MimeType: c.mimeType,
-			Size: c.size, Icons: c.icons, Annotations: c.annotations, Meta: c.meta,
+			URI: uri, Name: name, Title: c.common.title, Description: c.common.description, MimeType: c.mimeType,
+			Size: c.size, Icons: c.common.icons, Annotations: c.annotations, Meta: c.common.meta,
 		},
 		handler: read,
 	}
@@ -188,13 +160,16 @@ func NewResource(uri, name string, read ports.ResourceHandler, opts ...ResourceO
 	if c.rawValues {
 		r.err = &domain.ResourceDefinitionError{URI: uri, Reason: "a plain resource has no template values (WithRawTemplateValues)"}
 	}
+	if c.err != "" {
+		r.err = &domain.ResourceDefinitionError{URI: uri, Reason: c.err}
+	}
 	return r
 }
 
 // TextResource declares a resource whose contents are the fixed text. Its
 // MIME type is text/plain unless an option sets another.
 func TextResource(uri, name, text string, opts ...ResourceOption) Resource {
-	opts = append([]ResourceOption{WithResourceMimeType("text/plain")}, opts...)
+	opts = append([]ResourceOption{WithMimeType("text/plain")}, opts...)
 	return NewResource(uri, name, func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) {
 		return []domain.ResourceContents{{Text: text}}, nil
 	}, opts...)
@@ -204,7 +179,7 @@ func TextResource(uri, name, text string, opts ...ResourceOption) Resource {
 // base64-encoded. Its MIME type is application/octet-stream unless an option
 // sets another.
 func BlobResource(uri, name string, data []byte, opts ...ResourceOption) Resource {
-	opts = append([]ResourceOption{WithResourceMimeType("application/octet-stream")}, opts...)
+	opts = append([]ResourceOption{WithMimeType("application/octet-stream")}, opts...)
 	blob := base64.StdEncoding.EncodeToString(data)
 	return NewResource(uri, name, func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) {
 		if blob == "" {
@@ -231,8 +206,8 @@ func NewResourceTemplate(uriTemplate, name string, read ports.ResourceHandler, o
 	c := applyResourceOptions(opts)
 	r := Resource{
 		tmpl: &domain.ResourceTemplate{
-			URITemplate: uriTemplate, Name: name, Title: c.title, Description: c.description, MimeType: c.mimeType,
-			Icons: c.icons, Annotations: c.annotations, Meta: c.meta, RawValues: c.rawValues,
+			URITemplate: uriTemplate, Name: name, Title: c.common.title, Description: c.common.description, MimeType: c.mimeType,
+			Icons: c.common.icons, Annotations: c.annotations, Meta: c.common.meta, RawValues: c.rawValues,
 		},
 		handler:    read,
 		completers: c.completers,
@@ -245,10 +220,13 @@ func NewResourceTemplate(uriTemplate, name string, read ports.ResourceHandler, o
 	if c.size != nil {
 		r.err = &domain.ResourceDefinitionError{URI: uriTemplate, Reason: "a resource template has no size"}
 	}
+	if c.err != "" {
+		r.err = &domain.ResourceDefinitionError{URI: uriTemplate, Reason: c.err}
+	}
 	return r
 }
 
-var errNoResourceRegistry = errors.New("app: the engine has no resource registry (Options.Resources)")
+var errNoResourceRegistry = errors.New("hexmcp: the engine has no resource registry (Options.ResourceRegistry)")
 
 // AddResource registers a resource or a resource template: it checks the
 // definition, stores it in the resource registry and tells connected
@@ -256,7 +234,7 @@ var errNoResourceRegistry = errors.New("app: the engine has no resource registry
 // bad definition, a duplicate URI or a URI (template) longer than
 // Options.MaxURILength is a returned error (see
 // [domain.ResourceDefinitionError]); so is an engine without
-// Options.Resources.
+// Options.ResourceRegistry.
 func (e *Engine) AddResource(r Resource) error {
 	if e.resources == nil {
 		return errNoResourceRegistry
@@ -393,7 +371,7 @@ func (e *Engine) sessionList() []*session {
 func (e *Engine) readResource(ctx context.Context, h ports.ResourceHandler, uri string, vars map[string]string) (c []domain.ResourceContents, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			e.logf(ctx, ports.LevelError, "mcp: resource handler panicked", ports.F("uri", uri), ports.F("panic", fmt.Sprint(r)), ports.F("stack", string(debug.Stack())))
+			e.logf(ctx, ports.LevelError, "hexmcp: resource handler panicked", ports.F("uri", uri), ports.F("panic", fmt.Sprint(r)), ports.F("stack", string(debug.Stack())))
 			c, err = nil, errPanic
 		}
 	}()

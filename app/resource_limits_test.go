@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 )
@@ -70,7 +72,7 @@ func wantError(t *testing.T, r rpcReply, code int, what string) {
 // resources/read of it (resource not found, -32002 at 2025-11-25) and is
 // not kept; unsubscribing needs no lookup.
 func TestSubscribeOnlyResolvableURIs(t *testing.T) {
-	e := resourceEngine(t, app.Options{}, app.TextResource("x://a", "a", "one"), itemTemplate())
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, app.TextResource("x://a", "a", "one"), itemTemplate())
 	c := serve(t, e)
 	c.initialize("2025-11-25")
 	wantOK(t, subscribeTo(t, c, 1, "x://a"), "registered resource")
@@ -103,7 +105,7 @@ func TestSubscribeOnlyResolvableURIs(t *testing.T) {
 // naming the limit; a URI already subscribed to counts once and
 // re-subscribing to it succeeds at the limit; unsubscribing frees a place.
 func TestSubscribeCountLimit(t *testing.T) {
-	e := resourceEngine(t, app.Options{MaxSubscriptions: 3}, itemTemplate())
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New(), MaxSubscriptions: 3}, itemTemplate())
 	c := serve(t, e)
 	c.initialize("2025-11-25")
 	for i := range 3 {
@@ -131,7 +133,7 @@ func TestSubscribeCountLimit(t *testing.T) {
 // TestSubscribeByteLimit: the subscribed URIs of a session total at most
 // MaxSubscriptionBytes.
 func TestSubscribeByteLimit(t *testing.T) {
-	e := resourceEngine(t, app.Options{MaxSubscriptionBytes: 100}, itemTemplate())
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New(), MaxSubscriptionBytes: 100}, itemTemplate())
 	c := serve(t, e)
 	c.initialize("2025-11-25")
 	long := func(n int, fill string) string { // a URI of n bytes
@@ -160,7 +162,7 @@ func TestURILengthLimit(t *testing.T) {
 		return []domain.ResourceContents{{Text: "ok"}}, nil
 	})
 	uriOf := func(n int) string { return "x://items/" + strings.Repeat("y", n-len("x://items/")) }
-	e := resourceEngine(t, app.Options{}, tmpl)
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, tmpl)
 	c := serve(t, e)
 	c.initialize("2025-11-25")
 	if r := decodeReply(t, c.roundTrip(request(1, "resources/read", map[string]any{"uri": uriOf(app.DefaultMaxURILength)}))); r.Error != nil {
@@ -190,7 +192,7 @@ func TestURILengthLimit(t *testing.T) {
 	}
 
 	// completion/complete's ref.uri (a URI template) too.
-	withCompleter := serve(t, resourceEngine(t, app.Options{}, app.NewResourceTemplate("x://c/{id}", "c",
+	withCompleter := serve(t, resourceEngine(t, app.Options{Validator: jsonschema.New()}, app.NewResourceTemplate("x://c/{id}", "c",
 		func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil },
 		app.WithTemplateCompleter("id", func(context.Context, string, map[string]string) ([]string, error) { return []string{"1"}, nil }))))
 	withCompleter.initialize("2025-11-25")
@@ -205,14 +207,14 @@ func TestURILengthLimit(t *testing.T) {
 		t.Fatalf("completion of a long ref.uri: %+v", r.Error)
 	}
 
-	unbounded := serve(t, resourceEngine(t, app.Options{MaxURILength: -1, MaxSubscriptionBytes: -1}, tmpl))
+	unbounded := serve(t, resourceEngine(t, app.Options{Validator: jsonschema.New(), MaxURILength: -1, MaxSubscriptionBytes: -1}, tmpl))
 	unbounded.initialize("2025-11-25")
 	if r := decodeReply(t, unbounded.roundTrip(request(1, "resources/read", map[string]any{"uri": uriOf(100_000)}))); r.Error != nil {
 		t.Fatalf("MaxURILength -1: %+v", r.Error)
 	}
 	wantOK(t, subscribeTo(t, unbounded, 2, uriOf(100_000)), "MaxURILength -1 subscribe")
 
-	small := resourceEngine(t, app.Options{MaxURILength: 20})
+	small := resourceEngine(t, app.Options{Validator: jsonschema.New(), MaxURILength: 20})
 	read := func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil }
 	for name, r := range map[string]app.Resource{
 		"resource": app.TextResource(uriOf(21), "long", "t"),
@@ -257,7 +259,7 @@ func TestTemplateValuesCannotTraverse(t *testing.T) {
 		}
 	}
 	var seen []string
-	e := resourceEngine(t, app.Options{}, fileTemplate(root, &seen))
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, fileTemplate(root, &seen))
 	c := serve(t, e)
 	c.initialize("2025-11-25")
 	read := func(id int, uri string) rpcReply {
@@ -297,7 +299,7 @@ func TestTemplateValuesCannotTraverse(t *testing.T) {
 // undecoded text; a plain resource with it is a declaration error.
 func TestRawTemplateValues(t *testing.T) {
 	var seen []string
-	e := resourceEngine(t, app.Options{}, fileTemplate(t.TempDir(), &seen, app.WithRawTemplateValues()))
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, fileTemplate(t.TempDir(), &seen, app.WithRawTemplateValues()))
 	c := serve(t, e)
 	c.initialize("2025-11-25")
 	for i, uri := range []string{"file:///..%2Fsecret.txt", "file:///a%00b", "file:///a%20b"} {
@@ -322,7 +324,7 @@ func TestRawTemplateValues(t *testing.T) {
 // taken earlier is not altered by a later change.
 func TestStateSubscriptionsNotRebuiltPerCall(t *testing.T) {
 	ctx := context.Background()
-	e := resourceEngine(t, app.Options{}, itemTemplate())
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, itemTemplate())
 	sess := e.NewSession(ctx, "s", nil)
 	defer sess.Close()
 	e.HandleMessage(ctx, sess, []byte(stateInit), nil)

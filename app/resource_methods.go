@@ -85,7 +85,7 @@ func encodePage[T any](e *Engine, m message, p *wireParams, ci callInfo, member 
 		}
 		raw, err := enc(it)
 		if err != nil {
-			e.logf(context.Background(), ports.LevelError, "mcp: encoding a list entry failed", ports.F("list", member), ports.F("key", key(it)), ports.F("error", err))
+			e.logf(context.Background(), ports.LevelError, "hexmcp: encoding a list entry failed", ports.F("list", member), ports.F("key", key(it)), ports.F("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 		b = append(b, raw...)
@@ -193,7 +193,7 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 			return nil, &rpcError{id: m.id, err: pe}
 		}
 		if ctx.Err() == nil && err != errPanic {
-			e.logf(ctx, ports.LevelError, "mcp: resource handler failed", ports.F("uri", uri), ports.F("error", err))
+			e.logf(ctx, ports.LevelError, "hexmcp: resource handler failed", ports.F("uri", uri), ports.F("error", err))
 		}
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
@@ -215,7 +215,7 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 		}
 		c = e.policy.ShapeResourceContents(c, ci.rev)
 		if b, err = c.AppendJSON(b); err != nil {
-			e.logf(ctx, ports.LevelError, "mcp: resource contents cannot be encoded", ports.F("uri", uri), ports.F("error", err))
+			e.logf(ctx, ports.LevelError, "hexmcp: resource contents cannot be encoded", ports.F("uri", uri), ports.F("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 	}

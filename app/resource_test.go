@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	"go.uber.org/mock/gomock"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
@@ -23,8 +25,8 @@ const srvMeta = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","ve
 func resourceEngine(t *testing.T, opts app.Options, rs ...app.Resource) *app.Engine {
 	t.Helper()
 	opts.Info = domain.Implementation{Name: "srv", Version: "1"}
-	if opts.Resources == nil {
-		opts.Resources = memory.NewResourceRegistry()
+	if opts.ResourceRegistry == nil {
+		opts.ResourceRegistry = memory.NewResourceRegistry()
 	}
 	e := newEngine(t, opts)
 	if err := e.AddResources(rs...); err != nil {
@@ -36,8 +38,8 @@ func resourceEngine(t *testing.T, opts app.Options, rs ...app.Resource) *app.Eng
 func sampleResources() []app.Resource {
 	return []app.Resource{
 		app.TextResource("test://static-text", "static-text", "This is the content of the static text resource.",
-			app.WithResourceTitle("Static text"), app.WithResourceDescription("A text resource")),
-		app.BlobResource("test://static-binary", "static-binary", []byte{0, 1, 2}, app.WithResourceMimeType("image/png")),
+			app.WithTitle("Static text"), app.WithDescription("A text resource")),
+		app.BlobResource("test://static-binary", "static-binary", []byte{0, 1, 2}, app.WithMimeType("image/png")),
 		app.NewResourceTemplate("test://template/{id}/data", "template", func(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
 			if vars["id"] == "missing" {
 				return nil, fmt.Errorf("no row: %w", domain.ErrResourceNotFound)
@@ -52,7 +54,7 @@ func sampleResources() []app.Resource {
 				return nil, domain.NewProtocolError(-32001, "denied", nil)
 			}
 			return []domain.ResourceContents{{Text: `{"id":"` + vars["id"] + `"}`}}, nil
-		}, app.WithResourceMimeType("application/json"), app.WithResourceTitle("Data")),
+		}, app.WithMimeType("application/json"), app.WithTitle("Data")),
 	}
 }
 
@@ -62,7 +64,7 @@ func TestResourcesHandshake(t *testing.T) {
 	log.EXPECT().Log(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ ports.Level, msg string, _ ...ports.Field) {
 		logged = append(logged, msg)
 	}).AnyTimes()
-	c := serve(t, resourceEngine(t, app.Options{Logger: log}, sampleResources()...))
+	c := serve(t, resourceEngine(t, app.Options{Validator: jsonschema.New(), Logger: log}, sampleResources()...))
 	init := c.initialize("2025-11-25")
 	if !strings.Contains(init, `"resources":{"listChanged":true,"subscribe":true}`) {
 		t.Fatal(init)
@@ -88,7 +90,7 @@ func TestResourcesHandshake(t *testing.T) {
 		equalJSON(t, c.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"test://template/%s/data"}}`, 8+i, id)),
 			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"error":{"code":-32603,"message":"Internal error"}}`, 8+i))
 	}
-	if fmt.Sprint(logged) != "[mcp: resource handler failed mcp: resource handler panicked]" {
+	if fmt.Sprint(logged) != "[hexmcp: resource handler failed hexmcp: resource handler panicked]" {
 		t.Fatalf("logged %q", logged)
 	}
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":10,"method":"resources/read","params":{"uri":"test://template/denied/data"}}`),
@@ -105,7 +107,7 @@ func TestResourcesHandshake(t *testing.T) {
 }
 
 func TestResourcesStateless(t *testing.T) {
-	c := serve(t, resourceEngine(t, app.Options{ListTTL: 2 * time.Second, PrivateCache: true}, sampleResources()...))
+	c := serve(t, resourceEngine(t, app.Options{Validator: jsonschema.New(), ListTTL: 2 * time.Second, PrivateCache: true}, sampleResources()...))
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{`+meta2026+`}}`),
 		`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","resources":[
 			{"uri":"test://static-binary","name":"static-binary","mimeType":"image/png"},
@@ -128,10 +130,10 @@ func TestResourcesStateless(t *testing.T) {
 }
 
 func TestResourcesShapedPerRevision(t *testing.T) {
-	r := app.TextResource("x://a", "a", "hi", app.WithResourceTitle("A"),
-		app.WithResourceIcons(domain.Icon{Src: "https://example.com/a.png"}), app.WithResourceMeta(map[string]any{"k": "v"}),
-		app.WithResourceSize(2))
-	e := resourceEngine(t, app.Options{}, r)
+	r := app.TextResource("x://a", "a", "hi", app.WithTitle("A"),
+		app.WithIcons(domain.Icon{Src: "https://example.com/a.png"}), app.WithMeta(map[string]any{"k": "v"}),
+		app.WithSize(2))
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, r)
 	old := serve(t, e)
 	init := old.initialize("2024-11-05")
 	if !strings.Contains(init, `"resources":{"listChanged":true,"subscribe":true}`) {
@@ -151,7 +153,7 @@ func TestResourcesPagination(t *testing.T) {
 		rs = append(rs, app.TextResource(fmt.Sprintf("x://r%d", i), "r", "t"))
 		rs = append(rs, app.NewResourceTemplate(fmt.Sprintf("x://t%d/{id}", i), "t", func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil }))
 	}
-	c := serve(t, resourceEngine(t, app.Options{PageSize: 2}, rs...))
+	c := serve(t, resourceEngine(t, app.Options{Validator: jsonschema.New(), PageSize: 2}, rs...))
 	c.initialize("2025-11-25")
 	for _, method := range []string{"resources/list", "resources/templates/list"} {
 		var got []string
@@ -188,7 +190,7 @@ func TestResourcesPagination(t *testing.T) {
 }
 
 func TestResourcesListChangedAndSubscriptions(t *testing.T) {
-	e := resourceEngine(t, app.Options{})
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New()})
 	// nothing registered: no capability, no notification
 	early := serve(t, e)
 	if init := early.initialize("2025-11-25"); strings.Contains(init, `"resources"`) {
@@ -240,7 +242,7 @@ func TestResourcesListChangedAndSubscriptions(t *testing.T) {
 }
 
 func TestNoResourceRegistry(t *testing.T) {
-	e := newEngine(t, app.Options{}, addTool())
+	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool())
 	c := serve(t, e)
 	if init := c.initialize("2025-11-25"); strings.Contains(init, `"resources"`) {
 		t.Fatal(init)
@@ -259,7 +261,7 @@ func TestNoResourceRegistry(t *testing.T) {
 }
 
 func TestResourceRegistrationErrors(t *testing.T) {
-	e := resourceEngine(t, app.Options{}, app.TextResource("x://a", "a", "t"))
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, app.TextResource("x://a", "a", "t"))
 	read := func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil }
 	bad := map[string]app.Resource{
 		"duplicate":    app.TextResource("x://a", "a", "t"),
@@ -268,8 +270,8 @@ func TestResourceRegistrationErrors(t *testing.T) {
 		"no handler":   app.NewResource("x://c", "c", nil),
 		"bad template": app.NewResourceTemplate("x://{a}{b}", "t", read),
 		"level 2":      app.NewResourceTemplate("x://{+path}", "t", read),
-		"sized tmpl":   app.NewResourceTemplate("x://{a}", "t", read, app.WithResourceSize(3)),
-		"bad icon":     app.TextResource("x://d", "d", "t", app.WithResourceIcons(domain.Icon{Src: "ftp://x"})),
+		"sized tmpl":   app.NewResourceTemplate("x://{a}", "t", read, app.WithSize(3)),
+		"bad icon":     app.TextResource("x://d", "d", "t", app.WithIcons(domain.Icon{Src: "ftp://x"})),
 		"empty":        {},
 	}
 	for name, r := range bad {

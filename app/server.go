@@ -43,7 +43,7 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // ErrAlreadyStarted is returned by a second Start.
-var ErrAlreadyStarted = errors.New("app: server already started")
+var ErrAlreadyStarted = errors.New("hexmcp: server already started")
 
 // Start begins serving in the background and returns at once. The context
 // is used for values only: stop the server with Shutdown.

@@ -59,7 +59,7 @@ func TestServerShutdownTimeoutCancelsOnlyItsOwnCalls(t *testing.T) {
 	gateStarted := make(chan struct{}, 1)
 	release := make(chan struct{})
 
-	engine, err := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Validator: jsonschema.New()})
+	engine, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestServerShutdownTimeoutCancelsOnlyItsOwnCalls(t *testing.T) {
 // every server.
 func TestEngineAbortCancelsEveryServer(t *testing.T) {
 	started, cancelled := make(chan struct{}, 2), make(chan struct{}, 2)
-	engine, err := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Validator: jsonschema.New()})
+	engine, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
 	if err != nil {
 		t.Fatal(err)
 	}

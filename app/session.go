@@ -73,7 +73,7 @@ func (s *session) trySend(msg []byte) bool {
 	}
 	if err := s.conn.WriteMessage(s.base, msg); err != nil {
 		s.broken = true
-		s.e.logf(s.base, ports.LevelWarn, "mcp: writing to the client failed; dropping the connection's output", ports.F("error", err))
+		s.e.logf(s.base, ports.LevelWarn, "hexmcp: writing to the client failed; dropping the connection's output", ports.F("error", err))
 		return false
 	}
 	return true

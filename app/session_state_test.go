@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -18,10 +20,10 @@ import (
 func stateEngine(t *testing.T) *app.Engine {
 	t.Helper()
 	logs := testtools.LogEveryLevel()
-	e := newEngine(t, app.Options{
-		Info:      domain.Implementation{Name: "srv", Version: "1"},
-		Resources: memory.NewResourceRegistry(),
-		Prompts:   memory.NewPromptRegistry(),
+	e := newEngine(t, app.Options{Validator: jsonschema.New(),
+		Info:             domain.Implementation{Name: "srv", Version: "1"},
+		ResourceRegistry: memory.NewResourceRegistry(),
+		PromptRegistry:   memory.NewPromptRegistry(),
 	}, logs)
 	if err := e.AddResources(sampleResources()...); err != nil {
 		t.Fatal(err)
@@ -159,7 +161,7 @@ func TestSessionStateKeepsSubscriptionsFlagsAndLogLevel(t *testing.T) {
 // notification of them after a restore on an engine that has them.
 func TestSessionStateFlagsAreNotRecomputed(t *testing.T) {
 	ctx := context.Background()
-	bare := newEngine(t, app.Options{Info: domain.Implementation{Name: "srv", Version: "1"}})
+	bare := newEngine(t, app.Options{Validator: jsonschema.New(), Info: domain.Implementation{Name: "srv", Version: "1"}})
 	sess := bare.NewSession(ctx, "s-2", nil)
 	defer sess.Close()
 	if got := bare.HandleMessage(ctx, sess, []byte(stateInit), nil); got == nil {

@@ -5,7 +5,6 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
 	"regexp"
 	"runtime"
@@ -35,11 +34,9 @@ func (t Tool) Definition() domain.Tool { return t.def }
 // Err returns the declaration error, if any.
 func (t Tool) Err() error { return t.err }
 
-// ToolOption sets one field of a tool's definition.
-type ToolOption func(*toolConfig)
-
 type toolConfig struct {
 	def            domain.Tool
+	common         commonConfig
 	name           bool
 	inputSchema    bool
 	outputSchema   bool
@@ -47,36 +44,29 @@ type toolConfig struct {
 	err            error
 }
 
+func (c *toolConfig) setErr(reason string) {
+	if c.err == nil {
+		c.err = &domain.ToolDefinitionError{Tool: c.def.Name, Reason: reason}
+	}
+}
+
 // WithName sets the tool's name (1–128 characters of A-Z a-z 0-9 _ - .).
 // An explicit name always wins over the one derived from the function.
 func WithName(name string) ToolOption {
-	return func(c *toolConfig) { c.def.Name, c.name = name, true }
-}
-
-// WithTitle sets the human-readable title (2025-06-18 on).
-func WithTitle(title string) ToolOption { return func(c *toolConfig) { c.def.Title = title } }
-
-// WithDescription sets the description the model reads. Without it the tool
-// has none: the SDK never makes one up from the name.
-func WithDescription(d string) ToolOption { return func(c *toolConfig) { c.def.Description = d } }
-
-// WithAnnotations sets the behaviour hints (2025-03-26 on). Unset hints are
-// omitted on the wire.
-func WithAnnotations(a domain.ToolAnnotations) ToolOption {
-	return func(c *toolConfig) { c.def.Annotations = &a }
+	return toolOption(func(c *toolConfig) { c.def.Name, c.name = name, true })
 }
 
 // WithInputSchema replaces the input schema inferred from the input type.
 // Its root must be {"type":"object",...}.
 func WithInputSchema(schema json.RawMessage) ToolOption {
-	return func(c *toolConfig) { c.def.InputSchema, c.inputSchema = schema, true }
+	return toolOption(func(c *toolConfig) { c.def.InputSchema, c.inputSchema = schema, true })
 }
 
 // WithOutputSchema declares the JSON Schema of structuredContent. Results
 // are validated against it; a mismatch is logged as a bug in the tool and
 // the client gets a generic internal error.
 func WithOutputSchema(schema json.RawMessage) ToolOption {
-	return func(c *toolConfig) { c.def.OutputSchema, c.outputSchema = schema, true }
+	return toolOption(func(c *toolConfig) { c.def.OutputSchema, c.outputSchema = schema, true })
 }
 
 // WithOutputSchemaFrom declares the output schema inferred from the Go type
@@ -84,44 +74,31 @@ func WithOutputSchema(schema json.RawMessage) ToolOption {
 // such as slices or numbers, whose structured form exists only from
 // 2026-07-28 on.
 func WithOutputSchemaFrom(v any) ToolOption {
-	return func(c *toolConfig) {
+	return toolOption(func(c *toolConfig) {
 		s, err := domain.InferSchema(reflect.TypeOf(v))
 		if err != nil {
 			c.err = err
 			return
 		}
 		c.def.OutputSchema, c.outputSchema = s, true
-	}
+	})
 }
 
 // WithoutOutputSchema stops a struct output type from declaring an output
 // schema (and so from being validated).
 func WithoutOutputSchema() ToolOption {
-	return func(c *toolConfig) { c.def.OutputSchema, c.noOutputSchema = nil, true }
-}
-
-// WithIcons sets the icons (2025-11-25 on); each is validated.
-func WithIcons(icons ...domain.Icon) ToolOption {
-	return func(c *toolConfig) { c.def.Icons = append(c.def.Icons, icons...) }
-}
-
-// WithMeta sets _meta (2025-06-18 on).
-func WithMeta(meta map[string]any) ToolOption {
-	return func(c *toolConfig) {
-		if c.def.Meta == nil {
-			c.def.Meta = make(map[string]any, len(meta))
-		}
-		maps.Copy(c.def.Meta, meta)
-	}
+	return toolOption(func(c *toolConfig) { c.def.OutputSchema, c.noOutputSchema = nil, true })
 }
 
 func applyOptions(opts []ToolOption) *toolConfig {
 	c := &toolConfig{}
 	for _, o := range opts {
 		if o != nil {
-			o(c)
+			o.applyTool(c)
 		}
 	}
+	c.def.Title, c.def.Description = c.common.title, c.common.description
+	c.def.Icons, c.def.Meta = c.common.icons, c.common.meta
 	return c
 }
 

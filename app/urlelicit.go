@@ -41,19 +41,19 @@ func (e *URLElicitationRequiredError) Error() string {
 // Every elicitation must be made with [domain.ElicitURL].
 func (rc *RequestContext) RequireURLElicitation(elicitations ...domain.ElicitParams) error {
 	if rc == nil {
-		return errors.New("mcp: RequireURLElicitation outside a request")
+		return errors.New("hexmcp: RequireURLElicitation outside a request")
 	}
 	if len(elicitations) == 0 {
-		return errors.New("mcp: RequireURLElicitation needs at least one elicitation")
+		return errors.New("hexmcp: RequireURLElicitation needs at least one elicitation")
 	}
 	reqs := make([]InputRequest, len(elicitations))
 	for i, el := range elicitations {
 		if el.Mode != domain.ElicitModeURL {
-			return fmt.Errorf("mcp: elicitation %d is not in url mode (make it with domain.ElicitURL)", i)
+			return fmt.Errorf("hexmcp: elicitation %d is not in url mode (make it with domain.ElicitURL)", i)
 		}
 		reqs[i] = ElicitInput(el.ElicitationID, el)
 		if reqs[i].err != nil {
-			return fmt.Errorf("mcp: elicitation %d: %w", i, reqs[i].err)
+			return fmt.Errorf("hexmcp: elicitation %d: %w", i, reqs[i].err)
 		}
 	}
 	if err := rc.checkCapabilities(reqs); err != nil {
@@ -62,7 +62,7 @@ func (rc *RequestContext) RequireURLElicitation(elicitations ...domain.ElicitPar
 	if rc.info.features.InputRequired {
 		in := rc.input
 		if in == nil {
-			return errors.New("mcp: only tools/call, prompts/get and resources/read may ask the client for input")
+			return errors.New("hexmcp: only tools/call, prompts/get and resources/read may ask the client for input")
 		}
 		in.mu.Lock()
 		defer in.mu.Unlock()
@@ -86,10 +86,10 @@ func (rc *RequestContext) RequireURLElicitation(elicitations ...domain.ElicitPar
 func (rc *RequestContext) NotifyElicitationComplete() (func(ctx context.Context, elicitationID string) error, error) {
 	s := rc.info.session
 	if rc.info.era != domain.EraHandshake || s == nil {
-		return nil, errors.New("mcp: notifications/elicitation/complete needs a handshake-era session")
+		return nil, errors.New("hexmcp: notifications/elicitation/complete needs a handshake-era session")
 	}
 	if !rc.info.features.ElicitationURL {
-		return nil, fmt.Errorf("mcp: protocol revision %s has no URL-mode elicitation", rc.info.rev)
+		return nil, fmt.Errorf("hexmcp: protocol revision %s has no URL-mode elicitation", rc.info.rev)
 	}
 	return func(ctx context.Context, elicitationID string) error {
 		if s.base.Err() != nil {

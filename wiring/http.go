@@ -106,7 +106,7 @@ type HTTPServerParams struct {
 // graph holds one ([WebSocket]), the WebSocket handler at /ws. It listens
 // on start (an address in use fails the start) and, on stop, shuts down
 // gracefully: GET streams end, the calls in flight answer until the stop
-// deadline, after which they are cancelled and the engine aborted. The
+// deadline, after which they are cancelled. The
 // WebSocket connections are shut down by the WebSocket module's own hook.
 // A server that stops by itself (a listener failure) stops the
 // application.
@@ -142,11 +142,9 @@ func NewHTTPServer(p HTTPServerParams) *mcphttp.Server {
 			return nil
 		},
 		OnStop: func(ctx context.Context) error {
-			err := srv.Shutdown(ctx)
-			if err != nil {
-				p.Engine.Abort()
-			}
-			return err
+			// Past ctx's deadline this cancels this server's calls
+			// only; Core closes the engine itself.
+			return srv.Shutdown(ctx)
 		},
 	})
 	return srv

@@ -29,7 +29,7 @@ type WebSocketParams struct {
 // defaults to the engine's choice: the graph's ports.Logger, *slog.Logger or
 // *zap.Logger, else standard error. On the application's stop it shuts
 // the handler down gracefully, within the stop deadline, and then cancels
-// the calls still running.
+// its calls still running.
 func NewWebSocketHandler(p WebSocketParams) *websocket.Handler {
 	var o websocket.Options
 	if p.Options != nil {
@@ -41,11 +41,9 @@ func NewWebSocketHandler(p WebSocketParams) *websocket.Handler {
 	h := websocket.NewHandler(p.Engine, o)
 	p.Lifecycle.Append(fx.Hook{
 		OnStop: func(ctx context.Context) error {
-			err := h.Shutdown(ctx)
-			if err != nil {
-				p.Engine.Abort()
-			}
-			return err
+			// Past ctx's deadline this cancels this handler's calls
+			// only; Core closes the engine itself.
+			return h.Shutdown(ctx)
 		},
 	})
 	return h

@@ -22,21 +22,22 @@
 package wiring
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
-	"time"
+	"reflect"
+	"slices"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/slogger"
 	"github.com/hexmcp/hexmcp/adapters/stdio"
 	"github.com/hexmcp/hexmcp/adapters/zaplogger"
 	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -50,35 +51,25 @@ const ResourceGroup = "mcp.resources"
 // PromptGroup is the fx value group that collects the server's prompts.
 const PromptGroup = "mcp.prompts"
 
-// Config is the server's optional configuration; supply it with
-// fx.Supply(wiring.Config{...}). Zero fields take the engine's defaults.
-type Config struct {
-	// Info names the server to clients.
-	Info domain.Implementation
-	// Instructions tell the model how to use the server.
-	Instructions string
-	// Policy restricts the revisions served.
-	Policy domain.RevisionPolicy
-	// PageSize is the tools/list page size.
-	PageSize int
-	// MaxConcurrentRequests bounds requests in flight per connection.
-	MaxConcurrentRequests int
-	// ListTTL is the ttlMs of list results in the stateless era.
-	ListTTL time.Duration
-	// ClientRequestTimeout bounds a handshake-era request to the client
-	// (elicitation, sampling, roots); default 10 minutes.
-	ClientRequestTimeout time.Duration
-	// RequestStateTTL is how long a multi round-trip requestState stays
-	// valid (2026-07-28); default 15 minutes.
-	RequestStateTTL time.Duration
-}
+// Config is the server's optional configuration: the options of
+// hexmcp.New (the same type), whose defaults every field left zero takes.
+// Supply it as a value or a pointer, not both (that fails the start):
+//
+//	fx.Supply(wiring.Config{Info: domain.Implementation{Name: "calc", Version: "1.0.0"}})
+//
+// Its ports (registries, validator, logger, state keys) left nil come from
+// the graph when it holds them, else from hexmcp.Defaults; its Tools,
+// Resources and Prompts are registered before those of the groups.
+type Config = hexmcp.Options
 
-// EngineParams are what [NewEngine] takes from the graph; every port is
+// EngineParams are what [NewEngine] takes from the graph; everything is
 // optional.
 type EngineParams struct {
 	fx.In
 
-	Config    *Config               `optional:"true"`
+	// Config and ConfigPtr: a supplied Config, as a value or as a pointer.
+	Config    Config                `optional:"true"`
+	ConfigPtr *Config               `optional:"true"`
 	Registry  ports.ToolRegistry    `optional:"true"`
 	Validator ports.SchemaValidator `optional:"true"`
 	Logger    ports.Logger          `optional:"true"`
@@ -97,44 +88,37 @@ type EngineParams struct {
 	StateKeys ports.StateKeys `optional:"true"`
 }
 
-// NewEngine builds the engine and registers the groups' tools and
-// resources; a bad one stops the application from starting, with its error.
+// ErrConfigTwice fails the start of an application that supplies a Config
+// both as a value and as a pointer.
+var ErrConfigTwice = errors.New("hexmcp: wiring.Config is supplied both as a value and as a pointer; supply one")
+
+// NewEngine builds the engine with hexmcp.New and registers the groups'
+// tools, resources and prompts; a bad one stops the application from
+// starting, with its error.
 func NewEngine(p EngineParams) (*app.Engine, error) {
-	opts := app.Options{Registry: p.Registry, Resources: p.ResourceRegistry, Prompts: p.PromptRegistry, Validator: p.Validator, Logger: p.Logger, StateKeys: p.StateKeys}
-	if c := p.Config; c != nil {
-		opts.Info, opts.Instructions, opts.Policy = c.Info, c.Instructions, c.Policy
-		opts.PageSize, opts.MaxConcurrentRequests, opts.ListTTL = c.PageSize, c.MaxConcurrentRequests, c.ListTTL
-		opts.ClientRequestTimeout, opts.RequestStateTTL = c.ClientRequestTimeout, c.RequestStateTTL
+	opts := p.Config
+	if p.ConfigPtr != nil {
+		if !reflect.ValueOf(p.Config).IsZero() {
+			return nil, ErrConfigTwice
+		}
+		opts = *p.ConfigPtr
 	}
-	if opts.Registry == nil {
-		opts.Registry = memory.NewRegistry()
-	}
-	if opts.Resources == nil {
-		opts.Resources = memory.NewResourceRegistry()
-	}
-	if opts.Prompts == nil {
-		opts.Prompts = memory.NewPromptRegistry()
-	}
-	if opts.Validator == nil {
-		opts.Validator = jsonschema.New()
-	}
+	opts.ToolRegistry = cmp.Or(opts.ToolRegistry, p.Registry)
+	opts.ResourceRegistry = cmp.Or(opts.ResourceRegistry, p.ResourceRegistry)
+	opts.PromptRegistry = cmp.Or(opts.PromptRegistry, p.PromptRegistry)
+	opts.Validator = cmp.Or(opts.Validator, p.Validator)
+	opts.StateKeys = cmp.Or(opts.StateKeys, p.StateKeys)
 	if opts.Logger == nil {
-		opts.Logger = chooseLogger(nil, p.Slog, p.Zap)
+		opts.Logger = chooseLogger(p.Logger, p.Slog, p.Zap)
 	}
-	e, err := app.NewEngine(opts)
+	opts.Tools = append(slices.Clip(opts.Tools), p.Tools...)
+	opts.Resources = append(slices.Clip(opts.Resources), p.Resources...)
+	opts.Prompts = append(slices.Clip(opts.Prompts), p.Prompts...)
+	srv, err := hexmcp.New(opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.AddTools(p.Tools...); err != nil {
-		return nil, err
-	}
-	if err := e.AddResources(p.Resources...); err != nil {
-		return nil, err
-	}
-	if err := e.AddPrompts(p.Prompts...); err != nil {
-		return nil, err
-	}
-	return e, nil
+	return srv.Engine, nil
 }
 
 // chooseLogger picks the logger of a part: the ports.Logger in the graph,

@@ -191,7 +191,7 @@ func TestCoreServesPrompts(t *testing.T) {
 	}
 	a := fxtest.New(t,
 		wiring.Core,
-		wiring.Prompts(app.NewPrompt("greet", greet, app.WithPromptArguments(domain.PromptArgument{Name: "who", Required: true}))),
+		wiring.Prompts(app.NewPrompt("greet", greet, app.WithArguments(domain.PromptArgument{Name: "who", Required: true}))),
 		fx.Provide(wiring.AsPrompt(func() app.Prompt { return app.NewPrompt("other", greet) })),
 		memoryModule(&client),
 	)

@@ -29,7 +29,7 @@ const crNameSchema = testtools.NameSchema
 func newCREnv(t *testing.T, opts app.Options) *env {
 	t.Helper()
 	opts.Info = domain.Implementation{Name: "test", Version: "1.0.0"}
-	opts.Registry = memory.NewRegistry()
+	opts.ToolRegistry = memory.NewRegistry()
 	opts.Validator = jsonschema.New()
 	e, err := app.NewEngine(opts)
 	if err != nil {
@@ -154,7 +154,7 @@ func acceptAda(id string) string {
 // response then completes.
 func TestElicitationOnPostStream(t *testing.T) {
 	const rev = "2025-11-25"
-	ev := newCREnv(t, app.Options{})
+	ev := newCREnv(t, app.Options{Validator: jsonschema.New()})
 	sid := ev.initializeCaps(rev, `{"elicitation":{}}`)
 	resp := ev.post(callBody(2, "ask_name", `{}`), mergeHdr(sessHdr(sid, rev), hdr{"Accept": "application/json, text/event-stream"}))
 	defer resp.Body.Close()
@@ -183,7 +183,7 @@ func TestElicitationOnPostStream(t *testing.T) {
 // GET stream, and the tool's result as the POST's JSON response.
 func TestElicitationOnGetStreamForJSONOnlyPost(t *testing.T) {
 	const rev = "2025-11-25"
-	ev := newCREnv(t, app.Options{})
+	ev := newCREnv(t, app.Options{Validator: jsonschema.New()})
 	sid := ev.initializeCaps(rev, `{"elicitation":{}}`)
 	get, gs := ev.openGet(sid, rev, nil)
 	defer get.Body.Close()
@@ -229,7 +229,7 @@ func TestElicitationOnGetStreamForJSONOnlyPost(t *testing.T) {
 // the POST gets it as JSON.
 func TestElicitationWithNoStream(t *testing.T) {
 	const rev = "2025-11-25"
-	ev := newCREnv(t, app.Options{ClientRequestTimeout: 300 * time.Millisecond})
+	ev := newCREnv(t, app.Options{Validator: jsonschema.New(), ClientRequestTimeout: 300 * time.Millisecond})
 	sid := ev.initializeCaps(rev, `{"elicitation":{}}`)
 	resp := ev.post(callBody(2, "ask_name", `{}`), mergeHdr(sessHdr(sid, rev), hdr{"Accept": "application/json"}))
 	body := expect(t, resp, http.StatusOK)
@@ -245,7 +245,7 @@ func TestElicitationWithNoStream(t *testing.T) {
 // cancels its own request on the call's stream and sends no result.
 func TestElicitationCancelledByClient(t *testing.T) {
 	const rev = "2025-11-25"
-	ev := newCREnv(t, app.Options{})
+	ev := newCREnv(t, app.Options{Validator: jsonschema.New()})
 	sid := ev.initializeCaps(rev, `{"elicitation":{}}`)
 	resp := ev.post(callBody(3, "ask_name", `{}`), sessHdr(sid, rev))
 	defer resp.Body.Close()
@@ -307,7 +307,7 @@ func statelessResult(t *testing.T, resp *http.Response) crResult {
 // Multi round-trip requests over HTTP: input_required, then the retry with
 // the answers.
 func TestInputRequiredOverHTTP(t *testing.T) {
-	ev := newCREnv(t, app.Options{})
+	ev := newCREnv(t, app.Options{Validator: jsonschema.New()})
 	h := statelessHdr("tools/call", "ask_name")
 	r1 := statelessResult(t, ev.post(statelessAsk(`{"elicitation":{}}`, ""), h))
 	if r1.ResultType != "input_required" || r1.RequestState == "" || len(r1.InputRequests) != 1 || len(r1.Content) != 0 {
@@ -331,7 +331,7 @@ func TestInputRequiredOverHTTP(t *testing.T) {
 
 // A stateless client without the capability: -32021 naming it, 400.
 func TestInputRequiredMissingCapabilityOverHTTP(t *testing.T) {
-	ev := newCREnv(t, app.Options{})
+	ev := newCREnv(t, app.Options{Validator: jsonschema.New()})
 	resp := ev.post(statelessAsk(`{"sampling":{}}`, ""), statelessHdr("tools/call", "ask_name"))
 	body := expect(t, resp, http.StatusBadRequest)
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
@@ -362,7 +362,7 @@ func TestElicitationStreamResumed(t *testing.T) {
 	const rev = "2025-11-25"
 	for _, answerFirst := range []bool{true, false} {
 		t.Run(fmt.Sprintf("answer first %t", answerFirst), func(t *testing.T) {
-			ev := newCREnv(t, app.Options{})
+			ev := newCREnv(t, app.Options{Validator: jsonschema.New()})
 			sid := ev.initializeCaps(rev, `{"elicitation":{}}`)
 			resp := ev.post(callBody(2, "ask_name", `{}`), sessHdr(sid, rev))
 			s := newSSE(t, resp)

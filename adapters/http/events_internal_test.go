@@ -20,9 +20,9 @@ import (
 // resume from the priming event.
 func TestPrimedOneEventStream(t *testing.T) {
 	e, err := app.NewEngine(app.Options{
-		Info:      domain.Implementation{Name: "test", Version: "1.0.0"},
-		Registry:  memory.NewRegistry(),
-		Validator: jsonschema.New(),
+		Info:         domain.Implementation{Name: "test", Version: "1.0.0"},
+		ToolRegistry: memory.NewRegistry(),
+		Validator:    jsonschema.New(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -102,9 +102,9 @@ func TestQueuedStreamBoundedInBytes(t *testing.T) {
 		msgSize    = 1000 // each event: about 1.1 KiB
 	)
 	e, err := app.NewEngine(app.Options{
-		Info:      domain.Implementation{Name: "test", Version: "1.0.0"},
-		Registry:  memory.NewRegistry(),
-		Validator: jsonschema.New(),
+		Info:         domain.Implementation{Name: "test", Version: "1.0.0"},
+		ToolRegistry: memory.NewRegistry(),
+		Validator:    jsonschema.New(),
 	})
 	if err != nil {
 		t.Fatal(err)

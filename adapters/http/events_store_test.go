@@ -21,10 +21,10 @@ import (
 func promptEngine(t *testing.T, size int) *app.Engine {
 	t.Helper()
 	e, err := app.NewEngine(app.Options{
-		Info:      domain.Implementation{Name: "test", Version: "1.0.0"},
-		Registry:  memory.NewRegistry(),
-		Prompts:   memory.NewPromptRegistry(),
-		Validator: jsonschema.New(),
+		Info:           domain.Implementation{Name: "test", Version: "1.0.0"},
+		ToolRegistry:   memory.NewRegistry(),
+		PromptRegistry: memory.NewPromptRegistry(),
+		Validator:      jsonschema.New(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -54,7 +54,7 @@ func post(url, body string, headers map[string]string) (status int, session, tex
 //	if err := srv.Start(ctx); err != nil { ... }
 //	defer srv.Shutdown(shutdownCtx)
 func ExampleNewHandler() {
-	engine, _ := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Validator: jsonschema.New()})
+	engine, _ := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
 	defer engine.Close()
 	type GreetInput struct {
 		Name string `json:"name"`
@@ -89,7 +89,7 @@ func ExampleNewHandler() {
 // RequireBearer authenticates requests; tools read who is calling from the
 // request context.
 func ExampleRequireBearer() {
-	engine, _ := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Validator: jsonschema.New()})
+	engine, _ := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
 	defer engine.Close()
 	type NoInput struct{}
 	_ = engine.AddTool(app.Func(func(ctx context.Context, _ NoInput) (string, error) {
@@ -122,7 +122,7 @@ func ExampleRequireBearer() {
 
 // A Server listens, serves in the background and shuts down gracefully.
 func ExampleServer() {
-	engine, _ := app.NewEngine(app.Options{Registry: memory.NewRegistry()})
+	engine, _ := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
 	defer engine.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcphttp.NewHandler(engine, mcphttp.Options{}))

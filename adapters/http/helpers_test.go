@@ -78,9 +78,9 @@ type env struct {
 func newEngine(t *testing.T, ev *env) *app.Engine {
 	t.Helper()
 	e, err := app.NewEngine(app.Options{
-		Info:      domain.Implementation{Name: "test", Version: "1.0.0"},
-		Registry:  memory.NewRegistry(),
-		Validator: jsonschema.New(),
+		Info:         domain.Implementation{Name: "test", Version: "1.0.0"},
+		ToolRegistry: memory.NewRegistry(),
+		Validator:    jsonschema.New(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
@@ -25,7 +27,7 @@ import (
 func listenEngine(t *testing.T, opts app.Options) *app.Engine {
 	t.Helper()
 	opts.Info = domain.Implementation{Name: "test", Version: "1.0.0"}
-	opts.Registry = memory.NewRegistry()
+	opts.ToolRegistry = memory.NewRegistry()
 	e, err := app.NewEngine(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +143,7 @@ const toolsChanged = `{"jsonrpc":"2.0","method":"notifications/tools/list_change
 // another client is still served, the first one's other requests too, and
 // closing a stream frees its place.
 func TestListenPerClientCap(t *testing.T) {
-	e := listenEngine(t, app.Options{MaxListenersPerClient: 2})
+	e := listenEngine(t, app.Options{Validator: jsonschema.New(), MaxListenersPerClient: 2})
 	ev := envFor(t, e, mcphttp.Options{})
 	a, b := clientFrom(t, "127.0.0.1"), clientFrom(t, "127.0.0.2")
 
@@ -171,7 +173,7 @@ func TestListenPerClientCap(t *testing.T) {
 // connects from: two principals on one address each have their own
 // streams.
 func TestListenPerPrincipalCap(t *testing.T) {
-	e := listenEngine(t, app.Options{MaxListenersPerClient: 1})
+	e := listenEngine(t, app.Options{Validator: jsonschema.New(), MaxListenersPerClient: 1})
 	h := mcphttp.NewHandler(e, mcphttp.Options{})
 	auth := mcphttp.StaticTokens{"tok-a": {Subject: "alice"}, "tok-b": {Subject: "bob"}}
 	srv := httptest.NewServer(mcphttp.RequireBearer(auth, mcphttp.AuthOptions{})(h))
@@ -193,7 +195,7 @@ func TestListenPerPrincipalCap(t *testing.T) {
 // A stateless listen stream carries a keep-alive comment every
 // Options.KeepAlive.
 func TestListenKeepAlive(t *testing.T) {
-	ev := envFor(t, listenEngine(t, app.Options{}), mcphttp.Options{KeepAlive: 10 * time.Millisecond})
+	ev := envFor(t, listenEngine(t, app.Options{Validator: jsonschema.New()}), mcphttp.Options{KeepAlive: 10 * time.Millisecond})
 	resp := postListen(t, context.Background(), http.DefaultClient, ev.url, 1, nil)
 	defer resp.Body.Close()
 	br := bufio.NewReader(resp.Body)
@@ -260,7 +262,7 @@ func listenRequest(id int) *http.Request {
 // A listen stream whose peer is gone is found by its next keep-alive, whose
 // write fails: the stream ends and its place is free again.
 func TestListenKeepAliveFreesDeadPeer(t *testing.T) {
-	e := listenEngine(t, app.Options{MaxListenersPerClient: 1})
+	e := listenEngine(t, app.Options{Validator: jsonschema.New(), MaxListenersPerClient: 1})
 	h := mcphttp.NewHandler(e, mcphttp.Options{KeepAlive: 10 * time.Millisecond})
 	t.Cleanup(func() {
 		h.CloseStreams()
@@ -307,7 +309,7 @@ func TestListenKeepAliveFreesDeadPeer(t *testing.T) {
 // A resourceSubscriptions list over the limit is refused with -32602
 // naming it, at once.
 func TestListenSubscriptionListBounded(t *testing.T) {
-	opts := app.Options{Resources: memory.NewResourceRegistry()}
+	opts := app.Options{Validator: jsonschema.New(), ResourceRegistry: memory.NewResourceRegistry()}
 	ev := envFor(t, listenEngine(t, opts), mcphttp.Options{})
 	list := "[" + strings.Repeat(`"test://x",`, 100_000) + `"test://x"]` // 1.1 MB
 	body := statelessBody(1, "subscriptions/listen", `"notifications":{"resourceSubscriptions":`+list+`}`)
@@ -342,7 +344,7 @@ func TestListenDoesNotPinBody(t *testing.T) {
 		streams = 8
 		pad     = 1 << 20
 	)
-	ev := envFor(t, listenEngine(t, app.Options{}), mcphttp.Options{})
+	ev := envFor(t, listenEngine(t, app.Options{Validator: jsonschema.New()}), mcphttp.Options{})
 	c := clientFrom(t, "127.0.0.1")
 	before := liveHeap()
 	for id := range streams {
@@ -386,7 +388,7 @@ func liveHeap() int64 {
 // The listen streams of a client are counted by Options.ClientKey, as its
 // sessions are: behind a proxy, the client the proxy names.
 func TestListenCapUsesClientKey(t *testing.T) {
-	e := listenEngine(t, app.Options{MaxListenersPerClient: 1})
+	e := listenEngine(t, app.Options{Validator: jsonschema.New(), MaxListenersPerClient: 1})
 	ev := envFor(t, e, mcphttp.Options{ClientKey: func(r *http.Request) string { return "fwd:" + r.Header.Get("X-Forwarded-For") }})
 	c := clientFrom(t, "127.0.0.1")
 	one, two := hdr{"X-Forwarded-For": "198.51.100.1"}, hdr{"X-Forwarded-For": "198.51.100.2"}
@@ -398,7 +400,7 @@ func TestListenCapUsesClientKey(t *testing.T) {
 // A listen stream that delivers nothing for the engine's ListenIdleTimeout
 // ends with the completion result (the server ended it), then EOF.
 func TestListenIdleTimeoutOverHTTP(t *testing.T) {
-	ev := envFor(t, listenEngine(t, app.Options{ListenIdleTimeout: 20 * time.Millisecond}), mcphttp.Options{})
+	ev := envFor(t, listenEngine(t, app.Options{Validator: jsonschema.New(), ListenIdleTimeout: 20 * time.Millisecond}), mcphttp.Options{})
 	s := openListen(t, http.DefaultClient, ev.url, 5, nil)
 	if last := s.nextEvent(t); last.data != listenDone5 {
 		t.Fatalf("last event %q", last.data)

@@ -21,10 +21,10 @@ import (
 func newResourceEnv(t *testing.T, opts mcphttp.Options) *env {
 	t.Helper()
 	e, err := app.NewEngine(app.Options{
-		Info:      domain.Implementation{Name: "test", Version: "1.0.0"},
-		Registry:  memory.NewRegistry(),
-		Resources: memory.NewResourceRegistry(),
-		Validator: jsonschema.New(),
+		Info:             domain.Implementation{Name: "test", Version: "1.0.0"},
+		ToolRegistry:     memory.NewRegistry(),
+		ResourceRegistry: memory.NewResourceRegistry(),
+		Validator:        jsonschema.New(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/stdio"
 	"github.com/hexmcp/hexmcp/app"
@@ -86,7 +88,7 @@ func TestReadMessageHonoursContext(t *testing.T) {
 // line gets an error and the next request is answered; EOF ends Serve after
 // the call in flight has answered.
 func TestServeOverPipes(t *testing.T) {
-	e, err := app.NewEngine(app.Options{Registry: memory.NewRegistry()})
+	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ const crNameSchema = `{"type":"object","properties":{"name":{"type":"string"}},"
 
 func crEngine(t *testing.T) *app.Engine {
 	t.Helper()
-	e, err := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Validator: jsonschema.New()})
+	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
 	if err != nil {
 		t.Fatal(err)
 	}

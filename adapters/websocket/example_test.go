@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	gws "github.com/gorilla/websocket"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
@@ -16,9 +18,9 @@ import (
 )
 
 func ExampleNewHandler() {
-	engine, _ := app.NewEngine(app.Options{
-		Info:     domain.Implementation{Name: "example", Version: "1.0.0"},
-		Registry: memory.NewRegistry(),
+	engine, _ := app.NewEngine(app.Options{Validator: jsonschema.New(),
+		Info:         domain.Implementation{Name: "example", Version: "1.0.0"},
+		ToolRegistry: memory.NewRegistry(),
 	})
 	_ = engine.AddTool(app.NewTool(func() string { return "hi" }, app.WithName("hi")))
 

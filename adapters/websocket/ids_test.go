@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	gws "github.com/gorilla/websocket"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
@@ -18,7 +20,7 @@ import (
 // member names, invalid UTF-8) is answered with its id (issue 10, "No
 // lost ids"); the connection goes on.
 func TestRefusedRequestAnswersItsIDOverWebSocket(t *testing.T) {
-	e, err := app.NewEngine(app.Options{Registry: memory.NewRegistry()})
+	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	gws "github.com/gorilla/websocket"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
@@ -228,7 +230,7 @@ func TestRefusedUpgradeTakesNoSlot(t *testing.T) {
 // connections: a second connection from the same address does not get a
 // second share (ports.PeerAddr), while another address does.
 func TestListenStreamsCountedPerAddress(t *testing.T) {
-	e, err := app.NewEngine(app.Options{Registry: memory.NewRegistry(), MaxListenersPerClient: 2})
+	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry(), MaxListenersPerClient: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

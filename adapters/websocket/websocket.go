@@ -272,6 +272,12 @@ type Handler struct {
 	shutdown  bool
 	wg        sync.WaitGroup // ServeHTTP calls in progress
 
+	// abortCtx is done when a Shutdown runs out of time: the calls of this
+	// handler's connections are then cancelled (ports.WithAbort), and
+	// those of the engine's other transports go on.
+	abortCtx context.Context
+	abort    context.CancelFunc
+
 	stats queueStats
 }
 
@@ -314,6 +320,7 @@ func NewHandler(h ports.ConnHandler, opts Options) *Handler {
 			http.Error(w, reason.Error(), status)
 		},
 	}
+	hd.abortCtx, hd.abort = context.WithCancel(context.Background())
 	return hd
 }
 
@@ -370,7 +377,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	go c.writeLoop()
 
 	h.logf(ctx, ports.LevelDebug, "websocket: connection opened", ports.F("remote", r.RemoteAddr), ports.F("subprotocol", ws.Subprotocol()))
-	serveErr := h.h.ServeConn(ctx, c)
+	serveErr := h.h.ServeConn(ports.WithAbort(ctx, h.abortCtx), c)
 	c.finish(ctx.Err() != nil)
 	h.logf(ctx, ports.LevelDebug, "websocket: connection closed", ports.F("remote", r.RemoteAddr), ports.F("error", serveErr))
 }
@@ -440,8 +447,8 @@ func (h *Handler) Conns() int {
 // responses are sent, then each connection is closed with 1001 (going
 // away). Shutdown returns when every connection is closed, or, when ctx
 // ends first, closes the remaining connections at once and returns
-// ctx.Err(). Handlers still running then go on until they return; cancel
-// them with the engine's Abort.
+// ctx.Err(), after cancelling the contexts of the handlers still running
+// on its connections (the engine's other transports go on).
 //
 // Upgraded connections are invisible to http.Server.Shutdown: call this
 // too. A handler that has shut down refuses every upgrade.
@@ -473,6 +480,7 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 		conns = append(conns, c)
 	}
 	h.mu.Unlock()
+	h.abort()
 	for _, c := range conns {
 		c.abort(gws.CloseGoingAway, "server shutting down")
 	}

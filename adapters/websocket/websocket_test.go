@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	gws "github.com/gorilla/websocket"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
@@ -30,7 +32,7 @@ const (
 
 func newEngine(t testing.TB, tools ...app.Tool) *app.Engine {
 	t.Helper()
-	e, err := app.NewEngine(app.Options{Registry: memory.NewRegistry()})
+	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
@@ -21,7 +23,7 @@ import (
 // accepts that notification (202) and ignores it, so the next call works.
 // (Before, the 400 it got made every later call fail.)
 func TestGoSDKClientSurvivesCancel(t *testing.T) {
-	e, err := app.NewEngine(app.Options{Registry: memory.NewRegistry()})
+	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

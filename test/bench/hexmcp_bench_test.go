@@ -62,7 +62,7 @@ func hexTool(structured bool) app.Tool {
 
 func startHexMCP(structured bool) startFunc {
 	return func(ctx context.Context, in *io.PipeReader, out *io.PipeWriter) <-chan struct{} {
-		e, err := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Validator: jsonschema.New()})
+		e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
 		if err != nil {
 			panic(err)
 		}

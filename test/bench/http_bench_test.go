@@ -65,7 +65,7 @@ func BenchmarkHTTPMcpGoValidated(b *testing.B) {
 // --- this SDK ---
 
 func newHTTPHexMCP(tb testing.TB) (http.Handler, func()) {
-	e, err := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Validator: jsonschema.New()})
+	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func BenchmarkHexMCPInFlight63(b *testing.B) { runInFlight(b, 63, 5*time.Millise
 
 func startSleeper(d time.Duration) startFunc {
 	return func(ctx context.Context, in *io.PipeReader, out *io.PipeWriter) <-chan struct{} {
-		e, err := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Validator: jsonschema.New()})
+		e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
 		if err != nil {
 			panic(err)
 		}

@@ -179,7 +179,7 @@ func runWSBench(b *testing.B, era *httpEra, newHandler httpHandlerFunc) {
 // --- this SDK ---
 
 func newWSHexMCP(tb testing.TB) (http.Handler, func()) {
-	e, err := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Validator: jsonschema.New()})
+	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
 	if err != nil {
 		tb.Fatal(err)
 	}

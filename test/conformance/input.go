@@ -404,5 +404,5 @@ func inputPrompt() app.Prompt {
 			Description: "A prompt that needs the user's context first.",
 			Messages:    []domain.PromptMessage{domain.UserMessage(domain.Text("Use this context: " + v.Context))},
 		}, nil
-	}, app.WithPromptDescription("Asks the user for its context (elicitation under the key \"user_context\") before rendering."))
+	}, app.WithDescription("Asks the user for its context (elicitation under the key \"user_context\") before rendering."))
 }

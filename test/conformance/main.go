@@ -84,12 +84,12 @@ func run(addr string) error {
 // newEngine builds the engine with the suite's tools, resources and prompts.
 func newEngine(log *slog.Logger) (*app.Engine, error) {
 	e, err := app.NewEngine(app.Options{
-		Info:      domain.Implementation{Name: "hexmcp-conformance-server", Version: "0.0.0"},
-		Registry:  memory.NewRegistry(),
-		Resources: memory.NewResourceRegistry(),
-		Prompts:   memory.NewPromptRegistry(),
-		Validator: jsonschema.New(),
-		Logger:    slogger.New(log),
+		Info:             domain.Implementation{Name: "hexmcp-conformance-server", Version: "0.0.0"},
+		ToolRegistry:     memory.NewRegistry(),
+		ResourceRegistry: memory.NewResourceRegistry(),
+		PromptRegistry:   memory.NewPromptRegistry(),
+		Validator:        jsonschema.New(),
+		Logger:           slogger.New(log),
 	})
 	if err != nil {
 		return nil, err

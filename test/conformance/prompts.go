@@ -21,12 +21,12 @@ func conformancePrompts() []app.Prompt {
 		// prompts-list, prompts-get-simple
 		app.NewPrompt("test_simple_prompt", func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
 			return one(domain.UserMessage(domain.Text("This is a simple prompt for testing."))), nil
-		}, app.WithPromptDescription("A simple prompt without arguments.")),
+		}, app.WithDescription("A simple prompt without arguments.")),
 		// prompts-get-with-args, completion-complete
 		app.NewPrompt("test_prompt_with_arguments", func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 			return one(domain.UserMessage(domain.Text("Prompt with arguments: arg1='" + args["arg1"] + "', arg2='" + args["arg2"] + "'"))), nil
-		}, app.WithPromptDescription("A prompt with two required arguments."),
-			app.WithPromptArgument(domain.PromptArgument{Name: "arg1", Description: "First test argument", Required: true},
+		}, app.WithDescription("A prompt with two required arguments."),
+			app.WithArgument(domain.PromptArgument{Name: "arg1", Description: "First test argument", Required: true},
 				func(_ context.Context, value string, _ map[string]string) ([]string, error) {
 					var out []string
 					for _, v := range []string{"paris", "park", "party", "test", "testing"} {
@@ -36,22 +36,22 @@ func conformancePrompts() []app.Prompt {
 					}
 					return out, nil
 				}),
-			app.WithPromptArguments(domain.PromptArgument{Name: "arg2", Description: "Second test argument", Required: true})),
+			app.WithArguments(domain.PromptArgument{Name: "arg2", Description: "Second test argument", Required: true})),
 		// prompts-get-embedded-resource
 		app.NewPrompt("test_prompt_with_embedded_resource", func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 			return one(
 				domain.UserMessage(domain.EmbeddedText(args["resourceUri"], "Embedded resource content for testing.", "text/plain")),
 				domain.UserMessage(domain.Text("Please process the embedded resource above.")),
 			), nil
-		}, app.WithPromptDescription("A prompt that embeds a resource."),
-			app.WithPromptArguments(domain.PromptArgument{Name: "resourceUri", Description: "URI of the resource to embed", Required: true})),
+		}, app.WithDescription("A prompt that embeds a resource."),
+			app.WithArguments(domain.PromptArgument{Name: "resourceUri", Description: "URI of the resource to embed", Required: true})),
 		// prompts-get-with-image
 		app.NewPrompt("test_prompt_with_image", func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
 			return one(
 				domain.UserMessage(domain.Image(redPixelPNG(), "image/png")),
 				domain.UserMessage(domain.Text("Please analyze the image above.")),
 			), nil
-		}, app.WithPromptDescription("A prompt with an image.")),
+		}, app.WithDescription("A prompt with an image.")),
 		// input-required-result-non-tool-request (input.go)
 		inputPrompt(),
 	}

@@ -16,13 +16,13 @@ func conformanceResources() []app.Resource {
 	return []app.Resource{
 		// resources-list, resources-read-text
 		app.TextResource("test://static-text", "static-text", "This is the content of the static text resource.",
-			app.WithResourceDescription("A static text resource.")),
+			app.WithDescription("A static text resource.")),
 		// resources-read-binary
 		app.BlobResource("test://static-binary", "static-binary", redPixelPNG(),
-			app.WithResourceMimeType("image/png"), app.WithResourceDescription("A static binary resource (a PNG image).")),
+			app.WithMimeType("image/png"), app.WithDescription("A static binary resource (a PNG image).")),
 		// resources-subscribe, resources-unsubscribe
 		app.TextResource("test://watched-resource", "watched-resource", "A resource clients may subscribe to.",
-			app.WithResourceDescription("A resource for subscription tests.")),
+			app.WithDescription("A resource for subscription tests.")),
 		// resources-templates-read
 		app.NewResourceTemplate("test://template/{id}/data", "template-data",
 			func(_ context.Context, _ string, vars map[string]string) ([]domain.ResourceContents, error) {
@@ -33,6 +33,6 @@ func conformanceResources() []app.Resource {
 				}
 				return []domain.ResourceContents{{Text: string(body)}}, nil
 			},
-			app.WithResourceMimeType("application/json"), app.WithResourceDescription("Data for an id, from a URI template.")),
+			app.WithMimeType("application/json"), app.WithDescription("Data for an id, from a URI template.")),
 	}
 }

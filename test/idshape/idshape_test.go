@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	gws "github.com/gorilla/websocket"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
@@ -44,7 +46,7 @@ var unreadable = []struct {
 }
 
 func TestUnreadableIDSameShapeOnEveryTransport(t *testing.T) {
-	e, err := app.NewEngine(app.Options{Registry: memory.NewRegistry()})
+	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ type echoIn struct {
 // /ws on a loopback port.
 func newServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	e, err := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Validator: jsonschema.New(), MaxConcurrentRequests: 64})
+	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), MaxConcurrentRequests: 64})
 	if err != nil {
 		t.Fatal(err)
 	}

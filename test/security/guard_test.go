@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
@@ -44,7 +46,7 @@ type endpoints struct {
 func serve(t *testing.T, cfg guardtest.Config) endpoints {
 	t.Helper()
 	calls := new(atomic.Int64)
-	e, err := app.NewEngine(app.Options{Registry: memory.NewRegistry()})
+	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

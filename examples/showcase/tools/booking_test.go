@@ -14,7 +14,7 @@ import (
 
 func bookingEngine(t *testing.T) *app.Engine {
 	t.Helper()
-	engine, err := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Validator: jsonschema.New()})
+	engine, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,9 +52,9 @@ func logWork(ctx context.Context, rc *app.RequestContext) (string, error) {
 func Resources() []app.Resource {
 	return []app.Resource{
 		app.TextResource("showcase://readme", "readme", "This server shows every kind of tool result of the MCP PHP SDK's tools page.",
-			app.WithResourceDescription("What this server is."), app.WithResourceMimeType("text/plain")),
+			app.WithDescription("What this server is."), app.WithMimeType("text/plain")),
 		app.NewResourceTemplate("showcase://users/{id}", "user", readUser,
-			app.WithResourceDescription("A user by id."), app.WithResourceMimeType("application/json")),
+			app.WithDescription("A user by id."), app.WithMimeType("application/json")),
 	}
 }
 
@@ -87,9 +87,9 @@ func Prompts() []app.Prompt {
 				},
 			}, nil
 		},
-			app.WithPromptDescription("Asks the model to summarize a text."),
-			app.WithPromptArguments(domain.PromptArgument{Name: "text", Description: "The text to summarize", Required: true}),
-			app.WithPromptArgument(domain.PromptArgument{Name: "style", Description: "brief or detailed"},
+			app.WithDescription("Asks the model to summarize a text."),
+			app.WithArguments(domain.PromptArgument{Name: "text", Description: "The text to summarize", Required: true}),
+			app.WithArgument(domain.PromptArgument{Name: "style", Description: "brief or detailed"},
 				func(_ context.Context, value string, _ map[string]string) ([]string, error) {
 					var out []string
 					for _, s := range []string{"brief", "detailed"} {

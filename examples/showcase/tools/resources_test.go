@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 )
@@ -13,7 +15,7 @@ import (
 // the id for any id that matches, decoded or raw; a traversal attempt does
 // not match the template at all.
 func TestUserTemplateIsSafe(t *testing.T) {
-	engine, err := app.NewEngine(app.Options{Registry: memory.NewRegistry(), Resources: memory.NewResourceRegistry()})
+	engine, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry(), ResourceRegistry: memory.NewResourceRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

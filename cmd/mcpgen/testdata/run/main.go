@@ -82,9 +82,9 @@ func Fail(ctx context.Context) error { return domain.NewToolError("failed on pur
 
 func main() {
 	engine, err := app.NewEngine(app.Options{
-		Info:      domain.Implementation{Name: "run", Version: "1.0.0"},
-		Registry:  memory.NewRegistry(),
-		Validator: jsonschema.New(),
+		Info:         domain.Implementation{Name: "run", Version: "1.0.0"},
+		ToolRegistry: memory.NewRegistry(),
+		Validator:    jsonschema.New(),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
