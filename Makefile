@@ -10,9 +10,16 @@ run:
 
 test: deps lint check-generated bench-smoke unit conformance e2e
 
+# The official JSON-Schema-Test-Suite that adapters/jsonschema's fast pre-check
+# is tested against comes pinned inside a Go module (cuelang.org/go vendors it;
+# the version and hash are in adapters/jsonschema/suite_test.go, keep them in
+# step): downloaded into the module cache, go.mod untouched.
+SCHEMA_SUITE_MODULE = cuelang.org/go@v0.17.1
+
 deps:
 	cd test/e2e && npm ci --no-audit --no-fund --loglevel=error
 	cd test/conformance && npm ci --no-audit --no-fund --loglevel=error
+	$(GO) mod download $(SCHEMA_SUITE_MODULE)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -34,8 +34,8 @@ func decodeAll(t *testing.T, texts ...string) []any {
 // TestFastPathAgreesWithLibrary checks the fast path against the library:
 // it must never say valid where the library finds an error, and it should
 // say valid (not unknown) for common valid values of the schemas it
-// handles. JSON_SCHEMA_TEST_SUITE runs the same check on the official
-// suite (suite_test.go).
+// handles. TestFastPathAgainstSuite (suite_test.go) runs the same check on
+// the official JSON-Schema-Test-Suite.
 func TestFastPathAgreesWithLibrary(t *testing.T) {
 	deep := strings.Repeat(`{"c":`, 100) + `1` + strings.Repeat(`}`, 100)
 	cases := []fastCase{
