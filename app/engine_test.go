@@ -800,3 +800,19 @@ func TestTraceContext(t *testing.T) {
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"trace"}}`),
 		`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"||"}]}}`)
 }
+
+// An engine assembled by hand cannot serve without validation by leaving
+// the Validator empty: that is an error, and only DisableValidation turns
+// validation off.
+func TestNewEngineNeedsValidatorOrDisableValidation(t *testing.T) {
+	_, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry()})
+	if err == nil || !strings.Contains(err.Error(), "DisableValidation") {
+		t.Fatalf("no validator: %v", err)
+	}
+	if _, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), DisableValidation: true}); err != nil {
+		t.Fatalf("DisableValidation: %v", err)
+	}
+	if _, err := app.NewEngine(app.Options{Validator: jsonschema.New()}); err == nil {
+		t.Fatal("no registry: no error")
+	}
+}

@@ -684,3 +684,59 @@ func TestTypeScriptClient(t *testing.T) {
 		}
 	}
 }
+
+// A Shutdown that runs out of time cancels the calls of its own handler's
+// connections, and only those: another handler of the same engine goes on.
+func TestShutdownDeadlineCancelsOwnCallsOnly(t *testing.T) {
+	started := make(chan string, 2)
+	cancelled := make(chan string, 2)
+	type in struct {
+		Who string `json:"who"`
+	}
+	stuck := app.Func(func(ctx context.Context, v in) (string, error) {
+		started <- v.Who
+		select {
+		case <-ctx.Done():
+			cancelled <- v.Who
+			return "", ctx.Err()
+		case <-time.After(20 * time.Second):
+			return "finished", nil
+		}
+	}, app.WithName("stuck"))
+	e := newEngine(t, stuck)
+	h1, h2 := NewHandler(e, Options{}), NewHandler(e, Options{})
+	s1, s2 := httptest.NewServer(h1), httptest.NewServer(h2)
+	defer s1.Close()
+	defer s2.Close()
+	for who, srv := range map[string]*httptest.Server{"one": s1, "two": s2} {
+		c, _, err := (&gws.Dialer{Subprotocols: []string{"mcp"}}).Dial("ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stuck","arguments":{"who":"`+who+`"},`+meta2026+`}}`)
+		<-started
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := h1.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown = %v, want DeadlineExceeded", err)
+	}
+	select {
+	case who := <-cancelled:
+		if who != "one" {
+			t.Fatalf("the call of %q was cancelled", who)
+		}
+	case <-time.After(testDeadline):
+		t.Fatal("the timed-out Shutdown did not cancel its handler's call")
+	}
+	select {
+	case who := <-cancelled:
+		t.Fatalf("the call of %q on the other handler was cancelled too", who)
+	case <-time.After(200 * time.Millisecond):
+	}
+	e.Abort()
+	if who := <-cancelled; who != "two" {
+		t.Fatalf("Abort cancelled %q", who)
+	}
+}

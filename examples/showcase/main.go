@@ -68,26 +68,24 @@ func main() {
 		os.Exit(2)
 	}
 
-	app := fx.New(
+	var fxLog fx.Option = fx.Options() // wiring.New logs fx's failures only
+	if *verbose {
+		fxLog = fx.WithLogger(func() fxevent.Logger { return &fxevent.SlogLogger{Logger: logger} })
+	}
+	server := wiring.New(
 		fx.Supply(logger),
-		fx.Supply(&wiring.Config{
+		fx.Supply(wiring.Config{
 			Info:         domain.Implementation{Name: "hexmcp-showcase", Title: "hexmcp showcase", Version: "0.1.0"},
 			Instructions: "Example tools of every kind: scalars, JSON, content blocks, structured output and errors.",
 		}),
-		wiring.Core,
 		serve,
 		wiring.Tools(tools.All()...),
 		wiring.Resources(tools.Resources()...),
 		wiring.Prompts(tools.Prompts()...),
-		fx.WithLogger(func() fxevent.Logger {
-			if *verbose {
-				return &fxevent.SlogLogger{Logger: logger}
-			}
-			return fxevent.NopLogger
-		}),
+		fxLog,
 	)
-	app.Run()
-	if err := app.Err(); err != nil {
+	server.Run()
+	if err := server.Err(); err != nil {
 		logger.Error("showcase failed to start", "error", err)
 		os.Exit(1)
 	}

@@ -1,0 +1,271 @@
+package hexmcp_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hexmcp/hexmcp"
+	"github.com/hexmcp/hexmcp/adapters/stdio"
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+type opInput struct {
+	Op string `json:"op" enum:"add,sub"`
+}
+
+// echoOp answers the operation it was given: with validation on, only add
+// and sub ever reach it.
+func echoOp(_ context.Context, in opInput) (string, error) { return "ran " + in.Op, nil }
+
+// pipeClient talks to a server served on in-memory pipes, one JSON line at
+// a time.
+type pipeClient struct {
+	t   *testing.T
+	in  *io.PipeWriter
+	out *bufio.Scanner
+}
+
+func servePipes(t *testing.T, srv *hexmcp.Server) (*pipeClient, <-chan error) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.Serve(context.Background(), stdio.New(stdio.Options{In: inR, Out: outW}))
+		outW.Close()
+	}()
+	sc := bufio.NewScanner(outR)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	return &pipeClient{t: t, in: inW, out: sc}, done
+}
+
+func (c *pipeClient) call(line string) map[string]any {
+	c.t.Helper()
+	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
+		c.t.Fatal(err)
+	}
+	if !c.out.Scan() {
+		c.t.Fatalf("no answer to %s: %v", line, c.out.Err())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(c.out.Bytes(), &m); err != nil {
+		c.t.Fatalf("answer %s: %v", c.out.Bytes(), err)
+	}
+	return m
+}
+
+const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+func resultText(t *testing.T, m map[string]any) (string, bool) {
+	t.Helper()
+	res, ok := m["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("no result: %v", m)
+	}
+	content := res["content"].([]any)
+	isErr, _ := res["isError"].(bool)
+	return content[0].(map[string]any)["text"].(string), isErr
+}
+
+// A server from New validates arguments with no option set: a value outside
+// the enum never reaches the handler.
+func TestNewValidatesByDefault(t *testing.T) {
+	srv, err := hexmcp.New(hexmcp.Options{
+		Tools: []hexmcp.Tool{hexmcp.Func(echoOp, hexmcp.WithName("op"))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, done := servePipes(t, srv)
+	c.call(initLine)
+	text, isErr := resultText(t, c.call(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"op","arguments":{"op":"mul"}}}`))
+	if !isErr || strings.Contains(text, "ran") {
+		t.Fatalf("invalid op reached the handler: %q isError=%v", text, isErr)
+	}
+	text, isErr = resultText(t, c.call(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"op","arguments":{"op":"add"}}}`))
+	if isErr || text != "ran add" {
+		t.Fatalf("valid op: %q isError=%v", text, isErr)
+	}
+	c.in.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("Serve after the client went away: %v", err)
+	}
+}
+
+// Validation is off only by name, and then the handler sees what came.
+func TestDisableValidationByName(t *testing.T) {
+	srv, err := hexmcp.New(hexmcp.Options{
+		DisableValidation: true,
+		Tools:             []hexmcp.Tool{hexmcp.Func(echoOp, hexmcp.WithName("op"))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := servePipes(t, srv)
+	c.call(initLine)
+	text, isErr := resultText(t, c.call(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"op","arguments":{"op":"mul"}}}`))
+	if isErr || text != "ran mul" {
+		t.Fatalf("with validation off: %q isError=%v", text, isErr)
+	}
+	c.in.Close()
+}
+
+// Without a Logger the server's own log (here a tool's failure, with its
+// details) goes to standard error.
+func TestNewLogsToStandardErrorByDefault(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = w
+	srv, err := hexmcp.New(hexmcp.Options{Tools: []hexmcp.Tool{hexmcp.Func(func(context.Context, opInput) (string, error) {
+		return "", errors.New("disk on fire")
+	}, hexmcp.WithName("fail"))}})
+	os.Stderr = saved
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := servePipes(t, srv)
+	c.call(initLine)
+	m := c.call(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fail","arguments":{"op":"add"}}}`)
+	if e, _ := m["error"].(map[string]any); e == nil || strings.Contains(e["message"].(string), "fire") {
+		t.Fatalf("a server failure must be a generic JSON-RPC error: %v", m)
+	}
+	c.in.Close()
+	w.Close()
+	logged, _ := io.ReadAll(r)
+	if !bytes.Contains(logged, []byte("disk on fire")) || !bytes.Contains(logged, []byte("level=ERROR")) {
+		t.Fatalf("standard error got %q", logged)
+	}
+}
+
+// A bad definition is New's error, never a panic, and names the tool.
+func TestNewRefusesBadDefinitions(t *testing.T) {
+	for name, tool := range map[string]hexmcp.Tool{
+		"bad name":                 hexmcp.Func(echoOp, hexmcp.WithName("bad name")),
+		"resource annotations":     hexmcp.Func(echoOp, hexmcp.WithName("ann"), hexmcp.WithAnnotations(domain.Annotations{Priority: new(float64)})),
+		"duplicate (second entry)": hexmcp.Func(echoOp, hexmcp.WithName("op")),
+	} {
+		tools := []hexmcp.Tool{tool}
+		if strings.HasPrefix(name, "duplicate") {
+			tools = append(tools, tool)
+		}
+		_, err := hexmcp.New(hexmcp.Options{Tools: tools})
+		var de *domain.ToolDefinitionError
+		if !errors.As(err, &de) {
+			t.Errorf("%s: got %v, want a *domain.ToolDefinitionError", name, err)
+		}
+	}
+}
+
+// The options shared by every kind set the same fields on each.
+func TestSharedOptions(t *testing.T) {
+	common := []hexmcp.Option{hexmcp.WithTitle("T"), hexmcp.WithDescription("D"), hexmcp.WithMeta(map[string]any{"k": 1})}
+	var topts []hexmcp.ToolOption
+	var popts []hexmcp.PromptOption
+	var ropts []hexmcp.ResourceOption
+	for _, o := range common {
+		topts, popts, ropts = append(topts, o), append(popts, o), append(ropts, o)
+	}
+	tool := hexmcp.Func(echoOp, append(topts, hexmcp.WithAnnotations(hexmcp.ToolAnnotations{ReadOnlyHint: domain.Bool(true)}))...).Definition()
+	prompt := hexmcp.NewPrompt("p", nil, popts...).Definition()
+	res := hexmcp.TextResource("x://r", "r", "t", append(ropts, hexmcp.WithAnnotations(domain.Annotations{Audience: []string{"user"}}))...)
+	srv, err := hexmcp.New(hexmcp.Options{Resources: []hexmcp.Resource{res}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if tool.Title != "T" || tool.Description != "D" || tool.Meta["k"] != 1 || tool.Annotations == nil || !*tool.Annotations.ReadOnlyHint {
+		t.Errorf("tool: %+v", tool)
+	}
+	if prompt.Title != "T" || prompt.Description != "D" || prompt.Meta["k"] != 1 {
+		t.Errorf("prompt: %+v", prompt)
+	}
+	c, _ := servePipes(t, srv)
+	c.call(initLine)
+	m := c.call(`{"jsonrpc":"2.0","id":2,"method":"resources/list"}`)
+	got, _ := json.Marshal(m["result"])
+	want := `{"resources":[{"_meta":{"k":1},"annotations":{"audience":["user"]},"description":"D","mimeType":"text/plain","name":"r","title":"T","uri":"x://r"}]}`
+	if string(got) != want {
+		t.Errorf("resources/list\n got %s\nwant %s", got, want)
+	}
+	c.in.Close()
+}
+
+// ServeHTTP serves Streamable HTTP at /mcp until its context is cancelled,
+// then returns nil.
+func TestServeHTTP(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	srv, err := hexmcp.New(hexmcp.Options{Tools: []hexmcp.Tool{hexmcp.Func(echoOp, hexmcp.WithName("op"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeHTTP(ctx, addr) }()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"op","arguments":{"op":"sub"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	var resp *http.Response
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "op")
+		resp, err = http.DefaultClient.Do(req)
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Contains(got, []byte(`"ran sub"`)) {
+		t.Fatalf("%d %s", resp.StatusCode, got)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ServeHTTP after cancel: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("ServeHTTP did not return")
+	}
+}
+
+// An engine's ports come from Defaults only where Options leaves them nil.
+func TestDefaultsKeepWhatIsGiven(t *testing.T) {
+	var v ports.SchemaValidator = nopValidator{}
+	o := hexmcp.Defaults(hexmcp.Options{Validator: v})
+	if o.Validator != v || o.ToolRegistry == nil || o.ResourceRegistry == nil || o.PromptRegistry == nil {
+		t.Fatalf("%+v", o)
+	}
+	if o := hexmcp.Defaults(hexmcp.Options{DisableValidation: true}); o.Validator != nil {
+		t.Fatal("DisableValidation got a validator")
+	}
+}
+
+type nopValidator struct{}
+
+func (nopValidator) Compile(json.RawMessage) (ports.Schema, error) { return nil, nil }
