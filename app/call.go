@@ -73,7 +73,21 @@ func (e *Engine) toolsList(m message, p *wireParams, ci callInfo) ([]byte, *rpcE
 		}
 	}
 	end := min(start+e.opts.PageSize, len(tools))
-	b := appendResponseHead(make([]byte, 0, 256*(end-start)+128), m.id)
+	// The tools' encodings (cached) first, so that the answer is made in
+	// one buffer of about its size.
+	size := 256 + len(m.id)
+	for _, t := range tools[start:end] {
+		enc, err := e.listCache.encoded(e.policy, t.Tool, ci.rev)
+		if err != nil {
+			e.logf(context.Background(), ports.LevelError, "hexmcp: encoding a tool failed", ports.F("tool", t.Tool.Name), ports.F("error", err))
+			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+		}
+		size += len(enc) + 1
+	}
+	if ci.era == domain.EraStateless {
+		size += len(e.resultMetaJSON(ci.rev))
+	}
+	b := appendResponseHead(make([]byte, 0, size), m.id)
 	b = append(b, '{')
 	if ci.features.ResultType {
 		b = append(b, `"resultType":"complete",`...)
@@ -83,9 +97,8 @@ func (e *Engine) toolsList(m message, p *wireParams, ci callInfo) ([]byte, *rpcE
 		if i > 0 {
 			b = append(b, ',')
 		}
-		enc, err := e.listCache.encoded(e.policy, t.Tool, ci.rev)
+		enc, err := e.listCache.encoded(e.policy, t.Tool, ci.rev) // cached by the first loop
 		if err != nil {
-			e.logf(context.Background(), ports.LevelError, "hexmcp: encoding a tool failed", ports.F("tool", t.Tool.Name), ports.F("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 		b = append(b, enc...)
@@ -145,11 +158,10 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Unknown tool: "+name, nil)
 	}
 	if rt.Input != nil {
-		var v any
-		if err := json.Unmarshal(args, &v); err != nil {
-			return e.invalidArguments(m, ci, name, "arguments are not valid JSON")
-		}
-		if err := rt.Input.Validate(v); err != nil {
+		if err := validateJSON(rt.Input, args); err != nil {
+			if errors.Is(err, ports.ErrUndecodable) {
+				return e.invalidArguments(m, ci, name, "arguments are not valid JSON")
+			}
 			return e.invalidArguments(m, ci, name, err.Error())
 		}
 	}
@@ -192,10 +204,13 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 	// structuredContent must conform to a declared outputSchema, whether
 	// the SDK produced it or the handler returned a complete result.
 	if rt.Output != nil && out.Result.StructuredContent != nil && !out.Result.IsError {
-		var v any
-		err := json.Unmarshal(out.Result.StructuredContent, &v)
-		if err == nil {
-			err = rt.Output.Validate(v)
+		// The handler may have made the JSON itself: it is checked as
+		// strictly as a request before it is validated as encoded.
+		var err error
+		if sc := jsontext.Value(out.Result.StructuredContent); !sc.IsValid() {
+			err = errUndecodable
+		} else {
+			err = validateJSON(rt.Output, sc)
 		}
 		if err != nil {
 			e.logf(ctx, ports.LevelError, "hexmcp: tool result does not match its outputSchema (a bug in the tool)", ports.F("tool", name), ports.F("error", err))
@@ -203,6 +218,25 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 		}
 	}
 	return e.encodeCallResult(m, ci, out.Result)
+}
+
+// errUndecodable is the error of validateJSON for data that does not
+// decode.
+var errUndecodable = fmt.Errorf("hexmcp: %w", ports.ErrUndecodable)
+
+// validateJSON checks data, JSON the engine has read strictly, against s:
+// as encoded when s can (ports.JSONSchema), so that data is decoded only
+// into what the tool takes; decoded with float64 numbers otherwise. An
+// error that comes from decoding wraps ports.ErrUndecodable.
+func validateJSON(s ports.Schema, data jsontext.Value) error {
+	if js, ok := s.(ports.JSONSchema); ok {
+		return js.ValidateJSON(data)
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return errUndecodable
+	}
+	return s.Validate(v)
 }
 
 // invalidArguments reports arguments that fail the input schema: a tool

@@ -14,23 +14,222 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// wireMessage is one incoming JSON-RPC message, decoded strictly: member
-// names match case-sensitively ("Method" is not "method"), and duplicate
-// member names anywhere in the message make it invalid.
+// wireMessage is one incoming JSON-RPC message as decodeMessage reads it,
+// strictly: member names match case-sensitively ("Method" is not
+// "method"), and duplicate member names or invalid UTF-8 anywhere in the
+// message make it invalid. Its members are the message's own bytes (nothing
+// is copied), and params, when it is an object, is decoded in the same
+// pass (see readParams): the message is read once.
 type wireMessage struct {
-	JSONRPC jsontext.Value `json:"jsonrpc"`
-	ID      jsontext.Value `json:"id"`
-	Method  jsontext.Value `json:"method"`
-	Params  jsontext.Value `json:"params"`
-	Result  jsontext.Value `json:"result"`
-	Error   jsontext.Value `json:"error"`
+	raw     []byte // the message; the members below are parts of it
+	JSONRPC jsontext.Value
+	ID      jsontext.Value
+	Method  jsontext.Value
+	Params  msgParams
+	Result  jsontext.Value
+	Error   jsontext.Value
+}
+
+// msgParams is a message's params: its text (nil when absent) and, when it
+// is an object, its members, decoded in the pass that read the message.
+type msgParams struct {
+	raw jsontext.Value
+	p   *wireParams // nil unless raw is an object decoded by decodeMessage
+	// err says what is wrong with the members ("" when nothing is), as
+	// decodeParams reports it: after the checks that come first (the
+	// method's existence).
+	err string
+}
+
+// errNotObject is what UnmarshalJSONFrom answers for a message that is
+// not a JSON object.
+var errNotObject = errors.New("not a JSON object")
+
+// UnmarshalJSONFrom reads the message: the members the engine knows, in
+// one pass; every other member is still read (and so checked) by the
+// decoder, and skipped.
+func (w *wireMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	// As a struct is decoded: null is no member at all; any other value
+	// that is not an object is an error once its first token is read.
+	tok, err := dec.ReadToken()
+	switch {
+	case err != nil:
+		return err
+	case tok.Kind() == 'n':
+		return nil
+	case tok.Kind() != '{':
+		return errNotObject
+	}
+	var scratch [32]byte
+	for dec.PeekKind() != '}' {
+		quoted, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		var dst *jsontext.Value
+		switch string(memberName(quoted, scratch[:0])) {
+		case "jsonrpc":
+			dst = &w.JSONRPC
+		case "id":
+			dst = &w.ID
+		case "method":
+			dst = &w.Method
+		case "result":
+			dst = &w.Result
+		case "error":
+			dst = &w.Error
+		case "params":
+			if dec.PeekKind() == '{' {
+				start := dec.InputOffset()
+				if err := w.readParams(dec); err != nil {
+					return err
+				}
+				w.Params.raw = w.part(start, dec.InputOffset())
+				continue
+			}
+			dst = &w.Params.raw
+		default:
+			if err := dec.SkipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		*dst = w.value(dec, v)
+	}
+	_, err = dec.ReadToken()
+	return err
+}
+
+// value returns v, just read by dec, as the part of the message it is,
+// with no room to grow: appending to it never writes over the message.
+func (w *wireMessage) value(dec *jsontext.Decoder, v jsontext.Value) jsontext.Value {
+	end := dec.InputOffset()
+	return w.part(end-int64(len(v)), end)
+}
+
+// part returns the message's bytes from start to end (offsets the decoder
+// reported), trimmed of leading whitespace and separators, with no room
+// to grow.
+func (w *wireMessage) part(start, end int64) jsontext.Value {
+	b := w.raw[start:end:end]
+	for len(b) > 0 {
+		switch b[0] {
+		case ' ', '\t', '\r', '\n', ':', ',':
+			b = b[1:]
+			continue
+		}
+		break
+	}
+	return jsontext.Value(b)
+}
+
+// memberName returns the name of an object member from its quoted form,
+// unescaped (into buf) only when it has escapes.
+func memberName(quoted []byte, buf []byte) []byte {
+	inner := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return inner
+	}
+	name, err := jsontext.AppendUnquote(buf, quoted)
+	if err != nil {
+		return nil // cannot happen: the decoder has checked the string
+	}
+	return name
+}
+
+// readParams reads params, an object, into w.Params.p: the members of
+// wireParams and, when _meta is an object, its members. A _meta that is
+// neither an object nor null is recorded in w.Params.err, the one problem
+// params can have once the message is valid JSON.
+func (w *wireMessage) readParams(dec *jsontext.Decoder) error {
+	p := new(wireParams)
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	var scratch [32]byte
+	for dec.PeekKind() != '}' {
+		quoted, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		name := memberName(quoted, scratch[:0])
+		if string(name) == "_meta" {
+			switch k := dec.PeekKind(); k {
+			case '{':
+				p.Meta = new(requestMeta)
+				if err := w.readMeta(dec, p.Meta); err != nil {
+					return err
+				}
+				continue
+			case 'n':
+				p.Meta = nil // null: as if absent
+			default:
+				if w.Params.err == "" {
+					w.Params.err = "unexpected " + kindName(k) + " at /_meta"
+				}
+			}
+			if err := dec.SkipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		dst := p.member(name)
+		if dst == nil {
+			if err := dec.SkipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		*dst = w.value(dec, v)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	w.Params.p = p
+	return nil
+}
+
+// readMeta reads params._meta, an object, into m.
+func (w *wireMessage) readMeta(dec *jsontext.Decoder, m *requestMeta) error {
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	var scratch [64]byte
+	for dec.PeekKind() != '}' {
+		quoted, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		dst := m.member(memberName(quoted, scratch[:0]))
+		if dst == nil {
+			if err := dec.SkipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		*dst = w.value(dec, v)
+	}
+	_, err := dec.ReadToken()
+	return err
 }
 
 // message is a validated incoming message.
 type message struct {
 	id     jsontext.Value // nil for notifications
 	method string
-	params jsontext.Value // nil when absent
+	params msgParams // raw nil when absent or null
 	// isResponse marks a response from the client (to a server request):
 	// payload is its result, or its error when isError.
 	isResponse bool
@@ -54,8 +253,10 @@ func newRPCError(id jsontext.Value, code int, msg string, data any) *rpcError {
 }
 
 // decodeMessage parses raw into a message, or returns the error to send.
+// The message keeps parts of raw (its id, its params), which must not
+// change afterwards.
 func decodeMessage(raw []byte) (message, *rpcError) {
-	var w wireMessage
+	w := wireMessage{raw: raw}
 	if err := json.Unmarshal(raw, &w); err != nil {
 		// Only on this error path: read the id again, tolerantly, so that
 		// a request refused for what its params hold is still answered
@@ -110,8 +311,8 @@ func decodeMessage(raw []byte) (message, *rpcError) {
 	if m.method == "" {
 		return m, newRPCError(m.id, domain.CodeInvalidRequest, `Invalid Request: "method" is empty`, nil)
 	}
-	if w.Params != nil {
-		if k := w.Params.Kind(); k != '{' {
+	if w.Params.raw != nil {
+		if k := w.Params.raw.Kind(); k != '{' {
 			if k == 'n' {
 				return m, nil
 			}
@@ -219,10 +420,31 @@ func pointerData(err error) any {
 	return nil
 }
 
+// knownNames are the method names the engine reads, kept as strings so
+// that unquote does not allocate one per message.
+var knownNames = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{
+		"initialize", "ping", "logging/setLevel", "server/discover",
+		"tools/list", "tools/call",
+		"resources/list", "resources/templates/list", "resources/read",
+		"resources/subscribe", "resources/unsubscribe", "subscriptions/listen",
+		"prompts/list", "prompts/get", "completion/complete",
+		"notifications/initialized", "notifications/cancelled",
+		"notifications/progress", "notifications/roots/list_changed",
+	} {
+		m[s] = s
+	}
+	return m
+}()
+
 // unquote returns the Go string of a JSON string value.
 func unquote(v jsontext.Value) string {
 	if len(v) >= 2 {
 		inner := v[1 : len(v)-1]
+		if s, ok := knownNames[string(inner)]; ok {
+			return s
+		}
 		simple := true
 		for _, c := range inner {
 			if c == '\\' || c < 0x20 || c >= 0x80 {

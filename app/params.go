@@ -31,7 +31,9 @@ type requestMeta struct {
 }
 
 // wireParams is the union of the params of every method the engine serves,
-// decoded once; each method checks the members it needs.
+// decoded once, with the message (see wireMessage.readParams, which reads
+// the members named in member; the tags serve decodeParams for params
+// from elsewhere); each method checks the members it needs.
 type wireParams struct {
 	Meta *requestMeta `json:"_meta"`
 	// tools/call
@@ -62,12 +64,86 @@ type wireParams struct {
 	Reason    jsontext.Value `json:"reason"`
 }
 
-func decodeParams(raw jsontext.Value, id jsontext.Value) (*wireParams, *rpcError) {
+// member returns the field of the member named name, nil for a member
+// the engine does not read (and for _meta, read apart).
+func (p *wireParams) member(name []byte) *jsontext.Value {
+	switch string(name) {
+	case "name":
+		return &p.Name
+	case "arguments":
+		return &p.Arguments
+	case "cursor":
+		return &p.Cursor
+	case "uri":
+		return &p.URI
+	case "ref":
+		return &p.Ref
+	case "argument":
+		return &p.Argument
+	case "context":
+		return &p.Context
+	case "protocolVersion":
+		return &p.ProtocolVersion
+	case "capabilities":
+		return &p.Capabilities
+	case "clientInfo":
+		return &p.ClientInfo
+	case "level":
+		return &p.Level
+	case "inputResponses":
+		return &p.InputResponses
+	case "requestState":
+		return &p.RequestState
+	case "notifications":
+		return &p.Notifications
+	case "requestId":
+		return &p.RequestID
+	case "reason":
+		return &p.Reason
+	}
+	return nil
+}
+
+// member returns the field of the _meta member named name, nil for a
+// member the engine does not read.
+func (m *requestMeta) member(name []byte) *jsontext.Value {
+	switch string(name) {
+	case "progressToken":
+		return &m.ProgressToken
+	case metaProtocolVersion:
+		return &m.ProtocolVersion
+	case metaClientInfo:
+		return &m.ClientInfo
+	case metaClientCapabilities:
+		return &m.ClientCapabilities
+	case metaLogLevel:
+		return &m.LogLevel
+	case "traceparent":
+		return &m.TraceParent
+	case "tracestate":
+		return &m.TraceState
+	case "baggage":
+		return &m.Baggage
+	}
+	return nil
+}
+
+// decodeParams returns the decoded params of a message, or the error to
+// send when they are not what the engine reads (see msgParams.err).
+// decodeMessage has decoded them already; params from elsewhere are
+// decoded here.
+func decodeParams(mp msgParams, id jsontext.Value) (*wireParams, *rpcError) {
+	switch {
+	case mp.err != "":
+		return nil, newRPCError(id, domain.CodeInvalidParams, "Invalid params: "+mp.err, nil)
+	case mp.p != nil:
+		return mp.p, nil
+	}
 	p := new(wireParams)
-	if raw == nil {
+	if mp.raw == nil {
 		return p, nil
 	}
-	if err := json.Unmarshal(raw, p); err != nil {
+	if err := json.Unmarshal(mp.raw, p); err != nil {
 		return nil, newRPCError(id, domain.CodeInvalidParams, "Invalid params: "+describeDecodeError(err), nil)
 	}
 	return p, nil

@@ -1,17 +1,21 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
 	"runtime"
 	"strings"
 	"unicode"
+	"unsafe"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/ports"
@@ -146,20 +150,106 @@ func Func[In, Out any](fn func(ctx context.Context, in In) (Out, error), opts ..
 // uses strict JSON decoding: member names match case-sensitively and
 // duplicate names are rejected.
 func newDecoder[In any](t reflect.Type) func(json.RawMessage) (In, error) {
+	safe := oneCopySafe(t)
 	return func(args json.RawMessage) (In, error) {
 		var in In
 		if t.Kind() == reflect.Pointer {
 			v := reflect.New(t.Elem())
-			if err := jsonv2.Unmarshal(args, v.Interface()); err != nil {
-				return in, &ArgumentsError{Err: err}
+			if err := decodeArguments(args, v.Interface(), safe); err != nil {
+				return in, err
 			}
 			return v.Interface().(In), nil
 		}
-		if err := jsonv2.Unmarshal(args, &in); err != nil {
-			return in, &ArgumentsError{Err: err}
+		if err := decodeArguments(args, &in, safe); err != nil {
+			return in, err
 		}
 		return in, nil
 	}
+}
+
+// decodeArguments decodes args into v (a pointer). Large arguments of a
+// type that oneCopySafe accepts are decoded with oneCopyStrings.
+func decodeArguments(args json.RawMessage, v any, oneCopy bool) error {
+	var err error
+	if oneCopy && len(args) >= largeArguments {
+		err = jsonv2.Unmarshal(args, v, oneCopyStrings)
+	} else {
+		err = jsonv2.Unmarshal(args, v)
+	}
+	if err != nil {
+		return &ArgumentsError{Err: err}
+	}
+	return nil
+}
+
+// largeArguments is the size of arguments from which their strings are
+// decoded by oneCopyStrings.
+const largeArguments = 64 << 10
+
+// oneCopyStrings decodes a JSON string into a Go string as the default
+// decoder does, but in one allocation: the default unescapes a string that
+// has escapes into a buffer and then copies the buffer into the string, so
+// that a 1 MiB text argument costs 2 MiB. Anything but a string (null, a
+// number, ...) is left to the default (errors.ErrUnsupported), with its
+// errors.
+var oneCopyStrings = jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *string) error {
+	if dec.PeekKind() != '"' {
+		return errors.ErrUnsupported
+	}
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		*s = string(inner)
+		return nil
+	}
+	b, err := jsontext.AppendUnquote(make([]byte, 0, len(v)), v) // room for the quotes too, as it asks
+	if err != nil {
+		return err
+	}
+	// b is new and never written again: it may back the string.
+	*s = unsafe.String(unsafe.SliceData(b), len(b))
+	return nil
+}))
+
+// oneCopySafe reports whether oneCopyStrings decodes values of type t as
+// the default does: no string field of t, at any depth, has the string or
+// format option, with which the default reports an error (or formats) that
+// oneCopyStrings would not. Other types of strings (named types, strings
+// inside an any) are decoded by the default anyway.
+func oneCopySafe(t reflect.Type) bool {
+	return stringTagsSafe(t, map[reflect.Type]bool{})
+}
+
+func stringTagsSafe(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return true
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return stringTagsSafe(t.Elem(), seen)
+	case reflect.Map:
+		return stringTagsSafe(t.Key(), seen) && stringTagsSafe(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if tag, ok := f.Tag.Lookup("json"); ok {
+				_, opts, _ := strings.Cut(tag, ",")
+				for opt := range strings.SplitSeq(opts, ",") {
+					if opt == "string" || strings.HasPrefix(opt, "format:") {
+						return false
+					}
+				}
+			}
+			if !stringTagsSafe(f.Type, seen) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ArgumentsError reports arguments that cannot be decoded into the tool's
@@ -245,6 +335,7 @@ func NewTool(fn any, opts ...ToolOption) Tool {
 	if err := c.complete(fn, inT, outT); err != nil {
 		return Tool{def: c.def, err: err}
 	}
+	oneCopy := inT != nil && oneCopySafe(inT)
 	h := func(ctx context.Context, args json.RawMessage) (any, error) {
 		in := make([]reflect.Value, 0, 3)
 		if hasCtx {
@@ -255,8 +346,8 @@ func NewTool(fn any, opts ...ToolOption) Tool {
 		}
 		if inT != nil {
 			pv := reflect.New(derefType(inT))
-			if err := jsonv2.Unmarshal(args, pv.Interface()); err != nil {
-				return nil, &ArgumentsError{Err: err}
+			if err := decodeArguments(args, pv.Interface(), oneCopy); err != nil {
+				return nil, err
 			}
 			if inT.Kind() == reflect.Pointer {
 				in = append(in, pv)

@@ -153,7 +153,10 @@ func (*EmbeddedResource) ContentType() string { return "resource" }
 
 // MarshalJSON encodes the block in its wire form.
 func (c *TextContent) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, len(c.Text)+32)
+	return c.appendJSON(make([]byte, 0, len(c.Text)+32))
+}
+
+func (c *TextContent) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"type":"text","text":`...)
 	b = appendJSONString(b, c.Text)
 	return closeBlock(b, c.Annotations, c.Meta)
@@ -161,16 +164,23 @@ func (c *TextContent) MarshalJSON() ([]byte, error) {
 
 // MarshalJSON encodes the block in its wire form.
 func (c *ImageContent) MarshalJSON() ([]byte, error) {
-	return marshalBinary("image", c.Data, c.MimeType, c.Annotations, c.Meta)
+	return c.appendJSON(make([]byte, 0, len(c.Data)+len(c.MimeType)+48))
+}
+
+func (c *ImageContent) appendJSON(b []byte) ([]byte, error) {
+	return appendBinary(b, "image", c.Data, c.MimeType, c.Annotations, c.Meta)
 }
 
 // MarshalJSON encodes the block in its wire form.
 func (c *AudioContent) MarshalJSON() ([]byte, error) {
-	return marshalBinary("audio", c.Data, c.MimeType, c.Annotations, c.Meta)
+	return c.appendJSON(make([]byte, 0, len(c.Data)+len(c.MimeType)+48))
 }
 
-func marshalBinary(typ, data, mime string, a *Annotations, meta map[string]any) ([]byte, error) {
-	b := make([]byte, 0, len(data)+len(mime)+48)
+func (c *AudioContent) appendJSON(b []byte) ([]byte, error) {
+	return appendBinary(b, "audio", c.Data, c.MimeType, c.Annotations, c.Meta)
+}
+
+func appendBinary(b []byte, typ, data, mime string, a *Annotations, meta map[string]any) ([]byte, error) {
 	b = append(b, `{"type":"`...)
 	b = append(b, typ...)
 	b = append(b, `","data":`...)
@@ -182,7 +192,10 @@ func marshalBinary(typ, data, mime string, a *Annotations, meta map[string]any) 
 
 // MarshalJSON encodes the block in its wire form.
 func (c *ResourceLink) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 96)
+	return c.appendJSON(make([]byte, 0, 96))
+}
+
+func (c *ResourceLink) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"type":"resource_link","uri":`...)
 	b = appendJSONString(b, c.URI)
 	b = append(b, `,"name":`...)
@@ -207,8 +220,11 @@ func (c *ResourceLink) MarshalJSON() ([]byte, error) {
 
 // MarshalJSON encodes the block in its wire form.
 func (c *EmbeddedResource) MarshalJSON() ([]byte, error) {
+	return c.appendJSON(make([]byte, 0, len(c.Resource.Text)+len(c.Resource.Blob)+96))
+}
+
+func (c *EmbeddedResource) appendJSON(b []byte) ([]byte, error) {
 	r := &c.Resource
-	b := make([]byte, 0, len(r.Text)+len(r.Blob)+96)
 	b = append(b, `{"type":"resource","resource":{"uri":`...)
 	b = appendJSONString(b, r.URI)
 	b = appendOptString(b, "mimeType", r.MimeType)
@@ -224,6 +240,46 @@ func (c *EmbeddedResource) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	return closeBlock(b, c.Annotations, c.Meta)
+}
+
+// appendContent appends the wire form of c: in place for the SDK's own
+// blocks, through MarshalJSON for any other implementation (a type that
+// embeds one of them and encodes itself otherwise).
+func appendContent(b []byte, c Content) ([]byte, error) {
+	switch c := c.(type) {
+	case *TextContent:
+		return c.appendJSON(b)
+	case *ImageContent:
+		return c.appendJSON(b)
+	case *AudioContent:
+		return c.appendJSON(b)
+	case *ResourceLink:
+		return c.appendJSON(b)
+	case *EmbeddedResource:
+		return c.appendJSON(b)
+	}
+	raw, err := c.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return append(b, raw...), nil
+}
+
+// contentSize is about the length of the wire form of c: its text or data,
+// with room for a few escapes, and the members around it.
+func contentSize(c Content) int {
+	n := 0
+	switch c := c.(type) {
+	case *TextContent:
+		n = len(c.Text)
+	case *ImageContent:
+		n = len(c.Data)
+	case *AudioContent:
+		n = len(c.Data)
+	case *EmbeddedResource:
+		n = len(c.Resource.Text) + len(c.Resource.Blob)
+	}
+	return n + n/16 + 48
 }
 
 func appendOptString(b []byte, key, v string) []byte {

@@ -3,6 +3,7 @@ package domain
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // CallToolResult is the complete result of a tools/call. A handler that
@@ -27,8 +28,17 @@ func (r *CallToolResult) MarshalJSON() ([]byte, error) {
 }
 
 // AppendJSON appends the result's wire form to b. A non-empty resultType is
-// written as the first member.
+// written as the first member. It first makes room in b for about the
+// whole result (and a little more, for what the caller closes it with), so
+// that a large text is copied once.
 func (r *CallToolResult) AppendJSON(b []byte, resultType string) ([]byte, error) {
+	size := len(r.StructuredContent) + 64
+	for _, c := range r.Content {
+		if c != nil {
+			size += contentSize(c)
+		}
+	}
+	b = slices.Grow(b, size)
 	b = append(b, '{')
 	if resultType != "" {
 		b = append(b, `"resultType":`...)
@@ -43,11 +53,10 @@ func (r *CallToolResult) AppendJSON(b []byte, resultType string) ([]byte, error)
 		if c == nil {
 			return nil, fmt.Errorf("content block %d is nil", i)
 		}
-		raw, err := c.MarshalJSON()
-		if err != nil {
+		var err error
+		if b, err = appendContent(b, c); err != nil {
 			return nil, fmt.Errorf("content block %d (%s): %w", i, c.ContentType(), err)
 		}
-		b = append(b, raw...)
 	}
 	b = append(b, ']')
 	if r.StructuredContent != nil {

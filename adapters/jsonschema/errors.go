@@ -44,11 +44,17 @@ type ValidationError struct {
 	// numeric order), problems at the same path in the schema's keyword
 	// order. It is never empty.
 	Problems []Problem
+
+	err error // why the value could not be validated at all, if that is the problem
 }
 
 // Error returns the problems as "path: message", joined with "; ". After
 // eight problems it says how many more there are.
 func (e *ValidationError) Error() string { return joinProblems(e.Problems) }
+
+// Unwrap returns why the value could not be validated at all (it wraps
+// [ports.ErrUndecodable]), nil for a value that breaks the schema.
+func (e *ValidationError) Unwrap() error { return e.err }
 
 func joinProblems(ps []Problem) string {
 	if len(ps) == 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -97,7 +98,17 @@ type depItem struct {
 
 type patItem struct {
 	re  sjs.Regexp
+	gre *regexp.Regexp // re itself when it is Go's (the default engine)
 	sch *fnode
+}
+
+// match reports whether the pattern matches name, without making a Go
+// string of it when the pattern is Go's.
+func (p *patItem) match(name []byte) bool {
+	if p.gre != nil {
+		return p.gre.Match(name)
+	}
+	return p.re.MatchString(string(name))
 }
 
 type fnode struct {
@@ -108,7 +119,10 @@ type fnode struct {
 	enum      []enumItem
 	constItem []enumItem // nil, or the const value
 	format    func(any) error
-	ref       *fnode
+	// formatStrings: format accepts every value that is not a string, as
+	// the library's own formats do (checkJSON then reads only strings)
+	formatStrings bool
+	ref           *fnode
 
 	not                 *fnode
 	allOf, anyOf, oneOf []*fnode
@@ -139,6 +153,7 @@ type fnode struct {
 
 	minLen, maxLen int
 	pattern        sjs.Regexp
+	goPattern      *regexp.Regexp // pattern itself when it is Go's
 
 	minimum, maximum, exMin, exMax fnum
 	multipleOf                     bool
@@ -221,6 +236,7 @@ func (b *fastBuilder) node(s *sjs.Schema) *fnode {
 	}
 	if s.Format != nil {
 		n.format = s.Format.Validate
+		n.formatStrings = stringFormats[s.Format.Name]
 	}
 	n.ref = b.node(s.Ref)
 	n.not = b.node(s.Not)
@@ -238,7 +254,8 @@ func (b *fastBuilder) node(s *sjs.Schema) *fnode {
 		}
 	}
 	for re, v := range s.PatternProperties {
-		n.patProps = append(n.patProps, patItem{re: re, sch: b.node(v)})
+		gre, _ := re.(*regexp.Regexp)
+		n.patProps = append(n.patProps, patItem{re: re, gre: gre, sch: b.node(v)})
 	}
 	switch a := s.AdditionalProperties.(type) {
 	case bool:
@@ -285,11 +302,22 @@ func (b *fastBuilder) node(s *sjs.Schema) *fnode {
 
 	n.minLen, n.maxLen = intOr(s.MinLength, -1), intOr(s.MaxLength, -1)
 	n.pattern = s.Pattern
+	n.goPattern, _ = s.Pattern.(*regexp.Regexp)
 
 	n.minimum, n.maximum = newFnum(s.Minimum), newFnum(s.Maximum)
 	n.exMin, n.exMax = newFnum(s.ExclusiveMinimum), newFnum(s.ExclusiveMaximum)
 	n.multipleOf = s.MultipleOf != nil
 	return n
+}
+
+// stringFormats are the library's formats (v6.0.3), each of which accepts
+// any value that is not a string.
+var stringFormats = map[string]bool{
+	"json-pointer": true, "relative-json-pointer": true, "uuid": true, "duration": true,
+	"period": true, "ipv4": true, "ipv6": true, "hostname": true, "email": true,
+	"date": true, "time": true, "date-time": true, "uri": true, "iri": true,
+	"uri-reference": true, "iri-reference": true, "uri-template": true, "semver": true,
+	"regex": true,
 }
 
 func typeBit(t string) uint8 {
@@ -747,6 +775,14 @@ func (n *fnode) checkString(s string) verdict {
 		return invalid
 	}
 	return valid
+}
+
+// matchPattern is pattern's MatchString for a string's characters.
+func (n *fnode) matchPattern(s []byte) bool {
+	if n.goPattern != nil {
+		return n.goPattern.Match(s)
+	}
+	return n.pattern.MatchString(string(s))
 }
 
 func (n *fnode) checkNumber(num numValue) verdict {

@@ -26,6 +26,7 @@ import (
 	"io"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
@@ -236,7 +237,10 @@ type Schema struct {
 	fast *fnode // nil when the schema has keywords the fast path lacks
 }
 
-var _ ports.Schema = (*Schema)(nil)
+var (
+	_ ports.Schema     = (*Schema)(nil)
+	_ ports.JSONSchema = (*Schema)(nil)
+)
 
 // Validate checks value, a JSON value as a Go JSON decoder produces it: nil,
 // bool, float64 or json.Number, string, []any, map[string]any. Go integer
@@ -272,6 +276,28 @@ func (s *Schema) Validate(value any) error {
 		}
 	}
 	return &ValidationError{Problems: problems(ve)}
+}
+
+// ValidateJSON checks data, one JSON value as encoded that the caller has
+// read as well-formed JSON (see [ports.JSONSchema]). It answers as
+// Validate does for the value data decodes to with numbers as float64,
+// without decoding it when the fast path can tell it is valid: then it
+// reads the text once, skipping what the schema does not constrain, and
+// allocates nothing. Otherwise it decodes data and validates the value.
+// Data that does not decode (a number beyond float64's range, text that is
+// not JSON) is a [*ValidationError] wrapping [ports.ErrUndecodable].
+func (s *Schema) ValidateJSON(data []byte) error {
+	if s.fast != nil && s.fast.checkJSON(data) == valid {
+		return nil
+	}
+	var v any
+	if err := jsonv2.Unmarshal(data, &v); err != nil {
+		return &ValidationError{
+			Problems: []Problem{{Message: "value is not valid JSON or has a number out of range"}},
+			err:      fmt.Errorf("%w: %w", ports.ErrUndecodable, err),
+		}
+	}
+	return s.Validate(v)
 }
 
 func hasInvalidValue(ve *sjs.ValidationError) bool {

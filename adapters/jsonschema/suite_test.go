@@ -123,6 +123,10 @@ type suiteCounts struct {
 	fastValid, fastInv, fastUnk   int
 	fastValidSuiteInvalid         int // fast path and library say valid, the suite does not
 	wrongValid, wrongInvalid, bad int // fast path contradicts the library; Validate contradicts it
+
+	// the fast path over encoded JSON (numbers as float64 only)
+	jsonCases, jsonUnsure int // cases; those it leaves unknown where check decides (a failure)
+	jsonDiffers, jsonBad  int // it decides otherwise than check; ValidateJSON differs from Validate
 }
 
 func (c *suiteCounts) add(o suiteCounts) {
@@ -141,15 +145,21 @@ func (c *suiteCounts) add(o suiteCounts) {
 	c.wrongValid += o.wrongValid
 	c.wrongInvalid += o.wrongInvalid
 	c.bad += o.bad
+	c.jsonCases += o.jsonCases
+	c.jsonUnsure += o.jsonUnsure
+	c.jsonDiffers += o.jsonDiffers
+	c.jsonBad += o.jsonBad
 }
 
 func (c suiteCounts) String() string {
 	return fmt.Sprintf("%d files, %d groups (%d not compiled), %d cases: suite valid %d, library valid %d, "+
 		"library differs from the suite %d; fast path: valid %d, invalid %d, unknown %d, no checker %d; "+
 		"fast path and library valid where the suite says invalid %d; "+
-		"FAILURES: fast path valid where the library says invalid %d, invalid where it says valid %d, Validate differs from the library %d",
+		"FAILURES: fast path valid where the library says invalid %d, invalid where it says valid %d, Validate differs from the library %d; "+
+		"encoded: %d cases, FAILURES: unknown where check decides %d, decides otherwise than check %d, ValidateJSON differs from Validate %d",
 		c.files, c.groups, c.notCompiled, c.cases, c.suiteValid, c.libValid, c.libDiffers,
-		c.fastValid, c.fastInv, c.fastUnk, c.noFast, c.fastValidSuiteInvalid, c.wrongValid, c.wrongInvalid, c.bad)
+		c.fastValid, c.fastInv, c.fastUnk, c.noFast, c.fastValidSuiteInvalid, c.wrongValid, c.wrongInvalid, c.bad,
+		c.jsonCases, c.jsonUnsure, c.jsonDiffers, c.jsonBad)
 }
 
 // TestFastPathAgainstSuite runs the fast path and the library on every case
@@ -158,7 +168,9 @@ func (c suiteCounts) String() string {
 // and off. Wherever the fast path says valid, the library must say valid too
 // (only valid is trusted; Validate returns it without asking the library);
 // wherever the fast path says invalid, the library must agree; and Validate
-// must give the library's answer. Where the library itself differs from the
+// must give the library's answer. On the encoded value (numbers as
+// float64), checkJSON must answer as check and ValidateJSON as Validate
+// (see checkEncodedCase). Where the library itself differs from the
 // suite (format assertions, optional tests) the cases are counted, not
 // failed: the fast path mirrors the library, not the suite.
 func TestFastPathAgainstSuite(t *testing.T) {
@@ -266,11 +278,15 @@ func runSuiteGroup(t *testing.T, v *Validator, file string, g suiteGroup, c *sui
 					t.Logf("library differs from the suite: %s", where)
 				}
 			}
-			if err := s.Validate(val); (err == nil) != lib {
+			verr := s.Validate(val)
+			if (verr == nil) != lib {
 				c.bad++
-				t.Errorf("%s: Validate says %v, the library %v", where, err, lib)
-			} else if err != nil {
-				checkMessage(t, err)
+				t.Errorf("%s: Validate says %v, the library %v", where, verr, lib)
+			} else if verr != nil {
+				checkMessage(t, verr)
+			}
+			if !useNumber {
+				checkEncodedCase(t, s, tc.Data, val, verr, where, c)
 			}
 			if s.fast == nil {
 				c.noFast++
@@ -298,6 +314,35 @@ func runSuiteGroup(t *testing.T, v *Validator, file string, g suiteGroup, c *sui
 				c.fastUnk++
 			}
 		}
+	}
+}
+
+// checkEncodedCase checks ValidateJSON and the fast path over encoded JSON
+// on one case (data, and val its value with numbers as float64): ValidateJSON
+// answers as Validate does (verr), message included, and checkJSON answers
+// as check does: never otherwise, and not unknown where check decides (the
+// suite's numbers are all finite float64s, the one thing checkJSON may
+// leave unknown).
+func checkEncodedCase(t *testing.T, s *Schema, data []byte, val any, verr error, where string, c *suiteCounts) {
+	t.Helper()
+	c.jsonCases++
+	jerr := s.ValidateJSON(data)
+	if (jerr == nil) != (verr == nil) || jerr != nil && jerr.Error() != verr.Error() {
+		c.jsonBad++
+		t.Errorf("%s: ValidateJSON says %v, Validate %v", where, jerr, verr)
+	}
+	if s.fast == nil {
+		return
+	}
+	got, want := s.fast.checkJSON(data), s.fast.check(val, 0)
+	switch {
+	case got == want:
+	case got == unknown:
+		c.jsonUnsure++
+		t.Errorf("%s: fast path on the encoded value says unknown, on the decoded one %v", where, want)
+	default:
+		c.jsonDiffers++
+		t.Errorf("%s: fast path on the encoded value says %v, on the decoded one %v", where, got, want)
 	}
 }
 

@@ -6,6 +6,7 @@ package schematest
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -76,7 +77,12 @@ func MustCompile(t testing.TB, v ports.SchemaValidator, schema string) ports.Sch
 //   - a Validate error names the failed instance location as a JSON Pointer
 //     ("/point/x") and the missing or offending property, and shows no
 //     schema URL;
-//   - a compiled Schema is safe for concurrent use.
+//   - a compiled Schema is safe for concurrent use;
+//   - when compiled schemas implement [ports.JSONSchema], ValidateJSON on
+//     the encoded value answers as Validate on the value decoded with
+//     float64 numbers (nil, or the same message), whitespace and escapes
+//     included, and a number beyond float64's range, even one no keyword
+//     constrains, is an error wrapping [ports.ErrUndecodable].
 func Run(t *testing.T, v ports.SchemaValidator) {
 	t.Helper()
 	t.Run("CompileValid", func(t *testing.T) { compileValid(t, v) })
@@ -88,6 +94,7 @@ func Run(t *testing.T, v ports.SchemaValidator) {
 	t.Run("Drafts", func(t *testing.T) { drafts(t, v) })
 	t.Run("ErrorMessages", func(t *testing.T) { errorMessages(t, v) })
 	t.Run("Concurrent", func(t *testing.T) { concurrent(t, v) })
+	t.Run("Encoded", func(t *testing.T) { encoded(t, v) })
 }
 
 func compileValid(t *testing.T, v ports.SchemaValidator) {
@@ -305,6 +312,79 @@ func concurrent(t *testing.T, v ports.SchemaValidator) {
 						return
 					}
 				} else if err := s.Validate(bad); err == nil {
+					errs <- "invalid value accepted"
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+// encodedCases are the schemas and values (valid and invalid) on which
+// ValidateJSON must agree with Validate.
+var encodedCases = []schemaCase{
+	{`true`, []string{`null`, `{"a": [1, {"b": "c"}]}`}},
+	{`false`, []string{`null`, `{}`}},
+	{CalculatorSchema, []string{
+		`{"a": 1, "b": 2.5, "operation": "add"}`,
+		` { "a" : -1e3 , "b" : 0 , "operation" : "divide" } `,
+		`{"\u0061": 1, "b": 2, "oper\u0061tion": "\u0061dd"}`,
+		`{"a": 1, "b": 2}`,
+		`{"a": "1", "b": 2, "operation": "add"}`,
+		`{"a": 1, "b": 2, "operation": "modulo"}`,
+		`{"a": 1, "b": 2, "operation": "add", "c": 3}`,
+		`[1, 2]`,
+		`null`,
+	}},
+	{`{"type": "integer", "minimum": 1, "maximum": 10}`, []string{`1`, `10`, `5.0`, `0`, `11`, `1.5`, `"5"`, `1e1`}},
+	{`{"type": "string", "pattern": "^[a-z]+$", "minLength": 2}`, []string{`"ab"`, `"xyz"`, `"a"`, `"AB"`, `12`, `"a\u0062"`, `"a\nb"`}},
+	{`{"type": "array", "items": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}}`, []string{`[]`, `[{"x": 1}, {"x": 2, "y": "z"}]`, `[{}]`, `[{"x": 1}, {"x": "2"}]`, `{}`}},
+	{`{"anyOf": [{"type": "string"}, {"type": "null"}]}`, []string{`"s"`, `null`, `1`, `{}`}},
+	{`{"const": "fi\"xed"}`, []string{`"fi\"xed"`, `"fi\u0022xed"`, `"other"`, `null`}},
+	{`{"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}`, []string{
+		`{"text": "` + strings.Repeat(`long \"text\"\n`, 2000) + `"}`, `{"text": 1}`, `{}`}},
+	{`{"type": "object", "properties": {"point": {"type": "object", "properties": {"x": {"type": "number"}}}, "list": {"type": "array", "items": {"type": "integer"}}}, "required": ["point"]}`, []string{
+		`{"point": {"x": "1"}}`, `{"point": {}, "list": [1, 2, "3"]}`, `{}`, `{"point": {"x": 1}, "list": [1]}`}},
+}
+
+func encoded(t *testing.T, v ports.SchemaValidator) {
+	if _, ok := MustCompile(t, v, `{}`).(ports.JSONSchema); !ok {
+		t.Skip("the compiled schemas do not implement ports.JSONSchema")
+	}
+	for _, c := range encodedCases {
+		s := MustCompile(t, v, c.schema).(ports.JSONSchema)
+		for _, value := range c.values {
+			want := s.Validate(Decode(t, value))
+			got := s.ValidateJSON([]byte(value))
+			if (got == nil) != (want == nil) || got != nil && got.Error() != want.Error() {
+				t.Errorf("schema %s: ValidateJSON(%.60s) = %v, Validate = %v", c.schema, value, got, want)
+			}
+		}
+	}
+	s := MustCompile(t, v, `{"type": "object", "properties": {"a": {"type": "number"}}}`).(ports.JSONSchema)
+	for _, value := range []string{`{"a": 1e400}`, `{"b": [1, -1e999]}`} {
+		if err := s.ValidateJSON([]byte(value)); !errors.Is(err, ports.ErrUndecodable) {
+			t.Errorf("ValidateJSON(%s) = %v, want an error wrapping ports.ErrUndecodable", value, err)
+		}
+	}
+	good, bad := []byte(`{"a": 1, "b": 2, "operation": "add"}`), []byte(`{"a": "x", "operation": "mod"}`)
+	calc := MustCompile(t, v, CalculatorSchema).(ports.JSONSchema)
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				if (g+i)%2 == 0 {
+					if err := calc.ValidateJSON(good); err != nil {
+						errs <- "valid value rejected: " + err.Error()
+						return
+					}
+				} else if calc.ValidateJSON(bad) == nil {
 					errs <- "invalid value accepted"
 					return
 				}

@@ -88,7 +88,7 @@ func NewConn(r io.Reader, w io.Writer, max int) *Conn {
 	if max <= 0 {
 		max = DefaultMaxMessageSize
 	}
-	return &Conn{r: bufio.NewReaderSize(r, 64<<10), max: max, w: w, lines: make(chan lineResult), closed: make(chan struct{})}
+	return &Conn{r: bufio.NewReaderSize(r, readBufferSize), max: max, w: w, lines: make(chan lineResult), closed: make(chan struct{})}
 }
 
 // ReadMessage returns the next line without its newline. A line over the
@@ -131,28 +131,49 @@ func (c *Conn) readLoop() {
 	}
 }
 
+// readBufferSize is the size of the reader's buffer: a line that fits is
+// read in one fragment.
+const readBufferSize = 64 << 10
+
+// chunks holds copies of the full fragments of a long line while it is
+// read (each readBufferSize bytes), shared by every connection: the line
+// is then copied once into a buffer of its exact size, so that reading a
+// line of n bytes allocates n bytes, not the doublings of a growing slice.
+var chunks = sync.Pool{New: func() any { b := make([]byte, 0, readBufferSize); return &b }}
+
 // readLine reads one line, copying it out of the reader's buffer. A line
 // over the limit is consumed whole but not kept, so memory stays bounded.
 func (c *Conn) readLine() ([]byte, error) {
-	var buf []byte
-	size := 0
+	var (
+		parts []*[]byte // the full fragments kept so far, copied
+		kept  int       // their bytes
+		size  int       // the line's bytes so far
+	)
+	defer func() {
+		for _, p := range parts {
+			*p = (*p)[:0]
+			chunks.Put(p)
+		}
+	}()
 	for {
 		frag, err := c.r.ReadSlice('\n')
 		size += len(frag)
-		switch {
-		case size <= c.max+2: // room for a CRLF
-			if buf == nil && err != bufio.ErrBufferFull {
-				buf = bytes.Clone(frag) // the common case: one fragment
-			} else {
-				buf = append(buf, frag...)
+		// Kept: the whole line within the limit (room for a CRLF), else
+		// only its head, for the error.
+		keep := frag
+		if size > c.max+2 {
+			keep = frag[:max(0, min(len(frag), ports.MaxMessageHead-kept))]
+		}
+		if err == bufio.ErrBufferFull {
+			if len(keep) > 0 {
+				p := chunks.Get().(*[]byte)
+				*p = append((*p)[:0], keep...)
+				parts = append(parts, p)
+				kept += len(keep)
 			}
-		case len(buf) < ports.MaxMessageHead:
-			// over the limit: keep only the head, for the error
-			buf = append(buf, frag[:min(len(frag), ports.MaxMessageHead-len(buf))]...)
+			continue
 		}
 		switch {
-		case err == bufio.ErrBufferFull:
-			continue
 		case err == io.EOF && size == 0:
 			return nil, io.EOF
 		case err != nil && err != io.EOF:
@@ -167,14 +188,20 @@ func (c *Conn) readLine() ([]byte, error) {
 		if n > c.max {
 			// The head goes with the error, so that the engine can
 			// answer the request's id when the line names it first.
-			head := buf[:min(len(buf), n, ports.MaxMessageHead)]
-			if len(buf) > ports.MaxMessageHead {
-				head = bytes.Clone(head) // do not keep the whole line
-			}
+			head := join(parts, keep, min(kept+len(keep), n, ports.MaxMessageHead))
 			return nil, &ports.MessageTooLargeError{Size: int64(n), Limit: int64(c.max), Unit: "line", Head: head}
 		}
-		return trimEOL(buf), err
+		return trimEOL(join(parts, keep, kept+len(keep))), err
 	}
+}
+
+// join returns a new slice of the first n bytes of parts followed by last.
+func join(parts []*[]byte, last []byte, n int) []byte {
+	b := make([]byte, 0, n)
+	for _, p := range parts {
+		b = append(b, (*p)[:min(len(*p), n-len(b))]...)
+	}
+	return append(b, last[:min(len(last), n-len(b))]...)
 }
 
 func trimEOL(b []byte) []byte {
@@ -195,13 +222,26 @@ func (c *Conn) WriteMessage(ctx context.Context, msg []byte) error {
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if len(msg) >= largeMessage {
+		// Not copied to add the newline: the write of a large message
+		// costs far more than a second, one-byte write.
+		if _, err := c.w.Write(msg); err != nil {
+			return err
+		}
+		_, err := c.w.Write(newline)
+		return err
+	}
 	c.wb = append(append(c.wb[:0], msg...), '\n')
 	_, err := c.w.Write(c.wb)
-	if cap(c.wb) > 64<<10 {
-		c.wb = nil // do not keep a huge buffer after one large message
-	}
 	return err
 }
+
+// largeMessage is the size from which WriteMessage writes the message and
+// its newline apart rather than copying the message into its buffer (which
+// therefore stays below it).
+const largeMessage = 64 << 10
+
+var newline = []byte{'\n'}
 
 // Close stops reading. It does not close the underlying streams.
 func (c *Conn) Close() error {

@@ -149,3 +149,40 @@ func TestServeOverPipes(t *testing.T) {
 		t.Fatal("Serve did not return on EOF")
 	}
 }
+
+// TestConnReadsLongLines reads lines longer than the reader's buffer
+// (several fragments; a CRLF split between two of them: the first line's
+// \r is the last byte of the reader's first 64 KiB; the last line at the
+// end of the input, without a newline) whole.
+func TestConnReadsLongLines(t *testing.T) {
+	long := func(c byte, n int) string { return `"` + strings.Repeat(string(c), n-2) + `"` }
+	lines := []string{long('f', 64<<10-1), long('a', 1<<20), long('b', 64<<10-1), long('c', 64<<10), long('d', 64<<10+1), `{"x":1}`, long('e', 200<<10)}
+	in := lines[0] + "\r\n" + lines[1] + "\n" + lines[2] + "\r\n" + lines[3] + "\n" + lines[4] + "\n" + lines[5] + "\n" + lines[6]
+	c := stdio.NewConn(strings.NewReader(in), io.Discard, 2<<20)
+	ctx := context.Background()
+	for _, want := range lines {
+		got, err := c.ReadMessage(ctx)
+		if err != nil || string(got) != want {
+			t.Fatalf("ReadMessage = %.20q... (%d bytes), %v; want %.20q... (%d bytes)", got, len(got), err, want, len(want))
+		}
+	}
+	if _, err := c.ReadMessage(ctx); !errors.Is(err, io.EOF) {
+		t.Fatalf("want EOF, got %v", err)
+	}
+}
+
+// TestConnWritesLargeMessages writes messages below and above the size
+// from which the newline is written apart: each is one line.
+func TestConnWritesLargeMessages(t *testing.T) {
+	var b strings.Builder
+	c := stdio.NewConn(strings.NewReader(""), &b, 0)
+	msgs := []string{`"` + strings.Repeat("a", 64<<10) + `"`, `{"b":1}`, `"` + strings.Repeat("c", 1<<20) + `"`}
+	for _, m := range msgs {
+		if err := c.WriteMessage(context.Background(), []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := strings.Join(msgs, "\n") + "\n"; b.String() != want {
+		t.Fatalf("wrote %d bytes, want %d", b.Len(), len(want))
+	}
+}

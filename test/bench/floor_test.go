@@ -9,13 +9,30 @@ import (
 )
 
 // BenchmarkFloor is the lower bound: a hand-written loop over the same pipes
-// that reads one line, decodes it with encoding/json, calls calculate and
-// encodes the response with encoding/json. No schema validation, no method
-// dispatch, no session state: whatever an SDK costs above this line is its
-// own overhead (routing, validation, generic result types, goroutine
-// hand-offs, ...).
+// that reads one line, decodes it with encoding/json (the request and its
+// arguments into a fixed struct), calls calculate and encodes the response
+// with encoding/json: the text block alone,
+// {"jsonrpc":"2.0","id":N,"result":{"content":[{"type":"text","text":"3"}]}}.
+// No schema validation, no method dispatch, no session state: whatever an
+// SDK costs above this line is its own overhead (routing, validation,
+// generic result types, goroutine hand-offs, ...).
+//
+// It is the fair floor of BenchmarkHexMCP, BenchmarkGoSDK and BenchmarkMcpGo:
+// they write byte for byte the same response line (TestFairFloors checks it
+// for BenchmarkHexMCP).
 func BenchmarkFloor(b *testing.B) {
 	runBench(b, startFloor)
+}
+
+// BenchmarkFloorStructured is the floor of the structured variants: the
+// loop of BenchmarkFloor that also encodes structuredContent {"result":3}
+// after the text block (a second struct marshalled in the same Encode),
+// {"jsonrpc":"2.0","id":N,"result":{"content":[{"type":"text","text":"3"}],"structuredContent":{"result":3}}},
+// byte for byte the line BenchmarkHexMCPStructured, BenchmarkGoSDKStructured
+// and BenchmarkMcpGoValidated write (TestFairFloors checks it for
+// BenchmarkHexMCPStructured). It validates nothing.
+func BenchmarkFloorStructured(b *testing.B) {
+	runBench(b, startFloorStructured)
 }
 
 type floorRequest struct {
@@ -29,6 +46,11 @@ type floorRequest struct {
 			B         float64 `json:"b"`
 			Operation string  `json:"operation"`
 		} `json:"arguments"`
+		// Meta is read for the revision only (2026-07-28 requests carry it
+		// in every request); the floor checks nothing else in it.
+		Meta struct {
+			ProtocolVersion string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
 	} `json:"params"`
 }
 
@@ -38,10 +60,30 @@ type floorResponse struct {
 	Result  floorResult     `json:"result"`
 }
 
+// floorResult is the tools/call result as the SDKs write it: resultType
+// first (2026-07-28 only), then content, structuredContent, isError and
+// _meta (2026-07-28 only: the server's name and version).
 type floorResult struct {
-	Content []floorContent `json:"content"`
-	IsError bool           `json:"isError,omitempty"`
+	ResultType        string         `json:"resultType,omitempty"`
+	Content           []floorContent `json:"content"`
+	StructuredContent *calcOutput    `json:"structuredContent,omitempty"`
+	IsError           bool           `json:"isError,omitempty"`
+	Meta              *floorMeta     `json:"_meta,omitempty"`
 }
+
+// floorMeta is the _meta of a 2026-07-28 result.
+type floorMeta struct {
+	ServerInfo floorServerInfo `json:"io.modelcontextprotocol/serverInfo"`
+}
+
+type floorServerInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// hexServerInfo is what this SDK names itself when app.Options.Info is
+// left empty, as it writes it in a 2026-07-28 result's _meta.
+var hexServerInfo = floorServerInfo{Name: "hexmcp-server", Version: "0.0.0"}
 
 type floorContent struct {
 	Type string `json:"type"`
@@ -53,18 +95,47 @@ var floorInitResult = json.RawMessage(`{"protocolVersion":"` + benchProtocolVers
 	`","capabilities":{"tools":{}},"serverInfo":{"name":"floor","version":"1"}}`)
 
 func startFloor(_ context.Context, in *io.PipeReader, out *io.PipeWriter) <-chan struct{} {
+	return startFloorWith(in, out, false)
+}
+
+func startFloorStructured(_ context.Context, in *io.PipeReader, out *io.PipeWriter) <-chan struct{} {
+	return startFloorWith(in, out, true)
+}
+
+func startFloorWith(in *io.PipeReader, out *io.PipeWriter, structured bool) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		// Closing the reader unblocks the client's pending write, if any,
 		// should the server stop early.
 		defer in.Close()
-		_ = serveFloor(in, out)
+		_ = serveFloor(in, out, structured)
 	}()
 	return done
 }
 
-func serveFloor(in io.Reader, out io.Writer) error {
+// floorCall computes the result of a decoded tools/call of calculate, with
+// structuredContent when structured. A 2026-07-28 request (its _meta names
+// that version) gets the envelope fields of that revision.
+func floorCall(req *floorRequest, structured bool) floorResponse {
+	args := &req.Params.Arguments
+	resp := floorResponse{JSONRPC: "2.0", ID: req.ID}
+	if v, err := calculate(args.A, args.B, args.Operation); err != nil {
+		resp.Result = floorResult{Content: []floorContent{{Type: "text", Text: err.Error()}}, IsError: true}
+	} else {
+		resp.Result = floorResult{Content: []floorContent{{Type: "text", Text: formatResult(v)}}}
+		if structured {
+			resp.Result.StructuredContent = &calcOutput{Result: v}
+		}
+	}
+	if req.Params.Meta.ProtocolVersion == eraStateless {
+		resp.Result.ResultType = "complete"
+		resp.Result.Meta = &floorMeta{ServerInfo: hexServerInfo}
+	}
+	return resp
+}
+
+func serveFloor(in io.Reader, out io.Writer, structured bool) error {
 	br := bufio.NewReader(in)
 	enc := json.NewEncoder(out) // Encode = one Write of value + '\n'
 
@@ -108,13 +179,7 @@ func serveFloor(in io.Reader, out io.Writer) error {
 		if len(req.ID) == 0 {
 			continue // notification: no response
 		}
-		args := &req.Params.Arguments
-		resp := floorResponse{JSONRPC: "2.0", ID: req.ID}
-		if v, err := calculate(args.A, args.B, args.Operation); err != nil {
-			resp.Result = floorResult{Content: []floorContent{{Type: "text", Text: err.Error()}}, IsError: true}
-		} else {
-			resp.Result = floorResult{Content: []floorContent{{Type: "text", Text: formatResult(v)}}}
-		}
+		resp := floorCall(&req, structured)
 		if err := enc.Encode(&resp); err != nil {
 			return err
 		}

@@ -22,9 +22,21 @@ import (
 // Run them all with: go test -run '^$' -bench HTTP -benchmem
 
 // BenchmarkHTTPFloor is the lower bound for HTTP: a bare net/http handler
-// (see httpFloor).
+// (see httpFloor) that writes the text block alone in both eras.
 func BenchmarkHTTPFloor(b *testing.B) {
 	benchHTTPEras(b, func(string) httpHandlerFunc { return newHTTPFloor })
+}
+
+// BenchmarkHTTPFloorFair is the fair floor of BenchmarkHTTPHexMCP: the
+// handler of BenchmarkHTTPFloor writing, in each era, the body this SDK
+// writes for the call. 2025-11-25: the text block alone (the same as
+// BenchmarkHTTPFloor). 2026-07-28 (the request's _meta names that
+// version): also "resultType":"complete" first and
+// "_meta":{"io.modelcontextprotocol/serverInfo":{"name":"hexmcp-server","version":"0.0.0"}}
+// last, as that revision asks. TestFairFloors checks that the bodies are
+// byte for byte those of BenchmarkHTTPHexMCP.
+func BenchmarkHTTPFloorFair(b *testing.B) {
+	benchHTTPEras(b, func(string) httpHandlerFunc { return newHTTPFloorFair })
 }
 
 // BenchmarkHTTPHexMCP is this SDK: mcphttp.NewHandler with default options
@@ -107,16 +119,22 @@ func newHTTPMcpGo(validated bool) httpHandlerFunc {
 // as application/json. No session (the Mcp-Session-Id it hands out at
 // initialize, so that the client sends the same headers as to the SDKs, is
 // never looked at), no header checks, no validation, no method dispatch
-// beyond what the handshake needs. It serves both eras alike: the _meta of a
-// 2026-07-28 body is skipped by the decoder.
-type httpFloor struct{}
+// beyond what the handshake needs. It serves both eras alike: of the _meta
+// of a 2026-07-28 body the decoder reads only the protocol version, which
+// this floor does not look at.
+//
+// With fair set (BenchmarkHTTPFloorFair) it writes the body of this SDK
+// instead: in the 2026-07-28 era, resultType and _meta too (see floorCall).
+type httpFloor struct{ fair bool }
 
 func newHTTPFloor(testing.TB) (http.Handler, func()) { return httpFloor{}, nil }
+
+func newHTTPFloorFair(testing.TB) (http.Handler, func()) { return httpFloor{fair: true}, nil }
 
 // floorSessionID has the length of this SDK's ids (32 hex digits).
 const floorSessionID = "00000000000000000000000000000000"
 
-func (httpFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f httpFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.WriteHeader(http.StatusNoContent) // DELETE at the end of a session
 		return
@@ -138,6 +156,11 @@ func (httpFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ID      json.RawMessage `json:"id"`
 			Result  json.RawMessage `json:"result"`
 		}{"2.0", req.ID, floorInitResult})
+		return
+	}
+	if f.fair {
+		resp := floorCall(&req, false)
+		_ = json.NewEncoder(w).Encode(&resp)
 		return
 	}
 	args := &req.Params.Arguments

@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"bytes"
+	"testing"
+)
+
+// TestFairFloors checks that each fair floor writes byte for byte the
+// response this SDK writes for the same request, so that the ratio of the
+// SDK's benchmark to its floor measures the SDK's overhead and not a
+// smaller answer: stdio lines are compared whole (newline included), HTTP
+// bodies without the trailing newline that encoding/json's Encoder adds
+// (the SDK's body has none; both are application/json). The requests are
+// the benchmarks' calls plus a multiply (text "4.5") and a division by zero
+// (a tool error).
+func TestFairFloors(t *testing.T) {
+	requests := func(era *httpEra) [][]byte {
+		return [][]byte{
+			era.calls[0].line,
+			era.calls[1].line,
+			eraCall(era, 9, `{"a":1.5,"b":3,"operation":"multiply"}`),
+			eraCall(era, 7, `{"a":1,"b":0,"operation":"divide"}`),
+		}
+	}
+	stdio := []struct {
+		name       string
+		floor, sdk startFunc
+	}{
+		{"Floor/HexMCP", startFloor, startHexMCP(false)},
+		{"FloorStructured/HexMCPStructured", startFloorStructured, startHexMCP(true)},
+	}
+	for _, c := range stdio {
+		t.Run("stdio/"+c.name, func(t *testing.T) {
+			floor, sdk := connect(t, c.floor), connect(t, c.sdk)
+			defer floor.close(t)
+			defer sdk.close(t)
+			for _, req := range requests(httpEras[0]) {
+				line := append(bytes.Clone(req), '\n')
+				want, err := sdk.roundTrip(line)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = bytes.Clone(want)
+				got, err := floor.roundTrip(line)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("request %s:\nfloor %s\nSDK   %s", req, got, want)
+				}
+			}
+		})
+	}
+	for _, era := range httpEras {
+		t.Run("HTTP/FloorFair/HexMCP/"+era.name, func(t *testing.T) {
+			floor, sdk := connectHTTP(t, era, newHTTPFloorFair), connectHTTP(t, era, newHTTPHexMCP)
+			defer floor.close(t)
+			defer sdk.close(t)
+			for _, req := range requests(era) {
+				_, _, want, err := sdk.post(req, sdk.header)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = bytes.Clone(want)
+				_, _, got, err := floor.post(req, floor.header)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(bytes.TrimSuffix(got, []byte("\n")), want) {
+					t.Errorf("request %s:\nfloor %s\nSDK   %s", req, got, want)
+				}
+			}
+		})
+	}
+}
