@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -72,6 +73,44 @@ var decodeCases = []string{
 	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"_meta\":\"\xff\"}}",
 	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"\u005f\u006d\u0065\u0074\u0061\u005f\u006d\u0065\u0074\u0061\u005f\u006d\u0065\u0074\u0061\u005f\u006d\u0065\u0074\u0061":1}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","x":"\ud83d\ude00","y":"\ud83d","z":"\ude00"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","x":"\u00","y":"\x"}`,
+	`{"jsonrpc":"2.0","id":01,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":-,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":1.,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":1e,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":-0.5E+7,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":tru,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping",}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping" "x":1}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","x":[1,2,]}`,
+	`{"params":{{"progressToken":0,"progressToken"`,
+	`{"jsonrpc":"2.0",{"a":1,"a":2}}`,
+	`{"jsonrpc":"2.0","params":{"_meta":{{"a":1,"a":2}}}}`,
+	`{"jsonrpc":"2.0","params":{"_meta":{"a":1,[1,2]}}}`,
+	`{"jsonrpc":"2.0",1:2}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","x":{"a":1,"b":{"a":1,"a":2}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","x":{"a":1,"\u0061":2}}`,
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"a\tb\"}",
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xed\xa0\x80\"}",
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xc3\"}",
+	"\ufeff{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\x00",
+	`{"jsonrpc":"2.0","id":1,"method":"ping","x":` + strings.Repeat(`[`, 70) + strings.Repeat(`]`, 70) + `}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","x":{` + strings.Repeat(`"k":1,`, 0) + manyMembers(40) + `}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","x":{` + manyMembers(40) + `,"k3":2}}`,
+}
+
+// manyMembers returns n members "k0":0,"k1":1,...
+func manyMembers(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%d":%d`, i, i)
+	}
+	return b.String()
 }
 
 // TestDecodeParity checks the one-pass decoder against the reference on
@@ -94,6 +133,59 @@ func FuzzDecodeParity(f *testing.F) {
 			t.Fatalf("%q: %s", raw, diff)
 		}
 	})
+}
+
+// TestScanTakesCommonMessages checks that the scanner, not the decoder,
+// reads the messages clients send most (a scanner that always gave up
+// would pass the parity tests).
+func TestScanTakesCommonMessages(t *testing.T) {
+	for _, c := range []string{
+		decodeCases[0], decodeCases[1], decodeCases[2],
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"b","version":"1"}},"cursor":"YWZ0ZXI6YQ"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"bench","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":"x","result":{"content":[{"type":"text","text":"caf\u00e9 \"q\"\n"}],"n":[1.5e3,-0,0.25,true,false,null]}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"é\",\"arguments\":{\"t\":\"\u2028 ✓ 😀\"}}}",
+	} {
+		w := wireMessage{raw: []byte(c)}
+		if !scanMessage(&w) {
+			t.Errorf("the scanner gave up on %s", c)
+		}
+	}
+}
+
+// FuzzScanMatchesDecoder checks that wherever the scanner reads a message,
+// the decoder accepts it and reads the same members.
+func FuzzScanMatchesDecoder(f *testing.F) {
+	for _, c := range decodeCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got := wireMessage{raw: raw}
+		if !scanMessage(&got) {
+			return
+		}
+		want := wireMessage{raw: raw}
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatalf("%q: scanned, but the decoder says %v", raw, err)
+		}
+		if s := structDiff(reflect.ValueOf(wireFields(&got)), reflect.ValueOf(wireFields(&want))); s != "" {
+			t.Fatalf("%q: %s", raw, s)
+		}
+		if got.Params.err != want.Params.err || (got.Params.p == nil) != (want.Params.p == nil) {
+			t.Fatalf("%q: params error %q (decoded %v), want %q (%v)", raw, got.Params.err, got.Params.p != nil, want.Params.err, want.Params.p != nil)
+		}
+		if got.Params.p != nil {
+			if s := structDiff(reflect.ValueOf(got.Params.p).Elem(), reflect.ValueOf(want.Params.p).Elem()); s != "" {
+				t.Fatalf("%q: params: %s", raw, s)
+			}
+		}
+	})
+}
+
+// wireFields are the members of a wireMessage as a struct of values.
+func wireFields(w *wireMessage) struct{ JSONRPC, ID, Method, Params, Result, Error jsontext.Value } {
+	return struct{ JSONRPC, ID, Method, Params, Result, Error jsontext.Value }{w.JSONRPC, w.ID, w.Method, w.Params.raw, w.Result, w.Error}
 }
 
 // TestDecodeKeepsNoRoom checks that the parts of a message that the
@@ -198,4 +290,35 @@ func structDiff(got, want reflect.Value) string {
 		}
 	}
 	return strings.Join(d, ", ")
+}
+
+// BenchmarkDecodeMessage decodes a tools/call of the calculator: the
+// one-pass decoder and, for comparison, the reference (message, then
+// params).
+func BenchmarkDecodeMessage(b *testing.B) {
+	raw := []byte(`{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"calculate","arguments":{"a":1,"b":2,"operation":"add"}}}`)
+	b.Run("one-pass", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			m, rerr := decodeMessage(raw)
+			if rerr != nil {
+				b.Fatal(rerr.err)
+			}
+			if _, perr := decodeParams(m.params, m.id); perr != nil {
+				b.Fatal(perr.err)
+			}
+		}
+	})
+	b.Run("reference", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			m, rerr := refDecodeMessage(raw)
+			if rerr != nil {
+				b.Fatal(rerr.err)
+			}
+			if _, perr := refDecodeParams(m.params, m.id); perr != nil {
+				b.Fatal(perr.err)
+			}
+		}
+	})
 }

@@ -54,7 +54,8 @@ func (mi MessageInfo) Stateless() bool {
 }
 
 // Inspect decodes raw as the engine would, strictly, and reports what it
-// is. A message that is not valid yields KindInvalid; serve it anyway with
+// is. The MessageInfo holds parts of raw (see [Engine.HandleMessage]: raw
+// must not be written again). A message that is not valid yields KindInvalid; serve it anyway with
 // [Engine.HandleMessage] to get the right error response. Its ID is then
 // the request's id when it could still be read (a request refused for
 // duplicate member names or invalid UTF-8 in its params), the id that

@@ -62,7 +62,7 @@ func (w *wireMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	}
 	var scratch [32]byte
 	for dec.PeekKind() != '}' {
-		quoted, err := dec.ReadValue()
+		quoted, err := dec.ReadValue() // as a struct is decoded (see readName)
 		if err != nil {
 			return err
 		}
@@ -127,6 +127,23 @@ func (w *wireMessage) part(start, end int64) jsontext.Value {
 	return jsontext.Value(b)
 }
 
+// readName reads the name of an object member, quoted. It reads a token
+// where the next one is not a string, for the decoder's error: a value
+// read where a name belongs is checked before it is found misplaced. So
+// params and _meta, which the reference decoder read as values, report a
+// misplaced value as a syntax error; the message's own members are read
+// as a struct's are, with ReadValue (a misplaced object with a duplicate
+// name is then reported as a duplicate), the parity tests say.
+func readName(dec *jsontext.Decoder) (jsontext.Value, error) {
+	if dec.PeekKind() != '"' {
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		return nil, errNotObject // not reached: only a string token is a name
+	}
+	return dec.ReadValue()
+}
+
 // memberName returns the name of an object member from its quoted form,
 // unescaped (into buf) only when it has escapes.
 func memberName(quoted []byte, buf []byte) []byte {
@@ -152,7 +169,7 @@ func (w *wireMessage) readParams(dec *jsontext.Decoder) error {
 	}
 	var scratch [32]byte
 	for dec.PeekKind() != '}' {
-		quoted, err := dec.ReadValue()
+		quoted, err := readName(dec)
 		if err != nil {
 			return err
 		}
@@ -204,7 +221,7 @@ func (w *wireMessage) readMeta(dec *jsontext.Decoder, m *requestMeta) error {
 	}
 	var scratch [64]byte
 	for dec.PeekKind() != '}' {
-		quoted, err := dec.ReadValue()
+		quoted, err := readName(dec)
 		if err != nil {
 			return err
 		}
@@ -254,27 +271,43 @@ func newRPCError(id jsontext.Value, code int, msg string, data any) *rpcError {
 
 // decodeMessage parses raw into a message, or returns the error to send.
 // The message keeps parts of raw (its id, its params), which must not
-// change afterwards.
+// change afterwards. The scanner reads the common message (scan.go); the
+// decoder (wireMessage.UnmarshalJSONFrom) whatever the scanner is not sure
+// of, errors included.
 func decodeMessage(raw []byte) (message, *rpcError) {
 	w := wireMessage{raw: raw}
-	if err := json.Unmarshal(raw, &w); err != nil {
-		// Only on this error path: read the id again, tolerantly, so that
-		// a request refused for what its params hold is still answered
-		// with its id (see readID).
-		var se *jsontext.SyntacticError
-		switch {
-		case errors.Is(err, jsontext.ErrDuplicateName):
-			id, _ := readID(raw, true)
-			return message{id: id}, newRPCError(id, domain.CodeInvalidRequest, "Invalid Request: duplicate member name", pointerData(err))
-		case errors.As(err, &se):
-			if id, ok := readID(raw, true); ok {
-				// well-formed but for invalid UTF-8 (RFC 8259 section 8.1)
-				return message{id: id}, newRPCError(id, domain.CodeParseError, "Parse error: the message is not valid UTF-8", pointerData(err))
-			}
-			return message{}, newRPCError(nil, domain.CodeParseError, "Parse error: the message is not valid JSON", nil)
+	if !scanMessage(&w) {
+		// Not sure: the decoder reads it, with its errors.
+		w = wireMessage{raw: raw}
+		if err := json.Unmarshal(raw, &w); err != nil {
+			return decodeError(raw, err)
 		}
-		return message{}, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: a message must be a JSON-RPC 2.0 object", nil)
 	}
+	return w.message()
+}
+
+// decodeError is the error to send for a message the decoder refused. Only
+// on this error path is the id read again, tolerantly, so that a request
+// refused for what its params hold is still answered with its id (see
+// readID).
+func decodeError(raw []byte, err error) (message, *rpcError) {
+	var se *jsontext.SyntacticError
+	switch {
+	case errors.Is(err, jsontext.ErrDuplicateName):
+		id, _ := readID(raw, true)
+		return message{id: id}, newRPCError(id, domain.CodeInvalidRequest, "Invalid Request: duplicate member name", pointerData(err))
+	case errors.As(err, &se):
+		if id, ok := readID(raw, true); ok {
+			// well-formed but for invalid UTF-8 (RFC 8259 section 8.1)
+			return message{id: id}, newRPCError(id, domain.CodeParseError, "Parse error: the message is not valid UTF-8", pointerData(err))
+		}
+		return message{}, newRPCError(nil, domain.CodeParseError, "Parse error: the message is not valid JSON", nil)
+	}
+	return message{}, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: a message must be a JSON-RPC 2.0 object", nil)
+}
+
+// message checks the members read and makes the message.
+func (w *wireMessage) message() (message, *rpcError) {
 	var m message
 	// The id is checked first so that later errors can answer it.
 	if w.ID != nil {

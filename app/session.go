@@ -161,6 +161,10 @@ func (s *session) unsubscribe(uri string) {
 // Stateless-era requests need no session (sess may be nil); handshake-era
 // ones are served by sess, from [Engine.NewSession] or
 // [Engine.RestoreSession]. Cancelling ctx cancels a tool call in progress.
+//
+// The engine keeps parts of raw without copying them (the request's id and
+// params; a tool's handler gets its arguments as they are and may keep
+// them), also after HandleMessage returns: raw must not be written again.
 func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte, related ports.MessageWriter) []byte {
 	var s *session
 	if sess != nil {

@@ -20,7 +20,10 @@ type Conn interface {
 	// ReadMessage returns the next message, or io.EOF when the peer is gone.
 	// An error wrapping ErrMessageTooLarge reports a message over the
 	// transport's size limit; the connection stays usable.
-	// It is called from one goroutine at a time.
+	// It is called from one goroutine at a time. The message is the
+	// engine's from then on: it keeps parts of it without copying them (a
+	// tool's arguments go to its handler as they are), so every call must
+	// return a slice of its own that the Conn never writes again.
 	ReadMessage(ctx context.Context) ([]byte, error)
 	// WriteMessage sends one message. The engine calls it from one goroutine
 	// at a time; msg must not be kept after it returns.
