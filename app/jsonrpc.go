@@ -276,12 +276,19 @@ func newRPCError(id jsontext.Value, code int, msg string, data any) *rpcError {
 // of, errors included.
 func decodeMessage(raw []byte) (message, *rpcError) {
 	w := wireMessage{raw: raw}
-	if !scanMessage(&w) {
-		// Not sure: the decoder reads it, with its errors.
-		w = wireMessage{raw: raw}
-		if err := json.Unmarshal(raw, &w); err != nil {
-			return decodeError(raw, err)
-		}
+	if scanMessage(&w) {
+		return w.message()
+	}
+	return decodeMessageSlowly(raw)
+}
+
+// decodeMessageSlowly is decodeMessage by the decoder, for a message the
+// scanner was not sure of. (Apart, so that decodeMessage's wireMessage
+// stays on the stack.)
+func decodeMessageSlowly(raw []byte) (message, *rpcError) {
+	w := &wireMessage{raw: raw}
+	if err := json.Unmarshal(raw, w); err != nil {
+		return decodeError(raw, err)
 	}
 	return w.message()
 }

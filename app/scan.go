@@ -18,107 +18,123 @@ import (
 // decoder reads the message again, with its exact errors. The parity tests
 // (decode_parity_test.go) hold it to that.
 
-// scanLimits: beyond them scanMessage gives up.
+// Beyond these limits scanMessage gives up.
 const (
 	scanMaxDepth   = 64 // nesting
 	scanMaxMembers = 32 // members of one object (duplicates are found pairwise)
 )
 
-// scanner reads one message into w.
+// scanner reads one message. (The members it keeps are written by
+// functions that are given the wireMessage and are not recursive, so that
+// it stays on decodeMessage's stack.)
 type scanner struct {
 	b     []byte
 	depth int
-	w     *wireMessage
 }
-
-// Levels of an object: what scanner.object does with its members.
-const (
-	levelOther  = iota // members read and skipped
-	levelTop           // the message: wireMessage's members
-	levelParams        // params: wireParams's members
-	levelMeta          // params._meta: requestMeta's members
-)
 
 // scanMessage fills w (w.raw is the message) or reports that it could not.
 func scanMessage(w *wireMessage) bool {
-	s := scanner{b: w.raw, w: w}
+	s := scanner{b: w.raw}
 	i := s.space(0)
 	if i >= len(s.b) || s.b[i] != '{' {
 		return false
 	}
-	i, ok := s.object(i, levelTop)
-	if !ok {
-		return false
+	var o objectReader
+	i, done, ok := s.open(i)
+	for ok && !done {
+		var name []byte
+		if name, i, ok = s.name(&o, i); !ok {
+			break
+		}
+		if i, ok = s.topMember(w, name, i); !ok {
+			break
+		}
+		i, done, ok = s.next(i, '}')
 	}
-	return s.space(i) == len(s.b)
+	return ok && s.space(i) == len(s.b)
 }
 
-// object reads the object at b[i] ('{') and the members of its level,
-// and checks that no name appears twice. (Names with escapes make it give
-// up: they would have to be compared unescaped.)
-func (s *scanner) object(i int, level int) (int, bool) {
+// objectReader checks that no name of an object appears twice. (Names
+// with escapes make the scanner give up: they would have to be compared
+// unescaped.)
+type objectReader struct {
+	names [scanMaxMembers][]byte
+	n     int
+}
+
+// open reads the '{' or '[' at b[i]: it returns where the first member or
+// item starts, or that the object or array is empty (done, i after it).
+func (s *scanner) open(i int) (int, bool, bool) {
+	closer := byte('}')
+	if s.b[i] == '[' {
+		closer = ']'
+	}
+	i = s.space(i + 1)
+	if i < len(s.b) && s.b[i] == closer {
+		return i + 1, true, true
+	}
+	return i, false, true
+}
+
+// name reads a member's name and its colon at b[i]: it returns the name
+// and where the value starts.
+func (s *scanner) name(o *objectReader, i int) ([]byte, int, bool) {
+	if i >= len(s.b) || s.b[i] != '"' {
+		return nil, 0, false
+	}
+	end, plain, ok := s.str(i)
+	if !ok || !plain || o.n == scanMaxMembers {
+		return nil, 0, false
+	}
+	name := s.b[i+1 : end-1]
+	for _, prev := range o.names[:o.n] {
+		if string(prev) == string(name) {
+			return nil, 0, false
+		}
+	}
+	o.names[o.n] = name
+	o.n++
+	i = s.space(end)
+	if i >= len(s.b) || s.b[i] != ':' {
+		return nil, 0, false
+	}
+	return name, s.space(i + 1), true
+}
+
+// next reads what follows a member or item at b[i]: a comma (it returns
+// where the next one starts) or the closer (done, i after it).
+func (s *scanner) next(i int, closer byte) (int, bool, bool) {
+	i = s.space(i)
+	if i >= len(s.b) {
+		return 0, false, false
+	}
+	switch s.b[i] {
+	case ',':
+		return s.space(i + 1), false, true
+	case closer:
+		return i + 1, true, true
+	}
+	return 0, false, false
+}
+
+// object reads the object at b[i] ('{'), skipping its members.
+func (s *scanner) object(i int) (int, bool) {
 	if s.depth++; s.depth > scanMaxDepth {
 		return 0, false
 	}
-	end, ok := s.members(i, level)
+	var o objectReader
+	i, done, ok := s.open(i)
+	for ok && !done {
+		if _, i, ok = s.name(&o, i); !ok {
+			break
+		}
+		if i, ok = s.value(i); !ok {
+			break
+		}
+		i, done, ok = s.next(i, '}')
+	}
 	s.depth--
-	return end, ok
-}
-
-func (s *scanner) members(i int, level int) (int, bool) {
-	var names [scanMaxMembers][]byte
-	n := 0
-	i = s.space(i + 1)
-	if i < len(s.b) && s.b[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(s.b) || s.b[i] != '"' {
-			return 0, false
-		}
-		end, plain, ok := s.str(i)
-		if !ok || !plain || n == scanMaxMembers {
-			return 0, false
-		}
-		name := s.b[i+1 : end-1]
-		for _, prev := range names[:n] {
-			if string(prev) == string(name) {
-				return 0, false
-			}
-		}
-		names[n] = name
-		n++
-		i = s.space(end)
-		if i >= len(s.b) || s.b[i] != ':' {
-			return 0, false
-		}
-		i = s.space(i + 1)
-		switch level {
-		case levelTop:
-			i, ok = s.topMember(name, i)
-		case levelParams:
-			i, ok = s.paramsMember(name, i)
-		case levelMeta:
-			i, ok = s.memberInto(s.w.Params.p.Meta.member(name), i)
-		default:
-			i, ok = s.value(i)
-		}
-		if !ok {
-			return 0, false
-		}
-		i = s.space(i)
-		if i >= len(s.b) {
-			return 0, false
-		}
-		switch s.b[i] {
-		case ',':
-			i = s.space(i + 1)
-		case '}':
-			return i + 1, true
-		default:
-			return 0, false
-		}
-	}
+	return i, ok
 }
 
 // array reads the array at b[i] ('[').
@@ -126,34 +142,15 @@ func (s *scanner) array(i int) (int, bool) {
 	if s.depth++; s.depth > scanMaxDepth {
 		return 0, false
 	}
-	end, ok := s.items(i)
-	s.depth--
-	return end, ok
-}
-
-func (s *scanner) items(i int) (int, bool) {
-	i = s.space(i + 1)
-	if i < len(s.b) && s.b[i] == ']' {
-		return i + 1, true
-	}
-	for {
-		var ok bool
+	i, done, ok := s.open(i)
+	for ok && !done {
 		if i, ok = s.value(i); !ok {
-			return 0, false
+			break
 		}
-		i = s.space(i)
-		if i >= len(s.b) {
-			return 0, false
-		}
-		switch s.b[i] {
-		case ',':
-			i = s.space(i + 1)
-		case ']':
-			return i + 1, true
-		default:
-			return 0, false
-		}
+		i, done, ok = s.next(i, ']')
 	}
+	s.depth--
+	return i, ok
 }
 
 // value reads the value at b[i].
@@ -166,7 +163,7 @@ func (s *scanner) value(i int) (int, bool) {
 		end, _, ok := s.str(i)
 		return end, ok
 	case c == '{':
-		return s.object(i, levelOther)
+		return s.object(i)
 	case c == '[':
 		return s.array(i)
 	case c == 't':
@@ -301,8 +298,7 @@ func (s *scanner) memberInto(dst *jsontext.Value, i int) (int, bool) {
 }
 
 // topMember reads a member of the message (see UnmarshalJSONFrom).
-func (s *scanner) topMember(name []byte, i int) (int, bool) {
-	w := s.w
+func (s *scanner) topMember(w *wireMessage, name []byte, i int) (int, bool) {
 	switch string(name) {
 	case "jsonrpc":
 		return s.memberInto(&w.JSONRPC, i)
@@ -316,40 +312,76 @@ func (s *scanner) topMember(name []byte, i int) (int, bool) {
 		return s.memberInto(&w.Error, i)
 	case "params":
 		if i < len(s.b) && s.b[i] == '{' {
-			w.Params.p = new(wireParams)
-			end, ok := s.object(i, levelParams)
-			if !ok {
-				return 0, false
-			}
-			w.Params.raw = s.part(i, end)
-			return end, true
+			return s.params(w, i)
 		}
 		return s.memberInto(&w.Params.raw, i)
 	}
 	return s.value(i)
 }
 
-// paramsMember reads a member of params (see readParams).
-func (s *scanner) paramsMember(name []byte, i int) (int, bool) {
-	p := s.w.Params.p
-	if string(name) != "_meta" {
-		return s.memberInto(p.member(name), i)
+// params reads params, the object at b[i] (see readParams).
+func (s *scanner) params(w *wireMessage, start int) (int, bool) {
+	p := new(wireParams)
+	var o objectReader
+	s.depth++
+	i, done, ok := s.open(start)
+	for ok && !done {
+		var name []byte
+		if name, i, ok = s.name(&o, i); !ok {
+			break
+		}
+		if string(name) == "_meta" {
+			i, ok = s.meta(w, p, i)
+		} else {
+			i, ok = s.memberInto(p.member(name), i)
+		}
+		if !ok {
+			break
+		}
+		i, done, ok = s.next(i, '}')
 	}
-	if i >= len(s.b) {
+	s.depth--
+	if ok {
+		w.Params.raw, w.Params.p = s.part(start, i), p
+	}
+	return i, ok
+}
+
+// meta reads params._meta at b[i] into p (see readParams).
+func (s *scanner) meta(w *wireMessage, p *wireParams, start int) (int, bool) {
+	if start >= len(s.b) {
 		return 0, false
 	}
-	switch c := s.b[i]; c {
+	switch c := s.b[start]; c {
 	case '{':
-		p.Meta = new(requestMeta)
-		return s.object(i, levelMeta)
 	case 'n':
 		p.Meta = nil
+		return s.value(start)
 	default:
-		if s.w.Params.err == "" {
-			s.w.Params.err = "unexpected " + kindName(byteKind(c)) + " at /_meta"
+		if w.Params.err == "" {
+			w.Params.err = "unexpected " + kindName(byteKind(c)) + " at /_meta"
 		}
+		return s.value(start)
 	}
-	return s.value(i)
+	m := new(requestMeta)
+	var o objectReader
+	s.depth++
+	i, done, ok := s.open(start)
+	for ok && !done {
+		var name []byte
+		if name, i, ok = s.name(&o, i); !ok {
+			break
+		}
+		if i, ok = s.memberInto(m.member(name), i); !ok {
+			break
+		}
+		i, done, ok = s.next(i, '}')
+	}
+	s.depth--
+	if ok {
+		p.Meta = m
+	}
+	return i, ok
 }
 
 // byteKind is the kind of the value that starts with c.
