@@ -3,8 +3,11 @@ package app
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -63,5 +66,22 @@ func TestTooLargeErrorAnswersID(t *testing.T) {
 	plain := fmt.Errorf("frame too big: %w", ports.ErrMessageTooLarge)
 	if got := string(encodeError(tooLargeError(plain))); strings.Contains(got, `"id"`) {
 		t.Errorf("id without a head: %s", got)
+	}
+}
+
+// TestCanonicalIDPlainIntegers checks the shortcut of canonicalID against
+// parsing: the ids it keeps as they are print back the same.
+func TestCanonicalIDPlainIntegers(t *testing.T) {
+	for _, id := range []string{"0", "-0", "7", "-7", "100", "123456", "-999999", "1234567", "1000000", "100000", "01", "-", "", "1.0", "1e2", "-01", `"1"`} {
+		parsed := id
+		if f, err := strconv.ParseFloat(id, 64); err == nil {
+			parsed = strconv.FormatFloat(f, 'g', -1, 64)
+		}
+		if plainInteger([]byte(id)) && parsed != id {
+			t.Errorf("%q kept as it is, but prints %q", id, parsed)
+		}
+		if got := string(canonicalID(jsontext.Value(id))); id != "" && id[0] != '"' && got != parsed {
+			t.Errorf("canonicalID(%q) = %q, want %q", id, got, parsed)
+		}
 	}
 }

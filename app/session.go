@@ -390,13 +390,38 @@ func (s *session) beginWith(parent context.Context, id jsontext.Value) (context.
 	}, nil
 }
 
+// canonicalID is the form of a request id that identifies it: a number
+// as its float64 prints (1.0, 1e0 and 1 are one id), a string as it is.
 func canonicalID(id jsontext.Value) jsontext.Value {
+	if plainInteger(id) {
+		return id // already as it prints: not parsed again
+	}
 	if id.Kind() == '0' {
 		if f, err := strconv.ParseFloat(string(id), 64); err == nil {
 			return jsontext.Value(strconv.FormatFloat(f, 'g', -1, 64))
 		}
 	}
 	return id
+}
+
+// plainInteger reports whether id is an integer of at most 6 digits
+// without a leading zero (a lone 0 and -0 included), which strconv's
+// shortest 'g' form prints back unchanged (from 7 digits on it takes an
+// exponent: 1234567 is 1.234567e+06).
+func plainInteger(id []byte) bool {
+	digits := id
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 6 || len(digits) > 1 && digits[0] == '0' {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func compact(raw []byte) ([]byte, error) {
