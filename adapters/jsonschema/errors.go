@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,6 +85,18 @@ func problems(ve *sjs.ValidationError) []Problem {
 	f.walk(ve)
 	items := f.out
 	slices.SortStableFunc(items, func(a, b item) int { return comparePointers(a.Path, b.Path) })
+	// One keyword may report several problems at one path (propertyNames,
+	// one per name; dependentRequired, one per property), in the order the
+	// library iterated a map in: they are put in the order of their
+	// messages, so that the error reads the same every time.
+	for i := 0; i < len(items); {
+		j := i + 1
+		for j < len(items) && items[j].Path == items[i].Path && items[j].kind == items[i].kind {
+			j++
+		}
+		slices.SortStableFunc(items[i:j], func(a, b item) int { return strings.Compare(a.Message, b.Message) })
+		i = j
+	}
 	ps := make([]Problem, 0, len(items))
 	for i := 0; i < len(items); i++ {
 		it := items[i]
@@ -122,7 +135,8 @@ func seen(ps []Problem, p Problem) bool {
 // item is a Problem while flattening.
 type item struct {
 	Problem
-	missing []string // the missing properties of a "required" problem
+	missing []string     // the missing properties of a "required" problem
+	kind    reflect.Type // of the library's error: the keyword that failed
 }
 
 type flattener struct {
@@ -130,7 +144,7 @@ type flattener struct {
 }
 
 func (f *flattener) add(ve *sjs.ValidationError, msg string) {
-	it := item{Problem: Problem{Path: pointer(ve.InstanceLocation), Message: msg}}
+	it := item{Problem: Problem{Path: pointer(ve.InstanceLocation), Message: msg}, kind: reflect.TypeOf(ve.ErrorKind)}
 	if r, ok := ve.ErrorKind.(*kind.Required); ok {
 		it.missing = r.Missing
 	}

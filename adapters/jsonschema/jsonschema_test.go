@@ -452,3 +452,26 @@ func TestDraftString(t *testing.T) {
 		t.Errorf("Draft7 = %q", got)
 	}
 }
+
+// TestValidationErrorIsDeterministic: problems that one keyword reports
+// at one path in the order of a map (propertyNames, one per name) read the
+// same every time.
+func TestValidationErrorIsDeterministic(t *testing.T) {
+	s, err := jsonschema.New().Compile(json.RawMessage(`{"propertyNames": {"maxLength": 2}, "dependentRequired": {"a": ["x"], "b": ["y"], "c": ["z"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal([]byte(`{"abc": 1, "bcd": 2, "cde": 3, "def": 4, "a": 1, "b": 2, "c": 3}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	first := s.Validate(v)
+	if first == nil {
+		t.Fatal("want an error")
+	}
+	for range 50 {
+		if err := s.Validate(v); err == nil || err.Error() != first.Error() {
+			t.Fatalf("Validate = %v, then %v", first, err)
+		}
+	}
+}
