@@ -252,6 +252,10 @@ func (e *Engine) invoke(ctx context.Context, rt ports.RegisteredTool, args jsont
 			value, err = nil, errPanic
 		}
 	}()
+	if e.toolMiddleware != nil {
+		ctx = context.WithValue(ctx, registeredToolKey{}, rt)
+		return e.toolMiddleware(ctx, &ToolCall{Tool: rt.Tool, Arguments: stdjson.RawMessage(args)})
+	}
 	return rt.Handler(ctx, stdjson.RawMessage(args))
 }
 

@@ -101,6 +101,14 @@ type Options struct {
 	// ones) and results are not checked against their outputSchema. A
 	// Validator given with it is ignored.
 	DisableValidation bool
+	// Middleware wraps the handling of every incoming request and
+	// notification, on every transport and in both eras; the first is the
+	// outermost. See [Middleware].
+	Middleware []Middleware
+	// ToolMiddleware wraps every tool call, inside Middleware; the first
+	// is the outermost. See [ToolMiddleware].
+	ToolMiddleware []ToolMiddleware
+
 	// Logger receives the server's own log: internal errors with their
 	// details, recovered panics, output-schema warnings (default: slog's
 	// text format on standard error, never standard output, which may be
@@ -236,6 +244,11 @@ type Engine struct {
 	promptCache sync.Map // resKey -> encoded prompt
 	metaCache   sync.Map // domain.Revision -> encoded result _meta
 
+	// middleware and toolMiddleware are the composed chains of
+	// Options.Middleware and ToolMiddleware (nil: none).
+	middleware     MethodHandler
+	toolMiddleware ToolHandler
+
 	schemaCache sync.Map // requested elicitation schema -> ports.Schema
 	schemaCount atomic.Int64
 }
@@ -295,6 +308,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		sessions:  make(map[*session]struct{}),
 	}
 	e.abortCtx, e.abort = context.WithCancel(context.Background())
+	e.buildMiddleware()
 	if w, ok := opts.ToolRegistry.(ports.ToolRegistryWatcher); ok {
 		e.stopWatch = w.Watch(e.toolsChanged)
 	}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -31,8 +30,8 @@ func (e *Engine) request(ctx context.Context, s *session, m message) []byte {
 
 // requestWith is request with the params already decoded (p not nil).
 func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wireParams) []byte {
-	if !e.policy.KnowsMethod(m.method) || e.resources == nil && strings.HasPrefix(m.method, "resources/") ||
-		e.prompts == nil && strings.HasPrefix(m.method, "prompts/") || m.method == "completion/complete" && !e.hasCompleters() {
+	entry := methods[m.method]
+	if entry == nil || entry.present != nil && !entry.present(e) {
 		return encodeError(newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method, nil))
 	}
 	if p == nil {
@@ -45,43 +44,17 @@ func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wire
 	if rerr != nil {
 		return encodeError(rerr)
 	}
-	if !e.policy.MethodExists(ci.rev, m.method) {
+	if !entry.existsIn(ci.era) {
 		return encodeError(newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method+" does not exist in protocol revision "+string(ci.rev), nil))
 	}
 	var (
 		out []byte
 		err *rpcError
 	)
-	switch m.method {
-	case "initialize":
-		out, err = e.initialize(s, m, p)
-	case "ping":
-		out = appendResponseHead(nil, m.id)
-		out = append(out, "{}}"...)
-	case "logging/setLevel":
-		out, err = e.setLevel(s, m, p)
-	case "server/discover":
-		out, err = e.discover(m, ci)
-	case "tools/list":
-		out, err = e.toolsList(m, p, ci)
-	case "tools/call":
-		out, err = e.toolsCall(ctx, m, p, ci)
-	case "resources/list":
-		out, err = e.resourcesList(m, p, ci)
-	case "resources/templates/list":
-		out, err = e.resourceTemplatesList(m, p, ci)
-	case "resources/read":
-		out, err = e.resourcesRead(ctx, m, p, ci)
-	case "resources/subscribe", "resources/unsubscribe":
-		out, err = e.resourcesSubscribe(s, m, p, m.method == "resources/subscribe")
-	case "prompts/list":
-		out, err = e.promptsList(m, p, ci)
-	case "prompts/get":
-		out, err = e.promptsGet(ctx, m, p, ci)
-	case "completion/complete":
-		out, err = e.completionComplete(ctx, m, p, ci)
-	case "subscriptions/listen":
-		out, err = e.listen(ctx, s, m, p)
+	if e.middleware == nil {
+		out, err = entry.serve(e, ctx, s, m, p, ci)
+	} else {
+		out, err = e.serveThroughMiddleware(ctx, entry, s, m, p, ci)
 	}
 	if err != nil {
 		return encodeError(err)

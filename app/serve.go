@@ -19,18 +19,6 @@ import (
 // Options.MaxInFlightBytesPerConn: 16 MiB.
 const DefaultMaxInFlightBytesPerConn = 16 << 20
 
-// runsAsCall tells the methods that a connection runs apart from its
-// reader, cancellable: those whose handlers may take long or wait for the
-// client (tools/call, prompts/get, resources/read) and the long-lived
-// subscriptions/listen. Other requests are answered in order by the reader.
-func runsAsCall(method string) bool {
-	switch method {
-	case "tools/call", "prompts/get", "resources/read", "subscriptions/listen":
-		return true
-	}
-	return false
-}
-
 // ServeConn serves one connection until the peer goes away (ReadMessage
 // returns io.EOF) or ctx is cancelled. Either way it stops reading, lets the
 // requests in flight finish and send their responses, then returns. Use

@@ -183,9 +183,7 @@ func (e *Engine) handle(ctx context.Context, s *session, m message, p *wireParam
 		return nil
 	}
 	if m.id == nil {
-		if s != nil {
-			e.notification(s, m)
-		}
+		e.notificationCtx(ctx, s, m)
 		return nil
 	}
 	if related != nil {
@@ -313,9 +311,11 @@ func (sess *Session) Close() {
 // idKey is the key of a request id in the in-flight map.
 func idKey(id jsontext.Value) string { return string(id) }
 
-// notification handles a message without an id. Notifications get no
-// answer, even when they are malformed.
-func (e *Engine) notification(s *session, m message) {
+// notify is the engine's own handling of a notification.
+func (e *Engine) notify(s *session, m message) {
+	if s == nil {
+		return
+	}
 	switch m.method {
 	case "notifications/initialized":
 		s.mu.Lock()

@@ -278,3 +278,6 @@ func (p RevisionPolicy) AllowsStructured(r Revision, shape ValueShape, declared 
 	}
 	return false
 }
+
+// MethodInitialize is the request that opens a handshake-era session.
+const MethodInitialize = "initialize"

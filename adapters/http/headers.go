@@ -150,10 +150,11 @@ func (h *Handler) checkStateless(r *http.Request, mi app.MessageInfo) *rpcErr {
 		return headerMismatch(id, "the Mcp-Method header does not match the method of the body")
 	}
 	var want, what string
-	switch mi.Method {
-	case "tools/call", "prompts/get":
+	spec, _ := app.LookupMethod(mi.Method)
+	switch spec.NameParam {
+	case "name":
 		want, what = mi.Name, "params.name"
-	case "resources/read":
+	case "uri":
 		want, what = mi.URI, "params.uri"
 	default:
 		return nil
@@ -171,7 +172,7 @@ func (h *Handler) checkStateless(r *http.Request, mi app.MessageInfo) *rpcErr {
 	case got != want:
 		return headerMismatch(id, "the Mcp-Name header does not match "+what+" of the body")
 	}
-	if mi.Method == "tools/call" {
+	if spec.ParamHeaders {
 		return h.checkParams(r, mi)
 	}
 	return nil

@@ -68,7 +68,13 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		// fatal to clients that send it anyway: the official Go SDK posts a
 		// bare notifications/cancelled (no session, no protocol version
 		// header, no _meta) after a cancelled 2026-07-28 call, and takes any
-		// error status as the end of its session.
+		// error status as the end of its session. A notification still
+		// reaches the engine's middleware, which sees every one.
+		if mi.Kind == app.KindNotification {
+			ctx, done := h.statelessContext(r)
+			h.e.HandleMessage(ctx, nil, raw, nil)
+			done()
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -91,7 +97,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		h.serveInSession(w, r, sid, raw, mi, acc)
 		return
 	}
-	if mi.Kind == app.KindRequest && mi.Method == "initialize" {
+	if mi.Kind == app.KindRequest && mi.Method == domain.MethodInitialize {
 		h.serveInitialize(w, r, raw, acc)
 		return
 	}
@@ -157,8 +163,11 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *bod
 func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []byte, mi app.MessageInfo, acc accepts, hold *bodyHold) {
 	if mi.Kind != app.KindRequest {
 		// 2026-07-28 defines no client notification over HTTP, nor headers
-		// for one: accept it (it has no effect without a session).
-		h.e.HandleMessage(r.Context(), nil, raw, nil)
+		// for one: accept it (it has no effect without a session but
+		// reaches the engine's middleware).
+		ctx, done := h.statelessContext(r)
+		h.e.HandleMessage(ctx, nil, raw, nil)
+		done()
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -166,11 +175,12 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []b
 		e.write(w)
 		return
 	}
-	if mi.Method == "subscriptions/listen" && !acc.sse {
-		newErr(http.StatusNotAcceptable, mi.ID, domain.CodeInvalidRequest, "Not Acceptable: subscriptions/listen answers with an SSE stream; the client must accept text/event-stream").write(w)
+	spec, _ := app.LookupMethod(mi.Method)
+	if spec.Stream && !acc.sse {
+		newErr(http.StatusNotAcceptable, mi.ID, domain.CodeInvalidRequest, "Not Acceptable: "+mi.Method+" answers with an SSE stream; the client must accept text/event-stream").write(w)
 		return
 	}
-	if mi.Method == "subscriptions/listen" {
+	if spec.Stream {
 		h.serveListen(w, r, raw, mi, acc, hold) // raw is not used after: the stream does not keep it
 		return
 	}
