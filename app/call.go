@@ -55,8 +55,13 @@ func decodeCursor(c string) (string, bool) {
 	return string(raw[len(cursorPrefix):]), true
 }
 
-func (e *Engine) toolsList(m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-	tools := e.registry.List()
+func (e *Engine) toolsList(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+	var tools []ports.RegisteredTool
+	if e.opts.Visibility.Tool == nil && (ci.session == nil || len(ci.session.ownTools()) == 0) {
+		tools = e.registry.List()
+	} else {
+		tools = e.visibleTools(ctx, e.viewer(ctx, ci), ci.session)
+	}
 	start := 0
 	if p.Cursor != nil && p.Cursor.Kind() != 'n' {
 		c, ok := stringParam(p.Cursor)
@@ -140,7 +145,7 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 	case args.Kind() != '{':
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "arguments" must be an object`, nil)
 	}
-	rt, ok := e.registry.Get(name)
+	rt, ok := e.findTool(ctx, ci, name)
 	if !ok {
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Unknown tool: "+name, nil)
 	}

@@ -101,6 +101,10 @@ type Options struct {
 	// ones) and results are not checked against their outputSchema. A
 	// Validator given with it is ignored.
 	DisableValidation bool
+	// Visibility decides, per request, which tools, resources and prompts
+	// it sees (default: everything, to everyone). See [Visibility].
+	Visibility Visibility
+
 	// Middleware wraps the handling of every incoming request and
 	// notification, on every transport and in both eras; the first is the
 	// outermost. See [Middleware].
@@ -412,19 +416,7 @@ func (e *Engine) prepare(t Tool) (ports.RegisteredTool, error) {
 // streams that asked for it.
 func (e *Engine) toolsChanged() {
 	e.listCache.invalidate()
-	msg, _ := encodeNotification("notifications/tools/list_changed", nil)
-	e.mu.Lock()
-	targets := make([]*session, 0, len(e.sessions))
-	for s := range e.sessions {
-		targets = append(targets, s)
-	}
-	e.mu.Unlock()
-	for _, s := range targets {
-		if s.wantsListChanged() {
-			s.send(msg)
-		}
-	}
-	e.notifyListeners(listenTools, "notifications/tools/list_changed")
+	e.listChanged(listenTools, "notifications/tools/list_changed", (*session).wantsListChanged)
 }
 
 // Abort cancels the context of every handler still running, on every

@@ -52,8 +52,8 @@ type MethodSpec struct {
 
 var methodList = []method{
 	{MethodSpec: MethodSpec{Name: "initialize", Handshake: true},
-		serve: func(e *Engine, _ context.Context, s *session, m message, p *wireParams, _ callInfo) ([]byte, *rpcError) {
-			return e.initialize(s, m, p)
+		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, _ callInfo) ([]byte, *rpcError) {
+			return e.initialize(ctx, s, m, p)
 		}},
 	{MethodSpec: MethodSpec{Name: "ping", Handshake: true},
 		serve: func(_ *Engine, _ context.Context, _ *session, m message, _ *wireParams, _ callInfo) ([]byte, *rpcError) {
@@ -69,20 +69,20 @@ var methodList = []method{
 			return e.discover(m, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "tools/list", Handshake: true, Stateless: true},
-		serve: func(e *Engine, _ context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.toolsList(m, p, ci)
+		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.toolsList(ctx, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "tools/call", Handshake: true, Stateless: true, Call: true, NameParam: "name", ParamHeaders: true},
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
 			return e.toolsCall(ctx, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "resources/list", Handshake: true, Stateless: true}, present: hasResourceRegistry,
-		serve: func(e *Engine, _ context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.resourcesList(m, p, ci)
+		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.resourcesList(ctx, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "resources/templates/list", Handshake: true, Stateless: true}, present: hasResourceRegistry,
-		serve: func(e *Engine, _ context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.resourceTemplatesList(m, p, ci)
+		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.resourceTemplatesList(ctx, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "resources/read", Handshake: true, Stateless: true, Call: true, NameParam: "uri"}, present: hasResourceRegistry,
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
@@ -90,20 +90,20 @@ var methodList = []method{
 		}},
 	// 2026-07-28: subscriptions/listen instead.
 	{MethodSpec: MethodSpec{Name: "resources/subscribe", Handshake: true}, present: hasResourceRegistry,
-		serve: func(e *Engine, _ context.Context, s *session, m message, p *wireParams, _ callInfo) ([]byte, *rpcError) {
-			return e.resourcesSubscribe(s, m, p, true)
+		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.resourcesSubscribe(ctx, s, m, p, ci, true)
 		}},
 	{MethodSpec: MethodSpec{Name: "resources/unsubscribe", Handshake: true}, present: hasResourceRegistry,
-		serve: func(e *Engine, _ context.Context, s *session, m message, p *wireParams, _ callInfo) ([]byte, *rpcError) {
-			return e.resourcesSubscribe(s, m, p, false)
+		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.resourcesSubscribe(ctx, s, m, p, ci, false)
 		}},
 	{MethodSpec: MethodSpec{Name: "subscriptions/listen", Stateless: true, Call: true, Stream: true},
-		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, _ callInfo) ([]byte, *rpcError) {
-			return e.listen(ctx, s, m, p)
+		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.listen(ctx, s, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "prompts/list", Handshake: true, Stateless: true}, present: hasPromptRegistry,
-		serve: func(e *Engine, _ context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.promptsList(m, p, ci)
+		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.promptsList(ctx, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "prompts/get", Handshake: true, Stateless: true, Call: true, NameParam: "name"}, present: hasPromptRegistry,
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {

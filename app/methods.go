@@ -136,7 +136,7 @@ func noSessionError(e *Engine, m message) *rpcError {
 		map[string]any{"supported": e.policy.SupportedStrings()})
 }
 
-func (e *Engine) initialize(s *session, m message, p *wireParams) ([]byte, *rpcError) {
+func (e *Engine) initialize(ctx context.Context, s *session, m message, p *wireParams) ([]byte, *rpcError) {
 	requested, ok := stringParam(p.ProtocolVersion)
 	if !ok {
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: protocolVersion must be a string", nil)
@@ -167,7 +167,9 @@ func (e *Engine) initialize(s *session, m message, p *wireParams) ([]byte, *rpcE
 	_, s.resourcesAdvertised = caps["resources"]
 	_, s.promptsAdvertised = caps["prompts"]
 	s.initialized, s.rev, s.client, s.caps = true, rev, client, p.Capabilities
+	s.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
 	s.mu.Unlock()
+	e.recordSeen(s.viewer(), s, nil)
 
 	res := struct {
 		ProtocolVersion string                `json:"protocolVersion"`
@@ -234,8 +236,10 @@ func (e *Engine) discover(m message, ci callInfo) ([]byte, *rpcError) {
 	return e.encodeResult(m.id, res)
 }
 
+// cacheScope is "private" when the lists depend on who asks
+// (Options.PrivateCache, or a Visibility filter).
 func (e *Engine) cacheScope() string {
-	if e.opts.PrivateCache {
+	if e.opts.PrivateCache || e.filters(listenTools) || e.filters(listenResources) || e.filters(listenPrompts) {
 		return "private"
 	}
 	return "public"

@@ -41,6 +41,11 @@ var ErrClientGone = errors.New("hexmcp: the client went away before answering")
 // open (no GET stream), or the connection is broken.
 var ErrNoClientStream = errors.New("no stream open to the client")
 
+// ErrNoSession is returned by what needs a handshake-era session
+// ([RequestContext.AddSessionTool]) in a request that has none (a
+// stateless-era request).
+var ErrNoSession = errors.New("hexmcp: the request has no session")
+
 // outbound tracks a session's requests to the client, correlated by id.
 type outbound struct {
 	mu      sync.Mutex

@@ -58,6 +58,16 @@ type session struct {
 	subscriptions []string
 	// subBytes is the total length of subscriptions.
 	subBytes int
+	// trans is what the transport knew of the request that initialized
+	// the session (its principal, for Visibility outside requests).
+	trans TransportInfo
+	// seen fingerprints the lists the session saw last (by listenKind),
+	// when a Visibility filters them: list-changed notifications go only
+	// when they change.
+	seen [3]uint64
+	// tools are the session's own tools (RequestContext.AddSessionTool),
+	// sorted by name; never modified in place.
+	tools []ports.RegisteredTool
 }
 
 // send writes one message; write errors mark the connection broken.

@@ -1,28 +1,21 @@
 package middleware_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	gws "github.com/gorilla/websocket"
-
 	"github.com/hexmcp/hexmcp"
-	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/stdio"
-	"github.com/hexmcp/hexmcp/adapters/websocket"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/wiretest"
 	"github.com/hexmcp/hexmcp/middleware"
 )
 
@@ -104,162 +97,6 @@ func newServer(t *testing.T, rec *recorder, audit io.Writer) *hexmcp.Server {
 	return srv
 }
 
-// client sends one request and returns its response (a decoded JSON-RPC
-// message with the same id).
-type client interface {
-	send(t *testing.T, msg string) map[string]any
-	notify(t *testing.T, msg string)
-}
-
-// stdioClient speaks over in-memory pipes.
-type stdioClient struct {
-	in  io.Writer
-	out *bufio.Scanner
-}
-
-func (c *stdioClient) notify(t *testing.T, msg string) {
-	if _, err := io.WriteString(c.in, msg+"\n"); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (c *stdioClient) send(t *testing.T, msg string) map[string]any {
-	t.Helper()
-	c.notify(t, msg)
-	for c.out.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(c.out.Bytes(), &m); err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := m["id"]; ok {
-			return m
-		}
-	}
-	t.Fatalf("no answer to %s", msg)
-	return nil
-}
-
-func stdioTransport(t *testing.T, srv *hexmcp.Server) client {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	go srv.Serve(context.Background(), stdio.New(stdio.Options{In: inR, Out: outW}))
-	t.Cleanup(func() { inW.Close() })
-	return &stdioClient{in: inW, out: bufio.NewScanner(outR)}
-}
-
-// wsClient speaks over a real WebSocket connection.
-type wsClient struct{ c *gws.Conn }
-
-func (c *wsClient) notify(t *testing.T, msg string) {
-	if err := c.c.WriteMessage(gws.TextMessage, []byte(msg)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (c *wsClient) send(t *testing.T, msg string) map[string]any {
-	t.Helper()
-	c.notify(t, msg)
-	for {
-		_ = c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		_, b, err := c.c.ReadMessage()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := m["id"]; ok {
-			return m
-		}
-	}
-}
-
-func wsTransport(t *testing.T, srv *hexmcp.Server) client {
-	h := srv.WebSocketHandler(websocket.Options{})
-	hs := httptest.NewServer(h)
-	t.Cleanup(func() { h.Shutdown(context.Background()); hs.Close() })
-	c, _, err := (&gws.Dialer{Subprotocols: []string{"mcp"}}).Dial("ws"+strings.TrimPrefix(hs.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &wsClient{c: c}
-}
-
-// httpClient speaks Streamable HTTP: a session once initialize has
-// answered, the stateless headers otherwise.
-type httpClient struct {
-	url     string
-	session string
-}
-
-func (c *httpClient) post(t *testing.T, msg string) *http.Response {
-	t.Helper()
-	req, _ := http.NewRequest("POST", c.url, strings.NewReader(msg))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	var m struct {
-		Method string `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-			Meta *struct {
-				V string `json:"io.modelcontextprotocol/protocolVersion"`
-			} `json:"_meta"`
-		} `json:"params"`
-	}
-	_ = json.Unmarshal([]byte(msg), &m)
-	if m.Params.Meta != nil {
-		req.Header.Set("MCP-Protocol-Version", m.Params.Meta.V)
-		req.Header.Set("Mcp-Method", m.Method)
-		if m.Params.Name != "" {
-			req.Header.Set("Mcp-Name", m.Params.Name)
-		}
-	} else if c.session != "" {
-		req.Header.Set("Mcp-Session-Id", c.session)
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
-		c.session = sid
-	}
-	return resp
-}
-
-func (c *httpClient) notify(t *testing.T, msg string) {
-	resp := c.post(t, msg)
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-}
-
-func (c *httpClient) send(t *testing.T, msg string) map[string]any {
-	t.Helper()
-	resp := c.post(t, msg)
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		for _, line := range strings.Split(string(body), "\n") {
-			if data, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(data, `"id"`) {
-				body = []byte(data)
-			}
-		}
-	}
-	var m map[string]any
-	if err := json.Unmarshal(body, &m); err != nil {
-		t.Fatalf("%d %s: %v", resp.StatusCode, body, err)
-	}
-	return m
-}
-
-func httpTransport(t *testing.T, srv *hexmcp.Server) client {
-	hs := httptest.NewServer(srv.HTTPHandler(mcphttp.Options{}))
-	t.Cleanup(hs.Close)
-	return &httpClient{url: hs.URL}
-}
-
 // call builds a tools/call of era ("handshake" or "stateless").
 func call(era string, id int, tool string) string {
 	meta := ""
@@ -294,33 +131,30 @@ func rpcError(t *testing.T, m map[string]any, id int) map[string]any {
 // JSON-RPC error with the id and the connection goes on; the tool timeout
 // answers in time with a tool error.
 func TestMiddlewareOnEveryTransportAndEra(t *testing.T) {
-	for _, tr := range []struct {
-		name string
-		dial func(*testing.T, *hexmcp.Server) client
-	}{{"stdio", stdioTransport}, {"http", httpTransport}, {"websocket", wsTransport}} {
+	for _, tr := range wiretest.Transports {
 		for _, era := range []string{"handshake", "stateless"} {
-			t.Run(tr.name+"/"+era, func(t *testing.T) {
+			t.Run(tr.Name+"/"+era, func(t *testing.T) {
 				rec := &recorder{}
 				var audit lockedBuffer
-				c := tr.dial(t, newServer(t, rec, &audit))
+				c := tr.Dial(t, newServer(t, rec, &audit))
 				wantEra, wantRev := "era=2", "rev=2026-07-28"
 				if era == "handshake" {
-					c.send(t, `{"jsonrpc":"2.0","id":100,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-					c.notify(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+					c.Send(t, `{"jsonrpc":"2.0","id":100,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+					c.Notify(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 					wantEra, wantRev = "era=1", "rev=2025-11-25"
 				}
-				if got, isErr := text(t, c.send(t, call(era, 1, "echo"))); got != "echo x" || isErr {
+				if got, isErr := text(t, c.Send(t, call(era, 1, "echo"))); got != "echo x" || isErr {
 					t.Fatalf("echo: %q %v", got, isErr)
 				}
 				if !rec.saw("tools/call name=echo " + wantEra + " " + wantRev + " result=true err=false") {
 					t.Fatalf("the middleware saw %q", rec.seen)
 				}
-				e := rpcError(t, c.send(t, call(era, 2, "forbidden")), 2)
+				e := rpcError(t, c.Send(t, call(era, 2, "forbidden")), 2)
 				if e["code"] != float64(-32001) || e["message"] != "Forbidden by policy" {
 					t.Fatalf("forbidden: %v", e)
 				}
 				start := time.Now()
-				got, isErr := text(t, c.send(t, call(era, 3, "slow")))
+				got, isErr := text(t, c.Send(t, call(era, 3, "slow")))
 				if !isErr || got != "tool slow timed out after 100ms" {
 					t.Fatalf("slow: %q %v", got, isErr)
 				}
@@ -333,7 +167,7 @@ func TestMiddlewareOnEveryTransportAndEra(t *testing.T) {
 				// then the limit answers with the id.
 				id, limited := 4, false
 				for ; id < 12 && !limited; id++ {
-					m := c.send(t, call(era, id, "echo"))
+					m := c.Send(t, call(era, id, "echo"))
 					if _, ok := m["error"]; ok {
 						e := rpcError(t, m, id)
 						if e["code"] != float64(middleware.CodeRateLimited) {
@@ -383,9 +217,9 @@ func TestNotificationsReachMiddleware(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := httpTransport(t, srv)
+	c := wiretest.HTTP(t, srv)
 	for range 3 {
-		c.notify(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+		c.Notify(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
 	}
 	mu.Lock()
 	defer mu.Unlock()
