@@ -10,7 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // boundTool is the tool "work": a call sleeps ms milliseconds or, with
@@ -47,8 +51,8 @@ func (b *boundTool) let(n int) { close(b.gate(n)) }
 func (b *boundTool) tool() app.Tool {
 	return app.Func(func(ctx context.Context, in struct {
 		N    int  `json:"n"`
-		Ms   int  `json:"ms"`
-		Hold bool `json:"hold"`
+		Ms   int  `json:"ms,omitempty"`
+		Hold bool `json:"hold,omitempty"`
 	}) (int, error) {
 		r := b.running.Add(1)
 		defer b.running.Add(-1)
@@ -310,4 +314,84 @@ func TestBoundHoldsUnderLoad(t *testing.T) {
 	wg.Wait()
 	equalJSON(t, c.roundTrip(ping), pingResp)
 	b.checkPeak(t, 8, false)
+}
+
+// A graceful stop at the bound: the parked call, read and registered, is
+// still run and answered once a place frees; the call the reader held
+// behind it is dropped unanswered, as messages not yet read are; then
+// ServeConn returns.
+func TestBoundGracefulStop(t *testing.T) {
+	b := newBoundTool()
+	t.Cleanup(func() { close(b.stop) })
+	e := newEngine(t, app.Options{MaxConcurrentRequests: 1}, b.tool())
+	cl, s := memory.NewPipe()
+	t.Cleanup(func() { cl.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.ServeConn(ctx, s) }()
+	c := &client{t: t, pipe: cl}
+	c.initialize("2025-11-25")
+	c.send(heldCall(1))
+	b.waitFor(t, 1, 1)
+	c.send(heldCall(2))
+	equalJSON(t, c.roundTrip(ping), pingResp) // call 2 is parked
+	c.send(heldCall(3))                       // the reader holds it
+	b.notStarted(t)
+	cancel() // stop reading
+	select {
+	case err := <-done:
+		t.Fatalf("ServeConn returned (%v) with calls in flight", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	b.let(1)
+	equalJSON(t, c.recv(), slowResult(1))
+	b.waitFor(t, 2, 1)
+	b.let(2)
+	equalJSON(t, c.recv(), slowResult(2))
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeConn did not return")
+	}
+	b.notStarted(t)
+	c.expectNothing()
+	b.checkPeak(t, 1, true)
+}
+
+// A call that starts to wait for the client's answer gives its place to
+// the parked call, which runs meanwhile.
+func TestBoundWaitingCallGivesPlace(t *testing.T) {
+	b := newBoundTool()
+	entered, gate := make(chan struct{}), make(chan struct{})
+	ask := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+		close(entered)
+		<-gate
+		res, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(testtools.NameSchema)))
+		if err != nil {
+			return "", err
+		}
+		return "answered " + string(res.Action), nil
+	}, app.WithName("ask_later"))
+	c := serve(t, newEngine(t, app.Options{MaxConcurrentRequests: 1, Validator: jsonschema.New()}, b.tool(), ask))
+	t.Cleanup(func() { close(b.stop) }) // runs before serve's cleanup
+	initializeWith(c, "2025-11-25", `{"elicitation":{}}`)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_later","arguments":{}}}`)
+	<-entered
+	c.send(heldCall(2))
+	b.notStarted(t) // parked behind call 1
+	close(gate)
+	id, method, _ := serverRequest(t, c.recv())
+	if method != "elicitation/create" {
+		t.Fatalf("server request %s", method)
+	}
+	b.waitFor(t, 2, 1) // in the place call 1 gave back
+	c.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"action":"decline"}}`)
+	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"answered decline"}]}}`)
+	b.let(2)
+	equalJSON(t, c.recv(), slowResult(2))
+	equalJSON(t, c.roundTrip(ping), pingResp)
 }

@@ -42,7 +42,8 @@ const DefaultMaxInFlightBytesPerConn = 16 << 20
 // while one is parked waits with the reader, which reads nothing more
 // until the parked call has started: the peer's writes back up into the
 // transport, which is the backpressure. So reading never waits for more
-// than the first call of the connection to finish. A call gives its place
+// than one call, whichever ends first, and never more than
+// MaxConcurrentRequests calls run at once. A call gives its place
 // back as it starts waiting for the client's answer (elicitation,
 // sampling, roots), which must be read, and a subscriptions/listen stream
 // as it starts: those are bounded by Options.ClientRequestTimeout and the
