@@ -83,6 +83,7 @@ func (b *boundTool) tool() app.Tool {
 
 func (b *boundTool) serve(t *testing.T, opts app.Options) *client {
 	t.Helper()
+	opts.Validator = jsonschema.New()
 	c := serve(t, newEngine(t, opts, b.tool()))
 	t.Cleanup(func() { close(b.stop) }) // runs before serve's cleanup
 	c.initialize("2025-11-25")
@@ -323,7 +324,7 @@ func TestBoundHoldsUnderLoad(t *testing.T) {
 func TestBoundGracefulStop(t *testing.T) {
 	b := newBoundTool()
 	t.Cleanup(func() { close(b.stop) })
-	e := newEngine(t, app.Options{MaxConcurrentRequests: 1}, b.tool())
+	e := newEngine(t, app.Options{MaxConcurrentRequests: 1, Validator: jsonschema.New()}, b.tool())
 	cl, s := memory.NewPipe()
 	t.Cleanup(func() { cl.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
