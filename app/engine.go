@@ -122,17 +122,24 @@ type Options struct {
 	// resources/list, resources/templates/list and prompts/list (default
 	// 100).
 	PageSize int
-	// MaxConcurrentRequests bounds the requests one connection may have in
-	// flight; reading pauses at the bound (default 64).
+	// MaxConcurrentRequests bounds the calls (tools/call, prompts/get,
+	// resources/read, batches) one connection served by ServeConn (stdio,
+	// WebSocket) runs at once (default 64). At the bound the next call
+	// waits until one ends, while the connection goes on reading and
+	// answering other messages (ping, lists, cancellations, the client's
+	// answers); reading pauses at the call after it, until the waiting one
+	// has started. A call waiting for the client's answer and a
+	// subscriptions/listen stream do not count (see ClientRequestTimeout
+	// and MaxListenersPerClient).
 	MaxConcurrentRequests int
 	// MaxInFlightBytesPerConn bounds, in bytes, the request messages one
 	// connection served by ServeConn (stdio, WebSocket) has in flight: the
 	// calls (tools/call, prompts/get, resources/read) and batches read and
 	// not yet answered (default [DefaultMaxInFlightBytesPerConn], 16 MiB;
 	// [Unlimited]: no bound). Reading pauses while the next call does not
-	// fit, and resumes as calls finish, as at MaxConcurrentRequests: the
-	// client's writes back up, nothing is refused. A single message larger
-	// than the bound is served when nothing else is in flight. Messages
+	// fit, and resumes as calls finish: the client's writes back up,
+	// nothing is refused. A single message larger than the bound is
+	// served when nothing else is in flight. Messages
 	// the reader answers itself (ping, lists, notifications, responses)
 	// are not counted: it holds one at a time. A subscriptions/listen
 	// stream gives its bytes back as it starts, and a call as it starts

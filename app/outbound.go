@@ -155,7 +155,7 @@ func (e *Engine) callClient(ctx context.Context, s *session, w ports.MessageWrit
 		return nil
 	}
 	if slot != nil {
-		slot.block() // the connection must go on reading while this waits
+		slot.release() // the connection must go on reading while this waits
 	}
 	if err := write(ctx, msg); err != nil {
 		return nil, fmt.Errorf("hexmcp: sending %s to the client: %w", method, err)
