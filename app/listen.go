@@ -116,7 +116,7 @@ type listener struct {
 	client listenClient
 	view   *Viewer   // who listens (Visibility)
 	seen   [3]uint64 // fingerprints of the lists it saw, by listenKind (under mu)
-	kinds  [3]bool // by listenKind
+	kinds  [3]bool   // by listenKind
 	uris   map[string]struct{}
 
 	mu      sync.Mutex
