@@ -25,27 +25,30 @@ type callInfo struct {
 
 // request serves one request and returns the encoded response.
 func (e *Engine) request(ctx context.Context, s *session, m message) []byte {
-	return e.requestWith(ctx, s, m, nil)
+	out, _ := e.requestWith(ctx, s, m, nil)
+	return out
 }
 
 // requestWith is request with the params already decoded (p not nil).
-func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wireParams) []byte {
+func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wireParams) ([]byte, *rpcError) {
 	entry := methods[m.method]
 	if entry == nil || entry.present != nil && !entry.present(e) {
-		return encodeError(newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method, nil))
+		rerr := newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method, nil)
+		return encodeError(rerr), rerr
 	}
 	if p == nil {
 		var rerr *rpcError
 		if p, rerr = decodeParams(m.params, m.id); rerr != nil {
-			return encodeError(rerr)
+			return encodeError(rerr), rerr
 		}
 	}
 	ci, rerr := e.resolve(s, m, p)
 	if rerr != nil {
-		return encodeError(rerr)
+		return encodeError(rerr), rerr
 	}
 	if !entry.existsIn(ci.era) {
-		return encodeError(newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method+" does not exist in protocol revision "+string(ci.rev), nil))
+		rerr := newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method+" does not exist in protocol revision "+string(ci.rev), nil)
+		return encodeError(rerr), rerr
 	}
 	var (
 		out []byte
@@ -57,9 +60,9 @@ func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wire
 		out, err = e.serveThroughMiddleware(ctx, entry, s, m, p, ci)
 	}
 	if err != nil {
-		return encodeError(err)
+		return encodeError(err), err
 	}
-	return out
+	return out, nil
 }
 
 // resolve finds the era and revision of a request. A request whose _meta
@@ -84,7 +87,9 @@ func (e *Engine) resolve(s *session, m message, p *wireParams) (callInfo, *rpcEr
 	if p.Meta != nil && p.Meta.ProtocolVersion != nil {
 		v, ok := stringParam(p.Meta.ProtocolVersion)
 		if !ok {
-			return ci, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaProtocolVersion+`"] must be a string`, nil)
+			rerr := newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaProtocolVersion+`"] must be a string`, nil)
+			rerr.malformed = true
+			return ci, rerr
 		}
 		if !e.policy.AcceptsStateless(v) {
 			return ci, newRPCError(m.id, domain.CodeUnsupportedProtocolVersion, "Unsupported protocol version",
@@ -92,7 +97,9 @@ func (e *Engine) resolve(s *session, m message, p *wireParams) (callInfo, *rpcEr
 		}
 		caps := p.Meta.ClientCapabilities
 		if caps == nil || caps.Kind() != '{' {
-			return ci, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaClientCapabilities+`"] is required and must be an object`, nil)
+			rerr := newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaClientCapabilities+`"] is required and must be an object`, nil)
+			rerr.malformed = true
+			return ci, rerr
 		}
 		if ci := p.Meta.ClientInfo; ci != nil && ci.Kind() != '{' {
 			return callInfo{}, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaClientInfo+`"] must be an object`, nil)

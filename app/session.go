@@ -182,31 +182,41 @@ func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte, r
 
 // handle serves a decoded message (params, when not nil, already decoded).
 func (e *Engine) handle(ctx context.Context, s *session, m message, p *wireParams, rerr *rpcError, related ports.MessageWriter) []byte {
+	return e.handleAnswer(ctx, s, m, p, rerr, related).Response
+}
+
+// handleAnswer is handle telling what the answer is.
+func (e *Engine) handleAnswer(ctx context.Context, s *session, m message, p *wireParams, rerr *rpcError, related ports.MessageWriter) Answer {
 	if rerr != nil {
 		if m.method != "" && m.id == nil {
-			return nil
+			return Answer{}
 		}
-		return encodeError(rerr)
+		return rerr.answer(encodeError(rerr))
 	}
 	if m.isResponse {
 		e.clientResponse(s, m)
-		return nil
+		return Answer{}
 	}
 	if m.id == nil {
 		e.notificationCtx(ctx, s, m)
-		return nil
+		return Answer{}
 	}
 	if related != nil {
 		ctx = context.WithValue(ctx, relatedKey{}, related)
 	}
 	if !runsAsCall(m.method) || s == nil {
-		return e.requestWith(ctx, s, m, p)
+		out, rerr := e.requestWith(ctx, s, m, p)
+		return rerr.answer(out)
 	}
 	rctx, finish, rerr := s.beginWith(ctx, m.id)
 	if rerr != nil {
-		return encodeError(rerr)
+		return rerr.answer(encodeError(rerr))
 	}
-	return finish(e.requestWith(rctx, s, m, p))
+	out, rerr := e.requestWith(rctx, s, m, p)
+	if out = finish(out); out == nil {
+		return Answer{} // cancelled: no response
+	}
+	return rerr.answer(out)
 }
 
 // relatedKey carries a request's own writer for related notifications.

@@ -98,7 +98,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if mi.Kind == app.KindRequest && mi.Method == domain.MethodInitialize {
-		h.serveInitialize(w, r, raw, acc)
+		h.serveInitialize(w, r, mi, acc)
 		return
 	}
 	// 2025-11-25, "Session Management": a server that requires a session
@@ -187,8 +187,8 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []b
 	ctx, done := h.statelessContext(r)
 	defer done()
 	pw := &postWriter{h: h, w: w, acc: acc}
-	resp := h.e.HandleInspected(ctx, nil, mi, pw)
-	pw.finish(resp, statusFor(true, resp, raw))
+	ans := h.e.Answer(ctx, nil, mi, pw)
+	pw.finish(ans.Response, statusFor(true, ans))
 }
 
 // listenContext derives from ctx the context of a subscriptions/listen
@@ -221,7 +221,7 @@ func (h *Handler) listenContext(ctx context.Context, r *http.Request) (context.C
 // The session counts against its client (Options.ClientKey) for the
 // store's per-client limit: a refusal for that reason is a 429, one
 // because the store is full a 503, both with Retry-After.
-func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, raw []byte, acc accepts) {
+func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, mi app.MessageInfo, acc accepts) {
 	sid := newSessionID()
 	sess := h.e.NewSession(context.Background(), sid, nil)
 	// The session belongs to the authenticated principal, on every
@@ -232,12 +232,13 @@ func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, raw []
 	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
 	ctx, done := h.sessionContext(r, pw)
 	defer done()
-	resp := h.e.HandleMessage(ctx, sess, raw, pw)
+	ans := h.e.Answer(ctx, sess, mi, pw)
+	resp := ans.Response
 	st := sess.State()
 	if !st.Initialized {
 		ls.markGone() // nothing to resume: the answer's events are not stored
 		ls.end()
-		pw.finish(resp, statusFor(false, resp, nil))
+		pw.finish(resp, statusFor(false, ans))
 		return
 	}
 	// Known here before the store has it, so that a removal the store
@@ -248,7 +249,7 @@ func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, raw []
 		h.dropLive(ls)
 		ls.markGone()
 		ls.end()
-		pw.fail(h.createError(app.Inspect(raw).ID, err))
+		pw.fail(h.createError(mi.ID, err))
 		return
 	}
 	pw.setSessionHeader(sid)
@@ -306,9 +307,9 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
 	ctx, done := h.sessionContext(r, pw)
 	defer done()
-	resp := h.e.HandleInspected(ctx, ls.sess, mi, pw)
+	ans := h.e.Answer(ctx, ls.sess, mi, pw)
 	h.syncState(ctx, ls)
-	if resp == nil && ls.ctx.Err() != nil {
+	if ans.Response == nil && ls.ctx.Err() != nil {
 		if h.abortCtx.Err() != nil {
 			pw.fail(newErr(http.StatusServiceUnavailable, mi.ID, domain.CodeInternalError, "Service unavailable: the server is stopping"))
 			return
@@ -317,7 +318,7 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 		pw.fail(newErr(http.StatusNotFound, mi.ID, domain.CodeInvalidRequest, "Session not found"))
 		return
 	}
-	pw.finish(resp, statusFor(false, resp, nil))
+	pw.finish(ans.Response, statusFor(false, ans))
 }
 
 // statelessInBatch is the error of a stateless-era request sent inside a
