@@ -488,49 +488,15 @@ func (l *connLoop) batch(raw []byte) ([]jsontext.Value, *rpcError) {
 	return items, nil
 }
 
-// serveBatch serves the messages of a batch concurrently and sends their
-// responses as one array, in the order of the requests (nothing when the
-// batch held only notifications).
+// serveBatch serves the messages of a batch ([Engine.batch]) and sends
+// their responses as one array, in the order of the requests (nothing
+// when the batch held only notifications).
 func (l *connLoop) serveBatch(items []jsontext.Value, slot *callSlot) {
-	e, s := l.e, l.s
-	out := make([][]byte, len(items))
-	var wg sync.WaitGroup
+	members := make([]MessageInfo, len(items))
 	for i, raw := range items {
-		if k := raw.Kind(); k != '{' {
-			out[i] = encodeError(newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: a message must be a JSON-RPC 2.0 object", nil))
-			continue
-		}
-		m, rerr := decodeMessage(raw)
-		switch {
-		case rerr != nil:
-			if m.method == "" || m.id != nil {
-				out[i] = encodeError(rerr)
-			}
-		case m.isResponse:
-			e.clientResponse(s, m)
-		case m.id == nil:
-			e.notification(s, m)
-		case m.method == "initialize":
-			out[i] = encodeError(newRPCError(m.id, domain.CodeInvalidRequest, "Invalid Request: initialize must not be part of a batch", nil))
-		case Inspect(raw).Stateless():
-			// Batches belong to 2025-03-26; a stateless-era request stands
-			// alone (as over HTTP, where its headers describe one body).
-			out[i] = encodeError(newRPCError(m.id, domain.CodeInvalidRequest, "Invalid Request: stateless requests cannot be batched: a request naming a protocol version in _meta must be sent on its own", nil))
-		default:
-			rctx, finish, rerr := s.beginWith(s.base, m.id)
-			if rerr != nil {
-				out[i] = encodeError(rerr)
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				m.slot = slot
-				out[i] = finish(e.request(rctx, s, m))
-			}()
-		}
+		members[i] = Inspect(raw)
 	}
-	wg.Wait()
+	out := l.e.batch(l.s.base, l.s, members, nil, slot)
 	b := []byte{'['}
 	for _, o := range out {
 		if o == nil {
@@ -542,6 +508,6 @@ func (l *connLoop) serveBatch(items []jsontext.Value, slot *callSlot) {
 		b = append(b, o...)
 	}
 	if len(b) > 1 {
-		s.send(append(b, ']'))
+		l.s.send(append(b, ']'))
 	}
 }

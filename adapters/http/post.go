@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"sync"
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -321,13 +320,6 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 	pw.finish(ans.Response, statusFor(false, ans))
 }
 
-// statelessInBatch is the error of a stateless-era request sent inside a
-// JSON-RPC batch: -32600, answered in the batch with the request's id.
-func statelessInBatch(id json.RawMessage) *rpcErr {
-	return newErr(http.StatusOK, id, domain.CodeInvalidRequest,
-		"Invalid Request: stateless requests cannot be batched: a request naming a protocol version in _meta must be the only message of its POST")
-}
-
 func tooMany(id json.RawMessage) *rpcErr {
 	e := newErr(http.StatusTooManyRequests, id, domain.CodeInvalidRequest, "Too Many Requests: too many requests in flight for this session")
 	e.retryAfter = "1"
@@ -367,24 +359,18 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 		newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, "Invalid Request: empty batch").write(w)
 		return
 	}
-	// A stateless-era message (its _meta names a protocol version) is not
-	// part of the session, and its request metadata headers cannot be
-	// checked inside a batch: one set of headers comes with many bodies.
-	// The 2026-07-28 transport allows only "a single JSON-RPC request or
-	// notification" per POST, so such a request is refused by itself, with
-	// its id, as a JSON-RPC batch answers each bad member, and the other
-	// members are served. A stateless notification is served as it is
-	// outside a batch: without the session (it has no effect).
+	// The engine serves the members (app.Engine.HandleBatch, the same on
+	// every transport): a stateless-era request (its _meta names a
+	// protocol version; its request metadata headers cannot be checked
+	// inside a batch, where one set of headers comes with many bodies, and
+	// the 2026-07-28 transport allows only "a single JSON-RPC request or
+	// notification" per POST) is refused by itself, with its id, and the
+	// other members are served.
 	infos := make([]app.MessageInfo, len(items))
-	out := make([][]byte, len(items))
 	requests := 0
 	for i, it := range items {
-		mi := app.Inspect(it)
-		infos[i] = mi
-		switch {
-		case mi.Kind == app.KindRequest && mi.Stateless():
-			out[i] = statelessInBatch(mi.ID).body()
-		case mi.Kind == app.KindRequest:
+		infos[i] = app.Inspect(it)
+		if infos[i].Kind == app.KindRequest && !infos[i].Stateless() {
 			requests++
 		}
 	}
@@ -396,20 +382,7 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
 	ctx, done := h.sessionContext(r, pw)
 	defer done()
-	var wg sync.WaitGroup
-	for i, it := range items {
-		mi := infos[i]
-		switch {
-		case out[i] != nil: // refused above
-		case mi.Kind == app.KindNotification && mi.Stateless():
-			h.e.HandleMessage(ctx, nil, it, nil)
-		case mi.Kind == app.KindRequest:
-			wg.Go(func() { out[i] = h.e.HandleMessage(ctx, ls.sess, it, pw) })
-		default:
-			out[i] = h.e.HandleMessage(ctx, ls.sess, it, pw)
-		}
-	}
-	wg.Wait()
+	out := h.e.HandleBatch(ctx, ls.sess, infos, pw)
 	h.syncState(ctx, ls)
 	pw.finishBatch(out)
 }
