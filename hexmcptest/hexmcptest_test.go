@@ -248,7 +248,9 @@ func TestHandlersAnswerInBothEras(t *testing.T) {
 func TestCapabilitiesFollowHandlers(t *testing.T) {
 	srv := askingServer(t)
 	elicit := func(context.Context, domain.ElicitParams) (*domain.ElicitResult, error) { return nil, nil }
-	sample := func(context.Context, domain.CreateMessageParams) (*domain.CreateMessageResult, error) { return nil, nil }
+	sample := func(context.Context, domain.CreateMessageParams) (*domain.CreateMessageResult, error) {
+		return nil, nil
+	}
 	roots := func(context.Context) ([]domain.Root, error) { return nil, nil }
 	for _, tc := range []struct {
 		opts hexmcptest.ClientOptions
