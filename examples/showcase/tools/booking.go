@@ -52,7 +52,11 @@ func bookTable(ctx context.Context, rc *app.RequestContext, in BookTableInput) (
 	}
 	ask := app.ElicitInput("table", domain.ElicitForm("Who is the table at "+when+" for?", form))
 	if !rc.CanAsk(ask) {
-		return "", domain.NewToolError("This client cannot ask the user (it did not declare the elicitation capability, or its protocol revision has no elicitation), so no table was booked.")
+		why := "it did not declare the elicitation capability"
+		if !rc.Features().Elicitation {
+			why = "protocol revision " + string(rc.Revision()) + " has no elicitation"
+		}
+		return "", domain.NewToolError("This client cannot ask the user (" + why + "), so no table was booked.")
 	}
 	answers, err := rc.Ask(ctx, ask)
 	if err != nil {

@@ -135,6 +135,9 @@ func TestBookTableNeedsElicitation(t *testing.T) {
 	hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *hexmcptest.Client) {
 		res, err := c.CallTool(t.Context(), "bookTable", nil)
 		polite(t, res, err)
+		if c.Features().Elicitation && !strings.Contains(res.Text(), "did not declare the elicitation capability") {
+			t.Errorf("text %q does not say the capability is missing", res.Text())
+		}
 	})
 
 	// Declared, at 2025-03-26 (no elicitation in that revision).
@@ -144,6 +147,9 @@ func TestBookTableNeedsElicitation(t *testing.T) {
 	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: domain.Revision20250326, Elicitation: user.elicit})
 	res, err := c.CallTool(t.Context(), "bookTable", nil)
 	polite(t, res, err)
+	if want := "This client cannot ask the user (protocol revision 2025-03-26 has no elicitation), so no table was booked."; res.Text() != want {
+		t.Errorf("text %q, want %q", res.Text(), want)
+	}
 	if q := user.asked(); len(q) != 0 {
 		t.Fatalf("asked %+v at 2025-03-26", q)
 	}
