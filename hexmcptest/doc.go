@@ -28,4 +28,10 @@
 // the same handler serves both eras, whether the server sends its
 // question as a request on the session or as an input_required result to
 // be answered on a retry.
+//
+// The server under test is a [*hexmcp.Server]: from [NewServer] (which
+// builds it from [hexmcp.Options]), from [hexmcp.New], or wrapping an
+// engine assembled elsewhere (with fx, say) as &hexmcp.Server{Engine: e}.
+// One server serves any number of clients at once, each on a connection
+// (or HTTP endpoint) of its own.
 package hexmcptest
