@@ -37,7 +37,7 @@
 // A question the client has not declared the capability for is not sent:
 // Ask returns a [*MissingCapabilityError], which the engine answers with
 // -32021 (data.requiredCapabilities names what is missing); check
-// [RequestContext.HasClientCapability] first to do without it.
+// [RequestContext.CanAsk] first, with the same questions, to do without it.
 package app
 
 import (
