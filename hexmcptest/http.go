@@ -12,7 +12,6 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +22,7 @@ import (
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/xmcpheader"
 )
 
 // httpConn is a Streamable HTTP client of the server's HTTP handler,
@@ -253,7 +253,7 @@ func (hc *httpConn) requestMetadata(h http.Header, body []byte) {
 	if !ok {
 		return
 	}
-	params := headerParams(tool.InputSchema)
+	params := xmcpheader.Params(tool.InputSchema)
 	if len(params) == 0 {
 		return
 	}
@@ -264,9 +264,9 @@ func (hc *httpConn) requestMetadata(h http.Header, body []byte) {
 		return
 	}
 	for _, p := range params {
-		if v, ok := argumentAt(args, p.path); ok && v != nil {
+		if v, ok := xmcpheader.ArgumentAt(args, p.Path); ok && v != nil {
 			if s, ok := primitiveHeader(v); ok {
-				h.Set(mcphttp.HeaderParamPrefix+p.name, s)
+				h.Set(mcphttp.HeaderParamPrefix+p.Name, s)
 			}
 		}
 	}
@@ -297,54 +297,6 @@ func (hc *httpConn) close() error {
 	hc.handler.Abort()
 	hc.ts.Close()
 	return err
-}
-
-// headerParam is an argument mirrored into Mcp-Param-{name}.
-type headerParam struct {
-	name string
-	path []string
-}
-
-// headerParams finds the x-mcp-header annotations reachable from the
-// schema's root through "properties" only.
-func headerParams(schema json.RawMessage) []headerParam {
-	var root map[string]any
-	if json.Unmarshal(schema, &root) != nil {
-		return nil
-	}
-	var out []headerParam
-	var walk func(node map[string]any, path []string)
-	walk = func(node map[string]any, path []string) {
-		props, _ := node["properties"].(map[string]any)
-		for k, v := range props {
-			sub, ok := v.(map[string]any)
-			if !ok {
-				continue
-			}
-			p := append(slices.Clip(path), k)
-			if name, ok := sub["x-mcp-header"].(string); ok && name != "" {
-				out = append(out, headerParam{name: name, path: p})
-			}
-			walk(sub, p)
-		}
-	}
-	walk(root, nil)
-	return out
-}
-
-// argumentAt reads the value at a chain of property names.
-func argumentAt(args map[string]any, path []string) (any, bool) {
-	var cur any = args
-	for _, k := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[k]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
 }
 
 // primitiveHeader is the header form of an argument: strings encoded by

@@ -3,7 +3,6 @@ package mcphttp
 import (
 	"encoding/json"
 	"net/http"
-	"reflect"
 	"testing"
 
 	"github.com/hexmcp/hexmcp/app"
@@ -62,25 +61,6 @@ func TestParseAccept(t *testing.T) {
 		if got := parseAccept(vs); got != want {
 			t.Errorf("parseAccept(%q) = %+v, want %+v", in, got, want)
 		}
-	}
-}
-
-func TestHeaderParams(t *testing.T) {
-	schema := json.RawMessage(`{"type":"object","properties":{
-		"b":{"type":"string","x-mcp-header":"B"},
-		"a":{"type":"integer","x-mcp-header":"A"},
-		"bad":{"type":"string","x-mcp-header":"has space"},
-		"empty":{"type":"string","x-mcp-header":""},
-		"obj":{"type":"object","properties":{"deep":{"type":"boolean","x-mcp-header":"Deep"}}},
-		"arr":{"type":"array","items":{"type":"object","properties":{"x":{"type":"string","x-mcp-header":"X"}}}},
-		"alt":{"anyOf":[{"type":"string","x-mcp-header":"Alt"}]}}}`)
-	got := headerParams(schema)
-	want := []headerParam{{"A", []string{"a"}}, {"B", []string{"b"}}, {"Deep", []string{"obj", "deep"}}}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %+v, want %+v", got, want)
-	}
-	if headerParams(json.RawMessage(`{"type":"object"}`)) != nil || headerParams(nil) != nil {
-		t.Fatal("params from nothing")
 	}
 }
 
