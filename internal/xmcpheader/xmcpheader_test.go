@@ -24,4 +24,3 @@ func TestHeaderParams(t *testing.T) {
 		t.Fatal("params from nothing")
 	}
 }
-
