@@ -170,7 +170,7 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 			return out, rerr
 		}
 		if te, ok := domain.AsToolError(err); ok {
-			res = e.policy.ShapeResult(domain.ErrorResult(te), ci.rev)
+			res = ci.features.ShapeResult(domain.ErrorResult(te))
 			return e.encodeCallResult(m, ci, res)
 		}
 		var ae *ArgumentsError
@@ -186,7 +186,7 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 		}
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
-	out, err := e.policy.WrapValue(rt.Tool, value, ci.rev)
+	out, err := ci.features.WrapValue(rt.Tool, value)
 	if err != nil {
 		e.logf(ctx, ports.LevelError, "hexmcp: tool result cannot be encoded", ports.F("tool", name), ports.F("error", err))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
@@ -232,7 +232,7 @@ func (e *Engine) encodeCallResult(m message, ci callInfo, res *domain.CallToolRe
 			for k, v := range res.Meta {
 				cp.Meta[k] = v
 			}
-			cp.Meta[metaServerInfo] = e.policy.ShapeImplementation(e.opts.Info, ci.rev)
+			cp.Meta[metaServerInfo] = ci.features.ShapeImplementation(e.opts.Info)
 			res = &cp
 		}
 	}

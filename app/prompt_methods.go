@@ -113,7 +113,7 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 		}
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
-	shaped := e.policy.ShapePromptResult(res, ci.rev)
+	shaped := ci.features.ShapePromptResult(res)
 	b := appendResponseHead(make([]byte, 0, 256), m.id)
 	b = append(b, '{')
 	if ci.features.ResultType {

@@ -236,7 +236,7 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 		if c.MimeType == "" {
 			c.MimeType = mime
 		}
-		c = e.policy.ShapeResourceContents(c, ci.rev)
+		c = ci.features.ShapeResourceContents(c)
 		if b, err = c.AppendJSON(b); err != nil {
 			e.logf(ctx, ports.LevelError, "hexmcp: resource contents cannot be encoded", ports.F("uri", uri), ports.F("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
