@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -161,13 +162,51 @@ func WebSocket(t *testing.T, srv *hexmcp.Server) Client {
 // httpClient speaks Streamable HTTP: a session once initialize has
 // answered, the stateless headers otherwise.
 type httpClient struct {
+	t       *testing.T
 	url     string
 	session string
+
+	mu     sync.Mutex
+	notes  []string
+	stream bool // the session's GET stream is open
 }
 
-// Notifications is empty over HTTP: a session's own stream (GET) is not
-// opened by this client.
-func (c *httpClient) Notifications() []string { return nil }
+// Notifications returns what the session's GET stream (opened after
+// notifications/initialized) carried. The stream is not ordered with the
+// POST responses, so it first gives the stream a moment (200 ms).
+func (c *httpClient) Notifications() []string {
+	time.Sleep(200 * time.Millisecond)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.notes
+	c.notes = nil
+	return n
+}
+
+// openStream opens the session's GET stream and collects its messages.
+func (c *httpClient) openStream(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", c.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.session)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %v %v", err, resp)
+	}
+	go func() {
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && data != "" {
+				c.mu.Lock()
+				c.notes = append(c.notes, data)
+				c.mu.Unlock()
+			}
+		}
+	}()
+}
 
 func (c *httpClient) post(t *testing.T, msg string) *http.Response {
 	t.Helper()
@@ -208,6 +247,10 @@ func (c *httpClient) Notify(t *testing.T, msg string) {
 	resp := c.post(t, msg)
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+	if c.session != "" && !c.stream && strings.Contains(msg, `"notifications/initialized"`) {
+		c.stream = true
+		c.openStream(t)
+	}
 }
 
 func (c *httpClient) Send(t *testing.T, msg string) map[string]any {
@@ -232,6 +275,6 @@ func (c *httpClient) Send(t *testing.T, msg string) map[string]any {
 // HTTP serves srv on an httptest server, speaking Streamable HTTP.
 func HTTP(t *testing.T, srv *hexmcp.Server) Client {
 	hs := httptest.NewServer(srv.HTTPHandler(mcphttp.Options{}))
-	t.Cleanup(hs.Close)
-	return &httpClient{url: hs.URL}
+	t.Cleanup(hs.Close) // after the streams' cancels, registered later
+	return &httpClient{t: t, url: hs.URL}
 }
