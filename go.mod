@@ -11,6 +11,7 @@ require (
 	go.uber.org/zap v1.28.0
 	golang.org/x/sync v0.22.0
 	golang.org/x/text v0.14.0
+	golang.org/x/time v0.15.0
 	golang.org/x/tools v0.36.0
 )
 

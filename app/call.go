@@ -55,8 +55,13 @@ func decodeCursor(c string) (string, bool) {
 	return string(raw[len(cursorPrefix):]), true
 }
 
-func (e *Engine) toolsList(m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-	tools := e.registry.List()
+func (e *Engine) toolsList(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+	var tools []ports.RegisteredTool
+	if e.opts.Visibility.Tool == nil && (ci.session == nil || len(ci.session.ownTools()) == 0) {
+		tools = e.registry.List()
+	} else {
+		tools = e.visibleTools(ctx, e.viewer(ctx, ci), ci.session)
+	}
 	start := 0
 	if p.Cursor != nil && p.Cursor.Kind() != 'n' {
 		c, ok := stringParam(p.Cursor)
@@ -153,7 +158,7 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 	case args.Kind() != '{':
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "arguments" must be an object`, nil)
 	}
-	rt, ok := e.registry.Get(name)
+	rt, ok := e.findTool(ctx, ci, name)
 	if !ok {
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Unknown tool: "+name, nil)
 	}
@@ -177,7 +182,7 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 			return out, rerr
 		}
 		if te, ok := domain.AsToolError(err); ok {
-			res = e.policy.ShapeResult(domain.ErrorResult(te), ci.rev)
+			res = ci.features.ShapeResult(domain.ErrorResult(te))
 			return e.encodeCallResult(m, ci, res)
 		}
 		var ae *ArgumentsError
@@ -193,7 +198,7 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 		}
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
-	out, err := e.policy.WrapValue(rt.Tool, value, ci.rev)
+	out, err := ci.features.WrapValue(rt.Tool, value)
 	if err != nil {
 		e.logf(ctx, ports.LevelError, "hexmcp: tool result cannot be encoded", ports.F("tool", name), ports.F("error", err))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
@@ -261,7 +266,7 @@ func (e *Engine) encodeCallResult(m message, ci callInfo, res *domain.CallToolRe
 			for k, v := range res.Meta {
 				cp.Meta[k] = v
 			}
-			cp.Meta[metaServerInfo] = e.policy.ShapeImplementation(e.opts.Info, ci.rev)
+			cp.Meta[metaServerInfo] = ci.features.ShapeImplementation(e.opts.Info)
 			res = &cp
 		}
 	}
@@ -286,6 +291,10 @@ func (e *Engine) invoke(ctx context.Context, rt ports.RegisteredTool, args jsont
 			value, err = nil, errPanic
 		}
 	}()
+	if e.toolMiddleware != nil {
+		ctx = context.WithValue(ctx, registeredToolKey{}, rt)
+		return e.toolMiddleware(ctx, &ToolCall{Tool: rt.Tool, Arguments: stdjson.RawMessage(args)})
+	}
 	return rt.Handler(ctx, stdjson.RawMessage(args))
 }
 

@@ -37,7 +37,7 @@
 // A question the client has not declared the capability for is not sent:
 // Ask returns a [*MissingCapabilityError], which the engine answers with
 // -32021 (data.requiredCapabilities names what is missing); check
-// [RequestContext.HasClientCapability] first to do without it.
+// [RequestContext.CanAsk] first, with the same questions, to do without it.
 package app
 
 import (
@@ -101,6 +101,18 @@ type Options struct {
 	// ones) and results are not checked against their outputSchema. A
 	// Validator given with it is ignored.
 	DisableValidation bool
+	// Visibility decides, per request, which tools, resources and prompts
+	// it sees (default: everything, to everyone). See [Visibility].
+	Visibility Visibility
+
+	// Middleware wraps the handling of every incoming request and
+	// notification, on every transport and in both eras; the first is the
+	// outermost. See [Middleware].
+	Middleware []Middleware
+	// ToolMiddleware wraps every tool call, inside Middleware; the first
+	// is the outermost. See [ToolMiddleware].
+	ToolMiddleware []ToolMiddleware
+
 	// Logger receives the server's own log: internal errors with their
 	// details, recovered panics, output-schema warnings (default: slog's
 	// text format on standard error, never standard output, which may be
@@ -110,17 +122,24 @@ type Options struct {
 	// resources/list, resources/templates/list and prompts/list (default
 	// 100).
 	PageSize int
-	// MaxConcurrentRequests bounds the requests one connection may have in
-	// flight; reading pauses at the bound (default 64).
+	// MaxConcurrentRequests bounds the calls (tools/call, prompts/get,
+	// resources/read, batches) one connection served by ServeConn (stdio,
+	// WebSocket) runs at once (default 64). At the bound the next call
+	// waits until one ends, while the connection goes on reading and
+	// answering other messages (ping, lists, cancellations, the client's
+	// answers); reading pauses at the call after it, until the waiting one
+	// has started. A call waiting for the client's answer and a
+	// subscriptions/listen stream do not count (see ClientRequestTimeout
+	// and MaxListenersPerClient).
 	MaxConcurrentRequests int
 	// MaxInFlightBytesPerConn bounds, in bytes, the request messages one
 	// connection served by ServeConn (stdio, WebSocket) has in flight: the
 	// calls (tools/call, prompts/get, resources/read) and batches read and
 	// not yet answered (default [DefaultMaxInFlightBytesPerConn], 16 MiB;
 	// [Unlimited]: no bound). Reading pauses while the next call does not
-	// fit, and resumes as calls finish, as at MaxConcurrentRequests: the
-	// client's writes back up, nothing is refused. A single message larger
-	// than the bound is served when nothing else is in flight. Messages
+	// fit, and resumes as calls finish: the client's writes back up,
+	// nothing is refused. A single message larger than the bound is
+	// served when nothing else is in flight. Messages
 	// the reader answers itself (ping, lists, notifications, responses)
 	// are not counted: it holds one at a time. A subscriptions/listen
 	// stream gives its bytes back as it starts, and a call as it starts
@@ -236,6 +255,11 @@ type Engine struct {
 	promptCache sync.Map // resKey -> encoded prompt
 	metaCache   sync.Map // domain.Revision -> encoded result _meta
 
+	// middleware and toolMiddleware are the composed chains of
+	// Options.Middleware and ToolMiddleware (nil: none).
+	middleware     MethodHandler
+	toolMiddleware ToolHandler
+
 	schemaCache sync.Map // requested elicitation schema -> ports.Schema
 	schemaCount atomic.Int64
 }
@@ -295,6 +319,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		sessions:  make(map[*session]struct{}),
 	}
 	e.abortCtx, e.abort = context.WithCancel(context.Background())
+	e.buildMiddleware()
 	if w, ok := opts.ToolRegistry.(ports.ToolRegistryWatcher); ok {
 		e.stopWatch = w.Watch(e.toolsChanged)
 	}
@@ -398,19 +423,7 @@ func (e *Engine) prepare(t Tool) (ports.RegisteredTool, error) {
 // streams that asked for it.
 func (e *Engine) toolsChanged() {
 	e.listCache.invalidate()
-	msg, _ := encodeNotification("notifications/tools/list_changed", nil)
-	e.mu.Lock()
-	targets := make([]*session, 0, len(e.sessions))
-	for s := range e.sessions {
-		targets = append(targets, s)
-	}
-	e.mu.Unlock()
-	for _, s := range targets {
-		if s.wantsListChanged() {
-			s.send(msg)
-		}
-	}
-	e.notifyListeners(listenTools, "notifications/tools/list_changed")
+	e.listChanged(listenTools, "notifications/tools/list_changed", (*session).wantsListChanged)
 }
 
 // Abort cancels the context of every handler still running, on every

@@ -717,7 +717,7 @@ func TestInspect(t *testing.T) {
 	}
 }
 
-func TestResponseErrorAndHandleInspected(t *testing.T) {
+func TestAnswerAndHandleInspected(t *testing.T) {
 	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool())
 	ctx := context.Background()
 	for _, raw := range []string{
@@ -726,23 +726,35 @@ func TestResponseErrorAndHandleInspected(t *testing.T) {
 		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2},"_meta":{"io.modelcontextprotocol/protocolVersion":"1999-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`,
 		`{bad`,
 		`{"jsonrpc":"2.0","method":"notifications/x"}`,
+		`{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":2026,"io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"nope",` + meta2026 + `}}`,
 	} {
 		direct := e.HandleMessage(ctx, nil, []byte(raw), nil)
 		inspected := e.HandleInspected(ctx, nil, app.Inspect([]byte(raw)), nil)
 		if string(direct) != string(inspected) {
 			t.Fatalf("HandleInspected differs for %s:\n%s\n%s", raw, inspected, direct)
 		}
-		code, isErr := app.ResponseError(direct)
+		ans := e.Answer(ctx, nil, app.Inspect([]byte(raw)), nil)
 		var decoded struct {
-			Error *struct{ Code int }
+			Error *struct {
+				Code    int
+				Message string
+			}
 		}
 		if direct != nil {
 			if err := json.Unmarshal(direct, &decoded); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if isErr != (decoded.Error != nil) || decoded.Error != nil && code != decoded.Error.Code {
-			t.Fatalf("ResponseError(%s) = %d, %v", direct, code, isErr)
+		if string(ans.Response) != string(direct) || ans.IsError != (decoded.Error != nil) || decoded.Error != nil && ans.Code != decoded.Error.Code {
+			t.Fatalf("Answer(%s) = %+v", direct, ans)
+		}
+		// Only a request missing a required per-request field is
+		// malformed; an unknown tool's -32602 is an answer.
+		wantMalformed := decoded.Error != nil && decoded.Error.Code == -32602 && strings.Contains(decoded.Error.Message, "_meta")
+		if ans.Malformed != wantMalformed {
+			t.Fatalf("Answer(%s).Malformed = %v", direct, ans.Malformed)
 		}
 	}
 }

@@ -109,8 +109,8 @@ func TestInspectReportsRecoveredID(t *testing.T) {
 		if code != tc.code || string(m["id"]) != tc.id {
 			t.Errorf("%s: HandleMessage = %s", tc.name, resp)
 		}
-		if c, ok := app.ResponseError([]byte(resp)); !ok || c != tc.code {
-			t.Errorf("%s: ResponseError = %d %t", tc.name, c, ok)
+		if ans := e.Answer(t.Context(), nil, mi, nil); !ans.IsError || ans.Code != tc.code || string(ans.Response) != resp {
+			t.Errorf("%s: Answer = %+v", tc.name, ans)
 		}
 	}
 	for _, tc := range noIDCases {

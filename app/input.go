@@ -235,8 +235,17 @@ func (rc *RequestContext) ListRoots(ctx context.Context, key string) (*domain.Li
 
 // CanAsk reports whether the client can answer the questions: it declared
 // the capabilities they need (sub-capabilities included, such as
-// elicitation.url or sampling.tools) and its revision has the methods. A
-// handler that can do without the answers checks it before asking.
+// elicitation.url or sampling.tools) and the request's revision has the
+// methods (no elicitation before 2025-06-18, whatever the client
+// declares). It is exactly the check [RequestContext.Ask] makes before it
+// returns a [*MissingCapabilityError]: a handler that can do without the
+// answers asks CanAsk first, with the questions it is about to ask.
+//
+//	q := app.ElicitInput("confirm", domain.ElicitForm("Go ahead?", schema))
+//	if !rc.CanAsk(q) {
+//		return "", domain.NewToolError("This client cannot confirm; nothing was done.")
+//	}
+//	res, err := rc.Ask(ctx, q)
 func (rc *RequestContext) CanAsk(reqs ...InputRequest) bool {
 	return rc != nil && rc.checkCapabilities(reqs) == nil
 }

@@ -181,15 +181,15 @@ func TestMissingClientCapability(t *testing.T) {
 	e.AddTool(app.NewTool(func(rc *app.RequestContext) string {
 		form := app.ElicitInput("k", domain.ElicitForm("x", json.RawMessage(nameSchema)))
 		url := app.ElicitInput("k", domain.ElicitURL("x", "https://example.com", "e"))
-		return fmt.Sprint(rc.CanAsk(form), rc.CanAsk(url), rc.CanAsk(app.RootsInput("r")), rc.HasClientCapability("roots"))
+		return fmt.Sprint(rc.CanAsk(form), rc.CanAsk(url), rc.CanAsk(app.RootsInput("r")))
 	}, app.WithName("can_ask")))
 	c.recv() // notifications/tools/list_changed
 	for caps, want := range map[string]string{
-		`{"elicitation":{}}`:                      "true false false false",
-		`{"elicitation":{"url":{}}}`:              "false true false false",
-		`{"elicitation":{"form":{},"url":{}}}`:    "true true false false",
-		`{"elicitation":{"form":true},"roots":1}`: "false false false false",
-		`{"roots":{}}`:                            "false false true true",
+		`{"elicitation":{}}`:                      "true false false",
+		`{"elicitation":{"url":{}}}`:              "false true false",
+		`{"elicitation":{"form":{},"url":{}}}`:    "true true false",
+		`{"elicitation":{"form":true},"roots":1}`: "false false false",
+		`{"roots":{}}`:                            "false false true",
 	} {
 		resp := c.roundTrip(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"can_ask","arguments":{},` + metaCaps(caps) + `}}`)
 		if !strings.Contains(resp, `"text":"`+want+`"`) {
@@ -202,6 +202,15 @@ func TestMissingClientCapability(t *testing.T) {
 	}
 	resp = c.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask_url","arguments":{},` + metaCaps(`{"elicitation":{"form":{}}}`) + `}}`)
 	equalJSON(t, resp, `{"jsonrpc":"2.0","id":3,"error":{"code":-32021,"message":"Missing required client capability: elicitation.url","data":{"requiredCapabilities":{"elicitation":{"url":{}}}}}}`)
+
+	// CanAsk weighs the revision as Ask does: a 2025-03-26 session has no
+	// elicitation, whatever its client declared.
+	c2.recv() // notifications/tools/list_changed (ask_url)
+	c2.recv() // notifications/tools/list_changed (can_ask)
+	resp = c2.roundTrip(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"can_ask","arguments":{}}}`)
+	if !strings.Contains(resp, `"text":"false false false"`) {
+		t.Fatalf("CanAsk at 2025-03-26 with elicitation declared: %s", resp)
+	}
 }
 
 func TestCancellationBothWays(t *testing.T) {

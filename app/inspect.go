@@ -1,10 +1,8 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"strconv"
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/ports"
@@ -101,58 +99,30 @@ func (e *Engine) LookupTool(name string) (*domain.Tool, bool) {
 	return rt.Tool, true
 }
 
-// ResponseError reports whether resp, a response the engine produced, is a
-// JSON-RPC error, and its code. It reads only the front of the message, which
-// the engine always writes in the same order, so a transport can pick an
-// HTTP status without decoding the response again.
-func ResponseError(resp []byte) (code int, ok bool) {
-	const (
-		start = `{"jsonrpc":"2.0",`
-		head  = start + `"id":`
-	)
-	var rest []byte
-	// skip the id: absent (an error whose request id could not be read), a
-	// number, or a string (with escapes)
-	switch {
-	case bytes.HasPrefix(resp, []byte(start+`"error":`)):
-		rest = resp[len(start)-1:] // from the comma
-	case !bytes.HasPrefix(resp, []byte(head)):
-		return 0, false
-	case len(resp) > len(head) && resp[len(head)] == '"':
-		rest = resp[len(head):]
-		i := 1
-		for i < len(rest) && rest[i] != '"' {
-			if rest[i] == '\\' {
-				i++
-			}
-			i++
-		}
-		if i >= len(rest) {
-			return 0, false
-		}
-		rest = rest[i+1:]
-	default:
-		rest = resp[len(head):]
-		i := 0
-		for i < len(rest) && rest[i] != ',' {
-			i++
-		}
-		rest = rest[i:]
+// Answer is what the engine answered a message with, so that a transport
+// that must choose a status (HTTP) knows it without reading the response
+// again.
+type Answer struct {
+	// Response is the encoded response; nil when there is none (a
+	// notification, a client's response, a cancelled request).
+	Response []byte
+	// IsError tells a JSON-RPC error response; Code is its code.
+	IsError bool
+	Code    int
+	// Malformed marks an error answering a request that lacks a field
+	// the revision requires on every request (2026-07-28: the per-request
+	// _meta protocolVersion and clientCapabilities), which is "malformed"
+	// (HTTP 400), unlike other -32602 errors, which are answers (200).
+	Malformed bool
+}
+
+// Answer is HandleInspected telling what the answer is.
+func (e *Engine) Answer(ctx context.Context, sess *Session, mi MessageInfo, related ports.MessageWriter) Answer {
+	var s *session
+	if sess != nil {
+		s = sess.s
 	}
-	const errHead = `,"error":{"code":`
-	if !bytes.HasPrefix(rest, []byte(errHead)) {
-		return 0, false
-	}
-	rest = rest[len(errHead):]
-	i := 0
-	for i < len(rest) && (rest[i] == '-' || rest[i] >= '0' && rest[i] <= '9') {
-		i++
-	}
-	n, err := strconv.Atoi(string(rest[:i]))
-	if err != nil {
-		return 0, false
-	}
-	return n, true
+	return e.handleAnswer(ctx, s, mi.msg, mi.params, mi.rerr, related)
 }
 
 // HandleInspected is HandleMessage for a message already decoded by

@@ -263,6 +263,19 @@ type message struct {
 type rpcError struct {
 	id  jsontext.Value
 	err *domain.ProtocolError
+	// malformed marks the error of a request missing a required field
+	// (2026-07-28 basic, "Per-request protocol fields"), which HTTP
+	// answers 400.
+	malformed bool
+}
+
+// answer is the Answer of the response out, which is this error's
+// encoding (or, for a nil error, a result).
+func (r *rpcError) answer(out []byte) Answer {
+	if r == nil || out == nil {
+		return Answer{Response: out}
+	}
+	return Answer{Response: out, IsError: true, Code: r.err.Code, Malformed: r.malformed}
 }
 
 func newRPCError(id jsontext.Value, code int, msg string, data any) *rpcError {

@@ -114,7 +114,9 @@ type notice struct {
 // again.
 type listener struct {
 	client listenClient
-	kinds  [3]bool // by listenKind
+	view   *Viewer   // who listens (Visibility)
+	seen   [3]uint64 // fingerprints of the lists it saw, by listenKind (under mu)
+	kinds  [3]bool   // by listenKind
 	uris   map[string]struct{}
 
 	mu      sync.Mutex
@@ -186,7 +188,7 @@ var errStreamLost = errors.New("hexmcp: the listen stream is lost")
 //
 // Past Options.MaxListeners or Options.MaxListenersPerClient the request
 // is refused at once with [CodeListenLimit].
-func (e *Engine) listen(ctx context.Context, s *session, m message, p *wireParams) ([]byte, *rpcError) {
+func (e *Engine) listen(ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
 	// A stream may last for hours: it keeps copies of the little it needs
 	// (id, revision, filter), not the request (which may be as large as the
 	// transport allows).
@@ -219,6 +221,8 @@ func (e *Engine) listen(ctx context.Context, s *session, m message, p *wireParam
 	if l.client.key == "" && s != nil {
 		l.client.conn = s
 	}
+	l.view = e.viewer(ctx, ci)
+	e.recordSeen(l.view, nil, l)
 	if rerr := e.addListener(id, l); rerr != nil {
 		return nil, rerr
 	}

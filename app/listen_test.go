@@ -281,3 +281,31 @@ func TestListenNoResponseWhenPeerGone(t *testing.T) {
 	default:
 	}
 }
+
+// A listen stream gets tools/list_changed only when the list its own
+// client sees changed (Options.Visibility).
+func TestListenListChangedPerVisibleList(t *testing.T) {
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), Visibility: app.Visibility{
+		Tool: func(_ context.Context, v *app.Viewer, tl *domain.Tool) bool {
+			return !strings.HasPrefix(tl.Name, "admin") || v.Client.Name == "admin"
+		},
+	}}, addTool())
+	meta := func(client string) string {
+		return `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"` + client + `","version":"1"}}`
+	}
+	user, admin := serve(t, e), serve(t, e)
+	for name, c := range map[string]*client{"user": user, "admin": admin} {
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{` + meta(name) + `,"notifications":{"toolsListChanged":true}}}`)
+		c.recv() // acknowledged
+	}
+	if err := e.AddTool(app.NewTool(func() string { return "x" }, app.WithName("admin_only"))); err != nil {
+		t.Fatal(err)
+	}
+	equalJSON(t, admin.recv(), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`)
+	user.expectNothing()
+	if err := e.AddTool(app.NewTool(func() string { return "y" }, app.WithName("everyone"))); err != nil {
+		t.Fatal(err)
+	}
+	equalJSON(t, user.recv(), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`)
+	equalJSON(t, admin.recv(), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`)
+}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -26,67 +25,44 @@ type callInfo struct {
 
 // request serves one request and returns the encoded response.
 func (e *Engine) request(ctx context.Context, s *session, m message) []byte {
-	return e.requestWith(ctx, s, m, nil)
+	out, _ := e.requestWith(ctx, s, m, nil)
+	return out
 }
 
 // requestWith is request with the params already decoded (p not nil).
-func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wireParams) []byte {
-	if !e.policy.KnowsMethod(m.method) || e.resources == nil && strings.HasPrefix(m.method, "resources/") ||
-		e.prompts == nil && strings.HasPrefix(m.method, "prompts/") || m.method == "completion/complete" && !e.hasCompleters() {
-		return encodeError(newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method, nil))
+func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wireParams) ([]byte, *rpcError) {
+	entry := methods[m.method]
+	if entry == nil || entry.present != nil && !entry.present(e) {
+		rerr := newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method, nil)
+		return encodeError(rerr), rerr
 	}
 	if p == nil {
 		var rerr *rpcError
 		if p, rerr = decodeParams(m.params, m.id); rerr != nil {
-			return encodeError(rerr)
+			return encodeError(rerr), rerr
 		}
 	}
 	ci, rerr := e.resolve(s, m, p)
 	if rerr != nil {
-		return encodeError(rerr)
+		return encodeError(rerr), rerr
 	}
-	if !e.policy.MethodExists(ci.rev, m.method) {
-		return encodeError(newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method+" does not exist in protocol revision "+string(ci.rev), nil))
+	if !entry.existsIn(ci.era) {
+		rerr := newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method+" does not exist in protocol revision "+string(ci.rev), nil)
+		return encodeError(rerr), rerr
 	}
 	var (
 		out []byte
 		err *rpcError
 	)
-	switch m.method {
-	case "initialize":
-		out, err = e.initialize(s, m, p)
-	case "ping":
-		out = appendResponseHead(nil, m.id)
-		out = append(out, "{}}"...)
-	case "logging/setLevel":
-		out, err = e.setLevel(s, m, p)
-	case "server/discover":
-		out, err = e.discover(m, ci)
-	case "tools/list":
-		out, err = e.toolsList(m, p, ci)
-	case "tools/call":
-		out, err = e.toolsCall(ctx, m, p, ci)
-	case "resources/list":
-		out, err = e.resourcesList(m, p, ci)
-	case "resources/templates/list":
-		out, err = e.resourceTemplatesList(m, p, ci)
-	case "resources/read":
-		out, err = e.resourcesRead(ctx, m, p, ci)
-	case "resources/subscribe", "resources/unsubscribe":
-		out, err = e.resourcesSubscribe(s, m, p, m.method == "resources/subscribe")
-	case "prompts/list":
-		out, err = e.promptsList(m, p, ci)
-	case "prompts/get":
-		out, err = e.promptsGet(ctx, m, p, ci)
-	case "completion/complete":
-		out, err = e.completionComplete(ctx, m, p, ci)
-	case "subscriptions/listen":
-		out, err = e.listen(ctx, s, m, p)
+	if e.middleware == nil {
+		out, err = entry.serve(e, ctx, s, m, p, ci)
+	} else {
+		out, err = e.serveThroughMiddleware(ctx, entry, s, m, p, ci)
 	}
 	if err != nil {
-		return encodeError(err)
+		return encodeError(err), err
 	}
-	return out
+	return out, nil
 }
 
 // resolve finds the era and revision of a request. A request whose _meta
@@ -111,7 +87,9 @@ func (e *Engine) resolve(s *session, m message, p *wireParams) (callInfo, *rpcEr
 	if p.Meta != nil && p.Meta.ProtocolVersion != nil {
 		v, ok := stringParam(p.Meta.ProtocolVersion)
 		if !ok {
-			return ci, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaProtocolVersion+`"] must be a string`, nil)
+			rerr := newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaProtocolVersion+`"] must be a string`, nil)
+			rerr.malformed = true
+			return ci, rerr
 		}
 		if !e.policy.AcceptsStateless(v) {
 			return ci, newRPCError(m.id, domain.CodeUnsupportedProtocolVersion, "Unsupported protocol version",
@@ -119,7 +97,9 @@ func (e *Engine) resolve(s *session, m message, p *wireParams) (callInfo, *rpcEr
 		}
 		caps := p.Meta.ClientCapabilities
 		if caps == nil || caps.Kind() != '{' {
-			return ci, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaClientCapabilities+`"] is required and must be an object`, nil)
+			rerr := newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaClientCapabilities+`"] is required and must be an object`, nil)
+			rerr.malformed = true
+			return ci, rerr
 		}
 		if ci := p.Meta.ClientInfo; ci != nil && ci.Kind() != '{' {
 			return callInfo{}, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaClientInfo+`"] must be an object`, nil)
@@ -163,7 +143,7 @@ func noSessionError(e *Engine, m message) *rpcError {
 		map[string]any{"supported": e.policy.SupportedStrings()})
 }
 
-func (e *Engine) initialize(s *session, m message, p *wireParams) ([]byte, *rpcError) {
+func (e *Engine) initialize(ctx context.Context, s *session, m message, p *wireParams) ([]byte, *rpcError) {
 	requested, ok := stringParam(p.ProtocolVersion)
 	if !ok {
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: protocolVersion must be a string", nil)
@@ -194,7 +174,9 @@ func (e *Engine) initialize(s *session, m message, p *wireParams) ([]byte, *rpcE
 	_, s.resourcesAdvertised = caps["resources"]
 	_, s.promptsAdvertised = caps["prompts"]
 	s.initialized, s.rev, s.client, s.caps = true, rev, client, p.Capabilities
+	s.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
 	s.mu.Unlock()
+	e.recordSeen(s.viewer(), s, nil)
 
 	res := struct {
 		ProtocolVersion string                `json:"protocolVersion"`
@@ -261,8 +243,10 @@ func (e *Engine) discover(m message, ci callInfo) ([]byte, *rpcError) {
 	return e.encodeResult(m.id, res)
 }
 
+// cacheScope is "private" when the lists depend on who asks
+// (Options.PrivateCache, or a Visibility filter).
 func (e *Engine) cacheScope() string {
-	if e.opts.PrivateCache {
+	if e.opts.PrivateCache || e.filters(listenTools) || e.filters(listenResources) || e.filters(listenPrompts) {
 		return "private"
 	}
 	return "public"

@@ -41,6 +41,11 @@ var ErrClientGone = errors.New("hexmcp: the client went away before answering")
 // open (no GET stream), or the connection is broken.
 var ErrNoClientStream = errors.New("no stream open to the client")
 
+// ErrNoSession is returned by what needs a handshake-era session
+// ([RequestContext.AddSessionTool]) in a request that has none (a
+// stateless-era request).
+var ErrNoSession = errors.New("hexmcp: the request has no session")
+
 // outbound tracks a session's requests to the client, correlated by id.
 type outbound struct {
 	mu      sync.Mutex
@@ -150,7 +155,7 @@ func (e *Engine) callClient(ctx context.Context, s *session, w ports.MessageWrit
 		return nil
 	}
 	if slot != nil {
-		slot.block() // the connection must go on reading while this waits
+		slot.release() // the connection must go on reading while this waits
 	}
 	if err := write(ctx, msg); err != nil {
 		return nil, fmt.Errorf("hexmcp: sending %s to the client: %w", method, err)

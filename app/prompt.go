@@ -157,13 +157,7 @@ func (e *Engine) hasCompleters() bool {
 // streams that asked for it.
 func (e *Engine) promptsChanged() {
 	e.promptCache.Clear()
-	msg, _ := encodeNotification("notifications/prompts/list_changed", nil)
-	for _, s := range e.sessionList() {
-		if s.wantsPromptListChanged() {
-			s.send(msg)
-		}
-	}
-	e.notifyListeners(listenPrompts, "notifications/prompts/list_changed")
+	e.listChanged(listenPrompts, "notifications/prompts/list_changed", (*session).wantsPromptListChanged)
 }
 
 // getPrompt runs a prompt handler, turning a panic into an error.

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/go-json-experiment/json"
@@ -28,8 +29,13 @@ func (e *Engine) encodedPrompt(p *domain.Prompt, rev domain.Revision) ([]byte, e
 	return b, nil
 }
 
-func (e *Engine) promptsList(m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-	return encodePage(e, m, p, ci, "prompts", e.prompts.List(),
+func (e *Engine) promptsList(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+	items := e.prompts.List()
+	if e.opts.Visibility.Prompt != nil {
+		v := e.viewer(ctx, ci)
+		items = slices.DeleteFunc(slices.Clone(items), func(r ports.RegisteredPrompt) bool { return !e.promptVisible(ctx, v, r.Prompt) })
+	}
+	return encodePage(e, m, p, ci, "prompts", items,
 		func(r ports.RegisteredPrompt) string { return r.Prompt.Name },
 		func(r ports.RegisteredPrompt) ([]byte, error) { return e.encodedPrompt(r.Prompt, ci.rev) })
 }
@@ -70,6 +76,9 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 		return nil, rerr
 	}
 	rp, ok := e.prompts.Get(name)
+	if ok && e.opts.Visibility.Prompt != nil {
+		ok = e.promptVisible(ctx, e.viewer(ctx, ci), rp.Prompt)
+	}
 	if !ok {
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: unknown prompt "+strconv.Quote(name), map[string]any{"name": name})
 	}
@@ -104,7 +113,7 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 		}
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
-	shaped := e.policy.ShapePromptResult(res, ci.rev)
+	shaped := ci.features.ShapePromptResult(res)
 	b := appendResponseHead(make([]byte, 0, 256), m.id)
 	b = append(b, '{')
 	if ci.features.ResultType {
@@ -176,6 +185,9 @@ func (e *Engine) completionComplete(ctx context.Context, m message, p *wireParam
 		if e.prompts != nil {
 			rp, ok = e.prompts.Get(cp.Ref.Name)
 		}
+		if ok && e.opts.Visibility.Prompt != nil {
+			ok = e.promptVisible(ctx, e.viewer(ctx, ci), rp.Prompt)
+		}
 		if !ok {
 			return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: unknown prompt "+strconv.Quote(cp.Ref.Name), map[string]any{"name": cp.Ref.Name})
 		}
@@ -187,7 +199,7 @@ func (e *Engine) completionComplete(ctx context.Context, m message, p *wireParam
 		found := false
 		if e.resources != nil {
 			for _, t := range e.resources.ListTemplates() {
-				if t.Template.URITemplate == cp.Ref.URI {
+				if t.Template.URITemplate == cp.Ref.URI && (e.opts.Visibility.Resource == nil || e.resourceVisible(ctx, e.viewer(ctx, ci), cp.Ref.URI)) {
 					c, found = t.Completers[*cp.Argument.Name], true
 					break
 				}

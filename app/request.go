@@ -86,25 +86,13 @@ func (rc *RequestContext) Client() domain.Implementation {
 }
 
 // ClientCapabilities returns the capabilities the client declared, as JSON
-// (an object; "{}" when none).
+// (an object; "{}" when none). To know whether a question may be put to
+// the client, ask [RequestContext.CanAsk], which also weighs the revision.
 func (rc *RequestContext) ClientCapabilities() stdjson.RawMessage {
 	if rc.info.caps == nil {
 		return stdjson.RawMessage("{}")
 	}
 	return stdjson.RawMessage(rc.info.caps)
-}
-
-// HasClientCapability reports whether the client declared the named
-// top-level capability ("sampling", "elicitation", "roots", …) as an
-// object. [RequestContext.CanAsk] also checks sub-capabilities
-// (elicitation.url, sampling.tools) for given questions.
-func (rc *RequestContext) HasClientCapability(name string) bool {
-	var caps map[string]jsontext.Value
-	if rc.info.caps == nil || json.Unmarshal(rc.info.caps, &caps) != nil {
-		return false
-	}
-	v, ok := caps[name]
-	return ok && v.Kind() == '{'
 }
 
 // CanReportProgress reports whether the request carried a progressToken, so

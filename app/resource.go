@@ -329,13 +329,7 @@ func (e *Engine) hasResources() bool {
 // streams that asked for it.
 func (e *Engine) resourcesChanged() {
 	e.resCache.Clear()
-	msg, _ := encodeNotification("notifications/resources/list_changed", nil)
-	for _, s := range e.sessionList() {
-		if s.wantsResourceListChanged() {
-			s.send(msg)
-		}
-	}
-	e.notifyListeners(listenResources, "notifications/resources/list_changed")
+	e.listChanged(listenResources, "notifications/resources/list_changed", (*session).wantsResourceListChanged)
 }
 
 // NotifyResourceUpdated tells the handshake-era sessions subscribed to uri

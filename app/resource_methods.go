@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -115,14 +116,26 @@ func (e *Engine) appendStatelessTail(b []byte, ci callInfo) []byte {
 	return b
 }
 
-func (e *Engine) resourcesList(m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-	return encodePage(e, m, p, ci, "resources", e.resources.List(),
+func (e *Engine) resourcesList(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+	items := e.resources.List()
+	if e.opts.Visibility.Resource != nil {
+		v := e.viewer(ctx, ci)
+		items = slices.DeleteFunc(slices.Clone(items), func(r ports.RegisteredResource) bool { return !e.resourceVisible(ctx, v, r.Resource.URI) })
+	}
+	return encodePage(e, m, p, ci, "resources", items,
 		func(r ports.RegisteredResource) string { return r.Resource.URI },
 		func(r ports.RegisteredResource) ([]byte, error) { return e.encodedResource(r.Resource, ci.rev) })
 }
 
-func (e *Engine) resourceTemplatesList(m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-	return encodePage(e, m, p, ci, "resourceTemplates", e.resources.ListTemplates(),
+func (e *Engine) resourceTemplatesList(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+	items := e.resources.ListTemplates()
+	if e.opts.Visibility.Resource != nil {
+		v := e.viewer(ctx, ci)
+		items = slices.DeleteFunc(slices.Clone(items), func(t ports.RegisteredResourceTemplate) bool {
+			return !e.resourceVisible(ctx, v, t.Template.URITemplate)
+		})
+	}
+	return encodePage(e, m, p, ci, "resourceTemplates", items,
 		func(t ports.RegisteredResourceTemplate) string { return t.Template.URITemplate },
 		func(t ports.RegisteredResourceTemplate) ([]byte, error) { return e.encodedTemplate(t.Template, ci.rev) })
 }
@@ -157,12 +170,22 @@ func (e *Engine) checkURILength(m message, uri string) *rpcError {
 
 // findResource resolves uri: the registered resource of that URI, else the
 // first template it matches (with the template's variables).
-func (e *Engine) findResource(uri string) (h ports.ResourceHandler, vars map[string]string, mime string, ok bool) {
-	if r, ok := e.resources.Get(uri); ok {
+func (e *Engine) findResource(ctx context.Context, ci callInfo, uri string) (h ports.ResourceHandler, vars map[string]string, mime string, ok bool) {
+	var v *Viewer
+	visible := func(key string) bool {
+		if e.opts.Visibility.Resource == nil {
+			return true
+		}
+		if v == nil {
+			v = e.viewer(ctx, ci)
+		}
+		return e.resourceVisible(ctx, v, key)
+	}
+	if r, ok := e.resources.Get(uri); ok && visible(r.Resource.URI) {
 		return r.Handler, nil, r.Resource.MimeType, true
 	}
-	if t, v, ok := e.resources.Match(uri); ok {
-		return t.Handler, v, t.Template.MimeType, true
+	if t, vars, ok := e.resources.Match(uri); ok && visible(t.Template.URITemplate) {
+		return t.Handler, vars, t.Template.MimeType, true
 	}
 	return nil, nil, "", false
 }
@@ -172,7 +195,7 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 	if rerr != nil {
 		return nil, rerr
 	}
-	h, vars, mime, ok := e.findResource(uri)
+	h, vars, mime, ok := e.findResource(ctx, ci, uri)
 	if !ok {
 		return nil, e.resourceNotFound(m, ci, uri)
 	}
@@ -213,7 +236,7 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 		if c.MimeType == "" {
 			c.MimeType = mime
 		}
-		c = e.policy.ShapeResourceContents(c, ci.rev)
+		c = ci.features.ShapeResourceContents(c)
 		if b, err = c.AppendJSON(b); err != nil {
 			e.logf(ctx, ports.LevelError, "hexmcp: resource contents cannot be encoded", ports.F("uri", uri), ports.F("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
@@ -234,7 +257,7 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 // -32602. Subscribing again to a URI is a no-op that counts once;
 // unsubscribing needs no lookup (the resource may be gone) and always
 // succeeds.
-func (e *Engine) resourcesSubscribe(s *session, m message, p *wireParams, on bool) ([]byte, *rpcError) {
+func (e *Engine) resourcesSubscribe(ctx context.Context, s *session, m message, p *wireParams, ci callInfo, on bool) ([]byte, *rpcError) {
 	uri, rerr := e.uriParam(m, p)
 	if rerr != nil {
 		return nil, rerr
@@ -243,11 +266,8 @@ func (e *Engine) resourcesSubscribe(s *session, m message, p *wireParams, on boo
 		s.unsubscribe(uri)
 		return append(appendResponseHead(nil, m.id), "{}}"...), nil
 	}
-	if _, _, _, ok := e.findResource(uri); !ok {
-		s.mu.Lock()
-		rev := s.rev
-		s.mu.Unlock()
-		return nil, e.resourceNotFound(m, callInfo{rev: rev}, uri)
+	if _, _, _, ok := e.findResource(ctx, ci, uri); !ok {
+		return nil, e.resourceNotFound(m, ci, uri)
 	}
 	switch s.subscribe(uri, e.opts.MaxSubscriptions, e.opts.MaxSubscriptionBytes) {
 	case subscribeTooMany:

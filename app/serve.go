@@ -19,38 +19,41 @@ import (
 // Options.MaxInFlightBytesPerConn: 16 MiB.
 const DefaultMaxInFlightBytesPerConn = 16 << 20
 
-// runsAsCall tells the methods that a connection runs apart from its
-// reader, cancellable: those whose handlers may take long or wait for the
-// client (tools/call, prompts/get, resources/read) and the long-lived
-// subscriptions/listen. Other requests are answered in order by the reader.
-func runsAsCall(method string) bool {
-	switch method {
-	case "tools/call", "prompts/get", "resources/read", "subscriptions/listen":
-		return true
-	}
-	return false
-}
-
 // ServeConn serves one connection until the peer goes away (ReadMessage
 // returns io.EOF) or ctx is cancelled. Either way it stops reading, lets the
 // requests in flight finish and send their responses, then returns. Use
 // [Engine.Abort] to cancel those requests when a shutdown deadline passes.
 //
-// Messages are read by one goroutine at a time, the leader. When the leader
-// reads a tools/call or a subscriptions/listen (which lasts until it is
-// cancelled or reading ends) it hands the reading to an idle goroutine (or
-// starts one, up to Options.MaxConcurrentRequests calls in flight) and runs the
-// call itself, so that a call costs no goroutine switch on its way from the
-// transport to the handler, while later messages (a cancellation, another
-// call) are read as soon as they arrive. At the bound, reading pauses until
-// a call finishes.
+// Messages are read by one goroutine at a time, the reader; the other
+// goroutines of the connection run calls or wait, as followers, to read.
+// Requests other than calls (ping, lists, initialize), notifications and
+// the client's responses are served by the reader itself, in order. When
+// the reader reads a call (tools/call, prompts/get, resources/read,
+// subscriptions/listen) or a batch, it takes a place among the
+// Options.MaxConcurrentRequests calls the connection may run at once, hands
+// the reading to an idle follower (or starts one) and runs the call itself,
+// so that a call costs no goroutine switch on its way from the transport to
+// the handler, while later messages (a cancellation, another call) are read
+// as soon as they arrive.
+//
+// At the bound, the call read waits, parked, while the reader goes on
+// reading and serving what it serves itself; the goroutine whose call
+// finishes first runs the parked call in its place. A second call read
+// while one is parked waits with the reader, which reads nothing more
+// until the parked call has started: the peer's writes back up into the
+// transport, which is the backpressure. So reading never waits for more
+// than one call, whichever ends first, and never more than
+// MaxConcurrentRequests calls run at once. A call gives its place
+// back as it starts waiting for the client's answer (elicitation,
+// sampling, roots), which must be read, and a subscriptions/listen stream
+// as it starts: those are bounded by Options.ClientRequestTimeout and the
+// listen bounds (Options.MaxListenersPerClient), not by
+// MaxConcurrentRequests.
 //
 // The calls (and batches) in flight are also bounded in bytes, by
 // Options.MaxInFlightBytesPerConn: a call read while the others hold the
 // budget waits, and reading with it, until enough of them finish (a call
 // larger than the whole budget waits until nothing else is in flight).
-// As at the count bound, nothing is read meanwhile: the peer's writes back
-// up into the transport, which is the backpressure.
 func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
 	if pa, ok := c.(ports.PeerAddr); ok {
 		if _, known := ctx.Value(transportKey{}).(TransportInfo); !known {
@@ -65,13 +68,18 @@ func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
 	e.track(s)
 	defer e.untrack(s)
 
-	l := &connLoop{e: e, s: s, c: c, ctx: ctx, lead: make(chan struct{}), done: make(chan struct{}), max: e.opts.MaxConcurrentRequests + 1}
+	n := e.opts.MaxConcurrentRequests
+	l := &connLoop{
+		e: e, s: s, c: c, ctx: ctx,
+		lead: make(chan struct{}), done: make(chan struct{}), room: make(chan struct{}, 1),
+		bound: n, max: n + 1,
+	}
 	if n := e.opts.MaxInFlightBytesPerConn; n > 0 {
 		l.budget, l.budgetSize = semaphore.NewWeighted(int64(n)), int64(n)
 	}
 	l.goroutines = 1
 	l.wg.Add(1)
-	l.run(true)
+	l.run(true, pending{})
 	l.wg.Wait()
 	return l.err
 }
@@ -85,49 +93,126 @@ type connLoop struct {
 
 	lead chan struct{} // passes the reader role to an idle follower
 	done chan struct{} // closed when reading has ended
+	room chan struct{} // wakes a reader waiting for the parked call to start
 
 	// budget holds the bytes of the calls in flight
 	// (Options.MaxInFlightBytesPerConn); nil: no bound.
 	budget     *semaphore.Weighted
 	budgetSize int64
 
-	mu         sync.Mutex
-	goroutines int // live goroutines of this loop
+	mu       sync.Mutex
+	bound    int     // Options.MaxConcurrentRequests
+	running  int     // calls holding a place in the bound
+	parked   pending // the call waiting for a place (call nil: none)
+	roomWait bool    // the reader waits on room
+	// goroutines counts the reader, the followers and the goroutines of
+	// calls holding a place; those beyond max retire instead of following.
+	goroutines int
 	max        int
 	ended      bool
 	err        error
 	wg         sync.WaitGroup
 }
 
+// pending is a call read and not yet run, with the bytes it holds in the
+// budget.
+type pending struct {
+	call func(*callSlot)
+	size int64
+}
+
 // run is the life of one goroutine of the loop: lead (read) when it holds
-// the reader role, run the call it read, then wait to lead again.
-func (l *connLoop) run(leader bool) {
+// the reader role, run the call it read (or next, a call it was given),
+// then run the parked call if there is one, or wait to lead again.
+func (l *connLoop) run(leader bool, next pending) {
 	defer l.wg.Done()
 	slot := &callSlot{l: l} // reused by every call of this goroutine
 	for {
-		if !leader {
-			if l.surplus() {
-				return
+		for next.call == nil {
+			if !leader {
+				if l.surplus() {
+					return
+				}
+				select {
+				case <-l.lead:
+				case <-l.done:
+					return
+				}
+				leader = true
 			}
-			select {
-			case <-l.lead:
-			case <-l.done:
-				return
+			p, ok := l.read()
+			if !ok {
+				return // reading has ended
 			}
+			if l.place(p) {
+				l.handOff()
+				leader, next = false, p
+			}
+			// Otherwise p is parked and this goroutine reads on.
 		}
-		call, size := l.read()
-		if call == nil {
-			return // reading has ended
-		}
-		slot.reset(l.handOff(), size)
-		call(slot)
-		slot.releaseBytes()
-		leader = !slot.released() // still the reader unless it handed off
+		slot.reset(next.size)
+		next.call(slot)
+		next = slot.finish()
 	}
 }
 
-// surplus retires a goroutine that would idle beyond the bound (one started
-// for a call that waited for the client, see callSlot.block).
+// place gives p a place in the bound, or parks it (false) when every place
+// is taken. The reader parks a call only when none is parked (see
+// waitRoom).
+func (l *connLoop) place(p pending) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.running < l.bound {
+		l.running++
+		return true
+	}
+	l.parked = p
+	return false
+}
+
+// vacate gives up a place in the bound: to the parked call, which it
+// returns for the caller to run, if there is one. l.mu is held.
+func (l *connLoop) vacate() pending {
+	p := l.parked
+	if p.call == nil {
+		l.running--
+		return p
+	}
+	l.parked = pending{}
+	if l.roomWait {
+		l.roomWait = false
+		l.room <- struct{}{}
+	}
+	return p
+}
+
+// waitRoom waits, before the reader serves another call, until no call is
+// parked. It reports false when reading must end meanwhile (ctx is done:
+// a graceful stop).
+func (l *connLoop) waitRoom() bool {
+	l.mu.Lock()
+	if l.parked.call == nil {
+		l.mu.Unlock()
+		return true
+	}
+	l.roomWait = true
+	l.mu.Unlock()
+	select {
+	case <-l.room:
+		return true
+	case <-l.ctx.Done():
+		l.mu.Lock()
+		l.roomWait = false
+		select {
+		case <-l.room:
+		default:
+		}
+		l.mu.Unlock()
+		return false
+	}
+}
+
+// surplus retires a goroutine that would idle beyond the bound.
 func (l *connLoop) surplus() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -138,62 +223,82 @@ func (l *connLoop) surplus() bool {
 	return false
 }
 
-// callSlot is one call run by a goroutine of the loop. A goroutine that
-// runs a call without having handed off the reader role (at the bound)
-// keeps reading paused; if the call then waits for the client (a server
-// request in the handshake era), the answer could never be read. block,
-// called before such a wait, starts a new reader, beyond the bound if it
-// must: the paused reading resumes and the call's goroutine becomes a
-// follower when it is done. block also gives the call's bytes back to the
-// connection's budget: a reader waiting for room could otherwise never
-// read the answer. The bytes of calls waiting for the client are bounded
-// by the time they may wait (Options.ClientRequestTimeout), not by the
-// budget, as their number is not bounded by MaxConcurrentRequests.
-type callSlot struct {
-	l         *connLoop
-	mu        sync.Mutex
-	handedOff bool
-	bytes     int64 // held in l.budget
+// handOff gives the reader role to an idle follower, or to a new goroutine
+// when none is idle.
+func (l *connLoop) handOff() {
+	select {
+	case l.lead <- struct{}{}:
+		return
+	default:
+	}
+	l.mu.Lock()
+	l.goroutines++
+	l.mu.Unlock()
+	l.wg.Add(1)
+	go l.run(true, pending{})
 }
 
-func (c *callSlot) block() {
+// callSlot is the call a goroutine of the loop runs: the place it holds
+// in the bound and its bytes in the budget, which finish gives back (the
+// place to the parked call, if any). release gives both back earlier, when
+// the call starts to wait for the client's answer (a server request in the
+// handshake era: the answer must be read, and a reader waiting for a place
+// or for room in the budget would never read it), or a listen stream
+// starts (it lasts). Those calls are then bounded by the time they may
+// wait (Options.ClientRequestTimeout) and by the listen bounds, not by the
+// budget nor MaxConcurrentRequests.
+type callSlot struct {
+	l     *connLoop
+	mu    sync.Mutex
+	held  bool  // holds a place in the bound
+	bytes int64 // held in l.budget
+}
+
+func (c *callSlot) reset(bytes int64) {
+	c.mu.Lock()
+	c.held, c.bytes = true, bytes
+	c.mu.Unlock()
+}
+
+// release gives the call's place and bytes back (once: later calls do
+// nothing until the next reset). The place goes to the parked call, if
+// any, which a new goroutine runs: this one is taken by its call.
+func (c *callSlot) release() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.releaseBytesLocked()
-	if c.handedOff {
+	if !c.held {
 		return
 	}
-	c.handedOff = true
+	c.held = false
 	l := c.l
 	l.mu.Lock()
-	if l.ended {
-		l.mu.Unlock()
-		return
+	p := l.vacate()
+	if p.call == nil {
+		l.goroutines-- // this goroutine no longer counts until its call ends
 	}
-	l.goroutines++
-	l.wg.Add(1)
 	l.mu.Unlock()
-	go l.run(true)
+	if p.call != nil {
+		l.wg.Add(1)
+		go l.run(false, p) // counted in this goroutine's stead
+	}
 }
 
-func (c *callSlot) released() bool {
+// finish ends the call: it gives its bytes and its place back, and returns
+// the parked call, if any, for this goroutine to run in the same place.
+func (c *callSlot) finish() pending {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.handedOff
-}
-
-func (c *callSlot) reset(handedOff bool, bytes int64) {
-	c.mu.Lock()
-	c.handedOff, c.bytes = handedOff, bytes
-	c.mu.Unlock()
-}
-
-// releaseBytes gives the bytes of the call back to the connection's
-// budget (once: later calls do nothing until the next reset).
-func (c *callSlot) releaseBytes() {
-	c.mu.Lock()
 	c.releaseBytesLocked()
-	c.mu.Unlock()
+	l := c.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !c.held {
+		l.goroutines++ // released: it counts again (surplus may retire it)
+		return pending{}
+	}
+	c.held = false
+	return l.vacate()
 }
 
 func (c *callSlot) releaseBytesLocked() {
@@ -222,37 +327,27 @@ func (l *connLoop) admit(n int) (int64, bool) {
 	return w, true
 }
 
-// handOff gives the reader role to an idle follower, or to a new goroutine
-// when the bound allows. It reports false when the caller must keep the
-// role (every goroutine is busy): reading then waits for this call.
-func (l *connLoop) handOff() bool {
-	select {
-	case l.lead <- struct{}{}:
-		return true
-	default:
+// wait waits until the reader may serve a call of n bytes: no call is
+// parked (waitRoom) and the budget has room for it (admit). It returns the
+// bytes the call holds; false means reading has ended (a graceful stop).
+func (l *connLoop) wait(n int) (int64, bool) {
+	if !l.waitRoom() {
+		l.end(nil)
+		return 0, false
 	}
-	l.mu.Lock()
-	if l.goroutines >= l.max {
-		l.mu.Unlock()
-		// At the bound, a follower may still come free while we wait.
-		select {
-		case l.lead <- struct{}{}:
-			return true
-		default:
-			return false
-		}
+	size, ok := l.admit(n)
+	if !ok {
+		l.end(nil)
+		return 0, false
 	}
-	l.goroutines++
-	l.wg.Add(1)
-	l.mu.Unlock()
-	go l.run(true)
-	return true
+	return size, true
 }
 
 // read reads and serves messages until it finds a call (see runsAsCall) or
-// a batch, which it returns for the caller to run with the bytes it holds
-// in the budget (admitted: see admit); nil means reading has ended.
-func (l *connLoop) read() (func(*callSlot), int64) {
+// a batch, which it returns for the caller to place and run, with the
+// bytes it holds in the budget (admitted: see admit), once no other call
+// is parked (see waitRoom); false means reading has ended.
+func (l *connLoop) read() (pending, bool) {
 	e, s := l.e, l.s
 	for {
 		raw, err := l.c.ReadMessage(l.ctx)
@@ -266,7 +361,7 @@ func (l *connLoop) read() (func(*callSlot), int64) {
 			default:
 				l.end(err)
 			}
-			return nil, 0
+			return pending{}, false
 		}
 		raw = bytes.TrimSpace(raw)
 		if len(raw) == 0 {
@@ -278,12 +373,11 @@ func (l *connLoop) read() (func(*callSlot), int64) {
 				s.send(encodeError(rerr))
 				continue
 			}
-			size, ok := l.admit(len(raw))
+			size, ok := l.wait(len(raw))
 			if !ok {
-				l.end(nil)
-				return nil, 0
+				return pending{}, false
 			}
-			return func(slot *callSlot) { l.serveBatch(items, slot) }, size
+			return pending{func(slot *callSlot) { l.serveBatch(items, slot) }, size}, true
 		}
 		m, rerr := decodeMessage(raw)
 		if rerr != nil {
@@ -311,10 +405,9 @@ func (l *connLoop) read() (func(*callSlot), int64) {
 		// Admitted before it is registered: a reader waiting for room
 		// has read nothing after it, and at a graceful stop it is dropped
 		// unanswered, as messages not yet read are.
-		size, ok := l.admit(len(raw))
+		size, ok := l.wait(len(raw))
 		if !ok {
-			l.end(nil)
-			return nil, 0
+			return pending{}, false
 		}
 		// Registered before anything else is read, so that a
 		// notifications/cancelled read next always finds the request.
@@ -344,20 +437,21 @@ func (l *connLoop) read() (func(*callSlot), int64) {
 				case <-lctx.Done():
 				}
 			}()
-			return func(slot *callSlot) {
+			return pending{func(slot *callSlot) {
 				defer cancel(nil)
-				// The stream lasts: it gives its bytes back before it
-				// starts, as the engine keeps only copies of the
-				// little it needs (see Engine.listen), lest a few
-				// open streams hold the budget and reading stop.
-				slot.releaseBytes()
+				// The stream lasts: it gives its place and bytes back
+				// before it starts, as the engine keeps only copies of
+				// the little it needs (see Engine.listen), lest a few
+				// open streams hold the bound or the budget and reading
+				// stop.
+				slot.release()
 				finish(e.request(lctx, s, m))
-			}, size
+			}, size}, true
 		}
-		return func(slot *callSlot) {
+		return pending{func(slot *callSlot) {
 			m.slot = slot
 			finish(e.request(rctx, s, m))
-		}, size
+		}, size}, true
 	}
 }
 
@@ -394,49 +488,15 @@ func (l *connLoop) batch(raw []byte) ([]jsontext.Value, *rpcError) {
 	return items, nil
 }
 
-// serveBatch serves the messages of a batch concurrently and sends their
-// responses as one array, in the order of the requests (nothing when the
-// batch held only notifications).
+// serveBatch serves the messages of a batch ([Engine.batch]) and sends
+// their responses as one array, in the order of the requests (nothing
+// when the batch held only notifications).
 func (l *connLoop) serveBatch(items []jsontext.Value, slot *callSlot) {
-	e, s := l.e, l.s
-	out := make([][]byte, len(items))
-	var wg sync.WaitGroup
+	members := make([]MessageInfo, len(items))
 	for i, raw := range items {
-		if k := raw.Kind(); k != '{' {
-			out[i] = encodeError(newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: a message must be a JSON-RPC 2.0 object", nil))
-			continue
-		}
-		m, rerr := decodeMessage(raw)
-		switch {
-		case rerr != nil:
-			if m.method == "" || m.id != nil {
-				out[i] = encodeError(rerr)
-			}
-		case m.isResponse:
-			e.clientResponse(s, m)
-		case m.id == nil:
-			e.notification(s, m)
-		case m.method == "initialize":
-			out[i] = encodeError(newRPCError(m.id, domain.CodeInvalidRequest, "Invalid Request: initialize must not be part of a batch", nil))
-		case Inspect(raw).Stateless():
-			// Batches belong to 2025-03-26; a stateless-era request stands
-			// alone (as over HTTP, where its headers describe one body).
-			out[i] = encodeError(newRPCError(m.id, domain.CodeInvalidRequest, "Invalid Request: stateless requests cannot be batched: a request naming a protocol version in _meta must be sent on its own", nil))
-		default:
-			rctx, finish, rerr := s.beginWith(s.base, m.id)
-			if rerr != nil {
-				out[i] = encodeError(rerr)
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				m.slot = slot
-				out[i] = finish(e.request(rctx, s, m))
-			}()
-		}
+		members[i] = Inspect(raw)
 	}
-	wg.Wait()
+	out := l.e.batch(l.s.base, l.s, members, nil, slot)
 	b := []byte{'['}
 	for _, o := range out {
 		if o == nil {
@@ -448,6 +508,6 @@ func (l *connLoop) serveBatch(items []jsontext.Value, slot *callSlot) {
 		b = append(b, o...)
 	}
 	if len(b) > 1 {
-		s.send(append(b, ']'))
+		l.s.send(append(b, ']'))
 	}
 }

@@ -58,6 +58,16 @@ type session struct {
 	subscriptions []string
 	// subBytes is the total length of subscriptions.
 	subBytes int
+	// trans is what the transport knew of the request that initialized
+	// the session (its principal, for Visibility outside requests).
+	trans TransportInfo
+	// seen fingerprints the lists the session saw last (by listenKind),
+	// when a Visibility filters them: list-changed notifications go only
+	// when they change.
+	seen [3]uint64
+	// tools are the session's own tools (RequestContext.AddSessionTool),
+	// sorted by name; never modified in place.
+	tools []ports.RegisteredTool
 }
 
 // send writes one message; write errors mark the connection broken.
@@ -176,33 +186,41 @@ func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte, r
 
 // handle serves a decoded message (params, when not nil, already decoded).
 func (e *Engine) handle(ctx context.Context, s *session, m message, p *wireParams, rerr *rpcError, related ports.MessageWriter) []byte {
+	return e.handleAnswer(ctx, s, m, p, rerr, related).Response
+}
+
+// handleAnswer is handle telling what the answer is.
+func (e *Engine) handleAnswer(ctx context.Context, s *session, m message, p *wireParams, rerr *rpcError, related ports.MessageWriter) Answer {
 	if rerr != nil {
 		if m.method != "" && m.id == nil {
-			return nil
+			return Answer{}
 		}
-		return encodeError(rerr)
+		return rerr.answer(encodeError(rerr))
 	}
 	if m.isResponse {
 		e.clientResponse(s, m)
-		return nil
+		return Answer{}
 	}
 	if m.id == nil {
-		if s != nil {
-			e.notification(s, m)
-		}
-		return nil
+		e.notificationCtx(ctx, s, m)
+		return Answer{}
 	}
 	if related != nil {
 		ctx = context.WithValue(ctx, relatedKey{}, related)
 	}
 	if !runsAsCall(m.method) || s == nil {
-		return e.requestWith(ctx, s, m, p)
+		out, rerr := e.requestWith(ctx, s, m, p)
+		return rerr.answer(out)
 	}
 	rctx, finish, rerr := s.beginWith(ctx, m.id)
 	if rerr != nil {
-		return encodeError(rerr)
+		return rerr.answer(encodeError(rerr))
 	}
-	return finish(e.requestWith(rctx, s, m, p))
+	out, rerr := e.requestWith(rctx, s, m, p)
+	if out = finish(out); out == nil {
+		return Answer{} // cancelled: no response
+	}
+	return rerr.answer(out)
 }
 
 // relatedKey carries a request's own writer for related notifications.
@@ -317,9 +335,11 @@ func (sess *Session) Close() {
 // idKey is the key of a request id in the in-flight map.
 func idKey(id jsontext.Value) string { return string(id) }
 
-// notification handles a message without an id. Notifications get no
-// answer, even when they are malformed.
-func (e *Engine) notification(s *session, m message) {
+// notify is the engine's own handling of a notification.
+func (e *Engine) notify(s *session, m message) {
+	if s == nil {
+		return
+	}
 	switch m.method {
 	case "notifications/initialized":
 		s.mu.Lock()

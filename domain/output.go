@@ -36,7 +36,7 @@ type WrapOutcome struct {
 	Warning *StructuredWarning
 }
 
-// WrapValue turns a tool's return value into its result for revision r,
+// WrapValue turns a tool's return value into its result for the revision,
 // following the SDK's table:
 //
 //	string, number, bool        one text block ("true"/"false" for bools)
@@ -46,10 +46,10 @@ type WrapOutcome struct {
 //	[]Content, []any of Content those blocks, in order
 //	CallToolResult (or pointer) sent as it is
 //
-// and adds structuredContent where [RevisionPolicy.AllowsStructured] says so.
+// and adds structuredContent where [Features.AllowsStructured] says so.
 // The JSON text block is always present next to structuredContent. Values are
 // encoded with encoding/json, so json tags and Marshaler methods apply.
-func (p RevisionPolicy) WrapValue(tool *Tool, value any, r Revision) (WrapOutcome, error) {
+func (f Features) WrapValue(tool *Tool, value any) (WrapOutcome, error) {
 	var out WrapOutcome
 	declared := len(tool.OutputSchema) > 0
 	var (
@@ -65,22 +65,22 @@ func (p RevisionPolicy) WrapValue(tool *Tool, value any, r Revision) (WrapOutcom
 			shape, text = ShapeNull, NullText
 			break
 		}
-		out.Result = p.ShapeResult(v, r)
+		out.Result = f.ShapeResult(v)
 		return out, nil
 	case CallToolResult:
-		out.Result = p.ShapeResult(&v, r)
+		out.Result = f.ShapeResult(&v)
 		return out, nil
 	case Content:
 		if reflect.ValueOf(v).IsNil() {
 			shape, text = ShapeNull, NullText
 			break
 		}
-		out.Result = p.ShapeResult(&CallToolResult{Content: []Content{v}}, r)
-		out.Warning = p.warn(tool, value, ShapeContent, r)
+		out.Result = f.ShapeResult(&CallToolResult{Content: []Content{v}})
+		out.Warning = f.warn(tool, value, ShapeContent)
 		return out, nil
 	case []Content:
-		out.Result = p.ShapeResult(&CallToolResult{Content: v}, r)
-		out.Warning = p.warn(tool, value, ShapeContent, r)
+		out.Result = f.ShapeResult(&CallToolResult{Content: v})
+		out.Warning = f.warn(tool, value, ShapeContent)
 		return out, nil
 	case string:
 		shape, text = ShapeScalar, v
@@ -99,8 +99,8 @@ func (p RevisionPolicy) WrapValue(tool *Tool, value any, r Revision) (WrapOutcom
 	default:
 		var err error
 		if blocks, ok := contentSlice(value); ok {
-			out.Result = p.ShapeResult(&CallToolResult{Content: blocks}, r)
-			out.Warning = p.warn(tool, value, ShapeContent, r)
+			out.Result = f.ShapeResult(&CallToolResult{Content: blocks})
+			out.Warning = f.warn(tool, value, ShapeContent)
 			return out, nil
 		}
 		if raw, err = json.Marshal(value); err != nil {
@@ -111,7 +111,7 @@ func (p RevisionPolicy) WrapValue(tool *Tool, value any, r Revision) (WrapOutcom
 		}
 	}
 	res := &CallToolResult{Content: []Content{&TextContent{Text: text}}}
-	if p.AllowsStructured(r, shape, declared) {
+	if f.AllowsStructured(shape, declared) {
 		if raw == nil {
 			var err error
 			if raw, err = json.Marshal(value); err != nil {
@@ -120,25 +120,30 @@ func (p RevisionPolicy) WrapValue(tool *Tool, value any, r Revision) (WrapOutcom
 		}
 		res.StructuredContent = raw
 	} else {
-		out.Warning = p.warn(tool, value, shape, r)
+		out.Warning = f.warn(tool, value, shape)
 	}
 	out.Result = res
 	return out, nil
+}
+
+// WrapValue is [Features.WrapValue] of revision r's features.
+func (p RevisionPolicy) WrapValue(tool *Tool, value any, r Revision) (WrapOutcome, error) {
+	return p.Features(r).WrapValue(tool, value)
 }
 
 // warn returns a warning when tool declares an outputSchema that the client
 // was told about (its revision has structuredContent) but the value cannot
 // be sent as structuredContent. For older revisions the schema is not
 // advertised, so nothing is promised and nothing is logged.
-func (p RevisionPolicy) warn(tool *Tool, value any, shape ValueShape, r Revision) *StructuredWarning {
-	if len(tool.OutputSchema) == 0 || !p.Features(r).StructuredContent || p.ShapeOutputSchema(tool.OutputSchema, r) == nil {
+func (f Features) warn(tool *Tool, value any, shape ValueShape) *StructuredWarning {
+	if len(tool.OutputSchema) == 0 || !f.StructuredContent || f.ShapeOutputSchema(tool.OutputSchema) == nil {
 		return nil
 	}
 	typ := "nil"
 	if value != nil {
 		typ = fmt.Sprintf("%T", value)
 	}
-	return &StructuredWarning{Tool: tool.Name, GoType: typ, Shape: shape, Revision: r}
+	return &StructuredWarning{Tool: tool.Name, GoType: typ, Shape: shape, Revision: f.Revision}
 }
 
 // contentSlice recognises a slice whose every element is a Content block.

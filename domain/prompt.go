@@ -161,11 +161,10 @@ func (r *GetPromptResult) Validate() error {
 	return nil
 }
 
-// ShapePrompt returns p as a client of revision rev may see it: titles (of
+// ShapePrompt returns p as a client of the revision may see it: titles (of
 // the prompt and its arguments) and _meta before 2025-06-18 and icons
 // before 2025-11-25 are removed. p is not modified.
-func (pol RevisionPolicy) ShapePrompt(p *Prompt, rev Revision) *Prompt {
-	f := pol.Features(rev)
+func (f Features) ShapePrompt(p *Prompt) *Prompt {
 	s := *p
 	if !f.ToolTitle {
 		s.Title = ""
@@ -184,18 +183,28 @@ func (pol RevisionPolicy) ShapePrompt(p *Prompt, rev Revision) *Prompt {
 	return &s
 }
 
-// ShapePromptResult returns r as revision rev may carry it: each message's
+// ShapePrompt is [Features.ShapePrompt] of revision rev's features.
+func (pol RevisionPolicy) ShapePrompt(p *Prompt, rev Revision) *Prompt {
+	return pol.Features(rev).ShapePrompt(p)
+}
+
+// ShapePromptResult returns r as the revision may carry it: each message's
 // content goes through [RevisionPolicy.ShapeContent] (audio and resource
 // links become text where unknown), and _meta is removed before
 // 2025-06-18. r is not modified.
-func (pol RevisionPolicy) ShapePromptResult(r *GetPromptResult, rev Revision) *GetPromptResult {
+func (f Features) ShapePromptResult(r *GetPromptResult) *GetPromptResult {
 	s := *r
 	s.Messages = make([]PromptMessage, len(r.Messages))
 	for i, m := range r.Messages {
-		s.Messages[i] = PromptMessage{Role: m.Role, Content: pol.ShapeContent(m.Content, rev)}
+		s.Messages[i] = PromptMessage{Role: m.Role, Content: f.ShapeContent(m.Content)}
 	}
-	s.Meta = stripMeta(r.Meta, pol.Features(rev))
+	s.Meta = stripMeta(r.Meta, f)
 	return &s
+}
+
+// ShapePromptResult is [Features.ShapePromptResult] of revision rev's features.
+func (pol RevisionPolicy) ShapePromptResult(r *GetPromptResult, rev Revision) *GetPromptResult {
+	return pol.Features(rev).ShapePromptResult(r)
 }
 
 // AppendJSON appends the prompt's wire form to b; unset optional fields

@@ -95,15 +95,8 @@ func TestTemplateVariables(t *testing.T) {
 	}
 }
 
-func TestPromptMethodsExist(t *testing.T) {
+func TestCompletionsCapability(t *testing.T) {
 	var pol domain.RevisionPolicy
-	for _, m := range []string{"prompts/list", "prompts/get", "completion/complete"} {
-		for _, rev := range pol.Supported() {
-			if !pol.MethodExists(rev, m) {
-				t.Errorf("%s does not exist in %s", m, rev)
-			}
-		}
-	}
 	if pol.Features(domain.Revision20241105).CompletionsCapability || !pol.Features(domain.Revision20250326).CompletionsCapability {
 		t.Fatal("CompletionsCapability")
 	}

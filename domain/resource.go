@@ -117,11 +117,10 @@ func validateResourceURI(uri string) error {
 	return nil
 }
 
-// ShapeResource returns r as a client of revision rev may see it: title
+// ShapeResource returns r as a client of the revision may see it: title
 // and _meta before 2025-06-18, icons before 2025-11-25 and
 // annotations.lastModified before 2025-06-18 are removed. r is not modified.
-func (p RevisionPolicy) ShapeResource(r *Resource, rev Revision) *Resource {
-	f := p.Features(rev)
+func (f Features) ShapeResource(r *Resource) *Resource {
 	s := *r
 	if !f.ToolTitle {
 		s.Title = ""
@@ -134,9 +133,13 @@ func (p RevisionPolicy) ShapeResource(r *Resource, rev Revision) *Resource {
 	return &s
 }
 
+// ShapeResource is [Features.ShapeResource] of revision rev's features.
+func (p RevisionPolicy) ShapeResource(r *Resource, rev Revision) *Resource {
+	return p.Features(rev).ShapeResource(r)
+}
+
 // ShapeResourceTemplate is [RevisionPolicy.ShapeResource] for templates.
-func (p RevisionPolicy) ShapeResourceTemplate(t *ResourceTemplate, rev Revision) *ResourceTemplate {
-	f := p.Features(rev)
+func (f Features) ShapeResourceTemplate(t *ResourceTemplate) *ResourceTemplate {
 	s := *t
 	if !f.ToolTitle {
 		s.Title = ""
@@ -149,11 +152,21 @@ func (p RevisionPolicy) ShapeResourceTemplate(t *ResourceTemplate, rev Revision)
 	return &s
 }
 
-// ShapeResourceContents returns c as revision rev may carry it: _meta is
+// ShapeResourceTemplate is [Features.ShapeResourceTemplate] of revision rev's features.
+func (p RevisionPolicy) ShapeResourceTemplate(t *ResourceTemplate, rev Revision) *ResourceTemplate {
+	return p.Features(rev).ShapeResourceTemplate(t)
+}
+
+// ShapeResourceContents returns c as the revision may carry it: _meta is
 // removed before 2025-06-18.
-func (p RevisionPolicy) ShapeResourceContents(c ResourceContents, rev Revision) ResourceContents {
-	c.Meta = stripMeta(c.Meta, p.Features(rev))
+func (f Features) ShapeResourceContents(c ResourceContents) ResourceContents {
+	c.Meta = stripMeta(c.Meta, f)
 	return c
+}
+
+// ShapeResourceContents is [Features.ShapeResourceContents] of revision rev's features.
+func (p RevisionPolicy) ShapeResourceContents(c ResourceContents, rev Revision) ResourceContents {
+	return p.Features(rev).ShapeResourceContents(c)
 }
 
 // AppendJSON appends the resource's wire form to b; unset optional fields

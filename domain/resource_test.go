@@ -144,10 +144,4 @@ func TestResourceNotFoundCode(t *testing.T) {
 			t.Errorf("%s: %d, want %d", rev, got, want)
 		}
 	}
-	if !p.MethodExists(domain.Revision20251125, "resources/subscribe") || p.MethodExists(domain.Revision20260728, "resources/subscribe") {
-		t.Error("resources/subscribe is a handshake-era method")
-	}
-	if !p.MethodExists(domain.Revision20260728, "resources/read") || !p.MethodExists(domain.Revision20241105, "resources/templates/list") {
-		t.Error("resources/read and resources/templates/list exist in both eras")
-	}
 }

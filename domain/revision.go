@@ -40,6 +40,8 @@ func (e Era) String() string {
 // Features lists what one revision knows about. The zero value is a revision
 // that knows nothing beyond 2024-11-05.
 type Features struct {
+	// Revision is the revision these are the features of.
+	Revision Revision
 	// Era is how the revision opens a conversation.
 	Era Era
 	// ToolAnnotations: Tool.annotations (2025-03-26).
@@ -169,7 +171,7 @@ func (p RevisionPolicy) AcceptsStateless(requested string) bool {
 // known ones is treated as the newest known one; an older unknown one as
 // 2024-11-05.
 func (p RevisionPolicy) Features(r Revision) Features {
-	f := Features{Era: EraHandshake, ResourceSubscriptions: true}
+	f := Features{Revision: r, Era: EraHandshake, ResourceSubscriptions: true}
 	if r >= Revision20250326 {
 		f.ToolAnnotations = true
 		f.AudioContent = true
@@ -260,14 +262,13 @@ func (s ValueShape) String() string {
 }
 
 // AllowsStructured reports whether a value of the given shape may be sent as
-// structuredContent under revision r, for a tool that declares an output
+// structuredContent under the revision, for a tool that declares an output
 // schema (declared) or not:
 //   - objects: from 2025-06-18 on;
 //   - lists: from 2026-07-28 on (before, structuredContent had to be an object);
 //   - scalars: from 2026-07-28 on, and only when an outputSchema is declared;
 //   - null and content values: never.
-func (p RevisionPolicy) AllowsStructured(r Revision, shape ValueShape, declared bool) bool {
-	f := p.Features(r)
+func (f Features) AllowsStructured(shape ValueShape, declared bool) bool {
 	switch shape {
 	case ShapeObject:
 		return f.StructuredContent
@@ -278,3 +279,11 @@ func (p RevisionPolicy) AllowsStructured(r Revision, shape ValueShape, declared 
 	}
 	return false
 }
+
+// AllowsStructured is [Features.AllowsStructured] of revision r's features.
+func (p RevisionPolicy) AllowsStructured(r Revision, shape ValueShape, declared bool) bool {
+	return p.Features(r).AllowsStructured(shape, declared)
+}
+
+// MethodInitialize is the request that opens a handshake-era session.
+const MethodInitialize = "initialize"

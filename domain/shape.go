@@ -6,17 +6,16 @@ import (
 	"strings"
 )
 
-// ShapeTool returns t as a client of revision r may see it: title,
-// outputSchema, annotations, icons and _meta are removed where r does not
+// ShapeTool returns t as a client of the revision may see it: title,
+// outputSchema, annotations, icons and _meta are removed where it does not
 // know them, and before 2026-07-28 an outputSchema whose root is not an
 // object is removed too (it could not be honoured). t is not modified.
-func (p RevisionPolicy) ShapeTool(t *Tool, r Revision) *Tool {
-	f := p.Features(r)
+func (f Features) ShapeTool(t *Tool) *Tool {
 	s := *t
 	if !f.ToolTitle {
 		s.Title = ""
 	}
-	s.OutputSchema = p.ShapeOutputSchema(t.OutputSchema, r)
+	s.OutputSchema = f.ShapeOutputSchema(t.OutputSchema)
 	if !f.ToolAnnotations || s.Annotations.IsZero() {
 		s.Annotations = nil
 	}
@@ -29,9 +28,13 @@ func (p RevisionPolicy) ShapeTool(t *Tool, r Revision) *Tool {
 	return &s
 }
 
-// ShapeOutputSchema returns the output schema to advertise under r, or nil.
-func (p RevisionPolicy) ShapeOutputSchema(schema json.RawMessage, r Revision) json.RawMessage {
-	f := p.Features(r)
+// ShapeTool is [Features.ShapeTool] of revision r's features.
+func (p RevisionPolicy) ShapeTool(t *Tool, r Revision) *Tool {
+	return p.Features(r).ShapeTool(t)
+}
+
+// ShapeOutputSchema returns the output schema to advertise under its revision, or nil.
+func (f Features) ShapeOutputSchema(schema json.RawMessage) json.RawMessage {
 	if len(schema) == 0 || !f.OutputSchema {
 		return nil
 	}
@@ -41,18 +44,22 @@ func (p RevisionPolicy) ShapeOutputSchema(schema json.RawMessage, r Revision) js
 	return schema
 }
 
-// ShapeResult returns res as revision r may carry it: structuredContent is
-// dropped where r has none (or, before 2026-07-28, when it is not an
-// object), and each content block goes through [RevisionPolicy.ShapeContent].
+// ShapeOutputSchema is [Features.ShapeOutputSchema] of revision r's features.
+func (p RevisionPolicy) ShapeOutputSchema(schema json.RawMessage, r Revision) json.RawMessage {
+	return p.Features(r).ShapeOutputSchema(schema)
+}
+
+// ShapeResult returns res as the revision may carry it: structuredContent is
+// dropped where the revision has none (or, before 2026-07-28, when it is not an
+// object), and each content block goes through [Features.ShapeContent].
 // res is returned unchanged (not copied) when nothing needs to change.
-func (p RevisionPolicy) ShapeResult(res *CallToolResult, r Revision) *CallToolResult {
-	f := p.Features(r)
+func (f Features) ShapeResult(res *CallToolResult) *CallToolResult {
 	dropStructured := res.StructuredContent != nil &&
 		(!f.StructuredContent || !f.AnyStructuredContent && !isJSONObject(res.StructuredContent))
 	dropMeta := len(res.Meta) > 0 && !f.Meta
 	var blocks []Content
 	for i, c := range res.Content {
-		sc := p.ShapeContent(c, r)
+		sc := f.ShapeContent(c)
 		if sc != c && blocks == nil {
 			blocks = make([]Content, len(res.Content))
 			copy(blocks, res.Content[:i])
@@ -77,9 +84,14 @@ func (p RevisionPolicy) ShapeResult(res *CallToolResult, r Revision) *CallToolRe
 	return &out
 }
 
-// ShapeContent returns c as revision r may carry it. Fields r does not know
+// ShapeResult is [Features.ShapeResult] of revision r's features.
+func (p RevisionPolicy) ShapeResult(res *CallToolResult, r Revision) *CallToolResult {
+	return p.Features(r).ShapeResult(res)
+}
+
+// ShapeContent returns c as the revision may carry it. Fields it does not know
 // are removed (_meta and annotations.lastModified before 2025-06-18, title
-// and icons of resource links where unknown). Block types r does not know are
+// and icons of resource links where unknown). Block types the revision does not know are
 // replaced by a text block that says what was there:
 //   - audio before 2025-03-26 becomes the text
 //     "[audio omitted (MIME): the client's protocol revision has no audio content]";
@@ -87,8 +99,7 @@ func (p RevisionPolicy) ShapeResult(res *CallToolResult, r Revision) *CallToolRe
 //     "Resource: NAME <URI>" (with the description on a second line).
 //
 // c is returned unchanged when nothing needs to change.
-func (p RevisionPolicy) ShapeContent(c Content, r Revision) Content {
-	f := p.Features(r)
+func (f Features) ShapeContent(c Content) Content {
 	switch v := c.(type) {
 	case *TextContent:
 		if needsStrip(v.Annotations, v.Meta, f) {
@@ -146,6 +157,11 @@ func (p RevisionPolicy) ShapeContent(c Content, r Revision) Content {
 		}
 	}
 	return c
+}
+
+// ShapeContent is [Features.ShapeContent] of revision r's features.
+func (p RevisionPolicy) ShapeContent(c Content, r Revision) Content {
+	return p.Features(r).ShapeContent(c)
 }
 
 func needsStrip(a *Annotations, meta map[string]any, f Features) bool {
@@ -214,10 +230,9 @@ func (t *Tool) AppendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes the tool as it is (unshaped).
 func (t *Tool) MarshalJSON() ([]byte, error) { return t.AppendJSON(nil) }
 
-// ShapeImplementation returns server or client info as revision r knows it:
+// ShapeImplementation returns server or client info as the revision knows it:
 // title from 2025-06-18, description, websiteUrl and icons from 2025-11-25.
-func (p RevisionPolicy) ShapeImplementation(i Implementation, r Revision) Implementation {
-	f := p.Features(r)
+func (f Features) ShapeImplementation(i Implementation) Implementation {
 	if !f.ToolTitle {
 		i.Title = ""
 	}
@@ -225,4 +240,9 @@ func (p RevisionPolicy) ShapeImplementation(i Implementation, r Revision) Implem
 		i.Description, i.WebsiteURL, i.Icons = "", "", nil
 	}
 	return i
+}
+
+// ShapeImplementation is [Features.ShapeImplementation] of revision r's features.
+func (p RevisionPolicy) ShapeImplementation(i Implementation, r Revision) Implementation {
+	return p.Features(r).ShapeImplementation(i)
 }

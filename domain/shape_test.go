@@ -200,25 +200,6 @@ func TestFormatFloat(t *testing.T) {
 	}
 }
 
-func TestMethodExists(t *testing.T) {
-	var p RevisionPolicy
-	for _, c := range []struct {
-		r      Revision
-		method string
-		want   bool
-	}{
-		{Revision20251125, "ping", true}, {Revision20260728, "ping", false},
-		{Revision20241105, "initialize", true}, {Revision20260728, "initialize", false},
-		{Revision20251125, "server/discover", false}, {Revision20260728, "server/discover", true},
-		{Revision20241105, "tools/call", true}, {Revision20260728, "tools/list", true},
-		{Revision20260728, "tools/explode", false},
-	} {
-		if got := p.MethodExists(c.r, c.method); got != c.want {
-			t.Errorf("MethodExists(%s, %s) = %v", c.r, c.method, got)
-		}
-	}
-}
-
 func TestLogLevels(t *testing.T) {
 	if !LogError.AtLeast(LogInfo) || LogDebug.AtLeast(LogInfo) || !LogInfo.AtLeast(LogInfo) || LogEmergency.AtLeast("") || LogLevel("x").Valid() {
 		t.Fatal("log level ordering wrong")

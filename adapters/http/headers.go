@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/xmcpheader"
 )
 
 // Header names of the Streamable HTTP transport. net/http matches header
@@ -150,10 +150,11 @@ func (h *Handler) checkStateless(r *http.Request, mi app.MessageInfo) *rpcErr {
 		return headerMismatch(id, "the Mcp-Method header does not match the method of the body")
 	}
 	var want, what string
-	switch mi.Method {
-	case "tools/call", "prompts/get":
+	spec, _ := app.LookupMethod(mi.Method)
+	switch spec.NameParam {
+	case "name":
 		want, what = mi.Name, "params.name"
-	case "resources/read":
+	case "uri":
 		want, what = mi.URI, "params.uri"
 	default:
 		return nil
@@ -171,7 +172,7 @@ func (h *Handler) checkStateless(r *http.Request, mi app.MessageInfo) *rpcErr {
 	case got != want:
 		return headerMismatch(id, "the Mcp-Name header does not match "+what+" of the body")
 	}
-	if mi.Method == "tools/call" {
+	if spec.ParamHeaders {
 		return h.checkParams(r, mi)
 	}
 	return nil
@@ -200,20 +201,20 @@ func (h *Handler) checkParams(r *http.Request, mi app.MessageInfo) *rpcErr {
 		_ = dec.Decode(&args) // not an object: every value is absent; the engine rejects it
 	}
 	for _, p := range params {
-		header := HeaderParamPrefix + p.name
+		header := HeaderParamPrefix + p.Name
 		hv, present, many := single(r.Header, header)
-		val, has := argumentAt(args, p.path)
+		val, has := xmcpheader.ArgumentAt(args, p.Path)
 		if has && val == nil { // null: the client must omit the header
 			has = false
 		}
 		if !has {
 			if present {
-				return headerMismatch(mi.ID, "the "+header+" header is sent but the argument "+strings.Join(p.path, ".")+" is absent")
+				return headerMismatch(mi.ID, "the "+header+" header is sent but the argument "+strings.Join(p.Path, ".")+" is absent")
 			}
 			continue
 		}
 		if !present {
-			return headerMismatch(mi.ID, "the "+header+" header is required: the tool mirrors argument "+strings.Join(p.path, ".")+" into it")
+			return headerMismatch(mi.ID, "the "+header+" header is required: the tool mirrors argument "+strings.Join(p.Path, ".")+" into it")
 		}
 		got, valid := decodeHeaderValue(hv)
 		switch {
@@ -223,30 +224,15 @@ func (h *Handler) checkParams(r *http.Request, mi app.MessageInfo) *rpcErr {
 			return headerMismatch(mi.ID, "the "+header+" header has invalid characters or a malformed base64 value")
 		}
 		if _, isNum := val.(json.Number); isNum && !isCanonicalInteger(got) {
-			return headerMismatch(mi.ID, "the "+header+" header must carry argument "+strings.Join(p.path, ".")+
+			return headerMismatch(mi.ID, "the "+header+" header must carry argument "+strings.Join(p.Path, ".")+
 				" as a decimal integer in canonical form (an optional '-', no leading zeros, no fraction or exponent), at most "+
 				strconv.Itoa(maxParamIntegerBytes)+" bytes, within ±(2^53-1)")
 		}
 		if !sameValue(got, val) {
-			return headerMismatch(mi.ID, "the "+header+" header does not match argument "+strings.Join(p.path, "."))
+			return headerMismatch(mi.ID, "the "+header+" header does not match argument "+strings.Join(p.Path, "."))
 		}
 	}
 	return nil
-}
-
-// argumentAt reads the value at a chain of property names.
-func argumentAt(args map[string]any, path []string) (any, bool) {
-	var cur any = args
-	for _, k := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[k]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
 }
 
 // sameValue compares a decoded header value with an argument: strings as
@@ -393,89 +379,29 @@ func canonicalInteger(s string) (string, bool) {
 	return out, true
 }
 
-// headerParam is one x-mcp-header annotation of an input schema.
-type headerParam struct {
-	name string   // the {Name} of Mcp-Param-{Name}
-	path []string // the chain of property names that leads to the argument
-}
-
 // paramCache keeps each tool definition's header parameters. Tools are
 // keyed by the definition the registry holds, which changes when a tool is
 // registered again; the cache is emptied when it grows past a bound.
 type paramCache struct {
 	mu sync.Mutex
-	m  map[*domain.Tool][]headerParam
+	m  map[*domain.Tool][]xmcpheader.Param
 }
 
 const paramCacheMax = 4096
 
-func (c *paramCache) get(t *domain.Tool) []headerParam {
+func (c *paramCache) get(t *domain.Tool) []xmcpheader.Param {
 	c.mu.Lock()
 	ps, ok := c.m[t]
 	c.mu.Unlock()
 	if ok {
 		return ps
 	}
-	ps = headerParams(t.InputSchema)
+	ps = xmcpheader.Params(t.InputSchema)
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= paramCacheMax {
-		c.m = make(map[*domain.Tool][]headerParam)
+		c.m = make(map[*domain.Tool][]xmcpheader.Param)
 	}
 	c.m[t] = ps
 	c.mu.Unlock()
 	return ps
-}
-
-// headerParams finds the x-mcp-header annotations of a schema that are
-// statically reachable: through a chain of "properties" keys only (2026-07-28
-// Streamable HTTP, "Schema Extension"). Annotations anywhere else, and
-// values that are not an HTTP token, are not header parameters.
-func headerParams(schema json.RawMessage) []headerParam {
-	var root map[string]any
-	if len(schema) == 0 || json.Unmarshal(schema, &root) != nil {
-		return nil
-	}
-	var out []headerParam
-	var walk func(node map[string]any, path []string)
-	walk = func(node map[string]any, path []string) {
-		props, ok := node["properties"].(map[string]any)
-		if !ok {
-			return
-		}
-		keys := make([]string, 0, len(props))
-		for k := range props {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			sub, ok := props[k].(map[string]any)
-			if !ok {
-				continue
-			}
-			p := append(slices.Clip(path), k)
-			if name, ok := sub["x-mcp-header"].(string); ok && isToken(name) {
-				out = append(out, headerParam{name: name, path: p})
-			}
-			walk(sub, p)
-		}
-	}
-	walk(root, nil)
-	return out
-}
-
-// isToken reports whether s is an RFC 9110 token (1*tchar).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -20,45 +19,13 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // TestMain fails the run when goroutines of this package (handlers, SSE
 // pumps, tools) outlive the tests.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if leaked := waitNoLeaks(5 * time.Second); leaked != "" {
-			fmt.Fprintf(os.Stderr, "goroutines leaked:\n%s\n", leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-func waitNoLeaks(d time.Duration) string {
-	deadline := time.Now().Add(d)
-	for {
-		leaked := leakedGoroutines()
-		if leaked == "" || time.Now().After(deadline) {
-			return leaked
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func leakedGoroutines() string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	var out []string
-	for g := range strings.SplitSeq(string(buf), "\n\n") {
-		if strings.Contains(g, "TestMain") || strings.Contains(g, "waitNoLeaks") {
-			continue
-		}
-		if strings.Contains(g, "hexmcp/adapters/http") || strings.Contains(g, "net/http.(*conn).serve") {
-			out = append(out, g)
-		}
-	}
-	return strings.Join(out, "\n\n")
+	os.Exit(testtools.RunWithLeakCheck(m, "hexmcp/adapters/http", "net/http.(*conn).serve"))
 }
 
 // env is a handler on a test server, with an engine whose tools tests can

@@ -3,8 +3,9 @@ package mcphttp
 import (
 	"encoding/json"
 	"net/http"
-	"reflect"
 	"testing"
+
+	"github.com/hexmcp/hexmcp/app"
 )
 
 func TestDecodeHeaderValue(t *testing.T) {
@@ -63,25 +64,6 @@ func TestParseAccept(t *testing.T) {
 	}
 }
 
-func TestHeaderParams(t *testing.T) {
-	schema := json.RawMessage(`{"type":"object","properties":{
-		"b":{"type":"string","x-mcp-header":"B"},
-		"a":{"type":"integer","x-mcp-header":"A"},
-		"bad":{"type":"string","x-mcp-header":"has space"},
-		"empty":{"type":"string","x-mcp-header":""},
-		"obj":{"type":"object","properties":{"deep":{"type":"boolean","x-mcp-header":"Deep"}}},
-		"arr":{"type":"array","items":{"type":"object","properties":{"x":{"type":"string","x-mcp-header":"X"}}}},
-		"alt":{"anyOf":[{"type":"string","x-mcp-header":"Alt"}]}}}`)
-	got := headerParams(schema)
-	want := []headerParam{{"A", []string{"a"}}, {"B", []string{"b"}}, {"Deep", []string{"obj", "deep"}}}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %+v, want %+v", got, want)
-	}
-	if headerParams(json.RawMessage(`{"type":"object"}`)) != nil || headerParams(nil) != nil {
-		t.Fatal("params from nothing")
-	}
-}
-
 func TestSameValue(t *testing.T) {
 	cases := []struct {
 		h    string
@@ -112,38 +94,29 @@ func TestSameValue(t *testing.T) {
 }
 
 func TestStatusFor(t *testing.T) {
-	const (
-		full     = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-		noCaps   = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}}`
-		capsNull = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":null}}}`
-		noMeta   = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`
-		invalid  = `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}`
-	)
 	cases := []struct {
-		resp      string
+		ans       app.Answer
 		stateless bool
-		req       string
 		want      int
 	}{
-		{`{"jsonrpc":"2.0","id":1,"result":{"error":{"code":-32601}}}`, true, full, 200},
-		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"m"}}`, true, full, 404},
-		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"m"}}`, false, "", 200},
-		{`{"jsonrpc":"2.0","id":{"a":[1]},"error":{"code":-32022,"message":"m"}}`, false, "", 400},
-		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"m"}}`, true, full, 400},
-		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"m"}}`, true, full, 400},
+		{app.Answer{}, true, 200},
+		{app.Answer{IsError: true, Code: -32601}, true, 404},
+		{app.Answer{IsError: true, Code: -32601}, false, 200},
+		{app.Answer{IsError: true, Code: -32022}, false, 400},
+		{app.Answer{IsError: true, Code: -32021}, true, 400},
+		{app.Answer{IsError: true, Code: -32021}, false, 200},
+		{app.Answer{IsError: true, Code: -32020}, true, 400},
 		// -32602 is a 400 when a required per-request _meta field is
-		// missing, and an answer (200) otherwise (an unknown tool).
-		{invalid, true, full, 200},
-		{invalid, true, noCaps, 400},
-		{invalid, true, capsNull, 400},
-		{invalid, true, noMeta, 400},
-		{invalid, false, "", 200},
-		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"m"}}`, true, noCaps, 200},
-		{`not json`, true, full, 200},
+		// missing (the engine says so), and an answer (200) otherwise
+		// (an unknown tool).
+		{app.Answer{IsError: true, Code: -32602}, true, 200},
+		{app.Answer{IsError: true, Code: -32602, Malformed: true}, true, 400},
+		{app.Answer{IsError: true, Code: -32602}, false, 200},
+		{app.Answer{IsError: true, Code: -32603}, true, 200},
 	}
 	for _, c := range cases {
-		if got := statusFor(c.stateless, []byte(c.resp), []byte(c.req)); got != c.want {
-			t.Errorf("statusFor(%t, %s, %s) = %d, want %d", c.stateless, c.resp, c.req, got, c.want)
+		if got := statusFor(c.stateless, c.ans); got != c.want {
+			t.Errorf("statusFor(%t, %+v) = %d, want %d", c.stateless, c.ans, got, c.want)
 		}
 	}
 }

@@ -15,10 +15,6 @@ const listenRetryAfter = "5"
 // keepAliveComment is the SSE comment written on a quiet listen stream.
 var keepAliveComment = []byte(": keep-alive\n\n")
 
-// metaPresent stands for the body of a listen request whose required _meta
-// fields are there, for statusFor (see serveListen).
-var metaPresent = []byte(`{"params":{"_meta":{"` + metaProtocolVersion + `":"","` + metaClientCapabilities + `":{}}}}`)
-
 // serveListen serves a 2026-07-28 subscriptions/listen: an SSE stream
 // that lasts until the client closes it, the server ends it (CloseStreams,
 // a shutdown, the engine's Options.ListenIdleTimeout; the engine then
@@ -31,14 +27,6 @@ var metaPresent = []byte(`{"params":{"_meta":{"` + metaProtocolVersion + `":"","
 // request it refuses for such a cap (app.CodeListenLimit) is answered 429
 // with Retry-After.
 func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, raw []byte, mi app.MessageInfo, acc accepts, hold *bodyHold) {
-	// statusFor reads the request only to tell whether it lacks a required
-	// _meta field, which the engine answers at once. Told now, the body is
-	// not kept for the life of the stream, which may be hours: a body of
-	// up to MaxBodyBytes per stream would add up.
-	req := metaPresent
-	if lacksRequiredMeta(raw) {
-		req = raw
-	}
 	// The body has been decoded (app.Inspect) and the engine keeps only
 	// copies of the little it needs: the stream gives its bytes back to
 	// Options.MaxInFlightBytes now, lest open streams hold the budget.
@@ -62,11 +50,12 @@ func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, raw []byte
 	if h.opts.KeepAlive > 0 {
 		wg.Go(func() { h.keepListenAlive(pw, stop, quit) })
 	}
-	resp := h.e.HandleInspected(ctx, nil, mi, pw)
+	ans := h.e.Answer(ctx, nil, mi, pw)
 	close(quit)
 	wg.Wait()
-	status := statusFor(true, resp, req)
-	if code, isErr := errorCode(resp); isErr && code == app.CodeListenLimit && !pw.streaming() {
+	resp := ans.Response
+	status := statusFor(true, ans)
+	if ans.IsError && ans.Code == app.CodeListenLimit && !pw.streaming() {
 		status = http.StatusTooManyRequests
 		w.Header().Set("Retry-After", listenRetryAfter)
 	}

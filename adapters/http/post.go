@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"sync"
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -68,7 +67,13 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		// fatal to clients that send it anyway: the official Go SDK posts a
 		// bare notifications/cancelled (no session, no protocol version
 		// header, no _meta) after a cancelled 2026-07-28 call, and takes any
-		// error status as the end of its session.
+		// error status as the end of its session. A notification still
+		// reaches the engine's middleware, which sees every one.
+		if mi.Kind == app.KindNotification {
+			ctx, done := h.statelessContext(r)
+			h.e.HandleMessage(ctx, nil, raw, nil)
+			done()
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -91,8 +96,8 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		h.serveInSession(w, r, sid, raw, mi, acc)
 		return
 	}
-	if mi.Kind == app.KindRequest && mi.Method == "initialize" {
-		h.serveInitialize(w, r, raw, acc)
+	if mi.Kind == app.KindRequest && mi.Method == domain.MethodInitialize {
+		h.serveInitialize(w, r, mi, acc)
 		return
 	}
 	// 2025-11-25, "Session Management": a server that requires a session
@@ -157,8 +162,11 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *bod
 func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []byte, mi app.MessageInfo, acc accepts, hold *bodyHold) {
 	if mi.Kind != app.KindRequest {
 		// 2026-07-28 defines no client notification over HTTP, nor headers
-		// for one: accept it (it has no effect without a session).
-		h.e.HandleMessage(r.Context(), nil, raw, nil)
+		// for one: accept it (it has no effect without a session but
+		// reaches the engine's middleware).
+		ctx, done := h.statelessContext(r)
+		h.e.HandleMessage(ctx, nil, raw, nil)
+		done()
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -166,19 +174,20 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []b
 		e.write(w)
 		return
 	}
-	if mi.Method == "subscriptions/listen" && !acc.sse {
-		newErr(http.StatusNotAcceptable, mi.ID, domain.CodeInvalidRequest, "Not Acceptable: subscriptions/listen answers with an SSE stream; the client must accept text/event-stream").write(w)
+	spec, _ := app.LookupMethod(mi.Method)
+	if spec.Stream && !acc.sse {
+		newErr(http.StatusNotAcceptable, mi.ID, domain.CodeInvalidRequest, "Not Acceptable: "+mi.Method+" answers with an SSE stream; the client must accept text/event-stream").write(w)
 		return
 	}
-	if mi.Method == "subscriptions/listen" {
+	if spec.Stream {
 		h.serveListen(w, r, raw, mi, acc, hold) // raw is not used after: the stream does not keep it
 		return
 	}
 	ctx, done := h.statelessContext(r)
 	defer done()
 	pw := &postWriter{h: h, w: w, acc: acc}
-	resp := h.e.HandleInspected(ctx, nil, mi, pw)
-	pw.finish(resp, statusFor(true, resp, raw))
+	ans := h.e.Answer(ctx, nil, mi, pw)
+	pw.finish(ans.Response, statusFor(true, ans))
 }
 
 // listenContext derives from ctx the context of a subscriptions/listen
@@ -211,7 +220,7 @@ func (h *Handler) listenContext(ctx context.Context, r *http.Request) (context.C
 // The session counts against its client (Options.ClientKey) for the
 // store's per-client limit: a refusal for that reason is a 429, one
 // because the store is full a 503, both with Retry-After.
-func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, raw []byte, acc accepts) {
+func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, mi app.MessageInfo, acc accepts) {
 	sid := newSessionID()
 	sess := h.e.NewSession(context.Background(), sid, nil)
 	// The session belongs to the authenticated principal, on every
@@ -222,12 +231,13 @@ func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, raw []
 	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
 	ctx, done := h.sessionContext(r, pw)
 	defer done()
-	resp := h.e.HandleMessage(ctx, sess, raw, pw)
+	ans := h.e.Answer(ctx, sess, mi, pw)
+	resp := ans.Response
 	st := sess.State()
 	if !st.Initialized {
 		ls.markGone() // nothing to resume: the answer's events are not stored
 		ls.end()
-		pw.finish(resp, statusFor(false, resp, nil))
+		pw.finish(resp, statusFor(false, ans))
 		return
 	}
 	// Known here before the store has it, so that a removal the store
@@ -238,7 +248,7 @@ func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, raw []
 		h.dropLive(ls)
 		ls.markGone()
 		ls.end()
-		pw.fail(h.createError(app.Inspect(raw).ID, err))
+		pw.fail(h.createError(mi.ID, err))
 		return
 	}
 	pw.setSessionHeader(sid)
@@ -296,9 +306,9 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
 	ctx, done := h.sessionContext(r, pw)
 	defer done()
-	resp := h.e.HandleInspected(ctx, ls.sess, mi, pw)
+	ans := h.e.Answer(ctx, ls.sess, mi, pw)
 	h.syncState(ctx, ls)
-	if resp == nil && ls.ctx.Err() != nil {
+	if ans.Response == nil && ls.ctx.Err() != nil {
 		if h.abortCtx.Err() != nil {
 			pw.fail(newErr(http.StatusServiceUnavailable, mi.ID, domain.CodeInternalError, "Service unavailable: the server is stopping"))
 			return
@@ -307,14 +317,7 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 		pw.fail(newErr(http.StatusNotFound, mi.ID, domain.CodeInvalidRequest, "Session not found"))
 		return
 	}
-	pw.finish(resp, statusFor(false, resp, nil))
-}
-
-// statelessInBatch is the error of a stateless-era request sent inside a
-// JSON-RPC batch: -32600, answered in the batch with the request's id.
-func statelessInBatch(id json.RawMessage) *rpcErr {
-	return newErr(http.StatusOK, id, domain.CodeInvalidRequest,
-		"Invalid Request: stateless requests cannot be batched: a request naming a protocol version in _meta must be the only message of its POST")
+	pw.finish(ans.Response, statusFor(false, ans))
 }
 
 func tooMany(id json.RawMessage) *rpcErr {
@@ -356,24 +359,18 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 		newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, "Invalid Request: empty batch").write(w)
 		return
 	}
-	// A stateless-era message (its _meta names a protocol version) is not
-	// part of the session, and its request metadata headers cannot be
-	// checked inside a batch: one set of headers comes with many bodies.
-	// The 2026-07-28 transport allows only "a single JSON-RPC request or
-	// notification" per POST, so such a request is refused by itself, with
-	// its id, as a JSON-RPC batch answers each bad member, and the other
-	// members are served. A stateless notification is served as it is
-	// outside a batch: without the session (it has no effect).
+	// The engine serves the members (app.Engine.HandleBatch, the same on
+	// every transport): a stateless-era request (its _meta names a
+	// protocol version; its request metadata headers cannot be checked
+	// inside a batch, where one set of headers comes with many bodies, and
+	// the 2026-07-28 transport allows only "a single JSON-RPC request or
+	// notification" per POST) is refused by itself, with its id, and the
+	// other members are served.
 	infos := make([]app.MessageInfo, len(items))
-	out := make([][]byte, len(items))
 	requests := 0
 	for i, it := range items {
-		mi := app.Inspect(it)
-		infos[i] = mi
-		switch {
-		case mi.Kind == app.KindRequest && mi.Stateless():
-			out[i] = statelessInBatch(mi.ID).body()
-		case mi.Kind == app.KindRequest:
+		infos[i] = app.Inspect(it)
+		if infos[i].Kind == app.KindRequest && !infos[i].Stateless() {
 			requests++
 		}
 	}
@@ -385,20 +382,7 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
 	ctx, done := h.sessionContext(r, pw)
 	defer done()
-	var wg sync.WaitGroup
-	for i, it := range items {
-		mi := infos[i]
-		switch {
-		case out[i] != nil: // refused above
-		case mi.Kind == app.KindNotification && mi.Stateless():
-			h.e.HandleMessage(ctx, nil, it, nil)
-		case mi.Kind == app.KindRequest:
-			wg.Go(func() { out[i] = h.e.HandleMessage(ctx, ls.sess, it, pw) })
-		default:
-			out[i] = h.e.HandleMessage(ctx, ls.sess, it, pw)
-		}
-	}
-	wg.Wait()
+	out := h.e.HandleBatch(ctx, ls.sess, infos, pw)
 	h.syncState(ctx, ls)
 	pw.finishBatch(out)
 }

@@ -1,7 +1,6 @@
 package mcphttp
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -77,28 +76,6 @@ const (
 	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 )
 
-// lacksRequiredMeta reports whether a request's params._meta misses a
-// required per-request field (2026-07-28 basic, "Per-request protocol
-// fields": protocolVersion, a string, and clientCapabilities, an object).
-// The engine judges the request; this only tells the status of its -32602.
-func lacksRequiredMeta(raw []byte) bool {
-	var m struct {
-		Params struct {
-			Meta map[string]json.RawMessage `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(raw, &m) != nil {
-		return true
-	}
-	kind := func(key string) byte {
-		if v := bytes.TrimSpace(m.Params.Meta[key]); len(v) > 0 {
-			return v[0]
-		}
-		return 0
-	}
-	return kind(metaProtocolVersion) != '"' || kind(metaClientCapabilities) != '{'
-}
-
 // writeJSON sends body as application/json with the given status.
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
@@ -108,16 +85,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// errorCode reports the error code of an encoded response, and false for a
-// result. It stops reading at "result", so large results cost nothing.
-func errorCode(resp []byte) (int, bool) {
-	// The engine writes its responses in a fixed order: read the code from
-	// the front instead of decoding the response again.
-	return app.ResponseError(resp)
-}
-
-// statusFor is the HTTP status of the response resp the engine produced
-// for the request req. The statuses the specification sets:
+// statusFor is the HTTP status of the engine's answer to a request. The statuses the specification sets:
 //
 //   - -32022 UnsupportedProtocolVersion, -32020 HeaderMismatch and -32021
 //     MissingRequiredClientCapability: 400 (2026-07-28 schema.ts, "For
@@ -137,12 +105,11 @@ func errorCode(resp []byte) (int, bool) {
 //   - anything else: 200, the JSON-RPC error being the answer. (Invalid
 //     JSON and invalid JSON-RPC messages never reach the engine's answer
 //     path: servePost answers them 400 itself.)
-func statusFor(stateless bool, resp, req []byte) int {
-	code, isErr := errorCode(resp)
-	if !isErr {
+func statusFor(stateless bool, ans app.Answer) int {
+	if !ans.IsError {
 		return http.StatusOK
 	}
-	switch code {
+	switch ans.Code {
 	case domain.CodeUnsupportedProtocolVersion, domain.CodeHeaderMismatch:
 		return http.StatusBadRequest
 	case domain.CodeMissingClientCapability:
@@ -152,7 +119,7 @@ func statusFor(stateless bool, resp, req []byte) int {
 			return http.StatusBadRequest
 		}
 	case domain.CodeInvalidParams:
-		if stateless && lacksRequiredMeta(req) {
+		if stateless && ans.Malformed {
 			return http.StatusBadRequest
 		}
 	case domain.CodeMethodNotFound:

@@ -342,14 +342,14 @@ func mrtrMultiRound(ctx context.Context, rc *app.RequestContext) (string, error)
 // capabilities in a session).
 func mrtrCapabilities(ctx context.Context, rc *app.RequestContext) (string, error) {
 	var reqs []app.InputRequest
-	if rc.HasClientCapability("elicitation") {
-		reqs = append(reqs, askName("user_name", "What is your name?"))
-	}
-	if rc.HasClientCapability("sampling") {
-		reqs = append(reqs, greetingInput("Generate a greeting"))
-	}
-	if rc.HasClientCapability("roots") {
-		reqs = append(reqs, app.RootsInput("client_roots"))
+	for _, q := range []app.InputRequest{
+		askName("user_name", "What is your name?"),
+		greetingInput("Generate a greeting"),
+		app.RootsInput("client_roots"),
+	} {
+		if rc.CanAsk(q) {
+			reqs = append(reqs, q)
+		}
 	}
 	if len(reqs) == 0 {
 		return "The client declared none of elicitation, sampling and roots: nothing to ask.", nil

@@ -37,12 +37,11 @@ var tableForm = sync.OnceValues(func() (json.RawMessage, error) {
 // the client calls again with the answer. Nothing happens before the
 // question that must happen only once.
 //
-// A client that did not declare the elicitation capability gets a tool
-// error it can show, and a user who declines or cancels a polite text.
+// A client that cannot be asked (it did not declare the elicitation
+// capability, or its revision, before 2025-06-18, has no elicitation) gets
+// a tool error it can show, and a user who declines or cancels a polite
+// text.
 func bookTable(ctx context.Context, rc *app.RequestContext, in BookTableInput) (string, error) {
-	if !rc.HasClientCapability("elicitation") {
-		return "", domain.NewToolError("This client cannot ask the user (it did not declare the elicitation capability), so no table was booked.")
-	}
 	form, err := tableForm()
 	if err != nil {
 		return "", err
@@ -51,10 +50,19 @@ func bookTable(ctx context.Context, rc *app.RequestContext, in BookTableInput) (
 	if when == "" {
 		when = "20:00"
 	}
-	res, err := rc.Elicit(ctx, "table", domain.ElicitForm("Who is the table at "+when+" for?", form))
+	ask := app.ElicitInput("table", domain.ElicitForm("Who is the table at "+when+" for?", form))
+	if !rc.CanAsk(ask) {
+		why := "it did not declare the elicitation capability"
+		if !rc.Features().Elicitation {
+			why = "protocol revision " + string(rc.Revision()) + " has no elicitation"
+		}
+		return "", domain.NewToolError("This client cannot ask the user (" + why + "), so no table was booked.")
+	}
+	answers, err := rc.Ask(ctx, ask)
 	if err != nil {
 		return "", err // never swallowed: at 2026-07-28 it asks the client
 	}
+	res, _ := answers.Elicitation("table")
 	switch {
 	case res.Accepted():
 	case res.Action == domain.ElicitDecline:

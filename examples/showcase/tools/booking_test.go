@@ -2,155 +2,171 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
-	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/memory"
-	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp"
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/hexmcptest"
 )
 
-func bookingEngine(t *testing.T) *app.Engine {
+// bookingServer serves bookTable alone.
+func bookingServer(t *testing.T) *hexmcp.Server {
 	t.Helper()
-	engine, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tool := range All() {
 		if tool.Definition().Name == "bookTable" {
-			if err := engine.AddTool(tool); err != nil {
-				t.Fatal(err)
-			}
-			return engine
+			return hexmcptest.NewServer(t, hexmcp.Options{Tools: []hexmcp.Tool{tool}})
 		}
 	}
 	t.Fatal("bookTable is not among All()")
 	return nil
 }
 
-// toolResult is the part of a tools/call answer the tests look at.
-type toolResult struct {
-	Result struct {
-		ResultType    string                     `json:"resultType"`
-		InputRequests map[string]json.RawMessage `json:"inputRequests"`
-		RequestState  string                     `json:"requestState"`
-		IsError       bool                       `json:"isError"`
-		Content       []struct{ Text string }    `json:"content"`
-	} `json:"result"`
-	Error *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+// answering is a client whose user gives answer to every elicitation, and
+// records the questions.
+type answering struct {
+	mu        sync.Mutex
+	questions []domain.ElicitParams
+	answer    func() (*domain.ElicitResult, error)
 }
 
-func (r toolResult) text() string {
-	if len(r.Result.Content) != 1 {
-		return ""
-	}
-	return r.Result.Content[0].Text
+func (a *answering) elicit(_ context.Context, p domain.ElicitParams) (*domain.ElicitResult, error) {
+	a.mu.Lock()
+	a.questions = append(a.questions, p)
+	a.mu.Unlock()
+	return a.answer()
 }
 
-func decodeResult(t *testing.T, raw []byte) toolResult {
-	t.Helper()
-	var r toolResult
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatalf("%v: %s", err, raw)
-	}
-	if r.Error != nil {
-		t.Fatalf("JSON-RPC error: %s", raw)
-	}
-	return r
+func (a *answering) asked() []domain.ElicitParams {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]domain.ElicitParams(nil), a.questions...)
 }
 
-// TestBookTableStateless drives bookTable at 2026-07-28: input_required,
-// then the client's retry with each possible answer.
-func TestBookTableStateless(t *testing.T) {
-	engine := bookingEngine(t)
-	ctx := context.Background()
-	call := func(caps, extra string) toolResult {
-		t.Helper()
-		msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bookTable","arguments":{"time":"19:30"},` +
-			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}` + extra + `}}`
-		return decodeResult(t, engine.HandleMessage(ctx, nil, []byte(msg), nil))
-	}
+func (a *answering) reset() {
+	a.mu.Lock()
+	a.questions = nil
+	a.mu.Unlock()
+}
 
-	if r := call(`{}`, ""); !r.Result.IsError || !strings.Contains(r.text(), "cannot ask the user") {
-		t.Errorf("without the elicitation capability: %+v, want a tool error", r.Result)
+// TestBookTableAnswers drives bookTable under every revision that has
+// elicitation, in memory and over HTTP: the question (its text and the
+// TableRequest form), then each possible answer. In a session the server
+// sends elicitation/create; at 2026-07-28 it answers input_required and the
+// client retries with the answer: the same handler code either way.
+func TestBookTableAnswers(t *testing.T) {
+	srv := bookingServer(t)
+	form, err := tableForm()
+	if err != nil {
+		t.Fatal(err)
 	}
-
-	first := call(`{"elicitation":{}}`, "")
-	if first.Result.ResultType != "input_required" || first.Result.RequestState == "" {
-		t.Fatalf("first round: %+v, want input_required with a requestState", first.Result)
-	}
-	var q struct {
-		Method string `json:"method"`
-		Params struct {
-			Message         string          `json:"message"`
-			RequestedSchema json.RawMessage `json:"requestedSchema"`
-		} `json:"params"`
-	}
-	if err := json.Unmarshal(first.Result.InputRequests["table"], &q); err != nil || q.Method != "elicitation/create" || q.Params.Message != "Who is the table at 19:30 for?" {
-		t.Fatalf("inputRequests = %v (%v)", first.Result.InputRequests, err)
-	}
-	form, _ := tableForm()
-	if string(q.Params.RequestedSchema) != string(form) {
-		t.Errorf("requestedSchema = %s, want %s", q.Params.RequestedSchema, form)
-	}
-
-	for _, tc := range []struct{ answer, want string }{
-		{`{"action":"accept","content":{"name":"Ada","seating":"terrace","quiet":true}}`, "Booked a table for Ada at 19:30, on the terrace, in a quiet corner."},
-		{`{"action":"accept","content":{"name":"Bob","seating":"bar"}}`, "Booked a table for Bob at 19:30, at the bar."},
-		{`{"action":"decline"}`, "No table was booked: you declined. Ask again any time."},
-		{`{"action":"cancel"}`, "No table was booked: the request was cancelled."},
+	for _, tc := range []struct {
+		answer func() (*domain.ElicitResult, error)
+		want   string
+	}{
+		{func() (*domain.ElicitResult, error) {
+			return hexmcptest.Accept(map[string]any{"name": "Ada", "seating": "terrace", "quiet": true})
+		}, "Booked a table for Ada at 19:30, on the terrace, in a quiet corner."},
+		{func() (*domain.ElicitResult, error) {
+			return hexmcptest.Accept(map[string]any{"name": "Bob", "seating": "bar"})
+		}, "Booked a table for Bob at 19:30, at the bar."},
+		{func() (*domain.ElicitResult, error) { return &domain.ElicitResult{Action: domain.ElicitDecline}, nil },
+			"No table was booked: you declined. Ask again any time."},
+		{func() (*domain.ElicitResult, error) { return &domain.ElicitResult{Action: domain.ElicitCancel}, nil },
+			"No table was booked: the request was cancelled."},
 	} {
-		r := call(`{"elicitation":{}}`, `,"inputResponses":{"table":`+tc.answer+`},"requestState":"`+first.Result.RequestState+`"`)
-		if r.Result.ResultType != "complete" || r.Result.IsError || r.text() != tc.want {
-			t.Errorf("answer %s: %+v, want text %q", tc.answer, r.Result, tc.want)
+		user := &answering{answer: tc.answer}
+		for _, tr := range []hexmcptest.Transport{hexmcptest.InMemory, hexmcptest.StreamableHTTP} {
+			opts := hexmcptest.ClientOptions{Transport: tr, Elicitation: user.elicit}
+			hexmcptest.ForEachRevision(t, srv, opts, func(t *testing.T, c *hexmcptest.Client) {
+				if !c.Features().Elicitation {
+					return // TestBookTableNeedsElicitation
+				}
+				user.reset()
+				res, err := c.CallTool(t.Context(), "bookTable", BookTableInput{Time: "19:30"})
+				if err != nil || res.IsError || res.Text() != tc.want {
+					t.Fatalf("%v: %+v, %v; want %q", tr, res, err, tc.want)
+				}
+				q := user.asked()
+				if len(q) != 1 || q[0].Message != "Who is the table at 19:30 for?" || q[0].Mode != domain.ElicitModeForm {
+					t.Fatalf("questions %+v, want one form asking who the table at 19:30 is for", q)
+				}
+				if string(q[0].RequestedSchema) != string(form) {
+					t.Errorf("requestedSchema = %s, want %s", q[0].RequestedSchema, form)
+				}
+			})
 		}
+	}
+
+	// Without a time, the table is at 20:00.
+	user := &answering{answer: func() (*domain.ElicitResult, error) {
+		return hexmcptest.Accept(map[string]any{"name": "Ada", "seating": "inside"})
+	}}
+	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: domain.Revision20251125, Elicitation: user.elicit})
+	res, err := c.CallTool(t.Context(), "bookTable", nil)
+	if err != nil || res.Text() != "Booked a table for Ada at 20:00, inside." {
+		t.Errorf("result = %+v, %v", res, err)
+	}
+	if q := user.asked(); len(q) != 1 || q[0].Message != "Who is the table at 20:00 for?" {
+		t.Errorf("questions %+v", q)
 	}
 }
 
-// TestBookTableHandshake drives bookTable at 2025-11-25: the server sends
-// elicitation/create on the session and waits for the answer.
-func TestBookTableHandshake(t *testing.T) {
-	engine := bookingEngine(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	client, server := memory.NewPipe()
-	go engine.ServeConn(ctx, server)
-	defer client.Close()
-	send := func(msg string) {
+// TestBookTableNeedsElicitation: a client that cannot be asked, because it
+// did not declare elicitation or because its revision (2024-11-05,
+// 2025-03-26) has none, gets bookTable's polite tool error, never -32021.
+// A client that declares it, at a revision that has it, is asked.
+func TestBookTableNeedsElicitation(t *testing.T) {
+	srv := bookingServer(t)
+	polite := func(t *testing.T, res *hexmcptest.ToolResult, err error) {
 		t.Helper()
-		if err := client.WriteMessage(ctx, []byte(msg)); err != nil {
-			t.Fatal(err)
+		var rpcErr *hexmcptest.RPCError
+		if errors.As(err, &rpcErr) {
+			t.Fatalf("JSON-RPC error %d %q, want bookTable's tool error", rpcErr.Code, rpcErr.Message)
+		}
+		if err != nil || !res.IsError || !strings.Contains(res.Text(), "cannot ask the user") || !strings.Contains(res.Text(), "no table was booked") {
+			t.Fatalf("result %+v, %v; want the tool error saying the user cannot be asked", res, err)
 		}
 	}
-	read := func() []byte {
-		t.Helper()
-		b, err := client.ReadMessage(ctx)
-		if err != nil {
-			t.Fatal(err)
+
+	// Not declared: every revision.
+	hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *hexmcptest.Client) {
+		res, err := c.CallTool(t.Context(), "bookTable", nil)
+		polite(t, res, err)
+		if c.Features().Elicitation && !strings.Contains(res.Text(), "did not declare the elicitation capability") {
+			t.Errorf("text %q does not say the capability is missing", res.Text())
 		}
-		return b
+	})
+
+	// Declared, at 2025-03-26 (no elicitation in that revision).
+	user := &answering{answer: func() (*domain.ElicitResult, error) {
+		return hexmcptest.Accept(map[string]any{"name": "Ada", "seating": "inside"})
+	}}
+	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: domain.Revision20250326, Elicitation: user.elicit})
+	res, err := c.CallTool(t.Context(), "bookTable", nil)
+	polite(t, res, err)
+	if want := "This client cannot ask the user (protocol revision 2025-03-26 has no elicitation), so no table was booked."; res.Text() != want {
+		t.Errorf("text %q, want %q", res.Text(), want)
 	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"c","version":"1"}}}`)
-	read()
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bookTable"}}`)
-	var req struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Message string `json:"message"`
-		} `json:"params"`
+	if q := user.asked(); len(q) != 0 {
+		t.Fatalf("asked %+v at 2025-03-26", q)
 	}
-	if raw := read(); json.Unmarshal(raw, &req) != nil || req.Method != "elicitation/create" || req.Params.Message != "Who is the table at 20:00 for?" {
-		t.Fatalf("want elicitation/create, got %s", raw)
-	}
-	send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"action":"accept","content":{"name":"Ada","seating":"inside"}}}`)
-	if r := decodeResult(t, read()); r.Result.IsError || r.text() != "Booked a table for Ada at 20:00, inside." {
-		t.Errorf("result = %+v", r.Result)
-	}
+
+	// Declared, every revision: asked exactly where the revision has
+	// elicitation (2025-06-18 on).
+	hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{Elicitation: user.elicit}, func(t *testing.T, c *hexmcptest.Client) {
+		user.reset()
+		res, err := c.CallTool(t.Context(), "bookTable", nil)
+		wantAsked := c.Revision() >= domain.Revision20250618
+		if !wantAsked {
+			polite(t, res, err)
+		} else if err != nil || res.IsError || res.Text() != "Booked a table for Ada at 20:00, inside." {
+			t.Fatalf("result %+v, %v; want the booking", res, err)
+		}
+		if got := len(user.asked()); got != map[bool]int{false: 0, true: 1}[wantAsked] {
+			t.Errorf("asked %d times at %s", got, c.Revision())
+		}
+	})
 }

@@ -1,0 +1,161 @@
+package app
+
+import (
+	"context"
+
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// The method table: every MCP request method the engine serves is one entry
+// here, and nothing else lists them. Dispatch (requestWith), the choice of
+// what runs apart from a connection's reader (runsAsCall), the HTTP
+// adapter's header rules ([LookupMethod]) and the middleware chain all read
+// it.
+
+// serveFunc answers one request of a method, its era and revision resolved.
+type serveFunc func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError)
+
+// method is one entry of the method table.
+type method struct {
+	MethodSpec
+	// present tells whether the engine serves the method at all (nil:
+	// always): the resources/* methods only with a resource registry, and
+	// so on. A method not present is answered -32601, as an unknown one.
+	present func(*Engine) bool
+	serve   serveFunc
+}
+
+// MethodSpec describes one request method of the engine's method table.
+type MethodSpec struct {
+	// Name is the JSON-RPC method name.
+	Name string
+	// Handshake and Stateless tell the eras the method exists in: ping,
+	// initialize, logging/setLevel and resources/(un)subscribe belong to
+	// the handshake era only (2026-07-28 removed them), server/discover
+	// and subscriptions/listen to the stateless era only.
+	Handshake, Stateless bool
+	// Call marks the methods that run apart from a connection's reader,
+	// cancellable (notifications/cancelled): those whose handlers may take
+	// long or wait for the client, and the long-lived listen stream. The
+	// others are answered in order by the reader.
+	Call bool
+	// Stream marks a long-lived request answered by a stream of
+	// notifications (subscriptions/listen).
+	Stream bool
+	// NameParam names the member of params that the stateless era's
+	// Mcp-Name header carries ("name" or "uri"); empty when none does.
+	NameParam string
+	// ParamHeaders marks the method whose arguments may be mirrored in
+	// Mcp-Param-{Name} headers (x-mcp-header; tools/call).
+	ParamHeaders bool
+}
+
+var methodList = []method{
+	{MethodSpec: MethodSpec{Name: "initialize", Handshake: true},
+		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, _ callInfo) ([]byte, *rpcError) {
+			return e.initialize(ctx, s, m, p)
+		}},
+	{MethodSpec: MethodSpec{Name: "ping", Handshake: true},
+		serve: func(_ *Engine, _ context.Context, _ *session, m message, _ *wireParams, _ callInfo) ([]byte, *rpcError) {
+			return append(appendResponseHead(nil, m.id), "{}}"...), nil
+		}},
+	// 2026-07-28: the level travels per request, in _meta.
+	{MethodSpec: MethodSpec{Name: "logging/setLevel", Handshake: true},
+		serve: func(e *Engine, _ context.Context, s *session, m message, p *wireParams, _ callInfo) ([]byte, *rpcError) {
+			return e.setLevel(s, m, p)
+		}},
+	{MethodSpec: MethodSpec{Name: "server/discover", Stateless: true},
+		serve: func(e *Engine, _ context.Context, _ *session, m message, _ *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.discover(m, ci)
+		}},
+	{MethodSpec: MethodSpec{Name: "tools/list", Handshake: true, Stateless: true},
+		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.toolsList(ctx, m, p, ci)
+		}},
+	{MethodSpec: MethodSpec{Name: "tools/call", Handshake: true, Stateless: true, Call: true, NameParam: "name", ParamHeaders: true},
+		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.toolsCall(ctx, m, p, ci)
+		}},
+	{MethodSpec: MethodSpec{Name: "resources/list", Handshake: true, Stateless: true}, present: hasResourceRegistry,
+		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.resourcesList(ctx, m, p, ci)
+		}},
+	{MethodSpec: MethodSpec{Name: "resources/templates/list", Handshake: true, Stateless: true}, present: hasResourceRegistry,
+		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.resourceTemplatesList(ctx, m, p, ci)
+		}},
+	{MethodSpec: MethodSpec{Name: "resources/read", Handshake: true, Stateless: true, Call: true, NameParam: "uri"}, present: hasResourceRegistry,
+		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.resourcesRead(ctx, m, p, ci)
+		}},
+	// 2026-07-28: subscriptions/listen instead.
+	{MethodSpec: MethodSpec{Name: "resources/subscribe", Handshake: true}, present: hasResourceRegistry,
+		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.resourcesSubscribe(ctx, s, m, p, ci, true)
+		}},
+	{MethodSpec: MethodSpec{Name: "resources/unsubscribe", Handshake: true}, present: hasResourceRegistry,
+		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.resourcesSubscribe(ctx, s, m, p, ci, false)
+		}},
+	{MethodSpec: MethodSpec{Name: "subscriptions/listen", Stateless: true, Call: true, Stream: true},
+		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.listen(ctx, s, m, p, ci)
+		}},
+	{MethodSpec: MethodSpec{Name: "prompts/list", Handshake: true, Stateless: true}, present: hasPromptRegistry,
+		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.promptsList(ctx, m, p, ci)
+		}},
+	{MethodSpec: MethodSpec{Name: "prompts/get", Handshake: true, Stateless: true, Call: true, NameParam: "name"}, present: hasPromptRegistry,
+		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.promptsGet(ctx, m, p, ci)
+		}},
+	{MethodSpec: MethodSpec{Name: "completion/complete", Handshake: true, Stateless: true}, present: (*Engine).hasCompleters,
+		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.completionComplete(ctx, m, p, ci)
+		}},
+}
+
+func hasResourceRegistry(e *Engine) bool { return e.resources != nil }
+func hasPromptRegistry(e *Engine) bool   { return e.prompts != nil }
+
+// methods indexes methodList by name.
+var methods = func() map[string]*method {
+	idx := make(map[string]*method, len(methodList))
+	for i := range methodList {
+		idx[methodList[i].Name] = &methodList[i]
+	}
+	return idx
+}()
+
+// LookupMethod returns the entry of the method table for a request
+// method, and whether the engine knows the method at all.
+func LookupMethod(name string) (MethodSpec, bool) {
+	if m, ok := methods[name]; ok {
+		return m.MethodSpec, true
+	}
+	return MethodSpec{}, false
+}
+
+// Methods returns every entry of the method table, in a fixed order.
+func Methods() []MethodSpec {
+	out := make([]MethodSpec, len(methodList))
+	for i := range methodList {
+		out[i] = methodList[i].MethodSpec
+	}
+	return out
+}
+
+// runsAsCall tells the methods that a connection runs apart from its
+// reader ([MethodSpec.Call]).
+func runsAsCall(name string) bool {
+	m, ok := methods[name]
+	return ok && m.Call
+}
+
+// existsIn reports whether the method exists in era.
+func (m *method) existsIn(era domain.Era) bool {
+	if era == domain.EraStateless {
+		return m.Stateless
+	}
+	return m.Handshake
+}

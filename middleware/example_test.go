@@ -1,0 +1,47 @@
+package middleware_test
+
+import (
+	"context"
+	"encoding/json"
+	"log"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/hexmcp/hexmcp"
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/middleware"
+)
+
+// A server that logs every request, limits each client to 5 requests a
+// second (10 at once) and gives every tool call 30 seconds.
+func Example() {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	srv, err := hexmcp.New(hexmcp.Options{
+		Tools: []hexmcp.Tool{hexmcp.Func(func(_ context.Context, in echoIn) (string, error) { return in.S, nil }, hexmcp.WithName("echo"))},
+		Middleware: []app.Middleware{
+			middleware.Audit(logger),
+			middleware.RateLimit(middleware.RateLimitOptions{Rate: 5, Burst: 10}),
+		},
+		ToolMiddleware: []app.ToolMiddleware{middleware.ToolTimeout(30*time.Second, nil)},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = srv.ServeStdio(context.Background())
+}
+
+// Middleware of your own: refuse every tool call of a client that is not
+// authenticated, over every transport.
+func Example_authorization() {
+	requireAuth := func(next app.MethodHandler) app.MethodHandler {
+		return func(ctx context.Context, req *app.Request) (json.RawMessage, error) {
+			if req.Method == "tools/call" && req.Transport.Principal == nil {
+				return nil, domain.NewProtocolError(-32001, "Unauthorized: sign in first", nil)
+			}
+			return next(ctx, req)
+		}
+	}
+	_, _ = hexmcp.New(hexmcp.Options{Middleware: []app.Middleware{requireAuth}})
+}

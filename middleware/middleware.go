@@ -1,0 +1,246 @@
+// Package middleware holds ready-made interceptors for an MCP server of
+// this SDK, and shows how to write your own: [Audit] logs every request
+// (log/slog), [RateLimit] bounds each client's request rate
+// (golang.org/x/time/rate) and [ToolTimeout] bounds how long a tool call
+// may run. Give them to a server through hexmcp.Options (app.Options):
+//
+//	srv, err := hexmcp.New(hexmcp.Options{
+//		Tools:          tools,
+//		Middleware:     []app.Middleware{middleware.Audit(logger), middleware.RateLimit(middleware.RateLimitOptions{})},
+//		ToolMiddleware: []app.ToolMiddleware{middleware.ToolTimeout(30*time.Second, nil)},
+//	})
+//
+// Method middleware ([app.Middleware]) wraps every incoming request and
+// notification on every transport and in both eras; tool middleware
+// ([app.ToolMiddleware]) wraps every tool call, inside it.
+package middleware
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// Audit returns method middleware that writes one record to l for every
+// request once it is answered, at level Info (Warn when it failed): the
+// method, the request id, params.name or params.uri, the revision and era,
+// the session, the client (authenticated subject, else the peer's
+// address), how long it took, and the JSON-RPC error code and message of a
+// failure. Notifications are logged at Debug. Arguments are never logged:
+// they may hold what a user typed.
+func Audit(l *slog.Logger) app.Middleware {
+	if l == nil {
+		l = slog.Default()
+	}
+	return func(next app.MethodHandler) app.MethodHandler {
+		return func(ctx context.Context, req *app.Request) (json.RawMessage, error) {
+			start := time.Now()
+			res, err := next(ctx, req)
+			attrs := []slog.Attr{slog.String("method", req.Method)}
+			if !req.IsNotification() {
+				attrs = append(attrs, slog.String("id", string(req.ID)))
+			}
+			if req.Name != "" {
+				attrs = append(attrs, slog.String("name", req.Name))
+			}
+			if req.URI != "" {
+				attrs = append(attrs, slog.String("uri", req.URI))
+			}
+			if req.Revision != "" {
+				attrs = append(attrs, slog.String("revision", string(req.Revision)))
+			}
+			if req.SessionID != "" {
+				attrs = append(attrs, slog.String("session", req.SessionID))
+			}
+			if c := req.ClientKey(); c != "" {
+				attrs = append(attrs, slog.String("client", c))
+			}
+			attrs = append(attrs, slog.Duration("duration", time.Since(start)))
+			level := slog.LevelInfo
+			if req.IsNotification() {
+				level = slog.LevelDebug
+			}
+			if err != nil {
+				level = slog.LevelWarn
+				var pe *domain.ProtocolError
+				if errors.As(err, &pe) {
+					attrs = append(attrs, slog.Int("code", pe.Code), slog.String("error", pe.Message))
+				} else {
+					attrs = append(attrs, slog.Int("code", domain.CodeInternalError), slog.String("error", err.Error()))
+				}
+			}
+			l.LogAttrs(ctx, level, "mcp request", attrs...)
+			return res, err
+		}
+	}
+}
+
+// CodeRateLimited is the JSON-RPC error code of a request refused by
+// [RateLimit]. Its data holds retryAfterMs, the time after which the
+// client may try again.
+const CodeRateLimited = -32051
+
+// RateLimitOptions configure [RateLimit]. Zero fields take the defaults.
+type RateLimitOptions struct {
+	// Rate is the number of requests per second one client may send on
+	// average (default 10).
+	Rate rate.Limit
+	// Burst is how many requests one client may send at once above the
+	// rate (default 20).
+	Burst int
+	// Key names the client of a request (default [app.Request.ClientKey]:
+	// the authenticated subject, else the peer's IP address; stdio's one
+	// client has the empty key, which is limited too).
+	Key func(*app.Request) string
+	// MaxClients bounds the clients remembered at once (default 10,000):
+	// past it, the clients idle longest are forgotten (and start afresh
+	// with a full burst), so that the limiter's memory is bounded however
+	// many addresses send requests.
+	MaxClients int
+}
+
+// RateLimit returns method middleware that gives each client a token
+// bucket of opts.Rate requests per second, opts.Burst at once. A request
+// over the limit is answered at once with the JSON-RPC error
+// [CodeRateLimited] "Too many requests" (data: retryAfterMs); the
+// connection and the session stay. Notifications are never limited: a
+// notifications/cancelled must always get through.
+func RateLimit(opts RateLimitOptions) app.Middleware {
+	if opts.Rate <= 0 {
+		opts.Rate = 10
+	}
+	if opts.Burst <= 0 {
+		opts.Burst = 20
+	}
+	if opts.Key == nil {
+		opts.Key = (*app.Request).ClientKey
+	}
+	if opts.MaxClients <= 0 {
+		opts.MaxClients = 10_000
+	}
+	l := &limiters{opts: opts, m: make(map[string]*clientLimiter)}
+	return func(next app.MethodHandler) app.MethodHandler {
+		return func(ctx context.Context, req *app.Request) (json.RawMessage, error) {
+			if req.IsNotification() {
+				return next(ctx, req)
+			}
+			if wait, ok := l.allow(opts.Key(req), time.Now()); !ok {
+				return nil, domain.NewProtocolError(CodeRateLimited, "Too many requests: retry later",
+					map[string]any{"retryAfterMs": wait.Milliseconds()})
+			}
+			return next(ctx, req)
+		}
+	}
+}
+
+type clientLimiter struct {
+	lim      *rate.Limiter
+	lastSeen time.Time
+}
+
+// limiters holds one token bucket per client, at most opts.MaxClients.
+type limiters struct {
+	opts RateLimitOptions
+	mu   sync.Mutex
+	m    map[string]*clientLimiter
+}
+
+// allow takes a token of key's bucket; when there is none it tells how
+// long until there is.
+func (l *limiters) allow(key string, now time.Time) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.m[key]
+	if c == nil {
+		if len(l.m) >= l.opts.MaxClients {
+			l.forgetIdle()
+		}
+		c = &clientLimiter{lim: rate.NewLimiter(l.opts.Rate, l.opts.Burst)}
+		l.m[key] = c
+	}
+	c.lastSeen = now
+	r := c.lim.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return d, false
+	}
+	return 0, true
+}
+
+// forgetIdle drops the idlest tenth of the clients (at least one).
+func (l *limiters) forgetIdle() {
+	n := max(len(l.m)/10, 1)
+	for ; n > 0; n-- {
+		var oldestKey string
+		var oldest time.Time
+		first := true
+		for k, c := range l.m {
+			if first || c.lastSeen.Before(oldest) {
+				oldestKey, oldest, first = k, c.lastSeen, false
+			}
+		}
+		delete(l.m, oldestKey)
+	}
+}
+
+// ToolTimeout returns tool middleware that bounds each tool call: to
+// perTool[name] when the map has the tool, else to d (0: no bound for tools
+// not in the map). The handler's ctx carries the deadline; a handler still
+// running when it passes is abandoned (its ctx is done; whatever it
+// returns later is dropped) and the model reads the tool error "tool NAME
+// timed out after D", so that a call never outlives its bound.
+func ToolTimeout(d time.Duration, perTool map[string]time.Duration) app.ToolMiddleware {
+	return func(next app.ToolHandler) app.ToolHandler {
+		return func(ctx context.Context, call *app.ToolCall) (any, error) {
+			limit := d
+			if t, ok := perTool[call.Tool.Name]; ok {
+				limit = t
+			}
+			if limit <= 0 {
+				return next(ctx, call)
+			}
+			ctx, cancel := context.WithTimeout(ctx, limit)
+			defer cancel()
+			type outcome struct {
+				v   any
+				err error
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				var o outcome
+				defer func() {
+					if r := recover(); r != nil {
+						o = outcome{err: fmt.Errorf("tool handler panicked: %v", r)}
+					}
+					done <- o
+				}()
+				o.v, o.err = next(ctx, call)
+			}()
+			select {
+			case o := <-done:
+				if o.err != nil && errors.Is(o.err, context.DeadlineExceeded) && ctx.Err() != nil && context.Cause(ctx) == context.DeadlineExceeded {
+					return nil, timedOut(call.Tool.Name, limit)
+				}
+				return o.v, o.err
+			case <-ctx.Done():
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					return nil, timedOut(call.Tool.Name, limit)
+				}
+				return nil, ctx.Err() // the call itself was cancelled
+			}
+		}
+	}
+}
+
+func timedOut(name string, d time.Duration) error {
+	return domain.NewToolError(fmt.Sprintf("tool %s timed out after %s", name, d))
+}
