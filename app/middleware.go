@@ -157,7 +157,7 @@ var errNoAnswer = errors.New("hexmcp: the request has no answer")
 
 // newRequest is the Request of middleware for a message.
 func newRequest(ctx context.Context, s *session, m message, p *wireParams, ci callInfo) *Request {
-	req := &Request{Method: m.method, ID: stdjson.RawMessage(m.id), Params: stdjson.RawMessage(m.params),
+	req := &Request{Method: m.method, ID: stdjson.RawMessage(m.id), Params: stdjson.RawMessage(m.params.raw),
 		Revision: ci.rev, Era: ci.era}
 	req.Transport, _ = ctx.Value(transportKey{}).(TransportInfo)
 	if s != nil {
