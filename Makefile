@@ -34,6 +34,8 @@ check-generated:
 unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 	cd test/bench && $(GO) test -race -count=1 -run '^Test' ./...
+	# Allocation counts are asserted without the race detector, which changes them.
+	$(GO) test -count=1 -run 'Alloc' ./adapters/... ./app/ ./domain/
 
 e2e:
 	E2E_REQUIRED=1 $(GO) test -race -count=1 -v ./test/e2e/
