@@ -239,7 +239,15 @@ type Session struct {
 // with [Session.SetWriter].
 func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWriter) *Session {
 	s := &session{e: e, id: id, conn: out, inflight: make(map[string]context.CancelFunc)}
-	s.base, s.abort = context.WithCancel(context.WithoutCancel(ctx))
+	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
+	s.base = base
+	// The calls of a session served through HandleMessage run under their
+	// HTTP requests' contexts, not under base: ending the session cancels
+	// them through the in-flight table (no watcher per call).
+	s.abort = func() {
+		cancelBase()
+		s.cancelInflight()
+	}
 	stop := e.hookAbort(ctx, s.abort)
 	e.track(s)
 	return &Session{s: s, stop: stop}
@@ -382,13 +390,6 @@ func (s *session) begin(id jsontext.Value) (context.Context, func([]byte), *rpcE
 func (s *session) beginWith(parent context.Context, id jsontext.Value) (context.Context, func([]byte) []byte, *rpcError) {
 	key := idKey(canonicalID(id))
 	ctx, cancel := context.WithCancel(parent)
-	if parent != s.base {
-		// A call served through HandleMessage also ends with its session
-		// (Session.Close, Engine.Abort).
-		stop := context.AfterFunc(s.base, cancel)
-		inner := cancel
-		cancel = func() { stop(); inner() }
-	}
 	s.mu.Lock()
 	if _, dup := s.inflight[key]; dup {
 		s.mu.Unlock()
@@ -397,6 +398,11 @@ func (s *session) beginWith(parent context.Context, id jsontext.Value) (context.
 	}
 	s.inflight[key] = cancel
 	s.mu.Unlock()
+	if s.base.Err() != nil {
+		// The session ended (Session.Close, Engine.Abort) before the call
+		// was registered, so cancelInflight missed it.
+		cancel()
+	}
 	return ctx, func(out []byte) []byte {
 		s.mu.Lock()
 		delete(s.inflight, key)
@@ -408,6 +414,19 @@ func (s *session) beginWith(parent context.Context, id jsontext.Value) (context.
 		}
 		return out
 	}, nil
+}
+
+// cancelInflight cancels every request of the session in flight.
+func (s *session) cancelInflight() {
+	s.mu.Lock()
+	cancels := make([]context.CancelFunc, 0, len(s.inflight))
+	for _, c := range s.inflight {
+		cancels = append(cancels, c)
+	}
+	s.mu.Unlock()
+	for _, c := range cancels {
+		c()
+	}
 }
 
 // canonicalID is the form of a request id that identifies it: a number
