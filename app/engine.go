@@ -43,8 +43,6 @@ package app
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -275,7 +273,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		return nil, errors.New("hexmcp: Options.Validator is required (set Options.DisableValidation to serve without input validation)")
 	}
 	if opts.Logger == nil {
-		opts.Logger = slogport.New(slog.New(slog.NewTextHandler(os.Stderr, nil)))
+		opts.Logger = slogport.Default()
 	}
 	if opts.PageSize <= 0 {
 		opts.PageSize = 100

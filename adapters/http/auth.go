@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hexmcp/hexmcp/internal/slogport"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -41,7 +42,8 @@ type AuthOptions struct {
 	// a token that lacks one is refused with 403 insufficient_scope.
 	RequiredScopes []string
 	// Logger receives authenticator failures that are not a bad token (an
-	// unreachable introspection endpoint, say); default: none.
+	// unreachable introspection endpoint, say); default: slog on standard
+	// error (ports.NopLogger{} discards them).
 	Logger ports.Logger
 }
 
@@ -56,7 +58,7 @@ type AuthOptions struct {
 // client's token is not at fault). Error details never reach the client.
 func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) http.Handler {
 	if opts.Logger == nil {
-		opts.Logger = ports.NopLogger{}
+		opts.Logger = slogport.Default()
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -72,7 +74,7 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 					return
 				}
 				if opts.Logger.Enabled(r.Context(), ports.LevelError) {
-					opts.Logger.Log(r.Context(), ports.LevelError, "mcp http: the authenticator failed", ports.F("error", err))
+					opts.Logger.Log(r.Context(), ports.LevelError, "mcphttp: the authenticator failed", ports.F("error", err))
 				}
 				writeAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable")
 				return

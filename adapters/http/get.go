@@ -66,10 +66,10 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 var (
 	// errForeignStream: the event is of another session's stream. It
 	// stops the replay at its first event, before anything is copied.
-	errForeignStream = errors.New("mcp http: the event is of another session's stream")
+	errForeignStream = errors.New("mcphttp: the event is of another session's stream")
 	// errReplayFull: the events replayed so far fill the connection's
 	// byte bound (Options.MaxStreamQueueBytes).
-	errReplayFull = errors.New("mcp http: the replay fills the connection's queue")
+	errReplayFull = errors.New("mcphttp: the replay fills the connection's queue")
 )
 
 // resume serves GET + Last-Event-ID (2025-11-25, "Resumability and
@@ -118,7 +118,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ls *liveSession
 	}
 	if err != nil {
 		if !errors.Is(err, ports.ErrEventNotFound) && r.Context().Err() == nil {
-			h.logf(ports.LevelError, "mcp http: replaying events failed", ports.F("error", err))
+			h.logf(ports.LevelError, "mcphttp: replaying events failed", ports.F("error", err))
 			newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable").write(w)
 			return
 		}
@@ -304,7 +304,7 @@ func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.sessions.Delete(r.Context(), sid); err != nil {
-		h.logf(ports.LevelError, "mcp http: deleting a session from the store failed", ports.F("error", err))
+		h.logf(ports.LevelError, "mcphttp: deleting a session from the store failed", ports.F("error", err))
 		newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable").write(w)
 		return
 	}

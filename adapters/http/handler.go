@@ -115,7 +115,7 @@ type Options struct {
 	// from the proxy). An empty result falls back to DefaultClientKey.
 	ClientKey func(r *http.Request) string
 	// Logger receives the handler's own problems (a failing store);
-	// default: none.
+	// default: the engine's logger (ports.NopLogger{} discards them).
 	Logger ports.Logger
 }
 
@@ -186,7 +186,7 @@ func NewHandler(e *app.Engine, opts Options) *Handler {
 		opts.MaxStreamQueueBytes = DefaultMaxStreamQueueBytes
 	}
 	if opts.Logger == nil {
-		opts.Logger = ports.NopLogger{}
+		opts.Logger = e.Logger()
 	}
 	h := &Handler{
 		e:        e,

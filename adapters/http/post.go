@@ -279,7 +279,7 @@ func (h *Handler) createError(id json.RawMessage, err error) *rpcErr {
 		e.retryAfter = retryAfterSessions
 		return e
 	}
-	h.logf(ports.LevelError, "mcp http: creating a session in the store failed", ports.F("error", err))
+	h.logf(ports.LevelError, "mcphttp: creating a session in the store failed", ports.F("error", err))
 	return newErr(http.StatusServiceUnavailable, id, domain.CodeInternalError, "Service unavailable")
 }
 

@@ -200,7 +200,7 @@ func (h *Handler) lookup(ctx context.Context, sid string, id json.RawMessage) (*
 			h.forget(sid)
 			return nil, newErr(http.StatusNotFound, id, domain.CodeInvalidRequest, "Session not found")
 		}
-		h.logf(ports.LevelError, "mcp http: reading the session store failed", ports.F("error", err))
+		h.logf(ports.LevelError, "mcphttp: reading the session store failed", ports.F("error", err))
 		return nil, newErr(http.StatusServiceUnavailable, id, domain.CodeInternalError, "Service unavailable")
 	}
 	if st.Owner != owner(ctx) {
@@ -318,7 +318,7 @@ func (h *Handler) drop(ls *liveSession) {
 	ctx := context.Background()
 	for _, id := range ids {
 		if err := h.events.DeleteStream(ctx, id); err != nil {
-			h.logf(ports.LevelWarn, "mcp http: deleting the events of an ended session's stream failed", ports.F("error", err))
+			h.logf(ports.LevelWarn, "mcphttp: deleting the events of an ended session's stream failed", ports.F("error", err))
 		}
 	}
 }
@@ -361,7 +361,7 @@ func (h *Handler) syncState(ctx context.Context, ls *liveSession) {
 		// A session the store dropped meanwhile (expired or evicted
 		// during the request) is not a failure: its next request is 404.
 		if !errors.Is(err, ports.ErrSessionNotFound) {
-			h.logf(ports.LevelError, "mcp http: updating the session store failed", ports.F("error", err))
+			h.logf(ports.LevelError, "mcphttp: updating the session store failed", ports.F("error", err))
 		}
 		return
 	}

@@ -151,15 +151,15 @@ func (st *stream) storeLocked(msg []byte) event {
 	id, err := st.h.events.Append(ctx, st.id, ev.data)
 	if st.sessionGone() {
 		if err := st.h.events.DeleteStream(ctx, st.id); err != nil {
-			st.h.logf(ports.LevelWarn, "mcp http: deleting the events of an ended session's stream failed", ports.F("error", err))
+			st.h.logf(ports.LevelWarn, "mcphttp: deleting the events of an ended session's stream failed", ports.F("error", err))
 		}
 		return ev
 	}
 	switch {
 	case err != nil:
-		st.h.logf(ports.LevelWarn, "mcp http: storing an SSE event failed; it cannot be replayed", ports.F("error", err))
+		st.h.logf(ports.LevelWarn, "mcphttp: storing an SSE event failed; it cannot be replayed", ports.F("error", err))
 	case id == "" || strings.ContainsAny(id, "\r\n\x00"):
-		st.h.logf(ports.LevelWarn, "mcp http: the event store returned an id that is not valid in SSE; the event cannot be replayed")
+		st.h.logf(ports.LevelWarn, "mcphttp: the event store returned an id that is not valid in SSE; the event cannot be replayed")
 	default:
 		ev.id = id
 		st.kept = true
@@ -217,7 +217,7 @@ func (st *stream) finishUnstoredLocked(final []byte) bool {
 		return false
 	}
 	if err := st.h.events.DeleteStream(context.Background(), st.id); err != nil {
-		st.h.logf(ports.LevelWarn, "mcp http: deleting the events of a delivered stream failed", ports.F("error", err))
+		st.h.logf(ports.LevelWarn, "mcphttp: deleting the events of a delivered stream failed", ports.F("error", err))
 	}
 	st.kept = false
 	return true
@@ -361,7 +361,7 @@ func (c *queuedConn) take() (evs []event, ended, failed bool) {
 }
 
 // errFinished is returned to a late writer of a request that has answered.
-var errFinished = errors.New("mcp http: the request has already been answered")
+var errFinished = errors.New("mcphttp: the request has already been answered")
 
 // postWriter is the related-message writer of one POST request (the
 // "related" argument of Engine.HandleMessage). The response starts as JSON;

@@ -90,6 +90,7 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/hexmcp/hexmcp/internal/httpguard"
+	"github.com/hexmcp/hexmcp/internal/slogport"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -209,7 +210,9 @@ type Options struct {
 	MaxConnsPerClient int
 	// HandshakeTimeout bounds writing the upgrade response (default 10 s).
 	HandshakeTimeout time.Duration
-	// Logger receives the adapter's log (default: discarded).
+	// Logger receives the adapter's log (default: the logger of the
+	// ConnHandler when it has one, as the engine has, else slog on
+	// standard error; ports.NopLogger{} discards it).
 	Logger ports.Logger
 }
 
@@ -248,7 +251,7 @@ func (o Options) withDefaults() Options {
 		o.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 	if o.Logger == nil {
-		o.Logger = ports.NopLogger{}
+		o.Logger = slogport.Default()
 	}
 	o.AllowedOrigins = slices.Clone(o.AllowedOrigins)
 	o.AllowedHosts = slices.Clone(o.AllowedHosts)
@@ -300,6 +303,9 @@ func raise(p *atomic.Int64, n int64) {
 // NewHandler returns a handler serving every accepted connection with h
 // (the protocol engine, *app.Engine).
 func NewHandler(h ports.ConnHandler, opts Options) *Handler {
+	if l, ok := h.(interface{ Logger() ports.Logger }); ok && opts.Logger == nil {
+		opts.Logger = l.Logger()
+	}
 	opts = opts.withDefaults()
 	hd := &Handler{
 		h:         h,

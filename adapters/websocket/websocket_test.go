@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/ports"
 
 	gws "github.com/gorilla/websocket"
 
@@ -738,5 +739,32 @@ func TestShutdownDeadlineCancelsOwnCallsOnly(t *testing.T) {
 	e.Abort()
 	if who := <-cancelled; who != "two" {
 		t.Fatalf("Abort cancelled %q", who)
+	}
+}
+
+// engineLog records an engine's log messages.
+type engineLog struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *engineLog) Enabled(context.Context, ports.Level) bool { return true }
+
+func (l *engineLog) Log(_ context.Context, _ ports.Level, msg string, _ ...ports.Field) {
+	l.mu.Lock()
+	l.msgs = append(l.msgs, msg)
+	l.mu.Unlock()
+}
+
+// A handler given no Logger logs through its engine's.
+func TestHandlerLogsThroughTheEngineByDefault(t *testing.T) {
+	log := &engineLog{}
+	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry(), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if h := NewHandler(e, Options{}); h.opts.Logger != ports.Logger(log) {
+		t.Fatalf("the handler logs to %T, not the engine's logger", h.opts.Logger)
 	}
 }

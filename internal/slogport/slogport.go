@@ -5,6 +5,7 @@ package slogport
 import (
 	"context"
 	"log/slog"
+	"os"
 	"runtime"
 	"time"
 
@@ -57,4 +58,10 @@ func (x *Logger) Log(ctx context.Context, level ports.Level, msg string, fields 
 		ctx = context.Background()
 	}
 	_ = x.l.Handler().Handle(ctx, r)
+}
+
+// Default is the SDK's logger when none is given: slog's text format on
+// standard error (never standard output, which may be the MCP channel).
+func Default() *Logger {
+	return New(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 }

@@ -1,0 +1,77 @@
+package mcphttp_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// recordingLogger keeps the messages it is given.
+type recordingLogger struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *recordingLogger) Enabled(context.Context, ports.Level) bool { return true }
+
+func (l *recordingLogger) Log(_ context.Context, _ ports.Level, msg string, _ ...ports.Field) {
+	l.mu.Lock()
+	l.msgs = append(l.msgs, msg)
+	l.mu.Unlock()
+}
+
+func (l *recordingLogger) has(sub string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range l.msgs {
+		if strings.Contains(m, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// failingStore refuses to create sessions.
+type failingStore struct{ ports.SessionStore }
+
+func (failingStore) Create(context.Context, ports.SessionState) error {
+	return errors.New("the store is down")
+}
+
+// A handler given no Logger logs through its engine's, instead of
+// dropping its own problems.
+func TestHandlerLogsThroughTheEngineByDefault(t *testing.T) {
+	log := &recordingLogger{}
+	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	h := mcphttp.NewHandler(e, mcphttp.Options{SessionStore: failingStore{memory.NewSessionStore(memory.SessionStoreOptions{})}})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Fatalf("initialize succeeded with a failing store")
+	}
+	if !log.has("creating a session in the store failed") {
+		t.Fatalf("the engine's logger got %v", log.msgs)
+	}
+}
