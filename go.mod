@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/go-json-experiment/json v1.27.2
 	github.com/gorilla/websocket v1.5.3
+	github.com/redis/go-redis/v9 v9.22.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.uber.org/fx v1.24.0
 	go.uber.org/mock v0.6.0
@@ -16,6 +17,8 @@ require (
 )
 
 require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	go.uber.org/atomic v1.11.0 // indirect
 	go.uber.org/dig v1.19.0 // indirect
 	go.uber.org/multierr v1.10.0 // indirect
 	golang.org/x/mod v0.27.0 // indirect

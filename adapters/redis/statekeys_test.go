@@ -1,0 +1,180 @@
+package mcpredis_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/adapters/memory"
+	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/redistest"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func client(t *testing.T, srv *redistest.Server) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialTimeout: time.Second})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Instances on one Redis see one ring: the same signing key, at least 32
+// bytes.
+func TestStateKeysShared(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	a := mcpredis.NewStateKeys(client(t, srv), mcpredis.StateKeysOptions{})
+	b := mcpredis.NewStateKeys(client(t, srv), mcpredis.StateKeysOptions{})
+	ka, err := a.Keys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := b.Keys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ka) != 1 || len(kb) != 1 || !bytes.Equal(ka[0], kb[0]) || len(ka[0]) < ports.MinStateKeyLen {
+		t.Fatalf("instance keys differ or are short: %d %d", len(ka), len(kb))
+	}
+}
+
+// Rotation: a new key signs once the signing key is RotateEvery old, the
+// old one verifies for Retain more, then it is retired.
+func TestStateKeysRotate(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	opts := mcpredis.StateKeysOptions{RotateEvery: time.Hour, Retain: 20 * time.Minute, CacheFor: time.Second, Clock: clock}
+	a := mcpredis.NewStateKeys(client(t, srv), opts)
+	b := mcpredis.NewStateKeys(client(t, srv), opts)
+	first, err := a.Keys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(time.Hour)
+	second, err := b.Keys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(second) != 2 || bytes.Equal(second[0], first[0]) || !bytes.Equal(second[1], first[0]) {
+		t.Fatalf("after RotateEvery: %d keys, want a new signing key and the old one", len(second))
+	}
+	if again, _ := a.Keys(ctx); len(again) != 2 || !bytes.Equal(again[0], second[0]) {
+		t.Fatal("the other instance does not sign with the new key")
+	}
+	clock.advance(20 * time.Minute)
+	third, err := a.Keys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(third) != 1 || !bytes.Equal(third[0], second[0]) {
+		t.Fatalf("after Retain: %d keys, want the old one retired", len(third))
+	}
+	if err := a.Rotate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(2 * time.Second)
+	if k, _ := b.Keys(ctx); len(k) != 2 || bytes.Equal(k[0], third[0]) {
+		t.Fatal("Rotate did not make a new signing key")
+	}
+}
+
+// Redis down: the keys read last serve for Retain, then the error says so;
+// Redis back: service resumes without a restart.
+func TestStateKeysRedisDown(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	k := mcpredis.NewStateKeys(client(t, srv), mcpredis.StateKeysOptions{Retain: time.Minute, CacheFor: time.Second, Timeout: 300 * time.Millisecond, Clock: clock})
+	before, err := k.Keys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	clock.advance(2 * time.Second)
+	if got, err := k.Keys(ctx); err != nil || !bytes.Equal(got[0], before[0]) {
+		t.Fatalf("within Retain with Redis down: %v", err)
+	}
+	clock.advance(time.Minute)
+	if _, err := k.Keys(ctx); !errors.Is(err, ports.ErrNoStateKey) {
+		t.Fatalf("past Retain with Redis down: %v, want ErrNoStateKey", err)
+	}
+	srv.Restart(t)
+	if got, err := k.Keys(ctx); err != nil || len(got) != 1 {
+		t.Fatalf("Redis back: %v", err)
+	}
+}
+
+// A multi round-trip request whose state one instance signed completes on
+// another: both engines take their keys from the same Redis.
+func TestRequestStateAcrossInstances(t *testing.T) {
+	srv := redistest.Start(t)
+	twoQuestions := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+		first, err := rc.Elicit(ctx, "first", domain.ElicitForm("First?", json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)))
+		if err != nil {
+			return "", err
+		}
+		second, err := rc.Elicit(ctx, "second", domain.ElicitForm("Second?", json.RawMessage(`{"type":"object","properties":{"b":{"type":"string"}}}`)))
+		if err != nil {
+			return "", err
+		}
+		return string(first.Content) + string(second.Content), nil
+	}, app.WithName("two"))
+	engine := func() *app.Engine {
+		e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), Logger: ports.NopLogger{},
+			StateKeys: mcpredis.NewStateKeys(client(t, srv), mcpredis.StateKeysOptions{}), Tools: []app.Tool{twoQuestions}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+	a, b := engine(), engine()
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	call := func(e *app.Engine, extra string) (string, string) {
+		resp := string(e.HandleMessage(context.Background(), nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"two","arguments":{},`+extra+meta+`}}`), nil))
+		var m struct {
+			Result struct {
+				ResultType   string `json:"resultType"`
+				RequestState string `json:"requestState"`
+			} `json:"result"`
+		}
+		_ = json.Unmarshal([]byte(resp), &m)
+		return m.Result.RequestState, resp
+	}
+	answerFirst := `"inputResponses":{"first":{"action":"accept","content":{"a":"x"}}},`
+	state, resp := call(a, answerFirst)
+	if state == "" {
+		t.Fatalf("instance A did not ask the second question: %s", resp)
+	}
+	_, resp = call(b, `"inputResponses":{"second":{"action":"accept","content":{"b":"y"}}},"requestState":"`+state+`",`)
+	if !strings.Contains(resp, `"resultType":"complete"`) || !strings.Contains(resp, `{\"a\":\"x\"}{\"b\":\"y\"}`) {
+		t.Fatalf("instance B did not complete the request A began: %s", resp)
+	}
+}
