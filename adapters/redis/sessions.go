@@ -1,0 +1,280 @@
+package mcpredis
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// Defaults of [SessionStoreOptions], the same as the in-memory store's.
+const (
+	DefaultIdleTimeout          = 30 * time.Minute
+	DefaultPendingTimeout       = 30 * time.Second
+	DefaultMaxSessions          = 10_000
+	DefaultMaxSessionsPerClient = 100
+)
+
+// SessionStoreOptions configure [SessionStore]. Zero fields take the
+// defaults.
+type SessionStoreOptions struct {
+	// Prefix begins every Redis key of the store (default
+	// [DefaultPrefix]).
+	Prefix string
+	// IdleTimeout is how long a ready session lives without activity
+	// (default [DefaultIdleTimeout]).
+	IdleTimeout time.Duration
+	// PendingTimeout is how long a session whose client has not sent
+	// notifications/initialized lives without activity (default
+	// [DefaultPendingTimeout]; never longer than IdleTimeout).
+	PendingTimeout time.Duration
+	// MaxSessions bounds the live sessions of every instance together
+	// (default [DefaultMaxSessions]).
+	MaxSessions int
+	// MaxSessionsPerClient bounds the live sessions of one client (one
+	// non-empty Peer; default [DefaultMaxSessionsPerClient]).
+	MaxSessionsPerClient int
+	// Timeout bounds each Redis call (default [DefaultTimeout]).
+	Timeout time.Duration
+	// Clock tells the time (default the system clock). Expiry is decided
+	// by it, on every instance alike; Redis key TTLs (IdleTimeout and a
+	// minute) only collect what nobody asks for any more.
+	Clock ports.Clock
+}
+
+// SessionStore is a [ports.SessionStore] shared through Redis: every
+// instance on the same Redis and Prefix sees every session. Each
+// operation is one round trip (a Lua script run atomically by Redis). A
+// session is a hash "<Prefix>sess:<id>"; the sorted sets "<Prefix>sessions"
+// and "<Prefix>peer:<peer>" count the live sessions, in total and per
+// client. Past MaxSessions or MaxSessionsPerClient, Create first drops
+// the expired sessions it finds (at most 100 per call) and then refuses
+// with [ports.ErrTooManySessions] or [ports.ErrTooManySessionsForClient];
+// it does not evict live idle sessions as the in-memory store does. The
+// scripts name keys they compute, so the store needs one Redis (or
+// Valkey) node, not a cluster.
+type SessionStore struct {
+	c    redis.UniversalClient
+	opts SessionStoreOptions
+}
+
+var _ ports.SessionStore = (*SessionStore)(nil)
+
+// NewSessionStore returns the session store on c.
+func NewSessionStore(c redis.UniversalClient, opts SessionStoreOptions) *SessionStore {
+	opts.Prefix = cmp.Or(opts.Prefix, DefaultPrefix)
+	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, DefaultIdleTimeout)
+	opts.PendingTimeout = min(cmp.Or(opts.PendingTimeout, DefaultPendingTimeout), opts.IdleTimeout)
+	opts.MaxSessions = cmp.Or(opts.MaxSessions, DefaultMaxSessions)
+	opts.MaxSessionsPerClient = cmp.Or(opts.MaxSessionsPerClient, DefaultMaxSessionsPerClient)
+	opts.Timeout = cmp.Or(opts.Timeout, DefaultTimeout)
+	if opts.Clock == nil {
+		opts.Clock = ports.SystemClock{}
+	}
+	return &SessionStore{c: c, opts: opts}
+}
+
+// luaCommon holds the functions every script uses. ARGV[1..4]: prefix,
+// now (ms), idle (ms), pending (ms).
+const luaCommon = `
+local prefix, now, idle, pending = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local all = prefix .. 'sessions'
+local function skey(id) return prefix .. 'sess:' .. id end
+local function expired(id)
+  local f = redis.call('HMGET', skey(id), 'l', 'r')
+  if not f[1] then return true end
+  local lim = idle
+  if f[2] == '0' then lim = pending end
+  return now - tonumber(f[1]) > lim
+end
+local function remove(id)
+  local peer = redis.call('HGET', skey(id), 'p')
+  redis.call('DEL', skey(id))
+  redis.call('ZREM', all, id)
+  if peer and peer ~= '' then redis.call('ZREM', prefix .. 'peer:' .. peer, id) end
+end
+local function purge(set)
+  local old = redis.call('ZRANGEBYSCORE', set, '-inf', '(' .. (now - pending), 'LIMIT', 0, 100)
+  for _, id in ipairs(old) do
+    if expired(id) then
+      remove(id)
+      redis.call('ZREM', set, id)
+    end
+  end
+end
+`
+
+// create: ARGV[5..] id, state, ready, peer, created, ttl, max, maxPeer.
+var createScript = redis.NewScript(luaCommon + `
+local id, st, ready, peer, created, ttl = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
+local max, maxPeer = tonumber(ARGV[11]), tonumber(ARGV[12])
+if redis.call('EXISTS', skey(id)) == 1 then
+  if not expired(id) then return -1 end
+  remove(id)
+end
+if redis.call('ZCARD', all) >= max then
+  purge(all)
+  if redis.call('ZCARD', all) >= max then return -2 end
+end
+if peer ~= '' then
+  local ps = prefix .. 'peer:' .. peer
+  if redis.call('ZCARD', ps) >= maxPeer then
+    purge(ps)
+    if redis.call('ZCARD', ps) >= maxPeer then return -3 end
+  end
+  redis.call('ZADD', ps, now, id)
+end
+redis.call('HSET', skey(id), 's', st, 'r', ready, 'p', peer, 'c', created, 'l', now)
+redis.call('PEXPIRE', skey(id), ttl)
+redis.call('ZADD', all, now, id)
+return 1
+`)
+
+// get: ARGV[5..] id, ttl. Returns {state, created, lastSeen} or nil.
+var getScript = redis.NewScript(luaCommon + `
+local id, ttl = ARGV[5], ARGV[6]
+if expired(id) then
+  if redis.call('EXISTS', skey(id)) == 1 or redis.call('ZSCORE', all, id) then remove(id) end
+  return false
+end
+local f = redis.call('HMGET', skey(id), 's', 'c', 'p')
+redis.call('HSET', skey(id), 'l', now)
+redis.call('PEXPIRE', skey(id), ttl)
+redis.call('ZADD', all, now, id)
+if f[3] and f[3] ~= '' then redis.call('ZADD', prefix .. 'peer:' .. f[3], now, id) end
+return {f[1], f[2], tostring(now), f[3]}
+`)
+
+// update: ARGV[5..] id, state, ready, ttl. Returns 1, or 0 when not found.
+var updateScript = redis.NewScript(luaCommon + `
+local id, st, ready, ttl = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+if expired(id) then
+  if redis.call('EXISTS', skey(id)) == 1 or redis.call('ZSCORE', all, id) then remove(id) end
+  return 0
+end
+redis.call('HSET', skey(id), 's', st, 'r', ready, 'l', now)
+redis.call('PEXPIRE', skey(id), ttl)
+redis.call('ZADD', all, now, id)
+local peer = redis.call('HGET', skey(id), 'p')
+if peer and peer ~= '' then redis.call('ZADD', prefix .. 'peer:' .. peer, now, id) end
+return 1
+`)
+
+// del: ARGV[5] id.
+var deleteScript = redis.NewScript(luaCommon + `
+remove(ARGV[5])
+return 1
+`)
+
+func (s *SessionStore) args(now time.Time, more ...any) []any {
+	return append([]any{s.opts.Prefix, now.UnixMilli(), s.opts.IdleTimeout.Milliseconds(), s.opts.PendingTimeout.Milliseconds()}, more...)
+}
+
+func (s *SessionStore) ttl() int64 { return (s.opts.IdleTimeout + time.Minute).Milliseconds() }
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// stored is what the hash's "s" field holds: the state without the fields
+// the store keeps apart (times, Peer).
+func encodeState(st ports.SessionState) (string, error) {
+	st.Created, st.LastSeen, st.Peer = time.Time{}, time.Time{}, ""
+	b, err := json.Marshal(st)
+	if err != nil {
+		return "", fmt.Errorf("mcpredis: encoding a session: %w", err)
+	}
+	return string(b), nil
+}
+
+// Create stores a new session (see [SessionStore] for the limits).
+func (s *SessionStore) Create(ctx context.Context, st ports.SessionState) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	now := s.opts.Clock.Now()
+	created := st.Created
+	if created.IsZero() {
+		created = now
+	}
+	enc, err := encodeState(st)
+	if err != nil {
+		return err
+	}
+	n, err := createScript.Run(ctx, s.c, nil, s.args(now, st.ID, enc, flag(st.Ready), st.Peer,
+		created.UnixMilli(), s.ttl(), s.opts.MaxSessions, s.opts.MaxSessionsPerClient)...).Int()
+	if err != nil {
+		return fmt.Errorf("mcpredis: creating a session: %w", err)
+	}
+	switch n {
+	case -1:
+		return fmt.Errorf("mcpredis: session %q exists already", st.ID)
+	case -2:
+		return fmt.Errorf("mcpredis: %w: the store holds %d", ports.ErrTooManySessions, s.opts.MaxSessions)
+	case -3:
+		return fmt.Errorf("mcpredis: %w: the client holds %d", ports.ErrTooManySessionsForClient, s.opts.MaxSessionsPerClient)
+	}
+	return nil
+}
+
+// Get returns a live session; it counts as activity.
+func (s *SessionStore) Get(ctx context.Context, id string) (ports.SessionState, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	res, err := getScript.Run(ctx, s.c, nil, s.args(s.opts.Clock.Now(), id, s.ttl())...).StringSlice()
+	if errors.Is(err, redis.Nil) {
+		return ports.SessionState{}, fmt.Errorf("mcpredis: %w", ports.ErrSessionNotFound)
+	}
+	if err != nil {
+		return ports.SessionState{}, fmt.Errorf("mcpredis: reading a session: %w", err)
+	}
+	if len(res) != 4 {
+		return ports.SessionState{}, fmt.Errorf("mcpredis: reading a session: %d fields", len(res))
+	}
+	var st ports.SessionState
+	if err := json.Unmarshal([]byte(res[0]), &st); err != nil {
+		return ports.SessionState{}, fmt.Errorf("mcpredis: decoding a session: %w", err)
+	}
+	created, _ := strconv.ParseInt(res[1], 10, 64)
+	seen, _ := strconv.ParseInt(res[2], 10, 64)
+	st.ID, st.Created, st.LastSeen, st.Peer = id, time.UnixMilli(created).UTC(), time.UnixMilli(seen).UTC(), res[3]
+	return st, nil
+}
+
+// Update replaces a live session's state (its Peer is kept); it counts as
+// activity.
+func (s *SessionStore) Update(ctx context.Context, st ports.SessionState) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	enc, err := encodeState(st)
+	if err != nil {
+		return err
+	}
+	n, err := updateScript.Run(ctx, s.c, nil, s.args(s.opts.Clock.Now(), st.ID, enc, flag(st.Ready), s.ttl())...).Int()
+	if err != nil {
+		return fmt.Errorf("mcpredis: updating a session: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("mcpredis: %w", ports.ErrSessionNotFound)
+	}
+	return nil
+}
+
+// Delete ends a session; deleting an unknown one is not an error.
+func (s *SessionStore) Delete(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	if err := deleteScript.Run(ctx, s.c, nil, s.args(s.opts.Clock.Now(), id)...).Err(); err != nil {
+		return fmt.Errorf("mcpredis: deleting a session: %w", err)
+	}
+	return nil
+}
