@@ -263,6 +263,9 @@ func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, mi app
 const (
 	retryAfterSessions       = "10"
 	retryAfterClientSessions = "30"
+	// retryAfterStore is the Retry-After of a request refused because the
+	// session store failed (unreachable, timed out): soon, it may be back.
+	retryAfterStore = "2"
 )
 
 // createError is the answer to an initialize whose session the store
@@ -280,7 +283,9 @@ func (h *Handler) createError(id json.RawMessage, err error) *rpcErr {
 		return e
 	}
 	h.logf(ports.LevelError, "mcphttp: creating a session in the store failed", ports.F("error", err))
-	return newErr(http.StatusServiceUnavailable, id, domain.CodeInternalError, "Service unavailable")
+	e := newErr(http.StatusServiceUnavailable, id, domain.CodeInternalError, "Service unavailable: the session store cannot be reached; retry later")
+	e.retryAfter = retryAfterStore
+	return e
 }
 
 // serveInSession serves a message of a handshake-era session.

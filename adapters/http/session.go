@@ -201,7 +201,9 @@ func (h *Handler) lookup(ctx context.Context, sid string, id json.RawMessage) (*
 			return nil, newErr(http.StatusNotFound, id, domain.CodeInvalidRequest, "Session not found")
 		}
 		h.logf(ports.LevelError, "mcphttp: reading the session store failed", ports.F("error", err))
-		return nil, newErr(http.StatusServiceUnavailable, id, domain.CodeInternalError, "Service unavailable")
+		e := newErr(http.StatusServiceUnavailable, id, domain.CodeInternalError, "Service unavailable: the session store cannot be reached; retry later")
+		e.retryAfter = retryAfterStore
+		return nil, e
 	}
 	if st.Owner != owner(ctx) {
 		return nil, newErr(http.StatusNotFound, id, domain.CodeInvalidRequest, "Session not found")

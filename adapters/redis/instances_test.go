@@ -7,11 +7,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/internal/redistest"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 type echoIn struct {
@@ -74,5 +76,75 @@ func TestSessionAcrossInstances(t *testing.T) {
 	}
 	if resp, body := post(a, sid, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"s":"x"}}}`); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("a session deleted through B still served by A: %d %s", resp.StatusCode, body)
+	}
+}
+
+// Redis down: session requests get 503 with Retry-After and the request's
+// id, stateless calls (which need no store) go on; Redis back: sessions
+// work again without a restart.
+func TestSessionStoreRedisDown(t *testing.T) {
+	srv := redistest.Start(t)
+	s, err := hexmcp.New(hexmcp.Options{Tools: []hexmcp.Tool{hexmcp.Func(func(_ context.Context, in echoIn) (string, error) {
+		return "echo " + in.S, nil
+	}, hexmcp.WithName("echo"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	store := mcpredis.NewSessionStore(client(t, srv), mcpredis.SessionStoreOptions{Timeout: 300 * time.Millisecond})
+	hs := httptest.NewServer(s.HTTPHandler(mcphttp.Options{SessionStore: store, Logger: ports.NopLogger{}}))
+	defer hs.Close()
+	post := func(body string, hdr map[string]string) (*http.Response, string) {
+		req, _ := http.NewRequest("POST", hs.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	resp, body := post(initialize, nil)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || sid == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	srv.Stop()
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"s":"x"}}}`
+	for name, r := range map[string]func() (*http.Response, string){
+		"initialize": func() (*http.Response, string) { return post(initialize, nil) },
+		"session call": func() (*http.Response, string) {
+			return post(call, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
+		},
+	} {
+		resp, body := r()
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, `"error"`) {
+			t.Fatalf("%s with Redis down: %d Retry-After=%q %s", name, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+		if name == "session call" && !strings.Contains(body, `"id":7`) {
+			t.Fatalf("the 503 lacks the request's id: %s", body)
+		}
+	}
+	stateless := `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"s":"y"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	if resp, body := post(stateless, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}); resp.StatusCode != 200 || !strings.Contains(body, "echo y") {
+		t.Fatalf("a stateless call with Redis down: %d %s", resp.StatusCode, body)
+	}
+	srv.Restart(t)
+	var ok bool
+	for range 50 { // the client's pool reconnects
+		if resp, _ := post(initialize, nil); resp.StatusCode == 200 {
+			ok = true
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !ok {
+		t.Fatal("sessions did not come back with Redis")
 	}
 }
