@@ -38,32 +38,16 @@ func TestSessionAcrossInstances(t *testing.T) {
 		return hs.URL
 	}
 	a, b := instance(), instance()
-	post := func(url, sid, body string) (*http.Response, string) {
-		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, string(b)
-	}
-	resp, body := post(a, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	resp, body := post(t, a, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if resp.StatusCode != 200 || sid == "" {
 		t.Fatalf("initialize on A: %d %s", resp.StatusCode, body)
 	}
-	if resp, body := post(b, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode != http.StatusAccepted {
+	if resp, body := post(t, b, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, sessionHeaders(sid)); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("notifications/initialized on B: %d %s", resp.StatusCode, body)
 	}
 	for i, url := range []string{b, a, b} {
-		resp, body := post(url, sid, `{"jsonrpc":"2.0","id":`+string(rune('2'+i))+`,"method":"tools/call","params":{"name":"echo","arguments":{"s":"x"}}}`)
+		resp, body := post(t, url, `{"jsonrpc":"2.0","id":`+string(rune('2'+i))+`,"method":"tools/call","params":{"name":"echo","arguments":{"s":"x"}}}`, sessionHeaders(sid))
 		if resp.StatusCode != 200 || !strings.Contains(body, `echo x`) {
 			t.Fatalf("call %d through %s: %d %s", i, url, resp.StatusCode, body)
 		}
@@ -74,7 +58,7 @@ func TestSessionAcrossInstances(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("DELETE on B: %v %v", err, resp)
 	}
-	if resp, body := post(a, sid, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"s":"x"}}}`); resp.StatusCode != http.StatusNotFound {
+	if resp, body := post(t, a, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"s":"x"}}}`, sessionHeaders(sid)); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("a session deleted through B still served by A: %d %s", resp.StatusCode, body)
 	}
 }
@@ -94,23 +78,8 @@ func TestSessionStoreRedisDown(t *testing.T) {
 	store := mcpredis.NewSessionStore(client(t, srv), mcpredis.SessionStoreOptions{Timeout: 300 * time.Millisecond})
 	hs := httptest.NewServer(s.HTTPHandler(mcphttp.Options{SessionStore: store, Logger: ports.NopLogger{}}))
 	defer hs.Close()
-	post := func(body string, hdr map[string]string) (*http.Response, string) {
-		req, _ := http.NewRequest("POST", hs.URL, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, string(b)
-	}
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	resp, body := post(initialize, nil)
+	resp, body := post(t, hs.URL, initialize, nil)
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if resp.StatusCode != 200 || sid == "" {
 		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
@@ -118,9 +87,9 @@ func TestSessionStoreRedisDown(t *testing.T) {
 	srv.Stop()
 	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"s":"x"}}}`
 	for name, r := range map[string]func() (*http.Response, string){
-		"initialize": func() (*http.Response, string) { return post(initialize, nil) },
+		"initialize": func() (*http.Response, string) { return post(t, hs.URL, initialize, nil) },
 		"session call": func() (*http.Response, string) {
-			return post(call, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
+			return post(t, hs.URL, call, sessionHeaders(sid))
 		},
 	} {
 		resp, body := r()
@@ -132,13 +101,13 @@ func TestSessionStoreRedisDown(t *testing.T) {
 		}
 	}
 	stateless := `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"s":"y"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	if resp, body := post(stateless, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}); resp.StatusCode != 200 || !strings.Contains(body, "echo y") {
+	if resp, body := post(t, hs.URL, stateless, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}); resp.StatusCode != 200 || !strings.Contains(body, "echo y") {
 		t.Fatalf("a stateless call with Redis down: %d %s", resp.StatusCode, body)
 	}
 	srv.Restart(t)
 	var ok bool
 	for range 50 { // the client's pool reconnects
-		if resp, _ := post(initialize, nil); resp.StatusCode == 200 {
+		if resp, _ := post(t, hs.URL, initialize, nil); resp.StatusCode == 200 {
 			ok = true
 			break
 		}
@@ -147,4 +116,30 @@ func TestSessionStoreRedisDown(t *testing.T) {
 	if !ok {
 		t.Fatal("sessions did not come back with Redis")
 	}
+}
+
+// post sends one JSON-RPC message to an MCP endpoint, with headers, and
+// returns the response and its body.
+func post(t *testing.T, url, body string, hdr map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func sessionHeaders(sid string) map[string]string {
+	if sid == "" {
+		return nil
+	}
+	return map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,28 +14,12 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
+	"github.com/hexmcp/hexmcp/adapters/sessiontest"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/ports"
 )
-
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 func client(t *testing.T, srv *redistest.Server) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialTimeout: time.Second})
@@ -69,7 +52,7 @@ func TestStateKeysShared(t *testing.T) {
 func TestStateKeysRotate(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := sessiontest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	opts := mcpredis.StateKeysOptions{RotateEvery: time.Hour, Retain: 20 * time.Minute, CacheFor: time.Second, Clock: clock}
 	a := mcpredis.NewStateKeys(client(t, srv), opts)
 	b := mcpredis.NewStateKeys(client(t, srv), opts)
@@ -77,7 +60,7 @@ func TestStateKeysRotate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock.advance(time.Hour)
+	clock.Advance(time.Hour)
 	second, err := b.Keys(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +71,7 @@ func TestStateKeysRotate(t *testing.T) {
 	if again, _ := a.Keys(ctx); len(again) != 2 || !bytes.Equal(again[0], second[0]) {
 		t.Fatal("the other instance does not sign with the new key")
 	}
-	clock.advance(20 * time.Minute)
+	clock.Advance(20 * time.Minute)
 	third, err := a.Keys(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +82,7 @@ func TestStateKeysRotate(t *testing.T) {
 	if err := a.Rotate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	clock.advance(2 * time.Second)
+	clock.Advance(2 * time.Second)
 	if k, _ := b.Keys(ctx); len(k) != 2 || bytes.Equal(k[0], third[0]) {
 		t.Fatal("Rotate did not make a new signing key")
 	}
@@ -110,18 +93,18 @@ func TestStateKeysRotate(t *testing.T) {
 func TestStateKeysRedisDown(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := sessiontest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	k := mcpredis.NewStateKeys(client(t, srv), mcpredis.StateKeysOptions{Retain: time.Minute, CacheFor: time.Second, Timeout: 300 * time.Millisecond, Clock: clock})
 	before, err := k.Keys(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Stop()
-	clock.advance(2 * time.Second)
+	clock.Advance(2 * time.Second)
 	if got, err := k.Keys(ctx); err != nil || !bytes.Equal(got[0], before[0]) {
 		t.Fatalf("within Retain with Redis down: %v", err)
 	}
-	clock.advance(time.Minute)
+	clock.Advance(time.Minute)
 	if _, err := k.Keys(ctx); !errors.Is(err, ports.ErrNoStateKey) {
 		t.Fatalf("past Retain with Redis down: %v, want ErrNoStateKey", err)
 	}
