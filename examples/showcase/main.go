@@ -11,7 +11,9 @@
 //	go run ./examples/showcase -transport http -addr 127.0.0.1:8080
 //	go run ./examples/showcase -transport ws -addr 127.0.0.1:8080
 //
-// It logs to standard error, where it also prints the URL it serves.
+// It logs to standard error, where it also prints the URL it serves. With
+// -redis redis://HOST:PORT/DB, instances share their sessions and
+// requestState keys through that Redis (see adapters/redis).
 package main
 
 import (
@@ -24,6 +26,8 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
 
+	"github.com/redis/go-redis/v9"
+
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/examples/showcase/tools"
@@ -34,6 +38,7 @@ func main() {
 	transport := flag.String("transport", "stdio", "transport to serve: stdio, http (Streamable HTTP at /mcp) or ws (WebSocket at /ws)")
 	addr := flag.String("addr", wiring.DefaultHTTPAddr, "address to listen on for http and ws (port 0 picks a free port)")
 	verbose := flag.Bool("v", false, "log fx events and debug records to standard error")
+	redisURL := flag.String("redis", "", "share sessions and requestState keys with other instances through this Redis (redis://127.0.0.1:6379/0; http and ws only)")
 	flag.Parse()
 
 	level := slog.LevelInfo
@@ -68,6 +73,18 @@ func main() {
 		os.Exit(2)
 	}
 
+	shared := fx.Options()
+	if *redisURL != "" {
+		ro, err := redis.ParseURL(*redisURL)
+		if err != nil || *transport == "stdio" {
+			fmt.Fprintf(os.Stderr, "showcase: -redis needs a redis:// URL and -transport http or ws (%v)\n", err)
+			os.Exit(2)
+		}
+		rdb := redis.NewClient(ro)
+		defer rdb.Close()
+		shared = wiring.Redis(rdb)
+	}
+
 	var fxLog fx.Option = fx.Options() // wiring.New logs fx's failures only
 	if *verbose {
 		fxLog = fx.WithLogger(func() fxevent.Logger { return &fxevent.SlogLogger{Logger: logger} })
@@ -79,6 +96,7 @@ func main() {
 			Instructions: "Example tools of every kind: scalars, JSON, content blocks, structured output and errors.",
 		}),
 		serve,
+		shared,
 		wiring.Tools(tools.All()...),
 		wiring.Resources(tools.Resources()...),
 		wiring.Prompts(tools.Prompts()...),
