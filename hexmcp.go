@@ -116,17 +116,36 @@ func (s *Server) Serve(ctx context.Context, t ports.Transport) error {
 	if err := srv.Start(ctx); err != nil {
 		return err
 	}
+	return runUntil(ctx, srv, nil)
+}
+
+// lifecycle is what Serve and listen run: an app.Server or an
+// mcphttp.Server, started.
+type lifecycle interface {
+	Done() <-chan struct{}
+	Err() error
+	Shutdown(context.Context) error
+}
+
+// runUntil waits until run stops by itself (its error is returned) or ctx
+// ends, and then shuts run down, and extra when not nil, within
+// DefaultShutdownTimeout.
+func runUntil(ctx context.Context, run lifecycle, extra func(context.Context) error) error {
 	select {
-	case <-srv.Done():
-		return srv.Err()
+	case <-run.Done():
+		return run.Err()
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	err := run.Shutdown(sctx)
+	if extra != nil {
+		err = errors.Join(err, extra(sctx))
+	}
+	if err != nil {
 		return fmt.Errorf("hexmcp: stopping: %w", err)
 	}
-	return srv.Err()
+	return run.Err()
 }
 
 // HTTPHandler returns the Streamable HTTP endpoint of the server (both
@@ -135,15 +154,6 @@ func (s *Server) Serve(ctx context.Context, t ports.Transport) error {
 // server's logger and the DNS-rebinding guard of a loopback listener; see
 // [mcphttp.Options].
 func (s *Server) HTTPHandler(opts mcphttp.Options) *mcphttp.Handler {
-	if opts.Logger == nil {
-		opts.Logger = s.Logger()
-	}
-	if opts.SessionStore == nil {
-		opts.SessionStore = memory.NewSessionStore(memory.SessionStoreOptions{})
-	}
-	if opts.EventStore == nil {
-		opts.EventStore = memory.NewEventStore(memory.EventStoreOptions{})
-	}
 	return mcphttp.NewHandler(s.Engine, opts)
 }
 
@@ -152,9 +162,6 @@ func (s *Server) HTTPHandler(opts mcphttp.Options) *mcphttp.Handler {
 // Shut it down with its Shutdown as well as the HTTP server it is mounted
 // on: upgraded connections are invisible to http.Server.Shutdown.
 func (s *Server) WebSocketHandler(opts websocket.Options) *websocket.Handler {
-	if opts.Logger == nil {
-		opts.Logger = s.Logger()
-	}
 	return websocket.NewHandler(s.Engine, opts)
 }
 
@@ -186,19 +193,5 @@ func (s *Server) listen(ctx context.Context, addr string, h http.Handler, extra 
 	if err := srv.Start(ctx); err != nil {
 		return fmt.Errorf("hexmcp: listening on %s: %w", addr, err)
 	}
-	select {
-	case <-srv.Done():
-		return srv.Err()
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultShutdownTimeout)
-	defer cancel()
-	err := srv.Shutdown(sctx)
-	if extra != nil {
-		err = errors.Join(err, extra(sctx))
-	}
-	if err != nil {
-		return fmt.Errorf("hexmcp: stopping: %w", err)
-	}
-	return nil
+	return runUntil(ctx, srv, extra)
 }

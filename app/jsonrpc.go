@@ -88,17 +88,10 @@ func (w *wireMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 				continue
 			}
 			dst = &w.Params.raw
-		default:
-			if err := dec.SkipValue(); err != nil {
-				return err
-			}
-			continue
 		}
-		v, err := dec.ReadValue()
-		if err != nil {
+		if err := w.readMember(dec, dst); err != nil {
 			return err
 		}
-		*dst = w.value(dec, v)
 	}
 	_, err = dec.ReadToken()
 	return err
@@ -194,23 +187,28 @@ func (w *wireMessage) readParams(dec *jsontext.Decoder) error {
 			}
 			continue
 		}
-		dst := p.member(name)
-		if dst == nil {
-			if err := dec.SkipValue(); err != nil {
-				return err
-			}
-			continue
-		}
-		v, err := dec.ReadValue()
-		if err != nil {
+		if err := w.readMember(dec, p.member(name)); err != nil {
 			return err
 		}
-		*dst = w.value(dec, v)
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return err
 	}
 	w.Params.p = p
+	return nil
+}
+
+// readMember reads the value of a member into *dst, or skips it when dst
+// is nil (a member the engine does not read).
+func (w *wireMessage) readMember(dec *jsontext.Decoder, dst *jsontext.Value) error {
+	if dst == nil {
+		return dec.SkipValue()
+	}
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	*dst = w.value(dec, v)
 	return nil
 }
 
@@ -225,18 +223,9 @@ func (w *wireMessage) readMeta(dec *jsontext.Decoder, m *requestMeta) error {
 		if err != nil {
 			return err
 		}
-		dst := m.member(memberName(quoted, scratch[:0]))
-		if dst == nil {
-			if err := dec.SkipValue(); err != nil {
-				return err
-			}
-			continue
-		}
-		v, err := dec.ReadValue()
-		if err != nil {
+		if err := w.readMember(dec, m.member(memberName(quoted, scratch[:0]))); err != nil {
 			return err
 		}
-		*dst = w.value(dec, v)
 	}
 	_, err := dec.ReadToken()
 	return err

@@ -114,8 +114,8 @@ type notice struct {
 // again.
 type listener struct {
 	client listenClient
-	view   *Viewer   // who listens (Visibility)
-	seen   [3]uint64 // fingerprints of the lists it saw, by listenKind (under mu)
+	view   *Viewer   // who listens (Visibility; nil when nothing is filtered)
+	seen   seenLists // fingerprints of the lists it saw
 	kinds  [3]bool   // by listenKind
 	uris   map[string]struct{}
 
@@ -221,8 +221,10 @@ func (e *Engine) listen(ctx context.Context, s *session, m message, p *wireParam
 	if l.client.key == "" && s != nil {
 		l.client.conn = s
 	}
-	l.view = e.viewer(ctx, ci)
-	e.recordSeen(l.view, nil, l)
+	if e.filtersAny() {
+		l.view = e.viewer(ctx, ci)
+		e.recordSeen(l.view, nil, l)
+	}
 	if rerr := e.addListener(id, l); rerr != nil {
 		return nil, rerr
 	}

@@ -176,7 +176,9 @@ func (e *Engine) initialize(ctx context.Context, s *session, m message, p *wireP
 	s.initialized, s.rev, s.client, s.caps = true, rev, client, p.Capabilities
 	s.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
 	s.mu.Unlock()
-	e.recordSeen(s.viewer(), s, nil)
+	if e.filtersAny() {
+		e.recordSeen(s.viewer(), s, nil)
+	}
 
 	res := struct {
 		ProtocolVersion string                `json:"protocolVersion"`
@@ -246,7 +248,7 @@ func (e *Engine) discover(m message, ci callInfo) ([]byte, *rpcError) {
 // cacheScope is "private" when the lists depend on who asks
 // (Options.PrivateCache, or a Visibility filter).
 func (e *Engine) cacheScope() string {
-	if e.opts.PrivateCache || e.filters(listenTools) || e.filters(listenResources) || e.filters(listenPrompts) {
+	if e.opts.PrivateCache || e.filtersAny() {
 		return "private"
 	}
 	return "public"

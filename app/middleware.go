@@ -107,26 +107,25 @@ type middlewareCall struct {
 }
 
 // buildMiddleware composes Options.Middleware around the engine's own
-// answer; the first is the outermost.
+// answer and Options.ToolMiddleware around the tools' handlers; nil chains
+// when there are none, so that a server without middleware pays nothing.
 func (e *Engine) buildMiddleware() {
 	if len(e.opts.Middleware) > 0 {
-		var h MethodHandler = e.answer
-		for i := len(e.opts.Middleware) - 1; i >= 0; i-- {
-			if mw := e.opts.Middleware[i]; mw != nil {
-				h = mw(h)
-			}
-		}
-		e.middleware = h
+		e.middleware = chain(e.answer, e.opts.Middleware)
 	}
 	if len(e.opts.ToolMiddleware) > 0 {
-		var h ToolHandler = e.runTool
-		for i := len(e.opts.ToolMiddleware) - 1; i >= 0; i-- {
-			if mw := e.opts.ToolMiddleware[i]; mw != nil {
-				h = mw(h)
-			}
-		}
-		e.toolMiddleware = h
+		e.toolMiddleware = chain(e.runTool, e.opts.ToolMiddleware)
 	}
+}
+
+// chain wraps h in mws, the first outermost; nil entries are skipped.
+func chain[H any, M ~func(H) H](h H, mws []M) H {
+	for i := len(mws) - 1; i >= 0; i-- {
+		if mws[i] != nil {
+			h = mws[i](h)
+		}
+	}
+	return h
 }
 
 // answer is the last handler of the method middleware: the engine's own

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -61,13 +62,11 @@ type session struct {
 	// trans is what the transport knew of the request that initialized
 	// the session (its principal, for Visibility outside requests).
 	trans TransportInfo
-	// seen fingerprints the lists the session saw last (by listenKind),
-	// when a Visibility filters them: list-changed notifications go only
-	// when they change.
-	seen [3]uint64
 	// tools are the session's own tools (RequestContext.AddSessionTool),
-	// sorted by name; never modified in place.
-	tools []ports.RegisteredTool
+	// sorted by name; a stored slice is never modified (writers hold mu).
+	tools atomic.Pointer[[]ports.RegisteredTool]
+	// seen fingerprints the lists the session saw last (Visibility).
+	seen seenLists
 }
 
 // send writes one message; write errors mark the connection broken.

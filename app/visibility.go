@@ -1,11 +1,13 @@
 package app
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"hash/fnv"
 	"reflect"
 	"slices"
-	"strconv"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 
@@ -113,12 +115,12 @@ func (e *Engine) visibleTools(ctx context.Context, v *Viewer, s *session) []port
 		if own := s.ownTools(); len(own) > 0 {
 			merged := make([]ports.RegisteredTool, 0, len(tools)+len(own))
 			for _, t := range tools {
-				if _, shadowed := s.ownTool(t.Tool.Name); !shadowed {
+				if _, shadowed := slices.BinarySearchFunc(own, t.Tool.Name, byName); !shadowed {
 					merged = append(merged, t)
 				}
 			}
 			merged = append(merged, own...)
-			slices.SortFunc(merged, func(a, b ports.RegisteredTool) int { return cmpString(a.Tool.Name, b.Tool.Name) })
+			slices.SortFunc(merged, byToolName)
 			tools = merged
 		}
 	}
@@ -134,15 +136,9 @@ func (e *Engine) visibleTools(ctx context.Context, v *Viewer, s *session) []port
 	return out
 }
 
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
+// byToolName orders tools by name; byName finds a name among them.
+func byToolName(a, b ports.RegisteredTool) int       { return cmp.Compare(a.Tool.Name, b.Tool.Name) }
+func byName(t ports.RegisteredTool, name string) int { return cmp.Compare(t.Tool.Name, name) }
 
 // fingerprint hashes the list of kind the viewer sees (names and
 // definition identities), to tell whether it changed.
@@ -151,8 +147,9 @@ func (e *Engine) fingerprint(kind listenKind, v *Viewer, s *session) uint64 {
 	h := fnv.New64a()
 	add := func(name string, def any) {
 		h.Write([]byte(name))
-		h.Write([]byte(strconv.FormatUint(uint64(reflect.ValueOf(def).Pointer()), 16)))
-		h.Write([]byte{0})
+		var id [9]byte // the definition's identity: a new definition is a change
+		binary.LittleEndian.PutUint64(id[:8], uint64(reflect.ValueOf(def).Pointer()))
+		h.Write(id[:])
 	}
 	switch kind {
 	case listenTools:
@@ -196,13 +193,13 @@ func (e *Engine) listChanged(kind listenKind, method string, wants func(*session
 		if !wants(s) {
 			continue
 		}
-		if filtered && !s.sawChange(kind, e.fingerprint(kind, s.viewer(), s)) {
+		if filtered && !s.seen.sawChange(kind, e.fingerprint(kind, s.viewer(), s)) {
 			continue
 		}
 		s.send(msg)
 	}
 	for _, l := range e.listenersFor(kind) {
-		if filtered && !l.sawChange(kind, e.fingerprint(kind, l.view, nil)) {
+		if filtered && !l.seen.sawChange(kind, e.fingerprint(kind, l.view, nil)) {
 			continue
 		}
 		l.push(notice{method: method})
@@ -225,31 +222,34 @@ func (e *Engine) VisibilityChanged() {
 	}
 }
 
-// sawChange records fp as the session's list of kind and reports whether
-// it differs from the one recorded before.
-func (s *session) sawChange(kind listenKind, fp uint64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.seen[kind] == fp {
+// seenLists fingerprints the lists a session or a listen stream saw
+// last (by listenKind), when a Visibility filters them: list-changed
+// notifications go only when they change.
+type seenLists struct {
+	mu sync.Mutex
+	fp [3]uint64
+}
+
+// sawChange records fp as the list of kind seen and reports whether it
+// differs from the one recorded before.
+func (l *seenLists) sawChange(kind listenKind, fp uint64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fp[kind] == fp {
 		return false
 	}
-	s.seen[kind] = fp
+	l.fp[kind] = fp
 	return true
 }
 
-// sawChange is session.sawChange for a listen stream.
-func (l *listener) sawChange(kind listenKind, fp uint64) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.seen[kind] == fp {
-		return false
-	}
-	l.seen[kind] = fp
-	return true
+// filtersAny reports whether a Visibility filters any list.
+func (e *Engine) filtersAny() bool {
+	return e.filters(listenTools) || e.filters(listenResources) || e.filters(listenPrompts)
 }
 
 // recordSeen records, for a session or stream that starts, the lists it
-// sees, so that the first change is compared with them.
+// sees, so that the first change is compared with them. Callers skip it
+// (and making v) unless filtersAny.
 func (e *Engine) recordSeen(v *Viewer, s *session, l *listener) {
 	for _, kind := range []listenKind{listenTools, listenResources, listenPrompts} {
 		if !e.filters(kind) {
@@ -257,29 +257,28 @@ func (e *Engine) recordSeen(v *Viewer, s *session, l *listener) {
 		}
 		fp := e.fingerprint(kind, v, s)
 		if s != nil {
-			s.sawChange(kind, fp)
+			s.seen.sawChange(kind, fp)
 		}
 		if l != nil {
-			l.sawChange(kind, fp)
+			l.seen.sawChange(kind, fp)
 		}
 	}
 }
 
-// ownTools returns the session's own tools, sorted by name.
+// ownTools returns the session's own tools, sorted by name, without a
+// lock: a tools/call looks here first.
 func (s *session) ownTools() []ports.RegisteredTool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.tools
+	if p := s.tools.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // ownTool finds one of the session's own tools.
 func (s *session) ownTool(name string) (ports.RegisteredTool, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, t := range s.tools {
-		if t.Tool.Name == name {
-			return t, true
-		}
+	own := s.ownTools()
+	if i, ok := slices.BinarySearchFunc(own, name, byName); ok {
+		return own[i], true
 	}
 	return ports.RegisteredTool{}, false
 }
@@ -306,16 +305,15 @@ func (rc *RequestContext) AddSessionTool(t Tool) error {
 	if _, ok := e.registry.Get(name); ok {
 		return &domain.ToolDefinitionError{Tool: name, Reason: domain.ErrDuplicateTool.Error(), Err: domain.ErrDuplicateTool}
 	}
-	s.mu.Lock()
-	for _, have := range s.tools {
-		if have.Tool.Name == name {
-			s.mu.Unlock()
-			return &domain.ToolDefinitionError{Tool: name, Reason: domain.ErrDuplicateTool.Error(), Err: domain.ErrDuplicateTool}
-		}
+	s.mu.Lock() // serializes the writers; readers load the slice
+	own := s.ownTools()
+	i, dup := slices.BinarySearchFunc(own, name, byName)
+	if dup {
+		s.mu.Unlock()
+		return &domain.ToolDefinitionError{Tool: name, Reason: domain.ErrDuplicateTool.Error(), Err: domain.ErrDuplicateTool}
 	}
-	tools := append(slices.Clip(s.tools), rt) // a new slice: ownTools hands the old one out
-	slices.SortFunc(tools, func(a, b ports.RegisteredTool) int { return cmpString(a.Tool.Name, b.Tool.Name) })
-	s.tools = tools
+	tools := slices.Insert(slices.Clone(own), i, rt) // a new slice: readers hold the old one
+	s.tools.Store(&tools)
 	s.mu.Unlock()
 	e.sessionToolsChanged(s)
 	return nil
@@ -329,21 +327,23 @@ func (rc *RequestContext) RemoveSessionTool(name string) bool {
 		return false
 	}
 	s.mu.Lock()
-	i := slices.IndexFunc(s.tools, func(t ports.RegisteredTool) bool { return t.Tool.Name == name })
-	if i >= 0 {
-		s.tools = slices.Delete(slices.Clone(s.tools), i, i+1)
+	own := s.ownTools()
+	i, found := slices.BinarySearchFunc(own, name, byName)
+	if found {
+		tools := slices.Delete(slices.Clone(own), i, i+1)
+		s.tools.Store(&tools)
 	}
 	s.mu.Unlock()
-	if i >= 0 {
+	if found {
 		rc.engine.sessionToolsChanged(s)
 	}
-	return i >= 0
+	return found
 }
 
 // sessionToolsChanged tells a session its own tool list changed.
 func (e *Engine) sessionToolsChanged(s *session) {
 	if e.filters(listenTools) {
-		s.sawChange(listenTools, e.fingerprint(listenTools, s.viewer(), s))
+		s.seen.sawChange(listenTools, e.fingerprint(listenTools, s.viewer(), s))
 	}
 	if s.wantsListChanged() {
 		msg, _ := encodeNotification("notifications/tools/list_changed", nil)

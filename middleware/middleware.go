@@ -230,7 +230,7 @@ func ToolTimeout(d time.Duration, perTool map[string]time.Duration) app.ToolMidd
 			}()
 			select {
 			case o := <-done:
-				if o.err != nil && errors.Is(o.err, context.DeadlineExceeded) && ctx.Err() != nil && context.Cause(ctx) == context.DeadlineExceeded {
+				if errors.Is(o.err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 					return nil, timedOut(call.Tool.Name, limit)
 				}
 				return o.v, o.err

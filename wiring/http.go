@@ -1,15 +1,13 @@
 package wiring
 
 import (
+	"cmp"
 	"context"
-	"log/slog"
 	"net/http"
 
 	"go.uber.org/fx"
-	"go.uber.org/zap"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/ports"
@@ -48,37 +46,20 @@ type HTTPParams struct {
 	Options      *mcphttp.Options   `optional:"true"`
 	SessionStore ports.SessionStore `optional:"true"`
 	EventStore   ports.EventStore   `optional:"true"`
-	Logger       ports.Logger       `optional:"true"`
-	Slog         *slog.Logger       `optional:"true"`
-	Zap          *zap.Logger        `optional:"true"`
 }
 
 // NewHTTPHandler returns the Streamable HTTP handler of the engine,
 // configured by an optional *mcphttp.Options in the graph. Stores the
 // options leave unset come from the graph (a ports.SessionStore or
 // ports.EventStore, to share sessions between instances), else are
-// in-memory. Its Logger defaults to the engine's choice: the graph's
-// ports.Logger, *slog.Logger or *zap.Logger, else standard error.
+// in-memory; its Logger defaults to the engine's.
 func NewHTTPHandler(p HTTPParams) *mcphttp.Handler {
 	var o mcphttp.Options
 	if p.Options != nil {
 		o = *p.Options
 	}
-	if o.SessionStore == nil {
-		o.SessionStore = p.SessionStore
-	}
-	if o.SessionStore == nil {
-		o.SessionStore = memory.NewSessionStore(memory.SessionStoreOptions{})
-	}
-	if o.EventStore == nil {
-		o.EventStore = p.EventStore
-	}
-	if o.EventStore == nil {
-		o.EventStore = memory.NewEventStore(memory.EventStoreOptions{})
-	}
-	if o.Logger == nil {
-		o.Logger = chooseLogger(p.Logger, p.Slog, p.Zap)
-	}
+	o.SessionStore = cmp.Or(o.SessionStore, p.SessionStore)
+	o.EventStore = cmp.Or(o.EventStore, p.EventStore)
 	return mcphttp.NewHandler(p.Engine, o)
 }
 

@@ -2,14 +2,11 @@ package wiring
 
 import (
 	"context"
-	"log/slog"
 
 	"go.uber.org/fx"
-	"go.uber.org/zap"
 
 	"github.com/hexmcp/hexmcp/adapters/websocket"
 	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/ports"
 )
 
 // WebSocketParams are what the WebSocket module takes from the graph.
@@ -19,24 +16,17 @@ type WebSocketParams struct {
 	Lifecycle fx.Lifecycle
 	Engine    *app.Engine
 	Options   *websocket.Options `optional:"true"`
-	Logger    ports.Logger       `optional:"true"`
-	Slog      *slog.Logger       `optional:"true"`
-	Zap       *zap.Logger        `optional:"true"`
 }
 
 // NewWebSocketHandler returns the WebSocket handler serving the engine,
 // configured by an optional *websocket.Options in the graph. Its Logger
-// defaults to the engine's choice: the graph's ports.Logger, *slog.Logger or
-// *zap.Logger, else standard error. On the application's stop it shuts
+// defaults to the engine's. On the application's stop it shuts
 // the handler down gracefully, within the stop deadline, and then cancels
 // its calls still running.
 func NewWebSocketHandler(p WebSocketParams) *websocket.Handler {
 	var o websocket.Options
 	if p.Options != nil {
 		o = *p.Options
-	}
-	if o.Logger == nil {
-		o.Logger = chooseLogger(p.Logger, p.Slog, p.Zap)
 	}
 	h := websocket.NewHandler(p.Engine, o)
 	p.Lifecycle.Append(fx.Hook{

@@ -6,40 +6,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/adapters/loggertest"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/ports"
 )
-
-// recordingLogger keeps the messages it is given.
-type recordingLogger struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (l *recordingLogger) Enabled(context.Context, ports.Level) bool { return true }
-
-func (l *recordingLogger) Log(_ context.Context, _ ports.Level, msg string, _ ...ports.Field) {
-	l.mu.Lock()
-	l.msgs = append(l.msgs, msg)
-	l.mu.Unlock()
-}
-
-func (l *recordingLogger) has(sub string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, m := range l.msgs {
-		if strings.Contains(m, sub) {
-			return true
-		}
-	}
-	return false
-}
 
 // failingStore refuses to create sessions.
 type failingStore struct{ ports.SessionStore }
@@ -51,7 +26,7 @@ func (failingStore) Create(context.Context, ports.SessionState) error {
 // A handler given no Logger logs through its engine's, instead of
 // dropping its own problems.
 func TestHandlerLogsThroughTheEngineByDefault(t *testing.T) {
-	log := &recordingLogger{}
+	log := &loggertest.Recorder{}
 	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), Logger: log})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +46,7 @@ func TestHandlerLogsThroughTheEngineByDefault(t *testing.T) {
 	if resp.StatusCode == http.StatusOK {
 		t.Fatalf("initialize succeeded with a failing store")
 	}
-	if !log.has("creating a session in the store failed") {
-		t.Fatalf("the engine's logger got %v", log.msgs)
+	if !log.Has("creating a session in the store failed") {
+		t.Fatalf("the engine's logger got %v", log.Messages())
 	}
 }

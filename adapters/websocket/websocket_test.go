@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/adapters/loggertest"
 	"github.com/hexmcp/hexmcp/ports"
 
 	gws "github.com/gorilla/websocket"
@@ -742,23 +743,9 @@ func TestShutdownDeadlineCancelsOwnCallsOnly(t *testing.T) {
 	}
 }
 
-// engineLog records an engine's log messages.
-type engineLog struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (l *engineLog) Enabled(context.Context, ports.Level) bool { return true }
-
-func (l *engineLog) Log(_ context.Context, _ ports.Level, msg string, _ ...ports.Field) {
-	l.mu.Lock()
-	l.msgs = append(l.msgs, msg)
-	l.mu.Unlock()
-}
-
 // A handler given no Logger logs through its engine's.
 func TestHandlerLogsThroughTheEngineByDefault(t *testing.T) {
-	log := &engineLog{}
+	log := &loggertest.Recorder{}
 	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry(), Logger: log})
 	if err != nil {
 		t.Fatal(err)
