@@ -167,6 +167,16 @@ type Options struct {
 	// share keys (memory.NewStateKeys, or a StateKeys backed by a secret
 	// store).
 	StateKeys ports.StateKeys
+	// Bus carries list changes, resource updates and client responses
+	// between the instances of one server (see [ports.NotificationBus]):
+	// with it, a tools/resources/prompts list_changed, a
+	// notifications/resources/updated or a VisibilityChanged raised on
+	// one instance reaches the sessions and listen streams of every
+	// instance, and a client's response to a server request (elicitation,
+	// sampling, roots) received by another instance than the one that
+	// sent the request reaches the handler waiting for it. Nil: one
+	// instance, nothing shared.
+	Bus ports.NotificationBus
 	// RequestStateTTL is how long a requestState stays valid (default 15
 	// minutes): a retry after that is refused with -32602 and the client
 	// starts over. Until then a state may be sent again any number of
@@ -260,6 +270,11 @@ type Engine struct {
 
 	schemaCache sync.Map // requested elicitation schema -> ports.Schema
 	schemaCount atomic.Int64
+
+	// instance names this engine on Options.Bus; stopBus ends its
+	// subscription.
+	instance string
+	stopBus  func()
 }
 
 // NewEngine returns an engine with the given options.
@@ -318,6 +333,7 @@ func NewEngine(opts Options) (*Engine, error) {
 	}
 	e.abortCtx, e.abort = context.WithCancel(context.Background())
 	e.buildMiddleware()
+	e.startBus()
 	if w, ok := opts.ToolRegistry.(ports.ToolRegistryWatcher); ok {
 		e.stopWatch = w.Watch(e.toolsChanged)
 	}
@@ -419,10 +435,7 @@ func (e *Engine) prepare(t Tool) (ports.RegisteredTool, error) {
 // toolsChanged drops cached lists and sends notifications/tools/list_changed
 // to every initialized handshake-era session and to the subscriptions/listen
 // streams that asked for it.
-func (e *Engine) toolsChanged() {
-	e.listCache.invalidate()
-	e.listChanged(listenTools, "notifications/tools/list_changed", (*session).wantsListChanged)
-}
+func (e *Engine) toolsChanged() { e.raise(ports.Notice{Kind: ports.NoticeToolsChanged}) }
 
 // Abort cancels the context of every handler still running, on every
 // connection and session of every server of the engine, and of those it
@@ -466,6 +479,9 @@ func (e *Engine) hookAbort(ctx context.Context, cancel func()) func() bool {
 func (e *Engine) Close() error {
 	if e.stopWatch != nil {
 		e.stopWatch()
+	}
+	if e.stopBus != nil {
+		e.stopBus()
 	}
 	e.abort()
 	return nil

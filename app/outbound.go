@@ -48,8 +48,11 @@ var ErrNoSession = errors.New("hexmcp: the request has no session")
 
 // outbound tracks a session's requests to the client, correlated by id.
 type outbound struct {
-	mu      sync.Mutex
-	next    int64
+	mu   sync.Mutex
+	next int64
+	// prefix, when set (Options.Bus), makes the ids strings
+	// "<prefix>-<n>", unique across the instances that hold the session.
+	prefix  string
 	pending map[string]chan clientReply
 }
 
@@ -64,7 +67,12 @@ func (o *outbound) open() (jsontext.Value, chan clientReply) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.next++
-	id := jsontext.Value(strconv.FormatInt(o.next, 10))
+	var id jsontext.Value
+	if o.prefix != "" {
+		id = jsontext.Value(`"` + o.prefix + "-" + strconv.FormatInt(o.next, 10) + `"`)
+	} else {
+		id = jsontext.Value(strconv.FormatInt(o.next, 10))
+	}
 	if o.pending == nil {
 		o.pending = make(map[string]chan clientReply)
 	}
@@ -113,7 +121,7 @@ func (o *outbound) deliver(m message) bool {
 // server request it answers. One that answers nothing is logged and
 // dropped (it cannot be answered).
 func (e *Engine) clientResponse(s *session, m message) {
-	if s != nil && s.out.deliver(m) {
+	if s != nil && s.out.deliver(m) || e.forwardResponse(s, m) {
 		return
 	}
 	e.logf(context.Background(), ports.LevelDebug, "hexmcp: dropped a response to no pending server request", ports.F("id", string(m.id)))

@@ -155,10 +155,7 @@ func (e *Engine) hasCompleters() bool {
 // notifications/prompts/list_changed to every initialized handshake-era
 // session that was told about prompts and to the subscriptions/listen
 // streams that asked for it.
-func (e *Engine) promptsChanged() {
-	e.promptCache.Clear()
-	e.listChanged(listenPrompts, "notifications/prompts/list_changed", (*session).wantsPromptListChanged)
-}
+func (e *Engine) promptsChanged() { e.raise(ports.Notice{Kind: ports.NoticePromptsChanged}) }
 
 // getPrompt runs a prompt handler, turning a panic into an error.
 func (e *Engine) getPrompt(ctx context.Context, p ports.RegisteredPrompt, args map[string]string) (r *domain.GetPromptResult, err error) {

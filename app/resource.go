@@ -327,16 +327,21 @@ func (e *Engine) hasResources() bool {
 // notifications/resources/list_changed to every initialized handshake-era
 // session that was told about resources and to the subscriptions/listen
 // streams that asked for it.
-func (e *Engine) resourcesChanged() {
-	e.resCache.Clear()
-	e.listChanged(listenResources, "notifications/resources/list_changed", (*session).wantsResourceListChanged)
-}
+func (e *Engine) resourcesChanged() { e.raise(ports.Notice{Kind: ports.NoticeResourcesChanged}) }
 
 // NotifyResourceUpdated tells the handshake-era sessions subscribed to uri
 // (resources/subscribe) and the subscriptions/listen streams that asked for
 // it (resourceSubscriptions) that the resource changed
-// (notifications/resources/updated). It reports how many were told.
+// (notifications/resources/updated). It reports how many were told here;
+// with [Options.Bus], the sessions and streams of the other instances are
+// told too.
 func (e *Engine) NotifyResourceUpdated(uri string) int {
+	return e.raise(ports.Notice{Kind: ports.NoticeResourceUpdated, URI: uri})
+}
+
+// resourceUpdated tells the sessions and listen streams held here that
+// uri changed; key is the notice's (see session.sendKeyed).
+func (e *Engine) resourceUpdated(uri, key string) int {
 	msg, err := encodeNotification("notifications/resources/updated", map[string]any{"uri": uri})
 	if err != nil {
 		return 0
@@ -344,7 +349,7 @@ func (e *Engine) NotifyResourceUpdated(uri string) int {
 	n := e.notifyResourceListeners(uri)
 	for _, s := range e.sessionList() {
 		if s.subscribed(uri) {
-			s.send(msg)
+			s.sendKeyed(msg, key)
 			n++
 		}
 	}

@@ -72,15 +72,29 @@ type session struct {
 // send writes one message; write errors mark the connection broken.
 func (s *session) send(msg []byte) { s.trySend(msg) }
 
+// sendKeyed is send for a notification caused by a notice (key is its
+// ID): a writer that several instances share gets it once (see
+// [ports.KeyedMessageWriter]).
+func (s *session) sendKeyed(msg []byte, key string) { s.write(msg, key) }
+
 // trySend is send reporting whether the message was written (false: no
 // writer is attached, or the connection is broken).
-func (s *session) trySend(msg []byte) bool {
+func (s *session) trySend(msg []byte) bool { return s.write(msg, "") }
+
+// write writes msg, with key when there is one and the writer takes keys.
+func (s *session) write(msg []byte, key string) bool {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.broken || s.conn == nil {
 		return false
 	}
-	if err := s.conn.WriteMessage(s.base, msg); err != nil {
+	var err error
+	if kw, ok := s.conn.(ports.KeyedMessageWriter); ok && key != "" {
+		err = kw.WriteKeyedMessage(s.base, key, msg)
+	} else {
+		err = s.conn.WriteMessage(s.base, msg)
+	}
+	if err != nil {
 		s.broken = true
 		s.e.logf(s.base, ports.LevelWarn, "hexmcp: writing to the client failed; dropping the connection's output", ports.F("error", err))
 		return false
@@ -238,6 +252,7 @@ type Session struct {
 // with [Session.SetWriter].
 func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWriter) *Session {
 	s := &session{e: e, id: id, conn: out, inflight: make(map[string]context.CancelFunc)}
+	s.out.prefix = e.instance
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	s.base = base
 	// The calls of a session served through HandleMessage run under their

@@ -186,7 +186,7 @@ func (e *Engine) fingerprint(kind listenKind, v *Viewer, s *session) uint64 {
 // listChanged sends method (a list-changed notification of kind) to every
 // session that wants it and to the listen streams that asked for it; with
 // a filter of kind, only to those whose own visible list changed.
-func (e *Engine) listChanged(kind listenKind, method string, wants func(*session) bool) {
+func (e *Engine) listChanged(kind listenKind, method string, wants func(*session) bool, key string) {
 	msg, _ := encodeNotification(method, nil)
 	filtered := e.filters(kind)
 	for _, s := range e.sessionList() {
@@ -196,7 +196,7 @@ func (e *Engine) listChanged(kind listenKind, method string, wants func(*session
 		if filtered && !s.seen.sawChange(kind, e.fingerprint(kind, s.viewer(), s)) {
 			continue
 		}
-		s.send(msg)
+		s.sendKeyed(msg, key)
 	}
 	for _, l := range e.listenersFor(kind) {
 		if filtered && !l.seen.sawChange(kind, e.fingerprint(kind, l.view, nil)) {
@@ -209,16 +209,18 @@ func (e *Engine) listChanged(kind listenKind, method string, wants func(*session
 // VisibilityChanged tells the engine that what its [Visibility] decides
 // may have changed (a user's rights changed): every session and listen
 // stream whose visible list of tools, resources or prompts changed gets
-// its list-changed notification.
-func (e *Engine) VisibilityChanged() {
+// its list-changed notification. With [Options.Bus], on every instance.
+func (e *Engine) VisibilityChanged() { e.raise(ports.Notice{Kind: ports.NoticeVisibilityChanged}) }
+
+func (e *Engine) visibilityChanged(key string) {
 	if e.filters(listenTools) {
-		e.listChanged(listenTools, "notifications/tools/list_changed", (*session).wantsListChanged)
+		e.listChanged(listenTools, "notifications/tools/list_changed", (*session).wantsListChanged, key)
 	}
 	if e.filters(listenResources) {
-		e.listChanged(listenResources, "notifications/resources/list_changed", (*session).wantsResourceListChanged)
+		e.listChanged(listenResources, "notifications/resources/list_changed", (*session).wantsResourceListChanged, key)
 	}
 	if e.filters(listenPrompts) {
-		e.listChanged(listenPrompts, "notifications/prompts/list_changed", (*session).wantsPromptListChanged)
+		e.listChanged(listenPrompts, "notifications/prompts/list_changed", (*session).wantsPromptListChanged, key)
 	}
 }
 

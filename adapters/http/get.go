@@ -46,6 +46,10 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := h.standaloneStream(ls)
+	if h.watcher != nil {
+		h.openShared(w, r, ls, st)
+		return
+	}
 	c := newQueuedConn(nil, h.opts.MaxStreamQueueBytes)
 	st.mu.Lock()
 	if st.conn != nil && st.conn.alive() {
@@ -135,10 +139,21 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ls *liveSession
 		return
 	}
 	var st *stream
-	if streamID == standaloneID(ls.id) {
+	switch {
+	case streamID == standaloneID(ls.id) && h.watcher != nil:
+		// A shared session stream: its events come from the store.
+		h.followFrom(w, r, ls, streamID, last, evs, false)
+		return
+	case streamID == standaloneID(ls.id):
 		st = h.standaloneStream(ls)
-	} else {
+	default:
 		st = h.liveStream(streamID)
+		if st == nil && h.watcher != nil && (len(evs) == 0 || app.Inspect(evs[len(evs)-1].data).Kind != app.KindResponse) {
+			// Begun at another instance and not answered yet: follow
+			// it from the store until its response.
+			h.followFrom(w, r, ls, streamID, last, evs, true)
+			return
+		}
 	}
 	// Events appended between the replay and here are read again under the
 	// stream's lock, which holds back new ones until the connection is
@@ -178,6 +193,120 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ls *liveSession
 		return
 	}
 	h.pump(w, r, ls, st, c)
+}
+
+// openShared serves a GET without Last-Event-ID on a shared session
+// stream (see Options.EventStore): a priming event is stored, to follow the
+// stream from (and sent to the client when the revision primes streams).
+func (h *Handler) openShared(w http.ResponseWriter, r *http.Request, ls *liveSession, st *stream) {
+	ls.mu.Lock()
+	busy := ls.following > 0
+	ls.mu.Unlock()
+	if busy {
+		newErr(http.StatusConflict, nil, domain.CodeInvalidRequest, "Conflict: the session already has a GET stream").write(w)
+		return
+	}
+	id, err := h.events.Append(r.Context(), st.id, nil)
+	if err != nil || id == "" || strings.ContainsAny(id, "\r\n\x00") {
+		h.logf(ports.LevelError, "mcphttp: storing the priming event of a session stream failed", ports.F("error", err))
+		e := newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable: the event store cannot be reached; retry later")
+		e.retryAfter = retryAfterStore
+		e.write(w)
+		return
+	}
+	var preload []event
+	if h.policy.Features(ls.revision()).SSEPriming {
+		preload = []event{{id: id}}
+	}
+	h.followFrom(w, r, ls, st.id, id, preload, false)
+}
+
+// followFrom serves a stream of a shared event store: preload (the events
+// replayed already), then every event appended to the stream after the
+// id last, by any instance, as the store tells of them
+// ([ports.EventWatcher]); a POST stream (untilResponse) ends after its
+// response. A client that falls behind the connection's queue is dropped
+// and resumes from the store.
+func (h *Handler) followFrom(w http.ResponseWriter, r *http.Request, ls *liveSession, streamID, last string, preload []event, untilResponse bool) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	wake, stop := h.watcher.Watch(streamID)
+	defer stop()
+	ls.mu.Lock()
+	ls.following++
+	ls.mu.Unlock()
+	defer func() {
+		ls.mu.Lock()
+		ls.following--
+		ls.mu.Unlock()
+	}()
+	c := newQueuedConn(preload, h.opts.MaxStreamQueueBytes)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.follow(ctx, c, streamID, last, wake, untilResponse)
+	}()
+	h.pump(w, r, ls, nil, c)
+	cancel()
+	<-done
+}
+
+// followRetry is how long a follower waits after a failed replay (the
+// store unreachable) before it tries again.
+const followRetry = time.Second
+
+// follow feeds c with the events of streamID after last, replaying from
+// the store each time wake says something was appended, until ctx ends, c
+// fails, or (untilResponse) a response was delivered. Nothing is lost or
+// repeated: each replay starts after the last event delivered, and the
+// watch was set before the first.
+func (h *Handler) follow(ctx context.Context, c *queuedConn, streamID, last string, wake <-chan struct{}, untilResponse bool) {
+	errStop := errors.New("stop")
+	for {
+		answered := false
+		_, err := h.events.Replay(ctx, last, func(e ports.Event) error {
+			if e.StreamID != streamID {
+				return errForeignStream
+			}
+			if len(e.Data) > 0 {
+				if !c.push(event{id: e.ID, data: e.Data}) {
+					return errStop
+				}
+				if untilResponse && app.Inspect(e.Data).Kind == app.KindResponse {
+					answered = true
+					last = e.ID
+					return errStop
+				}
+			}
+			last = e.ID
+			return nil
+		})
+		switch {
+		case answered:
+			c.end()
+			return
+		case errors.Is(err, errStop), errors.Is(err, errForeignStream), errors.Is(err, ports.ErrEventNotFound):
+			// The client fell behind, or the stream is gone from the
+			// store (deleted with its session, or trimmed past what was
+			// delivered): the connection ends, the client resumes (or
+			// learns that it cannot).
+			c.fail()
+			return
+		case err != nil && ctx.Err() == nil:
+			h.logf(ports.LevelWarn, "mcphttp: following a shared stream failed; retrying", ports.F("error", err))
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(followRetry):
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		}
+	}
 }
 
 // pump writes a GET stream: the events queued on c, and keep-alive

@@ -40,6 +40,15 @@ type Options struct {
 	// EventStore keeps the SSE events of handshake-era streams so that a
 	// client can resume a lost stream with Last-Event-ID. Default: an
 	// in-memory store with its defaults (memory.NewEventStore).
+	//
+	// A store that several instances share and that tells of appends
+	// ([ports.EventWatcher], as mcpredis.EventStore does) makes the
+	// session's own stream shared too: every instance appends the
+	// session's server-initiated messages to it (once each, with
+	// [ports.OnceAppender]), and the instance that holds the client's GET
+	// follows it from the store; a stream resumed at another instance than
+	// the one that began it follows its new events there until its
+	// response. One GET stream per session is enforced per instance only.
 	EventStore ports.EventStore
 	// AllowedOrigins lists the origins, besides the request's own host,
 	// whose browsers may call the server: exact origins such as
@@ -135,6 +144,9 @@ type Handler struct {
 	sessions ports.SessionStore
 	events   ports.EventStore
 	log      ports.Logger
+	// watcher is the event store as a [ports.EventWatcher] when it is
+	// shared (nil: one instance; streams are followed in memory).
+	watcher ports.EventWatcher
 
 	guard *httpguard.Guard // the Host and Origin rules
 
@@ -202,6 +214,7 @@ func NewHandler(e *app.Engine, opts Options) *Handler {
 		streams:  make(map[string]*stream),
 	}
 	h.abortCtx, h.abort = context.WithCancel(context.Background())
+	h.watcher, _ = opts.EventStore.(ports.EventWatcher)
 	if n, ok := opts.SessionStore.(ports.SessionRemovalNotifier); ok {
 		// Sessions the store expires or evicts leave this instance's
 		// memory at once (see storeRemoved).

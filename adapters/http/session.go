@@ -44,6 +44,9 @@ type liveSession struct {
 	removed    bool
 	lastUsed   time.Time
 	standalone *stream
+	// following counts the GET connections that follow a stream of the
+	// session from a shared event store here (see Handler.follow).
+	following int
 	// postStreams are the ids of the resumable POST streams this instance
 	// opened for the session, latest last (at most maxTrackedStreams).
 	postStreams []string
@@ -57,6 +60,11 @@ func (h *Handler) newLive(id string, sess *app.Session) *liveSession {
 	ls := &liveSession{id: id, sess: sess, lastUsed: time.Now()}
 	ls.ctx, ls.cancel = context.WithCancel(h.abortCtx)
 	ls.gone, ls.markGone = context.WithCancel(context.Background())
+	if h.watcher != nil {
+		// A shared session stream: this instance appends the session's
+		// messages to it whether or not it holds the client's GET.
+		h.standaloneStream(ls)
+	}
 	// Closing the engine's session ends its calls in flight (the engine
 	// cancels every call served through HandleMessage with its session):
 	// when the session ends here, and on Abort.
@@ -109,7 +117,7 @@ func (ls *liveSession) release(n int) {
 func (ls *liveSession) idle(now time.Time) bool {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	if ls.inflight > 0 {
+	if ls.inflight > 0 || ls.following > 0 {
 		return false
 	}
 	if ls.removed {

@@ -126,6 +126,23 @@ func (st *stream) WriteMessage(_ context.Context, msg []byte) error {
 	return nil
 }
 
+// WriteKeyedMessage sends msg unless a message with key was sent on the
+// stream before, by any instance sharing its event store
+// ([ports.KeyedMessageWriter]; without a [ports.OnceAppender] store, every
+// message is sent).
+func (st *stream) WriteKeyedMessage(_ context.Context, key string, msg []byte) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done {
+		return nil
+	}
+	st.carried = true
+	if ev, ok := st.storeOnceLocked(key, msg); ok {
+		st.deliverLocked(ev)
+	}
+	return nil
+}
+
 func (st *stream) send(msg []byte) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -134,6 +151,28 @@ func (st *stream) send(msg []byte) {
 	}
 	st.carried = true
 	st.deliverLocked(st.storeLocked(msg))
+}
+
+// storeOnceLocked is storeLocked for a keyed message: it reports false
+// when another instance stored the message already.
+func (st *stream) storeOnceLocked(key string, msg []byte) (event, bool) {
+	oa, ok := st.h.events.(ports.OnceAppender)
+	if !ok || st.id == "" || st.sessionGone() {
+		return st.storeLocked(msg), true
+	}
+	id, appended, err := oa.AppendOnce(context.Background(), st.id, key, msg)
+	switch {
+	case err != nil:
+		st.h.logf(ports.LevelWarn, "mcphttp: storing an SSE event failed; it cannot be replayed", ports.F("error", err))
+		return event{data: msg}, true
+	case !appended:
+		return event{}, false
+	case id == "" || strings.ContainsAny(id, "\r\n\x00"):
+		st.h.logf(ports.LevelWarn, "mcphttp: the event store returned an id that is not valid in SSE; the event cannot be replayed")
+		return event{data: msg}, true
+	}
+	st.kept = true
+	return event{id: id, data: msg}, true
 }
 
 // storeLocked appends msg to the event store (which copies it), unless the

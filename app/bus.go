@@ -1,0 +1,127 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// startBus subscribes the engine to Options.Bus.
+func (e *Engine) startBus() {
+	if e.opts.Bus == nil {
+		return
+	}
+	e.instance = randomHex(8)
+	e.stopBus = e.opts.Bus.Subscribe(e.onNotice)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
+
+// raise serves a notice raised here: it is delivered to the sessions and
+// listen streams held here at once, then published to the other
+// instances (Options.Bus). It returns what delivery returns (the number of
+// sessions and streams told, for a resource update).
+func (e *Engine) raise(n ports.Notice) int {
+	if e.opts.Bus != nil {
+		n.ID, n.Origin = randomHex(16), e.instance
+	}
+	told := e.deliver(n)
+	e.publish(n)
+	return told
+}
+
+// publish hands n to the bus; a failure is logged: the instances that
+// missed it have no way to learn of it (the bus delivers at most once).
+func (e *Engine) publish(n ports.Notice) {
+	if e.opts.Bus == nil {
+		return
+	}
+	if err := e.opts.Bus.Publish(context.Background(), n); err != nil {
+		e.logf(context.Background(), ports.LevelWarn, "hexmcp: publishing a notice to the other instances failed; their sessions miss it",
+			ports.F("kind", string(n.Kind)), ports.F("error", err))
+	}
+}
+
+// onNotice serves a notice from the bus. The engine's own were delivered
+// when they were raised.
+func (e *Engine) onNotice(n ports.Notice) {
+	if n.Origin == e.instance {
+		return
+	}
+	e.deliver(n)
+}
+
+// deliver serves a notice on the sessions and listen streams held here.
+// Notifications to sessions carry the notice's ID as key, so that a session
+// held by several instances gets each once.
+func (e *Engine) deliver(n ports.Notice) int {
+	switch n.Kind {
+	case ports.NoticeToolsChanged:
+		e.listCache.invalidate()
+		e.listChanged(listenTools, "notifications/tools/list_changed", (*session).wantsListChanged, n.ID)
+	case ports.NoticeResourcesChanged:
+		e.resCache.Clear()
+		e.listChanged(listenResources, "notifications/resources/list_changed", (*session).wantsResourceListChanged, n.ID)
+	case ports.NoticePromptsChanged:
+		e.promptCache.Clear()
+		e.listChanged(listenPrompts, "notifications/prompts/list_changed", (*session).wantsPromptListChanged, n.ID)
+	case ports.NoticeVisibilityChanged:
+		e.visibilityChanged(n.ID)
+	case ports.NoticeResourceUpdated:
+		return e.resourceUpdated(n.URI, n.ID)
+	case ports.NoticeClientResponse:
+		e.remoteResponse(n)
+	}
+	return 0
+}
+
+// forwardResponse publishes a client's response that answers no request
+// of this instance, for the instance whose request it answers (the
+// client's requests of one session may reach any instance). It reports
+// whether it did.
+func (e *Engine) forwardResponse(s *session, m message) bool {
+	if e.opts.Bus == nil || s == nil {
+		return false
+	}
+	s.mu.Lock()
+	sid := s.id
+	s.mu.Unlock()
+	if sid == "" {
+		return false
+	}
+	msg := make([]byte, 0, len(m.id)+len(m.payload)+40)
+	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
+	msg = append(msg, m.id...)
+	if m.isError {
+		msg = append(msg, `,"error":`...)
+	} else {
+		msg = append(msg, `,"result":`...)
+	}
+	msg = append(msg, m.payload...)
+	msg = append(msg, '}')
+	e.publish(ports.Notice{Kind: ports.NoticeClientResponse, ID: randomHex(16), Origin: e.instance, Session: sid, Data: msg})
+	return true
+}
+
+// remoteResponse hands a response forwarded by another instance to the
+// request of the session held here that waits for it, if any.
+func (e *Engine) remoteResponse(n ports.Notice) {
+	m, rerr := decodeMessage(n.Data)
+	if rerr != nil || !m.isResponse || n.Session == "" {
+		return
+	}
+	for _, s := range e.sessionList() {
+		s.mu.Lock()
+		sid := s.id
+		s.mu.Unlock()
+		if sid == n.Session && s.out.deliver(m) {
+			return
+		}
+	}
+}

@@ -1,0 +1,230 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// fakeBus is a ports.NotificationBus in one process: Publish hands the
+// notice to every subscriber at once, in the publisher's goroutine.
+type fakeBus struct {
+	mu   sync.Mutex
+	subs map[int]func(ports.Notice)
+	next int
+	sent []ports.Notice
+}
+
+func (b *fakeBus) Publish(_ context.Context, n ports.Notice) error {
+	b.mu.Lock()
+	b.sent = append(b.sent, n)
+	fns := make([]func(ports.Notice), 0, len(b.subs))
+	for _, fn := range b.subs {
+		fns = append(fns, fn)
+	}
+	b.mu.Unlock()
+	for _, fn := range fns {
+		fn(n)
+	}
+	return nil
+}
+
+func (b *fakeBus) Subscribe(fn func(ports.Notice)) func() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.subs == nil {
+		b.subs = map[int]func(ports.Notice){}
+	}
+	b.next++
+	k := b.next
+	b.subs[k] = fn
+	return func() {
+		b.mu.Lock()
+		delete(b.subs, k)
+		b.mu.Unlock()
+	}
+}
+
+// keyedWriter records messages; several sessions may share one (a
+// session held by several instances), and a key is written once.
+type keyedWriter struct {
+	mu   sync.Mutex
+	msgs []string
+	keys map[string]bool
+}
+
+func (w *keyedWriter) WriteMessage(_ context.Context, msg []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.msgs = append(w.msgs, string(msg))
+	return nil
+}
+
+func (w *keyedWriter) WriteKeyedMessage(ctx context.Context, key string, msg []byte) error {
+	w.mu.Lock()
+	if w.keys == nil {
+		w.keys = map[string]bool{}
+	}
+	seen := w.keys[key]
+	w.keys[key] = true
+	w.mu.Unlock()
+	if seen {
+		return nil
+	}
+	return w.WriteMessage(ctx, msg)
+}
+
+func (w *keyedWriter) count(substr string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, m := range w.msgs {
+		if strings.Contains(m, substr) {
+			n++
+		}
+	}
+	return n
+}
+
+func (w *keyedWriter) wait(t *testing.T, substr string) string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		w.mu.Lock()
+		for _, m := range w.msgs {
+			if strings.Contains(m, substr) {
+				w.mu.Unlock()
+				return m
+			}
+		}
+		w.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no message with %q", substr)
+	return ""
+}
+
+func busEngine(t *testing.T, bus ports.NotificationBus) *app.Engine {
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), Bus: bus,
+		ResourceRegistry: memory.NewResourceRegistry(), PromptRegistry: memory.NewPromptRegistry()})
+	if err := e.AddResource(app.TextResource("test://r", "r", "text")); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// initSession initializes a handshake-era session with id on e, writing
+// to w, with the elicitation capability.
+func initSession(t *testing.T, e *app.Engine, id string, w ports.MessageWriter) *app.Session {
+	t.Helper()
+	sess := e.NewSession(context.Background(), id, w)
+	t.Cleanup(sess.Close)
+	if got := e.HandleMessage(context.Background(), sess, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"c","version":"1"}}}`), nil); got == nil {
+		t.Fatal("initialize got no answer")
+	}
+	handle(t, e, sess, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "")
+	return sess
+}
+
+// A list change, a resource update and a VisibilityChanged raised on one
+// engine reach the sessions of the others; a session that two engines
+// hold (one writer, as a shared session stream) gets each once.
+func TestBusCarriesChangesToEveryInstance(t *testing.T) {
+	bus := &fakeBus{}
+	a, b := busEngine(t, bus), busEngine(t, bus)
+	wa, wb, shared := &keyedWriter{}, &keyedWriter{}, &keyedWriter{}
+	initSession(t, a, "only-a", wa)
+	sb := initSession(t, b, "only-b", wb)
+	initSession(t, a, "both", shared)
+	sb2 := b.RestoreSession(context.Background(), func() ports.SessionState {
+		st := sb.State()
+		st.ID = "both"
+		return st
+	}(), shared)
+	t.Cleanup(sb2.Close)
+
+	if err := a.AddTool(app.NewRawTool("new", []byte(`{"type":"object"}`), func(context.Context, json.RawMessage) (any, error) { return "x", nil })); err != nil {
+		t.Fatal(err)
+	}
+	for name, w := range map[string]*keyedWriter{"a": wa, "b": wb, "both": shared} {
+		if n := w.count("notifications/tools/list_changed"); n != 1 {
+			t.Errorf("session %s got %d tools/list_changed, want 1", name, n)
+		}
+	}
+	// The other engine's tools/list answers from a fresh list (its cache
+	// was dropped), though its own registry is its own.
+	handle(t, b, sb, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://r"}}`, `{"jsonrpc":"2.0","id":2,"result":{}}`)
+	if n := a.NotifyResourceUpdated("test://r"); n != 0 {
+		t.Fatalf("a told %d of its own sessions, none subscribed", n)
+	}
+	wb.wait(t, `"uri":"test://r"`)
+	if wa.count("resources/updated") != 0 {
+		t.Fatal("an unsubscribed session got resources/updated")
+	}
+	bus.mu.Lock()
+	defer bus.mu.Unlock()
+	// The last two notices (each engine published its resource's
+	// resources_changed before).
+	sent := bus.sent[len(bus.sent)-2:]
+	if sent[0].Kind != ports.NoticeToolsChanged || sent[1].Kind != ports.NoticeResourceUpdated || sent[1].URI != "test://r" || sent[0].ID == "" || sent[0].ID == sent[1].ID {
+		t.Fatalf("published %+v", bus.sent)
+	}
+}
+
+// A client's response to a server request that reaches another instance
+// is forwarded over the bus to the handler waiting for it; server request
+// ids differ between instances holding the same session.
+func TestBusForwardsClientResponses(t *testing.T) {
+	bus := &fakeBus{}
+	a, b := busEngine(t, bus), busEngine(t, bus)
+	got := make(chan string, 1)
+	if err := a.AddTool(app.NewTool(func(ctx context.Context, rc *app.RequestContext, _ struct{}) (string, error) {
+		r, err := rc.Elicit(ctx, "k", domain.ElicitParams{Message: "name?", RequestedSchema: []byte(`{"type":"object","properties":{"n":{"type":"string"}}}`)})
+		if err != nil {
+			return "", err
+		}
+		got <- string(r.Content)
+		return "ok", nil
+	}, app.WithName("ask"))); err != nil {
+		t.Fatal(err)
+	}
+	wa, wb := &keyedWriter{}, &keyedWriter{}
+	sa := initSession(t, a, "s", wa)
+	sb := b.RestoreSession(context.Background(), sa.State(), wb)
+	t.Cleanup(sb.Close)
+	done := make(chan []byte, 1)
+	go func() {
+		done <- a.HandleMessage(context.Background(), sa, []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ask","arguments":{}}}`), nil)
+	}()
+	req := wa.wait(t, `"method":"elicitation/create"`)
+	i := strings.Index(req, `"id":`)
+	j := strings.Index(req[i:], ",")
+	id := req[i+5 : i+j]
+	if !strings.HasPrefix(id, `"`) {
+		t.Fatalf("with a bus, server request ids are strings unique to the instance: %s", req)
+	}
+	// The answer arrives at b, which sent nothing.
+	if out := b.HandleMessage(context.Background(), sb, []byte(`{"jsonrpc":"2.0","id":`+id+`,"result":{"action":"accept","content":{"n":"Ada"}}}`), nil); out != nil {
+		t.Fatalf("a response got an answer: %s", out)
+	}
+	select {
+	case n := <-got:
+		if n != `{"n":"Ada"}` {
+			t.Fatalf("the handler got %q", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the response forwarded through the bus never reached the handler")
+	}
+	if r := <-done; !strings.Contains(string(r), `"text":"ok"`) {
+		t.Fatalf("tools/call answered %s", r)
+	}
+}
