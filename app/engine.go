@@ -177,6 +177,11 @@ type Options struct {
 	// sent the request reaches the handler waiting for it. Nil: one
 	// instance, nothing shared.
 	Bus ports.NotificationBus
+	// Shared is what the instances of one server share (see
+	// [ports.SharedState]): its StateKeys and Bus stand in for the fields
+	// above that are left nil, and the Streamable HTTP handler takes its
+	// SessionStore and EventStore (see [Engine.Shared]).
+	Shared ports.SharedState
 	// RequestStateTTL is how long a requestState stays valid (default 15
 	// minutes): a retry after that is refused with -32602 and the client
 	// starts over. Until then a state may be sent again any number of
@@ -314,7 +319,13 @@ func NewEngine(opts Options) (*Engine, error) {
 	opts.MaxListenSubscriptions = limitOr(opts.MaxListenSubscriptions, DefaultMaxListenSubscriptions)
 	opts.ListenIdleTimeout = limitOr(opts.ListenIdleTimeout, DefaultListenIdleTimeout)
 	if opts.StateKeys == nil {
+		opts.StateKeys = opts.Shared.StateKeys
+	}
+	if opts.StateKeys == nil {
 		opts.StateKeys = randomStateKeys()
+	}
+	if opts.Bus == nil {
+		opts.Bus = opts.Shared.Bus
 	}
 	if opts.Info.Name == "" {
 		opts.Info.Name = "hexmcp-server"
@@ -362,6 +373,10 @@ func (e *Engine) addInitial() error {
 // Logger returns the logger the engine writes its own log to, for
 // transports to share.
 func (e *Engine) Logger() ports.Logger { return e.log }
+
+// Shared returns Options.Shared: what a transport of the engine shares with
+// the other instances of the server, where its own options say nothing.
+func (e *Engine) Shared() ports.SharedState { return e.opts.Shared }
 
 // Policy returns the engine's revision policy.
 func (e *Engine) Policy() domain.RevisionPolicy { return e.policy }

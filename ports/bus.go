@@ -105,3 +105,19 @@ type OnceAppender interface {
 	// false.
 	AppendOnce(ctx context.Context, streamID, key string, data []byte) (id string, appended bool, err error)
 }
+
+// SharedState is what the instances of one server behind a load balancer
+// share, in one value, so that an adapter package can hand all of it over
+// in one line (mcpredis.Share): the engine takes StateKeys and Bus from it,
+// the Streamable HTTP handler its SessionStore and EventStore, wherever
+// their own options leave them nil. A nil field shares nothing of its kind.
+type SharedState struct {
+	// SessionStore keeps the Streamable HTTP sessions.
+	SessionStore SessionStore
+	// EventStore keeps the SSE events, for resumption at any instance.
+	EventStore EventStore
+	// StateKeys signs the requestState of multi round-trip requests.
+	StateKeys StateKeys
+	// Bus carries notices between the instances.
+	Bus NotificationBus
+}

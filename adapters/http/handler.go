@@ -34,12 +34,14 @@ const (
 type Options struct {
 	// SessionStore keeps the handshake-era sessions. Share one store (and
 	// one EventStore) between the instances behind a load balancer, and any
-	// of them serves any session. Default: an in-memory store with its
+	// of them serves any session. Default: the engine's shared one
+	// (app.Options.Shared) if it has one, else an in-memory store with its
 	// defaults (memory.NewSessionStore), for a single instance.
 	SessionStore ports.SessionStore
 	// EventStore keeps the SSE events of handshake-era streams so that a
-	// client can resume a lost stream with Last-Event-ID. Default: an
-	// in-memory store with its defaults (memory.NewEventStore).
+	// client can resume a lost stream with Last-Event-ID. Default: the engine's
+	// shared one (app.Options.Shared) if it has one, else an in-memory
+	// store with its defaults (memory.NewEventStore).
 	//
 	// A store that several instances share and that tells of appends
 	// ([ports.EventWatcher], as mcpredis.EventStore does) makes the
@@ -171,7 +173,13 @@ type Handler struct {
 // NewHandler returns the Streamable HTTP handler of engine e.
 func NewHandler(e *app.Engine, opts Options) *Handler {
 	if opts.SessionStore == nil {
+		opts.SessionStore = e.Shared().SessionStore
+	}
+	if opts.SessionStore == nil {
 		opts.SessionStore = memory.NewSessionStore(memory.SessionStoreOptions{})
+	}
+	if opts.EventStore == nil {
+		opts.EventStore = e.Shared().EventStore
 	}
 	if opts.EventStore == nil {
 		opts.EventStore = memory.NewEventStore(memory.EventStoreOptions{})

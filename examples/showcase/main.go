@@ -12,8 +12,10 @@
 //	go run ./examples/showcase -transport ws -addr 127.0.0.1:8080
 //
 // It logs to standard error, where it also prints the URL it serves. With
-// -redis redis://HOST:PORT/DB, instances share their sessions and
-// requestState keys through that Redis (see adapters/redis).
+// -redis redis://HOST:PORT/DB, instances share their sessions, SSE events,
+// requestState keys and notifications through that Redis (see
+// adapters/redis), and the tool toggleGreeting shows a tool list change
+// reaching the sessions of every instance.
 package main
 
 import (
@@ -29,6 +31,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
+	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/examples/showcase/tools"
 	"github.com/hexmcp/hexmcp/wiring"
@@ -82,7 +85,9 @@ func main() {
 		}
 		rdb := redis.NewClient(ro)
 		defer rdb.Close()
-		shared = wiring.Redis(rdb)
+		shared = fx.Options(wiring.Redis(rdb), fx.Invoke(func(e *app.Engine) error {
+			return e.AddTools(tools.ClusterTools(e)...)
+		}))
 	}
 
 	var fxLog fx.Option = fx.Options() // wiring.New logs fx's failures only
