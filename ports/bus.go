@@ -121,3 +121,8 @@ type SharedState struct {
 	// Bus carries notices between the instances.
 	Bus NotificationBus
 }
+
+// IsZero reports whether s shares nothing.
+func (s SharedState) IsZero() bool {
+	return s.SessionStore == nil && s.EventStore == nil && s.StateKeys == nil && s.Bus == nil
+}

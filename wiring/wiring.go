@@ -86,6 +86,9 @@ type EngineParams struct {
 	// random key by default, which suits one instance only: servers
 	// behind a load balancer provide shared keys (memory.NewStateKeys).
 	StateKeys ports.StateKeys `optional:"true"`
+	// Shared is what the instances behind a load balancer share (Redis
+	// provides it): used when Config.Shared is empty.
+	Shared ports.SharedState `optional:"true"`
 }
 
 // ErrConfigTwice fails the start of an application that supplies a Config
@@ -108,6 +111,9 @@ func NewEngine(p EngineParams) (*app.Engine, error) {
 	opts.PromptRegistry = cmp.Or(opts.PromptRegistry, p.PromptRegistry)
 	opts.Validator = cmp.Or(opts.Validator, p.Validator)
 	opts.StateKeys = cmp.Or(opts.StateKeys, p.StateKeys)
+	if opts.Shared.IsZero() {
+		opts.Shared = p.Shared
+	}
 	if opts.Logger == nil {
 		opts.Logger = chooseLogger(p.Logger, p.Slog, p.Zap)
 	}
