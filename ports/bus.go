@@ -1,6 +1,9 @@
 package ports
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // NoticeKind says what a [Notice] reports.
 type NoticeKind string
@@ -66,6 +69,10 @@ type NotificationBus interface {
 	// to return.
 	Subscribe(fn func(Notice)) (stop func())
 }
+
+// ErrNoticeTooLarge is wrapped by the error of a [NotificationBus]'s
+// Publish for a notice larger than the bus carries.
+var ErrNoticeTooLarge = errors.New("notice exceeds the bus's size limit")
 
 // KeyedMessageWriter is an optional interface of a [MessageWriter] whose
 // destination several instances may write to (the session stream of a

@@ -1,0 +1,281 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// Defaults of [BusOptions].
+const (
+	// DefaultMaxNoticeBytes bounds one notice ([NoticeSize]): 4 MiB, the
+	// size of the largest message the HTTP and WebSocket transports accept
+	// by default (their MaxBodyBytes and MaxMessageSize), so that a
+	// client's response (the Data of a ports.NoticeClientResponse: a
+	// sampling result may carry an image) that a transport took in can
+	// always be handed to the instance that waits for it.
+	DefaultMaxNoticeBytes = 4 << 20
+	// DefaultMaxQueuedNotices bounds the notices waiting for one
+	// subscriber: 1,024. Notices come in bursts (a list changed, a
+	// resource updated several times); a subscriber that is 1,024 behind
+	// is stuck rather than slow.
+	DefaultMaxQueuedNotices = 1_024
+	// DefaultMaxQueuedNoticeBytes bounds the bytes ([NoticeSize]) of the
+	// notices waiting for one subscriber: 16 MiB, four notices of
+	// DefaultMaxNoticeBytes.
+	DefaultMaxQueuedNoticeBytes = 16 << 20
+)
+
+// NoticeSize is what a notice counts against the byte bounds of
+// [BusOptions]: the lengths of its fields together.
+func NoticeSize(n ports.Notice) int {
+	return len(n.Kind) + len(n.ID) + len(n.Origin) + len(n.URI) + len(n.Session) + len(n.Data)
+}
+
+// BusOptions configures [NewBus]. Zero (or negative) fields take their
+// defaults: no field turns a bound off.
+type BusOptions struct {
+	// MaxNoticeBytes bounds one notice ([NoticeSize]); Publish refuses a
+	// larger one with an error wrapping [ports.ErrNoticeTooLarge].
+	// Default [DefaultMaxNoticeBytes].
+	MaxNoticeBytes int
+	// MaxQueuedNotices bounds the notices waiting for one subscriber
+	// (besides the one its function is handling). Default
+	// [DefaultMaxQueuedNotices].
+	MaxQueuedNotices int
+	// MaxQueuedNoticeBytes bounds the bytes of the notices waiting for one
+	// subscriber (besides the one its function is handling); never less
+	// than MaxNoticeBytes, so that a notice Publish accepts fits an empty
+	// queue. Default [DefaultMaxQueuedNoticeBytes].
+	MaxQueuedNoticeBytes int
+	// Logger gets a warning when a subscriber's queue is full and notices
+	// start being dropped for it: one per overflow (the next comes after
+	// its queue emptied). Default ports.NopLogger{}.
+	Logger ports.Logger
+}
+
+// Bus is a [ports.NotificationBus] in memory: it carries notices between
+// the engines of one process, for a server that runs as several instances
+// in one process (tests, or one process serving several listeners).
+// Instances share a bus by sharing the value: hand the same *Bus to each
+// engine. A single-instance server needs no bus at all.
+//
+// Publish never blocks: it checks the notice's size (see
+// [BusOptions].MaxNoticeBytes), copies its Data once and queues the notice
+// for every subscriber. Each subscription has a goroutine of its own that
+// calls its function with the queued notices in order, and a bounded
+// queue (MaxQueuedNotices, MaxQueuedNoticeBytes): a notice that finds it
+// full is dropped for that subscriber (the newest is dropped: the ones
+// queued before it are delivered, in order) and counted by
+// [Bus.Dropped]. This is the at-most-once delivery of the port: a stuck
+// subscriber misses notices, it never holds up a publisher or the other
+// subscribers.
+//
+// The subscribers of one notice share its Data: they must not modify it.
+// A subscription's stop function must not be called from its own
+// function (stop waits for that function to return).
+//
+// Use [NewBus]; the zero value is not ready to use.
+type Bus struct {
+	maxNotice      int
+	maxQueued      int
+	maxQueuedBytes int
+	logger         ports.Logger
+
+	mu      sync.RWMutex
+	subs    map[*busSub]struct{}
+	dropped atomic.Uint64
+}
+
+var _ ports.NotificationBus = (*Bus)(nil)
+
+// NewBus returns an empty bus.
+func NewBus(opts BusOptions) *Bus {
+	b := &Bus{
+		maxNotice:      opts.MaxNoticeBytes,
+		maxQueued:      opts.MaxQueuedNotices,
+		maxQueuedBytes: opts.MaxQueuedNoticeBytes,
+		logger:         opts.Logger,
+		subs:           make(map[*busSub]struct{}),
+	}
+	if b.maxNotice <= 0 {
+		b.maxNotice = DefaultMaxNoticeBytes
+	}
+	if b.maxQueued <= 0 {
+		b.maxQueued = DefaultMaxQueuedNotices
+	}
+	if b.maxQueuedBytes <= 0 {
+		b.maxQueuedBytes = DefaultMaxQueuedNoticeBytes
+	}
+	b.maxQueuedBytes = max(b.maxQueuedBytes, b.maxNotice)
+	if b.logger == nil {
+		b.logger = ports.NopLogger{}
+	}
+	return b
+}
+
+// Publish queues n for every subscriber, the caller's own included. It
+// refuses, with an error wrapping [ports.ErrNoticeTooLarge], a notice over
+// MaxNoticeBytes, and does nothing when ctx is done. It never blocks; the
+// caller may reuse n.Data once it returns.
+func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memory bus: publishing a notice: %w", err)
+	}
+	size := NoticeSize(n)
+	if size > b.maxNotice {
+		return fmt.Errorf("memory bus: %w: %d bytes, the bus carries %d", ports.ErrNoticeTooLarge, size, b.maxNotice)
+	}
+	n.Data = bytes.Clone(n.Data) // nil stays nil, empty stays empty
+	var overflowed []*busSub
+	b.mu.RLock()
+	for s := range b.subs {
+		dropped, first := s.push(n, size, b.maxQueued, b.maxQueuedBytes)
+		if dropped {
+			b.dropped.Add(1)
+		}
+		if first {
+			overflowed = append(overflowed, s)
+		}
+	}
+	b.mu.RUnlock()
+	for range overflowed {
+		b.logger.Log(ctx, ports.LevelWarn, "memory bus: a subscriber's queue is full; notices are dropped for it until it catches up",
+			ports.F("max_queued_notices", b.maxQueued), ports.F("max_queued_bytes", b.maxQueuedBytes),
+			ports.F("dropped_total", b.dropped.Load()))
+	}
+	return nil
+}
+
+// Subscribe calls fn, from a goroutine of the subscription's own, with
+// every notice published from now on, in the order they were published.
+// The returned function stops the subscription: fn is not called once it
+// returned, and it waits for a running fn to return. It may be called
+// more than once, but not from fn.
+func (b *Bus) Subscribe(fn func(ports.Notice)) (stop func()) {
+	s := &busSub{
+		fn:     fn,
+		wake:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
+		exited: make(chan struct{}),
+	}
+	b.mu.Lock()
+	b.subs[s] = struct{}{}
+	b.mu.Unlock()
+	go s.run()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			b.mu.Lock()
+			delete(b.subs, s)
+			b.mu.Unlock()
+			close(s.done)
+		})
+		<-s.exited
+		s.mu.Lock()
+		s.ring, s.head, s.n, s.bytes = nil, 0, 0, 0
+		s.mu.Unlock()
+	}
+}
+
+// Dropped returns how many notices were dropped because a subscriber's
+// queue was full, counted once for each subscriber that missed one.
+func (b *Bus) Dropped() uint64 { return b.dropped.Load() }
+
+// busSub is one subscription: a bounded FIFO queue (a ring that grows up
+// to the bound as needed) and the goroutine that drains it.
+type busSub struct {
+	fn     func(ports.Notice)
+	wake   chan struct{} // holds one value when the queue may be non-empty
+	done   chan struct{} // closed by stop
+	exited chan struct{} // closed when run returned
+
+	mu       sync.Mutex
+	ring     []ports.Notice
+	head     int  // index of the oldest queued notice
+	n        int  // queued notices
+	bytes    int  // their NoticeSize together
+	dropping bool // a notice was dropped since the queue was last empty
+}
+
+// minRing is the ring's first size, and the largest one kept once the
+// queue empties (a larger one, grown by a burst, is released).
+const minRing = 16
+
+// push queues n, or drops it when the queue is full; first reports a drop
+// that begins an overflow (the first since the queue was last empty).
+func (s *busSub) push(n ports.Notice, size, maxQueued, maxBytes int) (dropped, first bool) {
+	s.mu.Lock()
+	if s.n >= maxQueued || s.bytes+size > maxBytes {
+		first = !s.dropping
+		s.dropping = true
+		s.mu.Unlock()
+		return true, first
+	}
+	if s.n == len(s.ring) {
+		grown := make([]ports.Notice, min(max(2*len(s.ring), minRing), maxQueued))
+		for i := range s.n {
+			grown[i] = s.ring[(s.head+i)%len(s.ring)]
+		}
+		s.ring, s.head = grown, 0
+	}
+	s.ring[(s.head+s.n)%len(s.ring)] = n
+	s.n++
+	s.bytes += size
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return false, false
+}
+
+// pop takes the oldest queued notice.
+func (s *busSub) pop() (ports.Notice, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n == 0 {
+		s.dropping = false
+		return ports.Notice{}, false
+	}
+	n := s.ring[s.head]
+	s.ring[s.head] = ports.Notice{}
+	s.head = (s.head + 1) % len(s.ring)
+	s.n--
+	s.bytes -= NoticeSize(n)
+	if s.n == 0 {
+		s.dropping = false
+		s.head = 0
+		if len(s.ring) > minRing {
+			s.ring = nil
+		}
+	}
+	return n, true
+}
+
+func (s *busSub) run() {
+	defer close(s.exited)
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-s.wake:
+		}
+		for {
+			select {
+			case <-s.done:
+				return
+			default:
+			}
+			n, ok := s.pop()
+			if !ok {
+				break
+			}
+			s.fn(n)
+		}
+	}
+}

@@ -1,0 +1,358 @@
+package mcpredis
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// BusOptions configure [Bus]. Zero (or negative) fields take the
+// defaults.
+type BusOptions struct {
+	// Prefix begins the Redis channel of the bus, "<Prefix>bus" (default
+	// [DefaultPrefix]): the instances of one server use one Prefix.
+	Prefix string
+	// Timeout bounds each Publish (one round trip), and how long the
+	// first Subscribe waits for Redis to confirm the subscription (default
+	// [DefaultTimeout]).
+	Timeout time.Duration
+	// MaxNoticeBytes bounds one notice ([memory.NoticeSize]): Publish
+	// refuses a larger one with an error wrapping
+	// [ports.ErrNoticeTooLarge], and a larger one read from the channel
+	// is dropped. Default [memory.DefaultMaxNoticeBytes] (4 MiB, the
+	// largest message the transports accept by default); keep it the same
+	// on every instance, and below Redis's client-output-buffer-limit for
+	// pubsub (32 MB hard by default).
+	MaxNoticeBytes int
+	// MaxQueuedNotices bounds the notices waiting for one subscriber of
+	// this instance (default [memory.DefaultMaxQueuedNotices]).
+	MaxQueuedNotices int
+	// MaxQueuedNoticeBytes bounds their bytes, never below MaxNoticeBytes
+	// (default [memory.DefaultMaxQueuedNoticeBytes]).
+	MaxQueuedNoticeBytes int
+	// Logger gets the bus's warnings: a subscriber whose queue is full,
+	// messages on the channel that are no notice, a subscription Redis did
+	// not confirm in time, and a link re-established after it was down
+	// (notices published meanwhile were missed). Default
+	// ports.NopLogger{}.
+	Logger ports.Logger
+}
+
+// Bus is a [ports.NotificationBus] on Redis Pub/Sub: every instance on the
+// same Redis and Prefix publishes to, and subscribes to, the channel
+// "<Prefix>bus". Make one Bus per instance (per engine).
+//
+// Publish is one PUBLISH, bounded by Timeout: with Redis down it fails
+// within Timeout, and the instances miss the notice (the port's delivery
+// is at most once).
+//
+// A Bus holds one Pub/Sub connection, shared by all its subscriptions:
+// opened by the first Subscribe, closed when the last subscription stops
+// and by Close. go-redis re-establishes it after Redis went away (it pings
+// it every few seconds) and subscribes again, with a warning; the
+// subscriptions then go on receiving, and what was published while it
+// was down is lost. One goroutine reads the connection and hands each
+// notice to the subscriptions of this Bus, each with a goroutine and a
+// bounded queue of its own, as [memory.Bus] does: a notice that finds a
+// subscriber's queue full is dropped for that subscriber and counted by
+// [Bus.Dropped]; a slow subscriber never holds up the connection, the
+// other subscribers, or Redis (the connection is read as fast as Redis
+// writes, so its output buffer for it does not grow). PUBLISH and
+// SUBSCRIBE work alike on one node and on a cluster (which forwards a
+// PUBLISH to every node).
+//
+// A notice travels as a small binary frame (see [EncodeNotice]); a message
+// on the channel that is not one, or is over MaxNoticeBytes, is dropped
+// and counted. The subscribers of one notice share its Data: they must not
+// modify it. A subscription's stop must not be called from its own
+// function.
+type Bus struct {
+	c       redis.UniversalClient
+	opts    BusOptions
+	channel string
+	local   *memory.Bus
+	closed  atomic.Bool
+	bad     atomic.Uint64 // messages that were no notice this bus carries
+
+	mu     sync.Mutex
+	subs   map[*busSub]struct{}
+	ps     *redis.PubSub
+	reader chan struct{} // closed when the reader of ps returned
+}
+
+var _ ports.NotificationBus = (*Bus)(nil)
+
+// errBusClosed is the error of Publish after Close.
+var errBusClosed = errors.New("mcpredis: the bus is closed")
+
+// NewBus returns the bus of c.
+func NewBus(c redis.UniversalClient, opts BusOptions) *Bus {
+	opts.Prefix = cmp.Or(opts.Prefix, DefaultPrefix)
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxNoticeBytes <= 0 {
+		opts.MaxNoticeBytes = memory.DefaultMaxNoticeBytes
+	}
+	if opts.Logger == nil {
+		opts.Logger = ports.NopLogger{}
+	}
+	return &Bus{
+		c:       c,
+		opts:    opts,
+		channel: opts.Prefix + "bus",
+		local: memory.NewBus(memory.BusOptions{
+			MaxNoticeBytes:       opts.MaxNoticeBytes,
+			MaxQueuedNotices:     opts.MaxQueuedNotices,
+			MaxQueuedNoticeBytes: opts.MaxQueuedNoticeBytes,
+			Logger:               opts.Logger,
+		}),
+	}
+}
+
+// Publish sends n to every subscriber of every instance, this one's
+// included: one PUBLISH, bounded by Timeout. It refuses a notice over
+// MaxNoticeBytes with an error wrapping [ports.ErrNoticeTooLarge].
+func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
+	if b.closed.Load() {
+		return errBusClosed
+	}
+	if size := memory.NoticeSize(n); size > b.opts.MaxNoticeBytes {
+		return fmt.Errorf("mcpredis: %w: %d bytes, the bus carries %d", ports.ErrNoticeTooLarge, size, b.opts.MaxNoticeBytes)
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
+	defer cancel()
+	if err := b.c.Publish(ctx, b.channel, EncodeNotice(n)).Err(); err != nil {
+		return fmt.Errorf("mcpredis: publishing a notice: %w", err)
+	}
+	return nil
+}
+
+// Subscribe calls fn, from a goroutine of the subscription's own, with
+// every notice published from now on by any instance, in the order each
+// publisher published them. The first subscription of the Bus opens its
+// Pub/Sub connection and waits, up to Timeout, for Redis to confirm it
+// (without Redis, it returns after Timeout with a warning, and the
+// subscription begins receiving once Redis is back). The returned function
+// stops the subscription: fn is not called once it returned, and it waits
+// for a running fn to return; the last one closes the connection. After
+// [Bus.Close], Subscribe returns a stop that does nothing and never calls
+// fn.
+func (b *Bus) Subscribe(fn func(ports.Notice)) (stop func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed.Load() {
+		return func() {}
+	}
+	if b.ps == nil {
+		b.open()
+	}
+	sub := &busSub{stop: b.local.Subscribe(fn)}
+	if b.subs == nil {
+		b.subs = make(map[*busSub]struct{})
+	}
+	b.subs[sub] = struct{}{}
+	return func() {
+		sub.once.Do(sub.stop)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if _, ok := b.subs[sub]; !ok {
+			return // stopped before, or by Close
+		}
+		delete(b.subs, sub)
+		if len(b.subs) == 0 {
+			b.shut()
+		}
+	}
+}
+
+// busSub is a subscription of a Bus: its stop on the local bus.
+type busSub struct {
+	stop func()
+	once sync.Once
+}
+
+// Close stops every subscription of the Bus (waiting for their running
+// functions) and closes its Pub/Sub connection; Publish then fails and
+// Subscribe does nothing. It does not close the client. A second Close
+// does nothing.
+func (b *Bus) Close() error {
+	b.mu.Lock()
+	b.closed.Store(true)
+	subs := b.subs
+	b.subs = nil
+	b.shut()
+	b.mu.Unlock()
+	for sub := range subs {
+		sub.once.Do(sub.stop)
+	}
+	return nil
+}
+
+// Dropped returns how many notices the Bus did not deliver: one for each
+// subscriber whose queue was full, and one for each message read from the
+// channel that was no notice or was over MaxNoticeBytes.
+func (b *Bus) Dropped() uint64 { return b.local.Dropped() + b.bad.Load() }
+
+// open opens the Pub/Sub connection and its reader, and waits for the
+// confirmation of the subscription; b.mu is held.
+func (b *Bus) open() {
+	ctx, cancel := context.WithTimeout(context.Background(), b.opts.Timeout)
+	defer cancel()
+	b.ps = b.c.Subscribe(ctx, b.channel) // without Redis: retried by ps
+	b.reader = make(chan struct{})
+	subscribed := make(chan struct{})
+	go b.read(b.ps.ChannelWithSubscriptions(), subscribed, b.reader)
+	select {
+	case <-subscribed:
+	case <-ctx.Done():
+		b.opts.Logger.Log(context.Background(), ports.LevelWarn, "mcpredis: the bus's subscription was not confirmed by Redis in time; notices reach this instance once it is",
+			ports.F("channel", b.channel), ports.F("timeout", b.opts.Timeout))
+	}
+}
+
+// shut closes the Pub/Sub connection, if open, and waits for its reader;
+// b.mu is held.
+func (b *Bus) shut() {
+	if b.ps == nil {
+		return
+	}
+	_ = b.ps.Close()
+	<-b.reader
+	b.ps, b.reader = nil, nil
+}
+
+// read hands the notices of ch to the local subscribers until ch is
+// closed (by PubSub.Close). It never blocks on them, so that go-redis
+// never waits to hand it a message.
+func (b *Bus) read(ch <-chan any, subscribed, done chan struct{}) {
+	defer close(done)
+	confirmed := false
+	for m := range ch {
+		switch m := m.(type) {
+		case *redis.Subscription:
+			if m.Kind != "subscribe" {
+				continue
+			}
+			if !confirmed {
+				confirmed = true
+				close(subscribed)
+				continue
+			}
+			b.opts.Logger.Log(context.Background(), ports.LevelWarn,
+				"mcpredis: the bus's link to Redis was re-established; notices published while it was down were missed",
+				ports.F("channel", b.channel))
+		case *redis.Message:
+			b.receive(m.Payload)
+		}
+	}
+}
+
+func (b *Bus) receive(payload string) {
+	n, err := DecodeNotice(payload, b.opts.MaxNoticeBytes)
+	if err == nil {
+		err = b.local.Publish(context.Background(), n)
+	}
+	if err != nil {
+		// a warning at the 1st, 2nd, 4th, 8th... such message: a flood of
+		// them does not flood the log
+		if k := b.bad.Add(1); bits.OnesCount64(k) == 1 {
+			b.opts.Logger.Log(context.Background(), ports.LevelWarn, "mcpredis: a message on the bus's channel is not a notice this bus carries; dropped",
+				ports.F("channel", b.channel), ports.F("bytes", len(payload)), ports.F("error", err), ports.F("dropped_messages", k))
+		}
+	}
+}
+
+// noticeVersion is the first byte of the frame of [EncodeNotice].
+const noticeVersion = 1
+
+// frameOverhead bounds what a frame adds to [memory.NoticeSize]: the
+// version, five lengths and the Data flag.
+const frameOverhead = 1 + 5*binary.MaxVarintLen64 + 1
+
+// EncodeNotice returns the frame a [Bus] publishes for n: the byte 1 (the
+// frame's version); Kind, ID, Origin, URI and Session, each as its length
+// (an unsigned varint, encoding/binary's) then its bytes; then the byte 0
+// when Data is nil, or the byte 1 followed by Data, to the end of the
+// frame. It adds at most 52 bytes to the notice, and keeps nil Data apart
+// from empty Data. A binary frame rather than JSON: Data goes byte for
+// byte whatever it holds, without escaping or base64, and decoding it is a
+// few bounds checks.
+func EncodeNotice(n ports.Notice) []byte {
+	b := make([]byte, 0, memory.NoticeSize(n)+frameOverhead)
+	b = append(b, noticeVersion)
+	for _, f := range [...]string{string(n.Kind), n.ID, n.Origin, n.URI, n.Session} {
+		b = binary.AppendUvarint(b, uint64(len(f)))
+		b = append(b, f...)
+	}
+	if n.Data == nil {
+		return append(b, 0)
+	}
+	b = append(b, 1)
+	return append(b, n.Data...)
+}
+
+// DecodeNotice decodes a frame of [EncodeNotice] holding a notice of at
+// most maxNoticeBytes ([memory.NoticeSize]). It returns an error for
+// anything else (a frame of another version, cut short, with bytes left
+// over, or too large), never panics, and keeps no reference to frame.
+func DecodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
+	if len(frame) > maxNoticeBytes+frameOverhead {
+		return ports.Notice{}, fmt.Errorf("mcpredis: a frame of %d bytes: %w", len(frame), ports.ErrNoticeTooLarge)
+	}
+	if len(frame) == 0 || frame[0] != noticeVersion {
+		return ports.Notice{}, errors.New("mcpredis: not a notice frame (version)")
+	}
+	rest := frame[1:]
+	var fields [5]string
+	for i := range fields {
+		l, k := uvarint(rest)
+		if k <= 0 || l > uint64(len(rest)-k) {
+			return ports.Notice{}, fmt.Errorf("mcpredis: a notice frame cut short (field %d)", i+1)
+		}
+		fields[i] = strings.Clone(rest[k : k+int(l)])
+		rest = rest[k+int(l):]
+	}
+	n := ports.Notice{Kind: ports.NoticeKind(fields[0]), ID: fields[1], Origin: fields[2], URI: fields[3], Session: fields[4]}
+	switch {
+	case rest == "\x00":
+	case len(rest) > 0 && rest[0] == 1:
+		n.Data = []byte(rest[1:])
+	default:
+		return ports.Notice{}, errors.New("mcpredis: a notice frame with a bad Data flag")
+	}
+	if size := memory.NoticeSize(n); size > maxNoticeBytes {
+		return ports.Notice{}, fmt.Errorf("mcpredis: a notice of %d bytes: %w", size, ports.ErrNoticeTooLarge)
+	}
+	return n, nil
+}
+
+// uvarint is binary.Uvarint on a string.
+func uvarint(s string) (uint64, int) {
+	var x uint64
+	var shift uint
+	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
+		c := s[i]
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				return 0, -(i + 1) // overflow
+			}
+			return x | uint64(c)<<shift, i + 1
+		}
+		x |= uint64(c&0x7f) << shift
+		shift += 7
+	}
+	return 0, 0
+}

@@ -1,0 +1,454 @@
+package mcpredis_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hexmcp/hexmcp/adapters/bustest"
+	"github.com/hexmcp/hexmcp/adapters/loggertest"
+	"github.com/hexmcp/hexmcp/adapters/memory"
+	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
+	"github.com/hexmcp/hexmcp/internal/redistest"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// busGoroutines name the goroutines of a Bus: its reader, go-redis's
+// Pub/Sub goroutines, and the subscriptions' (memory.Bus).
+var busGoroutines = []string{"adapters/redis.(*Bus)", "go-redis/v9.(*channel)", "adapters/memory.(*busSub)"}
+
+var busPrefixes atomic.Int64
+
+// busPrefix returns a prefix no other test uses.
+func busPrefix() string {
+	return fmt.Sprintf("bus%d-%d:", time.Now().UnixNano(), busPrefixes.Add(1))
+}
+
+// newBuses returns n buses on srv, each on a client of its own (n
+// instances), closed when t ends, after which no goroutine of theirs is
+// left.
+func newBuses(t *testing.T, srv *redistest.Server, n int, opts mcpredis.BusOptions) []*mcpredis.Bus {
+	t.Helper()
+	t.Cleanup(func() { bustest.NoGoroutines(t, busGoroutines...) })
+	if opts.Prefix == "" {
+		opts.Prefix = busPrefix()
+	}
+	bs := make([]*mcpredis.Bus, n)
+	for i := range bs {
+		b := mcpredis.NewBus(client(t, srv), opts)
+		t.Cleanup(func() { b.Close() })
+		bs[i] = b
+	}
+	return bs
+}
+
+func ports2(bs []*mcpredis.Bus) []ports.NotificationBus {
+	out := make([]ports.NotificationBus, len(bs))
+	for i, b := range bs {
+		out[i] = b
+	}
+	return out
+}
+
+// Two buses on two clients of one Redis are two instances: they pass the
+// contract of every bus.
+func TestBusContract(t *testing.T) {
+	srv := redistest.Start(t)
+	newBus := func(opts mcpredis.BusOptions) func(t *testing.T) []ports.NotificationBus {
+		return func(t *testing.T) []ports.NotificationBus { return ports2(newBuses(t, srv, 2, opts)) }
+	}
+	bustest.Run(t, newBus(mcpredis.BusOptions{}))
+	t.Run("DefaultLimit", func(t *testing.T) {
+		bustest.RunSizeLimit(t, memory.DefaultMaxNoticeBytes, newBus(mcpredis.BusOptions{}))
+	})
+	t.Run("SmallerLimit", func(t *testing.T) {
+		bustest.RunSizeLimit(t, 4096, newBus(mcpredis.BusOptions{MaxNoticeBytes: 4096}))
+	})
+}
+
+// recorder collects notices.
+type recorder struct {
+	mu  sync.Mutex
+	got []ports.Notice
+}
+
+func (r *recorder) fn(n ports.Notice) {
+	r.mu.Lock()
+	r.got = append(r.got, n)
+	r.mu.Unlock()
+}
+
+func (r *recorder) ids() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]string, len(r.got))
+	for i, n := range r.got {
+		ids[i] = n.ID
+	}
+	return ids
+}
+
+func (r *recorder) has(id string) bool {
+	for _, got := range r.ids() {
+		if got == id {
+			return true
+		}
+	}
+	return false
+}
+
+// eventually polls ok for 30 s (a deadline for what must happen, not a
+// measure of its speed).
+func eventually(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 30 s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func tick(id string) ports.Notice {
+	return ports.Notice{Kind: ports.NoticeToolsChanged, ID: id, Origin: "test"}
+}
+
+// Redis down: Publish fails (within Timeout); a subscription made
+// meanwhile returns. Redis back: every subscription receives again,
+// without a restart of anything, in order.
+func TestBusRedisDownAndBack(t *testing.T) {
+	srv := redistest.Start(t)
+	log := &loggertest.Recorder{}
+	opts := mcpredis.BusOptions{Prefix: busPrefix(), Timeout: 300 * time.Millisecond, Logger: log}
+	bs := newBuses(t, srv, 3, opts)
+	a, b, c := bs[0], bs[1], bs[2]
+	ctx := context.Background()
+	ra, rb, rc := &recorder{}, &recorder{}, &recorder{}
+	defer a.Subscribe(ra.fn)()
+	defer b.Subscribe(rb.fn)()
+	if err := a.Publish(ctx, tick("before")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a notice before Redis went down", func() bool { return ra.has("before") && rb.has("before") })
+
+	srv.Stop()
+	for _, bus := range []*mcpredis.Bus{a, b} {
+		if err := bus.Publish(ctx, tick("down")); err == nil {
+			t.Fatal("Publish with Redis down succeeded")
+		}
+	}
+	// the first subscription of c, Redis down: returns, with a warning
+	defer c.Subscribe(rc.fn)()
+	if !log.Has("not confirmed") {
+		t.Fatalf("no warning for an unconfirmed subscription: %q", log.Messages())
+	}
+
+	srv.Restart(t)
+	// publish until each subscriber got one (the clients reconnect on
+	// their own; a Publish before they did may fail or reach nobody)
+	k := 0
+	eventually(t, "notices after Redis came back", func() bool {
+		k++
+		_ = a.Publish(ctx, tick(fmt.Sprintf("after-%d", k)))
+		time.Sleep(20 * time.Millisecond)
+		return ra.has(fmt.Sprintf("after-%d", k)) && rb.has(fmt.Sprintf("after-%d", k)) && rc.has(fmt.Sprintf("after-%d", k))
+	})
+	// and then every notice, in order
+	for i := range 20 {
+		if err := b.Publish(ctx, tick(fmt.Sprintf("seq-%02d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, r := range map[string]*recorder{"a": ra, "b": rb, "c": rc} {
+		eventually(t, "the notices after the link came back, on "+name, func() bool { return r.has("seq-19") })
+		var seq []string
+		for _, id := range r.ids() {
+			if strings.HasPrefix(id, "seq-") {
+				seq = append(seq, id)
+			}
+		}
+		if len(seq) != 20 {
+			t.Fatalf("%s got %v", name, seq)
+		}
+		for i, id := range seq {
+			if id != fmt.Sprintf("seq-%02d", i) {
+				t.Fatalf("%s got %v: out of order", name, seq)
+			}
+		}
+		if r.has("down") {
+			t.Fatalf("%s got a notice whose Publish failed", name)
+		}
+	}
+	if !log.Has("re-established") {
+		t.Fatalf("no warning about the link re-established: %q", log.Messages())
+	}
+}
+
+// numsub returns how many connections subscribe to channel.
+func numsub(t *testing.T, c *redis.Client, channel string) int64 {
+	t.Helper()
+	m, err := c.PubSubNumSub(context.Background(), channel).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m[channel]
+}
+
+// A Bus holds one Pub/Sub connection for all its subscriptions, from the
+// first Subscribe to the last stop.
+func TestBusOneConnectionPerBus(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := client(t, srv)
+	prefix := busPrefix()
+	channel := prefix + "bus"
+	bs := newBuses(t, srv, 2, mcpredis.BusOptions{Prefix: prefix})
+	a, b := bs[0], bs[1]
+	if n := numsub(t, admin, channel); n != 0 {
+		t.Fatalf("%d subscribers before any Subscribe", n)
+	}
+	var stops []func()
+	for range 3 {
+		stops = append(stops, a.Subscribe(func(ports.Notice) {}))
+	}
+	if n := numsub(t, admin, channel); n != 1 {
+		t.Fatalf("three subscriptions of one bus hold %d connections, want 1", n)
+	}
+	stopB := b.Subscribe(func(ports.Notice) {})
+	if n := numsub(t, admin, channel); n != 2 {
+		t.Fatalf("two buses hold %d connections, want 2", n)
+	}
+	stops[0]()
+	stops[1]()
+	if n := numsub(t, admin, channel); n != 2 {
+		t.Fatalf("%d connections with a subscription left on each bus, want 2", n)
+	}
+	stops[2]()
+	eventually(t, "the last stop on a closes its connection", func() bool { return numsub(t, admin, channel) == 1 })
+	// Close stops b's subscription and closes its connection
+	b.Close()
+	eventually(t, "Close closes the connection", func() bool { return numsub(t, admin, channel) == 0 })
+	stopB() // after Close: nothing to do
+	// a opens a new one
+	r := &recorder{}
+	defer a.Subscribe(r.fn)()
+	if n := numsub(t, admin, channel); n != 1 {
+		t.Fatalf("a new subscription after the last stopped: %d connections", n)
+	}
+	if err := a.Publish(context.Background(), tick("again")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a notice on the new connection", func() bool { return r.has("again") })
+}
+
+// After Close: Publish fails, Subscribe never calls its function, the
+// subscriptions made before were stopped; a second Close is fine.
+func TestBusClose(t *testing.T) {
+	srv := redistest.Start(t)
+	bs := newBuses(t, srv, 2, mcpredis.BusOptions{})
+	a, b := bs[0], bs[1]
+	ctx := context.Background()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var calls, returned atomic.Int64
+	stopA := a.Subscribe(func(ports.Notice) {
+		if calls.Add(1) == 1 {
+			close(entered)
+			<-release
+			returned.Add(1)
+		}
+	})
+	if err := b.Publish(ctx, tick("x")); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	closed := make(chan struct{})
+	go func() {
+		a.Close()
+		close(closed)
+	}()
+	time.Sleep(50 * time.Millisecond) // gives a Close that does not wait time to return
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a subscriber's function was running")
+	default:
+	}
+	close(release)
+	<-closed
+	if returned.Load() != 1 {
+		t.Fatal("Close returned before the running function did")
+	}
+	n := calls.Load()
+	if err := a.Publish(ctx, tick("y")); err == nil {
+		t.Fatal("Publish after Close succeeded")
+	}
+	var late atomic.Int64
+	stopLate := a.Subscribe(func(ports.Notice) { late.Add(1) })
+	r := &recorder{}
+	defer b.Subscribe(r.fn)()
+	if err := b.Publish(ctx, tick("z")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a notice on the other bus", func() bool { return r.has("z") })
+	if calls.Load() != n || late.Load() != 0 {
+		t.Fatalf("a closed bus called %d functions", calls.Load()-n+late.Load())
+	}
+	stopLate()
+	stopA()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Messages on the channel that are no notice (another program's, a
+// hostile one's, a frame over MaxNoticeBytes) are dropped and counted, with
+// a warning at the 1st, 2nd, 4th... of them; the notices after them are
+// delivered.
+func TestBusHostileMessages(t *testing.T) {
+	srv := redistest.Start(t)
+	log := &loggertest.Recorder{}
+	prefix := busPrefix()
+	b := newBuses(t, srv, 1, mcpredis.BusOptions{Prefix: prefix, MaxNoticeBytes: 1000, Logger: log})[0]
+	raw := client(t, srv)
+	r := &recorder{}
+	defer b.Subscribe(r.fn)()
+	big := tick("big")
+	big.Data = make([]byte, 1000)
+	overBy1 := tick("o") // NoticeSize 1001
+	overBy1.Data = make([]byte, 1001-len(overBy1.Kind)-len(overBy1.ID)-len(overBy1.Origin))
+	hostile := []string{
+		"",
+		"hello",
+		`{"k":"tools_changed","i":"json","o":"x"}`,
+		"\x01",
+		"\x02" + string(mcpredis.EncodeNotice(tick("v2"))[1:]),
+		"\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01",     // a length of 2^64-1
+		"\x01\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", // a varint too long
+		"\x01\x05abc", // cut short
+		string(mcpredis.EncodeNotice(tick("trailing"))) + "x",                 // bytes after a nil Data
+		strings.TrimSuffix(string(mcpredis.EncodeNotice(tick("nf"))), "\x00"), // no Data flag
+		string(mcpredis.EncodeNotice(tick("flag")))[:len(mcpredis.EncodeNotice(tick("flag")))-1] + "\x07",
+		string(mcpredis.EncodeNotice(big)),     // over the bound by its Data
+		string(mcpredis.EncodeNotice(overBy1)), // by one byte
+		strings.Repeat("\x01", 5000),           // a frame longer than any notice of the bound
+	}
+	ctx := context.Background()
+	for _, m := range hostile {
+		if err := raw.Publish(ctx, prefix+"bus", m).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Publish(ctx, tick("good")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a notice after the hostile messages", func() bool { return r.has("good") })
+	if ids := r.ids(); len(ids) != 1 {
+		t.Fatalf("delivered %q, want only good", ids)
+	}
+	if got := b.Dropped(); got != uint64(len(hostile)) {
+		t.Fatalf("Dropped() = %d, want %d", got, len(hostile))
+	}
+	want := bits.Len(uint(len(hostile))) // 1, 2, 4, 8 of 14
+	if got := len(log.Messages()); got != want {
+		t.Fatalf("%d warnings, want %d: %q", got, want, log.Messages())
+	}
+}
+
+// A frame decodes back to the notice it was made of, nil Data and empty
+// Data apart, and adds at most 52 bytes.
+func TestEncodeDecodeNotice(t *testing.T) {
+	for _, n := range []ports.Notice{
+		{},
+		{Kind: ports.NoticeResourceUpdated, ID: "i", Origin: "o", URI: "file:///\u00e9\x00"},
+		{Kind: ports.NoticeClientResponse, ID: "i", Origin: "o", Session: "s", Data: []byte{}},
+		{Kind: ports.NoticeClientResponse, ID: "i", Origin: "o", Session: "s", Data: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)},
+		{Kind: "k", ID: strings.Repeat("i", 200), Origin: strings.Repeat("o", 20000), Data: make([]byte, 70000)},
+	} {
+		frame := mcpredis.EncodeNotice(n)
+		if len(frame) > memory.NoticeSize(n)+52 {
+			t.Fatalf("a frame of %d bytes for a notice of %d", len(frame), memory.NoticeSize(n))
+		}
+		got, err := mcpredis.DecodeNotice(string(frame), memory.NoticeSize(n))
+		if err != nil || !reflect.DeepEqual(got, n) {
+			t.Fatalf("DecodeNotice(EncodeNotice(%+v)) = %+v, %v", n, got, err)
+		}
+		if memory.NoticeSize(n) > 0 {
+			if _, err := mcpredis.DecodeNotice(string(frame), memory.NoticeSize(n)-1); !errors.Is(err, ports.ErrNoticeTooLarge) {
+				t.Fatalf("a notice one byte over the bound: %v", err)
+			}
+		}
+	}
+}
+
+// refDecode decodes a frame with encoding/binary, as a second reading of
+// the format.
+func refDecode(frame []byte) (ports.Notice, bool) {
+	if len(frame) == 0 || frame[0] != 1 {
+		return ports.Notice{}, false
+	}
+	rest := frame[1:]
+	var f [5]string
+	for i := range f {
+		l, k := binary.Uvarint(rest)
+		if k <= 0 || l > uint64(len(rest)-k) {
+			return ports.Notice{}, false
+		}
+		f[i] = string(rest[k : k+int(l)])
+		rest = rest[k+int(l):]
+	}
+	n := ports.Notice{Kind: ports.NoticeKind(f[0]), ID: f[1], Origin: f[2], URI: f[3], Session: f[4]}
+	switch {
+	case len(rest) == 1 && rest[0] == 0:
+	case len(rest) > 0 && rest[0] == 1:
+		n.Data = append([]byte{}, rest[1:]...)
+	default:
+		return ports.Notice{}, false
+	}
+	return n, true
+}
+
+// DecodeNotice never panics, agrees with a decoder on encoding/binary, and
+// what it decodes encodes back to a frame it decodes alike.
+func FuzzDecodeNotice(f *testing.F) {
+	for _, n := range []ports.Notice{
+		{},
+		tick("x"),
+		{Kind: ports.NoticeClientResponse, ID: "i", Origin: "o", Session: "s", Data: []byte{}},
+		{Kind: ports.NoticeResourceUpdated, ID: "i", Origin: "o", URI: "u", Session: "s", Data: []byte(`{"a":1}`)},
+	} {
+		f.Add(mcpredis.EncodeNotice(n), 1<<20)
+	}
+	f.Add([]byte("\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"), 1<<20)
+	f.Add([]byte("\x01\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01"), 1<<20)
+	f.Add([]byte("\x01\x81\x00\x00\x00\x00\x00\x00"), 10)
+	f.Fuzz(func(t *testing.T, frame []byte, maxBytes int) {
+		maxBytes = max(1, min(maxBytes, 1<<20))
+		n, err := mcpredis.DecodeNotice(string(frame), maxBytes)
+		ref, ok := refDecode(frame)
+		if ok && memory.NoticeSize(ref) > maxBytes {
+			ok = false
+		}
+		if (err == nil) != ok {
+			t.Fatalf("DecodeNotice: %v; the reference decoder: %v", err, ok)
+		}
+		if err != nil {
+			return
+		}
+		if !reflect.DeepEqual(n, ref) {
+			t.Fatalf("DecodeNotice = %+v, the reference decoder %+v", n, ref)
+		}
+		again, err := mcpredis.DecodeNotice(string(mcpredis.EncodeNotice(n)), maxBytes)
+		if err != nil || !reflect.DeepEqual(again, n) {
+			t.Fatalf("re-encoded: %+v, %v; want %+v", again, err, n)
+		}
+	})
+}
