@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -352,9 +351,4 @@ func TestClusterSessionStateElsewhere(t *testing.T) {
 			t.Errorf("logWork at %s after logging/setLevel warning at %s sent levels %v, want [warning]", in.Name, set.Name, got)
 		}
 	}
-}
-
-// sortedKeys returns m's keys in order (for messages).
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
 }

@@ -42,9 +42,11 @@ var tsClients = []struct {
 // of other versions than the pins fail the test.
 func nodeEnv(t *testing.T) string {
 	t.Helper()
+	// As in test/e2e, E2E_REQUIRED=1 (make cluster) requires node.
+	required := ci() || os.Getenv("E2E_REQUIRED") == "1"
 	node, err := exec.LookPath("node")
 	if err != nil {
-		skipOrFail(t, "node is not on PATH; install Node.js >= 20, then `cd test/e2e && npm ci`")
+		skipOrFail(t, required, "node is not on PATH; install Node.js >= 20, then `cd test/e2e && npm ci`")
 	}
 	var pkg struct {
 		Dependencies map[string]string `json:"dependencies"`
@@ -59,7 +61,7 @@ func nodeEnv(t *testing.T) string {
 	for name, want := range pkg.Dependencies {
 		raw, err := os.ReadFile(filepath.Join(e2eDir, "node_modules", filepath.FromSlash(name), "package.json"))
 		if errors.Is(err, os.ErrNotExist) {
-			skipOrFail(t, "test/e2e/node_modules lacks "+name+"; run `cd test/e2e && npm ci` (or make deps)")
+			skipOrFail(t, required, "test/e2e/node_modules lacks "+name+"; run `cd test/e2e && npm ci` (or make deps)")
 		}
 		if err != nil {
 			t.Fatal(err)
