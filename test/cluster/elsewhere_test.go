@@ -199,3 +199,37 @@ func TestClusterResumeElsewhere(t *testing.T) {
 		}
 	})
 }
+
+// TestClusterListChangedElsewhere: a session listens on its GET stream at
+// one instance; another session calls toggleGreeting (the showcase's tool
+// with -redis) at another, which adds the tool greet there: the listening
+// session must be told, by notifications/tools/list_changed on its stream.
+func TestClusterListChangedElsewhere(t *testing.T) {
+	elsewhere(t, featureNotifications, func(t *testing.T, first, then *Instance) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cl := newClient(then.URL, 2)
+		defer cl.close()
+		listener, _, err := cl.initialize(ctx, `{}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := listener.open(ctx, http.MethodGet, nil, nil)
+		if err != nil {
+			t.Fatalf("the GET stream at %s: %v", then.Name, err)
+		}
+		defer st.close()
+		caller, _, err := cl.at(first.URL).initialize(ctx, `{}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := caller.call(ctx, "toggle", "toggleGreeting", map[string]any{})
+		// Added, or removed (the control toggled it before): a change.
+		if err != nil || r.Status != http.StatusOK || !bytes.Contains(r.Message, []byte(" greet ")) {
+			t.Fatalf("toggleGreeting at %s: %v %v", first.Name, r, err)
+		}
+		if seen, err := st.until(eventWait, func(m rpc) bool { return m.Method == "notifications/tools/list_changed" }); err != nil {
+			t.Fatalf("a session listening at %s was not told of the tool list change at %s: %v (events %q)", then.Name, first.Name, err, seen)
+		}
+	})
+}

@@ -15,17 +15,20 @@ import (
 var pending = map[string]string{
 	// TestClusterClientResponseElsewhere, and bookTable of the v1
 	// TypeScript client in TestClusterTSClients.
-	featureClientResponses: "a client's response to a server request (elicitation/create during a 2025-11-25 tools/call) posted to another instance than the one waiting for it does not reach that one (ports.NoticeClientResponse is not wired yet)",
+	featureClientResponses: "a client's response to a server request (elicitation/create during a 2025-11-25 tools/call) posted to another instance than the one waiting for it is not delivered: the engine carries it on Options.Bus (NoticeClientResponse), but the showcase's -redis (wiring.Redis) wires no NotificationBus yet",
 	// TestClusterResumeElsewhere.
-	featureSharedEvents: "SSE events stay in the memory of the instance that wrote them: a stream cut at one instance cannot be resumed with Last-Event-ID at another (no shared EventStore with EventWatcher yet)",
+	featureSharedEvents: "a stream cut at one instance cannot be resumed with Last-Event-ID at another: the showcase's -redis (wiring.Redis) wires no shared EventStore (with EventWatcher) yet, so SSE events stay in the memory of the instance that wrote them",
+	// TestClusterListChangedElsewhere.
+	featureNotifications: "a list change at one instance (toggleGreeting) does not reach the sessions listening at another: the showcase's -redis (wiring.Redis) wires no NotificationBus (NoticeToolsChanged) yet",
 	// TestClusterCancelElsewhere.
-	featureCancelElsewhere: "notifications/cancelled posted to another instance than the one running the request does not reach it (ports.Notice has no kind for it)",
+	featureCancelElsewhere: "notifications/cancelled posted to another instance than the one running the request does not reach it: ports.Notice has no kind for a cancellation",
 }
 
 // The features of pending.
 const (
 	featureClientResponses = "client-responses"
 	featureSharedEvents    = "shared-events"
+	featureNotifications   = "notifications"
 	featureCancelElsewhere = "cancel-elsewhere"
 )
 
