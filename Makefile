@@ -1,14 +1,14 @@
 # The two commands a newcomer needs:
 #   make run    serve the example server on stdio (go run ./examples/showcase)
 #   make test   run every check CI runs (installs the Node clients first)
-.PHONY: run test deps check-generated lint unit e2e conformance load bench-smoke bench
+.PHONY: run test deps check-generated lint unit e2e cluster conformance load bench-smoke bench
 
 GO ?= go
 
 run:
 	$(GO) run ./examples/showcase
 
-test: deps lint check-generated bench-smoke unit conformance e2e
+test: deps lint check-generated bench-smoke unit conformance e2e cluster
 
 # The official JSON-Schema-Test-Suite that adapters/jsonschema's fast pre-check
 # is tested against comes pinned inside a Go module (cuelang.org/go vendors it;
@@ -32,13 +32,20 @@ check-generated:
 	@if [ -n "$$(git status --porcelain -- '*.go')" ]; then git status --porcelain -- '*.go'; git diff; echo "generated files are stale: run go generate ./..."; exit 1; fi
 
 unit:
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /test/e2e)
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /test/e2e -e /test/cluster)
 	cd test/bench && $(GO) test -race -count=1 -run '^Test' ./...
 	# Allocation counts are asserted without the race detector, which changes them.
 	$(GO) test -count=1 -run 'Alloc' ./adapters/... ./app/ ./domain/
 
 e2e:
 	E2E_REQUIRED=1 $(GO) test -race -count=1 -v ./test/e2e/
+
+# Three showcase instances sharing one Redis behind haproxy and an
+# in-process round-robin proxy (test/cluster/README.md; reuses test/e2e's
+# Node clients). The instances are separate processes built without the
+# race detector: -race covers the test binary (clients, proxy, harness).
+cluster:
+	E2E_REQUIRED=1 $(GO) test -race -count=1 -v ./test/cluster/
 
 # The official conformance suite (0.1.16; 0.2.0-alpha.12 at 2025-11-25 and
 # 2026-07-28) against test/conformance over Streamable HTTP.
@@ -52,6 +59,8 @@ load:
 # Every benchmark once, so the suite cannot rot; real figures: make bench.
 bench-smoke:
 	cd test/bench && $(GO) test -run '^$$' -bench . -benchtime 1x ./...
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./test/cluster/
 
 bench:
 	cd test/bench && $(GO) test -run '^$$' -bench . -benchmem -count 5 ./...
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./test/cluster/
