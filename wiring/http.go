@@ -123,8 +123,10 @@ func NewHTTPServer(p HTTPServerParams) *mcphttp.Server {
 			return nil
 		},
 		OnStop: func(ctx context.Context) error {
-			// Past ctx's deadline this cancels this server's calls
+			// Past the deadline (stopContext) this cancels this server's calls
 			// only; Core closes the engine itself.
+			ctx, cancel := stopContext(ctx)
+			defer cancel()
 			return srv.Shutdown(ctx)
 		},
 	})

@@ -31,8 +31,10 @@ func NewWebSocketHandler(p WebSocketParams) *websocket.Handler {
 	h := websocket.NewHandler(p.Engine, o)
 	p.Lifecycle.Append(fx.Hook{
 		OnStop: func(ctx context.Context) error {
-			// Past ctx's deadline this cancels this handler's calls
+			// Past the deadline (stopContext) this cancels this handler's calls
 			// only; Core closes the engine itself.
+			ctx, cancel := stopContext(ctx)
+			defer cancel()
 			return h.Shutdown(ctx)
 		},
 	})

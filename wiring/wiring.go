@@ -29,6 +29,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"time"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
@@ -161,6 +162,24 @@ func newLifecycleEngine(p EngineParams, lc fx.Lifecycle) (*app.Engine, error) {
 	return e, nil
 }
 
+// stopMargin is how long before fx's stop deadline a transport's hook
+// cancels its calls, so that they end (and the process exits) before fx
+// gives up on the hook.
+const stopMargin = time.Second
+
+// stopContext bounds a transport's OnStop: its calls get at most
+// hexmcp.DefaultShutdownTimeout to finish, and are cancelled stopMargin
+// before fx's own deadline (the hooks run one after another under one
+// deadline), so that a call that would never end (one waiting for a
+// client's answer) cannot hold the application past it.
+func stopContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := hexmcp.DefaultShutdownTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, time.Until(dl)-stopMargin)
+	}
+	return context.WithTimeout(ctx, d)
+}
+
 // supplyGroup supplies each item as a member of an fx value group.
 func supplyGroup[T any](group string, items []T) fx.Option {
 	opts := make([]fx.Option, len(items))
@@ -247,8 +266,10 @@ func Serve(lc fx.Lifecycle, sd fx.Shutdowner, e *app.Engine, t ports.Transport) 
 			return nil
 		},
 		OnStop: func(ctx context.Context) error {
-			// Past ctx's deadline this cancels this server's calls only;
+			// Past the deadline this cancels this server's calls only;
 			// Core closes the engine itself.
+			ctx, cancel := stopContext(ctx)
+			defer cancel()
 			return srv.Shutdown(ctx)
 		},
 	})

@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -42,17 +43,32 @@ var (
 type limitListener struct {
 	net.Listener
 	max, perClient int // <= 0: no bound
+	// exempt are the addresses the per-client bound does not apply to
+	// (ServerOptions.TrustedProxies).
+	exempt []netip.Prefix
 
 	mu       sync.Mutex
 	open     int
 	byClient map[string]int
 }
 
-func newLimitListener(ln net.Listener, max, perClient int) net.Listener {
+func newLimitListener(ln net.Listener, max, perClient int, exempt []netip.Prefix) net.Listener {
 	if max <= 0 && perClient <= 0 {
 		return ln
 	}
-	return &limitListener{Listener: ln, max: max, perClient: perClient, byClient: make(map[string]int)}
+	return &limitListener{Listener: ln, max: max, perClient: perClient, exempt: exempt, byClient: make(map[string]int)}
+}
+
+// perClientBound reports whether the per-client bound applies to ip.
+func (l *limitListener) perClientBound(ip string) bool {
+	if l.perClient <= 0 {
+		return false
+	}
+	if len(l.exempt) == 0 {
+		return true
+	}
+	a, ok := remoteIP(ip)
+	return !ok || !inPrefixes(a, l.exempt)
 }
 
 func clientIP(a net.Addr) string {
@@ -74,12 +90,13 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		ip := clientIP(c.RemoteAddr())
+		bounded := l.perClientBound(ip)
 		l.mu.Lock()
 		var refuse []byte
 		switch {
 		case l.max > 0 && l.open >= l.max:
 			refuse = refuseTotal
-		case l.perClient > 0 && l.byClient[ip] >= l.perClient:
+		case bounded && l.byClient[ip] >= l.perClient:
 			refuse = refuseClient
 		default:
 			l.open++

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -44,8 +45,14 @@ type ServerOptions struct {
 	// remote IP address (default 256; negative: no bound). One more is
 	// answered 429 with Retry-After and closed. Behind a reverse proxy
 	// every client has the proxy's address: raise or lift the bound there
-	// and bound clients at the proxy.
+	// and bound clients at the proxy, or name the proxy in TrustedProxies.
 	MaxConnsPerClient int
+	// TrustedProxies are the addresses of the reverse proxies (load
+	// balancers) in front of the server: their connections count against
+	// MaxConns only, not MaxConnsPerClient, since each carries many
+	// clients. Wrap the handler in [TrustProxies] with the same prefixes
+	// so that the rest counts the clients themselves.
+	TrustedProxies []netip.Prefix
 }
 
 // bound returns v, or def when v is 0; a negative v means none (0).
@@ -94,6 +101,7 @@ type Server struct {
 	sig  signals
 
 	maxConns, maxPerClient int
+	trusted                []netip.Prefix
 
 	stopStreams context.CancelFunc
 	abort       context.CancelFunc
@@ -109,7 +117,7 @@ type Server struct {
 // "127.0.0.1:8080"; port 0 picks a free one, see [Server.Addr]). Bind a
 // local server to 127.0.0.1, not to all interfaces.
 func NewServer(addr string, h http.Handler, opts ServerOptions) *Server {
-	s := &Server{addr: addr, maxConns: bound(opts.MaxConns, DefaultMaxConns), maxPerClient: bound(opts.MaxConnsPerClient, DefaultMaxConnsPerClient)}
+	s := &Server{addr: addr, maxConns: bound(opts.MaxConns, DefaultMaxConns), maxPerClient: bound(opts.MaxConnsPerClient, DefaultMaxConnsPerClient), trusted: opts.TrustedProxies}
 	s.sig.closing, s.stopStreams = context.WithCancel(context.Background())
 	s.sig.abort, s.abort = context.WithCancel(context.Background())
 	s.srv = &http.Server{
@@ -139,7 +147,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ln = newLimitListener(ln, s.maxConns, s.maxPerClient)
+	ln = newLimitListener(ln, s.maxConns, s.maxPerClient, s.trusted)
 	base := context.WithValue(context.WithoutCancel(ctx), signalsKey{}, &s.sig)
 	s.srv.BaseContext = func(net.Listener) context.Context { return base }
 	s.ln, s.done, s.started = ln, make(chan struct{}), true

@@ -23,7 +23,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/netip"
 	"os"
+	"strings"
 
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
@@ -42,7 +45,20 @@ func main() {
 	addr := flag.String("addr", wiring.DefaultHTTPAddr, "address to listen on for http and ws (port 0 picks a free port)")
 	verbose := flag.Bool("v", false, "log fx events and debug records to standard error")
 	redisURL := flag.String("redis", "", "share sessions and requestState keys with other instances through this Redis (redis://127.0.0.1:6379/0; http and ws only)")
+	trusted := flag.String("trusted-proxy", "", "comma-separated CIDR prefixes of the reverse proxies in front of the server (127.0.0.1/32): their clients are counted by X-Forwarded-For, their connections are not bounded per address (http and ws only)")
 	flag.Parse()
+	var proxies []netip.Prefix
+	for _, p := range strings.Split(*trusted, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		pfx, err := netip.ParsePrefix(p)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "showcase: -trusted-proxy: %v\n", err)
+			os.Exit(2)
+		}
+		proxies = append(proxies, pfx)
+	}
 
 	level := slog.LevelInfo
 	if *verbose {
@@ -59,7 +75,13 @@ func main() {
 			wiring.HTTP,
 			wiring.WebSocket,
 			wiring.HTTPServer,
-			wiring.Listen(*addr),
+			fx.Supply(&wiring.HTTPConfig{Addr: *addr, Server: mcphttp.ServerOptions{TrustedProxies: proxies},
+				Middleware: func(h http.Handler) http.Handler {
+					if len(proxies) == 0 {
+						return h
+					}
+					return mcphttp.TrustProxies(h, proxies...)
+				}}),
 			fx.Invoke(func(lc fx.Lifecycle, srv *mcphttp.Server) {
 				lc.Append(fx.Hook{OnStart: func(context.Context) error {
 					if *transport == "ws" {
