@@ -40,6 +40,16 @@ func TestEventStoreContract(t *testing.T) {
 	})
 }
 
+// The shared suite holds for one store value used twice, as one process
+// shares it between its handlers (it watches nothing and keys nothing, so
+// those subtests skip).
+func TestEventStoreShared(t *testing.T) {
+	eventtest.RunShared(t, func(*testing.T) (a, b ports.EventStore) {
+		s := memory.NewEventStore(memory.EventStoreOptions{})
+		return s, s
+	})
+}
+
 func newSessions(idle time.Duration, max int) (*memory.SessionStore, *sessiontest.FakeClock) {
 	c := sessiontest.NewFakeClock(sessiontest.Start)
 	return memory.NewSessionStore(memory.SessionStoreOptions{IdleTimeout: idle, MaxSessions: max, Clock: c}), c
