@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -77,6 +79,8 @@ func (e *Engine) deliver(n ports.Notice) int {
 		return e.resourceUpdated(n.URI, n.ID)
 	case ports.NoticeClientResponse:
 		e.remoteResponse(n)
+	case ports.NoticeClientCancel:
+		e.remoteCancel(n)
 	}
 	return 0
 }
@@ -89,9 +93,7 @@ func (e *Engine) forwardResponse(s *session, m message) bool {
 	if e.opts.Bus == nil || s == nil {
 		return false
 	}
-	s.mu.Lock()
-	sid := s.id
-	s.mu.Unlock()
+	sid := s.sessionID()
 	if sid == "" {
 		return false
 	}
@@ -117,11 +119,39 @@ func (e *Engine) remoteResponse(n ports.Notice) {
 		return
 	}
 	for _, s := range e.sessionList() {
-		s.mu.Lock()
-		sid := s.id
-		s.mu.Unlock()
-		if sid == n.Session && s.out.deliver(m) {
+		if s.sessionID() == n.Session && s.out.deliver(m) {
 			return
 		}
 	}
+}
+
+// forwardCancel publishes a client's cancellation of a request that is
+// not in flight here, for the instance serving it.
+func (e *Engine) forwardCancel(s *session, id jsontext.Value) {
+	if e.opts.Bus == nil || s == nil || len(id) > 1024 {
+		return
+	}
+	if sid := s.sessionID(); sid != "" {
+		e.publish(ports.Notice{Kind: ports.NoticeClientCancel, ID: randomHex(16), Origin: e.instance, Session: sid, Data: canonicalID(id)})
+	}
+}
+
+// remoteCancel cancels the request a cancellation forwarded by another
+// instance names, if a session held here serves it.
+func (e *Engine) remoteCancel(n ports.Notice) {
+	if n.Session == "" || len(n.Data) == 0 {
+		return
+	}
+	for _, s := range e.sessionList() {
+		if s.sessionID() == n.Session && s.cancelRequest(jsontext.Value(n.Data)) {
+			return
+		}
+	}
+}
+
+// sessionID is the session's id ("" for a connection's session).
+func (s *session) sessionID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
 }

@@ -228,3 +228,33 @@ func TestBusForwardsClientResponses(t *testing.T) {
 		t.Fatalf("tools/call answered %s", r)
 	}
 }
+
+// A client's notifications/cancelled that reaches another instance than
+// the one running the request is forwarded to it.
+func TestBusForwardsCancellation(t *testing.T) {
+	bus := &fakeBus{}
+	a, b := busEngine(t, bus), busEngine(t, bus)
+	started, cancelled := make(chan struct{}), make(chan error, 1)
+	if err := a.AddTool(app.NewTool(func(ctx context.Context, _ struct{}) (string, error) {
+		close(started)
+		<-ctx.Done()
+		cancelled <- ctx.Err()
+		return "", ctx.Err()
+	}, app.WithName("block"))); err != nil {
+		t.Fatal(err)
+	}
+	sa := initSession(t, a, "s", &keyedWriter{})
+	sb := b.RestoreSession(context.Background(), sa.State(), &keyedWriter{})
+	t.Cleanup(sb.Close)
+	go a.HandleMessage(context.Background(), sa, []byte(`{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"name":"block","arguments":{}}}`), nil)
+	<-started
+	handle(t, b, sb, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call-1"}}`, "")
+	select {
+	case err := <-cancelled:
+		if err == nil {
+			t.Fatal("the handler's context was not cancelled")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancellation sent through b never reached the call on a")
+	}
+}

@@ -374,13 +374,22 @@ func (e *Engine) notify(s *session, m message) {
 		if rerr != nil || p.RequestID == nil {
 			return
 		}
-		s.mu.Lock()
-		cancel := s.inflight[idKey(canonicalID(p.RequestID))]
-		s.mu.Unlock()
-		if cancel != nil {
-			cancel()
+		if !s.cancelRequest(p.RequestID) {
+			e.forwardCancel(s, p.RequestID)
 		}
 	}
+}
+
+// cancelRequest cancels the request of the session with id, if it is in
+// flight here, and reports whether it was.
+func (s *session) cancelRequest(id jsontext.Value) bool {
+	s.mu.Lock()
+	cancel := s.inflight[idKey(canonicalID(id))]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	return cancel != nil
 }
 
 // begin registers a cancellable request under its id and returns its

@@ -26,6 +26,10 @@ const (
 	// request the server sent to the session Notice.Session, received by
 	// an instance that did not send the request.
 	NoticeClientResponse NoticeKind = "client_response"
+	// NoticeClientCancel: a client cancelled (notifications/cancelled) a
+	// request of the session Notice.Session, whose id is Notice.Data (JSON),
+	// through an instance that is not serving it.
+	NoticeClientCancel NoticeKind = "client_cancel"
 )
 
 // Notice is something raised on one instance of a server that concerns

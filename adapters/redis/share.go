@@ -1,0 +1,50 @@
+package mcpredis
+
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// ShareOptions configure [Share]: the options of each part. A part's
+// empty Prefix takes Prefix (default [DefaultPrefix]).
+type ShareOptions struct {
+	// Prefix begins every Redis key and channel of every part, unless the
+	// part's own options name one.
+	Prefix       string
+	Sessions     SessionStoreOptions
+	Events       EventStoreOptions
+	StateKeys    StateKeysOptions
+	Notification BusOptions
+}
+
+// Share returns everything the instances of one server share through one
+// Redis (or Valkey), for app.Options.Shared (hexmcp.Options.Shared):
+// the Streamable HTTP sessions ([SessionStore]), the SSE events for
+// resumption at any instance ([EventStore]), the requestState keys
+// ([StateKeys]) and the notification bus ([Bus]). One line:
+//
+//	srv, err := hexmcp.New(hexmcp.Options{Shared: mcpredis.Share(rdb, mcpredis.ShareOptions{}), Tools: tools})
+//
+// The client stays the application's to close (after the server).
+func Share(c redis.UniversalClient, opts ShareOptions) ports.SharedState {
+	p := opts.Prefix
+	if opts.Sessions.Prefix == "" {
+		opts.Sessions.Prefix = p
+	}
+	if opts.Events.Prefix == "" {
+		opts.Events.Prefix = p
+	}
+	if opts.StateKeys.Prefix == "" {
+		opts.StateKeys.Prefix = p
+	}
+	if opts.Notification.Prefix == "" {
+		opts.Notification.Prefix = p
+	}
+	return ports.SharedState{
+		SessionStore: NewSessionStore(c, opts.Sessions),
+		EventStore:   NewEventStore(c, opts.Events),
+		StateKeys:    NewStateKeys(c, opts.StateKeys),
+		Bus:          NewBus(c, opts.Notification),
+	}
+}
