@@ -1,6 +1,9 @@
 package mcpredis
 
 import (
+	"errors"
+	"io"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hexmcp/hexmcp/ports"
@@ -47,4 +50,17 @@ func Share(c redis.UniversalClient, opts ShareOptions) ports.SharedState {
 		StateKeys:    NewStateKeys(c, opts.StateKeys),
 		Bus:          NewBus(c, opts.Notification),
 	}
+}
+
+// CloseShared releases the Pub/Sub connections that the parts of s made by
+// [Share] hold (the event store's watchers, the bus's subscribers), after
+// the server that used them stopped. The Redis client stays open.
+func CloseShared(s ports.SharedState) error {
+	var errs []error
+	for _, p := range []any{s.EventStore, s.Bus} {
+		if c, ok := p.(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
 }

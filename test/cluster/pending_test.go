@@ -12,17 +12,7 @@ import (
 // The scenarios of a pending feature run now with the two instances the
 // same (the control: one instance serving everything must pass), which
 // checks the scenario itself; only the cross-instance variant waits.
-var pending = map[string]string{
-	// TestClusterClientResponseElsewhere, and bookTable of the v1
-	// TypeScript client in TestClusterTSClients.
-	featureClientResponses: "a client's response to a server request (elicitation/create during a 2025-11-25 tools/call) posted to another instance than the one waiting for it is not delivered: the engine carries it on Options.Bus (NoticeClientResponse), but the showcase's -redis (wiring.Redis) wires no NotificationBus yet",
-	// TestClusterResumeElsewhere.
-	featureSharedEvents: "a stream cut at one instance cannot be resumed with Last-Event-ID at another: the showcase's -redis (wiring.Redis) wires no shared EventStore (with EventWatcher) yet, so SSE events stay in the memory of the instance that wrote them",
-	// TestClusterListChangedElsewhere.
-	featureNotifications: "a list change at one instance (toggleGreeting) does not reach the sessions listening at another: the showcase's -redis (wiring.Redis) wires no NotificationBus (NoticeToolsChanged) yet",
-	// TestClusterCancelElsewhere.
-	featureCancelElsewhere: "notifications/cancelled posted to another instance than the one running the request does not reach it: ports.Notice has no kind for a cancellation",
-}
+var pending = map[string]string{}
 
 // The features of pending.
 const (
