@@ -1,14 +1,26 @@
 // Package mcpredis holds the adapters of the SDK's ports on Redis (or
 // Valkey), through github.com/redis/go-redis/v9, so that several instances
 // of a server behind a load balancer share what one instance alone would
-// keep in memory.
+// keep in memory. No sticky sessions are needed.
 //
-// So far: [SessionStore], the handshake-era sessions of Streamable HTTP
-// (a session initialized through one instance is served by any other, no
-// sticky sessions needed for plain calls), and [StateKeys], a key ring
-// shared by every instance for the requestState of multi round-trip
-// requests (2026-07-28), with rotation. Not yet shared: SSE events
-// (resumption), notifications between instances, and server-to-client
-// requests (elicitation, sampling, roots) answered through another
-// instance.
+// [Share] makes all of them at once, for app.Options.Shared
+// (hexmcp.Options.Shared) or, with fx, wiring.Redis:
+//   - [SessionStore]: the handshake-era sessions of Streamable HTTP, one
+//     round trip per session request;
+//   - [EventStore]: the SSE events of every stream, so that a stream is
+//     resumed (Last-Event-ID) at any instance, and the session's own
+//     stream is followed by whichever instance holds the client's GET
+//     ([ports.EventWatcher], over one Pub/Sub connection);
+//   - [StateKeys]: a key ring for the requestState of multi round-trip
+//     requests (2026-07-28), with rotation;
+//   - [Bus]: the notification bus ([ports.NotificationBus], on Pub/Sub):
+//     list changes, resource updates, and the client's responses and
+//     cancellations that reach another instance than the one that waits
+//     for them.
+//
+// Every part is bounded (see each one's options), bounds each Redis call
+// by a timeout, and answers a Redis that is down or slow with an error
+// (the HTTP transport turns it into a 503 with Retry-After); service
+// resumes when Redis is back, without a restart. The Lua scripts name keys
+// they compute, so the store needs one Redis node, not a cluster.
 package mcpredis
