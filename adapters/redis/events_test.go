@@ -1,14 +1,11 @@
 package mcpredis_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -22,7 +19,6 @@ import (
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/adapters/sessiontest"
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
@@ -566,152 +562,6 @@ func TestEventWatchAfterRestart(t *testing.T) {
 	waitWake(t, "an append to x after the restart", wx)
 }
 
-// sseEvent is one event of an SSE stream.
-type sseEvent struct{ id, data string }
-
-// nextSSE returns the next event of br that has data (priming events and
-// comments skipped).
-func nextSSE(br *bufio.Reader) (sseEvent, error) {
-	var ev sseEvent
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			return ev, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		switch {
-		case line == "" && ev.data != "":
-			return ev, nil
-		case line == "":
-			ev = sseEvent{}
-		case strings.HasPrefix(line, "id:"):
-			ev.id = strings.TrimSpace(line[3:])
-		case strings.HasPrefix(line, "data:"):
-			ev.data += strings.TrimPrefix(line[5:], " ")
-		}
-	}
-}
-
-// A POST stream begun at instance A and cut before its response resumes at
-// instance B (GET with Last-Event-ID): B replays it from Redis and follows
-// it, woken by A's appends (a progress notification, then the response),
-// whether the call goes on before the client comes back or after.
-func TestEventStoreResumeAtOtherInstance(t *testing.T) {
-	for _, releaseFirst := range []bool{true, false} {
-		t.Run(fmt.Sprintf("release first %t", releaseFirst), func(t *testing.T) {
-			srv := redistest.Start(t)
-			started, release := make(chan struct{}, 1), make(chan struct{}, 2)
-			quit := make(chan struct{}) // closed first when the test ends, so that a failed test does not leave the call blocked
-			type noIn struct{}
-			instance := func() string {
-				s, err := hexmcp.New(hexmcp.Options{Tools: []hexmcp.Tool{hexmcp.Func(func(ctx context.Context, _ noIn) (string, error) {
-					rc := app.RequestFrom(ctx)
-					for step := range 2 {
-						if err := rc.ReportProgress(ctx, float64(step+1), 3, fmt.Sprintf("step %d", step+1)); err != nil {
-							return "", err
-						}
-						if step == 0 {
-							started <- struct{}{}
-						}
-						select {
-						case <-release:
-						case <-quit:
-							return "", errors.New("the test ended")
-						case <-ctx.Done():
-							return "", ctx.Err()
-						}
-					}
-					return "released", nil
-				}, hexmcp.WithName("progress_block"))}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				store := events(t, client(t, srv), mcpredis.EventStoreOptions{Prefix: "shared:"})
-				h := s.HTTPHandler(mcphttp.Options{
-					SessionStore: mcpredis.NewSessionStore(client(t, srv), mcpredis.SessionStoreOptions{}),
-					EventStore:   store,
-				})
-				hs := httptest.NewServer(h)
-				t.Cleanup(func() { s.Close() })
-				t.Cleanup(hs.Close)
-				return hs.URL
-			}
-			a, b := instance(), instance()
-			t.Cleanup(func() { close(quit) })
-			resp, body := post(t, a, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
-			sid := resp.Header.Get("Mcp-Session-Id")
-			if resp.StatusCode != 200 || sid == "" {
-				t.Fatalf("initialize on A: %d %s", resp.StatusCode, body)
-			}
-			if resp, body := post(t, b, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, sessionHeaders(sid)); resp.StatusCode != http.StatusAccepted {
-				t.Fatalf("notifications/initialized on B: %d %s", resp.StatusCode, body)
-			}
-			send := func(method, url, body string, hdr map[string]string) *http.Response {
-				t.Helper()
-				req, _ := http.NewRequest(method, url, strings.NewReader(body))
-				if body != "" {
-					req.Header.Set("Content-Type", "application/json")
-				}
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				for k, v := range hdr {
-					req.Header.Set(k, v)
-				}
-				// The client's timeout is a hang guard for the streams' reads.
-				resp, err := (&http.Client{Timeout: hangGuard}).Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if resp.StatusCode != http.StatusOK {
-					t.Fatalf("%s %s: %d", method, url, resp.StatusCode)
-				}
-				return resp
-			}
-
-			resp = send(http.MethodPost, a, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"progress_block","arguments":{},"_meta":{"progressToken":"tok"}}}`, sessionHeaders(sid))
-			p, err := nextSSE(bufio.NewReader(resp.Body))
-			if err != nil || !strings.Contains(p.data, "step 1") || p.id == "" {
-				t.Fatalf("progress event on A: %+v, %v", p, err)
-			}
-			<-started
-			resp.Body.Close()
-			if releaseFirst {
-				release <- struct{}{}
-			}
-			hdr := sessionHeaders(sid)
-			hdr["Last-Event-ID"] = p.id
-			resp = send(http.MethodGet, b, "", hdr)
-			defer resp.Body.Close()
-			br := bufio.NewReader(resp.Body)
-			if !releaseFirst {
-				// B follows the stream (subscribed) before A goes on.
-				c := client(t, srv)
-				waitFor(t, "B's subscription", func() bool { return anySubscriber(t, c, "shared:ev:") })
-				release <- struct{}{}
-			}
-			p2, err := nextSSE(br)
-			if err != nil || !strings.Contains(p2.data, "step 2") || p2.id == "" {
-				t.Fatalf("second progress event on B: %+v, %v", p2, err)
-			}
-			release <- struct{}{}
-			r, err := nextSSE(br)
-			if err != nil || !strings.Contains(r.data, `"id":7`) || !strings.Contains(r.data, "released") || r.id == "" || r.id == p2.id {
-				t.Fatalf("resumed response on B: %+v, %v", r, err)
-			}
-			if ev, err := nextSSE(br); err != io.EOF {
-				t.Fatalf("the resumed stream goes on after the response: %+v, %v", ev, err)
-			}
-		})
-	}
-}
-
-// anySubscriber reports whether a channel whose name begins with prefix
-// has a subscriber.
-func anySubscriber(t *testing.T, c redis.UniversalClient, prefix string) bool {
-	t.Helper()
-	chans, err := c.PubSubChannels(context.Background(), prefix+"*").Result()
-	return err == nil && len(chans) > 0
-}
-
 // One Append is one round trip (an EVALSHA); the benchmark shows what it
 // costs against a local redis-server, with a small event.
 func BenchmarkEventAppend(b *testing.B) {
@@ -756,7 +606,9 @@ func BenchmarkEventReplay(b *testing.B) {
 
 // Instances behind a load balancer share sessions and SSE events through
 // one Redis: a stream cut at one instance resumes at any other, and the
-// session's own stream (GET) follows what every instance sends to it.
+// session's own stream (GET) follows what every instance sends to it. (The
+// cross-instance behaviour through mcphttp is tested by the cluster tests
+// of this package.)
 func ExampleNewEventStore() {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	events := mcpredis.NewEventStore(rdb, mcpredis.EventStoreOptions{})
