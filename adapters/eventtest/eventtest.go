@@ -1,6 +1,7 @@
 // Package eventtest is the contract suite of the [ports.EventStore] port:
 // every event store adapter (the in-memory one, or one a host app writes on
-// a shared store) must pass Run.
+// a shared store) must pass Run, and one that several instances share must
+// pass RunShared too.
 package eventtest
 
 import (

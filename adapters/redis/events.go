@@ -139,7 +139,9 @@ type EventStoreOptions struct {
 // characters [A-Za-z0-9._-]. The epoch is made at random when the store's
 // keys are first written, so that after Redis lost its data (a restart
 // without persistence) the ids from before are unknown rather than
-// confused with new streams.
+// confused with new streams. It and the counters live in the one key that
+// never expires, "<Prefix>ev:ids" (a few bytes); every other key expires a
+// minute after TTL without an append.
 //
 // Replay refuses, with an error wrapping [ports.ErrEventNotFound], an id
 // it cannot resume from without losing events: one it did not make, one of
@@ -470,8 +472,10 @@ return {redis.call('ZCARD', lru), num(redis.call('HGET', acct, 'total'))}
 `)
 
 func (s *EventStore) args(more ...any) []any {
+	// the scripts keep times as unsigned decimal numbers
+	now := max(s.opts.Clock.Now().UnixMilli(), 0)
 	return append([]any{
-		s.opts.Prefix, s.opts.Clock.Now().UnixMilli(), s.opts.TTL.Milliseconds(),
+		s.opts.Prefix, now, s.opts.TTL.Milliseconds(),
 		(s.opts.TTL + time.Minute).Milliseconds(), purgePerCall,
 	}, more...)
 }
