@@ -51,6 +51,17 @@ func newClient(url string, conns int) *client {
 	}}}
 }
 
+// newClientFrom is newClient dialling from the local address from (a
+// loopback address other than 127.0.0.1 stands for another client host:
+// Linux accepts any of 127.0.0.0/8 on lo).
+func newClientFrom(url string, from net.IP, conns int) *client {
+	return &client{url: url, hc: &http.Client{Transport: &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: from}}).DialContext,
+		MaxIdleConnsPerHost: conns,
+		IdleConnTimeout:     time.Minute,
+	}}}
+}
+
 // at returns a client of another endpoint (an instance's URL, to pin a
 // request to it) sharing c's connections.
 func (c *client) at(url string) *client { return &client{url: url, hc: c.hc} }

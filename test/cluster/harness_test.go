@@ -39,6 +39,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -60,7 +61,17 @@ const (
 	// startAttempts bounds the attempts to start haproxy on a free port
 	// (another process may take the port between the probe and the bind).
 	startAttempts = 5
+	// killTimeout bounds the exit of a process after SIGKILL (the kernel
+	// ends it at once; the bound only keeps a stuck test from hanging).
+	killTimeout = 10 * time.Second
+	// downTimeout bounds the wait for haproxy's health checks to mark a
+	// killed instance down (a few check intervals: haproxyCheckInter).
+	downTimeout = 10 * time.Second
 )
+
+// trustedProxies is the -trusted-proxy of instances started with
+// clusterOptions.trustedProxy: both proxies connect from 127.0.0.1.
+const trustedProxies = "127.0.0.1/32"
 
 // instanceHeader is the response header both proxies set to the name of
 // the instance that served the response (haproxy's srv_name).
@@ -274,21 +285,63 @@ type Instance struct {
 	// through a proxy): a test pins a request to this instance with it.
 	URL string
 	p   *process
+	// killed is set by Kill: the instance is not stopped at the end.
+	killed atomic.Bool
 }
 
 // Logs returns what the instance wrote to standard error so far.
 func (in *Instance) Logs() string { return in.p.logs.String() }
 
+// Kill kills the instance with SIGKILL, as a crash would (no shutdown:
+// its connections are cut, its calls die with it, nothing is flushed), and
+// waits until the process is gone. It is not stopped again at the end of
+// the test. The proxies keep sending to it: use Cluster.Kill to take it
+// out of them too.
+func (in *Instance) Kill(tb testing.TB) {
+	tb.Helper()
+	if !in.killed.CompareAndSwap(false, true) {
+		tb.Fatalf("instance %s killed twice", in.Name)
+	}
+	if err := in.p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		tb.Fatalf("SIGKILL to instance %s: %v", in.Name, err)
+	}
+	select {
+	case <-in.p.done:
+	case <-time.After(killTimeout):
+		tb.Fatalf("instance %s still running %v after SIGKILL", in.Name, killTimeout)
+	}
+	var exit *exec.ExitError
+	if !errors.As(in.p.err, &exit) {
+		tb.Fatalf("instance %s ended with %v, want killed by SIGKILL", in.Name, in.p.err)
+	}
+	if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		tb.Fatalf("instance %s ended with %v, want killed by SIGKILL", in.Name, in.p.err)
+	}
+}
+
+// Freeze stops the instance with SIGSTOP: it runs nothing more (writes
+// nothing to its connections, which stay open) until it is killed (Kill:
+// SIGKILL ends a stopped process too). What the other instances store in
+// Redis meanwhile is what a crash leaves undelivered.
+func (in *Instance) Freeze(tb testing.TB) {
+	tb.Helper()
+	if err := freeze(in.p.cmd.Process); err != nil {
+		tb.Fatalf("SIGSTOP to instance %s: %v", in.Name, err)
+	}
+}
+
 // startInstance starts one showcase serving Streamable HTTP on a free
 // loopback port, with its sessions in Redis at redisAddr ("" keeps them in
-// memory), and waits until it answers a stateless tools/list. It is
-// stopped (SIGTERM; it must exit cleanly) when tb ends.
-func startInstance(tb testing.TB, name, redisAddr string) *Instance {
+// memory) and the further flags extra, and waits until it answers a
+// stateless tools/list. It is stopped (SIGTERM; it must exit cleanly) when
+// tb ends, unless it was killed (Kill).
+func startInstance(tb testing.TB, name, redisAddr string, extra ...string) *Instance {
 	tb.Helper()
 	args := []string{"-transport", "http", "-addr", "127.0.0.1:0"}
 	if redisAddr != "" {
 		args = append(args, "-redis", "redis://"+redisAddr+"/0")
 	}
+	args = append(args, extra...)
 	lines := make(chan string, 64)
 	p, err := startProcess(name, showcaseBinary(tb), args, lines)
 	if err != nil {
@@ -296,6 +349,9 @@ func startInstance(tb testing.TB, name, redisAddr string) *Instance {
 	}
 	in := &Instance{Name: name, p: p}
 	tb.Cleanup(func() {
+		if in.killed.Load() {
+			return
+		}
 		if err := p.stop(); err != nil {
 			tb.Errorf("instance %s did not stop cleanly: %v\n%s", name, err, p.logs)
 		}
@@ -365,6 +421,15 @@ type clusterOptions struct {
 	memory bool
 	// noHAProxy starts the in-process proxy only.
 	noHAProxy bool
+	// trustedProxy starts the instances with -trusted-proxy
+	// trustedProxies: a client is counted by the X-Forwarded-For the
+	// proxies set (both do), and the proxies' connections are exempt from
+	// the per-address connection bound.
+	trustedProxy bool
+	// healthChecks has haproxy check its servers (haproxyChecks): a
+	// killed instance is marked down and gets no more requests, and a
+	// request whose connection to it fails meanwhile is sent to another.
+	healthChecks bool
 }
 
 // Cluster is a running set of instances and the proxies in front of them.
@@ -396,12 +461,16 @@ func startCluster(tb testing.TB, o clusterOptions) *Cluster {
 		redisAddr = c.Redis.Addr
 	}
 	showcaseBinary(tb) // build before starting anything
+	var extra []string
+	if o.trustedProxy {
+		extra = append(extra, "-trusted-proxy", trustedProxies)
+	}
 	for i := range n {
-		c.Instances = append(c.Instances, startInstance(tb, "i"+strconv.Itoa(i), redisAddr))
+		c.Instances = append(c.Instances, startInstance(tb, "i"+strconv.Itoa(i), redisAddr, extra...))
 	}
 	c.Go = startGoProxy(tb, c.Instances)
 	if !o.noHAProxy {
-		c.HAProxy, c.missing = startHAProxy(tb, c.Instances)
+		c.HAProxy, c.missing = startHAProxy(tb, c.Instances, o.healthChecks)
 	}
 	tb.Cleanup(func() {
 		if tb.Failed() {
@@ -411,6 +480,33 @@ func startCluster(tb testing.TB, o clusterOptions) *Cluster {
 		}
 	})
 	return c
+}
+
+// Kill kills the instance in (Instance.Kill) and takes it out of the
+// proxies: the in-process proxy stops choosing it at once (as its health
+// check would), and Kill waits until haproxy's own health checks mark it
+// down (clusterOptions.healthChecks; without them haproxy would go on
+// sending to it, and Kill fails the test). After Kill, no proxy sends a
+// request to in.
+func (c *Cluster) Kill(tb testing.TB, in *Instance) {
+	tb.Helper()
+	in.Kill(tb)
+	c.Go.markDown(in.Name)
+	if c.HAProxy != nil {
+		c.HAProxy.waitDown(tb, in.Name)
+	}
+}
+
+// instance returns the instance named name (an X-Cluster-Instance).
+func (c *Cluster) instance(tb testing.TB, name string) *Instance {
+	tb.Helper()
+	for _, in := range c.Instances {
+		if in.Name == name {
+			return in
+		}
+	}
+	tb.Fatalf("no instance %q", name)
+	return nil
 }
 
 // proxy is a reverse proxy in front of the instances.

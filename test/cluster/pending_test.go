@@ -12,7 +12,11 @@ import (
 // The scenarios of a pending feature run now with the two instances the
 // same (the control: one instance serving everything must pass), which
 // checks the scenario itself; only the cross-instance variant waits.
-var pending = map[string]string{}
+var pending = map[string]string{
+	featureOrphanNotices: "an instance writes a notification (list_changed, resources/updated) to the sessions it holds in memory; " +
+		"a session that only a dead instance held gets none of those raised until another instance serves it (its resumption): " +
+		"they never reach its stream in Redis",
+}
 
 // The features of pending.
 const (
@@ -20,6 +24,7 @@ const (
 	featureSharedEvents    = "shared-events"
 	featureNotifications   = "notifications"
 	featureCancelElsewhere = "cancel-elsewhere"
+	featureOrphanNotices   = "orphan-notices"
 )
 
 // isPending reports whether feature is not shared yet. CLUSTER_RUN_PENDING=1
