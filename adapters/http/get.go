@@ -255,6 +255,14 @@ func (h *Handler) followFrom(w http.ResponseWriter, r *http.Request, ls *liveSes
 // store unreachable) before it tries again.
 const followRetry = time.Second
 
+// followQuiet ends the follow of a POST stream begun at another instance
+// after that long without an event, with an SSE retry field: the client
+// resumes (here or elsewhere) and the follow goes on. A stream whose call
+// died with its instance thus ends for good once its events expire from
+// the store (its TTL): the resumption then gets 400, which the client
+// reports, instead of a connection held open forever.
+var followQuiet = time.Minute
+
 // follow feeds c with the events of streamID after last, replaying from
 // the store each time wake says something was appended, until ctx ends, c
 // fails, or (untilResponse) a response was delivered. Nothing is lost or
@@ -262,6 +270,13 @@ const followRetry = time.Second
 // watch was set before the first.
 func (h *Handler) follow(ctx context.Context, c *queuedConn, streamID, last string, wake <-chan struct{}, untilResponse bool) {
 	errStop := errors.New("stop")
+	// Only a POST stream's follow ends when quiet; a session stream is
+	// quiet as long as nothing happens.
+	quiet := time.NewTimer(followQuiet)
+	defer quiet.Stop()
+	if !untilResponse {
+		quiet.Stop()
+	}
 	for {
 		answered := false
 		_, err := h.events.Replay(ctx, last, func(e ports.Event) error {
@@ -305,6 +320,13 @@ func (h *Handler) follow(ctx context.Context, c *queuedConn, streamID, last stri
 		case <-ctx.Done():
 			return
 		case <-wake:
+			if untilResponse {
+				quiet.Reset(followQuiet)
+			}
+		case <-quiet.C:
+			c.retry = true
+			c.end()
+			return
 		}
 	}
 }

@@ -413,12 +413,11 @@ func killGetStream(t *testing.T, c *Cluster, p proxy) {
 // any more.
 //
 // What i1 does then: it follows the stream from Redis until its response
-// (a stream begun elsewhere and not answered yet), which never comes; it
-// holds the stream open, with keep-alive comments every 30 s (the
-// showcase's default), each of which refreshes the session in the store.
-// The test watches killGrace for more events or the end of the stream,
-// sees neither, and closes it. (Nothing in the server ends such a stream:
-// see README.md, "After a kill".)
+// (a stream begun elsewhere and not answered yet), which never comes;
+// after a minute without an event it ends the stream with an SSE retry
+// field, and once the stream's events expire a resumption gets 400 (see
+// README.md, "After a kill"). The test watches killGrace for more events
+// or the end of the stream, sees neither, and closes it.
 //
 // If the call was answered before the kill (a machine slow enough for the
 // 80 ms of the remaining steps to pass between the second progress and
