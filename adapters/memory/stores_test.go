@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/eventtest"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/sessiontest"
+	"github.com/hexmcp/hexmcp/adapters/statekeystest"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -514,4 +516,23 @@ func TestEventByteDefaults(t *testing.T) {
 			wantBytes(t, s, memory.DefaultMaxBytes-memory.DefaultMaxBytesPerStream+one)
 		})
 	}
+}
+
+// The in-memory key rings pass the key ring contract: fixed keys shared by
+// two instances (the same key bytes), and a random key for one.
+func TestStateKeysContract(t *testing.T) {
+	statekeystest.Run(t, func(t *testing.T) []ports.StateKeys {
+		k := bytes.Repeat([]byte{7}, ports.MinStateKeyLen)
+		old := bytes.Repeat([]byte{8}, ports.MinStateKeyLen+8)
+		a, err := memory.NewStateKeys(k, old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := memory.NewStateKeys(k, old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []ports.StateKeys{a, b}
+	})
+	statekeystest.Run(t, func(*testing.T) []ports.StateKeys { return []ports.StateKeys{memory.NewRandomStateKeys()} })
 }

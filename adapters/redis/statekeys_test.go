@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/adapters/sessiontest"
+	"github.com/hexmcp/hexmcp/adapters/statekeystest"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/redistest"
@@ -160,4 +162,16 @@ func TestRequestStateAcrossInstances(t *testing.T) {
 	if !strings.Contains(resp, `"resultType":"complete"`) || !strings.Contains(resp, `{\"a\":\"x\"}{\"b\":\"y\"}`) {
 		t.Fatalf("instance B did not complete the request A began: %s", resp)
 	}
+}
+
+// The Redis key ring passes the key ring contract: two instances on one
+// Redis (each with its own client), reading the ring at every call.
+func TestStateKeysContract(t *testing.T) {
+	srv := redistest.Start(t)
+	n := 0
+	statekeystest.Run(t, func(t *testing.T) []ports.StateKeys {
+		n++
+		opts := mcpredis.StateKeysOptions{Prefix: fmt.Sprintf("ring%d:", n), CacheFor: time.Nanosecond}
+		return []ports.StateKeys{mcpredis.NewStateKeys(client(t, srv), opts), mcpredis.NewStateKeys(client(t, srv), opts)}
+	})
 }
