@@ -81,8 +81,46 @@ func (e *Engine) deliver(n ports.Notice) int {
 		e.remoteResponse(n)
 	case ports.NoticeClientCancel:
 		e.remoteCancel(n)
+	case ports.NoticeElicitationComplete:
+		return e.elicitationComplete(n)
 	}
 	return 0
+}
+
+// NotifyElicitationComplete tells the client of the handshake-era session
+// sessionID ([RequestContext.SessionID]) that the out-of-band interaction
+// of its URL-mode elicitation elicitationID ended
+// (notifications/elicitation/complete, 2025-11-25 on), so that it may
+// retry at once. It serves the case where the interaction ends somewhere
+// else than in the request (an OAuth callback reaching any instance): with
+// [Options.Bus], every instance holding the session is told, and a session
+// stream shared by several gets it once. It reports how many sessions were
+// told here. Within the request, [RequestContext.NotifyElicitationComplete]
+// does the same.
+func (e *Engine) NotifyElicitationComplete(sessionID, elicitationID string) int {
+	if sessionID == "" {
+		return 0
+	}
+	return e.raise(ports.Notice{Kind: ports.NoticeElicitationComplete, Session: sessionID, URI: elicitationID})
+}
+
+// elicitationComplete delivers a NoticeElicitationComplete to the session
+// it names, if held here and its revision has URL-mode elicitation.
+func (e *Engine) elicitationComplete(n ports.Notice) int {
+	msg, err := encodeNotification("notifications/elicitation/complete", map[string]string{"elicitationId": n.URI})
+	if err != nil {
+		return 0
+	}
+	told := 0
+	for _, s := range e.sessionList() {
+		s.mu.Lock()
+		ok := s.id == n.Session && s.initialized && e.policy.Features(s.rev).ElicitationURL
+		s.mu.Unlock()
+		if ok && s.write(msg, n.ID) {
+			told++
+		}
+	}
+	return told
 }
 
 // forwardResponse publishes a client's response that answers no request

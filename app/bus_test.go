@@ -258,3 +258,25 @@ func TestBusForwardsCancellation(t *testing.T) {
 		t.Fatal("the cancellation sent through b never reached the call on a")
 	}
 }
+
+// NotifyElicitationComplete raised on any instance reaches the session it
+// names, once on a stream that several instances share, and only it.
+func TestBusElicitationComplete(t *testing.T) {
+	bus := &fakeBus{}
+	a, b := busEngine(t, bus), busEngine(t, bus)
+	shared, other := &keyedWriter{}, &keyedWriter{}
+	sa := initSession(t, a, "s", shared)
+	sb := b.RestoreSession(context.Background(), sa.State(), shared)
+	t.Cleanup(sb.Close)
+	initSession(t, a, "other", other)
+	if n := b.NotifyElicitationComplete("s", "el-1"); n != 1 {
+		t.Fatalf("b told %d of its sessions, want 1", n)
+	}
+	shared.wait(t, `"elicitationId":"el-1"`)
+	if n := shared.count("notifications/elicitation/complete"); n != 1 {
+		t.Fatalf("the shared session stream got %d notifications, want 1", n)
+	}
+	if other.count("elicitation/complete") != 0 {
+		t.Fatal("another session was told")
+	}
+}

@@ -57,6 +57,17 @@ func (rc *RequestContext) Revision() domain.Revision { return rc.info.rev }
 // Era tells whether the call came through a session or statelessly.
 func (rc *RequestContext) Era() domain.Era { return rc.info.era }
 
+// SessionID returns the id of the handshake-era session the request belongs
+// to, as its transport named it (Streamable HTTP's Mcp-Session-Id), or ""
+// (a stateless-era request, a connection's session). It addresses the
+// session from outside the request: [Engine.NotifyElicitationComplete].
+func (rc *RequestContext) SessionID() string {
+	if rc.info.session == nil {
+		return ""
+	}
+	return rc.info.session.sessionID()
+}
+
 // Features is what the call's revision supports.
 func (rc *RequestContext) Features() domain.Features { return rc.info.features }
 

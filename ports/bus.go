@@ -30,6 +30,10 @@ const (
 	// request of the session Notice.Session, whose id is Notice.Data (JSON),
 	// through an instance that is not serving it.
 	NoticeClientCancel NoticeKind = "client_cancel"
+	// NoticeElicitationComplete: the out-of-band interaction of the
+	// URL-mode elicitation Notice.URI (its elicitationId) of the session
+	// Notice.Session ended (notifications/elicitation/complete).
+	NoticeElicitationComplete NoticeKind = "elicitation_complete"
 )
 
 // Notice is something raised on one instance of a server that concerns
@@ -46,9 +50,11 @@ type Notice struct {
 	// Origin names the instance that published it, so that it can skip
 	// its own notices (it delivered them when it raised them).
 	Origin string `json:"o"`
-	// URI is the resource of NoticeResourceUpdated.
+	// URI is the resource of NoticeResourceUpdated, the elicitationId of
+	// NoticeElicitationComplete.
 	URI string `json:"u,omitempty"`
-	// Session is the session of NoticeClientResponse.
+	// Session is the session of NoticeClientResponse, NoticeClientCancel
+	// and NoticeElicitationComplete.
 	Session string `json:"s,omitempty"`
 	// Data is the message of NoticeClientResponse (one JSON-RPC response,
 	// compact JSON).
