@@ -200,7 +200,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ls *liveSession
 // stream from (and sent to the client when the revision primes streams).
 func (h *Handler) openShared(w http.ResponseWriter, r *http.Request, ls *liveSession, st *stream) {
 	ls.mu.Lock()
-	busy := ls.following > 0
+	busy := ls.follower != nil && ls.follower.alive()
 	ls.mu.Unlock()
 	if busy {
 		newErr(http.StatusConflict, nil, domain.CodeInvalidRequest, "Conflict: the session already has a GET stream").write(w)
@@ -226,21 +226,31 @@ func (h *Handler) openShared(w http.ResponseWriter, r *http.Request, ls *liveSes
 // id last, by any instance, as the store tells of them
 // ([ports.EventWatcher]); a POST stream (untilResponse) ends after its
 // response. A client that falls behind the connection's queue is dropped
-// and resumes from the store.
+// and resumes from the store. A follower of the session's own stream
+// takes over from the one before it here, as a resumption does.
 func (h *Handler) followFrom(w http.ResponseWriter, r *http.Request, ls *liveSession, streamID, last string, preload []event, untilResponse bool) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	wake, stop := h.watcher.Watch(streamID)
 	defer stop()
+	c := newQueuedConn(preload, h.opts.MaxStreamQueueBytes)
 	ls.mu.Lock()
 	ls.following++
+	if !untilResponse {
+		if ls.follower != nil {
+			ls.follower.fail() // taken over: that connection ends
+		}
+		ls.follower = c
+	}
 	ls.mu.Unlock()
 	defer func() {
 		ls.mu.Lock()
 		ls.following--
+		if ls.follower == c {
+			ls.follower = nil
+		}
 		ls.mu.Unlock()
 	}()
-	c := newQueuedConn(preload, h.opts.MaxStreamQueueBytes)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

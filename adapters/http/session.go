@@ -47,6 +47,10 @@ type liveSession struct {
 	// following counts the GET connections that follow a stream of the
 	// session from a shared event store here (see Handler.follow).
 	following int
+	// follower is the connection that follows the session's own stream
+	// here, if one does (shared mode): a second GET is refused, a
+	// resumption takes over.
+	follower *queuedConn
 	// postStreams are the ids of the resumable POST streams this instance
 	// opened for the session, latest last (at most maxTrackedStreams).
 	postStreams []string

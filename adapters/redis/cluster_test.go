@@ -273,3 +273,43 @@ func TestClusterResumePostStreamElsewhere(t *testing.T) {
 	wantData(t, r.next(), `"progress":2`)
 	wantData(t, r.next(), `"id":9`, `waited`)
 }
+
+// One GET stream per session at an instance: a second is refused with 409,
+// a resumption takes over (the first one ends).
+func TestClusterOneGetPerInstance(t *testing.T) {
+	c := newCluster(t, 2)
+	sid := c.session(0)
+	g := get(t, c.urls[0], sid, "")
+	req, _ := http.NewRequest(http.MethodGet, c.urls[0], nil)
+	req.Header.Set("Accept", "text/event-stream")
+	for k, v := range sessionHeaders(sid) {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("a second GET at the same instance: %d, want 409", resp.StatusCode)
+	}
+	c.servers[1].NotifyResourceUpdated("test://doc") // nobody subscribed: nothing
+	if err := c.servers[1].AddTool(hexmcp.Func(func(context.Context, echoIn) (string, error) { return "", nil }, hexmcp.WithName("x"))); err != nil {
+		t.Fatal(err)
+	}
+	ev := g.next()
+	wantData(t, ev, "tools/list_changed")
+	r := get(t, c.urls[0], sid, ev.id)
+	// The first stream ends once the resumption took over.
+	deadline := time.After(10 * time.Second)
+	for ended := false; !ended; {
+		select {
+		case _, ok := <-g.evs:
+			ended = !ok
+		case <-deadline:
+			t.Fatal("the first GET stream did not end when a resumption took over")
+		}
+	}
+	c.servers[1].RemoveTool("x")
+	wantData(t, r.next(), "tools/list_changed")
+}
