@@ -162,6 +162,9 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 	if !ok {
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Unknown tool: "+name, nil)
 	}
+	if rerr := checkScopes(ctx, m.id, rt.Tool.Scopes); rerr != nil {
+		return nil, rerr
+	}
 	if rt.Input != nil {
 		if err := validateJSON(rt.Input, args); err != nil {
 			if errors.Is(err, ports.ErrUndecodable) {

@@ -114,6 +114,10 @@ type Answer struct {
 	// _meta protocolVersion and clientCapabilities), which is "malformed"
 	// (HTTP 400), unlike other -32602 errors, which are answers (200).
 	Malformed bool
+	// Scopes, for an error with [CodeInsufficientScope], are the scopes
+	// the request needs: a transport that can challenge for them (HTTP's
+	// WWW-Authenticate) names them.
+	Scopes []string
 }
 
 // Answer is HandleInspected telling what the answer is.

@@ -256,6 +256,8 @@ type rpcError struct {
 	// (2026-07-28 basic, "Per-request protocol fields"), which HTTP
 	// answers 400.
 	malformed bool
+	// scopes are the scopes a CodeInsufficientScope error asks for.
+	scopes []string
 }
 
 // answer is the Answer of the response out, which is this error's
@@ -264,7 +266,7 @@ func (r *rpcError) answer(out []byte) Answer {
 	if r == nil || out == nil {
 		return Answer{Response: out}
 	}
-	return Answer{Response: out, IsError: true, Code: r.err.Code, Malformed: r.malformed}
+	return Answer{Response: out, IsError: true, Code: r.err.Code, Malformed: r.malformed, Scopes: r.scopes}
 }
 
 func newRPCError(id jsontext.Value, code int, msg string, data any) *rpcError {

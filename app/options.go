@@ -53,6 +53,19 @@ type commonConfig struct {
 	title, description string
 	icons              []domain.Icon
 	meta               map[string]any
+	scopes             []string
+}
+
+// WithScopes names the OAuth scopes a caller must hold, all of them, to
+// call the tool or get the prompt (domain.Tool.Scopes): the engine checks
+// the authenticated principal's scopes (TransportInfo.Principal) on every
+// transport and refuses a caller without them with [CodeInsufficientScope]
+// (over Streamable HTTP: 403 with a WWW-Authenticate challenge naming the
+// scopes, so that the client can ask for them: step-up). A request with no
+// principal at all is refused too. [HideUnauthorized] also hides them from
+// the lists of callers who lack the scopes.
+func WithScopes(scopes ...string) Option {
+	return Option{func(c *commonConfig) { c.scopes = append([]string(nil), scopes...) }}
 }
 
 // WithTitle sets the human-readable title (2025-06-18 on).

@@ -60,7 +60,7 @@ func NewPrompt(name string, handler ports.PromptHandler, opts ...PromptOption) P
 	return Prompt{
 		def: &domain.Prompt{
 			Name: name, Title: c.common.title, Description: c.common.description,
-			Arguments: c.args, Icons: c.common.icons, Meta: c.common.meta,
+			Arguments: c.args, Icons: c.common.icons, Meta: c.common.meta, Scopes: c.common.scopes,
 		},
 		handler:    handler,
 		completers: c.completers,

@@ -82,6 +82,9 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 	if !ok {
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: unknown prompt "+strconv.Quote(name), map[string]any{"name": name})
 	}
+	if rerr := checkScopes(ctx, m.id, rp.Prompt.Scopes); rerr != nil {
+		return nil, rerr
+	}
 	if missing := rp.Prompt.MissingArgument(args); missing != "" {
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: missing required argument "+strconv.Quote(missing),
 			map[string]any{"name": name, "argument": missing})

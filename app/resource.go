@@ -140,6 +140,9 @@ func applyResourceOptions(opts []ResourceOption) *resourceConfig {
 			o.applyResource(c)
 		}
 	}
+	if c.common.scopes != nil {
+		c.setErr("WithScopes is for tools and prompts; resources have no scope check yet")
+	}
 	return c
 }
 

@@ -102,7 +102,7 @@ func applyOptions(opts []ToolOption) *toolConfig {
 		}
 	}
 	c.def.Title, c.def.Description = c.common.title, c.common.description
-	c.def.Icons, c.def.Meta = c.common.icons, c.common.meta
+	c.def.Icons, c.def.Meta, c.def.Scopes = c.common.icons, c.common.meta, c.common.scopes
 	return c
 }
 

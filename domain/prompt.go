@@ -23,6 +23,9 @@ type Prompt struct {
 	Icons []Icon
 	// Meta is sent as _meta (2025-06-18 on).
 	Meta map[string]any
+	// Scopes are the OAuth scopes a caller must hold to get the prompt
+	// (see [Tool.Scopes]); never sent to clients.
+	Scopes []string
 }
 
 // PromptArgument describes one argument a prompt accepts. Argument values

@@ -29,6 +29,29 @@ type Tool struct {
 	Icons []Icon
 	// Meta is sent as _meta (2025-06-18 on).
 	Meta map[string]any
+	// Scopes are the OAuth scopes a caller must hold, all of them, to call
+	// the tool (the authenticated principal's scopes); never sent to
+	// clients. Empty: any caller.
+	Scopes []string
+}
+
+// MissingScopes returns the scopes of required that granted lacks, in
+// order (nil when none is missing).
+func MissingScopes(required, granted []string) []string {
+	var missing []string
+	for _, r := range required {
+		found := false
+		for _, g := range granted {
+			if g == r {
+				found = true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, r)
+		}
+	}
+	return missing
 }
 
 // ToolAnnotations are hints about a tool. Unset fields are omitted; a client

@@ -85,7 +85,7 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 					return
 				}
 			}
-			next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+			next.ServeHTTP(w, r.WithContext(withResourceMetadata(WithPrincipal(r.Context(), p), opts.ResourceMetadataURL)))
 		})
 	}
 }

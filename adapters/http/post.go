@@ -187,7 +187,7 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []b
 	defer done()
 	pw := &postWriter{h: h, w: w, acc: acc}
 	ans := h.e.Answer(ctx, nil, mi, pw)
-	pw.finish(ans.Response, statusFor(true, ans))
+	pw.finishAnswer(r, ans, true)
 }
 
 // listenContext derives from ctx the context of a subscriptions/listen
@@ -322,7 +322,7 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 		pw.fail(newErr(http.StatusNotFound, mi.ID, domain.CodeInvalidRequest, "Session not found"))
 		return
 	}
-	pw.finish(ans.Response, statusFor(false, ans))
+	pw.finishAnswer(r, ans, false)
 }
 
 func tooMany(id json.RawMessage) *rpcErr {

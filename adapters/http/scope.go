@@ -1,0 +1,43 @@
+package mcphttp
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/hexmcp/hexmcp/app"
+)
+
+type challengeKey struct{}
+
+// withResourceMetadata records in ctx the Protected Resource Metadata URL
+// of the authentication in front of the handler (RequireBearer's
+// AuthOptions.ResourceMetadataURL), for the scope challenges the handler
+// writes itself.
+func withResourceMetadata(ctx context.Context, url string) context.Context {
+	if url == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, challengeKey{}, url)
+}
+
+// finishAnswer answers a request with the engine's answer: a call refused
+// for a missing scope ([app.CodeInsufficientScope]) is a 403 whose
+// WWW-Authenticate challenge names the scopes it needs (MCP authorization,
+// "Scope Challenge Handling"), unless the response is already a stream.
+func (pw *postWriter) finishAnswer(r *http.Request, ans app.Answer, stateless bool) {
+	status := statusFor(stateless, ans)
+	if ans.IsError && ans.Code == app.CodeInsufficientScope && !pw.streaming() {
+		status = http.StatusForbidden
+		params := []string{`error="insufficient_scope"`}
+		if len(ans.Scopes) > 0 {
+			params = append(params, "scope="+strconv.Quote(strings.Join(ans.Scopes, " ")))
+		}
+		if url, _ := r.Context().Value(challengeKey{}).(string); url != "" {
+			params = append(params, "resource_metadata="+strconv.Quote(url))
+		}
+		pw.w.Header().Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
+	}
+	pw.finish(ans.Response, status)
+}

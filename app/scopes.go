@@ -1,0 +1,76 @@
+package app
+
+import (
+	"context"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// CodeInsufficientScope is the JSON-RPC error code of a tools/call (or
+// prompts/get) refused because the caller's principal lacks a scope the
+// tool declares ([WithScopes]). -32052 lies in the range JSON-RPC 2.0
+// leaves to servers; data names the scopes required and those missing:
+//
+//	{"code":-32052,"message":"Insufficient scope: needs files:write","data":{"scopes":["files:read","files:write"],"missing":["files:write"]}}
+//
+// Over Streamable HTTP the answer is a 403 whose WWW-Authenticate header
+// carries error="insufficient_scope" and scope="<the required scopes>", as
+// the MCP authorization spec asks, so that the client can obtain a token
+// with them ([Answer.Scopes]).
+const CodeInsufficientScope = -32052
+
+// principalScopes returns the scopes of the request's principal, and
+// whether it has one.
+func principalScopes(ctx context.Context) ([]string, bool) {
+	ti, _ := ctx.Value(transportKey{}).(TransportInfo)
+	if ti.Principal == nil {
+		return nil, false
+	}
+	return ti.Principal.Scopes, true
+}
+
+// checkScopes refuses a request whose principal lacks one of required.
+func checkScopes(ctx context.Context, id jsontext.Value, required []string) *rpcError {
+	if len(required) == 0 {
+		return nil
+	}
+	granted, _ := principalScopes(ctx)
+	missing := domain.MissingScopes(required, granted)
+	if missing == nil {
+		return nil
+	}
+	r := newRPCError(id, CodeInsufficientScope, "Insufficient scope: needs "+strings.Join(missing, " "),
+		map[string]any{"scopes": required, "missing": missing})
+	r.scopes = required
+	return r
+}
+
+// HideUnauthorized returns v with tools and prompts whose scopes
+// ([WithScopes]) the viewer's principal lacks hidden as well: absent from
+// its lists and answered as unknown, rather than refused with
+// [CodeInsufficientScope]. Use it as Options.Visibility when a client
+// should not learn of tools it cannot call; without it, such tools are
+// listed and refused with a scope challenge (step-up).
+func HideUnauthorized(v Visibility) Visibility {
+	allowed := func(p *Viewer, scopes []string) bool {
+		if len(scopes) == 0 {
+			return true
+		}
+		var granted []string
+		if p.Principal != nil {
+			granted = p.Principal.Scopes
+		}
+		return domain.MissingScopes(scopes, granted) == nil
+	}
+	tool, prompt := v.Tool, v.Prompt
+	v.Tool = func(ctx context.Context, p *Viewer, t *domain.Tool) bool {
+		return allowed(p, t.Scopes) && (tool == nil || tool(ctx, p, t))
+	}
+	v.Prompt = func(ctx context.Context, p *Viewer, pr *domain.Prompt) bool {
+		return allowed(p, pr.Scopes) && (prompt == nil || prompt(ctx, p, pr))
+	}
+	return v
+}
