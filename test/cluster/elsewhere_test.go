@@ -66,6 +66,32 @@ func startBooking(t *testing.T, ctx context.Context, first *Instance) (*session,
 	return sess, st, ask
 }
 
+// countDownSteps is how many steps the countDown calls of startCountDown make
+// (the tool's maximum).
+const countDownSteps = 10
+
+// startCountDown opens a session at first and calls countDown there (id
+// "count", countDownSteps steps, progress token "p") on a POST stream,
+// which it returns unread; the client and the stream are closed when t
+// ends.
+func startCountDown(t *testing.T, ctx context.Context, first *Instance) (*session, *stream) {
+	t.Helper()
+	cl := newClient(first.URL, 2)
+	t.Cleanup(cl.close)
+	sess, _, err := cl.initialize(ctx, `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sess.open(ctx, http.MethodPost, request("count", "tools/call", map[string]any{
+		"name": "countDown", "arguments": map[string]any{"steps": countDownSteps}, "_meta": map[string]any{"progressToken": "p"},
+	}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.close)
+	return sess, st
+}
+
 // TestClusterClientResponseElsewhere: the server asks the client
 // (elicitation/create on the POST stream of a 2025-11-25 tools/call at one
 // instance); the client's answer, posted to another instance, must reach
@@ -126,19 +152,7 @@ func TestClusterResumeElsewhere(t *testing.T) {
 	elsewhere(t, featureSharedEvents, func(t *testing.T, first, then *Instance) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		cl := newClient(first.URL, 2)
-		defer cl.close()
-		sess, _, err := cl.initialize(ctx, `{}`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		const steps = 10 // the tool's maximum
-		st, err := sess.open(ctx, http.MethodPost, request("count", "tools/call", map[string]any{
-			"name": "countDown", "arguments": map[string]any{"steps": steps}, "_meta": map[string]any{"progressToken": "p"},
-		}), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sess, st := startCountDown(t, ctx, first)
 		progress := map[int]int{}
 		lastID := ""
 		note := func(ev sseEvent) *rpc {
@@ -187,12 +201,12 @@ func TestClusterResumeElsewhere(t *testing.T) {
 			if m == nil || !m.isResponse() {
 				continue
 			}
-			if string(m.ID) != `"count"` || !bytes.Contains(m.Result, []byte(`"Counted down `+strconv.Itoa(steps)+` steps"`)) {
+			if string(m.ID) != `"count"` || !bytes.Contains(m.Result, []byte(`"Counted down `+strconv.Itoa(countDownSteps)+` steps"`)) {
 				t.Fatalf("the resumed stream answered %s", ev.Data)
 			}
 			break
 		}
-		for i := 1; i <= steps; i++ {
+		for i := 1; i <= countDownSteps; i++ {
 			if progress[i] != 1 {
 				t.Errorf("progress %d received %d times, want once (all: %v)", i, progress[i], progress)
 			}

@@ -27,7 +27,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -35,7 +34,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,13 +43,12 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/internal/redistest"
+	"github.com/hexmcp/hexmcp/internal/showcasebin"
 )
 
 const (
 	// defaultInstances is how many showcase processes a cluster runs.
 	defaultInstances = 3
-	// buildTimeout bounds the one `go build` of the showcase.
-	buildTimeout = 5 * time.Minute
 	// startTimeout bounds the start of one process (an instance or
 	// haproxy): until it answers an MCP request.
 	startTimeout = 30 * time.Second
@@ -77,20 +74,9 @@ const trustedProxies = "127.0.0.1/32"
 // the instance that served the response (haproxy's srv_name).
 const instanceHeader = "X-Cluster-Instance"
 
-var tmpDir string
-
-func TestMain(m *testing.M) {
-	flag.Parse()
-	dir, err := os.MkdirTemp("", "hexmcp-cluster-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "cluster:", err)
-		os.Exit(1)
-	}
-	tmpDir = dir
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
+// TestMain runs the tests within showcasebin.Run, which makes the directory
+// showcaseBinary builds the showcase into and removes it after them.
+func TestMain(m *testing.M) { os.Exit(showcasebin.Run(m, "cluster")) }
 
 // skipOrFail skips tb with msg for want of a part (haproxy, node), or
 // fails it when required (CI installs every part: .ci/run).
@@ -108,78 +94,20 @@ func ci() bool { return os.Getenv("CI") != "" }
 // ---------------------------------------------------------------------------
 // The showcase binary.
 
-var (
-	buildOnce sync.Once
-	showcase  string
-	buildErr  error
-)
-
 // showcaseBinary builds examples/showcase once per test binary. The
 // instances are separate processes, so the test binary's -race says
 // nothing about them: they are built without the race detector (three of
-// them on a small machine would be slow), unless CLUSTER_RACE=1.
+// them on a small machine would be slow), unless CLUSTER_RACE=1. The Node
+// clients of test/e2e and their manifests are recorded as inputs too.
 func showcaseBinary(tb testing.TB) string {
 	tb.Helper()
-	buildOnce.Do(func() {
-		bin := filepath.Join(tmpDir, "showcase")
-		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goTool); err != nil {
-			goTool = "go"
-		}
-		if err := recordInputs(goTool); err != nil {
-			buildErr = err
-			return
-		}
-		args := []string{"build", "-o", bin}
-		if os.Getenv("CLUSTER_RACE") == "1" {
-			args = append(args, "-race")
-		}
-		args = append(args, "github.com/hexmcp/hexmcp/examples/showcase")
-		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
-		defer cancel()
-		if out, err := exec.CommandContext(ctx, goTool, args...).CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
-			return
-		}
-		showcase = bin
+	return showcasebin.Build(tb, showcasebin.Options{
+		Race: os.Getenv("CLUSTER_RACE") == "1",
+		ExtraInputs: []string{
+			filepath.Join(e2eDir, "package.json"), filepath.Join(e2eDir, "package-lock.json"),
+			filepath.Join(e2eDir, "clients", "*.mjs"),
+		},
 	})
-	if buildErr != nil {
-		tb.Fatal(buildErr)
-	}
-	return showcase
-}
-
-// recordInputs opens the files a run depends on beyond this package (the
-// showcase's sources in this module, go.mod, go.sum, the Node clients of
-// test/e2e and their manifests): `go test` caches a pass only while the
-// files a test opened are unchanged, so a change to the server replays no
-// stale pass.
-func recordInputs(goTool string) error {
-	out, err := exec.Command(goTool, "list", "-deps",
-		"-f", "{{if and .Module .Module.Main}}{{range .GoFiles}}{{$.Dir}}/{{.}}\n{{end}}{{range .EmbedFiles}}{{$.Dir}}/{{.}}\n{{end}}{{end}}",
-		"github.com/hexmcp/hexmcp/examples/showcase").Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return fmt.Errorf("go list the showcase's sources: %w\n%s", err, ee.Stderr)
-		}
-		return fmt.Errorf("go list the showcase's sources: %w", err)
-	}
-	files := strings.Fields(string(out))
-	files = append(files, "../../go.mod", "../../go.sum", filepath.Join(e2eDir, "package.json"), filepath.Join(e2eDir, "package-lock.json"))
-	scripts, _ := filepath.Glob(filepath.Join(e2eDir, "clients", "*.mjs"))
-	files = append(files, scripts...)
-	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				continue
-			}
-			return err
-		}
-		_ = f.Close()
-	}
-	return nil
 }
 
 // ---------------------------------------------------------------------------

@@ -428,20 +428,7 @@ func TestClusterKillPostStream(t *testing.T) {
 	defer cancel()
 	es := clusterEvents(t, c)
 	i0, i1 := c.Instances[0], c.Instances[1]
-	cl := newClient(i0.URL, 2)
-	defer cl.close()
-	sess, _, err := cl.initialize(ctx, `{}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const steps = 10 // the tool's maximum
-	st, err := sess.open(ctx, http.MethodPost, request("count", "tools/call", map[string]any{
-		"name": "countDown", "arguments": map[string]any{"steps": steps}, "_meta": map[string]any{"progressToken": "p"},
-	}), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.close()
+	sess, st := startCountDown(t, ctx, i0)
 	type progressMsg struct {
 		rpc
 		Params struct {

@@ -26,13 +26,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hexmcp/hexmcp/internal/showcasebin"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ from this run")
@@ -40,8 +41,6 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/ f
 const (
 	// scriptTimeout bounds one Node client run (spawn, handshake, every call).
 	scriptTimeout = 60 * time.Second
-	// buildTimeout bounds the one `go build` of the showcase.
-	buildTimeout = 5 * time.Minute
 )
 
 // showcaseTools are the tools of examples/showcase/tools (the listing order
@@ -75,20 +74,9 @@ var clients = map[string]struct {
 	"v2": {"clients/v2.mjs", "testdata/stdio-v2.golden.json", "2026-07-28"},
 }
 
-var tmpDir string
-
-func TestMain(m *testing.M) {
-	flag.Parse()
-	dir, err := os.MkdirTemp("", "hexmcp-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		os.Exit(1)
-	}
-	tmpDir = dir
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
+// TestMain runs the tests within showcasebin.Run, which makes the directory
+// showcaseBinary builds the showcase into and removes it after them.
+func TestMain(m *testing.M) { os.Exit(showcasebin.Run(m, "e2e")) }
 
 // ---------------------------------------------------------------------------
 // Environment: node, node_modules, the showcase binary.
@@ -146,87 +134,16 @@ func nodeEnv(t *testing.T) (node, dir string) {
 	return node, dir
 }
 
-var (
-	buildOnce sync.Once
-	showcase  string
-	buildErr  error
-)
-
 // showcaseBinary builds examples/showcase once per test binary (with -race
-// when the tests run with -race, so server-side races surface here too).
+// when the tests run with -race, so server-side races surface here too),
+// recording the Node scripts and their manifests as inputs too, so that a
+// change to a client invalidates go test's cache.
 func showcaseBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		bin := filepath.Join(tmpDir, "showcase")
-		if runtime.GOOS == "windows" {
-			bin += ".exe"
-		}
-		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goTool); err != nil {
-			goTool = "go"
-		}
-		if err := recordInputs(goTool); err != nil {
-			buildErr = err
-			return
-		}
-		args := []string{"build", "-o", bin}
-		if raceEnabled {
-			args = append(args, "-race")
-		}
-		args = append(args, "github.com/hexmcp/hexmcp/examples/showcase")
-		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, goTool, args...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-			return
-		}
-		showcase = bin
+	return showcasebin.Build(t, showcasebin.Options{
+		Race:        raceEnabled,
+		ExtraInputs: []string{filepath.Join("clients", "*.mjs"), "package.json", "package-lock.json"},
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return showcase
-}
-
-// recordInputs opens every file the run depends on beyond this package: the
-// showcase's sources in this module, go.mod, go.sum and the Node scripts.
-// `go test` records the files a test opens and reuses a cached result only
-// while they are unchanged, so a change to the server or to a client
-// invalidates the cache instead of replaying a stale pass.
-func recordInputs(goTool string) error {
-	out, err := exec.Command(goTool, "list", "-deps",
-		"-f", "{{if and .Module .Module.Main}}{{range .GoFiles}}{{$.Dir}}/{{.}}\n{{end}}{{range .EmbedFiles}}{{$.Dir}}/{{.}}\n{{end}}{{end}}",
-		"github.com/hexmcp/hexmcp/examples/showcase").Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return fmt.Errorf("go list the showcase's sources: %v\n%s", err, ee.Stderr)
-		}
-		return fmt.Errorf("go list the showcase's sources: %v", err)
-	}
-	files := strings.Fields(string(out))
-	root, err := exec.Command(goTool, "list", "-m", "-f", "{{.Dir}}").Output()
-	if err != nil {
-		return fmt.Errorf("go list -m: %v", err)
-	}
-	for _, name := range []string{"go.mod", "go.sum"} {
-		files = append(files, filepath.Join(strings.TrimSpace(string(root)), name))
-	}
-	scripts, _ := filepath.Glob(filepath.Join("clients", "*.mjs"))
-	files = append(files, scripts...)
-	files = append(files, "package.json", "package-lock.json")
-	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				continue
-			}
-			return err
-		}
-		_ = f.Close()
-	}
-	return nil
 }
 
 // ---------------------------------------------------------------------------
