@@ -55,9 +55,16 @@ const DefaultMaxInFlightBytesPerConn = 16 << 20
 // budget waits, and reading with it, until enough of them finish (a call
 // larger than the whole budget waits until nothing else is in flight).
 func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
-	if pa, ok := c.(ports.PeerAddr); ok {
-		if _, known := ctx.Value(transportKey{}).(TransportInfo); !known {
-			ctx = WithTransportInfo(ctx, TransportInfo{RemoteAddr: pa.RemoteAddr()})
+	if _, known := ctx.Value(transportKey{}).(TransportInfo); !known {
+		var ti TransportInfo
+		if pa, ok := c.(ports.PeerAddr); ok {
+			ti.RemoteAddr = pa.RemoteAddr()
+		}
+		if pp, ok := c.(ports.PeerPrincipal); ok {
+			ti.Principal = pp.Principal()
+		}
+		if ti.RemoteAddr != "" || ti.Principal != nil {
+			ctx = WithTransportInfo(ctx, ti)
 		}
 	}
 	s := &session{e: e, conn: c, inflight: make(map[string]context.CancelFunc)}

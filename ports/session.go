@@ -189,3 +189,28 @@ type Authenticator interface {
 // ErrUnauthenticated is wrapped by an Authenticator's error for a token it
 // rejects.
 var ErrUnauthenticated = errors.New("unauthenticated")
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying the authenticated principal of a
+// request (an HTTP request, or the upgrade request of a WebSocket
+// connection). Authentication middleware (mcphttp.RequireBearer) sets it;
+// the transports hand it to the engine, which checks scopes against it and
+// passes it to handlers (app.TransportInfo.Principal).
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, &p)
+}
+
+// PrincipalFrom returns the principal in ctx, or nil.
+func PrincipalFrom(ctx context.Context) *Principal {
+	p, _ := ctx.Value(principalKey{}).(*Principal)
+	return p
+}
+
+// PeerPrincipal is implemented by a [Conn] whose peer was authenticated
+// when the connection was opened (a WebSocket connection behind
+// mcphttp.RequireBearer): the engine takes it as the principal of every
+// request on the connection.
+type PeerPrincipal interface {
+	Principal() *Principal
+}

@@ -14,21 +14,17 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-type principalKey struct{}
-
 // WithPrincipal returns ctx carrying the authenticated principal of a
-// request. [RequireBearer] calls it; an authentication middleware of your
-// own may too. The [Handler] passes it to tool handlers as
-// app.TransportInfo.Principal.
+// request ([ports.WithPrincipal]). [RequireBearer] calls it; an
+// authentication middleware of your own may too. The [Handler] passes it to
+// tool handlers as app.TransportInfo.Principal, and the WebSocket handler
+// to every request of the connection it upgrades.
 func WithPrincipal(ctx context.Context, p ports.Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, &p)
+	return ports.WithPrincipal(ctx, p)
 }
 
-// PrincipalFrom returns the principal in ctx, or nil.
-func PrincipalFrom(ctx context.Context) *ports.Principal {
-	p, _ := ctx.Value(principalKey{}).(*ports.Principal)
-	return p
-}
+// PrincipalFrom returns the principal in ctx, or nil ([ports.PrincipalFrom]).
+func PrincipalFrom(ctx context.Context) *ports.Principal { return ports.PrincipalFrom(ctx) }
 
 // AuthOptions configure [RequireBearer].
 type AuthOptions struct {

@@ -408,3 +408,8 @@ var (
 	_ ports.Conn     = (*conn)(nil)
 	_ ports.PeerAddr = (*conn)(nil)
 )
+
+// Principal returns the principal that authenticated the upgrade request
+// (mcphttp.RequireBearer in front of the handler), or nil: the engine takes
+// it for every request on the connection ([ports.PeerPrincipal]).
+func (c *conn) Principal() *ports.Principal { return ports.PrincipalFrom(c.ctx) }
