@@ -169,3 +169,36 @@ func TestScopesHidden(t *testing.T) {
 		t.Fatalf("a hidden tool called: %s", body)
 	}
 }
+
+// Tools see the principal, never the raw token, unless declared with
+// WithAccessToken.
+func TestAccessTokenOnlyByName(t *testing.T) {
+	seen := func(ctx context.Context, _ noInput) (string, error) {
+		rc := hexmcp.RequestFrom(ctx)
+		p := rc.Transport().Principal
+		if p == nil {
+			return "", hexmcp.NewToolError("no principal")
+		}
+		if len(rc.Transport().Header["Authorization"]) != 0 {
+			return "", hexmcp.NewToolError("the Authorization header reached the tool")
+		}
+		return p.Subject + "|" + rc.AccessToken(), nil
+	}
+	srv, err := hexmcp.New(hexmcp.Options{Tools: []hexmcp.Tool{
+		hexmcp.Func(seen, hexmcp.WithName("plain")),
+		hexmcp.Func(seen, hexmcp.WithName("delegating"), app.WithAccessToken()),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{Logger: ports.NopLogger{}})(srv.HTTPHandler(mcphttp.Options{})))
+	defer hs.Close()
+	for name, want := range map[string]string{"plain": `"text":"w|"`, "delegating": `"text":"w|writer"`} {
+		_, body := postAs(t, hs.URL, "writer", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+name+`","arguments":{},`+statelessMeta+`}}`,
+			map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name})
+		if !strings.Contains(body, want) {
+			t.Fatalf("%s: %s, want %s", name, body, want)
+		}
+	}
+}

@@ -175,6 +175,9 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 	}
 	rc := e.newRequestContext(ctx, m, ci)
 	rc.tool = name
+	if rt.Tool.PassAccessToken {
+		rc.token = ports.AccessTokenFrom(ctx)
+	}
 	if rerr := e.beginInput(ctx, rc, m, p, name, args); rerr != nil {
 		return nil, rerr
 	}

@@ -27,6 +27,7 @@ type RequestContext struct {
 	id      jsontext.Value
 	info    callInfo
 	tool    string
+	token   string              // the bearer token, for a tool declared WithAccessToken
 	related ports.MessageWriter // the request's own stream, if any
 	trans   TransportInfo
 
@@ -56,6 +57,11 @@ func (rc *RequestContext) Revision() domain.Revision { return rc.info.rev }
 
 // Era tells whether the call came through a session or statelessly.
 func (rc *RequestContext) Era() domain.Era { return rc.info.era }
+
+// AccessToken returns the caller's raw bearer token for a tool declared
+// with [WithAccessToken], and "" for every other tool (and without
+// authentication).
+func (rc *RequestContext) AccessToken() string { return rc.token }
 
 // SessionID returns the id of the handshake-era session the request belongs
 // to, as its transport named it (Streamable HTTP's Mcp-Session-Id), or ""

@@ -60,6 +60,17 @@ func WithName(name string) ToolOption {
 	return toolOption(func(c *toolConfig) { c.def.Name, c.name = name, true })
 }
 
+// WithAccessToken lets the tool's handler read the caller's raw bearer
+// token ([RequestContext.AccessToken]), for a tool that must call another
+// service on the user's behalf with it. Without it a handler sees the
+// authenticated principal only (TransportInfo.Principal), never the token:
+// the MCP authorization spec forbids passing a token issued for this
+// server on to others, so ask for it only where the token is meant for
+// that (or exchange it).
+func WithAccessToken() ToolOption {
+	return toolOption(func(c *toolConfig) { c.def.PassAccessToken = true })
+}
+
 // WithInputSchema replaces the input schema inferred from the input type.
 // Its root must be {"type":"object",...}.
 func WithInputSchema(schema json.RawMessage) ToolOption {

@@ -33,6 +33,10 @@ type Tool struct {
 	// the tool (the authenticated principal's scopes); never sent to
 	// clients. Empty: any caller.
 	Scopes []string
+	// PassAccessToken lets the tool's handler read the caller's raw bearer
+	// token (app.RequestContext.AccessToken); without it, handlers see the
+	// principal only. Never sent to clients.
+	PassAccessToken bool
 }
 
 // MissingScopes returns the scopes of required that granted lacks, in

@@ -81,7 +81,8 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 					return
 				}
 			}
-			next.ServeHTTP(w, r.WithContext(withResourceMetadata(WithPrincipal(r.Context(), p), opts.ResourceMetadataURL)))
+			ctx := withResourceMetadata(WithPrincipal(r.Context(), p), opts.ResourceMetadataURL)
+			next.ServeHTTP(w, r.WithContext(ports.WithAccessToken(ctx, token)))
 		})
 	}
 }
