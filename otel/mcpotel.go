@@ -20,7 +20,8 @@
 // One span of kind SERVER per incoming request and notification, named
 // "{mcp.method.name} {target}": the target is the tool's name for
 // tools/call and the prompt's for prompts/get ("tools/call get-weather"),
-// absent otherwise ("tools/list"). Its parent is the trace context the
+// absent otherwise ("tools/list"), and dropped from a request answered
+// -32602 (an unknown or hidden tool or prompt: a name the client chose). Its parent is the trace context the
 // request carried in params._meta (traceparent, tracestate and baggage,
 // read by the configured propagator, as the convention asks); the span
 // that was current in the request's context (an HTTP server span, say) is
@@ -128,6 +129,10 @@ const (
 	ErrorTypeCancelled = "cancelled"
 	Other              = "_OTHER"
 )
+
+// codeInvalidParams is the error.type of -32602, the answer to an unknown
+// tool or prompt.
+var codeInvalidParams = strconv.Itoa(domain.CodeInvalidParams)
 
 // DefaultMaxNames is the default of [Options.MaxNames].
 const DefaultMaxNames = 1000
@@ -239,6 +244,11 @@ func (t *telemetry) middleware(next app.MethodHandler) app.MethodHandler {
 				span.SetAttributes(KeyStatusCode.String(o.code))
 			}
 			span.SetStatus(codes.Error, o.message)
+			if target != "" && o.code == codeInvalidParams {
+				// An unknown (or hidden) name is the client's, no
+				// low-cardinality target.
+				span.SetName(method)
+			}
 		}
 		span.End()
 
@@ -384,7 +394,7 @@ func outcomeOf(ctx context.Context, req *app.Request, res json.RawMessage, err e
 // metricName is the tool or prompt name to record in metrics: none for a
 // request answered -32602, "_OTHER" past the bound of distinct names.
 func (t *telemetry) metricName(req *app.Request, o outcome) string {
-	if req.Name == "" || o.code == strconv.Itoa(domain.CodeInvalidParams) {
+	if req.Name == "" || o.code == codeInvalidParams {
 		return ""
 	}
 	switch req.Method {

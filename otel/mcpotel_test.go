@@ -181,19 +181,19 @@ func TestToolCallSpan(t *testing.T) {
 
 // A JSON-RPC error (the tool's own, an unknown tool) ends the span with
 // status Error, the message as its description and the code as error.type
-// and rpc.response.status_code; a tool result with isError, with
-// error.type "tool_error".
+// and rpc.response.status_code (an unknown tool's name leaves the span
+// name); a tool result with isError, with error.type "tool_error".
 func TestErrorSpans(t *testing.T) {
 	r := newRig(t)
 	for _, tr := range transports {
 		t.Run(tr.String(), func(t *testing.T) {
 			hexmcptest.ForEachRevision(t, r.srv, hexmcptest.ClientOptions{Transport: tr}, func(t *testing.T, c *hexmcptest.Client) {
 				for _, tc := range []struct {
-					tool, code, message, errorType string
+					tool, code, message, errorType, span string
 				}{
-					{"deny", "-32001", "Denied by policy", "-32001"},
-					{"nope", "-32602", "Unknown tool: nope", "-32602"},
-					{"fail", "", "", mcpotel.ErrorTypeToolError},
+					{"deny", "-32001", "Denied by policy", "-32001", "tools/call deny"},
+					{"nope", "-32602", "Unknown tool: nope", "-32602", "tools/call"},
+					{"fail", "", "", mcpotel.ErrorTypeToolError, "tools/call fail"},
 				} {
 					tp, tid, _ := traceparent(t)
 					res, err := call(t.Context(), c, tc.tool, "x", tp)
@@ -205,8 +205,8 @@ func TestErrorSpans(t *testing.T) {
 						t.Fatalf("%s: %+v, %v, want an isError result", tc.tool, res, err)
 					}
 					s := r.spanOf(t, tid)
-					if s.Name() != "tools/call "+tc.tool {
-						t.Errorf("span name %q", s.Name())
+					if s.Name() != tc.span {
+						t.Errorf("span name %q, want %q", s.Name(), tc.span)
 					}
 					if s.Status().Code != codes.Error || s.Status().Description != tc.message {
 						t.Errorf("%s: status %+v, want Error %q", tc.tool, s.Status(), tc.message)
