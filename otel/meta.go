@@ -3,6 +3,7 @@ package mcpotel
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -44,6 +45,42 @@ func (c *traceCarrier) Keys() []string {
 // without duplicate names; no second check.
 var decodeOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
 
+// reader is a pooled decoder over a byte slice.
+type reader struct {
+	src bytes.Reader
+	d   jsontext.Decoder
+}
+
+var readers = sync.Pool{New: func() any { return new(reader) }}
+
+// decoder returns a pooled decoder reading b; give it back with done.
+func decoder(b []byte) *reader {
+	r := readers.Get().(*reader)
+	r.src.Reset(b)
+	r.d.Reset(&r.src, decodeOptions...)
+	return r
+}
+
+// done returns r to the pool, holding nothing of what it read.
+func (r *reader) done() {
+	r.src.Reset(nil)
+	r.d.Reset(&r.src)
+	readers.Put(r)
+}
+
+// nameIs reports whether the object member name v (as read, quoted) is
+// name, unescaping it only when it holds an escape.
+func nameIs(v jsontext.Value, name string) bool {
+	if len(v) < 2 {
+		return false
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1:len(v)-1]) == name
+	}
+	u, err := jsontext.AppendUnquote(nil, v)
+	return err == nil && string(u) == name
+}
+
 // metaCarrier reads traceparent, tracestate and baggage from
 // params._meta; ok is false when it holds none of them. Params without
 // the bytes "_meta" (nor a \u escape, which could spell a name) are not
@@ -53,16 +90,18 @@ func metaCarrier(params json.RawMessage) (*traceCarrier, bool) {
 	if len(params) == 0 || !bytes.Contains(params, []byte("_meta")) && !bytes.Contains(params, []byte(`\u`)) {
 		return nil, false
 	}
-	d := jsontext.NewDecoder(bytes.NewReader(params), decodeOptions...)
+	r := decoder(params)
+	defer r.done()
+	d := &r.d
 	if !enterObject(d) {
 		return nil, false
 	}
 	for d.PeekKind() == '"' {
-		name, err := d.ReadToken()
+		name, err := d.ReadValue()
 		if err != nil {
 			return nil, false
 		}
-		if name.String() != "_meta" {
+		if !nameIs(name, "_meta") {
 			if d.SkipValue() != nil {
 				return nil, false
 			}
@@ -73,17 +112,17 @@ func metaCarrier(params json.RawMessage) (*traceCarrier, bool) {
 		}
 		var c traceCarrier
 		for d.PeekKind() == '"' {
-			key, err := d.ReadToken()
+			key, err := d.ReadValue()
 			if err != nil {
 				return nil, false
 			}
 			var dst *string
-			switch key.String() {
-			case "traceparent":
+			switch {
+			case nameIs(key, "traceparent"):
 				dst = &c.traceparent
-			case "tracestate":
+			case nameIs(key, "tracestate"):
 				dst = &c.tracestate
-			case "baggage":
+			case nameIs(key, "baggage"):
 				dst = &c.baggage
 			}
 			if dst == nil || d.PeekKind() != '"' {
@@ -92,11 +131,15 @@ func metaCarrier(params json.RawMessage) (*traceCarrier, bool) {
 				}
 				continue
 			}
-			v, err := d.ReadToken()
+			v, err := d.ReadValue()
 			if err != nil {
 				return nil, false
 			}
-			*dst = v.String()
+			u, err := jsontext.AppendUnquote(nil, v)
+			if err != nil {
+				return nil, false
+			}
+			*dst = string(u)
 		}
 		return &c, c != traceCarrier{}
 	}
@@ -130,18 +173,23 @@ func topLevel(res json.RawMessage, name string) (jsontext.Value, bool) {
 	if len(res) == 0 || !bytes.Contains(res, []byte(name)) && !bytes.Contains(res, []byte(`\u`)) {
 		return nil, false
 	}
-	d := jsontext.NewDecoder(bytes.NewReader(res), decodeOptions...)
+	r := decoder(res)
+	defer r.done()
+	d := &r.d
 	if !enterObject(d) {
 		return nil, false
 	}
 	for d.PeekKind() == '"' {
-		tok, err := d.ReadToken()
+		key, err := d.ReadValue()
 		if err != nil {
 			return nil, false
 		}
-		if tok.String() == name {
+		if nameIs(key, name) {
 			v, err := d.ReadValue()
-			return v, err == nil
+			if err != nil {
+				return nil, false
+			}
+			return v.Clone(), true // v is the pooled decoder's
 		}
 		if d.SkipValue() != nil {
 			return nil, false

@@ -11,11 +11,13 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
+	mnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	tnoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -269,5 +271,38 @@ func TestPropagatorOption(t *testing.T) {
 	})
 	if s := u.last(t); s.SpanContext().TraceID() != tid || members != 0 {
 		t.Errorf("trace %v (want %v), %d baggage members (want 0)", s.SpanContext().TraceID(), tid, members)
+	}
+}
+
+// The middleware's cost per tools/call with a _meta traceparent, around
+// a handler that does nothing: with the SDK's providers (every span
+// sampled, kept by a recorder that is reset), and with no-op providers
+// (the middleware's own work: parsing _meta, the attributes).
+func BenchmarkMiddleware(b *testing.B) {
+	spans := tracetest.NewSpanRecorder()
+	for _, p := range []struct {
+		name string
+		opts mcpotel.Options
+	}{
+		{"sdk", mcpotel.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)),
+			MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))}},
+		{"noop", mcpotel.Options{TracerProvider: tnoop.NewTracerProvider(), MeterProvider: mnoop.NewMeterProvider()}},
+	} {
+		b.Run(p.name, func(b *testing.B) {
+			h := mcpotel.Middleware(p.opts)(func(context.Context, *app.Request) (json.RawMessage, error) {
+				return json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`), nil
+			})
+			req := toolCall("echo", `{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}`)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, err := h(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+				if i%1024 == 0 {
+					spans.Reset()
+				}
+			}
+		})
 	}
 }
