@@ -21,26 +21,27 @@
 // "{mcp.method.name} {target}": the target is the tool's name for
 // tools/call and the prompt's for prompts/get ("tools/call get-weather"),
 // absent otherwise ("tools/list"), and dropped from a request answered
-// -32602 (an unknown or hidden tool or prompt: a name the client chose). Its parent is the trace context the
-// request carried in params._meta (traceparent, tracestate and baggage,
-// read by the configured propagator, as the convention asks); the span
-// that was current in the request's context (an HTTP server span, say) is
-// then linked, not parent. Without a _meta trace context the span continues the current
-// span; without either, the trace context of the HTTP request's headers
-// (Streamable HTTP), when it has one. The handlers run with the span (and
-// the baggage) in their context, so their own spans are its children.
+// -32602 (an unknown or hidden tool or prompt: a name the client chose).
+// Its parent is the trace context the request carried in params._meta
+// (traceparent, tracestate and baggage, read by the configured propagator,
+// as the convention asks); the span that was current in the request's
+// context (an HTTP server span, say) is then linked, not parent. Without a
+// _meta trace context the span continues the current span; without either,
+// the trace context of the HTTP request's headers (Streamable HTTP), when
+// it has one. The handlers run with the span (and the baggage) in their
+// context, so their own spans are its children.
 //
 // Attributes: mcp.method.name; gen_ai.tool.name and gen_ai.operation.name
 // "execute_tool" (tools/call), gen_ai.prompt.name (prompts/get),
 // mcp.resource.uri (the methods with a params.uri); jsonrpc.request.id
 // (requests, the id as sent, a string id without its quotes);
 // mcp.session.id (a Streamable HTTP session); mcp.protocol.version (the
-// request's revision; for initialize, the one its result agreed on); network.transport ("tcp" for HTTP and the
-// WebSocket, "pipe" for stdio and in-memory connections);
-// network.protocol.name "http" (Streamable HTTP); client.address and
-// client.port (the peer, when the transport knows it). jsonrpc.protocol.version
-// is never set: the convention asks for it only when it is not "2.0", and
-// the engine accepts nothing else.
+// request's revision; for initialize, the one its result agreed on);
+// network.transport ("tcp" for HTTP and the WebSocket, "pipe" for stdio
+// and in-memory connections); network.protocol.name "http" (Streamable
+// HTTP); client.address and client.port (the peer, when the transport
+// knows it). jsonrpc.protocol.version is never set: the convention asks
+// for it only when it is not "2.0", and the engine accepts nothing else.
 //
 // A request answered with a JSON-RPC error ends with status Error, the
 // error's message as the status description, and error.type and
