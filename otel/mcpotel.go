@@ -1,0 +1,449 @@
+// Package mcpotel traces and measures an MCP server of this SDK with
+// OpenTelemetry, following the OpenTelemetry semantic conventions for MCP
+// (repository open-telemetry/semantic-conventions-genai, where they moved
+// from the main semantic-conventions repository: docs/gen-ai/mcp.md as of
+// its v0.1.0 release and later, status Development, with the method
+// registry's 2026-07-28 additions). It is a Go module of its own
+// (github.com/hexmcp/hexmcp/otel), so that the SDK itself never depends on
+// OpenTelemetry.
+//
+// [Middleware] is method middleware ([app.Middleware]); put it first, so
+// that it sees what the middleware after it refuses:
+//
+//	srv, err := hexmcp.New(hexmcp.Options{
+//		Tools:      tools,
+//		Middleware: []app.Middleware{mcpotel.Middleware(mcpotel.Options{}), middleware.RateLimit(middleware.RateLimitOptions{})},
+//	})
+//
+// # Spans
+//
+// One span of kind SERVER per incoming request and notification, named
+// "{mcp.method.name} {target}": the target is the tool's name for
+// tools/call and the prompt's for prompts/get ("tools/call get-weather"),
+// absent otherwise ("tools/list"), and dropped from a request answered
+// -32602 (an unknown or hidden tool or prompt: a name the client chose).
+// Its parent is the trace context the request carried in params._meta
+// (traceparent, tracestate and baggage, read by the configured propagator,
+// as the convention asks); the span that was current in the request's
+// context (an HTTP server span, say) is then linked, not parent. Without a
+// _meta trace context the span continues the current span; without either,
+// the trace context of the HTTP request's headers (Streamable HTTP), when
+// it has one. The handlers run with the span (and the baggage) in their
+// context, so their own spans are its children.
+//
+// Attributes: mcp.method.name; gen_ai.tool.name and gen_ai.operation.name
+// "execute_tool" (tools/call), gen_ai.prompt.name (prompts/get),
+// mcp.resource.uri (the methods with a params.uri); jsonrpc.request.id
+// (requests, the id as sent, a string id without its quotes);
+// mcp.session.id (a Streamable HTTP session); mcp.protocol.version (the
+// request's revision; for initialize, the one its result agreed on);
+// network.transport ("tcp" for HTTP and the WebSocket, "pipe" for stdio
+// and in-memory connections); network.protocol.name "http" (Streamable
+// HTTP); client.address and client.port (the peer, when the transport
+// knows it). jsonrpc.protocol.version is never set: the convention asks
+// for it only when it is not "2.0", and the engine accepts nothing else.
+//
+// A request answered with a JSON-RPC error ends with status Error, the
+// error's message as the status description, and error.type and
+// rpc.response.status_code set to its code ("-32602"); an error of other
+// middleware that is not a *domain.ProtocolError is answered -32603 by the
+// engine, and recorded so. A tools/call whose result has isError true ends
+// with status Error and error.type "tool_error". A request that got no
+// answer because it was cancelled (notifications/cancelled, the client
+// gone) ends with status Error and error.type "cancelled". These are all
+// the values of error.type it records.
+//
+// # Metrics
+//
+// mcp.server.operation.duration, a histogram in seconds with the
+// convention's bucket boundaries ([DurationBuckets]), gets one value per
+// request and notification, from when the middleware is called to when it
+// returns, with the low-cardinality attributes only: mcp.method.name,
+// gen_ai.tool.name, gen_ai.prompt.name, gen_ai.operation.name,
+// mcp.protocol.version, network.transport, network.protocol.name,
+// error.type and rpc.response.status_code; never the request id, the
+// session id, the client's address or the resource URI. So that a client
+// cannot mint series: a notification method the SDK does not know is
+// recorded as "_OTHER" (in the span name too; its attribute keeps the
+// name); the tool or prompt name is left out of a request answered -32602
+// (an unknown or hidden tool, invalid arguments before 2025-11-25), and at
+// most [Options.MaxNames] distinct tool names and as many prompt names are
+// recorded, the others as "_OTHER".
+//
+// mcp.server.session.duration is not recorded: method middleware sees
+// requests, not the end of a session (a Streamable HTTP session deleted or
+// expired, a connection closed), and the engine has no hook for it yet.
+package mcpotel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// ScopeName is the instrumentation scope of the tracer and the meter.
+const ScopeName = "github.com/hexmcp/hexmcp/otel"
+
+// DurationBuckets are the explicit bucket boundaries, in seconds, of the
+// mcp.server.operation.duration histogram, as the convention gives them.
+var DurationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
+
+// Attribute keys of the MCP semantic conventions.
+const (
+	KeyMethodName      = attribute.Key("mcp.method.name")
+	KeyProtocolVersion = attribute.Key("mcp.protocol.version")
+	KeyResourceURI     = attribute.Key("mcp.resource.uri")
+	KeySessionID       = attribute.Key("mcp.session.id")
+	KeyToolName        = attribute.Key("gen_ai.tool.name")
+	KeyPromptName      = attribute.Key("gen_ai.prompt.name")
+	KeyOperationName   = attribute.Key("gen_ai.operation.name")
+	KeyRequestID       = attribute.Key("jsonrpc.request.id")
+	KeyErrorType       = attribute.Key("error.type")
+	KeyStatusCode      = attribute.Key("rpc.response.status_code")
+	KeyNetTransport    = attribute.Key("network.transport")
+	KeyNetProtocol     = attribute.Key("network.protocol.name")
+	KeyClientAddress   = attribute.Key("client.address")
+	KeyClientPort      = attribute.Key("client.port")
+)
+
+// Values of error.type besides JSON-RPC error codes, and the value that
+// stands for names kept out of metrics.
+const (
+	ErrorTypeToolError = "tool_error"
+	ErrorTypeCancelled = "cancelled"
+	Other              = "_OTHER"
+)
+
+// codeInvalidParams is the error.type of -32602, the answer to an unknown
+// tool or prompt.
+var codeInvalidParams = strconv.Itoa(domain.CodeInvalidParams)
+
+// DefaultMaxNames is the default of [Options.MaxNames].
+const DefaultMaxNames = 1000
+
+// Options configure [Middleware]. The zero value uses the global
+// providers and W3C propagation.
+type Options struct {
+	// TracerProvider makes the tracer (default otel.GetTracerProvider()).
+	TracerProvider trace.TracerProvider
+	// MeterProvider makes the meter (default otel.GetMeterProvider()).
+	MeterProvider metric.MeterProvider
+	// Propagator reads the trace context of a request's _meta (and of
+	// its HTTP headers). Default: the global propagator
+	// (otel.GetTextMapPropagator()) when one is set by the time
+	// Middleware is called, else W3C Trace Context and W3C Baggage, the
+	// formats the convention names for _meta.
+	Propagator propagation.TextMapPropagator
+	// MaxNames bounds the distinct tool names, and apart the distinct
+	// prompt names, recorded in metrics (default [DefaultMaxNames]);
+	// past it a new name is recorded as "_OTHER". Spans always carry
+	// the name.
+	MaxNames int
+}
+
+// Middleware returns method middleware that records a span and an
+// mcp.server.operation.duration value for every request and notification
+// (see the package documentation for what they hold). An instrument the
+// meter cannot make is reported to otel.Handle and left out.
+func Middleware(opts Options) app.Middleware {
+	if opts.TracerProvider == nil {
+		opts.TracerProvider = otel.GetTracerProvider()
+	}
+	if opts.MeterProvider == nil {
+		opts.MeterProvider = otel.GetMeterProvider()
+	}
+	if opts.Propagator == nil {
+		opts.Propagator = otel.GetTextMapPropagator()
+		if len(opts.Propagator.Fields()) == 0 { // none set: the global one is a no-op
+			opts.Propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+		}
+	}
+	if opts.MaxNames <= 0 {
+		opts.MaxNames = DefaultMaxNames
+	}
+	t := &telemetry{
+		tracer:  opts.TracerProvider.Tracer(ScopeName),
+		prop:    opts.Propagator,
+		tools:   &nameSet{max: int64(opts.MaxNames)},
+		prompts: &nameSet{max: int64(opts.MaxNames)},
+	}
+	var err error
+	t.duration, err = opts.MeterProvider.Meter(ScopeName).Float64Histogram("mcp.server.operation.duration",
+		metric.WithUnit("s"),
+		metric.WithDescription("MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent."),
+		metric.WithExplicitBucketBoundaries(DurationBuckets...))
+	if err != nil {
+		otel.Handle(err)
+		t.duration = noop.Float64Histogram{}
+	}
+	return t.middleware
+}
+
+// telemetry is what the middleware records with.
+type telemetry struct {
+	tracer         trace.Tracer
+	prop           propagation.TextMapPropagator
+	duration       metric.Float64Histogram
+	tools, prompts *nameSet
+}
+
+func (t *telemetry) middleware(next app.MethodHandler) app.MethodHandler {
+	return func(ctx context.Context, req *app.Request) (json.RawMessage, error) {
+		start := time.Now()
+		method := req.Method
+		if !knownMethod(method) {
+			method = Other
+		}
+		var target string
+		switch req.Method {
+		case "tools/call", "prompts/get":
+			target = req.Name
+		}
+		spanName := method
+		if target != "" {
+			spanName += " " + target
+		}
+		parent, links := t.parent(ctx, req)
+		common := commonAttributes(method, req)
+		attrs := append(make([]attribute.KeyValue, 0, len(common)+8), common...)
+		attrs[0] = KeyMethodName.String(req.Method) // the span keeps the method as sent
+		attrs = append(attrs, spanAttributes(req)...)
+		ctx, span := t.tracer.Start(parent, spanName,
+			trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...), trace.WithLinks(links...))
+
+		res, err := next(ctx, req)
+
+		o := outcomeOf(ctx, req, res, err)
+		if req.Method == "initialize" && req.Revision == "" && err == nil {
+			// The revision is the session's once initialize has answered.
+			if v := negotiatedVersion(res); v != "" {
+				kv := KeyProtocolVersion.String(v)
+				span.SetAttributes(kv)
+				common = append(common, kv)
+			}
+		}
+		if o.errorType != "" {
+			span.SetAttributes(KeyErrorType.String(o.errorType))
+			if o.code != "" {
+				span.SetAttributes(KeyStatusCode.String(o.code))
+			}
+			span.SetStatus(codes.Error, o.message)
+			if target != "" && o.code == codeInvalidParams {
+				// An unknown (or hidden) name is the client's, no
+				// low-cardinality target.
+				span.SetName(method)
+			}
+		}
+		span.End()
+
+		mattrs := append(make([]attribute.KeyValue, 0, len(common)+4), common...)
+		if name := t.metricName(req, o); name != "" {
+			switch req.Method {
+			case "tools/call":
+				mattrs = append(mattrs, KeyToolName.String(name))
+			case "prompts/get":
+				mattrs = append(mattrs, KeyPromptName.String(name))
+			}
+		}
+		if o.errorType != "" {
+			mattrs = append(mattrs, KeyErrorType.String(o.errorType))
+			if o.code != "" {
+				mattrs = append(mattrs, KeyStatusCode.String(o.code))
+			}
+		}
+		t.duration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(mattrs...))
+		return res, err
+	}
+}
+
+// parent returns the context to start the span in and the links to give
+// it: the _meta trace context as parent, the current span linked; else
+// the current span; else the HTTP headers' trace context.
+func (t *telemetry) parent(ctx context.Context, req *app.Request) (context.Context, []trace.Link) {
+	ambient := trace.SpanContextFromContext(ctx)
+	if c, ok := metaCarrier(req.Params); ok {
+		pctx := t.prop.Extract(ctx, c)
+		if sc := trace.SpanContextFromContext(pctx); sc.IsValid() && !sc.Equal(ambient) {
+			if ambient.IsValid() {
+				return pctx, []trace.Link{{SpanContext: ambient}}
+			}
+			return pctx, nil
+		}
+		ctx = pctx // baggage alone, or the current span again
+	}
+	if !ambient.IsValid() && req.Transport.Header != nil {
+		ctx = t.prop.Extract(ctx, propagation.HeaderCarrier(req.Transport.Header))
+	}
+	return ctx, nil
+}
+
+// commonAttributes are the attributes of both the span and the metric;
+// the method comes first.
+func commonAttributes(method string, req *app.Request) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 5)
+	attrs = append(attrs, KeyMethodName.String(method))
+	if req.Method == "tools/call" {
+		attrs = append(attrs, KeyOperationName.String("execute_tool"))
+	}
+	if req.Revision != "" {
+		attrs = append(attrs, KeyProtocolVersion.String(string(req.Revision)))
+	}
+	switch {
+	case req.Transport.Header != nil: // Streamable HTTP
+		attrs = append(attrs, KeyNetTransport.String("tcp"), KeyNetProtocol.String("http"))
+	case req.Transport.RemoteAddr != "": // a network connection (WebSocket)
+		attrs = append(attrs, KeyNetTransport.String("tcp"))
+	default: // stdio, an in-memory connection
+		attrs = append(attrs, KeyNetTransport.String("pipe"))
+	}
+	return attrs
+}
+
+// spanAttributes are the attributes of the span only (high cardinality).
+func spanAttributes(req *app.Request) []attribute.KeyValue {
+	var attrs []attribute.KeyValue
+	switch req.Method {
+	case "tools/call":
+		if req.Name != "" {
+			attrs = append(attrs, KeyToolName.String(req.Name))
+		}
+	case "prompts/get":
+		if req.Name != "" {
+			attrs = append(attrs, KeyPromptName.String(req.Name))
+		}
+	}
+	if req.URI != "" {
+		attrs = append(attrs, KeyResourceURI.String(req.URI))
+	}
+	if id, ok := requestID(req.ID); ok {
+		attrs = append(attrs, KeyRequestID.String(id))
+	}
+	if req.SessionID != "" {
+		attrs = append(attrs, KeySessionID.String(req.SessionID))
+	}
+	if host, port, err := net.SplitHostPort(req.Transport.RemoteAddr); err == nil {
+		attrs = append(attrs, KeyClientAddress.String(host))
+		if p, err := strconv.Atoi(port); err == nil {
+			attrs = append(attrs, KeyClientPort.Int(p))
+		}
+	}
+	return attrs
+}
+
+// requestID is the string form of a JSON-RPC id: a string's value, a
+// number as written; none for a notification or a null id.
+func requestID(id json.RawMessage) (string, bool) {
+	v := jsontext.Value(id)
+	switch v.Kind() {
+	case '"':
+		s, err := jsontext.AppendUnquote(nil, v)
+		if err != nil {
+			return "", false
+		}
+		return string(s), true
+	case '0':
+		return string(id), true
+	}
+	return "", false
+}
+
+// outcome is how a request ended, for error.type and the status.
+type outcome struct {
+	errorType string // "" on success
+	code      string // the JSON-RPC error code, when one was sent
+	message   string // the status description
+}
+
+// outcomeOf classifies what next answered.
+func outcomeOf(ctx context.Context, req *app.Request, res json.RawMessage, err error) outcome {
+	if err != nil {
+		var pe *domain.ProtocolError
+		switch {
+		case errors.As(err, &pe):
+			c := strconv.Itoa(pe.Code)
+			return outcome{errorType: c, code: c, message: pe.Message}
+		case ctx.Err() != nil:
+			// The engine's own answer to a cancelled call is no answer.
+			return outcome{errorType: ErrorTypeCancelled, message: "request cancelled"}
+		}
+		c := strconv.Itoa(domain.CodeInternalError)
+		return outcome{errorType: c, code: c, message: "Internal error"}
+	}
+	if req.Method == "tools/call" && resultIsError(res) {
+		return outcome{errorType: ErrorTypeToolError}
+	}
+	return outcome{}
+}
+
+// metricName is the tool or prompt name to record in metrics: none for a
+// request answered -32602, "_OTHER" past the bound of distinct names.
+func (t *telemetry) metricName(req *app.Request, o outcome) string {
+	if req.Name == "" || o.code == codeInvalidParams {
+		return ""
+	}
+	switch req.Method {
+	case "tools/call":
+		return t.tools.bounded(req.Name)
+	case "prompts/get":
+		return t.prompts.bounded(req.Name)
+	}
+	return ""
+}
+
+// nameSet remembers at most max distinct names.
+type nameSet struct {
+	max   int64
+	count atomic.Int64
+	names sync.Map // string → struct{}
+}
+
+// bounded returns name when it is remembered or there is room to
+// remember it, else "_OTHER".
+func (s *nameSet) bounded(name string) string {
+	if _, ok := s.names.Load(name); ok {
+		return name
+	}
+	if s.count.Add(1) > s.max {
+		s.count.Add(-1)
+		return Other
+	}
+	if _, loaded := s.names.LoadOrStore(name, struct{}{}); loaded {
+		s.count.Add(-1)
+	}
+	return name
+}
+
+// knownMethod reports whether method is a request method of the SDK or a
+// notification of MCP: the others are client-chosen strings, kept out of
+// span names and metrics.
+func knownMethod(method string) bool {
+	if _, ok := app.LookupMethod(method); ok {
+		return true
+	}
+	switch method {
+	case "notifications/initialized", "notifications/cancelled", "notifications/progress",
+		"notifications/message", "notifications/roots/list_changed",
+		"notifications/tools/list_changed", "notifications/prompts/list_changed",
+		"notifications/resources/list_changed", "notifications/resources/updated",
+		"notifications/subscriptions/acknowledged", "notifications/elicitation/complete", "notifications/tasks/status":
+		return true
+	}
+	return false
+}
