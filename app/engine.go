@@ -182,6 +182,12 @@ type Options struct {
 	// above that are left nil, and the Streamable HTTP handler takes its
 	// SessionStore and EventStore (see [Engine.Shared]).
 	Shared ports.SharedState
+	// OnSessionEnd, when set, is called once for every handshake-era
+	// session that ends: its connection closed (stdio, WebSocket), its
+	// client deleted it, or the store dropped it (Streamable HTTP; an
+	// instance that merely lets its copy go does not count). It runs in
+	// the goroutine that ended the session: keep it short.
+	OnSessionEnd func(SessionEnd)
 	// RequestStateTTL is how long a requestState stays valid (default 15
 	// minutes): a retry after that is refused with -32602 and the client
 	// starts over. Until then a state may be sent again any number of

@@ -174,6 +174,9 @@ func (e *Engine) initialize(ctx context.Context, s *session, m message, p *wireP
 	_, s.resourcesAdvertised = caps["resources"]
 	_, s.promptsAdvertised = caps["prompts"]
 	s.initialized, s.rev, s.client, s.caps = true, rev, client, p.Capabilities
+	if s.started.IsZero() {
+		s.started = e.opts.Clock.Now()
+	}
 	s.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
 	s.mu.Unlock()
 	if e.filtersAny() {

@@ -36,6 +36,9 @@ type Request struct {
 	// Transport is what the transport knows: headers, the authenticated
 	// principal, the peer's address.
 	Transport TransportInfo
+	// Trace is the W3C trace context the request carried in its _meta
+	// (traceparent, tracestate, baggage), zero when none.
+	Trace TraceContext
 
 	call *middlewareCall // the engine's own answer, for the last handler
 }
@@ -157,7 +160,7 @@ var errNoAnswer = errors.New("hexmcp: the request has no answer")
 // newRequest is the Request of middleware for a message.
 func newRequest(ctx context.Context, s *session, m message, p *wireParams, ci callInfo) *Request {
 	req := &Request{Method: m.method, ID: stdjson.RawMessage(m.id), Params: stdjson.RawMessage(m.params.raw),
-		Revision: ci.rev, Era: ci.era}
+		Revision: ci.rev, Era: ci.era, Trace: ci.trace}
 	req.Transport, _ = ctx.Value(transportKey{}).(TransportInfo)
 	if s != nil {
 		req.SessionID = s.id

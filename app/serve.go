@@ -74,6 +74,7 @@ func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
 	defer s.abort()
 	e.track(s)
 	defer e.untrack(s)
+	defer e.sessionEnded(s, SessionClosed)
 
 	n := e.opts.MaxConcurrentRequests
 	l := &connLoop{

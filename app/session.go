@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -67,6 +68,11 @@ type session struct {
 	tools atomic.Pointer[[]ports.RegisteredTool]
 	// seen fingerprints the lists the session saw last (Visibility).
 	seen seenLists
+	// started is when the session was initialized (or, restored, when the
+	// store created it); ended is set once its end was reported
+	// (Options.OnSessionEnd).
+	started time.Time
+	ended   bool
 }
 
 // send writes one message; write errors mark the connection broken.
@@ -286,6 +292,9 @@ func (sess *Session) Update(st ports.SessionState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.initialized, s.ready, s.rev, s.client, s.owner, s.peer = st.Initialized, st.Ready, st.Revision, st.Client, st.Owner, st.Peer
+	if !st.Created.IsZero() {
+		s.started = st.Created
+	}
 	s.caps = nil
 	if len(st.Capabilities) > 0 {
 		s.caps = jsontext.Value(st.Capabilities)
@@ -348,6 +357,12 @@ func (sess *Session) SetWriter(w ports.MessageWriter) {
 }
 
 // Close ends the session, cancelling its running requests.
+// Ended reports that the session itself ended, not only this instance's
+// copy of it (a DELETE, or the store dropped it): [Options.OnSessionEnd]
+// is called once, with reason. The transport still closes the session. A
+// transport that merely lets its copy go calls Close alone.
+func (sess *Session) Ended(reason string) { sess.s.e.sessionEnded(sess.s, reason) }
+
 func (sess *Session) Close() {
 	sess.stop()
 	sess.s.abort()

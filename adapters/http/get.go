@@ -456,7 +456,7 @@ func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 		newErr(http.StatusMethodNotAllowed, nil, domain.CodeInvalidRequest, "Method Not Allowed: DELETE needs an Mcp-Session-Id").write(w)
 		return
 	}
-	_, e := h.lookup(r.Context(), sid, nil)
+	ls, e := h.lookup(r.Context(), sid, nil)
 	if e == nil {
 		e = h.checkVersionHeader(r, nil)
 	}
@@ -464,6 +464,7 @@ func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 		e.write(w)
 		return
 	}
+	ls.sess.Ended(app.SessionDeleted)
 	if err := h.sessions.Delete(r.Context(), sid); err != nil {
 		h.logf(ports.LevelError, "mcphttp: deleting a session from the store failed", ports.F("error", err))
 		newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable").write(w)

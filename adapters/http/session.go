@@ -294,6 +294,7 @@ func (h *Handler) storeRemoved(sid string) {
 	if ls == nil {
 		return
 	}
+	ls.sess.Ended(app.SessionRemoved)
 	ls.mu.Lock()
 	busy := ls.inflight > 0
 	ls.removed = busy
