@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"time"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
