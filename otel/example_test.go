@@ -16,12 +16,14 @@ import (
 	mcpotel "github.com/hexmcp/hexmcp/otel"
 )
 
-// A server traced and measured with OpenTelemetry. Here the spans and the
-// metrics stay in memory so that the example can print them; a real
-// server gives providers with exporters (sdktrace.WithBatcher(an OTLP
-// exporter), sdkmetric.WithReader(a periodic reader)), or sets the otel
-// globals and leaves Options empty.
-func ExampleMiddleware() {
+// A server traced and measured with OpenTelemetry: one Telemetry gives the
+// middleware (spans, mcp.server.operation.duration) and the session hook
+// (mcp.server.session.duration). Here the spans and the metrics stay in
+// memory so that the example can print them; a real server gives
+// providers with exporters (sdktrace.WithBatcher(an OTLP exporter),
+// sdkmetric.WithReader(a periodic reader)), or sets the otel globals and
+// leaves Options empty.
+func ExampleNew() {
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	reader := sdkmetric.NewManualReader()
@@ -33,9 +35,11 @@ func ExampleMiddleware() {
 	}) (string, error) {
 		return "Hello, " + in.Name, nil
 	}, hexmcp.WithName("greet"))
+	t := mcpotel.New(mcpotel.Options{TracerProvider: tp, MeterProvider: mp})
 	srv, err := hexmcp.New(hexmcp.Options{
-		Tools:      []hexmcp.Tool{greet},
-		Middleware: []app.Middleware{mcpotel.Middleware(mcpotel.Options{TracerProvider: tp, MeterProvider: mp})},
+		Tools:        []hexmcp.Tool{greet},
+		Middleware:   []app.Middleware{t.Middleware()},
+		OnSessionEnd: t.OnSessionEnd,
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -55,7 +59,7 @@ func ExampleMiddleware() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	_ = c.Close()
+	_ = c.Close() // the session ends: its duration is recorded
 
 	for _, s := range spans.Ended() {
 		if s.Name() == "tools/call greet" {
@@ -84,4 +88,5 @@ func ExampleMiddleware() {
 	//   network.transport=pipe
 	//   gen_ai.tool.name=greet
 	// mcp.server.operation.duration (s): 3 series
+	// mcp.server.session.duration (s): 1 series
 }

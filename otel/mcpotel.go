@@ -7,13 +7,20 @@
 // (github.com/hexmcp/hexmcp/otel), so that the SDK itself never depends on
 // OpenTelemetry.
 //
-// [Middleware] is method middleware ([app.Middleware]); put it first, so
-// that it sees what the middleware after it refuses:
+// [New] returns a [Telemetry]: its [Telemetry.Middleware] is method
+// middleware ([app.Middleware]), to put first, so that it sees what the
+// middleware after it refuses; its [Telemetry.OnSessionEnd] is the
+// engine's session hook ([app.Options.OnSessionEnd]):
 //
+//	t := mcpotel.New(mcpotel.Options{})
 //	srv, err := hexmcp.New(hexmcp.Options{
-//		Tools:      tools,
-//		Middleware: []app.Middleware{mcpotel.Middleware(mcpotel.Options{}), middleware.RateLimit(middleware.RateLimitOptions{})},
+//		Tools:        tools,
+//		Middleware:   []app.Middleware{t.Middleware(), middleware.RateLimit(middleware.RateLimitOptions{})},
+//		OnSessionEnd: t.OnSessionEnd,
 //	})
+//
+// [Middleware] is New(opts).Middleware(), for a server that records no
+// session durations.
 //
 // # Spans
 //
@@ -24,11 +31,12 @@
 // -32602 (an unknown or hidden tool or prompt: a name the client chose).
 // Its parent is the trace context the request carried in params._meta
 // (traceparent, tracestate and baggage, read by the configured propagator,
-// as the convention asks); the span that was current in the request's
-// context (an HTTP server span, say) is then linked, not parent. Without a
-// _meta trace context the span continues the current span; without either,
-// the trace context of the HTTP request's headers (Streamable HTTP), when
-// it has one. The handlers run with the span (and the baggage) in their
+// as the convention asks: from [app.Request.Trace], which the engine read,
+// and for a notification from its params); the span that was current in
+// the request's context (an HTTP server span, say) is then linked, not
+// parent. Without a _meta trace context the span continues the current
+// span; without either, the trace context of the HTTP request's headers
+// (Streamable HTTP), when it has one. The handlers run with the span (and the baggage) in their
 // context, so their own spans are its children.
 //
 // Attributes: mcp.method.name; gen_ai.tool.name and gen_ai.operation.name
@@ -70,9 +78,18 @@
 // most [Options.MaxNames] distinct tool names and as many prompt names are
 // recorded, the others as "_OTHER".
 //
-// mcp.server.session.duration is not recorded: method middleware sees
-// requests, not the end of a session (a Streamable HTTP session deleted or
-// expired, a connection closed), and the engine has no hook for it yet.
+// mcp.server.session.duration, a histogram in seconds with the same
+// buckets, gets one value per handshake-era session that ends
+// ([Telemetry.OnSessionEnd]: its connection closed, its client deleted it,
+// the session store dropped it), from its initialize to its end, with
+// mcp.protocol.version (the negotiated revision), network.transport and
+// network.protocol.name as for requests (a session with an id is a
+// Streamable HTTP one). error.type, which the convention asks for a
+// session that ends with an error, is never set: none of these ends is
+// one (a connection closing is how a stdio or WebSocket session ends, and
+// expiry how a Streamable HTTP client that never sends DELETE leaves), and
+// the engine does not tell a broken connection from a closed one.
+// Stateless (2026-07-28) requests have no session, so no value.
 package mcpotel
 
 import (
@@ -102,7 +119,8 @@ import (
 const ScopeName = "github.com/hexmcp/hexmcp/otel"
 
 // DurationBuckets are the explicit bucket boundaries, in seconds, of the
-// mcp.server.operation.duration histogram, as the convention gives them.
+// mcp.server.operation.duration and mcp.server.session.duration
+// histograms, as the convention gives them.
 var DurationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
 // Attribute keys of the MCP semantic conventions.
@@ -138,7 +156,7 @@ var codeInvalidParams = strconv.Itoa(domain.CodeInvalidParams)
 // DefaultMaxNames is the default of [Options.MaxNames].
 const DefaultMaxNames = 1000
 
-// Options configure [Middleware]. The zero value uses the global
+// Options configure [New]. The zero value uses the global
 // providers and W3C propagation.
 type Options struct {
 	// TracerProvider makes the tracer (default otel.GetTracerProvider()).
@@ -158,11 +176,21 @@ type Options struct {
 	MaxNames int
 }
 
-// Middleware returns method middleware that records a span and an
-// mcp.server.operation.duration value for every request and notification
-// (see the package documentation for what they hold). An instrument the
-// meter cannot make is reported to otel.Handle and left out.
-func Middleware(opts Options) app.Middleware {
+// Telemetry records spans and metrics of a server: requests through
+// [Telemetry.Middleware], session ends through [Telemetry.OnSessionEnd].
+// Make one with [New] (the zero value records nothing); it is safe for
+// concurrent use, and one value serves one server or several.
+type Telemetry struct {
+	tracer          trace.Tracer
+	prop            propagation.TextMapPropagator
+	duration        metric.Float64Histogram
+	sessionDuration metric.Float64Histogram
+	tools, prompts  *nameSet
+}
+
+// New returns the Telemetry of opts. An instrument the meter cannot make
+// is reported to otel.Handle and left out.
+func New(opts Options) *Telemetry {
 	if opts.TracerProvider == nil {
 		opts.TracerProvider = otel.GetTracerProvider()
 	}
@@ -178,33 +206,68 @@ func Middleware(opts Options) app.Middleware {
 	if opts.MaxNames <= 0 {
 		opts.MaxNames = DefaultMaxNames
 	}
-	t := &telemetry{
+	t := &Telemetry{
 		tracer:  opts.TracerProvider.Tracer(ScopeName),
 		prop:    opts.Propagator,
 		tools:   &nameSet{max: int64(opts.MaxNames)},
 		prompts: &nameSet{max: int64(opts.MaxNames)},
 	}
-	var err error
-	t.duration, err = opts.MeterProvider.Meter(ScopeName).Float64Histogram("mcp.server.operation.duration",
-		metric.WithUnit("s"),
-		metric.WithDescription("MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent."),
+	meter := opts.MeterProvider.Meter(ScopeName)
+	t.duration = histogram(meter, "mcp.server.operation.duration",
+		"MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent.")
+	t.sessionDuration = histogram(meter, "mcp.server.session.duration",
+		"The duration of the MCP session as observed on the MCP server.")
+	return t
+}
+
+// histogram makes a histogram in seconds with [DurationBuckets], a no-op
+// one when the meter cannot.
+func histogram(meter metric.Meter, name, description string) metric.Float64Histogram {
+	h, err := meter.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(description),
 		metric.WithExplicitBucketBoundaries(DurationBuckets...))
 	if err != nil {
 		otel.Handle(err)
-		t.duration = noop.Float64Histogram{}
+		return noop.Float64Histogram{}
+	}
+	return h
+}
+
+// Middleware returns New(opts).Middleware(): spans and
+// mcp.server.operation.duration, without session durations (for those,
+// keep the [Telemetry] and give the engine its OnSessionEnd too).
+func Middleware(opts Options) app.Middleware {
+	return New(opts).Middleware()
+}
+
+// Middleware returns method middleware that records a span and an
+// mcp.server.operation.duration value for every request and notification
+// (see the package documentation for what they hold). Put it first in
+// [app.Options.Middleware].
+func (t *Telemetry) Middleware() app.Middleware {
+	if t == nil || t.tracer == nil {
+		return func(next app.MethodHandler) app.MethodHandler { return next }
 	}
 	return t.middleware
 }
 
-// telemetry is what the middleware records with.
-type telemetry struct {
-	tracer         trace.Tracer
-	prop           propagation.TextMapPropagator
-	duration       metric.Float64Histogram
-	tools, prompts *nameSet
+// OnSessionEnd records the mcp.server.session.duration of a session that
+// ended; give it to the engine as [app.Options.OnSessionEnd]. A session
+// without a start time records nothing; one that seems to end before it
+// started (clocks of two instances apart) records 0.
+func (t *Telemetry) OnSessionEnd(end app.SessionEnd) {
+	if t == nil || t.sessionDuration == nil || end.Started.IsZero() {
+		return
+	}
+	d := max(end.Ended.Sub(end.Started).Seconds(), 0)
+	attrs := make([]attribute.KeyValue, 0, 3)
+	if end.Revision != "" {
+		attrs = append(attrs, KeyProtocolVersion.String(string(end.Revision)))
+	}
+	attrs = appendTransport(attrs, end.Transport, end.ID != "")
+	t.sessionDuration.Record(context.Background(), d, metric.WithAttributes(attrs...))
 }
 
-func (t *telemetry) middleware(next app.MethodHandler) app.MethodHandler {
+func (t *Telemetry) middleware(next app.MethodHandler) app.MethodHandler {
 	return func(ctx context.Context, req *app.Request) (json.RawMessage, error) {
 		start := time.Now()
 		method := req.Method
@@ -276,9 +339,13 @@ func (t *telemetry) middleware(next app.MethodHandler) app.MethodHandler {
 // parent returns the context to start the span in and the links to give
 // it: the _meta trace context as parent, the current span linked; else
 // the current span; else the HTTP headers' trace context.
-func (t *telemetry) parent(ctx context.Context, req *app.Request) (context.Context, []trace.Link) {
+func (t *Telemetry) parent(ctx context.Context, req *app.Request) (context.Context, []trace.Link) {
 	ambient := trace.SpanContextFromContext(ctx)
-	if c, ok := metaCarrier(req.Params); ok {
+	c := (*traceCarrier)(&req.Trace)
+	if req.ID == nil && req.Trace == (app.TraceContext{}) {
+		c = notificationTrace(req.Params) // the engine reads requests' only
+	}
+	if c != nil && *c != (traceCarrier{}) {
 		pctx := t.prop.Extract(ctx, c)
 		if sc := trace.SpanContextFromContext(pctx); sc.IsValid() && !sc.Equal(ambient) {
 			if ambient.IsValid() {
@@ -305,15 +372,22 @@ func commonAttributes(method string, req *app.Request) []attribute.KeyValue {
 	if req.Revision != "" {
 		attrs = append(attrs, KeyProtocolVersion.String(string(req.Revision)))
 	}
+	return appendTransport(attrs, req.Transport, false)
+}
+
+// appendTransport appends network.transport, and network.protocol.name
+// for Streamable HTTP: a transport with headers, or a session with an id
+// (one restored from the store, whose initialize another instance saw,
+// has no transport information).
+func appendTransport(attrs []attribute.KeyValue, ti app.TransportInfo, named bool) []attribute.KeyValue {
 	switch {
-	case req.Transport.Header != nil: // Streamable HTTP
-		attrs = append(attrs, KeyNetTransport.String("tcp"), KeyNetProtocol.String("http"))
-	case req.Transport.RemoteAddr != "": // a network connection (WebSocket)
-		attrs = append(attrs, KeyNetTransport.String("tcp"))
+	case ti.Header != nil || named: // Streamable HTTP
+		return append(attrs, KeyNetTransport.String("tcp"), KeyNetProtocol.String("http"))
+	case ti.RemoteAddr != "": // a network connection (WebSocket)
+		return append(attrs, KeyNetTransport.String("tcp"))
 	default: // stdio, an in-memory connection
-		attrs = append(attrs, KeyNetTransport.String("pipe"))
+		return append(attrs, KeyNetTransport.String("pipe"))
 	}
-	return attrs
 }
 
 // spanAttributes are the attributes of the span only (high cardinality).
@@ -394,7 +468,7 @@ func outcomeOf(ctx context.Context, req *app.Request, res json.RawMessage, err e
 
 // metricName is the tool or prompt name to record in metrics: none for a
 // request answered -32602, "_OTHER" past the bound of distinct names.
-func (t *telemetry) metricName(req *app.Request, o outcome) string {
+func (t *Telemetry) metricName(req *app.Request, o outcome) string {
 	if req.Name == "" || o.code == codeInvalidParams {
 		return ""
 	}

@@ -6,23 +6,23 @@ import (
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hexmcp/hexmcp/app"
 )
 
-// traceCarrier is the trace context of a request's params._meta, as a
+// traceCarrier is a request's trace context ([app.Request.Trace]), as a
 // propagation.TextMapCarrier.
-type traceCarrier struct {
-	traceparent, tracestate, baggage string
-}
+type traceCarrier app.TraceContext
 
 // Get returns the _meta member key, when it was a string.
 func (c *traceCarrier) Get(key string) string {
 	switch key {
 	case "traceparent":
-		return c.traceparent
+		return c.TraceParent
 	case "tracestate":
-		return c.tracestate
+		return c.TraceState
 	case "baggage":
-		return c.baggage
+		return c.Baggage
 	}
 	return ""
 }
@@ -33,7 +33,7 @@ func (c *traceCarrier) Set(string, string) {}
 // Keys returns the keys that were present.
 func (c *traceCarrier) Keys() []string {
 	var keys []string
-	for _, kv := range [...]struct{ k, v string }{{"traceparent", c.traceparent}, {"tracestate", c.tracestate}, {"baggage", c.baggage}} {
+	for _, kv := range [...]struct{ k, v string }{{"traceparent", c.TraceParent}, {"tracestate", c.TraceState}, {"baggage", c.Baggage}} {
 		if kv.v != "" {
 			keys = append(keys, kv.k)
 		}
@@ -81,69 +81,73 @@ func nameIs(v jsontext.Value, name string) bool {
 	return err == nil && string(u) == name
 }
 
-// metaCarrier reads traceparent, tracestate and baggage from
-// params._meta; ok is false when it holds none of them. Params without
-// the bytes "_meta" (nor a \u escape, which could spell a name) are not
-// decoded at all; others are read member by member up to _meta, whose
-// other members are skipped unread.
-func metaCarrier(params json.RawMessage) (*traceCarrier, bool) {
+// notificationTrace reads traceparent, tracestate and baggage from the
+// params._meta of a notification, whose [app.Request.Trace] the engine
+// leaves empty (it reads a request's); nil when it holds none of them.
+// Params without the bytes "_meta" (nor a \u escape, which could spell a
+// name) are not decoded at all; others are read member by member up to
+// _meta, whose other members are skipped unread.
+func notificationTrace(params json.RawMessage) *traceCarrier {
 	if len(params) == 0 || !bytes.Contains(params, []byte("_meta")) && !bytes.Contains(params, []byte(`\u`)) {
-		return nil, false
+		return nil
 	}
 	r := decoder(params)
 	defer r.done()
 	d := &r.d
 	if !enterObject(d) {
-		return nil, false
+		return nil
 	}
 	for d.PeekKind() == '"' {
 		name, err := d.ReadValue()
 		if err != nil {
-			return nil, false
+			return nil
 		}
 		if !nameIs(name, "_meta") {
 			if d.SkipValue() != nil {
-				return nil, false
+				return nil
 			}
 			continue
 		}
 		if !enterObject(d) {
-			return nil, false
+			return nil
 		}
 		var c traceCarrier
 		for d.PeekKind() == '"' {
 			key, err := d.ReadValue()
 			if err != nil {
-				return nil, false
+				return nil
 			}
 			var dst *string
 			switch {
 			case nameIs(key, "traceparent"):
-				dst = &c.traceparent
+				dst = &c.TraceParent
 			case nameIs(key, "tracestate"):
-				dst = &c.tracestate
+				dst = &c.TraceState
 			case nameIs(key, "baggage"):
-				dst = &c.baggage
+				dst = &c.Baggage
 			}
 			if dst == nil || d.PeekKind() != '"' {
 				if d.SkipValue() != nil {
-					return nil, false
+					return nil
 				}
 				continue
 			}
 			v, err := d.ReadValue()
 			if err != nil {
-				return nil, false
+				return nil
 			}
 			u, err := jsontext.AppendUnquote(nil, v)
 			if err != nil {
-				return nil, false
+				return nil
 			}
 			*dst = string(u)
 		}
-		return &c, c != traceCarrier{}
+		if c == (traceCarrier{}) {
+			return nil
+		}
+		return &c
 	}
-	return nil, false
+	return nil
 }
 
 // resultIsError reports whether a tools/call result has isError true.

@@ -78,13 +78,22 @@ func (u *unit) named(t *testing.T, name string) sdktrace.ReadOnlySpan {
 	return nil
 }
 
+// toolCall is the Request of a tools/call of name, its _meta (JSON, or
+// "" for none) in its params and its trace context in Trace, as the
+// engine gives them.
 func toolCall(name, meta string) *app.Request {
 	params := fmt.Sprintf(`{"name":%q,"arguments":{}}`, name)
+	var tc app.TraceContext
 	if meta != "" {
 		params = fmt.Sprintf(`{"name":%q,"arguments":{"_meta":"not this one"},"_meta":%s}`, name, meta)
+		var m struct{ Traceparent, Tracestate, Baggage string }
+		if err := json.Unmarshal([]byte(meta), &m); err != nil {
+			panic(err)
+		}
+		tc = app.TraceContext{TraceParent: m.Traceparent, TraceState: m.Tracestate, Baggage: m.Baggage}
 	}
 	return &app.Request{Method: "tools/call", ID: json.RawMessage(`"req-7"`), Params: json.RawMessage(params), Name: name,
-		Revision: "2025-11-25", Era: domain.EraHandshake}
+		Revision: "2025-11-25", Era: domain.EraHandshake, Trace: tc}
 }
 
 // With a _meta trace context and a current span (as an HTTP server span
@@ -234,28 +243,46 @@ func TestToolErrorDetection(t *testing.T) {
 	}
 }
 
-// A _meta trace context is found however its names are escaped and
-// wherever _meta stands; a _meta nested in the arguments is not the
-// request's.
+// A request's trace context is its Trace, not its params: the engine has
+// read _meta (however its names are escaped, wherever it stands; see
+// TestMetaThroughEngine). A notification's, which the engine does not
+// read, is read from its params, however its names are escaped; a _meta
+// nested deeper is not its own.
 func TestMetaParsing(t *testing.T) {
 	u := newUnit(t, mcpotel.Options{})
 	tp, tid, parent := traceparent(t)
+	req := &app.Request{Method: "tools/call", ID: json.RawMessage(`1`), Name: "echo",
+		Params: json.RawMessage(fmt.Sprintf(`{"_meta":{"traceparent":%q},"name":"echo"}`, tp))}
+	if _, err := u.serve(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := u.last(t); s.SpanContext().TraceID() == tid {
+		t.Error("a request's params were read for its trace context; its Trace is the engine's reading")
+	}
+	req.Trace.TraceParent = tp
+	if _, err := u.serve(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := u.last(t); s.SpanContext().TraceID() != tid || s.Parent().SpanID() != parent {
+		t.Errorf("Trace: trace %v parent %v, want %v %v", s.SpanContext().TraceID(), s.Parent().SpanID(), tid, parent)
+	}
+
 	for _, params := range []string{
-		fmt.Sprintf(`{"_meta":{"traceparent":%q},"name":"echo"}`, tp),
-		fmt.Sprintf(`{"name":"echo","arguments":{"a":[1,{"b":"_meta"}]},"\u005fmeta":{"progressToken":1,"trace\u0070arent":%q}}`, tp),
+		fmt.Sprintf(`{"_meta":{"traceparent":%q},"requestId":1}`, tp),
+		fmt.Sprintf(`{"requestId":1,"reason":{"a":[1,{"b":"_meta"}]},"\u005fmeta":{"progressToken":1,"trace\u0070arent":%q}}`, tp),
 	} {
-		req := &app.Request{Method: "tools/call", ID: json.RawMessage(`1`), Params: json.RawMessage(params), Name: "echo"}
-		if _, err := u.serve(context.Background(), req, nil); err != nil {
+		n := &app.Request{Method: "notifications/cancelled", Params: json.RawMessage(params)}
+		if _, err := u.serve(context.Background(), n, nil); err != nil {
 			t.Fatal(err)
 		}
 		if s := u.last(t); s.SpanContext().TraceID() != tid || s.Parent().SpanID() != parent {
 			t.Errorf("%s: trace %v parent %v, want %v %v", params, s.SpanContext().TraceID(), s.Parent().SpanID(), tid, parent)
 		}
 	}
-	nested := fmt.Sprintf(`{"name":"echo","arguments":{"_meta":{"traceparent":%q}}}`, tp)
-	_, _ = u.serve(context.Background(), &app.Request{Method: "tools/call", ID: json.RawMessage(`2`), Params: json.RawMessage(nested), Name: "echo"}, nil)
+	nested := fmt.Sprintf(`{"requestId":1,"reason":{"_meta":{"traceparent":%q}}}`, tp)
+	_, _ = u.serve(context.Background(), &app.Request{Method: "notifications/cancelled", Params: json.RawMessage(nested)}, nil)
 	if s := u.last(t); s.SpanContext().TraceID() == tid {
-		t.Error("a _meta inside the arguments was taken for the request's")
+		t.Error("a _meta inside a member was taken for the notification's")
 	}
 }
 
@@ -277,7 +304,8 @@ func TestPropagatorOption(t *testing.T) {
 // The middleware's cost per tools/call with a _meta traceparent, around
 // a handler that does nothing: with the SDK's providers (every span
 // sampled, kept by a recorder that is reset), and with no-op providers
-// (the middleware's own work: parsing _meta, the attributes).
+// (the middleware's own work: extracting the trace context, the
+// attributes).
 func BenchmarkMiddleware(b *testing.B) {
 	spans := tracetest.NewSpanRecorder()
 	for _, p := range []struct {
