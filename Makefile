@@ -19,6 +19,7 @@ SCHEMA_SUITE_MODULE = cuelang.org/go@v0.17.1
 deps:
 	cd test/e2e && npm ci --no-audit --no-fund --loglevel=error
 	cd test/conformance && npm ci --no-audit --no-fund --loglevel=error
+	cd adapters/oauth/testdata/as && npm ci --no-audit --no-fund --loglevel=error
 	$(GO) mod download $(SCHEMA_SUITE_MODULE)
 
 lint:

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,12 +31,15 @@ func PrincipalFrom(ctx context.Context) *ports.Principal { return ports.Principa
 type AuthOptions struct {
 	// ResourceMetadataURL is the URL of the server's OAuth 2.0 Protected
 	// Resource Metadata (RFC 9728); when set it is sent in the
-	// WWW-Authenticate header of 401 and 403 answers, as MCP's
-	// authorization spec asks, so that clients can find the authorization
-	// server.
+	// WWW-Authenticate header of every 400, 401 and 403 answer
+	// (resource_metadata="…"), as MCP's authorization spec asks, so that
+	// clients can find the authorization server. mcpoauth.Mount serves the
+	// document and returns this URL.
 	ResourceMetadataURL string
 	// RequiredScopes must all be granted to the token (Principal.Scopes);
-	// a token that lacks one is refused with 403 insufficient_scope.
+	// a token that lacks one is refused with 403 insufficient_scope. They
+	// are named in the scope parameter of the 401 and 403 challenges, so
+	// that a client asks the authorization server for them.
 	RequiredScopes []string
 	// Logger receives authenticator failures that are not a bad token (an
 	// unreachable introspection endpoint, say); default: slog on standard
@@ -46,27 +50,37 @@ type AuthOptions struct {
 // RequireBearer returns a middleware that lets through only requests with
 // a valid "Authorization: Bearer <token>" (RFC 6750): the authenticator
 // judges the token, and the principal it returns is put in the request's
-// context ([WithPrincipal]) for the tool handlers. A missing or malformed
-// header is a 401 whose WWW-Authenticate names no error; a token the
-// authenticator rejects (ports.ErrUnauthenticated) a 401 with
-// error="invalid_token"; missing scopes a 403 with
-// error="insufficient_scope"; any other authenticator error a 503 (the
-// client's token is not at fault). Error details never reach the client.
+// context ([WithPrincipal]) for the tool handlers. A token in the URL's
+// query string (access_token, which the MCP authorization spec forbids
+// clients to send) is a 400 with error="invalid_request", even beside a
+// header; a missing or malformed header is a 401 whose WWW-Authenticate
+// names no error; a token the authenticator rejects
+// (ports.ErrUnauthenticated) a 401 with error="invalid_token"; missing
+// scopes a 403 with error="insufficient_scope" ([InsufficientScope]); any
+// other authenticator error a 503 (the client's token is not at fault).
+// Every challenge carries resource_metadata (when
+// AuthOptions.ResourceMetadataURL is set) and, on a 401 or 403, the
+// RequiredScopes as scope. Error details never reach the client.
 func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slogport.Default()
 	}
+	scope := strings.Join(slices.DeleteFunc(slices.Clone(opts.RequiredScopes), badScope), " ")
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if tokenInQuery(r) {
+				challenge(w, http.StatusBadRequest, opts, "invalid_request", "")
+				return
+			}
 			token, ok := bearerToken(r.Header.Values("Authorization"))
 			if !ok {
-				challenge(w, http.StatusUnauthorized, opts, "", "")
+				challenge(w, http.StatusUnauthorized, opts, "", scope)
 				return
 			}
 			p, err := a.Authenticate(r.Context(), token)
 			if err != nil {
 				if errors.Is(err, ports.ErrUnauthenticated) {
-					challenge(w, http.StatusUnauthorized, opts, "invalid_token", "")
+					challenge(w, http.StatusUnauthorized, opts, "invalid_token", scope)
 					return
 				}
 				if opts.Logger.Enabled(r.Context(), ports.LevelError) {
@@ -75,16 +89,65 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 				writeAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable")
 				return
 			}
-			for _, s := range opts.RequiredScopes {
-				if !slices.Contains(p.Scopes, s) {
-					challenge(w, http.StatusForbidden, opts, "insufficient_scope", strings.Join(opts.RequiredScopes, " "))
-					return
-				}
+			if len(MissingScopes(p, opts.RequiredScopes...)) > 0 {
+				InsufficientScope(w, opts, opts.RequiredScopes...)
+				return
 			}
 			ctx := withResourceMetadata(WithPrincipal(r.Context(), p), opts.ResourceMetadataURL)
 			next.ServeHTTP(w, r.WithContext(ports.WithAccessToken(ctx, token)))
 		})
 	}
+}
+
+// tokenInQuery reports whether the request's URL carries an access_token
+// query parameter (RFC 6750 section 2.3).
+func tokenInQuery(r *http.Request) bool {
+	if r.URL.RawQuery == "" {
+		return false
+	}
+	q, _ := url.ParseQuery(r.URL.RawQuery) // the pairs that parse; "access%5Ftoken" too
+	return q.Has("access_token")
+}
+
+// MissingScopes returns the scopes of required that p was not granted, in
+// the order of required; nil when it has them all.
+func MissingScopes(p ports.Principal, required ...string) []string {
+	var missing []string
+	for _, s := range required {
+		if !slices.Contains(p.Scopes, s) {
+			missing = append(missing, s)
+		}
+	}
+	return missing
+}
+
+// InsufficientScope answers a request whose token lacks scopes with 403
+// Forbidden and the step-up challenge of the MCP authorization spec:
+// WWW-Authenticate: Bearer error="insufficient_scope", scope="<scopes>"
+// and resource_metadata (opts.ResourceMetadataURL, when set), with the body
+// {"error":"insufficient_scope"}. scopes should be every scope the request
+// needs, those the token has as well as the missing ones (the spec's
+// recommended approach: a client that asks the authorization server for
+// exactly these keeps what it had). Scopes that are not RFC 6749 scope
+// tokens (printable ASCII without space, '"' or '\') are left out of the
+// challenge. [RequireBearer] answers this way for AuthOptions.RequiredScopes;
+// a handler that checks scopes per tool, prompt or resource calls it with
+// that item's scopes.
+func InsufficientScope(w http.ResponseWriter, opts AuthOptions, scopes ...string) {
+	challenge(w, http.StatusForbidden, opts, "insufficient_scope", strings.Join(slices.DeleteFunc(slices.Clone(scopes), badScope), " "))
+}
+
+// badScope reports whether s is not a scope token (RFC 6749 section 3.3).
+func badScope(s string) bool {
+	if s == "" {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return true
+		}
+	}
+	return false
 }
 
 // bearerToken extracts the token of a single Bearer credential.
@@ -133,8 +196,9 @@ func writeAuthError(w http.ResponseWriter, status int, code string) {
 
 // StaticTokens is a [ports.Authenticator] with a fixed set of tokens, each
 // naming its principal: for tests, examples and single-user local servers.
-// Real deployments validate tokens issued by an authorization server (JWT
-// validation or introspection) in an Authenticator of their own.
+// Real deployments validate tokens issued by an authorization server:
+// mcpoauth.NewJWTVerifier (JWT access tokens) or mcpoauth.NewIntrospector
+// (opaque tokens, RFC 7662), package github.com/hexmcp/hexmcp/adapters/oauth.
 type StaticTokens map[string]ports.Principal
 
 // Authenticate returns the token's principal, or an error wrapping

@@ -35,7 +35,7 @@ func TestRequireBearer(t *testing.T) {
 
 	resp := post("")
 	expect(t, resp, http.StatusUnauthorized)
-	if got := resp.Header.Get("WWW-Authenticate"); got != "Bearer "+meta {
+	if got := resp.Header.Get("WWW-Authenticate"); got != `Bearer scope="mcp", `+meta {
 		t.Fatalf("challenge %q", got)
 	}
 	for _, bad := range []string{"Bearer nope", "Basic YWxpY2U6eA==", "Bearer", "Bearer a b"} {
@@ -45,7 +45,7 @@ func TestRequireBearer(t *testing.T) {
 			t.Fatalf("%q: challenge %q", bad, got)
 		}
 	}
-	if got := post("Bearer nope").Header.Get("WWW-Authenticate"); got != `Bearer error="invalid_token", `+meta {
+	if got := post("Bearer nope").Header.Get("WWW-Authenticate"); got != `Bearer error="invalid_token", scope="mcp", `+meta {
 		t.Fatalf("challenge %q", got)
 	}
 	resp = post("Bearer bob-token")
@@ -56,6 +56,21 @@ func TestRequireBearer(t *testing.T) {
 	// The principal and the headers reach the tool; the token does not.
 	expect(t, post("Bearer alice-token"), http.StatusOK, `alice|t||true`)
 	expect(t, post("bearer alice-token"), http.StatusOK, `alice|t||true`)
+
+	// A token in the query string is refused, even a good one beside a
+	// good header (RFC 6750 section 3.1: invalid_request is a 400).
+	for _, q := range []string{"?access_token=alice-token", "?a=1&access_token=x", "?access%5Ftoken=alice-token"} {
+		resp = request(t, context.Background(), http.MethodPost, srv.URL+q, call, mergeHdr(h, hdr{"Authorization": "Bearer alice-token"}))
+		if body := expect(t, resp, http.StatusBadRequest); body != `{"error":"invalid_request"}` {
+			t.Fatalf("%s: body %s", q, body)
+		}
+		if got := resp.Header.Get("WWW-Authenticate"); got != `Bearer error="invalid_request", `+meta {
+			t.Fatalf("%s: challenge %q", q, got)
+		}
+	}
+	// Other query parameters are not a token.
+	resp = request(t, context.Background(), http.MethodPost, srv.URL+"?token=x&access_tokens=y", call, mergeHdr(h, hdr{"Authorization": "Bearer alice-token"}))
+	expect(t, resp, http.StatusOK, `alice|t||true`)
 
 	// A failing authenticator is not the client's fault, and its error
 	// stays on the server.
@@ -81,5 +96,35 @@ func TestStaticTokens(t *testing.T) {
 	ctx := mcphttp.WithPrincipal(context.Background(), ports.Principal{Subject: "x"})
 	if p := mcphttp.PrincipalFrom(ctx); p == nil || p.Subject != "x" {
 		t.Fatalf("%+v", p)
+	}
+}
+
+func TestInsufficientScope(t *testing.T) {
+	rec := httptest.NewRecorder()
+	mcphttp.InsufficientScope(rec, mcphttp.AuthOptions{ResourceMetadataURL: "https://mcp.example/.well-known/oauth-protected-resource/mcp"},
+		"files:read", "bad scope", "files:write", `q"uote`, "")
+	if rec.Code != http.StatusForbidden {
+		t.Fatalf("status %d", rec.Code)
+	}
+	want := `Bearer error="insufficient_scope", scope="files:read files:write", resource_metadata="https://mcp.example/.well-known/oauth-protected-resource/mcp"`
+	if got := rec.Header().Get("WWW-Authenticate"); got != want {
+		t.Fatalf("challenge %q", got)
+	}
+	if rec.Body.String() != `{"error":"insufficient_scope"}` {
+		t.Fatalf("body %s", rec.Body)
+	}
+	// Without metadata and scopes: the bare challenge.
+	rec = httptest.NewRecorder()
+	mcphttp.InsufficientScope(rec, mcphttp.AuthOptions{})
+	if got := rec.Header().Get("WWW-Authenticate"); got != `Bearer error="insufficient_scope"` {
+		t.Fatalf("challenge %q", got)
+	}
+
+	p := ports.Principal{Scopes: []string{"a", "c"}}
+	if got := mcphttp.MissingScopes(p, "a", "b", "c", "d"); len(got) != 2 || got[0] != "b" || got[1] != "d" {
+		t.Fatalf("missing %q", got)
+	}
+	if got := mcphttp.MissingScopes(p, "c", "a"); got != nil {
+		t.Fatalf("missing %q", got)
 	}
 }

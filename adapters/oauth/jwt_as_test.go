@@ -1,0 +1,392 @@
+package mcpoauth_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hexmcp/hexmcp"
+	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
+	mcpoauth "github.com/hexmcp/hexmcp/adapters/oauth"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// protected is an MCP server (hexmcp.New, its Streamable HTTP handler)
+// behind RequireBearer with a JWTVerifier of a real authorization server,
+// and its metadata mounted beside it.
+type protected struct {
+	as       *authServer
+	srv      *httptest.Server
+	url      string // the MCP endpoint: the resource
+	metaURL  string
+	verifier *mcpoauth.JWTVerifier
+	clock    *fakeClock
+	fetches  *countingClient
+}
+
+func newProtected(t *testing.T) *protected {
+	t.Helper()
+	as := startAS(t)
+	p := &protected{as: as, clock: &fakeClock{}, fetches: &countingClient{}}
+	mux := http.NewServeMux()
+	p.srv = httptest.NewServer(mux)
+	t.Cleanup(p.srv.Close)
+	p.url = p.srv.URL + "/mcp"
+	v, err := mcpoauth.NewJWTVerifier(context.Background(), mcpoauth.JWTOptions{
+		Issuer:     as.Issuer,
+		Audience:   p.url,
+		HTTPClient: p.fetches.client(),
+		Clock:      p.clock,
+		KeysMaxAge: 10 * time.Minute, // the tokens of the token endpoint live an hour
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.verifier = v
+	p.metaURL, err = mcpoauth.Mount(mux, mcpoauth.Metadata{
+		Resource:             p.url,
+		AuthorizationServers: []string{as.Issuer},
+		ScopesSupported:      []string{"mcp:tools", "mcp:admin"},
+		ResourceName:         "whoami",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := hexmcp.New(hexmcp.Options{
+		Info:  hexmcp.Implementation{Name: "whoami", Version: "1"},
+		Tools: []hexmcp.Tool{hexmcp.Func(whoami, hexmcp.WithName("whoami"))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux.Handle("/mcp", mcphttp.RequireBearer(v, mcphttp.AuthOptions{
+		ResourceMetadataURL: p.metaURL,
+		RequiredScopes:      []string{"mcp:tools"},
+		Logger:              ports.NopLogger{},
+	})(s.HTTPHandler(mcphttp.Options{})))
+	return p
+}
+
+// claims are valid claims for p's resource, changed by over (a nil value
+// removes a claim).
+func (p *protected) claims(over map[string]any) map[string]any {
+	now := time.Now().Unix()
+	c := map[string]any{"iss": p.as.Issuer, "aud": p.url, "sub": "alice", "client_id": "app",
+		"scope": "mcp:tools", "iat": now, "nbf": now - 10, "exp": now + 600}
+	for k, v := range over {
+		if v == nil {
+			delete(c, k)
+		} else {
+			c[k] = v
+		}
+	}
+	return c
+}
+
+// expectRefused checks that token gets 401 invalid_token through the
+// server, and that the verifier's reason contains reason.
+func (p *protected) expectRefused(t *testing.T, token, reason string) {
+	t.Helper()
+	resp, body := mcpCall(t, p.url, "Bearer "+token)
+	if resp.StatusCode != http.StatusUnauthorized || body != `{"error":"invalid_token"}` {
+		t.Fatalf("status %d, body %s", resp.StatusCode, body)
+	}
+	want := `Bearer error="invalid_token", scope="mcp:tools", resource_metadata="` + p.metaURL + `"`
+	if got := resp.Header.Get("WWW-Authenticate"); got != want {
+		t.Fatalf("challenge %q, want %q", got, want)
+	}
+	_, err := p.verifier.Authenticate(context.Background(), token)
+	if !errors.Is(err, ports.ErrUnauthenticated) || errors.Is(err, mcpoauth.ErrUnavailable) || !strings.Contains(err.Error(), reason) {
+		t.Fatalf("error %v, want one about %q", err, reason)
+	}
+}
+
+func (p *protected) expectOK(t *testing.T, token, want string) {
+	t.Helper()
+	resp, body := mcpCall(t, p.url, "Bearer "+token)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, want) {
+		t.Fatalf("status %d, body %s, want %s", resp.StatusCode, body, want)
+	}
+}
+
+func TestJWTAgainstAuthorizationServer(t *testing.T) {
+	p := newProtected(t)
+
+	// A token from the token endpoint, for this resource, with the scope.
+	good := p.as.clientCredentials(t, "app", "mcp:tools mcp:admin", p.url)
+	p.expectOK(t, good, `app|mcp:tools,mcp:admin|app`)
+
+	// No token: 401 naming the metadata and the scope, no error code.
+	resp, body := mcpCall(t, p.url, "")
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("status %d %s", resp.StatusCode, body)
+	}
+	if got, want := resp.Header.Get("WWW-Authenticate"), `Bearer scope="mcp:tools", resource_metadata="`+p.metaURL+`"`; got != want {
+		t.Fatalf("challenge %q, want %q", got, want)
+	}
+	if want := p.srv.URL + "/.well-known/oauth-protected-resource/mcp"; p.metaURL != want {
+		t.Fatalf("resource_metadata %q, want %q", p.metaURL, want)
+	}
+
+	// A token in the query string: 400 invalid_request, even a good one.
+	resp, body = mcpCall(t, p.url+"?access_token="+good, "Bearer "+good)
+	if resp.StatusCode != http.StatusBadRequest || body != `{"error":"invalid_request"}` {
+		t.Fatalf("status %d %s", resp.StatusCode, body)
+	}
+
+	// Tokens the authorization server signed with its own key, but wrong.
+	past := time.Now().Add(-time.Hour).Unix()
+	p.expectRefused(t, p.as.sign(t, signReq{Claims: p.claims(map[string]any{"exp": past, "iat": past - 60, "nbf": past - 60})}), "expired")
+	p.expectRefused(t, p.as.sign(t, signReq{Claims: p.claims(nil), Remove: []string{"exp"}}), "no expiry")
+	p.expectRefused(t, p.as.sign(t, signReq{Claims: p.claims(map[string]any{"iss": "http://127.0.0.1:1"})}), "issuer")
+	p.expectRefused(t, p.as.sign(t, signReq{Claims: p.claims(map[string]any{"aud": "http://127.0.0.1:1/mcp"})}), "not for this resource")
+	p.expectRefused(t, p.as.sign(t, signReq{Claims: p.claims(map[string]any{"aud": []string{"https://other.example", "urn:x"}})}), "not for this resource")
+	p.expectRefused(t, p.as.sign(t, signReq{Claims: p.claims(nil), Remove: []string{"aud"}}), "not for this resource")
+	p.expectRefused(t, p.as.sign(t, signReq{Claims: p.claims(map[string]any{"nbf": time.Now().Add(time.Hour).Unix()})}), "not valid before")
+	p.expectRefused(t, p.as.sign(t, signReq{Claims: p.claims(nil), Remove: []string{"sub"}}), "no subject")
+	// ...and right: aud as an array naming this resource (in upper case),
+	// scp as an array.
+	p.expectOK(t, p.as.sign(t, signReq{Claims: p.claims(map[string]any{
+		"aud":   []string{"https://other.example", "HTTP://" + strings.TrimPrefix(p.url, "http://")},
+		"scope": nil, "scp": []string{"mcp:tools", "x"},
+	})}), `alice|mcp:tools,x|app`)
+
+	// Missing scope: 403 naming it (step-up).
+	resp, body = mcpCall(t, p.url, "Bearer "+p.as.clientCredentials(t, "app", "other", p.url))
+	if resp.StatusCode != http.StatusForbidden || body != `{"error":"insufficient_scope"}` {
+		t.Fatalf("status %d %s", resp.StatusCode, body)
+	}
+	if got, want := resp.Header.Get("WWW-Authenticate"), `Bearer error="insufficient_scope", scope="mcp:tools", resource_metadata="`+p.metaURL+`"`; got != want {
+		t.Fatalf("challenge %q, want %q", got, want)
+	}
+
+	// Tampered: the payload changed under the authorization server's
+	// signature.
+	parts := strings.Split(good, ".")
+	payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	evil := strings.Replace(string(payload), `"sub":"app"`, `"sub":"admin"`, 1)
+	if evil == string(payload) {
+		t.Fatalf("payload %s", payload)
+	}
+	p.expectRefused(t, parts[0]+"."+base64.RawURLEncoding.EncodeToString([]byte(evil))+"."+parts[2], "signature")
+	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+	sig[len(sig)/2] ^= 1
+	p.expectRefused(t, parts[0]+"."+parts[1]+"."+base64.RawURLEncoding.EncodeToString(sig), "signature")
+
+	// alg none, with and without the server's kid.
+	var hdr struct{ Kid string }
+	hb, _ := base64.RawURLEncoding.DecodeString(parts[0])
+	if err := json.Unmarshal(hb, &hdr); err != nil || hdr.Kid == "" {
+		t.Fatalf("header %s: %v", hb, err)
+	}
+	claims, _ := json.Marshal(p.claims(nil))
+	p.expectRefused(t, rawJWS(`{"alg":"none","typ":"JWT"}`, string(claims), nil), `algorithm "none"`)
+	p.expectRefused(t, rawJWS(`{"alg":"none","kid":"`+hdr.Kid+`"}`, string(claims), nil), `algorithm "none"`)
+	p.expectRefused(t, strings.TrimSuffix(rawJWS(`{"alg":"none"}`, string(claims), nil), "."), "compact")
+
+	// HS256 with the authorization server's public key as the secret, in
+	// every form an attacker could guess the verifier uses.
+	for _, secret := range p.publicKeyForms(t, hdr.Kid) {
+		head := `{"alg":"HS256","typ":"JWT","kid":"` + hdr.Kid + `"}`
+		signing := base64.RawURLEncoding.EncodeToString([]byte(head)) + "." + base64.RawURLEncoding.EncodeToString(claims)
+		mac := hmac.New(sha256.New, secret)
+		mac.Write([]byte(signing))
+		p.expectRefused(t, signing+"."+base64.RawURLEncoding.EncodeToString(mac.Sum(nil)), `algorithm "HS256"`)
+	}
+
+	// Unknown key: a token signed by a key the server never published,
+	// under a made-up kid and under the server's own kid.
+	stranger := newRSA(t, "stranger", 2048)
+	p.clock.advance(time.Minute) // past the refetch interval
+	before := p.fetches.count("/jwks")
+	p.expectRefused(t, stranger.sign(t, p.claims(nil), nil), "not in the authorization server's key set")
+	if got := p.fetches.count("/jwks") - before; got != 1 {
+		t.Fatalf("an unknown kid fetched the key set %d times, want 1", got)
+	}
+	// Rate-limited: more unknown kids within the interval fetch nothing.
+	for i := range 5 {
+		s := stranger
+		s.kid = "stranger-" + string(rune('a'+i))
+		p.expectRefused(t, s.sign(t, p.claims(nil), nil), "not in the authorization server's key set")
+	}
+	if got := p.fetches.count("/jwks") - before; got != 1 {
+		t.Fatalf("unknown kids fetched the key set %d times within the interval, want 1", got)
+	}
+	impostor := stranger
+	impostor.kid = hdr.Kid
+	p.expectRefused(t, impostor.sign(t, p.claims(nil), nil), "signature")
+}
+
+// publicKeyForms returns the authorization server's public key kid as the
+// bytes a confused verifier might use as an HMAC secret: its JWK, its
+// PKIX DER and PEM, its modulus.
+func (p *protected) publicKeyForms(t *testing.T, kid string) [][]byte {
+	t.Helper()
+	resp, err := http.Get(p.as.Issuer + "/jwks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var set struct{ Keys []map[string]any }
+	if err := json.Unmarshal(raw, &set); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range set.Keys {
+		if k["kid"] != kid {
+			continue
+		}
+		jb, _ := json.Marshal(k)
+		s := signerFromJWK(t, jb)
+		der, err := x509.MarshalPKIXPublicKey(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := base64.RawURLEncoding.DecodeString(k["n"].(string))
+		return [][]byte{jb, der, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), n, []byte(k["n"].(string))}
+	}
+	t.Fatalf("no key %q in %s", kid, raw)
+	return nil
+}
+
+func TestJWTKeyRotation(t *testing.T) {
+	p := newProtected(t)
+	old := p.as.clientCredentials(t, "app", "mcp:tools", p.url)
+	p.expectOK(t, old, `app|mcp:tools|app`)
+
+	// The server rotates, keeping the old key published: a token of the
+	// new key verifies after one refetch, the old one still verifies.
+	p.clock.advance(time.Minute)
+	newKid, oldKid := p.as.rotate(t, false)
+	fresh := p.as.clientCredentials(t, "app", "mcp:tools", p.url)
+	if kidOf(t, fresh) != newKid || kidOf(t, old) != oldKid {
+		t.Fatalf("kids %q %q, want %q %q", kidOf(t, fresh), kidOf(t, old), newKid, oldKid)
+	}
+	before := p.fetches.count("/jwks")
+	p.expectOK(t, fresh, `app|mcp:tools|app`)
+	p.expectOK(t, old, `app|mcp:tools|app`)
+	if got := p.fetches.count("/jwks") - before; got != 1 {
+		t.Fatalf("%d fetches for the new key, want 1", got)
+	}
+
+	// Rotated again, the previous key retired: once the set is fetched
+	// again (the next new kid), tokens of a retired key are refused.
+	p.clock.advance(time.Minute)
+	newest, retired := p.as.rotate(t, true)
+	if retired != newKid {
+		t.Fatalf("retired %q, want %q", retired, newKid)
+	}
+	p.expectOK(t, fresh, `app|mcp:tools|app`) // nothing fetched yet: still known
+	p.expectOK(t, p.as.clientCredentials(t, "app", "mcp:tools", p.url), `app|mcp:tools|app`)
+	p.expectRefused(t, fresh, "not in the authorization server's key set")
+	p.expectOK(t, old, `app|mcp:tools|app`) // the first key is still published
+	_ = newest
+
+	// An ES256 key added to the set verifies the tokens it signs.
+	p.clock.advance(time.Minute)
+	ec := p.as.addKey(t, "ES256")
+	p.expectOK(t, p.as.sign(t, signReq{Kid: ec, Claims: p.claims(nil)}), `alice|mcp:tools|app`)
+
+	// The set ages out: after KeysMaxAge the next token fetches it again.
+	before = p.fetches.count("/jwks")
+	p.clock.advance(11 * time.Minute)
+	p.expectOK(t, old, `app|mcp:tools|app`)
+	if got := p.fetches.count("/jwks") - before; got != 1 {
+		t.Fatalf("%d fetches of an aged set, want 1", got)
+	}
+}
+
+func TestJWTAuthorizationServerDown(t *testing.T) {
+	p := newProtected(t)
+	good := p.as.clientCredentials(t, "app", "mcp:tools", p.url)
+	p.expectOK(t, good, `app|mcp:tools|app`)
+	p.as.stop(t)
+
+	// Known keys still verify (the set is not old).
+	p.expectOK(t, good, `app|mcp:tools|app`)
+	// An unknown kid cannot be judged: 503, never a 200, not a 401.
+	p.clock.advance(time.Minute)
+	token := newRSA(t, "rotated-while-down", 2048).sign(t, p.claims(nil), nil)
+	resp, body := mcpCall(t, p.url, "Bearer "+token)
+	if resp.StatusCode != http.StatusServiceUnavailable || body != `{"error":"temporarily_unavailable"}` {
+		t.Fatalf("status %d %s", resp.StatusCode, body)
+	}
+	_, err := p.verifier.Authenticate(context.Background(), token)
+	if !errors.Is(err, mcpoauth.ErrUnavailable) || errors.Is(err, ports.ErrUnauthenticated) {
+		t.Fatalf("error %v", err)
+	}
+	// Within the refetch interval the last failure stands: still 503.
+	if _, err := p.verifier.Authenticate(context.Background(), token); !errors.Is(err, mcpoauth.ErrUnavailable) {
+		t.Fatalf("error %v", err)
+	}
+	// An aged set whose refetch fails keeps its keys.
+	p.clock.advance(11 * time.Minute)
+	p.expectOK(t, good, `app|mcp:tools|app`)
+
+	// A verifier cannot be made without the server.
+	_, err = mcpoauth.NewJWTVerifier(context.Background(), mcpoauth.JWTOptions{Issuer: p.as.Issuer, Audience: p.url})
+	if !errors.Is(err, mcpoauth.ErrUnavailable) {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestMetadataServed(t *testing.T) {
+	p := newProtected(t)
+	for _, path := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"} {
+		resp, err := http.Get(p.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("%s: %d %q %s", path, resp.StatusCode, resp.Header.Get("Content-Type"), raw)
+		}
+		if resp.Header.Get("Access-Control-Allow-Origin") != "*" || resp.Header.Get("Cache-Control") != "public, max-age=3600" {
+			t.Fatalf("%s: headers %v", path, resp.Header)
+		}
+		checkMetadataDocument(t, raw, map[string]any{
+			"resource":                 p.url,
+			"authorization_servers":    []any{p.as.Issuer},
+			"scopes_supported":         []any{"mcp:tools", "mcp:admin"},
+			"bearer_methods_supported": []any{"header"},
+			"resource_name":            "whoami",
+		})
+	}
+	// The authorization server it names is one a client can discover: its
+	// metadata names the same issuer.
+	resp, err := http.Get(p.as.Issuer + "/.well-known/openid-configuration")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var md struct{ Issuer string }
+	if err := json.NewDecoder(resp.Body).Decode(&md); err != nil || md.Issuer != p.as.Issuer {
+		t.Fatalf("issuer %q: %v", md.Issuer, err)
+	}
+}
+
+// kidOf returns the kid of a JWS's header.
+func kidOf(t *testing.T, token string) string {
+	t.Helper()
+	hb, err := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h struct{ Kid string }
+	if err := json.Unmarshal(hb, &h); err != nil {
+		t.Fatal(err)
+	}
+	return h.Kid
+}
