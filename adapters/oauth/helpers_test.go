@@ -71,7 +71,9 @@ func (c *countingClient) count(suffix string) int {
 	return n
 }
 
-func (c *countingClient) client() *http.Client { return &http.Client{Transport: c, Timeout: 10 * time.Second} }
+func (c *countingClient) client() *http.Client {
+	return &http.Client{Transport: c, Timeout: 10 * time.Second}
+}
 
 // whoami answers with the principal the tool sees.
 func whoami(ctx context.Context, _ struct{}) (string, error) {
@@ -219,4 +221,32 @@ func (j *jwksServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = json.NewEncoder(w).Encode(map[string]any{"keys": j.keys})
+}
+
+// signRaw signs a payload given as text with s.
+func (s signer) signRaw(t *testing.T, payload string) string {
+	t.Helper()
+	hdr := jws.NewHeaders()
+	_ = hdr.Set("kid", s.kid)
+	b, err := jws.Sign([]byte(payload), jws.WithKey(s.alg, s.key, jws.WithProtectedHeaders(hdr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// signHMAC signs claims with an HMAC secret under s's kid and alg.
+func (s signer) signHMAC(t *testing.T, secret []byte, claims map[string]any) string {
+	t.Helper()
+	payload, err := json.Marshal(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr := jws.NewHeaders()
+	_ = hdr.Set("kid", s.kid)
+	b, err := jws.Sign(payload, jws.WithKey(s.alg, secret, jws.WithProtectedHeaders(hdr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

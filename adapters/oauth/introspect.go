@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -299,9 +298,7 @@ func (c *answerCache) get(key [sha256.Size]byte, now time.Time) (ports.Principal
 		return ports.Principal{}, nil, false
 	}
 	c.lru.MoveToFront(e)
-	p := a.p // a copy the caller may change
-	p.Scopes, p.Claims = slices.Clone(p.Scopes), maps.Clone(p.Claims)
-	return p, a.err, true
+	return copyPrincipal(a.p), a.err, true
 }
 
 func (c *answerCache) put(key [sha256.Size]byte, p ports.Principal, err error, until time.Time) {
@@ -311,12 +308,47 @@ func (c *answerCache) put(key [sha256.Size]byte, p ports.Principal, err error, u
 		c.lru.Remove(e)
 		delete(c.entries, key)
 	}
+	p = copyPrincipal(p) // the caller's copy is its own
 	for c.lru.Len() >= c.max {
 		oldest := c.lru.Back()
 		c.lru.Remove(oldest)
 		delete(c.entries, oldest.Value.(*answer).key)
 	}
 	c.entries[key] = c.lru.PushFront(&answer{key: key, p: p, err: err, until: until})
+}
+
+// copyPrincipal returns a deep copy of p, so that a caller that changes
+// the principal it got does not change the cache.
+func copyPrincipal(p ports.Principal) ports.Principal {
+	p.Scopes = slices.Clone(p.Scopes)
+	if p.Claims != nil {
+		c := make(map[string]any, len(p.Claims))
+		for k, v := range p.Claims {
+			c[k] = copyJSON(v)
+		}
+		p.Claims = c
+	}
+	return p
+}
+
+// copyJSON deep-copies a value decoded from JSON.
+func copyJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		c := make(map[string]any, len(v))
+		for k, e := range v {
+			c[k] = copyJSON(e)
+		}
+		return c
+	case []any:
+		c := make([]any, len(v))
+		for i, e := range v {
+			c[i] = copyJSON(e)
+		}
+		return c
+	default:
+		return v
+	}
 }
 
 // Len returns the number of answers cached (for tests and metrics).
