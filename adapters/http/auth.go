@@ -130,9 +130,10 @@ func MissingScopes(p ports.Principal, required ...string) []string {
 // recommended approach: a client that asks the authorization server for
 // exactly these keeps what it had). Scopes that are not RFC 6749 scope
 // tokens (printable ASCII without space, '"' or '\') are left out of the
-// challenge. [RequireBearer] answers this way for AuthOptions.RequiredScopes;
-// a handler that checks scopes per tool, prompt or resource calls it with
-// that item's scopes.
+// challenge. [RequireBearer] answers this way for AuthOptions.RequiredScopes,
+// and the [Handler] the same way for a call refused by a tool's or prompt's
+// scopes (app.WithScopes); an http.Handler of your own that checks scopes
+// calls it.
 func InsufficientScope(w http.ResponseWriter, opts AuthOptions, scopes ...string) {
 	challenge(w, http.StatusForbidden, opts, "insufficient_scope", strings.Join(slices.DeleteFunc(slices.Clone(scopes), badScope), " "))
 }

@@ -88,7 +88,13 @@ func whoami(ctx context.Context, _ struct{}) (string, error) {
 // Authorization header auth ("" for none).
 func mcpCall(t *testing.T, url, auth string) (*http.Response, string) {
 	t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{},` +
+	return mcpCallTool(t, url, "whoami", auth)
+}
+
+// mcpCallTool posts a stateless tools/call of tool.
+func mcpCallTool(t *testing.T, url, tool, auth string) (*http.Response, string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
@@ -98,7 +104,7 @@ func mcpCall(t *testing.T, url, auth string) (*http.Response, string) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", "whoami")
+	req.Header.Set("Mcp-Name", tool)
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}

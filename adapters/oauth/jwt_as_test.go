@@ -19,6 +19,7 @@ import (
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpoauth "github.com/hexmcp/hexmcp/adapters/oauth"
+	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -65,7 +66,10 @@ func newProtected(t *testing.T) *protected {
 	}
 	s, err := hexmcp.New(hexmcp.Options{
 		Info:  hexmcp.Implementation{Name: "whoami", Version: "1"},
-		Tools: []hexmcp.Tool{hexmcp.Func(whoami, hexmcp.WithName("whoami"))},
+		Tools: []hexmcp.Tool{
+			hexmcp.Func(whoami, hexmcp.WithName("whoami")),
+			hexmcp.Func(whoami, hexmcp.WithName("admin"), app.WithScopes("mcp:tools", "mcp:admin")),
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -169,6 +173,19 @@ func TestJWTAgainstAuthorizationServer(t *testing.T) {
 	}
 	if got, want := resp.Header.Get("WWW-Authenticate"), `Bearer error="insufficient_scope", scope="mcp:tools", resource_metadata="`+p.metaURL+`"`; got != want {
 		t.Fatalf("challenge %q, want %q", got, want)
+	}
+
+	// A tool that needs a scope the token lacks: the engine's 403 names
+	// the tool's scopes and the metadata; with the scope it answers.
+	resp, body = mcpCallTool(t, p.url, "admin", "Bearer "+p.as.clientCredentials(t, "app", "mcp:tools", p.url))
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("status %d %s", resp.StatusCode, body)
+	}
+	if got, want := resp.Header.Get("WWW-Authenticate"), `Bearer error="insufficient_scope", scope="mcp:tools mcp:admin", resource_metadata="`+p.metaURL+`"`; got != want {
+		t.Fatalf("challenge %q, want %q", got, want)
+	}
+	if resp, body := mcpCallTool(t, p.url, "admin", "Bearer "+good); resp.StatusCode != http.StatusOK || !strings.Contains(body, "app|mcp:tools,mcp:admin|app") {
+		t.Fatalf("status %d %s", resp.StatusCode, body)
 	}
 
 	// Tampered: the payload changed under the authorization server's
