@@ -30,6 +30,13 @@ type HTTPConfig struct {
 	// Middleware, when set, wraps the MCP handler (at /mcp only), e.g.
 	// mcphttp.RequireBearer(auth, mcphttp.AuthOptions{...}).
 	Middleware func(http.Handler) http.Handler
+	// ServerMiddleware, when set, wraps the server's whole handler (every
+	// path: /mcp, after Middleware, and /ws alike), for what stands in
+	// front of both endpoints or beside them: mcphttp.RequireBearer for
+	// /mcp and /ws (a WebSocket connection carries the principal of its
+	// upgrade request) with the OAuth metadata of mcpoauth.Mount served
+	// unauthenticated, say.
+	ServerMiddleware func(http.Handler) http.Handler
 }
 
 // Listen sets the address [HTTPServer] listens on.
@@ -108,7 +115,11 @@ func NewHTTPServer(p HTTPServerParams) *mcphttp.Server {
 	if p.WebSocket != nil {
 		mux.Handle("/ws", p.WebSocket)
 	}
-	srv := mcphttp.NewServer(cfg.Addr, mux, cfg.Server)
+	var root http.Handler = mux
+	if cfg.ServerMiddleware != nil {
+		root = cfg.ServerMiddleware(mux)
+	}
+	srv := mcphttp.NewServer(cfg.Addr, root, cfg.Server)
 	p.Lifecycle.Append(fx.Hook{
 		OnStart: func(ctx context.Context) error {
 			if err := srv.Start(ctx); err != nil {

@@ -16,6 +16,16 @@
 // requestState keys and notifications through that Redis (see
 // adapters/redis), and the tool toggleGreeting shows a tool list change
 // reaching the sessions of every instance.
+//
+// With -auth-issuer URL -auth-audience URL (and -auth-scopes a,b) it is an
+// OAuth 2.1 protected resource (adapters/oauth): /mcp and /ws take only JWT
+// access tokens of that authorization server issued for the audience (the
+// server's own /mcp URL) with the scopes, and the Protected Resource
+// Metadata is served at /.well-known/oauth-protected-resource. An http
+// issuer is accepted only on a loopback address:
+//
+//	go run ./examples/showcase -transport http -auth-issuer https://auth.example.com \
+//		-auth-audience https://mcp.example.com/mcp -auth-scopes mcp:tools
 package main
 
 import (
@@ -34,6 +44,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
+	"github.com/hexmcp/hexmcp/adapters/slogger"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/examples/showcase/tools"
@@ -46,7 +57,18 @@ func main() {
 	verbose := flag.Bool("v", false, "log fx events and debug records to standard error")
 	redisURL := flag.String("redis", "", "share sessions and requestState keys with other instances through this Redis (redis://127.0.0.1:6379/0; http and ws only)")
 	trusted := flag.String("trusted-proxy", "", "comma-separated CIDR prefixes of the reverse proxies in front of the server (127.0.0.1/32): their clients are counted by X-Forwarded-For, their connections are not bounded per address (http and ws only)")
+	authIssuer := flag.String("auth-issuer", "", "accept only OAuth 2.1 JWT access tokens of this authorization server on /mcp and /ws (https; http only on a loopback host); needs -auth-audience (http and ws only)")
+	authAudience := flag.String("auth-audience", "", "this server's resource URL, which tokens must name in aud and the metadata names as resource (https://mcp.example.com/mcp)")
+	authScopes := flag.String("auth-scopes", "", "comma-separated scopes every token must grant (mcp:tools,mcp:admin)")
 	flag.Parse()
+	auth, protected, err := parseAuthFlags(*authIssuer, *authAudience, *authScopes)
+	if err == nil && protected && *transport == "stdio" {
+		err = fmt.Errorf("-auth-issuer needs -transport http or ws")
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "showcase: %v\n", err)
+		os.Exit(2)
+	}
 	var proxies []netip.Prefix
 	for _, p := range strings.Split(*trusted, ",") {
 		if p = strings.TrimSpace(p); p == "" {
@@ -66,6 +88,17 @@ func main() {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
+	var serverMiddleware func(http.Handler) http.Handler
+	if protected {
+		mw, metaURL, err := protect(context.Background(), auth, slogger.New(logger))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "showcase: %v\n", err)
+			os.Exit(1)
+		}
+		serverMiddleware = mw
+		fmt.Fprintf(os.Stderr, "showcase: a protected resource of %s; metadata at %s\n", auth.issuer, metaURL)
+	}
+
 	var serve fx.Option
 	switch *transport {
 	case "stdio":
@@ -81,7 +114,8 @@ func main() {
 						return h
 					}
 					return mcphttp.TrustProxies(h, proxies...)
-				}}),
+				},
+				ServerMiddleware: serverMiddleware}),
 			fx.Invoke(func(lc fx.Lifecycle, srv *mcphttp.Server) {
 				lc.Append(fx.Hook{OnStart: func(context.Context) error {
 					if *transport == "ws" {
