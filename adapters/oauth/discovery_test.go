@@ -57,6 +57,13 @@ func newMetadataServer(t *testing.T, at, issuerPath string) *metadataServer {
 	return m
 }
 
+// update changes the server under its lock.
+func (m *metadataServer) update(fn func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fn()
+}
+
 func (m *metadataServer) paths() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -106,20 +113,20 @@ func TestDiscovery(t *testing.T) {
 	// The metadata names another issuer: refused (RFC 8414 section 3.3),
 	// without trying further.
 	m = newMetadataServer(t, "/.well-known/oauth-authorization-server", "")
-	m.doc["issuer"] = "https://evil.example"
+	m.update(func() { m.doc["issuer"] = "https://evil.example" })
 	if err := verify(t, m, m.srv.URL); err == nil || errors.Is(err, mcpoauth.ErrUnavailable) || !strings.Contains(err.Error(), "evil") {
 		t.Fatalf("error %v", err)
 	}
-	m.doc["issuer"] = "{self}/" // not character for character
+	m.update(func() { m.doc["issuer"] = "{self}/" }) // not character for character
 	if err := verify(t, m, m.srv.URL); err == nil {
 		t.Fatal("accepted an issuer with a trailing slash added")
 	}
 	// No jwks_uri, a jwks_uri over http off loopback.
-	m.doc = map[string]string{"issuer": "{self}"}
+	m.update(func() { m.doc = map[string]string{"issuer": "{self}"} })
 	if err := verify(t, m, m.srv.URL); err == nil || !strings.Contains(err.Error(), "jwks_uri") {
 		t.Fatalf("error %v", err)
 	}
-	m.doc = map[string]string{"issuer": "{self}", "jwks_uri": "http://keys.example/jwks"}
+	m.update(func() { m.doc = map[string]string{"issuer": "{self}", "jwks_uri": "http://keys.example/jwks"} })
 	if err := verify(t, m, m.srv.URL); err == nil || !strings.Contains(err.Error(), "https") {
 		t.Fatalf("error %v", err)
 	}
@@ -128,13 +135,14 @@ func TestDiscovery(t *testing.T) {
 	if err := verify(t, m, m.srv.URL); err == nil || errors.Is(err, mcpoauth.ErrUnavailable) {
 		t.Fatalf("error %v", err)
 	}
-	m.status = http.StatusBadGateway
+	m.update(func() { m.status = http.StatusBadGateway })
 	if err := verify(t, m, m.srv.URL); !errors.Is(err, mcpoauth.ErrUnavailable) {
 		t.Fatalf("error %v", err)
 	}
-	m.status = 0
-	m.at = "/.well-known/oauth-authorization-server"
+	m.update(func() { m.status, m.at = 0, "/.well-known/oauth-authorization-server" })
+	m.jwks.mu.Lock()
 	m.jwks.status = http.StatusInternalServerError
+	m.jwks.mu.Unlock()
 	if _, err := mcpoauth.NewJWTVerifier(ctx, mcpoauth.JWTOptions{Issuer: m.srv.URL, Audience: "x"}); !errors.Is(err, mcpoauth.ErrUnavailable) {
 		t.Fatalf("error %v", err)
 	}

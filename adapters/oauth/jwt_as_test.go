@@ -65,7 +65,7 @@ func newProtected(t *testing.T) *protected {
 		t.Fatal(err)
 	}
 	s, err := hexmcp.New(hexmcp.Options{
-		Info:  hexmcp.Implementation{Name: "whoami", Version: "1"},
+		Info: hexmcp.Implementation{Name: "whoami", Version: "1"},
 		Tools: []hexmcp.Tool{
 			hexmcp.Func(whoami, hexmcp.WithName("whoami")),
 			hexmcp.Func(whoami, hexmcp.WithName("admin"), app.WithScopes("mcp:tools", "mcp:admin")),
