@@ -57,8 +57,10 @@
 //	     request without _meta["io.modelcontextprotocol/clientCapabilities"]
 //	     (-32602: a required field is missing); a stateless request the
 //	     engine refuses with -32022 or -32021; a batch outside a 2025-03-26
-//	     session; an unknown or expired Last-Event-ID
-//	401  RequireBearer: no valid bearer token (WWW-Authenticate: Bearer)
+//	     session; an unknown or expired Last-Event-ID; RequireBearer: a
+//	     token in the query string (access_token; error="invalid_request")
+//	401  RequireBearer: no valid bearer token (WWW-Authenticate: Bearer,
+//	     with scope and resource_metadata when configured)
 //	403  on a loopback listener, a Host that is neither a loopback name
 //	     (localhost, *.localhost, 127.0.0.0/8, ::1) nor in
 //	     Options.AllowedHosts (DNS rebinding); an Origin that is not in
