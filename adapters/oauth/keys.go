@@ -262,7 +262,7 @@ func (s *keySet) find(ctx context.Context, kid, alg string) (publicKey, error) {
 	refreshed := stale && s.refresh(ctx)
 	for {
 		s.mu.Lock()
-		keys, lastErr, fetched := s.keys, s.lastErr, !s.fetched.IsZero()
+		keys, lastErr := s.keys, s.lastErr
 		s.mu.Unlock()
 		k, err := pick(keys, kid, alg)
 		if err == nil || !errors.Is(err, errUnknownKey) {
@@ -276,7 +276,7 @@ func (s *keySet) find(ctx context.Context, kid, alg string) (publicKey, error) {
 		if ctx.Err() != nil {
 			return publicKey{}, fmt.Errorf("%w: waiting for the key set: %w", ErrUnavailable, ctx.Err())
 		}
-		if lastErr != nil || !fetched {
+		if lastErr != nil { // the set could not be fetched to tell
 			return publicKey{}, fmt.Errorf("%w (the token's key %q is not among the keys last fetched)", lastErr, kid)
 		}
 		return publicKey{}, err
