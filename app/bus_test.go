@@ -280,3 +280,28 @@ func TestBusElicitationComplete(t *testing.T) {
 		t.Fatal("another session was told")
 	}
 }
+
+// Middleware sees the _meta trace context of requests and of
+// notifications alike (Request.Trace).
+func TestMiddlewareSeesTrace(t *testing.T) {
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	seen := make(chan app.TraceContext, 4)
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), Middleware: []app.Middleware{func(next app.MethodHandler) app.MethodHandler {
+		return func(ctx context.Context, r *app.Request) (json.RawMessage, error) {
+			seen <- r.Trace
+			return next(ctx, r)
+		}
+	}}})
+	sess := initSession(t, e, "s", &keyedWriter{})
+	for range 2 { // initialize, notifications/initialized
+		<-seen
+	}
+	e.HandleMessage(context.Background(), sess, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"_meta":{"traceparent":"`+tp+`"}}}`), nil)
+	e.HandleMessage(context.Background(), sess, []byte(`{"jsonrpc":"2.0","id":3,"method":"ping","params":{"_meta":{"traceparent":"`+tp+`","tracestate":"a=b"}}}`), nil)
+	if n := <-seen; n.TraceParent != tp {
+		t.Fatalf("a notification's trace: %+v", n)
+	}
+	if r := <-seen; r.TraceParent != tp || r.TraceState != "a=b" {
+		t.Fatalf("a request's trace: %+v", r)
+	}
+}

@@ -227,6 +227,11 @@ func (e *Engine) notificationCtx(ctx context.Context, s *session, m message) {
 		}
 		s.mu.Unlock()
 	}
+	if p := m.params.p; p != nil && p.Meta != nil {
+		ci.trace.TraceParent, _ = stringParam(p.Meta.TraceParent)
+		ci.trace.TraceState, _ = stringParam(p.Meta.TraceState)
+		ci.trace.Baggage, _ = stringParam(p.Meta.Baggage)
+	}
 	req := newRequest(ctx, s, m, nil, ci)
 	req.call = &middlewareCall{s: s, m: m}
 	if _, err := e.middleware(ctx, req); err != nil {
