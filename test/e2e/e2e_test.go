@@ -244,13 +244,28 @@ func (l *lockedBuffer) snapshot() *bytes.Buffer {
 // cleanly).
 func startShowcase(t *testing.T, bin, transport string) (string, *lockedBuffer) {
 	t.Helper()
-	cmd := exec.Command(bin, "-transport", transport, "-addr", "127.0.0.1:0")
+	url, logs, err := launchShowcase(t, bin, transport, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url, logs
+}
+
+// launchShowcase is startShowcase listening on addr, with more flags: it
+// returns an error, and the log, when the showcase exits before printing
+// its URL (a port taken meanwhile, a flag refused) or does not print it
+// within 30 s.
+func launchShowcase(t *testing.T, bin, transport, addr string, flags ...string) (string, *lockedBuffer, error) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"-transport", transport, "-addr", addr}, flags...)...)
 	logs := &lockedBuffer{}
 	pr, pw := io.Pipe()
 	cmd.Stderr = io.MultiWriter(logs, pw)
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return "", logs, fmt.Errorf("start the showcase: %w", err)
 	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	urls := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
@@ -267,26 +282,30 @@ func startShowcase(t *testing.T, bin, transport string) (string, *lockedBuffer) 
 	var url string
 	select {
 	case url = <-urls:
+	case err := <-exited:
+		pw.Close()
+		return "", logs, fmt.Errorf("the showcase exited before serving (%v); log:\n%s", err, logs.snapshot())
 	case <-time.After(30 * time.Second):
 		_ = cmd.Process.Kill()
-		t.Fatalf("the showcase did not print its URL; log:\n%s", logs.snapshot())
+		<-exited
+		pw.Close()
+		return "", logs, fmt.Errorf("the showcase did not print its URL; log:\n%s", logs.snapshot())
 	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
 		select {
-		case err := <-done:
+		case err := <-exited:
 			if err != nil {
 				t.Errorf("the %s showcase did not stop cleanly: %v\n%s", transport, err, logs.snapshot())
 			}
 		case <-time.After(15 * time.Second):
 			_ = cmd.Process.Kill()
+			<-exited
 			t.Errorf("the %s showcase did not stop within 15s of SIGTERM", transport)
 		}
 		pw.Close()
 	})
-	return url, logs
+	return url, logs, nil
 }
 
 // ---------------------------------------------------------------------------
