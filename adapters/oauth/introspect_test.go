@@ -100,7 +100,7 @@ func TestIntrospectionAgainstAuthorizationServer(t *testing.T) {
 	if resp, body := mcpCall(t, srv.URL, "Bearer opaque-7"); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
-	as.stop(t)
+	as.Stop(t)
 	if resp, body := mcpCall(t, srv.URL, "Bearer opaque-8"); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}

@@ -128,7 +128,7 @@ func TestJWTAgainstAuthorizationServer(t *testing.T) {
 	p := newProtected(t)
 
 	// A token from the token endpoint, for this resource, with the scope.
-	good := p.as.clientCredentials(t, "app", "mcp:tools mcp:admin", p.url)
+	good := p.as.ClientCredentials(t, "app", "mcp:tools mcp:admin", p.url)
 	p.expectOK(t, good, `app|mcp:tools,mcp:admin|app`)
 
 	// No token: 401 naming the metadata and the scope, no error code.
@@ -167,7 +167,7 @@ func TestJWTAgainstAuthorizationServer(t *testing.T) {
 	})}), `alice|mcp:tools,x|app`)
 
 	// Missing scope: 403 naming it (step-up).
-	resp, body = mcpCall(t, p.url, "Bearer "+p.as.clientCredentials(t, "app", "other", p.url))
+	resp, body = mcpCall(t, p.url, "Bearer "+p.as.ClientCredentials(t, "app", "other", p.url))
 	if resp.StatusCode != http.StatusForbidden || body != `{"error":"insufficient_scope"}` {
 		t.Fatalf("status %d %s", resp.StatusCode, body)
 	}
@@ -177,7 +177,7 @@ func TestJWTAgainstAuthorizationServer(t *testing.T) {
 
 	// A tool that needs a scope the token lacks: the engine's 403 names
 	// the tool's scopes and the metadata; with the scope it answers.
-	resp, body = mcpCallTool(t, p.url, "admin", "Bearer "+p.as.clientCredentials(t, "app", "mcp:tools", p.url))
+	resp, body = mcpCallTool(t, p.url, "admin", "Bearer "+p.as.ClientCredentials(t, "app", "mcp:tools", p.url))
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("status %d %s", resp.StatusCode, body)
 	}
@@ -279,14 +279,14 @@ func (p *protected) publicKeyForms(t *testing.T, kid string) [][]byte {
 
 func TestJWTKeyRotation(t *testing.T) {
 	p := newProtected(t)
-	old := p.as.clientCredentials(t, "app", "mcp:tools", p.url)
+	old := p.as.ClientCredentials(t, "app", "mcp:tools", p.url)
 	p.expectOK(t, old, `app|mcp:tools|app`)
 
 	// The server rotates, keeping the old key published: a token of the
 	// new key verifies after one refetch, the old one still verifies.
 	p.clock.advance(time.Minute)
 	newKid, oldKid := p.as.rotate(t, false)
-	fresh := p.as.clientCredentials(t, "app", "mcp:tools", p.url)
+	fresh := p.as.ClientCredentials(t, "app", "mcp:tools", p.url)
 	if kidOf(t, fresh) != newKid || kidOf(t, old) != oldKid {
 		t.Fatalf("kids %q %q, want %q %q", kidOf(t, fresh), kidOf(t, old), newKid, oldKid)
 	}
@@ -305,7 +305,7 @@ func TestJWTKeyRotation(t *testing.T) {
 		t.Fatalf("retired %q, want %q", retired, newKid)
 	}
 	p.expectOK(t, fresh, `app|mcp:tools|app`) // nothing fetched yet: still known
-	p.expectOK(t, p.as.clientCredentials(t, "app", "mcp:tools", p.url), `app|mcp:tools|app`)
+	p.expectOK(t, p.as.ClientCredentials(t, "app", "mcp:tools", p.url), `app|mcp:tools|app`)
 	p.expectRefused(t, fresh, "not in the authorization server's key set")
 	p.expectOK(t, old, `app|mcp:tools|app`) // the first key is still published
 	_ = newest
@@ -326,9 +326,9 @@ func TestJWTKeyRotation(t *testing.T) {
 
 func TestJWTAuthorizationServerDown(t *testing.T) {
 	p := newProtected(t)
-	good := p.as.clientCredentials(t, "app", "mcp:tools", p.url)
+	good := p.as.ClientCredentials(t, "app", "mcp:tools", p.url)
 	p.expectOK(t, good, `app|mcp:tools|app`)
-	p.as.stop(t)
+	p.as.Stop(t)
 
 	// Known keys still verify (the set is not old).
 	p.expectOK(t, good, `app|mcp:tools|app`)

