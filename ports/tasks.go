@@ -1,0 +1,215 @@
+package ports
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// TaskStatus is the state of a [Task], as the tasks extension names it.
+type TaskStatus string
+
+// The statuses of a task. Working and InputRequired are live; Completed,
+// Failed and Cancelled are terminal: a terminal task never changes again.
+const (
+	// TaskWorking: the request is being processed.
+	TaskWorking TaskStatus = "working"
+	// TaskInputRequired: the request waits for input from the client
+	// (Task.InputRequests holds what it asks for).
+	TaskInputRequired TaskStatus = "input_required"
+	// TaskCompleted: the request ended with a result (Task.Result), which
+	// may be a tool's own error (isError: true).
+	TaskCompleted TaskStatus = "completed"
+	// TaskFailed: the request ended with a protocol error (Task.Error).
+	TaskFailed TaskStatus = "failed"
+	// TaskCancelled: the request was cancelled before it ended.
+	TaskCancelled TaskStatus = "cancelled"
+)
+
+// Terminal reports whether s is a terminal status (completed, failed,
+// cancelled).
+func (s TaskStatus) Terminal() bool {
+	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
+}
+
+// Valid reports whether s is one of the five statuses.
+func (s TaskStatus) Valid() bool {
+	return s == TaskWorking || s == TaskInputRequired || s.Terminal()
+}
+
+// TaskTransitionAllowed reports whether a task of status from may be given
+// status to: a live task (working, input_required) may take any status,
+// its own included (to change its message or its input requests); a
+// terminal one none, not even its own. So a cancelled task never becomes
+// completed, whichever instance finishes the work.
+func TaskTransitionAllowed(from, to TaskStatus) bool {
+	return (from == TaskWorking || from == TaskInputRequired) && to.Valid()
+}
+
+// Task is a request run as a task (the tasks extension: a tools/call the
+// server answers with a task handle, then polled with tasks/get and
+// cancelled with tasks/cancel). The store keeps it until CreatedAt + TTL,
+// whatever its status: the extension lets a server drop a task after its
+// TTL and forbids dropping it sooner.
+type Task struct {
+	// ID is the task id (taskId), minted by the store at Create when
+	// empty: 128 random bits, so that it cannot be guessed.
+	ID string
+	// Owner is who may see the task: the authenticated principal's
+	// subject, or the session id without authentication. Every operation
+	// but Create takes the owner, and another owner's task is not found.
+	Owner string
+	// Status is the task's status.
+	Status TaskStatus
+	// StatusMessage describes the status for people (statusMessage);
+	// optional, bounded by the store.
+	StatusMessage string
+	// CreatedAt is set by the store at Create (createdAt), UpdatedAt at
+	// every change (lastUpdatedAt); both at millisecond precision.
+	CreatedAt, UpdatedAt time.Time
+	// TTL is how long the task is kept from CreatedAt (ttlMs). Zero at
+	// Create takes the store's default; the store caps it at its maximum,
+	// and Create returns the TTL it kept, which is what a server reports.
+	TTL time.Duration
+	// PollInterval is the suggested delay between polls (pollIntervalMs);
+	// zero: none suggested.
+	PollInterval time.Duration
+	// InputRequests is what an input_required task asks the client for:
+	// the JSON object of the extension's inputRequests (keyed by
+	// server-minted ids). Only an input_required task has it.
+	InputRequests json.RawMessage
+	// Result is the JSON-RPC result a completed task ended with (for a
+	// tool, its CallToolResult). Only a completed task has it.
+	Result json.RawMessage
+	// Error is the JSON-RPC error object (code, message, data) a failed
+	// task ended with. Only a failed task has it.
+	Error json.RawMessage
+}
+
+// ExpiresAt is when the store may drop the task: CreatedAt + TTL.
+func (t Task) ExpiresAt() time.Time { return t.CreatedAt.Add(t.TTL) }
+
+// TaskUpdate is a change of a live task: its new status and what comes
+// with it. A terminal status and its Result or Error are written together,
+// so that no reader sees a completed task without its result.
+type TaskUpdate struct {
+	// Status is the new status (it may be the task's current one).
+	Status TaskStatus
+	// StatusMessage replaces the task's message ("" clears it).
+	StatusMessage string
+	// InputRequests replaces the task's input requests; only with
+	// TaskInputRequired, which requires it.
+	InputRequests json.RawMessage
+	// Result is the result; only with TaskCompleted, which requires it.
+	Result json.RawMessage
+	// Error is the JSON-RPC error; only with TaskFailed, which requires
+	// it.
+	Error json.RawMessage
+}
+
+// Check reports whether u is well formed: a valid status, and exactly the
+// payload that status takes (an error wrapping ErrInvalidTaskUpdate
+// otherwise). Stores call it; a caller may call it first.
+func (u TaskUpdate) Check() error {
+	if !u.Status.Valid() {
+		return fmt.Errorf("%w: unknown status %q", ErrInvalidTaskUpdate, u.Status)
+	}
+	has := func(b json.RawMessage) bool { return len(b) > 0 }
+	if has(u.InputRequests) != (u.Status == TaskInputRequired) {
+		return fmt.Errorf("%w: inputRequests go with input_required, and only with it", ErrInvalidTaskUpdate)
+	}
+	if has(u.Result) != (u.Status == TaskCompleted) {
+		return fmt.Errorf("%w: a result goes with completed, and only with it", ErrInvalidTaskUpdate)
+	}
+	if has(u.Error) != (u.Status == TaskFailed) {
+		return fmt.Errorf("%w: an error goes with failed, and only with it", ErrInvalidTaskUpdate)
+	}
+	return nil
+}
+
+// TaskStore keeps tasks, so that a task started through one instance of a
+// server is polled, cancelled and collected through any other.
+// Implementations must be safe for concurrent use and bounded: in total
+// and per owner (Create refuses past them, after dropping expired tasks),
+// and in the bytes of a task's payloads (StatusMessage, InputRequests,
+// Result, Error: an error wrapping ErrTaskTooLarge). An expired task
+// (now ≥ CreatedAt + TTL by the store's clock) is not found, by every
+// operation.
+//
+// Status notifications (notifications/tasks) need no store support: the
+// instance that changes a task publishes it on the notification bus
+// ([Bus]), which carries it to the listen streams of every instance.
+type TaskStore interface {
+	// Create stores a new task and returns it as kept: its ID (minted
+	// when empty), CreatedAt and UpdatedAt (now), TTL (defaulted,
+	// capped). Its Status must be working or input_required (with
+	// InputRequests), and its Result and Error empty. An error wrapping
+	// ErrTooManyTasksForOwner or ErrTooManyTasks refuses it for the
+	// limits; one wrapping ErrTaskExists for an id a live task holds.
+	Create(ctx context.Context, t Task) (Task, error)
+	// Get returns the task, or an error wrapping ErrTaskNotFound for an
+	// unknown, expired or deleted task or another owner's.
+	Get(ctx context.Context, id, owner string) (Task, error)
+	// Update applies u to a live task (compare-and-set on its status, see
+	// [TaskTransitionAllowed]) and returns the task as it now is. A
+	// terminal task is refused with an error wrapping ErrTaskTransition
+	// (the error's [TaskTransitionError] says its status), a malformed
+	// update with one wrapping ErrInvalidTaskUpdate.
+	Update(ctx context.Context, id, owner string, u TaskUpdate) (Task, error)
+	// Cancel makes a live task cancelled, with message as its status
+	// message, and returns it. It is idempotent: a task already terminal
+	// is returned as it is, without an error (its Status tells whether it
+	// is cancelled); code that must refuse to cancel a terminal task uses
+	// Update with TaskCancelled.
+	Cancel(ctx context.Context, id, owner, message string) (Task, error)
+	// List returns the owner's live tasks, oldest first, at most limit of
+	// them (limit ≤ 0 or over the store's maximum page takes that
+	// maximum), from cursor ("" for the first page), and the cursor of
+	// the next page ("" after the last). Paging is stable: a task that
+	// lives through the whole listing is listed exactly once, whatever is
+	// created or dropped meanwhile. A cursor the store did not hand out
+	// is an error wrapping ErrInvalidTaskCursor.
+	List(ctx context.Context, owner, cursor string, limit int) (tasks []Task, next string, err error)
+	// Delete drops a task; an unknown one (or another owner's) is not an
+	// error.
+	Delete(ctx context.Context, id, owner string) error
+}
+
+// Errors of the task store.
+var (
+	// ErrTaskNotFound: no live task of the owner has the id.
+	ErrTaskNotFound = errors.New("task not found")
+	// ErrTaskExists: Create was given the id of a live task.
+	ErrTaskExists = errors.New("task exists already")
+	// ErrTaskTransition: the update would change a terminal task.
+	ErrTaskTransition = errors.New("task status transition not allowed")
+	// ErrInvalidTaskUpdate: an update or a new task is malformed (see
+	// [TaskUpdate.Check]).
+	ErrInvalidTaskUpdate = errors.New("invalid task update")
+	// ErrTaskTooLarge: a payload of the task is over the store's bound.
+	ErrTaskTooLarge = errors.New("task payload too large")
+	// ErrInvalidTaskCursor: List was given a cursor it did not hand out.
+	ErrInvalidTaskCursor = errors.New("invalid task cursor")
+	// ErrTooManyTasks: the store is full (or, see
+	// ErrTooManyTasksForOwner, which wraps it, the owner's share is).
+	ErrTooManyTasks = errors.New("too many tasks")
+	// ErrTooManyTasksForOwner: the owner holds as many tasks as one owner
+	// may. It wraps ErrTooManyTasks.
+	ErrTooManyTasksForOwner = fmt.Errorf("%w for one owner", ErrTooManyTasks)
+)
+
+// TaskTransitionError is the error of a refused transition: the task's
+// status and the one asked for. It wraps ErrTaskTransition.
+type TaskTransitionError struct {
+	From, To TaskStatus
+}
+
+// Error names both statuses.
+func (e *TaskTransitionError) Error() string {
+	return fmt.Sprintf("%v: %s to %s", ErrTaskTransition, e.From, e.To)
+}
+
+// Unwrap returns ErrTaskTransition.
+func (e *TaskTransitionError) Unwrap() error { return ErrTaskTransition }
