@@ -1,0 +1,635 @@
+// Package tasktest is the contract suite of the [ports.TaskStore] port:
+// every task store adapter must pass [Run], [RunLimits] with its limits set
+// small, and, for a store shared by several instances, [RunShared]. Clocks
+// are [sessiontest.FakeClock]s, so that expiry is tested without sleeping.
+package tasktest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hexmcp/hexmcp/adapters/sessiontest"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// NewStore returns a fresh, empty store that tells the time by clock.
+type NewStore func(t *testing.T, clock ports.Clock) ports.TaskStore
+
+var ctx = context.Background()
+
+func newClock() *sessiontest.FakeClock { return sessiontest.NewFakeClock(sessiontest.Start) }
+
+func mustCreate(t *testing.T, s ports.TaskStore, task ports.Task) ports.Task {
+	t.Helper()
+	got, err := s.Create(ctx, task)
+	if err != nil {
+		t.Fatalf("Create(%+v): %v", task, err)
+	}
+	return got
+}
+
+func mustGet(t *testing.T, s ports.TaskStore, id, owner string) ports.Task {
+	t.Helper()
+	got, err := s.Get(ctx, id, owner)
+	if err != nil {
+		t.Fatalf("Get(%q, %q): %v", id, owner, err)
+	}
+	return got
+}
+
+func notFound(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, ports.ErrTaskNotFound) {
+		t.Fatalf("%s: error %v, want ErrTaskNotFound", what, err)
+	}
+}
+
+func sameJSON(a, b []byte) bool { return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b)) }
+
+func working(owner string) ports.Task {
+	return ports.Task{Owner: owner, Status: ports.TaskWorking, StatusMessage: "starting", TTL: time.Hour, PollInterval: 2 * time.Second}
+}
+
+var (
+	result   = json.RawMessage(`{"content":[{"type":"text","text":"done"}],"isError":false}`)
+	rpcError = json.RawMessage(`{"code":-32603,"message":"boom"}`)
+	inputs   = json.RawMessage(`{"k1":{"method":"elicitation/create","params":{"message":"sure?"}}}`)
+)
+
+// Run checks the contract every task store keeps.
+func Run(t *testing.T, newStore NewStore) {
+	t.Run("CreateGet", func(t *testing.T) {
+		clock := newClock()
+		s := newStore(t, clock)
+		in := working("alice")
+		got := mustCreate(t, s, in)
+		if got.ID == "" || len(got.ID) < 16 {
+			t.Fatalf("minted id %q: want at least 16 characters", got.ID)
+		}
+		now := clock.Now()
+		if !got.CreatedAt.Equal(now) || !got.UpdatedAt.Equal(now) {
+			t.Fatalf("times %v %v, want %v", got.CreatedAt, got.UpdatedAt, now)
+		}
+		if got.Owner != "alice" || got.Status != ports.TaskWorking || got.StatusMessage != "starting" ||
+			got.TTL != time.Hour || got.PollInterval != 2*time.Second || got.Result != nil || got.Error != nil {
+			t.Fatalf("created %+v", got)
+		}
+		back := mustGet(t, s, got.ID, "alice")
+		if back.ID != got.ID || !back.CreatedAt.Equal(got.CreatedAt) || !back.UpdatedAt.Equal(got.UpdatedAt) ||
+			back.Owner != got.Owner || back.Status != got.Status || back.StatusMessage != got.StatusMessage ||
+			back.TTL != got.TTL || back.PollInterval != got.PollInterval {
+			t.Fatalf("Get %+v, created %+v", back, got)
+		}
+		other := mustCreate(t, s, working("alice"))
+		if other.ID == got.ID {
+			t.Fatalf("two tasks got the id %q", got.ID)
+		}
+
+		named := working("alice")
+		named.ID = "my-task"
+		named.Status, named.InputRequests = ports.TaskInputRequired, inputs
+		if g := mustCreate(t, s, named); g.ID != "my-task" || !sameJSON(g.InputRequests, inputs) {
+			t.Fatalf("named task %+v", g)
+		}
+		if g := mustGet(t, s, "my-task", "alice"); g.Status != ports.TaskInputRequired || !sameJSON(g.InputRequests, inputs) {
+			t.Fatalf("named task read back %+v", g)
+		}
+		if _, err := s.Create(ctx, named); !errors.Is(err, ports.ErrTaskExists) {
+			t.Fatalf("duplicate id: %v, want ErrTaskExists", err)
+		}
+	})
+
+	t.Run("CreateRefusesMalformed", func(t *testing.T) {
+		s := newStore(t, newClock())
+		for name, task := range map[string]ports.Task{
+			"completed":     {Owner: "a", Status: ports.TaskCompleted, Result: result},
+			"cancelled":     {Owner: "a", Status: ports.TaskCancelled},
+			"unknown":       {Owner: "a", Status: "paused"},
+			"empty":         {Owner: "a"},
+			"result":        {Owner: "a", Status: ports.TaskWorking, Result: result},
+			"no inputs":     {Owner: "a", Status: ports.TaskInputRequired},
+			"stray inputs":  {Owner: "a", Status: ports.TaskWorking, InputRequests: inputs},
+			"error working": {Owner: "a", Status: ports.TaskWorking, Error: rpcError},
+		} {
+			if _, err := s.Create(ctx, task); !errors.Is(err, ports.ErrInvalidTaskUpdate) {
+				t.Errorf("%s: %v, want ErrInvalidTaskUpdate", name, err)
+			}
+		}
+		if tasks, _, err := s.List(ctx, "a", "", 0); err != nil || len(tasks) != 0 {
+			t.Fatalf("after refused creates: %d tasks, %v", len(tasks), err)
+		}
+	})
+
+	t.Run("DefaultTTL", func(t *testing.T) {
+		s := newStore(t, newClock())
+		task := working("a")
+		task.TTL = 0
+		got := mustCreate(t, s, task)
+		if got.TTL <= 0 {
+			t.Fatalf("TTL %v: a store keeps a task for a positive TTL", got.TTL)
+		}
+		if g := mustGet(t, s, got.ID, "a"); g.TTL != got.TTL {
+			t.Fatalf("TTL read back %v, created %v", g.TTL, got.TTL)
+		}
+		task.TTL = 10_000 * time.Hour
+		huge := mustCreate(t, s, task)
+		if huge.TTL <= 0 || huge.TTL > task.TTL {
+			t.Fatalf("TTL %v for a request of %v", huge.TTL, task.TTL)
+		}
+		if g := mustGet(t, s, huge.ID, "a"); g.TTL != huge.TTL {
+			t.Fatalf("capped TTL read back %v, created %v", g.TTL, huge.TTL)
+		}
+	})
+
+	t.Run("OwnerIsolation", func(t *testing.T) {
+		s := newStore(t, newClock())
+		a := mustCreate(t, s, working("alice"))
+		_, err := s.Get(ctx, a.ID, "bob")
+		notFound(t, "Get by another owner", err)
+		_, err = s.Get(ctx, a.ID, "")
+		notFound(t, "Get by no owner", err)
+		_, err = s.Update(ctx, a.ID, "bob", ports.TaskUpdate{Status: ports.TaskCompleted, Result: result})
+		notFound(t, "Update by another owner", err)
+		_, err = s.Cancel(ctx, a.ID, "bob", "")
+		notFound(t, "Cancel by another owner", err)
+		if err := s.Delete(ctx, a.ID, "bob"); err != nil {
+			t.Fatalf("Delete by another owner: %v", err)
+		}
+		if tasks, next, err := s.List(ctx, "bob", "", 0); err != nil || len(tasks) != 0 || next != "" {
+			t.Fatalf("List by another owner: %v %q %v", tasks, next, err)
+		}
+		if g := mustGet(t, s, a.ID, "alice"); g.Status != ports.TaskWorking {
+			t.Fatalf("the owner's task after another's attempts: %+v", g)
+		}
+		_, err = s.Get(ctx, "no-such-task", "alice")
+		notFound(t, "Get of an unknown id", err)
+	})
+
+	t.Run("Transitions", func(t *testing.T) {
+		clock := newClock()
+		s := newStore(t, clock)
+		task := mustCreate(t, s, working("a"))
+		clock.Advance(time.Second)
+		got, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskInputRequired, StatusMessage: "asking", InputRequests: inputs})
+		if err != nil || got.Status != ports.TaskInputRequired || !sameJSON(got.InputRequests, inputs) || got.StatusMessage != "asking" {
+			t.Fatalf("to input_required: %+v %v", got, err)
+		}
+		if !got.UpdatedAt.Equal(clock.Now()) || !got.CreatedAt.Equal(task.CreatedAt) {
+			t.Fatalf("times after an update: created %v updated %v, now %v", got.CreatedAt, got.UpdatedAt, clock.Now())
+		}
+		got, err = s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: "resumed"})
+		if err != nil || got.Status != ports.TaskWorking || got.InputRequests != nil {
+			t.Fatalf("back to working: %+v %v", got, err)
+		}
+		got, err = s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: "50%"})
+		if err != nil || got.StatusMessage != "50%" {
+			t.Fatalf("working to working: %+v %v", got, err)
+		}
+		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskCompleted}); !errors.Is(err, ports.ErrInvalidTaskUpdate) {
+			t.Fatalf("completed without a result: %v", err)
+		}
+		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskFailed, Result: result}); !errors.Is(err, ports.ErrInvalidTaskUpdate) {
+			t.Fatalf("failed with a result: %v", err)
+		}
+		clock.Advance(time.Second)
+		got, err = s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskCompleted, Result: result})
+		if err != nil || got.Status != ports.TaskCompleted || !sameJSON(got.Result, result) || got.Error != nil {
+			t.Fatalf("to completed: %+v %v", got, err)
+		}
+		back := mustGet(t, s, task.ID, "a")
+		if back.Status != ports.TaskCompleted || !sameJSON(back.Result, result) || !back.UpdatedAt.Equal(clock.Now()) {
+			t.Fatalf("completed read back: %+v", back)
+		}
+		for _, u := range []ports.TaskUpdate{
+			{Status: ports.TaskWorking},
+			{Status: ports.TaskCompleted, Result: result},
+			{Status: ports.TaskFailed, Error: rpcError},
+			{Status: ports.TaskCancelled},
+		} {
+			_, err := s.Update(ctx, task.ID, "a", u)
+			var te *ports.TaskTransitionError
+			if !errors.Is(err, ports.ErrTaskTransition) || !errors.As(err, &te) || te.From != ports.TaskCompleted || te.To != u.Status {
+				t.Fatalf("completed to %s: %v, want a TaskTransitionError from completed", u.Status, err)
+			}
+		}
+		c, err := s.Cancel(ctx, task.ID, "a", "too late")
+		if err != nil || c.Status != ports.TaskCompleted || !sameJSON(c.Result, result) {
+			t.Fatalf("Cancel of a completed task: %+v %v, want it unchanged", c, err)
+		}
+
+		f := mustCreate(t, s, working("a"))
+		got, err = s.Update(ctx, f.ID, "a", ports.TaskUpdate{Status: ports.TaskFailed, StatusMessage: "crashed", Error: rpcError})
+		if err != nil || got.Status != ports.TaskFailed || !sameJSON(got.Error, rpcError) || got.Result != nil {
+			t.Fatalf("to failed: %+v %v", got, err)
+		}
+		if back := mustGet(t, s, f.ID, "a"); !sameJSON(back.Error, rpcError) || back.StatusMessage != "crashed" {
+			t.Fatalf("failed read back: %+v", back)
+		}
+	})
+
+	t.Run("CancelSticks", func(t *testing.T) {
+		clock := newClock()
+		s := newStore(t, clock)
+		task := working("a")
+		task.Status, task.InputRequests = ports.TaskInputRequired, inputs
+		task = mustCreate(t, s, task)
+		clock.Advance(time.Millisecond)
+		got, err := s.Cancel(ctx, task.ID, "a", "the user cancelled")
+		if err != nil || got.Status != ports.TaskCancelled || got.StatusMessage != "the user cancelled" || got.InputRequests != nil || !got.UpdatedAt.Equal(clock.Now()) {
+			t.Fatalf("Cancel: %+v %v", got, err)
+		}
+		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskCompleted, Result: result}); !errors.Is(err, ports.ErrTaskTransition) {
+			t.Fatalf("completing a cancelled task: %v, want ErrTaskTransition", err)
+		}
+		again, err := s.Cancel(ctx, task.ID, "a", "twice")
+		if err != nil || again.Status != ports.TaskCancelled || again.StatusMessage != "the user cancelled" {
+			t.Fatalf("second Cancel: %+v %v, want the task unchanged", again, err)
+		}
+		if back := mustGet(t, s, task.ID, "a"); back.Status != ports.TaskCancelled || back.Result != nil {
+			t.Fatalf("cancelled read back: %+v", back)
+		}
+		_, err = s.Cancel(ctx, "no-such-task", "a", "")
+		notFound(t, "Cancel of an unknown id", err)
+	})
+
+	t.Run("Expiry", func(t *testing.T) {
+		clock := newClock()
+		s := newStore(t, clock)
+		task := working("a")
+		task.TTL = 10 * time.Minute
+		done := mustCreate(t, s, task)
+		task = mustCreate(t, s, task)
+		if _, err := s.Update(ctx, done.ID, "a", ports.TaskUpdate{Status: ports.TaskCompleted, Result: result}); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(10*time.Minute - time.Millisecond)
+		mustGet(t, s, task.ID, "a")
+		mustGet(t, s, done.ID, "a")
+		if tasks, _, err := s.List(ctx, "a", "", 0); err != nil || len(tasks) != 2 {
+			t.Fatalf("List before expiry: %d tasks, %v", len(tasks), err)
+		}
+		clock.Advance(time.Millisecond)
+		_, err := s.Get(ctx, task.ID, "a")
+		notFound(t, "Get at the TTL", err)
+		_, err = s.Get(ctx, done.ID, "a")
+		notFound(t, "Get of a completed task at its TTL (counted from creation)", err)
+		_, err = s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskWorking})
+		notFound(t, "Update at the TTL", err)
+		_, err = s.Cancel(ctx, task.ID, "a", "")
+		notFound(t, "Cancel at the TTL", err)
+		if tasks, _, err := s.List(ctx, "a", "", 0); err != nil || len(tasks) != 0 {
+			t.Fatalf("List after expiry: %d tasks, %v", len(tasks), err)
+		}
+		again := working("a")
+		again.ID = task.ID
+		if _, err := s.Create(ctx, again); err != nil {
+			t.Fatalf("Create with the id of an expired task: %v", err)
+		}
+	})
+
+	t.Run("Delete", func(t *testing.T) {
+		s := newStore(t, newClock())
+		task := mustCreate(t, s, working("a"))
+		if err := s.Delete(ctx, task.ID, "a"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.Get(ctx, task.ID, "a")
+		notFound(t, "Get after Delete", err)
+		if err := s.Delete(ctx, task.ID, "a"); err != nil {
+			t.Fatalf("second Delete: %v", err)
+		}
+		if tasks, _, err := s.List(ctx, "a", "", 0); err != nil || len(tasks) != 0 {
+			t.Fatalf("List after Delete: %d tasks, %v", len(tasks), err)
+		}
+	})
+
+	t.Run("Copies", func(t *testing.T) {
+		s := newStore(t, newClock())
+		task := working("a")
+		task.Status, task.InputRequests = ports.TaskInputRequired, bytes.Clone(inputs)
+		got := mustCreate(t, s, task)
+		task.InputRequests[2] = 'X'
+		got.InputRequests[3] = 'Y'
+		if back := mustGet(t, s, got.ID, "a"); !sameJSON(back.InputRequests, inputs) {
+			t.Fatalf("the store shares its bytes with callers: %s", back.InputRequests)
+		}
+	})
+
+	t.Run("Pagination", func(t *testing.T) {
+		clock := newClock()
+		s := newStore(t, clock)
+		var ids []string
+		for range 25 {
+			ids = append(ids, mustCreate(t, s, working("a")).ID)
+			clock.Advance(time.Millisecond)
+		}
+		mustCreate(t, s, working("b"))
+		var seen []string
+		cursor, pages := "", 0
+		for {
+			tasks, next, err := s.List(ctx, "a", cursor, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tasks) > 10 {
+				t.Fatalf("page of %d tasks, limit 10", len(tasks))
+			}
+			for _, task := range tasks {
+				if task.Owner != "a" {
+					t.Fatalf("List of a holds %+v", task)
+				}
+				seen = append(seen, task.ID)
+			}
+			pages++
+			if next == "" {
+				break
+			}
+			if pages > 10 {
+				t.Fatal("List does not end")
+			}
+			cursor = next
+		}
+		if strings.Join(seen, ",") != strings.Join(ids, ",") {
+			t.Fatalf("listed %v, want %v (oldest first)", seen, ids)
+		}
+		if pages != 3 {
+			t.Fatalf("%d pages of 25 tasks by 10", pages)
+		}
+		if _, _, err := s.List(ctx, "a", "not a cursor!", 10); !errors.Is(err, ports.ErrInvalidTaskCursor) {
+			t.Fatalf("List from a made-up cursor: %v, want ErrInvalidTaskCursor", err)
+		}
+		all, next, err := s.List(ctx, "a", "", 0)
+		if err != nil || len(all) == 0 || (len(all) < 25 && next == "") {
+			t.Fatalf("List with no limit: %d tasks, next %q, %v", len(all), next, err)
+		}
+	})
+
+	t.Run("PaginationUnderCreates", func(t *testing.T) {
+		s := newStore(t, newClock())
+		before := map[string]bool{}
+		for range 30 {
+			before[mustCreate(t, s, working("a")).ID] = true
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for range 200 {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := s.Create(ctx, working("a")); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+		seen := map[string]int{}
+		cursor := ""
+		for {
+			tasks, next, err := s.List(ctx, "a", cursor, 7)
+			if err != nil {
+				t.Error(err)
+				break
+			}
+			for _, task := range tasks {
+				seen[task.ID]++
+			}
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		close(stop)
+		wg.Wait()
+		for id, n := range seen {
+			if n != 1 {
+				t.Errorf("task %s listed %d times", id, n)
+			}
+		}
+		for id := range before {
+			if seen[id] != 1 {
+				t.Errorf("task %s, created before the listing, was not listed", id)
+			}
+		}
+	})
+
+	t.Run("RacingEnds", func(t *testing.T) {
+		s := newStore(t, newClock())
+		for range 20 {
+			task := mustCreate(t, s, working("a"))
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			wins := map[ports.TaskStatus]int{}
+			win := func(st ports.TaskStatus) { mu.Lock(); wins[st]++; mu.Unlock() }
+			for range 3 {
+				wg.Go(func() {
+					if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskCompleted, Result: result}); err == nil {
+						win(ports.TaskCompleted)
+					} else if !errors.Is(err, ports.ErrTaskTransition) {
+						t.Errorf("racing Update: %v", err)
+					}
+				})
+				wg.Go(func() {
+					if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskFailed, Error: rpcError}); err == nil {
+						win(ports.TaskFailed)
+					} else if !errors.Is(err, ports.ErrTaskTransition) {
+						t.Errorf("racing Update: %v", err)
+					}
+				})
+				wg.Go(func() {
+					if _, err := s.Cancel(ctx, task.ID, "a", "stop"); err != nil {
+						t.Errorf("racing Cancel: %v", err)
+					}
+				})
+				wg.Go(func() {
+					if _, err := s.Get(ctx, task.ID, "a"); err != nil {
+						t.Errorf("racing Get: %v", err)
+					}
+				})
+			}
+			wg.Wait()
+			final := mustGet(t, s, task.ID, "a")
+			if !final.Status.Terminal() {
+				t.Fatalf("after the race: %+v", final)
+			}
+			if wins[ports.TaskCompleted]+wins[ports.TaskFailed] > 1 {
+				t.Fatalf("more than one update ended the task: %v", wins)
+			}
+			switch final.Status {
+			case ports.TaskCompleted:
+				if wins[ports.TaskCompleted] != 1 || !sameJSON(final.Result, result) || final.Error != nil {
+					t.Fatalf("completed: %+v, wins %v", final, wins)
+				}
+			case ports.TaskFailed:
+				if wins[ports.TaskFailed] != 1 || !sameJSON(final.Error, rpcError) || final.Result != nil {
+					t.Fatalf("failed: %+v, wins %v", final, wins)
+				}
+			case ports.TaskCancelled:
+				if len(wins) != 0 || final.Result != nil || final.Error != nil {
+					t.Fatalf("cancelled: %+v, yet updates won: %v", final, wins)
+				}
+			}
+		}
+	})
+
+	t.Run("ConcurrentOwners", func(t *testing.T) {
+		s := newStore(t, newClock())
+		var wg sync.WaitGroup
+		for g := range 8 {
+			owner := fmt.Sprintf("owner-%d", g)
+			wg.Go(func() {
+				for range 10 {
+					task, err := s.Create(ctx, working(owner))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if _, err := s.Update(ctx, task.ID, owner, ports.TaskUpdate{Status: ports.TaskCompleted, Result: result}); err != nil {
+						t.Error(err)
+					}
+				}
+				tasks, _, err := s.List(ctx, owner, "", 0)
+				if err != nil || len(tasks) != 10 {
+					t.Errorf("%s lists %d tasks, %v", owner, len(tasks), err)
+				}
+			})
+		}
+		wg.Wait()
+	})
+}
+
+// Limits are the limits a store under [RunLimits] was configured with.
+// Keep them small: the suite fills them.
+type Limits struct {
+	// MaxTasks, MaxTasksPerOwner: the live tasks of the store, and of one
+	// owner (MaxTasksPerOwner < MaxTasks).
+	MaxTasks, MaxTasksPerOwner int
+	// MaxPayloadBytes bounds each of InputRequests, Result, Error.
+	MaxPayloadBytes int
+	// MaxStatusMessageBytes bounds StatusMessage.
+	MaxStatusMessageBytes int
+}
+
+func payload(n int) json.RawMessage { return json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`) }
+
+// RunLimits checks that a store configured with lim keeps to it: Create
+// refuses past the limits until an expired task makes room, and payloads
+// are bounded.
+func RunLimits(t *testing.T, lim Limits, newStore NewStore) {
+	t.Run("PerOwner", func(t *testing.T) {
+		clock := newClock()
+		s := newStore(t, clock)
+		short := working("a")
+		short.TTL = time.Minute
+		mustCreate(t, s, short)
+		for range lim.MaxTasksPerOwner - 1 {
+			mustCreate(t, s, working("a"))
+		}
+		if _, err := s.Create(ctx, working("a")); !errors.Is(err, ports.ErrTooManyTasksForOwner) {
+			t.Fatalf("Create past the owner's limit: %v, want ErrTooManyTasksForOwner", err)
+		}
+		mustCreate(t, s, working("b"))
+		clock.Advance(time.Minute)
+		mustCreate(t, s, working("a"))
+		if _, err := s.Create(ctx, working("a")); !errors.Is(err, ports.ErrTooManyTasksForOwner) {
+			t.Fatalf("Create past the owner's limit again: %v", err)
+		}
+	})
+	t.Run("Total", func(t *testing.T) {
+		clock := newClock()
+		s := newStore(t, clock)
+		short := working("owner-0")
+		short.TTL = time.Minute
+		mustCreate(t, s, short)
+		for i := 1; i < lim.MaxTasks; i++ {
+			mustCreate(t, s, working(fmt.Sprintf("owner-%d", i)))
+		}
+		_, err := s.Create(ctx, working("newcomer"))
+		if !errors.Is(err, ports.ErrTooManyTasks) || errors.Is(err, ports.ErrTooManyTasksForOwner) {
+			t.Fatalf("Create in a full store: %v, want ErrTooManyTasks alone", err)
+		}
+		clock.Advance(time.Minute)
+		mustCreate(t, s, working("newcomer"))
+	})
+	t.Run("Payloads", func(t *testing.T) {
+		s := newStore(t, newClock())
+		task := mustCreate(t, s, working("a"))
+		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: strings.Repeat("m", lim.MaxStatusMessageBytes+1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
+			t.Fatalf("status message over the limit: %v, want ErrTaskTooLarge", err)
+		}
+		if _, err := s.Cancel(ctx, task.ID, "a", strings.Repeat("m", lim.MaxStatusMessageBytes+1)); !errors.Is(err, ports.ErrTaskTooLarge) {
+			t.Fatalf("cancel message over the limit: %v, want ErrTaskTooLarge", err)
+		}
+		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskInputRequired, InputRequests: payload(lim.MaxPayloadBytes + 1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
+			t.Fatalf("input requests over the limit: %v, want ErrTaskTooLarge", err)
+		}
+		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskCompleted, Result: payload(lim.MaxPayloadBytes + 1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
+			t.Fatalf("result over the limit: %v, want ErrTaskTooLarge", err)
+		}
+		big := working("a")
+		big.Status, big.InputRequests = ports.TaskInputRequired, payload(lim.MaxPayloadBytes+1)
+		if _, err := s.Create(ctx, big); !errors.Is(err, ports.ErrTaskTooLarge) {
+			t.Fatalf("Create with input requests over the limit: %v, want ErrTaskTooLarge", err)
+		}
+		if g := mustGet(t, s, task.ID, "a"); g.Status != ports.TaskWorking || g.StatusMessage != "starting" {
+			t.Fatalf("after refused updates: %+v", g)
+		}
+		msg := strings.Repeat("m", lim.MaxStatusMessageBytes)
+		res := payload(lim.MaxPayloadBytes)
+		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskCompleted, StatusMessage: msg, Result: res}); err != nil {
+			t.Fatalf("result and message at the limits: %v", err)
+		}
+		if g := mustGet(t, s, task.ID, "a"); !bytes.Equal(g.Result, res) || g.StatusMessage != msg {
+			t.Fatalf("result at the limit read back: %d bytes", len(g.Result))
+		}
+	})
+}
+
+// RunShared checks a store shared by instances: newStores returns two
+// handles on one fresh backend (two instances of a server), with one
+// clock.
+func RunShared(t *testing.T, newStores func(t *testing.T, clock ports.Clock) (a, b ports.TaskStore)) {
+	clock := newClock()
+	a, b := newStores(t, clock)
+	task := mustCreate(t, a, working("alice"))
+	if g := mustGet(t, b, task.ID, "alice"); g.ID != task.ID || g.Status != ports.TaskWorking {
+		t.Fatalf("the other instance reads %+v", g)
+	}
+	_, err := b.Get(ctx, task.ID, "bob")
+	notFound(t, "another owner through the other instance", err)
+	if _, err := b.Update(ctx, task.ID, "alice", ports.TaskUpdate{Status: ports.TaskInputRequired, InputRequests: inputs}); err != nil {
+		t.Fatal(err)
+	}
+	if g := mustGet(t, a, task.ID, "alice"); g.Status != ports.TaskInputRequired || !sameJSON(g.InputRequests, inputs) {
+		t.Fatalf("the first instance reads %+v", g)
+	}
+	if _, err := a.Cancel(ctx, task.ID, "alice", "stop"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Update(ctx, task.ID, "alice", ports.TaskUpdate{Status: ports.TaskCompleted, Result: result}); !errors.Is(err, ports.ErrTaskTransition) {
+		t.Fatalf("completing through one instance a task cancelled through the other: %v", err)
+	}
+	second := mustCreate(t, b, working("alice"))
+	page, next, err := a.List(ctx, "alice", "", 1)
+	if err != nil || len(page) != 1 || page[0].ID != task.ID || next == "" {
+		t.Fatalf("first page through a: %v %q %v", page, next, err)
+	}
+	page, next, err = b.List(ctx, "alice", next, 1)
+	if err != nil || len(page) != 1 || page[0].ID != second.ID {
+		t.Fatalf("second page through b: %v %q %v", page, next, err)
+	}
+	if err := b.Delete(ctx, task.ID, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Get(ctx, task.ID, "alice")
+	notFound(t, "Get through a after Delete through b", err)
+}
