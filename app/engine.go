@@ -77,6 +77,13 @@ type Options struct {
 	Tools     []Tool
 	Resources []Resource
 	Prompts   []Prompt
+	// Extensions are the MCP extensions the engine serves (SEP-2133), in
+	// order: each is advertised under capabilities.extensions in the
+	// initialize result and server/discover, its methods join the method
+	// table and its resources are registered with Resources. A bad
+	// identifier, a duplicate, or a method name already served fails
+	// NewEngine. See [Extension].
+	Extensions []Extension
 
 	// ToolRegistry stores the tools (required).
 	ToolRegistry ports.ToolRegistry
@@ -257,6 +264,11 @@ type Engine struct {
 	prompts   ports.PromptRegistry   // nil: no prompts
 	log       ports.Logger
 
+	// extSettings are the settings of the registered extensions by
+	// identifier (nil: none); extMethods the methods they add.
+	extSettings map[string]any
+	extMethods  map[string]*method
+
 	// abort cancels every handler's context (hard stop).
 	abortCtx context.Context
 	abort    context.CancelFunc
@@ -353,6 +365,10 @@ func NewEngine(opts Options) (*Engine, error) {
 	e.startBus()
 	if w, ok := opts.ToolRegistry.(ports.ToolRegistryWatcher); ok {
 		e.stopWatch = w.Watch(e.toolsChanged)
+	}
+	if err := e.addExtensions(); err != nil {
+		e.Close()
+		return nil, err
 	}
 	if err := e.addInitial(); err != nil {
 		e.Close()

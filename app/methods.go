@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"maps"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -32,6 +33,9 @@ func (e *Engine) request(ctx context.Context, s *session, m message) []byte {
 // requestWith is request with the params already decoded (p not nil).
 func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wireParams) ([]byte, *rpcError) {
 	entry := methods[m.method]
+	if entry == nil {
+		entry = e.extMethods[m.method]
+	}
 	if entry == nil || entry.present != nil && !entry.present(e) {
 		rerr := newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method, nil)
 		return encodeError(rerr), rerr
@@ -200,7 +204,9 @@ func (e *Engine) initialize(ctx context.Context, s *session, m message, p *wireP
 // resources.subscribe where the revision has resources/subscribe. The
 // same holds for prompts (prompts.listChanged); completions is advertised
 // while some prompt argument or template variable has a completer (from
-// 2025-03-26, which introduced the capability).
+// 2025-03-26, which introduced the capability). extensions holds the
+// settings of every registered extension (Options.Extensions), in both
+// eras, and is absent without one.
 func (e *Engine) capabilities(f domain.Features) map[string]any {
 	// logging: any tool may log to the client (RequestContext.Log).
 	caps := map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}}
@@ -216,6 +222,9 @@ func (e *Engine) capabilities(f domain.Features) map[string]any {
 	}
 	if f.CompletionsCapability && e.hasCompleters() {
 		caps["completions"] = map[string]any{}
+	}
+	if len(e.extSettings) > 0 {
+		caps["extensions"] = maps.Clone(e.extSettings)
 	}
 	return caps
 }

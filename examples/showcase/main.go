@@ -150,11 +150,17 @@ func main() {
 	if *verbose {
 		fxLog = fx.WithLogger(func() fxevent.Logger { return &fxevent.SlogLogger{Logger: logger} })
 	}
+	skillsExt, err := tools.Skills()
+	if err != nil {
+		logger.Error("showcase skills", "error", err)
+		os.Exit(1)
+	}
 	server := wiring.New(
 		fx.Supply(logger),
 		fx.Supply(wiring.Config{
 			Info:         domain.Implementation{Name: "hexmcp-showcase", Title: "hexmcp showcase", Version: "0.1.0"},
 			Instructions: "Example tools of every kind: scalars, JSON, content blocks, structured output and errors.",
+			Extensions:   []app.Extension{skillsExt},
 		}),
 		serve,
 		shared,

@@ -83,6 +83,10 @@ func run(addr string) error {
 
 // newEngine builds the engine with the suite's tools, resources and prompts.
 func newEngine(log *slog.Logger) (*app.Engine, error) {
+	skillsExt, err := conformanceSkills()
+	if err != nil {
+		return nil, err
+	}
 	e, err := app.NewEngine(app.Options{
 		Info:             domain.Implementation{Name: "hexmcp-conformance-server", Version: "0.0.0"},
 		ToolRegistry:     memory.NewRegistry(),
@@ -90,6 +94,7 @@ func newEngine(log *slog.Logger) (*app.Engine, error) {
 		PromptRegistry:   memory.NewPromptRegistry(),
 		Validator:        jsonschema.New(),
 		Logger:           slogger.New(log),
+		Extensions:       []app.Extension{skillsExt},
 	})
 	if err != nil {
 		return nil, err

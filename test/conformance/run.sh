@@ -4,6 +4,8 @@
 #   0.1     @modelcontextprotocol/conformance@0.1.16 --suite all
 #   2025-11-25  @modelcontextprotocol/conformance@0.2.0-alpha.12 --requirements 2025-11-25
 #   2026-07-28  @modelcontextprotocol/conformance@0.2.0-alpha.12 --requirements 2026-07-28
+#   skills  @modelcontextprotocol/conformance@0.2.0-alpha.12, each sep-2640-skills-*
+#           scenario (no requirement set includes them) at 2026-07-28
 # each with --expected-failures baseline-<run>.yml and -o results/<run>.
 # Exits non-zero when a run fails; its last line is
 #   conformance: N passed, N failed, N skipped
@@ -109,6 +111,23 @@ run 0.1 "$suite01" --suite all
 run 2025-11-25 "$suite02" --requirements 2025-11-25
 run 2026-07-28 "$suite02" --requirements 2026-07-28
 
+# The Skills extension scenarios (SEP-2640): no requirement set runs them,
+# so each runs on its own (--force: they are on no spec timeline), at the
+# 2026-07-28 wire, where every one of their checks applies.
+skills_scenarios="sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory"
+echo "conformance: run skills: conformance-0.2 --spec-version 2026-07-28 --force --scenario each of $skills_scenarios"
+: >"$results/skills.log"
+for scenario in $skills_scenarios; do
+  rc=0
+  timeout "$run_timeout" "$node" "$suite02" server --url "$url" --scenario "$scenario" --spec-version 2026-07-28 --force \
+    --expected-failures "$here/baseline-skills.yml" -o "$results/skills" >>"$results/skills.log" 2>&1 || rc=$?
+  echo "  $scenario: $(sed 's/\x1b\[[0-9;]*m//g' "$results/skills.log" | grep -o 'Passed: [0-9]*/[0-9]*, [0-9]* failed, [0-9]* warnings' | tail -n 1)"
+  if [ "$rc" -ne 0 ]; then
+    echo "conformance: run skills, $scenario exited $rc (full output: test/conformance/results/skills.log)"
+    status=1
+  fi
+done
+
 if ! kill -0 "$pid" 2>/dev/null; then
   echo "conformance: the server died during the runs (see test/conformance/results/server.log)"
   status=1
@@ -118,5 +137,6 @@ echo
 "$node" "$here/summarize.mjs" "$results" \
   "0.1=$here/baseline-0.1.yml" \
   "2025-11-25=$here/baseline-2025-11-25.yml" \
-  "2026-07-28=$here/baseline-2026-07-28.yml" || status=1
+  "2026-07-28=$here/baseline-2026-07-28.yml" \
+  "skills=$here/baseline-skills.yml=${skills_scenarios// /,}" || status=1
 exit "$status"

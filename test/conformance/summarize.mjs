@@ -5,9 +5,11 @@
 //
 //   node summarize.mjs RESULTS_DIR RUN...
 //
-// RUN is NAME=BASELINE: RESULTS_DIR/NAME/ holds the run's -o output and
-// RESULTS_DIR/NAME.log its standard output; BASELINE is its
-// --expected-failures file.
+// RUN is NAME=BASELINE[=SCENARIO,...]: RESULTS_DIR/NAME/ holds the run's -o
+// output and RESULTS_DIR/NAME.log its standard output; BASELINE is its
+// --expected-failures file. The scenarios of the run are read from the
+// suite's summary in the log, or are the listed ones (a run made of
+// single-scenario invocations, which print no summary).
 //
 // A scenario fails when one of its checks is FAILURE or WARNING (the rule
 // the suite's --expected-failures check applies). It is then
@@ -17,8 +19,10 @@
 //   - unexpected otherwise: a failure.
 // A baseline entry whose scenario (or check) passes is stale: a failure
 // too, so that the baseline shrinks as issues land.
-// The optional extension scenarios (tasks-*, sep-2640-skills-*) are counted
-// on a line of their own and never fail the run.
+// The optional extension scenarios (tasks-*) are counted on a line of their
+// own and never fail the run. The Skills scenarios (sep-2640-skills-*) are
+// required like any other, and stricter: a SKIPPED check fails them too (the
+// suite skips every check of a server that does not declare the extension).
 //
 // Prints a report and, last, the line
 //   conformance: N passed, N failed, N skipped
@@ -33,8 +37,10 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 // yaml is what the suite itself parses baselines with.
 const YAML = createRequire(path.join(here, 'node_modules/conformance-0.2/package.json'))('yaml');
 
-const isExtension = (s) => s.startsWith('tasks-') || s.startsWith('sep-2640-skills-');
+const isExtension = (s) => s.startsWith('tasks-');
+const noSkips = (s) => s.startsWith('sep-2640-skills-');
 const failing = (c) => c.status === 'FAILURE' || c.status === 'WARNING';
+const failingIn = (scenario) => (c) => failing(c) || (noSkips(scenario) && c.status === 'SKIPPED');
 
 function readBaseline(file) {
   const doc = YAML.parse(readFileSync(file, 'utf8')) ?? {};
@@ -91,7 +97,7 @@ function checksByScenario(dir) {
 }
 
 function firstProblem(checks) {
-  const c = checks.find(failing);
+  const c = checks[0];
   if (!c) return '';
   const msg = (c.errorMessage ?? c.description ?? '').split('\n')[0];
   return `${c.status} ${c.id}: ${msg}`.slice(0, 300);
@@ -108,9 +114,9 @@ const ext = { passed: 0, failed: 0 };
 const problems = [];
 
 for (const spec of runs) {
-  const [name, baselineFile] = spec.split('=');
+  const [name, baselineFile, listed] = spec.split('=');
   const baseline = readBaseline(baselineFile);
-  const names = scenariosRun(path.join(resultsDir, `${name}.log`));
+  const names = listed ? listed.split(',') : scenariosRun(path.join(resultsDir, `${name}.log`));
   const byScenario = checksByScenario(path.join(resultsDir, name));
   const run = { passed: 0, failed: 0, skipped: 0, bugs: 0, warnings: 0 };
   const expected = (scenario) => {
@@ -124,7 +130,7 @@ for (const spec of runs) {
   }
   for (const scenario of names ?? []) {
     const checks = byScenario.get(scenario);
-    const bad = checks ? checks.filter(failing) : null;
+    const bad = checks ? checks.filter(failingIn(scenario)) : null;
     if (checks && checks.some((c) => c.status === 'WARNING')) run.warnings++;
     if (isExtension(scenario)) {
       bad && bad.length === 0 ? runExt.passed++ : runExt.failed++;

@@ -47,3 +47,13 @@ func TestUserTemplateIsSafe(t *testing.T) {
 		}
 	}
 }
+
+func TestSkills(t *testing.T) {
+	ext, err := Skills()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ext.ID != "io.modelcontextprotocol/skills" || len(ext.Methods) == 0 || len(ext.Resources) != 2 {
+		t.Errorf("Skills() = %s with %d methods, %d resources", ext.ID, len(ext.Methods), len(ext.Resources))
+	}
+}

@@ -1,0 +1,252 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// Extension is an MCP extension the engine serves (SEP-2133): it is
+// advertised under capabilities.extensions, keyed by its ID, in both eras
+// (the initialize result and server/discover), and only when registered
+// (Options.Extensions). It may add request methods to the engine's method
+// table and resources to its resource registry. An extension package (such
+// as extensions/skills) builds one; a server adds its own the same way.
+type Extension struct {
+	// ID is the extension's identifier, a _meta-style key with its
+	// mandatory prefix: reverse-DNS labels, a slash, a name
+	// ("io.modelcontextprotocol/skills", "com.example/audit").
+	ID string
+	// Settings is the extension's settings object, sent as it is under
+	// capabilities.extensions[ID] (nil: {}, support with no settings).
+	// It must encode as a JSON object.
+	Settings map[string]any
+	// Methods are the request methods the extension adds. A name the
+	// engine already serves (tools/call, …) or another extension adds
+	// fails NewEngine.
+	Methods []ExtensionMethod
+	// Resources are registered with Options.Resources by NewEngine (they
+	// need Options.ResourceRegistry).
+	Resources []Resource
+}
+
+// ExtensionMethod is one request method of an [Extension].
+type ExtensionMethod struct {
+	// Name is the JSON-RPC method name ("skills/list").
+	Name string
+	// HandshakeOnly and StatelessOnly restrict the method to one era
+	// (both false: it exists in both). In the other era it is answered
+	// -32601, as an unknown method.
+	HandshakeOnly, StatelessOnly bool
+	// Cacheable adds the list-caching attributes (ttlMs from
+	// Options.ListTTL, cacheScope) to the result in revisions that have
+	// them (2026-07-28 on), unless the result sets them itself.
+	Cacheable bool
+	// Serve answers a request. Its result must encode as a JSON object;
+	// the engine adds resultType "complete" and the result _meta in the
+	// revisions that need them. A [domain.ProtocolError] (possibly
+	// wrapped) is sent to the client as it is; any other error is logged
+	// and answered -32603.
+	Serve func(ctx context.Context, req ExtensionRequest) (any, error)
+}
+
+// ExtensionRequest is what an [ExtensionMethod]'s Serve gets.
+type ExtensionRequest struct {
+	// Method is the request method.
+	Method string
+	// Params is the request's params member as received (nil when
+	// absent), _meta included.
+	Params jsontext.Value
+	// Revision and Era are the request's protocol revision and era.
+	Revision domain.Revision
+	Era      domain.Era
+}
+
+// InvalidParams returns the -32602 error an extension method answers for
+// params it cannot serve: "Invalid params: " followed by msg.
+func InvalidParams(msg string) error {
+	return &domain.ProtocolError{Code: domain.CodeInvalidParams, Message: "Invalid params: " + msg}
+}
+
+// validExtensionID tells whether id is prefix/name with a reverse-DNS
+// prefix: labels of letters, digits and hyphens (starting with a letter,
+// not ending with a hyphen) joined by dots, at least two of them; and a
+// name of letters, digits, '-', '_' and '.' starting and ending with a
+// letter or digit.
+func validExtensionID(id string) bool {
+	prefix, name, ok := strings.Cut(id, "/")
+	if !ok || name == "" || strings.Contains(name, "/") {
+		return false
+	}
+	labels := strings.Split(prefix, ".")
+	if len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" || !isLetter(l[0]) || l[len(l)-1] == '-' {
+			return false
+		}
+		for i := range len(l) {
+			if c := l[i]; !isLetter(c) && !isDigit(c) && c != '-' {
+				return false
+			}
+		}
+	}
+	if c := name[0]; !isLetter(c) && !isDigit(c) {
+		return false
+	}
+	if c := name[len(name)-1]; !isLetter(c) && !isDigit(c) {
+		return false
+	}
+	for i := range len(name) {
+		if c := name[i]; !isLetter(c) && !isDigit(c) && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+
+// addExtensions checks Options.Extensions, builds the engine's extension
+// methods and settings, and appends their resources to Options.Resources.
+func (e *Engine) addExtensions() error {
+	if len(e.opts.Extensions) == 0 {
+		return nil
+	}
+	e.extSettings = make(map[string]any, len(e.opts.Extensions))
+	e.extMethods = make(map[string]*method)
+	for _, x := range e.opts.Extensions {
+		if !validExtensionID(x.ID) {
+			return fmt.Errorf("hexmcp: extension %q: the identifier must be prefix/name with a reverse-DNS prefix (io.modelcontextprotocol/skills)", x.ID)
+		}
+		if _, dup := e.extSettings[x.ID]; dup {
+			return fmt.Errorf("hexmcp: extension %q is registered twice", x.ID)
+		}
+		settings := map[string]any{}
+		if x.Settings != nil {
+			settings = maps.Clone(x.Settings)
+		}
+		if b, err := json.Marshal(settings, json.Deterministic(true)); err != nil || jsontext.Value(b).Kind() != '{' {
+			return fmt.Errorf("hexmcp: extension %q: the settings must encode as a JSON object: %w", x.ID, cmpErr(err))
+		}
+		e.extSettings[x.ID] = settings
+		for _, xm := range x.Methods {
+			switch {
+			case xm.Name == "":
+				return fmt.Errorf("hexmcp: extension %q: a method has no name", x.ID)
+			case xm.Serve == nil:
+				return fmt.Errorf("hexmcp: extension %q: method %q has no Serve function", x.ID, xm.Name)
+			case xm.HandshakeOnly && xm.StatelessOnly:
+				return fmt.Errorf("hexmcp: extension %q: method %q cannot be both HandshakeOnly and StatelessOnly", x.ID, xm.Name)
+			case methods[xm.Name] != nil:
+				return fmt.Errorf("hexmcp: extension %q: method %q is one the engine serves itself", x.ID, xm.Name)
+			case e.extMethods[xm.Name] != nil:
+				return fmt.Errorf("hexmcp: extension %q: method %q is added by another extension too", x.ID, xm.Name)
+			}
+			e.extMethods[xm.Name] = extensionEntry(xm)
+		}
+		e.opts.Resources = append(e.opts.Resources, x.Resources...)
+	}
+	return nil
+}
+
+// cmpErr stands in for a nil error in a message about a result that
+// encoded, but not as an object.
+func cmpErr(err error) error {
+	if err == nil {
+		return errors.New("not an object")
+	}
+	return err
+}
+
+// extensionEntry makes the method-table entry of an extension method.
+func extensionEntry(xm ExtensionMethod) *method {
+	return &method{
+		MethodSpec: MethodSpec{Name: xm.Name, Handshake: !xm.StatelessOnly, Stateless: !xm.HandshakeOnly},
+		serve: func(e *Engine, ctx context.Context, _ *session, m message, _ *wireParams, ci callInfo) ([]byte, *rpcError) {
+			return e.serveExtension(ctx, xm, m, ci)
+		},
+	}
+}
+
+// serveExtension runs an extension method and encodes its result.
+func (e *Engine) serveExtension(ctx context.Context, xm ExtensionMethod, m message, ci callInfo) ([]byte, *rpcError) {
+	var params jsontext.Value
+	if len(m.params.raw) > 0 {
+		params = m.params.raw.Clone()
+	}
+	res, err := xm.Serve(ctx, ExtensionRequest{Method: m.method, Params: params, Revision: ci.rev, Era: ci.era})
+	if err != nil {
+		var pe *domain.ProtocolError
+		if errors.As(err, &pe) {
+			return nil, &rpcError{id: m.id, err: pe}
+		}
+		e.logf(ctx, ports.LevelError, "hexmcp: extension method failed", ports.F("method", m.method), ports.F("error", err))
+		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+	}
+	b, err := json.Marshal(res, json.Deterministic(true))
+	var obj map[string]jsontext.Value
+	if err == nil {
+		err = json.Unmarshal(b, &obj)
+	}
+	if err != nil || obj == nil {
+		e.logf(ctx, ports.LevelError, "hexmcp: extension method result is not a JSON object", ports.F("method", m.method), ports.F("error", cmpErr(err)))
+		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+	}
+	if ci.features.ResultType {
+		if _, ok := obj["resultType"]; !ok {
+			obj["resultType"] = jsontext.Value(`"complete"`)
+		}
+	}
+	if xm.Cacheable && ci.features.Caching {
+		if _, ok := obj["ttlMs"]; !ok {
+			obj["ttlMs"] = jsontext.Value(fmt.Sprint(e.opts.ListTTL.Milliseconds()))
+		}
+		if _, ok := obj["cacheScope"]; !ok {
+			obj["cacheScope"] = jsontext.Value(`"` + e.cacheScope() + `"`)
+		}
+	}
+	if ci.era == domain.EraStateless {
+		meta := map[string]jsontext.Value{}
+		if raw, ok := obj["_meta"]; ok {
+			if err := json.Unmarshal(raw, &meta); err != nil || meta == nil {
+				e.logf(ctx, ports.LevelError, "hexmcp: extension method result _meta is not an object", ports.F("method", m.method))
+				return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+			}
+		}
+		for k, v := range e.resultMeta(ci.rev) {
+			if _, ok := meta[k]; !ok {
+				vb, err := json.Marshal(v, json.Deterministic(true))
+				if err != nil {
+					return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+				}
+				meta[k] = vb
+			}
+		}
+		mb, err := json.Marshal(meta, json.Deterministic(true))
+		if err != nil {
+			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+		}
+		obj["_meta"] = mb
+	}
+	return e.encodeResult(m.id, obj)
+}
+
+// Extensions returns the identifiers of the registered extensions.
+func (e *Engine) Extensions() []string {
+	ids := make([]string, 0, len(e.opts.Extensions))
+	for _, x := range e.opts.Extensions {
+		ids = append(ids, x.ID)
+	}
+	return ids
+}
