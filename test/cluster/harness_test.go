@@ -357,7 +357,12 @@ type clusterOptions struct {
 	// healthChecks has haproxy check its servers (haproxyChecks): a
 	// killed instance is marked down and gets no more requests, and a
 	// request whose connection to it fails meanwhile is sent to another.
+	// It also gives the in-process proxy fresh connections (see
+	// startGoProxy).
 	healthChecks bool
+	// freshUpstream gives the in-process proxy a connection per request
+	// (see startGoProxy), for scenarios whose clients cancel requests.
+	freshUpstream bool
 }
 
 // Cluster is a running set of instances and the proxies in front of them.
@@ -396,7 +401,7 @@ func startCluster(tb testing.TB, o clusterOptions) *Cluster {
 	for i := range n {
 		c.Instances = append(c.Instances, startInstance(tb, "i"+strconv.Itoa(i), redisAddr, extra...))
 	}
-	c.Go = startGoProxy(tb, c.Instances)
+	c.Go = startGoProxy(tb, c.Instances, o.healthChecks || o.freshUpstream)
 	if !o.noHAProxy {
 		c.HAProxy, c.missing = startHAProxy(tb, c.Instances, o.healthChecks)
 	}

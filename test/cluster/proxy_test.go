@@ -52,7 +52,14 @@ const goProxyIdleConns = 128
 
 // startGoProxy starts the in-process proxy on a free loopback port; it is
 // closed when tb ends.
-func startGoProxy(tb testing.TB, instances []*Instance) *goProxy {
+//
+// With fresh, each proxied request gets a connection of its own to its
+// instance (no keep-alive), as the kill scenarios use: there, cancelled
+// streams (a killed instance's, the client's own) were seen to close a
+// connection after the Transport had handed it to the next request, which
+// then read a cut reply (the first 4 KiB, then "use of closed network
+// connection" on the proxy's side, never on the instance's).
+func startGoProxy(tb testing.TB, instances []*Instance, fresh bool) *goProxy {
 	tb.Helper()
 	g := &goProxy{
 		served: make([]atomic.Int64, len(instances)),
@@ -61,6 +68,7 @@ func startGoProxy(tb testing.TB, instances []*Instance) *goProxy {
 			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 			MaxIdleConnsPerHost: goProxyIdleConns,
 			IdleConnTimeout:     time.Minute,
+			DisableKeepAlives:   fresh,
 		},
 	}
 	for _, in := range instances {

@@ -82,7 +82,7 @@ func nodeEnv(t *testing.T) string {
 // (@modelcontextprotocol/client, 2026-07-28) through each proxy.
 func TestClusterTSClients(t *testing.T) {
 	node := nodeEnv(t)
-	c := startCluster(t, clusterOptions{})
+	c := startCluster(t, clusterOptions{freshUpstream: true}) // the v2 client cancels its probes
 	forEachProxy(t, c, func(t *testing.T, p proxy) {
 		for _, tc := range tsClients {
 			t.Run(tc.name, func(t *testing.T) {
