@@ -11,15 +11,17 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// Defaults of [SessionStoreOptions], the same as the in-memory store's.
+// Defaults of [SessionStoreOptions]: the in-memory store's (one place says
+// them).
 const (
-	DefaultIdleTimeout          = 30 * time.Minute
-	DefaultPendingTimeout       = 30 * time.Second
-	DefaultMaxSessions          = 10_000
-	DefaultMaxSessionsPerClient = 100
+	DefaultIdleTimeout          = memory.DefaultIdleTimeout
+	DefaultPendingTimeout       = memory.DefaultPendingTimeout
+	DefaultMaxSessions          = memory.DefaultMaxSessions
+	DefaultMaxSessionsPerClient = memory.DefaultMaxSessionsPerClient
 )
 
 // SessionStoreOptions configure [SessionStore]. Zero fields take the

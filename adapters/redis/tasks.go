@@ -12,18 +12,20 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// Defaults of [TaskStoreOptions], the same as the in-memory store's.
+// Defaults of [TaskStoreOptions]: the in-memory store's (one place says
+// them).
 const (
-	DefaultMaxTasks                  = 10_000
-	DefaultMaxTasksPerOwner          = 1_000
-	DefaultMaxTaskPayloadBytes       = 4 << 20
-	DefaultMaxTaskStatusMessageBytes = 4 << 10
-	DefaultTaskTTL                   = time.Hour
-	DefaultMaxTaskTTL                = 24 * time.Hour
-	DefaultMaxTaskPage               = 100
+	DefaultMaxTasks                  = memory.DefaultMaxTasks
+	DefaultMaxTasksPerOwner          = memory.DefaultMaxTasksPerOwner
+	DefaultMaxTaskPayloadBytes       = memory.DefaultMaxTaskPayloadBytes
+	DefaultMaxTaskStatusMessageBytes = memory.DefaultMaxTaskStatusMessageBytes
+	DefaultTaskTTL                   = memory.DefaultTaskTTL
+	DefaultMaxTaskTTL                = memory.DefaultMaxTaskTTL
+	DefaultMaxTaskPage               = memory.DefaultMaxTaskPage
 )
 
 // taskCollectGrace is how long past a task's expiry its Redis key lives:
