@@ -10,7 +10,8 @@
 //		Extensions: []app.Extension{t.Extension()},
 //		Middleware: []app.Middleware{t.Middleware()}})
 //
-// Not yet: tasks/update (input_required), status notifications, the
+// Not yet: input_required (tasks/update acks but no task waits for
+// input), status notifications, the
 // handshake era's session-level capabilities (only the request's
 // _meta clientCapabilities are read).
 package tasks
@@ -101,6 +102,7 @@ func (t *Tasks) Extension() app.Extension {
 		Methods: []app.ExtensionMethod{
 			{Name: "tasks/get", Serve: t.serveGet},
 			{Name: "tasks/cancel", Serve: t.serveCancel},
+			{Name: "tasks/update", Serve: t.serveUpdate},
 		},
 	}
 }
@@ -149,6 +151,9 @@ func (t *Tasks) Middleware() app.Middleware {
 				if !declared(req.Params) {
 					return nil, missingCapability()
 				}
+				if err := checkName(req); err != nil {
+					return nil, err
+				}
 				return next(context.WithValue(ctx, ownerKey{}, owner(req)), req)
 			case "tools/call":
 				sup := t.opts.Tools[req.Name]
@@ -166,6 +171,24 @@ func (t *Tasks) Middleware() app.Middleware {
 			return next(ctx, req)
 		}
 	}
+}
+
+// checkName refuses a task method whose Mcp-Name header (SEP-2663's
+// routing header, when the transport has headers and the client sent it)
+// is not its params.taskId: -32020.
+func checkName(req *app.Request) error {
+	names, ok := req.Transport.Header["Mcp-Name"]
+	if !ok {
+		return nil
+	}
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	_ = stdjson.Unmarshal(req.Params, &p)
+	if len(names) != 1 || names[0] != p.TaskID {
+		return &domain.ProtocolError{Code: domain.CodeHeaderMismatch, Message: "Header mismatch: Mcp-Name is not params.taskId"}
+	}
+	return nil
 }
 
 // start creates the task and runs the call in the background.
@@ -319,6 +342,24 @@ func (t *Tasks) serveCancel(ctx context.Context, req app.ExtensionRequest) (any,
 	t.mu.Unlock()
 	if cancel != nil {
 		cancel()
+	}
+	return struct{}{}, nil
+}
+
+// serveUpdate acknowledges tasks/update. No task of this first cut waits
+// for input, so the responses are ignored (the extension ignores the keys
+// of requests that are not pending); an unknown task is -32602.
+func (t *Tasks) serveUpdate(ctx context.Context, req app.ExtensionRequest) (any, error) {
+	id, err := taskID(req)
+	if err != nil {
+		return nil, err
+	}
+	own, err := ownerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := t.opts.Store.Get(ctx, id, own); err != nil {
+		return nil, notFound(err)
 	}
 	return struct{}{}, nil
 }

@@ -2,6 +2,7 @@ package tasks_test
 
 import (
 	"context"
+	stdjson "encoding/json"
 	"errors"
 	"testing"
 
@@ -113,6 +114,13 @@ func TestTaskCompletes(t *testing.T) {
 	if _, ok := ack["taskId"]; ok || ack["resultType"] != "complete" {
 		t.Fatalf("cancel ack = %v", ack)
 	}
+	ack = nil
+	if err := c.Call(context.Background(), "tasks/update", map[string]any{"taskId": created.TaskID, "inputResponses": map[string]any{"k": map[string]any{}}}, &ack); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ack["status"]; ok || ack["resultType"] != "complete" {
+		t.Fatalf("update ack = %v", ack)
+	}
 	if got := call(t, c, "tasks/get", map[string]any{"taskId": created.TaskID}); got.Status != "completed" {
 		t.Fatalf("after cancel: %+v", got)
 	}
@@ -159,7 +167,7 @@ func TestSyncAndGating(t *testing.T) {
 	if code := rpcCode(t, err); code != domain.CodeMissingClientCapability {
 		t.Fatalf("required tool without the extension: %d", code)
 	}
-	for _, m := range []string{"tasks/get", "tasks/cancel"} {
+	for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
 		err := without.Call(context.Background(), m, map[string]any{"taskId": "x"}, nil)
 		if code := rpcCode(t, err); code != domain.CodeMissingClientCapability {
 			t.Fatalf("%s without the extension: %d", m, code)
@@ -171,6 +179,35 @@ func TestSyncAndGating(t *testing.T) {
 		err = with.Call(context.Background(), m, map[string]any{}, nil)
 		if code := rpcCode(t, err); code != domain.CodeInvalidParams {
 			t.Fatalf("%s without taskId: %d", m, code)
+		}
+	}
+}
+
+func TestMcpNameMustMatchTaskID(t *testing.T) {
+	x := tasks.New(tasks.Options{})
+	reached := 0
+	h := x.Middleware()(func(context.Context, *app.Request) (stdjson.RawMessage, error) {
+		reached++
+		return stdjson.RawMessage(`{}`), nil
+	})
+	params := []byte(`{"taskId":"t1","_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"` + tasks.ID + `":{}}}}}`)
+	for _, tc := range []struct {
+		header map[string][]string
+		code   int // 0: passed on
+	}{
+		{nil, 0},
+		{map[string][]string{"Mcp-Name": {"t1"}}, 0},
+		{map[string][]string{"Mcp-Name": {"other"}}, domain.CodeHeaderMismatch},
+		{map[string][]string{"Mcp-Name": {"t1", "t1"}}, domain.CodeHeaderMismatch},
+	} {
+		before := reached
+		_, err := h(context.Background(), &app.Request{Method: "tasks/get", Params: params, Transport: app.TransportInfo{Header: tc.header}})
+		var pe *domain.ProtocolError
+		switch {
+		case tc.code == 0 && (err != nil || reached != before+1):
+			t.Errorf("%v: err %v, not passed on", tc.header, err)
+		case tc.code != 0 && (!errors.As(err, &pe) || pe.Code != tc.code || reached != before):
+			t.Errorf("%v: err %v, want %d", tc.header, err, tc.code)
 		}
 	}
 }
