@@ -251,3 +251,17 @@ func (e *Engine) runTool(ctx context.Context, call *ToolCall) (any, error) {
 
 // registeredToolKey carries the tool being called to runTool.
 type registeredToolKey struct{}
+
+// Detached returns a copy of r that middleware may pass to next after it
+// has answered the request itself (the tasks extension runs a tools/call
+// in the background this way): the engine's answer to the copy is not
+// mixed with the answer to r. Call next with the copy once at most.
+func (r *Request) Detached() *Request {
+	c := *r
+	if r.call != nil {
+		mc := *r.call
+		mc.out, mc.head = nil, 0
+		c.call = &mc
+	}
+	return &c
+}

@@ -87,6 +87,7 @@ func newEngine(log *slog.Logger) (*app.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	tasksExt, taskTools := conformanceTasks()
 	e, err := app.NewEngine(app.Options{
 		Info:             domain.Implementation{Name: "hexmcp-conformance-server", Version: "0.0.0"},
 		ToolRegistry:     memory.NewRegistry(),
@@ -94,12 +95,13 @@ func newEngine(log *slog.Logger) (*app.Engine, error) {
 		PromptRegistry:   memory.NewPromptRegistry(),
 		Validator:        jsonschema.New(),
 		Logger:           slogger.New(log),
-		Extensions:       []app.Extension{skillsExt},
+		Extensions:       []app.Extension{skillsExt, tasksExt.Extension()},
+		Middleware:       []app.Middleware{tasksExt.Middleware()},
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := e.AddTools(conformanceTools(e)...); err != nil {
+	if err := e.AddTools(append(conformanceTools(e), taskTools...)...); err != nil {
 		_ = e.Close()
 		return nil, err
 	}

@@ -193,7 +193,7 @@ func TestToolsListIsTheSuitesSet(t *testing.T) {
 		}
 	}
 	want := []string{
-		"json_schema_2020_12_tool", "test_audio_content", "test_custom_header", "test_elicitation",
+		"failing_job", "greet", "json_schema_2020_12_tool", "protocol_error_job", "slow_compute", "test_audio_content", "test_custom_header", "test_elicitation",
 		"test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums", "test_embedded_resource",
 		"test_error_handling", "test_image_content",
 		"test_input_required_result_capabilities", "test_input_required_result_elicitation",
