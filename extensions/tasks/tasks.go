@@ -302,6 +302,15 @@ func ownerFrom(ctx context.Context) (string, error) {
 	return o, nil
 }
 
+// target is the task a tasks/* request names and who asks for it.
+func target(ctx context.Context, req app.ExtensionRequest) (id, owner string, err error) {
+	if id, err = taskID(req); err != nil {
+		return "", "", err
+	}
+	owner, err = ownerFrom(ctx)
+	return id, owner, err
+}
+
 func notFound(err error) error {
 	if errors.Is(err, ports.ErrTaskNotFound) {
 		return app.InvalidParams("unknown taskId")
@@ -310,11 +319,7 @@ func notFound(err error) error {
 }
 
 func (t *Tasks) serveGet(ctx context.Context, req app.ExtensionRequest) (any, error) {
-	id, err := taskID(req)
-	if err != nil {
-		return nil, err
-	}
-	own, err := ownerFrom(ctx)
+	id, own, err := target(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -326,11 +331,7 @@ func (t *Tasks) serveGet(ctx context.Context, req app.ExtensionRequest) (any, er
 }
 
 func (t *Tasks) serveCancel(ctx context.Context, req app.ExtensionRequest) (any, error) {
-	id, err := taskID(req)
-	if err != nil {
-		return nil, err
-	}
-	own, err := ownerFrom(ctx)
+	id, own, err := target(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -350,11 +351,7 @@ func (t *Tasks) serveCancel(ctx context.Context, req app.ExtensionRequest) (any,
 // for input, so the responses are ignored (the extension ignores the keys
 // of requests that are not pending); an unknown task is -32602.
 func (t *Tasks) serveUpdate(ctx context.Context, req app.ExtensionRequest) (any, error) {
-	id, err := taskID(req)
-	if err != nil {
-		return nil, err
-	}
-	own, err := ownerFrom(ctx)
+	id, own, err := target(ctx, req)
 	if err != nil {
 		return nil, err
 	}
