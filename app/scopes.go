@@ -22,14 +22,14 @@ import (
 // with them ([Answer.Scopes]).
 const CodeInsufficientScope = -32052
 
-// principalScopes returns the scopes of the request's principal, and
-// whether it has one.
-func principalScopes(ctx context.Context) ([]string, bool) {
+// principalScopes returns the scopes of the request's principal (none
+// without one).
+func principalScopes(ctx context.Context) []string {
 	ti, _ := ctx.Value(transportKey{}).(TransportInfo)
 	if ti.Principal == nil {
-		return nil, false
+		return nil
 	}
-	return ti.Principal.Scopes, true
+	return ti.Principal.Scopes
 }
 
 // checkScopes refuses a request whose principal lacks one of required.
@@ -37,8 +37,7 @@ func checkScopes(ctx context.Context, id jsontext.Value, required []string) *rpc
 	if len(required) == 0 {
 		return nil
 	}
-	granted, _ := principalScopes(ctx)
-	missing := domain.MissingScopes(required, granted)
+	missing := domain.MissingScopes(required, principalScopes(ctx))
 	if missing == nil {
 		return nil
 	}

@@ -169,6 +169,16 @@ func bearerToken(values []string) (string, bool) {
 
 // challenge answers with a Bearer challenge (RFC 6750, section 3).
 func challenge(w http.ResponseWriter, status int, opts AuthOptions, code, scope string) {
+	w.Header().Set("WWW-Authenticate", bearerChallenge(code, scope, opts.ResourceMetadataURL))
+	if code == "" {
+		code = "unauthorized" // no credentials: RFC 6750 sends no error code in the challenge
+	}
+	writeAuthError(w, status, code)
+}
+
+// bearerChallenge is the WWW-Authenticate value of a Bearer challenge
+// (RFC 6750, with RFC 9728's resource_metadata): only the parameters given.
+func bearerChallenge(code, scope, metadataURL string) string {
 	var params []string
 	if code != "" {
 		params = append(params, `error="`+code+`"`)
@@ -176,18 +186,13 @@ func challenge(w http.ResponseWriter, status int, opts AuthOptions, code, scope 
 	if scope != "" {
 		params = append(params, "scope="+strconv.Quote(scope))
 	}
-	if opts.ResourceMetadataURL != "" {
-		params = append(params, "resource_metadata="+strconv.Quote(opts.ResourceMetadataURL))
+	if metadataURL != "" {
+		params = append(params, "resource_metadata="+strconv.Quote(metadataURL))
 	}
-	v := "Bearer"
-	if len(params) > 0 {
-		v += " " + strings.Join(params, ", ")
+	if len(params) == 0 {
+		return "Bearer"
 	}
-	w.Header().Set("WWW-Authenticate", v)
-	if code == "" {
-		code = "unauthorized" // no credentials: RFC 6750 sends no error code in the challenge
-	}
-	writeAuthError(w, status, code)
+	return "Bearer " + strings.Join(params, ", ")
 }
 
 func writeAuthError(w http.ResponseWriter, status int, code string) {

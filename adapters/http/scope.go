@@ -3,7 +3,6 @@ package mcphttp
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/hexmcp/hexmcp/app"
@@ -30,14 +29,8 @@ func (pw *postWriter) finishAnswer(r *http.Request, ans app.Answer, stateless bo
 	status := statusFor(stateless, ans)
 	if ans.IsError && ans.Code == app.CodeInsufficientScope && !pw.streaming() {
 		status = http.StatusForbidden
-		params := []string{`error="insufficient_scope"`}
-		if len(ans.Scopes) > 0 {
-			params = append(params, "scope="+strconv.Quote(strings.Join(ans.Scopes, " ")))
-		}
-		if url, _ := r.Context().Value(challengeKey{}).(string); url != "" {
-			params = append(params, "resource_metadata="+strconv.Quote(url))
-		}
-		pw.w.Header().Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
+		url, _ := r.Context().Value(challengeKey{}).(string)
+		pw.w.Header().Set("WWW-Authenticate", bearerChallenge("insufficient_scope", strings.Join(ans.Scopes, " "), url))
 	}
 	pw.finish(ans.Response, status)
 }

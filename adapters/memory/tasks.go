@@ -119,12 +119,23 @@ func cloneTask(t ports.Task) ports.Task {
 }
 
 func (s *TaskStore) checkSizes(u ports.TaskUpdate) error {
-	if len(u.StatusMessage) > s.opts.MaxStatusMessageBytes {
-		return fmt.Errorf("memory: %w: status message of %d bytes, over %d", ports.ErrTaskTooLarge, len(u.StatusMessage), s.opts.MaxStatusMessageBytes)
+	if err := CheckTaskSizes(s.opts.MaxStatusMessageBytes, s.opts.MaxPayloadBytes, u.StatusMessage, u.InputRequests, u.Result, u.Error); err != nil {
+		return fmt.Errorf("memory: %w", err)
 	}
-	for _, p := range [][]byte{u.InputRequests, u.Result, u.Error} {
-		if len(p) > s.opts.MaxPayloadBytes {
-			return fmt.Errorf("memory: %w: payload of %d bytes, over %d", ports.ErrTaskTooLarge, len(p), s.opts.MaxPayloadBytes)
+	return nil
+}
+
+// CheckTaskSizes checks a task's status message against maxMessage bytes
+// and each payload (InputRequests, Result, Error) against maxPayload
+// bytes; the error wraps [ports.ErrTaskTooLarge]. Every task store bounds
+// tasks this way (mcpredis.TaskStore too).
+func CheckTaskSizes(maxMessage, maxPayload int, message string, payloads ...[]byte) error {
+	if len(message) > maxMessage {
+		return fmt.Errorf("%w: status message of %d bytes, over %d", ports.ErrTaskTooLarge, len(message), maxMessage)
+	}
+	for _, p := range payloads {
+		if len(p) > maxPayload {
+			return fmt.Errorf("%w: payload of %d bytes, over %d", ports.ErrTaskTooLarge, len(p), maxPayload)
 		}
 	}
 	return nil
@@ -260,8 +271,8 @@ func (s *TaskStore) Update(_ context.Context, id, owner string, u ports.TaskUpda
 // Cancel makes the owner's live task cancelled; a terminal one is returned
 // as it is.
 func (s *TaskStore) Cancel(_ context.Context, id, owner, message string) (ports.Task, error) {
-	if len(message) > s.opts.MaxStatusMessageBytes {
-		return ports.Task{}, fmt.Errorf("memory: %w: status message of %d bytes, over %d", ports.ErrTaskTooLarge, len(message), s.opts.MaxStatusMessageBytes)
+	if err := s.checkSizes(ports.TaskUpdate{StatusMessage: message}); err != nil {
+		return ports.Task{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

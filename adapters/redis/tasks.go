@@ -247,13 +247,8 @@ func (s *TaskStore) args(more ...any) []any {
 }
 
 func (s *TaskStore) checkSizes(msg string, payloads ...[]byte) error {
-	if len(msg) > s.opts.MaxStatusMessageBytes {
-		return fmt.Errorf("mcpredis: %w: status message of %d bytes, over %d", ports.ErrTaskTooLarge, len(msg), s.opts.MaxStatusMessageBytes)
-	}
-	for _, p := range payloads {
-		if len(p) > s.opts.MaxPayloadBytes {
-			return fmt.Errorf("mcpredis: %w: payload of %d bytes, over %d", ports.ErrTaskTooLarge, len(p), s.opts.MaxPayloadBytes)
-		}
+	if err := memory.CheckTaskSizes(s.opts.MaxStatusMessageBytes, s.opts.MaxPayloadBytes, msg, payloads...); err != nil {
+		return fmt.Errorf("mcpredis: %w", err)
 	}
 	return nil
 }
