@@ -216,7 +216,7 @@ func (e *Engine) serveExtension(ctx context.Context, xm ExtensionMethod, m messa
 			obj["cacheScope"] = jsontext.Value(`"` + e.cacheScope() + `"`)
 		}
 	}
-	if ci.era == domain.EraStateless {
+	if ci.features.ResultType { // the result _meta goes with resultType, as in encodeCallResult
 		meta := map[string]jsontext.Value{}
 		if raw, ok := obj["_meta"]; ok {
 			if err := json.Unmarshal(raw, &meta); err != nil || meta == nil {
