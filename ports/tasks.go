@@ -86,6 +86,15 @@ type Task struct {
 	// Error is the JSON-RPC error object (code, message, data) a failed
 	// task ended with. Only a failed task has it.
 	Error json.RawMessage
+	// State is the server's own data about a live task (what it needs to
+	// go on with it: the request, answers collected so far, which
+	// instance runs it until when), never sent to the client. It is
+	// bounded like the payloads; a terminal status drops it.
+	State json.RawMessage
+	// Version counts the task's changes: 1 at Create, one more at every
+	// Update or Cancel that changes it. [TaskUpdate.IfVersion] makes an
+	// update conditional on it.
+	Version int64
 }
 
 // ExpiresAt is when the store may drop the task: CreatedAt + TTL.
@@ -107,6 +116,14 @@ type TaskUpdate struct {
 	// Error is the JSON-RPC error; only with TaskFailed, which requires
 	// it.
 	Error json.RawMessage
+	// State replaces the task's server-side state ([Task.State]) when not
+	// nil; nil keeps it. A terminal status drops it whatever State says.
+	State json.RawMessage
+	// IfVersion, when positive, makes the update conditional: it applies
+	// only while the task's Version is IfVersion, and is refused with an
+	// error wrapping ErrTaskConflict otherwise (another instance changed
+	// the task since it was read). Zero applies it whatever the version.
+	IfVersion int64
 }
 
 // Check reports whether u is well formed: a valid status, and exactly the
@@ -144,8 +161,9 @@ func (u TaskUpdate) Check() error {
 type TaskStore interface {
 	// Create stores a new task and returns it as kept: its ID (minted
 	// when empty), CreatedAt and UpdatedAt (now), TTL (defaulted,
-	// capped). Its Status must be working or input_required (with
-	// InputRequests), and its Result and Error empty. An error wrapping
+	// capped), Version (1). Its Status must be working or input_required
+	// (with InputRequests), its Result and Error empty; its State is
+	// kept (bounded like the payloads). An error wrapping
 	// ErrTooManyTasksForOwner or ErrTooManyTasks refuses it for the
 	// limits; one wrapping ErrTaskExists for an id a live task holds.
 	Create(ctx context.Context, t Task) (Task, error)
@@ -156,7 +174,9 @@ type TaskStore interface {
 	// [TaskTransitionAllowed]) and returns the task as it now is. A
 	// terminal task is refused with an error wrapping ErrTaskTransition
 	// (the error's [TaskTransitionError] says its status), a malformed
-	// update with one wrapping ErrInvalidTaskUpdate.
+	// update with one wrapping ErrInvalidTaskUpdate, a conditional one
+	// (u.IfVersion) of a task changed meanwhile with one wrapping
+	// ErrTaskConflict.
 	Update(ctx context.Context, id, owner string, u TaskUpdate) (Task, error)
 	// Cancel makes a live task cancelled, with message as its status
 	// message, and returns it. It is idempotent: a task already terminal
@@ -190,6 +210,9 @@ var (
 	ErrInvalidTaskUpdate = errors.New("invalid task update")
 	// ErrTaskTooLarge: a payload of the task is over the store's bound.
 	ErrTaskTooLarge = errors.New("task payload too large")
+	// ErrTaskConflict: a conditional update (TaskUpdate.IfVersion) found
+	// the task changed since it was read.
+	ErrTaskConflict = errors.New("task changed concurrently")
 	// ErrInvalidTaskCursor: List was given a cursor it did not hand out.
 	ErrInvalidTaskCursor = errors.New("invalid task cursor")
 	// ErrTooManyTasks: the store is full (or, see

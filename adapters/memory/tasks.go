@@ -114,12 +114,12 @@ func cloneRaw(b []byte) []byte {
 }
 
 func cloneTask(t ports.Task) ports.Task {
-	t.InputRequests, t.Result, t.Error = cloneRaw(t.InputRequests), cloneRaw(t.Result), cloneRaw(t.Error)
+	t.InputRequests, t.Result, t.Error, t.State = cloneRaw(t.InputRequests), cloneRaw(t.Result), cloneRaw(t.Error), cloneRaw(t.State)
 	return t
 }
 
 func (s *TaskStore) checkSizes(u ports.TaskUpdate) error {
-	if err := CheckTaskSizes(s.opts.MaxStatusMessageBytes, s.opts.MaxPayloadBytes, u.StatusMessage, u.InputRequests, u.Result, u.Error); err != nil {
+	if err := CheckTaskSizes(s.opts.MaxStatusMessageBytes, s.opts.MaxPayloadBytes, u.StatusMessage, u.InputRequests, u.Result, u.Error, u.State); err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
 	return nil
@@ -127,7 +127,7 @@ func (s *TaskStore) checkSizes(u ports.TaskUpdate) error {
 
 // CheckTaskSizes checks a task's status message against maxMessage bytes
 // and each payload (InputRequests, Result, Error) against maxPayload
-// bytes; the error wraps [ports.ErrTaskTooLarge]. Every task store bounds
+// bytes (State too); the error wraps [ports.ErrTaskTooLarge]. Every task store bounds
 // tasks this way (mcpredis.TaskStore too).
 func CheckTaskSizes(maxMessage, maxPayload int, message string, payloads ...[]byte) error {
 	if len(message) > maxMessage {
@@ -181,7 +181,7 @@ func (s *TaskStore) purge(m map[string]*taskEntry, now time.Time) {
 // Create stores a new task (see [ports.TaskStore.Create] and
 // [TaskStoreOptions] for the limits).
 func (s *TaskStore) Create(_ context.Context, t ports.Task) (ports.Task, error) {
-	u := ports.TaskUpdate{Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error}
+	u := ports.TaskUpdate{Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error, State: t.State}
 	if err := u.Check(); err != nil {
 		return ports.Task{}, fmt.Errorf("memory: %w", err)
 	}
@@ -202,7 +202,7 @@ func (s *TaskStore) Create(_ context.Context, t ports.Task) (ports.Task, error) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	t.CreatedAt, t.UpdatedAt = now, now
+	t.CreatedAt, t.UpdatedAt, t.Version = now, now, 1
 	if e := s.tasks[t.ID]; e != nil {
 		if now.Before(e.t.ExpiresAt()) {
 			return ports.Task{}, fmt.Errorf("memory: %w: %q", ports.ErrTaskExists, t.ID)
@@ -252,7 +252,7 @@ func (s *TaskStore) Update(_ context.Context, id, owner string, u ports.TaskUpda
 	if err := s.checkSizes(u); err != nil {
 		return ports.Task{}, err
 	}
-	u.InputRequests, u.Result, u.Error = cloneRaw(u.InputRequests), cloneRaw(u.Result), cloneRaw(u.Error)
+	u.InputRequests, u.Result, u.Error, u.State = cloneRaw(u.InputRequests), cloneRaw(u.Result), cloneRaw(u.Error), cloneRaw(u.State)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -263,8 +263,18 @@ func (s *TaskStore) Update(_ context.Context, id, owner string, u ports.TaskUpda
 	if !ports.TaskTransitionAllowed(e.t.Status, u.Status) {
 		return ports.Task{}, fmt.Errorf("memory: task %q: %w", id, &ports.TaskTransitionError{From: e.t.Status, To: u.Status})
 	}
+	if u.IfVersion > 0 && u.IfVersion != e.t.Version {
+		return ports.Task{}, fmt.Errorf("memory: task %q at version %d, not %d: %w", id, e.t.Version, u.IfVersion, ports.ErrTaskConflict)
+	}
 	e.t.Status, e.t.StatusMessage, e.t.UpdatedAt = u.Status, u.StatusMessage, now
 	e.t.InputRequests, e.t.Result, e.t.Error = u.InputRequests, u.Result, u.Error
+	switch {
+	case u.Status.Terminal():
+		e.t.State = nil
+	case u.State != nil:
+		e.t.State = u.State
+	}
+	e.t.Version++
 	return cloneTask(e.t), nil
 }
 
@@ -283,7 +293,8 @@ func (s *TaskStore) Cancel(_ context.Context, id, owner, message string) (ports.
 	}
 	if !e.t.Status.Terminal() {
 		e.t.Status, e.t.StatusMessage, e.t.UpdatedAt = ports.TaskCancelled, message, now
-		e.t.InputRequests, e.t.Result, e.t.Error = nil, nil, nil
+		e.t.InputRequests, e.t.Result, e.t.Error, e.t.State = nil, nil, nil, nil
+		e.t.Version++
 	}
 	return cloneTask(e.t), nil
 }

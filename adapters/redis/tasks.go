@@ -123,7 +123,7 @@ local function remove(id, owner)
   redis.call('ZREM', all, member(id, owner))
   redis.call('ZREM', okey(owner), id)
 end
-local fields = {'s', 'm', 'c', 'u', 't', 'p', 'i', 'r', 'e'}
+local fields = {'s', 'm', 'c', 'u', 't', 'p', 'i', 'r', 'e', 'a', 'v'}
 -- live returns the owner's unexpired task's fields, dropping an expired one.
 local function live(id, owner)
   local f = redis.call('HMGET', tkey(id), 'o', 'x')
@@ -145,10 +145,10 @@ end
 `
 
 // createTask: ARGV[3..] id, owner, status, message, ttl, poll, inputs,
-// max, maxOwner, grace.
+// max, maxOwner, grace, state.
 var createTaskScript = redis.NewScript(luaTasks + `
 local id, owner, st, msg, ttl, poll, inputs = ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9]
-local max, maxOwner, grace = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
+local max, maxOwner, grace, state = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12]), ARGV[13]
 local old = redis.call('HMGET', tkey(id), 'o', 'x')
 if old[1] then
   if now < tonumber(old[2]) then return {'exists'} end
@@ -171,12 +171,12 @@ if redis.call('ZCARD', ok) >= maxOwner then
 end
 local seq = redis.call('INCR', prefix .. 'tseq')
 redis.call('HSET', tkey(id), 'o', owner, 's', st, 'm', msg, 'c', now, 'u', now, 't', ttl, 'p', poll,
-  'i', inputs, 'r', '', 'e', '', 'x', now + ttl, 'q', seq)
+  'i', inputs, 'r', '', 'e', '', 'a', state, 'v', 1, 'x', now + ttl, 'q', seq)
 redis.call('PEXPIRE', tkey(id), ttl + grace)
 redis.call('ZADD', all, now + ttl, member(id, owner))
 redis.call('ZADD', ok, seq, id)
 keepAtLeast(ok, ttl + grace)
-return {'ok', id, st, msg, tostring(now), tostring(now), tostring(ttl), poll, inputs, '', ''}
+return {'ok', id, st, msg, tostring(now), tostring(now), tostring(ttl), poll, inputs, '', '', state, '1'}
 `)
 
 // getTask: ARGV[3..] id, owner.
@@ -189,9 +189,12 @@ return v
 
 // updateTask: ARGV[3..] id, owner, status, message, inputs, result,
 // error; ARGV[10] is "1" for a cancel, which leaves a terminal task as it
-// is.
+// is; ARGV[11] the state ("" keeps it; a terminal status drops it),
+// ARGV[12] "1" when ARGV[11] is a state to set, ARGV[13] the version the
+// update is conditional on ("0": none).
 var updateTaskScript = redis.NewScript(luaTasks + `
 local id, owner, st, msg, inputs, res, err, cancel = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10] == '1'
+local state, setState, ifVersion = ARGV[11], ARGV[12] == '1', ARGV[13]
 local v = live(id, owner)
 if not v then return {'notfound'} end
 local from = v[2]
@@ -202,14 +205,21 @@ if from ~= 'working' and from ~= 'input_required' then
   end
   return {'transition', from}
 end
+if ifVersion ~= '0' and v[12] ~= ifVersion then return {'conflict', v[12]} end
 redis.call('HSET', tkey(id), 's', st, 'm', msg, 'u', now, 'i', inputs, 'r', res, 'e', err)
+if st ~= 'working' and st ~= 'input_required' then
+  redis.call('HSET', tkey(id), 'a', '')
+elseif setState then
+  redis.call('HSET', tkey(id), 'a', state)
+end
+redis.call('HINCRBY', tkey(id), 'v', 1)
 v = live(id, owner)
 table.insert(v, 1, 'ok')
 return v
 `)
 
 // listTasks: ARGV[3..] owner, after (creation number), limit. Returns
-// {next, task fields...}, 10 fields a task.
+// {next, task fields...}, taskFields fields a task.
 var listTasksScript = redis.NewScript(luaTasks + `
 local owner, after, limit = ARGV[3], ARGV[4], tonumber(ARGV[5])
 local out, n, next = {''}, 0, ''
@@ -268,13 +278,17 @@ func millis(v any) int64 {
 	return n
 }
 
-// decodeTask reads the 10 fields id, s, m, c, u, t, p, i, r, e.
+// taskFields is how many fields the scripts answer a task with.
+const taskFields = 12
+
+// decodeTask reads the taskFields fields id, s, m, c, u, t, p, i, r, e,
+// a, v.
 func decodeTask(f []any, owner string) ports.Task {
 	return ports.Task{
 		ID: str(f[0]), Owner: owner, Status: ports.TaskStatus(str(f[1])), StatusMessage: str(f[2]),
 		CreatedAt: time.UnixMilli(millis(f[3])).UTC(), UpdatedAt: time.UnixMilli(millis(f[4])).UTC(),
 		TTL: time.Duration(millis(f[5])) * time.Millisecond, PollInterval: time.Duration(millis(f[6])) * time.Millisecond,
-		InputRequests: raw(f[7]), Result: raw(f[8]), Error: raw(f[9]),
+		InputRequests: raw(f[7]), Result: raw(f[8]), Error: raw(f[9]), State: raw(f[10]), Version: millis(f[11]),
 	}
 }
 
@@ -296,7 +310,7 @@ func (s *TaskStore) task(what, code string, rest []any, owner string) (ports.Tas
 	switch {
 	case code == "notfound":
 		return ports.Task{}, fmt.Errorf("mcpredis: %w", ports.ErrTaskNotFound)
-	case code != "ok" || len(rest) != 10:
+	case code != "ok" || len(rest) != taskFields:
 		return ports.Task{}, fmt.Errorf("mcpredis: %s: unexpected answer %q of %d fields", what, code, len(rest))
 	}
 	return decodeTask(rest, owner), nil
@@ -305,14 +319,14 @@ func (s *TaskStore) task(what, code string, rest []any, owner string) (ports.Tas
 // Create stores a new task (see [ports.TaskStore.Create] and [TaskStore]
 // for the limits).
 func (s *TaskStore) Create(ctx context.Context, t ports.Task) (ports.Task, error) {
-	u := ports.TaskUpdate{Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error}
+	u := ports.TaskUpdate{Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error, State: t.State}
 	if err := u.Check(); err != nil {
 		return ports.Task{}, fmt.Errorf("mcpredis: %w", err)
 	}
 	if t.Status.Terminal() {
 		return ports.Task{}, fmt.Errorf("mcpredis: %w: a new task cannot be %s", ports.ErrInvalidTaskUpdate, t.Status)
 	}
-	if err := s.checkSizes(t.StatusMessage, t.InputRequests); err != nil {
+	if err := s.checkSizes(t.StatusMessage, t.InputRequests, t.State); err != nil {
 		return ports.Task{}, err
 	}
 	if t.ID == "" {
@@ -321,7 +335,7 @@ func (s *TaskStore) Create(ctx context.Context, t ports.Task) (ports.Task, error
 	ttl := max(min(cmp.Or(max(t.TTL, 0), s.opts.DefaultTTL), s.opts.MaxTTL).Milliseconds(), 1)
 	poll := max(t.PollInterval, 0).Milliseconds()
 	code, rest, err := s.run(ctx, "creating a task", createTaskScript, s.args(t.ID, t.Owner, string(t.Status), t.StatusMessage,
-		ttl, poll, string(t.InputRequests), s.opts.MaxTasks, s.opts.MaxTasksPerOwner, taskCollectGrace.Milliseconds()))
+		ttl, poll, string(t.InputRequests), s.opts.MaxTasks, s.opts.MaxTasksPerOwner, taskCollectGrace.Milliseconds(), string(t.State)))
 	if err != nil {
 		return ports.Task{}, err
 	}
@@ -350,16 +364,23 @@ func (s *TaskStore) Update(ctx context.Context, id, owner string, u ports.TaskUp
 	if err := u.Check(); err != nil {
 		return ports.Task{}, fmt.Errorf("mcpredis: %w", err)
 	}
-	if err := s.checkSizes(u.StatusMessage, u.InputRequests, u.Result, u.Error); err != nil {
+	if err := s.checkSizes(u.StatusMessage, u.InputRequests, u.Result, u.Error, u.State); err != nil {
 		return ports.Task{}, err
 	}
+	setState := "0"
+	if u.State != nil {
+		setState = "1"
+	}
 	code, rest, err := s.run(ctx, "updating a task", updateTaskScript, s.args(id, owner, string(u.Status), u.StatusMessage,
-		string(u.InputRequests), string(u.Result), string(u.Error), "0"))
+		string(u.InputRequests), string(u.Result), string(u.Error), "0", string(u.State), setState, max(u.IfVersion, 0)))
 	if err != nil {
 		return ports.Task{}, err
 	}
-	if code == "transition" && len(rest) == 1 {
+	switch {
+	case code == "transition" && len(rest) == 1:
 		return ports.Task{}, fmt.Errorf("mcpredis: task %q: %w", id, &ports.TaskTransitionError{From: ports.TaskStatus(str(rest[0])), To: u.Status})
+	case code == "conflict" && len(rest) == 1:
+		return ports.Task{}, fmt.Errorf("mcpredis: task %q at version %s, not %d: %w", id, str(rest[0]), u.IfVersion, ports.ErrTaskConflict)
 	}
 	return s.task("updating a task", code, rest, owner)
 }
@@ -370,7 +391,7 @@ func (s *TaskStore) Cancel(ctx context.Context, id, owner, message string) (port
 	if err := s.checkSizes(message); err != nil {
 		return ports.Task{}, err
 	}
-	code, rest, err := s.run(ctx, "cancelling a task", updateTaskScript, s.args(id, owner, string(ports.TaskCancelled), message, "", "", "", "1"))
+	code, rest, err := s.run(ctx, "cancelling a task", updateTaskScript, s.args(id, owner, string(ports.TaskCancelled), message, "", "", "", "1", "", "0", 0))
 	if err != nil {
 		return ports.Task{}, err
 	}
@@ -396,12 +417,12 @@ func (s *TaskStore) List(ctx context.Context, owner, cursor string, limit int) (
 	if err != nil {
 		return nil, "", fmt.Errorf("mcpredis: listing tasks: %w", err)
 	}
-	if len(res) == 0 || (len(res)-1)%10 != 0 {
+	if len(res) == 0 || (len(res)-1)%taskFields != 0 {
 		return nil, "", fmt.Errorf("mcpredis: listing tasks: %d fields", len(res))
 	}
-	tasks := make([]ports.Task, 0, (len(res)-1)/10)
-	for i := 1; i < len(res); i += 10 {
-		tasks = append(tasks, decodeTask(res[i:i+10], owner))
+	tasks := make([]ports.Task, 0, (len(res)-1)/taskFields)
+	for i := 1; i < len(res); i += taskFields {
+		tasks = append(tasks, decodeTask(res[i:i+taskFields], owner))
 	}
 	return tasks, str(res[0]), nil
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -481,6 +482,86 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("StateAndVersion", func(t *testing.T) {
+		s := newStore(t, newClock())
+		in := working("a")
+		in.State = json.RawMessage(`{"params":{"name":"build"}}`)
+		task := mustCreate(t, s, in)
+		if task.Version != 1 || !sameJSON(task.State, in.State) {
+			t.Fatalf("created: version %d, state %s; want 1 and %s", task.Version, task.State, in.State)
+		}
+		if g := mustGet(t, s, task.ID, "a"); g.Version != 1 || !sameJSON(g.State, in.State) {
+			t.Fatalf("read back: version %d, state %s", g.Version, g.State)
+		}
+		// nil State keeps it; every change counts.
+		g, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskInputRequired, InputRequests: inputs})
+		if err != nil || g.Version != 2 || !sameJSON(g.State, in.State) {
+			t.Fatalf("update keeping the state: %+v, %v", g, err)
+		}
+		// A conditional update at a stale version is refused and changes
+		// nothing.
+		_, err = s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskWorking, IfVersion: 1})
+		if !errors.Is(err, ports.ErrTaskConflict) {
+			t.Fatalf("update at a stale version: %v, want ErrTaskConflict", err)
+		}
+		if g := mustGet(t, s, task.ID, "a"); g.Version != 2 || g.Status != ports.TaskInputRequired {
+			t.Fatalf("after the refused update: %+v", g)
+		}
+		st2 := json.RawMessage(`{"answers":{"k1":{}}}`)
+		g, err = s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskWorking, State: st2, IfVersion: 2})
+		if err != nil || g.Version != 3 || !sameJSON(g.State, st2) || g.InputRequests != nil {
+			t.Fatalf("update at the current version: %+v, %v", g, err)
+		}
+		// A terminal status drops the state.
+		g, err = s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskCompleted, Result: result, State: st2})
+		if err != nil || g.Version != 4 || g.State != nil {
+			t.Fatalf("completing: %+v, %v", g, err)
+		}
+		if g := mustGet(t, s, task.ID, "a"); g.State != nil || g.Version != 4 {
+			t.Fatalf("completed task read back: state %s, version %d", g.State, g.Version)
+		}
+		// Cancel counts as a change and drops the state too; an idempotent
+		// one changes nothing.
+		other := mustCreate(t, s, in)
+		c, err := s.Cancel(ctx, other.ID, "a", "stop")
+		if err != nil || c.Version != 2 || c.State != nil {
+			t.Fatalf("cancel: %+v, %v", c, err)
+		}
+		if c, err = s.Cancel(ctx, other.ID, "a", "again"); err != nil || c.Version != 2 {
+			t.Fatalf("second cancel: %+v, %v", c, err)
+		}
+	})
+
+	t.Run("RacingConditional", func(t *testing.T) {
+		s := newStore(t, newClock())
+		task := mustCreate(t, s, working("a"))
+		// Ten updaters read version 1 and race: exactly one wins.
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won := 0
+		for i := range 10 {
+			wg.Go(func() {
+				st := json.RawMessage(`{"winner":` + strconv.Itoa(i) + `}`)
+				_, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskWorking, State: st, IfVersion: 1})
+				switch {
+				case err == nil:
+					mu.Lock()
+					won++
+					mu.Unlock()
+				case !errors.Is(err, ports.ErrTaskConflict):
+					t.Errorf("racing conditional update: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if won != 1 {
+			t.Fatalf("%d conditional updates at version 1 won, want exactly 1", won)
+		}
+		if g := mustGet(t, s, task.ID, "a"); g.Version != 2 {
+			t.Fatalf("version %d after one win, want 2", g.Version)
+		}
+	})
+
 	t.Run("ConcurrentOwners", func(t *testing.T) {
 		s := newStore(t, newClock())
 		var wg sync.WaitGroup
@@ -574,6 +655,14 @@ func RunLimits(t *testing.T, lim Limits, newStore NewStore) {
 		}
 		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskCompleted, Result: payload(lim.MaxPayloadBytes + 1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
 			t.Fatalf("result over the limit: %v, want ErrTaskTooLarge", err)
+		}
+		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskWorking, State: payload(lim.MaxPayloadBytes + 1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
+			t.Fatalf("state over the limit: %v, want ErrTaskTooLarge", err)
+		}
+		bigState := working("a")
+		bigState.State = payload(lim.MaxPayloadBytes + 1)
+		if _, err := s.Create(ctx, bigState); !errors.Is(err, ports.ErrTaskTooLarge) {
+			t.Fatalf("Create with a state over the limit: %v, want ErrTaskTooLarge", err)
 		}
 		big := working("a")
 		big.Status, big.InputRequests = ports.TaskInputRequired, payload(lim.MaxPayloadBytes+1)
