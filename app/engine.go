@@ -268,6 +268,8 @@ type Engine struct {
 	// identifier (nil: none); extMethods the methods they add.
 	extSettings map[string]any
 	extMethods  map[string]*method
+	extClose    []namedClose // the extensions' Close, run once by Close
+	closeOnce   sync.Once
 
 	// abort cancels every handler's context (hard stop).
 	abortCtx context.Context
@@ -361,14 +363,14 @@ func NewEngine(opts Options) (*Engine, error) {
 		sessions:  make(map[*session]struct{}),
 	}
 	e.abortCtx, e.abort = context.WithCancel(context.Background())
+	if err := e.addExtensions(); err != nil {
+		e.Close()
+		return nil, err
+	}
 	e.buildMiddleware()
 	e.startBus()
 	if w, ok := opts.ToolRegistry.(ports.ToolRegistryWatcher); ok {
 		e.stopWatch = w.Watch(e.toolsChanged)
-	}
-	if err := e.addExtensions(); err != nil {
-		e.Close()
-		return nil, err
 	}
 	if err := e.addInitial(); err != nil {
 		e.Close()
@@ -521,6 +523,13 @@ func (e *Engine) Close() error {
 		e.stopBus()
 	}
 	e.abort()
+	e.closeOnce.Do(func() {
+		for _, c := range e.extClose {
+			if err := c.close(); err != nil {
+				e.logf(context.Background(), ports.LevelError, "hexmcp: closing an extension failed", ports.F("extension", c.id), ports.F("error", err))
+			}
+		}
+	})
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -36,6 +37,16 @@ type Extension struct {
 	// Resources are registered with Options.Resources by NewEngine (they
 	// need Options.ResourceRegistry).
 	Resources []Resource
+	// Middleware, when not nil, wraps the handling of every request like
+	// Options.Middleware, inside all of those (the extensions' own in
+	// the order of Options.Extensions): an extension that changes how
+	// the engine's own methods answer (the tasks extension answers a
+	// tools/call with a task) does it here.
+	Middleware Middleware
+	// Close, when not nil, is called once by Engine.Close (after the
+	// engine's calls were cancelled), to stop what the extension runs in
+	// the background; its error is logged.
+	Close func() error
 }
 
 // ExtensionMethod is one request method of an [Extension].
@@ -156,8 +167,20 @@ func (e *Engine) addExtensions() error {
 			e.extMethods[xm.Name] = extensionEntry(xm)
 		}
 		e.opts.Resources = append(e.opts.Resources, x.Resources...)
+		if x.Middleware != nil {
+			e.opts.Middleware = append(slices.Clip(e.opts.Middleware), x.Middleware)
+		}
+		if x.Close != nil {
+			e.extClose = append(e.extClose, namedClose{x.ID, x.Close})
+		}
 	}
 	return nil
+}
+
+// namedClose is an extension's Close with its ID, for the log.
+type namedClose struct {
+	id    string
+	close func() error
 }
 
 // cmpErr stands in for a nil error in a message about a result that

@@ -1,9 +1,11 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	stdjson "encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -39,6 +41,11 @@ type Request struct {
 	// Trace is the W3C trace context the request carried in its _meta
 	// (traceparent, tracestate, baggage), zero when none.
 	Trace TraceContext
+	// ClientCapabilities are the client's capabilities that apply to the
+	// request, a JSON object: the session's (from initialize) in the
+	// handshake era, the request's _meta ones in the stateless era; nil
+	// when none are known (a notification, a request outside a session).
+	ClientCapabilities stdjson.RawMessage
 
 	call *middlewareCall // the engine's own answer, for the last handler
 }
@@ -107,6 +114,10 @@ type middlewareCall struct {
 	// is.
 	out  []byte
 	head int
+	// detached marks a copy made by Request.Detached; progress is where
+	// its handler's progress goes.
+	detached bool
+	progress ProgressFunc
 }
 
 // buildMiddleware composes Options.Middleware around the engine's own
@@ -142,6 +153,13 @@ func (e *Engine) answer(ctx context.Context, req *Request) (stdjson.RawMessage, 
 		e.notify(c.s, c.m)
 		return nil, nil
 	}
+	if c.detached {
+		// The request's own stream has ended: nothing is written to it.
+		ctx = context.WithValue(ctx, relatedKey{}, nil)
+		if c.progress != nil {
+			ctx = context.WithValue(ctx, progressSinkKey{}, c.progress)
+		}
+	}
 	out, rerr := c.entry.serve(e, ctx, c.s, c.m, c.p, c.ci)
 	if rerr != nil {
 		return nil, rerr.err
@@ -160,7 +178,7 @@ var errNoAnswer = errors.New("hexmcp: the request has no answer")
 // newRequest is the Request of middleware for a message.
 func newRequest(ctx context.Context, s *session, m message, p *wireParams, ci callInfo) *Request {
 	req := &Request{Method: m.method, ID: stdjson.RawMessage(m.id), Params: stdjson.RawMessage(m.params.raw),
-		Revision: ci.rev, Era: ci.era, Trace: ci.trace}
+		Revision: ci.rev, Era: ci.era, Trace: ci.trace, ClientCapabilities: stdjson.RawMessage(ci.caps)}
 	req.Transport, _ = ctx.Value(transportKey{}).(TransportInfo)
 	if s != nil {
 		req.SessionID = s.id
@@ -255,13 +273,79 @@ type registeredToolKey struct{}
 // Detached returns a copy of r that middleware may pass to next after it
 // has answered the request itself (the tasks extension runs a tools/call
 // in the background this way): the engine's answer to the copy is not
-// mixed with the answer to r. Call next with the copy once at most.
+// mixed with the answer to r, and its handler runs apart from r's
+// stream, which has ended. So, in every era, the handler asks the client
+// for input through an input_required result ([RequestContext.Ask]
+// returns an [*InputRequiredError] for an unanswered question, and next
+// answers with the input_required result, never a request to the
+// client); its progress reports go to [Request.WithProgress]'s function
+// (none: dropped); its log messages go to the session's stream in the
+// handshake era and nowhere in the stateless one. Call next with the copy
+// once at most.
 func (r *Request) Detached() *Request {
 	c := *r
 	if r.call != nil {
 		mc := *r.call
 		mc.out, mc.head = nil, 0
+		mc.detached = true
+		mc.m.slot = nil
+		mc.ci.features.InputRequired = true
+		mc.ci.progressToken = nil
 		c.call = &mc
 	}
 	return &c
+}
+
+// ProgressFunc receives the progress a detached request's handler
+// reports ([RequestContext.ReportProgress]): progress, total (0 when
+// unknown) and the message.
+type ProgressFunc func(ctx context.Context, progress, total float64, message string)
+
+// WithProgress returns a copy of the detached request r whose handler's
+// progress reports go to f ([RequestContext.CanReportProgress] is then
+// true); the tasks extension turns them into the task's status message.
+// On a request that is not detached it changes nothing.
+func (r *Request) WithProgress(f ProgressFunc) *Request {
+	c := *r
+	if r.call != nil && r.call.detached {
+		mc := *r.call
+		mc.progress = f
+		c.call = &mc
+	}
+	return &c
+}
+
+// Derive returns a detached request (see [Request.Detached]) for method
+// with params, a JSON object, served in r's context: r's session,
+// revision, client capabilities and transport. Middleware continues with
+// it work r's client asked for in an earlier request (the tasks extension
+// resumes a task's tools/call on the tasks/update that brings its last
+// answer, at whichever instance that arrives). Pass it to the next
+// handler of the chain r came through, once at most. An unknown method or
+// params that are not a JSON object are an error.
+func (r *Request) Derive(method string, params stdjson.RawMessage) (*Request, error) {
+	if r.call == nil || r.call.entry == nil {
+		return nil, errors.New("hexmcp: Derive needs a request the engine made")
+	}
+	entry := methods[method]
+	if entry == nil {
+		return nil, fmt.Errorf("hexmcp: Derive: unknown method %q", method)
+	}
+	raw := jsontext.Value(bytes.Clone(params))
+	if raw.Kind() != '{' || !raw.IsValid() {
+		return nil, errors.New("hexmcp: Derive: params must be a JSON object")
+	}
+	m := r.call.m
+	m.method, m.params = method, msgParams{raw: raw}
+	p, rerr := decodeParams(m.params, m.id)
+	if rerr != nil {
+		return nil, fmt.Errorf("hexmcp: Derive: %w", rerr.err)
+	}
+	d := r.Detached()
+	d.Method, d.Params = method, stdjson.RawMessage(raw)
+	d.Name, _ = stringParam(p.Name)
+	d.URI, _ = stringParam(p.URI)
+	d.call.entry, d.call.m, d.call.p = entry, m, p
+	d.call.m.slot = nil
+	return d, nil
 }

@@ -63,6 +63,7 @@ func (e *Engine) newRequestContext(ctx context.Context, m message, ci callInfo) 
 	rc := &RequestContext{engine: e, id: m.id, info: ci, slot: m.slot}
 	rc.related, _ = ctx.Value(relatedKey{}).(ports.MessageWriter)
 	rc.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
+	rc.progressSink, _ = ctx.Value(progressSinkKey{}).(ProgressFunc)
 	return rc
 }
 

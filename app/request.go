@@ -39,6 +39,9 @@ type RequestContext struct {
 	wmu sync.Mutex
 	// slot is the connection-loop call running the handler (nil on HTTP).
 	slot *callSlot
+	// progressSink receives a detached request's progress (nil: the
+	// progress token decides).
+	progressSink ProgressFunc
 
 	mu           sync.Mutex
 	lastProgress float64
@@ -114,7 +117,12 @@ func (rc *RequestContext) ClientCapabilities() stdjson.RawMessage {
 
 // CanReportProgress reports whether the request carried a progressToken, so
 // that progress notifications will reach the client.
-func (rc *RequestContext) CanReportProgress() bool { return rc.info.progressToken != nil }
+func (rc *RequestContext) CanReportProgress() bool {
+	return rc.info.progressToken != nil || rc.progressSink != nil
+}
+
+// progressSinkKey carries a detached request's ProgressFunc.
+type progressSinkKey struct{}
 
 // ErrProgressNotIncreasing is returned when a progress value is not greater
 // than the previous one: the spec requires strictly increasing values.
@@ -124,11 +132,24 @@ var ErrProgressNotIncreasing = errors.New("hexmcp: progress must increase with e
 // the expected final value (0 when unknown); message is optional. Without a
 // progressToken in the request it does nothing and returns nil.
 func (rc *RequestContext) ReportProgress(ctx context.Context, progress, total float64, message string) error {
-	if rc.info.progressToken == nil {
+	if rc.info.progressToken == nil && rc.progressSink == nil {
 		return nil
 	}
 	if math.IsNaN(progress) || math.IsInf(progress, 0) {
 		return errors.New("hexmcp: progress must be a finite number")
+	}
+	if sink := rc.progressSink; sink != nil {
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		if rc.progressSent && progress <= rc.lastProgress {
+			return ErrProgressNotIncreasing
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rc.lastProgress, rc.progressSent = progress, true
+		sink(ctx, progress, total, message)
+		return nil
 	}
 	w, s := rc.related, rc.info.session
 	if w == nil && s == nil {
