@@ -1,33 +1,54 @@
-// Package tasks is a first cut of the MCP tasks extension (SEP-2663,
+// Package tasks serves the MCP tasks extension (SEP-2663,
 // "io.modelcontextprotocol/tasks"): a tools/call of a task-supporting tool
 // from a client that declared the extension is answered at once with a
 // CreateTaskResult while the tool runs in the background; the client polls
-// it with tasks/get (the result or error inlined once terminal) and stops
-// it with tasks/cancel. Tasks live in a [ports.TaskStore].
+// it with tasks/get (the result or error inlined once terminal), answers
+// its questions with tasks/update and stops it with tasks/cancel. Tasks
+// live in a [ports.TaskStore]: on a shared store (mcpredis.NewTaskStore)
+// every instance of a server serves every task.
 //
 //	t := tasks.New(tasks.Options{Tools: map[string]tasks.Support{"build": tasks.Optional}})
-//	engine, err := app.NewEngine(app.Options{...,
-//		Extensions: []app.Extension{t.Extension()},
-//		Middleware: []app.Middleware{t.Middleware()}})
+//	engine, err := app.NewEngine(app.Options{..., Extensions: []app.Extension{t.Extension()}})
 //
-// Not yet: input_required (tasks/update acks but no task waits for
-// input), status notifications, the
-// handshake era's session-level capabilities (only the request's
-// _meta clientCapabilities are read).
+// A handler needs no change to run as a task: it is the same function,
+// run in the background with its own context (cancelled by tasks/cancel).
+// What it asks the client ([app.RequestContext.Ask], Elicit, …) the task
+// puts in its inputRequests (status input_required); when tasks/update has
+// brought every answer, the handler runs again from the start with the
+// answers, as a stateless-era handler does on the client's retry, at
+// whichever instance the last answer reached. Its progress reports
+// ([app.RequestContext.ReportProgress]) become the task's status message.
+// A handler that asks the client before it decides to go on as a task
+// (the spec's "multi round-trip requests before task creation") is listed
+// in [Options.Deferred] and calls [Detach] at that point.
+//
+// A working task is claimed by the instance running it for
+// [Options.Lease], renewed while it runs. If that instance dies, the next
+// tasks/get of the task at another instance finds the claim expired and
+// runs the handler again from the start: a task is run at least once, so
+// its handler must be safe to run again (as a handler asking for input
+// already is).
+//
+// Not yet: notifications/tasks (status notifications on
+// subscriptions/listen); tasks for requests other than tools/call.
 package tasks
 
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/slogport"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -41,23 +62,43 @@ const (
 	// Forbidden (the zero value): the tool always runs synchronously.
 	Forbidden Support = iota
 	// Optional: the tool runs as a task when the client declared the
-	// extension, synchronously otherwise.
+	// extension on the request, synchronously otherwise.
 	Optional
 	// Required: the tool runs only as a task; a client that did not
 	// declare the extension is answered -32021.
 	Required
 )
 
-// DefaultMaxRunning bounds the tasks one Tasks runs at once.
-const DefaultMaxRunning = 1024
+// Defaults of [Options].
+const (
+	// DefaultMaxRunning bounds the tasks one Tasks runs at once.
+	DefaultMaxRunning = 1024
+	// DefaultLease is how long an instance's claim on a working task
+	// lasts unless renewed (it is renewed every third of it).
+	DefaultLease = 15 * time.Second
+	// maxStatusMessage bounds the status message made of a progress
+	// report, in bytes.
+	maxStatusMessage = 1024
+	// progressEvery bounds how often progress is written to the store.
+	progressEvery = 250 * time.Millisecond
+	// conflictRetries bounds the retries of a conditional update that
+	// lost a race.
+	conflictRetries = 8
+)
 
 // Options configures [New]. Zero fields take their defaults.
 type Options struct {
-	// Store keeps the tasks; nil: a memory.NewTaskStore with its defaults.
+	// Store keeps the tasks; nil: a memory.NewTaskStore with its defaults
+	// (the tasks of this process only).
 	Store ports.TaskStore
 	// Tools says which tools may run as tasks, by name; a tool absent is
 	// Forbidden.
 	Tools map[string]Support
+	// Deferred names tools of Tools whose handler decides when the call
+	// becomes a task: the call runs synchronously (asking the client for
+	// input by input_required results, as any call does) until the
+	// handler calls [Detach], from where it goes on as a task.
+	Deferred map[string]bool
 	// TTL is the TTL asked for each task (0: the store's default, which
 	// also caps it).
 	TTL time.Duration
@@ -66,18 +107,36 @@ type Options struct {
 	PollInterval time.Duration
 	// MaxRunning bounds the tasks running at once in this process
 	// (DefaultMaxRunning); past it a task-supporting call runs
-	// synchronously instead.
+	// synchronously instead, which the extension allows.
 	MaxRunning int
+	// Lease is how long this instance's claim on a task it runs lasts
+	// without renewal (DefaultLease); it renews the claim every third of
+	// it, and checks then whether the task was cancelled through another
+	// instance. Another instance runs a working task again once its claim
+	// has expired.
+	Lease time.Duration
+	// Logger receives what goes wrong in the background (a store that
+	// cannot be written); nil: slog's default logger.
+	Logger ports.Logger
 }
 
-// Tasks serves the extension: its [app.Extension] and its method
-// [app.Middleware], which must both be registered with the engine.
+// Tasks serves the extension: register its [Tasks.Extension] with the
+// engine.
 type Tasks struct {
-	opts Options
+	opts     Options
+	log      ports.Logger
+	instance string // names this process in the claims it makes
 
 	mu      sync.Mutex
-	running map[string]context.CancelFunc // task id → cancels its run
+	running map[string]*run // task id → its run here
+	closed  bool
 	wg      sync.WaitGroup
+}
+
+// run is one background run of a task.
+type run struct {
+	cancel   context.CancelCauseFunc
+	progress chan string // the latest status message, at most one waiting
 }
 
 // New returns the extension configured by opts.
@@ -86,15 +145,49 @@ func New(opts Options) *Tasks {
 		opts.Store = memory.NewTaskStore(memory.TaskStoreOptions{})
 	}
 	opts.MaxRunning = cmp.Or(max(opts.MaxRunning, 0), DefaultMaxRunning)
-	return &Tasks{opts: opts, running: make(map[string]context.CancelFunc)}
+	opts.Lease = cmp.Or(max(opts.Lease, 0), DefaultLease)
+	t := &Tasks{opts: opts, log: opts.Logger, instance: rand.Text(), running: make(map[string]*run)}
+	if t.log == nil {
+		t.log = slogport.Default()
+	}
+	return t
 }
 
-// Wait blocks until every background run has ended (for tests and
-// shutdown).
+// Wait blocks until every background run has ended (for tests).
 func (t *Tasks) Wait() { t.wg.Wait() }
 
+// Shutdown stops the background runs: no new task starts here, every run
+// is cancelled and its claim released, so that another instance runs the
+// task again at its next tasks/get; it waits for the runs to end until
+// ctx is done.
+func (t *Tasks) Shutdown(ctx context.Context) error {
+	t.mu.Lock()
+	t.closed = true
+	for _, r := range t.running {
+		r.cancel(errShutdown)
+	}
+	t.mu.Unlock()
+	done := make(chan struct{})
+	go func() { t.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("tasks: shutdown: %w", ctx.Err())
+	}
+}
+
+// Close is Shutdown with a 10 s bound; the engine calls it from its
+// Close.
+func (t *Tasks) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return t.Shutdown(ctx)
+}
+
 // Extension returns the extension to put in app.Options.Extensions: the
-// capability and the methods tasks/get and tasks/cancel.
+// capability, the methods tasks/get, tasks/update and tasks/cancel, the
+// middleware that runs task-supporting tools as tasks, and Close.
 func (t *Tasks) Extension() app.Extension {
 	return app.Extension{
 		ID:       ID,
@@ -104,13 +197,82 @@ func (t *Tasks) Extension() app.Extension {
 			{Name: "tasks/cancel", Serve: t.serveCancel},
 			{Name: "tasks/update", Serve: t.serveUpdate},
 		},
+		Middleware: t.middleware,
+		Close:      t.Close,
 	}
 }
 
-type ownerKey struct{}
+var (
+	errShutdown  = errors.New("tasks: the server is shutting down")
+	errCancelled = errors.New("tasks: cancelled by the client")
+	errTakenOver = errors.New("tasks: another instance runs the task")
+)
+
+// state is what the store keeps of a live task for the server
+// (ports.Task.State).
+type state struct {
+	// Params are the tools/call params as the client sent them.
+	Params stdjson.RawMessage `json:"params"`
+	// Answers are the client's answers to the task's input requests.
+	Answers map[string]stdjson.RawMessage `json:"answers,omitempty"`
+	// Runner names the instance running the task and Lease (Unix ms) the
+	// end of its claim; empty while nobody runs it.
+	Runner string `json:"runner,omitempty"`
+	Lease  int64  `json:"lease,omitempty"`
+}
+
+func decodeState(task ports.Task) (state, error) {
+	var st state
+	if err := stdjson.Unmarshal(task.State, &st); err != nil || len(st.Params) == 0 {
+		return state{}, fmt.Errorf("tasks: task %s has no usable state", task.ID)
+	}
+	return st, nil
+}
+
+func (st state) encode() stdjson.RawMessage {
+	b, _ := stdjson.Marshal(st) // maps of raw JSON and strings always encode
+	return b
+}
+
+// callParams are the params of the task's next run: the client's, with
+// every answer collected so far among the inputResponses.
+func (st state) callParams() (stdjson.RawMessage, error) {
+	var p map[string]stdjson.RawMessage
+	if err := stdjson.Unmarshal(st.Params, &p); err != nil {
+		return nil, fmt.Errorf("tasks: the stored params do not decode: %w", err)
+	}
+	if len(st.Answers) > 0 {
+		all := map[string]stdjson.RawMessage{}
+		if v, ok := p["inputResponses"]; ok {
+			_ = stdjson.Unmarshal(v, &all) // the engine checked it once
+		}
+		for k, v := range st.Answers {
+			all[k] = v
+		}
+		b, err := stdjson.Marshal(all)
+		if err != nil {
+			return nil, fmt.Errorf("tasks: encoding the answers: %w", err)
+		}
+		p["inputResponses"] = b
+	}
+	return stdjson.Marshal(p)
+}
+
+type ctxKey int
+
+const (
+	ownerKey ctxKey = iota
+	resumeKey
+	detachKey
+)
+
+// resumeFunc starts a run of a task at this instance, from the request
+// that found it ready (its tasks/update or tasks/get).
+type resumeFunc func(task ports.Task, st state)
 
 // owner is who a request's tasks belong to: the principal's subject, else
-// the session id.
+// the session id (empty in the stateless era without authentication: the
+// task id, 128 random bits, is then the only key).
 func owner(req *app.Request) string {
 	if p := req.Transport.Principal; p != nil && p.Subject != "" {
 		return "sub:" + p.Subject
@@ -118,21 +280,18 @@ func owner(req *app.Request) string {
 	return "sid:" + req.SessionID
 }
 
-// declared reports whether the request's _meta clientCapabilities name the
-// extension.
-func declared(params stdjson.RawMessage) bool {
-	var p struct {
-		Meta struct {
-			Caps struct {
-				Extensions map[string]stdjson.RawMessage `json:"extensions"`
-			} `json:"io.modelcontextprotocol/clientCapabilities"`
-		} `json:"_meta"`
+// declared reports whether the client declared the extension for the
+// request: in the request's _meta clientCapabilities (stateless era) or
+// at initialize (handshake era).
+func declared(req *app.Request) bool {
+	var caps struct {
+		Extensions map[string]stdjson.RawMessage `json:"extensions"`
 	}
-	if len(params) == 0 || stdjson.Unmarshal(params, &p) != nil {
+	if len(req.ClientCapabilities) == 0 || stdjson.Unmarshal(req.ClientCapabilities, &caps) != nil {
 		return false
 	}
-	_, ok := p.Meta.Caps.Extensions[ID]
-	return ok
+	v, ok := caps.Extensions[ID]
+	return ok && len(v) > 0 && v[0] == '{'
 }
 
 func missingCapability() error {
@@ -141,35 +300,40 @@ func missingCapability() error {
 		Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{ID: map[string]any{}}}}}
 }
 
-// Middleware returns the method middleware that gates the task methods on
-// the extension's negotiation and runs task-supporting tools as tasks.
-func (t *Tasks) Middleware() app.Middleware {
-	return func(next app.MethodHandler) app.MethodHandler {
-		return func(ctx context.Context, req *app.Request) (stdjson.RawMessage, error) {
-			switch req.Method {
-			case "tasks/get", "tasks/cancel", "tasks/update":
-				if !declared(req.Params) {
+// middleware gates the task methods on the extension's negotiation and
+// runs task-supporting tools as tasks.
+func (t *Tasks) middleware(next app.MethodHandler) app.MethodHandler {
+	return func(ctx context.Context, req *app.Request) (stdjson.RawMessage, error) {
+		switch req.Method {
+		case "tasks/get", "tasks/cancel", "tasks/update":
+			if !declared(req) {
+				return nil, missingCapability()
+			}
+			if err := checkName(req); err != nil {
+				return nil, err
+			}
+			ctx = context.WithValue(ctx, ownerKey, owner(req))
+			ctx = context.WithValue(ctx, resumeKey, resumeFunc(func(task ports.Task, st state) {
+				t.resume(ctx, req, next, task, st)
+			}))
+			return next(ctx, req)
+		case "tools/call":
+			sup := t.opts.Tools[req.Name]
+			if sup == Forbidden {
+				return next(ctx, req)
+			}
+			if !declared(req) {
+				if sup == Required {
 					return nil, missingCapability()
 				}
-				if err := checkName(req); err != nil {
-					return nil, err
-				}
-				return next(context.WithValue(ctx, ownerKey{}, owner(req)), req)
-			case "tools/call":
-				sup := t.opts.Tools[req.Name]
-				if sup == Forbidden {
-					return next(ctx, req)
-				}
-				if !declared(req.Params) {
-					if sup == Required {
-						return nil, missingCapability()
-					}
-					return next(ctx, req)
-				}
-				return t.start(ctx, req, next)
+				return next(ctx, req)
 			}
-			return next(ctx, req)
+			if t.opts.Deferred[req.Name] {
+				return t.deferred(ctx, req, next)
+			}
+			return t.start(ctx, req, next)
 		}
+		return next(ctx, req)
 	}
 }
 
@@ -191,45 +355,336 @@ func checkName(req *app.Request) error {
 	return nil
 }
 
+// detachFlag is how Detach tells the middleware that the handler asked
+// to go on as a task.
+type detachFlag struct {
+	t     *Tasks
+	asked bool
+}
+
+// errDetached is the error Detach returns to end the synchronous run. It
+// is a protocol error so that the engine does not log it; the middleware
+// never sends it.
+var errDetached = &domain.ProtocolError{Code: domain.CodeInternalError, Message: "tasks: the call goes on as a task"}
+
+// Detach makes the rest of a tools/call run as a task, for a tool listed
+// in [Options.Deferred]: in the call's synchronous run (the client
+// declared the extension) it returns an error the handler must return at
+// once; the client is then answered with a CreateTaskResult, and the
+// handler runs again from the start, with the same arguments and answers,
+// as the task, where Detach returns nil. Anywhere else (the run is the
+// task already, the tool is not deferred, the client did not declare the
+// extension, this process runs as many tasks as it may) it returns nil
+// and the call goes on synchronously.
+//
+//	name, err := rc.Elicit(ctx, "user_name", form) // answered before the task
+//	if err != nil {
+//		return "", err
+//	}
+//	if err := tasks.Detach(ctx); err != nil {
+//		return "", err
+//	}
+//	return longWork(ctx, name) // runs as the task
+func Detach(ctx context.Context) error {
+	f, ok := ctx.Value(detachKey).(*detachFlag)
+	if !ok || f == nil || !f.t.room() {
+		return nil
+	}
+	f.asked = true
+	return errDetached
+}
+
+// deferred runs a deferred tool's call synchronously until its handler
+// calls Detach, then as a task.
+func (t *Tasks) deferred(ctx context.Context, req *app.Request, next app.MethodHandler) (stdjson.RawMessage, error) {
+	flag := &detachFlag{t: t}
+	res, err := next(context.WithValue(ctx, detachKey, flag), req)
+	if !flag.asked {
+		return res, err
+	}
+	return t.start(ctx, req.Detached(), next)
+}
+
+// room reports whether this process may start another task.
+func (t *Tasks) room() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.closed && len(t.running) < t.opts.MaxRunning
+}
+
 // start creates the task and runs the call in the background.
 func (t *Tasks) start(ctx context.Context, req *app.Request, next app.MethodHandler) (stdjson.RawMessage, error) {
-	t.mu.Lock()
-	full := len(t.running) >= t.opts.MaxRunning
-	t.mu.Unlock()
-	if full {
+	own := owner(req)
+	st := state{Params: req.Params, Runner: t.instance, Lease: t.leaseEnd()}
+	if !t.room() {
+		return next(ctx, req) // the extension lets a server answer synchronously
+	}
+	task, err := t.opts.Store.Create(ctx, ports.Task{Owner: own, Status: ports.TaskWorking, TTL: t.opts.TTL,
+		PollInterval: t.opts.PollInterval, State: st.encode()})
+	if errors.Is(err, ports.ErrTooManyTasks) {
+		t.log.Log(ctx, ports.LevelWarn, "tasks: the store is full; the call runs synchronously", ports.F("tool", req.Name), ports.F("error", err))
 		return next(ctx, req)
 	}
-	own := owner(req)
-	task, err := t.opts.Store.Create(ctx, ports.Task{Owner: own, Status: ports.TaskWorking, TTL: t.opts.TTL, PollInterval: t.opts.PollInterval})
 	if err != nil {
 		return nil, fmt.Errorf("tasks: creating a task: %w", err)
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if !t.launch(ctx, req.Detached(), next, task, st) {
+		// Closed meanwhile: release the claim for another instance.
+		t.release(context.WithoutCancel(ctx), task.ID, own)
+	}
+	return encodeTask(task, "task", false)
+}
+
+// resume runs a task again at this instance, from the request that found
+// it ready to run (the tasks/update that brought its last answer, or the
+// tasks/get that found its claim expired).
+func (t *Tasks) resume(ctx context.Context, req *app.Request, next app.MethodHandler, task ports.Task, st state) {
+	params, err := st.callParams()
+	var d *app.Request
+	if err == nil {
+		d, err = req.Derive("tools/call", params)
+	}
+	if err != nil {
+		t.fail(context.WithoutCancel(ctx), task, err)
+		return
+	}
+	if !t.launch(ctx, d, next, task, st) {
+		t.release(context.WithoutCancel(ctx), task.ID, task.Owner)
+	}
+}
+
+// launch runs req (detached) in the background as task; false when this
+// process is closed or full.
+func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHandler, task ports.Task, st state) bool {
+	runCtx, cancel := context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), detachKey, (*detachFlag)(nil)))
+	r := &run{cancel: cancel, progress: make(chan string, 1)}
 	t.mu.Lock()
-	t.running[task.ID] = cancel
+	if t.closed || len(t.running) >= t.opts.MaxRunning {
+		t.mu.Unlock()
+		cancel(nil)
+		return false
+	}
+	if old := t.running[task.ID]; old != nil {
+		old.cancel(errTakenOver)
+	}
+	t.running[task.ID] = r
+	t.wg.Add(2)
 	t.mu.Unlock()
-	detached := req.Detached()
-	t.wg.Add(1)
+	superviseCtx, stopSupervise := context.WithCancel(runCtx)
+	superviseDone := make(chan struct{})
+	go func() {
+		defer t.wg.Done()
+		defer close(superviseDone)
+		t.supervise(superviseCtx, r, task.ID, task.Owner)
+	}()
 	go func() {
 		defer t.wg.Done()
 		defer func() {
 			t.mu.Lock()
-			delete(t.running, task.ID)
+			if t.running[task.ID] == r {
+				delete(t.running, task.ID)
+			}
 			t.mu.Unlock()
-			cancel()
+			cancel(nil)
 		}()
-		res, err := next(runCtx, detached)
-		if runCtx.Err() != nil {
-			return // cancelled: the store says so already
-		}
-		u := ports.TaskUpdate{Status: ports.TaskCompleted, Result: res}
-		if err != nil || len(res) == 0 {
-			u = ports.TaskUpdate{Status: ports.TaskFailed, Error: errorObject(err)}
-		}
-		// A refused transition (cancelled meanwhile) leaves the task as it is.
-		_, _ = t.opts.Store.Update(context.WithoutCancel(ctx), task.ID, own, u)
+		req = req.WithProgress(func(_ context.Context, progress, total float64, message string) {
+			msg := progressMessage(progress, total, message)
+			select {
+			case <-r.progress: // the newest message replaces a waiting one
+			default:
+			}
+			r.progress <- msg
+		})
+		res, err := next(runCtx, req)
+		stopSupervise()
+		<-superviseDone
+		t.finish(context.WithoutCancel(ctx), runCtx, task, st, res, err)
 	}()
-	return encodeTask(task, "task", false)
+	return true
+}
+
+// progressMessage is the status message of a progress report.
+func progressMessage(progress, total float64, message string) string {
+	n := strconv.FormatFloat(progress, 'g', -1, 64)
+	if total > 0 {
+		n += "/" + strconv.FormatFloat(total, 'g', -1, 64)
+	}
+	msg := n
+	if message != "" {
+		msg = message + " (" + n + ")"
+	}
+	if len(msg) > maxStatusMessage {
+		msg = msg[:maxStatusMessage]
+		for !utf8.ValidString(msg) {
+			msg = msg[:len(msg)-1]
+		}
+	}
+	return msg
+}
+
+func (t *Tasks) leaseEnd() int64 { return time.Now().Add(t.opts.Lease).UnixMilli() }
+
+// supervise renews the run's claim every third of the lease, writes its
+// progress to the store (at most every progressEvery), and cancels the run
+// when the task was cancelled (or dropped, or claimed by another instance)
+// meanwhile.
+func (t *Tasks) supervise(ctx context.Context, r *run, id, own string) {
+	renew := time.NewTicker(max(t.opts.Lease/3, 10*time.Millisecond))
+	defer renew.Stop()
+	var (
+		msg       string
+		haveMsg   bool
+		lastWrite time.Time
+		throttle  <-chan time.Time
+	)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-r.progress:
+			msg, haveMsg = m, true
+			if wait := progressEvery - time.Since(lastWrite); wait > 0 {
+				if throttle == nil {
+					throttle = time.After(wait)
+				}
+				continue
+			}
+		case <-throttle:
+		case <-renew.C:
+		}
+		throttle = nil
+		lastWrite = time.Now()
+		for range conflictRetries {
+			task, err := t.opts.Store.Get(ctx, id, own)
+			if errors.Is(err, ports.ErrTaskNotFound) || err == nil && task.Status.Terminal() {
+				r.cancel(errCancelled)
+				return
+			}
+			if err != nil {
+				if ctx.Err() == nil {
+					t.log.Log(ctx, ports.LevelError, "tasks: reading a running task failed", ports.F("task", id), ports.F("error", err))
+				}
+				break
+			}
+			st, err := decodeState(task)
+			if err != nil || st.Runner != t.instance {
+				r.cancel(errTakenOver)
+				return
+			}
+			st.Lease = t.leaseEnd()
+			sm := task.StatusMessage
+			if haveMsg {
+				sm = msg
+			}
+			_, err = t.opts.Store.Update(ctx, id, own, ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: sm, State: st.encode(), IfVersion: task.Version})
+			if errors.Is(err, ports.ErrTaskConflict) {
+				continue
+			}
+			if err != nil && ctx.Err() == nil && !errors.Is(err, ports.ErrTaskTransition) {
+				t.log.Log(ctx, ports.LevelError, "tasks: renewing a task's claim failed", ports.F("task", id), ports.F("error", err))
+			}
+			haveMsg = false
+			break
+		}
+	}
+}
+
+// finish writes the end of a run: input_required with the handler's
+// questions, completed with its result, failed with its error; nothing
+// when the run was cancelled, its claim released when the process shuts
+// down.
+func (t *Tasks) finish(ctx, runCtx context.Context, task ports.Task, st state, res stdjson.RawMessage, err error) {
+	switch context.Cause(runCtx) {
+	case errShutdown:
+		t.release(ctx, task.ID, task.Owner)
+		return
+	case errCancelled, errTakenOver:
+		return
+	}
+	u := ports.TaskUpdate{Status: ports.TaskCompleted, Result: res}
+	switch {
+	case err != nil || len(res) == 0:
+		u = ports.TaskUpdate{Status: ports.TaskFailed, Error: errorObject(err)}
+	default:
+		if asked, ok := inputRequests(res); ok {
+			// The questions wait for tasks/update; nobody runs the task
+			// meanwhile.
+			st.Runner, st.Lease = "", 0
+			u = ports.TaskUpdate{Status: ports.TaskInputRequired, InputRequests: asked, State: st.encode()}
+		}
+	}
+	t.write(ctx, task.ID, task.Owner, u)
+}
+
+// write applies u to a task this instance runs, if it still does (a
+// conditional update: the claim is checked against the stored state).
+func (t *Tasks) write(ctx context.Context, id, own string, u ports.TaskUpdate) {
+	for range conflictRetries {
+		cur, err := t.opts.Store.Get(ctx, id, own)
+		if err != nil || cur.Status.Terminal() {
+			if err != nil && !errors.Is(err, ports.ErrTaskNotFound) {
+				t.log.Log(ctx, ports.LevelError, "tasks: reading a task failed", ports.F("task", id), ports.F("error", err))
+			}
+			return
+		}
+		if st, err := decodeState(cur); err != nil || st.Runner != t.instance {
+			return // another instance runs it now
+		}
+		u.IfVersion = cur.Version
+		_, err = t.opts.Store.Update(ctx, id, own, u)
+		switch {
+		case errors.Is(err, ports.ErrTaskConflict):
+			continue
+		case errors.Is(err, ports.ErrTaskTooLarge):
+			t.log.Log(ctx, ports.LevelError, "tasks: a task's result is over the store's bound", ports.F("task", id), ports.F("error", err))
+			u = ports.TaskUpdate{Status: ports.TaskFailed, Error: errorObject(nil)}
+			continue
+		case err != nil && !errors.Is(err, ports.ErrTaskTransition):
+			t.log.Log(ctx, ports.LevelError, "tasks: writing a task failed", ports.F("task", id), ports.F("error", err))
+		}
+		return
+	}
+}
+
+// fail ends a task this instance claimed but cannot run.
+func (t *Tasks) fail(ctx context.Context, task ports.Task, err error) {
+	t.log.Log(ctx, ports.LevelError, "tasks: a task cannot run again", ports.F("task", task.ID), ports.F("error", err))
+	t.write(ctx, task.ID, task.Owner, ports.TaskUpdate{Status: ports.TaskFailed, Error: errorObject(nil)})
+}
+
+// release gives up this instance's claim on a working task, so that
+// another instance runs it at its next tasks/get.
+func (t *Tasks) release(ctx context.Context, id, own string) {
+	for range conflictRetries {
+		cur, err := t.opts.Store.Get(ctx, id, own)
+		if err != nil || cur.Status != ports.TaskWorking {
+			return
+		}
+		st, err := decodeState(cur)
+		if err != nil || st.Runner != t.instance {
+			return
+		}
+		st.Runner, st.Lease = "", 0
+		_, err = t.opts.Store.Update(ctx, id, own, ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: cur.StatusMessage, State: st.encode(), IfVersion: cur.Version})
+		if !errors.Is(err, ports.ErrTaskConflict) {
+			if err != nil {
+				t.log.Log(ctx, ports.LevelWarn, "tasks: releasing a task failed; another instance runs it once its claim expires", ports.F("task", id), ports.F("error", err))
+			}
+			return
+		}
+	}
+}
+
+// inputRequests returns the inputRequests of an input_required result.
+func inputRequests(res stdjson.RawMessage) (stdjson.RawMessage, bool) {
+	var r struct {
+		ResultType    string             `json:"resultType"`
+		InputRequests stdjson.RawMessage `json:"inputRequests"`
+	}
+	if stdjson.Unmarshal(res, &r) != nil || r.ResultType != "input_required" || len(r.InputRequests) == 0 {
+		return nil, false
+	}
+	return r.InputRequests, true
 }
 
 // errorObject is the JSON-RPC error object of err.
@@ -294,21 +749,16 @@ func taskID(req app.ExtensionRequest) (string, error) {
 	return *p.TaskID, nil
 }
 
-func ownerFrom(ctx context.Context) (string, error) {
-	o, ok := ctx.Value(ownerKey{}).(string)
-	if !ok {
-		return "", errors.New("tasks: the extension's middleware is not installed (app.Options.Middleware)")
-	}
-	return o, nil
-}
-
 // target is the task a tasks/* request names and who asks for it.
 func target(ctx context.Context, req app.ExtensionRequest) (id, owner string, err error) {
 	if id, err = taskID(req); err != nil {
 		return "", "", err
 	}
-	owner, err = ownerFrom(ctx)
-	return id, owner, err
+	owner, ok := ctx.Value(ownerKey).(string)
+	if !ok {
+		return "", "", errors.New("tasks: the extension's middleware did not run (register Tasks.Extension)")
+	}
+	return id, owner, nil
 }
 
 func notFound(err error) error {
@@ -327,7 +777,32 @@ func (t *Tasks) serveGet(ctx context.Context, req app.ExtensionRequest) (any, er
 	if err != nil {
 		return nil, notFound(err)
 	}
+	if task.Status == ports.TaskWorking {
+		task = t.takeOver(ctx, task)
+	}
 	return encodeTask(task, "", true)
+}
+
+// takeOver runs a working task here whose claim has expired (its
+// instance died, or released it at shutdown), and returns it as it now
+// is.
+func (t *Tasks) takeOver(ctx context.Context, task ports.Task) ports.Task {
+	st, err := decodeState(task)
+	if err != nil || st.Lease > time.Now().UnixMilli() || !t.room() {
+		return task
+	}
+	resume, ok := ctx.Value(resumeKey).(resumeFunc)
+	if !ok {
+		return task
+	}
+	st.Runner, st.Lease = t.instance, t.leaseEnd()
+	claimed, err := t.opts.Store.Update(ctx, task.ID, task.Owner, ports.TaskUpdate{Status: ports.TaskWorking,
+		StatusMessage: task.StatusMessage, State: st.encode(), IfVersion: task.Version})
+	if err != nil {
+		return task // another instance claimed it first, or it ended
+	}
+	resume(claimed, st)
+	return claimed
 }
 
 func (t *Tasks) serveCancel(ctx context.Context, req app.ExtensionRequest) (any, error) {
@@ -339,24 +814,95 @@ func (t *Tasks) serveCancel(ctx context.Context, req app.ExtensionRequest) (any,
 		return nil, notFound(err)
 	}
 	t.mu.Lock()
-	cancel := t.running[id]
+	r := t.running[id]
 	t.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if r != nil {
+		r.cancel(errCancelled)
 	}
 	return struct{}{}, nil
 }
 
-// serveUpdate acknowledges tasks/update. No task of this first cut waits
-// for input, so the responses are ignored (the extension ignores the keys
-// of requests that are not pending); an unknown task is -32602.
+// serveUpdate takes the client's answers to an input_required task's
+// questions: answers to keys the task does not ask (any more) are
+// ignored; once every question is answered, the task runs again here.
+// It acknowledges at once; the task's state shows on the next tasks/get.
 func (t *Tasks) serveUpdate(ctx context.Context, req app.ExtensionRequest) (any, error) {
 	id, own, err := target(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := t.opts.Store.Get(ctx, id, own); err != nil {
-		return nil, notFound(err)
+	var p struct {
+		InputResponses stdjson.RawMessage `json:"inputResponses"`
 	}
-	return struct{}{}, nil
+	_ = stdjson.Unmarshal(req.Params, &p)
+	var answers map[string]stdjson.RawMessage
+	if len(p.InputResponses) == 0 || p.InputResponses[0] != '{' || stdjson.Unmarshal(p.InputResponses, &answers) != nil {
+		return nil, app.InvalidParams("inputResponses must be an object")
+	}
+	for k, v := range answers {
+		if len(v) == 0 || v[0] != '{' {
+			return nil, app.InvalidParams("inputResponses[" + strconv.Quote(k) + "] must be an object")
+		}
+	}
+	for range conflictRetries {
+		task, err := t.opts.Store.Get(ctx, id, own)
+		if err != nil {
+			return nil, notFound(err)
+		}
+		if task.Status != ports.TaskInputRequired {
+			return struct{}{}, nil
+		}
+		st, err := decodeState(task)
+		if err != nil {
+			return nil, err
+		}
+		var pending map[string]stdjson.RawMessage
+		if err := stdjson.Unmarshal(task.InputRequests, &pending); err != nil {
+			return nil, fmt.Errorf("tasks: task %s: its input requests do not decode: %w", id, err)
+		}
+		matched := false
+		for k, v := range answers {
+			if _, ok := pending[k]; ok {
+				if st.Answers == nil {
+					st.Answers = map[string]stdjson.RawMessage{}
+				}
+				st.Answers[k] = v
+				delete(pending, k)
+				matched = true
+			}
+		}
+		if !matched {
+			return struct{}{}, nil
+		}
+		u := ports.TaskUpdate{Status: ports.TaskInputRequired, StatusMessage: task.StatusMessage, IfVersion: task.Version}
+		run := false
+		if len(pending) > 0 {
+			u.InputRequests, _ = stdjson.Marshal(pending)
+		} else {
+			// Every question is answered: the task runs again, here when
+			// this process has room, else at the next tasks/get anywhere.
+			u.Status, u.StatusMessage = ports.TaskWorking, ""
+			if run = t.room(); run {
+				st.Runner, st.Lease = t.instance, t.leaseEnd()
+			}
+		}
+		u.State = st.encode()
+		updated, err := t.opts.Store.Update(ctx, id, own, u)
+		if errors.Is(err, ports.ErrTaskConflict) {
+			continue
+		}
+		if errors.Is(err, ports.ErrTaskTransition) {
+			return struct{}{}, nil // it ended meanwhile
+		}
+		if err != nil {
+			return nil, notFound(err)
+		}
+		if run {
+			if resume, ok := ctx.Value(resumeKey).(resumeFunc); ok {
+				resume(updated, st)
+			}
+		}
+		return struct{}{}, nil
+	}
+	return nil, fmt.Errorf("tasks: task %s changed %d times while its answers were stored", id, conflictRetries)
 }

@@ -28,7 +28,6 @@ func setup(t *testing.T) (*tasks.Tasks, *hexmcp.Server) {
 	t.Cleanup(x.Wait)
 	srv := hexmcptest.NewServer(t, hexmcp.Options{
 		Extensions: []app.Extension{x.Extension()},
-		Middleware: []app.Middleware{x.Middleware()},
 		Tools: []app.Tool{
 			app.NewTool(func() string { return "sync" }, app.WithName("sync")),
 			app.NewTool(func(ctx context.Context, in blockIn) (string, error) {
@@ -186,11 +185,12 @@ func TestSyncAndGating(t *testing.T) {
 func TestMcpNameMustMatchTaskID(t *testing.T) {
 	x := tasks.New(tasks.Options{})
 	reached := 0
-	h := x.Middleware()(func(context.Context, *app.Request) (stdjson.RawMessage, error) {
+	h := x.Extension().Middleware(func(context.Context, *app.Request) (stdjson.RawMessage, error) {
 		reached++
 		return stdjson.RawMessage(`{}`), nil
 	})
-	params := []byte(`{"taskId":"t1","_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"` + tasks.ID + `":{}}}}}`)
+	params := []byte(`{"taskId":"t1"}`)
+	caps := []byte(`{"extensions":{"` + tasks.ID + `":{}}}`)
 	for _, tc := range []struct {
 		header map[string][]string
 		code   int // 0: passed on
@@ -201,7 +201,7 @@ func TestMcpNameMustMatchTaskID(t *testing.T) {
 		{map[string][]string{"Mcp-Name": {"t1", "t1"}}, domain.CodeHeaderMismatch},
 	} {
 		before := reached
-		_, err := h(context.Background(), &app.Request{Method: "tasks/get", Params: params, Transport: app.TransportInfo{Header: tc.header}})
+		_, err := h(context.Background(), &app.Request{Method: "tasks/get", Params: params, ClientCapabilities: caps, Transport: app.TransportInfo{Header: tc.header}})
 		var pe *domain.ProtocolError
 		switch {
 		case tc.code == 0 && (err != nil || reached != before+1):

@@ -96,7 +96,6 @@ func newEngine(log *slog.Logger) (*app.Engine, error) {
 		Validator:        jsonschema.New(),
 		Logger:           slogger.New(log),
 		Extensions:       []app.Extension{skillsExt, tasksExt.Extension()},
-		Middleware:       []app.Middleware{tasksExt.Middleware()},
 	})
 	if err != nil {
 		return nil, err

@@ -19,10 +19,13 @@
 //   - unexpected otherwise: a failure.
 // A baseline entry whose scenario (or check) passes is stale: a failure
 // too, so that the baseline shrinks as issues land.
-// The optional extension scenarios (tasks-*) are counted on a line of their
-// own and never fail the run. The Skills scenarios (sep-2640-skills-*) are
-// required like any other, and stricter: a SKIPPED check fails them too (the
-// suite skips every check of a server that does not declare the extension).
+// The extension scenarios (tasks-*, sep-2640-skills-*) are required like any
+// other, and stricter: a SKIPPED check fails them too (the suite skips every
+// check of a server that does not declare the extension). The one exception
+// is a scenario the suite itself always skips (SUITE_SKIPPED below, with the
+// suite's reason): it passes only while every one of its checks is that
+// SKIPPED check, so that the entry fails as stale the day the suite runs it.
+// The extension scenarios are also counted on a line of their own.
 //
 // Prints a report and, last, the line
 //   conformance: N passed, N failed, N skipped
@@ -37,10 +40,21 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 // yaml is what the suite itself parses baselines with.
 const YAML = createRequire(path.join(here, 'node_modules/conformance-0.2/package.json'))('yaml');
 
-const isExtension = (s) => s.startsWith('tasks-');
-const noSkips = (s) => s.startsWith('sep-2640-skills-');
+const isExtension = (s) => s.startsWith('tasks-') || s.startsWith('sep-2640-skills-');
+const noSkips = isExtension;
+// Scenarios of 0.2.0-alpha.12 that skip their one check whatever the server
+// does, by check id. tasks-status-notifications: "SEP-2663 delivers
+// notifications/tasks via the SEP-2575 subscriptions/listen stream, not via
+// the tools/call POST SSE response that the prior harness observed. The
+// harness needs a rewrite against the new channel; tracked as a follow-up."
+const SUITE_SKIPPED = new Map([['tasks-status-notifications', 'tasks-status-notifications']]);
 const failing = (c) => c.status === 'FAILURE' || c.status === 'WARNING';
-const failingIn = (scenario) => (c) => failing(c) || (noSkips(scenario) && c.status === 'SKIPPED');
+const failingIn = (scenario) => (c) => {
+  if (failing(c)) return true;
+  if (!noSkips(scenario)) return false;
+  if (SUITE_SKIPPED.has(scenario)) return !(c.status === 'SKIPPED' && c.id === SUITE_SKIPPED.get(scenario));
+  return c.status === 'SKIPPED';
+};
 
 function readBaseline(file) {
   const doc = YAML.parse(readFileSync(file, 'utf8')) ?? {};
@@ -132,8 +146,10 @@ for (const spec of runs) {
     const checks = byScenario.get(scenario);
     const bad = checks ? checks.filter(failingIn(scenario)) : null;
     if (checks && checks.some((c) => c.status === 'WARNING')) run.warnings++;
-    if (isExtension(scenario)) {
-      bad && bad.length === 0 ? runExt.passed++ : runExt.failed++;
+    if (isExtension(scenario)) bad && bad.length === 0 ? runExt.passed++ : runExt.failed++;
+    if (checks && SUITE_SKIPPED.has(scenario) && !checks.some((c) => c.status === 'SKIPPED')) {
+      run.failed++;
+      problems.push(`${name} ${scenario}: the suite runs its checks now: remove it from SUITE_SKIPPED in summarize.mjs`);
       continue;
     }
     if (!checks) {

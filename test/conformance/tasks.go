@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -12,16 +13,26 @@ import (
 
 // conformanceTasks is the tasks extension (the tasks-* scenarios) with
 // the fixtures they call: greet (sync only), slow_compute, failing_job
-// (required) and protocol_error_job (task-supporting).
+// (required), protocol_error_job, confirm_delete and multi_input
+// (task-supporting; they ask for input inside the task) and
+// test_tool_with_task (required and deferred: it asks for user_name before
+// it goes on as a task).
 func conformanceTasks() (*tasks.Tasks, []app.Tool) {
 	t := tasks.New(tasks.Options{
 		PollInterval: 100 * time.Millisecond,
 		Tools: map[string]tasks.Support{
-			"slow_compute":       tasks.Optional,
-			"failing_job":        tasks.Required,
-			"protocol_error_job": tasks.Optional,
+			"slow_compute":        tasks.Optional,
+			"failing_job":         tasks.Required,
+			"protocol_error_job":  tasks.Optional,
+			"confirm_delete":      tasks.Optional,
+			"multi_input":         tasks.Optional,
+			"test_tool_with_task": tasks.Required,
 		},
+		Deferred: map[string]bool{"test_tool_with_task": true},
 	})
+	type deleteIn struct {
+		Filename string `json:"filename"`
+	}
 	type greetIn struct {
 		Name string `json:"name"`
 	}
@@ -47,6 +58,50 @@ func conformanceTasks() (*tasks.Tasks, []app.Tool) {
 		app.NewTool(func(context.Context) (string, error) {
 			panic("protocol_error_job: a deliberate panic")
 		}, app.WithName("protocol_error_job"), app.WithDescription("Panics into a protocol error; may run as a task.")),
+		app.NewTool(func(ctx context.Context, in deleteIn) (string, error) {
+			rc := app.RequestFrom(ctx)
+			res, err := rc.Elicit(ctx, "confirm", domain.ElicitForm("Delete "+in.Filename+"?", json.RawMessage(confirmDeleteSchema)))
+			if err != nil {
+				return "", err
+			}
+			if !res.Accepted() {
+				return "Kept " + in.Filename + ".", nil
+			}
+			return "Deleted " + in.Filename + ".", nil
+		}, app.WithName("confirm_delete"), app.WithDescription("Asks to confirm, inside the task, then deletes filename (nothing is deleted).")),
+		app.NewTool(func(ctx context.Context) (string, error) {
+			rc := app.RequestFrom(ctx)
+			ans, err := rc.Ask(ctx,
+				app.ElicitInput("first", domain.ElicitForm("First input?", json.RawMessage(multiInputSchema))),
+				app.ElicitInput("second", domain.ElicitForm("Second input?", json.RawMessage(multiInputSchema))))
+			if err != nil {
+				return "", err
+			}
+			a, _ := ans.Elicitation("first")
+			b, _ := ans.Elicitation("second")
+			return "got " + string(a.Action) + " and " + string(b.Action), nil
+		}, app.WithName("multi_input"), app.WithDescription("Asks two questions at once, inside the task.")),
+		app.NewTool(func(ctx context.Context) (string, error) {
+			rc := app.RequestFrom(ctx)
+			res, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(userNameSchema)))
+			if err != nil {
+				return "", err
+			}
+			if err := tasks.Detach(ctx); err != nil {
+				return "", err
+			}
+			var content struct {
+				Name string `json:"name"`
+			}
+			_ = json.Unmarshal(res.Content, &content)
+			return "Hello, " + content.Name + ", from the task!", nil
+		}, app.WithName("test_tool_with_task"), app.WithDescription("Asks for user_name synchronously, then goes on as a task.")),
 	}
 	return t, tools
 }
+
+const (
+	confirmDeleteSchema = `{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}`
+	multiInputSchema    = `{"type":"object","properties":{"name":{"type":"string"},"confirm":{"type":"boolean"}}}`
+	userNameSchema      = `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
+)
