@@ -193,7 +193,7 @@ func TestToolsListIsTheSuitesSet(t *testing.T) {
 		}
 	}
 	want := []string{
-		"failing_job", "greet", "json_schema_2020_12_tool", "protocol_error_job", "slow_compute", "test_audio_content", "test_custom_header", "test_elicitation",
+		"confirm_delete", "failing_job", "greet", "json_schema_2020_12_tool", "multi_input", "protocol_error_job", "slow_compute", "test_audio_content", "test_custom_header", "test_elicitation",
 		"test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums", "test_embedded_resource",
 		"test_error_handling", "test_image_content",
 		"test_input_required_result_capabilities", "test_input_required_result_elicitation",
@@ -202,7 +202,7 @@ func TestToolsListIsTheSuitesSet(t *testing.T) {
 		"test_input_required_result_sampling", "test_input_required_result_tampered_state",
 		"test_logging_tool", "test_missing_capability",
 		"test_multiple_content_types", "test_sampling", "test_simple_text", "test_streaming_elicitation",
-		"test_tool_with_logging", "test_tool_with_progress", "test_trigger_prompt_change", "test_trigger_tool_change",
+		"test_tool_with_logging", "test_tool_with_progress", "test_tool_with_task", "test_trigger_prompt_change", "test_trigger_tool_change",
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools/list names\n got %v\nwant %v", names, want)
