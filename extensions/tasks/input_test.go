@@ -1,0 +1,386 @@
+package tasks_test
+
+import (
+	"context"
+	stdjson "encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hexmcp/hexmcp"
+	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/extensions/tasks"
+	"github.com/hexmcp/hexmcp/hexmcptest"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+const nameSchema = `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
+
+// inputTools are tools that ask for input: ask (one question), two (two
+// at once), deferred (asks, then Detach) and slow (reports progress,
+// then waits for release or cancellation).
+func inputTools(release <-chan struct{}, runs *atomic.Int32) []app.Tool {
+	return []app.Tool{
+		app.NewTool(func(ctx context.Context) (string, error) {
+			res, err := app.RequestFrom(ctx).Elicit(ctx, "who", domain.ElicitForm("Name?", stdjson.RawMessage(nameSchema)))
+			if err != nil {
+				return "", err
+			}
+			return "hello " + string(res.Content), nil
+		}, app.WithName("ask")),
+		app.NewTool(func(ctx context.Context) (string, error) {
+			ans, err := app.RequestFrom(ctx).Ask(ctx,
+				app.ElicitInput("a", domain.ElicitForm("A?", stdjson.RawMessage(nameSchema))),
+				app.ElicitInput("b", domain.ElicitForm("B?", stdjson.RawMessage(nameSchema))))
+			if err != nil {
+				return "", err
+			}
+			a, _ := ans.Elicitation("a")
+			b, _ := ans.Elicitation("b")
+			return string(a.Content) + "+" + string(b.Content), nil
+		}, app.WithName("two")),
+		app.NewTool(func(ctx context.Context) (string, error) {
+			res, err := app.RequestFrom(ctx).Elicit(ctx, "who", domain.ElicitForm("Name?", stdjson.RawMessage(nameSchema)))
+			if err != nil {
+				return "", err
+			}
+			if err := tasks.Detach(ctx); err != nil {
+				return "", err
+			}
+			return "task for " + string(res.Content), nil
+		}, app.WithName("deferred")),
+		app.NewTool(func(ctx context.Context) (string, error) {
+			runs.Add(1)
+			if err := app.RequestFrom(ctx).ReportProgress(ctx, 1, 2, "half"); err != nil {
+				return "", err
+			}
+			select {
+			case <-release:
+				return "slow done", nil
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}, app.WithName("slow")),
+	}
+}
+
+type instance struct {
+	x   *tasks.Tasks
+	srv *hexmcp.Server
+}
+
+// newInstance serves the input tools with a Tasks on store (one store
+// for several instances stands for a shared one).
+func newInstance(t *testing.T, store ports.TaskStore, lease time.Duration, release <-chan struct{}, runs *atomic.Int32) instance {
+	t.Helper()
+	x := tasks.New(tasks.Options{Store: store, Lease: lease,
+		Tools:    map[string]tasks.Support{"ask": tasks.Optional, "two": tasks.Optional, "deferred": tasks.Required, "slow": tasks.Optional},
+		Deferred: map[string]bool{"deferred": true}})
+	t.Cleanup(func() {
+		if err := x.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: inputTools(release, runs)})
+	return instance{x, srv}
+}
+
+type taskView struct {
+	ResultType    string                        `json:"resultType"`
+	TaskID        string                        `json:"taskId"`
+	Status        string                        `json:"status"`
+	StatusMessage string                        `json:"statusMessage"`
+	InputRequests map[string]stdjson.RawMessage `json:"inputRequests"`
+	Result        *struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"result"`
+	Error *struct {
+		Code int `json:"code"`
+	} `json:"error"`
+}
+
+func get(t *testing.T, c *hexmcptest.Client, id string) taskView {
+	t.Helper()
+	var v taskView
+	if err := c.Call(context.Background(), "tasks/get", map[string]any{"taskId": id}, &v); err != nil {
+		t.Fatalf("tasks/get: %v", err)
+	}
+	return v
+}
+
+// await polls until cond holds (bounded: 5 s).
+func await(t *testing.T, c *hexmcptest.Client, id, what string, cond func(taskView) bool) taskView {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		v := get(t, c, id)
+		if cond(v) {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s: %s not reached; last %+v", id, what, v)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func start(t *testing.T, c *hexmcptest.Client, tool string) string {
+	t.Helper()
+	var v taskView
+	if err := c.Call(context.Background(), "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}}, &v); err != nil {
+		t.Fatalf("tools/call %s: %v", tool, err)
+	}
+	if v.ResultType != "task" || v.TaskID == "" {
+		t.Fatalf("tools/call %s: %+v, want a CreateTaskResult", tool, v)
+	}
+	return v.TaskID
+}
+
+func update(t *testing.T, c *hexmcptest.Client, id string, answers map[string]any) {
+	t.Helper()
+	var ack map[string]any
+	if err := c.Call(context.Background(), "tasks/update", map[string]any{"taskId": id, "inputResponses": answers}, &ack); err != nil {
+		t.Fatalf("tasks/update: %v", err)
+	}
+	for _, k := range []string{"taskId", "status", "inputRequests", "result", "error"} {
+		if _, ok := ack[k]; ok {
+			t.Fatalf("tasks/update ack %v carries %s", ack, k)
+		}
+	}
+	if c.Revision() == domain.Revision20260728 && ack["resultType"] != "complete" {
+		t.Fatalf("tasks/update ack %v", ack)
+	}
+}
+
+func accept(name string) map[string]any {
+	return map[string]any{"action": "accept", "content": map[string]any{"name": name}}
+}
+
+// connectAsk connects a stateless client that declared the extension
+// and elicitation.
+func connectAsk(t *testing.T, srv *hexmcp.Server) *hexmcptest.Client {
+	return hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: domain.Revision20260728,
+		Capabilities: map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ID: map[string]any{}}}})
+}
+
+func text(v taskView) string {
+	if v.Result == nil || len(v.Result.Content) == 0 {
+		return ""
+	}
+	return v.Result.Content[0].Text
+}
+
+func TestTaskAsksForInput(t *testing.T) {
+	in := newInstance(t, nil, 0, nil, new(atomic.Int32))
+	c := connectAsk(t, in.srv)
+	id := start(t, c, "ask")
+	v := await(t, c, id, "input_required", func(v taskView) bool { return v.Status == "input_required" })
+	var q struct {
+		Method string `json:"method"`
+		Params struct {
+			Message string `json:"message"`
+		} `json:"params"`
+	}
+	if len(v.InputRequests) != 1 || stdjson.Unmarshal(v.InputRequests["who"], &q) != nil || q.Method != "elicitation/create" || q.Params.Message != "Name?" {
+		t.Fatalf("inputRequests %s", v.InputRequests)
+	}
+	// An answer to a key the task does not ask is ignored.
+	update(t, c, id, map[string]any{"other": accept("x")})
+	if v := get(t, c, id); v.Status != "input_required" || len(v.InputRequests) != 1 {
+		t.Fatalf("after an answer to another key: %+v", v)
+	}
+	err := c.Call(context.Background(), "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"who": "yes"}}, nil)
+	if code := rpcCode(t, err); code != domain.CodeInvalidParams {
+		t.Fatalf("an answer that is not an object: %d, want -32602", code)
+	}
+	update(t, c, id, map[string]any{"who": accept("Ada")})
+	v = await(t, c, id, "completed", func(v taskView) bool { return v.Status == "completed" })
+	if got := text(v); got != `hello {"name":"Ada"}` || v.InputRequests != nil {
+		t.Fatalf("completed with %q, %+v", got, v)
+	}
+}
+
+func TestTaskPartialAnswers(t *testing.T) {
+	in := newInstance(t, nil, 0, nil, new(atomic.Int32))
+	c := connectAsk(t, in.srv)
+	id := start(t, c, "two")
+	await(t, c, id, "two questions", func(v taskView) bool { return v.Status == "input_required" && len(v.InputRequests) == 2 })
+	update(t, c, id, map[string]any{"a": accept("first")})
+	v := get(t, c, id)
+	if _, ok := v.InputRequests["b"]; v.Status != "input_required" || len(v.InputRequests) != 1 || !ok {
+		t.Fatalf("after one answer of two: %+v", v)
+	}
+	update(t, c, id, map[string]any{"b": accept("second"), "a": accept("again")})
+	v = await(t, c, id, "completed", func(v taskView) bool { return v.Status == "completed" })
+	if got := text(v); got != `{"name":"first"}+{"name":"second"}` {
+		t.Fatalf("completed with %q: the first answer must stand", got)
+	}
+}
+
+func TestDeferredToolAsksBeforeTheTask(t *testing.T) {
+	in := newInstance(t, nil, 0, nil, new(atomic.Int32))
+	asked := 0
+	c := hexmcptest.Connect(t, in.srv, hexmcptest.ClientOptions{Revision: domain.Revision20260728,
+		Capabilities: map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ID: map[string]any{}}},
+		Elicitation: func(context.Context, domain.ElicitParams) (*domain.ElicitResult, error) {
+			asked++
+			return &domain.ElicitResult{Action: domain.ElicitAccept, Content: stdjson.RawMessage(`{"name":"Alice"}`)}, nil
+		}})
+	id := start(t, c, "deferred") // the client answered the first round itself
+	if asked != 1 {
+		t.Fatalf("the client was asked %d times before the task, want 1", asked)
+	}
+	v := await(t, c, id, "completed", func(v taskView) bool { return v.Status == "completed" })
+	if got := text(v); got != `task for {"name":"Alice"}` {
+		t.Fatalf("completed with %q", got)
+	}
+	// Without the extension a required deferred tool is refused.
+	err := connect(t, in.srv, false).Call(context.Background(), "tools/call", map[string]any{"name": "deferred", "arguments": map[string]any{}}, nil)
+	if code := rpcCode(t, err); code != domain.CodeMissingClientCapability {
+		t.Fatalf("without the extension: %d", code)
+	}
+}
+
+func TestProgressIsTheStatusMessage(t *testing.T) {
+	release := make(chan struct{})
+	in := newInstance(t, nil, 0, release, new(atomic.Int32))
+	c := connect(t, in.srv, true)
+	id := start(t, c, "slow")
+	await(t, c, id, "the progress message", func(v taskView) bool { return v.StatusMessage == "half (1/2)" })
+	close(release)
+	if v := await(t, c, id, "completed", func(v taskView) bool { return v.Status == "completed" }); text(v) != "slow done" {
+		t.Fatalf("completed with %q", text(v))
+	}
+}
+
+func TestHandshakeEraDeclaresAtInitialize(t *testing.T) {
+	in := newInstance(t, nil, 0, nil, new(atomic.Int32))
+	c := hexmcptest.Connect(t, in.srv, hexmcptest.ClientOptions{Revision: domain.Revision20251125,
+		Capabilities: map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ID: map[string]any{}}}})
+	id := start(t, c, "ask")
+	// In a task the question goes to inputRequests, not to the client
+	// as elicitation/create (a background run has no stream to ask on).
+	await(t, c, id, "input_required", func(v taskView) bool { return v.Status == "input_required" })
+	update(t, c, id, map[string]any{"who": accept("Bob")})
+	if v := await(t, c, id, "completed", func(v taskView) bool { return v.Status == "completed" }); text(v) != `hello {"name":"Bob"}` {
+		t.Fatalf("completed with %q", text(v))
+	}
+	// A client without the extension gets the call synchronously, its
+	// question as a real elicitation/create.
+	plain := hexmcptest.Connect(t, in.srv, hexmcptest.ClientOptions{Revision: domain.Revision20251125,
+		Capabilities: map[string]any{"elicitation": map[string]any{}},
+		Elicitation: func(context.Context, domain.ElicitParams) (*domain.ElicitResult, error) {
+			return &domain.ElicitResult{Action: domain.ElicitAccept, Content: stdjson.RawMessage(`{"name":"Sync"}`)}, nil
+		}})
+	res, err := plain.CallTool(context.Background(), "ask", map[string]any{})
+	if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].Text != `hello {"name":"Sync"}` {
+		t.Fatalf("without the extension: %+v, %v", res, err)
+	}
+}
+
+// failingStore stands for an instance cut off from the shared store (or
+// dead): once down, every call fails.
+type failingStore struct {
+	ports.TaskStore
+	down atomic.Bool
+}
+
+var errDown = errors.New("store unreachable")
+
+func (s *failingStore) Get(ctx context.Context, id, owner string) (ports.Task, error) {
+	if s.down.Load() {
+		return ports.Task{}, errDown
+	}
+	return s.TaskStore.Get(ctx, id, owner)
+}
+
+func (s *failingStore) Update(ctx context.Context, id, owner string, u ports.TaskUpdate) (ports.Task, error) {
+	if s.down.Load() {
+		return ports.Task{}, errDown
+	}
+	return s.TaskStore.Update(ctx, id, owner, u)
+}
+
+func TestTwoInstancesShareTasks(t *testing.T) {
+	shared := memory.NewTaskStore(memory.TaskStoreOptions{})
+	release := make(chan struct{})
+	var runs atomic.Int32
+	a := newInstance(t, shared, 300*time.Millisecond, release, &runs)
+	b := newInstance(t, shared, 300*time.Millisecond, release, &runs)
+	ca, cb := connectAsk(t, a.srv), connectAsk(t, b.srv)
+
+	t.Run("answered through the other", func(t *testing.T) {
+		id := start(t, ca, "ask")
+		await(t, cb, id, "input_required", func(v taskView) bool { return v.Status == "input_required" })
+		update(t, cb, id, map[string]any{"who": accept("Eve")})
+		if v := await(t, ca, id, "completed", func(v taskView) bool { return v.Status == "completed" }); text(v) != `hello {"name":"Eve"}` {
+			t.Fatalf("completed with %q", text(v))
+		}
+	})
+	t.Run("cancelled through the other", func(t *testing.T) {
+		before := runs.Load()
+		id := start(t, ca, "slow")
+		await(t, cb, id, "running", func(v taskView) bool { return v.StatusMessage != "" })
+		var ack map[string]any
+		if err := cb.Call(context.Background(), "tasks/cancel", map[string]any{"taskId": id}, &ack); err != nil {
+			t.Fatal(err)
+		}
+		// a's run ends by its context within a third of the lease: Wait
+		// returns only then (release is never closed here).
+		done := make(chan struct{})
+		go func() { a.x.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the run at the first instance was not stopped by a cancel through the second")
+		}
+		if v := get(t, ca, id); v.Status != "cancelled" || runs.Load() != before+1 {
+			t.Fatalf("after cancel: %+v, %d runs", v, runs.Load()-before)
+		}
+	})
+	t.Run("released at shutdown, run again by the other", func(t *testing.T) {
+		c := memory.NewTaskStore(memory.TaskStoreOptions{})
+		r2 := make(chan struct{})
+		var n atomic.Int32
+		first := newInstance(t, c, time.Hour, r2, &n)
+		second := newInstance(t, c, time.Hour, r2, &n)
+		c1, c2 := connect(t, first.srv, true), connect(t, second.srv, true)
+		id := start(t, c1, "slow")
+		await(t, c1, id, "running", func(v taskView) bool { return v.StatusMessage != "" })
+		if err := first.x.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		// The claim is released: the other instance's next tasks/get runs
+		// the task again, long before the hour-long lease would end.
+		await(t, c2, id, "run again", func(taskView) bool { return n.Load() == 2 })
+		close(r2)
+		if v := await(t, c2, id, "completed", func(v taskView) bool { return v.Status == "completed" }); text(v) != "slow done" {
+			t.Fatalf("completed with %q", text(v))
+		}
+	})
+	t.Run("taken over when its instance is gone", func(t *testing.T) {
+		base := memory.NewTaskStore(memory.TaskStoreOptions{})
+		cut := &failingStore{TaskStore: base}
+		r3 := make(chan struct{})
+		var n atomic.Int32
+		dying := newInstance(t, cut, 300*time.Millisecond, r3, &n)
+		alive := newInstance(t, base, 300*time.Millisecond, r3, &n)
+		c1, c2 := connect(t, dying.srv, true), connect(t, alive.srv, true)
+		id := start(t, c1, "slow")
+		await(t, c2, id, "running", func(v taskView) bool { return v.StatusMessage != "" })
+		cut.down.Store(true) // the first instance can no longer renew its claim
+		await(t, c2, id, "taken over", func(taskView) bool { return n.Load() == 2 })
+		close(r3)
+		v := await(t, c2, id, "completed", func(v taskView) bool { return v.Status == "completed" })
+		if text(v) != "slow done" || !strings.Contains(v.Status, "completed") {
+			t.Fatalf("after the takeover: %+v", v)
+		}
+	})
+	close(release)
+}
