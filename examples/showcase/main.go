@@ -44,10 +44,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
+	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/adapters/slogger"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/examples/showcase/tools"
+	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/wiring"
 )
 
@@ -133,6 +135,7 @@ func main() {
 	}
 
 	shared := fx.Options()
+	var taskStore ports.TaskStore // memory unless -redis
 	if *redisURL != "" {
 		ro, err := redis.ParseURL(*redisURL)
 		if err != nil || *transport == "stdio" {
@@ -141,6 +144,7 @@ func main() {
 		}
 		rdb := redis.NewClient(ro)
 		defer rdb.Close()
+		taskStore = mcpredis.NewTaskStore(rdb, mcpredis.TaskStoreOptions{})
 		shared = fx.Options(wiring.Redis(rdb), fx.Invoke(func(e *app.Engine) error {
 			return e.AddTools(tools.ClusterTools(e)...)
 		}))
@@ -160,7 +164,7 @@ func main() {
 		fx.Supply(wiring.Config{
 			Info:         domain.Implementation{Name: "hexmcp-showcase", Title: "hexmcp showcase", Version: "0.1.0"},
 			Instructions: "Example tools of every kind: scalars, JSON, content blocks, structured output and errors.",
-			Extensions:   []app.Extension{skillsExt},
+			Extensions:   []app.Extension{skillsExt, tools.Tasks(taskStore).Extension()},
 		}),
 		serve,
 		shared,

@@ -9,7 +9,9 @@
 // bookTable asks the user for input by elicitation (a form derived from a
 // Go struct with [domain.ElicitSchemaFor]); the same handler code serves the
 // handshake era (an elicitation/create request to the client) and the
-// stateless one (an input_required result and the client's retry).
+// stateless one (an input_required result and the client's retry), and
+// buildReport runs long enough to be run as a task (the tasks extension,
+// see Tasks).
 package tools
 
 import (
@@ -145,5 +147,6 @@ func All() []app.Tool {
 		app.NewTool(logWork, app.WithDescription("Logs to the client at debug, info and warning.")),
 		app.NewTool(bookTable, app.WithTitle("Book a table"),
 			app.WithDescription("Books a table, asking the user who it is for, where to sit and whether to sit quietly (elicitation).")),
+		reportTool(),
 	)
 }
