@@ -1,0 +1,130 @@
+package websocket
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	gws "github.com/gorilla/websocket"
+
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/extensions/skills"
+	"github.com/hexmcp/hexmcp/extensions/tasks"
+	"github.com/hexmcp/hexmcp/internal/testtools"
+)
+
+// The extensions over a WebSocket, in both eras: ask_name runs as a task,
+// its question shows on tasks/get, tasks/update answers it, and the result
+// is collected with tasks/get; skills/list lists the Skills extension's
+// skill.
+
+func tasksEngine(t *testing.T) *app.Engine {
+	t.Helper()
+	x := tasks.New(tasks.Options{Tools: map[string]tasks.Support{"ask_name": tasks.Optional}})
+	sk, err := skills.New(skills.Options{Skills: []skills.Skill{{Name: "greeting", Description: "Greet people by name", Body: "# Greeting\n"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), ResourceRegistry: memory.NewResourceRegistry(),
+		Validator: jsonschema.New(), Extensions: []app.Extension{x.Extension(), sk}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.AddTools(testtools.AskName()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+type wsTask struct {
+	ID     json.RawMessage `json:"id"`
+	Result *struct {
+		ResultType    string                     `json:"resultType"`
+		TaskID        string                     `json:"taskId"`
+		Status        string                     `json:"status"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		Result        *struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	} `json:"result"`
+	Error *struct {
+		Code int `json:"code"`
+	} `json:"error"`
+}
+
+func recvTask(t *testing.T, c *gws.Conn) wsTask {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(testDeadline))
+	_, data, err := c.ReadMessage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m wsTask
+	if err := json.Unmarshal(data, &m); err != nil || m.Result == nil {
+		t.Fatalf("not a result: %s", data)
+	}
+	return m
+}
+
+func TestTasksOverWebSocket(t *testing.T) {
+	const caps = `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+	for _, era := range []string{"handshake", "stateless"} {
+		t.Run(era, func(t *testing.T) {
+			_, srv := serve(t, tasksEngine(t), Options{})
+			c := dial(t, srv)
+			meta := ""
+			if era == "handshake" {
+				crInitialize(t, c, caps)
+			} else {
+				meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
+			}
+			id := 0
+			req := func(method, params string) wsTask {
+				id++
+				send(t, c, `{"jsonrpc":"2.0","id":`+strconv.Itoa(id)+`,"method":"`+method+`","params":{`+params+meta+`}}`)
+				return recvTask(t, c)
+			}
+			id++
+			send(t, c, `{"jsonrpc":"2.0","id":`+strconv.Itoa(id)+`,"method":"skills/list","params":{`+strings.TrimPrefix(meta, ",")+`}}`)
+			_ = c.SetReadDeadline(time.Now().Add(testDeadline))
+			if _, data, err := c.ReadMessage(); err != nil || !strings.Contains(string(data), `"name":"greeting"`) {
+				t.Fatalf("skills/list: %s, %v", data, err)
+			}
+			created := req("tools/call", `"name":"ask_name","arguments":{}`)
+			if created.Result.ResultType != "task" || created.Result.TaskID == "" {
+				t.Fatalf("tools/call: %+v", created.Result)
+			}
+			task := strconv.Quote(created.Result.TaskID)
+			poll := func(status string) wsTask {
+				t.Helper()
+				deadline := time.Now().Add(5 * time.Second)
+				for {
+					m := req("tasks/get", `"taskId":`+task)
+					if m.Result.Status == status {
+						return m
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("status %q not reached: %+v", status, m.Result)
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			asked := poll("input_required")
+			if _, ok := asked.Result.InputRequests["user_name"]; !ok {
+				t.Fatalf("inputRequests %v", asked.Result.InputRequests)
+			}
+			req("tasks/update", `"taskId":`+task+`,"inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}}`)
+			done := poll("completed")
+			if r := done.Result.Result; r == nil || len(r.Content) != 1 || r.Content[0].Text != "Hello, Ada!" {
+				t.Fatalf("completed with %+v", r)
+			}
+		})
+	}
+}
