@@ -81,6 +81,8 @@ func (e *Engine) deliver(n ports.Notice) int {
 		e.remoteResponse(n)
 	case ports.NoticeClientCancel:
 		e.remoteCancel(n)
+	case ports.NoticeTopic:
+		return e.deliverTopic(n.Data)
 	case ports.NoticeElicitationComplete:
 		return e.elicitationComplete(n)
 	}

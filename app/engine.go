@@ -269,6 +269,8 @@ type Engine struct {
 	extSettings map[string]any
 	extMethods  map[string]*method
 	extClose    []namedClose // the extensions' Close, run once by Close
+	extAttach   []func(*Engine)
+	topics      map[string]ListenTopic // the extensions' listen topics
 	closeOnce   sync.Once
 
 	// abort cancels every handler's context (hard stop).
@@ -375,6 +377,9 @@ func NewEngine(opts Options) (*Engine, error) {
 	if err := e.addInitial(); err != nil {
 		e.Close()
 		return nil, err
+	}
+	for _, attach := range e.extAttach {
+		attach(e)
 	}
 	return e, nil
 }

@@ -47,6 +47,31 @@ type Extension struct {
 	// engine's calls were cancelled), to stop what the extension runs in
 	// the background; its error is logged.
 	Close func() error
+	// Attach, when not nil, is called once by NewEngine with the engine
+	// the extension serves, before any request: an extension that
+	// notifies clients from the background (Engine.NotifyTopic) keeps it.
+	Attach func(*Engine)
+	// Listen are the members of subscriptions/listen's notifications
+	// object the extension serves (2026-07-28).
+	Listen []ListenTopic
+}
+
+// ListenTopic is a member of the subscriptions/listen notifications
+// object that an extension serves: an array of ids the stream asks to be
+// told about, such as the tasks extension's taskIds. The engine reads it
+// within the limits of resourceSubscriptions (Options.MaxListenSubscriptions
+// ids of Options.MaxURILength bytes), acknowledges the ids Accept keeps,
+// and delivers to the stream what [Engine.NotifyTopic] publishes for them.
+type ListenTopic struct {
+	// Name is the member's name ("taskIds"); not one the engine reads
+	// itself, nor another extension's.
+	Name string
+	// Accept returns the ids among ids the stream may listen to (the
+	// others are left out of the acknowledgement); a
+	// *[domain.ProtocolError] refuses the listen request (the tasks
+	// extension answers -32021 to a client that did not declare it), any
+	// other error is logged and answered -32603. nil accepts every id.
+	Accept func(ctx context.Context, req *Request, ids []string) ([]string, error)
 }
 
 // ExtensionMethod is one request method of an [Extension].
@@ -172,6 +197,22 @@ func (e *Engine) addExtensions() error {
 		}
 		if x.Close != nil {
 			e.extClose = append(e.extClose, namedClose{x.ID, x.Close})
+		}
+		for _, lt := range x.Listen {
+			switch lt.Name {
+			case "", "toolsListChanged", "promptsListChanged", "resourcesListChanged", "resourceSubscriptions":
+				return fmt.Errorf("hexmcp: extension %q: the listen topic %q is not one an extension may serve", x.ID, lt.Name)
+			}
+			if _, dup := e.topics[lt.Name]; dup {
+				return fmt.Errorf("hexmcp: extension %q: the listen topic %q is served by another extension too", x.ID, lt.Name)
+			}
+			if e.topics == nil {
+				e.topics = make(map[string]ListenTopic)
+			}
+			e.topics[lt.Name] = lt
+		}
+		if x.Attach != nil {
+			e.extAttach = append(e.extAttach, x.Attach)
 		}
 	}
 	return nil

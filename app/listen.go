@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -97,6 +99,9 @@ type listenClient struct {
 type notice struct {
 	method string
 	uri    string
+	// topic and id name an extension's notification (ListenTopic): the
+	// newest payload for them waits in listener.payloads.
+	topic, id string
 }
 
 // listener is one open subscriptions/listen stream (2026-07-28): the
@@ -118,16 +123,26 @@ type listener struct {
 	seen   seenLists // fingerprints of the lists it saw
 	kinds  [3]bool   // by listenKind
 	uris   map[string]struct{}
+	topics map[string]map[string]struct{} // extension topic → ids
 
-	mu      sync.Mutex
-	queue   []notice
-	waiting map[notice]struct{}
+	mu       sync.Mutex
+	queue    []notice
+	waiting  map[notice]struct{}
+	payloads map[notice][]byte // an extension notice's newest params
 	wake    chan struct{} // capacity 1
 }
 
-// push queues n unless an identical notice is waiting already.
-func (l *listener) push(n notice) {
+// push queues n unless an identical notice is waiting already. An
+// extension's notice (a topic's) carries params: a waiting one takes the
+// newest, since it tells the state as it now is.
+func (l *listener) push(n notice, params []byte) {
 	l.mu.Lock()
+	if n.topic != "" {
+		if l.payloads == nil {
+			l.payloads = make(map[notice][]byte)
+		}
+		l.payloads[n] = params
+	}
 	if _, dup := l.waiting[n]; dup {
 		l.mu.Unlock()
 		return
@@ -147,17 +162,19 @@ func (l *listener) push(n notice) {
 // next takes the oldest waiting notice; false when none is waiting. A
 // notice stays in the queue, and so absorbs identical ones, until its
 // write begins.
-func (l *listener) next() (notice, bool) {
+func (l *listener) next() (notice, []byte, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.queue) == 0 {
-		return notice{}, false
+		return notice{}, nil, false
 	}
 	n := l.queue[0]
 	l.queue[0] = notice{}
 	l.queue = l.queue[1:]
 	delete(l.waiting, n)
-	return n, true
+	params := l.payloads[n]
+	delete(l.payloads, n)
+	return n, params, true
 }
 
 // pending reports how many notices are waiting (for tests).
@@ -173,6 +190,7 @@ type listenFilter struct {
 	promptsListChanged    bool
 	resourcesListChanged  bool
 	resourceSubscriptions []string
+	topics                map[string][]string // the extensions' topics asked for
 }
 
 // errStreamLost reports a listen stream that can no longer be written.
@@ -197,9 +215,17 @@ func (e *Engine) listen(ctx context.Context, s *session, m message, p *wireParam
 	if p.Meta != nil {
 		rev, _ = stringParam(p.Meta.ProtocolVersion)
 	}
-	l, ack, rerr := e.newListener(id, p.Notifications)
+	l, f, acked, rerr := e.newListener(id, p.Notifications)
 	if rerr != nil {
 		return nil, rerr
+	}
+	if rerr := e.acceptTopics(ctx, s, m, p, ci, l, f, acked); rerr != nil {
+		return nil, rerr
+	}
+	ack, err := encodeNotification("notifications/subscriptions/acknowledged",
+		map[string]any{"_meta": map[string]any{metaSubscriptionID: id}, "notifications": acked})
+	if err != nil {
+		return nil, newRPCError(id, domain.CodeInternalError, "Internal error", nil)
 	}
 	var write func(msg []byte) error
 	related, _ := ctx.Value(relatedKey{}).(ports.MessageWriter)
@@ -257,11 +283,18 @@ func (e *Engine) listen(ctx context.Context, s *session, m message, p *wireParam
 		case <-l.wake:
 			delivered := false
 			for ctx.Err() == nil { // nothing follows the end of the stream
-				n, ok := l.next()
+				n, params, ok := l.next()
 				if !ok {
 					break
 				}
-				if write(encodeNotice(id, n)) != nil {
+				msg := encodeNotice(id, n)
+				if n.topic != "" {
+					msg = encodeTopicNotice(id, n.method, params)
+				}
+				if msg == nil {
+					continue
+				}
+				if write(msg) != nil {
 					return nil, nil // the stream is lost
 				}
 				delivered = true
@@ -274,15 +307,16 @@ func (e *Engine) listen(ctx context.Context, s *session, m message, p *wireParam
 }
 
 // newListener decodes the notifications filter of a listen request, within
-// the engine's limits, and returns the listener and the encoded
-// acknowledgement.
-func (e *Engine) newListener(id jsontext.Value, filter jsontext.Value) (*listener, []byte, *rpcError) {
+// the engine's limits, and returns the listener, the filter and the
+// acknowledged notifications (the extensions' topics are acknowledged by
+// acceptTopics).
+func (e *Engine) newListener(id jsontext.Value, filter jsontext.Value) (*listener, listenFilter, map[string]any, *rpcError) {
 	if filter == nil || filter.Kind() != '{' {
-		return nil, nil, newRPCError(id, domain.CodeInvalidParams, "Invalid params: notifications is required and must be an object", nil)
+		return nil, listenFilter{}, nil, newRPCError(id, domain.CodeInvalidParams, "Invalid params: notifications is required and must be an object", nil)
 	}
 	f, rerr := e.decodeFilter(id, filter)
 	if rerr != nil {
-		return nil, nil, rerr
+		return nil, listenFilter{}, nil, rerr
 	}
 	l := &listener{wake: make(chan struct{}, 1)}
 	l.kinds[listenTools] = f.toolsListChanged
@@ -308,12 +342,46 @@ func (e *Engine) newListener(id jsontext.Value, filter jsontext.Value) (*listene
 	if l.uris != nil {
 		acked["resourceSubscriptions"] = uris
 	}
-	ack, err := encodeNotification("notifications/subscriptions/acknowledged",
-		map[string]any{"_meta": map[string]any{metaSubscriptionID: id}, "notifications": acked})
-	if err != nil {
-		return nil, nil, newRPCError(id, domain.CodeInternalError, "Internal error", nil)
+	return l, f, acked, nil
+}
+
+// acceptTopics asks each extension whose topic the listen request names
+// which of its ids the stream may listen to, and records and acknowledges
+// those. An extension's protocol error refuses the request.
+func (e *Engine) acceptTopics(ctx context.Context, s *session, m message, p *wireParams, ci callInfo, l *listener, f listenFilter, acked map[string]any) *rpcError {
+	if len(f.topics) == 0 {
+		return nil
 	}
-	return l, ack, nil
+	req := newRequest(ctx, s, m, p, ci)
+	for name, ids := range f.topics {
+		t := e.topics[name]
+		accepted := ids
+		if t.Accept != nil {
+			var err error
+			if accepted, err = t.Accept(ctx, req, slices.Clone(ids)); err != nil {
+				var pe *domain.ProtocolError
+				if errors.As(err, &pe) {
+					return &rpcError{id: m.id, err: pe}
+				}
+				e.logf(ctx, ports.LevelError, "hexmcp: an extension refused a listen topic", ports.F("topic", name), ports.F("error", err))
+				return newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+			}
+		}
+		set := make(map[string]struct{}, len(accepted))
+		list := make([]string, 0, len(accepted))
+		for _, id := range accepted {
+			if _, dup := set[id]; !dup && slices.Contains(ids, id) {
+				set[id] = struct{}{}
+				list = append(list, id)
+			}
+		}
+		if l.topics == nil {
+			l.topics = make(map[string]map[string]struct{})
+		}
+		l.topics[name] = set
+		acked[name] = list
+	}
+	return nil
 }
 
 // decodeFilter decodes the notifications object in one pass over it,
@@ -350,6 +418,19 @@ func (e *Engine) decodeFilter(id, filter jsontext.Value) (listenFilter, *rpcErro
 			}
 			continue
 		default:
+			if _, ok := e.topics[name]; ok {
+				ids, rerr := e.decodeIDs(id, dec, name)
+				if rerr != nil {
+					return f, rerr
+				}
+				if ids != nil {
+					if f.topics == nil {
+						f.topics = make(map[string][]string)
+					}
+					f.topics[name] = ids
+				}
+				continue
+			}
 			if err := dec.SkipValue(); err != nil {
 				return f, invalid(" is malformed")
 			}
@@ -375,7 +456,18 @@ func (e *Engine) decodeFilter(id, filter jsontext.Value) (listenFilter, *rpcErro
 // (in bytes). It stops at the first URI too many or too long, so a huge
 // list costs no more memory than an allowed one.
 func (e *Engine) decodeSubscriptions(id jsontext.Value, dec *jsontext.Decoder) ([]string, *rpcError) {
-	notArray := newRPCError(id, domain.CodeInvalidParams, "Invalid params: notifications.resourceSubscriptions must be an array of strings", nil)
+	return e.decodeIDs(id, dec, "resourceSubscriptions")
+}
+
+// decodeIDs reads the array of strings notifications.<name> (null: none;
+// an extension's topic, or resourceSubscriptions) within the same limits:
+// Options.MaxListenSubscriptions entries of Options.MaxURILength bytes.
+func (e *Engine) decodeIDs(id jsontext.Value, dec *jsontext.Decoder, name string) ([]string, *rpcError) {
+	notArray := newRPCError(id, domain.CodeInvalidParams, "Invalid params: notifications."+name+" must be an array of strings", nil)
+	noun, one := "ids", "id"
+	if name == "resourceSubscriptions" {
+		noun, one = "URIs", "URI"
+	}
 	switch dec.PeekKind() {
 	case 'n':
 		if _, err := dec.ReadToken(); err != nil {
@@ -394,7 +486,7 @@ func (e *Engine) decodeSubscriptions(id jsontext.Value, dec *jsontext.Decoder) (
 	for dec.PeekKind() != ']' {
 		if maxN >= 0 && len(out) >= maxN {
 			return nil, newRPCError(id, domain.CodeInvalidParams,
-				"Invalid params: notifications.resourceSubscriptions lists more than "+strconv.Itoa(maxN)+" URIs, the most one listen stream may subscribe to",
+				"Invalid params: notifications."+name+" lists more than "+strconv.Itoa(maxN)+" "+noun+", the most one listen stream may subscribe to",
 				map[string]any{"limit": "maxListenSubscriptions", "max": maxN})
 		}
 		if dec.PeekKind() != '"' {
@@ -414,7 +506,7 @@ func (e *Engine) decodeSubscriptions(id jsontext.Value, dec *jsontext.Decoder) (
 		}
 		if tooLong {
 			return nil, newRPCError(id, domain.CodeInvalidParams,
-				"Invalid params: notifications.resourceSubscriptions["+strconv.Itoa(len(out))+"] is longer than "+strconv.Itoa(maxLen)+" bytes, the longest URI this server accepts",
+				"Invalid params: notifications."+name+"["+strconv.Itoa(len(out))+"] is longer than "+strconv.Itoa(maxLen)+" bytes, the longest "+one+" this server accepts",
 				map[string]any{"limit": "maxURILength", "max": maxLen})
 		}
 		out = append(out, u)
@@ -510,7 +602,7 @@ func (e *Engine) listenersFor(kind listenKind) []*listener {
 // listen streams that asked for kind. It never waits for a stream.
 func (e *Engine) notifyListeners(kind listenKind, method string) {
 	for _, l := range e.listenersFor(kind) {
-		l.push(notice{method: method})
+		l.push(notice{method: method}, nil)
 	}
 }
 
@@ -527,7 +619,87 @@ func (e *Engine) notifyResourceListeners(uri string) int {
 	}
 	e.mu.Unlock()
 	for _, l := range targets {
-		l.push(notice{method: "notifications/resources/updated", uri: uri})
+		l.push(notice{method: "notifications/resources/updated", uri: uri}, nil)
 	}
 	return len(targets)
+}
+
+// topicNotice is the Data of a ports.NoticeTopic: an extension's
+// notification for the listen streams that listed ID under Topic.
+type topicNotice struct {
+	Topic  string         `json:"t"`
+	ID     string         `json:"i"`
+	Method string         `json:"m"`
+	Params jsontext.Value `json:"p"`
+}
+
+// NotifyTopic sends the notification method, with params (a JSON object),
+// to every listen stream, on every instance (Options.Bus), that listed id
+// under an extension's topic ([ListenTopic]): the tasks extension tells
+// the streams that listen to a task's id of its new status
+// (notifications/tasks). Each stream's copy carries its subscription id in
+// params._meta. A stream that has not written the previous notification
+// of the same topic and id yet gets only the newest. It returns how many
+// streams of this instance were told.
+func (e *Engine) NotifyTopic(topic, id, method string, params []byte) (int, error) {
+	if _, ok := e.topics[topic]; !ok {
+		return 0, fmt.Errorf("hexmcp: no extension serves the listen topic %q", topic)
+	}
+	if v := jsontext.Value(params); v.Kind() != '{' || !v.IsValid() {
+		return 0, errors.New("hexmcp: NotifyTopic: params must be a JSON object")
+	}
+	data, err := json.Marshal(topicNotice{Topic: topic, ID: id, Method: method, Params: bytes.Clone(params)})
+	if err != nil {
+		return 0, fmt.Errorf("hexmcp: NotifyTopic: %w", err)
+	}
+	return e.raise(ports.Notice{Kind: ports.NoticeTopic, Data: data}), nil
+}
+
+// deliverTopic queues a topic notice for the listen streams held here.
+func (e *Engine) deliverTopic(data []byte) int {
+	var n topicNotice
+	if json.Unmarshal(data, &n) != nil || n.Params.Kind() != '{' {
+		return 0
+	}
+	e.mu.Lock()
+	var targets []*listener
+	for l := range e.listeners {
+		if _, ok := l.topics[n.Topic][n.ID]; ok {
+			targets = append(targets, l)
+		}
+	}
+	e.mu.Unlock()
+	for _, l := range targets {
+		l.push(notice{method: n.Method, topic: n.Topic, id: n.ID}, n.Params)
+	}
+	return len(targets)
+}
+
+// encodeTopicNotice encodes an extension's notification of a listen
+// stream: its params with the subscription id added to their _meta.
+func encodeTopicNotice(id jsontext.Value, method string, params []byte) []byte {
+	var members map[string]jsontext.Value
+	if json.Unmarshal(params, &members) != nil {
+		return nil
+	}
+	meta := map[string]any{}
+	if m, ok := members["_meta"]; ok {
+		var own map[string]jsontext.Value
+		if json.Unmarshal(m, &own) == nil {
+			for k, v := range own {
+				meta[k] = v
+			}
+		}
+	}
+	meta[metaSubscriptionID] = id
+	out := make(map[string]any, len(members)+1)
+	for k, v := range members {
+		out[k] = v
+	}
+	out["_meta"] = meta
+	msg, err := encodeNotification(method, out)
+	if err != nil {
+		return nil
+	}
+	return msg
 }

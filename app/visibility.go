@@ -202,7 +202,7 @@ func (e *Engine) listChanged(kind listenKind, method string, wants func(*session
 		if filtered && !l.seen.sawChange(kind, e.fingerprint(kind, l.view, nil)) {
 			continue
 		}
-		l.push(notice{method: method})
+		l.push(notice{method: method}, nil)
 	}
 }
 

@@ -34,6 +34,10 @@ const (
 	// URL-mode elicitation Notice.URI (its elicitationId) of the session
 	// Notice.Session ended (notifications/elicitation/complete).
 	NoticeElicitationComplete NoticeKind = "elicitation_complete"
+	// NoticeTopic: an extension's notification for the listen streams
+	// that listed an id under its topic (app.Engine.NotifyTopic); Data is
+	// the engine's encoding of it.
+	NoticeTopic NoticeKind = "topic"
 )
 
 // Notice is something raised on one instance of a server that concerns
@@ -57,7 +61,7 @@ type Notice struct {
 	// and NoticeElicitationComplete.
 	Session string `json:"s,omitempty"`
 	// Data is the message of NoticeClientResponse (one JSON-RPC response,
-	// compact JSON).
+	// compact JSON) and the notification of NoticeTopic.
 	Data []byte `json:"d,omitempty"`
 }
 
