@@ -129,7 +129,7 @@ type listener struct {
 	queue    []notice
 	waiting  map[notice]struct{}
 	payloads map[notice][]byte // an extension notice's newest params
-	wake    chan struct{} // capacity 1
+	wake     chan struct{}     // capacity 1
 }
 
 // push queues n unless an identical notice is waiting already. An
