@@ -128,3 +128,88 @@ func TestTasksOverWebSocket(t *testing.T) {
 		})
 	}
 }
+
+// A listen stream that lists a task's id is told of its changes
+// (notifications/tasks, the task as tasks/get would answer); a client
+// that did not declare the extension may not listen to tasks (-32021).
+func TestTaskNotificationsOverWebSocket(t *testing.T) {
+	const caps = `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
+	_, srv := serve(t, tasksEngine(t), Options{})
+	c := dial(t, srv)
+	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_name","arguments":{},`+meta+`}}`)
+	created := recvTask(t, c)
+	task := strconv.Quote(created.Result.TaskID)
+
+	type message struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			TaskID        string                     `json:"taskId"`
+			Status        string                     `json:"status"`
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			Result        *struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+		Error *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	read := func() message {
+		t.Helper()
+		_ = c.SetReadDeadline(time.Now().Add(testDeadline))
+		_, data, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m message
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		return m
+	}
+	// Without the extension: refused.
+	send(t, c, `{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"taskIds":[`+task+`]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	if m := read(); m.Error == nil || m.Error.Code != -32021 {
+		t.Fatalf("listen without the extension: %+v", m)
+	}
+	send(t, c, `{"jsonrpc":"2.0","id":3,"method":"subscriptions/listen","params":{"notifications":{"taskIds":[`+task+`,"not-a-task"]},`+meta+`}}`)
+	ack := read()
+	if ack.Method != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("first message of the stream: %+v", ack)
+	}
+	// The task asks for the name (input_required); it may have done so
+	// before the stream opened: read tasks/get then.
+	send(t, c, `{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":`+task+`,`+meta+`}}`)
+	for {
+		m := read()
+		if string(m.ID) == "4" {
+			break
+		}
+	}
+	send(t, c, `{"jsonrpc":"2.0","id":5,"method":"tasks/update","params":{"taskId":`+task+`,"inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}},`+meta+`}}`)
+	var statuses []string
+	for {
+		m := read()
+		if m.Method != "notifications/tasks" {
+			continue
+		}
+		if m.Params.TaskID != created.Result.TaskID || string(m.Params.Meta["io.modelcontextprotocol/subscriptionId"]) != "3" {
+			t.Fatalf("notification %+v", m)
+		}
+		statuses = append(statuses, m.Params.Status)
+		if m.Params.Status == "completed" {
+			if r := m.Params.Result; r == nil || len(r.Content) != 1 || r.Content[0].Text != "Hello, Ada!" {
+				t.Fatalf("completed notification without the result: %+v", m.Params)
+			}
+			break
+		}
+	}
+	if statuses[0] != "working" {
+		t.Fatalf("statuses %v: the answer makes the task working first", statuses)
+	}
+}

@@ -29,8 +29,12 @@
 // its handler must be safe to run again (as a handler asking for input
 // already is).
 //
-// Not yet: notifications/tasks (status notifications on
-// subscriptions/listen); tasks for requests other than tools/call.
+// A subscriptions/listen stream that lists a task in
+// notifications.taskIds is sent notifications/tasks (the DetailedTask
+// tasks/get would answer) at every change of status or status message,
+// from whichever instance makes it.
+//
+// Not yet: tasks for requests other than tools/call.
 package tasks
 
 import (
@@ -42,6 +46,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -127,6 +132,8 @@ type Tasks struct {
 	log      ports.Logger
 	instance string // names this process in the claims it makes
 
+	engine atomic.Pointer[app.Engine] // for notifications/tasks
+
 	mu      sync.Mutex
 	running map[string]*run // task id → its run here
 	closed  bool
@@ -199,6 +206,44 @@ func (t *Tasks) Extension() app.Extension {
 		},
 		Middleware: t.middleware,
 		Close:      t.Close,
+		Attach:     t.engine.Store,
+		Listen:     []app.ListenTopic{{Name: "taskIds", Accept: t.acceptListen}},
+	}
+}
+
+// acceptListen admits the taskIds of a subscriptions/listen request: -32021
+// from a client that did not declare the extension; of the ids, those of
+// the client's own live tasks.
+func (t *Tasks) acceptListen(ctx context.Context, req *app.Request, ids []string) ([]string, error) {
+	if !declared(req) {
+		return nil, missingCapability()
+	}
+	own := owner(req)
+	var keep []string
+	for _, id := range ids {
+		if _, err := t.opts.Store.Get(ctx, id, own); err == nil {
+			keep = append(keep, id)
+		} else if !errors.Is(err, ports.ErrTaskNotFound) {
+			return nil, fmt.Errorf("tasks: reading a task to listen to: %w", err)
+		}
+	}
+	return keep, nil
+}
+
+// notify sends notifications/tasks with the task as it now is (the
+// DetailedTask tasks/get would answer) to the listen streams, on every
+// instance, that listen to it.
+func (t *Tasks) notify(ctx context.Context, task ports.Task) {
+	e := t.engine.Load()
+	if e == nil {
+		return
+	}
+	b, err := encodeTask(task, "", true)
+	if err == nil {
+		_, err = e.NotifyTopic("taskIds", task.ID, "notifications/tasks", b)
+	}
+	if err != nil {
+		t.log.Log(ctx, ports.LevelWarn, "tasks: a status notification was not sent", ports.F("task", task.ID), ports.F("error", err))
 	}
 }
 
@@ -576,9 +621,12 @@ func (t *Tasks) supervise(ctx context.Context, r *run, id, own string) {
 			if haveMsg {
 				sm = msg
 			}
-			_, err = t.opts.Store.Update(ctx, id, own, ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: sm, State: st.encode(), IfVersion: task.Version})
+			updated, err := t.opts.Store.Update(ctx, id, own, ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: sm, State: st.encode(), IfVersion: task.Version})
 			if errors.Is(err, ports.ErrTaskConflict) {
 				continue
+			}
+			if err == nil && sm != task.StatusMessage {
+				t.notify(ctx, updated)
 			}
 			if err != nil && ctx.Err() == nil && !errors.Is(err, ports.ErrTaskTransition) {
 				t.log.Log(ctx, ports.LevelError, "tasks: renewing a task's claim failed", ports.F("task", id), ports.F("error", err))
@@ -631,7 +679,10 @@ func (t *Tasks) write(ctx context.Context, id, own string, u ports.TaskUpdate) {
 			return // another instance runs it now
 		}
 		u.IfVersion = cur.Version
-		_, err = t.opts.Store.Update(ctx, id, own, u)
+		updated, err := t.opts.Store.Update(ctx, id, own, u)
+		if err == nil {
+			t.notify(ctx, updated)
+		}
 		switch {
 		case errors.Is(err, ports.ErrTaskConflict):
 			continue
@@ -810,8 +861,16 @@ func (t *Tasks) serveCancel(ctx context.Context, req app.ExtensionRequest) (any,
 	if err != nil {
 		return nil, err
 	}
-	if _, err := t.opts.Store.Cancel(ctx, id, own, "cancelled by the client"); err != nil {
+	before, err := t.opts.Store.Get(ctx, id, own)
+	if err != nil {
 		return nil, notFound(err)
+	}
+	task, err := t.opts.Store.Cancel(ctx, id, own, "cancelled by the client")
+	if err != nil {
+		return nil, notFound(err)
+	}
+	if !before.Status.Terminal() && task.Status == ports.TaskCancelled {
+		t.notify(ctx, task)
 	}
 	t.mu.Lock()
 	r := t.running[id]
@@ -897,6 +956,7 @@ func (t *Tasks) serveUpdate(ctx context.Context, req app.ExtensionRequest) (any,
 		if err != nil {
 			return nil, notFound(err)
 		}
+		t.notify(ctx, updated)
 		if run {
 			if resume, ok := ctx.Value(resumeKey).(resumeFunc); ok {
 				resume(updated, st)
