@@ -145,5 +145,6 @@ func All() []app.Tool {
 		app.NewTool(logWork, app.WithDescription("Logs to the client at debug, info and warning.")),
 		app.NewTool(bookTable, app.WithTitle("Book a table"),
 			app.WithDescription("Books a table, asking the user who it is for, where to sit and whether to sit quietly (elicitation).")),
+		counterTool(),
 	)
 }
