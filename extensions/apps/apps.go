@@ -367,7 +367,7 @@ func ClientSupports(rc *app.RequestContext) bool {
 			MimeTypes []string `json:"mimeTypes"`
 		} `json:"extensions"`
 	}
-	if err := json.Unmarshal(rc.ClientCapabilities(), &caps, json.RejectUnknownMembers(false)); err != nil {
+	if err := json.Unmarshal(rc.ClientCapabilities(), &caps); err != nil {
 		return false
 	}
 	for _, t := range caps.Extensions[ID].MimeTypes {
