@@ -1,7 +1,7 @@
 # The two commands a newcomer needs:
 #   make run    serve the example server on stdio (go run ./examples/showcase)
 #   make test   run every check CI runs (installs the Node clients first)
-.PHONY: run test deps check-generated lint unit e2e cluster conformance load bench-smoke bench
+.PHONY: run test deps check-generated lint unit e2e apps cluster conformance load bench-smoke bench
 
 GO ?= go
 
@@ -19,6 +19,7 @@ SCHEMA_SUITE_MODULE = cuelang.org/go@v0.17.1
 deps:
 	cd test/e2e && npm ci --no-audit --no-fund --loglevel=error
 	cd test/conformance && npm ci --no-audit --no-fund --loglevel=error
+	cd test/apps && npm ci --no-audit --no-fund --loglevel=error
 	cd adapters/oauth/testdata/as && npm ci --no-audit --no-fund --loglevel=error
 	$(GO) mod download $(SCHEMA_SUITE_MODULE)
 
@@ -34,7 +35,7 @@ check-generated:
 	@if [ -n "$$(git status --porcelain -- '*.go')" ]; then git status --porcelain -- '*.go'; git diff; echo "generated files are stale: run go generate ./..."; exit 1; fi
 
 unit:
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /test/e2e -e /test/cluster)
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /test/e2e -e /test/cluster -e /test/apps)
 	cd test/bench && $(GO) test -race -count=1 -run '^Test' ./...
 	cd otel && $(GO) test -race -count=1 ./...
 	# Allocation counts are asserted without the race detector, which changes them.
@@ -42,6 +43,11 @@ unit:
 
 e2e:
 	E2E_REQUIRED=1 $(GO) test -race -count=1 -v ./test/e2e/
+
+# The showcase's MCP Apps view in headless Chromium under an ext-apps host
+# page (test/apps/README.md; needs chromium).
+apps:
+	E2E_REQUIRED=1 $(GO) test -race -count=1 -v ./test/apps/
 
 # Three showcase instances sharing one Redis behind haproxy and an
 # in-process round-robin proxy (test/cluster/README.md; reuses test/e2e's

@@ -2,7 +2,9 @@
 // of the MCP PHP SDK, written with this SDK, plus tools that show progress
 // (countDown), logging to the client (logWork) and asking the user by
 // elicitation (bookTable; the client must declare the elicitation
-// capability). It serves stdio by default:
+// capability), and counter, a tool with an MCP Apps view (a counter page a
+// host renders in a sandboxed iframe; extensions/apps). It serves stdio by
+// default:
 //
 //	go run ./examples/showcase
 //
@@ -159,12 +161,17 @@ func main() {
 		logger.Error("showcase skills", "error", err)
 		os.Exit(1)
 	}
+	appsExt, err := tools.Apps()
+	if err != nil {
+		logger.Error("showcase apps", "error", err)
+		os.Exit(1)
+	}
 	server := wiring.New(
 		fx.Supply(logger),
 		fx.Supply(wiring.Config{
 			Info:         domain.Implementation{Name: "hexmcp-showcase", Title: "hexmcp showcase", Version: "0.1.0"},
 			Instructions: "Example tools of every kind: scalars, JSON, content blocks, structured output and errors.",
-			Extensions:   []app.Extension{skillsExt, tools.Tasks(taskStore).Extension()},
+			Extensions:   []app.Extension{skillsExt, appsExt, tools.Tasks(taskStore).Extension()},
 		}),
 		serve,
 		shared,

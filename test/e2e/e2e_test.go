@@ -51,6 +51,7 @@ var showcaseTools = []string{
 	"getFormattedCode", "getMarkdown", "getImage", "getAudio",
 	"getEmbeddedResource", "getResourceLink", "getMultipleContent",
 	"divideNumbers", "failInternally", "countDown", "logWork", "bookTable",
+	"counter",
 }
 
 // The elicitation bookTable sends (clients/common.mjs calls it with
@@ -650,6 +651,13 @@ func checkCommon(t *testing.T, d document) {
 		if c.Name != "bookTable" && (c.ServerRequests != nil || c.InputRounds != nil) {
 			t.Errorf("%v asked the client for input: %+v %+v", c, c.ServerRequests, c.InputRounds)
 		}
+	}
+
+	// counter has an MCP Apps view, which these clients do not render (they
+	// do not declare io.modelcontextprotocol/ui): the text says what to do.
+	count := d.only(t, "counter")
+	if r := count.result(t); r.IsError || text(t, count, r) != "Count: 1 (call counter with count 1 to add one more)" {
+		t.Errorf("%v = %s, want the text fallback", count, count.Result)
 	}
 
 	// bookTable asked the user (how depends on the era: see checkV1 and

@@ -148,5 +148,6 @@ func All() []app.Tool {
 		app.NewTool(bookTable, app.WithTitle("Book a table"),
 			app.WithDescription("Books a table, asking the user who it is for, where to sit and whether to sit quietly (elicitation).")),
 		reportTool(),
+		counterTool(),
 	)
 }

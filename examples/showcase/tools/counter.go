@@ -1,0 +1,66 @@
+package tools
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/extensions/apps"
+)
+
+// CounterViewURI is the URI of the counter tool's view.
+const CounterViewURI = "ui://showcase/counter.html"
+
+//go:embed ui/counter.html
+var ui embed.FS
+
+// CounterInput is the count to add one to.
+type CounterInput struct {
+	Count int `json:"count,omitempty" description:"The count so far (default 0)" minimum:"0" maximum:"1000000"`
+}
+
+const counterSchema = `{"type":"object","properties":{"count":{"type":"integer"}},"required":["count"]}`
+
+// counter adds one to the count. A host that renders MCP Apps shows the
+// result in the counter view, whose +1 button calls counter again through
+// the host; any other client reads the text.
+func counter(_ context.Context, rc *app.RequestContext, in CounterInput) (*domain.CallToolResult, error) {
+	n := in.Count + 1
+	text := fmt.Sprintf("Count: %d", n)
+	if !apps.ClientSupports(rc) {
+		text += fmt.Sprintf(" (call counter with count %d to add one more)", n)
+	}
+	structured, err := json.Marshal(map[string]int{"count": n})
+	if err != nil {
+		return nil, fmt.Errorf("counter: %w", err)
+	}
+	return &domain.CallToolResult{Content: []domain.Content{domain.Text(text)}, StructuredContent: structured}, nil
+}
+
+// counterTool is the tool with a view.
+func counterTool() app.Tool {
+	return app.NewTool(counter, app.WithTitle("Counter"),
+		app.WithDescription("Adds one to a count and shows it in a small counter view (MCP Apps) where the client renders views."),
+		app.WithOutputSchema(json.RawMessage(counterSchema)),
+		apps.WithView(CounterViewURI))
+}
+
+// Apps is the showcase's MCP Apps extension (io.modelcontextprotocol/ui):
+// the counter view. The view loads the ext-apps App API from jsDelivr, the
+// one origin its CSP declares.
+func Apps() (app.Extension, error) {
+	border := true
+	return apps.New(apps.Options{Views: []apps.View{{
+		URI:           CounterViewURI,
+		Name:          "counter",
+		Title:         "Counter",
+		Description:   "Shows the count of the counter tool, with a +1 button that calls it again.",
+		FS:            ui,
+		Path:          "ui/counter.html",
+		CSP:           &apps.CSP{ResourceDomains: []string{"https://cdn.jsdelivr.net"}},
+		PrefersBorder: &border,
+	}}})
+}
