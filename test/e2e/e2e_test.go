@@ -51,7 +51,7 @@ var showcaseTools = []string{
 	"getFormattedCode", "getMarkdown", "getImage", "getAudio",
 	"getEmbeddedResource", "getResourceLink", "getMultipleContent",
 	"divideNumbers", "failInternally", "countDown", "logWork", "bookTable",
-	"counter",
+	"counter", "buildReport",
 }
 
 // The elicitation bookTable sends (clients/common.mjs calls it with
@@ -658,6 +658,13 @@ func checkCommon(t *testing.T, d document) {
 	count := d.only(t, "counter")
 	if r := count.result(t); r.IsError || text(t, count, r) != "Count: 1 (call counter with count 1 to add one more)" {
 		t.Errorf("%v = %s, want the text fallback", count, count.Result)
+	}
+
+	// buildReport may run as a task, but these clients do not declare the
+	// tasks extension: they get its result synchronously.
+	report := d.only(t, "buildReport")
+	if r := report.result(t); r.IsError || text(t, report, r) != "Report ready: 5 sections" {
+		t.Errorf("%v = %s, want the synchronous result", report, report.Result)
 	}
 
 	// bookTable asked the user (how depends on the era: see checkV1 and
