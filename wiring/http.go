@@ -94,7 +94,10 @@ type HTTPServerParams struct {
 // graph holds one ([WebSocket]), the WebSocket handler at /ws. It listens
 // on start (an address in use fails the start) and, on stop, shuts down
 // gracefully: GET streams end, the calls in flight answer until the stop
-// deadline, after which they are cancelled. The
+// deadline, after which they are cancelled. With an event store shared by
+// several instances, the SSE streams of the calls in flight end at once
+// too, for their clients to resume them at another instance while the
+// calls finish here (see [mcphttp.Server.Shutdown]). The
 // WebSocket connections are shut down by the WebSocket module's own hook.
 // A server that stops by itself (a listener failure) stops the
 // application.

@@ -307,22 +307,50 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 		tooMany(mi.ID).write(w)
 		return
 	}
-	defer ls.release(1)
 	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
 	ctx, done := h.sessionContext(r, pw)
-	defer done()
-	ans := h.e.Answer(ctx, ls.sess, mi, pw)
-	h.syncState(ctx, ls)
-	if ans.Response == nil && ls.ctx.Err() != nil {
-		if h.abortCtx.Err() != nil {
-			pw.fail(newErr(http.StatusServiceUnavailable, mi.ID, domain.CodeInternalError, "Service unavailable: the server is stopping"))
+	serve := func() {
+		defer ls.release(1)
+		defer done()
+		ans := h.e.Answer(ctx, ls.sess, mi, pw)
+		h.syncState(ctx, ls)
+		if ans.Response == nil && ls.ctx.Err() != nil {
+			if h.abortCtx.Err() != nil {
+				pw.fail(newErr(http.StatusServiceUnavailable, mi.ID, domain.CodeInternalError, "Service unavailable: the server is stopping"))
+				return
+			}
+			// The session ended (DELETE, expiry) while the call ran.
+			pw.fail(newErr(http.StatusNotFound, mi.ID, domain.CodeInvalidRequest, "Session not found"))
 			return
 		}
-		// The session ended (DELETE, expiry) while the call ran.
-		pw.fail(newErr(http.StatusNotFound, mi.ID, domain.CodeInvalidRequest, "Session not found"))
+		pw.finishAnswer(r, ans, false)
+	}
+	sig := signalsFrom(r.Context())
+	if sig == nil || h.watcher == nil || !acc.sse {
+		// Nobody could resume the stream elsewhere: the request holds the
+		// call until it is answered.
+		serve()
 		return
 	}
-	pw.finishAnswer(r, ans, false)
+	// On a Server sharing its event store, the call runs off the request,
+	// so that a shutdown can hand its stream over (see handOff) instead of
+	// waiting for the call with the connection open: the Server waits for
+	// the call itself (signals.calls).
+	sig.calls.Add(1)
+	answered := make(chan struct{})
+	go func() {
+		defer sig.calls.Done()
+		defer close(answered)
+		serve()
+	}()
+	select {
+	case <-answered:
+		return
+	case <-sig.closing.Done():
+	}
+	if !pw.handOff() {
+		<-answered
+	}
 }
 
 func tooMany(id json.RawMessage) *rpcErr {

@@ -77,12 +77,16 @@ func timeout(v, def time.Duration) time.Duration {
 }
 
 // signals tell the handlers of a Server that it is stopping: closing ends
-// the GET streams, abort cancels the calls in flight. They travel in the
-// context of every request the Server serves, so they reach each Handler
-// whatever mux sits in between.
+// the GET streams and hands the POST streams over (see
+// Handler.serveInSession), abort cancels the calls in flight. They travel
+// in the context of every request the Server serves, so they reach each
+// Handler whatever mux sits in between. calls counts the session calls
+// served off their request's goroutine, which Shutdown waits for once the
+// requests have returned.
 type signals struct {
 	closing context.Context
 	abort   context.Context
+	calls   sync.WaitGroup
 }
 
 type signalsKey struct{}
@@ -193,10 +197,15 @@ func (s *Server) Err() error {
 // Shutdown stops the server gracefully: it stops accepting connections,
 // ends the GET streams (their sessions stay; clients reconnect elsewhere
 // or later, and resume with Last-Event-ID), and waits for the requests in
-// flight, whose responses are delivered. When ctx ends first it cancels
-// the calls still running (every [Handler] served by this server aborts
-// them, whatever their era), closes the connections and returns ctx's
-// error.
+// flight, whose responses are delivered. With an event store shared by
+// several instances (a [ports.EventWatcher], such as Redis's), the SSE
+// response of a session's call in flight ends at once too, after an event
+// id and an SSE retry field: its client resumes the stream at another
+// instance, which follows it from the store, while the call goes on here
+// and stores its events and response; Shutdown waits for those calls as
+// for the requests. When ctx ends first it cancels the calls still
+// running (every [Handler] served by this server aborts them, whatever
+// their era), closes the connections and returns ctx's error.
 //
 // The engine is not stopped: calling its Abort (or Close) afterwards, for
 // the other transports it serves, is the caller's business.
@@ -209,10 +218,30 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	err := s.srv.Shutdown(ctx)
+	if err == nil {
+		err = s.waitCalls(ctx)
+	}
 	if err != nil {
 		s.abort()
 		_ = s.srv.Close()
 	}
 	<-done
 	return err
+}
+
+// waitCalls waits for the session calls whose streams were handed over
+// (signals.calls) until ctx ends. No request adds one any more: the server
+// has returned from them all.
+func (s *Server) waitCalls(ctx context.Context) error {
+	drained := make(chan struct{})
+	go func() {
+		s.sig.calls.Wait()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err() // the calls end on s.abort, and the goroutine with them
+	}
 }

@@ -521,6 +521,54 @@ func (pw *postWriter) fail(e *rpcErr) {
 	}
 }
 
+// handOff ends the response of a call whose server is stopping while the
+// call goes on, when the response is a resumable SSE stream: the client
+// gets an event id to resume from (a priming event, when none was sent
+// yet) and an SSE retry field, and resumes the stream with Last-Event-ID
+// at another instance sharing the event store, which follows it there;
+// the call's later events and its response are stored as they come. It
+// reports false when the response cannot be handed over (not a stream
+// yet, not resumable, or complete), and the request must wait for the
+// call. After true, the call no longer writes to the response.
+func (pw *postWriter) handOff() bool {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	if pw.done || pw.st == nil || pw.st.id == "" {
+		return false
+	}
+	return pw.st.handOff(pw.h)
+}
+
+// handOff detaches the connection that opened the stream (see
+// postWriter.handOff).
+func (st *stream) handOff(h *Handler) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done {
+		return false
+	}
+	c, direct := st.conn.(*directConn)
+	if !direct || c.lost {
+		// The connection is gone, or a resumption took the stream over:
+		// the request has nothing left to write.
+		st.conn = nil
+		return true
+	}
+	if !st.kept {
+		ev := st.storeLocked(nil) // the priming event the client resumes from
+		if ev.id == "" {
+			return false
+		}
+		c.push(ev)
+	}
+	if !c.lost {
+		_ = writeEvents(c.w, c.rc, h.opts.EventWriteTimeout, []byte("retry: 1000\n\n"))
+	}
+	c.lost = true
+	st.conn = nil
+	return true
+}
+
 // setSessionHeader makes the response carry Mcp-Session-Id.
 func (pw *postWriter) setSessionHeader(sid string) {
 	pw.mu.Lock()
