@@ -139,9 +139,9 @@ func NewHTTPServer(p HTTPServerParams) *mcphttp.Server {
 		OnStop: func(ctx context.Context) error {
 			// Past the deadline (stopContext) this cancels this server's calls
 			// only; Core closes the engine itself.
-			ctx, cancel := stopContext(ctx)
+			sctx, cancel := stopContext(ctx)
 			defer cancel()
-			return srv.Shutdown(ctx)
+			return cutOnSchedule(ctx, p.Engine, "HTTP", srv.Shutdown(sctx))
 		},
 	})
 	return srv

@@ -33,9 +33,9 @@ func NewWebSocketHandler(p WebSocketParams) *websocket.Handler {
 		OnStop: func(ctx context.Context) error {
 			// Past the deadline (stopContext) this cancels this handler's calls
 			// only; Core closes the engine itself.
-			ctx, cancel := stopContext(ctx)
+			sctx, cancel := stopContext(ctx)
 			defer cancel()
-			return h.Shutdown(ctx)
+			return cutOnSchedule(ctx, p.Engine, "WebSocket", h.Shutdown(sctx))
 		},
 	})
 	return h

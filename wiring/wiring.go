@@ -180,6 +180,21 @@ func stopContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, d)
 }
 
+// cutOnSchedule is the result of a transport's stop hook whose Shutdown
+// returned err under stopContext: calls still running at that deadline
+// were cancelled, as the stop promises (a call waiting for a client's
+// answer that never comes is one), which is a stop on schedule, logged as
+// a warning, not a failure of the application's stop. Only fx's own
+// deadline passing (outer done) or another error fails the hook.
+func cutOnSchedule(outer context.Context, e *app.Engine, transport string, err error) error {
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && outer.Err() == nil {
+		e.Logger().Log(outer, ports.LevelWarn, "hexmcp: calls still running at the stop deadline were cancelled",
+			ports.F("transport", transport))
+		return nil
+	}
+	return err
+}
+
 // supplyGroup supplies each item as a member of an fx value group.
 func supplyGroup[T any](group string, items []T) fx.Option {
 	opts := make([]fx.Option, len(items))
