@@ -8,7 +8,7 @@ GO ?= go
 run:
 	$(GO) run ./examples/showcase
 
-test: deps lint check-generated bench-smoke unit conformance e2e cluster
+test: deps lint check-generated bench-smoke unit conformance e2e apps cluster
 
 # The official JSON-Schema-Test-Suite that adapters/jsonschema's fast pre-check
 # is tested against comes pinned inside a Go module (cuelang.org/go vendors it;
