@@ -82,6 +82,12 @@ type ExtensionMethod struct {
 	// (both false: it exists in both). In the other era it is answered
 	// -32601, as an unknown method.
 	HandshakeOnly, StatelessOnly bool
+	// Call runs the method apart from the connection's reader, as
+	// tools/call is (on stdio and WebSocket: other requests of the
+	// connection are answered meanwhile, and notifications/cancelled
+	// cancels its ctx): for a method that may take long, such as one
+	// that reads a shared store. false: the reader answers it in order.
+	Call bool
 	// Cacheable adds the list-caching attributes (ttlMs from
 	// Options.ListTTL, cacheScope) to the result in revisions that have
 	// them (2026-07-28 on), unless the result sets them itself.
@@ -236,7 +242,7 @@ func cmpErr(err error) error {
 // extensionEntry makes the method-table entry of an extension method.
 func extensionEntry(xm ExtensionMethod) *method {
 	return &method{
-		MethodSpec: MethodSpec{Name: xm.Name, Handshake: !xm.StatelessOnly, Stateless: !xm.HandshakeOnly},
+		MethodSpec: MethodSpec{Name: xm.Name, Handshake: !xm.StatelessOnly, Stateless: !xm.HandshakeOnly, Call: xm.Call},
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, _ *wireParams, ci callInfo) ([]byte, *rpcError) {
 			return e.serveExtension(ctx, xm, m, ci)
 		},

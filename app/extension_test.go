@@ -6,7 +6,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -193,5 +195,40 @@ func TestInvalidParamsError(t *testing.T) {
 	var pe *domain.ProtocolError
 	if err := app.InvalidParams("x"); !errors.As(err, &pe) || pe.Code != domain.CodeInvalidParams || pe.Message != "Invalid params: x" {
 		t.Errorf("InvalidParams = %#v", err)
+	}
+}
+
+// An extension method marked Call runs apart from the connection's reader:
+// a request sent after it is answered while it runs, and
+// notifications/cancelled cancels it.
+func TestExtensionMethodCallRunsApart(t *testing.T) {
+	release := make(chan struct{})
+	cancelled := make(chan struct{})
+	ext := app.Extension{ID: "com.example/slow", Methods: []app.ExtensionMethod{{Name: "example/slow", Call: true,
+		Serve: func(ctx context.Context, req app.ExtensionRequest) (any, error) {
+			if strings.Contains(string(req.Params), `"forever":true`) {
+				<-ctx.Done()
+				close(cancelled)
+				return nil, ctx.Err()
+			}
+			<-release
+			return map[string]any{"done": true}, nil
+		}}}}
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), Extensions: []app.Extension{ext}}, addTool())
+	c := serve(t, e)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"example/slow","params":{` + meta2026 + `}}`)
+	if resp := c.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{` + meta2026 + `}}`); !strings.Contains(resp, `"id":2`) {
+		t.Fatalf("a request after the slow one: %s", resp)
+	}
+	close(release)
+	if resp := c.recv(); !strings.Contains(resp, `"id":1`) || !strings.Contains(resp, `"done":true`) {
+		t.Fatalf("the slow one: %s", resp)
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"example/slow","params":{"forever":true,` + meta2026 + `}}`)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`)
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("notifications/cancelled did not cancel the extension method")
 	}
 }

@@ -146,9 +146,12 @@ func Methods() []MethodSpec {
 }
 
 // runsAsCall tells the methods that a connection runs apart from its
-// reader ([MethodSpec.Call]).
-func runsAsCall(name string) bool {
+// reader ([MethodSpec.Call], [ExtensionMethod.Call]).
+func (e *Engine) runsAsCall(name string) bool {
 	m, ok := methods[name]
+	if !ok {
+		m, ok = e.extMethods[name]
+	}
 	return ok && m.Call
 }
 

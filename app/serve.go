@@ -402,7 +402,7 @@ func (l *connLoop) read() (pending, bool) {
 			e.notification(s, m)
 			continue
 		}
-		if !runsAsCall(m.method) {
+		if !e.runsAsCall(m.method) {
 			// Cheap methods are answered in order by the reader, which
 			// also keeps initialize ahead of everything sent after it.
 			if out := e.request(s.base, s, m); out != nil {

@@ -227,7 +227,7 @@ func (e *Engine) handleAnswer(ctx context.Context, s *session, m message, p *wir
 	if related != nil {
 		ctx = context.WithValue(ctx, relatedKey{}, related)
 	}
-	if !runsAsCall(m.method) || s == nil {
+	if !e.runsAsCall(m.method) || s == nil {
 		out, rerr := e.requestWith(ctx, s, m, p)
 		return rerr.answer(out)
 	}

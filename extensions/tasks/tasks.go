@@ -200,9 +200,11 @@ func (t *Tasks) Extension() app.Extension {
 		ID:       ID,
 		Settings: map[string]any{},
 		Methods: []app.ExtensionMethod{
-			{Name: "tasks/get", Serve: t.serveGet},
-			{Name: "tasks/cancel", Serve: t.serveCancel},
-			{Name: "tasks/update", Serve: t.serveUpdate},
+			// Each reads (and may write) the store: apart from the
+			// connection's reader.
+			{Name: "tasks/get", Call: true, Serve: t.serveGet},
+			{Name: "tasks/cancel", Call: true, Serve: t.serveCancel},
+			{Name: "tasks/update", Call: true, Serve: t.serveUpdate},
 		},
 		Middleware: t.middleware,
 		Close:      t.Close,
