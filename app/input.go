@@ -1,7 +1,9 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -350,6 +352,7 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []InputRequest) (map
 			return nil, err
 		}
 		out[reqs[0].key] = v
+		rc.record(out)
 		return out, nil
 	}
 	// Several questions go out together and are awaited together; the
@@ -380,7 +383,42 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []InputRequest) (map
 	if firstErr != nil {
 		return nil, firstErr
 	}
+	rc.record(out)
 	return out, nil
+}
+
+// record keeps the answers the client gave to the requests the server
+// sent it (handshake era), for Answers.
+func (rc *RequestContext) record(answers map[string]jsontext.Value) {
+	rc.round.mu.Lock()
+	defer rc.round.mu.Unlock()
+	if rc.round.used == nil {
+		rc.round.used = make(map[string]jsontext.Value, len(answers))
+	}
+	for k, v := range answers {
+		rc.round.used[k] = v
+	}
+}
+
+// Answers returns the client's answers the handler has received so far
+// (by Ask, Elicit, CreateMessage, ListRoots), by key, as the client sent
+// them: taken from inputResponses and requestState in the stateless era,
+// from the client's responses in the handshake era. The tasks extension
+// carries them into the task a call goes on as (tasks.Detach).
+func (rc *RequestContext) Answers() map[string]stdjson.RawMessage {
+	if rc == nil {
+		return nil
+	}
+	rc.round.mu.Lock()
+	defer rc.round.mu.Unlock()
+	if len(rc.round.used) == 0 {
+		return nil
+	}
+	out := make(map[string]stdjson.RawMessage, len(rc.round.used))
+	for k, v := range rc.round.used {
+		out[k] = stdjson.RawMessage(bytes.Clone(v))
+	}
+	return out
 }
 
 // decodeAnswer decodes and checks the client's answer to r.

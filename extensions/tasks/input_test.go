@@ -384,3 +384,22 @@ func TestTwoInstancesShareTasks(t *testing.T) {
 	})
 	close(release)
 }
+
+// In the handshake era a deferred tool asks the client by a real
+// elicitation/create before Detach; the answer goes into the task, which
+// does not ask again.
+func TestDeferredToolHandshakeEra(t *testing.T) {
+	in := newInstance(t, nil, 0, nil, new(atomic.Int32))
+	asked := 0
+	c := hexmcptest.Connect(t, in.srv, hexmcptest.ClientOptions{Revision: domain.Revision20251125,
+		Capabilities: map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ID: map[string]any{}}},
+		Elicitation: func(context.Context, domain.ElicitParams) (*domain.ElicitResult, error) {
+			asked++
+			return &domain.ElicitResult{Action: domain.ElicitAccept, Content: stdjson.RawMessage(`{"name":"Hal"}`)}, nil
+		}})
+	id := start(t, c, "deferred")
+	v := await(t, c, id, "completed", func(v taskView) bool { return v.Status == "completed" || v.Status == "input_required" })
+	if v.Status != "completed" || text(v) != `task for {"name":"Hal"}` || asked != 1 {
+		t.Fatalf("task %+v after %d questions: the answer given before Detach must carry into the task", v, asked)
+	}
+}

@@ -378,7 +378,7 @@ func (t *Tasks) middleware(next app.MethodHandler) app.MethodHandler {
 			if t.opts.Deferred[req.Name] {
 				return t.deferred(ctx, req, next)
 			}
-			return t.start(ctx, req, next)
+			return t.start(ctx, req, next, nil)
 		}
 		return next(ctx, req)
 	}
@@ -405,8 +405,9 @@ func checkName(req *app.Request) error {
 // detachFlag is how Detach tells the middleware that the handler asked
 // to go on as a task.
 type detachFlag struct {
-	t     *Tasks
-	asked bool
+	t       *Tasks
+	asked   bool
+	answers map[string]stdjson.RawMessage // the client's answers before Detach
 }
 
 // errDetached is the error Detach returns to end the synchronous run. It
@@ -438,6 +439,7 @@ func Detach(ctx context.Context) error {
 		return nil
 	}
 	f.asked = true
+	f.answers = app.RequestFrom(ctx).Answers()
 	return errDetached
 }
 
@@ -449,7 +451,7 @@ func (t *Tasks) deferred(ctx context.Context, req *app.Request, next app.MethodH
 	if !flag.asked {
 		return res, err
 	}
-	return t.start(ctx, req.Detached(), next)
+	return t.start(ctx, req.Detached(), next, flag.answers)
 }
 
 // room reports whether this process may start another task.
@@ -459,10 +461,11 @@ func (t *Tasks) room() bool {
 	return !t.closed && len(t.running) < t.opts.MaxRunning
 }
 
-// start creates the task and runs the call in the background.
-func (t *Tasks) start(ctx context.Context, req *app.Request, next app.MethodHandler) (stdjson.RawMessage, error) {
+// start creates the task and runs the call in the background; answers
+// are the client's answers the call had before it became a task.
+func (t *Tasks) start(ctx context.Context, req *app.Request, next app.MethodHandler, answers map[string]stdjson.RawMessage) (stdjson.RawMessage, error) {
 	own := owner(req)
-	st := state{Params: req.Params, Runner: t.instance, Lease: t.leaseEnd()}
+	st := state{Params: req.Params, Answers: answers, Runner: t.instance, Lease: t.leaseEnd()}
 	if !t.room() {
 		return next(ctx, req) // the extension lets a server answer synchronously
 	}
@@ -475,7 +478,18 @@ func (t *Tasks) start(ctx context.Context, req *app.Request, next app.MethodHand
 	if err != nil {
 		return nil, fmt.Errorf("tasks: creating a task: %w", err)
 	}
-	if !t.launch(ctx, req.Detached(), next, task, st) {
+	run := req.Detached()
+	if len(answers) > 0 {
+		params, err := st.callParams()
+		if err == nil {
+			run, err = req.Derive("tools/call", params)
+		}
+		if err != nil {
+			t.fail(context.WithoutCancel(ctx), task, err)
+			return encodeTask(task, "task", false)
+		}
+	}
+	if !t.launch(ctx, run, next, task, st) {
 		// Closed meanwhile: release the claim for another instance.
 		t.release(context.WithoutCancel(ctx), task.ID, own)
 	}
