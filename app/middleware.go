@@ -118,6 +118,7 @@ type middlewareCall struct {
 	// its handler's progress goes.
 	detached bool
 	progress ProgressFunc
+	logs     LogFunc
 }
 
 // buildMiddleware composes Options.Middleware around the engine's own
@@ -158,6 +159,9 @@ func (e *Engine) answer(ctx context.Context, req *Request) (stdjson.RawMessage, 
 		ctx = context.WithValue(ctx, relatedKey{}, nil)
 		if c.progress != nil {
 			ctx = context.WithValue(ctx, progressSinkKey{}, c.progress)
+		}
+		if c.logs != nil {
+			ctx = context.WithValue(ctx, logSinkKey{}, c.logs)
 		}
 	}
 	out, rerr := c.entry.serve(e, ctx, c.s, c.m, c.p, c.ci)
@@ -280,8 +284,9 @@ type registeredToolKey struct{}
 // answers with the input_required result, never a request to the
 // client); its progress reports go to [Request.WithProgress]'s function
 // (none: dropped); its log messages go to the session's stream in the
-// handshake era and nowhere in the stateless one. Call next with the copy
-// once at most.
+// handshake era, nowhere in the stateless one, and to
+// [Request.WithLog]'s function in both. Call next with the copy once at
+// most.
 func (r *Request) Detached() *Request {
 	c := *r
 	if r.call != nil {
@@ -310,6 +315,24 @@ func (r *Request) WithProgress(f ProgressFunc) *Request {
 	if r.call != nil && r.call.detached {
 		mc := *r.call
 		mc.progress = f
+		c.call = &mc
+	}
+	return &c
+}
+
+// LogFunc receives what a detached request's handler logs
+// ([RequestContext.Log]): the level, the logger name and the data.
+type LogFunc func(ctx context.Context, level domain.LogLevel, logger string, data any)
+
+// WithLog returns a copy of the detached request r whose handler's log
+// messages go to f as well as where [Request.Detached] says (the tasks
+// extension writes them to the server's log with the task's id). On a
+// request that is not detached it changes nothing.
+func (r *Request) WithLog(f LogFunc) *Request {
+	c := *r
+	if r.call != nil && r.call.detached {
+		mc := *r.call
+		mc.logs = f
 		c.call = &mc
 	}
 	return &c

@@ -64,6 +64,7 @@ func (e *Engine) newRequestContext(ctx context.Context, m message, ci callInfo) 
 	rc.related, _ = ctx.Value(relatedKey{}).(ports.MessageWriter)
 	rc.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
 	rc.progressSink, _ = ctx.Value(progressSinkKey{}).(ProgressFunc)
+	rc.logSink, _ = ctx.Value(logSinkKey{}).(LogFunc)
 	return rc
 }
 

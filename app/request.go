@@ -42,6 +42,8 @@ type RequestContext struct {
 	// progressSink receives a detached request's progress (nil: the
 	// progress token decides).
 	progressSink ProgressFunc
+	// logSink receives a detached request's log messages too.
+	logSink LogFunc
 
 	mu           sync.Mutex
 	lastProgress float64
@@ -123,6 +125,9 @@ func (rc *RequestContext) CanReportProgress() bool {
 
 // progressSinkKey carries a detached request's ProgressFunc.
 type progressSinkKey struct{}
+
+// logSinkKey carries a detached request's LogFunc.
+type logSinkKey struct{}
 
 // ErrProgressNotIncreasing is returned when a progress value is not greater
 // than the previous one: the spec requires strictly increasing values.
@@ -270,6 +275,9 @@ func (rc *RequestContext) Transport() TransportInfo { return rc.trans }
 func (rc *RequestContext) Log(ctx context.Context, level domain.LogLevel, logger string, data any) error {
 	if !level.Valid() {
 		return fmt.Errorf("hexmcp: invalid log level %q", level)
+	}
+	if rc.logSink != nil {
+		rc.logSink(ctx, level, logger, data)
 	}
 	min := rc.info.logLevel
 	s := rc.info.session

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp"
+	"github.com/hexmcp/hexmcp/adapters/loggertest"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -401,5 +402,26 @@ func TestDeferredToolHandshakeEra(t *testing.T) {
 	v := await(t, c, id, "completed", func(v taskView) bool { return v.Status == "completed" || v.Status == "input_required" })
 	if v.Status != "completed" || text(v) != `task for {"name":"Hal"}` || asked != 1 {
 		t.Fatalf("task %+v after %d questions: the answer given before Detach must carry into the task", v, asked)
+	}
+}
+
+// A task's log messages, which reach no client, go to the server's log.
+func TestTaskLogsGoToTheServerLog(t *testing.T) {
+	rec := &loggertest.Recorder{}
+	x := tasks.New(tasks.Options{Logger: rec, Tools: map[string]tasks.Support{"chatty": tasks.Optional}})
+	t.Cleanup(func() { _ = x.Shutdown(context.Background()) })
+	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: []app.Tool{
+		app.NewTool(func(ctx context.Context) (string, error) {
+			if err := app.RequestFrom(ctx).Log(ctx, domain.LogWarning, "builder", "disk almost full"); err != nil {
+				return "", err
+			}
+			return "logged", nil
+		}, app.WithName("chatty")),
+	}})
+	c := connect(t, srv, true)
+	id := start(t, c, "chatty")
+	await(t, c, id, "completed", func(v taskView) bool { return v.Status == "completed" })
+	if !rec.Has("a task's handler logged") {
+		t.Fatalf("server log %v: the task's log message is missing", rec.Messages())
 	}
 }

@@ -17,7 +17,10 @@
 // brought every answer, the handler runs again from the start with the
 // answers, as a stateless-era handler does on the client's retry, at
 // whichever instance the last answer reached. Its progress reports
-// ([app.RequestContext.ReportProgress]) become the task's status message.
+// ([app.RequestContext.ReportProgress]) become the task's status message;
+// its log messages ([app.RequestContext.Log]), which the extension has no
+// channel for, go to the server's log ([Options.Logger]) with the task's
+// id.
 // A handler that asks the client before it decides to go on as a task
 // (the spec's "multi round-trip requests before task creation") is listed
 // in [Options.Deferred] and calls [Detach] at that point.
@@ -555,6 +558,11 @@ func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHan
 			default:
 			}
 			r.progress <- msg
+		}).WithLog(func(ctx context.Context, level domain.LogLevel, logger string, data any) {
+			// A task's log messages reach no client (the extension has
+			// no channel for them): they go to the server's log.
+			t.log.Log(ctx, serverLevel(level), "tasks: a task's handler logged", ports.F("task", task.ID),
+				ports.F("logger", logger), ports.F("level", string(level)), ports.F("data", data))
 		})
 		res, err := next(runCtx, req)
 		stopSupervise()
@@ -562,6 +570,19 @@ func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHan
 		t.finish(context.WithoutCancel(ctx), runCtx, task, st, res, err)
 	}()
 	return true
+}
+
+// serverLevel maps an MCP log level to the server log's.
+func serverLevel(l domain.LogLevel) ports.Level {
+	switch {
+	case l.AtLeast(domain.LogError):
+		return ports.LevelError
+	case l.AtLeast(domain.LogWarning):
+		return ports.LevelWarn
+	case l.AtLeast(domain.LogInfo):
+		return ports.LevelInfo
+	}
+	return ports.LevelDebug
 }
 
 // progressMessage is the status message of a progress report.
