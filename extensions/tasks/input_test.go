@@ -425,3 +425,46 @@ func TestTaskLogsGoToTheServerLog(t *testing.T) {
 		t.Fatalf("server log %v: the task's log message is missing", rec.Messages())
 	}
 }
+
+// noCreate is a store that cannot create tasks (Redis unreachable).
+type noCreate struct{ ports.TaskStore }
+
+func (noCreate) Create(context.Context, ports.Task) (ports.Task, error) {
+	return ports.Task{}, errDown
+}
+
+// A task that cannot be created (the store full or unreachable) leaves the
+// call synchronous; answers over the store's bound are -32602.
+func TestStoreTroubles(t *testing.T) {
+	in := newInstance(t, noCreate{memory.NewTaskStore(memory.TaskStoreOptions{})}, 0, nil, new(atomic.Int32))
+	c := hexmcptest.Connect(t, in.srv, hexmcptest.ClientOptions{Revision: domain.Revision20260728,
+		Capabilities: map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ID: map[string]any{}}},
+		Elicitation: func(context.Context, domain.ElicitParams) (*domain.ElicitResult, error) {
+			return &domain.ElicitResult{Action: domain.ElicitAccept, Content: stdjson.RawMessage(`{"name":"Sync"}`)}, nil
+		}})
+	var res struct {
+		ResultType string `json:"resultType"`
+		TaskID     string `json:"taskId"`
+		Content    []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := c.Call(context.Background(), "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.ResultType != "complete" || res.TaskID != "" || len(res.Content) != 1 || res.Content[0].Text != `hello {"name":"Sync"}` {
+		t.Fatalf("with a store that cannot create: %+v, want the synchronous result", res)
+	}
+
+	small := newInstance(t, memory.NewTaskStore(memory.TaskStoreOptions{MaxPayloadBytes: 400}), 0, nil, new(atomic.Int32))
+	c = connectAsk(t, small.srv)
+	id := start(t, c, "two")
+	await(t, c, id, "input_required", func(v taskView) bool { return v.Status == "input_required" })
+	err := c.Call(context.Background(), "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"a": accept(strings.Repeat("x", 1000))}}, nil)
+	if code := rpcCode(t, err); code != domain.CodeInvalidParams {
+		t.Fatalf("answers over the store's bound: %d, want -32602", code)
+	}
+	if v := get(t, c, id); v.Status != "input_required" || len(v.InputRequests) != 2 {
+		t.Fatalf("after the refused answers: %+v", v)
+	}
+}

@@ -474,12 +474,11 @@ func (t *Tasks) start(ctx context.Context, req *app.Request, next app.MethodHand
 	}
 	task, err := t.opts.Store.Create(ctx, ports.Task{Owner: own, Status: ports.TaskWorking, TTL: t.opts.TTL,
 		PollInterval: t.opts.PollInterval, State: st.encode()})
-	if errors.Is(err, ports.ErrTooManyTasks) {
-		t.log.Log(ctx, ports.LevelWarn, "tasks: the store is full; the call runs synchronously", ports.F("tool", req.Name), ports.F("error", err))
-		return next(ctx, req)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("tasks: creating a task: %w", err)
+		// The store is full or unreachable: a task could not be polled,
+		// so the call runs synchronously, which the extension allows.
+		t.log.Log(ctx, ports.LevelWarn, "tasks: a task cannot be created; the call runs synchronously", ports.F("tool", req.Name), ports.F("error", err))
+		return next(ctx, req)
 	}
 	run := req.Detached()
 	if len(answers) > 0 {
@@ -879,6 +878,12 @@ func (t *Tasks) takeOver(ctx context.Context, task ports.Task) ports.Task {
 	if err != nil || st.Lease > time.Now().UnixMilli() || !t.room() {
 		return task
 	}
+	t.mu.Lock()
+	_, mine := t.running[task.ID]
+	t.mu.Unlock()
+	if mine && st.Runner == t.instance {
+		return task // its run here renews the claim when the store lets it
+	}
 	resume, ok := ctx.Value(resumeKey).(resumeFunc)
 	if !ok {
 		return task
@@ -989,6 +994,9 @@ func (t *Tasks) serveUpdate(ctx context.Context, req app.ExtensionRequest) (any,
 		}
 		if errors.Is(err, ports.ErrTaskTransition) {
 			return struct{}{}, nil // it ended meanwhile
+		}
+		if errors.Is(err, ports.ErrTaskTooLarge) {
+			return nil, app.InvalidParams("inputResponses: the answers are more than the task store keeps for a task")
 		}
 		if err != nil {
 			return nil, notFound(err)
