@@ -141,9 +141,12 @@ type SharedState struct {
 	StateKeys StateKeys
 	// Bus carries notices between the instances.
 	Bus NotificationBus
+	// Tasks keeps the tasks of the tasks extension (extensions/tasks
+	// uses it when its own Options.Store is nil).
+	Tasks TaskStore
 }
 
 // IsZero reports whether s shares nothing.
 func (s SharedState) IsZero() bool {
-	return s.SessionStore == nil && s.EventStore == nil && s.StateKeys == nil && s.Bus == nil
+	return s.SessionStore == nil && s.EventStore == nil && s.StateKeys == nil && s.Bus == nil && s.Tasks == nil
 }

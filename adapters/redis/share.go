@@ -19,13 +19,15 @@ type ShareOptions struct {
 	Events       EventStoreOptions
 	StateKeys    StateKeysOptions
 	Notification BusOptions
+	Tasks        TaskStoreOptions
 }
 
 // Share returns everything the instances of one server share through one
 // Redis (or Valkey), for app.Options.Shared (hexmcp.Options.Shared):
 // the Streamable HTTP sessions ([SessionStore]), the SSE events for
 // resumption at any instance ([EventStore]), the requestState keys
-// ([StateKeys]) and the notification bus ([Bus]). One line:
+// ([StateKeys]), the notification bus ([Bus]) and the tasks of the tasks
+// extension ([TaskStore]). One line:
 //
 //	srv, err := hexmcp.New(hexmcp.Options{Shared: mcpredis.Share(rdb, mcpredis.ShareOptions{}), Tools: tools})
 //
@@ -44,11 +46,15 @@ func Share(c redis.UniversalClient, opts ShareOptions) ports.SharedState {
 	if opts.Notification.Prefix == "" {
 		opts.Notification.Prefix = p
 	}
+	if opts.Tasks.Prefix == "" {
+		opts.Tasks.Prefix = p
+	}
 	return ports.SharedState{
 		SessionStore: NewSessionStore(c, opts.Sessions),
 		EventStore:   NewEventStore(c, opts.Events),
 		StateKeys:    NewStateKeys(c, opts.StateKeys),
 		Bus:          NewBus(c, opts.Notification),
+		Tasks:        NewTaskStore(c, opts.Tasks),
 	}
 }
 

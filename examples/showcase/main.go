@@ -46,12 +46,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/adapters/slogger"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/examples/showcase/tools"
-	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/wiring"
 )
 
@@ -137,7 +135,6 @@ func main() {
 	}
 
 	shared := fx.Options()
-	var taskStore ports.TaskStore // memory unless -redis
 	if *redisURL != "" {
 		ro, err := redis.ParseURL(*redisURL)
 		if err != nil || *transport == "stdio" {
@@ -146,7 +143,6 @@ func main() {
 		}
 		rdb := redis.NewClient(ro)
 		defer rdb.Close()
-		taskStore = mcpredis.NewTaskStore(rdb, mcpredis.TaskStoreOptions{})
 		shared = fx.Options(wiring.Redis(rdb), fx.Invoke(func(e *app.Engine) error {
 			return e.AddTools(tools.ClusterTools(e)...)
 		}))
@@ -171,7 +167,7 @@ func main() {
 		fx.Supply(wiring.Config{
 			Info:         domain.Implementation{Name: "hexmcp-showcase", Title: "hexmcp showcase", Version: "0.1.0"},
 			Instructions: "Example tools of every kind: scalars, JSON, content blocks, structured output and errors.",
-			Extensions:   []app.Extension{skillsExt, appsExt, tools.Tasks(taskStore).Extension()},
+			Extensions:   []app.Extension{skillsExt, appsExt, tools.Tasks().Extension()},
 		}),
 		serve,
 		shared,

@@ -468,3 +468,23 @@ func TestStoreTroubles(t *testing.T) {
 		t.Fatalf("after the refused answers: %+v", v)
 	}
 }
+
+// Without a store of its own the extension takes the engine's shared one
+// (app.Options.Shared.Tasks): two servers on one shared store serve each
+// other's tasks.
+func TestSharedStoreByDefault(t *testing.T) {
+	shared := memory.NewTaskStore(memory.TaskStoreOptions{})
+	newServer := func() *hexmcp.Server {
+		x := tasks.New(tasks.Options{Tools: map[string]tasks.Support{"ask": tasks.Optional}})
+		t.Cleanup(func() { _ = x.Shutdown(context.Background()) })
+		return hexmcptest.NewServer(t, hexmcp.Options{Shared: ports.SharedState{Tasks: shared},
+			Extensions: []app.Extension{x.Extension()}, Tools: inputTools(nil, new(atomic.Int32))})
+	}
+	a, b := connectAsk(t, newServer()), connectAsk(t, newServer())
+	id := start(t, a, "ask")
+	await(t, b, id, "input_required at the other server", func(v taskView) bool { return v.Status == "input_required" })
+	update(t, b, id, map[string]any{"who": accept("Sam")})
+	if v := await(t, a, id, "completed", func(v taskView) bool { return v.Status == "completed" }); text(v) != `hello {"name":"Sam"}` {
+		t.Fatalf("completed with %q", text(v))
+	}
+}

@@ -96,8 +96,10 @@ const (
 
 // Options configures [New]. Zero fields take their defaults.
 type Options struct {
-	// Store keeps the tasks; nil: a memory.NewTaskStore with its defaults
-	// (the tasks of this process only).
+	// Store keeps the tasks; nil: the engine's shared task store
+	// (app.Options.Shared.Tasks: mcpredis.Share makes one on Redis), else
+	// a memory.NewTaskStore with its defaults (the tasks of this process
+	// only).
 	Store ports.TaskStore
 	// Tools says which tools may run as tasks, by name; a tool absent is
 	// Forbidden.
@@ -137,6 +139,8 @@ type Tasks struct {
 
 	engine atomic.Pointer[app.Engine] // for notifications/tasks
 
+	storeMu sync.Mutex // guards opts.Store, decided at attach or first use
+
 	mu      sync.Mutex
 	running map[string]*run // task id → its run here
 	closed  bool
@@ -151,9 +155,6 @@ type run struct {
 
 // New returns the extension configured by opts.
 func New(opts Options) *Tasks {
-	if opts.Store == nil {
-		opts.Store = memory.NewTaskStore(memory.TaskStoreOptions{})
-	}
 	opts.MaxRunning = cmp.Or(max(opts.MaxRunning, 0), DefaultMaxRunning)
 	opts.Lease = cmp.Or(max(opts.Lease, 0), DefaultLease)
 	t := &Tasks{opts: opts, log: opts.Logger, instance: rand.Text(), running: make(map[string]*run)}
@@ -211,9 +212,32 @@ func (t *Tasks) Extension() app.Extension {
 		},
 		Middleware: t.middleware,
 		Close:      t.Close,
-		Attach:     t.engine.Store,
+		Attach:     t.attach,
 		Listen:     []app.ListenTopic{{Name: "taskIds", Accept: t.acceptListen}},
 	}
+}
+
+// attach keeps the engine (for notifications/tasks) and, when Options
+// named no store, takes the engine's shared one (NewEngine attaches before
+// any request).
+func (t *Tasks) attach(e *app.Engine) {
+	t.engine.Store(e)
+	t.storeMu.Lock()
+	defer t.storeMu.Unlock()
+	if t.opts.Store == nil {
+		t.opts.Store = e.Shared().Tasks
+	}
+}
+
+// store is the task store: Options.Store, the engine's shared one, or one
+// in memory (made at the first need).
+func (t *Tasks) store() ports.TaskStore {
+	t.storeMu.Lock()
+	defer t.storeMu.Unlock()
+	if t.opts.Store == nil {
+		t.opts.Store = memory.NewTaskStore(memory.TaskStoreOptions{})
+	}
+	return t.opts.Store
 }
 
 // acceptListen admits the taskIds of a subscriptions/listen request: -32021
@@ -226,7 +250,7 @@ func (t *Tasks) acceptListen(ctx context.Context, req *app.Request, ids []string
 	own := owner(req)
 	var keep []string
 	for _, id := range ids {
-		if _, err := t.opts.Store.Get(ctx, id, own); err == nil {
+		if _, err := t.store().Get(ctx, id, own); err == nil {
 			keep = append(keep, id)
 		} else if !errors.Is(err, ports.ErrTaskNotFound) {
 			return nil, fmt.Errorf("tasks: reading a task to listen to: %w", err)
@@ -472,7 +496,7 @@ func (t *Tasks) start(ctx context.Context, req *app.Request, next app.MethodHand
 	if !t.room() {
 		return next(ctx, req) // the extension lets a server answer synchronously
 	}
-	task, err := t.opts.Store.Create(ctx, ports.Task{Owner: own, Status: ports.TaskWorking, TTL: t.opts.TTL,
+	task, err := t.store().Create(ctx, ports.Task{Owner: own, Status: ports.TaskWorking, TTL: t.opts.TTL,
 		PollInterval: t.opts.PollInterval, State: st.encode()})
 	if err != nil {
 		// The store is full or unreachable: a task could not be polled,
@@ -636,7 +660,7 @@ func (t *Tasks) supervise(ctx context.Context, r *run, id, own string) {
 		throttle = nil
 		lastWrite = time.Now()
 		for range conflictRetries {
-			task, err := t.opts.Store.Get(ctx, id, own)
+			task, err := t.store().Get(ctx, id, own)
 			if errors.Is(err, ports.ErrTaskNotFound) || err == nil && task.Status.Terminal() {
 				r.cancel(errCancelled)
 				return
@@ -657,7 +681,7 @@ func (t *Tasks) supervise(ctx context.Context, r *run, id, own string) {
 			if haveMsg {
 				sm = msg
 			}
-			updated, err := t.opts.Store.Update(ctx, id, own, ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: sm, State: st.encode(), IfVersion: task.Version})
+			updated, err := t.store().Update(ctx, id, own, ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: sm, State: st.encode(), IfVersion: task.Version})
 			if errors.Is(err, ports.ErrTaskConflict) {
 				continue
 			}
@@ -704,7 +728,7 @@ func (t *Tasks) finish(ctx, runCtx context.Context, task ports.Task, st state, r
 // conditional update: the claim is checked against the stored state).
 func (t *Tasks) write(ctx context.Context, id, own string, u ports.TaskUpdate) {
 	for range conflictRetries {
-		cur, err := t.opts.Store.Get(ctx, id, own)
+		cur, err := t.store().Get(ctx, id, own)
 		if err != nil || cur.Status.Terminal() {
 			if err != nil && !errors.Is(err, ports.ErrTaskNotFound) {
 				t.log.Log(ctx, ports.LevelError, "tasks: reading a task failed", ports.F("task", id), ports.F("error", err))
@@ -715,7 +739,7 @@ func (t *Tasks) write(ctx context.Context, id, own string, u ports.TaskUpdate) {
 			return // another instance runs it now
 		}
 		u.IfVersion = cur.Version
-		updated, err := t.opts.Store.Update(ctx, id, own, u)
+		updated, err := t.store().Update(ctx, id, own, u)
 		if err == nil {
 			t.notify(ctx, updated)
 		}
@@ -743,7 +767,7 @@ func (t *Tasks) fail(ctx context.Context, task ports.Task, err error) {
 // another instance runs it at its next tasks/get.
 func (t *Tasks) release(ctx context.Context, id, own string) {
 	for range conflictRetries {
-		cur, err := t.opts.Store.Get(ctx, id, own)
+		cur, err := t.store().Get(ctx, id, own)
 		if err != nil || cur.Status != ports.TaskWorking {
 			return
 		}
@@ -752,7 +776,7 @@ func (t *Tasks) release(ctx context.Context, id, own string) {
 			return
 		}
 		st.Runner, st.Lease = "", 0
-		_, err = t.opts.Store.Update(ctx, id, own, ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: cur.StatusMessage, State: st.encode(), IfVersion: cur.Version})
+		_, err = t.store().Update(ctx, id, own, ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: cur.StatusMessage, State: st.encode(), IfVersion: cur.Version})
 		if !errors.Is(err, ports.ErrTaskConflict) {
 			if err != nil {
 				t.log.Log(ctx, ports.LevelWarn, "tasks: releasing a task failed; another instance runs it once its claim expires", ports.F("task", id), ports.F("error", err))
@@ -860,7 +884,7 @@ func (t *Tasks) serveGet(ctx context.Context, req app.ExtensionRequest) (any, er
 	if err != nil {
 		return nil, err
 	}
-	task, err := t.opts.Store.Get(ctx, id, own)
+	task, err := t.store().Get(ctx, id, own)
 	if err != nil {
 		return nil, notFound(err)
 	}
@@ -889,7 +913,7 @@ func (t *Tasks) takeOver(ctx context.Context, task ports.Task) ports.Task {
 		return task
 	}
 	st.Runner, st.Lease = t.instance, t.leaseEnd()
-	claimed, err := t.opts.Store.Update(ctx, task.ID, task.Owner, ports.TaskUpdate{Status: ports.TaskWorking,
+	claimed, err := t.store().Update(ctx, task.ID, task.Owner, ports.TaskUpdate{Status: ports.TaskWorking,
 		StatusMessage: task.StatusMessage, State: st.encode(), IfVersion: task.Version})
 	if err != nil {
 		return task // another instance claimed it first, or it ended
@@ -903,11 +927,11 @@ func (t *Tasks) serveCancel(ctx context.Context, req app.ExtensionRequest) (any,
 	if err != nil {
 		return nil, err
 	}
-	before, err := t.opts.Store.Get(ctx, id, own)
+	before, err := t.store().Get(ctx, id, own)
 	if err != nil {
 		return nil, notFound(err)
 	}
-	task, err := t.opts.Store.Cancel(ctx, id, own, "cancelled by the client")
+	task, err := t.store().Cancel(ctx, id, own, "cancelled by the client")
 	if err != nil {
 		return nil, notFound(err)
 	}
@@ -946,7 +970,7 @@ func (t *Tasks) serveUpdate(ctx context.Context, req app.ExtensionRequest) (any,
 		}
 	}
 	for range conflictRetries {
-		task, err := t.opts.Store.Get(ctx, id, own)
+		task, err := t.store().Get(ctx, id, own)
 		if err != nil {
 			return nil, notFound(err)
 		}
@@ -988,7 +1012,7 @@ func (t *Tasks) serveUpdate(ctx context.Context, req app.ExtensionRequest) (any,
 			}
 		}
 		u.State = st.encode()
-		updated, err := t.opts.Store.Update(ctx, id, own, u)
+		updated, err := t.store().Update(ctx, id, own, u)
 		if errors.Is(err, ports.ErrTaskConflict) {
 			continue
 		}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/extensions/tasks"
-	"github.com/hexmcp/hexmcp/ports"
 )
 
 // ReportInput sizes buildReport's run.
@@ -51,11 +50,11 @@ func buildReport(ctx context.Context, in ReportInput) (string, error) {
 const TaskLease = 5 * time.Second
 
 // Tasks is the showcase's tasks extension: buildReport may run as a task.
-// store keeps the tasks (nil: this process's memory; with -redis, the
-// shared Redis store, so that any instance serves every task).
-func Tasks(store ports.TaskStore) *tasks.Tasks {
+// The tasks are kept in the engine's shared store when there is one
+// (-redis: mcpredis.Share's, so that any instance serves every task), in
+// this process's memory otherwise.
+func Tasks() *tasks.Tasks {
 	return tasks.New(tasks.Options{
-		Store:        store,
 		Tools:        map[string]tasks.Support{"buildReport": tasks.Optional},
 		PollInterval: 500 * time.Millisecond,
 		Lease:        TaskLease,

@@ -17,7 +17,7 @@ import (
 // (its progress is the task's status message) and synchronously for any
 // other.
 func TestBuildReportAsTask(t *testing.T) {
-	x := Tasks(nil)
+	x := Tasks()
 	t.Cleanup(func() { _ = x.Shutdown(context.Background()) })
 	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: []app.Tool{reportTool()}})
 	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: domain.Revision20260728,
