@@ -73,6 +73,9 @@ var clients = map[string]struct {
 }{
 	"v1": {"clients/v1.mjs", "testdata/stdio-v1.golden.json", "2025-11-25"},
 	"v2": {"clients/v2.mjs", "testdata/stdio-v2.golden.json", "2026-07-28"},
+	// The tasks extension through @modelcontextprotocol/ext-tasks (HTTP
+	// only; no golden: task ids and times differ on every run).
+	"tasks": {"clients/tasks.mjs", "", "2026-07-28"},
 }
 
 // TestMain runs the tests within showcasebin.Run, which makes the directory
