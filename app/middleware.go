@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
@@ -217,6 +218,17 @@ func (e *Engine) serveThroughMiddleware(ctx context.Context, entry *method, s *s
 	if len(res) == 0 || !jsontext.Value(res).IsValid() {
 		e.logf(ctx, ports.LevelError, "hexmcp: middleware answered with a result that is not JSON", ports.F("method", m.method))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+	}
+	if ci.features.ResultType && jsontext.Value(res).Kind() == '{' {
+		// A result of the middleware's own, in a revision whose results
+		// carry the result _meta (serverInfo): it gets it too, as the
+		// engine's own would.
+		var obj map[string]jsontext.Value
+		if json.Unmarshal(res, &obj) == nil && e.addResultMeta(obj, ci.rev) == nil {
+			if b, err := json.Marshal(obj, json.Deterministic(true)); err == nil {
+				res = b
+			}
+		}
 	}
 	out := appendResponseHead(make([]byte, 0, len(res)+len(m.id)+32), m.id)
 	out = append(out, res...)

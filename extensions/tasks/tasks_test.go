@@ -69,7 +69,8 @@ type detailed struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
-	Content []any `json:"content"`
+	Content []any                         `json:"content"`
+	Meta    map[string]stdjson.RawMessage `json:"_meta"`
 }
 
 func call(t *testing.T, c *hexmcptest.Client, method string, params map[string]any) detailed {
@@ -99,6 +100,10 @@ func TestTaskCompletes(t *testing.T) {
 	}
 	if created.Result != nil || created.Content != nil {
 		t.Fatalf("CreateTaskResult carries a result: %+v", created)
+	}
+	// Like every 2026-07-28 result, it names the server in _meta.
+	if _, ok := created.Meta["io.modelcontextprotocol/serverInfo"]; !ok {
+		t.Fatalf("CreateTaskResult _meta %v: no serverInfo", created.Meta)
 	}
 	x.Wait()
 	got := call(t, c, "tasks/get", map[string]any{"taskId": created.TaskID})
