@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,8 +17,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -42,6 +46,58 @@ type goProxy struct {
 	down      []atomic.Bool
 	// failed counts the requests it could not forward (answered 502).
 	failed atomic.Int64
+	// log keeps the last proxyLogSize requests, for a failing test to
+	// show what crossed the proxy.
+	logMu sync.Mutex
+	log   []string
+}
+
+// proxyLogSize bounds the in-process proxy's request log.
+const proxyLogSize = 256
+
+// recorder captures the status and size of a proxied response; Unwrap
+// lets ReverseProxy flush through it (SSE).
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// note adds a line to the request log.
+func (g *goProxy) note(line string) {
+	g.logMu.Lock()
+	defer g.logMu.Unlock()
+	if len(g.log) == proxyLogSize {
+		g.log = g.log[1:]
+	}
+	g.log = append(g.log, line)
+}
+
+// Journal returns the request log, oldest first: one line per request
+// (when it began, the instance, the method, Mcp-Method, the session, a
+// Last-Event-ID, the status, the bytes and how long it took).
+func (g *goProxy) Journal() []string {
+	g.logMu.Lock()
+	defer g.logMu.Unlock()
+	return slices.Clone(g.log)
 }
 
 type backendKey struct{}
@@ -101,7 +157,35 @@ func startGoProxy(tb testing.TB, instances []*Instance, fresh bool) *goProxy {
 			return
 		}
 		g.served[i].Add(1)
-		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), backendKey{}, i)))
+		rec := &recorder{ResponseWriter: w}
+		begin := time.Now()
+		what := ""
+		if r.Body != nil && r.Method == http.MethodPost {
+			body, _ := io.ReadAll(io.LimitReader(r.Body, 4<<20))
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Result json.RawMessage `json:"result"`
+				Error  json.RawMessage `json:"error"`
+			}
+			if json.Unmarshal(body, &m) == nil {
+				switch {
+				case m.Method != "":
+					what = m.Method + " id=" + string(m.ID)
+				case m.Result != nil || m.Error != nil:
+					what = "response to id=" + string(m.ID)
+				}
+			}
+		}
+		rp.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), backendKey{}, i)))
+		sid := r.Header.Get("Mcp-Session-Id")
+		if len(sid) > 8 {
+			sid = sid[:8]
+		}
+		g.note(fmt.Sprintf("%s %s %s %q session=%s last-event=%q -> %d, %d bytes in %v (client gone: %v)",
+			begin.Format("15:04:05.000"), g.names[i], r.Method, what, sid, r.Header.Get("Last-Event-ID"),
+			rec.status, rec.bytes, time.Since(begin).Round(time.Millisecond), r.Context().Err() != nil))
 	}))
 	tb.Cleanup(func() {
 		g.srv.CloseClientConnections() // open SSE streams would hold Close

@@ -86,6 +86,13 @@ func TestClusterTSClients(t *testing.T) {
 	forEachProxy(t, c, func(t *testing.T, p proxy) {
 		for _, tc := range tsClients {
 			t.Run(tc.name, func(t *testing.T) {
+				if g, ok := p.(*goProxy); ok {
+					t.Cleanup(func() {
+						if t.Failed() { // what crossed the proxy, for the diagnosis
+							t.Logf("in-process proxy, last requests:\n%s", strings.Join(g.Journal(), "\n"))
+						}
+					})
+				}
 				// The cluster-only tools are never called: toggleGreeting
 				// would change one instance's tool list mid-run.
 				skip := slices.Clone(clusterTools)
