@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/loggertest"
@@ -486,5 +487,59 @@ func TestSharedStoreByDefault(t *testing.T) {
 	update(t, b, id, map[string]any{"who": accept("Sam")})
 	if v := await(t, a, id, "completed", func(v taskView) bool { return v.Status == "completed" }); text(v) != `hello {"name":"Sam"}` {
 		t.Fatalf("completed with %q", text(v))
+	}
+}
+
+// Past MaxRunning runs at once, a task-supporting call runs synchronously.
+func TestMaxRunning(t *testing.T) {
+	release := make(chan struct{})
+	var runs atomic.Int32
+	x := tasks.New(tasks.Options{MaxRunning: 1, Tools: map[string]tasks.Support{"slow": tasks.Optional, "ask": tasks.Optional}})
+	t.Cleanup(func() { close(release); _ = x.Shutdown(context.Background()) })
+	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: inputTools(release, &runs)})
+	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: domain.Revision20260728,
+		Capabilities: map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ID: map[string]any{}}},
+		Elicitation: func(context.Context, domain.ElicitParams) (*domain.ElicitResult, error) {
+			return &domain.ElicitResult{Action: domain.ElicitAccept, Content: stdjson.RawMessage(`{"name":"Now"}`)}, nil
+		}})
+	start(t, c, "slow") // the one run allowed
+	var res struct {
+		ResultType string `json:"resultType"`
+		TaskID     string `json:"taskId"`
+		Content    []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := c.Call(context.Background(), "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.ResultType != "complete" || res.TaskID != "" || len(res.Content) != 1 || res.Content[0].Text != `hello {"name":"Now"}` {
+		t.Fatalf("a call past MaxRunning: %+v, want it answered synchronously", res)
+	}
+}
+
+// A progress message is bounded (1,024 bytes, cut at a character).
+func TestProgressMessageBounded(t *testing.T) {
+	x := tasks.New(tasks.Options{Tools: map[string]tasks.Support{"long": tasks.Optional}})
+	t.Cleanup(func() { _ = x.Shutdown(context.Background()) })
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: []app.Tool{
+		app.NewTool(func(ctx context.Context) (string, error) {
+			if err := app.RequestFrom(ctx).ReportProgress(ctx, 1, 0, strings.Repeat("é", 2000)); err != nil {
+				return "", err
+			}
+			select {
+			case <-hold:
+			case <-ctx.Done():
+			}
+			return "done", nil
+		}, app.WithName("long")),
+	}})
+	c := connect(t, srv, true)
+	id := start(t, c, "long")
+	v := await(t, c, id, "the progress message", func(v taskView) bool { return v.StatusMessage != "" })
+	if len(v.StatusMessage) > 1024 || !utf8.ValidString(v.StatusMessage) || !strings.HasPrefix(v.StatusMessage, "éé") {
+		t.Fatalf("status message of %d bytes (valid UTF-8: %v)", len(v.StatusMessage), utf8.ValidString(v.StatusMessage))
 	}
 }
