@@ -543,3 +543,15 @@ func TestProgressMessageBounded(t *testing.T) {
 		t.Fatalf("status message of %d bytes (valid UTF-8: %v)", len(v.StatusMessage), utf8.ValidString(v.StatusMessage))
 	}
 }
+
+// A tool named in Options.Tools that the engine does not serve is warned
+// of (a typo would leave it synchronous for good).
+func TestUnknownToolWarned(t *testing.T) {
+	rec := &loggertest.Recorder{}
+	x := tasks.New(tasks.Options{Logger: rec, Tools: map[string]tasks.Support{"biuld": tasks.Optional}})
+	hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()},
+		Tools: []app.Tool{app.NewTool(func() string { return "ok" }, app.WithName("build"))}})
+	if !rec.Has("does not serve") {
+		t.Fatalf("log %v: no warning for a tool the engine does not serve", rec.Messages())
+	}
+}

@@ -222,6 +222,12 @@ func (t *Tasks) Extension() app.Extension {
 // any request).
 func (t *Tasks) attach(e *app.Engine) {
 	t.engine.Store(e)
+	for name, sup := range t.opts.Tools {
+		if _, ok := e.LookupTool(name); !ok && sup != Forbidden {
+			// Tools may be added later: a warning, not an error.
+			t.log.Log(context.Background(), ports.LevelWarn, "tasks: Options.Tools names a tool the engine does not serve (yet)", ports.F("tool", name))
+		}
+	}
 	t.storeMu.Lock()
 	defer t.storeMu.Unlock()
 	if t.opts.Store == nil {
