@@ -171,6 +171,23 @@ func connectAsk(t *testing.T, srv *hexmcp.Server) *hexmcptest.Client {
 		Capabilities: map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ID: map[string]any{}}}})
 }
 
+// answering connects a client that declared elicitation (and the
+// extension, when ext) and accepts every elicitation with {"name": name},
+// counting them in asked when not nil.
+func answering(t *testing.T, srv *hexmcp.Server, rev domain.Revision, ext bool, name string, asked *int) *hexmcptest.Client {
+	caps := map[string]any{"elicitation": map[string]any{}}
+	if ext {
+		caps["extensions"] = map[string]any{tasks.ID: map[string]any{}}
+	}
+	return hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: rev, Capabilities: caps,
+		Elicitation: func(context.Context, domain.ElicitParams) (*domain.ElicitResult, error) {
+			if asked != nil {
+				*asked++
+			}
+			return &domain.ElicitResult{Action: domain.ElicitAccept, Content: stdjson.RawMessage(`{"name":"` + name + `"}`)}, nil
+		}})
+}
+
 func text(v taskView) string {
 	if v.Result == nil || len(v.Result.Content) == 0 {
 		return ""
@@ -228,12 +245,7 @@ func TestTaskPartialAnswers(t *testing.T) {
 func TestDeferredToolAsksBeforeTheTask(t *testing.T) {
 	in := newInstance(t, nil, 0, nil, new(atomic.Int32))
 	asked := 0
-	c := hexmcptest.Connect(t, in.srv, hexmcptest.ClientOptions{Revision: domain.Revision20260728,
-		Capabilities: map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ID: map[string]any{}}},
-		Elicitation: func(context.Context, domain.ElicitParams) (*domain.ElicitResult, error) {
-			asked++
-			return &domain.ElicitResult{Action: domain.ElicitAccept, Content: stdjson.RawMessage(`{"name":"Alice"}`)}, nil
-		}})
+	c := answering(t, in.srv, domain.Revision20260728, true, "Alice", &asked)
 	id := start(t, c, "deferred") // the client answered the first round itself
 	if asked != 1 {
 		t.Fatalf("the client was asked %d times before the task, want 1", asked)
@@ -275,11 +287,7 @@ func TestHandshakeEraDeclaresAtInitialize(t *testing.T) {
 	}
 	// A client without the extension gets the call synchronously, its
 	// question as a real elicitation/create.
-	plain := hexmcptest.Connect(t, in.srv, hexmcptest.ClientOptions{Revision: domain.Revision20251125,
-		Capabilities: map[string]any{"elicitation": map[string]any{}},
-		Elicitation: func(context.Context, domain.ElicitParams) (*domain.ElicitResult, error) {
-			return &domain.ElicitResult{Action: domain.ElicitAccept, Content: stdjson.RawMessage(`{"name":"Sync"}`)}, nil
-		}})
+	plain := answering(t, in.srv, domain.Revision20251125, false, "Sync", nil)
 	res, err := plain.CallTool(context.Background(), "ask", map[string]any{})
 	if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].Text != `hello {"name":"Sync"}` {
 		t.Fatalf("without the extension: %+v, %v", res, err)
@@ -393,12 +401,7 @@ func TestTwoInstancesShareTasks(t *testing.T) {
 func TestDeferredToolHandshakeEra(t *testing.T) {
 	in := newInstance(t, nil, 0, nil, new(atomic.Int32))
 	asked := 0
-	c := hexmcptest.Connect(t, in.srv, hexmcptest.ClientOptions{Revision: domain.Revision20251125,
-		Capabilities: map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ID: map[string]any{}}},
-		Elicitation: func(context.Context, domain.ElicitParams) (*domain.ElicitResult, error) {
-			asked++
-			return &domain.ElicitResult{Action: domain.ElicitAccept, Content: stdjson.RawMessage(`{"name":"Hal"}`)}, nil
-		}})
+	c := answering(t, in.srv, domain.Revision20251125, true, "Hal", &asked)
 	id := start(t, c, "deferred")
 	v := await(t, c, id, "completed", func(v taskView) bool { return v.Status == "completed" || v.Status == "input_required" })
 	if v.Status != "completed" || text(v) != `task for {"name":"Hal"}` || asked != 1 {
@@ -438,11 +441,7 @@ func (noCreate) Create(context.Context, ports.Task) (ports.Task, error) {
 // call synchronous; answers over the store's bound are -32602.
 func TestStoreTroubles(t *testing.T) {
 	in := newInstance(t, noCreate{memory.NewTaskStore(memory.TaskStoreOptions{})}, 0, nil, new(atomic.Int32))
-	c := hexmcptest.Connect(t, in.srv, hexmcptest.ClientOptions{Revision: domain.Revision20260728,
-		Capabilities: map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ID: map[string]any{}}},
-		Elicitation: func(context.Context, domain.ElicitParams) (*domain.ElicitResult, error) {
-			return &domain.ElicitResult{Action: domain.ElicitAccept, Content: stdjson.RawMessage(`{"name":"Sync"}`)}, nil
-		}})
+	c := answering(t, in.srv, domain.Revision20260728, true, "Sync", nil)
 	var res struct {
 		ResultType string `json:"resultType"`
 		TaskID     string `json:"taskId"`
@@ -497,11 +496,7 @@ func TestMaxRunning(t *testing.T) {
 	x := tasks.New(tasks.Options{MaxRunning: 1, Tools: map[string]tasks.Support{"slow": tasks.Optional, "ask": tasks.Optional}})
 	t.Cleanup(func() { close(release); _ = x.Shutdown(context.Background()) })
 	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: inputTools(release, &runs)})
-	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: domain.Revision20260728,
-		Capabilities: map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ID: map[string]any{}}},
-		Elicitation: func(context.Context, domain.ElicitParams) (*domain.ElicitResult, error) {
-			return &domain.ElicitResult{Action: domain.ElicitAccept, Content: stdjson.RawMessage(`{"name":"Now"}`)}, nil
-		}})
+	c := answering(t, srv, domain.Revision20260728, true, "Now", nil)
 	start(t, c, "slow") // the one run allowed
 	var res struct {
 		ResultType string `json:"resultType"`
