@@ -430,6 +430,25 @@ func TestTaskLogsGoToTheServerLog(t *testing.T) {
 	}
 }
 
+// syncAsk calls ask and checks that it was answered synchronously (no
+// task) with the name the client gives.
+func syncAsk(t *testing.T, c *hexmcptest.Client, name, what string) {
+	t.Helper()
+	var res struct {
+		ResultType string `json:"resultType"`
+		TaskID     string `json:"taskId"`
+		Content    []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := c.Call(context.Background(), "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.ResultType != "complete" || res.TaskID != "" || len(res.Content) != 1 || res.Content[0].Text != `hello {"name":"`+name+`"}` {
+		t.Fatalf("%s: %+v, want the synchronous result", what, res)
+	}
+}
+
 // noCreate is a store that cannot create tasks (Redis unreachable).
 type noCreate struct{ ports.TaskStore }
 
@@ -442,19 +461,7 @@ func (noCreate) Create(context.Context, ports.Task) (ports.Task, error) {
 func TestStoreTroubles(t *testing.T) {
 	in := newInstance(t, noCreate{memory.NewTaskStore(memory.TaskStoreOptions{})}, 0, nil, new(atomic.Int32))
 	c := answering(t, in.srv, domain.Revision20260728, true, "Sync", nil)
-	var res struct {
-		ResultType string `json:"resultType"`
-		TaskID     string `json:"taskId"`
-		Content    []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-	}
-	if err := c.Call(context.Background(), "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}}, &res); err != nil {
-		t.Fatal(err)
-	}
-	if res.ResultType != "complete" || res.TaskID != "" || len(res.Content) != 1 || res.Content[0].Text != `hello {"name":"Sync"}` {
-		t.Fatalf("with a store that cannot create: %+v, want the synchronous result", res)
-	}
+	syncAsk(t, c, "Sync", "with a store that cannot create")
 
 	small := newInstance(t, memory.NewTaskStore(memory.TaskStoreOptions{MaxPayloadBytes: 400}), 0, nil, new(atomic.Int32))
 	c = connectAsk(t, small.srv)
@@ -498,19 +505,7 @@ func TestMaxRunning(t *testing.T) {
 	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: inputTools(release, &runs)})
 	c := answering(t, srv, domain.Revision20260728, true, "Now", nil)
 	start(t, c, "slow") // the one run allowed
-	var res struct {
-		ResultType string `json:"resultType"`
-		TaskID     string `json:"taskId"`
-		Content    []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-	}
-	if err := c.Call(context.Background(), "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}}, &res); err != nil {
-		t.Fatal(err)
-	}
-	if res.ResultType != "complete" || res.TaskID != "" || len(res.Content) != 1 || res.Content[0].Text != `hello {"name":"Now"}` {
-		t.Fatalf("a call past MaxRunning: %+v, want it answered synchronously", res)
-	}
+	syncAsk(t, c, "Now", "a call past MaxRunning")
 }
 
 // A progress message is bounded (1,024 bytes, cut at a character).
