@@ -92,6 +92,9 @@ const (
 	// conflictRetries bounds the retries of a conditional update that
 	// lost a race.
 	conflictRetries = 8
+	// MaxTaskIDBytes bounds the taskId of a request: a longer one is
+	// unknown (-32602) without a store lookup.
+	MaxTaskIDBytes = 256
 )
 
 // Options configures [New]. Zero fields take their defaults.
@@ -862,6 +865,11 @@ func taskID(req app.ExtensionRequest) (string, error) {
 	}
 	if err := stdjson.Unmarshal(req.Params, &p); err != nil || p.TaskID == nil || *p.TaskID == "" {
 		return "", app.InvalidParams("taskId must be a non-empty string")
+	}
+	if len(*p.TaskID) > MaxTaskIDBytes {
+		// No task has such an id (the stores mint 26 characters): the
+		// store is not asked.
+		return "", app.InvalidParams("unknown taskId")
 	}
 	return *p.TaskID, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	stdjson "encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/hexmcp/hexmcp"
@@ -213,6 +214,18 @@ func TestMcpNameMustMatchTaskID(t *testing.T) {
 			t.Errorf("%v: err %v, not passed on", tc.header, err)
 		case tc.code != 0 && (!errors.As(err, &pe) || pe.Code != tc.code || reached != before):
 			t.Errorf("%v: err %v, want %d", tc.header, err, tc.code)
+		}
+	}
+}
+
+// A taskId longer than MaxTaskIDBytes is unknown, whatever it is.
+func TestLongTaskIDUnknown(t *testing.T) {
+	_, srv := setup(t)
+	c := connect(t, srv, true)
+	for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
+		err := c.Call(context.Background(), m, map[string]any{"taskId": strings.Repeat("x", tasks.MaxTaskIDBytes+1), "inputResponses": map[string]any{}}, nil)
+		if code := rpcCode(t, err); code != domain.CodeInvalidParams {
+			t.Fatalf("%s with a long taskId: %d, want -32602", m, code)
 		}
 	}
 }
