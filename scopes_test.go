@@ -16,6 +16,7 @@ import (
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/wiretest"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -200,5 +201,62 @@ func TestAccessTokenOnlyByName(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Fatalf("%s: %s, want %s", name, body, want)
 		}
+	}
+}
+
+// A resource (or a template) that declares scopes is refused to a caller
+// without them on read and on subscribe, over Streamable HTTP with 403 and
+// the challenge; listed all the same; served to one with them.
+func TestResourceScopesOverHTTP(t *testing.T) {
+	srv, err := hexmcp.New(hexmcp.Options{
+		Resources: []hexmcp.Resource{
+			hexmcp.TextResource("files:///public.txt", "public", "open"),
+			hexmcp.TextResource("files:///secret.txt", "secret", "the secret", app.WithScopes("files:write")),
+			hexmcp.NewResourceTemplate("files:///private/{name}", "private", func(_ context.Context, uri string, _ map[string]string) ([]domain.ResourceContents, error) {
+				return []domain.ResourceContents{{URI: uri, Text: "private text"}}, nil
+			}, app.WithScopes("files:write")),
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{ResourceMetadataURL: prm, Logger: ports.NopLogger{}})(srv.HTTPHandler(mcphttp.Options{})))
+	defer hs.Close()
+	read := func(token, uri string) (*http.Response, string) {
+		return postAs(t, hs.URL, token, `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"`+uri+`",`+statelessMeta+`}}`,
+			map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/read", "Mcp-Name": uri})
+	}
+	for _, uri := range []string{"files:///secret.txt", "files:///private/a"} {
+		resp, body := read("reader", uri)
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `scope="files:write"`) || !strings.Contains(body, `"code":-32052`) || !strings.Contains(body, `"id":7`) {
+			t.Fatalf("reader reads %s: %d %q %s", uri, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
+		}
+		// What a scoped read returns depends on who asks: no shared cache
+		// may keep it.
+		if resp, body := read("writer", uri); resp.StatusCode != 200 || !strings.Contains(body, "text") || !strings.Contains(body, `"cacheScope":"private"`) {
+			t.Fatalf("writer reads %s: %d %s", uri, resp.StatusCode, body)
+		}
+	}
+	if resp, body := read("reader", "files:///public.txt"); resp.StatusCode != 200 || !strings.Contains(body, "open") || !strings.Contains(body, `"cacheScope":"public"`) {
+		t.Fatalf("reader reads the public resource: %d %s", resp.StatusCode, body)
+	}
+	// Listed to the reader all the same (scopes are never sent).
+	resp, body := postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","id":8,"method":"resources/list","params":{`+statelessMeta+`}}`,
+		map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/list"})
+	if resp.StatusCode != 200 || !strings.Contains(body, "files:///secret.txt") || strings.Contains(body, "files:write") {
+		t.Fatalf("resources/list: %d %s", resp.StatusCode, body)
+	}
+	// Subscribing (handshake era) is refused likewise.
+	resp, body = postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	sess := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, sess)
+	resp, body = postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"files:///secret.txt"}}`, sess)
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, `"code":-32052`) {
+		t.Fatalf("reader subscribes to the scoped resource: %d %s", resp.StatusCode, body)
 	}
 }

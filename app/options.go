@@ -57,13 +57,16 @@ type commonConfig struct {
 }
 
 // WithScopes names the OAuth scopes a caller must hold, all of them, to
-// call the tool or get the prompt (domain.Tool.Scopes): the engine checks
-// the authenticated principal's scopes (TransportInfo.Principal) on every
-// transport and refuses a caller without them with [CodeInsufficientScope]
-// (over Streamable HTTP: 403 with a WWW-Authenticate challenge naming the
-// scopes, so that the client can ask for them: step-up). A request with no
-// principal at all is refused too. [HideUnauthorized] also hides them from
-// the lists of callers who lack the scopes.
+// call the tool, get the prompt, or read a resource (of a template) and
+// subscribe to it (domain.Tool.Scopes, domain.Resource.Scopes): the engine
+// checks the authenticated principal's scopes (TransportInfo.Principal) on
+// every transport and refuses a caller without them with
+// [CodeInsufficientScope] (over Streamable HTTP: 403 with a
+// WWW-Authenticate challenge naming the scopes, so that the client can ask
+// for them: step-up). A request with no principal at all is refused too.
+// [HideUnauthorized] also hides tools and prompts from the lists of
+// callers who lack the scopes; resources stay listed (and refused on
+// read).
 func WithScopes(scopes ...string) Option {
 	return Option{func(c *commonConfig) { c.scopes = append([]string(nil), scopes...) }}
 }

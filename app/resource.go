@@ -140,9 +140,6 @@ func applyResourceOptions(opts []ResourceOption) *resourceConfig {
 			o.applyResource(c)
 		}
 	}
-	if c.common.scopes != nil {
-		c.setErr("WithScopes is for tools and prompts; resources have no scope check yet")
-	}
 	return c
 }
 
@@ -153,7 +150,7 @@ func NewResource(uri, name string, read ports.ResourceHandler, opts ...ResourceO
 	r := Resource{
 		res: &domain.Resource{
 			URI: uri, Name: name, Title: c.common.title, Description: c.common.description, MimeType: c.mimeType,
-			Size: c.size, Icons: c.common.icons, Annotations: c.annotations, Meta: c.common.meta,
+			Size: c.size, Icons: c.common.icons, Annotations: c.annotations, Meta: c.common.meta, Scopes: c.common.scopes,
 		},
 		handler: read,
 	}
@@ -210,7 +207,7 @@ func NewResourceTemplate(uriTemplate, name string, read ports.ResourceHandler, o
 	r := Resource{
 		tmpl: &domain.ResourceTemplate{
 			URITemplate: uriTemplate, Name: name, Title: c.common.title, Description: c.common.description, MimeType: c.mimeType,
-			Icons: c.common.icons, Annotations: c.annotations, Meta: c.common.meta, RawValues: c.rawValues,
+			Icons: c.common.icons, Annotations: c.annotations, Meta: c.common.meta, Scopes: c.common.scopes, RawValues: c.rawValues,
 		},
 		handler:    read,
 		completers: c.completers,

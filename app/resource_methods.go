@@ -96,18 +96,23 @@ func encodePage[T any](e *Engine, m message, p *wireParams, ci callInfo, member 
 		b = append(b, `,"nextCursor":`...)
 		b = domain.AppendJSONString(b, encodeCursor(key(items[end-1])))
 	}
-	b = e.appendStatelessTail(b, ci)
+	b = e.appendStatelessTail(b, ci, false)
 	return append(b, "}}"...), nil
 }
 
 // appendStatelessTail appends ttlMs and cacheScope where the revision has
-// caching, and _meta in the stateless era.
-func (e *Engine) appendStatelessTail(b []byte, ci callInfo) []byte {
+// caching (cacheScope "private" when private, as for a read that depends
+// on the caller's scopes), and _meta in the stateless era.
+func (e *Engine) appendStatelessTail(b []byte, ci callInfo, private bool) []byte {
 	if ci.features.Caching {
 		b = append(b, `,"ttlMs":`...)
 		b = strconv.AppendInt(b, e.opts.ListTTL.Milliseconds(), 10)
 		b = append(b, `,"cacheScope":"`...)
-		b = append(b, e.cacheScope()...)
+		if private {
+			b = append(b, "private"...)
+		} else {
+			b = append(b, e.cacheScope()...)
+		}
 		b = append(b, '"')
 	}
 	if ci.era == domain.EraStateless {
@@ -169,8 +174,9 @@ func (e *Engine) checkURILength(m message, uri string) *rpcError {
 }
 
 // findResource resolves uri: the registered resource of that URI, else the
-// first template it matches (with the template's variables).
-func (e *Engine) findResource(ctx context.Context, ci callInfo, uri string) (h ports.ResourceHandler, vars map[string]string, mime string, ok bool) {
+// first template it matches (with the template's variables), and the
+// scopes it requires.
+func (e *Engine) findResource(ctx context.Context, ci callInfo, uri string) (h ports.ResourceHandler, vars map[string]string, mime string, scopes []string, ok bool) {
 	var v *Viewer
 	visible := func(key string) bool {
 		if e.opts.Visibility.Resource == nil {
@@ -182,12 +188,12 @@ func (e *Engine) findResource(ctx context.Context, ci callInfo, uri string) (h p
 		return e.resourceVisible(ctx, v, key)
 	}
 	if r, ok := e.resources.Get(uri); ok && visible(r.Resource.URI) {
-		return r.Handler, nil, r.Resource.MimeType, true
+		return r.Handler, nil, r.Resource.MimeType, r.Resource.Scopes, true
 	}
 	if t, vars, ok := e.resources.Match(uri); ok && visible(t.Template.URITemplate) {
-		return t.Handler, vars, t.Template.MimeType, true
+		return t.Handler, vars, t.Template.MimeType, t.Template.Scopes, true
 	}
-	return nil, nil, "", false
+	return nil, nil, "", nil, false
 }
 
 func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
@@ -195,9 +201,12 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 	if rerr != nil {
 		return nil, rerr
 	}
-	h, vars, mime, ok := e.findResource(ctx, ci, uri)
+	h, vars, mime, scopes, ok := e.findResource(ctx, ci, uri)
 	if !ok {
 		return nil, e.resourceNotFound(m, ci, uri)
+	}
+	if rerr := checkScopes(ctx, m.id, scopes); rerr != nil {
+		return nil, rerr
 	}
 	rc := e.newRequestContext(ctx, m, ci)
 	if rerr := e.beginInput(ctx, rc, m, p, uri, nil); rerr != nil {
@@ -243,7 +252,7 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 		}
 	}
 	b = append(b, ']')
-	b = e.appendStatelessTail(b, ci)
+	b = e.appendStatelessTail(b, ci, len(scopes) > 0)
 	return append(b, "}}"...), nil
 }
 
@@ -266,8 +275,12 @@ func (e *Engine) resourcesSubscribe(ctx context.Context, s *session, m message, 
 		s.unsubscribe(uri)
 		return append(appendResponseHead(nil, m.id), "{}}"...), nil
 	}
-	if _, _, _, ok := e.findResource(ctx, ci, uri); !ok {
+	_, _, _, scopes, ok := e.findResource(ctx, ci, uri)
+	if !ok {
 		return nil, e.resourceNotFound(m, ci, uri)
+	}
+	if rerr := checkScopes(ctx, m.id, scopes); rerr != nil {
+		return nil, rerr
 	}
 	switch s.subscribe(uri, e.opts.MaxSubscriptions, e.opts.MaxSubscriptionBytes) {
 	case subscribeTooMany:

@@ -32,6 +32,10 @@ type Resource struct {
 	Annotations *Annotations
 	// Meta is sent as _meta (2025-06-18 on).
 	Meta map[string]any
+	// Scopes are the OAuth scopes a caller must hold, all of them, to
+	// read the resource or subscribe to it (see [Tool.Scopes]); never sent
+	// to clients. Empty: any caller.
+	Scopes []string
 }
 
 // ResourceTemplate describes a family of resources whose URIs follow an
@@ -54,6 +58,10 @@ type ResourceTemplate struct {
 	Annotations *Annotations
 	// Meta is sent as _meta (2025-06-18 on).
 	Meta map[string]any
+	// Scopes are the OAuth scopes a caller must hold to read a resource
+	// of the template or subscribe to it (see [Resource.Scopes]); never
+	// sent to clients.
+	Scopes []string
 	// RawValues hands the template's variables to the handler exactly as
 	// they appear in the URI: not percent-decoded and not checked (see
 	// [ResourceTemplate.Match]). It is not part of the wire form. Off by
