@@ -207,8 +207,12 @@ func TestAccessTokenOnlyByName(t *testing.T) {
 // A resource (or a template) that declares scopes is refused to a caller
 // without them on read and on subscribe, over Streamable HTTP with 403 and
 // the challenge; listed all the same; served to one with them.
-func TestResourceScopesOverHTTP(t *testing.T) {
+// scopedResources serves a public resource, a scoped one and a scoped
+// template behind RequireBearer with tokens.
+func scopedResources(t *testing.T, vis app.Visibility) *httptest.Server {
+	t.Helper()
 	srv, err := hexmcp.New(hexmcp.Options{
+		Visibility: vis,
 		Resources: []hexmcp.Resource{
 			hexmcp.TextResource("files:///public.txt", "public", "open"),
 			hexmcp.TextResource("files:///secret.txt", "secret", "the secret", app.WithScopes("files:write")),
@@ -222,11 +226,29 @@ func TestResourceScopesOverHTTP(t *testing.T) {
 	}
 	t.Cleanup(func() { srv.Close() })
 	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{ResourceMetadataURL: prm, Logger: ports.NopLogger{}})(srv.HTTPHandler(mcphttp.Options{})))
-	defer hs.Close()
-	read := func(token, uri string) (*http.Response, string) {
-		return postAs(t, hs.URL, token, `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"`+uri+`",`+statelessMeta+`}}`,
-			map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/read", "Mcp-Name": uri})
+	t.Cleanup(hs.Close)
+	return hs
+}
+
+// readAs reads uri at hs with token (2026-07-28).
+func readAs(t *testing.T, hs *httptest.Server, token, uri string) (*http.Response, string) {
+	return postAs(t, hs.URL, token, `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"`+uri+`",`+statelessMeta+`}}`,
+		map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/read", "Mcp-Name": uri})
+}
+
+// listAs lists method (resources/list, resources/templates/list) at hs.
+func listAs(t *testing.T, hs *httptest.Server, token, method string) string {
+	resp, body := postAs(t, hs.URL, token, `{"jsonrpc":"2.0","id":8,"method":"`+method+`","params":{`+statelessMeta+`}}`,
+		map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method})
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s: %d %s", method, resp.StatusCode, body)
 	}
+	return body
+}
+
+func TestResourceScopesOverHTTP(t *testing.T) {
+	hs := scopedResources(t, app.Visibility{})
+	read := func(token, uri string) (*http.Response, string) { return readAs(t, hs, token, uri) }
 	for _, uri := range []string{"files:///secret.txt", "files:///private/a"} {
 		resp, body := read("reader", uri)
 		if resp.StatusCode != http.StatusForbidden || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `scope="files:write"`) || !strings.Contains(body, `"code":-32052`) || !strings.Contains(body, `"id":7`) {
@@ -242,13 +264,11 @@ func TestResourceScopesOverHTTP(t *testing.T) {
 		t.Fatalf("reader reads the public resource: %d %s", resp.StatusCode, body)
 	}
 	// Listed to the reader all the same (scopes are never sent).
-	resp, body := postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","id":8,"method":"resources/list","params":{`+statelessMeta+`}}`,
-		map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/list"})
-	if resp.StatusCode != 200 || !strings.Contains(body, "files:///secret.txt") || strings.Contains(body, "files:write") {
-		t.Fatalf("resources/list: %d %s", resp.StatusCode, body)
+	if body := listAs(t, hs, "reader", "resources/list"); !strings.Contains(body, "files:///secret.txt") || strings.Contains(body, "files:write") {
+		t.Fatalf("resources/list: %s", body)
 	}
 	// Subscribing (handshake era) is refused likewise.
-	resp, body = postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
+	resp, body := postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if sid == "" {
 		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
@@ -258,5 +278,30 @@ func TestResourceScopesOverHTTP(t *testing.T) {
 	resp, body = postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"files:///secret.txt"}}`, sess)
 	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, `"code":-32052`) {
 		t.Fatalf("reader subscribes to the scoped resource: %d %s", resp.StatusCode, body)
+	}
+}
+
+// HideUnauthorized hides scoped resources and templates from a caller
+// without the scopes (absent from the lists, read as unknown), and shows
+// them to one with them.
+func TestResourceScopesHidden(t *testing.T) {
+	hs := scopedResources(t, app.HideUnauthorized(app.Visibility{}))
+	if body := listAs(t, hs, "reader", "resources/list"); strings.Contains(body, "secret") || !strings.Contains(body, "public") {
+		t.Fatalf("reader's resources/list: %s", body)
+	}
+	if body := listAs(t, hs, "reader", "resources/templates/list"); strings.Contains(body, "files:///private") {
+		t.Fatalf("reader's resources/templates/list: %s", body)
+	}
+	for _, uri := range []string{"files:///secret.txt", "files:///private/a"} {
+		// Unknown: -32602 in 2026-07-28 (SEP-2164), not the scope challenge.
+		if _, body := readAs(t, hs, "reader", uri); !strings.Contains(body, `"code":-32602`) {
+			t.Fatalf("reader reads hidden %s: %s, want resource not found", uri, body)
+		}
+	}
+	if body := listAs(t, hs, "writer", "resources/list"); !strings.Contains(body, "secret") {
+		t.Fatalf("writer's resources/list: %s", body)
+	}
+	if resp, body := readAs(t, hs, "writer", "files:///private/a"); resp.StatusCode != 200 || !strings.Contains(body, "private text") {
+		t.Fatalf("writer reads the template: %d %s", resp.StatusCode, body)
 	}
 }

@@ -64,9 +64,8 @@ type commonConfig struct {
 // [CodeInsufficientScope] (over Streamable HTTP: 403 with a
 // WWW-Authenticate challenge naming the scopes, so that the client can ask
 // for them: step-up). A request with no principal at all is refused too.
-// [HideUnauthorized] also hides tools and prompts from the lists of
-// callers who lack the scopes; resources stay listed (and refused on
-// read).
+// [HideUnauthorized] also hides them from the lists of callers who lack
+// the scopes.
 func WithScopes(scopes ...string) Option {
 	return Option{func(c *commonConfig) { c.scopes = append([]string(nil), scopes...) }}
 }

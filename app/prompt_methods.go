@@ -204,7 +204,7 @@ func (e *Engine) completionComplete(ctx context.Context, m message, p *wireParam
 		found := false
 		if e.resources != nil {
 			for _, t := range e.resources.ListTemplates() {
-				if t.Template.URITemplate == cp.Ref.URI && (e.opts.Visibility.Resource == nil || e.resourceVisible(ctx, e.viewer(ctx, ci), cp.Ref.URI)) {
+				if t.Template.URITemplate == cp.Ref.URI && (!e.filters(listenResources) || e.resourceVisible(ctx, e.viewer(ctx, ci), cp.Ref.URI, t.Template.Scopes)) {
 					c, found = t.Completers[*cp.Argument.Name], true
 					break
 				}

@@ -123,9 +123,11 @@ func (e *Engine) appendStatelessTail(b []byte, ci callInfo, private bool) []byte
 
 func (e *Engine) resourcesList(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
 	items := e.resources.List()
-	if e.opts.Visibility.Resource != nil {
+	if e.filters(listenResources) {
 		v := e.viewer(ctx, ci)
-		items = slices.DeleteFunc(slices.Clone(items), func(r ports.RegisteredResource) bool { return !e.resourceVisible(ctx, v, r.Resource.URI) })
+		items = slices.DeleteFunc(slices.Clone(items), func(r ports.RegisteredResource) bool {
+			return !e.resourceVisible(ctx, v, r.Resource.URI, r.Resource.Scopes)
+		})
 	}
 	return encodePage(e, m, p, ci, "resources", items,
 		func(r ports.RegisteredResource) string { return r.Resource.URI },
@@ -134,10 +136,10 @@ func (e *Engine) resourcesList(ctx context.Context, m message, p *wireParams, ci
 
 func (e *Engine) resourceTemplatesList(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
 	items := e.resources.ListTemplates()
-	if e.opts.Visibility.Resource != nil {
+	if e.filters(listenResources) {
 		v := e.viewer(ctx, ci)
 		items = slices.DeleteFunc(slices.Clone(items), func(t ports.RegisteredResourceTemplate) bool {
-			return !e.resourceVisible(ctx, v, t.Template.URITemplate)
+			return !e.resourceVisible(ctx, v, t.Template.URITemplate, t.Template.Scopes)
 		})
 	}
 	return encodePage(e, m, p, ci, "resourceTemplates", items,
@@ -178,19 +180,19 @@ func (e *Engine) checkURILength(m message, uri string) *rpcError {
 // scopes it requires.
 func (e *Engine) findResource(ctx context.Context, ci callInfo, uri string) (h ports.ResourceHandler, vars map[string]string, mime string, scopes []string, ok bool) {
 	var v *Viewer
-	visible := func(key string) bool {
-		if e.opts.Visibility.Resource == nil {
+	visible := func(key string, scopes []string) bool {
+		if !e.filters(listenResources) {
 			return true
 		}
 		if v == nil {
 			v = e.viewer(ctx, ci)
 		}
-		return e.resourceVisible(ctx, v, key)
+		return e.resourceVisible(ctx, v, key, scopes)
 	}
-	if r, ok := e.resources.Get(uri); ok && visible(r.Resource.URI) {
+	if r, ok := e.resources.Get(uri); ok && visible(r.Resource.URI, r.Resource.Scopes) {
 		return r.Handler, nil, r.Resource.MimeType, r.Resource.Scopes, true
 	}
-	if t, vars, ok := e.resources.Match(uri); ok && visible(t.Template.URITemplate) {
+	if t, vars, ok := e.resources.Match(uri); ok && visible(t.Template.URITemplate, t.Template.Scopes) {
 		return t.Handler, vars, t.Template.MimeType, t.Template.Scopes, true
 	}
 	return nil, nil, "", nil, false

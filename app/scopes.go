@@ -47,22 +47,16 @@ func checkScopes(ctx context.Context, id jsontext.Value, required []string) *rpc
 	return r
 }
 
-// HideUnauthorized returns v with tools and prompts whose scopes
-// ([WithScopes]) the viewer's principal lacks hidden as well: absent from
-// its lists and answered as unknown, rather than refused with
-// [CodeInsufficientScope]. Use it as Options.Visibility when a client
-// should not learn of tools it cannot call; without it, such tools are
-// listed and refused with a scope challenge (step-up).
+// HideUnauthorized returns v with tools, prompts and resources (and
+// resource templates) whose scopes ([WithScopes]) the viewer's principal
+// lacks hidden as well: absent from its lists and answered as unknown,
+// rather than refused with [CodeInsufficientScope]. Use it as
+// Options.Visibility when a client should not learn of tools it cannot
+// call; without it, such tools are listed and refused with a scope
+// challenge (step-up).
 func HideUnauthorized(v Visibility) Visibility {
 	allowed := func(p *Viewer, scopes []string) bool {
-		if len(scopes) == 0 {
-			return true
-		}
-		var granted []string
-		if p.Principal != nil {
-			granted = p.Principal.Scopes
-		}
-		return domain.MissingScopes(scopes, granted) == nil
+		return len(scopes) == 0 || viewerHolds(p, scopes)
 	}
 	tool, prompt := v.Tool, v.Prompt
 	v.Tool = func(ctx context.Context, p *Viewer, t *domain.Tool) bool {
@@ -71,5 +65,16 @@ func HideUnauthorized(v Visibility) Visibility {
 	v.Prompt = func(ctx context.Context, p *Viewer, pr *domain.Prompt) bool {
 		return allowed(p, pr.Scopes) && (prompt == nil || prompt(ctx, p, pr))
 	}
+	v.hideScoped = true
 	return v
+}
+
+// viewerHolds reports whether the viewer's principal holds every scope of
+// scopes.
+func viewerHolds(p *Viewer, scopes []string) bool {
+	var granted []string
+	if p.Principal != nil {
+		granted = p.Principal.Scopes
+	}
+	return domain.MissingScopes(scopes, granted) == nil
 }

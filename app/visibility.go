@@ -54,6 +54,10 @@ type Visibility struct {
 	Tool     func(ctx context.Context, v *Viewer, t *domain.Tool) bool
 	Resource func(ctx context.Context, v *Viewer, uri string) bool
 	Prompt   func(ctx context.Context, v *Viewer, p *domain.Prompt) bool
+
+	// hideScoped hides the resources whose scopes the viewer lacks
+	// (HideUnauthorized), which Resource cannot see.
+	hideScoped bool
 }
 
 // filters reports whether the engine filters the lists of kind.
@@ -63,7 +67,7 @@ func (e *Engine) filters(kind listenKind) bool {
 	case listenTools:
 		return v.Tool != nil
 	case listenResources:
-		return v.Resource != nil
+		return v.Resource != nil || v.hideScoped
 	case listenPrompts:
 		return v.Prompt != nil
 	}
@@ -99,7 +103,10 @@ func (e *Engine) toolVisible(ctx context.Context, v *Viewer, t *domain.Tool) boo
 	return e.opts.Visibility.Tool == nil || e.opts.Visibility.Tool(ctx, v, t)
 }
 
-func (e *Engine) resourceVisible(ctx context.Context, v *Viewer, uri string) bool {
+func (e *Engine) resourceVisible(ctx context.Context, v *Viewer, uri string, scopes []string) bool {
+	if e.opts.Visibility.hideScoped && len(scopes) > 0 && !viewerHolds(v, scopes) {
+		return false
+	}
 	return e.opts.Visibility.Resource == nil || e.opts.Visibility.Resource(ctx, v, uri)
 }
 
@@ -161,12 +168,12 @@ func (e *Engine) fingerprint(kind listenKind, v *Viewer, s *session) uint64 {
 			break
 		}
 		for _, r := range e.resources.List() {
-			if e.resourceVisible(ctx, v, r.Resource.URI) {
+			if e.resourceVisible(ctx, v, r.Resource.URI, r.Resource.Scopes) {
 				add(r.Resource.URI, r.Resource)
 			}
 		}
 		for _, t := range e.resources.ListTemplates() {
-			if e.resourceVisible(ctx, v, t.Template.URITemplate) {
+			if e.resourceVisible(ctx, v, t.Template.URITemplate, t.Template.Scopes) {
 				add(t.Template.URITemplate, t.Template)
 			}
 		}
