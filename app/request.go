@@ -143,21 +143,8 @@ func (rc *RequestContext) ReportProgress(ctx context.Context, progress, total fl
 	if math.IsNaN(progress) || math.IsInf(progress, 0) {
 		return errors.New("hexmcp: progress must be a finite number")
 	}
-	if sink := rc.progressSink; sink != nil {
-		rc.mu.Lock()
-		defer rc.mu.Unlock()
-		if rc.progressSent && progress <= rc.lastProgress {
-			return ErrProgressNotIncreasing
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rc.lastProgress, rc.progressSent = progress, true
-		sink(ctx, progress, total, message)
-		return nil
-	}
-	w, s := rc.related, rc.info.session
-	if w == nil && s == nil {
+	sink, w, s := rc.progressSink, rc.related, rc.info.session
+	if sink == nil && w == nil && s == nil {
 		return nil
 	}
 	rc.mu.Lock()
@@ -167,6 +154,11 @@ func (rc *RequestContext) ReportProgress(ctx context.Context, progress, total fl
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if sink != nil { // a detached request's (Request.WithProgress)
+		rc.lastProgress, rc.progressSent = progress, true
+		sink(ctx, progress, total, message)
+		return nil
 	}
 	params := struct {
 		ProgressToken jsontext.Value `json:"progressToken"`

@@ -285,10 +285,12 @@ func (t *Tasks) notify(ctx context.Context, task ports.Task) {
 	}
 }
 
+// The causes of a run's end, and errNotClaimed: the task is gone, has
+// ended, or another run (here or at another instance) runs it.
 var (
-	errShutdown  = errors.New("tasks: the server is shutting down")
-	errCancelled = errors.New("tasks: cancelled by the client")
-	errTakenOver = errors.New("tasks: another instance runs the task")
+	errShutdown   = errors.New("tasks: the server is shutting down")
+	errCancelled  = errors.New("tasks: cancelled by the client")
+	errNotClaimed = errors.New("tasks: this instance no longer runs the task")
 )
 
 // state is what the store keeps of a live task for the server
@@ -561,7 +563,7 @@ func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHan
 		return false
 	}
 	if old := t.running[task.ID]; old != nil {
-		old.cancel(errTakenOver)
+		old.cancel(errNotClaimed)
 	}
 	t.running[task.ID] = r
 	t.wg.Add(2)
@@ -668,42 +670,64 @@ func (t *Tasks) supervise(ctx context.Context, r *run, id, own string) {
 		}
 		throttle = nil
 		lastWrite = time.Now()
-		for range conflictRetries {
-			task, err := t.store().Get(ctx, id, own)
-			if errors.Is(err, ports.ErrTaskNotFound) || err == nil && task.Status.Terminal() {
-				r.cancel(errCancelled)
-				return
-			}
-			if err != nil {
-				if ctx.Err() == nil {
-					t.log.Log(ctx, ports.LevelError, "tasks: reading a running task failed", ports.F("task", id), ports.F("error", err))
-				}
-				break
-			}
-			st, err := decodeState(task)
-			if err != nil || st.Runner != t.instance {
-				r.cancel(errTakenOver)
-				return
-			}
-			st.Lease = t.leaseEnd()
-			sm := task.StatusMessage
+		var before string
+		updated, err := t.updateClaimed(ctx, id, own, func(cur ports.Task, st state) ports.TaskUpdate {
+			before = cur.StatusMessage
+			sm := cur.StatusMessage
 			if haveMsg {
 				sm = msg
 			}
-			updated, err := t.store().Update(ctx, id, own, ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: sm, State: st.encode(), IfVersion: task.Version})
-			if errors.Is(err, ports.ErrTaskConflict) {
-				continue
-			}
-			if err == nil && sm != task.StatusMessage {
+			st.Lease = t.leaseEnd()
+			return ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: sm, State: st.encode()}
+		})
+		switch {
+		case errors.Is(err, errNotClaimed):
+			r.cancel(errNotClaimed) // cancelled, dropped, or run by another instance now
+			return
+		case err == nil:
+			if updated.StatusMessage != before {
 				t.notify(ctx, updated)
 			}
-			if err != nil && ctx.Err() == nil && !errors.Is(err, ports.ErrTaskTransition) {
-				t.log.Log(ctx, ports.LevelError, "tasks: renewing a task's claim failed", ports.F("task", id), ports.F("error", err))
-			}
 			haveMsg = false
-			break
+		case ctx.Err() == nil:
+			// Redis unreachable, say: the next tick tries again.
+			t.log.Log(ctx, ports.LevelError, "tasks: renewing a task's claim failed", ports.F("task", id), ports.F("error", err))
 		}
 	}
+}
+
+// updateClaimed applies the update change makes of a task this instance
+// runs (its state names this instance as the runner) as a conditional
+// update, read again and retried when another change came first. It
+// returns errNotClaimed when the task is gone, ended or another
+// instance's.
+func (t *Tasks) updateClaimed(ctx context.Context, id, own string, change func(cur ports.Task, st state) ports.TaskUpdate) (ports.Task, error) {
+	for range conflictRetries {
+		cur, err := t.store().Get(ctx, id, own)
+		switch {
+		case errors.Is(err, ports.ErrTaskNotFound):
+			return ports.Task{}, errNotClaimed
+		case err != nil:
+			return ports.Task{}, err
+		case cur.Status.Terminal():
+			return ports.Task{}, errNotClaimed
+		}
+		st, err := decodeState(cur)
+		if err != nil || st.Runner != t.instance {
+			return ports.Task{}, errNotClaimed
+		}
+		u := change(cur, st)
+		u.IfVersion = cur.Version
+		updated, err := t.store().Update(ctx, id, own, u)
+		switch {
+		case errors.Is(err, ports.ErrTaskConflict):
+			continue
+		case errors.Is(err, ports.ErrTaskTransition):
+			return ports.Task{}, errNotClaimed // it ended meanwhile
+		}
+		return updated, err
+	}
+	return ports.Task{}, fmt.Errorf("tasks: task %s changed %d times while this instance wrote it: %w", id, conflictRetries, ports.ErrTaskConflict)
 }
 
 // finish writes the end of a run: input_required with the handler's
@@ -715,7 +739,7 @@ func (t *Tasks) finish(ctx, runCtx context.Context, task ports.Task, st state, r
 	case errShutdown:
 		t.release(ctx, task.ID, task.Owner)
 		return
-	case errCancelled, errTakenOver:
+	case errCancelled, errNotClaimed:
 		return
 	}
 	u := ports.TaskUpdate{Status: ports.TaskCompleted, Result: res}
@@ -733,36 +757,20 @@ func (t *Tasks) finish(ctx, runCtx context.Context, task ports.Task, st state, r
 	t.write(ctx, task.ID, task.Owner, u)
 }
 
-// write applies u to a task this instance runs, if it still does (a
-// conditional update: the claim is checked against the stored state).
+// write applies u to a task this instance runs, if it still does, and
+// notifies its listeners. A result over the store's bound fails the task.
 func (t *Tasks) write(ctx context.Context, id, own string, u ports.TaskUpdate) {
-	for range conflictRetries {
-		cur, err := t.store().Get(ctx, id, own)
-		if err != nil || cur.Status.Terminal() {
-			if err != nil && !errors.Is(err, ports.ErrTaskNotFound) {
-				t.log.Log(ctx, ports.LevelError, "tasks: reading a task failed", ports.F("task", id), ports.F("error", err))
-			}
-			return
-		}
-		if st, err := decodeState(cur); err != nil || st.Runner != t.instance {
-			return // another instance runs it now
-		}
-		u.IfVersion = cur.Version
-		updated, err := t.store().Update(ctx, id, own, u)
-		if err == nil {
-			t.notify(ctx, updated)
-		}
-		switch {
-		case errors.Is(err, ports.ErrTaskConflict):
-			continue
-		case errors.Is(err, ports.ErrTaskTooLarge):
-			t.log.Log(ctx, ports.LevelError, "tasks: a task's result is over the store's bound", ports.F("task", id), ports.F("error", err))
-			u = ports.TaskUpdate{Status: ports.TaskFailed, Error: errorObject(nil)}
-			continue
-		case err != nil && !errors.Is(err, ports.ErrTaskTransition):
-			t.log.Log(ctx, ports.LevelError, "tasks: writing a task failed", ports.F("task", id), ports.F("error", err))
-		}
-		return
+	updated, err := t.updateClaimed(ctx, id, own, func(ports.Task, state) ports.TaskUpdate { return u })
+	if errors.Is(err, ports.ErrTaskTooLarge) {
+		t.log.Log(ctx, ports.LevelError, "tasks: a task's result is over the store's bound", ports.F("task", id), ports.F("error", err))
+		failed := ports.TaskUpdate{Status: ports.TaskFailed, Error: errorObject(nil)}
+		updated, err = t.updateClaimed(ctx, id, own, func(ports.Task, state) ports.TaskUpdate { return failed })
+	}
+	switch {
+	case err == nil:
+		t.notify(ctx, updated)
+	case !errors.Is(err, errNotClaimed):
+		t.log.Log(ctx, ports.LevelError, "tasks: writing a task failed", ports.F("task", id), ports.F("error", err))
 	}
 }
 
@@ -775,23 +783,12 @@ func (t *Tasks) fail(ctx context.Context, task ports.Task, err error) {
 // release gives up this instance's claim on a working task, so that
 // another instance runs it at its next tasks/get.
 func (t *Tasks) release(ctx context.Context, id, own string) {
-	for range conflictRetries {
-		cur, err := t.store().Get(ctx, id, own)
-		if err != nil || cur.Status != ports.TaskWorking {
-			return
-		}
-		st, err := decodeState(cur)
-		if err != nil || st.Runner != t.instance {
-			return
-		}
+	_, err := t.updateClaimed(ctx, id, own, func(cur ports.Task, st state) ports.TaskUpdate {
 		st.Runner, st.Lease = "", 0
-		_, err = t.store().Update(ctx, id, own, ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: cur.StatusMessage, State: st.encode(), IfVersion: cur.Version})
-		if !errors.Is(err, ports.ErrTaskConflict) {
-			if err != nil {
-				t.log.Log(ctx, ports.LevelWarn, "tasks: releasing a task failed; another instance runs it once its claim expires", ports.F("task", id), ports.F("error", err))
-			}
-			return
-		}
+		return ports.TaskUpdate{Status: cur.Status, StatusMessage: cur.StatusMessage, InputRequests: cur.InputRequests, State: st.encode()}
+	})
+	if err != nil && !errors.Is(err, errNotClaimed) {
+		t.log.Log(ctx, ports.LevelWarn, "tasks: releasing a task failed; another instance runs it once its claim expires", ports.F("task", id), ports.F("error", err))
 	}
 }
 
