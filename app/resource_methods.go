@@ -180,14 +180,14 @@ func (e *Engine) checkURILength(m message, uri string) *rpcError {
 // scopes it requires.
 func (e *Engine) findResource(ctx context.Context, ci callInfo, uri string) (h ports.ResourceHandler, vars map[string]string, mime string, scopes []string, ok bool) {
 	var v *Viewer
-	visible := func(key string, scopes []string) bool {
+	visible := func(key string, need []string) bool {
 		if !e.filters(listenResources) {
 			return true
 		}
 		if v == nil {
 			v = e.viewer(ctx, ci)
 		}
-		return e.resourceVisible(ctx, v, key, scopes)
+		return e.resourceVisible(ctx, v, key, need)
 	}
 	if r, ok := e.resources.Get(uri); ok && visible(r.Resource.URI, r.Resource.Scopes) {
 		return r.Handler, nil, r.Resource.MimeType, r.Resource.Scopes, true
