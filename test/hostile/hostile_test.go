@@ -50,7 +50,8 @@ const peakRSSBound = 512 << 20
 
 // enabled reports whether the attack named is to run: all of them, unless
 // HOSTILE_ONLY lists some (comma-separated: listen, fatlisten, wslisten,
-// sessions, sseread, sseunread, ws), to see what one costs.
+// sessions, sseread, sseunread, ws; and the second round's taskpad,
+// taskquota, fatcaps, slowbody, heldcalls, deep), to see what one costs.
 func enabled(name string) bool {
 	only := os.Getenv("HOSTILE_ONLY")
 	return only == "" || slices.Contains(strings.Split(only, ","), name)
@@ -576,6 +577,7 @@ func TestHostileClients(t *testing.T) {
 
 	var listens, fatListens, wsListens, sessions, subs, sseRead, sseUnread tally
 	var wsClosed atomic.Int64
+	var r2 round2
 	var attack sync.WaitGroup
 	for _, ip := range []string{"127.0.0.2", "127.0.0.3"} {
 		c := clientFrom(ip, 30*time.Second)
@@ -604,6 +606,7 @@ func TestHostileClients(t *testing.T) {
 				wsClosed.Add(1)
 			}
 		})
+		startRound2(ctx, &attack, c, srv.base, ip, k, &r2)
 	}
 
 	stop := make(chan struct{})
@@ -622,6 +625,7 @@ func TestHostileClients(t *testing.T) {
 	t.Logf("during the attack: peak RSS %.1f MiB (bound %d MiB); well-behaved calls %d, p50 %v p99 %v",
 		float64(peak)/(1<<20), peakRSSBound>>20, len(during), percentile(during, .5), percentile(during, .99))
 
+	checkRound2(t, srv.base, &r2)
 	if peak > peakRSSBound {
 		t.Errorf("the server's peak RSS was %.1f MiB, over the %d MiB the limits allow", float64(peak)/(1<<20), peakRSSBound>>20)
 	}
