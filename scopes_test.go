@@ -1,12 +1,15 @@
 package hexmcp_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -211,6 +214,18 @@ func TestAccessTokenOnlyByName(t *testing.T) {
 // template behind RequireBearer with tokens.
 func scopedResources(t *testing.T, vis app.Visibility) *httptest.Server {
 	t.Helper()
+	_, hs := scopedResourceServer(t, vis)
+	return hs
+}
+
+// scopedResourceServer is scopedResources with the server itself, which
+// also has a scoped prompt; the scoped prompt's argument and the scoped
+// template's variable have completers.
+func scopedResourceServer(t *testing.T, vis app.Visibility) (*hexmcp.Server, *httptest.Server) {
+	t.Helper()
+	secrets := func(context.Context, string, map[string]string) ([]string, error) {
+		return []string{"secret-plan"}, nil
+	}
 	srv, err := hexmcp.New(hexmcp.Options{
 		Visibility: vis,
 		Resources: []hexmcp.Resource{
@@ -218,7 +233,12 @@ func scopedResources(t *testing.T, vis app.Visibility) *httptest.Server {
 			hexmcp.TextResource("files:///secret.txt", "secret", "the secret", app.WithScopes("files:write")),
 			hexmcp.NewResourceTemplate("files:///private/{name}", "private", func(_ context.Context, uri string, _ map[string]string) ([]domain.ResourceContents, error) {
 				return []domain.ResourceContents{{URI: uri, Text: "private text"}}, nil
-			}, app.WithScopes("files:write")),
+			}, app.WithScopes("files:write"), hexmcp.WithTemplateCompleter("name", secrets)),
+		},
+		Prompts: []hexmcp.Prompt{
+			hexmcp.NewPrompt("review", func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
+				return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text("review it"))}}, nil
+			}, hexmcp.WithArgument(domain.PromptArgument{Name: "file"}, secrets), app.WithScopes("files:write")),
 		},
 	})
 	if err != nil {
@@ -227,7 +247,7 @@ func scopedResources(t *testing.T, vis app.Visibility) *httptest.Server {
 	t.Cleanup(func() { srv.Close() })
 	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{ResourceMetadataURL: prm, Logger: ports.NopLogger{}})(srv.HTTPHandler(mcphttp.Options{})))
 	t.Cleanup(hs.Close)
-	return hs
+	return srv, hs
 }
 
 // readAs reads uri at hs with token (2026-07-28).
@@ -303,5 +323,226 @@ func TestResourceScopesHidden(t *testing.T) {
 	}
 	if resp, body := readAs(t, hs, "writer", "files:///private/a"); resp.StatusCode != 200 || !strings.Contains(body, "private text") {
 		t.Fatalf("writer reads the template: %d %s", resp.StatusCode, body)
+	}
+}
+
+// sseEvents are the data of an SSE response's events, as they come.
+type sseEvents chan string
+
+func readEvents(body io.Reader) sseEvents {
+	ch := make(sseEvents, 64)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(body)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && data != "" {
+				ch <- data
+			}
+		}
+	}()
+	return ch
+}
+
+// next is the next event's data.
+func (ev sseEvents) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case d, ok := <-ev:
+		if !ok {
+			t.Fatal("the stream ended")
+		}
+		return d
+	case <-time.After(30 * time.Second):
+		t.Fatal("no event")
+	}
+	return ""
+}
+
+// listenAs sends a 2026-07-28 subscriptions/listen request of id at hs
+// with token, asking for notifications (a JSON object). An SSE stream
+// comes back as its events (the response ends with the test); any other
+// answer as its body.
+func listenAs(t *testing.T, hs *httptest.Server, token string, id int, notifications string) (*http.Response, sseEvents, string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{"notifications":%s,%s}}`, id, notifications, statelessMeta)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, readEvents(resp.Body), ""
+	}
+	b, _ := io.ReadAll(resp.Body)
+	return resp, nil, string(b)
+}
+
+// ackOf is the acknowledgement of listen request id for notifications.
+func ackOf(id int, notifications string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%d},"notifications":%s}}`, id, notifications)
+}
+
+// updatedOf is notifications/resources/updated of uri on listen stream id.
+func updatedOf(id int, uri string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%d},"uri":%q}}`, id, uri)
+}
+
+// Following a resource on a listen stream takes what subscribing takes: a
+// caller without a scoped resource's (or template's) scopes is refused as
+// resources/subscribe refuses it (-32052, over HTTP a 403 whose challenge
+// names the scopes: step-up), never streamed its updates; one with them is
+// acknowledged and told.
+func TestListenResourceScopesOverHTTP(t *testing.T) {
+	srv, hs := scopedResourceServer(t, app.Visibility{})
+	for i, uri := range []string{"files:///secret.txt", "files:///private/a"} {
+		id := 30 + i
+		resp, ev, body := listenAs(t, hs, "reader", id, `{"toolsListChanged":true,"resourceSubscriptions":["files:///public.txt","`+uri+`"]}`)
+		ch := resp.Header.Get("WWW-Authenticate")
+		if ev != nil {
+			srv.NotifyResourceUpdated(uri)
+			t.Fatalf("reader listens to %s: a stream (%d): %s then %s", uri, resp.StatusCode, ev.next(t), ev.next(t))
+		}
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(ch, `error="insufficient_scope"`) || !strings.Contains(ch, `scope="files:write"`) ||
+			!strings.Contains(body, `"code":-32052`) || !strings.Contains(body, fmt.Sprintf(`"id":%d`, id)) || !strings.Contains(body, `"missing":["files:write"]`) {
+			t.Fatalf("reader listens to %s: %d %q %s", uri, resp.StatusCode, ch, body)
+		}
+	}
+	// The writer holds the scope: acknowledged and told.
+	_, ev, body := listenAs(t, hs, "writer", 40, `{"resourceSubscriptions":["files:///secret.txt","files:///private/a"]}`)
+	if ev == nil {
+		t.Fatalf("writer's listen: %s", body)
+	}
+	if got, want := ev.next(t), ackOf(40, `{"resourceSubscriptions":["files:///secret.txt","files:///private/a"]}`); got != want {
+		t.Fatalf("writer's acknowledgement %s, want %s", got, want)
+	}
+	if n := srv.NotifyResourceUpdated("files:///private/a"); n != 1 {
+		t.Fatalf("NotifyResourceUpdated told %d", n)
+	}
+	if got, want := ev.next(t), updatedOf(40, "files:///private/a"); got != want {
+		t.Fatalf("writer got %s, want %s", got, want)
+	}
+}
+
+// Under HideUnauthorized a resource hidden from the caller is followed no
+// more than an unknown one: left out of the acknowledgement (the subset the
+// server honors) exactly as a URI that does not exist, and its updates
+// never streamed.
+func TestListenResourceHiddenOverHTTP(t *testing.T) {
+	srv, hs := scopedResourceServer(t, app.HideUnauthorized(app.Visibility{}))
+	_, ev, body := listenAs(t, hs, "reader", 50, `{"resourceSubscriptions":["files:///secret.txt","files:///private/a","files:///nothing.txt","files:///public.txt"]}`)
+	if ev == nil {
+		t.Fatalf("reader's listen: %s", body)
+	}
+	if got, want := ev.next(t), ackOf(50, `{"resourceSubscriptions":["files:///public.txt"]}`); got != want {
+		t.Fatalf("acknowledgement %s, want %s", got, want)
+	}
+	for _, uri := range []string{"files:///secret.txt", "files:///private/a", "files:///nothing.txt"} {
+		if n := srv.NotifyResourceUpdated(uri); n != 0 {
+			t.Errorf("NotifyResourceUpdated(%s) told %d", uri, n)
+		}
+	}
+	srv.NotifyResourceUpdated("files:///public.txt")
+	// Notices are written in the order they come: a hidden one would be first.
+	if got, want := ev.next(t), updatedOf(50, "files:///public.txt"); got != want {
+		t.Fatalf("reader got %s, want %s", got, want)
+	}
+	// The writer sees them: acknowledged.
+	_, ev, body = listenAs(t, hs, "writer", 51, `{"resourceSubscriptions":["files:///secret.txt","files:///private/a","files:///nothing.txt"]}`)
+	if ev == nil {
+		t.Fatalf("writer's listen: %s", body)
+	}
+	if got, want := ev.next(t), ackOf(51, `{"resourceSubscriptions":["files:///secret.txt","files:///private/a"]}`); got != want {
+		t.Fatalf("writer's acknowledgement %s, want %s", got, want)
+	}
+}
+
+// Visibility is decided when a notification is delivered, not only when
+// the stream opened: once the Visibility hides a resource (and the server
+// says so, VisibilityChanged), its updates no longer reach a stream that
+// followed it.
+func TestListenResourceHiddenLaterOverHTTP(t *testing.T) {
+	var hide atomic.Bool
+	srv, hs := scopedResourceServer(t, app.Visibility{Resource: func(_ context.Context, _ *app.Viewer, uri string) bool {
+		return uri != "files:///public.txt" || !hide.Load()
+	}})
+	_, ev, body := listenAs(t, hs, "writer", 60, `{"resourceSubscriptions":["files:///public.txt","files:///secret.txt"]}`)
+	if ev == nil {
+		t.Fatalf("listen: %s", body)
+	}
+	if got, want := ev.next(t), ackOf(60, `{"resourceSubscriptions":["files:///public.txt","files:///secret.txt"]}`); got != want {
+		t.Fatalf("acknowledgement %s, want %s", got, want)
+	}
+	srv.NotifyResourceUpdated("files:///public.txt")
+	if got, want := ev.next(t), updatedOf(60, "files:///public.txt"); got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	hide.Store(true)
+	srv.VisibilityChanged()
+	if n := srv.NotifyResourceUpdated("files:///public.txt"); n != 0 {
+		t.Errorf("a hidden resource's update told %d", n)
+	}
+	srv.NotifyResourceUpdated("files:///secret.txt")
+	if got, want := ev.next(t), updatedOf(60, "files:///secret.txt"); got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}
+
+// completion/complete of a scoped prompt's argument or a scoped template's
+// variable is refused to a caller without the scopes as prompts/get and
+// resources/read refuse it (-32052, 403 with the challenge over HTTP),
+// in both eras; the completer is not run for it. Under HideUnauthorized
+// the prompt or template is unknown to that caller.
+func TestCompletionScopesOverHTTP(t *testing.T) {
+	refs := map[string]string{
+		"prompt":   `"ref":{"type":"ref/prompt","name":"review"},"argument":{"name":"file","value":"s"}`,
+		"template": `"ref":{"type":"ref/resource","uri":"files:///private/{name}"},"argument":{"name":"name","value":"s"}`,
+	}
+	stateless := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "completion/complete"}
+	_, hs := scopedResourceServer(t, app.Visibility{})
+	resp, body := postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	sess := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, sess)
+	for name, ref := range refs {
+		for era, call := range map[string]struct {
+			body string
+			hdr  map[string]string
+		}{
+			"stateless": {`{"jsonrpc":"2.0","id":9,"method":"completion/complete","params":{` + ref + `,` + statelessMeta + `}}`, stateless},
+			"handshake": {`{"jsonrpc":"2.0","id":9,"method":"completion/complete","params":{` + ref + `}}`, sess},
+		} {
+			resp, body := postAs(t, hs.URL, "reader", call.body, call.hdr)
+			ch := resp.Header.Get("WWW-Authenticate")
+			if resp.StatusCode != http.StatusForbidden || !strings.Contains(ch, `scope="files:write"`) || !strings.Contains(body, `"code":-32052`) ||
+				!strings.Contains(body, `"id":9`) || strings.Contains(body, "secret-plan") {
+				t.Errorf("%s %s, reader: %d %q %s", era, name, resp.StatusCode, ch, body)
+			}
+		}
+		call := `{"jsonrpc":"2.0","id":9,"method":"completion/complete","params":{` + ref + `,` + statelessMeta + `}}`
+		if resp, body := postAs(t, hs.URL, "writer", call, stateless); resp.StatusCode != 200 || !strings.Contains(body, `"values":["secret-plan"]`) {
+			t.Errorf("%s, writer: %d %s", name, resp.StatusCode, body)
+		}
+	}
+	_, hs = scopedResourceServer(t, app.HideUnauthorized(app.Visibility{}))
+	for name, ref := range refs {
+		call := `{"jsonrpc":"2.0","id":9,"method":"completion/complete","params":{` + ref + `,` + statelessMeta + `}}`
+		if _, body := postAs(t, hs.URL, "reader", call, stateless); !strings.Contains(body, `"code":-32602`) || !strings.Contains(body, "unknown") {
+			t.Errorf("%s hidden, reader: %s", name, body)
+		}
+		if resp, body := postAs(t, hs.URL, "writer", call, stateless); resp.StatusCode != 200 || !strings.Contains(body, `"values":["secret-plan"]`) {
+			t.Errorf("%s hidden, writer: %d %s", name, resp.StatusCode, body)
+		}
 	}
 }

@@ -26,3 +26,15 @@ func TestBatchRefusesStatelessMembers(t *testing.T) {
 		t.Fatalf("the stateless member ran (%d times)", ran)
 	}
 }
+
+// A batch nested deeper than app.MaxNestingDepth is valid JSON: it is
+// refused naming the limit (no member can be told apart, so no id), and
+// the connection goes on.
+func TestBatchNestedTooDeep(t *testing.T) {
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}))
+	c.initialize("2025-03-26")
+	k := app.MaxNestingDepth
+	got := c.roundTrip(`[{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":` + strings.Repeat("[", k) + strings.Repeat("]", k) + `}}]`)
+	equalJSON(t, got, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: the message nests objects and arrays deeper than 10000 levels, the most this server reads","data":{"limit":"maxNestingDepth","max":10000}}}`)
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`), `{"jsonrpc":"2.0","id":2,"result":{}}`)
+}

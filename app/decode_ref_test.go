@@ -4,8 +4,6 @@ package app
 // pass (kept as the reference of the parity tests, not used otherwise).
 
 import (
-	"errors"
-
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -38,22 +36,10 @@ type refMessage struct {
 func refDecodeMessage(raw []byte) (refMessage, *rpcError) {
 	var w refWireMessage
 	if err := json.Unmarshal(raw, &w); err != nil {
-		// Only on this error path: read the id again, tolerantly, so that
-		// a request refused for what its params hold is still answered
-		// with its id (see readID).
-		var se *jsontext.SyntacticError
-		switch {
-		case errors.Is(err, jsontext.ErrDuplicateName):
-			id, _ := readID(raw, true)
-			return refMessage{id: id}, newRPCError(id, domain.CodeInvalidRequest, "Invalid Request: duplicate member name", pointerData(err))
-		case errors.As(err, &se):
-			if id, ok := readID(raw, true); ok {
-				// well-formed but for invalid UTF-8 (RFC 8259 section 8.1)
-				return refMessage{id: id}, newRPCError(id, domain.CodeParseError, "Parse error: the message is not valid UTF-8", pointerData(err))
-			}
-			return refMessage{}, newRPCError(nil, domain.CodeParseError, "Parse error: the message is not valid JSON", nil)
-		}
-		return refMessage{}, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: a message must be a JSON-RPC 2.0 object", nil)
+		// The error path is the engine's (decodeError): the parity
+		// tests compare what each decoder reads.
+		m, rerr := decodeError(raw, err)
+		return refMessage{id: m.id}, rerr
 	}
 	var m refMessage
 	// The id is checked first so that later errors can answer it.

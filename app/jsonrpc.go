@@ -297,24 +297,48 @@ func decodeMessageSlowly(raw []byte) (message, *rpcError) {
 	return w.message()
 }
 
+// MaxNestingDepth is the deepest nesting of objects and arrays an incoming
+// message may have, the message itself being level 1 (a 2025-03-26 batch
+// is a level too): the bound of the JSON decoder the engine reads with,
+// which no option raises (RFC 8259 section 9 lets a parser set one). A
+// message nested deeper is valid JSON, refused with -32600 "Invalid
+// Request" naming the limit, data {"limit":"maxNestingDepth","max":10000},
+// and the request's id when it can be read (over HTTP: 400).
+const MaxNestingDepth = 10000
+
 // decodeError is the error to send for a message the decoder refused. Only
 // on this error path is the id read again, tolerantly, so that a request
 // refused for what its params hold is still answered with its id (see
-// readID).
+// readID, and nesting for a message nested past the decoder's bound).
 func decodeError(raw []byte, err error) (message, *rpcError) {
 	var se *jsontext.SyntacticError
 	switch {
 	case errors.Is(err, jsontext.ErrDuplicateName):
-		id, _ := readID(raw, true)
+		id, ok := readID(raw, true)
+		if !ok {
+			if nid, depth, ok := nesting(raw); ok && depth > MaxNestingDepth {
+				id = nid // nested too deep for readID, after the duplicate
+			}
+		}
 		return message{id: id}, newRPCError(id, domain.CodeInvalidRequest, "Invalid Request: duplicate member name", pointerData(err))
 	case errors.As(err, &se):
 		if id, ok := readID(raw, true); ok {
 			// well-formed but for invalid UTF-8 (RFC 8259 section 8.1)
 			return message{id: id}, newRPCError(id, domain.CodeParseError, "Parse error: the message is not valid UTF-8", pointerData(err))
 		}
+		if id, depth, ok := nesting(raw); ok && depth > MaxNestingDepth {
+			return message{id: id}, tooDeepError(id)
+		}
 		return message{}, newRPCError(nil, domain.CodeParseError, "Parse error: the message is not valid JSON", nil)
 	}
 	return message{}, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: a message must be a JSON-RPC 2.0 object", nil)
+}
+
+// tooDeepError answers a message nested deeper than MaxNestingDepth.
+func tooDeepError(id jsontext.Value) *rpcError {
+	return newRPCError(id, domain.CodeInvalidRequest,
+		"Invalid Request: the message nests objects and arrays deeper than "+strconv.Itoa(MaxNestingDepth)+" levels, the most this server reads",
+		map[string]any{"limit": "maxNestingDepth", "max": MaxNestingDepth})
 }
 
 // message checks the members read and makes the message.

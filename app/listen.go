@@ -119,7 +119,7 @@ type notice struct {
 // again.
 type listener struct {
 	client listenClient
-	view   *Viewer   // who listens (Visibility; nil when nothing is filtered)
+	view   *Viewer   // who listens (Visibility, scopes)
 	seen   seenLists // fingerprints of the lists it saw
 	kinds  [3]bool   // by listenKind
 	uris   map[string]struct{}
@@ -219,6 +219,10 @@ func (e *Engine) listen(ctx context.Context, s *session, m message, p *wireParam
 	if rerr != nil {
 		return nil, rerr
 	}
+	l.view = e.viewer(ctx, ci)
+	if rerr := e.followable(ctx, id, l, acked); rerr != nil {
+		return nil, rerr
+	}
 	if rerr := e.acceptTopics(ctx, s, m, p, ci, l, f, acked); rerr != nil {
 		return nil, rerr
 	}
@@ -248,7 +252,6 @@ func (e *Engine) listen(ctx context.Context, s *session, m message, p *wireParam
 		l.client.conn = s
 	}
 	if e.filtersAny() {
-		l.view = e.viewer(ctx, ci)
 		e.recordSeen(l.view, nil, l)
 	}
 	if rerr := e.addListener(id, l); rerr != nil {
@@ -286,6 +289,9 @@ func (e *Engine) listen(ctx context.Context, s *session, m message, p *wireParam
 				n, params, ok := l.next()
 				if !ok {
 					break
+				}
+				if n.uri != "" && !e.mayFollow(ctx, l.view, n.uri) {
+					continue // hidden (or gone) since it was queued
 				}
 				msg := encodeNotice(id, n)
 				if n.topic != "" {
@@ -343,6 +349,51 @@ func (e *Engine) newListener(id jsontext.Value, filter jsontext.Value) (*listene
 		acked["resourceSubscriptions"] = uris
 	}
 	return l, f, acked, nil
+}
+
+// followable keeps, of the URIs a listen stream asks to follow
+// (resourceSubscriptions), those its caller may follow, by the rule of
+// resources/subscribe (mayFollow). A URI the server cannot read (unknown)
+// and one hidden from the caller (Visibility, HideUnauthorized) are left
+// out of the acknowledgement, which lists what the server honors, alike.
+// A resource or template whose scopes ([WithScopes]) the caller lacks
+// refuses the request, as subscribe does, with [CodeInsufficientScope]:
+// data names every scope the refused URIs need and, in "uris", those URIs
+// (over HTTP a 403 whose challenge names the scopes: step-up).
+func (e *Engine) followable(ctx context.Context, id jsontext.Value, l *listener, acked map[string]any) *rpcError {
+	uris, _ := acked["resourceSubscriptions"].([]string)
+	if len(uris) == 0 {
+		return nil
+	}
+	viewer := func() *Viewer { return l.view }
+	kept := make([]string, 0, len(uris))
+	var refused, need []string
+	for _, u := range uris {
+		_, _, _, scopes, ok := e.resolveResource(ctx, u, viewer)
+		switch {
+		case !ok:
+			delete(l.uris, u)
+		case !viewerHolds(l.view, scopes):
+			refused = append(refused, u)
+			for _, sc := range scopes {
+				if !slices.Contains(need, sc) {
+					need = append(need, sc)
+				}
+			}
+		default:
+			kept = append(kept, u)
+		}
+	}
+	if refused != nil {
+		return insufficientScope(id, need, viewerScopes(l.view), map[string]any{"uris": refused})
+	}
+	if len(kept) == 0 {
+		l.uris = nil
+		delete(acked, "resourceSubscriptions")
+		return nil
+	}
+	acked["resourceSubscriptions"] = kept
+	return nil
 }
 
 // acceptTopics asks each extension whose topic the listen request names
@@ -607,8 +658,9 @@ func (e *Engine) notifyListeners(kind listenKind, method string) {
 }
 
 // notifyResourceListeners queues notifications/resources/updated for the
-// listen streams subscribed to uri and reports how many there were. It
-// never waits for a stream.
+// listen streams subscribed to uri whose caller may follow it now
+// (mayFollow: visibility and scopes are decided at delivery too) and
+// reports how many there were. It never waits for a stream.
 func (e *Engine) notifyResourceListeners(uri string) int {
 	e.mu.Lock()
 	var targets []*listener
@@ -618,10 +670,15 @@ func (e *Engine) notifyResourceListeners(uri string) int {
 		}
 	}
 	e.mu.Unlock()
+	told := 0
 	for _, l := range targets {
+		if !e.mayFollow(context.Background(), l.view, uri) {
+			continue
+		}
 		l.push(notice{method: "notifications/resources/updated", uri: uri}, nil)
+		told++
 	}
-	return len(targets)
+	return told
 }
 
 // topicNotice is the Data of a ports.NoticeTopic: an extension's

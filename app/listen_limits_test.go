@@ -14,6 +14,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -168,8 +169,10 @@ func TestListenSubscriptionLimits(t *testing.T) {
 	invalid(listen("2", "test://"+strings.Repeat("x", 34)), "maxURILength", 40, "longer than 40 bytes")
 	invalid(listen("2", "test://"+strings.Repeat("x", 1<<20)), "maxURILength", 40, "longer than 40 bytes")
 	// a URI whose escapes make it longer on the wire, not in bytes, is fine
-	resp := c.roundTrip(listenReq("3", `{"resourceSubscriptions":["\u0074est://static-text","test://`+strings.Repeat("x", 33)+`","test://c"]}`))
-	equalJSON(t, resp, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":3},"notifications":{"resourceSubscriptions":["test://static-text","test://`+strings.Repeat("x", 33)+`","test://c"]}}}`)
+	// (40 bytes: a URI of the template test://template/{id}/data)
+	long := "test://template/" + strings.Repeat("x", 19) + "/data"
+	resp := c.roundTrip(listenReq("3", `{"resourceSubscriptions":["\u0074est://static-text","`+long+`","test://static-binary"]}`))
+	equalJSON(t, resp, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":3},"notifications":{"resourceSubscriptions":["test://static-text","`+long+`","test://static-binary"]}}}`)
 	if n := e.NotifyResourceUpdated("test://static-text"); n != 1 {
 		t.Fatalf("NotifyResourceUpdated = %d", n)
 	}
@@ -285,7 +288,7 @@ func TestListenStalledListenerDelaysNobody(t *testing.T) {
 	open := func(id string, w ports.MessageWriter) (cancel func(), done chan []byte) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done = make(chan []byte, 1)
-		req := listenReq(id, `{"toolsListChanged":true,"resourceSubscriptions":["test://static-text","test://static-binary","test://last"]}`)
+		req := listenReq(id, `{"toolsListChanged":true,"resourceSubscriptions":["test://static-text","test://static-binary","test://template/last/data"]}`)
 		go func() { done <- e.HandleMessage(ctx, nil, []byte(req), w) }()
 		return cancel, done
 	}
@@ -308,7 +311,7 @@ func TestListenStalledListenerDelaysNobody(t *testing.T) {
 			e.NotifyResourceUpdated("test://static-binary")
 			e.RemoveTool(name)
 		}
-		e.NotifyResourceUpdated("test://last")
+		e.NotifyResourceUpdated("test://template/last/data")
 	}()
 	select {
 	case <-changed:
@@ -317,7 +320,7 @@ func TestListenStalledListenerDelaysNobody(t *testing.T) {
 	}
 	// The normal listener gets the changes, up to the last one: its
 	// queue is then empty (notices are written in the order they came).
-	for msgs := normal.waitFor(t, 2); !strings.Contains(msgs[len(msgs)-1], "test://last"); {
+	for msgs := normal.waitFor(t, 2); !strings.Contains(msgs[len(msgs)-1], "test://template/last/data"); {
 		msgs = normal.waitFor(t, len(msgs)+1)
 	}
 	// The stalled one has one write blocked and at most one notice per
@@ -331,7 +334,7 @@ func TestListenStalledListenerDelaysNobody(t *testing.T) {
 	}
 	stalled.releaseOnce()
 	got := stalled.waitFor(t, 2+q)[2:] // after the acknowledgement and the blocked write, the queue
-	if !strings.Contains(got[len(got)-1], "test://last") {
+	if !strings.Contains(got[len(got)-1], "test://template/last/data") {
 		t.Fatalf("the last change did not reach the stalled listener: %q", got)
 	}
 	seen := map[string]bool{}
@@ -453,5 +456,63 @@ func TestClientKey(t *testing.T) {
 		if got := tc.info.ClientKey(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.info, got, tc.want)
 		}
+	}
+}
+
+// What a listen stream follows answers to resources/subscribe's rule when
+// the stream starts and again for every notification: an unknown URI is
+// not acknowledged (nor is the member, when nothing is left); a resource
+// whose scopes the caller lacks refuses the request naming the scopes
+// and the URIs; and a notice queued while the resource was visible is not
+// written once it is hidden.
+func TestListenFollowsOnlyWhatItMaySee(t *testing.T) {
+	var hide sync.Mutex
+	hidden := false
+	vis := app.Visibility{Resource: func(_ context.Context, _ *app.Viewer, uri string) bool {
+		hide.Lock()
+		defer hide.Unlock()
+		return !hidden || uri != "test://static-text"
+	}}
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New(), Visibility: vis}, append(sampleResources(),
+		app.TextResource("test://scoped", "scoped", "s", app.WithScopes("a", "b")),
+		app.NewResourceTemplate("test://scoped/{x}", "scopedT", func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) {
+			return nil, nil
+		}, app.WithScopes("c")))...)
+	c := serveAs(t, e, app.TransportInfo{Principal: &ports.Principal{Subject: "u", Scopes: []string{"a"}}})
+	resp := c.roundTrip(listenReq("1", `{"resourceSubscriptions":["test://nothing","test://template/1/other"]}`))
+	equalJSON(t, resp, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1},"notifications":{}}}`)
+	resp = c.roundTrip(listenReq("2", `{"toolsListChanged":true,"resourceSubscriptions":["test://static-text","test://scoped","test://scoped/x"]}`))
+	equalJSON(t, resp, `{"jsonrpc":"2.0","id":2,"error":{"code":-32052,"message":"Insufficient scope: needs b c","data":{"missing":["b","c"],"scopes":["a","b","c"],"uris":["test://scoped","test://scoped/x"]}}}`)
+
+	w := newGatedWriter()
+	defer w.releaseOnce()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan []byte, 1)
+	go func() {
+		done <- e.HandleMessage(ctx, nil, []byte(listenReq("3", `{"resourceSubscriptions":["test://static-text","test://static-binary","test://template/end/data"]}`)), w)
+	}()
+	w.waitFor(t, 1) // the acknowledgement
+	if n := e.NotifyResourceUpdated("test://static-binary"); n != 1 {
+		t.Fatalf("told %d", n)
+	}
+	if n := e.NotifyResourceUpdated("test://static-text"); n != 1 {
+		t.Fatalf("told %d", n)
+	}
+	// Both wait (the writer holds the first write after the
+	// acknowledgement); now the resource is hidden.
+	hide.Lock()
+	hidden = true
+	hide.Unlock()
+	e.VisibilityChanged()
+	if n := e.NotifyResourceUpdated("test://static-text"); n != 0 {
+		t.Fatalf("a hidden resource's update told %d", n)
+	}
+	w.releaseOnce()
+	e.NotifyResourceUpdated("test://template/end/data") // written after static-text would be
+	got := w.waitFor(t, 3)
+	cancel()
+	<-done
+	if len(got) != 3 || !strings.Contains(got[1], "test://static-binary") || !strings.Contains(got[2], "test://template/end/data") {
+		t.Fatalf("written %q", got)
 	}
 }

@@ -57,8 +57,11 @@ type commonConfig struct {
 }
 
 // WithScopes names the OAuth scopes a caller must hold, all of them, to
-// call the tool, get the prompt, or read a resource (of a template) and
-// subscribe to it (domain.Tool.Scopes, domain.Resource.Scopes): the engine
+// call the tool, get the prompt (or complete its arguments), or read a
+// resource (of a template), complete a template's variables, and follow
+// it (resources/subscribe, or resourceSubscriptions on a
+// subscriptions/listen stream) (domain.Tool.Scopes,
+// domain.Resource.Scopes): the engine
 // checks the authenticated principal's scopes (TransportInfo.Principal) on
 // every transport and refuses a caller without them with
 // [CodeInsufficientScope] (over Streamable HTTP: 403 with a

@@ -160,7 +160,10 @@ type completeParams struct {
 
 // completionComplete answers completion/complete for a prompt argument
 // (ref/prompt) or a resource template variable (ref/resource, whose uri is
-// the template). An argument without a completer gets no values.
+// the template). An argument without a completer gets no values. A prompt
+// or template the caller may not use is answered as prompts/get and
+// resources/read answer it: unknown when hidden, [CodeInsufficientScope]
+// when it lacks the scopes.
 func (e *Engine) completionComplete(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
 	var cp completeParams
 	bad := func(msg string) *rpcError {
@@ -196,22 +199,29 @@ func (e *Engine) completionComplete(ctx context.Context, m message, p *wireParam
 		if !ok {
 			return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: unknown prompt "+strconv.Quote(cp.Ref.Name), map[string]any{"name": cp.Ref.Name})
 		}
+		if rerr := checkScopes(ctx, m.id, rp.Prompt.Scopes); rerr != nil {
+			return nil, rerr // as prompts/get: the values are the prompt's
+		}
 		c = rp.Completers[*cp.Argument.Name]
 	case "ref/resource":
 		if rerr := e.checkURILength(m, cp.Ref.URI); rerr != nil {
 			return nil, rerr
 		}
 		found := false
+		var scopes []string
 		if e.resources != nil {
 			for _, t := range e.resources.ListTemplates() {
 				if t.Template.URITemplate == cp.Ref.URI && (!e.filters(listenResources) || e.resourceVisible(ctx, e.viewer(ctx, ci), cp.Ref.URI, t.Template.Scopes)) {
-					c, found = t.Completers[*cp.Argument.Name], true
+					c, scopes, found = t.Completers[*cp.Argument.Name], t.Template.Scopes, true
 					break
 				}
 			}
 		}
 		if !found {
 			return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: unknown resource template "+strconv.Quote(cp.Ref.URI), map[string]any{"uri": cp.Ref.URI})
+		}
+		if rerr := checkScopes(ctx, m.id, scopes); rerr != nil {
+			return nil, rerr // as resources/read of the template's URIs
 		}
 	default:
 		return nil, bad(`"ref.type" must be "ref/prompt" or "ref/resource"`)

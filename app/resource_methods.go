@@ -180,14 +180,20 @@ func (e *Engine) checkURILength(m message, uri string) *rpcError {
 // scopes it requires.
 func (e *Engine) findResource(ctx context.Context, ci callInfo, uri string) (h ports.ResourceHandler, vars map[string]string, mime string, scopes []string, ok bool) {
 	var v *Viewer
-	visible := func(key string, need []string) bool {
-		if !e.filters(listenResources) {
-			return true
-		}
+	return e.resolveResource(ctx, uri, func() *Viewer {
 		if v == nil {
 			v = e.viewer(ctx, ci)
 		}
-		return e.resourceVisible(ctx, v, key, need)
+		return v
+	})
+}
+
+// resolveResource is findResource for the viewer viewer returns (asked
+// only when a Visibility filters resources): a resource or template
+// hidden from it is not found.
+func (e *Engine) resolveResource(ctx context.Context, uri string, viewer func() *Viewer) (h ports.ResourceHandler, vars map[string]string, mime string, scopes []string, ok bool) {
+	visible := func(key string, need []string) bool {
+		return !e.filters(listenResources) || e.resourceVisible(ctx, viewer(), key, need)
 	}
 	if r, ok := e.resources.Get(uri); ok && visible(r.Resource.URI, r.Resource.Scopes) {
 		return r.Handler, nil, r.Resource.MimeType, r.Resource.Scopes, true
@@ -196,6 +202,19 @@ func (e *Engine) findResource(ctx context.Context, ci callInfo, uri string) (h p
 		return t.Handler, vars, t.Template.MimeType, t.Template.Scopes, true
 	}
 	return nil, nil, "", nil, false
+}
+
+// mayFollow reports whether the viewer v may follow uri now, as
+// resources/subscribe would let it: a resource or template match it sees,
+// whose scopes it holds. Every way to follow a resource answers to it:
+// a listen stream when it starts, and each of its notifications when it
+// is queued and again when it is written.
+func (e *Engine) mayFollow(ctx context.Context, v *Viewer, uri string) bool {
+	if e.resources == nil {
+		return false
+	}
+	_, _, _, scopes, ok := e.resolveResource(ctx, uri, func() *Viewer { return v })
+	return ok && viewerHolds(v, scopes)
 }
 
 func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {

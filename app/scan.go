@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -393,4 +394,174 @@ func byteKind(c byte) jsontext.Kind {
 		return 't'
 	}
 	return jsontext.Kind(c)
+}
+
+// nesting reads raw, a message the decoder refused, as readID does
+// (duplicate member names and invalid UTF-8 are read past, nothing else),
+// but with no bound on nesting, which the decoder has
+// ([MaxNestingDepth]). It returns the deepest nesting of objects and
+// arrays (the message itself is 1), whether raw is one well-formed JSON
+// value apart from duplicate names and invalid UTF-8 (ok), and, when raw
+// is an object, its top-level "id" as readID returns it (a string or a
+// number, named once). It keeps one bit per level: an error path may read
+// a message nested as deep as it is long.
+func nesting(raw []byte) (id jsontext.Value, depth int, ok bool) {
+	s := scanner{b: raw}
+	var objects []uint64 // bit l of the set: level l+1 is an object
+	level := 0
+	seen := false
+	isObject := func() bool { return objects[(level-1)/64]&(1<<((level-1)%64)) != 0 }
+	// member reads a member's name and colon at i; at the top level, an
+	// "id" whose value is a string or a number is read with its value
+	// (done: i is after the value).
+	member := func(i int) (next int, done, ok bool) {
+		if i >= len(raw) || raw[i] != '"' {
+			return 0, false, false
+		}
+		end, escaped, ok := s.looseStr(i)
+		if !ok {
+			return 0, false, false
+		}
+		name := raw[i:end]
+		isID := string(name) == `"id"`
+		if escaped && level == 1 {
+			unq, err := jsontext.AppendUnquote(nil, name)
+			isID = err == nil && string(unq) == "id"
+		}
+		i = s.space(end)
+		if i >= len(raw) || raw[i] != ':' {
+			return 0, false, false
+		}
+		i = s.space(i + 1)
+		if !isID || level != 1 {
+			return i, false, true
+		}
+		if seen { // "id" twice: which one the client meant is unknown
+			id = nil
+			return i, false, true
+		}
+		seen = true
+		if i >= len(raw) || raw[i] != '"' && raw[i] != '-' && (raw[i] < '0' || raw[i] > '9') {
+			return i, false, true
+		}
+		var vend int
+		if raw[i] == '"' {
+			vend, _, ok = s.looseStr(i)
+		} else {
+			vend, ok = s.number(i)
+		}
+		if !ok {
+			return 0, false, false
+		}
+		if v := raw[i:vend]; utf8.Valid(v) {
+			id = jsontext.Value(v)
+		}
+		return vend, true, true
+	}
+	i := s.space(0)
+	after := false // i is after a value, not at one
+	for {
+		if !after {
+			if i >= len(raw) {
+				return nil, 0, false
+			}
+			switch c := raw[i]; {
+			case c == '{' || c == '[':
+				if level%64 == 0 && level/64 == len(objects) {
+					objects = append(objects, 0)
+				}
+				if c == '{' {
+					objects[level/64] |= 1 << (level % 64)
+				} else {
+					objects[level/64] &^= 1 << (level % 64)
+				}
+				level++
+				depth = max(depth, level)
+				i = s.space(i + 1)
+				if i < len(raw) && (c == '{' && raw[i] == '}' || c == '[' && raw[i] == ']') {
+					level--
+					i, after = i+1, true
+				} else if c == '{' {
+					if i, after, ok = member(i); !ok {
+						return nil, 0, false
+					}
+				}
+				continue
+			case c == '"':
+				i, _, ok = s.looseStr(i)
+			case c == 't':
+				i, ok = s.literal(i, "true")
+			case c == 'f':
+				i, ok = s.literal(i, "false")
+			case c == 'n':
+				i, ok = s.literal(i, "null")
+			case c == '-' || c >= '0' && c <= '9':
+				i, ok = s.number(i)
+			default:
+				ok = false
+			}
+			if !ok {
+				return nil, 0, false
+			}
+			after = true
+		}
+		if level == 0 {
+			if s.space(i) != len(raw) {
+				return nil, 0, false
+			}
+			return bytes.Clone(id), depth, true
+		}
+		i = s.space(i)
+		if i >= len(raw) {
+			return nil, 0, false
+		}
+		obj := isObject()
+		switch c := raw[i]; {
+		case c == ',':
+			i, after = s.space(i+1), false
+			if obj {
+				if i, after, ok = member(i); !ok {
+					return nil, 0, false
+				}
+			}
+		case obj && c == '}' || !obj && c == ']':
+			level--
+			i++
+		default:
+			return nil, 0, false
+		}
+	}
+}
+
+// looseStr reads the string at b[i] ('"') as a decoder that allows invalid
+// UTF-8 does: no control characters and valid escapes, any other byte.
+// escaped reports that it has escapes.
+func (s *scanner) looseStr(i int) (end int, escaped, ok bool) {
+	for j := i + 1; j < len(s.b); {
+		switch c := s.b[j]; {
+		case c == '"':
+			return j + 1, escaped, true
+		case c == '\\':
+			escaped = true
+			if j+1 >= len(s.b) {
+				return 0, false, false
+			}
+			switch s.b[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if j+6 > len(s.b) || !isHex(s.b[j+2]) || !isHex(s.b[j+3]) || !isHex(s.b[j+4]) || !isHex(s.b[j+5]) {
+					return 0, false, false
+				}
+				j += 6
+			default:
+				return 0, false, false
+			}
+		case c < 0x20:
+			return 0, false, false
+		default:
+			j++
+		}
+	}
+	return 0, false, false
 }

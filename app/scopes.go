@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"maps"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -37,12 +38,20 @@ func checkScopes(ctx context.Context, id jsontext.Value, required []string) *rpc
 	if len(required) == 0 {
 		return nil
 	}
-	missing := domain.MissingScopes(required, principalScopes(ctx))
+	return insufficientScope(id, required, principalScopes(ctx), nil)
+}
+
+// insufficientScope refuses a request whose principal, granted those
+// scopes, lacks one of required (nil when it lacks none); extra joins the
+// error's data.
+func insufficientScope(id jsontext.Value, required, granted []string, extra map[string]any) *rpcError {
+	missing := domain.MissingScopes(required, granted)
 	if missing == nil {
 		return nil
 	}
-	r := newRPCError(id, CodeInsufficientScope, "Insufficient scope: needs "+strings.Join(missing, " "),
-		map[string]any{"scopes": required, "missing": missing})
+	data := map[string]any{"scopes": required, "missing": missing}
+	maps.Copy(data, extra)
+	r := newRPCError(id, CodeInsufficientScope, "Insufficient scope: needs "+strings.Join(missing, " "), data)
 	r.scopes = required
 	return r
 }
@@ -72,9 +81,14 @@ func HideUnauthorized(v Visibility) Visibility {
 // viewerHolds reports whether the viewer's principal holds every scope of
 // scopes.
 func viewerHolds(p *Viewer, scopes []string) bool {
-	var granted []string
-	if p.Principal != nil {
-		granted = p.Principal.Scopes
+	return len(scopes) == 0 || domain.MissingScopes(scopes, viewerScopes(p)) == nil
+}
+
+// viewerScopes are the scopes of the viewer's principal (none without
+// one).
+func viewerScopes(p *Viewer) []string {
+	if p == nil || p.Principal == nil {
+		return nil
 	}
-	return domain.MissingScopes(scopes, granted) == nil
+	return p.Principal.Scopes
 }

@@ -488,6 +488,9 @@ func (l *connLoop) batch(raw []byte) ([]jsontext.Value, *rpcError) {
 		if errors.Is(err, jsontext.ErrDuplicateName) {
 			return nil, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: duplicate member name", pointerData(err))
 		}
+		if _, depth, ok := nesting(raw); ok && depth > MaxNestingDepth {
+			return nil, tooDeepError(nil) // valid JSON: no batch member can be told
+		}
 		return nil, newRPCError(nil, domain.CodeParseError, "Parse error: the message is not valid JSON", nil)
 	}
 	if len(items) == 0 {

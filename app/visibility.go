@@ -38,11 +38,15 @@ type Viewer struct {
 // Visibility decides, per request, which tools, resources and prompts a
 // request sees. A hidden tool is absent from tools/list and a tools/call
 // of it is answered exactly as one of an unknown tool; a hidden resource
-// (or resource template, by its URI template) is absent from its list and
-// answered as an unknown URI by resources/read and resources/subscribe; a
-// hidden prompt is absent from prompts/list and answered as unknown by
-// prompts/get and completion/complete. A nil func hides nothing of its
-// kind. The funcs are called often (every list, every call, and for every
+// (or resource template, by its URI template) is absent from its list,
+// answered as an unknown URI by resources/read and resources/subscribe,
+// left out of a subscriptions/listen acknowledgement as an unknown URI is,
+// and its notifications/resources/updated reach no listen stream whose
+// caller does not see it when they are sent (unknown to
+// completion/complete too); a hidden prompt is absent from prompts/list
+// and answered as unknown by prompts/get and completion/complete. A nil
+// func hides nothing of its kind. The funcs are called often (every list,
+// every call, every notification of a followed resource, and for every
 // session when a list changes): keep them fast and free of I/O.
 //
 // With a filter set, list-changed notifications reach a session (or a

@@ -53,13 +53,14 @@ func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, raw []byte
 	ans := h.e.Answer(ctx, nil, mi, pw)
 	close(quit)
 	wg.Wait()
-	resp := ans.Response
-	status := statusFor(true, ans)
 	if ans.IsError && ans.Code == app.CodeListenLimit && !pw.streaming() {
-		status = http.StatusTooManyRequests
 		w.Header().Set("Retry-After", listenRetryAfter)
+		pw.finish(ans.Response, http.StatusTooManyRequests)
+		return
 	}
-	pw.finish(resp, status)
+	// A listen refused for a resource's scopes is a 403 with the
+	// challenge, as resources/subscribe's refusal is (step-up).
+	pw.finishAnswer(r, ans, true)
 }
 
 // keepListenAlive writes a keep-alive comment on pw's stream every

@@ -73,11 +73,11 @@ func (c *stdioClient) Send(t *testing.T, msg string) map[string]any {
 		select {
 		case l, ok := <-c.lines:
 			if !ok {
-				t.Fatalf("no answer to %s: the server closed its output", msg)
+				t.Fatalf("no answer to %s: the server closed its output", short(msg))
 			}
 			line = l
 		case <-time.After(10 * time.Second):
-			t.Fatalf("no answer to %s", msg)
+			t.Fatalf("no answer to %s", short(msg))
 		}
 		var m map[string]any
 		if err := json.Unmarshal(line, &m); err != nil {
@@ -88,6 +88,14 @@ func (c *stdioClient) Send(t *testing.T, msg string) map[string]any {
 		}
 		c.notes = append(c.notes, string(line))
 	}
+}
+
+// short is msg cut for a test's failure message.
+func short(msg string) string {
+	if len(msg) > 300 {
+		return msg[:300] + "..."
+	}
+	return msg
 }
 
 // Stdio serves srv on in-memory pipes.
