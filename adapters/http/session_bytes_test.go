@@ -90,8 +90,8 @@ func TestClientDeclarationBounded(t *testing.T) {
 }
 
 // perClientBudget is the in-memory store's default budget of one client's
-// sessions (memory.DefaultMaxSessionBytesPerClient).
-const perClientBudget = 1 << 20
+// sessions.
+const perClientBudget = memory.DefaultMaxSessionBytesPerClient
 
 // openPadded opens ready sessions from c, each with pad bytes of
 // capabilities, until the store refuses one or max are open; it returns
@@ -232,4 +232,48 @@ func TestSubscriptionsCountAgainstSessionBytes(t *testing.T) {
 		return
 	}
 	t.Fatal("40 subscriptions of 2,000 bytes accepted in a session whose client is at its budget")
+}
+
+// Past the store's total byte budget a new session, whatever its client,
+// is refused with 503 and Retry-After when no idle session may go.
+func TestSessionBytesTotal(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	store := memory.NewSessionStore(memory.SessionStoreOptions{MaxSessionBytes: 300 << 10, Clock: clock})
+	ev := newEnv(t, mcphttp.Options{SessionStore: store})
+	opened := 0
+	for i := range 8 {
+		c := peerClient(t, fmt.Sprintf("127.0.0.%d", i+1))
+		sids, refused, body := openPadded(t, c, ev.url, 60<<10, 2)
+		opened += len(sids)
+		if refused == nil {
+			continue
+		}
+		if refused.StatusCode != http.StatusServiceUnavailable || refused.Header.Get("Retry-After") == "" {
+			t.Fatalf("refusal %d (Retry-After %q): %.300s", refused.StatusCode, refused.Header.Get("Retry-After"), body)
+		}
+		if code, id := rpcError(t, body); code != domain.CodeInternalError || id != "1" {
+			t.Fatalf("refusal: error %d, id %s: %.300s", code, id, body)
+		}
+		if opened*60<<10 > 300<<10 || opened < 4 {
+			t.Fatalf("the store held %d sessions of 60 KiB before refusing; its budget is 300 KiB", opened)
+		}
+		return
+	}
+	t.Fatalf("%d sessions of 60 KiB from 8 clients accepted past a total budget of 300 KiB", opened)
+}
+
+// A session keeps a compact copy of its client's capabilities, not the
+// request's text: whitespace the client sent costs nothing after
+// initialize.
+func TestSessionKeepsCompactCapabilities(t *testing.T) {
+	store := memory.NewSessionStore(memory.SessionStoreOptions{})
+	ev := newEnv(t, mcphttp.Options{SessionStore: store})
+	caps := `{ "roots" : { "listChanged" : true }` + strings.Repeat(" ", 60<<10) + `}`
+	resp := request(t, context.Background(), http.MethodPost, ev.url,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"c","version":"1"}}}`, nil)
+	expect(t, resp, http.StatusOK)
+	st := storedState(t, store, resp.Header.Get("Mcp-Session-Id"))
+	if got := string(st.Capabilities); got != `{"roots":{"listChanged":true}}` {
+		t.Fatalf("the session keeps %d bytes of capabilities: %.100q", len(got), got)
+	}
 }

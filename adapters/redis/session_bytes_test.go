@@ -8,10 +8,14 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
+	"github.com/hexmcp/hexmcp/adapters/memory"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
+	"github.com/hexmcp/hexmcp/adapters/sessiontest"
+	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 )
 
@@ -22,8 +26,8 @@ func paddedInit(pad int) string {
 }
 
 // redisPerClientBudget is the Redis store's default budget of one client's
-// sessions (mcpredis.DefaultMaxSessionBytesPerClient).
-const redisPerClientBudget = 1 << 20
+// sessions.
+const redisPerClientBudget = mcpredis.DefaultMaxSessionBytesPerClient
 
 // Sessions kept in Redis are bounded in bytes per client: one address
 // opening sessions of 60 KiB of capabilities is refused (429, Retry-After,
@@ -99,5 +103,72 @@ func TestRedisSessionBytesPerClient(t *testing.T) {
 	}
 	if resp, b := post(t, hs.URL, paddedInit(pad), nil); resp.StatusCode != http.StatusOK {
 		t.Fatalf("after a DELETE: %d %.300s", resp.StatusCode, b)
+	}
+}
+
+// The copies of sessions an instance keeps in memory are bounded in bytes
+// (mcphttp.Options.MaxLocalSessionBytes): Redis tells no instance that a
+// session expired (or was deleted through another instance), so without
+// the budget the copies of sessions Redis dropped stayed for 30 minutes,
+// and a client opening pending sessions of 60 KiB every 30 s filled the
+// instance's memory with them. Past the budget, copies idle here leave
+// memory (a live session's next request restores it from Redis).
+func TestLocalSessionCopiesBoundedInBytes(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := sessiontest.NewFakeClock(time.Now().Truncate(time.Second))
+	open := func(t *testing.T, budget int) (*hexmcp.Server, string) {
+		s, err := hexmcp.New(hexmcp.Options{Resources: []hexmcp.Resource{hexmcp.TextResource("test://doc", "doc", "x")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		store := mcpredis.NewSessionStore(client(t, srv), mcpredis.SessionStoreOptions{Prefix: fmt.Sprintf("copies%d:", budget), Clock: clock})
+		hs := httptest.NewServer(s.HTTPHandler(mcphttp.Options{SessionStore: store, MaxLocalSessionBytes: budget}))
+		t.Cleanup(hs.Close)
+		return s, hs.URL
+	}
+	const pad = 60 << 10
+	// subscribed opens n sessions of pad bytes subscribed to test://doc,
+	// ready or pending.
+	subscribed := func(t *testing.T, url string, n int, ready bool) {
+		t.Helper()
+		for range n {
+			resp, body := post(t, url, paddedInit(pad), nil)
+			sid := resp.Header.Get("Mcp-Session-Id")
+			if resp.StatusCode != http.StatusOK || sid == "" {
+				t.Fatalf("initialize: %d %.300s", resp.StatusCode, body)
+			}
+			if ready {
+				if r, b := post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, sessionHeaders(sid)); r.StatusCode != http.StatusAccepted {
+					t.Fatalf("notifications/initialized: %d %s", r.StatusCode, b)
+				}
+			}
+			if r, b := post(t, url, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://doc"}}`, sessionHeaders(sid)); r.StatusCode != http.StatusOK || !strings.Contains(b, `"result":{}`) {
+				t.Fatalf("subscribe: %d %s", r.StatusCode, b)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		budget int
+		want   int // sessions the instance still holds at the end
+	}{{"budget", 200 << 10, 3}, {"unlimited", app.Unlimited, 6}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, url := open(t, tc.budget)
+			subscribed(t, url, 3, false)
+			if n := s.NotifyResourceUpdated("test://doc"); n != 3 {
+				t.Fatalf("%d sessions told, want 3", n)
+			}
+			// Redis drops the pending sessions; the instance is not told.
+			clock.Advance(memory.DefaultPendingTimeout + time.Second)
+			// Wait until the copies have gone unused for long enough to be
+			// dropped (a copy just used is never: its request may be on its
+			// way to counting itself in flight).
+			time.Sleep(1100 * time.Millisecond)
+			subscribed(t, url, 3, true)
+			if n := s.NotifyResourceUpdated("test://doc"); n != tc.want {
+				t.Fatalf("the instance holds %d sessions' copies, want %d", n, tc.want)
+			}
+		})
 	}
 }
