@@ -533,9 +533,7 @@ func (h *Handler) syncState(ctx context.Context, ls *liveSession) error {
 	if err := h.sessions.Update(context.WithoutCancel(ctx), st); err != nil {
 		switch {
 		case errors.Is(err, ports.ErrTooManySessions):
-			ls.mu.Lock()
-			ls.sess.Update(ls.stored)
-			ls.mu.Unlock()
+			h.undoGrowth(ctx, ls, st)
 			h.logf(ports.LevelInfo, "mcphttp: the session store refused a larger session state; the change is undone", ports.F("error", err))
 			return err
 		case !errors.Is(err, ports.ErrSessionNotFound):
@@ -553,6 +551,36 @@ func (h *Handler) syncState(ctx context.Context, ls *liveSession) error {
 	ls.mu.Unlock()
 	h.mu.Unlock()
 	return nil
+}
+
+// undoGrowth takes back the subscriptions of refused (a state the store
+// refused) that the store does not hold, and writes the rest of the
+// session's changes (such as Ready) to the store.
+func (h *Handler) undoGrowth(ctx context.Context, ls *liveSession, refused ports.SessionState) {
+	ls.mu.Lock()
+	added := map[string]bool{}
+	for _, uri := range refused.Subscriptions {
+		if _, ok := slices.BinarySearch(ls.stored.Subscriptions, uri); !ok {
+			added[uri] = true
+		}
+	}
+	st := ls.sess.State()
+	st.Subscriptions = slices.DeleteFunc(slices.Clone(st.Subscriptions), func(uri string) bool { return added[uri] })
+	if len(st.Subscriptions) == 0 {
+		st.Subscriptions = nil
+	}
+	ls.sess.Update(st)
+	same := sameState(st, ls.stored)
+	ls.mu.Unlock()
+	if same || h.sessions.Update(context.WithoutCancel(ctx), st) != nil {
+		return
+	}
+	h.mu.Lock()
+	ls.mu.Lock()
+	ls.stored = st
+	h.resizeCopyLocked(ls, st)
+	ls.mu.Unlock()
+	h.mu.Unlock()
 }
 
 // syncAnswer is syncState for a request whose answer is ans: when the
