@@ -71,8 +71,15 @@ func TestClientDeclarationBounded(t *testing.T) {
 			}
 		})
 	}
+	// The session keeps its initialize's headers too (for Viewer.Transport
+	// and SessionEnd.Transport): they count.
+	resp := request(t, context.Background(), http.MethodPost, ev.url, paddedInit(9, 0, 0), hdr{"X-Pad": strings.Repeat("h", 70<<10)})
+	body := readAll(t, resp)
+	if code, id, limit := errorData(t, body); resp.Header.Get("Mcp-Session-Id") != "" || code != domain.CodeInvalidParams || id != "9" || limit != "maxClientDeclarationBytes" {
+		t.Fatalf("initialize with 70 KiB of headers: %d, error %d, id %s, limit %q: %.300s", resp.StatusCode, code, id, limit, body)
+	}
 	// Within the bound: served.
-	resp := request(t, context.Background(), http.MethodPost, ev.url, paddedInit(1, 60<<10, 0), nil)
+	resp = request(t, context.Background(), http.MethodPost, ev.url, paddedInit(1, 60<<10, 0), nil)
 	expect(t, resp, http.StatusOK, `"protocolVersion":"2025-11-25"`)
 	if resp.Header.Get("Mcp-Session-Id") == "" {
 		t.Fatal("no session for 60 KiB of capabilities")
@@ -83,7 +90,7 @@ func TestClientDeclarationBounded(t *testing.T) {
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
 		`"io.modelcontextprotocol/clientInfo":{"name":"` + strings.Repeat("n", 100<<10) + `","version":"1"}}}}`
 	resp = request(t, context.Background(), http.MethodPost, ev.url, big, statelessHdr("tools/call", "echo"))
-	body := readAll(t, resp)
+	body = readAll(t, resp)
 	if code, id, limit := errorData(t, body); code != domain.CodeInvalidParams || id != "8" || limit != "maxClientDeclarationBytes" {
 		t.Fatalf("stateless: status %d, error %d, id %s, limit %q: %.300s", resp.StatusCode, code, id, limit, body)
 	}

@@ -475,7 +475,7 @@ func (s *SessionStore) makeRoom(keep *sessionEntry, peer string, n, size int, no
 		}
 		if needN > 0 || needB > 0 {
 			if s.maxBytesPer > 0 && size > s.maxBytesPer {
-				return fmt.Errorf("memory session store: a session of client %q would grow by %d bytes, past the %d its sessions may hold: %w", peer, size, s.maxBytesPer, ports.ErrTooManySessionsForClient)
+				return fmt.Errorf("memory session store: client %q: %d bytes more for one session, past the %d its sessions may hold: %w", peer, size, s.maxBytesPer, ports.ErrTooManySessionsForClient)
 			}
 			vs := s.victims(p, now, needN, needB, keep)
 			if vs == nil {
@@ -493,7 +493,7 @@ func (s *SessionStore) makeRoom(keep *sessionEntry, peer string, n, size int, no
 	}
 	if needN > 0 || needB > 0 {
 		if s.maxBytes > 0 && size > s.maxBytes {
-			return fmt.Errorf("memory session store: a session would grow by %d bytes, past the %d the sessions may hold: %w", size, s.maxBytes, ports.ErrTooManySessions)
+			return fmt.Errorf("memory session store: %d bytes more for one session, past the %d the sessions may hold: %w", size, s.maxBytes, ports.ErrTooManySessions)
 		}
 		vs := s.victims(&s.all, now, needN, needB, keep)
 		if vs == nil {
