@@ -225,6 +225,16 @@ type Options struct {
 	// negative: no bound). A subscription past it is refused with -32602
 	// naming the limit.
 	MaxSubscriptionBytes int
+	// MaxClientDeclarationBytes bounds, in bytes, what a client declares
+	// of itself that the engine keeps: an initialize's capabilities and
+	// clientInfo (as sent) and the request headers its transport hands
+	// over, which the handshake-era session keeps for its life; a
+	// stateless-era request's _meta clientCapabilities and clientInfo
+	// (a listen stream keeps them). Default
+	// [DefaultMaxClientDeclarationBytes]; [Unlimited]: no bound. Past it
+	// the request is refused with -32602 naming the limit (data.limit
+	// "maxClientDeclarationBytes", data.max) and no session is made.
+	MaxClientDeclarationBytes int
 	// MaxListeners bounds the subscriptions/listen streams (2026-07-28)
 	// open at once on the engine, over every transport (default
 	// [DefaultMaxListeners]; [Unlimited]: no bound). One more is refused at
@@ -336,6 +346,7 @@ func NewEngine(opts Options) (*Engine, error) {
 	opts.MaxURILength = limitOr(opts.MaxURILength, DefaultMaxURILength)
 	opts.MaxSubscriptions = limitOr(opts.MaxSubscriptions, DefaultMaxSubscriptions)
 	opts.MaxSubscriptionBytes = limitOr(opts.MaxSubscriptionBytes, DefaultMaxSubscriptionBytes)
+	opts.MaxClientDeclarationBytes = limitOr(opts.MaxClientDeclarationBytes, DefaultMaxClientDeclarationBytes)
 	opts.MaxListeners = limitOr(opts.MaxListeners, DefaultMaxListeners)
 	opts.MaxListenersPerClient = limitOr(opts.MaxListenersPerClient, DefaultMaxListenersPerClient)
 	opts.MaxListenSubscriptions = limitOr(opts.MaxListenSubscriptions, DefaultMaxListenSubscriptions)

@@ -108,6 +108,9 @@ func (e *Engine) resolve(s *session, m message, p *wireParams) (callInfo, *rpcEr
 		if ci := p.Meta.ClientInfo; ci != nil && ci.Kind() != '{' {
 			return callInfo{}, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaClientInfo+`"] must be an object`, nil)
 		}
+		if n := len(caps) + len(p.Meta.ClientInfo); !within(n, e.opts.MaxClientDeclarationBytes) {
+			return callInfo{}, e.declarationTooLarge(m.id, n, `_meta["`+metaClientCapabilities+`"] and _meta["`+metaClientInfo+`"]`)
+		}
 		if lv := p.Meta.LogLevel; lv != nil {
 			l, ok := stringParam(lv)
 			if !ok || !domain.LogLevel(l).Valid() {
@@ -155,6 +158,12 @@ func (e *Engine) initialize(ctx context.Context, s *session, m message, p *wireP
 	if p.Capabilities != nil && p.Capabilities.Kind() != '{' {
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: capabilities must be an object", nil)
 	}
+	// The session keeps them (and the request's headers) for its life:
+	// bounded before anything is decoded.
+	trans, _ := ctx.Value(transportKey{}).(TransportInfo)
+	if n := len(p.Capabilities) + len(p.ClientInfo) + headerBytes(trans.Header); !within(n, e.opts.MaxClientDeclarationBytes) {
+		return nil, e.declarationTooLarge(m.id, n, "capabilities, clientInfo and request headers")
+	}
 	var client domain.Implementation
 	if p.ClientInfo != nil {
 		if err := json.Unmarshal(p.ClientInfo, &client); err != nil {
@@ -177,11 +186,13 @@ func (e *Engine) initialize(ctx context.Context, s *session, m message, p *wireP
 	caps := e.capabilities(e.policy.Features(rev))
 	_, s.resourcesAdvertised = caps["resources"]
 	_, s.promptsAdvertised = caps["prompts"]
-	s.initialized, s.rev, s.client, s.caps = true, rev, client, p.Capabilities
+	// A copy, compact: p.Capabilities is part of the request's body, which
+	// the session must not keep whole.
+	s.initialized, s.rev, s.client, s.caps = true, rev, client, keptCapabilities(p.Capabilities)
 	if s.started.IsZero() {
 		s.started = e.opts.Clock.Now()
 	}
-	s.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
+	s.trans = trans
 	s.mu.Unlock()
 	if e.filtersAny() {
 		e.recordSeen(s.viewer(), s, nil)

@@ -16,6 +16,46 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
+// DefaultMaxClientDeclarationBytes is the default
+// Options.MaxClientDeclarationBytes: 64 KiB. Clients declare a few hundred
+// bytes of capabilities and clientInfo; 64 KiB leaves room for extension
+// settings, icons given as data: URIs and ordinary request headers.
+const DefaultMaxClientDeclarationBytes = 64 << 10
+
+// declarationTooLarge refuses a request whose client declares more of
+// itself (what) than the engine keeps (Options.MaxClientDeclarationBytes).
+func (e *Engine) declarationTooLarge(id jsontext.Value, n int, what string) *rpcError {
+	max := e.opts.MaxClientDeclarationBytes
+	return newRPCError(id, domain.CodeInvalidParams,
+		"Invalid params: "+what+" take "+strconv.Itoa(n)+" bytes; the server keeps at most "+strconv.Itoa(max)+" bytes of what a client declares of itself",
+		map[string]any{"limit": "maxClientDeclarationBytes", "max": max})
+}
+
+// headerBytes is the size of request headers: their names and values.
+func headerBytes(h map[string][]string) int {
+	n := 0
+	for k, vs := range h {
+		n += len(k)
+		for _, v := range vs {
+			n += len(v)
+		}
+	}
+	return n
+}
+
+// keptCapabilities is what a session keeps of the capabilities of its
+// initialize: a compact copy of their JSON (nil for none), which holds
+// nothing of the request's body.
+func keptCapabilities(raw jsontext.Value) jsontext.Value {
+	if len(raw) == 0 {
+		return nil
+	}
+	if c, err := compact(raw); err == nil {
+		return jsontext.Value(bytes.Clone(c))
+	}
+	return jsontext.Value(bytes.Clone(raw))
+}
+
 // session is the engine's state for one connection. In the handshake era it
 // holds the negotiated revision and client; stateless-era requests on the
 // same connection use none of it.

@@ -59,23 +59,54 @@ type SessionState struct {
 	Created, LastSeen time.Time
 }
 
+// sessionStateOverhead is what [SessionState.Size] counts for a session
+// besides its strings: its times, flags and a store's links to it.
+const sessionStateOverhead = 256
+
+// Size is the number of bytes a session store counts for st against its
+// byte budgets (see [SessionStore]): the lengths of its strings (id,
+// owner, peer, revision, log level, the client's identity and icons, every
+// subscribed URI) and of its capabilities' JSON, and 256 for the rest. A
+// store that keeps st in another form may count that form instead (the
+// Redis one counts the JSON it stores).
+func (st SessionState) Size() int {
+	n := sessionStateOverhead + len(st.ID) + len(st.Owner) + len(st.Peer) + len(st.Revision) + len(st.LogLevel) + len(st.Capabilities)
+	c := &st.Client
+	n += len(c.Name) + len(c.Title) + len(c.Version) + len(c.Description) + len(c.WebsiteURL)
+	for _, ic := range c.Icons {
+		n += len(ic.Src) + len(ic.MimeType) + len(ic.Theme)
+		for _, s := range ic.Sizes {
+			n += len(s)
+		}
+	}
+	for _, uri := range st.Subscriptions {
+		n += len(uri)
+	}
+	return n
+}
+
 // SessionStore keeps session states. Implementations must be safe for
 // concurrent use and bounded: an in-memory one expires idle sessions
-// (pending ones sooner), bounds their number in total and per client
-// (SessionState.Peer), and evicts an idle session rather than refuse a new
-// one.
+// (pending ones sooner), bounds their number and the bytes they hold
+// ([SessionState.Size]) in total and per client (SessionState.Peer), and
+// evicts an idle session rather than refuse a new one.
 type SessionStore interface {
 	// Create stores a new session. An error wrapping
 	// ErrTooManySessionsForClient refuses it because its Peer holds too
-	// many sessions; one wrapping ErrTooManySessions (but not
-	// ErrTooManySessionsForClient) because the store is full. To make room
-	// a store may instead drop other sessions (of the same Peer first when
-	// that Peer is at its limit).
+	// many sessions, or too many bytes; one wrapping ErrTooManySessions
+	// (but not ErrTooManySessionsForClient) because the store is full (in
+	// number or in bytes). To make room a store may instead drop other
+	// sessions (of the same Peer first when that Peer is at its limit).
 	Create(ctx context.Context, s SessionState) error
 	// Get returns a live session, or an error wrapping ErrSessionNotFound
 	// for an unknown, expired or deleted one. It counts as activity.
 	Get(ctx context.Context, id string) (SessionState, error)
-	// Update replaces a session's state.
+	// Update replaces a session's state. A state larger than the stored
+	// one (more subscriptions) may be refused as Create refuses a session
+	// past a byte budget, with an error wrapping
+	// ErrTooManySessionsForClient or ErrTooManySessions; the stored state
+	// is then left as it was. A store may drop other sessions to make
+	// room, never the one updated.
 	Update(ctx context.Context, s SessionState) error
 	// Delete ends a session; deleting an unknown one is not an error.
 	Delete(ctx context.Context, id string) error
@@ -85,15 +116,16 @@ type SessionStore interface {
 var (
 	// ErrSessionNotFound: no live session has the id.
 	ErrSessionNotFound = errors.New("session not found")
-	// ErrTooManySessions: the store refuses a new session, because it is
-	// full or (see ErrTooManySessionsForClient, which wraps it) because
-	// the session's client holds too many.
+	// ErrTooManySessions: the store refuses a new session (or a larger
+	// state), because it is full, in number or in bytes, or (see
+	// ErrTooManySessionsForClient, which wraps it) because the session's
+	// client holds too many.
 	ErrTooManySessions = errors.New("too many sessions")
-	// ErrTooManySessionsForClient: the store refuses a new session because
-	// its Peer holds as many sessions as one client may. It wraps
-	// ErrTooManySessions, so code that knows only that error still
-	// refuses the session; check for this one first to tell the client
-	// that the limit is its own.
+	// ErrTooManySessionsForClient: the store refuses a new session (or a
+	// larger state) because its Peer holds as many sessions, or as many
+	// bytes of them, as one client may. It wraps ErrTooManySessions, so
+	// code that knows only that error still refuses the session; check
+	// for this one first to tell the client that the limit is its own.
 	ErrTooManySessionsForClient = fmt.Errorf("%w for one client", ErrTooManySessions)
 )
 

@@ -116,6 +116,11 @@ type Options struct {
 	// stream replays at most this much at once, then ends with an SSE
 	// retry field for the client to resume from the last event it got.
 	MaxStreamQueueBytes int
+	// MaxLocalSessionBytes bounds the bytes of the copies of sessions this
+	// handler keeps in memory (default [DefaultMaxLocalSessionBytes];
+	// [app.Unlimited]: no bound). See DefaultMaxLocalSessionBytes for what
+	// it counts and what happens past it; no client is refused for it.
+	MaxLocalSessionBytes int
 	// ClientKey names the client a new session counts against for the
 	// session store's per-client limit (ports.SessionState.Peer; the
 	// in-memory store allows memory.DefaultMaxSessionsPerClient sessions
@@ -164,6 +169,7 @@ type Handler struct {
 
 	mu        sync.Mutex
 	live      map[string]*liveSession
+	copies    localCopies        // the byte budget of live (session.go)
 	streams   map[string]*stream // POST streams in progress, by event-store id
 	lastSweep time.Time
 
@@ -219,6 +225,7 @@ func NewHandler(e *app.Engine, opts Options) *Handler {
 		budget:   newBodyBudget(opts.MaxInFlightBytes),
 		closing:  make(chan struct{}),
 		live:     make(map[string]*liveSession),
+		copies:   newLocalCopies(opts.MaxLocalSessionBytes),
 		streams:  make(map[string]*stream),
 	}
 	h.abortCtx, h.abort = context.WithCancel(context.Background())

@@ -312,8 +312,7 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 	serve := func() {
 		defer ls.release(1)
 		defer done()
-		ans := h.e.Answer(ctx, ls.sess, mi, pw)
-		h.syncState(ctx, ls)
+		ans := h.syncAnswer(ctx, ls, mi.ID, h.e.Answer(ctx, ls.sess, mi, pw))
 		if ans.Response == nil && ls.ctx.Err() != nil {
 			if h.abortCtx.Err() != nil {
 				pw.fail(newErr(http.StatusServiceUnavailable, mi.ID, domain.CodeInternalError, "Service unavailable: the server is stopping"))

@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,119 @@ var localIdle = 30 * time.Minute
 
 // sweepEvery is how often the local sessions are checked for idleness.
 const sweepEvery = time.Minute
+
+// DefaultMaxLocalSessionBytes is the default Options.MaxLocalSessionBytes:
+// 64 MiB, what the in-memory session store holds at most
+// (memory.DefaultMaxSessionBytes).
+//
+// A handler keeps in memory a copy of each session it served lately (the
+// engine's session, with the state the store holds), counted as the
+// state's size (ports.SessionState.Size) and 2 KiB for the rest. Such a
+// copy is only a cache: the store is asked at every request, and a copy
+// that left memory is restored from the store by the session's next
+// request (losing only what the store does not hold: the session's own
+// tools, and the server requests it awaits). With a store that reports
+// removals (the in-memory one) copies leave with their sessions; with one
+// that does not (Redis), a copy outlives a session that expired or was
+// deleted through another instance until it has been idle for 30
+// minutes. Past the budget, the copies used least recently that are idle
+// (no request in flight, no stream attached, not used for a second) leave
+// memory, as many as needed; copies in use stay (they are bounded by the
+// requests and streams in flight).
+const DefaultMaxLocalSessionBytes = 64 << 20
+
+// copyOverhead is what a local copy counts besides its state's size: the
+// engine's session, the copy and their contexts.
+const copyOverhead = 2 << 10
+
+// localMinIdle is how long a copy must have gone unused before the byte
+// budget may drop it: longer than a request takes from its lookup to
+// counting itself in flight.
+var localMinIdle = time.Second
+
+// localCopies is the byte budget of a handler's live sessions
+// (Options.MaxLocalSessionBytes). Its fields are guarded by Handler.mu.
+type localCopies struct {
+	max   int       // negative: no bound
+	bytes int       // the sum of the copies' sizes
+	lru   list.List // of *liveSession, the one looked up least recently first
+}
+
+func newLocalCopies(max int) localCopies {
+	if max == 0 {
+		max = DefaultMaxLocalSessionBytes
+	}
+	return localCopies{max: max}
+}
+
+// copySize is what a copy of a session of state st counts.
+func copySize(st ports.SessionState) int { return st.Size() + copyOverhead }
+
+// addCopyLocked counts ls, just made known here, as used now. h.mu is held.
+func (h *Handler) addCopyLocked(ls *liveSession, now time.Time) {
+	ls.elem = h.copies.lru.PushBack(ls)
+	ls.size = copySize(ls.stored)
+	ls.touched = now
+	h.copies.bytes += ls.size
+}
+
+// touchCopyLocked records that ls was looked up now. h.mu is held.
+func (h *Handler) touchCopyLocked(ls *liveSession, now time.Time) {
+	if ls.elem != nil {
+		h.copies.lru.MoveToBack(ls.elem)
+		ls.touched = now
+	}
+}
+
+// resizeCopyLocked records ls's state st. h.mu is held.
+func (h *Handler) resizeCopyLocked(ls *liveSession, st ports.SessionState) {
+	if ls.elem != nil {
+		n := copySize(st)
+		h.copies.bytes += n - ls.size
+		ls.size = n
+	}
+}
+
+// removeCopyLocked takes ls out of h.live and of the budget, if it is
+// there. h.mu is held.
+func (h *Handler) removeCopyLocked(ls *liveSession) {
+	if h.live[ls.id] == ls {
+		delete(h.live, ls.id)
+	}
+	if ls.elem != nil {
+		h.copies.lru.Remove(ls.elem)
+		h.copies.bytes -= ls.size
+		ls.elem = nil
+	}
+}
+
+// trimCopiesLocked drops idle copies, least recently used first, while the
+// copies are over their budget, and returns them for the caller to end
+// outside the lock (see endSwept). h.mu is held.
+func (h *Handler) trimCopiesLocked(now time.Time) (idle, removed []*liveSession) {
+	c := &h.copies
+	if c.max < 0 {
+		return nil, nil
+	}
+	for n := c.lru.Len(); n > 0 && c.bytes > c.max; n-- {
+		ls := c.lru.Front().Value.(*liveSession)
+		if now.Sub(ls.touched) < localMinIdle {
+			break // the later ones were looked up more recently still
+		}
+		gone, ok := ls.evictable()
+		if !ok {
+			c.lru.MoveToBack(ls.elem) // in use: look at the others
+			continue
+		}
+		h.removeCopyLocked(ls)
+		if gone {
+			removed = append(removed, ls)
+		} else {
+			idle = append(idle, ls)
+		}
+	}
+	return idle, removed
+}
 
 // liveSession is a session this instance serves: the engine's session, the
 // context that tells it ended here, and its streams.
@@ -54,6 +168,12 @@ type liveSession struct {
 	// postStreams are the ids of the resumable POST streams this instance
 	// opened for the session, latest last (at most maxTrackedStreams).
 	postStreams []string
+
+	// elem, size and touched place the copy in the handler's byte budget
+	// (localCopies); guarded by Handler.mu. elem is nil once it left.
+	elem    *list.Element
+	size    int
+	touched time.Time
 }
 
 // maxTrackedStreams bounds the POST stream ids a session remembers for
@@ -115,6 +235,26 @@ func (ls *liveSession) release(n int) {
 	ls.inflight -= n
 	ls.lastUsed = time.Now()
 	ls.mu.Unlock()
+}
+
+// evictable reports whether the copy may leave this instance's memory now
+// (nothing in flight, no stream attached), and whether the store reported
+// the session gone.
+func (ls *liveSession) evictable() (gone, ok bool) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.inflight > 0 || ls.following > 0 {
+		return false, false
+	}
+	if st := ls.standalone; st != nil && !ls.removed {
+		st.mu.Lock()
+		attached := st.conn != nil && st.conn.alive()
+		st.mu.Unlock()
+		if attached {
+			return false, false
+		}
+	}
+	return ls.removed, true
 }
 
 // idle reports whether the session may leave this instance's memory.
@@ -228,6 +368,9 @@ func (h *Handler) lookup(ctx context.Context, sid string, id json.RawMessage) (*
 		ls = h.newLive(sid, h.e.RestoreSession(context.Background(), st, nil))
 		ls.stored = st
 		h.live[sid] = ls
+		h.addCopyLocked(ls, now)
+	} else {
+		h.touchCopyLocked(ls, now)
 	}
 	ls.mu.Lock()
 	ls.lastUsed = now
@@ -236,10 +379,12 @@ func (h *Handler) lookup(ctx context.Context, sid string, id json.RawMessage) (*
 		// take its state rather than overwrite it later.
 		ls.sess.Update(st)
 		ls.stored = st
+		h.resizeCopyLocked(ls, st)
 	}
 	ls.mu.Unlock()
+	i2, r2 := h.trimCopiesLocked(now)
 	h.mu.Unlock()
-	h.endSwept(idle, removed)
+	h.endSwept(append(idle, i2...), append(removed, r2...))
 	return ls, nil
 }
 
@@ -251,9 +396,9 @@ func (h *Handler) sweepLocked(now time.Time) (idle, removed []*liveSession) {
 		return nil, nil
 	}
 	h.lastSweep = now
-	for id, ls := range h.live {
+	for _, ls := range h.live {
 		if ls.idle(now) {
-			delete(h.live, id)
+			h.removeCopyLocked(ls)
 			ls.mu.Lock()
 			gone := ls.removed
 			ls.mu.Unlock()
@@ -312,7 +457,9 @@ func (h *Handler) storeRemoved(sid string) {
 func (h *Handler) forget(sid string) {
 	h.mu.Lock()
 	ls := h.live[sid]
-	delete(h.live, sid)
+	if ls != nil {
+		h.removeCopyLocked(ls)
+	}
 	h.mu.Unlock()
 	if ls != nil {
 		h.drop(ls)
@@ -343,20 +490,24 @@ func (h *Handler) drop(ls *liveSession) {
 // a minute), so that they leave memory also while no client comes back to
 // an existing session.
 func (h *Handler) addLive(ls *liveSession) {
+	now := time.Now()
 	h.mu.Lock()
+	if old := h.live[ls.id]; old != nil {
+		h.removeCopyLocked(old) // never: ids are random
+	}
 	h.live[ls.id] = ls
-	idle, removed := h.sweepLocked(time.Now())
+	h.addCopyLocked(ls, now)
+	idle, removed := h.sweepLocked(now)
+	i2, r2 := h.trimCopiesLocked(now)
 	h.mu.Unlock()
-	h.endSwept(idle, removed)
+	h.endSwept(append(idle, i2...), append(removed, r2...))
 }
 
 // dropLive takes back a session addLive made known, which the store
 // refused.
 func (h *Handler) dropLive(ls *liveSession) {
 	h.mu.Lock()
-	if h.live[ls.id] == ls {
-		delete(h.live, ls.id)
-	}
+	h.removeCopyLocked(ls)
 	h.mu.Unlock()
 }
 
@@ -364,25 +515,93 @@ func (h *Handler) dropLive(ls *liveSession) {
 // changed it (notifications/initialized, resources/subscribe and
 // unsubscribe, logging/setLevel): Ready once the handshake is complete,
 // so that the store no longer treats the session as pending.
-func (h *Handler) syncState(ctx context.Context, ls *liveSession) {
+//
+// A store may refuse a larger state past a byte budget (see
+// ports.SessionStore.Update): the change is then undone here too (the
+// session takes back the stored state, so that it holds nothing the store
+// refused), and the refusal, an error wrapping
+// ports.ErrTooManySessions, is returned for the request's answer (see
+// syncAnswer). Other failures are logged.
+func (h *Handler) syncState(ctx context.Context, ls *liveSession) error {
 	st := ls.sess.State()
 	ls.mu.Lock()
 	same := sameState(st, ls.stored)
 	ls.mu.Unlock()
 	if same {
-		return
+		return nil
 	}
 	if err := h.sessions.Update(context.WithoutCancel(ctx), st); err != nil {
-		// A session the store dropped meanwhile (expired or evicted
-		// during the request) is not a failure: its next request is 404.
-		if !errors.Is(err, ports.ErrSessionNotFound) {
+		switch {
+		case errors.Is(err, ports.ErrTooManySessions):
+			h.undoGrowth(ctx, ls, st)
+			h.logf(ports.LevelInfo, "mcphttp: the session store refused a larger session state; the change is undone", ports.F("error", err))
+			return err
+		case !errors.Is(err, ports.ErrSessionNotFound):
+			// A session the store dropped meanwhile (expired or evicted
+			// during the request) is not a failure: its next request is
+			// 404.
 			h.logf(ports.LevelError, "mcphttp: updating the session store failed", ports.F("error", err))
 		}
-		return
+		return nil
 	}
+	h.mu.Lock()
 	ls.mu.Lock()
 	ls.stored = st
+	h.resizeCopyLocked(ls, st)
 	ls.mu.Unlock()
+	h.mu.Unlock()
+	return nil
+}
+
+// undoGrowth takes back the subscriptions of refused (a state the store
+// refused) that the store does not hold, and writes the rest of the
+// session's changes (such as Ready) to the store.
+func (h *Handler) undoGrowth(ctx context.Context, ls *liveSession, refused ports.SessionState) {
+	ls.mu.Lock()
+	added := map[string]bool{}
+	for _, uri := range refused.Subscriptions {
+		if _, ok := slices.BinarySearch(ls.stored.Subscriptions, uri); !ok {
+			added[uri] = true
+		}
+	}
+	st := ls.sess.State()
+	st.Subscriptions = slices.DeleteFunc(slices.Clone(st.Subscriptions), func(uri string) bool { return added[uri] })
+	if len(st.Subscriptions) == 0 {
+		st.Subscriptions = nil
+	}
+	ls.sess.Update(st)
+	same := sameState(st, ls.stored)
+	ls.mu.Unlock()
+	if same || h.sessions.Update(context.WithoutCancel(ctx), st) != nil {
+		return
+	}
+	h.mu.Lock()
+	ls.mu.Lock()
+	ls.stored = st
+	h.resizeCopyLocked(ls, st)
+	ls.mu.Unlock()
+	h.mu.Unlock()
+}
+
+// syncAnswer is syncState for a request whose answer is ans: when the
+// store refuses the state the request made (a subscription past a byte
+// budget), the request is answered -32602 with its id, naming the budget
+// (data.limit "maxSessionBytesPerClient" or "maxSessionBytes"), as the
+// engine answers a subscription past its own limits; the change is not
+// kept.
+func (h *Handler) syncAnswer(ctx context.Context, ls *liveSession, id json.RawMessage, ans app.Answer) app.Answer {
+	err := h.syncState(ctx, ls)
+	if err == nil || ans.Response == nil || ans.IsError {
+		return ans
+	}
+	e := newErr(http.StatusOK, id, domain.CodeInvalidParams,
+		"Invalid params: the server's sessions hold as many bytes as they may; retry later")
+	e.data = map[string]any{"limit": "maxSessionBytes"}
+	if errors.Is(err, ports.ErrTooManySessionsForClient) {
+		e.message = "Invalid params: this client's sessions hold as many bytes as they may; unsubscribe, or end the sessions it no longer uses (DELETE), first"
+		e.data = map[string]any{"limit": "maxSessionBytesPerClient"}
+	}
+	return app.Answer{Response: e.body(), IsError: true, Code: domain.CodeInvalidParams}
 }
 
 // sameState compares what the engine owns of two states (Created and

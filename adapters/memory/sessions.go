@@ -48,6 +48,19 @@ const (
 	// notifications/initialized, so that a client in the middle of its
 	// handshake does not lose its session to another's.
 	DefaultMinPendingIdleForEviction = 5 * time.Second
+	// DefaultMaxSessionBytes bounds the bytes the live sessions of a store
+	// hold together, as [ports.SessionState.Size] counts them: 64 MiB,
+	// room for DefaultMaxSessions sessions of 6.5 KiB each (a session with
+	// a client's usual capabilities and a few subscriptions takes well
+	// under 1 KiB).
+	DefaultMaxSessionBytes = 64 << 20
+	// DefaultMaxSessionBytesPerClient bounds the bytes of one client's
+	// live sessions: 1 MiB, room for DefaultMaxSessionsPerClient sessions
+	// of 10 KiB each, or for 8 sessions at the engine's largest (64 KiB of
+	// capabilities and clientInfo, app.DefaultMaxClientDeclarationBytes,
+	// and 64 KiB of subscriptions, app.DefaultMaxSubscriptionBytes). One
+	// client fills at most 1/64 of DefaultMaxSessionBytes.
+	DefaultMaxSessionBytesPerClient = 1 << 20
 )
 
 // Settings of [SessionStoreOptions] that turn a safety off. A zero field
@@ -63,6 +76,10 @@ const (
 	// sessions of that kind (ready or pending) from ever being evicted: a
 	// Create at a limit that cannot evict the other kind is refused.
 	NeverEvict time.Duration = -1
+	// UnlimitedSessionBytes, as MaxSessionBytes or
+	// MaxSessionBytesPerClient, removes that byte budget (the number of
+	// sessions stays bounded).
+	UnlimitedSessionBytes = -1
 )
 
 // ErrDuplicateSession is wrapped by [SessionStore.Create]'s error for an id
@@ -71,7 +88,8 @@ var ErrDuplicateSession = errors.New("duplicate session id")
 
 // SessionStoreOptions configures [NewSessionStore]. Zero fields take their
 // defaults; turning a limit off takes an explicit setting (see
-// [UnlimitedSessionsPerClient], [NoPendingTimeout], [NeverEvict]).
+// [UnlimitedSessionsPerClient], [UnlimitedSessionBytes],
+// [NoPendingTimeout], [NeverEvict]).
 //
 // A session is pending until its state is Ready (the client sent
 // notifications/initialized), then ready. Activity (Create, Get, Update)
@@ -93,6 +111,15 @@ type SessionStoreOptions struct {
 	// ([DefaultMaxSessionsPerClient]); UnlimitedSessionsPerClient: no
 	// bound but MaxSessions.
 	MaxSessionsPerClient int
+	// MaxSessionBytes bounds the bytes the live sessions hold together, as
+	// [ports.SessionState.Size] counts them. Default 64 MiB
+	// ([DefaultMaxSessionBytes]); UnlimitedSessionBytes: no bound.
+	MaxSessionBytes int
+	// MaxSessionBytesPerClient bounds the bytes of the live sessions of one
+	// client (one non-empty SessionState.Peer). Default 1 MiB
+	// ([DefaultMaxSessionBytesPerClient]); UnlimitedSessionBytes: no bound
+	// but MaxSessionBytes. A session larger than it alone is refused.
+	MaxSessionBytesPerClient int
 	// MinIdleForEviction is how long a ready session must have been idle
 	// for Create to evict it when a limit is reached. Default 1 minute
 	// ([DefaultMinIdleForEviction]); NeverEvict: never.
@@ -113,21 +140,26 @@ type SessionStoreOptions struct {
 // or by [SessionStore.Sweep]. (A Create given a LastSeen older than other
 // sessions' costs a walk back to its place.) It starts no goroutine.
 //
-// When a limit is reached (MaxSessionsPerClient for the new session's
-// Peer, else MaxSessions), Create makes room by evicting, among the
-// sessions of that client (or all sessions), the pending one seen least
-// recently if it has been idle for MinPendingIdleForEviction, else the
-// ready one seen least recently if it has been idle for
-// MinIdleForEviction; only when neither may go is the new session refused.
-// So one client that opens session after session only ever replaces its
-// own, and a full store replaces abandoned sessions rather than lock new
-// clients out. It implements [ports.SessionRemovalNotifier].
+// When a limit is reached (MaxSessionsPerClient or
+// MaxSessionBytesPerClient for the new session's Peer, else MaxSessions or
+// MaxSessionBytes), Create makes room by evicting, among the sessions of
+// that client (or all sessions), the pending ones seen least recently that
+// have been idle for MinPendingIdleForEviction, then the ready ones seen
+// least recently that have been idle for MinIdleForEviction, as many as
+// the new session needs; only when they are not enough is the new session
+// refused (and nothing evicted for it at that limit). So one client that
+// opens session after session only ever replaces its own, and a full store
+// replaces abandoned sessions rather than lock new clients out. An Update
+// that makes a session larger (its subscriptions) makes room the same way,
+// never evicting the session updated, or is refused. It implements
+// [ports.SessionRemovalNotifier].
 //
 // Use [NewSessionStore]; the zero value is not ready to use.
 type SessionStore struct {
 	idle, pendingIdle       time.Duration
 	minIdle, minPendingIdle time.Duration // negative: never evict
 	max, maxPerClient       int           // maxPerClient <= 0: unlimited
+	maxBytes, maxBytesPer   int           // <= 0: unlimited
 	clock                   ports.Clock
 	mu                      sync.Mutex
 	byID                    map[string]*sessionEntry
@@ -142,14 +174,16 @@ type SessionStore struct {
 // ready.
 type sessionEntry struct {
 	st   ports.SessionState
+	size int // st.Size()
 	all  *list.Element
 	peer *list.Element // nil without a Peer
 }
 
 // sessionLists are sessions in order of LastSeen, oldest first, the
-// pending and the ready ones apart.
+// pending and the ready ones apart, and the bytes they hold.
 type sessionLists struct {
 	pending, ready list.List // of *sessionEntry
+	bytes          int       // the sum of their sizes
 }
 
 func (l *sessionLists) of(ready bool) *list.List {
@@ -175,6 +209,8 @@ func NewSessionStore(opts SessionStoreOptions) *SessionStore {
 		minPendingIdle: opts.MinPendingIdleForEviction,
 		max:            opts.MaxSessions,
 		maxPerClient:   opts.MaxSessionsPerClient,
+		maxBytes:       opts.MaxSessionBytes,
+		maxBytesPer:    opts.MaxSessionBytesPerClient,
 		clock:          opts.Clock,
 		byID:           make(map[string]*sessionEntry),
 		peers:          make(map[string]*sessionLists),
@@ -201,6 +237,12 @@ func NewSessionStore(opts SessionStoreOptions) *SessionStore {
 	if s.maxPerClient == 0 {
 		s.maxPerClient = DefaultMaxSessionsPerClient
 	}
+	if s.maxBytes == 0 {
+		s.maxBytes = DefaultMaxSessionBytes
+	}
+	if s.maxBytesPer == 0 {
+		s.maxBytesPer = DefaultMaxSessionBytesPerClient
+	}
 	if s.clock == nil {
 		s.clock = ports.SystemClock{}
 	}
@@ -213,8 +255,10 @@ func NewSessionStore(opts SessionStoreOptions) *SessionStore {
 // dropping the expired sessions, Create makes room at a limit as the
 // [SessionStore] documentation says, or refuses the session: with an error
 // wrapping [ports.ErrTooManySessionsForClient] when its Peer holds
-// MaxSessionsPerClient sessions, or [ports.ErrTooManySessions] when the
-// store holds MaxSessions.
+// MaxSessionsPerClient sessions or its sessions would hold more than
+// MaxSessionBytesPerClient bytes, or [ports.ErrTooManySessions] when the
+// store holds MaxSessions or its sessions would hold more than
+// MaxSessionBytes.
 func (s *SessionStore) Create(_ context.Context, st ports.SessionState) error {
 	if st.ID == "" {
 		return errors.New("memory session store: empty session id")
@@ -238,23 +282,11 @@ func (s *SessionStore) Create(_ context.Context, st ports.SessionState) error {
 		}
 		s.remove(e) // replaced: not reported
 	}
-	if p := s.peers[st.Peer]; st.Peer != "" && s.maxPerClient > 0 && p != nil && p.len() >= s.maxPerClient {
-		v := s.victim(p, now)
-		if v == nil {
-			return fmt.Errorf("memory session store: client %q holds %d sessions: %w", st.Peer, s.maxPerClient, ports.ErrTooManySessionsForClient)
-		}
-		s.remove(v)
-		gone = append(gone, v.st.ID)
+	size := st.Size()
+	if err := s.makeRoom(nil, st.Peer, 1, size, now, &gone); err != nil {
+		return err
 	}
-	if len(s.byID) >= s.max {
-		v := s.victim(&s.all, now)
-		if v == nil {
-			return fmt.Errorf("memory session store: %d sessions: %w", s.max, ports.ErrTooManySessions)
-		}
-		s.remove(v)
-		gone = append(gone, v.st.ID)
-	}
-	e := &sessionEntry{st: st}
+	e := &sessionEntry{st: st, size: size}
 	s.byID[st.ID] = e
 	s.link(e)
 	// An expired session of this id that the purge dropped was replaced,
@@ -282,7 +314,10 @@ func (s *SessionStore) Get(_ context.Context, id string) (ports.SessionState, er
 // Update replaces the state of the live session st.ID, or returns an error
 // wrapping [ports.ErrSessionNotFound]. It counts as activity: LastSeen
 // becomes the clock's now. Created and Peer are kept from the stored
-// state.
+// state. A larger state than the stored one makes room past a byte budget
+// as Create does (never evicting this session), or is refused with an
+// error wrapping [ports.ErrTooManySessionsForClient] or
+// [ports.ErrTooManySessions], the stored state left as it was.
 func (s *SessionStore) Update(_ context.Context, st ports.SessionState) error {
 	now := s.clock.Now()
 	st = cloneState(st)
@@ -294,14 +329,21 @@ func (s *SessionStore) Update(_ context.Context, st ports.SessionState) error {
 		return err
 	}
 	st.Created, st.Peer = e.st.Created, e.st.Peer
+	size := st.Size()
+	if grow := size - e.size; grow > 0 {
+		if err := s.makeRoom(e, st.Peer, 0, grow, now, &gone); err != nil {
+			return err
+		}
+	}
 	if st.Ready == e.st.Ready {
+		s.resize(e, size)
 		e.st = st
 		s.touch(e, now)
 		return nil
 	}
 	// From pending to ready (or back): into the other lists.
 	s.unlink(e)
-	e.st = st
+	e.st, e.size = st, size
 	if now.After(e.st.LastSeen) {
 		e.st.LastSeen = now
 	}
@@ -413,27 +455,107 @@ func (s *SessionStore) expired(e *sessionEntry, now time.Time) bool {
 	return now.Sub(e.st.LastSeen) > timeout
 }
 
-// victim returns the session of l that Create may evict to make room, or
-// nil: the pending one seen least recently, if it has been idle long
-// enough, else the ready one seen least recently, if it has. s.mu is held.
-func (s *SessionStore) victim(l *sessionLists, now time.Time) *sessionEntry {
-	if f := l.pending.Front(); f != nil && s.minPendingIdle >= 0 {
-		if e := f.Value.(*sessionEntry); now.Sub(e.st.LastSeen) >= s.minPendingIdle {
-			return e
+// makeRoom makes room for n more sessions (1 for Create, 0 for Update)
+// and size more bytes, of peer, at the per-client limits and then at the
+// store's, by evicting sessions other than keep (see [SessionStore]), or
+// returns the error that refuses them. s.mu is held.
+func (s *SessionStore) makeRoom(keep *sessionEntry, peer string, n, size int, now time.Time, gone *[]string) error {
+	if peer != "" {
+		p := s.peers[peer]
+		held, count := 0, 0
+		if p != nil {
+			held, count = p.bytes, p.len()
+		}
+		needN, needB := 0, 0
+		if s.maxPerClient > 0 {
+			needN = count + n - s.maxPerClient
+		}
+		if s.maxBytesPer > 0 {
+			needB = held + size - s.maxBytesPer
+		}
+		if needN > 0 || needB > 0 {
+			if s.maxBytesPer > 0 && size > s.maxBytesPer {
+				return fmt.Errorf("memory session store: client %q: %d bytes more for one session, past the %d its sessions may hold: %w", peer, size, s.maxBytesPer, ports.ErrTooManySessionsForClient)
+			}
+			vs := s.victims(p, now, needN, needB, keep)
+			if vs == nil {
+				if needN > 0 {
+					return fmt.Errorf("memory session store: client %q holds %d sessions: %w", peer, s.maxPerClient, ports.ErrTooManySessionsForClient)
+				}
+				return fmt.Errorf("memory session store: client %q: its sessions would hold %d bytes, past %d: %w", peer, held+size, s.maxBytesPer, ports.ErrTooManySessionsForClient)
+			}
+			s.evict(vs, gone)
 		}
 	}
-	if f := l.ready.Front(); f != nil && s.minIdle >= 0 {
-		if e := f.Value.(*sessionEntry); now.Sub(e.st.LastSeen) >= s.minIdle {
-			return e
+	needN, needB := len(s.byID)+n-s.max, 0
+	if s.maxBytes > 0 {
+		needB = s.all.bytes + size - s.maxBytes
+	}
+	if needN > 0 || needB > 0 {
+		if s.maxBytes > 0 && size > s.maxBytes {
+			return fmt.Errorf("memory session store: %d bytes more for one session, past the %d the sessions may hold: %w", size, s.maxBytes, ports.ErrTooManySessions)
 		}
+		vs := s.victims(&s.all, now, needN, needB, keep)
+		if vs == nil {
+			if needN > 0 {
+				return fmt.Errorf("memory session store: %d sessions: %w", s.max, ports.ErrTooManySessions)
+			}
+			return fmt.Errorf("memory session store: the sessions would hold %d bytes, past %d: %w", s.all.bytes+size, s.maxBytes, ports.ErrTooManySessions)
+		}
+		s.evict(vs, gone)
 	}
 	return nil
+}
+
+// evict removes the sessions vs and adds their ids to gone. s.mu is held.
+func (s *SessionStore) evict(vs []*sessionEntry, gone *[]string) {
+	for _, v := range vs {
+		s.remove(v)
+		*gone = append(*gone, v.st.ID)
+	}
+}
+
+// victims returns the sessions of l (nil: none) that may be evicted to
+// free n places and size bytes, other than keep, or nil when those that
+// may go are not enough: the pending ones seen least recently that have
+// been idle for minPendingIdle, then the ready ones seen least recently
+// that have been idle for minIdle. s.mu is held.
+func (s *SessionStore) victims(l *sessionLists, now time.Time, n, size int, keep *sessionEntry) []*sessionEntry {
+	if l == nil {
+		return nil
+	}
+	var vs []*sessionEntry
+	freed := 0
+	enough := func() bool { return len(vs) >= n && freed >= size }
+	for _, k := range []struct {
+		l       *list.List
+		minIdle time.Duration
+	}{{&l.pending, s.minPendingIdle}, {&l.ready, s.minIdle}} {
+		if k.minIdle < 0 {
+			continue
+		}
+		for f := k.l.Front(); f != nil && !enough(); f = f.Next() {
+			e := f.Value.(*sessionEntry)
+			if now.Sub(e.st.LastSeen) < k.minIdle {
+				break // the later ones were seen more recently still
+			}
+			if e != keep {
+				vs = append(vs, e)
+				freed += e.size
+			}
+		}
+	}
+	if !enough() {
+		return nil
+	}
+	return vs
 }
 
 // link puts e in the lists of its kind, at its place by LastSeen. s.mu is
 // held.
 func (s *SessionStore) link(e *sessionEntry) {
 	e.all = insertByLastSeen(s.all.of(e.st.Ready), e)
+	s.all.bytes += e.size
 	if e.st.Peer == "" {
 		return
 	}
@@ -443,16 +565,28 @@ func (s *SessionStore) link(e *sessionEntry) {
 		s.peers[e.st.Peer] = p
 	}
 	e.peer = insertByLastSeen(p.of(e.st.Ready), e)
+	p.bytes += e.size
+}
+
+// resize records that e now holds size bytes. s.mu is held.
+func (s *SessionStore) resize(e *sessionEntry, size int) {
+	s.all.bytes += size - e.size
+	if e.peer != nil {
+		s.peers[e.st.Peer].bytes += size - e.size
+	}
+	e.size = size
 }
 
 // unlink takes e out of its lists (not out of byID). s.mu is held.
 func (s *SessionStore) unlink(e *sessionEntry) {
 	s.all.of(e.st.Ready).Remove(e.all)
+	s.all.bytes -= e.size
 	if e.peer == nil {
 		return
 	}
 	p := s.peers[e.st.Peer]
 	p.of(e.st.Ready).Remove(e.peer)
+	p.bytes -= e.size
 	if p.len() == 0 {
 		delete(s.peers, e.st.Peer)
 	}

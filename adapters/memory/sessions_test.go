@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -386,4 +387,67 @@ func TestSessionPerClientConcurrent(t *testing.T) {
 			t.Errorf("client %s holds %d sessions, over %d", p, count[p], limit)
 		}
 	}
+}
+
+func TestSessionStoreByteLimitsContract(t *testing.T) {
+	sessiontest.RunByteLimits(t, 64<<10, 512<<10, func(_ *testing.T, c ports.Clock) ports.SessionStore {
+		return memory.NewSessionStore(memory.SessionStoreOptions{MaxSessionBytesPerClient: 64 << 10, MaxSessionBytes: 512 << 10, Clock: c})
+	})
+}
+
+// sizedSession is a ready session of peer with about kib KiB of capabilities.
+func sizedSession(id, peer string, kib int) ports.SessionState {
+	return ports.SessionState{ID: id, Peer: peer, Initialized: true, Ready: true,
+		Capabilities: []byte(`{"x":"` + strings.Repeat("a", kib<<10) + `"}`)}
+}
+
+// Past a client's byte budget, Create evicts as many of that client's idle
+// sessions as the new one needs, oldest first; when those that may go are
+// not enough, it evicts none and refuses. An Update that grows a session
+// evicts the others, never the session itself.
+func TestSessionStoreEvictsForBytes(t *testing.T) {
+	ctx := context.Background()
+	s, c := newStore(memory.SessionStoreOptions{MaxSessionBytesPerClient: 40 << 10})
+	r, stop := watch(s)
+	defer stop()
+	for i := range 4 {
+		if err := s.Create(ctx, sizedSession(fmt.Sprint("s", i), "p", 9)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Nothing idle: refused, nothing evicted.
+	if err := s.Create(ctx, sizedSession("big", "p", 20)); !errors.Is(err, ports.ErrTooManySessionsForClient) {
+		t.Fatalf("Create past the client's bytes = %v, want ErrTooManySessionsForClient", err)
+	}
+	wantLive(t, s, "s0", "s1", "s2", "s3")
+	wantRemoved(t, r)
+
+	c.Advance(memory.DefaultMinIdleForEviction)
+	wantLive(t, s, "s2", "s3") // in use again: they stay
+	if err := s.Create(ctx, sizedSession("big", "p", 20)); err != nil {
+		t.Fatalf("Create with idle sessions to evict = %v", err)
+	}
+	wantRemoved(t, r, "s0", "s1")
+	wantLive(t, s, "s2", "s3", "big")
+
+	// Another client's sessions neither count nor go.
+	if err := s.Create(ctx, sizedSession("q0", "q", 30)); err != nil {
+		t.Fatal(err)
+	}
+	// An Update that grows s3 past the budget while the others are in
+	// use: refused, s3 unchanged.
+	grown := sizedSession("s3", "p", 15)
+	if err := s.Update(ctx, grown); !errors.Is(err, ports.ErrTooManySessionsForClient) {
+		t.Fatalf("Update past the client's bytes = %v, want ErrTooManySessionsForClient", err)
+	}
+	if st, err := s.Get(ctx, "s3"); err != nil || len(st.Capabilities) > 10<<10 {
+		t.Fatalf("s3 after the refused Update: %d bytes of capabilities, %v", len(st.Capabilities), err)
+	}
+	// Idle long enough, s3 itself included: s2 makes room, s3 stays.
+	c.Advance(memory.DefaultMinIdleForEviction)
+	if err := s.Update(ctx, grown); err != nil {
+		t.Fatalf("Update with an idle session to evict = %v", err)
+	}
+	wantRemoved(t, r, "s2")
+	wantLive(t, s, "s3", "big", "q0")
 }

@@ -1,6 +1,7 @@
 package mcpredis
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -22,7 +23,21 @@ const (
 	DefaultPendingTimeout       = memory.DefaultPendingTimeout
 	DefaultMaxSessions          = memory.DefaultMaxSessions
 	DefaultMaxSessionsPerClient = memory.DefaultMaxSessionsPerClient
+	// DefaultMaxSessionBytes and DefaultMaxSessionBytesPerClient bound
+	// the bytes the sessions hold in Redis, in total and per client.
+	DefaultMaxSessionBytes          = memory.DefaultMaxSessionBytes
+	DefaultMaxSessionBytesPerClient = memory.DefaultMaxSessionBytesPerClient
 )
+
+// UnlimitedSessionBytes, as SessionStoreOptions.MaxSessionBytes or
+// MaxSessionBytesPerClient, removes that byte budget (the number of
+// sessions stays bounded).
+const UnlimitedSessionBytes = memory.UnlimitedSessionBytes
+
+// sessionOverhead is what the store counts for a session besides its
+// encoded state and Peer: the hash's other fields, its entries in the
+// sorted sets and in the size index.
+const sessionOverhead = 256
 
 // SessionStoreOptions configure [SessionStore]. Zero fields take the
 // defaults.
@@ -43,6 +58,15 @@ type SessionStoreOptions struct {
 	// MaxSessionsPerClient bounds the live sessions of one client (one
 	// non-empty Peer; default [DefaultMaxSessionsPerClient]).
 	MaxSessionsPerClient int
+	// MaxSessionBytes bounds the bytes the live sessions of every instance
+	// hold in Redis together (default [DefaultMaxSessionBytes];
+	// [UnlimitedSessionBytes]: no bound). A session counts the JSON of its
+	// state as stored, its Peer and 256 bytes.
+	MaxSessionBytes int
+	// MaxSessionBytesPerClient bounds the bytes of the live sessions of
+	// one client (default [DefaultMaxSessionBytesPerClient];
+	// [UnlimitedSessionBytes]: no bound but MaxSessionBytes).
+	MaxSessionBytesPerClient int
 	// Timeout bounds each Redis call (default [DefaultTimeout]).
 	Timeout time.Duration
 	// Clock tells the time (default the system clock). Expiry is decided
@@ -56,12 +80,17 @@ type SessionStoreOptions struct {
 // operation is one round trip (a Lua script run atomically by Redis). A
 // session is a hash "<Prefix>sess:<id>"; the sorted sets "<Prefix>sessions"
 // and "<Prefix>peer:<peer>" count the live sessions, in total and per
-// client. Past MaxSessions or MaxSessionsPerClient, Create first drops
-// the expired sessions it finds (at most 100 per call) and then refuses
-// with [ports.ErrTooManySessions] or [ports.ErrTooManySessionsForClient];
-// it does not evict live idle sessions as the in-memory store does. The
-// scripts name keys they compute, so the store needs one Redis (or
-// Valkey) node, not a cluster.
+// client, and "<Prefix>sessbytes" and the hash "<Prefix>peerbytes" the
+// bytes they hold (the hash "<Prefix>sessinfo" remembers each session's
+// size and Peer until it is removed, also once its own hash has expired).
+// Past MaxSessions, MaxSessionsPerClient, MaxSessionBytes or
+// MaxSessionBytesPerClient, Create first drops the expired sessions it
+// finds (at most 100 per call) and then refuses with
+// [ports.ErrTooManySessions] or [ports.ErrTooManySessionsForClient]; it
+// does not evict live idle sessions as the in-memory store does. An Update
+// that makes a session larger (its subscriptions) past a byte budget is
+// refused the same way. The scripts name keys they compute, so the store
+// needs one Redis (or Valkey) node, not a cluster.
 type SessionStore struct {
 	c    redis.UniversalClient
 	opts SessionStoreOptions
@@ -76,6 +105,8 @@ func NewSessionStore(c redis.UniversalClient, opts SessionStoreOptions) *Session
 	opts.PendingTimeout = min(cmp.Or(opts.PendingTimeout, DefaultPendingTimeout), opts.IdleTimeout)
 	opts.MaxSessions = cmp.Or(opts.MaxSessions, DefaultMaxSessions)
 	opts.MaxSessionsPerClient = cmp.Or(opts.MaxSessionsPerClient, DefaultMaxSessionsPerClient)
+	opts.MaxSessionBytes = cmp.Or(opts.MaxSessionBytes, DefaultMaxSessionBytes)
+	opts.MaxSessionBytesPerClient = cmp.Or(opts.MaxSessionBytesPerClient, DefaultMaxSessionBytesPerClient)
 	opts.Timeout = cmp.Or(opts.Timeout, DefaultTimeout)
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
@@ -96,11 +127,32 @@ local function expired(id)
   if f[2] == '0' then lim = pending end
   return now - tonumber(f[1]) > lim
 end
+local info, total, peerbytes = prefix .. 'sessinfo', prefix .. 'sessbytes', prefix .. 'peerbytes'
+local function pkey(peer) return prefix .. 'peer:' .. peer end
+-- sizeof returns a session's counted size and Peer (0 and the hash's Peer
+-- for a session stored without a size).
+local function sizeof(id)
+  local meta = redis.call('HGET', info, id)
+  if meta then
+    local sep = string.find(meta, ':', 1, true)
+    return tonumber(string.sub(meta, 1, sep - 1)), string.sub(meta, sep + 1)
+  end
+  return 0, redis.call('HGET', skey(id), 'p') or ''
+end
+-- count adds delta bytes to the totals of every session and of peer.
+local function count(peer, delta)
+  if redis.call('INCRBY', total, delta) <= 0 then redis.call('DEL', total) end
+  if peer ~= '' and redis.call('HINCRBY', peerbytes, peer, delta) <= 0 then redis.call('HDEL', peerbytes, peer) end
+end
+local function held() return tonumber(redis.call('GET', total) or '0') end
+local function heldBy(peer) return tonumber(redis.call('HGET', peerbytes, peer) or '0') end
 local function remove(id)
-  local peer = redis.call('HGET', skey(id), 'p')
+  local size, peer = sizeof(id)
+  if size > 0 then count(peer, -size) end
+  redis.call('HDEL', info, id)
   redis.call('DEL', skey(id))
   redis.call('ZREM', all, id)
-  if peer and peer ~= '' then redis.call('ZREM', prefix .. 'peer:' .. peer, id) end
+  if peer ~= '' then redis.call('ZREM', pkey(peer), id) end
 end
 local function purge(set)
   local old = redis.call('ZRANGEBYSCORE', set, '-inf', '(' .. (now - pending), 'LIMIT', 0, 100)
@@ -113,10 +165,12 @@ local function purge(set)
 end
 `
 
-// create: ARGV[5..] id, state, ready, peer, created, ttl, max, maxPeer.
+// create: ARGV[5..] id, state, ready, peer, created, ttl, max, maxPeer,
+// size, maxBytes, maxPeerBytes (a negative byte budget: none).
 var createScript = redis.NewScript(luaCommon + `
 local id, st, ready, peer, created, ttl = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
 local max, maxPeer = tonumber(ARGV[11]), tonumber(ARGV[12])
+local size, maxBytes, maxPeerBytes = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15])
 if redis.call('EXISTS', skey(id)) == 1 then
   if not expired(id) then return -1 end
   remove(id)
@@ -125,17 +179,27 @@ if redis.call('ZCARD', all) >= max then
   purge(all)
   if redis.call('ZCARD', all) >= max then return -2 end
 end
+if maxBytes >= 0 and held() + size > maxBytes then
+  purge(all)
+  if held() + size > maxBytes then return -4 end
+end
 if peer ~= '' then
-  local ps = prefix .. 'peer:' .. peer
+  local ps = pkey(peer)
   if redis.call('ZCARD', ps) >= maxPeer then
     purge(ps)
     if redis.call('ZCARD', ps) >= maxPeer then return -3 end
+  end
+  if maxPeerBytes >= 0 and heldBy(peer) + size > maxPeerBytes then
+    purge(ps)
+    if heldBy(peer) + size > maxPeerBytes then return -5 end
   end
   redis.call('ZADD', ps, now, id)
 end
 redis.call('HSET', skey(id), 's', st, 'r', ready, 'p', peer, 'c', created, 'l', now)
 redis.call('PEXPIRE', skey(id), ttl)
 redis.call('ZADD', all, now, id)
+redis.call('HSET', info, id, size .. ':' .. peer)
+count(peer, size)
 return 1
 `)
 
@@ -154,18 +218,35 @@ if f[3] and f[3] ~= '' then redis.call('ZADD', prefix .. 'peer:' .. f[3], now, i
 return {f[1], f[2], tostring(now), f[3]}
 `)
 
-// update: ARGV[5..] id, state, ready, ttl. Returns 1, or 0 when not found.
+// update: ARGV[5..] id, state, ready, ttl, size (without the Peer),
+// maxBytes, maxPeerBytes. Returns 1, 0 when not found, -4 or -5 when the
+// state grew past the byte budget of every session or of the client.
 var updateScript = redis.NewScript(luaCommon + `
 local id, st, ready, ttl = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local size, maxBytes, maxPeerBytes = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 if expired(id) then
   if redis.call('EXISTS', skey(id)) == 1 or redis.call('ZSCORE', all, id) then remove(id) end
   return 0
 end
+local old, peer = sizeof(id)
+size = size + string.len(peer)
+local grow = size - old
+if grow > 0 then
+  if maxBytes >= 0 and held() + grow > maxBytes then
+    purge(all)
+    if held() + grow > maxBytes then return -4 end
+  end
+  if peer ~= '' and maxPeerBytes >= 0 and heldBy(peer) + grow > maxPeerBytes then
+    purge(pkey(peer))
+    if heldBy(peer) + grow > maxPeerBytes then return -5 end
+  end
+end
 redis.call('HSET', skey(id), 's', st, 'r', ready, 'l', now)
 redis.call('PEXPIRE', skey(id), ttl)
 redis.call('ZADD', all, now, id)
-local peer = redis.call('HGET', skey(id), 'p')
-if peer and peer ~= '' then redis.call('ZADD', prefix .. 'peer:' .. peer, now, id) end
+if peer ~= '' then redis.call('ZADD', pkey(peer), now, id) end
+redis.call('HSET', info, id, size .. ':' .. peer)
+if grow ~= 0 then count(peer, grow) end
 return 1
 `)
 
@@ -188,15 +269,38 @@ func flag(b bool) string {
 	return "0"
 }
 
-// stored is what the hash's "s" field holds: the state without the fields
-// the store keeps apart (times, Peer).
+// encodeState is what the hash's "s" field holds: the state without the
+// fields the store keeps apart (times, Peer), as JSON without HTML
+// escapes (which would make '<' six bytes).
 func encodeState(st ports.SessionState) (string, error) {
 	st.Created, st.LastSeen, st.Peer = time.Time{}, time.Time{}, ""
-	b, err := json.Marshal(st)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(st); err != nil {
 		return "", fmt.Errorf("mcpredis: encoding a session: %w", err)
 	}
-	return string(b), nil
+	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+}
+
+// budget is a byte budget as the scripts take it: negative for none.
+func budget(n int) int {
+	if n < 0 {
+		return -1
+	}
+	return n
+}
+
+// sizeError is the error of a script's refusal past a byte budget (-4:
+// every session's, -5: the client's), or nil.
+func (s *SessionStore) sizeError(n int64) error {
+	switch n {
+	case -4:
+		return fmt.Errorf("mcpredis: %w: the sessions would hold more than %d bytes", ports.ErrTooManySessions, s.opts.MaxSessionBytes)
+	case -5:
+		return fmt.Errorf("mcpredis: %w: its sessions would hold more than %d bytes", ports.ErrTooManySessionsForClient, s.opts.MaxSessionBytesPerClient)
+	}
+	return nil
 }
 
 // Create stores a new session (see [SessionStore] for the limits).
@@ -213,9 +317,13 @@ func (s *SessionStore) Create(ctx context.Context, st ports.SessionState) error 
 		return err
 	}
 	n, err := createScript.Run(ctx, s.c, nil, s.args(now, st.ID, enc, flag(st.Ready), st.Peer,
-		created.UnixMilli(), s.ttl(), s.opts.MaxSessions, s.opts.MaxSessionsPerClient)...).Int()
+		created.UnixMilli(), s.ttl(), s.opts.MaxSessions, s.opts.MaxSessionsPerClient,
+		len(enc)+len(st.Peer)+sessionOverhead, budget(s.opts.MaxSessionBytes), budget(s.opts.MaxSessionBytesPerClient))...).Int64()
 	if err != nil {
 		return fmt.Errorf("mcpredis: creating a session: %w", err)
+	}
+	if err := s.sizeError(n); err != nil {
+		return err
 	}
 	switch n {
 	case -1:
@@ -253,7 +361,8 @@ func (s *SessionStore) Get(ctx context.Context, id string) (ports.SessionState, 
 }
 
 // Update replaces a live session's state (its Peer is kept); it counts as
-// activity.
+// activity. A larger state past a byte budget is refused (see
+// [SessionStore]); the stored one is then left as it was.
 func (s *SessionStore) Update(ctx context.Context, st ports.SessionState) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
@@ -261,9 +370,13 @@ func (s *SessionStore) Update(ctx context.Context, st ports.SessionState) error 
 	if err != nil {
 		return err
 	}
-	n, err := updateScript.Run(ctx, s.c, nil, s.args(s.opts.Clock.Now(), st.ID, enc, flag(st.Ready), s.ttl())...).Int()
+	n, err := updateScript.Run(ctx, s.c, nil, s.args(s.opts.Clock.Now(), st.ID, enc, flag(st.Ready), s.ttl(),
+		len(enc)+sessionOverhead, budget(s.opts.MaxSessionBytes), budget(s.opts.MaxSessionBytesPerClient))...).Int64()
 	if err != nil {
 		return fmt.Errorf("mcpredis: updating a session: %w", err)
+	}
+	if err := s.sizeError(n); err != nil {
+		return err
 	}
 	if n == 0 {
 		return fmt.Errorf("mcpredis: %w", ports.ErrSessionNotFound)

@@ -3,9 +3,10 @@
 // writes on a shared store) must pass Run and, for the limits it has (a
 // store exposed to untrusted clients should have them all), [RunExpiry]
 // (idle expiry), [RunPending] (the sooner expiry of sessions whose client
-// never completed the handshake) and [RunPerClientLimit] (the bound on one
-// client's sessions). It also holds [FakeClock], a clock tests move by
-// hand, so that expiry is tested without sleeping.
+// never completed the handshake), [RunPerClientLimit] (the bound on one
+// client's sessions) and [RunByteLimits] (the bounds on the bytes the
+// sessions hold, per client and in total). It also holds [FakeClock], a
+// clock tests move by hand, so that expiry is tested without sleeping.
 package sessiontest
 
 import (
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -592,6 +594,203 @@ func RunPerClientLimit(t *testing.T, max int, newStore func(t *testing.T, clock 
 		}
 		if _, err := s.Get(ctx, of("c", max+1).ID); err != nil {
 			t.Fatalf("Get of the new session = %v", err)
+		}
+	})
+}
+
+// padded is a ready session of peer whose capabilities take pad bytes.
+func padded(id, peer string, pad int) ports.SessionState {
+	const head, tail = `{"experimental":{"pad":"`, `"}}`
+	return ports.SessionState{ID: id, Peer: peer, Initialized: true, Ready: true, Revision: domain.Revision20251125,
+		Capabilities: json.RawMessage(head + strings.Repeat("x", max(pad-len(head)-len(tail), 0)) + tail)}
+}
+
+// slack is what a store may count for a session besides its capabilities
+// in RunByteLimits: [ports.SessionState.Size]'s 256 bytes and the other
+// strings, or the JSON of the state and the store's own keys.
+const slack = 1 << 10
+
+// RunByteLimits checks a store that bounds the bytes its sessions hold
+// (counted as [ports.SessionState.Size] does, or in a form of its own that
+// counts a session's capabilities whole and adds at most 1 KiB) to
+// perClient for one client (one non-empty Peer) and total for all: past a
+// budget, Create and an Update that makes a session larger either refuse
+// with an error wrapping [ports.ErrTooManySessionsForClient] (the client's
+// budget; it wraps [ports.ErrTooManySessions]) or [ports.ErrTooManySessions]
+// alone (the total), leaving the stored state as it was, or make room among
+// the sessions of that client (or any, for the total), never the one
+// updated. The clock (a [*FakeClock] starting at [Start]) does not move.
+// perClient must be at least 16 KiB, and total at least 4*perClient; the
+// store's count limits must leave room for total/4 KiB sessions, and at
+// least 8 per client.
+func RunByteLimits(t *testing.T, perClient, total int, newStore func(t *testing.T, clock ports.Clock) ports.SessionStore) {
+	ctx := context.Background()
+	if perClient < 16<<10 || total < 4*perClient {
+		t.Fatalf("RunByteLimits: perClient %d must be at least 16 KiB and total %d at least 4*perClient", perClient, total)
+	}
+	pad := perClient / 8 // 6 to 8 fit in a client's budget
+	// held returns the ids of the sessions of ids that the store still
+	// holds.
+	held := func(t *testing.T, s ports.SessionStore, ids []string) (live []string) {
+		t.Helper()
+		for _, id := range ids {
+			if _, err := s.Get(ctx, id); err == nil {
+				live = append(live, id)
+			} else if !errors.Is(err, ports.ErrSessionNotFound) {
+				t.Fatalf("Get %s: %v", id, err)
+			}
+		}
+		return live
+	}
+	// fill creates sessions of peer, of pad bytes each, until the store
+	// refuses one or makes room (drops one of them), and checks the
+	// refusal wraps want; it returns the ids the store holds.
+	fill := func(t *testing.T, s ports.SessionStore, peer string, limit int, want error) []string {
+		t.Helper()
+		var ids []string
+		for i := range 2*limit/pad + 2 {
+			st := padded(fmt.Sprintf("%s-%d", peer, i), peer, pad)
+			if peer == "" {
+				st.ID = fmt.Sprintf("anon-%d", i)
+			}
+			err := s.Create(ctx, st)
+			if err != nil {
+				if !errors.Is(err, want) || !errors.Is(err, ports.ErrTooManySessions) {
+					t.Fatalf("Create past a byte budget = %v, want an error wrapping %v", err, want)
+				}
+				if want != ports.ErrTooManySessionsForClient && errors.Is(err, ports.ErrTooManySessionsForClient) {
+					t.Fatalf("Create past the total byte budget = %v, which blames the client", err)
+				}
+				break
+			}
+			ids = append(ids, st.ID)
+			if live := held(t, s, ids); len(live) < len(ids) {
+				break // room was made
+			}
+		}
+		live := held(t, s, ids)
+		if len(live)*pad > limit {
+			t.Fatalf("the store holds %d sessions of %d bytes of capabilities: %d bytes, past the budget of %d", len(live), pad, len(live)*pad, limit)
+		}
+		if (len(live)+1)*(pad+slack) <= limit {
+			t.Fatalf("the store refused (or made room for) a session of %d bytes with %d held, far within the budget of %d", pad, len(live), limit)
+		}
+		return live
+	}
+
+	t.Run("ClientBudget", func(t *testing.T) {
+		s := newStore(t, NewFakeClock(Start))
+		live := fill(t, s, "greedy", perClient, ports.ErrTooManySessionsForClient)
+		// Another client is not touched.
+		for i := range 3 {
+			if err := s.Create(ctx, padded(fmt.Sprintf("other-%d", i), "other", pad)); err != nil {
+				t.Fatalf("Create for another client: %v", err)
+			}
+		}
+		if got := held(t, s, live); len(got) != len(live) {
+			t.Fatalf("another client's sessions took %d of the greedy one's", len(live)-len(got))
+		}
+		// A session larger than a client's whole budget is refused.
+		err := s.Create(ctx, padded("huge", "third", perClient+1))
+		if !errors.Is(err, ports.ErrTooManySessionsForClient) {
+			t.Fatalf("Create of a session larger than a client's budget = %v, want ErrTooManySessionsForClient", err)
+		}
+		if _, err := s.Get(ctx, "huge"); !errors.Is(err, ports.ErrSessionNotFound) {
+			t.Fatalf("the refused session is stored: Get = %v", err)
+		}
+	})
+
+	t.Run("DeleteFreesBytes", func(t *testing.T) {
+		s := newStore(t, NewFakeClock(Start))
+		live := fill(t, s, "c", perClient, ports.ErrTooManySessionsForClient)
+		if err := s.Delete(ctx, live[0]); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Create(ctx, padded("c-again", "c", pad)); err != nil {
+			t.Fatalf("Create after the client deleted a session = %v", err)
+		}
+	})
+
+	t.Run("UpdateCannotGrowPastBudget", func(t *testing.T) {
+		s := newStore(t, NewFakeClock(Start))
+		live := fill(t, s, "c", perClient, ports.ErrTooManySessionsForClient)
+		id := live[len(live)-1]
+		before, err := s.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Subscriptions of 2*pad bytes: past the budget whatever the room
+		// left (less than one session of pad bytes and slack).
+		grown := before
+		for i := range 2 * pad / 1024 {
+			grown.Subscriptions = append(grown.Subscriptions, fmt.Sprintf("test://%04d/%s", i, strings.Repeat("u", 1000)))
+		}
+		err = s.Update(ctx, grown)
+		if err == nil {
+			// The store made room: among the client's other sessions.
+			if got := held(t, s, live); !slices.Contains(got, id) || (len(got)+2)*pad > perClient {
+				t.Fatalf("after an Update past the budget the client holds %v of %v", got, live)
+			}
+			return
+		}
+		if !errors.Is(err, ports.ErrTooManySessionsForClient) {
+			t.Fatalf("Update past the client's budget = %v, want ErrTooManySessionsForClient", err)
+		}
+		after, err := s.Get(ctx, id)
+		if err != nil {
+			t.Fatalf("the session refused a larger state is gone: %v", err)
+		}
+		checkState(t, after, before)
+		// Shrinking is never refused, nor is growing within the budget
+		// once there is room.
+		small := before
+		small.Capabilities = json.RawMessage(`{}`)
+		if err := s.Update(ctx, small); err != nil {
+			t.Fatalf("Update to a smaller state = %v", err)
+		}
+		small.Subscriptions = []string{"test://one"}
+		if err := s.Update(ctx, small); err != nil {
+			t.Fatalf("Update within the budget = %v", err)
+		}
+		if got, err := s.Get(ctx, id); err != nil || !slices.Equal(got.Subscriptions, small.Subscriptions) {
+			t.Fatalf("after the Updates: %v %v", got.Subscriptions, err)
+		}
+	})
+
+	t.Run("TotalBudget", func(t *testing.T) {
+		s := newStore(t, NewFakeClock(Start))
+		// Each session its own client: only the total can refuse.
+		var ids []string
+		for i := range 2*total/pad + 2 {
+			st := padded(fmt.Sprintf("s-%d", i), fmt.Sprintf("peer-%d", i), pad)
+			err := s.Create(ctx, st)
+			if err != nil {
+				if !errors.Is(err, ports.ErrTooManySessions) || errors.Is(err, ports.ErrTooManySessionsForClient) {
+					t.Fatalf("Create past the total byte budget = %v, want ErrTooManySessions and not ErrTooManySessionsForClient", err)
+				}
+				break
+			}
+			ids = append(ids, st.ID)
+			if i%8 == 0 {
+				if live := held(t, s, ids); len(live) < len(ids) {
+					break // room was made
+				}
+			}
+		}
+		live := held(t, s, ids)
+		if len(live)*pad > total {
+			t.Fatalf("the store holds %d sessions of %d bytes of capabilities: %d bytes, past the total budget of %d", len(live), pad, len(live)*pad, total)
+		}
+		if (len(live)+1)*(pad+slack) <= total {
+			t.Fatalf("the store refused a session of %d bytes with %d held, far within the total budget of %d", pad, len(live), total)
+		}
+		// Sessions without a Peer count against the total too.
+		if err := s.Create(ctx, padded("anonymous", "", pad)); err == nil {
+			if live := held(t, s, append(ids, "anonymous")); (len(live))*pad > total {
+				t.Fatalf("a session without a Peer took the store past its total budget")
+			}
+		} else if !errors.Is(err, ports.ErrTooManySessions) {
+			t.Fatalf("Create without a Peer past the total = %v", err)
 		}
 	})
 }
