@@ -172,6 +172,14 @@ func usableKey(k jwk.Key) (publicKey, bool) {
 // A failed fetch keeps the keys of the last good one: tokens signed by
 // them still verify, while a token naming another key cannot be judged
 // (ErrUnavailable).
+//
+// Every fetch that ends, good or not, makes a new generation of the set. A
+// caller reads the keys and their generation together, and asks for a
+// refetch naming the generation it read: when a fetch has ended since, the
+// caller looks at the newer set rather than being told that the interval
+// forbids a fetch. Otherwise a caller that read the set just before
+// another caller's refetch brought the token's key, and asked just after,
+// would refuse a valid token.
 type keySet struct {
 	url         string
 	client      *http.Client
@@ -183,10 +191,25 @@ type keySet struct {
 
 	mu        sync.Mutex
 	keys      []publicKey
+	gen       uint64        // fetches ended, good or not
 	fetched   time.Time     // of the last good fetch; zero before one
 	attempted time.Time     // start of the last fetch
 	lastErr   error         // of the last fetch
 	inflight  chan struct{} // closed when the running fetch ends; nil when none runs
+}
+
+// snapshot is what a caller reads of the set at once.
+type snapshot struct {
+	keys    []publicKey
+	gen     uint64
+	fetched time.Time
+	lastErr error
+}
+
+func (s *keySet) read() snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return snapshot{keys: s.keys, gen: s.gen, fetched: s.fetched, lastErr: s.lastErr}
 }
 
 // fetch fetches the set now, whatever the rate limit (NewJWTVerifier's
@@ -198,11 +221,17 @@ func (s *keySet) fetch(ctx context.Context) error {
 	keys, err := s.get(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.ended(keys, err)
+	return err
+}
+
+// ended records the end of a fetch; s.mu is held.
+func (s *keySet) ended(keys []publicKey, err error) {
+	s.gen++
 	s.lastErr = err
 	if err == nil {
 		s.keys, s.fetched = keys, s.clock.Now()
 	}
-	return err
 }
 
 func (s *keySet) get(ctx context.Context) ([]publicKey, error) {
@@ -217,11 +246,18 @@ func (s *keySet) get(ctx context.Context) ([]publicKey, error) {
 	return keys, nil
 }
 
-// refresh fetches the set again unless the rate limit forbids it, or
-// joins the fetch under way; it returns when that fetch ended or ctx did.
-// It reports whether a fetch was started or joined.
-func (s *keySet) refresh(ctx context.Context) bool {
+// refresh makes sure that a set newer than generation seen is there to
+// look at: when a fetch has ended since seen, at once; else it joins the
+// fetch under way, or starts one unless the rate limit forbids it, and
+// returns when that fetch ended or ctx did. It reports whether there is (or,
+// ctx ended, may soon be) a newer set than seen: false only when the rate
+// limit forbade a fetch.
+func (s *keySet) refresh(ctx context.Context, seen uint64) bool {
 	s.mu.Lock()
+	if s.gen != seen {
+		s.mu.Unlock()
+		return true // a fetch ended since the caller looked: look again
+	}
 	ch := s.inflight
 	if ch == nil {
 		now := s.clock.Now()
@@ -234,10 +270,7 @@ func (s *keySet) refresh(ctx context.Context) bool {
 		go func() {
 			keys, err := s.get(context.WithoutCancel(ctx))
 			s.mu.Lock()
-			s.lastErr = err
-			if err == nil {
-				s.keys, s.fetched = keys, s.clock.Now()
-			}
+			s.ended(keys, err)
 			s.inflight = nil
 			close(ch)
 			s.mu.Unlock()
@@ -255,29 +288,32 @@ func (s *keySet) refresh(ctx context.Context) bool {
 // key kid ("" when the token names none): an error wrapping
 // ports.ErrUnauthenticated when there is none or more than one, one
 // wrapping ErrUnavailable when the set could not be fetched to tell.
+//
+// A caller refetches (or joins a refetch, or takes the set a refetch that
+// ended after it looked brought) at most once for an aged set and once for
+// an unknown key.
 func (s *keySet) find(ctx context.Context, kid, alg string) (publicKey, error) {
-	s.mu.Lock()
-	stale := s.clock.Now().Sub(s.fetched) >= s.maxAge
-	s.mu.Unlock()
-	refreshed := stale && s.refresh(ctx)
+	snap := s.read()
+	if s.clock.Now().Sub(snap.fetched) >= s.maxAge && s.refresh(ctx, snap.gen) {
+		snap = s.read()
+	}
+	refreshed := false
 	for {
-		s.mu.Lock()
-		keys, lastErr := s.keys, s.lastErr
-		s.mu.Unlock()
-		k, err := pick(keys, kid, alg)
+		k, err := pick(snap.keys, kid, alg)
 		if err == nil || !errors.Is(err, errUnknownKey) {
 			return k, err
 		}
 		// An unknown key id: the server may have rotated its keys.
-		if !refreshed && s.refresh(ctx) {
+		if !refreshed && s.refresh(ctx, snap.gen) {
 			refreshed = true
+			snap = s.read()
 			continue
 		}
 		if ctx.Err() != nil {
 			return publicKey{}, fmt.Errorf("%w: waiting for the key set: %w", ErrUnavailable, ctx.Err())
 		}
-		if lastErr != nil { // the set could not be fetched to tell
-			return publicKey{}, fmt.Errorf("%w (the token's key %q is not among the keys last fetched)", lastErr, kid)
+		if snap.lastErr != nil { // the set could not be fetched to tell
+			return publicKey{}, fmt.Errorf("%w (the token's key %q is not among the keys last fetched)", snap.lastErr, kid)
 		}
 		return publicKey{}, err
 	}
