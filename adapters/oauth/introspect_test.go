@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -361,5 +362,58 @@ func TestIntrospectorOptions(t *testing.T) {
 	defer md.Close()
 	if _, err := mcpoauth.NewIntrospector(ctx, mcpoauth.IntrospectionOptions{Issuer: md.URL, ClientID: "a", ClientSecret: "b", Audience: "x"}); err == nil || !strings.Contains(err.Error(), "introspection_endpoint") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestIntrospectionNewerAnswerWins asks about one token twice at once: the
+// first question is answered "active" (the token was not yet revoked) only
+// after the second was answered "inactive" (it has been revoked since).
+// The cache must keep the newer answer: the token stays refused, rather
+// than the late answer to the older question making it accepted again.
+func TestIntrospectionNewerAnswerWins(t *testing.T) {
+	var mu sync.Mutex
+	asked := 0
+	release := make(chan struct{})
+	firstAsked := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked++
+		n := asked
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if n == 1 {
+			close(firstAsked)
+			<-release
+			_, _ = io.WriteString(w, `{"active":true,"sub":"alice","aud":"https://mcp.example.com/mcp"}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"active":false}`)
+	}))
+	defer srv.Close()
+	in, err := mcpoauth.NewIntrospector(context.Background(), mcpoauth.IntrospectionOptions{
+		Endpoint: srv.URL, ClientID: "rs", ClientSecret: "pw", Audience: "https://mcp.example.com/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan error, 1)
+	go func() {
+		_, err := in.Authenticate(context.Background(), "tok")
+		first <- err
+	}()
+	<-firstAsked
+	if _, err := in.Authenticate(context.Background(), "tok"); !errors.Is(err, ports.ErrUnauthenticated) {
+		t.Fatalf("the revoked token: %v", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("the question asked before the revocation: %v", err)
+	}
+	if _, err := in.Authenticate(context.Background(), "tok"); !errors.Is(err, ports.ErrUnauthenticated) {
+		t.Fatalf("after the late answer to the older question, the revoked token: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked != 2 {
+		t.Fatalf("%d questions, want 2 (the third answer from the cache)", asked)
 	}
 }
