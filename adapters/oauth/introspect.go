@@ -108,7 +108,9 @@ type CacheOptions struct {
 //
 // The cache holds, by the SHA-256 of the token (never the token), both
 // accepting and refusing answers, at most CacheFor and, for an accepted
-// token, no longer than its exp; at most MaxEntries of them.
+// token, no longer than its exp; at most MaxEntries of them. When two
+// requests ask about one token at once, the answer to the later question is
+// kept, whichever arrives last.
 //
 // It is safe for concurrent use.
 type Introspector struct {
@@ -217,7 +219,7 @@ func (in *Introspector) Authenticate(ctx context.Context, token string) (ports.P
 		if err == nil && !exp.IsZero() && exp.Before(until) {
 			until = exp
 		}
-		in.cache.put(key, p, err, until)
+		in.cache.put(key, p, err, now, until)
 	}
 	return p, err
 }
@@ -281,6 +283,7 @@ type answer struct {
 	key   [sha256.Size]byte
 	p     ports.Principal
 	err   error
+	asked time.Time // when the question was asked
 	until time.Time
 }
 
@@ -301,10 +304,17 @@ func (c *answerCache) get(key [sha256.Size]byte, now time.Time) (ports.Principal
 	return copyPrincipal(a.p), a.err, true
 }
 
-func (c *answerCache) put(key [sha256.Size]byte, p ports.Principal, err error, until time.Time) {
+// put keeps the answer to a question asked at asked, unless the cache holds
+// the answer to a later question about the same token: two callers may ask
+// at once, and the answer to the older question (active, before a
+// revocation) must not replace the newer one (inactive).
+func (c *answerCache) put(key [sha256.Size]byte, p ports.Principal, err error, asked, until time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[key]; ok {
+		if asked.Before(e.Value.(*answer).asked) {
+			return
+		}
 		c.lru.Remove(e)
 		delete(c.entries, key)
 	}
@@ -314,7 +324,7 @@ func (c *answerCache) put(key [sha256.Size]byte, p ports.Principal, err error, u
 		c.lru.Remove(oldest)
 		delete(c.entries, oldest.Value.(*answer).key)
 	}
-	c.entries[key] = c.lru.PushFront(&answer{key: key, p: p, err: err, until: until})
+	c.entries[key] = c.lru.PushFront(&answer{key: key, p: p, err: err, asked: asked, until: until})
 }
 
 // copyPrincipal returns a deep copy of p, so that a caller that changes
