@@ -417,3 +417,36 @@ func TestIntrospectionNewerAnswerWins(t *testing.T) {
 		t.Fatalf("%d questions, want 2 (the third answer from the cache)", asked)
 	}
 }
+
+// TestIntrospectionAudience asks a real authorization server about a token
+// whose introspection answer is active but names no audience: refused by
+// default (401 through RequireBearer), as a JWT without aud is, since
+// nothing says the token was issued for this server.
+func TestIntrospectionAudience(t *testing.T) {
+	as := startAS(t)
+	const resource = "https://mcp.example.com/mcp"
+	in, err := mcpoauth.NewIntrospector(context.Background(), mcpoauth.IntrospectionOptions{
+		Issuer: as.Issuer, ClientID: "rs", ClientSecret: "pw", Audience: resource, Cache: mcpoauth.CacheOptions{Disabled: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := hexmcp.New(hexmcp.Options{Tools: []hexmcp.Tool{hexmcp.Func(whoami, hexmcp.WithName("whoami"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mcphttp.RequireBearer(in, mcphttp.AuthOptions{Logger: ports.NopLogger{}})(s.HTTPHandler(mcphttp.Options{})))
+	defer srv.Close()
+
+	as.setIntrospection(t, 200, map[string]any{"active": true, "sub": "alice", "scope": "mcp:tools", "iss": as.Issuer})
+	if resp, body := mcpCall(t, srv.URL, "Bearer no-aud"); resp.StatusCode != http.StatusUnauthorized || body != `{"error":"invalid_token"}` {
+		t.Fatalf("an answer without aud: %d %s", resp.StatusCode, body)
+	}
+	if _, err := in.Authenticate(context.Background(), "no-aud"); !errors.Is(err, ports.ErrUnauthenticated) || !strings.Contains(err.Error(), "not for this resource") {
+		t.Fatalf("error %v", err)
+	}
+	as.setIntrospection(t, 200, map[string]any{"active": true, "sub": "alice", "scope": "mcp:tools", "iss": as.Issuer, "aud": resource})
+	if resp, body := mcpCall(t, srv.URL, "Bearer with-aud"); resp.StatusCode != http.StatusOK || !strings.Contains(body, "alice|mcp:tools") {
+		t.Fatalf("an answer naming this resource: %d %s", resp.StatusCode, body)
+	}
+}
