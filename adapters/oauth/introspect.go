@@ -44,14 +44,17 @@ type IntrospectionOptions struct {
 	// RFC 6749 section 2.3.1 says).
 	ClientID, ClientSecret string
 	// Audience is this server's resource identifier (its Metadata's
-	// "resource"): an answer's "aud", when present, must name it
-	// (RFC 8707).
+	// "resource"): an answer's "aud" must name it (RFC 8707), as a JWT's
+	// must.
 	Audience string
-	// RequireAudience refuses answers without "aud". By default an answer
-	// without one is accepted: the authorization server, which knows which
-	// resource asks (the client credentials), is trusted to answer active
-	// only for tokens meant for it.
-	RequireAudience bool
+	// AcceptMissingAudience accepts an active answer without "aud", whose
+	// token nothing says was issued for this server: the authorization
+	// server, which knows which resource asks (the client credentials), is
+	// then trusted to answer active only for tokens meant for it. Set it
+	// for an authorization server that names no audience in its answers.
+	// By default such an answer is refused (401), as a JWT without "aud"
+	// is; an "aud" that names another resource is refused either way.
+	AcceptMissingAudience bool
 	// Cache bounds the cache of answers.
 	Cache CacheOptions
 	// Leeway is the clock skew allowed when checking an answer's exp and
@@ -96,10 +99,11 @@ type CacheOptions struct {
 // the authorization server's introspection endpoint (RFC 7662) about each
 // token, authenticating with client_secret_basic, and caches the answers.
 //
-// A token is accepted when the answer says "active": true, and, when the
-// answer has them: "token_type" is Bearer, "iss" is the Issuer, "aud" names
-// the Audience, "exp" is not past and "nbf" not in the future (with
-// Leeway); the subject member must be a non-empty string. The principal
+// A token is accepted when the answer says "active": true, "aud" names the
+// Audience (unless AcceptMissingAudience, when there is no "aud"), and,
+// when the answer has them: "token_type" is Bearer, "iss" is the Issuer,
+// "exp" is not past and "nbf" not in the future (with Leeway); the subject
+// member must be a non-empty string. The principal
 // is: Subject from "sub" (SubjectClaim), Scopes from "scope", Claims the
 // chosen members. An inactive or refused token wraps
 // ports.ErrUnauthenticated; an endpoint that cannot be reached, answers
@@ -171,7 +175,7 @@ func NewIntrospector(ctx context.Context, opts IntrospectionOptions) (*Introspec
 		checks: checks{
 			issuer:       opts.Issuer,
 			audience:     canonicalResource(opts.Audience),
-			requireAud:   opts.RequireAudience,
+			requireAud:   !opts.AcceptMissingAudience,
 			leeway:       positive(opts.Leeway, DefaultLeeway),
 			subjectClaim: cmp.Or(opts.SubjectClaim, "sub"),
 			claims:       claimList(opts.Claims),

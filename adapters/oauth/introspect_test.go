@@ -194,7 +194,7 @@ func TestIntrospectionAnswers(t *testing.T) {
 		"status-401":  ``,
 		"status-503":  ``,
 		"status-302":  ``,
-		"other-issue": `{"active":true,"sub":"a","iss":"https://other.example"}`,
+		"other-issue": `{"active":true,"sub":"a","iss":"https://other.example","aud":"https://mcp.example.com/mcp"}`,
 	}
 	e := &introspectionEndpoint{answer: func(token string) (int, string) {
 		if status, ok := strings.CutPrefix(token, "status-"); ok {
@@ -206,8 +206,8 @@ func TestIntrospectionAnswers(t *testing.T) {
 	}}
 	in := newIntrospector(t, e, func(o *mcpoauth.IntrospectionOptions) { o.Cache.Disabled = true })
 	for token, want := range map[string]string{
-		"ok": "", "ok-no-aud": "", "other-issue": "",
-		"inactive": "unauth", "expired": "unauth", "early": "unauth", "refresh": "unauth", "dpop": "unauth",
+		"ok": "", "other-issue": "",
+		"ok-no-aud": "unauth", "inactive": "unauth", "expired": "unauth", "early": "unauth", "refresh": "unauth", "dpop": "unauth",
 		"no-sub": "unauth", "bad-scope": "unauth",
 		"dup": "unavailable", "no-active": "unavailable", "str-active": "unavailable", "not-json": "unavailable",
 		"array": "unavailable", "null": "unavailable", "huge": "unavailable",
@@ -242,16 +242,19 @@ func TestIntrospectionAnswers(t *testing.T) {
 		t.Fatal("a too long token was sent")
 	}
 
-	// RequireAudience refuses an answer without aud; an issuer, when
-	// configured, must match an answer's iss.
-	strict := newIntrospector(t, e, func(o *mcpoauth.IntrospectionOptions) {
-		o.RequireAudience, o.Cache.Disabled = true, true
+	// AcceptMissingAudience accepts an answer without aud, not one that
+	// names another resource.
+	lax := newIntrospector(t, e, func(o *mcpoauth.IntrospectionOptions) {
+		o.AcceptMissingAudience, o.Cache.Disabled = true, true
 	})
-	if _, err := strict.Authenticate(context.Background(), "ok-no-aud"); !errors.Is(err, ports.ErrUnauthenticated) {
-		t.Fatalf("error %v", err)
-	}
-	if _, err := strict.Authenticate(context.Background(), "ok"); err != nil {
+	if _, err := lax.Authenticate(context.Background(), "ok-no-aud"); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := lax.Authenticate(context.Background(), "ok"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lax.Authenticate(context.Background(), "dup"); !errors.Is(err, mcpoauth.ErrUnavailable) {
+		t.Fatalf("error %v", err)
 	}
 }
 
@@ -259,9 +262,9 @@ func TestIntrospectionCache(t *testing.T) {
 	now := time.Now()
 	e := &introspectionEndpoint{answer: func(token string) (int, string) {
 		if token == "short" { // lives 5 more seconds
-			return 200, fmt.Sprintf(`{"active":true,"sub":"a","scope":"x","exp":%d}`, now.Add(5*time.Second).Unix())
+			return 200, fmt.Sprintf(`{"active":true,"sub":"a","scope":"x","aud":"https://mcp.example.com/mcp","exp":%d}`, now.Add(5*time.Second).Unix())
 		}
-		return 200, `{"active":true,"sub":"` + token + `","scope":"x","groups":["g"]}`
+		return 200, `{"active":true,"sub":"` + token + `","scope":"x","aud":"https://mcp.example.com/mcp","groups":["g"]}`
 	}}
 	clock := &fakeClock{}
 	in := newIntrospector(t, e, func(o *mcpoauth.IntrospectionOptions) {
@@ -448,5 +451,25 @@ func TestIntrospectionAudience(t *testing.T) {
 	as.setIntrospection(t, 200, map[string]any{"active": true, "sub": "alice", "scope": "mcp:tools", "iss": as.Issuer, "aud": resource})
 	if resp, body := mcpCall(t, srv.URL, "Bearer with-aud"); resp.StatusCode != http.StatusOK || !strings.Contains(body, "alice|mcp:tools") {
 		t.Fatalf("an answer naming this resource: %d %s", resp.StatusCode, body)
+	}
+
+	// Turned off by name: an answer without aud is accepted, one naming
+	// another resource is not.
+	lax, err := mcpoauth.NewIntrospector(context.Background(), mcpoauth.IntrospectionOptions{
+		Issuer: as.Issuer, ClientID: "rs", ClientSecret: "pw", Audience: resource, Cache: mcpoauth.CacheOptions{Disabled: true},
+		AcceptMissingAudience: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := httptest.NewServer(mcphttp.RequireBearer(lax, mcphttp.AuthOptions{Logger: ports.NopLogger{}})(s.HTTPHandler(mcphttp.Options{})))
+	defer srv2.Close()
+	as.setIntrospection(t, 200, map[string]any{"active": true, "sub": "alice", "scope": "mcp:tools", "iss": as.Issuer})
+	if resp, body := mcpCall(t, srv2.URL, "Bearer no-aud"); resp.StatusCode != http.StatusOK || !strings.Contains(body, "alice|mcp:tools") {
+		t.Fatalf("AcceptMissingAudience, an answer without aud: %d %s", resp.StatusCode, body)
+	}
+	as.setIntrospection(t, 200, map[string]any{"active": true, "sub": "alice", "scope": "mcp:tools", "iss": as.Issuer, "aud": "https://other.example/mcp"})
+	if resp, body := mcpCall(t, srv2.URL, "Bearer other-aud"); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("AcceptMissingAudience, an answer for another resource: %d %s", resp.StatusCode, body)
 	}
 }

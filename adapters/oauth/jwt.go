@@ -86,6 +86,12 @@ type JWTOptions struct {
 	// "client_id" and "azp" (when the token has them), decoded from JSON.
 	// The token itself is never there.
 	Claims []string
+	// RequireATJWT accepts only tokens whose typ header is "at+jwt" (or
+	// "application/at+jwt"), as RFC 9068 asks of a JWT access token, and
+	// refuses those typed "JWT" or not typed at all. By default they are
+	// accepted, since many authorization servers still issue them; a typ
+	// that names another kind of token is refused either way.
+	RequireATJWT bool
 	// Clock tells the time. Default ports.SystemClock{}.
 	Clock ports.Clock
 }
@@ -97,6 +103,13 @@ type JWTOptions struct {
 //   - it is a JWS in compact serialization of at most MaxTokenBytes, whose
 //     protected header has no "crit" and no "b64" member, and whose alg is in
 //     the allow-list (never "none", never an HMAC);
+//   - its typ header, compared without case and without an "application/"
+//     prefix, is "at+jwt" (RFC 9068), "JWT", or absent; with RequireATJWT
+//     only "at+jwt". Any other typ says the JWT is another kind of token
+//     (RFC 8725 section 3.11, explicit typing: a security event
+//     "secevent+jwt", a logout token "logout+jwt", an ID token, a DPoP proof
+//     "dpop+jwt"…), signed by the same server perhaps, but not an access
+//     token: refused;
 //   - its kid names a key of the authorization server's key set (a token
 //     without kid: the only key of the set that fits its alg), that key fits
 //     the alg, and the signature verifies with it. Symmetric keys of the set
@@ -128,6 +141,7 @@ type JWTOptions struct {
 // It is safe for concurrent use.
 type JWTVerifier struct {
 	algs   []string
+	atJWT  bool // RequireATJWT
 	keys   *keySet
 	checks checks
 	clock  ports.Clock
@@ -179,7 +193,8 @@ func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) 
 	}
 	clock := cmp.Or[ports.Clock](opts.Clock, ports.SystemClock{})
 	v := &JWTVerifier{
-		algs: slices.Clone(algs),
+		algs:  slices.Clone(algs),
+		atJWT: opts.RequireATJWT,
 		keys: &keySet{
 			url:         jwksURI,
 			client:      client,
@@ -211,6 +226,7 @@ func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) 
 type joseHeader struct {
 	Alg  string         `json:"alg"`
 	Kid  string         `json:"kid"`
+	Typ  *string        `json:"typ"`
 	Crit jsontext.Value `json:"crit"`
 	B64  jsontext.Value `json:"b64"`
 }
@@ -236,6 +252,9 @@ func (v *JWTVerifier) Authenticate(ctx context.Context, token string) (ports.Pri
 	if h.Crit != nil || h.B64 != nil {
 		return ports.Principal{}, reject("the header has crit or b64, which are not supported")
 	}
+	if err := v.checkType(h.Typ); err != nil {
+		return ports.Principal{}, err
+	}
 	if !slices.Contains(v.algs, h.Alg) {
 		return ports.Principal{}, reject("the algorithm %q is not allowed", h.Alg)
 	}
@@ -253,6 +272,30 @@ func (v *JWTVerifier) Authenticate(ctx context.Context, token string) (ports.Pri
 	}
 	p, _, err := v.checks.principal(c, v.clock.Now())
 	return p, err
+}
+
+// checkType checks a token's typ header (nil: absent).
+func (v *JWTVerifier) checkType(typ *string) error {
+	t := ""
+	if typ != nil {
+		t = strings.ToLower(*typ)
+		if rest, ok := strings.CutPrefix(t, "application/"); ok && !strings.Contains(rest, "/") {
+			t = rest
+		}
+	}
+	switch {
+	case t == "at+jwt":
+		return nil
+	case v.atJWT:
+		if typ == nil {
+			return reject(`the token has no typ header; "at+jwt" is required (RFC 9068)`)
+		}
+		return reject(`the token's typ is %q; "at+jwt" is required (RFC 9068)`, *typ)
+	case typ == nil || t == "jwt":
+		return nil
+	default:
+		return reject(`the token's typ %q names another kind of token than an access token ("at+jwt", or "JWT")`, *typ)
+	}
 }
 
 // positive returns v, or def when v is not positive.

@@ -425,4 +425,19 @@ func TestJWTTokenType(t *testing.T) {
 		token := p.as.sign(t, signReq{Header: map[string]any{"typ": typ}, Claims: p.claims(nil)})
 		p.expectOK(t, token, `alice|mcp:tools|app`)
 	}
+
+	// RequireATJWT: only at+jwt.
+	strict, err := mcpoauth.NewJWTVerifier(context.Background(), mcpoauth.JWTOptions{Issuer: p.as.Issuer, Audience: p.url, RequireATJWT: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mcphttp.RequireBearer(strict, mcphttp.AuthOptions{Logger: ports.NopLogger{}})(p.srv.Config.Handler))
+	defer srv.Close()
+	for typ, want := range map[string]int{"at+jwt": http.StatusOK, "application/AT+JWT": http.StatusOK, "JWT": http.StatusUnauthorized,
+		"logout+jwt": http.StatusUnauthorized} {
+		token := p.as.sign(t, signReq{Header: map[string]any{"typ": typ}, Claims: p.claims(nil)})
+		if resp, body := mcpCall(t, srv.URL+"/mcp", "Bearer "+token); resp.StatusCode != want {
+			t.Fatalf("RequireATJWT, typ %q: %d %s, want %d", typ, resp.StatusCode, body, want)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -215,10 +216,36 @@ func TestJWTHeadersAndKeys(t *testing.T) {
 	ambiguous := newKeyed(t, nil, rs.jwk(t, nil), two.jwk(t, nil))
 	ambiguous.refused(t, noKid.sign(t, testClaims(nil), nil), "2 keys fit")
 
+	// typ: none, JWT and at+jwt are access tokens; a non-string typ is
+	// refused. RequireATJWT refuses the first two.
+	if h := headerOf(t, rs.sign(t, testClaims(nil), nil)); h["typ"] != nil {
+		t.Fatalf("the test's tokens have a typ: %v", h)
+	}
+	k.refused(t, rawJWS(`{"alg":"RS256","kid":"rs","typ":5}`, "{}", []byte("x")), "header")
+	k.refused(t, rs.sign(t, testClaims(nil), map[string]any{"typ": "application/x/at+jwt"}), "typ")
+	atJWT := newKeyed(t, func(o *mcpoauth.JWTOptions) { o.RequireATJWT = true }, rs.jwk(t, nil))
+	atJWT.refused(t, rs.sign(t, testClaims(nil), nil), "no typ")
+	atJWT.refused(t, rs.sign(t, testClaims(nil), map[string]any{"typ": "JWT"}), `typ is "JWT"`)
+	atJWT.accepted(t, rs.sign(t, testClaims(nil), map[string]any{"typ": "at+jwt"}))
+
 	// An allow-list narrower than the default.
 	only := newKeyed(t, func(o *mcpoauth.JWTOptions) { o.Algorithms = []string{"ES256"} }, rs.jwk(t, nil), ec.jwk(t, nil))
 	only.accepted(t, ec.sign(t, testClaims(nil), nil))
 	only.refused(t, rs.sign(t, testClaims(nil), nil), `algorithm "RS256" is not allowed`)
+}
+
+// headerOf returns the protected header of a JWS.
+func headerOf(t *testing.T, token string) map[string]any {
+	t.Helper()
+	hb, err := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h map[string]any
+	if err := json.Unmarshal(hb, &h); err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // rsaJWK writes the public JWK of an RSA signer by hand (jwk.Import
