@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hexmcp/hexmcp/internal/slogport"
 	"github.com/hexmcp/hexmcp/ports"
@@ -57,7 +58,9 @@ type AuthOptions struct {
 // names no error; a token the authenticator rejects
 // (ports.ErrUnauthenticated) a 401 with error="invalid_token"; missing
 // scopes a 403 with error="insufficient_scope" ([InsufficientScope]); any
-// other authenticator error a 503 (the client's token is not at fault).
+// other authenticator error a 503 (the client's token is not at fault)
+// with Retry-After: what the error says when it has a method
+// RetryAfter() time.Duration (mcpoauth's errors do), else 5 seconds.
 // Every challenge carries resource_metadata (when
 // AuthOptions.ResourceMetadataURL is set) and, on a 401 or 403, the
 // RequiredScopes as scope. Error details never reach the client.
@@ -86,6 +89,7 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 				if opts.Logger.Enabled(r.Context(), ports.LevelError) {
 					opts.Logger.Log(r.Context(), ports.LevelError, "mcphttp: the authenticator failed", ports.F("error", err))
 				}
+				w.Header().Set("Retry-After", authRetryAfter(err))
 				writeAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable")
 				return
 			}
@@ -97,6 +101,23 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 			next.ServeHTTP(w, r.WithContext(ports.WithAccessToken(ctx, token)))
 		})
 	}
+}
+
+// defaultAuthRetryAfter is the Retry-After of RequireBearer's 503 when the
+// authenticator's error does not say how long to wait: 5 seconds.
+const defaultAuthRetryAfter = 5 * time.Second
+
+// authRetryAfter is the Retry-After, in whole seconds (at least 1), of an
+// authenticator's failure: what its error's RetryAfter method says
+// (mcpoauth's do: the time until the key set may be fetched again), else
+// defaultAuthRetryAfter.
+func authRetryAfter(err error) string {
+	d := defaultAuthRetryAfter
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) && ra.RetryAfter() > 0 {
+		d = min(ra.RetryAfter(), time.Hour)
+	}
+	return strconv.Itoa(int((d + time.Second - 1) / time.Second))
 }
 
 // tokenInQuery reports whether the request's URL carries an access_token

@@ -86,6 +86,22 @@ type JWTOptions struct {
 	// "client_id" and "azp" (when the token has them), decoded from JSON.
 	// The token itself is never there.
 	Claims []string
+	// Lazy makes NewJWTVerifier return without waiting for the
+	// authorization server: the metadata and the key set are fetched in
+	// the background, and, while that fails, again when a token arrives,
+	// at most once per RefreshMinInterval. Until a fetch succeeds every
+	// token is answered with an error wrapping [ErrUnavailable] whose
+	// RetryAfter method tells when the next fetch may be made
+	// (mcphttp.RequireBearer answers 503 with that Retry-After), never
+	// with a 401 or an open door. A server that starts during an outage of
+	// its authorization server then serves what needs no token, answers
+	// 503 to the rest, and recovers by itself once the authorization
+	// server is back. What the authorization server publishes wrongly (a
+	// metadata document naming another issuer, no jwks_uri) is then
+	// known only at that first fetch, and answered 503 the same way
+	// (RequireBearer logs it). By default NewJWTVerifier fetches them and
+	// fails when it cannot.
+	Lazy bool
 	// RequireATJWT accepts only tokens whose typ header is "at+jwt" (or
 	// "application/at+jwt"), as RFC 9068 asks of a JWT access token, and
 	// refuses those typed "JWT" or not typed at all. By default they are
@@ -136,7 +152,8 @@ type JWTOptions struct {
 // verifier trusts exactly the keys last published. A fetch that fails keeps
 // the keys of the last good one (a server that is down does not stop the
 // tokens signed by known keys), while a token naming an unknown key cannot
-// be judged then (ErrUnavailable, a 503).
+// be judged then (ErrUnavailable, a 503, with the time until the next fetch
+// the rate limit allows as Retry-After).
 //
 // It is safe for concurrent use.
 type JWTVerifier struct {
@@ -154,7 +171,8 @@ var _ ports.Authenticator = (*JWTVerifier)(nil)
 // opts.Audience. It fetches the issuer's metadata (unless opts.JWKSURI is
 // set) and its key set within ctx: an error wrapping [ErrUnavailable] says
 // they could not be fetched, another that the options or what the server
-// published are wrong.
+// published are wrong. With opts.Lazy it checks the options only, and
+// starts fetching in the background (with ctx's values, not its deadline).
 func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) {
 	if _, err := parseSecureURL("issuer", opts.Issuer, false); err != nil {
 		return nil, err
@@ -177,26 +195,18 @@ func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) 
 	}
 	timeout := positive(opts.FetchTimeout, DefaultFetchTimeout)
 	maxBytes := positive(opts.MaxResponseBytes, DefaultMaxResponseBytes)
-	jwksURI := opts.JWKSURI
-	if jwksURI == "" {
-		md, err := discover(ctx, client, opts.Issuer, timeout, maxBytes)
-		if err != nil {
+	if opts.JWKSURI != "" {
+		if _, err := parseSecureURL("jwks_uri", opts.JWKSURI, true); err != nil {
 			return nil, err
 		}
-		if md.JWKSURI == "" {
-			return nil, fmt.Errorf("mcpoauth: the metadata of %s has no jwks_uri", opts.Issuer)
-		}
-		jwksURI = md.JWKSURI
-	}
-	if _, err := parseSecureURL("jwks_uri", jwksURI, true); err != nil {
-		return nil, err
 	}
 	clock := cmp.Or[ports.Clock](opts.Clock, ports.SystemClock{})
 	v := &JWTVerifier{
 		algs:  slices.Clone(algs),
 		atJWT: opts.RequireATJWT,
 		keys: &keySet{
-			url:         jwksURI,
+			issuer:      opts.Issuer,
+			url:         opts.JWKSURI,
 			client:      client,
 			timeout:     timeout,
 			maxBytes:    maxBytes,
@@ -215,6 +225,10 @@ func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) 
 		},
 		clock: clock,
 		max:   positive(opts.MaxTokenBytes, DefaultMaxTokenBytes),
+	}
+	if opts.Lazy {
+		v.keys.start(ctx)
+		return v, nil
 	}
 	if err := v.keys.fetch(ctx); err != nil {
 		return nil, err

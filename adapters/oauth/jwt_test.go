@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
@@ -357,5 +358,90 @@ func TestJWTKeyRefetch(t *testing.T) {
 	k.clock.advance(mcpoauth.DefaultRefreshMinInterval)
 	if _, err := k.v.Authenticate(ctx, c.sign(t, testClaims(nil), nil)); !errors.Is(err, mcpoauth.ErrUnavailable) {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestJWTLazy makes a Lazy verifier while its authorization server drops
+// every connection: it is made at once; every token, with a kid or
+// without, is unavailable (never refused as if it were bad) with the time
+// until the next fetch as RetryAfter; a metadata document that names
+// another issuer is unavailable too. Once the server answers, the next
+// fetch the rate limit allows brings the keys.
+func TestJWTLazy(t *testing.T) {
+	rs := newRSA(t, "rs", 2048)
+	var mu sync.Mutex
+	up, mdIssuer := false, ""
+	jwks := &jwksServer{}
+	jwks.set(rs.jwk(t, nil))
+	var issuer string
+	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		isUp, name := up, mdIssuer
+		mu.Unlock()
+		if !isUp {
+			if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				_ = c.Close()
+			}
+			return
+		}
+		switch r.URL.Path {
+		case "/.well-known/oauth-authorization-server":
+			_ = json.NewEncoder(w).Encode(map[string]string{"issuer": name, "jwks_uri": issuer + "/jwks"})
+		case "/jwks":
+			jwks.ServeHTTP(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer as.Close()
+	issuer = as.URL
+	clock := &fakeClock{}
+	v, err := mcpoauth.NewJWTVerifier(context.Background(), mcpoauth.JWTOptions{Issuer: issuer, Audience: testAudience, Clock: clock, Lazy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := testClaims(map[string]any{"iss": issuer})
+	noKid := rs
+	noKid.kid = ""
+	unavailable := func(token string) {
+		t.Helper()
+		_, err := v.Authenticate(context.Background(), token)
+		var ra interface{ RetryAfter() time.Duration }
+		if !errors.Is(err, mcpoauth.ErrUnavailable) || errors.Is(err, ports.ErrUnauthenticated) || !errors.As(err, &ra) ||
+			ra.RetryAfter() < time.Second || ra.RetryAfter() > mcpoauth.DefaultRefreshMinInterval {
+			t.Fatalf("error %v", err)
+		}
+	}
+	unavailable(rs.sign(t, claims, nil))
+	unavailable(noKid.sign(t, claims, nil))
+	// A token that is bad on its face is refused without the keys.
+	if _, err := v.Authenticate(context.Background(), "a.b"); !errors.Is(err, ports.ErrUnauthenticated) {
+		t.Fatalf("error %v", err)
+	}
+
+	// Back, but its metadata names another issuer: still unavailable.
+	mu.Lock()
+	up, mdIssuer = true, "https://other.example"
+	mu.Unlock()
+	clock.advance(mcpoauth.DefaultRefreshMinInterval)
+	unavailable(rs.sign(t, claims, nil))
+	// Within the interval, nothing is fetched.
+	mu.Lock()
+	mdIssuer = issuer
+	mu.Unlock()
+	unavailable(rs.sign(t, claims, nil))
+	if n := jwks.fetches.Load(); n != 0 {
+		t.Fatalf("%d fetches of the key set", n)
+	}
+	// The next fetch allowed brings the keys.
+	clock.advance(mcpoauth.DefaultRefreshMinInterval)
+	if _, err := v.Authenticate(context.Background(), noKid.sign(t, claims, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Authenticate(context.Background(), rs.sign(t, claims, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if n := jwks.fetches.Load(); n != 1 {
+		t.Fatalf("%d fetches of the key set, want 1", n)
 	}
 }
