@@ -64,6 +64,16 @@ type AuthOptions struct {
 // Every challenge carries resource_metadata (when
 // AuthOptions.ResourceMetadataURL is set) and, on a 401 or 403, the
 // RequiredScopes as scope. Error details never reach the client.
+//
+// A request that opens a stream which may outlive its token (a GET, a
+// subscriptions/listen) ends when the principal expires
+// (ports.Principal.Expires, which mcpoauth sets): its context is cancelled
+// then, as when the client goes away, so that nothing more is sent on a
+// token no longer accepted; the client reconnects (GET with Last-Event-ID,
+// or listens again) with a fresh token, and is answered 401 until it has
+// one. Other requests are served to their end, as they were accepted. A
+// WebSocket upgrade is left to its handler, which closes the connection at
+// expiry with its own close code.
 func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slogport.Default()
@@ -98,9 +108,32 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 				return
 			}
 			ctx := withResourceMetadata(WithPrincipal(r.Context(), p), opts.ResourceMetadataURL)
+			if !p.Expires.IsZero() && longLived(r) {
+				var end context.CancelCauseFunc
+				ctx, end = context.WithCancelCause(ctx)
+				t := time.AfterFunc(time.Until(p.Expires), func() { end(errTokenExpired) })
+				defer func() {
+					t.Stop()
+					end(nil)
+				}()
+			}
 			next.ServeHTTP(w, r.WithContext(ports.WithAccessToken(ctx, token)))
 		})
 	}
+}
+
+// errTokenExpired is the cause of the end of a stream whose token expired.
+var errTokenExpired = errors.New("mcphttp: the access token expired")
+
+// longLived reports whether r opens an exchange that may outlive its
+// token: a GET (the standalone SSE stream of a session, or its resumption)
+// or a POST subscriptions/listen (2026-07-28), not a WebSocket upgrade,
+// whose handler ends the connection itself (with close code 4401).
+func longLived(r *http.Request) bool {
+	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return false
+	}
+	return r.Method == http.MethodGet || (r.Method == http.MethodPost && r.Header.Get(HeaderMethod) == "subscriptions/listen")
 }
 
 // defaultAuthRetryAfter is the Retry-After of RequireBearer's 503 when the

@@ -105,7 +105,9 @@ type CacheOptions struct {
 // "exp" is not past and "nbf" not in the future (with Leeway); the subject
 // member must be a non-empty string. The principal
 // is: Subject from "sub" (SubjectClaim), Scopes from "scope", Claims the
-// chosen members. An inactive or refused token wraps
+// chosen members, Expires "exp" plus Leeway when the answer has an "exp"
+// (without one, a WebSocket connection the token opened is not ended by
+// the token). An inactive or refused token wraps
 // ports.ErrUnauthenticated; an endpoint that cannot be reached, answers
 // other than 200 or answers something that is not an introspection answer
 // wraps [ErrUnavailable] (a 503), and is not cached.

@@ -40,7 +40,8 @@ func TestIntrospectionAgainstAuthorizationServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Subject != "alice" || strings.Join(p.Scopes, " ") != "mcp:tools files:read" || p.Claims["client_id"] != "app" || p.Claims["username"] != "Alice" || len(p.Claims) != 2 {
+	if p.Subject != "alice" || strings.Join(p.Scopes, " ") != "mcp:tools files:read" || p.Claims["client_id"] != "app" || p.Claims["username"] != "Alice" || len(p.Claims) != 2 ||
+		!p.Expires.Equal(time.Unix(exp, 0).Add(mcpoauth.DefaultLeeway)) {
 		t.Fatalf("principal %+v", p)
 	}
 	auth := as.introspectionAuth(t)

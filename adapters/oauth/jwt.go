@@ -138,7 +138,9 @@ type JWTOptions struct {
 //
 // The principal is: Subject from "sub" (SubjectClaim), Scopes from
 // "scope" (space-separated) and "scp" (an array, or a space-separated
-// string), Claims the chosen claims. Every refusal wraps
+// string), Claims the chosen claims, Expires "exp" plus Leeway (when the
+// verifier starts refusing the token: a WebSocket connection it opened is
+// closed then, a GET or listen stream ends). Every refusal wraps
 // ports.ErrUnauthenticated; a key set that cannot be fetched when needed
 // wraps [ErrUnavailable].
 //

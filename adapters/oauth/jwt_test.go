@@ -90,10 +90,16 @@ func TestJWTClaims(t *testing.T) {
 	k := newKeyed(t, func(o *mcpoauth.JWTOptions) { o.Claims = []string{"email", "groups", "missing"} }, rs.jwk(t, map[string]any{"use": "sig", "alg": "RS256"}))
 	now := time.Now()
 
-	p := k.accepted(t, rs.sign(t, testClaims(map[string]any{"scope": "a b a", "scp": "b c", "client_id": "app", "azp": "app2",
-		"email": "a@example.com", "groups": []string{"g"}, "secret_token": "no"}), nil))
+	claims := testClaims(map[string]any{"scope": "a b a", "scp": "b c", "client_id": "app", "azp": "app2",
+		"email": "a@example.com", "groups": []string{"g"}, "secret_token": "no"})
+	p := k.accepted(t, rs.sign(t, claims, nil))
 	want := ports.Principal{Subject: "alice", Scopes: []string{"a", "b", "c"},
-		Claims: map[string]any{"client_id": "app", "azp": "app2", "email": "a@example.com", "groups": []any{"g"}}}
+		Claims:  map[string]any{"client_id": "app", "azp": "app2", "email": "a@example.com", "groups": []any{"g"}},
+		Expires: time.Unix(claims["exp"].(int64), 0).Add(mcpoauth.DefaultLeeway)} // refused from then on
+	if !p.Expires.Equal(want.Expires) {
+		t.Fatalf("expires %v, want %v", p.Expires, want.Expires)
+	}
+	p.Expires = want.Expires // the same instant, without the monotonic reading
 	if !reflect.DeepEqual(p, want) {
 		t.Fatalf("principal %+v, want %+v", p, want)
 	}
