@@ -209,6 +209,15 @@ type Principal struct {
 	Scopes []string
 	// Claims holds whatever else the authenticator knows.
 	Claims map[string]any
+	// Expires is when the credential stops being accepted: from then on
+	// the authenticator refuses it (for an OAuth access token, its "exp"
+	// plus the authenticator's clock-skew leeway). Zero: not known, or
+	// never. What outlives one request ends then: a WebSocket connection
+	// is closed (websocket.CloseTokenExpired), an HTTP GET or
+	// subscriptions/listen stream behind mcphttp.RequireBearer ends, so
+	// that nothing goes on being served on a credential no longer
+	// accepted.
+	Expires time.Time
 }
 
 // Authenticator validates a bearer token.

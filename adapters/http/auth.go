@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hexmcp/hexmcp/internal/slogport"
 	"github.com/hexmcp/hexmcp/ports"
@@ -57,10 +58,22 @@ type AuthOptions struct {
 // names no error; a token the authenticator rejects
 // (ports.ErrUnauthenticated) a 401 with error="invalid_token"; missing
 // scopes a 403 with error="insufficient_scope" ([InsufficientScope]); any
-// other authenticator error a 503 (the client's token is not at fault).
+// other authenticator error a 503 (the client's token is not at fault)
+// with Retry-After: what the error says when it has a method
+// RetryAfter() time.Duration (mcpoauth's errors do), else 5 seconds.
 // Every challenge carries resource_metadata (when
 // AuthOptions.ResourceMetadataURL is set) and, on a 401 or 403, the
 // RequiredScopes as scope. Error details never reach the client.
+//
+// A request that opens a stream which may outlive its token (a GET, a
+// subscriptions/listen) ends when the principal expires
+// (ports.Principal.Expires, which mcpoauth sets): its context is cancelled
+// then, as when the client goes away, so that nothing more is sent on a
+// token no longer accepted; the client reconnects (GET with Last-Event-ID,
+// or listens again) with a fresh token, and is answered 401 until it has
+// one. Other requests are served to their end, as they were accepted. A
+// WebSocket upgrade is left to its handler, which closes the connection at
+// expiry with its own close code.
 func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slogport.Default()
@@ -86,6 +99,7 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 				if opts.Logger.Enabled(r.Context(), ports.LevelError) {
 					opts.Logger.Log(r.Context(), ports.LevelError, "mcphttp: the authenticator failed", ports.F("error", err))
 				}
+				w.Header().Set("Retry-After", authRetryAfter(err))
 				writeAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable")
 				return
 			}
@@ -94,9 +108,49 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 				return
 			}
 			ctx := withResourceMetadata(WithPrincipal(r.Context(), p), opts.ResourceMetadataURL)
+			if !p.Expires.IsZero() && longLived(r) {
+				var end context.CancelCauseFunc
+				ctx, end = context.WithCancelCause(ctx)
+				t := time.AfterFunc(time.Until(p.Expires), func() { end(errTokenExpired) })
+				defer func() {
+					t.Stop()
+					end(nil)
+				}()
+			}
 			next.ServeHTTP(w, r.WithContext(ports.WithAccessToken(ctx, token)))
 		})
 	}
+}
+
+// errTokenExpired is the cause of the end of a stream whose token expired.
+var errTokenExpired = errors.New("mcphttp: the access token expired")
+
+// longLived reports whether r opens an exchange that may outlive its
+// token: a GET (the standalone SSE stream of a session, or its resumption)
+// or a POST subscriptions/listen (2026-07-28), not a WebSocket upgrade,
+// whose handler ends the connection itself (with close code 4401).
+func longLived(r *http.Request) bool {
+	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return false
+	}
+	return r.Method == http.MethodGet || (r.Method == http.MethodPost && r.Header.Get(HeaderMethod) == "subscriptions/listen")
+}
+
+// defaultAuthRetryAfter is the Retry-After of RequireBearer's 503 when the
+// authenticator's error does not say how long to wait: 5 seconds.
+const defaultAuthRetryAfter = 5 * time.Second
+
+// authRetryAfter is the Retry-After, in whole seconds (at least 1), of an
+// authenticator's failure: what its error's RetryAfter method says
+// (mcpoauth's do: the time until the key set may be fetched again), else
+// defaultAuthRetryAfter.
+func authRetryAfter(err error) string {
+	d := defaultAuthRetryAfter
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) && ra.RetryAfter() > 0 {
+		d = min(ra.RetryAfter(), time.Hour)
+	}
+	return strconv.Itoa(int((d + time.Second - 1) / time.Second))
 }
 
 // tokenInQuery reports whether the request's URL carries an access_token

@@ -3,19 +3,30 @@ package mcphttp_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-type failingAuth struct{}
+// failingAuth fails; with after set, its error says how long to wait.
+type failingAuth struct{ after time.Duration }
 
-func (failingAuth) Authenticate(context.Context, string) (ports.Principal, error) {
+func (a failingAuth) Authenticate(context.Context, string) (ports.Principal, error) {
+	if a.after > 0 {
+		return ports.Principal{}, fmt.Errorf("wrapped: %w", retryAfterErr(a.after))
+	}
 	return ports.Principal{}, errors.New("introspection endpoint down: secret detail")
 }
+
+type retryAfterErr time.Duration
+
+func (e retryAfterErr) Error() string             { return "down for a while" }
+func (e retryAfterErr) RetryAfter() time.Duration { return time.Duration(e) }
 
 func TestRequireBearer(t *testing.T) {
 	ev := newEnv(t, mcphttp.Options{})
@@ -79,6 +90,17 @@ func TestRequireBearer(t *testing.T) {
 	resp = request(t, context.Background(), http.MethodPost, srv2.URL, call, mergeHdr(h, hdr{"Authorization": "Bearer x"}))
 	if body := expect(t, resp, http.StatusServiceUnavailable); body != `{"error":"temporarily_unavailable"}` {
 		t.Fatalf("body %s", body)
+	}
+	if got := resp.Header.Get("Retry-After"); got != "5" {
+		t.Fatalf("Retry-After %q, want 5 (the default)", got)
+	}
+	// An error that says how long to wait: its Retry-After, rounded up.
+	srv3 := httptest.NewServer(mcphttp.RequireBearer(failingAuth{after: 2500 * time.Millisecond}, mcphttp.AuthOptions{Logger: ports.NopLogger{}})(ev.h))
+	defer srv3.Close()
+	resp = request(t, context.Background(), http.MethodPost, srv3.URL, call, mergeHdr(h, hdr{"Authorization": "Bearer x"}))
+	expect(t, resp, http.StatusServiceUnavailable)
+	if got := resp.Header.Get("Retry-After"); got != "3" {
+		t.Fatalf("Retry-After %q, want 3", got)
 	}
 }
 

@@ -161,6 +161,9 @@ func (k checks) principal(c claimSet, now time.Time) (ports.Principal, time.Time
 		}
 	}
 	p := ports.Principal{Subject: sub, Scopes: scopes}
+	if hasExp {
+		p.Expires = exp.Add(k.leeway) // refused from then on, as above
+	}
 	for _, name := range k.claims {
 		raw, ok := c[name]
 		if !ok {

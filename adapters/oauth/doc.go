@@ -10,11 +10,13 @@
 //     from the authorization server's JWK set, found through its metadata
 //     (RFC 8414, else OpenID Connect discovery) and refetched when a token
 //     names an unknown key (rate-limited), so that key rotation works; an
-//     allow-list of asymmetric algorithms; iss, aud (RFC 8707: this server),
+//     allow-list of asymmetric algorithms; the typ header (a JWT typed as
+//     another kind of token is refused); iss, aud (RFC 8707: this server),
 //     exp, nbf and iat checked.
 //   - [NewIntrospector] is a ports.Authenticator for opaque tokens, through
 //     OAuth 2.0 Token Introspection (RFC 7662), its answers cached in a
-//     bounded cache no longer than the token lives.
+//     bounded cache no longer than the token lives; an answer must name
+//     this server in aud, as a JWT must.
 //
 // Both authenticators return an error wrapping ports.ErrUnauthenticated for
 // every token they refuse (mcphttp.RequireBearer answers 401

@@ -44,14 +44,17 @@ type IntrospectionOptions struct {
 	// RFC 6749 section 2.3.1 says).
 	ClientID, ClientSecret string
 	// Audience is this server's resource identifier (its Metadata's
-	// "resource"): an answer's "aud", when present, must name it
-	// (RFC 8707).
+	// "resource"): an answer's "aud" must name it (RFC 8707), as a JWT's
+	// must.
 	Audience string
-	// RequireAudience refuses answers without "aud". By default an answer
-	// without one is accepted: the authorization server, which knows which
-	// resource asks (the client credentials), is trusted to answer active
-	// only for tokens meant for it.
-	RequireAudience bool
+	// AcceptMissingAudience accepts an active answer without "aud", whose
+	// token nothing says was issued for this server: the authorization
+	// server, which knows which resource asks (the client credentials), is
+	// then trusted to answer active only for tokens meant for it. Set it
+	// for an authorization server that names no audience in its answers.
+	// By default such an answer is refused (401), as a JWT without "aud"
+	// is; an "aud" that names another resource is refused either way.
+	AcceptMissingAudience bool
 	// Cache bounds the cache of answers.
 	Cache CacheOptions
 	// Leeway is the clock skew allowed when checking an answer's exp and
@@ -96,19 +99,24 @@ type CacheOptions struct {
 // the authorization server's introspection endpoint (RFC 7662) about each
 // token, authenticating with client_secret_basic, and caches the answers.
 //
-// A token is accepted when the answer says "active": true, and, when the
-// answer has them: "token_type" is Bearer, "iss" is the Issuer, "aud" names
-// the Audience, "exp" is not past and "nbf" not in the future (with
-// Leeway); the subject member must be a non-empty string. The principal
+// A token is accepted when the answer says "active": true, "aud" names the
+// Audience (unless AcceptMissingAudience, when there is no "aud"), and,
+// when the answer has them: "token_type" is Bearer, "iss" is the Issuer,
+// "exp" is not past and "nbf" not in the future (with Leeway); the subject
+// member must be a non-empty string. The principal
 // is: Subject from "sub" (SubjectClaim), Scopes from "scope", Claims the
-// chosen members. An inactive or refused token wraps
+// chosen members, Expires "exp" plus Leeway when the answer has an "exp"
+// (without one, a WebSocket connection the token opened is not ended by
+// the token). An inactive or refused token wraps
 // ports.ErrUnauthenticated; an endpoint that cannot be reached, answers
 // other than 200 or answers something that is not an introspection answer
 // wraps [ErrUnavailable] (a 503), and is not cached.
 //
 // The cache holds, by the SHA-256 of the token (never the token), both
 // accepting and refusing answers, at most CacheFor and, for an accepted
-// token, no longer than its exp; at most MaxEntries of them.
+// token, no longer than its exp; at most MaxEntries of them. When two
+// requests ask about one token at once, the answer to the later question is
+// kept, whichever arrives last.
 //
 // It is safe for concurrent use.
 type Introspector struct {
@@ -169,7 +177,7 @@ func NewIntrospector(ctx context.Context, opts IntrospectionOptions) (*Introspec
 		checks: checks{
 			issuer:       opts.Issuer,
 			audience:     canonicalResource(opts.Audience),
-			requireAud:   opts.RequireAudience,
+			requireAud:   !opts.AcceptMissingAudience,
 			leeway:       positive(opts.Leeway, DefaultLeeway),
 			subjectClaim: cmp.Or(opts.SubjectClaim, "sub"),
 			claims:       claimList(opts.Claims),
@@ -217,7 +225,7 @@ func (in *Introspector) Authenticate(ctx context.Context, token string) (ports.P
 		if err == nil && !exp.IsZero() && exp.Before(until) {
 			until = exp
 		}
-		in.cache.put(key, p, err, until)
+		in.cache.put(key, p, err, now, until)
 	}
 	return p, err
 }
@@ -281,6 +289,7 @@ type answer struct {
 	key   [sha256.Size]byte
 	p     ports.Principal
 	err   error
+	asked time.Time // when the question was asked
 	until time.Time
 }
 
@@ -301,10 +310,17 @@ func (c *answerCache) get(key [sha256.Size]byte, now time.Time) (ports.Principal
 	return copyPrincipal(a.p), a.err, true
 }
 
-func (c *answerCache) put(key [sha256.Size]byte, p ports.Principal, err error, until time.Time) {
+// put keeps the answer to a question asked at asked, unless the cache holds
+// the answer to a later question about the same token: two callers may ask
+// at once, and the answer to the older question (active, before a
+// revocation) must not replace the newer one (inactive).
+func (c *answerCache) put(key [sha256.Size]byte, p ports.Principal, err error, asked, until time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[key]; ok {
+		if asked.Before(e.Value.(*answer).asked) {
+			return
+		}
 		c.lru.Remove(e)
 		delete(c.entries, key)
 	}
@@ -314,7 +330,7 @@ func (c *answerCache) put(key [sha256.Size]byte, p ports.Principal, err error, u
 		c.lru.Remove(oldest)
 		delete(c.entries, oldest.Value.(*answer).key)
 	}
-	c.entries[key] = c.lru.PushFront(&answer{key: key, p: p, err: err, until: until})
+	c.entries[key] = c.lru.PushFront(&answer{key: key, p: p, err: err, asked: asked, until: until})
 }
 
 // copyPrincipal returns a deep copy of p, so that a caller that changes

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -39,7 +40,8 @@ func TestIntrospectionAgainstAuthorizationServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Subject != "alice" || strings.Join(p.Scopes, " ") != "mcp:tools files:read" || p.Claims["client_id"] != "app" || p.Claims["username"] != "Alice" || len(p.Claims) != 2 {
+	if p.Subject != "alice" || strings.Join(p.Scopes, " ") != "mcp:tools files:read" || p.Claims["client_id"] != "app" || p.Claims["username"] != "Alice" || len(p.Claims) != 2 ||
+		!p.Expires.Equal(time.Unix(exp, 0).Add(mcpoauth.DefaultLeeway)) {
 		t.Fatalf("principal %+v", p)
 	}
 	auth := as.introspectionAuth(t)
@@ -193,7 +195,7 @@ func TestIntrospectionAnswers(t *testing.T) {
 		"status-401":  ``,
 		"status-503":  ``,
 		"status-302":  ``,
-		"other-issue": `{"active":true,"sub":"a","iss":"https://other.example"}`,
+		"other-issue": `{"active":true,"sub":"a","iss":"https://other.example","aud":"https://mcp.example.com/mcp"}`,
 	}
 	e := &introspectionEndpoint{answer: func(token string) (int, string) {
 		if status, ok := strings.CutPrefix(token, "status-"); ok {
@@ -205,8 +207,8 @@ func TestIntrospectionAnswers(t *testing.T) {
 	}}
 	in := newIntrospector(t, e, func(o *mcpoauth.IntrospectionOptions) { o.Cache.Disabled = true })
 	for token, want := range map[string]string{
-		"ok": "", "ok-no-aud": "", "other-issue": "",
-		"inactive": "unauth", "expired": "unauth", "early": "unauth", "refresh": "unauth", "dpop": "unauth",
+		"ok": "", "other-issue": "",
+		"ok-no-aud": "unauth", "inactive": "unauth", "expired": "unauth", "early": "unauth", "refresh": "unauth", "dpop": "unauth",
 		"no-sub": "unauth", "bad-scope": "unauth",
 		"dup": "unavailable", "no-active": "unavailable", "str-active": "unavailable", "not-json": "unavailable",
 		"array": "unavailable", "null": "unavailable", "huge": "unavailable",
@@ -241,16 +243,19 @@ func TestIntrospectionAnswers(t *testing.T) {
 		t.Fatal("a too long token was sent")
 	}
 
-	// RequireAudience refuses an answer without aud; an issuer, when
-	// configured, must match an answer's iss.
-	strict := newIntrospector(t, e, func(o *mcpoauth.IntrospectionOptions) {
-		o.RequireAudience, o.Cache.Disabled = true, true
+	// AcceptMissingAudience accepts an answer without aud, not one that
+	// names another resource.
+	lax := newIntrospector(t, e, func(o *mcpoauth.IntrospectionOptions) {
+		o.AcceptMissingAudience, o.Cache.Disabled = true, true
 	})
-	if _, err := strict.Authenticate(context.Background(), "ok-no-aud"); !errors.Is(err, ports.ErrUnauthenticated) {
-		t.Fatalf("error %v", err)
-	}
-	if _, err := strict.Authenticate(context.Background(), "ok"); err != nil {
+	if _, err := lax.Authenticate(context.Background(), "ok-no-aud"); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := lax.Authenticate(context.Background(), "ok"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lax.Authenticate(context.Background(), "dup"); !errors.Is(err, mcpoauth.ErrUnavailable) {
+		t.Fatalf("error %v", err)
 	}
 }
 
@@ -258,9 +263,9 @@ func TestIntrospectionCache(t *testing.T) {
 	now := time.Now()
 	e := &introspectionEndpoint{answer: func(token string) (int, string) {
 		if token == "short" { // lives 5 more seconds
-			return 200, fmt.Sprintf(`{"active":true,"sub":"a","scope":"x","exp":%d}`, now.Add(5*time.Second).Unix())
+			return 200, fmt.Sprintf(`{"active":true,"sub":"a","scope":"x","aud":"https://mcp.example.com/mcp","exp":%d}`, now.Add(5*time.Second).Unix())
 		}
-		return 200, `{"active":true,"sub":"` + token + `","scope":"x","groups":["g"]}`
+		return 200, `{"active":true,"sub":"` + token + `","scope":"x","aud":"https://mcp.example.com/mcp","groups":["g"]}`
 	}}
 	clock := &fakeClock{}
 	in := newIntrospector(t, e, func(o *mcpoauth.IntrospectionOptions) {
@@ -361,5 +366,111 @@ func TestIntrospectorOptions(t *testing.T) {
 	defer md.Close()
 	if _, err := mcpoauth.NewIntrospector(ctx, mcpoauth.IntrospectionOptions{Issuer: md.URL, ClientID: "a", ClientSecret: "b", Audience: "x"}); err == nil || !strings.Contains(err.Error(), "introspection_endpoint") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestIntrospectionNewerAnswerWins asks about one token twice at once: the
+// first question is answered "active" (the token was not yet revoked) only
+// after the second was answered "inactive" (it has been revoked since).
+// The cache must keep the newer answer: the token stays refused, rather
+// than the late answer to the older question making it accepted again.
+func TestIntrospectionNewerAnswerWins(t *testing.T) {
+	var mu sync.Mutex
+	asked := 0
+	release := make(chan struct{})
+	firstAsked := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked++
+		n := asked
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if n == 1 {
+			close(firstAsked)
+			<-release
+			_, _ = io.WriteString(w, `{"active":true,"sub":"alice","aud":"https://mcp.example.com/mcp"}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"active":false}`)
+	}))
+	defer srv.Close()
+	in, err := mcpoauth.NewIntrospector(context.Background(), mcpoauth.IntrospectionOptions{
+		Endpoint: srv.URL, ClientID: "rs", ClientSecret: "pw", Audience: "https://mcp.example.com/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan error, 1)
+	go func() {
+		_, err := in.Authenticate(context.Background(), "tok")
+		first <- err
+	}()
+	<-firstAsked
+	if _, err := in.Authenticate(context.Background(), "tok"); !errors.Is(err, ports.ErrUnauthenticated) {
+		t.Fatalf("the revoked token: %v", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("the question asked before the revocation: %v", err)
+	}
+	if _, err := in.Authenticate(context.Background(), "tok"); !errors.Is(err, ports.ErrUnauthenticated) {
+		t.Fatalf("after the late answer to the older question, the revoked token: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked != 2 {
+		t.Fatalf("%d questions, want 2 (the third answer from the cache)", asked)
+	}
+}
+
+// TestIntrospectionAudience asks a real authorization server about a token
+// whose introspection answer is active but names no audience: refused by
+// default (401 through RequireBearer), as a JWT without aud is, since
+// nothing says the token was issued for this server.
+func TestIntrospectionAudience(t *testing.T) {
+	as := startAS(t)
+	const resource = "https://mcp.example.com/mcp"
+	in, err := mcpoauth.NewIntrospector(context.Background(), mcpoauth.IntrospectionOptions{
+		Issuer: as.Issuer, ClientID: "rs", ClientSecret: "pw", Audience: resource, Cache: mcpoauth.CacheOptions{Disabled: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := hexmcp.New(hexmcp.Options{Tools: []hexmcp.Tool{hexmcp.Func(whoami, hexmcp.WithName("whoami"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mcphttp.RequireBearer(in, mcphttp.AuthOptions{Logger: ports.NopLogger{}})(s.HTTPHandler(mcphttp.Options{})))
+	defer srv.Close()
+
+	as.setIntrospection(t, 200, map[string]any{"active": true, "sub": "alice", "scope": "mcp:tools", "iss": as.Issuer})
+	if resp, body := mcpCall(t, srv.URL, "Bearer no-aud"); resp.StatusCode != http.StatusUnauthorized || body != `{"error":"invalid_token"}` {
+		t.Fatalf("an answer without aud: %d %s", resp.StatusCode, body)
+	}
+	if _, err := in.Authenticate(context.Background(), "no-aud"); !errors.Is(err, ports.ErrUnauthenticated) || !strings.Contains(err.Error(), "not for this resource") {
+		t.Fatalf("error %v", err)
+	}
+	as.setIntrospection(t, 200, map[string]any{"active": true, "sub": "alice", "scope": "mcp:tools", "iss": as.Issuer, "aud": resource})
+	if resp, body := mcpCall(t, srv.URL, "Bearer with-aud"); resp.StatusCode != http.StatusOK || !strings.Contains(body, "alice|mcp:tools") {
+		t.Fatalf("an answer naming this resource: %d %s", resp.StatusCode, body)
+	}
+
+	// Turned off by name: an answer without aud is accepted, one naming
+	// another resource is not.
+	lax, err := mcpoauth.NewIntrospector(context.Background(), mcpoauth.IntrospectionOptions{
+		Issuer: as.Issuer, ClientID: "rs", ClientSecret: "pw", Audience: resource, Cache: mcpoauth.CacheOptions{Disabled: true},
+		AcceptMissingAudience: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := httptest.NewServer(mcphttp.RequireBearer(lax, mcphttp.AuthOptions{Logger: ports.NopLogger{}})(s.HTTPHandler(mcphttp.Options{})))
+	defer srv2.Close()
+	as.setIntrospection(t, 200, map[string]any{"active": true, "sub": "alice", "scope": "mcp:tools", "iss": as.Issuer})
+	if resp, body := mcpCall(t, srv2.URL, "Bearer no-aud"); resp.StatusCode != http.StatusOK || !strings.Contains(body, "alice|mcp:tools") {
+		t.Fatalf("AcceptMissingAudience, an answer without aud: %d %s", resp.StatusCode, body)
+	}
+	as.setIntrospection(t, 200, map[string]any{"active": true, "sub": "alice", "scope": "mcp:tools", "iss": as.Issuer, "aud": "https://other.example/mcp"})
+	if resp, body := mcpCall(t, srv2.URL, "Bearer other-aud"); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("AcceptMissingAudience, an answer for another resource: %d %s", resp.StatusCode, body)
 	}
 }

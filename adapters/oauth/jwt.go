@@ -86,6 +86,28 @@ type JWTOptions struct {
 	// "client_id" and "azp" (when the token has them), decoded from JSON.
 	// The token itself is never there.
 	Claims []string
+	// Lazy makes NewJWTVerifier return without waiting for the
+	// authorization server: the metadata and the key set are fetched in
+	// the background, and, while that fails, again when a token arrives,
+	// at most once per RefreshMinInterval. Until a fetch succeeds every
+	// token is answered with an error wrapping [ErrUnavailable] whose
+	// RetryAfter method tells when the next fetch may be made
+	// (mcphttp.RequireBearer answers 503 with that Retry-After), never
+	// with a 401 or an open door. A server that starts during an outage of
+	// its authorization server then serves what needs no token, answers
+	// 503 to the rest, and recovers by itself once the authorization
+	// server is back. What the authorization server publishes wrongly (a
+	// metadata document naming another issuer, no jwks_uri) is then
+	// known only at that first fetch, and answered 503 the same way
+	// (RequireBearer logs it). By default NewJWTVerifier fetches them and
+	// fails when it cannot.
+	Lazy bool
+	// RequireATJWT accepts only tokens whose typ header is "at+jwt" (or
+	// "application/at+jwt"), as RFC 9068 asks of a JWT access token, and
+	// refuses those typed "JWT" or not typed at all. By default they are
+	// accepted, since many authorization servers still issue them; a typ
+	// that names another kind of token is refused either way.
+	RequireATJWT bool
 	// Clock tells the time. Default ports.SystemClock{}.
 	Clock ports.Clock
 }
@@ -97,6 +119,13 @@ type JWTOptions struct {
 //   - it is a JWS in compact serialization of at most MaxTokenBytes, whose
 //     protected header has no "crit" and no "b64" member, and whose alg is in
 //     the allow-list (never "none", never an HMAC);
+//   - its typ header, compared without case and without an "application/"
+//     prefix, is "at+jwt" (RFC 9068), "JWT", or absent; with RequireATJWT
+//     only "at+jwt". Any other typ says the JWT is another kind of token
+//     (RFC 8725 section 3.11, explicit typing: a security event
+//     "secevent+jwt", a logout token "logout+jwt", an ID token, a DPoP proof
+//     "dpop+jwt"…), signed by the same server perhaps, but not an access
+//     token: refused;
 //   - its kid names a key of the authorization server's key set (a token
 //     without kid: the only key of the set that fits its alg), that key fits
 //     the alg, and the signature verifies with it. Symmetric keys of the set
@@ -109,7 +138,9 @@ type JWTOptions struct {
 //
 // The principal is: Subject from "sub" (SubjectClaim), Scopes from
 // "scope" (space-separated) and "scp" (an array, or a space-separated
-// string), Claims the chosen claims. Every refusal wraps
+// string), Claims the chosen claims, Expires "exp" plus Leeway (when the
+// verifier starts refusing the token: a WebSocket connection it opened is
+// closed then, a GET or listen stream ends). Every refusal wraps
 // ports.ErrUnauthenticated; a key set that cannot be fetched when needed
 // wraps [ErrUnavailable].
 //
@@ -123,11 +154,13 @@ type JWTOptions struct {
 // verifier trusts exactly the keys last published. A fetch that fails keeps
 // the keys of the last good one (a server that is down does not stop the
 // tokens signed by known keys), while a token naming an unknown key cannot
-// be judged then (ErrUnavailable, a 503).
+// be judged then (ErrUnavailable, a 503, with the time until the next fetch
+// the rate limit allows as Retry-After).
 //
 // It is safe for concurrent use.
 type JWTVerifier struct {
 	algs   []string
+	atJWT  bool // RequireATJWT
 	keys   *keySet
 	checks checks
 	clock  ports.Clock
@@ -140,7 +173,8 @@ var _ ports.Authenticator = (*JWTVerifier)(nil)
 // opts.Audience. It fetches the issuer's metadata (unless opts.JWKSURI is
 // set) and its key set within ctx: an error wrapping [ErrUnavailable] says
 // they could not be fetched, another that the options or what the server
-// published are wrong.
+// published are wrong. With opts.Lazy it checks the options only, and
+// starts fetching in the background (with ctx's values, not its deadline).
 func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) {
 	if _, err := parseSecureURL("issuer", opts.Issuer, false); err != nil {
 		return nil, err
@@ -163,25 +197,18 @@ func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) 
 	}
 	timeout := positive(opts.FetchTimeout, DefaultFetchTimeout)
 	maxBytes := positive(opts.MaxResponseBytes, DefaultMaxResponseBytes)
-	jwksURI := opts.JWKSURI
-	if jwksURI == "" {
-		md, err := discover(ctx, client, opts.Issuer, timeout, maxBytes)
-		if err != nil {
+	if opts.JWKSURI != "" {
+		if _, err := parseSecureURL("jwks_uri", opts.JWKSURI, true); err != nil {
 			return nil, err
 		}
-		if md.JWKSURI == "" {
-			return nil, fmt.Errorf("mcpoauth: the metadata of %s has no jwks_uri", opts.Issuer)
-		}
-		jwksURI = md.JWKSURI
-	}
-	if _, err := parseSecureURL("jwks_uri", jwksURI, true); err != nil {
-		return nil, err
 	}
 	clock := cmp.Or[ports.Clock](opts.Clock, ports.SystemClock{})
 	v := &JWTVerifier{
-		algs: slices.Clone(algs),
+		algs:  slices.Clone(algs),
+		atJWT: opts.RequireATJWT,
 		keys: &keySet{
-			url:         jwksURI,
+			issuer:      opts.Issuer,
+			url:         opts.JWKSURI,
 			client:      client,
 			timeout:     timeout,
 			maxBytes:    maxBytes,
@@ -201,6 +228,10 @@ func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) 
 		clock: clock,
 		max:   positive(opts.MaxTokenBytes, DefaultMaxTokenBytes),
 	}
+	if opts.Lazy {
+		v.keys.start(ctx)
+		return v, nil
+	}
 	if err := v.keys.fetch(ctx); err != nil {
 		return nil, err
 	}
@@ -211,6 +242,7 @@ func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) 
 type joseHeader struct {
 	Alg  string         `json:"alg"`
 	Kid  string         `json:"kid"`
+	Typ  *string        `json:"typ"`
 	Crit jsontext.Value `json:"crit"`
 	B64  jsontext.Value `json:"b64"`
 }
@@ -236,6 +268,9 @@ func (v *JWTVerifier) Authenticate(ctx context.Context, token string) (ports.Pri
 	if h.Crit != nil || h.B64 != nil {
 		return ports.Principal{}, reject("the header has crit or b64, which are not supported")
 	}
+	if err := v.checkType(h.Typ); err != nil {
+		return ports.Principal{}, err
+	}
 	if !slices.Contains(v.algs, h.Alg) {
 		return ports.Principal{}, reject("the algorithm %q is not allowed", h.Alg)
 	}
@@ -253,6 +288,30 @@ func (v *JWTVerifier) Authenticate(ctx context.Context, token string) (ports.Pri
 	}
 	p, _, err := v.checks.principal(c, v.clock.Now())
 	return p, err
+}
+
+// checkType checks a token's typ header (nil: absent).
+func (v *JWTVerifier) checkType(typ *string) error {
+	t := ""
+	if typ != nil {
+		t = strings.ToLower(*typ)
+		if rest, ok := strings.CutPrefix(t, "application/"); ok && !strings.Contains(rest, "/") {
+			t = rest
+		}
+	}
+	switch {
+	case t == "at+jwt":
+		return nil
+	case v.atJWT:
+		if typ == nil {
+			return reject(`the token has no typ header; "at+jwt" is required (RFC 9068)`)
+		}
+		return reject(`the token's typ is %q; "at+jwt" is required (RFC 9068)`, *typ)
+	case typ == nil || t == "jwt":
+		return nil
+	default:
+		return reject(`the token's typ %q names another kind of token than an access token ("at+jwt", or "JWT")`, *typ)
+	}
 }
 
 // positive returns v, or def when v is not positive.

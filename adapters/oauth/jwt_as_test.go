@@ -407,3 +407,37 @@ func kidOf(t *testing.T, token string) string {
 	}
 	return h.Kid
 }
+
+// TestJWTTokenType sends tokens of the authorization server's own key,
+// valid in every claim, whose typ header says they are not access tokens
+// (RFC 8725 section 3.11: explicit typing): a security event, a logout
+// token, an ID token, a DPoP proof. Each is refused with 401. The types an
+// access token has (at+jwt of RFC 9068, JWT that many servers still write,
+// in any case and with or without "application/") are accepted.
+func TestJWTTokenType(t *testing.T) {
+	p := newProtected(t)
+	for _, typ := range []string{"secevent+jwt", "logout+jwt", "id_token+jwt", "dpop+jwt", "application/secevent+jwt",
+		"token-introspection+jwt", "oauth-authz-req+jwt", "Logout+JWT"} {
+		token := p.as.sign(t, signReq{Header: map[string]any{"typ": typ}, Claims: p.claims(nil)})
+		p.expectRefused(t, token, "typ")
+	}
+	for _, typ := range []string{"JWT", "jwt", "application/jwt", "at+jwt", "AT+JWT", "application/at+jwt"} {
+		token := p.as.sign(t, signReq{Header: map[string]any{"typ": typ}, Claims: p.claims(nil)})
+		p.expectOK(t, token, `alice|mcp:tools|app`)
+	}
+
+	// RequireATJWT: only at+jwt.
+	strict, err := mcpoauth.NewJWTVerifier(context.Background(), mcpoauth.JWTOptions{Issuer: p.as.Issuer, Audience: p.url, RequireATJWT: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mcphttp.RequireBearer(strict, mcphttp.AuthOptions{Logger: ports.NopLogger{}})(p.srv.Config.Handler))
+	defer srv.Close()
+	for typ, want := range map[string]int{"at+jwt": http.StatusOK, "application/AT+JWT": http.StatusOK, "JWT": http.StatusUnauthorized,
+		"logout+jwt": http.StatusUnauthorized} {
+		token := p.as.sign(t, signReq{Header: map[string]any{"typ": typ}, Claims: p.claims(nil)})
+		if resp, body := mcpCall(t, srv.URL+"/mcp", "Bearer "+token); resp.StatusCode != want {
+			t.Fatalf("RequireATJWT, typ %q: %d %s, want %d", typ, resp.StatusCode, body, want)
+		}
+	}
+}

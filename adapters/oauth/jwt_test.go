@@ -7,9 +7,11 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
@@ -88,10 +90,16 @@ func TestJWTClaims(t *testing.T) {
 	k := newKeyed(t, func(o *mcpoauth.JWTOptions) { o.Claims = []string{"email", "groups", "missing"} }, rs.jwk(t, map[string]any{"use": "sig", "alg": "RS256"}))
 	now := time.Now()
 
-	p := k.accepted(t, rs.sign(t, testClaims(map[string]any{"scope": "a b a", "scp": "b c", "client_id": "app", "azp": "app2",
-		"email": "a@example.com", "groups": []string{"g"}, "secret_token": "no"}), nil))
+	claims := testClaims(map[string]any{"scope": "a b a", "scp": "b c", "client_id": "app", "azp": "app2",
+		"email": "a@example.com", "groups": []string{"g"}, "secret_token": "no"})
+	p := k.accepted(t, rs.sign(t, claims, nil))
 	want := ports.Principal{Subject: "alice", Scopes: []string{"a", "b", "c"},
-		Claims: map[string]any{"client_id": "app", "azp": "app2", "email": "a@example.com", "groups": []any{"g"}}}
+		Claims:  map[string]any{"client_id": "app", "azp": "app2", "email": "a@example.com", "groups": []any{"g"}},
+		Expires: time.Unix(claims["exp"].(int64), 0).Add(mcpoauth.DefaultLeeway)} // refused from then on
+	if !p.Expires.Equal(want.Expires) {
+		t.Fatalf("expires %v, want %v", p.Expires, want.Expires)
+	}
+	p.Expires = want.Expires // the same instant, without the monotonic reading
 	if !reflect.DeepEqual(p, want) {
 		t.Fatalf("principal %+v, want %+v", p, want)
 	}
@@ -215,10 +223,36 @@ func TestJWTHeadersAndKeys(t *testing.T) {
 	ambiguous := newKeyed(t, nil, rs.jwk(t, nil), two.jwk(t, nil))
 	ambiguous.refused(t, noKid.sign(t, testClaims(nil), nil), "2 keys fit")
 
+	// typ: none, JWT and at+jwt are access tokens; a non-string typ is
+	// refused. RequireATJWT refuses the first two.
+	if h := headerOf(t, rs.sign(t, testClaims(nil), nil)); h["typ"] != nil {
+		t.Fatalf("the test's tokens have a typ: %v", h)
+	}
+	k.refused(t, rawJWS(`{"alg":"RS256","kid":"rs","typ":5}`, "{}", []byte("x")), "header")
+	k.refused(t, rs.sign(t, testClaims(nil), map[string]any{"typ": "application/x/at+jwt"}), "typ")
+	atJWT := newKeyed(t, func(o *mcpoauth.JWTOptions) { o.RequireATJWT = true }, rs.jwk(t, nil))
+	atJWT.refused(t, rs.sign(t, testClaims(nil), nil), "no typ")
+	atJWT.refused(t, rs.sign(t, testClaims(nil), map[string]any{"typ": "JWT"}), `typ is "JWT"`)
+	atJWT.accepted(t, rs.sign(t, testClaims(nil), map[string]any{"typ": "at+jwt"}))
+
 	// An allow-list narrower than the default.
 	only := newKeyed(t, func(o *mcpoauth.JWTOptions) { o.Algorithms = []string{"ES256"} }, rs.jwk(t, nil), ec.jwk(t, nil))
 	only.accepted(t, ec.sign(t, testClaims(nil), nil))
 	only.refused(t, rs.sign(t, testClaims(nil), nil), `algorithm "RS256" is not allowed`)
+}
+
+// headerOf returns the protected header of a JWS.
+func headerOf(t *testing.T, token string) map[string]any {
+	t.Helper()
+	hb, err := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h map[string]any
+	if err := json.Unmarshal(hb, &h); err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // rsaJWK writes the public JWK of an RSA signer by hand (jwk.Import
@@ -330,5 +364,90 @@ func TestJWTKeyRefetch(t *testing.T) {
 	k.clock.advance(mcpoauth.DefaultRefreshMinInterval)
 	if _, err := k.v.Authenticate(ctx, c.sign(t, testClaims(nil), nil)); !errors.Is(err, mcpoauth.ErrUnavailable) {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestJWTLazy makes a Lazy verifier while its authorization server drops
+// every connection: it is made at once; every token, with a kid or
+// without, is unavailable (never refused as if it were bad) with the time
+// until the next fetch as RetryAfter; a metadata document that names
+// another issuer is unavailable too. Once the server answers, the next
+// fetch the rate limit allows brings the keys.
+func TestJWTLazy(t *testing.T) {
+	rs := newRSA(t, "rs", 2048)
+	var mu sync.Mutex
+	up, mdIssuer := false, ""
+	jwks := &jwksServer{}
+	jwks.set(rs.jwk(t, nil))
+	var issuer string
+	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		isUp, name := up, mdIssuer
+		mu.Unlock()
+		if !isUp {
+			if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				_ = c.Close()
+			}
+			return
+		}
+		switch r.URL.Path {
+		case "/.well-known/oauth-authorization-server":
+			_ = json.NewEncoder(w).Encode(map[string]string{"issuer": name, "jwks_uri": issuer + "/jwks"})
+		case "/jwks":
+			jwks.ServeHTTP(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer as.Close()
+	issuer = as.URL
+	clock := &fakeClock{}
+	v, err := mcpoauth.NewJWTVerifier(context.Background(), mcpoauth.JWTOptions{Issuer: issuer, Audience: testAudience, Clock: clock, Lazy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := testClaims(map[string]any{"iss": issuer})
+	noKid := rs
+	noKid.kid = ""
+	unavailable := func(token string) {
+		t.Helper()
+		_, err := v.Authenticate(context.Background(), token)
+		var ra interface{ RetryAfter() time.Duration }
+		if !errors.Is(err, mcpoauth.ErrUnavailable) || errors.Is(err, ports.ErrUnauthenticated) || !errors.As(err, &ra) ||
+			ra.RetryAfter() < time.Second || ra.RetryAfter() > mcpoauth.DefaultRefreshMinInterval {
+			t.Fatalf("error %v", err)
+		}
+	}
+	unavailable(rs.sign(t, claims, nil))
+	unavailable(noKid.sign(t, claims, nil))
+	// A token that is bad on its face is refused without the keys.
+	if _, err := v.Authenticate(context.Background(), "a.b"); !errors.Is(err, ports.ErrUnauthenticated) {
+		t.Fatalf("error %v", err)
+	}
+
+	// Back, but its metadata names another issuer: still unavailable.
+	mu.Lock()
+	up, mdIssuer = true, "https://other.example"
+	mu.Unlock()
+	clock.advance(mcpoauth.DefaultRefreshMinInterval)
+	unavailable(rs.sign(t, claims, nil))
+	// Within the interval, nothing is fetched.
+	mu.Lock()
+	mdIssuer = issuer
+	mu.Unlock()
+	unavailable(rs.sign(t, claims, nil))
+	if n := jwks.fetches.Load(); n != 0 {
+		t.Fatalf("%d fetches of the key set", n)
+	}
+	// The next fetch allowed brings the keys.
+	clock.advance(mcpoauth.DefaultRefreshMinInterval)
+	if _, err := v.Authenticate(context.Background(), noKid.sign(t, claims, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Authenticate(context.Background(), rs.sign(t, claims, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if n := jwks.fetches.Load(); n != 1 {
+		t.Fatalf("%d fetches of the key set, want 1", n)
 	}
 }

@@ -171,9 +171,17 @@ func usableKey(k jwk.Key) (publicKey, bool) {
 //
 // A failed fetch keeps the keys of the last good one: tokens signed by
 // them still verify, while a token naming another key cannot be judged
-// (ErrUnavailable).
+// (ErrUnavailable). Before a first good fetch no token can be judged.
+//
+// Every fetch that ends, good or not, makes a new generation of the set. A
+// caller reads the keys and their generation together, and asks for a
+// refetch naming the generation it read: when a fetch has ended since, the
+// caller looks at the newer set rather than being told that the interval
+// forbids a fetch. Otherwise a caller that read the set just before
+// another caller's refetch brought the token's key, and asked just after,
+// would refuse a valid token.
 type keySet struct {
-	url         string
+	issuer      string // whose metadata names the set's URL, when url is ""
 	client      *http.Client
 	timeout     time.Duration
 	maxBytes    int64
@@ -182,11 +190,28 @@ type keySet struct {
 	clock       ports.Clock
 
 	mu        sync.Mutex
+	url       string // the set's URL; "" until discovered
 	keys      []publicKey
+	gen       uint64        // fetches ended, good or not
 	fetched   time.Time     // of the last good fetch; zero before one
 	attempted time.Time     // start of the last fetch
 	lastErr   error         // of the last fetch
 	inflight  chan struct{} // closed when the running fetch ends; nil when none runs
+}
+
+// snapshot is what a caller reads of the set at once.
+type snapshot struct {
+	keys      []publicKey
+	gen       uint64
+	fetched   time.Time
+	attempted time.Time
+	lastErr   error
+}
+
+func (s *keySet) read() snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return snapshot{keys: s.keys, gen: s.gen, fetched: s.fetched, attempted: s.attempted, lastErr: s.lastErr}
 }
 
 // fetch fetches the set now, whatever the rate limit (NewJWTVerifier's
@@ -198,30 +223,91 @@ func (s *keySet) fetch(ctx context.Context) error {
 	keys, err := s.get(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.ended(keys, err)
+	return err
+}
+
+// ended records the end of a fetch; s.mu is held.
+func (s *keySet) ended(keys []publicKey, err error) {
+	s.gen++
 	s.lastErr = err
 	if err == nil {
 		s.keys, s.fetched = keys, s.clock.Now()
 	}
-	return err
 }
 
+// get fetches the set, after the issuer's metadata when its URL is not
+// known yet.
 func (s *keySet) get(ctx context.Context) ([]publicKey, error) {
+	s.mu.Lock()
+	url := s.url
+	s.mu.Unlock()
+	if url == "" {
+		md, err := discover(ctx, s.client, s.issuer, s.timeout, s.maxBytes)
+		if err != nil {
+			return nil, err
+		}
+		if md.JWKSURI == "" {
+			return nil, fmt.Errorf("mcpoauth: the metadata of %s has no jwks_uri", s.issuer)
+		}
+		if _, err := parseSecureURL("jwks_uri", md.JWKSURI, true); err != nil {
+			return nil, err
+		}
+		url = md.JWKSURI
+		s.mu.Lock()
+		s.url = url
+		s.mu.Unlock()
+	}
 	var raw jsontext.Value
-	if err := getJSON(ctx, s.client, s.url, s.timeout, s.maxBytes, &raw); err != nil {
+	if err := getJSON(ctx, s.client, url, s.timeout, s.maxBytes, &raw); err != nil {
 		return nil, fmt.Errorf("%w: fetching the key set: %w", ErrUnavailable, err)
 	}
 	keys, err := parseKeySet(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrUnavailable, s.url, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrUnavailable, url, err)
 	}
 	return keys, nil
 }
 
-// refresh fetches the set again unless the rate limit forbids it, or
-// joins the fetch under way; it returns when that fetch ended or ctx did.
-// It reports whether a fetch was started or joined.
-func (s *keySet) refresh(ctx context.Context) bool {
+// start starts a fetch in the background, whatever the rate limit, unless
+// one is running (a lazy NewJWTVerifier's first fetch).
+func (s *keySet) start(ctx context.Context) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inflight == nil {
+		s.launch(ctx, s.clock.Now())
+	}
+}
+
+// launch starts a fetch on its own goroutine, with ctx's values but not
+// its cancellation, and returns the channel closed when it ends; s.mu is
+// held.
+func (s *keySet) launch(ctx context.Context, now time.Time) chan struct{} {
+	ch := make(chan struct{})
+	s.inflight, s.attempted = ch, now
+	go func() {
+		keys, err := s.get(context.WithoutCancel(ctx))
+		s.mu.Lock()
+		s.ended(keys, err)
+		s.inflight = nil
+		close(ch)
+		s.mu.Unlock()
+	}()
+	return ch
+}
+
+// refresh makes sure that a set newer than generation seen is there to
+// look at: when a fetch has ended since seen, at once; else it joins the
+// fetch under way, or starts one unless the rate limit forbids it, and
+// returns when that fetch ended or ctx did. It reports whether there is (or,
+// ctx ended, may soon be) a newer set than seen: false only when the rate
+// limit forbade a fetch.
+func (s *keySet) refresh(ctx context.Context, seen uint64) bool {
+	s.mu.Lock()
+	if s.gen != seen {
+		s.mu.Unlock()
+		return true // a fetch ended since the caller looked: look again
+	}
 	ch := s.inflight
 	if ch == nil {
 		now := s.clock.Now()
@@ -229,19 +315,7 @@ func (s *keySet) refresh(ctx context.Context) bool {
 			s.mu.Unlock()
 			return false
 		}
-		ch = make(chan struct{})
-		s.inflight, s.attempted = ch, now
-		go func() {
-			keys, err := s.get(context.WithoutCancel(ctx))
-			s.mu.Lock()
-			s.lastErr = err
-			if err == nil {
-				s.keys, s.fetched = keys, s.clock.Now()
-			}
-			s.inflight = nil
-			close(ch)
-			s.mu.Unlock()
-		}()
+		ch = s.launch(ctx, now)
 	}
 	s.mu.Unlock()
 	select {
@@ -255,33 +329,70 @@ func (s *keySet) refresh(ctx context.Context) bool {
 // key kid ("" when the token names none): an error wrapping
 // ports.ErrUnauthenticated when there is none or more than one, one
 // wrapping ErrUnavailable when the set could not be fetched to tell.
+//
+// A caller refetches (or joins a refetch, or takes the set a refetch that
+// ended after it looked brought) at most once for an aged set and once for
+// an unknown key.
 func (s *keySet) find(ctx context.Context, kid, alg string) (publicKey, error) {
-	s.mu.Lock()
-	stale := s.clock.Now().Sub(s.fetched) >= s.maxAge
-	s.mu.Unlock()
-	refreshed := stale && s.refresh(ctx)
+	snap := s.read()
+	if s.clock.Now().Sub(snap.fetched) >= s.maxAge && s.refresh(ctx, snap.gen) {
+		snap = s.read() // a set never fetched is aged too
+	}
+	refreshed := false
 	for {
-		s.mu.Lock()
-		keys, lastErr := s.keys, s.lastErr
-		s.mu.Unlock()
-		k, err := pick(keys, kid, alg)
+		if snap.fetched.IsZero() {
+			return publicKey{}, s.unavailable(ctx, snap, "the key set has not been fetched yet")
+		}
+		k, err := pick(snap.keys, kid, alg)
 		if err == nil || !errors.Is(err, errUnknownKey) {
 			return k, err
 		}
 		// An unknown key id: the server may have rotated its keys.
-		if !refreshed && s.refresh(ctx) {
+		if !refreshed && s.refresh(ctx, snap.gen) {
 			refreshed = true
+			snap = s.read()
 			continue
 		}
-		if ctx.Err() != nil {
-			return publicKey{}, fmt.Errorf("%w: waiting for the key set: %w", ErrUnavailable, ctx.Err())
-		}
-		if lastErr != nil { // the set could not be fetched to tell
-			return publicKey{}, fmt.Errorf("%w (the token's key %q is not among the keys last fetched)", lastErr, kid)
+		if ctx.Err() != nil || snap.lastErr != nil { // the set could not be fetched to tell
+			return publicKey{}, s.unavailable(ctx, snap, fmt.Sprintf("the token's key %q is not among the keys last fetched", kid))
 		}
 		return publicKey{}, err
 	}
 }
+
+// unavailable is the error of a token that cannot be judged without a
+// fetch of the set that failed (or that ctx did not wait for). It wraps
+// ErrUnavailable and says, by its RetryAfter method, when the next fetch
+// may be made (mcphttp.RequireBearer sends it as Retry-After).
+func (s *keySet) unavailable(ctx context.Context, snap snapshot, why string) error {
+	var err error
+	switch {
+	case ctx.Err() != nil:
+		err = fmt.Errorf("%w: waiting for the key set: %w (%s)", ErrUnavailable, ctx.Err(), why)
+	case snap.lastErr == nil: // cannot be: a fetch ended without a good set
+		err = fmt.Errorf("%w: %s", ErrUnavailable, why)
+	case errors.Is(snap.lastErr, ErrUnavailable):
+		err = fmt.Errorf("%w (%s)", snap.lastErr, why)
+	default: // the metadata names no usable key set: a fault of the server too
+		err = fmt.Errorf("%w: %w (%s)", ErrUnavailable, snap.lastErr, why)
+	}
+	after := snap.attempted.Add(s.minInterval).Sub(s.clock.Now())
+	return &retryError{err: err, after: max(after, time.Second)}
+}
+
+// retryError is an error that says how long to wait before trying again.
+type retryError struct {
+	err   error
+	after time.Duration
+}
+
+func (e *retryError) Error() string { return e.err.Error() }
+func (e *retryError) Unwrap() error { return e.err }
+
+// RetryAfter is how long until the authenticator may judge the token (the
+// next fetch the rate limit allows); mcphttp.RequireBearer sends it as
+// Retry-After.
+func (e *retryError) RetryAfter() time.Duration { return e.after }
 
 var errUnknownKey = fmt.Errorf("%w: the token's key is not in the authorization server's key set", ports.ErrUnauthenticated)
 

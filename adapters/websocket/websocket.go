@@ -67,7 +67,22 @@
 //     fit in;
 //   - 1013 (try again later) when the outgoing queue is full, in messages
 //     (Options.SendQueue) or in bytes (Options.MaxQueueBytes), because the
-//     peer does not read what it is sent fast enough.
+//     peer does not read what it is sent fast enough;
+//   - 4401 ([CloseTokenExpired], reason "token expired: authenticate again
+//     and reconnect") when the credential that authenticated the upgrade
+//     expires: the principal that authentication middleware
+//     (mcphttp.RequireBearer) put in the upgrade request's context has an
+//     Expires (ports.Principal.Expires; mcpoauth sets it from the token's
+//     exp), and from then on a request with the same token would be
+//     refused. The connection stops reading, the calls in flight are
+//     cancelled (their answers are not sent: the client retries them on
+//     its next connection), what was queued before is sent, then the close
+//     frame. 4401 is in the private-use range of RFC 6455 (4000-4999): the
+//     HTTP status it stands for, 401, plus 4000, as other WebSocket
+//     protocols (graphql-ws) name it. A client that gets it gets a new
+//     access token (refresh it, or authorize again) and reconnects; a
+//     client that does not know the code sees a closed connection it may
+//     reopen, and is then answered 401 by the upgrade until it does.
 //
 // After sending its close frame the server goes on reading (and skipping
 // data) until the peer answers with its own close frame, for at most one
@@ -129,6 +144,11 @@ const (
 	// DefaultHandshakeTimeout bounds the upgrade.
 	DefaultHandshakeTimeout = 10 * time.Second
 )
+
+// CloseTokenExpired is the close code of a connection whose credential
+// expired (see the package documentation, "Close codes"): 4401, for HTTP's
+// 401 Unauthorized. The client authenticates again and reconnects.
+const CloseTokenExpired = 4401
 
 // Unlimited, as Options.MaxQueueBytes, MaxConns or MaxConnsPerClient (any
 // negative value does), turns that bound off. A zero value never does: it
@@ -382,8 +402,24 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	go c.readLoop()
 	go c.writeLoop()
 
+	// The calls of this connection alone are cancelled when its
+	// credential expires.
+	expired, expire := context.WithCancel(context.Background())
+	defer expire()
+	if p := ports.PrincipalFrom(r.Context()); p != nil && !p.Expires.IsZero() {
+		t := time.AfterFunc(time.Until(p.Expires), func() {
+			if c.requestClose(CloseTokenExpired, "token expired: authenticate again and reconnect", true,
+				fmt.Errorf("websocket: the access token expired: %w", net.ErrClosed), "the access token expired") {
+				c.logf(ports.LevelInfo, "websocket: closing a connection whose access token expired", ports.F("expires", p.Expires.UTC().Format(time.RFC3339)))
+			}
+			expire()
+			cancel()
+		})
+		defer t.Stop()
+	}
+
 	h.logf(ctx, ports.LevelDebug, "websocket: connection opened", ports.F("remote", r.RemoteAddr), ports.F("subprotocol", ws.Subprotocol()))
-	serveErr := h.h.ServeConn(ports.WithAbort(ctx, h.abortCtx), c)
+	serveErr := h.h.ServeConn(ports.WithAbort(ports.WithAbort(ctx, h.abortCtx), expired), c)
 	c.finish(ctx.Err() != nil)
 	h.logf(ctx, ports.LevelDebug, "websocket: connection closed", ports.F("remote", r.RemoteAddr), ports.F("error", serveErr))
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpoauth "github.com/hexmcp/hexmcp/adapters/oauth"
@@ -40,9 +39,17 @@ func parseAuthFlags(issuer, audience, scopes string) (authConfig, bool, error) {
 // protect returns the middleware that makes the server an OAuth 2.1
 // protected resource: its metadata served at the well-known paths of the
 // audience (mcpoauth.Mount), every other path (/mcp and /ws) behind
-// RequireBearer with a JWT verifier of the issuer (fetched now, within
-// ctx), the scopes required of every token; and the resource_metadata URL.
-// mcpoauth refuses an http issuer or audience off loopback.
+// RequireBearer with a JWT verifier of the issuer, the scopes required of
+// every token; and the resource_metadata URL. mcpoauth refuses an http
+// issuer or audience off loopback.
+//
+// The verifier is lazy: the issuer's metadata and keys are fetched in the
+// background, so that the server starts even while its authorization
+// server cannot be reached (an outage of the identity provider must not
+// make every instance that restarts exit, again and again). Until they can
+// be fetched a request with a token is answered 503 with Retry-After (the
+// time until the next fetch, at most one per 10 s), and the server
+// recovers by itself once they can.
 func protect(ctx context.Context, c authConfig, logger ports.Logger) (func(http.Handler) http.Handler, string, error) {
 	md := mcpoauth.Metadata{Resource: c.audience, AuthorizationServers: []string{c.issuer}, ScopesSupported: c.scopes,
 		ResourceName: "hexmcp showcase"}
@@ -58,9 +65,7 @@ func protect(ctx context.Context, c authConfig, logger ports.Logger) (func(http.
 	if err != nil {
 		return nil, "", err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	v, err := mcpoauth.NewJWTVerifier(ctx, mcpoauth.JWTOptions{Issuer: c.issuer, Audience: c.audience})
+	v, err := mcpoauth.NewJWTVerifier(ctx, mcpoauth.JWTOptions{Issuer: c.issuer, Audience: c.audience, Lazy: true})
 	if err != nil {
 		return nil, "", fmt.Errorf("the authorization server %s: %w", c.issuer, err)
 	}

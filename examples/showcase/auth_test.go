@@ -5,9 +5,12 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -125,5 +128,101 @@ func TestProtect(t *testing.T) {
 	}
 	if _, _, err := protect(context.Background(), authConfig{issuer: issuer, audience: "http://mcp.example.com/mcp"}, ports.NopLogger{}); err == nil {
 		t.Fatal("an http audience off loopback was accepted")
+	}
+}
+
+// TestProtectAuthorizationServerDown starts the -auth-* setup while the
+// authorization server cannot be reached (every connection to it is
+// dropped): the showcase must start rather than exit (a crash loop of
+// every instance that restarts during an outage of the identity
+// provider), serve its own metadata, refuse a request without a token with
+// the 401 challenge, and answer a request with a token 503 with
+// Retry-After. Once the authorization server is back, a client that waits
+// as Retry-After says is served, without a restart.
+func TestProtectAuthorizationServerDown(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := jwk.Import(key.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = pub.Set("kid", "k1")
+	var up atomic.Bool
+	var issuer string
+	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() { // unreachable: the connection is dropped unanswered
+			if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				_ = c.Close()
+			}
+			return
+		}
+		switch r.URL.Path {
+		case "/.well-known/oauth-authorization-server":
+			_ = json.NewEncoder(w).Encode(map[string]string{"issuer": issuer, "jwks_uri": issuer + "/jwks"})
+		case "/jwks":
+			_ = json.NewEncoder(w).Encode(map[string]any{"keys": []any{pub}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer as.Close()
+	issuer = as.URL
+
+	inner := http.NewServeMux()
+	inner.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("served")) })
+	srv := httptest.NewUnstartedServer(nil)
+	audience := "http://" + srv.Listener.Addr().String() + "/mcp"
+	mw, metaURL, err := protect(context.Background(), authConfig{issuer: issuer, audience: audience, scopes: []string{"mcp:tools"}}, ports.NopLogger{})
+	if err != nil {
+		t.Fatalf("the showcase does not start while its authorization server is down: %v", err)
+	}
+	srv.Config.Handler = mw(inner)
+	srv.Start()
+	defer srv.Close()
+
+	hdr := jws.NewHeaders()
+	_ = hdr.Set("kid", "k1")
+	claims, _ := json.Marshal(map[string]any{"iss": issuer, "aud": audience, "sub": "alice", "scope": "mcp:tools", "exp": time.Now().Unix() + 600})
+	token, err := jws.Sign(claims, jws.WithKey(jwa.RS256(), key, jws.WithProtectedHeaders(hdr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(url, auth string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+
+	// Its own metadata, and the challenge, need no authorization server.
+	if resp, body := get(metaURL, ""); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"authorization_servers":["`+issuer+`"]`) {
+		t.Fatalf("metadata: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := get(audience, ""); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), metaURL) {
+		t.Fatalf("no token: %d %v", resp.StatusCode, resp.Header)
+	}
+	// A token cannot be judged: 503 with Retry-After, never a 401 or a 200.
+	resp, body := get(audience, "Bearer "+string(token))
+	after, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+	if resp.StatusCode != http.StatusServiceUnavailable || err != nil || after < 1 || after > 60 {
+		t.Fatalf("a token while the authorization server is down: %d, Retry-After %q, %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+
+	// The authorization server is back: after Retry-After the same token
+	// is served.
+	up.Store(true)
+	time.Sleep(time.Duration(after) * time.Second)
+	if resp, body := get(audience, "Bearer "+string(token)); resp.StatusCode != http.StatusOK || body != "served" {
+		t.Fatalf("after Retry-After, with the authorization server back: %d %s", resp.StatusCode, body)
 	}
 }
