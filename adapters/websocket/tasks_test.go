@@ -213,3 +213,42 @@ func TestTaskNotificationsOverWebSocket(t *testing.T) {
 		t.Fatalf("statuses %v: the answer makes the task working first", statuses)
 	}
 }
+
+// A WebSocket client's tasks are its own: a connection from another
+// address neither sees nor cancels them (each connection once had the
+// same owner, with no session id).
+func TestTaskOwnersOverWebSocket(t *testing.T) {
+	const caps = `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
+	_, srv := serve(t, tasksEngine(t), Options{})
+	a, _, err := dialFrom(t, srv, "127.0.0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := dialFrom(t, srv, "127.0.0.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, a, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_name","arguments":{},`+meta+`}}`)
+	created := recvTask(t, a)
+	if created.Result.ResultType != "task" {
+		t.Fatalf("tools/call: %+v", created.Result)
+	}
+	task := strconv.Quote(created.Result.TaskID)
+	for i, method := range []string{"tasks/get", "tasks/cancel"} {
+		send(t, b, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i+2)+`,"method":"`+method+`","params":{"taskId":`+task+`,`+meta+`}}`)
+		_ = b.SetReadDeadline(time.Now().Add(testDeadline))
+		_, data, err := b.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m wsTask
+		if err := json.Unmarshal(data, &m); err != nil || m.Error == nil || m.Error.Code != -32602 {
+			t.Fatalf("%s of another client's task: %s, want -32602", method, data)
+		}
+	}
+	send(t, a, `{"jsonrpc":"2.0","id":9,"method":"tasks/get","params":{"taskId":`+task+`,`+meta+`}}`)
+	if got := recvTask(t, a); got.Result.TaskID != created.Result.TaskID || got.Result.Status == "cancelled" {
+		t.Fatalf("tasks/get of its own task: %+v", got.Result)
+	}
+}
