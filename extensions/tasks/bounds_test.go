@@ -233,7 +233,7 @@ func TestTaskBytesBoundedPerClient(t *testing.T) {
 // address's sessions share one quota (each session still sees only its
 // own tasks).
 func TestTaskOwnersAreClients(t *testing.T) {
-	store := memory.NewTaskStore(memory.TaskStoreOptions{MaxTasks: 50, MaxTasksPerOwner: 3})
+	store := memory.NewTaskStore(memory.TaskStoreOptions{MaxTasks: 50, MaxTasksPerClient: 3})
 	x := tasks.New(tasks.Options{Store: store, Tools: map[string]tasks.Support{"job": tasks.Optional}})
 	t.Cleanup(func() { _ = x.Shutdown(context.Background()) })
 	url := serveHTTP(t, hexmcptestServer(t, x, app.Visibility{}, wireTools(nil)), nil)
