@@ -355,3 +355,31 @@ func TestTaskToolLookedUpFirst(t *testing.T) {
 		})
 	}
 }
+
+// What the runs of a process hold is bounded in bytes (their params and
+// the client capabilities they run with): a client that pads its
+// clientCapabilities with 1 MiB gets tasks until the runs hold
+// MaxRunningBytes, then its calls run synchronously.
+func TestRunningBytesBounded(t *testing.T) {
+	release := make(chan struct{})
+	x := tasks.New(tasks.Options{MaxRunningBytes: 3 << 20, Tools: map[string]tasks.Support{"slow": tasks.Optional, "job": tasks.Optional}})
+	t.Cleanup(func() { close(release); _ = x.Shutdown(context.Background()) })
+	url := serveHTTP(t, hexmcptestServer(t, x, app.Visibility{}, wireTools(release)), nil)
+	w := newWire(t, url, "127.0.0.2")
+	pad := strings.Repeat("x", 1<<20)
+	call := func(tool string) answer {
+		return w.call("tools/call", map[string]any{"name": tool, "arguments": map[string]any{},
+			"_meta": map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{
+				"extensions": map[string]any{tasks.ID: map[string]any{}}, "pad": pad}}})
+	}
+	for i := range 2 {
+		if a := call("slow"); !isTask(t, a) {
+			t.Fatalf("call %d: %s, want a task", i, a.result)
+		}
+	}
+	// The two runs (until release) hold over 2 MiB: a third is past the
+	// bound.
+	if a := call("job"); a.err != nil || a.task().ResultType != "complete" {
+		t.Fatalf("a call past the bound: %+v %s, want it answered synchronously", a.err, a.result)
+	}
+}
