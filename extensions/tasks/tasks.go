@@ -99,6 +99,10 @@ const (
 const (
 	// DefaultMaxRunning bounds the tasks one Tasks runs at once.
 	DefaultMaxRunning = 1024
+	// DefaultMaxRunningBytes bounds what the runs of one Tasks hold
+	// together: their params (the tool's arguments and answers) and the
+	// client capabilities they run with.
+	DefaultMaxRunningBytes = 64 << 20
 	// DefaultLease is how long an instance's claim on a working task
 	// lasts unless renewed (it is renewed every third of it).
 	DefaultLease = 15 * time.Second
@@ -140,6 +144,13 @@ type Options struct {
 	// (DefaultMaxRunning); past it a task-supporting call runs
 	// synchronously instead, which the extension allows.
 	MaxRunning int
+	// MaxRunningBytes bounds, in bytes, what the tasks running at once in
+	// this process hold: each run its params (the tool's name, arguments
+	// and answers) and the client capabilities it runs with
+	// (DefaultMaxRunningBytes). Past it a task-supporting call runs
+	// synchronously instead, and a task ready to run again waits for a
+	// later tasks/get.
+	MaxRunningBytes int
 	// Lease is how long this instance's claim on a task it runs lasts
 	// without renewal (DefaultLease); it renews the claim every third of
 	// it, and checks then whether the task was cancelled through another
@@ -162,21 +173,28 @@ type Tasks struct {
 
 	storeMu sync.Mutex // guards opts.Store, decided at attach or first use
 
-	mu      sync.Mutex
-	running map[string]*run // task id → its run here
-	closed  bool
-	wg      sync.WaitGroup
+	mu           sync.Mutex
+	running      map[string]*run // task id → its run here
+	runningBytes int             // what the runs hold (runBytes)
+	closed       bool
+	wg           sync.WaitGroup
 }
 
 // run is one background run of a task.
 type run struct {
 	cancel   context.CancelCauseFunc
 	progress chan string // the latest status message, at most one waiting
+	bytes    int         // what it holds (runBytes)
 }
+
+// runBytes is what a run of req holds: its params and the client
+// capabilities it runs with.
+func runBytes(req *app.Request) int { return len(req.Params) + len(req.ClientCapabilities) }
 
 // New returns the extension configured by opts.
 func New(opts Options) *Tasks {
 	opts.MaxRunning = cmp.Or(max(opts.MaxRunning, 0), DefaultMaxRunning)
+	opts.MaxRunningBytes = cmp.Or(max(opts.MaxRunningBytes, 0), DefaultMaxRunningBytes)
 	opts.Lease = cmp.Or(max(opts.Lease, 0), DefaultLease)
 	t := &Tasks{opts: opts, log: opts.Logger, instance: rand.Text(), running: make(map[string]*run)}
 	if t.log == nil {
@@ -558,11 +576,19 @@ func (t *Tasks) deferred(ctx context.Context, req *app.Request, next app.MethodH
 	return t.start(ctx, req.Detached(), next, flag.answers)
 }
 
-// room reports whether this process may start another task.
-func (t *Tasks) room() bool {
+// room reports whether this process may start another task (of n
+// bytes, see runBytes).
+func (t *Tasks) room() bool { return t.roomFor(0) }
+
+func (t *Tasks) roomFor(n int) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return !t.closed && len(t.running) < t.opts.MaxRunning
+	return t.fits(n)
+}
+
+// fits reports whether a run of n bytes may start. t.mu is held.
+func (t *Tasks) fits(n int) bool {
+	return !t.closed && len(t.running) < t.opts.MaxRunning && t.runningBytes+n <= t.opts.MaxRunningBytes
 }
 
 // start creates the task and runs the call in the background; answers
@@ -584,6 +610,9 @@ func (t *Tasks) start(ctx context.Context, req *app.Request, next app.MethodHand
 	if err != nil {
 		t.log.Log(ctx, ports.LevelError, "tasks: a call cannot run as a task; it runs synchronously", ports.F("tool", req.Name), ports.F("error", err))
 		return next(ctx, req)
+	}
+	if !t.roomFor(runBytes(run)) {
+		return next(ctx, req) // the runs hold as much as they may
 	}
 	own := owner(req)
 	task, err := t.store().Create(ctx, ports.Task{Owner: own, Client: client(req), Status: ports.TaskWorking, TTL: t.opts.TTL,
@@ -635,9 +664,9 @@ func (t *Tasks) resume(ctx context.Context, req *app.Request, next app.MethodHan
 // process is closed or full.
 func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHandler, task ports.Task) bool {
 	runCtx, cancel := context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), detachKey, (*detachFlag)(nil)))
-	r := &run{cancel: cancel, progress: make(chan string, 1)}
+	r := &run{cancel: cancel, progress: make(chan string, 1), bytes: runBytes(req)}
 	t.mu.Lock()
-	if t.closed || len(t.running) >= t.opts.MaxRunning {
+	if !t.fits(r.bytes) {
 		t.mu.Unlock()
 		cancel(nil)
 		return false
@@ -646,6 +675,7 @@ func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHan
 		old.cancel(errNotClaimed)
 	}
 	t.running[task.ID] = r
+	t.runningBytes += r.bytes
 	t.wg.Add(2)
 	t.mu.Unlock()
 	superviseCtx, stopSupervise := context.WithCancel(runCtx)
@@ -662,6 +692,7 @@ func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHan
 			if t.running[task.ID] == r {
 				delete(t.running, task.ID)
 			}
+			t.runningBytes -= r.bytes
 			t.mu.Unlock()
 			cancel(nil)
 		}()
