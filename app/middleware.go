@@ -205,6 +205,12 @@ func (e *Engine) serveThroughMiddleware(ctx context.Context, entry *method, s *s
 		if errors.Is(err, errNoAnswer) {
 			return nil, nil
 		}
+		var rf *refusal
+		if errors.As(err, &rf) {
+			r := *rf.r
+			r.id = m.id
+			return nil, &r
+		}
 		var pe *domain.ProtocolError
 		if errors.As(err, &pe) {
 			return nil, &rpcError{id: m.id, err: pe}
@@ -350,14 +356,55 @@ func (r *Request) WithLog(f LogFunc) *Request {
 	return &c
 }
 
+// CheckToolCall refuses a tools/call as the engine would before it runs
+// the tool, for middleware that answers the call itself (the tasks
+// extension runs it in the background): the tool req names, looked up as
+// its caller sees it. An unknown tool, or one hidden from the caller
+// ([Options.Visibility], [HideUnauthorized]), is an error answered
+// -32602 "Unknown tool: <name>" (a name that is no string too); a tool
+// whose scopes ([WithScopes]) the caller's principal lacks, one answered
+// [CodeInsufficientScope] with the scope challenge (over Streamable HTTP,
+// 403 and WWW-Authenticate). Returned by the middleware, the error is
+// answered exactly as the engine's own would be. nil: the call may go on
+// (its arguments are checked when it runs). A request that is no
+// tools/call the engine made is an error.
+func (e *Engine) CheckToolCall(ctx context.Context, req *Request) error {
+	c := req.call
+	if c == nil || c.entry == nil || c.p == nil || req.Method != "tools/call" {
+		return errors.New("hexmcp: CheckToolCall needs a tools/call the engine made")
+	}
+	name, ok := stringParam(c.p.Name)
+	if !ok || name == "" {
+		return &refusal{newRPCError(c.m.id, domain.CodeInvalidParams, `Invalid params: "name" must be a non-empty string`, nil)}
+	}
+	rt, ok := e.findTool(ctx, c.ci, name)
+	if !ok {
+		return &refusal{newRPCError(c.m.id, domain.CodeInvalidParams, "Unknown tool: "+name, nil)}
+	}
+	if rerr := checkScopes(ctx, c.m.id, rt.Tool.Scopes); rerr != nil {
+		return &refusal{rerr}
+	}
+	return nil
+}
+
+// refusal is an answer of the engine's own ([Engine.CheckToolCall]) that
+// middleware returns as its error: it is sent as the engine sends it, its
+// scope challenge included.
+type refusal struct{ r *rpcError }
+
+func (f *refusal) Error() string { return f.r.err.Error() }
+func (f *refusal) Unwrap() error { return f.r.err }
+
 // Derive returns a detached request (see [Request.Detached]) for method
 // with params, a JSON object, served in r's context: r's session,
 // revision, client capabilities and transport. Middleware continues with
 // it work r's client asked for in an earlier request (the tasks extension
 // resumes a task's tools/call on the tasks/update that brings its last
 // answer, at whichever instance that arrives). Pass it to the next
-// handler of the chain r came through, once at most. An unknown method or
-// params that are not a JSON object are an error.
+// handler of the chain r came through, once at most. The copy shares no
+// bytes with r's message: a background run of it does not keep r's
+// request alive. An unknown method or params that are not a JSON object
+// are an error.
 func (r *Request) Derive(method string, params stdjson.RawMessage) (*Request, error) {
 	if r.call == nil || r.call.entry == nil {
 		return nil, errors.New("hexmcp: Derive needs a request the engine made")
@@ -376,11 +423,15 @@ func (r *Request) Derive(method string, params stdjson.RawMessage) (*Request, er
 	if rerr != nil {
 		return nil, fmt.Errorf("hexmcp: Derive: %w", rerr.err)
 	}
+	m.id = bytes.Clone(m.id)
 	d := r.Detached()
-	d.Method, d.Params = method, stdjson.RawMessage(raw)
+	d.Method, d.Params, d.ID = method, stdjson.RawMessage(raw), stdjson.RawMessage(m.id)
 	d.Name, _ = stringParam(p.Name)
 	d.URI, _ = stringParam(p.URI)
 	d.call.entry, d.call.m, d.call.p = entry, m, p
 	d.call.m.slot = nil
+	// The members of r's _meta it keeps are copied: r's message is not.
+	d.call.ci.caps, d.call.ci.clientInfo = bytes.Clone(d.call.ci.caps), bytes.Clone(d.call.ci.clientInfo)
+	d.ClientCapabilities = stdjson.RawMessage(d.call.ci.caps)
 	return d, nil
 }

@@ -57,10 +57,17 @@ type Task struct {
 	// ID is the task id (taskId), minted by the store at Create when
 	// empty: 128 random bits, so that it cannot be guessed.
 	ID string
-	// Owner is who may see the task: the authenticated principal's
-	// subject, or the session id without authentication. Every operation
-	// but Create takes the owner, and another owner's task is not found.
+	// Owner is who may see the task (the tasks extension: the
+	// authenticated principal's subject, else the session, else the
+	// client's address). Every operation but Create takes the owner, and
+	// another owner's task is not found.
 	Owner string
+	// Client is who the task counts against for the store's per-client
+	// bounds (in tasks and in bytes): one client across its sessions and
+	// connections (the tasks extension: the request's
+	// app.Request.ClientKey). Empty at Create: the Owner, which Create
+	// then sets it to.
+	Client string
 	// Status is the task's status.
 	Status TaskStatus
 	// StatusMessage describes the status for people (statusMessage);
@@ -87,10 +94,18 @@ type Task struct {
 	// task ended with. Only a failed task has it.
 	Error json.RawMessage
 	// State is the server's own data about a live task (what it needs to
-	// go on with it: the request, answers collected so far, which
-	// instance runs it until when), never sent to the client. It is
-	// bounded like the payloads; a terminal status drops it.
+	// run it again: the tool and its arguments, the answers collected so
+	// far), never sent to the client. It counts with the payloads; a
+	// terminal status drops it.
 	State json.RawMessage
+	// Runner names who runs a working task (an instance of the server)
+	// and LeaseUntil when its claim ends, by the store's clock (at
+	// millisecond precision); empty and zero while nobody runs it. The
+	// store keeps the claim apart from the rest of the task:
+	// [TaskStore.Claim] changes it alone, and any status but working
+	// drops it.
+	Runner     string
+	LeaseUntil time.Time
 	// Version counts the task's changes: 1 at Create, one more at every
 	// Update or Cancel that changes it. [TaskUpdate.IfVersion] makes an
 	// update conditional on it.
@@ -99,6 +114,22 @@ type Task struct {
 
 // ExpiresAt is when the store may drop the task: CreatedAt + TTL.
 func (t Task) ExpiresAt() time.Time { return t.CreatedAt.Add(t.TTL) }
+
+// MinTaskBytes is the least a task counts against a store's byte bounds,
+// whatever its payloads: what keeping any task costs. An update that
+// leaves a task this small is never refused for those bounds, so that a
+// task can always be failed with a short error.
+const MinTaskBytes = 1 << 10
+
+// TaskBytes is what a task with these payloads and state counts against
+// a store's byte bounds: their lengths together, at least MinTaskBytes.
+// The status message, bounded apart, does not count.
+func TaskBytes(inputRequests, result, rpcError, state []byte) int {
+	return max(len(inputRequests)+len(result)+len(rpcError)+len(state), MinTaskBytes)
+}
+
+// Bytes is what t counts against a store's byte bounds ([TaskBytes]).
+func (t Task) Bytes() int { return TaskBytes(t.InputRequests, t.Result, t.Error, t.State) }
 
 // TaskUpdate is a change of a live task: its new status and what comes
 // with it. A terminal status and its Result or Error are written together,
@@ -124,6 +155,27 @@ type TaskUpdate struct {
 	// error wrapping ErrTaskConflict otherwise (another instance changed
 	// the task since it was read). Zero applies it whatever the version.
 	IfVersion int64
+	// IfRunner, when not empty, makes the update conditional on the
+	// claim: it applies only while IfRunner is the task's Runner, and is
+	// refused with an error wrapping ErrTaskClaimed otherwise (the run
+	// that writes its end no longer owns the task).
+	IfRunner string
+}
+
+// TaskClaim is what [TaskStore.Claim] does to a working task's claim.
+type TaskClaim struct {
+	// Runner names who claims the task (an instance of the server).
+	Runner string
+	// Lease is how long the claim lasts from now, by the store's clock;
+	// zero or negative releases Runner's claim instead.
+	Lease time.Duration
+	// StatusMessage, when not nil, replaces the task's status message
+	// (a change of it counts as a change of the task: UpdatedAt and
+	// Version move).
+	StatusMessage *string
+	// IfVersion, when positive, makes the claim conditional on the
+	// task's Version, as [TaskUpdate.IfVersion] does.
+	IfVersion int64
 }
 
 // Check reports whether u is well formed: a valid status, and exactly the
@@ -148,12 +200,15 @@ func (u TaskUpdate) Check() error {
 
 // TaskStore keeps tasks, so that a task started through one instance of a
 // server is polled, cancelled and collected through any other.
-// Implementations must be safe for concurrent use and bounded: in total
-// and per owner (Create refuses past them, after dropping expired tasks),
-// and in the bytes of a task's payloads (StatusMessage, InputRequests,
-// Result, Error: an error wrapping ErrTaskTooLarge). An expired task
-// (now ≥ CreatedAt + TTL by the store's clock) is not found, by every
-// operation.
+// Implementations must be safe for concurrent use and bounded, after
+// dropping expired tasks: in tasks, in total and per client
+// ([Task.Client]); in bytes ([Task.Bytes]: InputRequests, Result, Error
+// and State together), per task (an error wrapping ErrTaskTooLarge), per
+// client (ErrTooManyTasksForClient) and in total (ErrTooManyTasks); and a
+// StatusMessage apart (ErrTaskTooLarge). Create refuses past them, and so
+// does an Update that makes a task count more bytes than the client's or
+// the store's share leaves room for. An expired task (now ≥ CreatedAt +
+// TTL by the store's clock) is not found, by every operation.
 //
 // Status notifications (notifications/tasks) need no store support: the
 // instance that changes a task publishes it on the notification bus
@@ -161,11 +216,13 @@ func (u TaskUpdate) Check() error {
 type TaskStore interface {
 	// Create stores a new task and returns it as kept: its ID (minted
 	// when empty), CreatedAt and UpdatedAt (now), TTL (defaulted,
-	// capped), Version (1). Its Status must be working or input_required
-	// (with InputRequests), its Result and Error empty; its State is
-	// kept (bounded like the payloads). An error wrapping
-	// ErrTooManyTasksForOwner or ErrTooManyTasks refuses it for the
-	// limits; one wrapping ErrTaskExists for an id a live task holds.
+	// capped), Client (the Owner when empty), Version (1), and no claim
+	// (Runner and LeaseUntil are ignored: see Claim). Its Status must be
+	// working or input_required (with InputRequests), its Result and
+	// Error empty; its State is kept (bounded with the payloads). An
+	// error wrapping ErrTooManyTasksForClient or ErrTooManyTasks refuses
+	// it for the limits, ErrTaskTooLarge for its size; ErrTaskExists for
+	// an id a live task holds.
 	Create(ctx context.Context, t Task) (Task, error)
 	// Get returns the task, or an error wrapping ErrTaskNotFound for an
 	// unknown, expired or deleted task or another owner's.
@@ -176,8 +233,26 @@ type TaskStore interface {
 	// (the error's [TaskTransitionError] says its status), a malformed
 	// update with one wrapping ErrInvalidTaskUpdate, a conditional one
 	// (u.IfVersion) of a task changed meanwhile with one wrapping
-	// ErrTaskConflict.
+	// ErrTaskConflict, one of a task another runner holds (u.IfRunner)
+	// with ErrTaskClaimed, one over the byte bounds with ErrTaskTooLarge,
+	// ErrTooManyTasksForClient or ErrTooManyTasks. A status other than
+	// working drops the task's claim.
 	Update(ctx context.Context, id, owner string, u TaskUpdate) (Task, error)
+	// Claim changes the claim on the owner's working task, and its
+	// status message when c.StatusMessage is not nil, and nothing else:
+	// it neither reads nor writes the task's payloads or state, so that
+	// renewing a claim costs a few bytes whatever the task holds. With a
+	// positive c.Lease it gives c.Runner the task until now + c.Lease
+	// when nobody holds it (no runner, or the claim has ended) or
+	// c.Runner does already (a renewal); otherwise it releases c.Runner's
+	// claim. It returns the task without its payloads and state. A task
+	// not working is refused with an error wrapping ErrTaskTransition, one
+	// another runner holds (or, to release, that c.Runner does not hold)
+	// with ErrTaskClaimed, a conditional claim (c.IfVersion) of a task
+	// changed meanwhile with ErrTaskConflict, a status message over the
+	// bound with ErrTaskTooLarge, a claim without a runner with
+	// ErrInvalidTaskUpdate.
+	Claim(ctx context.Context, id, owner string, c TaskClaim) (Task, error)
 	// Cancel makes a live task cancelled, with message as its status
 	// message, and returns it. It is idempotent: a task already terminal
 	// is returned as it is, without an error (its Status tells whether it
@@ -213,14 +288,18 @@ var (
 	// ErrTaskConflict: a conditional update (TaskUpdate.IfVersion) found
 	// the task changed since it was read.
 	ErrTaskConflict = errors.New("task changed concurrently")
+	// ErrTaskClaimed: another runner holds the task's claim
+	// (TaskUpdate.IfRunner, TaskStore.Claim). It wraps ErrTaskConflict.
+	ErrTaskClaimed = fmt.Errorf("%w: claimed by another runner", ErrTaskConflict)
 	// ErrInvalidTaskCursor: List was given a cursor it did not hand out.
 	ErrInvalidTaskCursor = errors.New("invalid task cursor")
-	// ErrTooManyTasks: the store is full (or, see
-	// ErrTooManyTasksForOwner, which wraps it, the owner's share is).
+	// ErrTooManyTasks: the store is full, in tasks or in bytes (or, see
+	// ErrTooManyTasksForClient, which wraps it, the client's share is).
 	ErrTooManyTasks = errors.New("too many tasks")
-	// ErrTooManyTasksForOwner: the owner holds as many tasks as one owner
-	// may. It wraps ErrTooManyTasks.
-	ErrTooManyTasksForOwner = fmt.Errorf("%w for one owner", ErrTooManyTasks)
+	// ErrTooManyTasksForClient: the client ([Task.Client]) holds as many
+	// tasks, or bytes of tasks, as one client may. It wraps
+	// ErrTooManyTasks.
+	ErrTooManyTasksForClient = fmt.Errorf("%w for one client", ErrTooManyTasks)
 )
 
 // TaskTransitionError is the error of a refused transition: the task's

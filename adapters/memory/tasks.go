@@ -18,13 +18,20 @@ import (
 const (
 	// DefaultMaxTasks bounds the live tasks of a store.
 	DefaultMaxTasks = 10_000
-	// DefaultMaxTasksPerOwner bounds the live tasks of one owner: 10% of
-	// DefaultMaxTasks, so that one owner cannot fill the store.
-	DefaultMaxTasksPerOwner = 1_000
-	// DefaultMaxTaskPayloadBytes bounds each payload of a task (its
-	// InputRequests, Result, Error): 4 MiB, the Streamable HTTP
-	// transport's default message size.
-	DefaultMaxTaskPayloadBytes = 4 << 20
+	// DefaultMaxTasksPerClient bounds the live tasks of one client: 10%
+	// of DefaultMaxTasks, so that one client cannot fill the store.
+	DefaultMaxTasksPerClient = 1_000
+	// DefaultMaxTaskBytes bounds what one task keeps (its InputRequests,
+	// Result, Error and State together, see [ports.TaskBytes]): 4 MiB,
+	// the Streamable HTTP transport's default message size.
+	DefaultMaxTaskBytes = 4 << 20
+	// DefaultMaxTaskBytesPerClient bounds what the live tasks of one
+	// client keep together, whatever their status: 16 MiB, an eighth of
+	// DefaultMaxTaskStoreBytes, so that one client cannot fill the store.
+	DefaultMaxTaskBytesPerClient = 16 << 20
+	// DefaultMaxTaskStoreBytes bounds what the live tasks of the store
+	// keep together.
+	DefaultMaxTaskStoreBytes = 128 << 20
 	// DefaultMaxTaskStatusMessageBytes bounds a task's StatusMessage.
 	DefaultMaxTaskStatusMessageBytes = 4 << 10
 	// DefaultTaskTTL is the TTL of a task created without one.
@@ -41,12 +48,20 @@ type TaskStoreOptions struct {
 	// MaxTasks bounds the live tasks of the store (default
 	// [DefaultMaxTasks]).
 	MaxTasks int
-	// MaxTasksPerOwner bounds the live tasks of one owner (default
-	// [DefaultMaxTasksPerOwner]; never more than MaxTasks).
-	MaxTasksPerOwner int
-	// MaxPayloadBytes bounds each of a task's InputRequests, Result and
-	// Error (default [DefaultMaxTaskPayloadBytes]).
-	MaxPayloadBytes int
+	// MaxTasksPerClient bounds the live tasks of one client
+	// ([ports.Task.Client]; default [DefaultMaxTasksPerClient]; never
+	// more than MaxTasks).
+	MaxTasksPerClient int
+	// MaxTaskBytes bounds what one task keeps, its InputRequests,
+	// Result, Error and State together (default [DefaultMaxTaskBytes]).
+	MaxTaskBytes int
+	// MaxBytesPerClient bounds what the live tasks of one client keep
+	// together (default [DefaultMaxTaskBytesPerClient]; never less than
+	// MaxTaskBytes nor more than MaxBytes).
+	MaxBytesPerClient int
+	// MaxBytes bounds what the live tasks of the store keep together
+	// (default [DefaultMaxTaskStoreBytes]).
+	MaxBytes int
 	// MaxStatusMessageBytes bounds a task's StatusMessage (default
 	// [DefaultMaxTaskStatusMessageBytes]).
 	MaxStatusMessageBytes int
@@ -69,39 +84,74 @@ func positive[T int | time.Duration](v, def T) T {
 	return v
 }
 
+// TaskStoreLimits are the limits of a task store, defaulted as
+// [TaskStoreOptions] says; both task stores (mcpredis's too) keep to
+// them.
+type TaskStoreLimits struct {
+	// MaxTasks, MaxTasksPerClient: live tasks, in all and of one client.
+	MaxTasks, MaxTasksPerClient int
+	// MaxTaskBytes, MaxBytesPerClient, MaxBytes: what tasks keep
+	// ([ports.Task.Bytes]), one task, one client's, all.
+	MaxTaskBytes, MaxBytesPerClient, MaxBytes int
+	// MaxStatusMessageBytes: a task's status message.
+	MaxStatusMessageBytes int
+}
+
+// Limits returns the limits opts configures, defaults applied.
+func (opts TaskStoreOptions) Limits() TaskStoreLimits {
+	l := TaskStoreLimits{
+		MaxTasks:              positive(opts.MaxTasks, DefaultMaxTasks),
+		MaxTaskBytes:          positive(opts.MaxTaskBytes, DefaultMaxTaskBytes),
+		MaxBytes:              positive(opts.MaxBytes, DefaultMaxTaskStoreBytes),
+		MaxStatusMessageBytes: positive(opts.MaxStatusMessageBytes, DefaultMaxTaskStatusMessageBytes),
+	}
+	l.MaxTasksPerClient = min(positive(opts.MaxTasksPerClient, DefaultMaxTasksPerClient), l.MaxTasks)
+	l.MaxTaskBytes = min(l.MaxTaskBytes, l.MaxBytes)
+	l.MaxBytesPerClient = min(max(positive(opts.MaxBytesPerClient, DefaultMaxTaskBytesPerClient), l.MaxTaskBytes), l.MaxBytes)
+	return l
+}
+
 // TaskStore is the in-memory [ports.TaskStore]: the tasks of one process.
 // Expired tasks are dropped lazily: by the operation that finds one, and,
-// when the store or an owner is at its limit, by Create, which then drops
-// every expired task before it refuses.
+// when the store or a client is at a limit, by Create (and an Update
+// that grows a task), which then drops the expired tasks before it
+// refuses.
 type TaskStore struct {
 	opts TaskStoreOptions
+	lim  TaskStoreLimits
 
-	mu      sync.Mutex
-	seq     uint64
-	tasks   map[string]*taskEntry
-	byOwner map[string]map[string]*taskEntry
+	mu       sync.Mutex
+	seq      uint64
+	tasks    map[string]*taskEntry
+	byOwner  map[string]map[string]*taskEntry
+	byClient map[string]*clientTasks
+	bytes    int // what every task counts together
 }
 
 type taskEntry struct {
-	t   ports.Task
-	seq uint64
+	t     ports.Task
+	seq   uint64
+	bytes int // what t counts (ports.Task.Bytes)
+}
+
+// clientTasks are the live tasks of one client and what they count.
+type clientTasks struct {
+	tasks map[string]*taskEntry
+	bytes int
 }
 
 var _ ports.TaskStore = (*TaskStore)(nil)
 
 // NewTaskStore returns an empty task store.
 func NewTaskStore(opts TaskStoreOptions) *TaskStore {
-	opts.MaxTasks = positive(opts.MaxTasks, DefaultMaxTasks)
-	opts.MaxTasksPerOwner = min(positive(opts.MaxTasksPerOwner, DefaultMaxTasksPerOwner), opts.MaxTasks)
-	opts.MaxPayloadBytes = positive(opts.MaxPayloadBytes, DefaultMaxTaskPayloadBytes)
-	opts.MaxStatusMessageBytes = positive(opts.MaxStatusMessageBytes, DefaultMaxTaskStatusMessageBytes)
 	opts.MaxTTL = positive(opts.MaxTTL, DefaultMaxTaskTTL)
 	opts.DefaultTTL = min(positive(opts.DefaultTTL, DefaultTaskTTL), opts.MaxTTL)
 	opts.MaxPage = positive(opts.MaxPage, DefaultMaxTaskPage)
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
 	}
-	return &TaskStore{opts: opts, tasks: map[string]*taskEntry{}, byOwner: map[string]map[string]*taskEntry{}}
+	return &TaskStore{opts: opts, lim: opts.Limits(), tasks: map[string]*taskEntry{},
+		byOwner: map[string]map[string]*taskEntry{}, byClient: map[string]*clientTasks{}}
 }
 
 func (s *TaskStore) now() time.Time { return s.opts.Clock.Now().UTC().Truncate(time.Millisecond) }
@@ -118,25 +168,26 @@ func cloneTask(t ports.Task) ports.Task {
 	return t
 }
 
-func (s *TaskStore) checkSizes(u ports.TaskUpdate) error {
-	if err := CheckTaskSizes(s.opts.MaxStatusMessageBytes, s.opts.MaxPayloadBytes, u.StatusMessage, u.InputRequests, u.Result, u.Error, u.State); err != nil {
-		return fmt.Errorf("memory: %w", err)
-	}
-	return nil
+// bare is t without its payloads and state (what Claim returns).
+func bare(t ports.Task) ports.Task {
+	t.InputRequests, t.Result, t.Error, t.State = nil, nil, nil, nil
+	return t
 }
 
 // CheckTaskSizes checks a task's status message against maxMessage bytes
-// and each payload (InputRequests, Result, Error) against maxPayload
-// bytes (State too); the error wraps [ports.ErrTaskTooLarge]. Every task store bounds
+// and its payloads and state together ([ports.TaskBytes]) against maxTask
+// bytes; the error wraps [ports.ErrTaskTooLarge]. Every task store bounds
 // tasks this way (mcpredis.TaskStore too).
-func CheckTaskSizes(maxMessage, maxPayload int, message string, payloads ...[]byte) error {
+func CheckTaskSizes(maxMessage, maxTask int, message string, payloads ...[]byte) error {
 	if len(message) > maxMessage {
 		return fmt.Errorf("%w: status message of %d bytes, over %d", ports.ErrTaskTooLarge, len(message), maxMessage)
 	}
+	n := 0
 	for _, p := range payloads {
-		if len(p) > maxPayload {
-			return fmt.Errorf("%w: payload of %d bytes, over %d", ports.ErrTaskTooLarge, len(p), maxPayload)
-		}
+		n += len(p)
+	}
+	if n > maxTask {
+		return fmt.Errorf("%w: %d bytes of payloads and state, over %d", ports.ErrTaskTooLarge, n, maxTask)
 	}
 	return nil
 }
@@ -167,6 +218,14 @@ func (s *TaskStore) remove(e *taskEntry) {
 			delete(s.byOwner, e.t.Owner)
 		}
 	}
+	if c := s.byClient[e.t.Client]; c != nil {
+		delete(c.tasks, e.t.ID)
+		c.bytes -= e.bytes
+		if len(c.tasks) == 0 {
+			delete(s.byClient, e.t.Client)
+		}
+	}
+	s.bytes -= e.bytes
 }
 
 // purge drops the expired tasks of m. s.mu is held.
@@ -176,6 +235,37 @@ func (s *TaskStore) purge(m map[string]*taskEntry, now time.Time) {
 			s.remove(e)
 		}
 	}
+}
+
+// room checks that client may hold grow more bytes (and, when one is
+// added, one more task), dropping expired tasks first when it may not.
+// s.mu is held.
+func (s *TaskStore) room(client string, grow int, adding bool, now time.Time) error {
+	full := func() error {
+		c := s.byClient[client]
+		switch {
+		case adding && len(s.tasks) >= s.lim.MaxTasks:
+			return fmt.Errorf("memory: %w: the store holds %d", ports.ErrTooManyTasks, s.lim.MaxTasks)
+		case adding && c != nil && len(c.tasks) >= s.lim.MaxTasksPerClient:
+			return fmt.Errorf("memory: %w: the client holds %d", ports.ErrTooManyTasksForClient, s.lim.MaxTasksPerClient)
+		case grow > 0 && c != nil && c.bytes+grow > s.lim.MaxBytesPerClient:
+			return fmt.Errorf("memory: %w: the client's tasks keep %d bytes, %d more is over %d", ports.ErrTooManyTasksForClient, c.bytes, grow, s.lim.MaxBytesPerClient)
+		case grow > 0 && s.bytes+grow > s.lim.MaxBytes:
+			return fmt.Errorf("memory: %w: the store's tasks keep %d bytes, %d more is over %d", ports.ErrTooManyTasks, s.bytes, grow, s.lim.MaxBytes)
+		}
+		return nil
+	}
+	if full() == nil {
+		return nil
+	}
+	if c := s.byClient[client]; c != nil {
+		s.purge(c.tasks, now)
+	}
+	if full() == nil {
+		return nil
+	}
+	s.purge(s.tasks, now)
+	return full()
 }
 
 // Create stores a new task (see [ports.TaskStore.Create] and
@@ -188,16 +278,19 @@ func (s *TaskStore) Create(_ context.Context, t ports.Task) (ports.Task, error) 
 	if t.Status.Terminal() {
 		return ports.Task{}, fmt.Errorf("memory: %w: a new task cannot be %s", ports.ErrInvalidTaskUpdate, t.Status)
 	}
-	if err := s.checkSizes(u); err != nil {
-		return ports.Task{}, err
+	if err := CheckTaskSizes(s.lim.MaxStatusMessageBytes, s.lim.MaxTaskBytes, t.StatusMessage, t.InputRequests, t.State); err != nil {
+		return ports.Task{}, fmt.Errorf("memory: %w", err)
 	}
 	if t.ID == "" {
 		t.ID = rand.Text()
 	}
+	t.Client = cmp.Or(t.Client, t.Owner)
+	t.Runner, t.LeaseUntil = "", time.Time{}
 	t.TTL = min(cmp.Or(max(t.TTL, 0), s.opts.DefaultTTL), s.opts.MaxTTL).Truncate(time.Millisecond)
 	t.TTL = max(t.TTL, time.Millisecond)
 	t.PollInterval = max(t.PollInterval, 0).Truncate(time.Millisecond)
 	t = cloneTask(t)
+	n := t.Bytes()
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -209,27 +302,26 @@ func (s *TaskStore) Create(_ context.Context, t ports.Task) (ports.Task, error) 
 		}
 		s.remove(e)
 	}
-	if len(s.tasks) >= s.opts.MaxTasks {
-		s.purge(s.tasks, now)
-		if len(s.tasks) >= s.opts.MaxTasks {
-			return ports.Task{}, fmt.Errorf("memory: %w: the store holds %d", ports.ErrTooManyTasks, s.opts.MaxTasks)
-		}
+	if err := s.room(t.Client, n, true, now); err != nil {
+		return ports.Task{}, err
 	}
 	m := s.byOwner[t.Owner]
-	if len(m) >= s.opts.MaxTasksPerOwner {
-		s.purge(m, now)
-		if m = s.byOwner[t.Owner]; len(m) >= s.opts.MaxTasksPerOwner {
-			return ports.Task{}, fmt.Errorf("memory: %w: the owner holds %d", ports.ErrTooManyTasksForOwner, s.opts.MaxTasksPerOwner)
-		}
-	}
 	if m == nil {
 		m = map[string]*taskEntry{}
 		s.byOwner[t.Owner] = m
 	}
+	c := s.byClient[t.Client]
+	if c == nil {
+		c = &clientTasks{tasks: map[string]*taskEntry{}}
+		s.byClient[t.Client] = c
+	}
 	s.seq++
-	e := &taskEntry{t: t, seq: s.seq}
+	e := &taskEntry{t: t, seq: s.seq, bytes: n}
 	s.tasks[t.ID] = e
 	m[t.ID] = e
+	c.tasks[t.ID] = e
+	c.bytes += n
+	s.bytes += n
 	return cloneTask(t), nil
 }
 
@@ -249,8 +341,8 @@ func (s *TaskStore) Update(_ context.Context, id, owner string, u ports.TaskUpda
 	if err := u.Check(); err != nil {
 		return ports.Task{}, fmt.Errorf("memory: %w", err)
 	}
-	if err := s.checkSizes(u); err != nil {
-		return ports.Task{}, err
+	if err := CheckTaskSizes(s.lim.MaxStatusMessageBytes, s.lim.MaxTaskBytes, u.StatusMessage, u.InputRequests, u.Result, u.Error, u.State); err != nil {
+		return ports.Task{}, fmt.Errorf("memory: %w", err)
 	}
 	u.InputRequests, u.Result, u.Error, u.State = cloneRaw(u.InputRequests), cloneRaw(u.Result), cloneRaw(u.Error), cloneRaw(u.State)
 	s.mu.Lock()
@@ -266,23 +358,88 @@ func (s *TaskStore) Update(_ context.Context, id, owner string, u ports.TaskUpda
 	if u.IfVersion > 0 && u.IfVersion != e.t.Version {
 		return ports.Task{}, fmt.Errorf("memory: task %q at version %d, not %d: %w", id, e.t.Version, u.IfVersion, ports.ErrTaskConflict)
 	}
-	e.t.Status, e.t.StatusMessage, e.t.UpdatedAt = u.Status, u.StatusMessage, now
-	e.t.InputRequests, e.t.Result, e.t.Error = u.InputRequests, u.Result, u.Error
+	if u.IfRunner != "" && u.IfRunner != e.t.Runner {
+		return ports.Task{}, fmt.Errorf("memory: task %q: %w", id, ports.ErrTaskClaimed)
+	}
+	state := e.t.State
 	switch {
 	case u.Status.Terminal():
-		e.t.State = nil
+		state = nil
 	case u.State != nil:
-		e.t.State = u.State
+		state = u.State
 	}
+	if err := CheckTaskSizes(s.lim.MaxStatusMessageBytes, s.lim.MaxTaskBytes, "", u.InputRequests, u.Result, u.Error, state); err != nil {
+		return ports.Task{}, fmt.Errorf("memory: task %q: %w", id, err)
+	}
+	n := ports.TaskBytes(u.InputRequests, u.Result, u.Error, state)
+	if grow := n - e.bytes; grow > 0 {
+		if err := s.room(e.t.Client, grow, false, now); err != nil {
+			return ports.Task{}, err
+		}
+	}
+	e.t.Status, e.t.StatusMessage, e.t.UpdatedAt = u.Status, u.StatusMessage, now
+	e.t.InputRequests, e.t.Result, e.t.Error, e.t.State = u.InputRequests, u.Result, u.Error, state
+	if u.Status != ports.TaskWorking {
+		e.t.Runner, e.t.LeaseUntil = "", time.Time{}
+	}
+	s.recount(e, n)
 	e.t.Version++
 	return cloneTask(e.t), nil
+}
+
+// recount makes e count n bytes. s.mu is held.
+func (s *TaskStore) recount(e *taskEntry, n int) {
+	d := n - e.bytes
+	e.bytes = n
+	s.bytes += d
+	if c := s.byClient[e.t.Client]; c != nil {
+		c.bytes += d
+	}
+}
+
+// Claim changes the claim on the owner's working task (see
+// [ports.TaskStore.Claim]).
+func (s *TaskStore) Claim(_ context.Context, id, owner string, c ports.TaskClaim) (ports.Task, error) {
+	if c.Runner == "" {
+		return ports.Task{}, fmt.Errorf("memory: %w: a claim names its runner", ports.ErrInvalidTaskUpdate)
+	}
+	if c.StatusMessage != nil && len(*c.StatusMessage) > s.lim.MaxStatusMessageBytes {
+		return ports.Task{}, fmt.Errorf("memory: %w: status message of %d bytes, over %d", ports.ErrTaskTooLarge, len(*c.StatusMessage), s.lim.MaxStatusMessageBytes)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	e := s.live(id, owner, now)
+	if e == nil {
+		return ports.Task{}, fmt.Errorf("memory: %w", ports.ErrTaskNotFound)
+	}
+	if e.t.Status != ports.TaskWorking {
+		return ports.Task{}, fmt.Errorf("memory: task %q: %w", id, &ports.TaskTransitionError{From: e.t.Status, To: ports.TaskWorking})
+	}
+	if c.IfVersion > 0 && c.IfVersion != e.t.Version {
+		return ports.Task{}, fmt.Errorf("memory: task %q at version %d, not %d: %w", id, e.t.Version, c.IfVersion, ports.ErrTaskConflict)
+	}
+	held := e.t.Runner != "" && now.Before(e.t.LeaseUntil)
+	switch {
+	case c.Lease > 0 && held && e.t.Runner != c.Runner, c.Lease <= 0 && e.t.Runner != c.Runner:
+		return ports.Task{}, fmt.Errorf("memory: task %q: %w", id, ports.ErrTaskClaimed)
+	case c.Lease > 0:
+		e.t.Runner, e.t.LeaseUntil = c.Runner, now.Add(c.Lease.Truncate(time.Millisecond))
+	default:
+		e.t.Runner, e.t.LeaseUntil = "", time.Time{}
+	}
+	if c.StatusMessage != nil && *c.StatusMessage != e.t.StatusMessage {
+		e.t.StatusMessage, e.t.UpdatedAt = *c.StatusMessage, now
+		e.t.Version++
+	}
+	return bare(e.t), nil
 }
 
 // Cancel makes the owner's live task cancelled; a terminal one is returned
 // as it is.
 func (s *TaskStore) Cancel(_ context.Context, id, owner, message string) (ports.Task, error) {
-	if err := s.checkSizes(ports.TaskUpdate{StatusMessage: message}); err != nil {
-		return ports.Task{}, err
+	if err := CheckTaskSizes(s.lim.MaxStatusMessageBytes, s.lim.MaxTaskBytes, message); err != nil {
+		return ports.Task{}, fmt.Errorf("memory: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -294,6 +451,8 @@ func (s *TaskStore) Cancel(_ context.Context, id, owner, message string) (ports.
 	if !e.t.Status.Terminal() {
 		e.t.Status, e.t.StatusMessage, e.t.UpdatedAt = ports.TaskCancelled, message, now
 		e.t.InputRequests, e.t.Result, e.t.Error, e.t.State = nil, nil, nil, nil
+		e.t.Runner, e.t.LeaseUntil = "", time.Time{}
+		s.recount(e, ports.MinTaskBytes)
 		e.t.Version++
 	}
 	return cloneTask(e.t), nil

@@ -14,18 +14,20 @@ func TestTaskStoreContract(t *testing.T) {
 	tasktest.Run(t, func(t *testing.T, clock ports.Clock) ports.TaskStore {
 		return memory.NewTaskStore(memory.TaskStoreOptions{Clock: clock})
 	})
-	lim := tasktest.Limits{MaxTasks: 20, MaxTasksPerOwner: 5, MaxPayloadBytes: 1000, MaxStatusMessageBytes: 50}
+	lim := tasktest.Limits{MaxTasks: 20, MaxTasksPerClient: 5, MaxTaskBytes: 6000, MaxBytesPerClient: 10_000, MaxBytes: 25_000, MaxStatusMessageBytes: 50}
 	tasktest.RunLimits(t, lim, func(t *testing.T, clock ports.Clock) ports.TaskStore {
 		return memory.NewTaskStore(memory.TaskStoreOptions{Clock: clock, MaxTasks: lim.MaxTasks,
-			MaxTasksPerOwner: lim.MaxTasksPerOwner, MaxPayloadBytes: lim.MaxPayloadBytes, MaxStatusMessageBytes: lim.MaxStatusMessageBytes})
+			MaxTasksPerClient: lim.MaxTasksPerClient, MaxTaskBytes: lim.MaxTaskBytes, MaxBytesPerClient: lim.MaxBytesPerClient,
+			MaxBytes: lim.MaxBytes, MaxStatusMessageBytes: lim.MaxStatusMessageBytes})
 	})
 }
 
 // The defaults are the documented ones: a store with no options keeps to
-// them (one owner's 1,000 tasks, payloads of 4 MiB).
+// them (one client's 1,000 tasks, 4 MiB a task, 16 MiB a client, 128 MiB in all).
 func TestTaskStoreDefaults(t *testing.T) {
-	tasktest.RunLimits(t, tasktest.Limits{MaxTasks: memory.DefaultMaxTasks, MaxTasksPerOwner: memory.DefaultMaxTasksPerOwner,
-		MaxPayloadBytes: memory.DefaultMaxTaskPayloadBytes, MaxStatusMessageBytes: memory.DefaultMaxTaskStatusMessageBytes},
+	tasktest.RunLimits(t, tasktest.Limits{MaxTasks: memory.DefaultMaxTasks, MaxTasksPerClient: memory.DefaultMaxTasksPerClient,
+		MaxTaskBytes: memory.DefaultMaxTaskBytes, MaxBytesPerClient: memory.DefaultMaxTaskBytesPerClient, MaxBytes: memory.DefaultMaxTaskStoreBytes,
+		MaxStatusMessageBytes: memory.DefaultMaxTaskStatusMessageBytes},
 		func(t *testing.T, clock ports.Clock) ports.TaskStore {
 			return memory.NewTaskStore(memory.TaskStoreOptions{Clock: clock})
 		})

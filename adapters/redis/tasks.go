@@ -20,8 +20,10 @@ import (
 // them).
 const (
 	DefaultMaxTasks                  = memory.DefaultMaxTasks
-	DefaultMaxTasksPerOwner          = memory.DefaultMaxTasksPerOwner
-	DefaultMaxTaskPayloadBytes       = memory.DefaultMaxTaskPayloadBytes
+	DefaultMaxTasksPerClient         = memory.DefaultMaxTasksPerClient
+	DefaultMaxTaskBytes              = memory.DefaultMaxTaskBytes
+	DefaultMaxTaskBytesPerClient     = memory.DefaultMaxTaskBytesPerClient
+	DefaultMaxTaskStoreBytes         = memory.DefaultMaxTaskStoreBytes
 	DefaultMaxTaskStatusMessageBytes = memory.DefaultMaxTaskStatusMessageBytes
 	DefaultTaskTTL                   = memory.DefaultTaskTTL
 	DefaultMaxTaskTTL                = memory.DefaultMaxTaskTTL
@@ -42,12 +44,20 @@ type TaskStoreOptions struct {
 	// MaxTasks bounds the live tasks of every instance together (default
 	// [DefaultMaxTasks]).
 	MaxTasks int
-	// MaxTasksPerOwner bounds the live tasks of one owner (default
-	// [DefaultMaxTasksPerOwner]; never more than MaxTasks).
-	MaxTasksPerOwner int
-	// MaxPayloadBytes bounds each of a task's InputRequests, Result and
-	// Error (default [DefaultMaxTaskPayloadBytes]).
-	MaxPayloadBytes int
+	// MaxTasksPerClient bounds the live tasks of one client
+	// ([ports.Task.Client]; default [DefaultMaxTasksPerClient]; never
+	// more than MaxTasks).
+	MaxTasksPerClient int
+	// MaxTaskBytes bounds what one task keeps, its InputRequests,
+	// Result, Error and State together (default [DefaultMaxTaskBytes]).
+	MaxTaskBytes int
+	// MaxBytesPerClient bounds what the live tasks of one client keep
+	// together (default [DefaultMaxTaskBytesPerClient]; never less than
+	// MaxTaskBytes nor more than MaxBytes).
+	MaxBytesPerClient int
+	// MaxBytes bounds what the live tasks of every instance keep
+	// together (default [DefaultMaxTaskStoreBytes]).
+	MaxBytes int
 	// MaxStatusMessageBytes bounds a task's StatusMessage (default
 	// [DefaultMaxTaskStatusMessageBytes]).
 	MaxStatusMessageBytes int
@@ -71,17 +81,24 @@ type TaskStoreOptions struct {
 // the same Redis and Prefix sees every task, so a task started through one
 // instance is polled, cancelled and collected through any other. Each
 // operation is one round trip (a Lua script run atomically by Redis, which
-// makes Update a true compare-and-set). A task is a hash
-// "<Prefix>task:<id>"; the sorted set "<Prefix>tasks" counts the live
-// tasks (by expiry) and "<Prefix>towner:<owner>" one owner's (by creation
-// number, from the counter "<Prefix>tseq", which orders List). At a limit
-// Create first drops expired tasks (of the owner: all of them, at most
-// MaxTasksPerOwner; in total: at most 1,000 per call) and then refuses.
-// The scripts name keys they compute, so the store needs one Redis (or
-// Valkey) node, not a cluster.
+// makes Update and Claim true compare-and-sets); Claim sends and reads the
+// claim and the status message only, whatever the task holds.
+//
+// A task is a hash "<Prefix>task:<id>". The sorted sets "<Prefix>tlive"
+// and "<Prefix>tclient:<client>" count the live tasks, of all and of one
+// client (by expiry); "<Prefix>towner:<owner>" lists one owner's (by
+// creation number, from the counter "<Prefix>tseq", which orders List).
+// What tasks count in bytes is kept in "<Prefix>tsize" (per task, until
+// the task is dropped, even when Redis collected its hash), "<Prefix>tbytes"
+// (per client) and "<Prefix>tbytes:all". Every Create drops a few expired
+// tasks; at a limit, Create (or an Update that grows a task) first drops
+// the expired tasks of the client, then up to 1,000 of all, and then
+// refuses. The scripts name keys they compute, so the store needs one
+// Redis (or Valkey) node, not a cluster.
 type TaskStore struct {
 	c    redis.UniversalClient
 	opts TaskStoreOptions
+	lim  memory.TaskStoreLimits
 }
 
 var _ ports.TaskStore = (*TaskStore)(nil)
@@ -89,10 +106,8 @@ var _ ports.TaskStore = (*TaskStore)(nil)
 // NewTaskStore returns the task store on c.
 func NewTaskStore(c redis.UniversalClient, opts TaskStoreOptions) *TaskStore {
 	opts.Prefix = cmp.Or(opts.Prefix, DefaultPrefix)
-	opts.MaxTasks = positive(opts.MaxTasks, DefaultMaxTasks)
-	opts.MaxTasksPerOwner = min(positive(opts.MaxTasksPerOwner, DefaultMaxTasksPerOwner), opts.MaxTasks)
-	opts.MaxPayloadBytes = positive(opts.MaxPayloadBytes, DefaultMaxTaskPayloadBytes)
-	opts.MaxStatusMessageBytes = positive(opts.MaxStatusMessageBytes, DefaultMaxTaskStatusMessageBytes)
+	lim := memory.TaskStoreOptions{MaxTasks: opts.MaxTasks, MaxTasksPerClient: opts.MaxTasksPerClient, MaxTaskBytes: opts.MaxTaskBytes,
+		MaxBytesPerClient: opts.MaxBytesPerClient, MaxBytes: opts.MaxBytes, MaxStatusMessageBytes: opts.MaxStatusMessageBytes}.Limits()
 	opts.MaxTTL = positive(opts.MaxTTL, DefaultMaxTaskTTL)
 	opts.DefaultTTL = min(positive(opts.DefaultTTL, DefaultTaskTTL), opts.MaxTTL)
 	opts.MaxPage = positive(opts.MaxPage, DefaultMaxTaskPage)
@@ -100,41 +115,97 @@ func NewTaskStore(c redis.UniversalClient, opts TaskStoreOptions) *TaskStore {
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
 	}
-	return &TaskStore{c: c, opts: opts}
+	return &TaskStore{c: c, opts: opts, lim: lim}
 }
 
-// luaTasks holds the functions every task script uses. ARGV[1..2]:
-// prefix, now (ms). A member of the "tasks" set is "<len(id)>:<id><owner>",
-// so that a task whose hash Redis collected is still removed from its
-// owner's set.
+// luaTasks holds the functions every task script uses. ARGV[1..9]:
+// prefix, now (ms), then the limits: tasks in all, per client; bytes per
+// task, per client, in all; the least a task counts; the key grace (ms).
+// A member of the "tlive" and "tclient:" sets is
+// "<len(id)>:<id><len(owner)>:<owner><client>", which says all that
+// dropping the task needs; "tsize" maps a task id to "<bytes> <member>".
 const luaTasks = `
 local prefix, now = ARGV[1], tonumber(ARGV[2])
-local all = prefix .. 'tasks'
+local maxTasks, maxClient = tonumber(ARGV[3]), tonumber(ARGV[4])
+local maxTask, maxClientBytes, maxBytes, minBytes = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local grace = tonumber(ARGV[9])
+local all, sizes, cbytes, allbytes = prefix .. 'tlive', prefix .. 'tsize', prefix .. 'tbytes', prefix .. 'tbytes:all'
 local function tkey(id) return prefix .. 'task:' .. id end
 local function okey(owner) return prefix .. 'towner:' .. owner end
-local function member(id, owner) return string.len(id) .. ':' .. id .. owner end
+local function ckey(client) return prefix .. 'tclient:' .. client end
+local function member(id, owner, client) return string.len(id) .. ':' .. id .. string.len(owner) .. ':' .. owner .. client end
 local function unmember(m)
   local c = string.find(m, ':', 1, true)
   local n = tonumber(string.sub(m, 1, c - 1))
-  return string.sub(m, c + 1, c + n), string.sub(m, c + n + 1)
+  local id, rest = string.sub(m, c + 1, c + n), string.sub(m, c + n + 1)
+  c = string.find(rest, ':', 1, true)
+  n = tonumber(string.sub(rest, 1, c - 1))
+  return id, string.sub(rest, c + 1, c + n), string.sub(rest, c + n + 1)
 end
-local function remove(id, owner)
+local function addBytes(client, d)
+  if d == 0 then return end
+  if redis.call('HINCRBY', cbytes, client, d) <= 0 then redis.call('HDEL', cbytes, client) end
+  if redis.call('INCRBY', allbytes, d) <= 0 then redis.call('DEL', allbytes) end
+end
+-- forget drops task id and all that counts it.
+local function forget(id)
   redis.call('DEL', tkey(id))
-  redis.call('ZREM', all, member(id, owner))
+  local rec = redis.call('HGET', sizes, id)
+  if not rec then return end
+  local sp = string.find(rec, ' ', 1, true)
+  local b, m = tonumber(string.sub(rec, 1, sp - 1)), string.sub(rec, sp + 1)
+  local _, owner, client = unmember(m)
+  redis.call('HDEL', sizes, id)
+  redis.call('ZREM', all, m)
+  redis.call('ZREM', ckey(client), m)
   redis.call('ZREM', okey(owner), id)
+  addBytes(client, -b)
 end
-local fields = {'s', 'm', 'c', 'u', 't', 'p', 'i', 'r', 'e', 'a', 'v'}
--- live returns the owner's unexpired task's fields, dropping an expired one.
+-- purge drops up to n expired tasks of the sorted set key.
+local function purge(key, n)
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, '-inf', now, 'LIMIT', 0, n)) do
+    local id, _, client = unmember(m)
+    forget(id)
+    redis.call('ZREM', all, m)
+    redis.call('ZREM', ckey(client), m)
+  end
+end
+-- over names the limit that client, growing by grow bytes (and by one
+-- task when adding), would pass; nil when none.
+local function over(client, grow, adding)
+  if adding and redis.call('ZCARD', all) >= maxTasks then return 'full' end
+  if adding and redis.call('ZCARD', ckey(client)) >= maxClient then return 'clientfull' end
+  if grow > 0 and tonumber(redis.call('HGET', cbytes, client) or '0') + grow > maxClientBytes then return 'clientbytes' end
+  if grow > 0 and tonumber(redis.call('GET', allbytes) or '0') + grow > maxBytes then return 'bytes' end
+  return nil
+end
+-- room is over after dropping expired tasks: the client's, then all's.
+local function room(client, grow, adding)
+  if not over(client, grow, adding) then return nil end
+  purge(ckey(client), maxClient)
+  if not over(client, grow, adding) then return nil end
+  purge(all, 1000)
+  return over(client, grow, adding)
+end
+-- live reports whether the owner's task is live, dropping an expired one.
 local function live(id, owner)
   local f = redis.call('HMGET', tkey(id), 'o', 'x')
-  if not f[1] then return nil end
-  if now >= tonumber(f[2]) then
-    remove(id, f[1])
-    return nil
+  if not f[1] then
+    if redis.call('HEXISTS', sizes, id) == 1 then forget(id) end
+    return false
   end
-  if f[1] ~= owner then return nil end
+  if now >= tonumber(f[2]) then
+    forget(id)
+    return false
+  end
+  return f[1] == owner
+end
+local fields = {'s', 'm', 'c', 'u', 't', 'p', 'i', 'r', 'e', 'a', 'v', 'w', 'l', 'k'}
+-- read answers 'ok' and the task's fields.
+local function read(id)
   local v = redis.call('HMGET', tkey(id), unpack(fields))
   table.insert(v, 1, id)
+  table.insert(v, 1, 'ok')
   return v
 end
 local function keepAtLeast(key, ms)
@@ -144,84 +215,113 @@ local function keepAtLeast(key, ms)
 end
 `
 
-// createTask: ARGV[3..] id, owner, status, message, ttl, poll, inputs,
-// max, maxOwner, grace, state.
+// createTask: ARGV[10..] id, owner, client, status, message, ttl, poll,
+// inputs, state.
 var createTaskScript = redis.NewScript(luaTasks + `
-local id, owner, st, msg, ttl, poll, inputs = ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9]
-local max, maxOwner, grace, state = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12]), ARGV[13]
-local old = redis.call('HMGET', tkey(id), 'o', 'x')
-if old[1] then
-  if now < tonumber(old[2]) then return {'exists'} end
-  remove(id, old[1])
-end
-if redis.call('ZCARD', all) >= max then
-  for _, m in ipairs(redis.call('ZRANGEBYSCORE', all, '-inf', now, 'LIMIT', 0, 1000)) do
-    local mid, mowner = unmember(m)
-    remove(mid, mowner)
-  end
-  if redis.call('ZCARD', all) >= max then return {'full'} end
-end
-local ok = okey(owner)
-if redis.call('ZCARD', ok) >= maxOwner then
-  for _, mid in ipairs(redis.call('ZRANGE', ok, 0, maxOwner)) do
-    live(mid, owner)
-    if redis.call('EXISTS', tkey(mid)) == 0 then remove(mid, owner) end
-  end
-  if redis.call('ZCARD', ok) >= maxOwner then return {'ownerfull'} end
-end
+local id, owner, client, st, msg = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
+local ttl, poll, inputs, state = tonumber(ARGV[15]), ARGV[16], ARGV[17], ARGV[18]
+local size = string.len(inputs) + string.len(state)
+if size > maxTask then return {'toolarge', tostring(size)} end
+local old = redis.call('HMGET', tkey(id), 'x')
+if old[1] and now < tonumber(old[1]) then return {'exists'} end
+forget(id)
+purge(all, 10)
+local bytes = math.max(size, minBytes)
+local full = room(client, bytes, true)
+if full then return {full} end
 local seq = redis.call('INCR', prefix .. 'tseq')
-redis.call('HSET', tkey(id), 'o', owner, 's', st, 'm', msg, 'c', now, 'u', now, 't', ttl, 'p', poll,
-  'i', inputs, 'r', '', 'e', '', 'a', state, 'v', 1, 'x', now + ttl, 'q', seq)
+redis.call('HSET', tkey(id), 'o', owner, 'k', client, 's', st, 'm', msg, 'c', now, 'u', now, 't', ttl, 'p', poll,
+  'i', inputs, 'r', '', 'e', '', 'a', state, 'v', 1, 'x', now + ttl, 'q', seq, 'w', '', 'l', 0, 'b', bytes)
 redis.call('PEXPIRE', tkey(id), ttl + grace)
-redis.call('ZADD', all, now + ttl, member(id, owner))
-redis.call('ZADD', ok, seq, id)
-keepAtLeast(ok, ttl + grace)
-return {'ok', id, st, msg, tostring(now), tostring(now), tostring(ttl), poll, inputs, '', '', state, '1'}
+local m = member(id, owner, client)
+redis.call('ZADD', all, now + ttl, m)
+redis.call('ZADD', ckey(client), now + ttl, m)
+redis.call('ZADD', okey(owner), seq, id)
+keepAtLeast(okey(owner), ttl + grace)
+redis.call('HSET', sizes, id, bytes .. ' ' .. m)
+addBytes(client, bytes)
+return read(id)
 `)
 
-// getTask: ARGV[3..] id, owner.
+// getTask: ARGV[10..] id, owner.
 var getTaskScript = redis.NewScript(luaTasks + `
-local v = live(ARGV[3], ARGV[4])
-if not v then return {'notfound'} end
-table.insert(v, 1, 'ok')
-return v
+if not live(ARGV[10], ARGV[11]) then return {'notfound'} end
+return read(ARGV[10])
 `)
 
-// updateTask: ARGV[3..] id, owner, status, message, inputs, result,
-// error; ARGV[10] is "1" for a cancel, which leaves a terminal task as it
-// is; ARGV[11] the state ("" keeps it; a terminal status drops it),
-// ARGV[12] "1" when ARGV[11] is a state to set, ARGV[13] the version the
-// update is conditional on ("0": none).
+// updateTask: ARGV[10..] id, owner, status, message, inputs, result,
+// error; ARGV[17] is "1" for a cancel, which leaves a terminal task as it
+// is; ARGV[18] the state, ARGV[19] "1" when ARGV[18] is a state to set
+// ("0" keeps it; a terminal status drops it), ARGV[20] the version the
+// update is conditional on ("0": none), ARGV[21] the runner it is
+// conditional on ("": none).
 var updateTaskScript = redis.NewScript(luaTasks + `
-local id, owner, st, msg, inputs, res, err, cancel = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10] == '1'
-local state, setState, ifVersion = ARGV[11], ARGV[12] == '1', ARGV[13]
-local v = live(id, owner)
-if not v then return {'notfound'} end
-local from = v[2]
+local id, owner, st, msg, inputs, res, err = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14], ARGV[15], ARGV[16]
+local cancel, state, setState, ifVersion, ifRunner = ARGV[17] == '1', ARGV[18], ARGV[19] == '1', ARGV[20], ARGV[21]
+if not live(id, owner) then return {'notfound'} end
+local f = redis.call('HMGET', tkey(id), 's', 'v', 'w', 'k', 'a', 'b')
+local from = f[1]
 if from ~= 'working' and from ~= 'input_required' then
-  if cancel then
-    table.insert(v, 1, 'ok')
-    return v
-  end
+  if cancel then return read(id) end
   return {'transition', from}
 end
-if ifVersion ~= '0' and v[12] ~= ifVersion then return {'conflict', v[12]} end
-redis.call('HSET', tkey(id), 's', st, 'm', msg, 'u', now, 'i', inputs, 'r', res, 'e', err)
+if ifVersion ~= '0' and f[2] ~= ifVersion then return {'conflict', f[2]} end
+if ifRunner ~= '' and (f[3] or '') ~= ifRunner then return {'claimed'} end
+local newState = f[5] or ''
 if st ~= 'working' and st ~= 'input_required' then
-  redis.call('HSET', tkey(id), 'a', '')
+  newState = ''
 elseif setState then
-  redis.call('HSET', tkey(id), 'a', state)
+  newState = state
 end
+local size = string.len(inputs) + string.len(res) + string.len(err) + string.len(newState)
+if size > maxTask then return {'toolarge', tostring(size)} end
+local client = f[4] or owner
+local nb, ob = math.max(size, minBytes), tonumber(f[6]) or minBytes
+if nb > ob then
+  local full = room(client, nb - ob, false)
+  if full then return {full} end
+end
+redis.call('HSET', tkey(id), 's', st, 'm', msg, 'u', now, 'i', inputs, 'r', res, 'e', err, 'a', newState, 'b', nb)
+if st ~= 'working' then redis.call('HSET', tkey(id), 'w', '', 'l', 0) end
 redis.call('HINCRBY', tkey(id), 'v', 1)
-v = live(id, owner)
-table.insert(v, 1, 'ok')
-return v
+if redis.call('HEXISTS', sizes, id) == 1 then
+  redis.call('HSET', sizes, id, nb .. ' ' .. member(id, owner, client))
+  addBytes(client, nb - ob)
+end
+return read(id)
 `)
 
-// listTasks: ARGV[3..] owner, after (creation number), limit. Returns
+// claimTask: ARGV[10..] id, owner, runner, lease (ms; ≤ 0 releases),
+// "1" when ARGV[15] is a status message to set, the message, the version
+// the claim is conditional on ("0": none). It reads and writes neither
+// payloads nor state, and answers the task without them.
+var claimTaskScript = redis.NewScript(luaTasks + `
+local id, owner, runner, lease, setMsg, msg, ifVersion = ARGV[10], ARGV[11], ARGV[12], tonumber(ARGV[13]), ARGV[14] == '1', ARGV[15], ARGV[16]
+if not live(id, owner) then return {'notfound'} end
+local f = redis.call('HMGET', tkey(id), 's', 'v', 'w', 'l', 'm')
+if f[1] ~= 'working' then return {'transition', f[1]} end
+if ifVersion ~= '0' and f[2] ~= ifVersion then return {'conflict', f[2]} end
+local cur = f[3] or ''
+local held = cur ~= '' and now < (tonumber(f[4]) or 0)
+if lease > 0 then
+  if held and cur ~= runner then return {'claimed'} end
+  redis.call('HSET', tkey(id), 'w', runner, 'l', now + lease)
+else
+  if cur ~= runner then return {'claimed'} end
+  redis.call('HSET', tkey(id), 'w', '', 'l', 0)
+end
+if setMsg and msg ~= (f[5] or '') then
+  redis.call('HSET', tkey(id), 'm', msg, 'u', now)
+  redis.call('HINCRBY', tkey(id), 'v', 1)
+end
+local v = redis.call('HMGET', tkey(id), 's', 'm', 'c', 'u', 't', 'p', 'v', 'w', 'l', 'k')
+return {'ok', id, v[1], v[2], v[3], v[4], v[5], v[6], '', '', '', '', v[7], v[8], v[9], v[10]}
+`)
+
+// listTasks: ARGV[10..] owner, after (creation number), limit. Returns
 // {next, task fields...}, taskFields fields a task.
 var listTasksScript = redis.NewScript(luaTasks + `
-local owner, after, limit = ARGV[3], ARGV[4], tonumber(ARGV[5])
+local owner, after, limit = ARGV[10], ARGV[11], tonumber(ARGV[12])
 local out, n, next = {''}, 0, ''
 local from = '(' .. after
 while true do
@@ -230,14 +330,14 @@ while true do
   for j = 1, #batch, 2 do
     local id, seq = batch[j], batch[j + 1]
     from = '(' .. seq
-    local v = live(id, owner)
-    if not v then
+    if not live(id, owner) then
       redis.call('ZREM', okey(owner), id)
     elseif n == limit then
       out[1] = next
       return out
     else
-      for _, x in ipairs(v) do table.insert(out, x) end
+      local v = read(id)
+      for k = 2, #v do table.insert(out, v[k]) end
       n = n + 1
       next = seq
     end
@@ -246,18 +346,19 @@ end
 return out
 `)
 
-// deleteTask: ARGV[3..] id, owner.
+// deleteTask: ARGV[10..] id, owner.
 var deleteTaskScript = redis.NewScript(luaTasks + `
-if live(ARGV[3], ARGV[4]) then remove(ARGV[3], ARGV[4]) end
+if live(ARGV[10], ARGV[11]) then forget(ARGV[10]) end
 return 1
 `)
 
 func (s *TaskStore) args(more ...any) []any {
-	return append([]any{s.opts.Prefix, s.opts.Clock.Now().UnixMilli()}, more...)
+	return append([]any{s.opts.Prefix, s.opts.Clock.Now().UnixMilli(), s.lim.MaxTasks, s.lim.MaxTasksPerClient,
+		s.lim.MaxTaskBytes, s.lim.MaxBytesPerClient, s.lim.MaxBytes, ports.MinTaskBytes, taskCollectGrace.Milliseconds()}, more...)
 }
 
 func (s *TaskStore) checkSizes(msg string, payloads ...[]byte) error {
-	if err := memory.CheckTaskSizes(s.opts.MaxStatusMessageBytes, s.opts.MaxPayloadBytes, msg, payloads...); err != nil {
+	if err := memory.CheckTaskSizes(s.lim.MaxStatusMessageBytes, s.lim.MaxTaskBytes, msg, payloads...); err != nil {
 		return fmt.Errorf("mcpredis: %w", err)
 	}
 	return nil
@@ -279,17 +380,22 @@ func millis(v any) int64 {
 }
 
 // taskFields is how many fields the scripts answer a task with.
-const taskFields = 12
+const taskFields = 15
 
 // decodeTask reads the taskFields fields id, s, m, c, u, t, p, i, r, e,
-// a, v.
+// a, v, w, l, k.
 func decodeTask(f []any, owner string) ports.Task {
-	return ports.Task{
+	t := ports.Task{
 		ID: str(f[0]), Owner: owner, Status: ports.TaskStatus(str(f[1])), StatusMessage: str(f[2]),
 		CreatedAt: time.UnixMilli(millis(f[3])).UTC(), UpdatedAt: time.UnixMilli(millis(f[4])).UTC(),
 		TTL: time.Duration(millis(f[5])) * time.Millisecond, PollInterval: time.Duration(millis(f[6])) * time.Millisecond,
 		InputRequests: raw(f[7]), Result: raw(f[8]), Error: raw(f[9]), State: raw(f[10]), Version: millis(f[11]),
+		Runner: str(f[12]), Client: cmp.Or(str(f[14]), owner),
 	}
+	if t.Runner != "" {
+		t.LeaseUntil = time.UnixMilli(millis(f[13])).UTC()
+	}
+	return t
 }
 
 // run runs a script that answers {code, ...}.
@@ -310,10 +416,29 @@ func (s *TaskStore) task(what, code string, rest []any, owner string) (ports.Tas
 	switch {
 	case code == "notfound":
 		return ports.Task{}, fmt.Errorf("mcpredis: %w", ports.ErrTaskNotFound)
+	case code == "toolarge":
+		return ports.Task{}, fmt.Errorf("mcpredis: %w: %s bytes of payloads and state, over %d", ports.ErrTaskTooLarge, str(first(rest)), s.lim.MaxTaskBytes)
+	case code == "full":
+		return ports.Task{}, fmt.Errorf("mcpredis: %w: the store holds %d", ports.ErrTooManyTasks, s.lim.MaxTasks)
+	case code == "clientfull":
+		return ports.Task{}, fmt.Errorf("mcpredis: %w: the client holds %d", ports.ErrTooManyTasksForClient, s.lim.MaxTasksPerClient)
+	case code == "clientbytes":
+		return ports.Task{}, fmt.Errorf("mcpredis: %w: the client's tasks would keep over %d bytes", ports.ErrTooManyTasksForClient, s.lim.MaxBytesPerClient)
+	case code == "bytes":
+		return ports.Task{}, fmt.Errorf("mcpredis: %w: the store's tasks would keep over %d bytes", ports.ErrTooManyTasks, s.lim.MaxBytes)
+	case code == "claimed":
+		return ports.Task{}, fmt.Errorf("mcpredis: %w", ports.ErrTaskClaimed)
 	case code != "ok" || len(rest) != taskFields:
 		return ports.Task{}, fmt.Errorf("mcpredis: %s: unexpected answer %q of %d fields", what, code, len(rest))
 	}
 	return decodeTask(rest, owner), nil
+}
+
+func first(v []any) any {
+	if len(v) == 0 {
+		return nil
+	}
+	return v[0]
 }
 
 // Create stores a new task (see [ports.TaskStore.Create] and [TaskStore]
@@ -332,20 +457,16 @@ func (s *TaskStore) Create(ctx context.Context, t ports.Task) (ports.Task, error
 	if t.ID == "" {
 		t.ID = rand.Text()
 	}
+	client := cmp.Or(t.Client, t.Owner)
 	ttl := max(min(cmp.Or(max(t.TTL, 0), s.opts.DefaultTTL), s.opts.MaxTTL).Milliseconds(), 1)
 	poll := max(t.PollInterval, 0).Milliseconds()
-	code, rest, err := s.run(ctx, "creating a task", createTaskScript, s.args(t.ID, t.Owner, string(t.Status), t.StatusMessage,
-		ttl, poll, string(t.InputRequests), s.opts.MaxTasks, s.opts.MaxTasksPerOwner, taskCollectGrace.Milliseconds(), string(t.State)))
+	code, rest, err := s.run(ctx, "creating a task", createTaskScript, s.args(t.ID, t.Owner, client, string(t.Status), t.StatusMessage,
+		ttl, poll, string(t.InputRequests), string(t.State)))
 	if err != nil {
 		return ports.Task{}, err
 	}
-	switch code {
-	case "exists":
+	if code == "exists" {
 		return ports.Task{}, fmt.Errorf("mcpredis: %w: %q", ports.ErrTaskExists, t.ID)
-	case "full":
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: the store holds %d", ports.ErrTooManyTasks, s.opts.MaxTasks)
-	case "ownerfull":
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: the owner holds %d", ports.ErrTooManyTasksForOwner, s.opts.MaxTasksPerOwner)
 	}
 	return s.task("creating a task", code, rest, t.Owner)
 }
@@ -372,7 +493,7 @@ func (s *TaskStore) Update(ctx context.Context, id, owner string, u ports.TaskUp
 		setState = "1"
 	}
 	code, rest, err := s.run(ctx, "updating a task", updateTaskScript, s.args(id, owner, string(u.Status), u.StatusMessage,
-		string(u.InputRequests), string(u.Result), string(u.Error), "0", string(u.State), setState, max(u.IfVersion, 0)))
+		string(u.InputRequests), string(u.Result), string(u.Error), "0", string(u.State), setState, max(u.IfVersion, 0), u.IfRunner))
 	if err != nil {
 		return ports.Task{}, err
 	}
@@ -385,13 +506,44 @@ func (s *TaskStore) Update(ctx context.Context, id, owner string, u ports.TaskUp
 	return s.task("updating a task", code, rest, owner)
 }
 
+// Claim changes the claim on the owner's working task (see
+// [ports.TaskStore.Claim]): one small script, which sends Redis the claim
+// and the status message, not the task's state.
+func (s *TaskStore) Claim(ctx context.Context, id, owner string, c ports.TaskClaim) (ports.Task, error) {
+	if c.Runner == "" {
+		return ports.Task{}, fmt.Errorf("mcpredis: %w: a claim names its runner", ports.ErrInvalidTaskUpdate)
+	}
+	setMsg, msg := "0", ""
+	if c.StatusMessage != nil {
+		if err := s.checkSizes(*c.StatusMessage); err != nil {
+			return ports.Task{}, err
+		}
+		setMsg, msg = "1", *c.StatusMessage
+	}
+	lease := int64(0)
+	if c.Lease > 0 {
+		lease = max(c.Lease.Milliseconds(), 1)
+	}
+	code, rest, err := s.run(ctx, "claiming a task", claimTaskScript, s.args(id, owner, c.Runner, lease, setMsg, msg, max(c.IfVersion, 0)))
+	if err != nil {
+		return ports.Task{}, err
+	}
+	switch {
+	case code == "transition" && len(rest) == 1:
+		return ports.Task{}, fmt.Errorf("mcpredis: task %q: %w", id, &ports.TaskTransitionError{From: ports.TaskStatus(str(rest[0])), To: ports.TaskWorking})
+	case code == "conflict" && len(rest) == 1:
+		return ports.Task{}, fmt.Errorf("mcpredis: task %q at version %s, not %d: %w", id, str(rest[0]), c.IfVersion, ports.ErrTaskConflict)
+	}
+	return s.task("claiming a task", code, rest, owner)
+}
+
 // Cancel makes the owner's live task cancelled; a terminal one is returned
 // as it is.
 func (s *TaskStore) Cancel(ctx context.Context, id, owner, message string) (ports.Task, error) {
 	if err := s.checkSizes(message); err != nil {
 		return ports.Task{}, err
 	}
-	code, rest, err := s.run(ctx, "cancelling a task", updateTaskScript, s.args(id, owner, string(ports.TaskCancelled), message, "", "", "", "1", "", "0", 0))
+	code, rest, err := s.run(ctx, "cancelling a task", updateTaskScript, s.args(id, owner, string(ports.TaskCancelled), message, "", "", "", "1", "", "0", 0, ""))
 	if err != nil {
 		return ports.Task{}, err
 	}

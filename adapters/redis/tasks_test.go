@@ -1,12 +1,17 @@
 package mcpredis_test
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
+	"github.com/hexmcp/hexmcp/adapters/sessiontest"
 	"github.com/hexmcp/hexmcp/adapters/tasktest"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/ports"
@@ -28,10 +33,11 @@ func TestTaskStoreContract(t *testing.T) {
 	tasktest.Run(t, func(t *testing.T, clock ports.Clock) ports.TaskStore {
 		return mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: taskPrefix(), Clock: clock})
 	})
-	lim := tasktest.Limits{MaxTasks: 20, MaxTasksPerOwner: 5, MaxPayloadBytes: 1000, MaxStatusMessageBytes: 50}
+	lim := tasktest.Limits{MaxTasks: 20, MaxTasksPerClient: 5, MaxTaskBytes: 6000, MaxBytesPerClient: 10_000, MaxBytes: 25_000, MaxStatusMessageBytes: 50}
 	tasktest.RunLimits(t, lim, func(t *testing.T, clock ports.Clock) ports.TaskStore {
 		return mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: taskPrefix(), Clock: clock, MaxTasks: lim.MaxTasks,
-			MaxTasksPerOwner: lim.MaxTasksPerOwner, MaxPayloadBytes: lim.MaxPayloadBytes, MaxStatusMessageBytes: lim.MaxStatusMessageBytes})
+			MaxTasksPerClient: lim.MaxTasksPerClient, MaxTaskBytes: lim.MaxTaskBytes, MaxBytesPerClient: lim.MaxBytesPerClient,
+			MaxBytes: lim.MaxBytes, MaxStatusMessageBytes: lim.MaxStatusMessageBytes})
 	})
 	t.Run("Shared", func(t *testing.T) {
 		tasktest.RunShared(t, func(t *testing.T, clock ports.Clock) (ports.TaskStore, ports.TaskStore) {
@@ -47,9 +53,60 @@ func TestTaskStoreContract(t *testing.T) {
 func TestTaskStoreDefaults(t *testing.T) {
 	srv := redistest.Start(t)
 	c := client(t, srv)
-	tasktest.RunLimits(t, tasktest.Limits{MaxTasks: mcpredis.DefaultMaxTasks, MaxTasksPerOwner: mcpredis.DefaultMaxTasksPerOwner,
-		MaxPayloadBytes: mcpredis.DefaultMaxTaskPayloadBytes, MaxStatusMessageBytes: mcpredis.DefaultMaxTaskStatusMessageBytes},
+	tasktest.RunLimits(t, tasktest.Limits{MaxTasks: mcpredis.DefaultMaxTasks, MaxTasksPerClient: mcpredis.DefaultMaxTasksPerClient,
+		MaxTaskBytes: mcpredis.DefaultMaxTaskBytes, MaxBytesPerClient: mcpredis.DefaultMaxTaskBytesPerClient, MaxBytes: mcpredis.DefaultMaxTaskStoreBytes,
+		MaxStatusMessageBytes: mcpredis.DefaultMaxTaskStatusMessageBytes},
 		func(t *testing.T, clock ports.Clock) ports.TaskStore {
 			return mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: taskPrefix(), Clock: clock})
 		})
+}
+
+// What tasks count in bytes stays exact when Redis collects a task's hash
+// before the store drops it (its key TTL), and comes back to nothing once
+// every task is gone: a client's share is given back, not leaked.
+func TestTaskBytesWhenRedisCollects(t *testing.T) {
+	srv := redistest.Start(t)
+	c := client(t, srv)
+	ctx := context.Background()
+	clock := sessiontest.NewFakeClock(sessiontest.Start)
+	p := taskPrefix()
+	s := mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: p, Clock: clock, MaxTaskBytes: 6000, MaxBytesPerClient: 10_000, MaxBytes: 25_000})
+	state := json.RawMessage(`"` + strings.Repeat("s", 4998) + `"`)
+	task := func(ttl time.Duration) ports.Task {
+		return ports.Task{Owner: "o", Client: "c", Status: ports.TaskWorking, TTL: ttl, State: state}
+	}
+	var short []ports.Task
+	for range 2 {
+		got, err := s.Create(ctx, task(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		short = append(short, got)
+	}
+	if _, err := s.Create(ctx, task(time.Hour)); !errors.Is(err, ports.ErrTooManyTasksForClient) {
+		t.Fatalf("past the client's bytes: %v, want ErrTooManyTasksForClient", err)
+	}
+	// Redis collects both hashes, as their key TTL does once they expired.
+	if err := c.Del(ctx, p+"task:"+short[0].ID, p+"task:"+short[1].ID).Err(); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute)
+	var kept []ports.Task
+	for range 2 {
+		got, err := s.Create(ctx, task(time.Hour))
+		if err != nil {
+			t.Fatalf("the bytes of tasks Redis collected were not given back: %v", err)
+		}
+		kept = append(kept, got)
+	}
+	for _, k := range kept {
+		if err := s.Delete(ctx, k.ID, "o"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for key, want := range map[string]int64{p + "tbytes:all": 0, p + "tbytes": 0, p + "tsize": 0, p + "tlive": 0, p + "tclient:c": 0} {
+		if n, err := c.Exists(ctx, key).Result(); err != nil || n != want {
+			t.Errorf("after every task is gone, %s exists (%d, %v): the store keeps counting", key, n, err)
+		}
+	}
 }

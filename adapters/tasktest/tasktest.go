@@ -532,6 +532,145 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("Client", func(t *testing.T) {
+		s := newStore(t, newClock())
+		task := working("alice")
+		task.Runner, task.LeaseUntil = "ignored", time.Now().Add(time.Hour)
+		got := mustCreate(t, s, task)
+		if got.Client != "alice" || got.Runner != "" || !got.LeaseUntil.IsZero() {
+			t.Fatalf("created %+v: want Client the Owner, and no claim", got)
+		}
+		task.Client = "ip:192.0.2.1"
+		got = mustCreate(t, s, task)
+		if g := mustGet(t, s, got.ID, "alice"); got.Client != "ip:192.0.2.1" || g.Client != "ip:192.0.2.1" {
+			t.Fatalf("created %+v, read back %+v: want the Client kept", got, g)
+		}
+		_, err := s.Get(ctx, got.ID, "ip:192.0.2.1")
+		notFound(t, "Get by the client, which is not the owner", err)
+	})
+
+	t.Run("Claims", func(t *testing.T) {
+		clock := newClock()
+		s := newStore(t, clock)
+		in := working("a")
+		in.State = json.RawMessage(`{"name":"build","arguments":{"n":1}}`)
+		task := mustCreate(t, s, in)
+		claim := func(runner string, lease time.Duration) (ports.Task, error) {
+			return s.Claim(ctx, task.ID, "a", ports.TaskClaim{Runner: runner, Lease: lease})
+		}
+		got, err := claim("r1", 10*time.Second)
+		if err != nil || got.Runner != "r1" || !got.LeaseUntil.Equal(clock.Now().Add(10*time.Second)) {
+			t.Fatalf("first claim: %+v, %v", got, err)
+		}
+		// A claim changes neither the task's version nor its time, and
+		// answers without the state.
+		if got.Version != 1 || !got.UpdatedAt.Equal(task.UpdatedAt) || got.State != nil || got.Status != ports.TaskWorking || got.ID != task.ID {
+			t.Fatalf("claimed: %+v", got)
+		}
+		if g := mustGet(t, s, task.ID, "a"); g.Runner != "r1" || !g.LeaseUntil.Equal(got.LeaseUntil) || !sameJSON(g.State, in.State) || g.Version != 1 {
+			t.Fatalf("read back after a claim: %+v", g)
+		}
+		_, err = claim("r2", 10*time.Second)
+		if !errors.Is(err, ports.ErrTaskClaimed) || !errors.Is(err, ports.ErrTaskConflict) {
+			t.Fatalf("claim of a task another runner holds: %v, want ErrTaskClaimed", err)
+		}
+		_, err = s.Claim(ctx, task.ID, "bob", ports.TaskClaim{Runner: "r1", Lease: time.Second})
+		notFound(t, "Claim by another owner", err)
+		_, err = s.Claim(ctx, task.ID, "a", ports.TaskClaim{Lease: time.Second})
+		if !errors.Is(err, ports.ErrInvalidTaskUpdate) {
+			t.Fatalf("claim without a runner: %v, want ErrInvalidTaskUpdate", err)
+		}
+		// A renewal, with a status message: the message is a change.
+		clock.Advance(5 * time.Second)
+		msg := "half"
+		got, err = s.Claim(ctx, task.ID, "a", ports.TaskClaim{Runner: "r1", Lease: 10 * time.Second, StatusMessage: &msg})
+		if err != nil || got.Runner != "r1" || !got.LeaseUntil.Equal(clock.Now().Add(10*time.Second)) ||
+			got.StatusMessage != "half" || got.Version != 2 || !got.UpdatedAt.Equal(clock.Now()) {
+			t.Fatalf("renewal with a message: %+v, %v", got, err)
+		}
+		got, err = s.Claim(ctx, task.ID, "a", ports.TaskClaim{Runner: "r1", Lease: 10 * time.Second, StatusMessage: &msg})
+		if err != nil || got.Version != 2 {
+			t.Fatalf("renewal with the same message: %+v, %v", got, err)
+		}
+		long := strings.Repeat("m", 1<<20)
+		if _, err := s.Claim(ctx, task.ID, "a", ports.TaskClaim{Runner: "r1", Lease: time.Second, StatusMessage: &long}); !errors.Is(err, ports.ErrTaskTooLarge) {
+			t.Fatalf("claim with a message of 1 MiB: %v, want ErrTaskTooLarge", err)
+		}
+		// A conditional claim at a stale version is refused.
+		if _, err := s.Claim(ctx, task.ID, "a", ports.TaskClaim{Runner: "r1", Lease: time.Second, IfVersion: 1}); !errors.Is(err, ports.ErrTaskConflict) {
+			t.Fatalf("claim at a stale version: %v, want ErrTaskConflict", err)
+		}
+		// Once the claim has ended, another runner takes it over.
+		clock.Advance(10 * time.Second)
+		if got, err = claim("r2", 10*time.Second); err != nil || got.Runner != "r2" {
+			t.Fatalf("takeover of an ended claim: %+v, %v", got, err)
+		}
+		// Updates conditional on the runner: the old runner's are refused.
+		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskCompleted, Result: result, IfRunner: "r1"}); !errors.Is(err, ports.ErrTaskClaimed) {
+			t.Fatalf("update by a runner that lost the claim: %v, want ErrTaskClaimed", err)
+		}
+		if g, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: "on", IfRunner: "r2"}); err != nil || g.Runner != "r2" || !sameJSON(g.State, in.State) {
+			t.Fatalf("working update by the runner: %+v, %v (it keeps the claim and the state)", g, err)
+		}
+		// Release: only by the runner.
+		if _, err := claim("r1", 0); !errors.Is(err, ports.ErrTaskClaimed) {
+			t.Fatalf("release by another runner: %v, want ErrTaskClaimed", err)
+		}
+		if got, err = claim("r2", 0); err != nil || got.Runner != "" || !got.LeaseUntil.IsZero() {
+			t.Fatalf("release: %+v, %v", got, err)
+		}
+		if got, err = claim("r1", time.Second); err != nil || got.Runner != "r1" {
+			t.Fatalf("claim of a released task: %+v, %v", got, err)
+		}
+		// A status other than working drops the claim; a task not
+		// working cannot be claimed.
+		g, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskInputRequired, InputRequests: inputs, IfRunner: "r1"})
+		if err != nil || g.Runner != "" || !g.LeaseUntil.IsZero() {
+			t.Fatalf("to input_required: %+v, %v (the claim must go)", g, err)
+		}
+		var te *ports.TaskTransitionError
+		if _, err := claim("r1", time.Second); !errors.As(err, &te) || te.From != ports.TaskInputRequired {
+			t.Fatalf("claim of an input_required task: %v, want a TaskTransitionError", err)
+		}
+		if _, err := s.Cancel(ctx, task.ID, "a", "stop"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := claim("r1", time.Second); !errors.As(err, &te) || te.From != ports.TaskCancelled {
+			t.Fatalf("claim of a cancelled task: %v, want a TaskTransitionError", err)
+		}
+		_, err = s.Claim(ctx, "no-such-task", "a", ports.TaskClaim{Runner: "r1", Lease: time.Second})
+		notFound(t, "Claim of an unknown id", err)
+	})
+
+	t.Run("RacingClaims", func(t *testing.T) {
+		s := newStore(t, newClock())
+		task := mustCreate(t, s, working("a"))
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won := map[string]bool{}
+		for i := range 10 {
+			wg.Go(func() {
+				runner := "r" + strconv.Itoa(i)
+				_, err := s.Claim(ctx, task.ID, "a", ports.TaskClaim{Runner: runner, Lease: time.Minute})
+				switch {
+				case err == nil:
+					mu.Lock()
+					won[runner] = true
+					mu.Unlock()
+				case !errors.Is(err, ports.ErrTaskClaimed):
+					t.Errorf("racing claim: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if len(won) != 1 {
+			t.Fatalf("%d runners claimed one task, want exactly 1", len(won))
+		}
+		if g := mustGet(t, s, task.ID, "a"); !won[g.Runner] {
+			t.Fatalf("the task's runner %q did not win", g.Runner)
+		}
+	})
+
 	t.Run("RacingConditional", func(t *testing.T) {
 		s := newStore(t, newClock())
 		task := mustCreate(t, s, working("a"))
@@ -591,38 +730,73 @@ func Run(t *testing.T, newStore NewStore) {
 // Limits are the limits a store under [RunLimits] was configured with.
 // Keep them small: the suite fills them.
 type Limits struct {
-	// MaxTasks, MaxTasksPerOwner: the live tasks of the store, and of one
-	// owner (MaxTasksPerOwner < MaxTasks).
-	MaxTasks, MaxTasksPerOwner int
-	// MaxPayloadBytes bounds each of InputRequests, Result, Error.
-	MaxPayloadBytes int
+	// MaxTasks, MaxTasksPerClient: the live tasks of the store, and of
+	// one client (MaxTasksPerClient < MaxTasks).
+	MaxTasks, MaxTasksPerClient int
+	// MaxTaskBytes bounds what one task keeps (InputRequests, Result,
+	// Error and State together; at least 5 KiB for the suite).
+	MaxTaskBytes int
+	// MaxBytesPerClient, MaxBytes: what the live tasks of one client,
+	// and of the store, keep together. For the suite, MaxBytesPerClient
+	// is at least 9 KiB and MaxTasksPerClient tasks of
+	// ports.MinTaskBytes fit in it, MaxTasks of them fit in MaxBytes,
+	// and MaxBytes is over 2 × MaxBytesPerClient.
+	MaxBytesPerClient, MaxBytes int
 	// MaxStatusMessageBytes bounds StatusMessage.
 	MaxStatusMessageBytes int
 }
 
-func payload(n int) json.RawMessage { return json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`) }
+// payloads holds the payloads made, by size: large ones are made once.
+var payloads sync.Map
+
+// payload is a JSON string of n bytes (callers must not change it).
+func payload(n int) json.RawMessage {
+	if p, ok := payloads.Load(n); ok {
+		return p.(json.RawMessage)
+	}
+	p := json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`)
+	payloads.Store(n, p)
+	return p
+}
+
+// withState is a working task of owner, counted against client, that
+// keeps a state of n bytes.
+func withState(owner, client string, n int) ports.Task {
+	t := working(owner)
+	t.Client, t.State = client, payload(n)
+	return t
+}
 
 // RunLimits checks that a store configured with lim keeps to it: Create
 // refuses past the limits until an expired task makes room, and payloads
 // are bounded.
 func RunLimits(t *testing.T, lim Limits, newStore NewStore) {
-	t.Run("PerOwner", func(t *testing.T) {
+	t.Run("PerClient", func(t *testing.T) {
 		clock := newClock()
 		s := newStore(t, clock)
 		short := working("a")
 		short.TTL = time.Minute
 		mustCreate(t, s, short)
-		for range lim.MaxTasksPerOwner - 1 {
-			mustCreate(t, s, working("a"))
+		// A client's tasks count together, whoever owns each (its
+		// sessions): an empty Client is the Owner.
+		for i := range lim.MaxTasksPerClient - 1 {
+			task := working(fmt.Sprintf("session-%d", i))
+			task.Client = "a"
+			mustCreate(t, s, task)
 		}
-		if _, err := s.Create(ctx, working("a")); !errors.Is(err, ports.ErrTooManyTasksForOwner) {
-			t.Fatalf("Create past the owner's limit: %v, want ErrTooManyTasksForOwner", err)
+		other := working("session-x")
+		other.Client = "a"
+		if _, err := s.Create(ctx, other); !errors.Is(err, ports.ErrTooManyTasksForClient) {
+			t.Fatalf("Create past the client's limit: %v, want ErrTooManyTasksForClient", err)
+		}
+		if _, err := s.Create(ctx, working("a")); !errors.Is(err, ports.ErrTooManyTasksForClient) {
+			t.Fatalf("Create past the client's limit: %v, want ErrTooManyTasksForClient", err)
 		}
 		mustCreate(t, s, working("b"))
 		clock.Advance(time.Minute)
 		mustCreate(t, s, working("a"))
-		if _, err := s.Create(ctx, working("a")); !errors.Is(err, ports.ErrTooManyTasksForOwner) {
-			t.Fatalf("Create past the owner's limit again: %v", err)
+		if _, err := s.Create(ctx, working("a")); !errors.Is(err, ports.ErrTooManyTasksForClient) {
+			t.Fatalf("Create past the client's limit again: %v", err)
 		}
 	})
 	t.Run("Total", func(t *testing.T) {
@@ -635,7 +809,7 @@ func RunLimits(t *testing.T, lim Limits, newStore NewStore) {
 			mustCreate(t, s, working(fmt.Sprintf("owner-%d", i)))
 		}
 		_, err := s.Create(ctx, working("newcomer"))
-		if !errors.Is(err, ports.ErrTooManyTasks) || errors.Is(err, ports.ErrTooManyTasksForOwner) {
+		if !errors.Is(err, ports.ErrTooManyTasks) || errors.Is(err, ports.ErrTooManyTasksForClient) {
 			t.Fatalf("Create in a full store: %v, want ErrTooManyTasks alone", err)
 		}
 		clock.Advance(time.Minute)
@@ -650,36 +824,129 @@ func RunLimits(t *testing.T, lim Limits, newStore NewStore) {
 		if _, err := s.Cancel(ctx, task.ID, "a", strings.Repeat("m", lim.MaxStatusMessageBytes+1)); !errors.Is(err, ports.ErrTaskTooLarge) {
 			t.Fatalf("cancel message over the limit: %v, want ErrTaskTooLarge", err)
 		}
-		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskInputRequired, InputRequests: payload(lim.MaxPayloadBytes + 1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
+		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskInputRequired, InputRequests: payload(lim.MaxTaskBytes + 1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
 			t.Fatalf("input requests over the limit: %v, want ErrTaskTooLarge", err)
 		}
-		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskCompleted, Result: payload(lim.MaxPayloadBytes + 1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
+		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskCompleted, Result: payload(lim.MaxTaskBytes + 1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
 			t.Fatalf("result over the limit: %v, want ErrTaskTooLarge", err)
 		}
-		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskWorking, State: payload(lim.MaxPayloadBytes + 1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
+		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskWorking, State: payload(lim.MaxTaskBytes + 1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
 			t.Fatalf("state over the limit: %v, want ErrTaskTooLarge", err)
 		}
-		bigState := working("a")
-		bigState.State = payload(lim.MaxPayloadBytes + 1)
-		if _, err := s.Create(ctx, bigState); !errors.Is(err, ports.ErrTaskTooLarge) {
+		if _, err := s.Create(ctx, withState("a", "", lim.MaxTaskBytes+1)); !errors.Is(err, ports.ErrTaskTooLarge) {
 			t.Fatalf("Create with a state over the limit: %v, want ErrTaskTooLarge", err)
 		}
 		big := working("a")
-		big.Status, big.InputRequests = ports.TaskInputRequired, payload(lim.MaxPayloadBytes+1)
+		big.Status, big.InputRequests = ports.TaskInputRequired, payload(lim.MaxTaskBytes+1)
 		if _, err := s.Create(ctx, big); !errors.Is(err, ports.ErrTaskTooLarge) {
 			t.Fatalf("Create with input requests over the limit: %v, want ErrTaskTooLarge", err)
+		}
+		// The bound is on the task's payloads and state together: a kept
+		// state counts with the input requests that come later.
+		half := mustCreate(t, s, withState("a", "", lim.MaxTaskBytes/2+1))
+		if _, err := s.Update(ctx, half.ID, "a", ports.TaskUpdate{Status: ports.TaskInputRequired, InputRequests: payload(lim.MaxTaskBytes / 2)}); !errors.Is(err, ports.ErrTaskTooLarge) {
+			t.Fatalf("input requests that, with the state kept, are over the limit: %v, want ErrTaskTooLarge", err)
+		}
+		mixed := working("a")
+		mixed.Status, mixed.InputRequests, mixed.State = ports.TaskInputRequired, payload(lim.MaxTaskBytes/2), payload(lim.MaxTaskBytes/2+1)
+		if _, err := s.Create(ctx, mixed); !errors.Is(err, ports.ErrTaskTooLarge) {
+			t.Fatalf("Create with input requests and a state together over the limit: %v, want ErrTaskTooLarge", err)
 		}
 		if g := mustGet(t, s, task.ID, "a"); g.Status != ports.TaskWorking || g.StatusMessage != "starting" {
 			t.Fatalf("after refused updates: %+v", g)
 		}
 		msg := strings.Repeat("m", lim.MaxStatusMessageBytes)
-		res := payload(lim.MaxPayloadBytes)
+		res := payload(lim.MaxTaskBytes)
 		if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskCompleted, StatusMessage: msg, Result: res}); err != nil {
 			t.Fatalf("result and message at the limits: %v", err)
 		}
 		if g := mustGet(t, s, task.ID, "a"); !bytes.Equal(g.Result, res) || g.StatusMessage != msg {
 			t.Fatalf("result at the limit read back: %d bytes", len(g.Result))
 		}
+	})
+	t.Run("BytesPerClient", func(t *testing.T) {
+		clock := newClock()
+		s := newStore(t, clock)
+		// One client fills its share exactly, with tasks of several
+		// owners (its sessions).
+		unit := min(lim.MaxTaskBytes-2*ports.MinTaskBytes, lim.MaxBytesPerClient/3)
+		var sizes []int
+		for left := lim.MaxBytesPerClient; left > 0; {
+			n := min(unit, left)
+			if rest := left - n; rest > 0 && rest < ports.MinTaskBytes {
+				n = left - ports.MinTaskBytes
+			}
+			sizes = append(sizes, n)
+			left -= n
+		}
+		var filled []ports.Task
+		for i, n := range sizes {
+			task := withState(fmt.Sprintf("s%d", i), "c", n)
+			if i == 0 {
+				task.TTL = time.Minute
+			}
+			filled = append(filled, mustCreate(t, s, task))
+		}
+		if _, err := s.Create(ctx, withState("more", "c", ports.MinTaskBytes)); !errors.Is(err, ports.ErrTooManyTasksForClient) {
+			t.Fatalf("Create past the client's bytes: %v, want ErrTooManyTasksForClient", err)
+		}
+		// Another client is not bounded by it.
+		other := mustCreate(t, s, withState("d", "", unit))
+		// An update that grows a task past the client's share is refused,
+		// whatever it grows (input requests, a result, a state); one that
+		// leaves it at ports.MinTaskBytes never is.
+		second := filled[1]
+		grow := payload(unit + ports.MinTaskBytes)
+		for _, u := range []ports.TaskUpdate{
+			{Status: ports.TaskInputRequired, InputRequests: grow, State: json.RawMessage(`{}`)},
+			{Status: ports.TaskCompleted, Result: grow},
+			{Status: ports.TaskWorking, State: grow},
+		} {
+			if _, err := s.Update(ctx, second.ID, second.Owner, u); !errors.Is(err, ports.ErrTooManyTasksForClient) {
+				t.Fatalf("growing a task past the client's bytes (%s): %v, want ErrTooManyTasksForClient", u.Status, err)
+			}
+		}
+		if _, err := s.Update(ctx, second.ID, second.Owner, ports.TaskUpdate{Status: ports.TaskFailed, Error: rpcError}); err != nil {
+			t.Fatalf("failing a task of a client at its share: %v", err)
+		}
+		// The failed task keeps ports.MinTaskBytes: room for a small one.
+		mustCreate(t, s, withState("small", "c", ports.MinTaskBytes))
+		if _, err := s.Update(ctx, other.ID, "d", ports.TaskUpdate{Status: ports.TaskWorking, State: grow}); err != nil {
+			t.Fatalf("another client's task grows within its share: %v", err)
+		}
+		// An expired task gives its bytes back.
+		late := withState("late", "c", unit-2*ports.MinTaskBytes+1)
+		if _, err := s.Create(ctx, late); !errors.Is(err, ports.ErrTooManyTasksForClient) {
+			t.Fatalf("Create past the client's bytes: %v, want ErrTooManyTasksForClient", err)
+		}
+		clock.Advance(time.Minute)
+		mustCreate(t, s, late)
+		_, err := s.Get(ctx, filled[0].ID, filled[0].Owner)
+		notFound(t, "an expired task", err)
+	})
+	t.Run("BytesTotal", func(t *testing.T) {
+		clock := newClock()
+		s := newStore(t, clock)
+		size := min(lim.MaxBytesPerClient/2, lim.MaxTaskBytes)
+		var short ports.Task
+		for i, held := 0, 0; held+size <= lim.MaxBytes; i++ {
+			task := withState(fmt.Sprintf("o%d", i), fmt.Sprintf("client-%d", i/2), size)
+			if i == 0 {
+				task.TTL = time.Minute
+				short = mustCreate(t, s, task)
+			} else {
+				mustCreate(t, s, task)
+			}
+			held += size
+		}
+		_, err := s.Create(ctx, withState("newcomer", "", size))
+		if !errors.Is(err, ports.ErrTooManyTasks) || errors.Is(err, ports.ErrTooManyTasksForClient) {
+			t.Fatalf("Create past the store's bytes: %v, want ErrTooManyTasks alone", err)
+		}
+		clock.Advance(time.Minute)
+		mustCreate(t, s, withState("newcomer", "", size))
+		_, err = s.Get(ctx, short.ID, short.Owner)
+		notFound(t, "an expired task", err)
 	})
 }
 
@@ -715,6 +982,17 @@ func RunShared(t *testing.T, newStores func(t *testing.T, clock ports.Clock) (a,
 	page, next, err = b.List(ctx, "alice", next, 1)
 	if err != nil || len(page) != 1 || page[0].ID != second.ID {
 		t.Fatalf("second page through b: %v %q %v", page, next, err)
+	}
+	// A claim made through one instance holds at the other.
+	third := mustCreate(t, a, working("alice"))
+	if _, err := a.Claim(ctx, third.ID, "alice", ports.TaskClaim{Runner: "ra", Lease: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Claim(ctx, third.ID, "alice", ports.TaskClaim{Runner: "rb", Lease: time.Minute}); !errors.Is(err, ports.ErrTaskClaimed) {
+		t.Fatalf("claim through the other instance of a task claimed through the first: %v, want ErrTaskClaimed", err)
+	}
+	if g := mustGet(t, b, third.ID, "alice"); g.Runner != "ra" {
+		t.Fatalf("the other instance reads the runner %q", g.Runner)
 	}
 	if err := b.Delete(ctx, task.ID, "alice"); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package websocket
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/extensions/skills"
 	"github.com/hexmcp/hexmcp/extensions/tasks"
 	"github.com/hexmcp/hexmcp/internal/testtools"
@@ -22,8 +24,11 @@ import (
 // is collected with tasks/get; skills/list lists the Skills extension's
 // skill.
 
-func tasksEngine(t *testing.T) *app.Engine {
+func tasksEngine(t *testing.T, tools ...app.Tool) *app.Engine {
 	t.Helper()
+	if len(tools) == 0 {
+		tools = []app.Tool{testtools.AskName()}
+	}
 	x := tasks.New(tasks.Options{Tools: map[string]tasks.Support{"ask_name": tasks.Optional}})
 	sk, err := skills.New(skills.Options{Skills: []skills.Skill{{Name: "greeting", Description: "Greet people by name", Body: "# Greeting\n"}}})
 	if err != nil {
@@ -34,7 +39,7 @@ func tasksEngine(t *testing.T) *app.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.AddTools(testtools.AskName()); err != nil {
+	if err := e.AddTools(tools...); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Close() })
@@ -129,13 +134,55 @@ func TestTasksOverWebSocket(t *testing.T) {
 	}
 }
 
+// gatedAskName is ask_name (testtools.AskName) whose every run first
+// waits for a token from proceed.
+func gatedAskName(proceed <-chan struct{}) app.Tool {
+	return app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+		select {
+		case <-proceed:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		res, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(testtools.NameSchema)))
+		if err != nil {
+			return "", err
+		}
+		var in struct {
+			Name string `json:"name"`
+		}
+		if err := res.Decode(&in); err != nil {
+			return "", err
+		}
+		return "Hello, " + in.Name + "!", nil
+	}, app.WithName("ask_name"))
+}
+
 // A listen stream that lists a task's id is told of its changes
 // (notifications/tasks, the task as tasks/get would answer); a client
 // that did not declare the extension may not listen to tasks (-32021).
+//
+// Each run of the task waits for the test (proceed), so that one change
+// at a time is told: a listen stream keeps the newest notification of a
+// task while an older one waits to be written (a task that goes working,
+// then completed, at once may be told completed alone), and a
+// notification written by the stream may reach the client after the
+// response to a tasks/get that read the same change. (The test once let
+// the task run freely and read tasks/get to learn its state: it then saw
+// the input_required notification after the answer, 30 runs in 200 under
+// CPU load.)
 func TestTaskNotificationsOverWebSocket(t *testing.T) {
 	const caps = `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
-	_, srv := serve(t, tasksEngine(t), Options{})
+	proceed := make(chan struct{})
+	_, srv := serve(t, tasksEngine(t, gatedAskName(proceed)), Options{})
+	letRun := func() {
+		t.Helper()
+		select {
+		case proceed <- struct{}{}:
+		case <-time.After(testDeadline):
+			t.Fatal("no run of the task waits")
+		}
+	}
 	c := dial(t, srv)
 	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_name","arguments":{},`+meta+`}}`)
 	created := recvTask(t, c)
@@ -182,34 +229,77 @@ func TestTaskNotificationsOverWebSocket(t *testing.T) {
 	if ack.Method != "notifications/subscriptions/acknowledged" {
 		t.Fatalf("first message of the stream: %+v", ack)
 	}
-	// The task asks for the name (input_required); it may have done so
-	// before the stream opened: read tasks/get then.
-	send(t, c, `{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":`+task+`,`+meta+`}}`)
-	for {
-		m := read()
-		if string(m.ID) == "4" {
-			break
-		}
+	// The stream listens: the task asks for the name, and the stream is
+	// told (input_required, with the question).
+	letRun()
+	if m := read(); m.Method != "notifications/tasks" || m.Params.Status != "input_required" || m.Params.InputRequests["user_name"] == nil {
+		t.Fatalf("first message after the ack: %+v, want notifications/tasks of input_required with the question", m)
 	}
+	// The answer makes the task working (told), and its run completes it
+	// (told, with the result).
 	send(t, c, `{"jsonrpc":"2.0","id":5,"method":"tasks/update","params":{"taskId":`+task+`,"inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}},`+meta+`}}`)
 	var statuses []string
-	for {
+	for len(statuses) < 2 {
 		m := read()
 		if m.Method != "notifications/tasks" {
+			if string(m.ID) != "5" || m.Error != nil {
+				t.Fatalf("tasks/update: %+v", m)
+			}
 			continue
 		}
 		if m.Params.TaskID != created.Result.TaskID || string(m.Params.Meta["io.modelcontextprotocol/subscriptionId"]) != "3" {
 			t.Fatalf("notification %+v", m)
 		}
 		statuses = append(statuses, m.Params.Status)
-		if m.Params.Status == "completed" {
+		switch m.Params.Status {
+		case "working":
+			letRun()
+		case "completed":
 			if r := m.Params.Result; r == nil || len(r.Content) != 1 || r.Content[0].Text != "Hello, Ada!" {
 				t.Fatalf("completed notification without the result: %+v", m.Params)
 			}
-			break
 		}
 	}
-	if statuses[0] != "working" {
-		t.Fatalf("statuses %v: the answer makes the task working first", statuses)
+	if strings.Join(statuses, " ") != "working completed" {
+		t.Fatalf("statuses %v after the answer: want working, then completed", statuses)
+	}
+}
+
+// A WebSocket client's tasks are its own: a connection from another
+// address neither sees nor cancels them (each connection once had the
+// same owner, with no session id).
+func TestTaskOwnersOverWebSocket(t *testing.T) {
+	const caps = `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
+	_, srv := serve(t, tasksEngine(t), Options{})
+	a, _, err := dialFrom(t, srv, "127.0.0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := dialFrom(t, srv, "127.0.0.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, a, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_name","arguments":{},`+meta+`}}`)
+	created := recvTask(t, a)
+	if created.Result.ResultType != "task" {
+		t.Fatalf("tools/call: %+v", created.Result)
+	}
+	task := strconv.Quote(created.Result.TaskID)
+	for i, method := range []string{"tasks/get", "tasks/cancel"} {
+		send(t, b, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i+2)+`,"method":"`+method+`","params":{"taskId":`+task+`,`+meta+`}}`)
+		_ = b.SetReadDeadline(time.Now().Add(testDeadline))
+		_, data, err := b.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m wsTask
+		if err := json.Unmarshal(data, &m); err != nil || m.Error == nil || m.Error.Code != -32602 {
+			t.Fatalf("%s of another client's task: %s, want -32602", method, data)
+		}
+	}
+	send(t, a, `{"jsonrpc":"2.0","id":9,"method":"tasks/get","params":{"taskId":`+task+`,`+meta+`}}`)
+	if got := recvTask(t, a); got.Result.TaskID != created.Result.TaskID || got.Result.Status == "cancelled" {
+		t.Fatalf("tasks/get of its own task: %+v", got.Result)
 	}
 }

@@ -317,6 +317,13 @@ func (s *failingStore) Update(ctx context.Context, id, owner string, u ports.Tas
 	return s.TaskStore.Update(ctx, id, owner, u)
 }
 
+func (s *failingStore) Claim(ctx context.Context, id, owner string, c ports.TaskClaim) (ports.Task, error) {
+	if s.down.Load() {
+		return ports.Task{}, errDown
+	}
+	return s.TaskStore.Claim(ctx, id, owner, c)
+}
+
 func TestTwoInstancesShareTasks(t *testing.T) {
 	shared := memory.NewTaskStore(memory.TaskStoreOptions{})
 	release := make(chan struct{})
@@ -463,7 +470,7 @@ func TestStoreTroubles(t *testing.T) {
 	c := answering(t, in.srv, domain.Revision20260728, true, "Sync", nil)
 	syncAsk(t, c, "Sync", "with a store that cannot create")
 
-	small := newInstance(t, memory.NewTaskStore(memory.TaskStoreOptions{MaxPayloadBytes: 400}), 0, nil, new(atomic.Int32))
+	small := newInstance(t, memory.NewTaskStore(memory.TaskStoreOptions{MaxTaskBytes: 400}), 0, nil, new(atomic.Int32))
 	c = connectAsk(t, small.srv)
 	id := start(t, c, "two")
 	await(t, c, id, "input_required", func(v taskView) bool { return v.Status == "input_required" })

@@ -26,11 +26,28 @@
 // in [Options.Deferred] and calls [Detach] at that point.
 //
 // A working task is claimed by the instance running it for
-// [Options.Lease], renewed while it runs. If that instance dies, the next
-// tasks/get of the task at another instance finds the claim expired and
-// runs the handler again from the start: a task is run at least once, so
-// its handler must be safe to run again (as a handler asking for input
-// already is).
+// [Options.Lease], renewed while it runs ([ports.TaskStore.Claim]: a few
+// bytes, the task's state neither read nor written). If that instance
+// dies, the next tasks/get of the task at another instance finds the
+// claim expired and runs the handler again from the start: a task is run
+// at least once, so its handler must be safe to run again (as a handler
+// asking for input already is). What the store keeps to run it again is
+// the tool's name, its arguments and the answers collected (and the
+// call's requestState), never the rest of the request (its _meta); a run
+// holds no bytes of the request it came from.
+//
+// A task belongs to its client: the authenticated principal, else the
+// session, else the client's address (app.Request.ClientKey); any other
+// client's tasks/get, tasks/update, tasks/cancel and listen find no such
+// task. It counts against the store's per-client bounds (tasks and bytes,
+// whatever its status, for its TTL) by the client across its sessions
+// and connections, so that no client fills the store; past a bound the
+// call runs synchronously, which the extension allows.
+//
+// A task-supporting tool is looked up as its caller sees it before a task
+// is made ([app.Engine.CheckToolCall]): a hidden tool is unknown (-32602),
+// a tool whose scopes the caller lacks is refused with the scope
+// challenge, exactly as without the extension.
 //
 // A subscriptions/listen stream that lists a task in
 // notifications.taskIds is sent notifications/tasks (the DetailedTask
@@ -47,6 +64,7 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -81,6 +99,10 @@ const (
 const (
 	// DefaultMaxRunning bounds the tasks one Tasks runs at once.
 	DefaultMaxRunning = 1024
+	// DefaultMaxRunningBytes bounds what the runs of one Tasks hold
+	// together: their params (the tool's arguments and answers) and the
+	// client capabilities they run with.
+	DefaultMaxRunningBytes = 64 << 20
 	// DefaultLease is how long an instance's claim on a working task
 	// lasts unless renewed (it is renewed every third of it).
 	DefaultLease = 15 * time.Second
@@ -122,6 +144,13 @@ type Options struct {
 	// (DefaultMaxRunning); past it a task-supporting call runs
 	// synchronously instead, which the extension allows.
 	MaxRunning int
+	// MaxRunningBytes bounds, in bytes, what the tasks running at once in
+	// this process hold: each run its params (the tool's name, arguments
+	// and answers) and the client capabilities it runs with
+	// (DefaultMaxRunningBytes). Past it a task-supporting call runs
+	// synchronously instead, and a task ready to run again waits for a
+	// later tasks/get.
+	MaxRunningBytes int
 	// Lease is how long this instance's claim on a task it runs lasts
 	// without renewal (DefaultLease); it renews the claim every third of
 	// it, and checks then whether the task was cancelled through another
@@ -144,21 +173,28 @@ type Tasks struct {
 
 	storeMu sync.Mutex // guards opts.Store, decided at attach or first use
 
-	mu      sync.Mutex
-	running map[string]*run // task id → its run here
-	closed  bool
-	wg      sync.WaitGroup
+	mu           sync.Mutex
+	running      map[string]*run // task id → its run here
+	runningBytes int             // what the runs hold (runBytes)
+	closed       bool
+	wg           sync.WaitGroup
 }
 
 // run is one background run of a task.
 type run struct {
 	cancel   context.CancelCauseFunc
 	progress chan string // the latest status message, at most one waiting
+	bytes    int         // what it holds (runBytes)
 }
+
+// runBytes is what a run of req holds: its params and the client
+// capabilities it runs with.
+func runBytes(req *app.Request) int { return len(req.Params) + len(req.ClientCapabilities) }
 
 // New returns the extension configured by opts.
 func New(opts Options) *Tasks {
 	opts.MaxRunning = cmp.Or(max(opts.MaxRunning, 0), DefaultMaxRunning)
+	opts.MaxRunningBytes = cmp.Or(max(opts.MaxRunningBytes, 0), DefaultMaxRunningBytes)
 	opts.Lease = cmp.Or(max(opts.Lease, 0), DefaultLease)
 	t := &Tasks{opts: opts, log: opts.Logger, instance: rand.Text(), running: make(map[string]*run)}
 	if t.log == nil {
@@ -294,53 +330,74 @@ var (
 )
 
 // state is what the store keeps of a live task for the server
-// (ports.Task.State).
+// (ports.Task.State): what a run of the call needs, and nothing of the
+// client's _meta. Who runs the task, until when, is the store's claim
+// (ports.Task.Runner), kept and renewed apart.
 type state struct {
-	// Params are the tools/call params as the client sent them.
-	Params stdjson.RawMessage `json:"params"`
-	// Answers are the client's answers to the task's input requests.
+	// Name and Arguments are the tools/call's.
+	Name      string             `json:"name"`
+	Arguments stdjson.RawMessage `json:"arguments,omitempty"`
+	// Answers are the client's answers the call has: those of its
+	// inputResponses, those it had before it became a task (Detach), and
+	// those tasks/update brought.
 	Answers map[string]stdjson.RawMessage `json:"answers,omitempty"`
-	// Runner names the instance running the task and Lease (Unix ms) the
-	// end of its claim; empty while nobody runs it.
-	Runner string `json:"runner,omitempty"`
-	Lease  int64  `json:"lease,omitempty"`
+	// RequestState is the call's requestState, as the client sent it
+	// (the answers of its earlier rounds, signed).
+	RequestState stdjson.RawMessage `json:"requestState,omitempty"`
+}
+
+// newState is the state of a task made of the tools/call req, with the
+// answers it had before it became a task. Params the engine accepted
+// decode.
+func newState(req *app.Request, answers map[string]stdjson.RawMessage) (state, error) {
+	var p struct {
+		Name           string                        `json:"name"`
+		Arguments      stdjson.RawMessage            `json:"arguments"`
+		InputResponses map[string]stdjson.RawMessage `json:"inputResponses"`
+		RequestState   stdjson.RawMessage            `json:"requestState"`
+	}
+	if err := stdjson.Unmarshal(req.Params, &p); err != nil {
+		return state{}, fmt.Errorf("tasks: the call's params do not decode: %w", err)
+	}
+	st := state{Name: p.Name, Arguments: p.Arguments, Answers: p.InputResponses, RequestState: p.RequestState}
+	if len(answers) > 0 && st.Answers == nil {
+		st.Answers = make(map[string]stdjson.RawMessage, len(answers))
+	}
+	maps.Copy(st.Answers, answers)
+	return st, nil
 }
 
 func decodeState(task ports.Task) (state, error) {
 	var st state
-	if err := stdjson.Unmarshal(task.State, &st); err != nil || len(st.Params) == 0 {
+	if err := stdjson.Unmarshal(task.State, &st); err != nil || st.Name == "" {
 		return state{}, fmt.Errorf("tasks: task %s has no usable state", task.ID)
 	}
 	return st, nil
 }
 
 func (st state) encode() stdjson.RawMessage {
-	b, _ := stdjson.Marshal(st) // maps of raw JSON and strings always encode
+	b, _ := stdjson.Marshal(st) // strings and raw JSON always encode
 	return b
 }
 
-// callParams are the params of the task's next run: the client's, with
-// every answer collected so far among the inputResponses.
+// callParams are the params of a run of the task: its tool, arguments,
+// every answer collected so far (inputResponses) and requestState.
 func (st state) callParams() (stdjson.RawMessage, error) {
-	var p map[string]stdjson.RawMessage
-	if err := stdjson.Unmarshal(st.Params, &p); err != nil {
-		return nil, fmt.Errorf("tasks: the stored params do not decode: %w", err)
+	p := map[string]any{"name": st.Name}
+	if len(st.Arguments) > 0 {
+		p["arguments"] = st.Arguments
 	}
 	if len(st.Answers) > 0 {
-		all := map[string]stdjson.RawMessage{}
-		if v, ok := p["inputResponses"]; ok {
-			_ = stdjson.Unmarshal(v, &all) // the engine checked it once
-		}
-		for k, v := range st.Answers {
-			all[k] = v
-		}
-		b, err := stdjson.Marshal(all)
-		if err != nil {
-			return nil, fmt.Errorf("tasks: encoding the answers: %w", err)
-		}
-		p["inputResponses"] = b
+		p["inputResponses"] = st.Answers
 	}
-	return stdjson.Marshal(p)
+	if len(st.RequestState) > 0 {
+		p["requestState"] = st.RequestState
+	}
+	b, err := stdjson.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("tasks: encoding a run's params: %w", err)
+	}
+	return b, nil
 }
 
 type ctxKey int
@@ -355,14 +412,33 @@ const (
 // that found it ready (its tasks/update or tasks/get).
 type resumeFunc func(task ports.Task, st state)
 
-// owner is who a request's tasks belong to: the principal's subject, else
-// the session id (empty in the stateless era without authentication: the
-// task id, 128 random bits, is then the only key).
+// owner is who a request's tasks belong to (who may see them): the
+// authenticated principal's subject, else the session (a session id is a
+// secret of its client), else the client the transport names
+// (app.Request.ClientKey: the peer's address), else "sid:" (stdio: one
+// client). Two stateless clients, or two WebSocket connections, from
+// different addresses never share an owner.
 func owner(req *app.Request) string {
 	if p := req.Transport.Principal; p != nil && p.Subject != "" {
 		return "sub:" + p.Subject
 	}
-	return "sid:" + req.SessionID
+	if req.SessionID != "" {
+		return "sid:" + req.SessionID
+	}
+	if k := req.ClientKey(); k != "" {
+		return "client:" + k
+	}
+	return "sid:"
+}
+
+// client is who a request's tasks count against for the store's
+// per-client bounds: the client across its sessions and connections
+// (app.Request.ClientKey), else (stdio) the owner.
+func client(req *app.Request) string {
+	if k := req.ClientKey(); k != "" {
+		return k
+	}
+	return owner(req)
 }
 
 // declared reports whether the client declared the extension for the
@@ -406,6 +482,14 @@ func (t *Tasks) middleware(next app.MethodHandler) app.MethodHandler {
 			sup := t.opts.Tools[req.Name]
 			if sup == Forbidden {
 				return next(ctx, req)
+			}
+			// The tool as the caller sees it, before anything else: a
+			// hidden one is unknown, a scoped one refused, as without
+			// the extension.
+			if e := t.engine.Load(); e != nil {
+				if err := e.CheckToolCall(ctx, req); err != nil {
+					return nil, err
+				}
 			}
 			if !declared(req) {
 				if sup == Required {
@@ -492,50 +576,75 @@ func (t *Tasks) deferred(ctx context.Context, req *app.Request, next app.MethodH
 	return t.start(ctx, req.Detached(), next, flag.answers)
 }
 
-// room reports whether this process may start another task.
-func (t *Tasks) room() bool {
+// room reports whether this process may start another task (of n
+// bytes, see runBytes).
+func (t *Tasks) room() bool { return t.roomFor(0) }
+
+func (t *Tasks) roomFor(n int) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return !t.closed && len(t.running) < t.opts.MaxRunning
+	return t.fits(n)
+}
+
+// fits reports whether a run of n bytes may start. t.mu is held.
+func (t *Tasks) fits(n int) bool {
+	return !t.closed && len(t.running) < t.opts.MaxRunning && t.runningBytes+n <= t.opts.MaxRunningBytes
 }
 
 // start creates the task and runs the call in the background; answers
-// are the client's answers the call had before it became a task.
+// are the client's answers the call had before it became a task. The run
+// is a request of its own, made of what the store keeps of the task
+// (state.callParams): it holds none of req's bytes.
 func (t *Tasks) start(ctx context.Context, req *app.Request, next app.MethodHandler, answers map[string]stdjson.RawMessage) (stdjson.RawMessage, error) {
-	own := owner(req)
-	st := state{Params: req.Params, Answers: answers, Runner: t.instance, Lease: t.leaseEnd()}
 	if !t.room() {
 		return next(ctx, req) // the extension lets a server answer synchronously
 	}
-	task, err := t.store().Create(ctx, ports.Task{Owner: own, Status: ports.TaskWorking, TTL: t.opts.TTL,
-		PollInterval: t.opts.PollInterval, State: st.encode()})
-	if err != nil {
-		// The store is full or unreachable: a task could not be polled,
-		// so the call runs synchronously, which the extension allows.
-		t.log.Log(ctx, ports.LevelWarn, "tasks: a task cannot be created; the call runs synchronously", ports.F("tool", req.Name), ports.F("error", err))
-		return next(ctx, req)
-	}
-	run := req.Detached()
-	if len(answers) > 0 {
-		params, err := st.callParams()
-		if err == nil {
+	st, err := newState(req, answers)
+	var run *app.Request
+	if err == nil {
+		var params stdjson.RawMessage
+		if params, err = st.callParams(); err == nil {
 			run, err = req.Derive("tools/call", params)
 		}
-		if err != nil {
-			t.fail(context.WithoutCancel(ctx), task, err)
-			return encodeTask(task, "task", false)
-		}
 	}
-	if !t.launch(ctx, run, next, task, st) {
+	if err != nil {
+		t.log.Log(ctx, ports.LevelError, "tasks: a call cannot run as a task; it runs synchronously", ports.F("tool", req.Name), ports.F("error", err))
+		return next(ctx, req)
+	}
+	if !t.roomFor(runBytes(run)) {
+		return next(ctx, req) // the runs hold as much as they may
+	}
+	own := owner(req)
+	task, err := t.store().Create(ctx, ports.Task{Owner: own, Client: client(req), Status: ports.TaskWorking, TTL: t.opts.TTL,
+		PollInterval: t.opts.PollInterval, State: st.encode()})
+	if err != nil {
+		// The store is full (for this client, or in all), the call is
+		// more than it keeps, or it is unreachable: a task could not be
+		// polled, so the call runs synchronously, which the extension
+		// allows.
+		level := ports.LevelWarn
+		if errors.Is(err, ports.ErrTooManyTasks) || errors.Is(err, ports.ErrTaskTooLarge) {
+			level = ports.LevelDebug // a client's doing, not the server's trouble
+		}
+		t.log.Log(ctx, level, "tasks: a task cannot be created; the call runs synchronously", ports.F("tool", req.Name), ports.F("error", err))
+		return next(ctx, req)
+	}
+	claimed, err := t.store().Claim(ctx, task.ID, own, ports.TaskClaim{Runner: t.instance, Lease: t.opts.Lease})
+	if err != nil {
+		// Nobody runs it: the next tasks/get, at any instance, does.
+		t.log.Log(ctx, ports.LevelWarn, "tasks: a new task cannot be claimed; it runs at its next tasks/get", ports.F("task", task.ID), ports.F("error", err))
+		return encodeTask(task, "task", false)
+	}
+	if !t.launch(ctx, run, next, claimed) {
 		// Closed meanwhile: release the claim for another instance.
 		t.release(context.WithoutCancel(ctx), task.ID, own)
 	}
 	return encodeTask(task, "task", false)
 }
 
-// resume runs a task again at this instance, from the request that found
-// it ready to run (the tasks/update that brought its last answer, or the
-// tasks/get that found its claim expired).
+// resume runs a task again at this instance, which has claimed it, from
+// the request that found it ready to run (the tasks/update that brought
+// its last answer, or the tasks/get that found its claim expired).
 func (t *Tasks) resume(ctx context.Context, req *app.Request, next app.MethodHandler, task ports.Task, st state) {
 	params, err := st.callParams()
 	var d *app.Request
@@ -546,18 +655,18 @@ func (t *Tasks) resume(ctx context.Context, req *app.Request, next app.MethodHan
 		t.fail(context.WithoutCancel(ctx), task, err)
 		return
 	}
-	if !t.launch(ctx, d, next, task, st) {
+	if !t.launch(ctx, d, next, task) {
 		t.release(context.WithoutCancel(ctx), task.ID, task.Owner)
 	}
 }
 
 // launch runs req (detached) in the background as task; false when this
 // process is closed or full.
-func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHandler, task ports.Task, st state) bool {
+func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHandler, task ports.Task) bool {
 	runCtx, cancel := context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), detachKey, (*detachFlag)(nil)))
-	r := &run{cancel: cancel, progress: make(chan string, 1)}
+	r := &run{cancel: cancel, progress: make(chan string, 1), bytes: runBytes(req)}
 	t.mu.Lock()
-	if t.closed || len(t.running) >= t.opts.MaxRunning {
+	if !t.fits(r.bytes) {
 		t.mu.Unlock()
 		cancel(nil)
 		return false
@@ -566,6 +675,7 @@ func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHan
 		old.cancel(errNotClaimed)
 	}
 	t.running[task.ID] = r
+	t.runningBytes += r.bytes
 	t.wg.Add(2)
 	t.mu.Unlock()
 	superviseCtx, stopSupervise := context.WithCancel(runCtx)
@@ -573,7 +683,7 @@ func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHan
 	go func() {
 		defer t.wg.Done()
 		defer close(superviseDone)
-		t.supervise(superviseCtx, r, task.ID, task.Owner)
+		t.supervise(superviseCtx, r, task.ID, task.Owner, task.StatusMessage)
 	}()
 	go func() {
 		defer t.wg.Done()
@@ -582,6 +692,7 @@ func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHan
 			if t.running[task.ID] == r {
 				delete(t.running, task.ID)
 			}
+			t.runningBytes -= r.bytes
 			t.mu.Unlock()
 			cancel(nil)
 		}()
@@ -601,7 +712,7 @@ func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHan
 		res, err := next(runCtx, req)
 		stopSupervise()
 		<-superviseDone
-		t.finish(context.WithoutCancel(ctx), runCtx, task, st, res, err)
+		t.finish(context.WithoutCancel(ctx), runCtx, task, res, err)
 	}()
 	return true
 }
@@ -638,13 +749,19 @@ func progressMessage(progress, total float64, message string) string {
 	return msg
 }
 
-func (t *Tasks) leaseEnd() int64 { return time.Now().Add(t.opts.Lease).UnixMilli() }
+// notClaimed reports whether err says that this instance no longer runs
+// the task: it is gone, has ended (or waits for input), or another
+// instance claimed it.
+func notClaimed(err error) bool {
+	return errors.Is(err, ports.ErrTaskNotFound) || errors.Is(err, ports.ErrTaskTransition) || errors.Is(err, ports.ErrTaskClaimed)
+}
 
 // supervise renews the run's claim every third of the lease, writes its
 // progress to the store (at most every progressEvery), and cancels the run
 // when the task was cancelled (or dropped, or claimed by another instance)
-// meanwhile.
-func (t *Tasks) supervise(ctx context.Context, r *run, id, own string) {
+// meanwhile. A renewal is the store's Claim: the task's state is neither
+// read nor written.
+func (t *Tasks) supervise(ctx context.Context, r *run, id, own, shown string) {
 	renew := time.NewTicker(max(t.opts.Lease/3, 10*time.Millisecond))
 	defer renew.Stop()
 	var (
@@ -670,22 +787,24 @@ func (t *Tasks) supervise(ctx context.Context, r *run, id, own string) {
 		}
 		throttle = nil
 		lastWrite = time.Now()
-		var before string
-		updated, err := t.updateClaimed(ctx, id, own, func(cur ports.Task, st state) ports.TaskUpdate {
-			before = cur.StatusMessage
-			sm := cur.StatusMessage
-			if haveMsg {
-				sm = msg
-			}
-			st.Lease = t.leaseEnd()
-			return ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: sm, State: st.encode()}
-		})
+		c := ports.TaskClaim{Runner: t.instance, Lease: t.opts.Lease}
+		if haveMsg && msg != shown {
+			c.StatusMessage = &msg
+		}
+		updated, err := t.store().Claim(ctx, id, own, c)
+		if errors.Is(err, ports.ErrTaskTooLarge) && c.StatusMessage != nil {
+			// A message over the store's bound: the claim is renewed
+			// without it.
+			c.StatusMessage, haveMsg = nil, false
+			updated, err = t.store().Claim(ctx, id, own, c)
+		}
 		switch {
-		case errors.Is(err, errNotClaimed):
+		case notClaimed(err):
 			r.cancel(errNotClaimed) // cancelled, dropped, or run by another instance now
 			return
 		case err == nil:
-			if updated.StatusMessage != before {
+			if c.StatusMessage != nil {
+				shown = msg
 				t.notify(ctx, updated)
 			}
 			haveMsg = false
@@ -696,45 +815,11 @@ func (t *Tasks) supervise(ctx context.Context, r *run, id, own string) {
 	}
 }
 
-// updateClaimed applies the update change makes of a task this instance
-// runs (its state names this instance as the runner) as a conditional
-// update, read again and retried when another change came first. It
-// returns errNotClaimed when the task is gone, ended or another
-// instance's.
-func (t *Tasks) updateClaimed(ctx context.Context, id, own string, change func(cur ports.Task, st state) ports.TaskUpdate) (ports.Task, error) {
-	for range conflictRetries {
-		cur, err := t.store().Get(ctx, id, own)
-		switch {
-		case errors.Is(err, ports.ErrTaskNotFound):
-			return ports.Task{}, errNotClaimed
-		case err != nil:
-			return ports.Task{}, err
-		case cur.Status.Terminal():
-			return ports.Task{}, errNotClaimed
-		}
-		st, err := decodeState(cur)
-		if err != nil || st.Runner != t.instance {
-			return ports.Task{}, errNotClaimed
-		}
-		u := change(cur, st)
-		u.IfVersion = cur.Version
-		updated, err := t.store().Update(ctx, id, own, u)
-		switch {
-		case errors.Is(err, ports.ErrTaskConflict):
-			continue
-		case errors.Is(err, ports.ErrTaskTransition):
-			return ports.Task{}, errNotClaimed // it ended meanwhile
-		}
-		return updated, err
-	}
-	return ports.Task{}, fmt.Errorf("tasks: task %s changed %d times while this instance wrote it: %w", id, conflictRetries, ports.ErrTaskConflict)
-}
-
 // finish writes the end of a run: input_required with the handler's
 // questions, completed with its result, failed with its error; nothing
 // when the run was cancelled, its claim released when the process shuts
 // down.
-func (t *Tasks) finish(ctx, runCtx context.Context, task ports.Task, st state, res stdjson.RawMessage, err error) {
+func (t *Tasks) finish(ctx, runCtx context.Context, task ports.Task, res stdjson.RawMessage, err error) {
 	switch context.Cause(runCtx) {
 	case errShutdown:
 		t.release(ctx, task.ID, task.Owner)
@@ -749,27 +834,32 @@ func (t *Tasks) finish(ctx, runCtx context.Context, task ports.Task, st state, r
 	default:
 		if asked, ok := inputRequests(res); ok {
 			// The questions wait for tasks/update; nobody runs the task
-			// meanwhile.
-			st.Runner, st.Lease = "", 0
-			u = ports.TaskUpdate{Status: ports.TaskInputRequired, InputRequests: asked, State: st.encode()}
+			// meanwhile (the store drops the claim), and its state stays.
+			u = ports.TaskUpdate{Status: ports.TaskInputRequired, InputRequests: asked}
 		}
 	}
 	t.write(ctx, task.ID, task.Owner, u)
 }
 
-// write applies u to a task this instance runs, if it still does, and
-// notifies its listeners. A result over the store's bound fails the task.
+// errOverBounds is the JSON-RPC error of a task whose outcome (result,
+// error, questions) is more than the task store keeps.
+var errOverBounds = stdjson.RawMessage(`{"code":-32603,"message":"Internal error: the task's outcome is more than the task store keeps"}`)
+
+// write applies u to a task this instance runs, if it still does (an
+// update conditional on its claim), and notifies its listeners. An
+// outcome over the store's bounds (for a task, for the client, in all)
+// fails the task.
 func (t *Tasks) write(ctx context.Context, id, own string, u ports.TaskUpdate) {
-	updated, err := t.updateClaimed(ctx, id, own, func(ports.Task, state) ports.TaskUpdate { return u })
-	if errors.Is(err, ports.ErrTaskTooLarge) {
-		t.log.Log(ctx, ports.LevelError, "tasks: a task's result is over the store's bound", ports.F("task", id), ports.F("error", err))
-		failed := ports.TaskUpdate{Status: ports.TaskFailed, Error: errorObject(nil)}
-		updated, err = t.updateClaimed(ctx, id, own, func(ports.Task, state) ports.TaskUpdate { return failed })
+	u.IfRunner = t.instance
+	updated, err := t.store().Update(ctx, id, own, u)
+	if errors.Is(err, ports.ErrTaskTooLarge) || errors.Is(err, ports.ErrTooManyTasks) {
+		t.log.Log(ctx, ports.LevelWarn, "tasks: a task's outcome is over the task store's bounds; the task fails", ports.F("task", id), ports.F("error", err))
+		updated, err = t.store().Update(ctx, id, own, ports.TaskUpdate{Status: ports.TaskFailed, Error: errOverBounds, IfRunner: t.instance})
 	}
 	switch {
 	case err == nil:
 		t.notify(ctx, updated)
-	case !errors.Is(err, errNotClaimed):
+	case !notClaimed(err):
 		t.log.Log(ctx, ports.LevelError, "tasks: writing a task failed", ports.F("task", id), ports.F("error", err))
 	}
 }
@@ -783,11 +873,8 @@ func (t *Tasks) fail(ctx context.Context, task ports.Task, err error) {
 // release gives up this instance's claim on a working task, so that
 // another instance runs it at its next tasks/get.
 func (t *Tasks) release(ctx context.Context, id, own string) {
-	_, err := t.updateClaimed(ctx, id, own, func(cur ports.Task, st state) ports.TaskUpdate {
-		st.Runner, st.Lease = "", 0
-		return ports.TaskUpdate{Status: cur.Status, StatusMessage: cur.StatusMessage, InputRequests: cur.InputRequests, State: st.encode()}
-	})
-	if err != nil && !errors.Is(err, errNotClaimed) {
+	_, err := t.store().Claim(ctx, id, own, ports.TaskClaim{Runner: t.instance})
+	if err != nil && !notClaimed(err) {
 		t.log.Log(ctx, ports.LevelWarn, "tasks: releasing a task failed; another instance runs it once its claim expires", ports.F("task", id), ports.F("error", err))
 	}
 }
@@ -905,29 +992,32 @@ func (t *Tasks) serveGet(ctx context.Context, req app.ExtensionRequest) (any, er
 	return encodeTask(task, "", true)
 }
 
-// takeOver runs a working task here whose claim has expired (its
-// instance died, or released it at shutdown), and returns it as it now
-// is.
+// takeOver runs a working task here whose claim has ended (its instance
+// died, or released it at shutdown), and returns it as it now is.
 func (t *Tasks) takeOver(ctx context.Context, task ports.Task) ports.Task {
-	st, err := decodeState(task)
-	if err != nil || st.Lease > time.Now().UnixMilli() || !t.room() {
-		return task
+	if task.Runner != "" && time.Now().Before(task.LeaseUntil) {
+		return task // its runner holds it
 	}
 	t.mu.Lock()
 	_, mine := t.running[task.ID]
 	t.mu.Unlock()
-	if mine && st.Runner == t.instance {
+	if mine && task.Runner == t.instance {
 		return task // its run here renews the claim when the store lets it
 	}
 	resume, ok := ctx.Value(resumeKey).(resumeFunc)
-	if !ok {
+	if !ok || !t.room() {
 		return task
 	}
-	st.Runner, st.Lease = t.instance, t.leaseEnd()
-	claimed, err := t.store().Update(ctx, task.ID, task.Owner, ports.TaskUpdate{Status: ports.TaskWorking,
-		StatusMessage: task.StatusMessage, State: st.encode(), IfVersion: task.Version})
+	// Conditional on the version read: a task changed meanwhile (its
+	// answers, another claim) is left to the next tasks/get.
+	claimed, err := t.store().Claim(ctx, task.ID, task.Owner, ports.TaskClaim{Runner: t.instance, Lease: t.opts.Lease, IfVersion: task.Version})
 	if err != nil {
 		return task // another instance claimed it first, or it ended
+	}
+	st, err := decodeState(task)
+	if err != nil {
+		t.fail(context.WithoutCancel(ctx), claimed, err)
+		return claimed
 	}
 	resume(claimed, st)
 	return claimed
@@ -1011,35 +1101,34 @@ func (t *Tasks) serveUpdate(ctx context.Context, req app.ExtensionRequest) (any,
 			return struct{}{}, nil
 		}
 		u := ports.TaskUpdate{Status: ports.TaskInputRequired, StatusMessage: task.StatusMessage, IfVersion: task.Version}
-		run := false
 		if len(pending) > 0 {
 			u.InputRequests, _ = stdjson.Marshal(pending)
 		} else {
 			// Every question is answered: the task runs again, here when
-			// this process has room, else at the next tasks/get anywhere.
+			// this process has room (and claims it first), else at the
+			// next tasks/get anywhere.
 			u.Status, u.StatusMessage = ports.TaskWorking, ""
-			if run = t.room(); run {
-				st.Runner, st.Lease = t.instance, t.leaseEnd()
-			}
 		}
 		u.State = st.encode()
 		updated, err := t.store().Update(ctx, id, own, u)
-		if errors.Is(err, ports.ErrTaskConflict) {
+		switch {
+		case errors.Is(err, ports.ErrTaskConflict):
 			continue
-		}
-		if errors.Is(err, ports.ErrTaskTransition) {
+		case errors.Is(err, ports.ErrTaskTransition):
 			return struct{}{}, nil // it ended meanwhile
-		}
-		if errors.Is(err, ports.ErrTaskTooLarge) {
-			return nil, app.InvalidParams("inputResponses: the answers are more than the task store keeps for a task")
-		}
-		if err != nil {
+		case errors.Is(err, ports.ErrTaskTooLarge), errors.Is(err, ports.ErrTooManyTasks):
+			return nil, app.InvalidParams("inputResponses: the answers are more than the task store keeps (for a task, for a client, or in all)")
+		case err != nil:
 			return nil, notFound(err)
 		}
 		t.notify(ctx, updated)
-		if run {
-			if resume, ok := ctx.Value(resumeKey).(resumeFunc); ok {
-				resume(updated, st)
+		if updated.Status == ports.TaskWorking && t.room() {
+			resume, ok := ctx.Value(resumeKey).(resumeFunc)
+			if ok {
+				claimed, err := t.store().Claim(ctx, id, own, ports.TaskClaim{Runner: t.instance, Lease: t.opts.Lease, IfVersion: updated.Version})
+				if err == nil {
+					resume(claimed, st)
+				}
 			}
 		}
 		return struct{}{}, nil

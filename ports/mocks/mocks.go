@@ -2400,6 +2400,45 @@ func (c *MockTaskStoreCancelCall) DoAndReturn(f func(context.Context, string, st
 	return c
 }
 
+// Claim mocks base method.
+func (m *MockTaskStore) Claim(ctx context.Context, id, owner string, c ports.TaskClaim) (ports.Task, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Claim", ctx, id, owner, c)
+	ret0, _ := ret[0].(ports.Task)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Claim indicates an expected call of Claim.
+func (mr *MockTaskStoreMockRecorder) Claim(ctx, id, owner, c any) *MockTaskStoreClaimCall {
+	mr.mock.ctrl.T.Helper()
+	call := mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Claim", reflect.TypeOf((*MockTaskStore)(nil).Claim), ctx, id, owner, c)
+	return &MockTaskStoreClaimCall{Call: call}
+}
+
+// MockTaskStoreClaimCall wrap *gomock.Call
+type MockTaskStoreClaimCall struct {
+	*gomock.Call
+}
+
+// Return rewrite *gomock.Call.Return
+func (c_2 *MockTaskStoreClaimCall) Return(arg0 ports.Task, arg1 error) *MockTaskStoreClaimCall {
+	c_2.Call = c_2.Call.Return(arg0, arg1)
+	return c_2
+}
+
+// Do rewrite *gomock.Call.Do
+func (c_2 *MockTaskStoreClaimCall) Do(f func(context.Context, string, string, ports.TaskClaim) (ports.Task, error)) *MockTaskStoreClaimCall {
+	c_2.Call = c_2.Call.Do(f)
+	return c_2
+}
+
+// DoAndReturn rewrite *gomock.Call.DoAndReturn
+func (c_2 *MockTaskStoreClaimCall) DoAndReturn(f func(context.Context, string, string, ports.TaskClaim) (ports.Task, error)) *MockTaskStoreClaimCall {
+	c_2.Call = c_2.Call.DoAndReturn(f)
+	return c_2
+}
+
 // Create mocks base method.
 func (m *MockTaskStore) Create(ctx context.Context, t ports.Task) (ports.Task, error) {
 	m.ctrl.T.Helper()
