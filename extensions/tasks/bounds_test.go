@@ -362,11 +362,13 @@ func TestTaskToolLookedUpFirst(t *testing.T) {
 // MaxRunningBytes, then its calls run synchronously.
 func TestRunningBytesBounded(t *testing.T) {
 	release := make(chan struct{})
-	x := tasks.New(tasks.Options{MaxRunningBytes: 3 << 20, Tools: map[string]tasks.Support{"slow": tasks.Optional, "job": tasks.Optional}})
+	x := tasks.New(tasks.Options{MaxRunningBytes: 100 << 10, Tools: map[string]tasks.Support{"slow": tasks.Optional, "job": tasks.Optional}})
 	t.Cleanup(func() { close(release); _ = x.Shutdown(context.Background()) })
 	url := serveHTTP(t, hexmcptestServer(t, x, app.Visibility{}, wireTools(release)), nil)
 	w := newWire(t, url, "127.0.0.2")
-	pad := strings.Repeat("x", 1<<20)
+	// 40 KiB of capabilities: within what the engine keeps of a client's
+	// declarations (app.DefaultMaxClientDeclarationBytes).
+	pad := strings.Repeat("x", 40<<10)
 	call := func(tool string) answer {
 		return w.call("tools/call", map[string]any{"name": tool, "arguments": map[string]any{},
 			"_meta": map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{
@@ -377,8 +379,8 @@ func TestRunningBytesBounded(t *testing.T) {
 			t.Fatalf("call %d: %s, want a task", i, a.result)
 		}
 	}
-	// The two runs (until release) hold over 2 MiB: a third is past the
-	// bound.
+	// The two runs (until release) hold over 80 KiB: a third is past the
+	// 100 KiB bound.
 	if a := call("job"); a.err != nil || a.task().ResultType != "complete" {
 		t.Fatalf("a call past the bound: %+v %s, want it answered synchronously", a.err, a.result)
 	}
