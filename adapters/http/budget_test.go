@@ -1,14 +1,15 @@
 package mcphttp_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,15 +27,15 @@ import (
 // read: neither may keep every other client out.
 
 // budgetEnv is a handler whose engine has the tools "echo" and "ask_name"
-// (which elicits), behind a wrapper that tells when a POST marked X-Slow
-// starts reading its body. Requests name their client in X-Client
+// (which elicits), behind a wrapper that tells when the handler has read
+// the first X-Slow bytes of a POST's body. Requests name their client in X-Client
 // (Options.ClientKey; without it the remote address).
 type budgetEnv struct {
 	t       *testing.T
 	url     string
 	host    string
 	path    string
-	reading chan struct{} // a POST marked X-Slow began reading its body
+	reading chan struct{} // the handler has read the first X-Slow bytes of a body
 }
 
 func newBudgetEnv(t *testing.T, opts mcphttp.Options) *budgetEnv {
@@ -60,8 +61,8 @@ func newBudgetEnv(t *testing.T, opts mcphttp.Options) *budgetEnv {
 	h := mcphttp.NewHandler(e, opts)
 	be := &budgetEnv{t: t, reading: make(chan struct{}, 64)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-Slow") != "" {
-			r.Body = &firstRead{ReadCloser: r.Body, ch: be.reading}
+		if n, _ := strconv.Atoi(r.Header.Get("X-Slow")); n > 0 {
+			r.Body = &readCount{ReadCloser: r.Body, after: n, ch: be.reading}
 		}
 		h.ServeHTTP(w, r)
 	}))
@@ -77,22 +78,26 @@ func newBudgetEnv(t *testing.T, opts mcphttp.Options) *budgetEnv {
 	return be
 }
 
-// firstRead signals on ch when its first Read begins: the handler has
-// passed whatever it does before reading the body.
-type firstRead struct {
+// readCount signals on ch once the handler has read after bytes of the
+// body: it has passed whatever it does before reading them.
+type readCount struct {
 	io.ReadCloser
-	once sync.Once
-	ch   chan<- struct{}
+	after, read int
+	ch          chan<- struct{}
 }
 
-func (f *firstRead) Read(p []byte) (int, error) {
-	f.once.Do(func() { f.ch <- struct{}{} })
-	return f.ReadCloser.Read(p)
+func (c *readCount) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	if c.read < c.after && c.read+n >= c.after {
+		c.ch <- struct{}{}
+	}
+	c.read += n
+	return n, err
 }
 
 // slowPost opens a connection that announces a body of announce bytes
 // (Content-Length), sends sent of it and stops, as a slow or malicious
-// client does; it waits until the handler reads the body.
+// client does; it waits until the handler has read what was sent.
 func (be *budgetEnv) slowPost(announce int, sent string, h hdr) net.Conn {
 	be.t.Helper()
 	c, err := net.Dial("tcp", be.host)
@@ -101,7 +106,7 @@ func (be *budgetEnv) slowPost(announce int, sent string, h hdr) net.Conn {
 	}
 	be.t.Cleanup(func() { c.Close() })
 	var b strings.Builder
-	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\nX-Slow: 1\r\n", be.path, be.host, announce)
+	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\nX-Slow: %d\r\n", be.path, be.host, announce, len(sent))
 	for k, v := range h {
 		fmt.Fprintf(&b, "%s: %s\r\n", k, v)
 	}
@@ -179,4 +184,160 @@ func (be *budgetEnv) initializeCaps(rev, caps string, h hdr) string {
 	}
 	expect(be.t, be.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, mergeHdr(sessHdr(sid, rev), h)), http.StatusAccepted)
 	return sid
+}
+
+// paddedInit is an initialize request padded with whitespace to n bytes.
+func paddedInit(n int) string {
+	b := fmt.Sprintf(initBody, "2025-11-25")
+	return padded(b, n-len(b))
+}
+
+// finish sends the rest of a slowPost's body and returns the response.
+func (be *budgetEnv) finish(c net.Conn, rest string) *http.Response {
+	be.t.Helper()
+	if _, err := io.WriteString(c, rest); err != nil {
+		be.t.Fatal(err)
+	}
+	return readResponse(be.t, c)
+}
+
+// readResponse reads an HTTP response from c.
+func readResponse(t *testing.T, c net.Conn) *http.Response {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// Bodies being read that take the whole budget make the others wait, then
+// refuse them with 503 and Retry-After (a JSON-RPC error without id: the
+// body was not read); once they have been read, the others are served.
+func TestInFlightBytesRefuseWithBusy(t *testing.T) {
+	be := newBudgetEnv(t, mcphttp.Options{MaxBodyBytes: 64 << 10, MaxInFlightBytes: 128 << 10})
+	body := paddedInit(64 << 10)
+	// Two clients send all of their bodies but the last byte: each holds
+	// 64 KiB, the two the whole budget.
+	a := be.slowPost(len(body), body[:len(body)-1], hdr{"X-Client": "a"})
+	b := be.slowPost(len(body), body[:len(body)-1], hdr{"X-Client": "b"})
+
+	resp := be.post(statelessCall(2, "echo", `{"text":"hi"}`), mergeHdr(statelessHdr("tools/call", "echo"), hdr{"X-Client": "c"}))
+	got := expect(t, resp, http.StatusServiceUnavailable)
+	if resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("Retry-After %q", resp.Header.Get("Retry-After"))
+	}
+	equalJSONBody(t, got, `{"jsonrpc":"2.0","error":{"code":-32603,"message":"Service unavailable: the server is busy"}}`)
+
+	expect(t, be.finish(a, body[len(body)-1:]), http.StatusOK, `"protocolVersion":"2025-11-25"`)
+	expect(t, be.finish(b, body[len(body)-1:]), http.StatusOK, `"protocolVersion":"2025-11-25"`)
+	expect(t, be.post(padded(statelessCall(3, "echo", `{"text":"big"}`), 60<<10), mergeHdr(statelessHdr("tools/call", "echo"), hdr{"X-Client": "c"})),
+		http.StatusOK, "echo: big")
+}
+
+// One client's bodies being read take at most its share of the budget
+// (Options.MaxInFlightBytesPerClient): past it, that client is refused at
+// once with 429 and Retry-After, and every other client is served.
+func TestInFlightBytesPerClientShare(t *testing.T) {
+	be := newBudgetEnv(t, mcphttp.Options{MaxBodyBytes: 64 << 10, MaxInFlightBytes: 1 << 20, MaxInFlightBytesPerClient: 128 << 10})
+	body := paddedInit(64 << 10)
+	greedy := hdr{"X-Client": "greedy"}
+	a := be.slowPost(len(body), body[:len(body)-1], greedy)
+	b := be.slowPost(len(body), body[:len(body)-1], greedy)
+
+	resp := be.post(statelessCall(2, "echo", `{"text":"hi"}`), mergeHdr(statelessHdr("tools/call", "echo"), greedy))
+	got := expect(t, resp, http.StatusTooManyRequests)
+	if resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("Retry-After %q", resp.Header.Get("Retry-After"))
+	}
+	if code, id := rpcError(t, got); code != domain.CodeInvalidRequest || id != "" {
+		t.Fatalf("error %d with id %q: %s", code, id, got)
+	}
+	if !strings.Contains(got, "131072 bytes") {
+		t.Fatalf("the error does not name the share: %s", got)
+	}
+
+	// Others are served meanwhile, a large body included.
+	expect(t, be.post(padded(statelessCall(3, "echo", `{"text":"big"}`), 60<<10), mergeHdr(statelessHdr("tools/call", "echo"), hdr{"X-Client": "other"})),
+		http.StatusOK, "echo: big")
+
+	// Once its bodies have arrived, the client is served again.
+	expect(t, be.finish(a, body[len(body)-1:]), http.StatusOK)
+	expect(t, be.finish(b, body[len(body)-1:]), http.StatusOK)
+	expect(t, be.post(statelessCall(4, "echo", `{"text":"again"}`), mergeHdr(statelessHdr("tools/call", "echo"), greedy)), http.StatusOK, "echo: again")
+}
+
+// What calls being served keep of their requests counts in their client's
+// share, not in the budget: a client whose calls waiting for an
+// elicitation keep its share (their params are padded, so the calls keep
+// them) is refused a further call with 429, Retry-After and the call's
+// id; its answers to the elicitations are still accepted, which frees its
+// share; other clients are served throughout.
+func TestInFlightBytesCallsKeepTheirClientsShare(t *testing.T) {
+	const rev = "2025-11-25"
+	be := newBudgetEnv(t, mcphttp.Options{MaxBodyBytes: 64 << 10, MaxInFlightBytes: 128 << 10, MaxInFlightBytesPerClient: 128 << 10})
+	attacker := hdr{"X-Client": "attacker"}
+	sid := be.initializeCaps(rev, `{"elicitation":{}}`, attacker)
+	call := func(id int) string {
+		return callBody(id, "ask_name", `{},"_meta":{"pad":"`+strings.Repeat("x", 60<<10)+`"}`)
+	}
+	var streams []*sse
+	var asks []string
+	for i := range 2 {
+		resp := be.post(call(10+i), mergeHdr(sessHdr(sid, rev), attacker))
+		defer resp.Body.Close()
+		s := newSSE(t, resp)
+		asks = append(asks, elicitRequest(t, s.nextMessage(t).data))
+		streams = append(streams, s)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel() // a call served instead would wait for its elicitation
+	resp := request(t, ctx, http.MethodPost, be.url, call(12), mergeHdr(sessHdr(sid, rev), attacker))
+	got := expect(t, resp, http.StatusTooManyRequests)
+	if resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("Retry-After %q", resp.Header.Get("Retry-After"))
+	}
+	if code, id := rpcError(t, got); code != domain.CodeInvalidRequest || id != "12" {
+		t.Fatalf("error %d with id %q: %s", code, id, got)
+	}
+
+	// Other clients are served, with bodies as large as the attacker's.
+	victim := hdr{"X-Client": "victim"}
+	expect(t, be.post(fmt.Sprintf(initBody, rev), victim), http.StatusOK)
+	expect(t, be.post(padded(statelessCall(2, "echo", `{"text":"big"}`), 60<<10), mergeHdr(statelessHdr("tools/call", "echo"), victim)),
+		http.StatusOK, "echo: big")
+
+	// The attacker's answer is accepted; its call ends, which frees room
+	// for another.
+	expect(t, be.post(acceptAda(asks[0]), mergeHdr(sessHdr(sid, rev), attacker)), http.StatusAccepted)
+	if res := streams[0].nextMessage(t); !strings.Contains(res.data, "Hello, Ada!") {
+		t.Fatalf("the call answered %s", res.data)
+	}
+	streams[0].endsWithin(t, 20*time.Second)
+	resp = be.post(call(13), mergeHdr(sessHdr(sid, rev), attacker))
+	defer resp.Body.Close()
+	elicitRequest(t, newSSE(t, resp).nextMessage(t).data)
+}
+
+// A body that does not arrive within Options.BodyTimeout is answered 408
+// (a JSON-RPC error without id), and its connection closed; what it held
+// of the budget is given back.
+func TestBodyTimeout(t *testing.T) {
+	be := newBudgetEnv(t, mcphttp.Options{MaxBodyBytes: 64 << 10, MaxInFlightBytes: 64 << 10, BodyTimeout: 200 * time.Millisecond})
+	body := paddedInit(64 << 10)
+	c := be.slowPost(len(body), body[:len(body)-1], hdr{"X-Client": "slow"})
+	resp := readResponse(t, c)
+	got := expect(t, resp, http.StatusRequestTimeout)
+	if code, id := rpcError(t, got); code != domain.CodeInvalidRequest || id != "" {
+		t.Fatalf("error %d with id %q: %s", code, id, got)
+	}
+	if !strings.Contains(got, "within 200ms") || !resp.Close {
+		t.Fatalf("close %t: %s", resp.Close, got)
+	}
+	if n, err := c.Read(make([]byte, 1)); err == nil {
+		t.Fatalf("the connection is still open (read %d bytes)", n)
+	}
+	// The whole budget is free again.
+	expect(t, be.post(body, hdr{"X-Client": "slow"}), http.StatusOK)
 }
