@@ -32,6 +32,7 @@ import (
 // (Options.ClientKey; without it the remote address).
 type budgetEnv struct {
 	t       *testing.T
+	client  *http.Client
 	url     string
 	host    string
 	path    string
@@ -39,6 +40,12 @@ type budgetEnv struct {
 }
 
 func newBudgetEnv(t *testing.T, opts mcphttp.Options) *budgetEnv {
+	t.Helper()
+	return newBudgetEnvOver(t, opts, false)
+}
+
+// newBudgetEnvOver is newBudgetEnv over HTTP/2 (with TLS) when h2.
+func newBudgetEnvOver(t *testing.T, opts mcphttp.Options, h2 bool) *budgetEnv {
 	t.Helper()
 	e, err := app.NewEngine(app.Options{
 		Info:         domain.Implementation{Name: "test", Version: "1.0.0"},
@@ -60,14 +67,25 @@ func newBudgetEnv(t *testing.T, opts mcphttp.Options) *budgetEnv {
 	}
 	h := mcphttp.NewHandler(e, opts)
 	be := &budgetEnv{t: t, reading: make(chan struct{}, 64)}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n, _ := strconv.Atoi(r.Header.Get("X-Slow")); n > 0 {
 			r.Body = &readCount{ReadCloser: r.Body, after: n, ch: be.reading}
 		}
+		if h2 && r.ProtoMajor != 2 {
+			http.Error(w, "not HTTP/2", http.StatusHTTPVersionNotSupported)
+			return
+		}
 		h.ServeHTTP(w, r)
 	}))
+	if h2 {
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
+	be.client = srv.Client()
 	be.url = srv.URL + "/mcp"
-	be.host = strings.TrimPrefix(srv.URL, "http://")
+	be.host = srv.Listener.Addr().String()
 	be.path = "/mcp"
 	t.Cleanup(func() {
 		h.CloseStreams()
@@ -125,7 +143,30 @@ func (be *budgetEnv) slowPost(announce int, sent string, h hdr) net.Conn {
 
 func (be *budgetEnv) post(body string, h hdr) *http.Response {
 	be.t.Helper()
-	return request(be.t, context.Background(), http.MethodPost, be.url, body, h)
+	return be.request(context.Background(), strings.NewReader(body), -1, h)
+}
+
+// request posts body (of length n; -1: the reader's, when it tells) with
+// the headers a conforming client sends, then h.
+func (be *budgetEnv) request(ctx context.Context, body io.Reader, n int64, h hdr) *http.Response {
+	be.t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, be.url, body)
+	if err != nil {
+		be.t.Fatal(err)
+	}
+	if n >= 0 {
+		req.ContentLength = n
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := be.client.Do(req)
+	if err != nil {
+		be.t.Fatal(err)
+	}
+	return resp
 }
 
 // Item 1 of issue 18: connections that announce whole bodies
@@ -293,7 +334,7 @@ func TestInFlightBytesCallsKeepTheirClientsShare(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel() // a call served instead would wait for its elicitation
-	resp := request(t, ctx, http.MethodPost, be.url, call(12), mergeHdr(sessHdr(sid, rev), attacker))
+	resp := be.request(ctx, strings.NewReader(call(12)), -1, mergeHdr(sessHdr(sid, rev), attacker))
 	got := expect(t, resp, http.StatusTooManyRequests)
 	if resp.Header.Get("Retry-After") != "1" {
 		t.Fatalf("Retry-After %q", resp.Header.Get("Retry-After"))
@@ -340,4 +381,76 @@ func TestBodyTimeout(t *testing.T) {
 	}
 	// The whole budget is free again.
 	expect(t, be.post(body, hdr{"X-Client": "slow"}), http.StatusOK)
+}
+
+// Over HTTP/2 too, a body that does not arrive within BodyTimeout is
+// answered 408; the stream is reset, the connection serves on.
+func TestBodyTimeoutHTTP2(t *testing.T) {
+	be := newBudgetEnvOver(t, mcphttp.Options{MaxBodyBytes: 64 << 10, BodyTimeout: 200 * time.Millisecond}, true)
+	body := paddedInit(64 << 10)
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() { _, _ = io.WriteString(pw, body[:100]) }()
+	resp := be.request(context.Background(), pr, int64(len(body)), hdr{"X-Client": "slow"})
+	got := expect(t, resp, http.StatusRequestTimeout)
+	if resp.ProtoMajor != 2 {
+		t.Fatalf("served over HTTP/%d", resp.ProtoMajor)
+	}
+	if code, id := rpcError(t, got); code != domain.CodeInvalidRequest || id != "" || !strings.Contains(got, "within 200ms") {
+		t.Fatalf("error %d with id %q: %s", code, id, got)
+	}
+	expect(t, be.post(body, nil), http.StatusOK)
+}
+
+// BodyTimeout bounds the body only: a call that goes on longer once its
+// body has arrived (here, waiting for the answer to an elicitation, which
+// travels on the session's GET stream while the POST, accepting JSON only,
+// waits without a stream: its client going away would cancel the call) is
+// served to the end, over HTTP/1 and HTTP/2.
+func TestBodyTimeoutEndsWithTheBody(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("h2=%t", h2), func(t *testing.T) {
+			const rev = "2025-11-25"
+			timeout := 100 * time.Millisecond
+			be := newBudgetEnvOver(t, mcphttp.Options{BodyTimeout: timeout}, h2)
+			sid := be.initializeCaps(rev, `{"elicitation":{}}`, nil)
+			req, err := http.NewRequest(http.MethodGet, be.url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range sessHdr(sid, rev) {
+				req.Header.Set(k, v)
+			}
+			req.Header.Set("Accept", "text/event-stream")
+			get, err := be.client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer get.Body.Close()
+			gs := newSSE(t, get)
+			if p := gs.nextEvent(t); p.data != "" {
+				t.Fatalf("priming event %+v", p)
+			}
+
+			done := make(chan string, 1)
+			go func() {
+				resp := be.post(padded(callBody(2, "ask_name", `{}`), 20<<10), mergeHdr(sessHdr(sid, rev), hdr{"Accept": "application/json"}))
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				done <- fmt.Sprintf("%d %s", resp.StatusCode, b)
+			}()
+			id := elicitRequest(t, gs.nextMessage(t).data)
+			time.Sleep(5 * timeout) // the body's deadline, had it stayed, has passed
+			expect(t, be.post(acceptAda(id), sessHdr(sid, rev)), http.StatusAccepted)
+			select {
+			case got := <-done:
+				if !strings.HasPrefix(got, "200 ") {
+					t.Fatalf("the call answered %s", got)
+				}
+				sameJSON(t, strings.TrimPrefix(got, "200 "), helloAda2)
+			case <-time.After(20 * time.Second):
+				t.Fatal("the call was not answered")
+			}
+		})
+	}
 }
