@@ -118,6 +118,18 @@ func (c *readCount) Read(p []byte) (int, error) {
 // client does; it waits until the handler has read what was sent.
 func (be *budgetEnv) slowPost(announce int, sent string, h hdr) net.Conn {
 	be.t.Helper()
+	c := be.dialSlow(announce, sent, h)
+	select {
+	case <-be.reading:
+	case <-time.After(20 * time.Second):
+		be.t.Fatal("the handler did not start reading a slow body")
+	}
+	return c
+}
+
+// dialSlow is slowPost without waiting for the handler.
+func (be *budgetEnv) dialSlow(announce int, sent string, h hdr) net.Conn {
+	be.t.Helper()
 	c, err := net.Dial("tcp", be.host)
 	if err != nil {
 		be.t.Fatal(err)
@@ -132,11 +144,6 @@ func (be *budgetEnv) slowPost(announce int, sent string, h hdr) net.Conn {
 	b.WriteString(sent)
 	if _, err := io.WriteString(c, b.String()); err != nil {
 		be.t.Fatal(err)
-	}
-	select {
-	case <-be.reading:
-	case <-time.After(20 * time.Second):
-		be.t.Fatal("the handler did not start reading a slow body")
 	}
 	return c
 }
@@ -365,15 +372,15 @@ func TestInFlightBytesCallsKeepTheirClientsShare(t *testing.T) {
 // (a JSON-RPC error without id), and its connection closed; what it held
 // of the budget is given back.
 func TestBodyTimeout(t *testing.T) {
-	be := newBudgetEnv(t, mcphttp.Options{MaxBodyBytes: 64 << 10, MaxInFlightBytes: 64 << 10, BodyTimeout: 200 * time.Millisecond})
+	be := newBudgetEnv(t, mcphttp.Options{MaxBodyBytes: 64 << 10, MaxInFlightBytes: 64 << 10, BodyTimeout: time.Second})
 	body := paddedInit(64 << 10)
-	c := be.slowPost(len(body), body[:len(body)-1], hdr{"X-Client": "slow"})
+	c := be.dialSlow(len(body), body[:len(body)-1], hdr{"X-Client": "slow"})
 	resp := readResponse(t, c)
 	got := expect(t, resp, http.StatusRequestTimeout)
 	if code, id := rpcError(t, got); code != domain.CodeInvalidRequest || id != "" {
 		t.Fatalf("error %d with id %q: %s", code, id, got)
 	}
-	if !strings.Contains(got, "within 200ms") || !resp.Close {
+	if !strings.Contains(got, "within 1s") || !resp.Close {
 		t.Fatalf("close %t: %s", resp.Close, got)
 	}
 	if n, err := c.Read(make([]byte, 1)); err == nil {
@@ -386,7 +393,7 @@ func TestBodyTimeout(t *testing.T) {
 // Over HTTP/2 too, a body that does not arrive within BodyTimeout is
 // answered 408; the stream is reset, the connection serves on.
 func TestBodyTimeoutHTTP2(t *testing.T) {
-	be := newBudgetEnvOver(t, mcphttp.Options{MaxBodyBytes: 64 << 10, BodyTimeout: 200 * time.Millisecond}, true)
+	be := newBudgetEnvOver(t, mcphttp.Options{MaxBodyBytes: 64 << 10, BodyTimeout: time.Second}, true)
 	body := paddedInit(64 << 10)
 	pr, pw := io.Pipe()
 	defer pw.Close()
@@ -396,7 +403,7 @@ func TestBodyTimeoutHTTP2(t *testing.T) {
 	if resp.ProtoMajor != 2 {
 		t.Fatalf("served over HTTP/%d", resp.ProtoMajor)
 	}
-	if code, id := rpcError(t, got); code != domain.CodeInvalidRequest || id != "" || !strings.Contains(got, "within 200ms") {
+	if code, id := rpcError(t, got); code != domain.CodeInvalidRequest || id != "" || !strings.Contains(got, "within 1s") {
 		t.Fatalf("error %d with id %q: %s", code, id, got)
 	}
 	expect(t, be.post(body, nil), http.StatusOK)
@@ -411,7 +418,7 @@ func TestBodyTimeoutEndsWithTheBody(t *testing.T) {
 	for _, h2 := range []bool{false, true} {
 		t.Run(fmt.Sprintf("h2=%t", h2), func(t *testing.T) {
 			const rev = "2025-11-25"
-			timeout := 100 * time.Millisecond
+			timeout := 500 * time.Millisecond // bodies are small: they arrive with their headers
 			be := newBudgetEnvOver(t, mcphttp.Options{BodyTimeout: timeout}, h2)
 			sid := be.initializeCaps(rev, `{"elicitation":{}}`, nil)
 			req, err := http.NewRequest(http.MethodGet, be.url, nil)
@@ -433,14 +440,27 @@ func TestBodyTimeoutEndsWithTheBody(t *testing.T) {
 			}
 
 			done := make(chan string, 1)
+			call, err := http.NewRequest(http.MethodPost, be.url, strings.NewReader(callBody(2, "ask_name", `{}`)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range sessHdr(sid, rev) {
+				call.Header.Set(k, v)
+			}
+			call.Header.Set("Content-Type", "application/json")
+			call.Header.Set("Accept", "application/json")
 			go func() {
-				resp := be.post(padded(callBody(2, "ask_name", `{}`), 20<<10), mergeHdr(sessHdr(sid, rev), hdr{"Accept": "application/json"}))
+				resp, err := be.client.Do(call)
+				if err != nil {
+					done <- err.Error()
+					return
+				}
 				b, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				done <- fmt.Sprintf("%d %s", resp.StatusCode, b)
 			}()
 			id := elicitRequest(t, gs.nextMessage(t).data)
-			time.Sleep(5 * timeout) // the body's deadline, had it stayed, has passed
+			time.Sleep(3 * timeout) // the body's deadline, had it stayed, has passed
 			expect(t, be.post(acceptAda(id), sessHdr(sid, rev)), http.StatusAccepted)
 			select {
 			case got := <-done:
