@@ -89,6 +89,44 @@ func Inspect(raw []byte) MessageInfo {
 	return mi
 }
 
+// RetainedSize is how many bytes of the buffer the message was inspected
+// from it refers to while it is served: its id and its params (the
+// members the engine reads are parts of them). The rest of the buffer
+// (other members, whitespace) is of no use once the message is inspected,
+// yet stays in memory as long as the message refers to any part of it;
+// see [MessageInfo.Detach].
+func (mi MessageInfo) RetainedSize() int {
+	return len(mi.msg.id) + len(mi.msg.params.raw)
+}
+
+// Detach returns the request or notification inspected again from a new
+// buffer that holds only what it refers to (its id, method and params),
+// so that the buffer it was inspected from can be freed while it is
+// served: a transport calls it for a message whose buffer is much larger
+// than [MessageInfo.RetainedSize] (padding beside the params) before
+// serving a call that may last, such as one that waits for the client's
+// answer to an elicitation. It costs a copy and a decoding of those bytes.
+// Other messages (responses, invalid messages) are returned unchanged.
+func (mi MessageInfo) Detach() MessageInfo {
+	if mi.Kind != KindRequest && mi.Kind != KindNotification {
+		return mi
+	}
+	m := mi.msg
+	b := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"method":"","params":}`)+len(m.id)+len(m.method)+len(m.params.raw))
+	b = append(b, `{"jsonrpc":"2.0"`...)
+	if m.id != nil {
+		b = append(b, `,"id":`...)
+		b = append(b, m.id...)
+	}
+	b = append(b, `,"method":`...)
+	b = domain.AppendJSONString(b, m.method)
+	if m.params.raw != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, m.params.raw...)
+	}
+	return Inspect(append(b, '}'))
+}
+
 // LookupTool returns the definition of a registered tool (transports read
 // its input schema for header mapping, for example).
 func (e *Engine) LookupTool(name string) (*domain.Tool, bool) {

@@ -77,6 +77,8 @@
 //	406  a POST whose Accept allows neither application/json nor
 //	     text/event-stream; a GET whose Accept does not allow
 //	     text/event-stream (a missing Accept allows both)
+//	408  a POST whose body does not arrive within Options.BodyTimeout
+//	     (-32600; the connection is closed)
 //	409  a GET while the session's standalone stream is already open
 //	413  a body over Options.MaxBodyBytes
 //	415  a POST whose Content-Type is not application/json
@@ -86,13 +88,19 @@
 //	     client, none of them idle long enough to be evicted (-32600,
 //	     Retry-After: 30); a subscriptions/listen past the engine's
 //	     MaxListeners or its client's MaxListenersPerClient
-//	     (app.CodeListenLimit, Retry-After: 5)
+//	     (app.CodeListenLimit, Retry-After: 5); a POST whose client's
+//	     bodies being read take its share of the budget of bodies in
+//	     flight (Options.MaxInFlightBytesPerClient; -32600, Retry-After:
+//	     1), and a request whose client's calls in progress keep that
+//	     share of their requests (-32600 with the request's id,
+//	     Retry-After: 1)
 //	503  the session store refuses a new session because it is full and
 //	     no session is idle long enough to be evicted (-32603,
-//	     Retry-After: 10), or fails; a POST whose body finds no room in
-//	     Options.MaxInFlightBytes within 2 s (-32603 "the server is busy",
-//	     Retry-After: 1); a GET after CloseStreams or while the server
-//	     shuts down; any request after Abort
+//	     Retry-After: 10), or fails; a POST whose body, counted as it
+//	     arrives, finds no room in Options.MaxInFlightBytes within 2 s
+//	     (-32603 "the server is busy", Retry-After: 1); a GET after
+//	     CloseStreams or while the server shuts down; any request after
+//	     Abort
 //
 // [Server] also bounds connections before any request is read: past
 // ServerOptions.MaxConnsPerClient from one address a connection is answered

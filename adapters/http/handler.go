@@ -77,20 +77,48 @@ type Options struct {
 	// MaxBodyBytes bounds a POST body (default 4 MiB); a larger one is
 	// refused with 413.
 	MaxBodyBytes int64
-	// MaxInFlightBytes bounds the bytes of the POST bodies being read and
-	// served at once, over the whole handler (default
-	// [DefaultMaxInFlightBytes], 32 MiB; [app.Unlimited] or any negative
-	// value: no bound). A POST reserves its Content-Length (MaxBodyBytes
-	// when it is not known, giving back the unused part once read) before
-	// its body is read; when there is no room it waits up to 2 seconds
-	// (or until the request's context ends), then is refused with 503,
-	// Retry-After and a JSON-RPC error without id (-32603). A body larger
-	// than the whole budget is read when nothing else is. The bytes are
-	// given back when the request has been served, or as soon as a
-	// subscriptions/listen stream starts; a handshake-era call waiting
-	// for the client (an elicitation, answered over another POST) keeps
-	// them meanwhile (bounded by app.Options.ClientRequestTimeout).
+	// MaxInFlightBytes bounds the bytes of the POST bodies being read at
+	// once, over the whole handler (default [DefaultMaxInFlightBytes],
+	// 32 MiB; [app.Unlimited] or any negative value: no bound). A body
+	// counts the bytes it holds as they arrive, not the Content-Length it
+	// announces: it is read into a buffer of 8 KiB (or its length, when
+	// smaller) that doubles as it fills, each step counted before it is
+	// made. When a step finds no room it waits up to 2 seconds (or until
+	// the request's context ends, or BodyTimeout), then the POST is
+	// refused with 503, Retry-After and a JSON-RPC error without id
+	// (-32603). A body larger than the whole budget is read when nothing
+	// else is. Once the request is decoded its body leaves the budget:
+	// what its call then keeps counts in its client's share
+	// (MaxInFlightBytesPerClient) instead, so that calls waiting for the
+	// client (an elicitation, for up to app.Options.ClientRequestTimeout)
+	// never keep other clients out. Notifications and responses, served
+	// at once, keep their bodies counted until then.
 	MaxInFlightBytes int64
+	// MaxInFlightBytesPerClient is one client's share (see ClientKey) of
+	// MaxInFlightBytes (default [DefaultMaxInFlightBytesPerClient], 8 MiB,
+	// and never more than MaxInFlightBytes; [app.Unlimited] or any
+	// negative value: no share per client). It bounds, apart, two things
+	// of one client: the bytes of its POST bodies being read at once
+	// (counted as they arrive), and what its calls being served keep of
+	// their requests, from decoding until answered: the body's buffer, or
+	// only the id and params that the call refers to when the rest is
+	// padding (see app.MessageInfo.Detach). A body past the first is
+	// refused at once with 429, Retry-After and a JSON-RPC error without
+	// id (-32600); a request past the second with 429, Retry-After and
+	// the request's id. Other clients are not touched. Counting the two
+	// apart lets a client whose calls keep its share still send the
+	// answers they wait for. A body (or a call) larger than the share is
+	// served when its client has nothing else counted.
+	MaxInFlightBytesPerClient int64
+	// BodyTimeout bounds how long a POST body may take to arrive, from
+	// when the handler starts reading it (default [DefaultBodyTimeout],
+	// 30 s; negative: no bound besides the http.Server's ReadTimeout,
+	// which applies instead when it is shorter). Past it the client gets
+	// 408 Request Timeout with a JSON-RPC error without id (-32600), and
+	// the connection is closed. The bound is set through
+	// http.ResponseController: a middleware that wraps the
+	// ResponseWriter must let it Unwrap to net/http's.
+	BodyTimeout time.Duration
 	// MaxInFlightPerSession bounds the requests one session may have in
 	// flight at once (default 32); one more is refused at once with 429 and
 	// Retry-After rather than queued, so that a client cannot park
@@ -124,7 +152,8 @@ type Options struct {
 	// ClientKey names the client a new session counts against for the
 	// session store's per-client limit (ports.SessionState.Peer; the
 	// in-memory store allows memory.DefaultMaxSessionsPerClient sessions
-	// per client). Default [DefaultClientKey]: the authenticated
+	// per client), and the client whose share of the budget of POST
+	// bodies a request counts in (MaxInFlightBytesPerClient). Default [DefaultClientKey]: the authenticated
 	// principal, else the remote IP address. Behind a reverse proxy every
 	// client has the proxy's address: set it to read the client's address
 	// from the header your proxy sets (and only when the request comes
@@ -157,7 +186,7 @@ type Handler struct {
 
 	guard *httpguard.Guard // the Host and Origin rules
 
-	budget *bodyBudget // Options.MaxInFlightBytes; nil: no bound
+	budget *bodyBudget // Options.MaxInFlightBytes and MaxInFlightBytesPerClient; nil: no bound
 
 	// closing ends the GET streams (CloseStreams); abortCtx (Abort) ends
 	// the stateless requests' contexts and every live session here, whose
@@ -199,6 +228,15 @@ func NewHandler(e *app.Engine, opts Options) *Handler {
 	if opts.MaxInFlightBytes == 0 {
 		opts.MaxInFlightBytes = DefaultMaxInFlightBytes
 	}
+	if opts.MaxInFlightBytesPerClient == 0 {
+		opts.MaxInFlightBytesPerClient = DefaultMaxInFlightBytesPerClient
+	}
+	switch {
+	case opts.BodyTimeout == 0:
+		opts.BodyTimeout = DefaultBodyTimeout
+	case opts.BodyTimeout < 0:
+		opts.BodyTimeout = 0
+	}
 	if opts.KeepAlive == 0 {
 		opts.KeepAlive = DefaultKeepAlive
 	}
@@ -222,7 +260,7 @@ func NewHandler(e *app.Engine, opts Options) *Handler {
 		events:   opts.EventStore,
 		log:      opts.Logger,
 		guard:    httpguard.New(opts.AllowedOrigins, opts.AllowedHosts),
-		budget:   newBodyBudget(opts.MaxInFlightBytes),
+		budget:   newBodyBudget(opts.MaxInFlightBytes, opts.MaxInFlightBytesPerClient),
 		closing:  make(chan struct{}),
 		live:     make(map[string]*liveSession),
 		copies:   newLocalCopies(opts.MaxLocalSessionBytes),

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 )
@@ -30,43 +29,9 @@ func postChunked(ctx context.Context, url, body string, h hdr) (*http.Response, 
 	return http.DefaultClient.Do(req)
 }
 
-// POSTs whose bodies would take the bytes in flight past
-// Options.MaxInFlightBytes wait, then are refused with 503 and Retry-After
-// (a JSON-RPC error without id: the body was not read), while a request
-// that fits is served, and so are the requests holding the budget.
-func TestInFlightBytesRefuseWithBusy(t *testing.T) {
-	ev := newEnv(t, mcphttp.Options{MaxInFlightBytes: 100 << 10})
-	blockBody := padded(statelessCall(1, "block", `{}`), 40<<10)
-	done := make(chan *http.Response, 2)
-	for range 2 {
-		go func() { done <- mustDo(http.MethodPost, ev.url, blockBody, statelessHdr("tools/call", "block")) }()
-	}
-	ev.waitStarted()
-	ev.waitStarted() // 2 × 40 KiB held
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp := request(t, ctx, http.MethodPost, ev.url, padded(statelessCall(2, "echo", `{"text":"big"}`), 40<<10), statelessHdr("tools/call", "echo"))
-	body := expect(t, resp, http.StatusServiceUnavailable)
-	if resp.Header.Get("Retry-After") == "" {
-		t.Fatal("no Retry-After")
-	}
-	equalJSONBody(t, body, `{"jsonrpc":"2.0","error":{"code":-32603,"message":"Service unavailable: the server is busy"}}`)
-
-	// A small one fits beside them.
-	expect(t, ev.post(statelessCall(3, "echo", `{"text":"small"}`), statelessHdr("tools/call", "echo")), http.StatusOK, "echo: small")
-
-	ev.releaseAll()
-	for range 2 {
-		expect(t, <-done, http.StatusOK, "released")
-	}
-	// The budget is free again.
-	expect(t, ev.post(padded(statelessCall(4, "echo", `{"text":"big"}`), 90<<10), statelessHdr("tools/call", "echo")), http.StatusOK, "echo: big")
-}
-
-// A body without Content-Length reserves MaxBodyBytes, and gives back what
-// it did not use once read: two such small requests in flight fit a budget
-// smaller than twice MaxBodyBytes.
+// A body without Content-Length counts what arrives, not MaxBodyBytes:
+// two such small requests in flight fit a budget smaller than twice
+// MaxBodyBytes.
 func TestInFlightBytesUnknownLengthGivesBack(t *testing.T) {
 	ev := newEnv(t, mcphttp.Options{MaxBodyBytes: 64 << 10, MaxInFlightBytes: 100 << 10})
 	done := make(chan *http.Response, 2)
@@ -113,4 +78,29 @@ func equalJSONBody(t *testing.T, body, want string) {
 	if got := strings.TrimSpace(body); got != want {
 		t.Fatalf("body %s\nwant %s", got, want)
 	}
+}
+
+// A body read in growing steps is whole at any length up to MaxBodyBytes
+// (which need not be a power of two), with or without Content-Length, and
+// one byte more is refused with 413.
+func TestBodyReadInSteps(t *testing.T) {
+	const limit = 20000
+	ev := newEnv(t, mcphttp.Options{MaxBodyBytes: limit, MaxInFlightBytes: limit, MaxInFlightBytesPerClient: limit})
+	h := statelessHdr("tools/call", "echo")
+	for _, n := range []int{8 << 10, 8<<10 + 1, 16 << 10, limit} {
+		call := statelessCall(n, "echo", `{"text":"x"}`)
+		body := padded(call, n-len(call))
+		expect(t, ev.post(body, h), http.StatusOK, "echo: x")
+		resp, err := postChunked(context.Background(), ev.url, body, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expect(t, resp, http.StatusOK, "echo: x")
+	}
+	call := statelessCall(1, "echo", `{"text":"x"}`)
+	resp, err := postChunked(context.Background(), ev.url, padded(call, limit+1-len(call)), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, resp, http.StatusRequestEntityTooLarge)
 }

@@ -26,10 +26,11 @@ var keepAliveComment = []byte(": keep-alive\n\n")
 // each client (app.Options.MaxListenersPerClient) by Options.ClientKey. A
 // request it refuses for such a cap (app.CodeListenLimit) is answered 429
 // with Retry-After.
-func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, raw []byte, mi app.MessageInfo, acc accepts, hold *bodyHold) {
+func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, mi app.MessageInfo, acc accepts, hold *bodyHold) {
 	// The body has been decoded (app.Inspect) and the engine keeps only
-	// copies of the little it needs: the stream gives its bytes back to
-	// Options.MaxInFlightBytes now, lest open streams hold the budget.
+	// copies of the little it needs: the stream gives back what it holds
+	// of the budget of bodies in flight now (see keepRequest), lest open
+	// streams hold its client's share.
 	// (A body lacking required _meta is answered at once: no matter.)
 	hold.release()
 	ctx, done := h.statelessContext(r)

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"time"
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -29,17 +31,26 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	// The body's bytes stay counted until the request has been served
-	// (a call waiting for the client, such as a handshake-era elicitation
-	// answered over another POST, keeps them: they are still held), except
-	// for a subscriptions/listen stream, which gives them back as it starts.
+	// A request's body leaves the budget of bodies in flight once it is
+	// decoded; what its call keeps counts in its client's share until it
+	// has been served (see keepRequest), except for a
+	// subscriptions/listen stream, which gives it back as it starts.
+	// Notifications and responses, served at once, keep their bodies
+	// counted meanwhile.
 	defer hold.release()
+	bufCap := cap(raw)
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '[' {
-		h.serveBatch(w, r, raw, acc)
+		h.serveBatch(w, r, raw, acc, hold)
 		return
 	}
 	mi := app.Inspect(raw)
+	if mi.Kind == app.KindRequest {
+		if mi, ok = h.keepRequest(w, mi, bufCap, hold); !ok {
+			return
+		}
+		raw = nil // not used for a request: the buffer may go
+	}
 	switch {
 	case mi.Kind == app.KindInvalid:
 		// The engine words the error (-32700 for bad JSON, -32600 for a
@@ -93,7 +104,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sid := r.Header.Get(HeaderSessionID); sid != "" {
-		h.serveInSession(w, r, sid, raw, mi, acc)
+		h.serveInSession(w, r, sid, raw, mi, acc, hold)
 		return
 	}
 	if mi.Kind == app.KindRequest && mi.Method == domain.MethodInitialize {
@@ -108,48 +119,170 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 }
 
 // readBody reads a POST body within Options.MaxBodyBytes (413 beyond) and
-// the budget of bodies in flight (Options.MaxInFlightBytes): it first
-// reserves the body's Content-Length (MaxBodyBytes when the length is not
-// known, giving back what the body did not use once read), waiting for room
-// a short time, else answers 503 with Retry-After. The caller releases the
-// hold it returns.
+// Options.BodyTimeout (408 past it, and the connection closes), counting
+// the bytes it holds in the budget of bodies in flight as they arrive,
+// never from the announced Content-Length (see firstChunk): in its
+// client's share of the budget (Options.MaxInFlightBytesPerClient; 429
+// with Retry-After when the client's other bodies take it) and in the
+// whole (Options.MaxInFlightBytes; waiting for room a short time, else
+// 503 with Retry-After). The caller releases the hold it returns.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *bodyHold, bool) {
 	limit := h.opts.MaxBodyBytes
 	if r.ContentLength > limit {
 		newErr(http.StatusRequestEntityTooLarge, nil, domain.CodeInvalidRequest, "Request Entity Too Large").write(w)
 		return nil, nil, false
 	}
-	want := limit
-	if r.ContentLength >= 0 {
-		want = r.ContentLength
+	var hold *bodyHold
+	if h.budget != nil {
+		key := ""
+		if h.budget.perClient() {
+			key = h.clientKey(r)
+		}
+		hold = h.budget.hold(key)
 	}
-	hold, err := h.budget.reserve(r.Context(), want)
-	if err != nil {
-		busy().write(w)
-		return nil, nil, false
+	if r.ContentLength == 0 {
+		return []byte{}, hold, true
 	}
-	body := http.MaxBytesReader(w, r.Body, limit)
-	var raw []byte
-	if r.ContentLength >= 0 {
-		// Read in place: one buffer of the announced size, not the
-		// doublings of io.ReadAll.
-		raw = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(body, raw)
-	} else {
-		raw, err = io.ReadAll(body)
-	}
+	deadline, timeout := h.bodyDeadline(w, r)
+	raw, err := readCounted(r.Context(), http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit, hold, deadline)
 	if err != nil {
 		hold.release()
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			newErr(http.StatusRequestEntityTooLarge, nil, domain.CodeInvalidRequest, "Request Entity Too Large").write(w)
-		} else {
-			newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, "Bad Request: the body could not be read").write(w)
-		}
+		h.bodyError(err, timeout).write(w)
 		return nil, nil, false
 	}
-	hold.keep(int64(cap(raw)))
+	if !deadline.IsZero() && r.ProtoMajor != 1 {
+		// HTTP/1 clears the deadline itself once the body has been read
+		// (net/http then watches the connection); HTTP/2 needs telling.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	}
 	return raw, hold, true
+}
+
+// bodyDeadline sets the read deadline of the POST's connection (its stream,
+// in HTTP/2) to Options.BodyTimeout from now, and returns it with that
+// timeout. When the http.Server's own ReadTimeout is shorter, that one
+// applies (it is returned, with a zero deadline); also a zero deadline
+// when there is no timeout, or when the ResponseWriter cannot set one (the
+// writer of a middleware that does not Unwrap to net/http's).
+func (h *Handler) bodyDeadline(w http.ResponseWriter, r *http.Request) (time.Time, time.Duration) {
+	d := h.opts.BodyTimeout
+	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.ReadTimeout > 0 && (d <= 0 || srv.ReadTimeout <= d) {
+		return time.Time{}, srv.ReadTimeout
+	}
+	if d <= 0 {
+		return time.Time{}, 0
+	}
+	deadline := time.Now().Add(d)
+	if http.NewResponseController(w).SetReadDeadline(deadline) != nil {
+		return time.Time{}, d
+	}
+	return deadline, d
+}
+
+// readCounted reads body, which announces cl bytes (-1: unknown), into a
+// buffer that starts at firstChunk (or cl when smaller) and doubles as it
+// fills, up to cl (or limit), each step counted in hold before it is made.
+func readCounted(ctx context.Context, body io.Reader, cl, limit int64, hold *bodyHold, deadline time.Time) ([]byte, error) {
+	size := int64(firstChunk)
+	if cl >= 0 {
+		size = min(size, cl)
+	}
+	if err := hold.grow(ctx, size, deadline); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			have := int64(len(buf))
+			if have == cl {
+				return buf, nil
+			}
+			if have >= limit {
+				// No length announced, and the buffer is at the limit:
+				// the body must end here (MaxBytesReader refuses more).
+				return buf, atEnd(body)
+			}
+			next := min(2*have, limit)
+			if cl >= 0 {
+				next = min(next, cl)
+			}
+			if err := hold.grow(ctx, next-have, deadline); err != nil {
+				return nil, err
+			}
+			grown := make([]byte, len(buf), next)
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case err == io.EOF:
+			if cl >= 0 && int64(len(buf)) < cl {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return buf, nil
+		case err != nil:
+			return nil, err
+		}
+	}
+}
+
+// atEnd reads body until it ends (nil) or yields a byte or an error.
+func atEnd(body io.Reader) error {
+	var one [1]byte
+	for {
+		n, err := body.Read(one[:])
+		switch {
+		case err == io.EOF && n == 0:
+			return nil
+		case err != nil:
+			return err
+		case n > 0:
+			return &http.MaxBytesError{}
+		}
+	}
+}
+
+// bodyError is the answer to a POST whose body could not be read.
+func (h *Handler) bodyError(err error, timeout time.Duration) *rpcErr {
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.Is(err, errBusy):
+		return busy()
+	case errors.Is(err, errClientShare):
+		return clientShareTaken(h.budget.share)
+	case errors.Is(err, errBodyTimeout), errors.Is(err, os.ErrDeadlineExceeded):
+		return bodyTimedOut(timeout)
+	case errors.As(err, &tooBig):
+		return newErr(http.StatusRequestEntityTooLarge, nil, domain.CodeInvalidRequest, "Request Entity Too Large")
+	}
+	return newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, "Bad Request: the body could not be read")
+}
+
+// detachMin is the least padding (bytes of a body that its request does
+// not refer to) for which a request is decoded again from a copy of what
+// it refers to (app.MessageInfo.Detach) before it is served.
+const detachMin = 4 << 10
+
+// keepRequest ends the counting of a request's body in the budget of
+// bodies in flight, once the request is decoded, and counts instead what
+// its call keeps until it has been served, in its client's calls
+// (Options.MaxInFlightBytesPerClient): the body's buffer (bufCap bytes),
+// or, when the request refers to much less of it (padding around its
+// params), a copy of what it refers to (app.MessageInfo.Detach), so that
+// the buffer is freed. A client whose calls keep its share already gets
+// 429 with Retry-After and the request's id.
+func (h *Handler) keepRequest(w http.ResponseWriter, mi app.MessageInfo, bufCap int, hold *bodyHold) (app.MessageInfo, bool) {
+	keep := int64(bufCap)
+	if size := int64(mi.RetainedSize()); keep-size >= detachMin && keep-size > size {
+		mi = mi.Detach()
+		keep = int64(mi.RetainedSize())
+	}
+	if !hold.keepForCall(keep) {
+		clientCallsFull(mi.ID, h.budget.share).write(w)
+		return mi, false
+	}
+	return mi, true
 }
 
 // serveStateless serves a 2026-07-28 request: no session (an
@@ -180,7 +313,7 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []b
 		return
 	}
 	if spec.Stream {
-		h.serveListen(w, r, raw, mi, acc, hold) // raw is not used after: the stream does not keep it
+		h.serveListen(w, r, mi, acc, hold)
 		return
 	}
 	ctx, done := h.statelessContext(r)
@@ -288,8 +421,11 @@ func (h *Handler) createError(id json.RawMessage, err error) *rpcErr {
 	return e
 }
 
-// serveInSession serves a message of a handshake-era session.
-func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid string, raw []byte, mi app.MessageInfo, acc accepts) {
+// serveInSession serves a message of a handshake-era session (raw is nil
+// for a request). hold is what the POST holds of the budget of bodies in
+// flight: a call that goes on after the POST has returned (see below)
+// takes it along.
+func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid string, raw []byte, mi app.MessageInfo, acc accepts, hold *bodyHold) {
 	ls, e := h.lookup(r.Context(), sid, mi.ID)
 	if e != nil {
 		e.write(w)
@@ -337,9 +473,11 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 	// the call itself (signals.calls).
 	sig.calls.Add(1)
 	answered := make(chan struct{})
+	own := hold.take()
 	go func() {
 		defer sig.calls.Done()
 		defer close(answered)
+		defer own.release()
 		serve()
 	}()
 	select {
@@ -364,7 +502,11 @@ func tooMany(id json.RawMessage) *rpcErr {
 // in the batch (see [statelessInBatch]). The messages are served
 // concurrently and the responses sent as one array, in the order of the
 // requests (202 when there is none).
-func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte, acc accepts) {
+//
+// hold is what the POST holds of the budget of bodies in flight: once
+// decoded, the batch's members (copies) are counted in the client's calls
+// instead of its body (see keepRequest).
+func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte, acc accepts, hold *bodyHold) {
 	sid := r.Header.Get(HeaderSessionID)
 	if sid == "" {
 		newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, "Invalid Request: JSON-RPC batches exist only in sessions of protocol revision 2025-03-26").write(w)
@@ -389,6 +531,14 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 	}
 	if len(items) == 0 {
 		newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, "Invalid Request: empty batch").write(w)
+		return
+	}
+	keep := 0
+	for _, it := range items {
+		keep += cap(it)
+	}
+	if !hold.keepForCall(int64(keep)) {
+		clientCallsFull(nil, h.budget.share).write(w)
 		return
 	}
 	// The engine serves the members (app.Engine.HandleBatch, the same on

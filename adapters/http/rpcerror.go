@@ -19,6 +19,8 @@ type rpcErr struct {
 	data    any
 	// retryAfter, when set, is sent as Retry-After.
 	retryAfter string
+	// close sends Connection: close (a body left unread).
+	close bool
 }
 
 // wireError is the body of an error response. The id is left out when it is
@@ -50,6 +52,9 @@ func (e *rpcErr) body() []byte {
 func (e *rpcErr) write(w http.ResponseWriter) {
 	if e.retryAfter != "" {
 		w.Header().Set("Retry-After", e.retryAfter)
+	}
+	if e.close {
+		w.Header().Set("Connection", "close")
 	}
 	writeJSON(w, e.status, e.body())
 }
