@@ -1,21 +1,48 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// startBus subscribes the engine to Options.Bus.
+// Defaults of the bounds on what the engine forwards to the other
+// instances over Options.Bus.
+const (
+	// DefaultMaxForwardsPerMessage is the default of
+	// [Options.MaxForwardsPerMessage]: 16 client responses and
+	// cancellations forwarded per message (a batch counts as one).
+	DefaultMaxForwardsPerMessage = 16
+	// DefaultMaxForwardsPerClient is the default of
+	// [Options.MaxForwardsPerClient]: 64 forwarded per client per second.
+	DefaultMaxForwardsPerClient = 64
+)
+
+// instanceBytes is the length of an engine's random instance name, in
+// bytes (twice as many hex digits).
+const instanceBytes = 8
+
+// startBus subscribes the engine to Options.Bus, as its instance (a bus
+// that can address notices then carries those addressed to it only to
+// it).
 func (e *Engine) startBus() {
 	if e.opts.Bus == nil {
 		return
 	}
-	e.instance = randomHex(8)
+	e.instance = randomHex(instanceBytes)
+	if ab, ok := e.opts.Bus.(ports.AddressedBus); ok {
+		e.stopBus = ab.SubscribeAs(e.instance, e.onNotice)
+		return
+	}
 	e.stopBus = e.opts.Bus.Subscribe(e.onNotice)
 }
 
@@ -51,9 +78,10 @@ func (e *Engine) publish(n ports.Notice) {
 }
 
 // onNotice serves a notice from the bus. The engine's own were delivered
-// when they were raised.
+// when they were raised; one addressed to another instance is not its
+// own (a bus that cannot address notices hands it to everyone).
 func (e *Engine) onNotice(n ports.Notice) {
-	if n.Origin == e.instance {
+	if n.Origin == e.instance || n.To != "" && n.To != e.instance {
 		return
 	}
 	e.deliver(n)
@@ -127,15 +155,25 @@ func (e *Engine) elicitationComplete(n ports.Notice) int {
 
 // forwardResponse publishes a client's response that answers no request
 // of this instance, for the instance whose request it answers (the
-// client's requests of one session may reach any instance). It reports
-// whether it did.
-func (e *Engine) forwardResponse(s *session, m message) bool {
+// client's requests of one session may reach any instance): only when
+// its id names another instance ("<instance>-<n>", see outbound), to that
+// instance alone, and within the forwarding bounds. It reports false for
+// a response that can match nowhere (its id names no instance, or this
+// one).
+func (e *Engine) forwardResponse(ctx context.Context, s *session, m message) bool {
 	if e.opts.Bus == nil || s == nil {
 		return false
 	}
-	sid := s.sessionID()
+	to, ok := requestOrigin(m.id)
+	if !ok || to == e.instance {
+		return false
+	}
+	sid, peer, _ := s.forwardInfo()
 	if sid == "" {
 		return false
+	}
+	if !e.mayForward(ctx, ports.NoticeClientResponse, sid, peer) {
+		return true
 	}
 	msg := make([]byte, 0, len(m.id)+len(m.payload)+40)
 	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
@@ -147,15 +185,19 @@ func (e *Engine) forwardResponse(s *session, m message) bool {
 	}
 	msg = append(msg, m.payload...)
 	msg = append(msg, '}')
-	e.publish(ports.Notice{Kind: ports.NoticeClientResponse, ID: randomHex(16), Origin: e.instance, Session: sid, Data: msg})
+	e.publish(ports.Notice{Kind: ports.NoticeClientResponse, ID: randomHex(16), Origin: e.instance, To: to, Session: sid, Data: msg})
 	return true
 }
 
 // remoteResponse hands a response forwarded by another instance to the
-// request of the session held here that waits for it, if any.
+// request of the session held here that waits for it, if any: only a
+// response to a request of this instance.
 func (e *Engine) remoteResponse(n ports.Notice) {
 	m, rerr := decodeMessage(n.Data)
 	if rerr != nil || !m.isResponse || n.Session == "" {
+		return
+	}
+	if origin, ok := requestOrigin(m.id); !ok || origin != e.instance {
 		return
 	}
 	for _, s := range e.sessionList() {
@@ -166,14 +208,21 @@ func (e *Engine) remoteResponse(n ports.Notice) {
 }
 
 // forwardCancel publishes a client's cancellation of a request that is
-// not in flight here, for the instance serving it.
-func (e *Engine) forwardCancel(s *session, id jsontext.Value) {
+// not in flight here, for the instance serving it: only the cancellation
+// of a request id (a string or a number, of at most 1,024 bytes) of an
+// initialized session, and within the forwarding bounds.
+func (e *Engine) forwardCancel(ctx context.Context, s *session, id jsontext.Value) {
 	if e.opts.Bus == nil || s == nil || len(id) > 1024 {
 		return
 	}
-	if sid := s.sessionID(); sid != "" {
-		e.publish(ports.Notice{Kind: ports.NoticeClientCancel, ID: randomHex(16), Origin: e.instance, Session: sid, Data: canonicalID(id)})
+	if k := id.Kind(); k != '"' && k != '0' {
+		return
 	}
+	sid, peer, initialized := s.forwardInfo()
+	if sid == "" || !initialized || !e.mayForward(ctx, ports.NoticeClientCancel, sid, peer) {
+		return
+	}
+	e.publish(ports.Notice{Kind: ports.NoticeClientCancel, ID: randomHex(16), Origin: e.instance, Session: sid, Data: canonicalID(id)})
 }
 
 // remoteCancel cancels the request a cancellation forwarded by another
@@ -187,6 +236,110 @@ func (e *Engine) remoteCancel(n ports.Notice) {
 			return
 		}
 	}
+}
+
+// requestOrigin returns the instance a server request id names: the ids
+// of an engine with a bus are strings "<instance>-<n>" (see outbound),
+// the instance being 16 lowercase hex digits and n decimal digits.
+func requestOrigin(id jsontext.Value) (string, bool) {
+	const name = 2 * instanceBytes
+	if len(id) < name+4 || len(id) > name+23 || id[0] != '"' || id[len(id)-1] != '"' || id[name+1] != '-' {
+		return "", false
+	}
+	for _, c := range id[1 : name+1] {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", false
+		}
+	}
+	for _, c := range id[name+2 : len(id)-1] {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	return string(id[1 : name+1]), true
+}
+
+// forwardBudget is what one message of a client may still forward
+// (Options.MaxForwardsPerMessage), carried by the context of its
+// members.
+type forwardBudget struct{ left atomic.Int64 }
+
+type forwardBudgetKey struct{}
+
+// withForwardBudget gives the members of one message (a batch) served
+// with the returned context one budget of Options.MaxForwardsPerMessage.
+func (e *Engine) withForwardBudget(ctx context.Context) context.Context {
+	if e.opts.Bus == nil || e.opts.MaxForwardsPerMessage < 0 {
+		return ctx
+	}
+	b := &forwardBudget{}
+	b.left.Store(int64(e.opts.MaxForwardsPerMessage))
+	return context.WithValue(ctx, forwardBudgetKey{}, b)
+}
+
+// forwardGate counts what each client forwarded in the current second
+// (Options.MaxForwardsPerClient), and what was dropped.
+type forwardGate struct {
+	mu      sync.Mutex
+	second  int64
+	counts  map[string]int // forwards of each client in second
+	dropped atomic.Uint64
+}
+
+// allow counts one forward of client at now, unless it already made
+// limit of them this second (a negative limit: no bound).
+func (g *forwardGate) allow(client string, limit int, now time.Time) bool {
+	if limit < 0 {
+		return true
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if sec := now.Unix(); sec != g.second || g.counts == nil {
+		g.second, g.counts = sec, make(map[string]int) // the last second's counts are dropped
+	}
+	if g.counts[client] >= limit {
+		return false
+	}
+	g.counts[client]++
+	return true
+}
+
+// mayForward takes one forward of the session sid of client peer from
+// the message's budget and the client's: when either is spent, it counts
+// and logs the drop (a warning at the 1st, 2nd, 4th, 8th... drop, so that
+// a flood does not flood the log) and reports false.
+func (e *Engine) mayForward(ctx context.Context, kind ports.NoticeKind, sid, peer string) bool {
+	bound := ""
+	if b, ok := ctx.Value(forwardBudgetKey{}).(*forwardBudget); ok && b.left.Add(-1) < 0 {
+		bound = "MaxForwardsPerMessage"
+	} else if !e.fwd.allow(cmp.Or(peer, "session:"+sid), e.opts.MaxForwardsPerClient, e.opts.Clock.Now()) {
+		bound = "MaxForwardsPerClient"
+	}
+	if bound == "" {
+		return true
+	}
+	if k := e.fwd.dropped.Add(1); bits.OnesCount64(k) == 1 {
+		e.logf(ctx, ports.LevelWarn, "hexmcp: a client's responses and cancellations past a bound are not forwarded to the other instances",
+			ports.F("kind", string(kind)), ports.F("bound", bound), ports.F("client", peer), ports.F("session", sid),
+			ports.F("max_per_message", e.opts.MaxForwardsPerMessage), ports.F("max_per_client_per_second", e.opts.MaxForwardsPerClient),
+			ports.F("dropped_total", k))
+	}
+	return false
+}
+
+// DroppedForwards returns how many client responses and cancellations
+// the engine did not forward to the other instances because a bound
+// ([Options.MaxForwardsPerMessage], [Options.MaxForwardsPerClient]) was
+// reached.
+func (e *Engine) DroppedForwards() uint64 { return e.fwd.dropped.Load() }
+
+// forwardInfo returns what forwarding needs of the session: its id ("" for
+// a connection's session), its client (Peer) and whether it is
+// initialized.
+func (s *session) forwardInfo() (sid, peer string, initialized bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id, s.peer, s.initialized
 }
 
 // sessionID is the session's id ("" for a connection's session).

@@ -3,12 +3,15 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/adapters/loggertest"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -303,5 +306,101 @@ func TestMiddlewareSeesTrace(t *testing.T) {
 	}
 	if r := <-seen; r.TraceParent != tp || r.TraceState != "a=b" {
 		t.Fatalf("a request's trace: %+v", r)
+	}
+}
+
+// sentOf returns the notices of kind the bus carried.
+func (b *fakeBus) sentOf(kind ports.NoticeKind) []ports.Notice {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []ports.Notice
+	for _, n := range b.sent {
+		if n.Kind == kind {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Only what can match elsewhere is forwarded: a response whose id names
+// another instance, to that instance; a cancellation of a request id not
+// in flight here. And no more than MaxForwardsPerMessage per message (a
+// batch) and MaxForwardsPerClient per client and second; the rest is
+// dropped, counted and logged at a bounded rate.
+func TestBusForwardingBounds(t *testing.T) {
+	bus := &fakeBus{}
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	log := &loggertest.Recorder{}
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), Bus: bus, Clock: clock, Logger: log,
+		MaxForwardsPerMessage: 3, MaxForwardsPerClient: 5})
+	sess := initSession(t, e, "s", &keyedWriter{})
+	sess.SetPeer("ip:192.0.2.1")
+	const other = "0123456789abcdef"
+	var members []app.MessageInfo
+	for i := range 10 {
+		for _, id := range []string{fmt.Sprintf(`"%s-%d"`, other, i), strconv.Itoa(100 + i), fmt.Sprintf(`"x-%d"`, i), fmt.Sprintf(`"%s-%d"`, strings.ToUpper(other), i)} {
+			members = append(members, app.Inspect([]byte(`{"jsonrpc":"2.0","id":`+id+`,"result":{}}`)))
+		}
+	}
+	e.HandleBatch(context.Background(), sess, members, nil)
+	got := bus.sentOf(ports.NoticeClientResponse)
+	if len(got) != 3 {
+		t.Fatalf("a batch of 40 responses, 10 of them to requests of another instance, forwarded %d; want MaxForwardsPerMessage, 3", len(got))
+	}
+	for _, n := range got {
+		if n.To != other || n.Session != "s" || !strings.Contains(string(n.Data), `"id":"`+other+`-`) {
+			t.Fatalf("forwarded %+v: want it addressed to %s, for session s", n, other)
+		}
+	}
+	if d := e.DroppedForwards(); d != 7 {
+		t.Fatalf("DroppedForwards() = %d, want 7", d)
+	}
+	// Single cancellations: the client has 2 forwards left this second.
+	for i := range 4 {
+		handle(t, e, sess, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c-%d"}}`, i), "")
+	}
+	// Not a request id: nothing to forward, nothing counted.
+	handle(t, e, sess, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"a":1}}}`, "")
+	if got := bus.sentOf(ports.NoticeClientCancel); len(got) != 2 || string(got[0].Data) != `"c-0"` || string(got[1].Data) != `"c-1"` || got[0].To != "" {
+		t.Fatalf("forwarded cancellations %+v, want c-0 and c-1 to every instance", got)
+	}
+	if d := e.DroppedForwards(); d != 9 {
+		t.Fatalf("DroppedForwards() = %d, want 9", d)
+	}
+	clock.advance(time.Second)
+	handle(t, e, sess, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`, "")
+	if got := bus.sentOf(ports.NoticeClientCancel); len(got) != 3 {
+		t.Fatalf("a cancellation in the next second: %d forwarded in all, want 3", len(got))
+	}
+	// a warning at the 1st, 2nd, 4th and 8th drop
+	warnings := 0
+	for _, m := range log.Messages() {
+		if strings.Contains(m, "not forwarded") {
+			warnings++
+		}
+	}
+	if warnings != 4 {
+		t.Fatalf("%d warnings for 9 drops, want 4: %q", warnings, log.Messages())
+	}
+}
+
+// A notice addressed to another instance, carried by a bus that cannot
+// address notices, is dropped by the engines it is not for; a response
+// forwarded to an engine whose id names another instance is not handed
+// to its sessions.
+func TestBusAddressedNoticeOnPlainBus(t *testing.T) {
+	bus := &fakeBus{}
+	e := busEngine(t, bus)
+	w := &keyedWriter{}
+	initSession(t, e, "s", w)
+	if err := bus.Publish(context.Background(), ports.Notice{Kind: ports.NoticeToolsChanged, ID: "n1", Origin: "x", To: "fedcba9876543210"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Publish(context.Background(), ports.Notice{Kind: ports.NoticeResourcesChanged, ID: "n2", Origin: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	w.wait(t, "notifications/resources/list_changed")
+	if w.count("notifications/tools/list_changed") != 0 {
+		t.Fatal("a notice addressed to another instance was delivered")
 	}
 }
