@@ -151,7 +151,8 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	if n.To != "" {
 		channel = b.addressed(n.To)
 	}
-	if err := b.c.Publish(ctx, channel, EncodeNotice(n)).Err(); err != nil {
+	frame := EncodeNotice(n)
+	if _, err := within(ctx, b.c, func(ctx context.Context) (int64, error) { return b.c.Publish(ctx, channel, frame).Result() }); err != nil {
 		return fmt.Errorf("mcpredis: publishing a notice: %w", err)
 	}
 	return nil
@@ -242,7 +243,9 @@ func (b *Bus) await(channel string) {
 	b.cmu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), b.opts.Timeout)
 	defer cancel()
-	err := b.ps.Subscribe(ctx, channel) // without Redis: subscribed once it is back
+	// without Redis: subscribed once it is back
+	ps := b.ps
+	_, err := within(ctx, b.c, func(ctx context.Context) (struct{}, error) { return struct{}{}, ps.Subscribe(ctx, channel) })
 	if err == nil {
 		select {
 		case <-confirmed:

@@ -23,9 +23,17 @@ import (
 // hang guard is a deadline for a call that never returns, not a measure
 // of speed: the Timeout is 200 ms.
 func TestFrozenRedisCallsEndAtTimeout(t *testing.T) {
-	srv := redistest.Start(t)
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: -1, WriteTimeout: -1, MaxRetries: -1})
-	t.Cleanup(func() { c.Close() })
+	for name, contextTimeout := range map[string]bool{"ClientIgnoresDeadlines": false, "ContextTimeoutEnabled": true} {
+		t.Run(name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			c := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: -1, WriteTimeout: -1, MaxRetries: -1, ContextTimeoutEnabled: contextTimeout})
+			t.Cleanup(func() { c.Close() })
+			frozenCalls(t, srv, c)
+		})
+	}
+}
+
+func frozenCalls(t *testing.T, srv *redistest.Server, c *redis.Client) {
 	const timeout = 200 * time.Millisecond
 	ctx := context.Background()
 	prefix := "frozen:"
