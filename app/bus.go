@@ -27,6 +27,21 @@ const (
 	DefaultMaxForwardsPerClient = 64
 )
 
+// Defaults of the queue of notices waiting for Options.Bus.
+const (
+	// DefaultMaxBusQueue is the default of [Options.MaxBusQueue]: 1,024
+	// notices waiting to be published.
+	DefaultMaxBusQueue = 1_024
+	// DefaultMaxBusQueueBytes is the default of
+	// [Options.MaxBusQueueBytes]: 16 MiB of notices waiting to be
+	// published.
+	DefaultMaxBusQueueBytes = 16 << 20
+	// minBusQueueBytes is the least MaxBusQueueBytes: one notice
+	// carrying a client's response of 4 MiB (the largest message the
+	// transports take by default).
+	minBusQueueBytes = 4<<20 + 1<<10
+)
+
 // instanceBytes is the length of an engine's random instance name, in
 // bytes (twice as many hex digits).
 const instanceBytes = 8
@@ -39,11 +54,20 @@ func (e *Engine) startBus() {
 		return
 	}
 	e.instance = randomHex(instanceBytes)
+	e.pub = newPublisher(e)
+	var unsubscribe func()
 	if ab, ok := e.opts.Bus.(ports.AddressedBus); ok {
-		e.stopBus = ab.SubscribeAs(e.instance, e.onNotice)
-		return
+		unsubscribe = ab.SubscribeAs(e.instance, e.onNotice)
+	} else {
+		unsubscribe = e.opts.Bus.Subscribe(e.onNotice)
 	}
-	e.stopBus = e.opts.Bus.Subscribe(e.onNotice)
+	var once sync.Once
+	e.stopBus = func() {
+		once.Do(func() {
+			unsubscribe()
+			e.pub.close()
+		})
+	}
 }
 
 func randomHex(n int) string {
@@ -65,16 +89,181 @@ func (e *Engine) raise(n ports.Notice) int {
 	return told
 }
 
-// publish hands n to the bus; a failure is logged: the instances that
-// missed it have no way to learn of it (the bus delivers at most once).
+// publish queues n for the bus (see publisher): the caller never waits on
+// it.
 func (e *Engine) publish(n ports.Notice) {
-	if e.opts.Bus == nil {
+	if e.pub != nil {
+		e.pub.enqueue(n)
+	}
+}
+
+// DroppedNotices returns how many notices the engine raised were not
+// published to the other instances because the queue for the bus was full
+// ([Options.MaxBusQueue], [Options.MaxBusQueueBytes]).
+func (e *Engine) DroppedNotices() uint64 {
+	if e.pub == nil {
+		return 0
+	}
+	return e.pub.dropped.Load()
+}
+
+// publisher feeds Options.Bus from one goroutine, in the order notices
+// were raised, so that nothing the engine does (a registration, a resource
+// update, a client's response) waits on the bus: a bus that is down or
+// hangs costs a bounded queue and a few log lines. A notice that only
+// says "look again" (a list change, a visibility change, the update of
+// one resource) is not queued while the same one waits, unsent: the one
+// waiting tells the same once published.
+type publisher struct {
+	e      *Engine
+	ctx    context.Context // cancelled by close: a Publish in flight ends
+	cancel context.CancelFunc
+	wake   chan struct{} // holds one value when the queue may be non-empty
+	done   chan struct{} // closed when run returned
+
+	mu       sync.Mutex
+	queue    []ports.Notice
+	bytes    int
+	kinds    map[ports.NoticeKind]bool // list changes queued
+	uris     map[string]bool           // resource updates queued
+	closed   bool
+	failures uint64 // Publish failures in a row (run's goroutine only)
+	dropped  atomic.Uint64
+}
+
+func newPublisher(e *Engine) *publisher {
+	p := &publisher{e: e, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		kinds: make(map[ports.NoticeKind]bool), uris: make(map[string]bool)}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	go p.run()
+	return p
+}
+
+// coalescing reports whether n, queued, makes another of its kind
+// redundant (a list change: the lists are read again either way).
+func coalescing(n ports.Notice) bool {
+	switch n.Kind {
+	case ports.NoticeToolsChanged, ports.NoticeResourcesChanged, ports.NoticePromptsChanged, ports.NoticeVisibilityChanged:
+		return n.To == ""
+	}
+	return false
+}
+
+// updating reports whether n is the update of a resource (queued once per
+// URI).
+func updating(n ports.Notice) bool { return n.Kind == ports.NoticeResourceUpdated && n.To == "" }
+
+func noticeSize(n ports.Notice) int {
+	return len(n.Kind) + len(n.ID) + len(n.Origin) + len(n.To) + len(n.URI) + len(n.Session) + len(n.Data)
+}
+
+// enqueue queues n, unless the same waits already or the queue is full.
+func (p *publisher) enqueue(n ports.Notice) {
+	size := noticeSize(n)
+	p.mu.Lock()
+	switch {
+	case p.closed:
+		p.mu.Unlock()
+		return
+	case coalescing(n) && p.kinds[n.Kind], updating(n) && p.uris[n.URI]:
+		p.mu.Unlock()
+		return
+	case !within(len(p.queue)+1, p.e.opts.MaxBusQueue) || !within(p.bytes+size, p.e.opts.MaxBusQueueBytes):
+		p.mu.Unlock()
+		if k := p.dropped.Add(1); bits.OnesCount64(k) == 1 {
+			p.e.logf(context.Background(), ports.LevelWarn, "hexmcp: the queue of notices for the other instances is full (the bus is slow or down); a notice is dropped: their sessions miss it",
+				ports.F("kind", string(n.Kind)), ports.F("max_bus_queue", p.e.opts.MaxBusQueue), ports.F("max_bus_queue_bytes", p.e.opts.MaxBusQueueBytes),
+				ports.F("dropped_total", k))
+		}
 		return
 	}
-	if err := e.opts.Bus.Publish(context.Background(), n); err != nil {
-		e.logf(context.Background(), ports.LevelWarn, "hexmcp: publishing a notice to the other instances failed; their sessions miss it",
-			ports.F("kind", string(n.Kind)), ports.F("error", err))
+	if coalescing(n) {
+		p.kinds[n.Kind] = true
+	} else if updating(n) {
+		p.uris[n.URI] = true
 	}
+	p.queue = append(p.queue, n)
+	p.bytes += size
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next takes the oldest queued notice.
+func (p *publisher) next() (ports.Notice, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.queue) == 0 || p.closed {
+		return ports.Notice{}, false
+	}
+	n := p.queue[0]
+	p.queue[0] = ports.Notice{}
+	p.queue = p.queue[1:]
+	if len(p.queue) == 0 {
+		p.queue = nil // the array a burst grew is released
+	}
+	p.bytes -= noticeSize(n)
+	if coalescing(n) {
+		delete(p.kinds, n.Kind)
+	} else if updating(n) {
+		delete(p.uris, n.URI)
+	}
+	return n, true
+}
+
+func (p *publisher) run() {
+	defer close(p.done)
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-p.wake:
+		}
+		for {
+			n, ok := p.next()
+			if !ok {
+				break
+			}
+			p.send(n)
+		}
+	}
+}
+
+// send publishes n. A failure is logged at the 1st, 2nd, 4th, 8th...
+// failure in a row (the instances that missed a notice have no way to
+// learn of it: the bus delivers at most once), and the first success
+// after failures says so.
+func (p *publisher) send(n ports.Notice) {
+	err := p.e.opts.Bus.Publish(p.ctx, n)
+	if p.ctx.Err() != nil {
+		return // closing
+	}
+	if err == nil {
+		if p.failures > 0 {
+			p.e.logf(p.ctx, ports.LevelInfo, "hexmcp: publishing notices to the other instances works again",
+				ports.F("failed_before", p.failures))
+			p.failures = 0
+		}
+		return
+	}
+	p.failures++
+	if bits.OnesCount64(p.failures) == 1 {
+		p.e.logf(p.ctx, ports.LevelWarn, "hexmcp: publishing a notice to the other instances failed; their sessions miss it",
+			ports.F("kind", string(n.Kind)), ports.F("error", err), ports.F("failures_in_a_row", p.failures))
+	}
+}
+
+// close stops the goroutine (a Publish in flight is cancelled) and drops
+// what is still queued.
+func (p *publisher) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.queue, p.bytes = nil, 0
+	p.mu.Unlock()
+	p.cancel()
+	<-p.done
 }
 
 // onNotice serves a notice from the bus. The engine's own were delivered

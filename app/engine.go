@@ -212,6 +212,20 @@ type Options struct {
 	// authenticated subject, else the remote address). Past it, as past
 	// MaxForwardsPerMessage.
 	MaxForwardsPerClient int
+	// MaxBusQueue bounds the notices waiting to be published to Bus
+	// (default [DefaultMaxBusQueue]; [Unlimited]: no bound), and
+	// MaxBusQueueBytes their bytes (default [DefaultMaxBusQueueBytes];
+	// [Unlimited]: no bound; never less than one notice of 4 MiB). The
+	// engine never waits on the bus: what it raises (a list change, a
+	// resource update, a forwarded response) is delivered here at once
+	// and queued for the bus, which one goroutine feeds in order; a list
+	// change or resource update already queued is not queued twice. Past
+	// either bound a notice is dropped for the other instances, counted
+	// ([Engine.DroppedNotices]) and logged at a bounded rate (the bus
+	// delivers at most once anyway). Notices still queued when the engine
+	// closes are dropped.
+	MaxBusQueue      int
+	MaxBusQueueBytes int
 	// OnSessionEnd, when set, is called once for every handshake-era
 	// session that ends: its connection closed (stdio, WebSocket), its
 	// client deleted it, or the store dropped it (Streamable HTTP; an
@@ -325,8 +339,10 @@ type Engine struct {
 	// subscription.
 	instance string
 	stopBus  func()
-	// fwd bounds what is forwarded to the other instances.
+	// fwd bounds what is forwarded to the other instances; pub feeds the
+	// bus.
 	fwd forwardGate
+	pub *publisher
 }
 
 // NewEngine returns an engine with the given options.
@@ -376,6 +392,11 @@ func NewEngine(opts Options) (*Engine, error) {
 	}
 	opts.MaxForwardsPerMessage = limitOr(opts.MaxForwardsPerMessage, DefaultMaxForwardsPerMessage)
 	opts.MaxForwardsPerClient = limitOr(opts.MaxForwardsPerClient, DefaultMaxForwardsPerClient)
+	opts.MaxBusQueue = limitOr(opts.MaxBusQueue, DefaultMaxBusQueue)
+	opts.MaxBusQueueBytes = limitOr(opts.MaxBusQueueBytes, DefaultMaxBusQueueBytes)
+	if opts.MaxBusQueueBytes >= 0 {
+		opts.MaxBusQueueBytes = max(opts.MaxBusQueueBytes, minBusQueueBytes)
+	}
 	if opts.Info.Name == "" {
 		opts.Info.Name = "hexmcp-server"
 	}

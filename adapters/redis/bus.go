@@ -162,8 +162,9 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 // every notice published from now on by any instance, in the order each
 // publisher published them. The first subscription of the Bus opens its
 // Pub/Sub connection and waits, up to Timeout, for Redis to confirm it
-// (without Redis, it returns after Timeout with a warning, and the
-// subscription begins receiving once Redis is back). The returned function
+// (with Redis down it returns at once, a Redis that hangs after Timeout,
+// each with a warning, and the subscription begins receiving once Redis
+// is back). The returned function
 // stops the subscription: fn is not called once it returned, and it waits
 // for a running fn to return; the last one closes the connection. After
 // [Bus.Close], Subscribe returns a stop that does nothing and never calls
@@ -256,7 +257,7 @@ func (b *Bus) await(channel string) {
 	b.cmu.Lock()
 	delete(b.confirms, channel)
 	b.cmu.Unlock()
-	b.opts.Logger.Log(context.Background(), ports.LevelWarn, "mcpredis: the bus's subscription was not confirmed by Redis in time; notices reach this instance once it is",
+	b.opts.Logger.Log(context.Background(), ports.LevelWarn, "mcpredis: the bus's subscription is not confirmed by Redis (down or slow); notices reach this instance once it is",
 		ports.F("channel", channel), ports.F("timeout", b.opts.Timeout), ports.F("error", err))
 }
 
