@@ -3,12 +3,17 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/adapters/loggertest"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -152,10 +157,14 @@ func TestBusCarriesChangesToEveryInstance(t *testing.T) {
 	}(), shared)
 	t.Cleanup(sb2.Close)
 
+	// What the engines published when they started has gone through.
+	flush(t, bus, a)
+	flush(t, bus, b)
 	if err := a.AddTool(app.NewRawTool("new", []byte(`{"type":"object"}`), func(context.Context, json.RawMessage) (any, error) { return "x", nil })); err != nil {
 		t.Fatal(err)
 	}
-	for name, w := range map[string]*keyedWriter{"a": wa, "b": wb, "both": shared} {
+	// a's own sessions are told at once; b's once the bus carried it.
+	for name, w := range map[string]*keyedWriter{"a": wa, "both": shared} {
 		if n := w.count("notifications/tools/list_changed"); n != 1 {
 			t.Errorf("session %s got %d tools/list_changed, want 1", name, n)
 		}
@@ -170,10 +179,15 @@ func TestBusCarriesChangesToEveryInstance(t *testing.T) {
 	if wa.count("resources/updated") != 0 {
 		t.Fatal("an unsubscribed session got resources/updated")
 	}
+	// The update came after the tool change, over the same bus, in order.
+	for name, w := range map[string]*keyedWriter{"a": wa, "b": wb, "both": shared} {
+		if n := w.count("notifications/tools/list_changed"); n != 1 {
+			t.Errorf("session %s got %d tools/list_changed, want 1", name, n)
+		}
+	}
 	bus.mu.Lock()
 	defer bus.mu.Unlock()
-	// The last two notices (each engine published its resource's
-	// resources_changed before).
+	// The last two notices.
 	sent := bus.sent[len(bus.sent)-2:]
 	if sent[0].Kind != ports.NoticeToolsChanged || sent[1].Kind != ports.NoticeResourceUpdated || sent[1].URI != "test://r" || sent[0].ID == "" || sent[0].ID == sent[1].ID {
 		t.Fatalf("published %+v", bus.sent)
@@ -303,5 +317,223 @@ func TestMiddlewareSeesTrace(t *testing.T) {
 	}
 	if r := <-seen; r.TraceParent != tp || r.TraceState != "a=b" {
 		t.Fatalf("a request's trace: %+v", r)
+	}
+}
+
+// flush waits until what e queued for the bus before has been published:
+// a marker of its own, published after them, went through.
+func flush(t *testing.T, bus *fakeBus, e *app.Engine) {
+	t.Helper()
+	uri := "test://flush-" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	e.NotifyResourceUpdated(uri)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		for _, n := range bus.sentOf(ports.NoticeResourceUpdated) {
+			if n.URI == uri {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the engine's notices never reached the bus")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// sentOf returns the notices of kind the bus carried.
+func (b *fakeBus) sentOf(kind ports.NoticeKind) []ports.Notice {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []ports.Notice
+	for _, n := range b.sent {
+		if n.Kind == kind {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Only what can match elsewhere is forwarded: a response whose id names
+// another instance, to that instance; a cancellation of a request id not
+// in flight here. And no more than MaxForwardsPerMessage per message (a
+// batch) and MaxForwardsPerClient per client and second; the rest is
+// dropped, counted and logged at a bounded rate.
+func TestBusForwardingBounds(t *testing.T) {
+	bus := &fakeBus{}
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	log := &loggertest.Recorder{}
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), Bus: bus, Clock: clock, Logger: log,
+		MaxForwardsPerMessage: 3, MaxForwardsPerClient: 5})
+	sess := initSession(t, e, "s", &keyedWriter{})
+	sess.SetPeer("ip:192.0.2.1")
+	const other = "0123456789abcdef"
+	var members []app.MessageInfo
+	for i := range 10 {
+		for _, id := range []string{fmt.Sprintf(`"%s-%d"`, other, i), strconv.Itoa(100 + i), fmt.Sprintf(`"x-%d"`, i), fmt.Sprintf(`"%s-%d"`, strings.ToUpper(other), i)} {
+			members = append(members, app.Inspect([]byte(`{"jsonrpc":"2.0","id":`+id+`,"result":{}}`)))
+		}
+	}
+	e.HandleBatch(context.Background(), sess, members, nil)
+	flush(t, bus, e)
+	got := bus.sentOf(ports.NoticeClientResponse)
+	if len(got) != 3 {
+		t.Fatalf("a batch of 40 responses, 10 of them to requests of another instance, forwarded %d; want MaxForwardsPerMessage, 3", len(got))
+	}
+	for _, n := range got {
+		if n.To != other || n.Session != "s" || !strings.Contains(string(n.Data), `"id":"`+other+`-`) {
+			t.Fatalf("forwarded %+v: want it addressed to %s, for session s", n, other)
+		}
+	}
+	if d := e.DroppedForwards(); d != 7 {
+		t.Fatalf("DroppedForwards() = %d, want 7", d)
+	}
+	// Single cancellations: the client has 2 forwards left this second.
+	for i := range 4 {
+		handle(t, e, sess, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c-%d"}}`, i), "")
+	}
+	// Not a request id: nothing to forward, nothing counted.
+	handle(t, e, sess, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"a":1}}}`, "")
+	flush(t, bus, e)
+	if got := bus.sentOf(ports.NoticeClientCancel); len(got) != 2 || string(got[0].Data) != `"c-0"` || string(got[1].Data) != `"c-1"` || got[0].To != "" {
+		t.Fatalf("forwarded cancellations %+v, want c-0 and c-1 to every instance", got)
+	}
+	if d := e.DroppedForwards(); d != 9 {
+		t.Fatalf("DroppedForwards() = %d, want 9", d)
+	}
+	clock.advance(time.Second)
+	handle(t, e, sess, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`, "")
+	flush(t, bus, e)
+	if got := bus.sentOf(ports.NoticeClientCancel); len(got) != 3 {
+		t.Fatalf("a cancellation in the next second: %d forwarded in all, want 3", len(got))
+	}
+	// a warning at the 1st, 2nd, 4th and 8th drop
+	warnings := 0
+	for _, m := range log.Messages() {
+		if strings.Contains(m, "not forwarded") {
+			warnings++
+		}
+	}
+	if warnings != 4 {
+		t.Fatalf("%d warnings for 9 drops, want 4: %q", warnings, log.Messages())
+	}
+}
+
+// A notice addressed to another instance, carried by a bus that cannot
+// address notices, is dropped by the engines it is not for; a response
+// forwarded to an engine whose id names another instance is not handed
+// to its sessions.
+func TestBusAddressedNoticeOnPlainBus(t *testing.T) {
+	bus := &fakeBus{}
+	e := busEngine(t, bus)
+	w := &keyedWriter{}
+	initSession(t, e, "s", w)
+	if err := bus.Publish(context.Background(), ports.Notice{Kind: ports.NoticeToolsChanged, ID: "n1", Origin: "x", To: "fedcba9876543210"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Publish(context.Background(), ports.Notice{Kind: ports.NoticeResourcesChanged, ID: "n2", Origin: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	w.wait(t, "notifications/resources/list_changed")
+	if w.count("notifications/tools/list_changed") != 0 {
+		t.Fatal("a notice addressed to another instance was delivered")
+	}
+}
+
+// heldBus holds every Publish until release (a bus that hangs), then
+// fails it or hands it on.
+type heldBus struct {
+	fakeBus
+	release chan struct{}
+	fail    bool
+	calls   atomic.Int64
+}
+
+func (b *heldBus) Publish(ctx context.Context, n ports.Notice) error {
+	b.calls.Add(1)
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if b.fail {
+		return errors.New("the bus is down")
+	}
+	return b.fakeBus.Publish(ctx, n)
+}
+
+// The engine never waits on its bus: registrations and notifications
+// return while the bus holds a publish; list changes queued already are
+// not queued again, the queue is bounded (MaxBusQueue), what it drops is
+// counted, and a bus that keeps failing is logged about at a bounded
+// rate.
+func TestBusPublishNeverWaits(t *testing.T) {
+	bus := &heldBus{release: make(chan struct{}), fail: true}
+	log := &loggertest.Recorder{}
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), Bus: bus, Logger: log, MaxBusQueue: 8,
+		ResourceRegistry: memory.NewResourceRegistry()})
+	addTool := func(name string) error {
+		return e.AddTool(app.NewRawTool(name, []byte(`{"type":"object"}`), func(context.Context, json.RawMessage) (any, error) { return "x", nil }))
+	}
+	// The first notice is taken by the bus, which holds it.
+	if err := addTool("first"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); bus.calls.Load() != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first notice never reached the bus")
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 50 {
+			if err := addTool(fmt.Sprintf("t%d", i)); err != nil {
+				t.Error(err)
+			}
+			if err := e.AddResource(app.TextResource(fmt.Sprintf("test://r%d", i), "r", "text")); err != nil {
+				t.Error(err)
+			}
+			e.NotifyResourceUpdated("test://r0") // the same URI: queued once
+		}
+		for i := range 20 {
+			e.NotifyResourceUpdated(fmt.Sprintf("test://other%d", i)) // past the queue
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		close(bus.release)
+		t.Fatal("registrations waited for the bus")
+	}
+	// One notice is held by the bus; the queue holds 8: a tools and a
+	// resources list change, one update of test://r0, 5 other updates.
+	if d := e.DroppedNotices(); d != 15 {
+		t.Fatalf("DroppedNotices() = %d, want 15", d)
+	}
+	close(bus.release)
+	deadline := time.Now().Add(30 * time.Second)
+	for bus.calls.Load() < 9 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d publishes after the bus was released, want 9", bus.calls.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	e.Close()
+	if n := bus.calls.Load(); n != 9 {
+		t.Fatalf("%d publishes, want 9", n)
+	}
+	// 9 failures in a row: warnings at the 1st, 2nd, 4th and 8th; the
+	// full queue: at the 1st, 2nd, 4th and 8th drop.
+	var failed, full int
+	for _, m := range log.Messages() {
+		switch {
+		case strings.Contains(m, "publishing a notice to the other instances failed"):
+			failed++
+		case strings.Contains(m, "queue of notices for the other instances is full"):
+			full++
+		}
+	}
+	if failed != 4 || full != 4 {
+		t.Fatalf("%d warnings about failures (want 4), %d about the full queue (want 4): %q", failed, full, log.Messages())
 	}
 }

@@ -181,14 +181,51 @@ type Options struct {
 	// one instance reaches the sessions and listen streams of every
 	// instance, and a client's response to a server request (elicitation,
 	// sampling, roots) received by another instance than the one that
-	// sent the request reaches the handler waiting for it. Nil: one
-	// instance, nothing shared.
+	// sent the request reaches the handler waiting for it: the ids of
+	// server requests are then strings "<instance>-<n>" naming the
+	// instance that sent them, and a response is forwarded to that
+	// instance alone (to its own channel, with a [ports.AddressedBus]).
+	// Nil: one instance, nothing shared.
 	Bus ports.NotificationBus
 	// Shared is what the instances of one server share (see
 	// [ports.SharedState]): its StateKeys and Bus stand in for the fields
 	// above that are left nil, and the Streamable HTTP handler takes its
 	// SessionStore and EventStore (see [Engine.Shared]).
 	Shared ports.SharedState
+	// MaxForwardsPerMessage bounds what one message of a client (a
+	// JSON-RPC batch counts as one) makes the engine forward to the other
+	// instances over Bus: its responses to server requests another
+	// instance sent, and its cancellations of requests not running here
+	// (default [DefaultMaxForwardsPerMessage]; [Unlimited]: no bound).
+	// Only what can match elsewhere is forwarded at all: a response whose
+	// id names another instance (see [Options.Bus]), to that instance
+	// alone; a cancellation of a request id not in flight here, of an
+	// initialized session. Past the bound they are dropped, counted
+	// ([Engine.DroppedForwards]) and logged at a bounded rate; the client
+	// gets no answer to them either way (responses and notifications
+	// have none).
+	MaxForwardsPerMessage int
+	// MaxForwardsPerClient bounds what one client forwards that way per
+	// second, over all its sessions at this instance (default
+	// [DefaultMaxForwardsPerClient]; [Unlimited]: no bound). The client is
+	// the session's Peer (the HTTP transport's ClientKey: the
+	// authenticated subject, else the remote address). Past it, as past
+	// MaxForwardsPerMessage.
+	MaxForwardsPerClient int
+	// MaxBusQueue bounds the notices waiting to be published to Bus
+	// (default [DefaultMaxBusQueue]; [Unlimited]: no bound), and
+	// MaxBusQueueBytes their bytes (default [DefaultMaxBusQueueBytes];
+	// [Unlimited]: no bound; never less than one notice of 4 MiB). The
+	// engine never waits on the bus: what it raises (a list change, a
+	// resource update, a forwarded response) is delivered here at once
+	// and queued for the bus, which one goroutine feeds in order; a list
+	// change or resource update already queued is not queued twice. Past
+	// either bound a notice is dropped for the other instances, counted
+	// ([Engine.DroppedNotices]) and logged at a bounded rate (the bus
+	// delivers at most once anyway). Notices still queued when the engine
+	// closes are dropped.
+	MaxBusQueue      int
+	MaxBusQueueBytes int
 	// OnSessionEnd, when set, is called once for every handshake-era
 	// session that ends: its connection closed (stdio, WebSocket), its
 	// client deleted it, or the store dropped it (Streamable HTTP; an
@@ -312,6 +349,10 @@ type Engine struct {
 	// subscription.
 	instance string
 	stopBus  func()
+	// fwd bounds what is forwarded to the other instances; pub feeds the
+	// bus.
+	fwd forwardGate
+	pub *publisher
 }
 
 // NewEngine returns an engine with the given options.
@@ -359,6 +400,13 @@ func NewEngine(opts Options) (*Engine, error) {
 	}
 	if opts.Bus == nil {
 		opts.Bus = opts.Shared.Bus
+	}
+	opts.MaxForwardsPerMessage = limitOr(opts.MaxForwardsPerMessage, DefaultMaxForwardsPerMessage)
+	opts.MaxForwardsPerClient = limitOr(opts.MaxForwardsPerClient, DefaultMaxForwardsPerClient)
+	opts.MaxBusQueue = limitOr(opts.MaxBusQueue, DefaultMaxBusQueue)
+	opts.MaxBusQueueBytes = limitOr(opts.MaxBusQueueBytes, DefaultMaxBusQueueBytes)
+	if opts.MaxBusQueueBytes >= 0 {
+		opts.MaxBusQueueBytes = max(opts.MaxBusQueueBytes, minBusQueueBytes)
 	}
 	if opts.Info.Name == "" {
 		opts.Info.Name = "hexmcp-server"

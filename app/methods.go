@@ -194,6 +194,9 @@ func (e *Engine) initialize(ctx context.Context, s *session, m message, p *wireP
 	}
 	s.trans = trans
 	s.mu.Unlock()
+	if rerr := e.commitSession(ctx, s, m.id); rerr != nil {
+		return nil, rerr
+	}
 	if e.filtersAny() {
 		e.recordSeen(s.viewer(), s, nil)
 	}

@@ -152,7 +152,7 @@ func (e *Engine) answer(ctx context.Context, req *Request) (stdjson.RawMessage, 
 		return nil, errors.New("hexmcp: a Request made outside the engine reached its handler")
 	}
 	if c.entry == nil { // a notification
-		e.notify(c.s, c.m)
+		e.notify(ctx, c.s, c.m)
 		return nil, nil
 	}
 	if c.detached {
@@ -256,7 +256,7 @@ func (e *Engine) notification(s *session, m message) {
 // transport (headers, principal).
 func (e *Engine) notificationCtx(ctx context.Context, s *session, m message) {
 	if e.middleware == nil {
-		e.notify(s, m)
+		e.notify(ctx, s, m)
 		return
 	}
 	var ci callInfo

@@ -51,7 +51,10 @@ type outbound struct {
 	mu   sync.Mutex
 	next int64
 	// prefix, when set (Options.Bus), makes the ids strings
-	// "<prefix>-<n>", unique across the instances that hold the session.
+	// "<prefix>-<n>", unique across the instances that hold the session:
+	// the prefix is the engine's instance name, so that a response that
+	// reaches another instance is forwarded to this one alone
+	// (requestOrigin).
 	prefix  string
 	pending map[string]chan clientReply
 }
@@ -118,10 +121,11 @@ func (o *outbound) deliver(m message) bool {
 }
 
 // clientResponse serves a response the client sent: it resolves the
-// server request it answers. One that answers nothing is logged and
-// dropped (it cannot be answered).
-func (e *Engine) clientResponse(s *session, m message) {
-	if s != nil && s.out.deliver(m) || e.forwardResponse(s, m) {
+// server request it answers, here or (forwardResponse) at the instance
+// that sent it. One that answers nothing is logged and dropped (it cannot
+// be answered).
+func (e *Engine) clientResponse(ctx context.Context, s *session, m message) {
+	if s != nil && s.out.deliver(m) || e.forwardResponse(ctx, s, m) {
 		return
 	}
 	e.logf(context.Background(), ports.LevelDebug, "hexmcp: dropped a response to no pending server request", ports.F("id", string(m.id)))

@@ -395,7 +395,7 @@ func (l *connLoop) read() (pending, bool) {
 			continue
 		}
 		if m.isResponse {
-			e.clientResponse(s, m)
+			e.clientResponse(s.base, s, m)
 			continue
 		}
 		if m.id == nil {

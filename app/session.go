@@ -257,7 +257,7 @@ func (e *Engine) handleAnswer(ctx context.Context, s *session, m message, p *wir
 		return rerr.answer(encodeError(rerr))
 	}
 	if m.isResponse {
-		e.clientResponse(s, m)
+		e.clientResponse(ctx, s, m)
 		return Answer{}
 	}
 	if m.id == nil {
@@ -413,7 +413,7 @@ func (sess *Session) Close() {
 func idKey(id jsontext.Value) string { return string(id) }
 
 // notify is the engine's own handling of a notification.
-func (e *Engine) notify(s *session, m message) {
+func (e *Engine) notify(ctx context.Context, s *session, m message) {
 	if s == nil {
 		return
 	}
@@ -430,7 +430,7 @@ func (e *Engine) notify(s *session, m message) {
 			return
 		}
 		if !s.cancelRequest(p.RequestID) {
-			e.forwardCancel(s, p.RequestID)
+			e.forwardCancel(ctx, s, p.RequestID)
 		}
 	}
 }

@@ -24,7 +24,8 @@ const (
 	NoticeResourceUpdated NoticeKind = "resource_updated"
 	// NoticeClientResponse: a client's response (Notice.Data) to a
 	// request the server sent to the session Notice.Session, received by
-	// an instance that did not send the request.
+	// an instance that did not send the request; Notice.To names the
+	// instance that sent it (the engine's server request ids say which).
 	NoticeClientResponse NoticeKind = "client_response"
 	// NoticeClientCancel: a client cancelled (notifications/cancelled) a
 	// request of the session Notice.Session, whose id is Notice.Data (JSON),
@@ -54,6 +55,12 @@ type Notice struct {
 	// Origin names the instance that published it, so that it can skip
 	// its own notices (it delivered them when it raised them).
 	Origin string `json:"o"`
+	// To, when not empty, names the one instance the notice is for (the
+	// name it subscribed with, see [AddressedBus]): a bus that implements
+	// AddressedBus delivers it to that instance's subscriptions only;
+	// another bus delivers it to every subscriber, and the engines it is
+	// not for drop it. Empty: every instance.
+	To string `json:"t,omitempty"`
 	// URI is the resource of NoticeResourceUpdated, the elicitationId of
 	// NoticeElicitationComplete.
 	URI string `json:"u,omitempty"`
@@ -82,6 +89,21 @@ type NotificationBus interface {
 	// returned function stops the subscription and waits for a running fn
 	// to return.
 	Subscribe(fn func(Notice)) (stop func())
+}
+
+// AddressedBus is an optional interface of a [NotificationBus] that
+// carries a notice addressed to one instance ([Notice].To) to that
+// instance only, so that the others neither receive nor decode it (the
+// engine addresses a client's response to the instance that sent the
+// request it answers).
+type AddressedBus interface {
+	NotificationBus
+	// SubscribeAs is Subscribe for the instance called name (not empty):
+	// fn gets every notice published from now on with an empty To, and
+	// those addressed to name; a notice addressed to another name does
+	// not reach it. A subscription made with Subscribe gets the notices
+	// with an empty To only.
+	SubscribeAs(name string, fn func(Notice)) (stop func())
 }
 
 // ErrNoticeTooLarge is wrapped by the error of a [NotificationBus]'s

@@ -6,5 +6,5 @@
 // Adapters in adapters/ implement these ports; wiring/ plugs them together.
 // Mocks of every port live in ports/mocks, generated with go.uber.org/mock:
 //
-//go:generate go tool mockgen -typed -destination mocks/mocks.go -package mocks . Logger,SchemaValidator,Schema,ToolRegistry,ToolRegistryWatcher,ResourceRegistry,PromptRegistry,Conn,MessageWriter,Transport,ConnHandler,Clock,SessionStore,SessionRemovalNotifier,EventStore,Authenticator,StateKeys,PeerAddr,PeerPrincipal,NotificationBus,KeyedMessageWriter,EventWatcher,OnceAppender,TaskStore
+//go:generate go tool mockgen -typed -destination mocks/mocks.go -package mocks . Logger,SchemaValidator,Schema,ToolRegistry,ToolRegistryWatcher,ResourceRegistry,PromptRegistry,Conn,MessageWriter,Transport,ConnHandler,Clock,SessionStore,SessionRemovalNotifier,EventStore,Authenticator,StateKeys,PeerAddr,PeerPrincipal,NotificationBus,AddressedBus,KeyedMessageWriter,EventWatcher,OnceAppender,TaskStore
 package ports

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -553,6 +554,86 @@ func Run(t *testing.T, newBus func(t *testing.T) []ports.NotificationBus) {
 			t.Fatalf("%d calls after stop returned", n)
 		}
 	})
+}
+
+// RunAddressed checks the addressing of buses made by newBus (as for
+// [Run], two instances at least) that implement [ports.AddressedBus]: a
+// notice with an empty To reaches every subscription, those made with
+// SubscribeAs and with Subscribe; one addressed to a name reaches the
+// subscriptions made as that name only, on whichever bus they were made,
+// with every field intact (To included), and a notice addressed to a name
+// nobody subscribed as reaches nobody; several subscriptions as one name
+// each get it; a name whose subscriptions all stopped gets nothing, and
+// gets its notices again once subscribed anew.
+func RunAddressed(t *testing.T, newBus func(t *testing.T) []ports.AddressedBus) {
+	bs := newBus(t)
+	if len(bs) < 2 {
+		t.Fatalf("newBus returned %d buses, want at least 2", len(bs))
+	}
+	a, a2, b, plain := &collector{}, &collector{}, &collector{}, &collector{}
+	defer bs[0].SubscribeAs("inst-a", a.fn)()
+	defer bs[0].SubscribeAs("inst-a", a2.fn)()
+	defer bs[1].SubscribeAs("inst-b", b.fn)()
+	defer bs[1].Subscribe(plain.fn)()
+	for p, pub := range bs {
+		sfx := "-" + strconv.Itoa(p)
+		sent := []ports.Notice{
+			{Kind: ports.NoticeToolsChanged, ID: "all" + sfx, Origin: "o"},
+			{Kind: ports.NoticeClientResponse, ID: "to-b" + sfx, Origin: "o", To: "inst-b", Session: "s", Data: []byte(`{"jsonrpc":"2.0","id":"x-1","result":{}}`)},
+			{Kind: ports.NoticeClientResponse, ID: "to-a" + sfx, Origin: "o", To: "inst-a", Session: "s", Data: []byte{}},
+			{Kind: ports.NoticeClientResponse, ID: "to-nobody" + sfx, Origin: "o", To: "inst-c", Session: "s"},
+			{Kind: ports.NoticeToolsChanged, ID: "last" + sfx, Origin: "o"},
+		}
+		for _, n := range sent {
+			publish(t, pub, n)
+		}
+		want := map[*collector][]string{
+			a:     {"all" + sfx, "to-a" + sfx, "last" + sfx},
+			a2:    {"all" + sfx, "to-a" + sfx, "last" + sfx},
+			b:     {"all" + sfx, "to-b" + sfx, "last" + sfx},
+			plain: {"all" + sfx, "last" + sfx},
+		}
+		names := map[*collector]string{a: "inst-a", a2: "inst-a (second)", b: "inst-b", plain: "a subscription without name"}
+		for c, ids := range want {
+			// the last notice of the publisher came: the others did too,
+			// or never will
+			got := c.waitID(t, names[c], "last"+sfx)
+			var gotIDs []string
+			for _, n := range got {
+				if strings.HasSuffix(n.ID, sfx) {
+					gotIDs = append(gotIDs, n.ID)
+				}
+			}
+			if !slices.Equal(gotIDs, ids) {
+				t.Fatalf("published on bus %d: %s got %v, want %v", p, names[c], gotIDs, ids)
+			}
+			for _, n := range got {
+				for _, s := range sent {
+					if s.ID == n.ID && !reflect.DeepEqual(n, s) {
+						t.Fatalf("%s got %s, want %s", names[c], describe(n), describe(s))
+					}
+				}
+			}
+		}
+	}
+
+	// A name whose every subscription stopped gets nothing, and its
+	// notices again once subscribed anew.
+	c := &collector{}
+	stop := bs[1].SubscribeAs("inst-d", c.fn)
+	publish(t, bs[0], ports.Notice{Kind: ports.NoticeToolsChanged, ID: "d-0", Origin: "o", To: "inst-d"})
+	c.waitID(t, "inst-d", "d-0")
+	stop()
+	publish(t, bs[0], ports.Notice{Kind: ports.NoticeToolsChanged, ID: "d-1", Origin: "o", To: "inst-d"})
+	publish(t, bs[0], ports.Notice{Kind: ports.NoticeToolsChanged, ID: "d-2", Origin: "o"})
+	plain.waitID(t, "a subscription without name", "d-2")
+	again := &collector{}
+	defer bs[1].SubscribeAs("inst-d", again.fn)()
+	publish(t, bs[0], ports.Notice{Kind: ports.NoticeToolsChanged, ID: "d-3", Origin: "o", To: "inst-d"})
+	got := again.waitID(t, "inst-d subscribed anew", "d-3")
+	if hasID(got, "d-1") || hasID(c.notices(), "d-1") {
+		t.Fatal("a notice addressed to a name without subscription was delivered")
+	}
 }
 
 // RunSizeLimit checks the size bound of buses made by newBus (as for

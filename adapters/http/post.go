@@ -364,28 +364,38 @@ func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, mi app
 	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
 	ctx, done := h.sessionContext(r, pw)
 	defer done()
+	// The session is stored once the engine accepted initialize, inside
+	// its middleware: a refusal of the store is the answer middleware
+	// sees (and audits), as the client does.
+	var stored bool
+	var refused *rpcErr
+	ctx = app.WithSessionCommit(ctx, func(ctx context.Context) error {
+		st := sess.State()
+		// Known here before the store has it, so that a removal the store
+		// reports from now on (an eviction right after Create) finds it.
+		ls.stored = st
+		h.addLive(ls)
+		if err := h.sessions.Create(ctx, st); err != nil {
+			h.dropLive(ls)
+			refused = h.createError(mi.ID, err)
+			return domain.NewProtocolError(refused.code, refused.message, refused.data)
+		}
+		stored = true
+		return nil
+	})
 	ans := h.e.Answer(ctx, sess, mi, pw)
-	resp := ans.Response
-	st := sess.State()
-	if !st.Initialized {
+	if !stored {
 		ls.markGone() // nothing to resume: the answer's events are not stored
 		ls.end()
-		pw.finish(resp, statusFor(false, ans))
-		return
-	}
-	// Known here before the store has it, so that a removal the store
-	// reports from now on (an eviction right after Create) finds it.
-	ls.stored = st
-	h.addLive(ls)
-	if err := h.sessions.Create(ctx, st); err != nil {
-		h.dropLive(ls)
-		ls.markGone()
-		ls.end()
-		pw.fail(h.createError(mi.ID, err))
+		if refused != nil {
+			pw.fail(refused)
+			return
+		}
+		pw.finish(ans.Response, statusFor(false, ans))
 		return
 	}
 	pw.setSessionHeader(sid)
-	pw.finish(resp, http.StatusOK)
+	pw.finish(ans.Response, http.StatusOK)
 }
 
 // Retry-After of the refusals of a new session. At the store's total limit

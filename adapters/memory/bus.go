@@ -33,7 +33,7 @@ const (
 // NoticeSize is what a notice counts against the byte bounds of
 // [BusOptions]: the lengths of its fields together.
 func NoticeSize(n ports.Notice) int {
-	return len(n.Kind) + len(n.ID) + len(n.Origin) + len(n.URI) + len(n.Session) + len(n.Data)
+	return len(n.Kind) + len(n.ID) + len(n.Origin) + len(n.To) + len(n.URI) + len(n.Session) + len(n.Data)
 }
 
 // BusOptions configures [NewBus]. Zero (or negative) fields take their
@@ -75,6 +75,9 @@ type BusOptions struct {
 // subscriber misses notices, it never holds up a publisher or the other
 // subscribers.
 //
+// A notice addressed to one instance ([ports.Notice].To) is queued only
+// for the subscriptions made as that instance ([Bus.SubscribeAs]).
+//
 // The subscribers of one notice share its Data: they must not modify it.
 // A subscription's stop function must not be called from its own
 // function (stop waits for that function to return).
@@ -91,7 +94,7 @@ type Bus struct {
 	dropped atomic.Uint64
 }
 
-var _ ports.NotificationBus = (*Bus)(nil)
+var _ ports.AddressedBus = (*Bus)(nil)
 
 // NewBus returns an empty bus.
 func NewBus(opts BusOptions) *Bus {
@@ -118,7 +121,8 @@ func NewBus(opts BusOptions) *Bus {
 	return b
 }
 
-// Publish queues n for every subscriber, the caller's own included. It
+// Publish queues n for every subscriber, the caller's own included (for
+// those of the instance n.To only, when it is not empty). It
 // refuses, with an error wrapping [ports.ErrNoticeTooLarge], a notice over
 // MaxNoticeBytes, and does nothing when ctx is done. It never blocks; the
 // caller may reuse n.Data once it returns.
@@ -134,6 +138,9 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	var overflowed []*busSub
 	b.mu.RLock()
 	for s := range b.subs {
+		if n.To != "" && s.name != n.To {
+			continue
+		}
 		dropped, first := s.push(n, size, b.maxQueued, b.maxQueuedBytes)
 		if dropped {
 			b.dropped.Add(1)
@@ -157,7 +164,19 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 // returned, and it waits for a running fn to return. It may be called
 // more than once, but not from fn.
 func (b *Bus) Subscribe(fn func(ports.Notice)) (stop func()) {
+	return b.subscribe("", fn)
+}
+
+// SubscribeAs is [Bus.Subscribe] for the instance called name: fn also
+// gets the notices addressed to name ([ports.Notice].To), and no others.
+// An empty name is Subscribe.
+func (b *Bus) SubscribeAs(name string, fn func(ports.Notice)) (stop func()) {
+	return b.subscribe(name, fn)
+}
+
+func (b *Bus) subscribe(name string, fn func(ports.Notice)) (stop func()) {
 	s := &busSub{
+		name:   name,
 		fn:     fn,
 		wake:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
@@ -189,6 +208,7 @@ func (b *Bus) Dropped() uint64 { return b.dropped.Load() }
 // busSub is one subscription: a bounded FIFO queue (a ring that grows up
 // to the bound as needed) and the goroutine that drains it.
 type busSub struct {
+	name   string // the instance it was made for ("": none)
 	fn     func(ports.Notice)
 	wake   chan struct{} // holds one value when the queue may be non-empty
 	done   chan struct{} // closed by stop

@@ -33,6 +33,13 @@ func TestBusContract(t *testing.T) {
 			return []ports.NotificationBus{b, b}
 		})
 	})
+	t.Run("Addressed", func(t *testing.T) {
+		bustest.RunAddressed(t, func(t *testing.T) []ports.AddressedBus {
+			t.Cleanup(func() { bustest.NoGoroutines(t, busGoroutines) })
+			b := memory.NewBus(memory.BusOptions{})
+			return []ports.AddressedBus{b, b}
+		})
+	})
 }
 
 // stuck subscribes a function that blocks on its first notice until

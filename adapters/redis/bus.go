@@ -54,6 +54,11 @@ type BusOptions struct {
 // same Redis and Prefix publishes to, and subscribes to, the channel
 // "<Prefix>bus". Make one Bus per instance (per engine).
 //
+// It is a [ports.AddressedBus]: a notice addressed to one instance
+// ([ports.Notice].To) is published to the channel "<Prefix>bus:<To>",
+// which only the Bus of an instance that subscribed as To
+// ([Bus.SubscribeAs]) subscribes to: the other instances never read it.
+//
 // Publish is one PUBLISH, bounded by Timeout: with Redis down it fails
 // within Timeout, and the instances miss the notice (the port's delivery
 // is at most once).
@@ -88,11 +93,18 @@ type Bus struct {
 
 	mu     sync.Mutex
 	subs   map[*busSub]struct{}
+	names  map[string]int // the subscriptions of each name (SubscribeAs)
 	ps     *redis.PubSub
 	reader chan struct{} // closed when the reader of ps returned
+
+	// confirms holds, for each channel whose subscription is awaited, the
+	// channel closed when Redis confirms it (by the reader, which never
+	// takes mu).
+	cmu      sync.Mutex
+	confirms map[string]chan struct{}
 }
 
-var _ ports.NotificationBus = (*Bus)(nil)
+var _ ports.AddressedBus = (*Bus)(nil)
 
 // errBusClosed is the error of Publish after Close.
 var errBusClosed = errors.New("mcpredis: the bus is closed")
@@ -123,7 +135,8 @@ func NewBus(c redis.UniversalClient, opts BusOptions) *Bus {
 }
 
 // Publish sends n to every subscriber of every instance, this one's
-// included: one PUBLISH, bounded by Timeout. It refuses a notice over
+// included (to the subscribers of the instance n.To, when it is not
+// empty): one PUBLISH, bounded by Timeout. It refuses a notice over
 // MaxNoticeBytes with an error wrapping [ports.ErrNoticeTooLarge].
 func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	if b.closed.Load() {
@@ -134,7 +147,12 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
 	defer cancel()
-	if err := b.c.Publish(ctx, b.channel, EncodeNotice(n)).Err(); err != nil {
+	channel := b.channel
+	if n.To != "" {
+		channel = b.addressed(n.To)
+	}
+	frame := EncodeNotice(n)
+	if _, err := within(ctx, b.c, func(ctx context.Context) (int64, error) { return b.c.Publish(ctx, channel, frame).Result() }); err != nil {
 		return fmt.Errorf("mcpredis: publishing a notice: %w", err)
 	}
 	return nil
@@ -144,13 +162,28 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 // every notice published from now on by any instance, in the order each
 // publisher published them. The first subscription of the Bus opens its
 // Pub/Sub connection and waits, up to Timeout, for Redis to confirm it
-// (without Redis, it returns after Timeout with a warning, and the
-// subscription begins receiving once Redis is back). The returned function
+// (with Redis down it returns at once, a Redis that hangs after Timeout,
+// each with a warning, and the subscription begins receiving once Redis
+// is back). The returned function
 // stops the subscription: fn is not called once it returned, and it waits
 // for a running fn to return; the last one closes the connection. After
 // [Bus.Close], Subscribe returns a stop that does nothing and never calls
 // fn.
 func (b *Bus) Subscribe(fn func(ports.Notice)) (stop func()) {
+	return b.subscribe("", fn)
+}
+
+// SubscribeAs is [Bus.Subscribe] for the instance called name: fn also
+// gets the notices addressed to name ([ports.Notice].To), and no other
+// addressed notice. The first subscription as name subscribes the Pub/Sub
+// connection to the channel "<Prefix>bus:<name>" too, and waits up to
+// Timeout for Redis to confirm it; the last one to stop unsubscribes it.
+// An empty name is Subscribe.
+func (b *Bus) SubscribeAs(name string, fn func(ports.Notice)) (stop func()) {
+	return b.subscribe(name, fn)
+}
+
+func (b *Bus) subscribe(name string, fn func(ports.Notice)) (stop func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed.Load() {
@@ -159,7 +192,16 @@ func (b *Bus) Subscribe(fn func(ports.Notice)) (stop func()) {
 	if b.ps == nil {
 		b.open()
 	}
-	sub := &busSub{stop: b.local.Subscribe(fn)}
+	if name != "" {
+		if b.names[name] == 0 {
+			b.await(b.addressed(name))
+		}
+		if b.names == nil {
+			b.names = make(map[string]int)
+		}
+		b.names[name]++
+	}
+	sub := &busSub{name: name, stop: b.local.SubscribeAs(name, fn)}
 	if b.subs == nil {
 		b.subs = make(map[*busSub]struct{})
 	}
@@ -174,12 +216,55 @@ func (b *Bus) Subscribe(fn func(ports.Notice)) (stop func()) {
 		delete(b.subs, sub)
 		if len(b.subs) == 0 {
 			b.shut()
+			return
+		}
+		if name != "" {
+			if b.names[name]--; b.names[name] == 0 {
+				delete(b.names, name)
+				ctx, cancel := context.WithTimeout(context.Background(), b.opts.Timeout)
+				defer cancel()
+				_ = b.ps.Unsubscribe(ctx, b.addressed(name)) // without Redis: not subscribed again
+			}
 		}
 	}
 }
 
-// busSub is a subscription of a Bus: its stop on the local bus.
+// addressed is the channel of the notices addressed to the instance name.
+func (b *Bus) addressed(name string) string { return b.channel + ":" + name }
+
+// await subscribes the Pub/Sub connection to channel and waits, up to
+// Timeout, for Redis to confirm it; b.mu is held.
+func (b *Bus) await(channel string) {
+	confirmed := make(chan struct{})
+	b.cmu.Lock()
+	if b.confirms == nil {
+		b.confirms = make(map[string]chan struct{})
+	}
+	b.confirms[channel] = confirmed
+	b.cmu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), b.opts.Timeout)
+	defer cancel()
+	// without Redis: subscribed once it is back
+	ps := b.ps
+	_, err := within(ctx, b.c, func(ctx context.Context) (struct{}, error) { return struct{}{}, ps.Subscribe(ctx, channel) })
+	if err == nil {
+		select {
+		case <-confirmed:
+			return
+		case <-ctx.Done():
+		}
+	}
+	b.cmu.Lock()
+	delete(b.confirms, channel)
+	b.cmu.Unlock()
+	b.opts.Logger.Log(context.Background(), ports.LevelWarn, "mcpredis: the bus's subscription is not confirmed by Redis (down or slow); notices reach this instance once it is",
+		ports.F("channel", channel), ports.F("timeout", b.opts.Timeout), ports.F("error", err))
+}
+
+// busSub is a subscription of a Bus: its name (SubscribeAs) and its stop
+// on the local bus.
 type busSub struct {
+	name string
 	stop func()
 	once sync.Once
 }
@@ -206,26 +291,19 @@ func (b *Bus) Close() error {
 // channel that was no notice or was over MaxNoticeBytes.
 func (b *Bus) Dropped() uint64 { return b.local.Dropped() + b.bad.Load() }
 
-// open opens the Pub/Sub connection and its reader, and waits for the
-// confirmation of the subscription; b.mu is held.
+// open opens the Pub/Sub connection and its reader, subscribes it to the
+// bus's channel and waits for the confirmation; b.mu is held.
 func (b *Bus) open() {
-	ctx, cancel := context.WithTimeout(context.Background(), b.opts.Timeout)
-	defer cancel()
-	b.ps = b.c.Subscribe(ctx, b.channel) // without Redis: retried by ps
+	b.ps = b.c.Subscribe(context.Background()) // no channel yet: connects on the first
 	b.reader = make(chan struct{})
-	subscribed := make(chan struct{})
-	go b.read(b.ps.ChannelWithSubscriptions(), subscribed, b.reader)
-	select {
-	case <-subscribed:
-	case <-ctx.Done():
-		b.opts.Logger.Log(context.Background(), ports.LevelWarn, "mcpredis: the bus's subscription was not confirmed by Redis in time; notices reach this instance once it is",
-			ports.F("channel", b.channel), ports.F("timeout", b.opts.Timeout))
-	}
+	go b.read(b.ps.ChannelWithSubscriptions(), b.reader)
+	b.await(b.channel)
 }
 
 // shut closes the Pub/Sub connection, if open, and waits for its reader;
 // b.mu is held.
 func (b *Bus) shut() {
+	b.names = nil
 	if b.ps == nil {
 		return
 	}
@@ -235,25 +313,34 @@ func (b *Bus) shut() {
 }
 
 // read hands the notices of ch to the local subscribers until ch is
-// closed (by PubSub.Close). It never blocks on them, so that go-redis
+// closed (by PubSub.Close), and signals the confirmations of
+// subscriptions. It never blocks on the subscribers, so that go-redis
 // never waits to hand it a message.
-func (b *Bus) read(ch <-chan any, subscribed, done chan struct{}) {
+func (b *Bus) read(ch <-chan any, done chan struct{}) {
 	defer close(done)
-	confirmed := false
+	confirmed := false // the bus's channel was subscribed to once
 	for m := range ch {
 		switch m := m.(type) {
 		case *redis.Subscription:
 			if m.Kind != "subscribe" {
 				continue
 			}
-			if !confirmed {
-				confirmed = true
-				close(subscribed)
+			b.cmu.Lock()
+			awaited := b.confirms[m.Channel]
+			delete(b.confirms, m.Channel)
+			b.cmu.Unlock()
+			if awaited != nil {
+				close(awaited)
+			}
+			if m.Channel != b.channel {
 				continue
 			}
-			b.opts.Logger.Log(context.Background(), ports.LevelWarn,
-				"mcpredis: the bus's link to Redis was re-established; notices published while it was down were missed",
-				ports.F("channel", b.channel))
+			if confirmed {
+				b.opts.Logger.Log(context.Background(), ports.LevelWarn,
+					"mcpredis: the bus's link to Redis was re-established; notices published while it was down were missed",
+					ports.F("channel", b.channel))
+			}
+			confirmed = true
 		case *redis.Message:
 			b.receive(m.Payload)
 		}
@@ -275,25 +362,41 @@ func (b *Bus) receive(payload string) {
 	}
 }
 
-// noticeVersion is the first byte of the frame of [EncodeNotice].
-const noticeVersion = 1
+// The first byte of a frame of [EncodeNotice]: its version.
+const (
+	// noticeVersion: a notice to every instance (an empty To), five
+	// fields.
+	noticeVersion = 1
+	// addressedVersion: a notice addressed to one instance, six fields
+	// (To last).
+	addressedVersion = 2
+)
 
 // frameOverhead bounds what a frame adds to [memory.NoticeSize]: the
-// version, five lengths and the Data flag.
-const frameOverhead = 1 + 5*binary.MaxVarintLen64 + 1
+// version, six lengths and the Data flag.
+const frameOverhead = 1 + 6*binary.MaxVarintLen64 + 1
 
 // EncodeNotice returns the frame a [Bus] publishes for n: the byte 1 (the
-// frame's version); Kind, ID, Origin, URI and Session, each as its length
-// (an unsigned varint, encoding/binary's) then its bytes; then the byte 0
+// frame's version), or 2 when n.To is not empty; Kind, ID, Origin, URI and
+// Session, then To in a frame of version 2, each as its length (an
+// unsigned varint, encoding/binary's) then its bytes; then the byte 0
 // when Data is nil, or the byte 1 followed by Data, to the end of the
-// frame. It adds at most 52 bytes to the notice, and keeps nil Data apart
+// frame. It adds at most 62 bytes to the notice, and keeps nil Data apart
 // from empty Data. A binary frame rather than JSON: Data goes byte for
 // byte whatever it holds, without escaping or base64, and decoding it is a
-// few bounds checks.
+// few bounds checks. A notice to every instance is framed as before
+// addressed notices existed (version 1), so that instances of an earlier
+// release read it.
 func EncodeNotice(n ports.Notice) []byte {
 	b := make([]byte, 0, memory.NoticeSize(n)+frameOverhead)
-	b = append(b, noticeVersion)
-	for _, f := range [...]string{string(n.Kind), n.ID, n.Origin, n.URI, n.Session} {
+	fields := []string{string(n.Kind), n.ID, n.Origin, n.URI, n.Session}
+	if n.To == "" {
+		b = append(b, noticeVersion)
+	} else {
+		b = append(b, addressedVersion)
+		fields = append(fields, n.To)
+	}
+	for _, f := range fields {
 		b = binary.AppendUvarint(b, uint64(len(f)))
 		b = append(b, f...)
 	}
@@ -312,12 +415,16 @@ func DecodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
 	if len(frame) > maxNoticeBytes+frameOverhead {
 		return ports.Notice{}, fmt.Errorf("mcpredis: a frame of %d bytes: %w", len(frame), ports.ErrNoticeTooLarge)
 	}
-	if len(frame) == 0 || frame[0] != noticeVersion {
+	if len(frame) == 0 || frame[0] != noticeVersion && frame[0] != addressedVersion {
 		return ports.Notice{}, errors.New("mcpredis: not a notice frame (version)")
 	}
+	count := 5
+	if frame[0] == addressedVersion {
+		count = 6
+	}
 	rest := frame[1:]
-	var fields [5]string
-	for i := range fields {
+	var fields [6]string
+	for i := range count {
 		l, k := uvarint(rest)
 		if k <= 0 || l > uint64(len(rest)-k) {
 			return ports.Notice{}, fmt.Errorf("mcpredis: a notice frame cut short (field %d)", i+1)
@@ -325,7 +432,7 @@ func DecodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
 		fields[i] = strings.Clone(rest[k : k+int(l)])
 		rest = rest[k+int(l):]
 	}
-	n := ports.Notice{Kind: ports.NoticeKind(fields[0]), ID: fields[1], Origin: fields[2], URI: fields[3], Session: fields[4]}
+	n := ports.Notice{Kind: ports.NoticeKind(fields[0]), ID: fields[1], Origin: fields[2], URI: fields[3], Session: fields[4], To: fields[5]}
 	switch {
 	case rest == "\x00":
 	case len(rest) > 0 && rest[0] == 1:

@@ -74,6 +74,12 @@ func TestBusContract(t *testing.T) {
 	t.Run("SmallerLimit", func(t *testing.T) {
 		bustest.RunSizeLimit(t, 4096, newBus(mcpredis.BusOptions{MaxNoticeBytes: 4096}))
 	})
+	t.Run("Addressed", func(t *testing.T) {
+		bustest.RunAddressed(t, func(t *testing.T) []ports.AddressedBus {
+			bs := newBuses(t, srv, 2, mcpredis.BusOptions{})
+			return []ports.AddressedBus{bs[0], bs[1]}
+		})
+	})
 }
 
 // recorder collects notices.
@@ -364,7 +370,8 @@ func TestBusHostileMessages(t *testing.T) {
 }
 
 // A frame decodes back to the notice it was made of, nil Data and empty
-// Data apart, and adds at most 52 bytes.
+// Data apart, To included, and adds at most 62 bytes; a notice to every
+// instance is framed as version 1, which earlier releases read.
 func TestEncodeDecodeNotice(t *testing.T) {
 	for _, n := range []ports.Notice{
 		{},
@@ -372,9 +379,14 @@ func TestEncodeDecodeNotice(t *testing.T) {
 		{Kind: ports.NoticeClientResponse, ID: "i", Origin: "o", Session: "s", Data: []byte{}},
 		{Kind: ports.NoticeClientResponse, ID: "i", Origin: "o", Session: "s", Data: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)},
 		{Kind: "k", ID: strings.Repeat("i", 200), Origin: strings.Repeat("o", 20000), Data: make([]byte, 70000)},
+		{Kind: ports.NoticeClientResponse, ID: "i", Origin: "o", To: "0123456789abcdef", Session: "s", Data: []byte(`{}`)},
+		{Kind: "k", To: strings.Repeat("t", 20000), URI: "u"},
 	} {
 		frame := mcpredis.EncodeNotice(n)
-		if len(frame) > memory.NoticeSize(n)+52 {
+		if v := byte(1 + min(len(n.To), 1)); frame[0] != v {
+			t.Fatalf("a frame of version %d for %+v, want %d", frame[0], n, v)
+		}
+		if len(frame) > memory.NoticeSize(n)+62 {
 			t.Fatalf("a frame of %d bytes for a notice of %d", len(frame), memory.NoticeSize(n))
 		}
 		got, err := mcpredis.DecodeNotice(string(frame), memory.NoticeSize(n))
@@ -392,12 +404,12 @@ func TestEncodeDecodeNotice(t *testing.T) {
 // refDecode decodes a frame with encoding/binary, as a second reading of
 // the format.
 func refDecode(frame []byte) (ports.Notice, bool) {
-	if len(frame) == 0 || frame[0] != 1 {
+	if len(frame) == 0 || frame[0] != 1 && frame[0] != 2 {
 		return ports.Notice{}, false
 	}
 	rest := frame[1:]
-	var f [5]string
-	for i := range f {
+	var f [6]string
+	for i := range 4 + int(frame[0]) {
 		l, k := binary.Uvarint(rest)
 		if k <= 0 || l > uint64(len(rest)-k) {
 			return ports.Notice{}, false
@@ -405,7 +417,7 @@ func refDecode(frame []byte) (ports.Notice, bool) {
 		f[i] = string(rest[k : k+int(l)])
 		rest = rest[k+int(l):]
 	}
-	n := ports.Notice{Kind: ports.NoticeKind(f[0]), ID: f[1], Origin: f[2], URI: f[3], Session: f[4]}
+	n := ports.Notice{Kind: ports.NoticeKind(f[0]), ID: f[1], Origin: f[2], URI: f[3], Session: f[4], To: f[5]}
 	switch {
 	case len(rest) == 1 && rest[0] == 0:
 	case len(rest) > 0 && rest[0] == 1:
@@ -424,6 +436,7 @@ func FuzzDecodeNotice(f *testing.F) {
 		tick("x"),
 		{Kind: ports.NoticeClientResponse, ID: "i", Origin: "o", Session: "s", Data: []byte{}},
 		{Kind: ports.NoticeResourceUpdated, ID: "i", Origin: "o", URI: "u", Session: "s", Data: []byte(`{"a":1}`)},
+		{Kind: ports.NoticeClientResponse, ID: "i", Origin: "o", To: "t", Session: "s", Data: []byte(`{}`)},
 	} {
 		f.Add(mcpredis.EncodeNotice(n), 1<<20)
 	}
@@ -451,4 +464,64 @@ func FuzzDecodeNotice(f *testing.F) {
 			t.Fatalf("re-encoded: %+v, %v; want %+v", again, err, n)
 		}
 	})
+}
+
+// A notice addressed to one instance goes to the channel of that
+// instance alone, which only its Bus subscribes to while it has a
+// subscription as that name: the other instances never read it.
+func TestBusAddressedChannel(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := client(t, srv)
+	prefix := busPrefix()
+	bs := newBuses(t, srv, 2, mcpredis.BusOptions{Prefix: prefix})
+	a, b := bs[0], bs[1]
+	ra, rb := &recorder{}, &recorder{}
+	stopA := a.SubscribeAs("inst-a", ra.fn)
+	defer a.Subscribe(func(ports.Notice) {})() // keeps a's connection
+	defer b.SubscribeAs("inst-b", rb.fn)()
+	if n := numsub(t, admin, prefix+"bus:inst-a"); n != 1 {
+		t.Fatalf("%d connections on the channel of inst-a, want 1", n)
+	}
+	if n := numsub(t, admin, prefix+"bus"); n != 2 {
+		t.Fatalf("%d connections on the bus's channel, want 2", n)
+	}
+	// what the connection of b reads: the bus's channel and its own
+	spy := admin.Subscribe(context.Background(), prefix+"bus", prefix+"bus:inst-b")
+	defer spy.Close()
+	for range 2 {
+		if _, err := spy.Receive(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	to := ports.Notice{Kind: ports.NoticeClientResponse, ID: "to-a", Origin: "b", To: "inst-a", Session: "s", Data: []byte(`{}`)}
+	if err := b.Publish(ctx, to); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Publish(ctx, tick("after")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the notices", func() bool { return ra.has("to-a") && ra.has("after") && rb.has("after") })
+	if rb.has("to-a") {
+		t.Fatal("a notice addressed to inst-a reached inst-b")
+	}
+	m, err := spy.ReceiveMessage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := mcpredis.DecodeNotice(m.Payload, 1<<20); err != nil || n.ID != "after" {
+		t.Fatalf("the connection of another instance read %+v (%v) first, want only the notice to every instance", n, err)
+	}
+	stopA()
+	eventually(t, "the last subscription as inst-a unsubscribes its channel", func() bool { return numsub(t, admin, prefix+"bus:inst-a") == 0 })
+	if n := numsub(t, admin, prefix+"bus"); n != 3 {
+		t.Fatalf("%d connections on the bus's channel after a stop, want 3 (a, b and the spy)", n)
+	}
+	// subscribed anew: the channel is subscribed again
+	rc := &recorder{}
+	defer a.SubscribeAs("inst-a", rc.fn)()
+	if err := b.Publish(ctx, ports.Notice{Kind: ports.NoticeToolsChanged, ID: "again", Origin: "b", To: "inst-a"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a notice to inst-a subscribed anew", func() bool { return rc.has("again") })
 }

@@ -21,6 +21,14 @@
 // Every part is bounded (see each one's options), bounds each Redis call
 // by a timeout, and answers a Redis that is down or slow with an error
 // (the HTTP transport turns it into a 503 with Retry-After); service
-// resumes when Redis is back, without a restart. The Lua scripts name keys
+// resumes when Redis is back, without a restart. The timeout (each part's
+// Timeout, [DefaultTimeout]) holds whatever the client's options, for a
+// Redis that hangs too: go-redis applies a context's deadline to a
+// command only with ContextTimeoutEnabled, so without it a call past its
+// Timeout returns at once with an error wrapping
+// context.DeadlineExceeded while its command finishes in the background,
+// until go-redis's own ReadTimeout ends it (at most one such command per
+// connection of the client's pool: a command waiting for a connection
+// gives up at the deadline). The Lua scripts name keys
 // they compute, so the store needs one Redis node, not a cluster.
 package mcpredis

@@ -1,6 +1,7 @@
 package mcpredis
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -525,8 +526,10 @@ func (s *EventStore) append(ctx context.Context, streamID, once string, data []b
 	keep := size <= min(s.opts.MaxBytesPerStream, s.opts.MaxBytesPerGroup, s.opts.MaxBytes)
 	if !keep {
 		data = nil
+	} else if !enforcesDeadlines(s.c) {
+		data = bytes.Clone(data) // the caller's, which a call past Timeout would go on reading (see within)
 	}
-	res, err := eventAppendScript.Run(ctx, s.c, nil, s.args(newEpoch(), streamID, data, flag(keep), size,
+	res, err := runScript(ctx, s.c, eventAppendScript, s.args(newEpoch(), streamID, data, flag(keep), size,
 		s.opts.MaxEventsPerStream, s.opts.MaxStreams, s.opts.MaxBytes, s.opts.MaxBytesPerGroup,
 		s.opts.MaxBytesPerStream, s.opts.MaxKeysPerStream, once)...).Slice()
 	if err != nil {
@@ -604,7 +607,7 @@ type pageEvent struct {
 func (s *EventStore) page(ctx context.Context, epoch, gen string, after, upto uint64) (replayPage, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	res, err := eventReplayScript.Run(ctx, s.c, nil, s.args(epoch, gen, after, upto, s.opts.ReplayPageBytes, s.opts.MaxEventsPerStream)...).Slice()
+	res, err := runScript(ctx, s.c, eventReplayScript, s.args(epoch, gen, after, upto, s.opts.ReplayPageBytes, s.opts.MaxEventsPerStream)...).Slice()
 	if errors.Is(err, redis.Nil) {
 		return replayPage{}, ports.ErrEventNotFound
 	}
@@ -638,7 +641,7 @@ func (s *EventStore) page(ctx context.Context, epoch, gen string, after, upto ui
 func (s *EventStore) DeleteStream(ctx context.Context, streamID string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	if err := eventDeleteScript.Run(ctx, s.c, nil, s.args(streamID)...).Err(); err != nil {
+	if err := runScript(ctx, s.c, eventDeleteScript, s.args(streamID)...).Err(); err != nil {
 		return fmt.Errorf("mcpredis: deleting an event stream: %w", err)
 	}
 	return nil
@@ -662,7 +665,7 @@ func (s *EventStore) Bytes(ctx context.Context) (int64, error) {
 func (s *EventStore) stats(ctx context.Context) (streams, bytes int64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	res, err := eventStatsScript.Run(ctx, s.c, nil, s.args()...).Int64Slice()
+	res, err := runScript(ctx, s.c, eventStatsScript, s.args()...).Int64Slice()
 	if err != nil {
 		return 0, 0, fmt.Errorf("mcpredis: reading the event store's size: %w", err)
 	}

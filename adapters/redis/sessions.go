@@ -316,7 +316,7 @@ func (s *SessionStore) Create(ctx context.Context, st ports.SessionState) error 
 	if err != nil {
 		return err
 	}
-	n, err := createScript.Run(ctx, s.c, nil, s.args(now, st.ID, enc, flag(st.Ready), st.Peer,
+	n, err := runScript(ctx, s.c, createScript, s.args(now, st.ID, enc, flag(st.Ready), st.Peer,
 		created.UnixMilli(), s.ttl(), s.opts.MaxSessions, s.opts.MaxSessionsPerClient,
 		len(enc)+len(st.Peer)+sessionOverhead, budget(s.opts.MaxSessionBytes), budget(s.opts.MaxSessionBytesPerClient))...).Int64()
 	if err != nil {
@@ -340,7 +340,7 @@ func (s *SessionStore) Create(ctx context.Context, st ports.SessionState) error 
 func (s *SessionStore) Get(ctx context.Context, id string) (ports.SessionState, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	res, err := getScript.Run(ctx, s.c, nil, s.args(s.opts.Clock.Now(), id, s.ttl())...).StringSlice()
+	res, err := runScript(ctx, s.c, getScript, s.args(s.opts.Clock.Now(), id, s.ttl())...).StringSlice()
 	if errors.Is(err, redis.Nil) {
 		return ports.SessionState{}, fmt.Errorf("mcpredis: %w", ports.ErrSessionNotFound)
 	}
@@ -370,7 +370,7 @@ func (s *SessionStore) Update(ctx context.Context, st ports.SessionState) error 
 	if err != nil {
 		return err
 	}
-	n, err := updateScript.Run(ctx, s.c, nil, s.args(s.opts.Clock.Now(), st.ID, enc, flag(st.Ready), s.ttl(),
+	n, err := runScript(ctx, s.c, updateScript, s.args(s.opts.Clock.Now(), st.ID, enc, flag(st.Ready), s.ttl(),
 		len(enc)+sessionOverhead, budget(s.opts.MaxSessionBytes), budget(s.opts.MaxSessionBytesPerClient))...).Int64()
 	if err != nil {
 		return fmt.Errorf("mcpredis: updating a session: %w", err)
@@ -388,7 +388,7 @@ func (s *SessionStore) Update(ctx context.Context, st ports.SessionState) error 
 func (s *SessionStore) Delete(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	if err := deleteScript.Run(ctx, s.c, nil, s.args(s.opts.Clock.Now(), id)...).Err(); err != nil {
+	if err := runScript(ctx, s.c, deleteScript, s.args(s.opts.Clock.Now(), id)...).Err(); err != nil {
 		return fmt.Errorf("mcpredis: deleting a session: %w", err)
 	}
 	return nil

@@ -135,7 +135,9 @@ func (k *StateKeys) add(ctx context.Context, now time.Time) error {
 	if _, err := rand.Read(secret); err != nil {
 		return fmt.Errorf("mcpredis: making a state key: %w", err)
 	}
-	err := k.c.ZAdd(ctx, k.key, redis.Z{Score: float64(now.UnixMilli()), Member: string(secret)}).Err()
+	_, err := within(ctx, k.c, func(ctx context.Context) (int64, error) {
+		return k.c.ZAdd(ctx, k.key, redis.Z{Score: float64(now.UnixMilli()), Member: string(secret)}).Result()
+	})
 	if err != nil {
 		return fmt.Errorf("mcpredis: storing a state key: %w", err)
 	}
@@ -143,7 +145,9 @@ func (k *StateKeys) add(ctx context.Context, now time.Time) error {
 }
 
 func (k *StateKeys) read(ctx context.Context) ([]ringKey, error) {
-	zs, err := k.c.ZRangeWithScores(ctx, k.key, 0, -1).Result()
+	zs, err := within(ctx, k.c, func(ctx context.Context) ([]redis.Z, error) {
+		return k.c.ZRangeWithScores(ctx, k.key, 0, -1).Result()
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +195,9 @@ func (k *StateKeys) load(ctx context.Context, now time.Time) ([][]byte, error) {
 			if ring[i].made < ring[i-1].made {
 				// this key and the older ones are retired: gone from the
 				// ring (best effort; a later read retires them again)
-				_ = k.c.ZRemRangeByScore(ctx, k.key, "-inf", strconv.FormatInt(ring[i].made, 10)).Err()
+				_, _ = within(ctx, k.c, func(ctx context.Context) (int64, error) {
+					return k.c.ZRemRangeByScore(ctx, k.key, "-inf", strconv.FormatInt(ring[i].made, 10)).Result()
+				})
 			}
 			break
 		}

@@ -402,7 +402,7 @@ func decodeTask(f []any, owner string) ports.Task {
 func (s *TaskStore) run(ctx context.Context, what string, sc *redis.Script, args []any) (string, []any, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	res, err := sc.Run(ctx, s.c, nil, args...).Slice()
+	res, err := runScript(ctx, s.c, sc, args...).Slice()
 	if err != nil {
 		return "", nil, fmt.Errorf("mcpredis: %s: %w", what, err)
 	}
@@ -565,7 +565,7 @@ func (s *TaskStore) List(ctx context.Context, owner, cursor string, limit int) (
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	res, err := listTasksScript.Run(ctx, s.c, nil, s.args(owner, after, limit)...).Slice()
+	res, err := runScript(ctx, s.c, listTasksScript, s.args(owner, after, limit)...).Slice()
 	if err != nil {
 		return nil, "", fmt.Errorf("mcpredis: listing tasks: %w", err)
 	}
@@ -583,7 +583,7 @@ func (s *TaskStore) List(ctx context.Context, owner, cursor string, limit int) (
 func (s *TaskStore) Delete(ctx context.Context, id, owner string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	if err := deleteTaskScript.Run(ctx, s.c, nil, s.args(id, owner)...).Err(); err != nil && !errors.Is(err, redis.Nil) {
+	if err := runScript(ctx, s.c, deleteTaskScript, s.args(id, owner)...).Err(); err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("mcpredis: deleting a task: %w", err)
 	}
 	return nil
