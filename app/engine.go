@@ -153,6 +153,23 @@ type Options struct {
 	// Streamable HTTP transport has its own bound (mcphttp
 	// Options.MaxInFlightBytes).
 	MaxInFlightBytesPerConn int
+	// MaxWaitingBytesPerClient bounds, in bytes, the messages of one
+	// client's calls on stdio and WebSocket connections (ServeConn) that
+	// wait for the client's answer (elicitation, sampling, roots), which
+	// they keep alive while they wait, across its connections (the client
+	// is [TransportInfo.ClientKey]; on stdio, the connection): default
+	// [DefaultMaxWaitingBytesPerClient], 16 MiB; [Unlimited]: no bound.
+	// Each waiting call counts at least [MinWaitingCallBytes]. A call past
+	// the bound does not ask: its request to the client fails with an
+	// error wrapping [ErrTooManyWaiting] (a handler that returns it
+	// answers the call with -32603 naming the limit in data.limit), and
+	// the connection goes on. A call larger than the whole bound may wait
+	// when no other call of the client does. (Streamable HTTP counts its
+	// calls in mcphttp Options.MaxInFlightBytesPerClient.)
+	MaxWaitingBytesPerClient int
+	// MaxWaitingBytes bounds the same for every client together (default
+	// [DefaultMaxWaitingBytes], 128 MiB; [Unlimited]: no bound).
+	MaxWaitingBytes int
 	// ListTTL is the ttlMs sent with the list results (tools, resources,
 	// resource templates), resources/read and server/discover results in the
 	// stateless era (default 0: clients re-fetch when they need to,
@@ -304,6 +321,9 @@ type Options struct {
 // Engine is the protocol engine. It is safe for concurrent use; one engine
 // serves any number of connections at once.
 type Engine struct {
+	// waits counts the calls of stdio and WebSocket connections waiting
+	// for their client's answer (Options.MaxWaitingBytesPerClient).
+	waits     waitBook
 	opts      Options
 	policy    domain.RevisionPolicy
 	registry  ports.ToolRegistry
@@ -375,6 +395,8 @@ func NewEngine(opts Options) (*Engine, error) {
 		opts.MaxConcurrentRequests = 64
 	}
 	opts.MaxInFlightBytesPerConn = limitOr(opts.MaxInFlightBytesPerConn, DefaultMaxInFlightBytesPerConn)
+	opts.MaxWaitingBytesPerClient = limitOr(opts.MaxWaitingBytesPerClient, DefaultMaxWaitingBytesPerClient)
+	opts.MaxWaitingBytes = limitOr(opts.MaxWaitingBytes, DefaultMaxWaitingBytes)
 	if opts.ClientRequestTimeout <= 0 {
 		opts.ClientRequestTimeout = 10 * time.Minute
 	}

@@ -32,7 +32,8 @@ func (e *ClientError) Error() string {
 }
 
 // ErrClientGone is wrapped by the error of a server request whose session
-// ended (the connection closed) before the client answered.
+// ended before the client answered: the connection closed, or stopped
+// reading (a graceful stop), so that no answer can arrive any more.
 var ErrClientGone = errors.New("hexmcp: the client went away before answering")
 
 // ErrNoClientStream is wrapped by the error of a server request that has
@@ -166,8 +167,19 @@ func (e *Engine) callClient(ctx context.Context, s *session, w ports.MessageWrit
 		}
 		return nil
 	}
+	if s.unread != nil {
+		select {
+		case <-s.unread:
+			return nil, fmt.Errorf("hexmcp: %s: %w", method, ErrClientGone)
+		default:
+		}
+	}
 	if slot != nil {
-		slot.release() // the connection must go on reading while this waits
+		// The connection must go on reading while this waits: the call
+		// counts among those waiting for the client instead (bounded).
+		if err := slot.awaitClient(); err != nil {
+			return nil, fmt.Errorf("hexmcp: %s not sent: %w", method, err)
+		}
 	}
 	if err := write(ctx, msg); err != nil {
 		return nil, fmt.Errorf("hexmcp: sending %s to the client: %w", method, err)
@@ -189,6 +201,8 @@ func (e *Engine) callClient(ctx context.Context, s *session, w ports.MessageWrit
 		}
 	case <-timer.C:
 		cause = fmt.Errorf("no answer within %s: %w", e.opts.ClientRequestTimeout, context.DeadlineExceeded)
+	case <-s.unread: // nil on HTTP: never
+		return nil, fmt.Errorf("hexmcp: %s: %w", method, ErrClientGone)
 	}
 	reason := "the server no longer needs the answer"
 	if errors.Is(cause, context.DeadlineExceeded) {

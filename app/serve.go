@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
@@ -18,6 +19,87 @@ import (
 // DefaultMaxInFlightBytesPerConn is the default
 // Options.MaxInFlightBytesPerConn: 16 MiB.
 const DefaultMaxInFlightBytesPerConn = 16 << 20
+
+// Defaults of the bounds of the calls waiting for the client's answer on
+// stdio and WebSocket connections ([Options.MaxWaitingBytesPerClient],
+// [Options.MaxWaitingBytes]).
+const (
+	// DefaultMaxWaitingBytesPerClient: 16 MiB of one client's calls.
+	DefaultMaxWaitingBytesPerClient = 16 << 20
+	// DefaultMaxWaitingBytes: 128 MiB of every client's calls.
+	DefaultMaxWaitingBytes = 128 << 20
+	// MinWaitingCallBytes is the least a waiting call counts, whatever
+	// the size of its message (its goroutine and state): so at most 256
+	// calls of one client wait at once by default.
+	MinWaitingCallBytes = 64 << 10
+)
+
+// ErrTooManyWaiting is wrapped by the error of a request to the client
+// (elicitation, sampling, roots) that a call on a stdio or WebSocket
+// connection does not send, because the calls waiting for their client's
+// answers already take as many bytes as one client, or all of them, may
+// hold ([Options.MaxWaitingBytesPerClient], [Options.MaxWaitingBytes]).
+// The error also wraps a *[domain.ProtocolError] (-32603, data.limit
+// naming the bound), which a handler that returns it sends.
+var ErrTooManyWaiting = errors.New("hexmcp: too many calls wait for the client")
+
+// waitBook counts the bytes of the calls waiting for the client's answer
+// on the stdio and WebSocket connections of an engine, per client and in
+// total. Its zero value is ready.
+type waitBook struct {
+	mu       sync.Mutex
+	byClient map[string]int64
+	total    int64
+}
+
+// take counts n bytes of client's, within perClient and total (each ≤ 0:
+// no bound); a call larger than a whole bound may wait when nothing else
+// is counted against it.
+func (b *waitBook) take(client string, n, perClient, total int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	mine := b.byClient[client]
+	switch {
+	case perClient > 0 && mine > 0 && mine+n > perClient:
+		return waitLimitError("maxWaitingBytesPerClient", perClient, "one client")
+	case total > 0 && b.total > 0 && b.total+n > total:
+		return waitLimitError("maxWaitingBytes", total, "all clients")
+	}
+	if b.byClient == nil {
+		b.byClient = make(map[string]int64)
+	}
+	b.byClient[client] = mine + n
+	b.total += n
+	return nil
+}
+
+// give gives back n bytes of client's.
+func (b *waitBook) give(client string, n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if left := b.byClient[client] - n; left > 0 {
+		b.byClient[client] = left
+	} else {
+		delete(b.byClient, client)
+	}
+	b.total -= n
+}
+
+// waitLimitError is the error of a call past a bound of the calls waiting
+// for the client: limit names the bound, max its bytes, whose those are.
+func waitLimitError(limit string, max int64, whose string) error {
+	pe := domain.NewProtocolError(domain.CodeInternalError,
+		fmt.Sprintf("Internal error: the calls waiting for the answers of %s already take %d bytes, the most the server keeps; answer them first, or try again later", whose, max),
+		map[string]any{"limit": limit, "max": max})
+	return &tooManyWaiting{pe: pe}
+}
+
+// tooManyWaiting wraps ErrTooManyWaiting and the ProtocolError a handler
+// sends.
+type tooManyWaiting struct{ pe *domain.ProtocolError }
+
+func (e *tooManyWaiting) Error() string   { return ErrTooManyWaiting.Error() + ": " + e.pe.Message }
+func (e *tooManyWaiting) Unwrap() []error { return []error{ErrTooManyWaiting, e.pe} }
 
 // ServeConn serves one connection until the peer goes away (ReadMessage
 // returns io.EOF) or ctx is cancelled. Either way it stops reading, lets the
@@ -67,7 +149,7 @@ func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
 			ctx = WithTransportInfo(ctx, ti)
 		}
 	}
-	s := &session{e: e, conn: c, inflight: make(map[string]context.CancelFunc)}
+	s := &session{e: e, conn: c, inflight: make(map[string]context.CancelFunc), unread: make(chan struct{})}
 	s.base, s.abort = context.WithCancel(context.WithoutCancel(ctx))
 	stop := e.hookAbort(ctx, s.abort)
 	defer stop()
@@ -84,6 +166,11 @@ func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
 	}
 	if n := e.opts.MaxInFlightBytesPerConn; n > 0 {
 		l.budget, l.budgetSize = semaphore.NewWeighted(int64(n)), int64(n)
+	}
+	ti, _ := ctx.Value(transportKey{}).(TransportInfo)
+	l.client = ti.ClientKey()
+	if l.client == "" {
+		l.client = fmt.Sprintf("conn:%p", l) // stdio: the connection is the client
 	}
 	l.goroutines = 1
 	l.wg.Add(1)
@@ -117,9 +204,12 @@ type connLoop struct {
 	// calls holding a place; those beyond max retire instead of following.
 	goroutines int
 	max        int
-	ended      bool
-	err        error
-	wg         sync.WaitGroup
+	// client is the key of the connection's client in the engine's
+	// account of the calls waiting for the client (Engine.waits).
+	client string
+	ended  bool
+	err    error
+	wg     sync.WaitGroup
 }
 
 // pending is a call read and not yet run, with the bytes it holds in the
@@ -127,6 +217,7 @@ type connLoop struct {
 type pending struct {
 	call func(*callSlot)
 	size int64
+	n    int64 // the message's length, which the call keeps alive
 }
 
 // run is the life of one goroutine of the loop: lead (read) when it holds
@@ -158,7 +249,7 @@ func (l *connLoop) run(leader bool, next pending) {
 			}
 			// Otherwise p is parked and this goroutine reads on.
 		}
-		slot.reset(next.size)
+		slot.reset(next.size, next.n)
 		next.call(slot)
 		next = slot.finish()
 	}
@@ -256,16 +347,40 @@ func (l *connLoop) handOff() {
 // wait (Options.ClientRequestTimeout) and by the listen bounds, not by the
 // budget nor MaxConcurrentRequests.
 type callSlot struct {
-	l     *connLoop
-	mu    sync.Mutex
-	held  bool  // holds a place in the bound
-	bytes int64 // held in l.budget
+	l       *connLoop
+	mu      sync.Mutex
+	held    bool  // holds a place in the bound
+	bytes   int64 // held in l.budget
+	n       int64 // the length of the call's message
+	waiting int64 // counted among the calls waiting for the client (bytes)
 }
 
-func (c *callSlot) reset(bytes int64) {
+func (c *callSlot) reset(bytes, n int64) {
 	c.mu.Lock()
-	c.held, c.bytes = true, bytes
+	c.held, c.bytes, c.n, c.waiting = true, bytes, n, 0
 	c.mu.Unlock()
+}
+
+// awaitClient is called as the call starts waiting for the client's
+// answer: it gives the call's place and bytes back (the answer must be
+// read) and counts the call among the calls waiting for the client
+// instead (Engine.waits: per client and in total, in bytes). Past a bound
+// it returns an error wrapping ErrTooManyWaiting and a
+// *domain.ProtocolError naming the limit, and the call keeps what it
+// holds. A call already waiting is not counted again.
+func (c *callSlot) awaitClient() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.waiting > 0 {
+		return nil
+	}
+	w := max(c.n, MinWaitingCallBytes)
+	if err := c.l.e.waits.take(c.l.client, w, int64(c.l.e.opts.MaxWaitingBytesPerClient), int64(c.l.e.opts.MaxWaitingBytes)); err != nil {
+		return err
+	}
+	c.waiting = w
+	c.releaseLocked()
+	return nil
 }
 
 // release gives the call's place and bytes back (once: later calls do
@@ -274,6 +389,10 @@ func (c *callSlot) reset(bytes int64) {
 func (c *callSlot) release() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.releaseLocked()
+}
+
+func (c *callSlot) releaseLocked() {
 	c.releaseBytesLocked()
 	if !c.held {
 		return
@@ -301,6 +420,10 @@ func (c *callSlot) finish() pending {
 	l := c.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if c.waiting > 0 {
+		l.e.waits.give(l.client, c.waiting)
+		c.waiting = 0
+	}
 	if !c.held {
 		l.goroutines++ // released: it counts again (surplus may retire it)
 		return pending{}
@@ -385,7 +508,7 @@ func (l *connLoop) read() (pending, bool) {
 			if !ok {
 				return pending{}, false
 			}
-			return pending{func(slot *callSlot) { l.serveBatch(items, slot) }, size}, true
+			return pending{func(slot *callSlot) { l.serveBatch(items, slot) }, size, int64(len(raw))}, true
 		}
 		m, rerr := decodeMessage(raw)
 		if rerr != nil {
@@ -454,12 +577,12 @@ func (l *connLoop) read() (pending, bool) {
 				// stop.
 				slot.release()
 				finish(e.request(lctx, s, m))
-			}, size}, true
+			}, size, int64(len(raw))}, true
 		}
 		return pending{func(slot *callSlot) {
 			m.slot = slot
 			finish(e.request(rctx, s, m))
-		}, size}, true
+		}, size, int64(len(raw))}, true
 	}
 }
 
@@ -470,6 +593,7 @@ func (l *connLoop) end(err error) {
 	if !l.ended {
 		l.ended, l.err = true, err
 		close(l.done)
+		close(l.s.unread) // calls waiting for an answer end (ErrClientGone)
 	}
 }
 

@@ -70,6 +70,10 @@ type session struct {
 	// Engine.Abort or when the connection is torn down.
 	base  context.Context
 	abort context.CancelFunc
+	// unread is closed when the session's connection stops reading (the
+	// peer went away, or a graceful stop): no answer to a server request
+	// can arrive any more. Nil on HTTP, whose sessions read every POST.
+	unread chan struct{}
 
 	wmu    sync.Mutex
 	broken bool

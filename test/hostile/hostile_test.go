@@ -51,7 +51,8 @@ const peakRSSBound = 512 << 20
 // enabled reports whether the attack named is to run: all of them, unless
 // HOSTILE_ONLY lists some (comma-separated: listen, fatlisten, wslisten,
 // sessions, sseread, sseunread, ws; and the second round's taskpad,
-// taskquota, fatcaps, slowbody, heldcalls, deep), to see what one costs.
+// taskquota, fatcaps, slowbody, heldcalls, wsheld, deep), to see what one
+// costs.
 func enabled(name string) bool {
 	only := os.Getenv("HOSTILE_ONLY")
 	return only == "" || slices.Contains(strings.Split(only, ","), name)

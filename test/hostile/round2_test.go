@@ -12,7 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
+
+	gws "github.com/gorilla/websocket"
 )
 
 // The second round of attacks (issue 18): bytes a client makes the server
@@ -254,7 +257,7 @@ func deepRequest(ctx context.Context, c *http.Client, base string, id, depth int
 
 // round2 holds the tallies of the second round.
 type round2 struct {
-	taskPad, taskQuick, fatCaps, slow, held tally
+	taskPad, taskQuick, fatCaps, slow, held, wsHeld tally
 }
 
 // startRound2 starts the second round's attacks from ip on wg.
@@ -272,6 +275,9 @@ func startRound2(ctx context.Context, wg *sync.WaitGroup, c *http.Client, base, 
 	}
 	// 40 sessions per address with 3.5 MiB of capabilities each.
 	run("fatcaps", func() { fatCapsFlood(ctx, c, base, 40*k, 7<<19, &r.fatCaps) })
+	// 100 calls of 4 MiB per address over one WebSocket connection, left
+	// waiting for an answer, held 10 s.
+	run("wsheld", func() { wsHeldCalls(ctx, base, ip, 100*k, 4<<20-64, 10*time.Second, &r.wsHeld) })
 	// 8 calls per address of about 4 MiB left waiting for an answer, held
 	// 10 s; then 8 bodies per address announced at 4 MiB, 700 bytes sent,
 	// held 10 s: one after the other, as each alone used to take the whole
@@ -291,14 +297,27 @@ func startRound2(ctx context.Context, wg *sync.WaitGroup, c *http.Client, base, 
 
 // checkRound2 logs the second round's tallies and checks what the server
 // must still do for a well-behaved client after it.
-func checkRound2(t interface {
-	Logf(string, ...any)
-	Errorf(string, ...any)
-}, base string, r *round2) {
+func checkRound2(t *testing.T, base string, r *round2) {
 	t.Logf("tasks padded with 3.5 MiB of _meta: %v; quick tasks from one address: %v", &r.taskPad, &r.taskQuick)
 	t.Logf("sessions with 3.5 MiB of capabilities: %v", &r.fatCaps)
 	t.Logf("bodies announced at 4 MiB and never sent: %v (accepted: held their connection the whole 10 s)", &r.slow)
-	t.Logf("4 MiB calls left waiting for an elicitation answer: %v", &r.held)
+	t.Logf("4 MiB calls left waiting for an elicitation answer: %v; over WebSocket: %v", &r.held, &r.wsHeld)
+
+	// What one address may make the server keep (README, Limits).
+	if n := r.fatCaps.accepted.Load(); n != 0 {
+		t.Errorf("%d sessions declaring 3.5 MiB of capabilities were accepted (a session keeps at most 64 KiB of them)", n)
+	}
+	if n := r.taskQuick.accepted.Load(); n > 1000 {
+		t.Errorf("one address got %d tasks, more than one client's 1,000", n)
+	}
+	// 8 MiB of one client's HTTP calls, 16 MiB of its WebSocket calls,
+	// wait for its answers: 2 and 4 calls of 4 MiB per address.
+	if n := r.held.accepted.Load(); n > 2*2 {
+		t.Errorf("%d calls of 4 MiB from 2 addresses were left waiting over HTTP, more than 2 per client", n)
+	}
+	if n := r.wsHeld.accepted.Load(); n > 2*4 {
+		t.Errorf("%d calls of 4 MiB from 2 addresses were left waiting over WebSocket, more than 4 per client", n)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -325,5 +344,62 @@ func checkRound2(t interface {
 		} else if !bytes.Contains(body, []byte(`"id":77`)) || !bytes.Contains(body, []byte(`"error"`)) {
 			t.Errorf("a request nested 20,000 levels deep was answered without its id: status %d, %.300s", status, body)
 		}
+	}
+}
+
+// wsHeldCalls opens a WebSocket connection from ip that declares
+// elicitation and sends n bookTable calls of pad bytes each, whose
+// questions it never answers, and holds the connection for hold. accepted
+// counts the calls seen asking, refused those answered otherwise.
+func wsHeldCalls(ctx context.Context, base, ip string, n, pad int, hold time.Duration, tl *tally) {
+	d := gws.Dialer{
+		NetDialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}).DialContext,
+		Subprotocols:   []string{"mcp"},
+	}
+	ws, _, err := d.DialContext(ctx, "ws"+strings.TrimPrefix(base, "http")+"/ws", nil)
+	if err != nil {
+		tl.refused.Add(int64(n))
+		return
+	}
+	defer ws.Close()
+	init := rpc(1, "initialize", map[string]any{"protocolVersion": session, "capabilities": map[string]any{"elicitation": map[string]any{}},
+		"clientInfo": map[string]any{"name": "hostile", "version": "1"}})
+	if ws.WriteMessage(gws.TextMessage, init) != nil || ws.WriteMessage(gws.TextMessage, rpc(0, "notifications/initialized", nil)) != nil {
+		tl.refused.Add(int64(n))
+		return
+	}
+	// Read everything the server sends, counting questions and other
+	// answers to the calls.
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		for {
+			_, msg, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			switch {
+			case bytes.Contains(msg, []byte(`"elicitation/create"`)):
+				tl.accepted.Add(1)
+			case bytes.Contains(msg, []byte(`"id":1,`)) || bytes.Contains(msg, []byte(`"id":1}`)):
+			default:
+				tl.refused.Add(1)
+			}
+		}
+	}()
+	call := func(id, pad int) []byte {
+		return rpc(id, "tools/call", map[string]any{"name": "bookTable", "arguments": map[string]any{"time": "20:00"},
+			"_meta": map[string]any{"hostile/pad": strings.Repeat("w", pad)}})
+	}
+	for i := range n {
+		_ = ws.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		if err := ws.WriteMessage(gws.TextMessage, call(10+i, pad-len(call(10+i, 0)))); err != nil {
+			break // the server closed it or stopped reading
+		}
+	}
+	select {
+	case <-ctx.Done():
+	case <-readDone:
+	case <-time.After(hold):
 	}
 }
