@@ -378,8 +378,16 @@ func validSessionID(id string) bool {
 // handlers: its headers (without credentials, so that a tool cannot pass a
 // client's token on: use the Principal), the authenticated principal and
 // the peer's address.
-func withTransport(ctx context.Context, r *http.Request) context.Context {
-	return app.WithTransportInfo(ctx, transportInfo(r))
+//
+// With Options.ClientKey, the client it names is the request's client for
+// every limit the engine and extensions count per client
+// (TransportInfo.Client: listen streams, tasks, …), as it is for sessions.
+func (h *Handler) withTransport(ctx context.Context, r *http.Request) context.Context {
+	info := transportInfo(r)
+	if h.opts.ClientKey != nil {
+		info.Client = h.clientKey(r)
+	}
+	return app.WithTransportInfo(ctx, info)
 }
 
 // transportInfo is what withTransport attaches.

@@ -2,6 +2,7 @@ package mcphttp_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -615,4 +616,35 @@ func TestInitializeOverSSE(t *testing.T) {
 		t.Fatalf("event %+v, session %q", e, sid)
 	}
 	expect(t, ev.post(callBody(2, "echo", `{}`), sessHdr(sid, "2025-11-25")), http.StatusOK)
+}
+
+// A batch nested past the decoder's depth is valid JSON: refused with
+// -32600 naming the limit, as the engine refuses it on stdio and
+// WebSocket (not "not valid JSON"); one at the limit is read.
+func TestBatchNestedTooDeep(t *testing.T) {
+	ev := newEnv(t, mcphttp.Options{})
+	sid := ev.initialize("2025-03-26")
+	nested := func(levels int) string { // the batch itself is level 1
+		return `[` + callBody(1, "echo", `{"text":"a","x":`+strings.Repeat(`[`, levels-4)+strings.Repeat(`]`, levels-4)+`}`) + `]`
+	}
+	body := expect(t, ev.post(nested(10_001), sessHdr(sid, "2025-03-26")), http.StatusBadRequest)
+	var m struct {
+		ID    *json.RawMessage `json:"id"`
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    struct {
+				Limit string `json:"limit"`
+				Max   int    `json:"max"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(body), &m); err != nil || m.ID != nil || m.Error.Code != -32600 || m.Error.Data.Limit != "maxNestingDepth" ||
+		m.Error.Data.Max != 10_000 || !strings.Contains(m.Error.Message, "deeper than 10000 levels") {
+		t.Fatalf("a batch nested 10,001 levels: %s", body)
+	}
+	// At the limit the batch is read (its member answered on its own).
+	if body := expect(t, ev.post(nested(10_000), sessHdr(sid, "2025-03-26")), http.StatusOK); !strings.HasPrefix(body, "[") {
+		t.Fatalf("a batch nested 10,000 levels: %.300s", body)
+	}
 }

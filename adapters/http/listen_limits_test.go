@@ -409,3 +409,27 @@ func TestListenIdleTimeoutOverHTTP(t *testing.T) {
 		t.Fatalf("after the completion result: %q, %v", ev.data, err)
 	}
 }
+
+// Options.ClientKey names the client of every request for what the engine
+// and extensions count per client (TransportInfo.ClientKey: tasks, waiting
+// calls…), in sessions and statelessly alike, not only of listen streams.
+func TestClientKeyReachesEveryRequest(t *testing.T) {
+	who := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+		return rc.Transport().ClientKey(), nil
+	}, app.WithName("who"))
+	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.AddTools(who); err != nil {
+		t.Fatal(err)
+	}
+	ev := envFor(t, e, mcphttp.Options{ClientKey: func(r *http.Request) string { return "fwd:" + r.Header.Get("X-Forwarded-For") }})
+	sid := ev.initialize("2025-11-25")
+	h := sessHdr(sid, "2025-11-25")
+	h["X-Forwarded-For"] = "198.51.100.7"
+	expect(t, ev.post(callBody(2, "who", `{}`), h), http.StatusOK, "fwd:198.51.100.7")
+	sh := statelessHdr("tools/call", "who")
+	sh["X-Forwarded-For"] = "198.51.100.8"
+	expect(t, ev.post(statelessCall(3, "who", `{}`), sh), http.StatusOK, "fwd:198.51.100.8")
+}

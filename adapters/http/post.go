@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/hexmcp/hexmcp/app"
@@ -443,7 +445,7 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 	}
 	if mi.Kind != app.KindRequest {
 		// Notifications (initialized, cancelled) and responses: 202.
-		ctx := withTransport(r.Context(), r)
+		ctx := h.withTransport(r.Context(), r)
 		h.e.HandleMessage(ctx, ls.sess, raw, nil)
 		h.syncState(ctx, ls)
 		w.WriteHeader(http.StatusAccepted)
@@ -536,6 +538,18 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) && strings.HasSuffix(se.Error(), "exceeded max depth") {
+			// Valid JSON nested past the decoder's bound (encoding/json's
+			// is the engine's, app.MaxNestingDepth): answered as the
+			// engine answers it on the other transports; no member can
+			// be told.
+			e := newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, fmt.Sprintf(
+				"Invalid Request: the message nests objects and arrays deeper than %d levels, the most this server reads", app.MaxNestingDepth))
+			e.data = map[string]any{"limit": "maxNestingDepth", "max": app.MaxNestingDepth}
+			e.write(w)
+			return
+		}
 		newErr(http.StatusBadRequest, nil, domain.CodeParseError, "Parse error: the message is not valid JSON").write(w)
 		return
 	}

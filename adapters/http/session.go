@@ -645,7 +645,7 @@ func (h *Handler) checkVersionHeader(r *http.Request, id json.RawMessage) *rpcEr
 // when the session ends here (DELETE, expiry, Abort: the engine's session
 // is closed) and on Engine.Abort.
 func (h *Handler) sessionContext(r *http.Request, pw *postWriter) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(withTransport(context.WithoutCancel(r.Context()), r))
+	ctx, cancel := context.WithCancel(h.withTransport(context.WithoutCancel(r.Context()), r))
 	stops := []func() bool{
 		context.AfterFunc(r.Context(), func() {
 			if !pw.streaming() {
@@ -668,7 +668,7 @@ func (h *Handler) sessionContext(r *http.Request, pw *postWriter) (context.Conte
 // when the client goes away (2026-07-28, "Cancellation": closing the
 // stream is the cancellation) and on Abort.
 func (h *Handler) statelessContext(r *http.Request) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(withTransport(r.Context(), r))
+	ctx, cancel := context.WithCancel(h.withTransport(r.Context(), r))
 	stop := context.AfterFunc(h.abortCtx, cancel)
 	return ctx, func() {
 		stop()
