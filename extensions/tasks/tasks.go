@@ -1028,16 +1028,37 @@ func (t *Tasks) serveCancel(ctx context.Context, req app.ExtensionRequest) (any,
 	if err != nil {
 		return nil, err
 	}
-	before, err := t.store().Get(ctx, id, own)
-	if err != nil {
-		return nil, notFound(err)
-	}
-	task, err := t.store().Cancel(ctx, id, own, "cancelled by the client")
-	if err != nil {
-		return nil, notFound(err)
-	}
-	if !before.Status.Terminal() && task.Status == ports.TaskCancelled {
-		t.notify(ctx, task)
+	// The cancel that makes the task cancelled, and only that one, tells
+	// the listen streams: a conditional update on the version read, read
+	// again when another change (a renewal, another cancel) came between.
+	for attempt := 0; ; attempt++ {
+		before, err := t.store().Get(ctx, id, own)
+		if err != nil {
+			return nil, notFound(err)
+		}
+		if before.Status.Terminal() {
+			break // cancelled, or ended, before: idempotent
+		}
+		task, err := t.store().Update(ctx, id, own, ports.TaskUpdate{Status: ports.TaskCancelled,
+			StatusMessage: "cancelled by the client", IfVersion: before.Version})
+		if errors.Is(err, ports.ErrTaskConflict) && attempt < maxCancelAttempts {
+			continue
+		}
+		if errors.Is(err, ports.ErrTaskConflict) {
+			// Changed at every look: cancel it unconditionally (the
+			// status notification may then go out twice).
+			task, err = t.store().Cancel(ctx, id, own, "cancelled by the client")
+		}
+		if errors.Is(err, ports.ErrTaskTransition) {
+			break // ended meanwhile
+		}
+		if err != nil {
+			return nil, notFound(err)
+		}
+		if task.Status == ports.TaskCancelled {
+			t.notify(ctx, task)
+		}
+		break
 	}
 	t.mu.Lock()
 	r := t.running[id]
@@ -1047,6 +1068,10 @@ func (t *Tasks) serveCancel(ctx context.Context, req app.ExtensionRequest) (any,
 	}
 	return struct{}{}, nil
 }
+
+// maxCancelAttempts bounds how often tasks/cancel reads a task again that
+// changed between its read and its conditional update.
+const maxCancelAttempts = 8
 
 // serveUpdate takes the client's answers to an input_required task's
 // questions: answers to keys the task does not ask (any more) are
