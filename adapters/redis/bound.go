@@ -75,8 +75,13 @@ func late(ctx context.Context, err error) error {
 // command it returns holds the script's reply, or the error of a call
 // that ctx ended first.
 func runScript(ctx context.Context, c redis.UniversalClient, sc *redis.Script, args ...any) *redis.Cmd {
+	return runScriptKeys(ctx, c, sc, nil, args...)
+}
+
+// runScriptKeys is runScript for a script that names its keys.
+func runScriptKeys(ctx context.Context, c redis.UniversalClient, sc *redis.Script, keys []string, args ...any) *redis.Cmd {
 	cmd, err := within(ctx, c, func(ctx context.Context) (*redis.Cmd, error) {
-		cmd := sc.Run(ctx, c, nil, args...)
+		cmd := sc.Run(ctx, c, keys, args...)
 		return cmd, cmd.Err()
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -42,8 +43,9 @@ type StateKeysOptions struct {
 	// CacheFor is how long an instance uses the keys it read before it
 	// reads them again (default [DefaultCacheFor]): Keys is called for
 	// every request that carries or makes state, and costs no round trip
-	// within it. A key made on one instance is used by the others within
-	// CacheFor; until then they still verify with the keys they have.
+	// within it. A new key verifies at once but signs only once it is
+	// CacheFor old, when every instance has read it (their clocks agreeing
+	// within a fraction of CacheFor): state it signs verifies everywhere.
 	CacheFor time.Duration
 	// Timeout bounds each Redis call (default [DefaultTimeout]).
 	Timeout time.Duration
@@ -63,6 +65,7 @@ type StateKeys struct {
 	opts StateKeysOptions
 	key  string
 
+	loads  singleflight.Group // one load at a time per instance
 	mu     sync.Mutex
 	cached [][]byte
 	readAt time.Time
@@ -83,12 +86,16 @@ func NewStateKeys(c redis.UniversalClient, opts StateKeysOptions) *StateKeys {
 	return &StateKeys{c: c, opts: opts, key: opts.Prefix + "statekeys"}
 }
 
-// Keys returns the keys, newest (the signing key) first: from the cache
-// within CacheFor, else from Redis, making the first key, or the next one
-// when the signing key is RotateEvery old, and retiring keys whose
-// successor is older than Retain. When Redis cannot be read the keys read
-// last are used for as long as Retain (they still verify everywhere);
-// after that, or with none, the error wraps [ports.ErrNoStateKey].
+// Keys returns the keys, the signing key first: from the cache within
+// CacheFor, else from Redis (one read at a time per instance, which
+// concurrent callers share), making the first key, or the next one when
+// the newest key is RotateEvery old (in one script, so that two instances
+// never both add one), and retiring keys whose successor is older than
+// Retain. The signing key is the newest key at least CacheFor old (the
+// only key, when there is one); a newer one verifies. When Redis cannot
+// be read the keys read last are used for as long as Retain (they still
+// verify everywhere); after that, or with none, the error wraps
+// [ports.ErrNoStateKey].
 func (k *StateKeys) Keys(ctx context.Context) ([][]byte, error) {
 	now := k.opts.Clock.Now()
 	k.mu.Lock()
@@ -98,21 +105,34 @@ func (k *StateKeys) Keys(ctx context.Context) ([][]byte, error) {
 		return keys, nil
 	}
 	k.mu.Unlock()
-	keys, err := k.load(ctx, now)
+	// The load's context is the first caller's, detached from its
+	// cancellation (the others share its result), bounded by Timeout.
+	res := <-k.loads.DoChan("", func() (any, error) {
+		at := k.opts.Clock.Now()
+		keys, err := k.load(context.WithoutCancel(ctx), at)
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		if !at.Before(k.readAt) { // never a newer read replaced by an older one
+			k.cached, k.readAt = keys, at
+		}
+		return k.cached, nil
+	})
+	if res.Err == nil {
+		return res.Val.([][]byte), nil
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if err != nil {
-		if k.cached != nil && now.Sub(k.readAt) < k.opts.Retain {
-			return k.cached, nil
-		}
-		return nil, fmt.Errorf("mcpredis: reading the state keys: %w: %w", ports.ErrNoStateKey, err)
+	if k.cached != nil && now.Sub(k.readAt) < k.opts.Retain {
+		return k.cached, nil
 	}
-	k.cached, k.readAt = keys, now
-	return keys, nil
+	return nil, fmt.Errorf("mcpredis: reading the state keys: %w: %w", ports.ErrNoStateKey, res.Err)
 }
 
-// Rotate makes a new signing key now; the others keep verifying until
-// they are retired.
+// Rotate makes a new key now, which verifies at once and signs once it is
+// CacheFor old; the others keep verifying until they are retired.
 func (k *StateKeys) Rotate(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, k.opts.Timeout)
 	defer cancel()
@@ -144,20 +164,46 @@ func (k *StateKeys) add(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-func (k *StateKeys) read(ctx context.Context) ([]ringKey, error) {
-	zs, err := within(ctx, k.c, func(ctx context.Context) ([]redis.Z, error) {
-		return k.c.ZRangeWithScores(ctx, k.key, 0, -1).Result()
-	})
+// ringScript reads the ring, adding ARGV[3] as a key made at ARGV[1] (ms)
+// first when it holds no key (a member of at least ARGV[4] bytes) or its
+// newest key is ARGV[2] ms old: atomically, so that instances finding the
+// ring due at once add one key between them. It returns the ring as
+// member, score pairs.
+var ringScript = redis.NewScript(`
+local ring = redis.call('ZREVRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+local newest = nil
+for i = 1, #ring, 2 do
+  if string.len(ring[i]) >= tonumber(ARGV[4]) then
+    newest = tonumber(ring[i + 1])
+    break
+  end
+end
+if newest == nil or tonumber(ARGV[1]) - newest >= tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], ARGV[1], ARGV[3])
+  ring = redis.call('ZREVRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+end
+return ring
+`)
+
+// read reads the ring, adding a key first when it is due (ringScript).
+func (k *StateKeys) read(ctx context.Context, now time.Time) ([]ringKey, error) {
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, fmt.Errorf("mcpredis: making a state key: %w", err)
+	}
+	pairs, err := runScriptKeys(ctx, k.c, ringScript, []string{k.key}, now.UnixMilli(), k.opts.RotateEvery.Milliseconds(),
+		string(secret), ports.MinStateKeyLen).StringSlice()
 	if err != nil {
 		return nil, err
 	}
-	ring := make([]ringKey, 0, len(zs))
-	for _, z := range zs {
-		s, ok := z.Member.(string)
-		if !ok || len(s) < ports.MinStateKeyLen {
+	ring := make([]ringKey, 0, len(pairs)/2)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		s := pairs[i]
+		score, err := strconv.ParseFloat(pairs[i+1], 64)
+		if err != nil || len(s) < ports.MinStateKeyLen {
 			continue // not ours: ignored, never used to sign
 		}
-		ring = append(ring, ringKey{secret: []byte(s), made: int64(z.Score)})
+		ring = append(ring, ringKey{secret: []byte(s), made: int64(score)})
 	}
 	// newest first; ties (two instances rotating at once) by the key's
 	// bytes, so that every instance picks the same signing key
@@ -173,23 +219,28 @@ func (k *StateKeys) read(ctx context.Context) ([]ringKey, error) {
 func (k *StateKeys) load(ctx context.Context, now time.Time) ([][]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, k.opts.Timeout)
 	defer cancel()
-	ring, err := k.read(ctx)
+	ring, err := k.read(ctx, now)
 	if err != nil {
 		return nil, err
-	}
-	if len(ring) == 0 || now.Sub(time.UnixMilli(ring[0].made)) >= k.opts.RotateEvery {
-		if err := k.add(ctx, now); err != nil {
-			return nil, err
-		}
-		if ring, err = k.read(ctx); err != nil {
-			return nil, err
-		}
 	}
 	if len(ring) == 0 {
 		return nil, errors.New("the ring is empty after adding a key")
 	}
-	keys := [][]byte{ring[0].secret}
-	for i := 1; i < len(ring); i++ {
+	// The newest key at least CacheFor old signs (the oldest, when none
+	// is): the newer ones verify, and sign once every instance read them.
+	sign := len(ring) - 1
+	for i, rk := range ring {
+		if now.Sub(time.UnixMilli(rk.made)) >= k.opts.CacheFor {
+			sign = i
+			break
+		}
+	}
+	keys := make([][]byte, 0, len(ring))
+	keys = append(keys, ring[sign].secret)
+	for i := range sign {
+		keys = append(keys, ring[i].secret)
+	}
+	for i := sign + 1; i < len(ring); i++ {
 		// a key retires Retain after its successor took over
 		if now.Sub(time.UnixMilli(ring[i-1].made)) >= k.opts.Retain {
 			if ring[i].made < ring[i-1].made {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,8 +50,9 @@ func TestStateKeysShared(t *testing.T) {
 	}
 }
 
-// Rotation: a new key signs once the signing key is RotateEvery old, the
-// old one verifies for Retain more, then it is retired.
+// Rotation: a new key is made once the signing key is RotateEvery old; it
+// verifies at once and signs CacheFor later; the old one verifies for
+// Retain more, then it is retired.
 func TestStateKeysRotate(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
@@ -67,9 +69,16 @@ func TestStateKeysRotate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(second) != 2 || bytes.Equal(second[0], first[0]) || !bytes.Equal(second[1], first[0]) {
-		t.Fatalf("after RotateEvery: %d keys, want a new signing key and the old one", len(second))
+	// The new key verifies at once and signs once every instance can
+	// have read it (CacheFor).
+	if len(second) != 2 || !bytes.Equal(second[0], first[0]) || bytes.Equal(second[1], first[0]) {
+		t.Fatalf("after RotateEvery: %d keys, want the old one signing and a new one verifying", len(second))
 	}
+	clock.Advance(time.Second)
+	if again, _ := b.Keys(ctx); len(again) != 2 || !bytes.Equal(again[0], second[1]) || !bytes.Equal(again[1], first[0]) {
+		t.Fatal("after CacheFor the new key does not sign")
+	}
+	second, _ = b.Keys(ctx)
 	if again, _ := a.Keys(ctx); len(again) != 2 || !bytes.Equal(again[0], second[0]) {
 		t.Fatal("the other instance does not sign with the new key")
 	}
@@ -174,4 +183,65 @@ func TestStateKeysContract(t *testing.T) {
 		opts := mcpredis.StateKeysOptions{Prefix: fmt.Sprintf("ring%d:", n), CacheFor: time.Nanosecond}
 		return []ports.StateKeys{mcpredis.NewStateKeys(client(t, srv), opts), mcpredis.NewStateKeys(client(t, srv), opts)}
 	})
+}
+
+// Instances that find the ring due for rotation at the same moment add one
+// key between them, and each signs only with a key the other has: state
+// signed at one verifies at the other, through every rotation. (Before,
+// each could add a key after reading the ring, and cache a ring without
+// the other's key: its state was refused there for up to CacheFor.) Each
+// instance also runs concurrent callers, which share one read.
+func TestStateKeysConcurrentRotation(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	clock := sessiontest.NewFakeClock(time.Unix(1_700_000_000, 0))
+	opts := mcpredis.StateKeysOptions{RotateEvery: time.Hour, Retain: 3 * time.Hour, CacheFor: time.Second, Clock: clock}
+	rings := []*mcpredis.StateKeys{mcpredis.NewStateKeys(client(t, srv), opts), mcpredis.NewStateKeys(client(t, srv), opts)}
+	rc := client(t, srv)
+	has := func(ks [][]byte, k []byte) bool {
+		for _, x := range ks {
+			if bytes.Equal(x, k) {
+				return true
+			}
+		}
+		return false
+	}
+	for round := range 150 {
+		// Every other round the rotation is due; in between, the new key
+		// starts signing.
+		if round%2 == 0 {
+			clock.Advance(time.Hour)
+		} else {
+			clock.Advance(2 * time.Second)
+		}
+		const callers = 4
+		got := make([][][]byte, len(rings)*callers)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range got {
+			wg.Go(func() {
+				<-start
+				ks, err := rings[i%len(rings)].Keys(ctx)
+				if err != nil {
+					t.Errorf("round %d: Keys: %v", round, err)
+				}
+				got[i] = ks
+			})
+		}
+		close(start)
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		for i, ks := range got {
+			for j, other := range got {
+				if !has(other, ks[0]) {
+					t.Fatalf("round %d: caller %d signs with a key caller %d does not verify", round, i, j)
+				}
+			}
+		}
+		if n, err := rc.ZCard(ctx, "hexmcp:statekeys").Result(); err != nil || n > 4 {
+			t.Fatalf("round %d: the ring holds %d keys (%v): instances rotating at once added one each", round, n, err)
+		}
+	}
 }
