@@ -34,6 +34,11 @@ const (
 // sessions stays bounded).
 const UnlimitedSessionBytes = memory.UnlimitedSessionBytes
 
+// UnlimitedSessionsPerClient, as SessionStoreOptions.MaxSessionsPerClient,
+// lets one client hold up to MaxSessions sessions (it is
+// memory.UnlimitedSessionsPerClient).
+const UnlimitedSessionsPerClient = memory.UnlimitedSessionsPerClient
+
 // sessionOverhead is what the store counts for a session besides its
 // encoded state and Peer: the hash's other fields, its entries in the
 // sorted sets and in the size index.
@@ -53,10 +58,11 @@ type SessionStoreOptions struct {
 	// [DefaultPendingTimeout]; never longer than IdleTimeout).
 	PendingTimeout time.Duration
 	// MaxSessions bounds the live sessions of every instance together
-	// (default [DefaultMaxSessions]).
+	// (default [DefaultMaxSessions]; there is no unbounded setting).
 	MaxSessions int
 	// MaxSessionsPerClient bounds the live sessions of one client (one
-	// non-empty Peer; default [DefaultMaxSessionsPerClient]).
+	// non-empty Peer; default [DefaultMaxSessionsPerClient];
+	// [UnlimitedSessionsPerClient]: no bound but MaxSessions).
 	MaxSessionsPerClient int
 	// MaxSessionBytes bounds the bytes the live sessions of every instance
 	// hold in Redis together (default [DefaultMaxSessionBytes];
@@ -103,8 +109,15 @@ func NewSessionStore(c redis.UniversalClient, opts SessionStoreOptions) *Session
 	opts.Prefix = cmp.Or(opts.Prefix, DefaultPrefix)
 	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, DefaultIdleTimeout)
 	opts.PendingTimeout = min(cmp.Or(opts.PendingTimeout, DefaultPendingTimeout), opts.IdleTimeout)
-	opts.MaxSessions = cmp.Or(opts.MaxSessions, DefaultMaxSessions)
-	opts.MaxSessionsPerClient = cmp.Or(opts.MaxSessionsPerClient, DefaultMaxSessionsPerClient)
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions // never unbounded
+	}
+	switch {
+	case opts.MaxSessionsPerClient == 0:
+		opts.MaxSessionsPerClient = DefaultMaxSessionsPerClient
+	case opts.MaxSessionsPerClient < 0: // UnlimitedSessionsPerClient
+		opts.MaxSessionsPerClient = opts.MaxSessions
+	}
 	opts.MaxSessionBytes = cmp.Or(opts.MaxSessionBytes, DefaultMaxSessionBytes)
 	opts.MaxSessionBytesPerClient = cmp.Or(opts.MaxSessionBytesPerClient, DefaultMaxSessionBytesPerClient)
 	opts.Timeout = cmp.Or(opts.Timeout, DefaultTimeout)

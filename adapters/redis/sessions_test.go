@@ -1,6 +1,11 @@
 package mcpredis_test
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,4 +34,26 @@ func TestSessionStoreContract(t *testing.T) {
 	sessiontest.RunPending(t, 30*time.Second, 10*time.Minute, newStore(mcpredis.SessionStoreOptions{IdleTimeout: 10 * time.Minute, PendingTimeout: 30 * time.Second}))
 	sessiontest.RunPerClientLimit(t, 5, newStore(mcpredis.SessionStoreOptions{MaxSessionsPerClient: 5}))
 	sessiontest.RunByteLimits(t, 64<<10, 512<<10, newStore(mcpredis.SessionStoreOptions{MaxSessionBytesPerClient: 64 << 10, MaxSessionBytes: 512 << 10}))
+}
+
+// The named settings that turn a bound off mean no bound, never "refuse
+// every session": UnlimitedSessionsPerClient lets one client hold up to
+// MaxSessions, UnlimitedSessionBytes removes the byte budgets.
+func TestSessionStoreUnlimitedSettings(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	store := mcpredis.NewSessionStore(client(t, srv), mcpredis.SessionStoreOptions{
+		MaxSessions: 5, MaxSessionsPerClient: mcpredis.UnlimitedSessionsPerClient,
+		MaxSessionBytes: mcpredis.UnlimitedSessionBytes, MaxSessionBytesPerClient: mcpredis.UnlimitedSessionBytes,
+	})
+	for i := range 5 {
+		st := ports.SessionState{ID: fmt.Sprintf("s%d", i), Peer: "ip:192.0.2.1", Capabilities: json.RawMessage(`{"x":"` + strings.Repeat("c", 300<<10) + `"}`)}
+		if err := store.Create(ctx, st); err != nil {
+			t.Fatalf("session %d of one client: %v", i, err)
+		}
+	}
+	err := store.Create(ctx, ports.SessionState{ID: "s5", Peer: "ip:192.0.2.1"})
+	if !errors.Is(err, ports.ErrTooManySessions) || errors.Is(err, ports.ErrTooManySessionsForClient) {
+		t.Fatalf("past MaxSessions: %v, want ErrTooManySessions (the store's bound, not the client's)", err)
+	}
 }
