@@ -6,9 +6,17 @@
 // calling tools. It asserts that the server's peak resident memory stays
 // within the bound the README's table of limits implies, that the attackers
 // were refused, and that the well-behaved client got every answer right; the
-// latencies are logged, never asserted.
+// latencies are logged, never asserted. A second round (round2_test.go)
+// attacks what a client makes the server keep in bytes and the budgets of
+// requests in flight: tasks padded with megabytes of _meta, a task flood
+// past one client's quota, sessions declaring megabytes of capabilities,
+// POST bodies announced and never sent, calls of 4 MiB left waiting for an
+// elicitation answer over HTTP and over WebSocket, and a request nested
+// past the decoder's depth; it asserts the bounds each must meet, and that
+// the well-behaved client is still served (its task call gets a task).
 //
-// The attackers connect from other loopback addresses (127.0.0.2, 127.0.0.3)
+// The attackers connect from other loopback addresses (127.0.0.2, 127.0.0.3,
+// and 127.0.0.4 for the task flood)
 // than the well-behaved client (127.0.0.1): the server's per-client limits key
 // on the remote address, as they would for clients on other machines.
 //
