@@ -272,7 +272,9 @@ func startRound2(ctx context.Context, wg *sync.WaitGroup, c *http.Client, base, 
 	// More quick tasks than one client's quota, from an address of their
 	// own (the others' bodies fill their own shares of the budget).
 	if ip == "127.0.0.2" {
-		run("taskquota", func() { taskFlood(ctx, clientFrom("127.0.0.4", 30*time.Second), base, 1050*k, 1, 1, 0, 16, &r.taskQuick) })
+		run("taskquota", func() {
+			taskFlood(ctx, clientFrom("127.0.0.4", 30*time.Second), base, 1050*k, 1, 1, 0, 16, &r.taskQuick)
+		})
 	}
 	// 40 sessions per address with 3.5 MiB of capabilities each.
 	run("fatcaps", func() { fatCapsFlood(ctx, c, base, 40*k, 7<<19, &r.fatCaps) })
