@@ -503,6 +503,20 @@ func wsListenFlood(ctx context.Context, base, ip string, conns, per int, tl *tal
 				tl.refused.Add(1)
 			}
 		}
+		// Hold the connection: read (and so answer pings) until it ends.
+		// A connection that stopped reading would be closed by the server
+		// (its pings unanswered past PongWait, or its queue full) and its
+		// streams given back, so that, on a slow run, later connections
+		// could be accepted in their place: the bound asserted below is on
+		// streams held at once.
+		_ = ws.SetReadDeadline(time.Time{})
+		go func() {
+			for {
+				if _, _, err := ws.ReadMessage(); err != nil {
+					return
+				}
+			}
+		}()
 	}
 }
 
