@@ -128,6 +128,7 @@ type httpClient struct {
 	header  http.Header // headers of a call in this era (with the session id)
 	session string
 	conns   atomic.Int64 // TCP connections the server accepted
+	closing int          // responses that announced Connection: close
 	body    bytes.Buffer // response body, reused
 	sse     []byte       // scratch for multi-line SSE data
 }
@@ -192,6 +193,9 @@ func (c *httpClient) post(body []byte, header http.Header) (status int, respHead
 	resp, err := benchHTTPClient.Do(req)
 	if err != nil {
 		return 0, nil, nil, err
+	}
+	if resp.Close {
+		c.closing++
 	}
 	c.body.Reset()
 	_, err = c.body.ReadFrom(resp.Body)
@@ -292,8 +296,18 @@ func runHTTPBench(b *testing.B, era *httpEra, newHandler httpHandlerFunc) {
 		}
 	}
 	b.StopTimer()
-	if n := c.conns.Load(); n != 1 {
-		b.Fatalf("the client opened %d connections, want 1: keep-alive was lost", n)
+	// Keep-alive: no response may announce Connection: close, and the
+	// calls must share their connection. On a loaded machine net/http
+	// itself (the floors too) now and then replaces an idle connection,
+	// so a few more connections are tolerated; a server that loses
+	// keep-alive on more than one call in a hundred is not.
+	if c.closing != 0 {
+		b.Fatalf("%d responses announced Connection: close: keep-alive was lost", c.closing)
+	}
+	if n := c.conns.Load(); n > 1+int64(b.N)/100 {
+		b.Fatalf("the client opened %d connections for %d calls: keep-alive was lost", n, b.N)
+	} else if n > 1 {
+		b.Logf("the client opened %d connections for %d calls", n, b.N)
 	}
 }
 
