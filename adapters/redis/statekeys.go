@@ -147,7 +147,8 @@ func (k *StateKeys) Rotate(ctx context.Context) error {
 
 type ringKey struct {
 	secret []byte
-	made   int64 // unix milliseconds
+	made   int64   // unix milliseconds
+	score  float64 // its order in the ring (made, or just after a key of the same millisecond)
 }
 
 func (k *StateKeys) add(ctx context.Context, now time.Time) error {
@@ -155,14 +156,26 @@ func (k *StateKeys) add(ctx context.Context, now time.Time) error {
 	if _, err := rand.Read(secret); err != nil {
 		return fmt.Errorf("mcpredis: making a state key: %w", err)
 	}
-	_, err := within(ctx, k.c, func(ctx context.Context) (int64, error) {
-		return k.c.ZAdd(ctx, k.key, redis.Z{Score: float64(now.UnixMilli()), Member: string(secret)}).Result()
-	})
-	if err != nil {
+	if err := runScriptKeys(ctx, k.c, addScript, []string{k.key}, now.UnixMilli(), string(secret)).Err(); err != nil {
 		return fmt.Errorf("mcpredis: storing a state key: %w", err)
 	}
 	return nil
 }
+
+// addScript adds ARGV[2] as a key made at ARGV[1] (ms), or a thousandth
+// of a millisecond after the ring's newest key when that one is as new
+// (the same millisecond): a rotation within the millisecond of the last
+// one must still make the newest key (equal scores would be ordered by
+// the keys' bytes, which could let the old key win), and its age, counted
+// in whole milliseconds, stays that of its millisecond.
+var addScript = redis.NewScript(`
+local newest = redis.call('ZREVRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local at = tonumber(ARGV[1])
+if #newest == 2 and tonumber(newest[2]) >= at then
+  at = tonumber(newest[2]) + 0.001
+end
+return redis.call('ZADD', KEYS[1], at, ARGV[2])
+`)
 
 // ringScript reads the ring, adding ARGV[3] as a key made at ARGV[1] (ms)
 // first when it holds no key (a member of at least ARGV[4] bytes) or its
@@ -203,12 +216,12 @@ func (k *StateKeys) read(ctx context.Context, now time.Time) ([]ringKey, error) 
 		if err != nil || len(s) < ports.MinStateKeyLen {
 			continue // not ours: ignored, never used to sign
 		}
-		ring = append(ring, ringKey{secret: []byte(s), made: int64(score)})
+		ring = append(ring, ringKey{secret: []byte(s), made: int64(score), score: score})
 	}
 	// newest first; ties (two instances rotating at once) by the key's
 	// bytes, so that every instance picks the same signing key
 	slices.SortFunc(ring, func(a, b ringKey) int {
-		if c := cmp.Compare(b.made, a.made); c != 0 {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
 		return cmp.Compare(string(a.secret), string(b.secret))
