@@ -1,11 +1,8 @@
 package mcphttp_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,54 +10,43 @@ import (
 	"testing"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/slogger"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// logSink is a ports.Logger (slog's JSON lines, from level on) whose
-// output the test reads.
-type logSink struct {
-	ports.Logger
-	mu  sync.Mutex
-	buf bytes.Buffer
+// recordLog is a ports.Logger that keeps the records of level min and
+// above.
+type recordLog struct {
+	min  ports.Level
+	mu   sync.Mutex
+	recs []logRecord
 }
 
-func newLogSink(level slog.Level) *logSink {
-	s := &logSink{}
-	s.Logger = slogger.New(slog.New(slog.NewJSONHandler(writerFunc(s.write), &slog.HandlerOptions{Level: level})))
-	return s
+type logRecord struct {
+	level  ports.Level
+	msg    string
+	fields map[string]any
 }
 
-type writerFunc func([]byte) (int, error)
+func (l *recordLog) Enabled(_ context.Context, level ports.Level) bool { return level >= l.min }
 
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
-func (s *logSink) write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-// text is everything written so far.
-func (s *logSink) text() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
-// records returns the records written so far.
-func (s *logSink) records(t *testing.T) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for line := range strings.Lines(s.text()) {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		out = append(out, m)
+func (l *recordLog) Log(_ context.Context, level ports.Level, msg string, fields ...ports.Field) {
+	r := logRecord{level: level, msg: msg, fields: make(map[string]any, len(fields))}
+	for _, f := range fields {
+		r.fields[f.Key] = f.Value
 	}
-	return out
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs = append(l.recs, r)
 }
+
+func (l *recordLog) records() []logRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]logRecord(nil), l.recs...)
+}
+
+// text renders every record, to look for what must not be there.
+func (l *recordLog) text() string { return fmt.Sprintf("%+v", l.records()) }
 
 // quotingAuth refuses every token with an error that quotes it, as a
 // careless authenticator might; a token of three segments it quotes by its
@@ -80,98 +66,76 @@ func TestRequireBearerLogsRefusals(t *testing.T) {
 		"alice-token": {Subject: "alice", Scopes: []string{"mcp"}},
 		"bob-token":   {Subject: "bob"},
 	}
-	serve := func(a ports.Authenticator, logs *logSink) string {
-		srv := httptest.NewServer(mcphttp.RequireBearer(a, mcphttp.AuthOptions{RequiredScopes: []string{"mcp"}, Logger: logs, MaxLogsPerSecond: 1000})(ev.h))
-		t.Cleanup(srv.Close)
-		return srv.URL
-	}
-	call := statelessCall(1, "whoami", `{}`)
-	post := func(url, auth string) *http.Response {
-		h := statelessHdr("tools/call", "whoami")
-		if auth != "" {
-			h = mergeHdr(h, hdr{"Authorization": auth})
-		}
-		return request(t, context.Background(), http.MethodPost, url, call, h)
-	}
-	// only checks that the log has exactly one record, of a refusal with
-	// the error code and a reason containing reason, and returns it.
-	only := func(logs *logSink, code, reason string) map[string]any {
-		t.Helper()
-		recs := logs.records(t)
-		if len(recs) != 1 {
-			t.Fatalf("%d records, want 1:\n%s", len(recs), logs.text())
-		}
-		r := recs[0]
-		if r["level"] != "INFO" || r["msg"] != "mcphttp: a bearer token was refused" || r["error"] != code ||
-			!strings.Contains(fmt.Sprint(r["reason"]), reason) || !strings.HasPrefix(fmt.Sprint(r["remote"]), "127.0.0.1:") ||
-			r["method"] != "POST" || r["path"] != "/" || r["suppressed"] != nil {
-			t.Fatalf("record %v, want a refusal %s about %q", r, code, reason)
-		}
-		return r
-	}
-
-	// A refused token: one record at Info, with the authenticator's reason.
-	logs := newLogSink(slog.LevelDebug)
-	url := serve(tokens, logs)
-	expect(t, post(url, "Bearer nope-3f9c2a7e-distinctive"), http.StatusUnauthorized)
-	only(logs, "invalid_token", "unauthenticated")
-	if strings.Contains(logs.text(), "3f9c2a7e") {
-		t.Fatalf("the token is in the log:\n%s", logs.text())
-	}
-
-	// A token that lacks scopes: the subject and what is missing.
-	logs = newLogSink(slog.LevelDebug)
-	url = serve(tokens, logs)
-	expect(t, post(url, "Bearer bob-token"), http.StatusForbidden)
-	r := only(logs, "insufficient_scope", "lacks required scopes")
-	if r["subject"] != "bob" || fmt.Sprint(r["missing_scopes"]) != "[mcp]" {
-		t.Fatalf("record %v", r)
-	}
-	if strings.Contains(logs.text(), "bob-token") {
-		t.Fatalf("the token is in the log:\n%s", logs.text())
-	}
-
-	// A token in the query string: neither it nor the query is logged.
-	logs = newLogSink(slog.LevelDebug)
-	url = serve(tokens, logs)
-	expect(t, post(url+"?access_token=q-5be1d0-distinctive", "Bearer alice-token"), http.StatusBadRequest)
-	only(logs, "invalid_request", "query string")
-	if strings.Contains(logs.text(), "5be1d0") {
-		t.Fatalf("the token is in the log:\n%s", logs.text())
-	}
-
-	// No credentials, a malformed header, a good token: no record.
-	logs = newLogSink(slog.LevelDebug)
-	url = serve(tokens, logs)
-	expect(t, post(url, ""), http.StatusUnauthorized)
-	expect(t, post(url, "Basic YWxpY2U6eA=="), http.StatusUnauthorized)
-	expect(t, post(url, "Bearer alice-token"), http.StatusOK)
-	if s := logs.text(); s != "" {
-		t.Fatalf("logged:\n%s", s)
-	}
-
-	// An authenticator's error that quotes the token, or the signature of
-	// a JWT, has it cut out.
-	for _, token := range []string{"opaque-7d41c9-distinctive", "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLWE4ZjMxYg"} {
-		logs = newLogSink(slog.LevelDebug)
-		url = serve(quotingAuth{}, logs)
-		expect(t, post(url, "Bearer "+token), http.StatusUnauthorized)
-		only(logs, "invalid_token", "[token]")
-		for part := range strings.SplitSeq(token, ".") {
-			if strings.Contains(logs.text(), part) {
-				t.Fatalf("%q of the token is in the log:\n%s", part, logs.text())
+	for _, c := range []struct {
+		name         string
+		auth         ports.Authenticator
+		query, authz string
+		status       int
+		code, reason string            // the record's error and a part of its reason; no record when code is ""
+		fields       map[string]string // more fields of the record
+		secret       string            // never in the log
+	}{
+		{name: "unknown token", auth: tokens, authz: "Bearer nope-3f9c2a7e", status: http.StatusUnauthorized,
+			code: "invalid_token", reason: "unauthenticated", secret: "3f9c2a7e"},
+		{name: "scopes", auth: tokens, authz: "Bearer bob-token", status: http.StatusForbidden,
+			code: "insufficient_scope", reason: "lacks required scopes", fields: map[string]string{"subject": "bob", "missing_scopes": "[mcp]"}, secret: "bob-token"},
+		{name: "query", auth: tokens, query: "?access_token=q-5be1d0", authz: "Bearer alice-token", status: http.StatusBadRequest,
+			code: "invalid_request", reason: "query string", secret: "5be1d0"},
+		{name: "quoted", auth: quotingAuth{}, authz: "Bearer opaque-7d41c9", status: http.StatusUnauthorized,
+			code: "invalid_token", reason: "no such token \"[token]\"", secret: "7d41c9"},
+		{name: "quoted signature", auth: quotingAuth{}, authz: "Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLWE4ZjMxYg", status: http.StatusUnauthorized,
+			code: "invalid_token", reason: "bad signature [token]", secret: "c2lnbmF0dXJlLWE4ZjMxYg"},
+		// No credentials (every client's first step), a malformed header, a
+		// good token: no record.
+		{name: "none", auth: tokens, status: http.StatusUnauthorized},
+		{name: "basic", auth: tokens, authz: "Basic YWxpY2U6eA==", status: http.StatusUnauthorized},
+		{name: "accepted", auth: tokens, authz: "Bearer alice-token", status: http.StatusOK},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			logs := &recordLog{min: ports.LevelDebug}
+			srv := httptest.NewServer(mcphttp.RequireBearer(c.auth, mcphttp.AuthOptions{RequiredScopes: []string{"mcp"}, Logger: logs})(ev.h))
+			defer srv.Close()
+			h := statelessHdr("tools/call", "whoami")
+			if c.authz != "" {
+				h = mergeHdr(h, hdr{"Authorization": c.authz})
 			}
-		}
+			expect(t, request(t, context.Background(), http.MethodPost, srv.URL+c.query, statelessCall(1, "whoami", `{}`), h), c.status)
+			recs := logs.records()
+			if c.code == "" {
+				if len(recs) != 0 {
+					t.Fatalf("logged %s", logs.text())
+				}
+				return
+			}
+			if len(recs) != 1 {
+				t.Fatalf("%d records, want 1: %s", len(recs), logs.text())
+			}
+			r := recs[0]
+			if r.level != ports.LevelInfo || r.msg != "mcphttp: a bearer token was refused" || r.fields["error"] != c.code ||
+				!strings.Contains(fmt.Sprint(r.fields["reason"]), c.reason) || !strings.HasPrefix(fmt.Sprint(r.fields["remote"]), "127.0.0.1:") ||
+				r.fields["method"] != "POST" || r.fields["path"] != "/" || r.fields["suppressed"] != nil {
+				t.Fatalf("record %+v, want a refusal %s about %q", r, c.code, c.reason)
+			}
+			for k, v := range c.fields {
+				if got := fmt.Sprint(r.fields[k]); got != v {
+					t.Fatalf("%s %q, want %q", k, got, v)
+				}
+			}
+			if strings.Contains(logs.text(), c.secret) {
+				t.Fatalf("the token is in the log: %s", logs.text())
+			}
+		})
 	}
 
 	// An authenticator's failure: at Error, with its error.
-	logs = newLogSink(slog.LevelDebug)
-	url = serve(failingAuth{}, logs)
-	expect(t, post(url, "Bearer x-0c7e55-distinctive"), http.StatusServiceUnavailable)
-	recs := logs.records(t)
-	if len(recs) != 1 || recs[0]["level"] != "ERROR" || recs[0]["msg"] != "mcphttp: the authenticator failed" ||
-		recs[0]["error"] != "introspection endpoint down: secret detail" || !strings.HasPrefix(fmt.Sprint(recs[0]["remote"]), "127.0.0.1:") {
-		t.Fatalf("records %v", recs)
+	logs := &recordLog{min: ports.LevelDebug}
+	srv := httptest.NewServer(mcphttp.RequireBearer(failingAuth{}, mcphttp.AuthOptions{Logger: logs})(ev.h))
+	defer srv.Close()
+	expect(t, request(t, context.Background(), http.MethodPost, srv.URL, statelessCall(1, "whoami", `{}`),
+		mergeHdr(statelessHdr("tools/call", "whoami"), hdr{"Authorization": "Bearer x"})), http.StatusServiceUnavailable)
+	if recs := logs.records(); len(recs) != 1 || recs[0].level != ports.LevelError || recs[0].msg != "mcphttp: the authenticator failed" ||
+		recs[0].fields["error"] != "introspection endpoint down: secret detail" || !strings.HasPrefix(fmt.Sprint(recs[0].fields["remote"]), "127.0.0.1:") {
+		t.Fatalf("records %s", logs.text())
 	}
 }
 
@@ -179,7 +143,7 @@ func TestRequireBearerLogsRefusals(t *testing.T) {
 // the failures of the authenticator.
 func TestRequireBearerRefusalsAtInfo(t *testing.T) {
 	ev := newEnv(t, mcphttp.Options{})
-	logs := newLogSink(slog.LevelWarn)
+	logs := &recordLog{min: ports.LevelWarn}
 	srv := httptest.NewServer(mcphttp.RequireBearer(mcphttp.StaticTokens{"bob-token": {Subject: "bob"}},
 		mcphttp.AuthOptions{RequiredScopes: []string{"mcp"}, Logger: logs})(ev.h))
 	defer srv.Close()
@@ -192,11 +156,11 @@ func TestRequireBearerRefusalsAtInfo(t *testing.T) {
 	expect(t, post(srv.URL, "Bearer nope"), http.StatusUnauthorized)
 	expect(t, post(srv.URL, "Bearer bob-token"), http.StatusForbidden)
 	expect(t, post(srv.URL+"?access_token=x", "Bearer bob-token"), http.StatusBadRequest)
-	if s := logs.text(); s != "" {
-		t.Fatalf("at Warn, logged:\n%s", s)
+	if recs := logs.records(); len(recs) != 0 {
+		t.Fatalf("at Warn, logged %s", logs.text())
 	}
 	expect(t, post(failing.URL, "Bearer x"), http.StatusServiceUnavailable)
-	if recs := logs.records(t); len(recs) != 1 || recs[0]["level"] != "ERROR" {
-		t.Fatalf("records %v, want the failure", recs)
+	if recs := logs.records(); len(recs) != 1 || recs[0].level != ports.LevelError {
+		t.Fatalf("records %s, want the failure", logs.text())
 	}
 }

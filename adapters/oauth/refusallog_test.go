@@ -1,12 +1,13 @@
 package mcpoauth_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,34 +20,30 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// logSink is a ports.Logger (slog's JSON lines, from level on) whose
-// output the test reads.
+// logSink is a ports.Logger writing slog's JSON lines, from level on, to
+// a file the test reads (a log file, as a server's).
 type logSink struct {
 	ports.Logger
-	mu  sync.Mutex
-	buf bytes.Buffer
+	path string
 }
 
-func newLogSink(level slog.Level) *logSink {
-	s := &logSink{}
-	s.Logger = slogger.New(slog.New(slog.NewJSONHandler(writerFunc(s.write), &slog.HandlerOptions{Level: level})))
-	return s
-}
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
-func (s *logSink) write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
+func newLogSink(t *testing.T, level slog.Level) *logSink {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "server.log")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	return &logSink{Logger: slogger.New(slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: level}))), path: path}
 }
 
 func (s *logSink) text() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
+	b, err := os.ReadFile(s.path)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
 
 func (s *logSink) records(t *testing.T) []map[string]any {
@@ -85,7 +82,7 @@ type guarded struct {
 func newGuarded(t *testing.T, level slog.Level, perSecond int) *guarded {
 	t.Helper()
 	rs := newRSA(t, "rs", 2048)
-	g := &guarded{keyed: newKeyed(t, nil, rs.jwk(t, nil)), key: rs, logs: newLogSink(level)}
+	g := &guarded{keyed: newKeyed(t, nil, rs.jwk(t, nil)), key: rs, logs: newLogSink(t, level)}
 	g.url = guard(t, g.v, g.logs, perSecond)
 	return g
 }
@@ -304,7 +301,7 @@ func TestIntrospectionRefusalLogged(t *testing.T) {
 		}
 		return http.StatusInternalServerError, `{}`
 	}}
-	logs := newLogSink(slog.LevelDebug)
+	logs := newLogSink(t, slog.LevelDebug)
 	url := guard(t, newIntrospector(t, e, nil), logs, 0)
 	for _, token := range []string{inactive, foreign} {
 		if resp, body := mcpCall(t, url, "Bearer "+token); resp.StatusCode != http.StatusUnauthorized {
