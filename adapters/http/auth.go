@@ -103,13 +103,14 @@ const DefaultMaxAuthLogsPerSecond = 10
 // missing scopes), the remote address, the method and the path; an
 // authenticator's failure (the 503) at ports.LevelError, "mcphttp: the
 // authenticator failed". A request without a Bearer credential (none, or a
-// malformed Authorization header), the first step of
-// every OAuth client, is not logged. A record never holds the token, nor
-// the query string: should an authenticator's error quote the token, or a
-// dot-separated segment of it, that is cut out. Records are bounded by
-// AuthOptions.MaxLogsPerSecond (refusals and failures apart); the next
-// record written after some were left out says how many (suppressed). An
-// operator who wants no refusals sets the logger's level above Info.
+// malformed Authorization header), the first step of every OAuth client,
+// is not logged. A record never holds the token, nor the query string:
+// should an authenticator's error quote the token, or a dot-separated
+// segment of it, that is cut out; the reason and the path are cut at 512
+// bytes. Records are bounded by AuthOptions.MaxLogsPerSecond (refusals and
+// failures apart); the next record written after some were left out says
+// how many (suppressed). An operator who wants no refusals sets the
+// logger's level above Info.
 func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slogport.Default()
@@ -176,9 +177,9 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 // msgRefused is the message of the record of a refused token.
 const msgRefused = "mcphttp: a bearer token was refused"
 
-// maxLoggedReason bounds the reason a record of RequireBearer carries, in
-// bytes: an authenticator's error may quote what the token's header says
-// (a kid, a typ), which the client chose.
+// maxLoggedReason bounds the reason and the path a record of RequireBearer
+// carries, in bytes: an authenticator's error may quote what the token's
+// header says (a kid, a typ), which the client chose, as it chose the path.
 const maxLoggedReason = 512
 
 // logBudget bounds the records of one kind that RequireBearer writes: a
@@ -206,7 +207,7 @@ func (b *logBudget) log(r *http.Request, l ports.Logger, level ports.Level, msg 
 	if !ok {
 		return
 	}
-	f := append(fields(), ports.F("remote", r.RemoteAddr), ports.F("method", r.Method), ports.F("path", r.URL.Path))
+	f := append(fields(), ports.F("remote", r.RemoteAddr), ports.F("method", r.Method), ports.F("path", redact(r.URL.Path, "")))
 	if suppressed > 0 {
 		f = append(f, ports.F("suppressed", suppressed))
 	}
