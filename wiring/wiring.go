@@ -8,8 +8,14 @@
 // JSON Schema 2020-12 validation, and a logger on standard error (a
 // *slog.Logger or *zap.Logger in the graph is used when present). To swap a
 // port, provide your own implementation as the port's interface type, e.g.
+// a tool registry of your own (NewMyRegistry returns a type that implements
+// ports.ToolRegistry; the default is memory.NewRegistry's):
 //
-//	fx.Provide(fx.Annotate(NewRedisRegistry, fx.As(new(ports.ToolRegistry))))
+//	fx.Provide(fx.Annotate(NewMyRegistry, fx.As(new(ports.ToolRegistry))))
+//
+// There is no Redis registry (each instance registers its own tools); [Redis]
+// shares what the instances behind a load balancer must share (sessions,
+// SSE events, requestState keys, the notification bus, tasks).
 //
 // Tools join the value group "mcp.tools" ([Tools], [AsTool]); resources and
 // resource templates the value group "mcp.resources" ([Resources],

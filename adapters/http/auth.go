@@ -10,7 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/time/rate"
 
 	"github.com/hexmcp/hexmcp/internal/slogport"
 	"github.com/hexmcp/hexmcp/ports"
@@ -42,11 +46,26 @@ type AuthOptions struct {
 	// are named in the scope parameter of the 401 and 403 challenges, so
 	// that a client asks the authorization server for them.
 	RequiredScopes []string
-	// Logger receives authenticator failures that are not a bad token (an
-	// unreachable introspection endpoint, say); default: slog on standard
-	// error (ports.NopLogger{} discards them).
+	// Logger receives the refusals of a token, at ports.LevelInfo, and
+	// the authenticator's failures that are not a bad token (an
+	// unreachable authorization server, say), at ports.LevelError; default:
+	// slog on standard error (ports.NopLogger{} discards them). See
+	// [RequireBearer] for what a record holds: never the token.
 	Logger ports.Logger
+	// MaxLogsPerSecond bounds the records of refusals written per second,
+	// as many at once, and apart from them those of failures; the records
+	// beyond are counted, and the next one written says how many were left
+	// out (suppressed). Nothing changes for the client. Default
+	// [DefaultMaxAuthLogsPerSecond] (10).
+	MaxLogsPerSecond int
 }
+
+// DefaultMaxAuthLogsPerSecond is how many records of refused tokens
+// [RequireBearer] writes per second at most (and as many of failures of
+// its authenticator) unless AuthOptions.MaxLogsPerSecond says otherwise:
+// enough to see who is refused and why, few enough that a flood of bad
+// tokens cannot flood the log.
+const DefaultMaxAuthLogsPerSecond = 10
 
 // RequireBearer returns a middleware that lets through only requests with
 // a valid "Authorization: Bearer <token>" (RFC 6750): the authenticator
@@ -74,14 +93,40 @@ type AuthOptions struct {
 // one. Other requests are served to their end, as they were accepted. A
 // WebSocket upgrade is left to its handler, which closes the connection at
 // expiry with its own close code.
+//
+// Every refusal of a token (the 400, the 401 invalid_token, the 403) is
+// logged at ports.LevelInfo, "mcphttp: a bearer token was refused", with
+// the challenge's error code, the reason (the authenticator's error: an
+// mcpoauth verifier says which check failed, "the token is for
+// ["https://elsewhere/mcp"], not for this resource", an unknown kid, an
+// expiry, a typ, an inactive token…; for a 403 the subject and the
+// missing scopes), the remote address, the method and the path; an
+// authenticator's failure (the 503) at ports.LevelError, "mcphttp: the
+// authenticator failed". A request without a Bearer credential (none, or a
+// malformed Authorization header), the first step of every OAuth client,
+// is not logged. A record never holds the token, nor the query string:
+// should an authenticator's error quote the token, or a dot-separated
+// segment of it, that is cut out; the reason and the path are cut at 512
+// bytes. Records are bounded by AuthOptions.MaxLogsPerSecond (refusals and
+// failures apart); the next record written after some were left out says
+// how many (suppressed). An operator who wants no refusals sets the
+// logger's level above Info.
 func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slogport.Default()
 	}
+	perSecond := opts.MaxLogsPerSecond
+	if perSecond <= 0 {
+		perSecond = DefaultMaxAuthLogsPerSecond
+	}
+	refusals, failures := newLogBudget(perSecond), newLogBudget(perSecond)
 	scope := strings.Join(slices.DeleteFunc(slices.Clone(opts.RequiredScopes), badScope), " ")
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if tokenInQuery(r) {
+				refusals.log(r, opts.Logger, ports.LevelInfo, msgRefused, func() []ports.Field {
+					return []ports.Field{ports.F("error", "invalid_request"), ports.F("reason", "an access_token in the query string (RFC 6750 section 2.3), which the MCP authorization spec forbids")}
+				})
 				challenge(w, http.StatusBadRequest, opts, "invalid_request", "")
 				return
 			}
@@ -93,17 +138,24 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 			p, err := a.Authenticate(r.Context(), token)
 			if err != nil {
 				if errors.Is(err, ports.ErrUnauthenticated) {
+					refusals.log(r, opts.Logger, ports.LevelInfo, msgRefused, func() []ports.Field {
+						return []ports.Field{ports.F("error", "invalid_token"), ports.F("reason", redact(err.Error(), token))}
+					})
 					challenge(w, http.StatusUnauthorized, opts, "invalid_token", scope)
 					return
 				}
-				if opts.Logger.Enabled(r.Context(), ports.LevelError) {
-					opts.Logger.Log(r.Context(), ports.LevelError, "mcphttp: the authenticator failed", ports.F("error", err))
-				}
+				failures.log(r, opts.Logger, ports.LevelError, "mcphttp: the authenticator failed", func() []ports.Field {
+					return []ports.Field{ports.F("error", redact(err.Error(), token))}
+				})
 				w.Header().Set("Retry-After", authRetryAfter(err))
 				writeAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable")
 				return
 			}
-			if len(MissingScopes(p, opts.RequiredScopes...)) > 0 {
+			if missing := MissingScopes(p, opts.RequiredScopes...); len(missing) > 0 {
+				refusals.log(r, opts.Logger, ports.LevelInfo, msgRefused, func() []ports.Field {
+					return []ports.Field{ports.F("error", "insufficient_scope"), ports.F("reason", "the token lacks required scopes"),
+						ports.F("subject", redact(p.Subject, token)), ports.F("missing_scopes", missing)}
+				})
 				InsufficientScope(w, opts, opts.RequiredScopes...)
 				return
 			}
@@ -120,6 +172,79 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 			next.ServeHTTP(w, r.WithContext(ports.WithAccessToken(ctx, token)))
 		})
 	}
+}
+
+// msgRefused is the message of the record of a refused token.
+const msgRefused = "mcphttp: a bearer token was refused"
+
+// maxLoggedReason bounds the reason and the path a record of RequireBearer
+// carries, in bytes: an authenticator's error may quote what the token's
+// header says (a kid, a typ), which the client chose, as it chose the path.
+const maxLoggedReason = 512
+
+// logBudget bounds the records of one kind that RequireBearer writes: a
+// token bucket of n per second, n at once, and the count of the records
+// left out since the last one written.
+type logBudget struct {
+	lim        *rate.Limiter
+	suppressed atomic.Int64
+}
+
+func newLogBudget(perSecond int) *logBudget {
+	return &logBudget{lim: rate.NewLimiter(rate.Limit(perSecond), perSecond)}
+}
+
+// log writes one record of r at level, with the fields fields returns
+// (called only when the record is written), the remote address, the
+// method and the path, and the number of records left out before it when
+// some were. Nothing is counted while the logger does not want the level.
+func (b *logBudget) log(r *http.Request, l ports.Logger, level ports.Level, msg string, fields func() []ports.Field) {
+	ctx := r.Context()
+	if !l.Enabled(ctx, level) {
+		return
+	}
+	suppressed, ok := b.take(time.Now())
+	if !ok {
+		return
+	}
+	f := append(fields(), ports.F("remote", r.RemoteAddr), ports.F("method", r.Method), ports.F("path", redact(r.URL.Path, "")))
+	if suppressed > 0 {
+		f = append(f, ports.F("suppressed", suppressed))
+	}
+	l.Log(ctx, level, msg, f...)
+}
+
+// take reports whether a record may be written at now and, when it may,
+// how many were left out since the last one (which it forgets).
+func (b *logBudget) take(now time.Time) (suppressed int64, ok bool) {
+	if !b.lim.AllowN(now, 1) {
+		b.suppressed.Add(1)
+		return 0, false
+	}
+	return b.suppressed.Swap(0), true
+}
+
+// redact returns s, an authenticator's error text, without the token nor
+// any of its dot-separated segments of 8 bytes or more (a JWT's header,
+// claims or signature), at most maxLoggedReason bytes: mcpoauth's errors
+// never quote the token, an authenticator of someone else's might.
+func redact(s, token string) string {
+	if token != "" {
+		s = strings.ReplaceAll(s, token, "[token]")
+		for part := range strings.SplitSeq(token, ".") {
+			if len(part) >= 8 {
+				s = strings.ReplaceAll(s, part, "[token]")
+			}
+		}
+	}
+	if len(s) > maxLoggedReason {
+		cut := maxLoggedReason
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
 }
 
 // errTokenExpired is the cause of the end of a stream whose token expired.

@@ -24,7 +24,11 @@
 // ports.ErrUnauthenticated, when they cannot tell because the authorization
 // server, its key set or its introspection endpoint cannot be reached or
 // answers nonsense (RequireBearer answers 503): never an open door. Neither
-// puts the token in the principal.
+// puts the token in the principal, nor in its errors, whose text says which
+// check failed ("the token is for ["https://elsewhere/mcp"], not for this
+// resource", an unknown kid, an expiry, an inactive token…): what
+// RequireBearer logs of each refusal, at Info, and of each failure, at
+// Error, at a bounded rate (mcphttp.AuthOptions.MaxLogsPerSecond).
 //
 // An authorization server's URLs must be https, except on a loopback host
 // (localhost, 127.0.0.0/8, ::1), where http is accepted for tests and local
