@@ -1,0 +1,395 @@
+package porttest
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// calculatorSchema is the input schema the suite uses most: two numbers and
+// an operation.
+const calculatorSchema = `{
+	"type": "object",
+	"properties": {
+		"a": {"type": "number"},
+		"b": {"type": "number"},
+		"operation": {"type": "string", "enum": ["add", "subtract", "multiply", "divide"]}
+	},
+	"required": ["a", "b", "operation"],
+	"additionalProperties": false
+}`
+
+// DecodeJSON decodes JSON text as the engine does (numbers as float64), and
+// fails the test if it is not valid JSON.
+func DecodeJSON(t testing.TB, text string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		t.Fatalf("test data %s: %v", text, err)
+	}
+	return v
+}
+
+// DecodeJSONUseNumber decodes JSON text with numbers as json.Number.
+func DecodeJSONUseNumber(t testing.TB, text string) any {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(text))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("test data %s: %v", text, err)
+	}
+	return v
+}
+
+// MustCompile compiles schema with v and fails the test on an error.
+func MustCompile(t testing.TB, v ports.SchemaValidator, schema string) ports.Schema {
+	t.Helper()
+	s, err := v.Compile(json.RawMessage(schema))
+	if err != nil {
+		t.Fatalf("Compile(%s): %v", schema, err)
+	}
+	if s == nil {
+		t.Fatalf("Compile(%s) returned a nil Schema and no error", schema)
+	}
+	return s
+}
+
+// TestSchemaValidator runs the contract of [ports.SchemaValidator] and [ports.Schema]
+// against v:
+//
+//   - Compile accepts valid schemas and rejects, with an error, text that is
+//     not JSON, schemas that break the metaschema, and references it cannot
+//     resolve inside the schema (without fetching them);
+//   - Compile calls are independent: two schemas with the same $id do not
+//     clash;
+//   - draft 2020-12 is the default; $schema selects draft-07;
+//   - Validate accepts valid values and rejects invalid ones, whatever the
+//     number representation (float64, json.Number, int, int64);
+//   - a Validate error names the failed instance location as a JSON Pointer
+//     ("/point/x") and the missing or offending property, and shows no
+//     schema URL;
+//   - a compiled Schema is safe for concurrent use;
+//   - when compiled schemas implement [ports.JSONSchema], ValidateJSON on
+//     the encoded value answers as Validate on the value decoded with
+//     float64 numbers (nil, or the same message), whitespace and escapes
+//     included, and a number beyond float64's range, even one no keyword
+//     constrains, is an error wrapping [ports.ErrUndecodable].
+func TestSchemaValidator(t *testing.T, v ports.SchemaValidator) {
+	t.Helper()
+	t.Run("CompileValid", func(t *testing.T) { compileValid(t, v) })
+	t.Run("CompileInvalid", func(t *testing.T) { compileInvalid(t, v) })
+	t.Run("Independent", func(t *testing.T) { schemaIndependent(t, v) })
+	t.Run("Valid", func(t *testing.T) { validValues(t, v) })
+	t.Run("Invalid", func(t *testing.T) { invalidValues(t, v) })
+	t.Run("Numbers", func(t *testing.T) { schemaNumbers(t, v) })
+	t.Run("Drafts", func(t *testing.T) { schemaDrafts(t, v) })
+	t.Run("ErrorMessages", func(t *testing.T) { schemaErrorMessages(t, v) })
+	t.Run("Concurrent", func(t *testing.T) { schemaConcurrent(t, v) })
+	t.Run("Encoded", func(t *testing.T) { schemaEncoded(t, v) })
+}
+
+func compileValid(t *testing.T, v ports.SchemaValidator) {
+	for _, schema := range []string{
+		`{}`,
+		`true`,
+		`{"type": "object"}`,
+		calculatorSchema,
+		`{"type": "object", "properties": {"p": {"$ref": "#/$defs/point"}}, "$defs": {"point": {"type": "object"}}}`,
+		` {"type": "string"} `,
+	} {
+		MustCompile(t, v, schema)
+	}
+}
+
+func compileInvalid(t *testing.T, v ports.SchemaValidator) {
+	for _, schema := range []string{
+		``,
+		`{`,
+		`{"type": "object"} x`,
+		`{"type": 12}`,
+		`{"type": "numbr"}`,
+		`{"properties": []}`,
+		`{"required": "a"}`,
+		`{"minimum": "3"}`,
+		`{"$ref": "#/$defs/missing"}`,
+		`{"$ref": "https://example.invalid/schema.json"}`,
+		`{"properties": {"a": {"$ref": "other.json#/a"}}}`,
+	} {
+		s, err := v.Compile(json.RawMessage(schema))
+		if err == nil {
+			t.Errorf("Compile(%s) = %v, nil; want an error", schema, s)
+			continue
+		}
+		if err.Error() == "" {
+			t.Errorf("Compile(%s): error with an empty message", schema)
+		}
+	}
+}
+
+func schemaIndependent(t *testing.T, v ports.SchemaValidator) {
+	a := MustCompile(t, v, `{"$id": "https://example.com/same", "type": "string"}`)
+	b := MustCompile(t, v, `{"$id": "https://example.com/same", "type": "number"}`)
+	wantValid(t, a, `"x"`)
+	wantInvalid(t, a, `1`)
+	wantValid(t, b, `1`)
+	wantInvalid(t, b, `"x"`)
+}
+
+func wantValid(t *testing.T, s ports.Schema, value string) {
+	t.Helper()
+	if err := s.Validate(DecodeJSON(t, value)); err != nil {
+		t.Errorf("Validate(%s) = %v, want nil", value, err)
+	}
+}
+
+func wantInvalid(t *testing.T, s ports.Schema, value string) error {
+	t.Helper()
+	err := s.Validate(DecodeJSON(t, value))
+	if err == nil {
+		t.Errorf("Validate(%s) = nil, want an error", value)
+	}
+	return err
+}
+
+type schemaCase struct {
+	schema string
+	values []string
+}
+
+func validValues(t *testing.T, v ports.SchemaValidator) {
+	for _, c := range []schemaCase{
+		{`{}`, []string{`null`, `true`, `1`, `"s"`, `[]`, `{}`}},
+		{`true`, []string{`null`, `{"a": 1}`}},
+		{calculatorSchema, []string{`{"a": 1, "b": 2.5, "operation": "add"}`, `{"a": -1e3, "b": 0, "operation": "divide"}`}},
+		{`{"type": "integer", "minimum": 1, "maximum": 10}`, []string{`1`, `10`, `5.0`}},
+		{`{"type": "string", "pattern": "^[a-z]+$", "minLength": 2}`, []string{`"ab"`, `"xyz"`}},
+		{`{"type": "array", "items": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}}`, []string{`[]`, `[{"x": 1}, {"x": 2, "y": "z"}]`}},
+		{`{"anyOf": [{"type": "string"}, {"type": "null"}]}`, []string{`"s"`, `null`}},
+		{`{"type": ["string", "null"]}`, []string{`"s"`, `null`}},
+		{`{"const": "fixed"}`, []string{`"fixed"`}},
+	} {
+		s := MustCompile(t, v, c.schema)
+		for _, value := range c.values {
+			if err := s.Validate(DecodeJSON(t, value)); err != nil {
+				t.Errorf("schema %s: Validate(%s) = %v, want nil", c.schema, value, err)
+			}
+		}
+	}
+}
+
+func invalidValues(t *testing.T, v ports.SchemaValidator) {
+	for _, c := range []schemaCase{
+		{`false`, []string{`null`, `{}`}},
+		{calculatorSchema, []string{
+			`{"a": 1, "b": 2}`,
+			`{"a": "1", "b": 2, "operation": "add"}`,
+			`{"a": 1, "b": 2, "operation": "modulo"}`,
+			`{"a": 1, "b": 2, "operation": "add", "c": 3}`,
+			`[1, 2]`,
+			`null`,
+		}},
+		{`{"type": "integer", "minimum": 1, "maximum": 10}`, []string{`0`, `11`, `1.5`, `"5"`}},
+		{`{"type": "string", "pattern": "^[a-z]+$", "minLength": 2}`, []string{`"a"`, `"AB"`, `12`}},
+		{`{"type": "array", "items": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}}`, []string{`[{}]`, `[{"x": 1}, {"x": "2"}]`, `{}`}},
+		{`{"anyOf": [{"type": "string"}, {"type": "null"}]}`, []string{`1`, `{}`}},
+		{`{"const": "fixed"}`, []string{`"other"`, `null`}},
+	} {
+		s := MustCompile(t, v, c.schema)
+		for _, value := range c.values {
+			if err := s.Validate(DecodeJSON(t, value)); err == nil {
+				t.Errorf("schema %s: Validate(%s) = nil, want an error", c.schema, value)
+			}
+		}
+	}
+}
+
+func schemaNumbers(t *testing.T, v ports.SchemaValidator) {
+	s := MustCompile(t, v, `{"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 100}, "x": {"type": "number", "exclusiveMaximum": 1}}}`)
+	okValues := []any{
+		map[string]any{"n": 5.0, "x": 0.5},
+		map[string]any{"n": json.Number("5"), "x": json.Number("0.5")},
+		map[string]any{"n": 5, "x": 0},
+		map[string]any{"n": int64(100), "x": int64(-3)},
+		DecodeJSONUseNumber(t, `{"n": 0, "x": 0.999}`),
+	}
+	for _, val := range okValues {
+		if err := s.Validate(val); err != nil {
+			t.Errorf("Validate(%#v) = %v, want nil", val, err)
+		}
+	}
+	badValues := []any{
+		map[string]any{"n": 5.5},
+		map[string]any{"n": json.Number("5.5")},
+		map[string]any{"n": -1},
+		map[string]any{"n": int64(101)},
+		map[string]any{"n": json.Number("101")},
+		map[string]any{"x": 1.0},
+		map[string]any{"x": json.Number("1")},
+		map[string]any{"x": 1},
+	}
+	for _, val := range badValues {
+		if err := s.Validate(val); err == nil {
+			t.Errorf("Validate(%#v) = nil, want an error", val)
+		}
+	}
+}
+
+func schemaDrafts(t *testing.T, v ports.SchemaValidator) {
+	// Draft 2020-12 by default.
+	s := MustCompile(t, v, `{"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}], "items": false}`)
+	wantValid(t, s, `["a", 1]`)
+	wantInvalid(t, s, `[1, "a"]`)
+	wantInvalid(t, s, `["a", 1, true]`)
+	s = MustCompile(t, v, `{"type": "object", "dependentRequired": {"a": ["b"]}}`)
+	wantValid(t, s, `{"b": 1}`)
+	wantInvalid(t, s, `{"a": 1}`)
+
+	// Draft-07 when the schema says so.
+	s = MustCompile(t, v, `{"$schema": "http://json-schema.org/draft-07/schema#", "type": "array", "items": [{"type": "string"}], "additionalItems": false}`)
+	wantValid(t, s, `["a"]`)
+	wantInvalid(t, s, `[1]`)
+	wantInvalid(t, s, `["a", "b"]`)
+}
+
+func schemaErrorMessages(t *testing.T, v ports.SchemaValidator) {
+	s := MustCompile(t, v, `{
+		"type": "object",
+		"properties": {
+			"point": {"type": "object", "properties": {"x": {"type": "number"}}},
+			"operation": {"enum": ["add", "subtract"]},
+			"list": {"type": "array", "items": {"type": "integer"}}
+		},
+		"required": ["point"]
+	}`)
+	for _, c := range []struct {
+		value string
+		want  []string // substrings of the message
+	}{
+		{`{"point": {"x": "1"}}`, []string{"/point/x"}},
+		{`{"point": {}, "operation": "mod"}`, []string{"/operation"}},
+		{`{"point": {}, "list": [1, 2, "3"]}`, []string{"/list/2"}},
+		{`{}`, []string{`point`}},
+	} {
+		err := wantInvalid(t, s, c.value)
+		if err == nil {
+			continue
+		}
+		msg := err.Error()
+		for _, w := range c.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("Validate(%s) error %q does not mention %q", c.value, msg, w)
+			}
+		}
+		for _, bad := range []string{"file://", "mem://", "#/properties", "%!"} {
+			if strings.Contains(msg, bad) {
+				t.Errorf("Validate(%s) error %q shows %q", c.value, msg, bad)
+			}
+		}
+	}
+}
+
+func schemaConcurrent(t *testing.T, v ports.SchemaValidator) {
+	s := MustCompile(t, v, calculatorSchema)
+	good := DecodeJSON(t, `{"a": 1, "b": 2, "operation": "add"}`)
+	bad := DecodeJSON(t, `{"a": "x", "operation": "mod"}`)
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 200 {
+				if (g+i)%2 == 0 {
+					if err := s.Validate(good); err != nil {
+						errs <- "valid value rejected: " + err.Error()
+						return
+					}
+				} else if err := s.Validate(bad); err == nil {
+					errs <- "invalid value accepted"
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+// encodedCases are the schemas and values (valid and invalid) on which
+// ValidateJSON must agree with Validate.
+var encodedCases = []schemaCase{
+	{`true`, []string{`null`, `{"a": [1, {"b": "c"}]}`}},
+	{`false`, []string{`null`, `{}`}},
+	{calculatorSchema, []string{
+		`{"a": 1, "b": 2.5, "operation": "add"}`,
+		` { "a" : -1e3 , "b" : 0 , "operation" : "divide" } `,
+		`{"\u0061": 1, "b": 2, "oper\u0061tion": "\u0061dd"}`,
+		`{"a": 1, "b": 2}`,
+		`{"a": "1", "b": 2, "operation": "add"}`,
+		`{"a": 1, "b": 2, "operation": "modulo"}`,
+		`{"a": 1, "b": 2, "operation": "add", "c": 3}`,
+		`[1, 2]`,
+		`null`,
+	}},
+	{`{"type": "integer", "minimum": 1, "maximum": 10}`, []string{`1`, `10`, `5.0`, `0`, `11`, `1.5`, `"5"`, `1e1`}},
+	{`{"type": "string", "pattern": "^[a-z]+$", "minLength": 2}`, []string{`"ab"`, `"xyz"`, `"a"`, `"AB"`, `12`, `"a\u0062"`, `"a\nb"`}},
+	{`{"type": "array", "items": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}}`, []string{`[]`, `[{"x": 1}, {"x": 2, "y": "z"}]`, `[{}]`, `[{"x": 1}, {"x": "2"}]`, `{}`}},
+	{`{"anyOf": [{"type": "string"}, {"type": "null"}]}`, []string{`"s"`, `null`, `1`, `{}`}},
+	{`{"const": "fi\"xed"}`, []string{`"fi\"xed"`, `"fi\u0022xed"`, `"other"`, `null`}},
+	{`{"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}`, []string{
+		`{"text": "` + strings.Repeat(`long \"text\"\n`, 2000) + `"}`, `{"text": 1}`, `{}`}},
+	{`{"type": "object", "properties": {"point": {"type": "object", "properties": {"x": {"type": "number"}}}, "list": {"type": "array", "items": {"type": "integer"}}}, "required": ["point"]}`, []string{
+		`{"point": {"x": "1"}}`, `{"point": {}, "list": [1, 2, "3"]}`, `{}`, `{"point": {"x": 1}, "list": [1]}`}},
+}
+
+func schemaEncoded(t *testing.T, v ports.SchemaValidator) {
+	if _, ok := MustCompile(t, v, `{}`).(ports.JSONSchema); !ok {
+		t.Skip("the compiled schemas do not implement ports.JSONSchema")
+	}
+	for _, c := range encodedCases {
+		s := MustCompile(t, v, c.schema).(ports.JSONSchema)
+		for _, value := range c.values {
+			want := s.Validate(DecodeJSON(t, value))
+			got := s.ValidateJSON([]byte(value))
+			if (got == nil) != (want == nil) || got != nil && got.Error() != want.Error() {
+				t.Errorf("schema %s: ValidateJSON(%.60s) = %v, Validate = %v", c.schema, value, got, want)
+			}
+		}
+	}
+	s := MustCompile(t, v, `{"type": "object", "properties": {"a": {"type": "number"}}}`).(ports.JSONSchema)
+	for _, value := range []string{`{"a": 1e400}`, `{"b": [1, -1e999]}`} {
+		if err := s.ValidateJSON([]byte(value)); !errors.Is(err, ports.ErrUndecodable) {
+			t.Errorf("ValidateJSON(%s) = %v, want an error wrapping ports.ErrUndecodable", value, err)
+		}
+	}
+	good, bad := []byte(`{"a": 1, "b": 2, "operation": "add"}`), []byte(`{"a": "x", "operation": "mod"}`)
+	calc := MustCompile(t, v, calculatorSchema).(ports.JSONSchema)
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				if (g+i)%2 == 0 {
+					if err := calc.ValidateJSON(good); err != nil {
+						errs <- "valid value rejected: " + err.Error()
+						return
+					}
+				} else if calc.ValidateJSON(bad) == nil {
+					errs <- "invalid value accepted"
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
