@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -90,546 +89,371 @@ func wantSuffix(t *testing.T, s ports.EventStore, ids []string, datas [][]byte, 
 	}
 }
 
-// TestEventStore checks a store made fresh by newStore for each subtest. The store
-// must keep at least 500 small events per stream and 100 streams for as
-// long as a subtest runs. Some subtests append large events (up to 9 MiB,
+// TestEventStore checks a store made fresh by newStore for each subtest. The
+// store must keep at least 500 small events per stream and 100 streams for
+// as long as a subtest runs. Some subtests append large events (up to 9 MiB,
 // about 20 MiB in all): the store may drop old events to stay within its
-// bounds, and decline to keep an event too large for them, but it must
-// never lose an event inside a replay (see [ports.EventStore]).
+// bounds, and decline to keep an event too large for them, but it must never
+// lose an event inside a replay (see [ports.EventStore]).
 func TestEventStore(t *testing.T, newStore func(t *testing.T) ports.EventStore) {
+	t.Run("LargeEventNeverSkipped", func(t *testing.T) { eventsLargeEventNeverSkipped(t, newStore) })
+	t.Run("BoundsNeverLoseInsideReplay", func(t *testing.T) { eventsBoundsNeverLoseInsideReplay(t, newStore) })
+	t.Run("IDsUniqueAcrossStreams", func(t *testing.T) { eventsIDsUniqueAcrossStreams(t, newStore) })
+	t.Run("ReplayAfterMiddle", func(t *testing.T) { eventsReplayAfterMiddle(t, newStore) })
+	t.Run("ReplayAfterLast", func(t *testing.T) { eventsReplayAfterLast(t, newStore) })
+	t.Run("UnknownIDIsNotFound", func(t *testing.T) { eventsUnknownIDIsNotFound(t, newStore) })
+	t.Run("TwoStreamsDontMix", func(t *testing.T) { eventsTwoStreamsDontMix(t, newStore) })
+	t.Run("AppendCopiesData", func(t *testing.T) { eventsAppendCopiesData(t, newStore) })
+	t.Run("FnErrorStopsReplay", func(t *testing.T) { eventsFnErrorStopsReplay(t, newStore) })
+	t.Run("DeleteStream", func(t *testing.T) { eventsDeleteStream(t, newStore) })
+	t.Run("Concurrent", func(t *testing.T) { eventsConcurrent(t, newStore) })
+}
 
-	t.Run("LargeEventNeverSkipped", func(t *testing.T) {
-		for _, size := range []int{64 << 10, 9 << 20} {
-			t.Run(fmt.Sprint(size), func(t *testing.T) {
-				s := newStore(t)
-				var ids []string
-				var datas [][]byte
-				add := func(data []byte) {
-					t.Helper()
-					id, err := s.Append(ctx, "g/large", data)
-					if err != nil {
-						t.Fatalf("Append of %d bytes: %v", len(data), err)
-					}
-					ids, datas = append(ids, id), append(datas, data)
-				}
-				add([]byte(`"a0"`))
-				add([]byte(`"a1"`))
-				add(eventPayload("g/large", 2, size))
-				add([]byte(`"a3"`))
-				// After the large event: the rest, whether it was kept or
-				// not.
-				wantSuffix(t, s, ids, datas, 2, true)
-				wantSuffix(t, s, ids, datas, 3, true)
-				// Before it: all of the rest, or not found; never a replay
-				// that skips it.
-				wantSuffix(t, s, ids, datas, 0, false)
-				wantSuffix(t, s, ids, datas, 1, false)
-			})
-		}
-	})
-
-	t.Run("BoundsNeverLoseInsideReplay", func(t *testing.T) {
-		s := newStore(t)
-		// Three streams of one group and one of another, with events of
-		// 256 KiB and small ones: about 20 MiB in all, more than a store
-		// may want to keep for one group.
-		streams := []string{"sess/a", "sess/b", "sess/c", "other/a"}
-		ids := map[string][]string{}
-		datas := map[string][][]byte{}
-		for i := range 80 {
-			st := streams[i%len(streams)]
-			size := 256 << 10
-			if i%3 == 0 {
-				size = 16
-			}
-			data := eventPayload(st, len(ids[st]), size)
-			id, err := s.Append(ctx, st, data)
-			if err != nil {
-				t.Fatalf("Append: %v", err)
-			}
-			ids[st], datas[st] = append(ids[st], id), append(datas[st], data)
-		}
-		for _, st := range streams {
-			// The latest event of each stream resumes (with nothing).
-			wantSuffix(t, s, ids[st], datas[st], len(ids[st])-1, true)
-			for from := range ids[st] {
-				wantSuffix(t, s, ids[st], datas[st], from, false)
-			}
-		}
-	})
-
-	t.Run("IDsUniqueAcrossStreams", func(t *testing.T) {
-		s := newStore(t)
-		// Names that a naive "<stream>:<seq>" id would confuse.
-		streams := []string{"a", "b", "a:1", "1:a", "a:1:1", "", "a.1", "a_1", "a-1", "a/1 b", "é"}
-		seen := map[string]string{}
-		ids := map[string][]string{}
-		for i := range 5 {
-			for _, st := range streams {
-				id, err := s.Append(ctx, st, fmt.Appendf(nil, "%s|%d", st, i))
+func eventsLargeEventNeverSkipped(t *testing.T, newStore eventStoreMaker) {
+	for _, size := range []int{64 << 10, 9 << 20} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			s := newStore(t)
+			var ids []string
+			var datas [][]byte
+			add := func(data []byte) {
+				t.Helper()
+				id, err := s.Append(ctx, "g/large", data)
 				if err != nil {
-					t.Fatal(err)
+					t.Fatalf("Append of %d bytes: %v", len(data), err)
 				}
-				if id == "" || strings.ContainsAny(id, "\r\n\x00") {
-					t.Fatalf("id %q cannot be an SSE id", id)
-				}
-				if prev, dup := seen[id]; dup {
-					t.Fatalf("id %q given to streams %q and %q", id, prev, st)
-				}
-				seen[id] = st
-				ids[st] = append(ids[st], id)
+				ids, datas = append(ids, id), append(datas, data)
 			}
-		}
-		for _, st := range streams {
-			name, got, err := collect(t, s, ids[st][0])
-			if err != nil {
-				t.Fatalf("stream %q: %v", st, err)
-			}
-			if name != st {
-				t.Fatalf("Replay of an id of %q returned stream %q", st, name)
-			}
-			if len(got) != 4 {
-				t.Fatalf("stream %q: replayed %d events, want 4", st, len(got))
-			}
-			for k, e := range got {
-				if e.ID != ids[st][k+1] || e.StreamID != st || string(e.Data) != fmt.Sprintf("%s|%d", st, k+1) {
-					t.Fatalf("stream %q event %d = %+v", st, k, e)
-				}
-			}
-		}
-	})
-
-	t.Run("ReplayAfterMiddle", func(t *testing.T) {
-		s := newStore(t)
-		ids := appendN(t, s, "s", "m", 10)
-		name, got, err := collect(t, s, ids[4])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if name != "s" {
-			t.Fatalf("stream = %q, want s", name)
-		}
-		checkEvents(t, got, "s", "m", ids, 5)
-		// Replaying again gives the same events, and the ones appended since.
-		ids = append(ids, appendN(t, s, "s", "x", 1)...)
-		_, got, err = collect(t, s, ids[4])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != 6 || got[5].ID != ids[10] || string(got[5].Data) != "x0" || string(got[0].Data) != "m5" {
-			t.Fatalf("second replay = %v", got)
-		}
-		_, got, err = collect(t, s, ids[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != 10 || got[0].ID != ids[1] {
-			t.Fatalf("replay after the first = %v", got)
-		}
-	})
-
-	t.Run("ReplayAfterLast", func(t *testing.T) {
-		s := newStore(t)
-		ids := appendN(t, s, "last", "e", 3)
-		name, got, err := collect(t, s, ids[2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if name != "last" || len(got) != 0 {
-			t.Fatalf("Replay after the last = %q, %v; want \"last\" and no events", name, got)
-		}
-	})
-
-	t.Run("UnknownIDIsNotFound", func(t *testing.T) {
-		s := newStore(t)
-		appendN(t, s, "s", "e", 2)
-		other := newStore(t)
-		foreign := appendN(t, other, "s", "e", 1)[0]
-		for _, id := range []string{"", "no-such-id"} {
-			called := false
-			_, err := s.Replay(ctx, id, func(ports.Event) error { called = true; return nil })
-			if !errors.Is(err, ports.ErrEventNotFound) {
-				t.Errorf("Replay(%q) = %v, want ErrEventNotFound", id, err)
-			}
-			if called {
-				t.Errorf("Replay(%q) called fn", id)
-			}
-		}
-		empty := newStore(t)
-		if _, err := empty.Replay(ctx, foreign, func(ports.Event) error { return nil }); !errors.Is(err, ports.ErrEventNotFound) {
-			t.Errorf("Replay on an empty store = %v, want ErrEventNotFound", err)
-		}
-	})
-
-	t.Run("TwoStreamsDontMix", func(t *testing.T) {
-		s := newStore(t)
-		var a, b []string
-		for i := range 6 {
-			a = append(a, appendN(t, s, "A", fmt.Sprintf("a%d_", i), 1)...)
-			b = append(b, appendN(t, s, "B", fmt.Sprintf("b%d_", i), 1)...)
-		}
-		for _, tc := range []struct {
-			name string
-			ids  []string
-		}{{"A", a}, {"B", b}} {
-			name, got, err := collect(t, s, tc.ids[1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			if name != tc.name || len(got) != 4 {
-				t.Fatalf("Replay from %s's second = %q, %v", tc.name, name, got)
-			}
-			for k, e := range got {
-				want := fmt.Sprintf("%s%d_0", strings.ToLower(tc.name), k+2)
-				if e.StreamID != tc.name || e.ID != tc.ids[k+2] || string(e.Data) != want {
-					t.Fatalf("stream %s event %d = %+v, want data %q", tc.name, k, e, want)
-				}
-			}
-		}
-	})
-
-	t.Run("AppendCopiesData", func(t *testing.T) {
-		s := newStore(t)
-		first := appendN(t, s, "s", "e", 1)[0]
-		buf := []byte(`{"jsonrpc":"2.0"}`)
-		if _, err := s.Append(ctx, "s", buf); err != nil {
-			t.Fatal(err)
-		}
-		copy(buf, "XXXX")
-		_, got, err := collect(t, s, first)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != 1 || string(got[0].Data) != `{"jsonrpc":"2.0"}` {
-			t.Fatalf("replayed %v", got)
-		}
-	})
-
-	t.Run("FnErrorStopsReplay", func(t *testing.T) {
-		s := newStore(t)
-		ids := appendN(t, s, "s", "e", 5)
-		stop := errors.New("client gone")
-		calls := 0
-		name, err := s.Replay(ctx, ids[0], func(ports.Event) error {
-			calls++
-			if calls == 2 {
-				return stop
-			}
-			return nil
+			add([]byte(`"a0"`))
+			add([]byte(`"a1"`))
+			add(eventPayload("g/large", 2, size))
+			add([]byte(`"a3"`))
+			// After the large event: the rest, whether it was kept or
+			// not.
+			wantSuffix(t, s, ids, datas, 2, true)
+			wantSuffix(t, s, ids, datas, 3, true)
+			// Before it: all of the rest, or not found; never a replay
+			// that skips it.
+			wantSuffix(t, s, ids, datas, 0, false)
+			wantSuffix(t, s, ids, datas, 1, false)
 		})
-		if !errors.Is(err, stop) || calls != 2 {
-			t.Fatalf("Replay = %q, %v after %d calls; want fn's error after 2", name, err, calls)
-		}
-		// The store is still usable.
-		if _, got, err := collect(t, s, ids[0]); err != nil || len(got) != 4 {
-			t.Fatalf("Replay after a stopped one = %v, %v", got, err)
-		}
-	})
+	}
+}
 
-	t.Run("DeleteStream", func(t *testing.T) {
-		s := newStore(t)
-		gone := appendN(t, s, "gone", "g", 3)
-		kept := appendN(t, s, "kept", "k", 3)
-		// A name that a prefix match would confuse with the deleted one.
-		near := appendN(t, s, "gone/1", "n", 2)
-		if err := s.DeleteStream(ctx, "gone"); err != nil {
-			t.Fatalf("DeleteStream: %v", err)
+func eventsBoundsNeverLoseInsideReplay(t *testing.T, newStore eventStoreMaker) {
+	s := newStore(t)
+	// Three streams of one group and one of another, with events of
+	// 256 KiB and small ones: about 20 MiB in all, more than a store
+	// may want to keep for one group.
+	streams := []string{"sess/a", "sess/b", "sess/c", "other/a"}
+	ids := map[string][]string{}
+	datas := map[string][][]byte{}
+	for i := range 80 {
+		st := streams[i%len(streams)]
+		size := 256 << 10
+		if i%3 == 0 {
+			size = 16
 		}
-		for _, id := range gone {
-			called := false
-			_, err := s.Replay(ctx, id, func(ports.Event) error { called = true; return nil })
-			if !errors.Is(err, ports.ErrEventNotFound) {
-				t.Errorf("Replay(%q) of a deleted stream = %v, want ErrEventNotFound", id, err)
-			}
-			if called {
-				t.Errorf("Replay(%q) of a deleted stream called fn", id)
-			}
+		data := eventPayload(st, len(ids[st]), size)
+		id, err := s.Append(ctx, st, data)
+		if err != nil {
+			t.Fatalf("Append: %v", err)
 		}
-		// The other streams are whole.
-		name, got, err := collect(t, s, kept[0])
-		if err != nil || name != "kept" {
-			t.Fatalf("Replay of another stream = %q, %v", name, err)
+		ids[st], datas[st] = append(ids[st], id), append(datas[st], data)
+	}
+	for _, st := range streams {
+		// The latest event of each stream resumes (with nothing).
+		wantSuffix(t, s, ids[st], datas[st], len(ids[st])-1, true)
+		for from := range ids[st] {
+			wantSuffix(t, s, ids[st], datas[st], from, false)
 		}
-		checkEvents(t, got, "kept", "k", kept, 1)
-		name, got, err = collect(t, s, near[0])
-		if err != nil || name != "gone/1" {
-			t.Fatalf("Replay of another stream = %q, %v", name, err)
-		}
-		checkEvents(t, got, "gone/1", "n", near, 1)
-		// Deleting an unknown stream, or the same one again, is not an error.
-		for _, st := range []string{"never-appended", "gone"} {
-			if err := s.DeleteStream(ctx, st); err != nil {
-				t.Errorf("DeleteStream(%q) = %v, want nil", st, err)
-			}
-		}
-	})
+	}
+}
 
-	t.Run("Concurrent", func(t *testing.T) {
-		s := newStore(t)
-		seed := appendN(t, s, "shared", "seed", 1)[0]
-		const writers, n = 8, 50
-		own := make([][]string, writers)
-		var mu sync.Mutex
-		sharedIDs := map[string]string{} // data -> id
-		var wg sync.WaitGroup
-		for w := range writers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				stream := fmt.Sprintf("own%d", w)
-				for i := range n {
-					id, err := s.Append(ctx, stream, fmt.Appendf(nil, "o%d", i))
-					if err != nil {
-						t.Errorf("Append: %v", err)
-						return
-					}
-					own[w] = append(own[w], id)
-					data := fmt.Sprintf("w%d_%d", w, i)
-					id, err = s.Append(ctx, "shared", []byte(data))
-					if err != nil {
-						t.Errorf("Append: %v", err)
-						return
-					}
-					mu.Lock()
-					sharedIDs[data] = id
-					mu.Unlock()
-					if i%10 == 0 {
-						if _, err := s.Replay(ctx, seed, func(ports.Event) error { return nil }); err != nil {
-							t.Errorf("Replay during appends: %v", err)
-						}
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		if t.Failed() {
-			return
-		}
-		for w := range writers {
-			_, got, err := collect(t, s, own[w][0])
+func eventsIDsUniqueAcrossStreams(t *testing.T, newStore eventStoreMaker) {
+	s := newStore(t)
+	// Names that a naive "<stream>:<seq>" id would confuse.
+	streams := []string{"a", "b", "a:1", "1:a", "a:1:1", "", "a.1", "a_1", "a-1", "a/1 b", "é"}
+	seen := map[string]string{}
+	ids := map[string][]string{}
+	for i := range 5 {
+		for _, st := range streams {
+			id, err := s.Append(ctx, st, fmt.Appendf(nil, "%s|%d", st, i))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != n-1 {
-				t.Fatalf("own%d: replayed %d events, want %d", w, len(got), n-1)
+			if id == "" || strings.ContainsAny(id, "\r\n\x00") {
+				t.Fatalf("id %q cannot be an SSE id", id)
 			}
-			for k, e := range got {
-				if e.ID != own[w][k+1] || string(e.Data) != fmt.Sprintf("o%d", k+1) {
-					t.Fatalf("own%d event %d = %+v", w, k, e)
-				}
+			if prev, dup := seen[id]; dup {
+				t.Fatalf("id %q given to streams %q and %q", id, prev, st)
+			}
+			seen[id] = st
+			ids[st] = append(ids[st], id)
+		}
+	}
+	for _, st := range streams {
+		name, got, err := collect(t, s, ids[st][0])
+		if err != nil {
+			t.Fatalf("stream %q: %v", st, err)
+		}
+		if name != st {
+			t.Fatalf("Replay of an id of %q returned stream %q", st, name)
+		}
+		if len(got) != 4 {
+			t.Fatalf("stream %q: replayed %d events, want 4", st, len(got))
+		}
+		for k, e := range got {
+			if e.ID != ids[st][k+1] || e.StreamID != st || string(e.Data) != fmt.Sprintf("%s|%d", st, k+1) {
+				t.Fatalf("stream %q event %d = %+v", st, k, e)
 			}
 		}
-		_, got, err := collect(t, s, seed)
+	}
+}
+
+func eventsReplayAfterMiddle(t *testing.T, newStore eventStoreMaker) {
+	s := newStore(t)
+	ids := appendN(t, s, "s", "m", 10)
+	name, got, err := collect(t, s, ids[4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name != "s" {
+		t.Fatalf("stream = %q, want s", name)
+	}
+	checkEvents(t, got, "s", "m", ids, 5)
+	// Replaying again gives the same events, and the ones appended since.
+	ids = append(ids, appendN(t, s, "s", "x", 1)...)
+	_, got, err = collect(t, s, ids[4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 6 || got[5].ID != ids[10] || string(got[5].Data) != "x0" || string(got[0].Data) != "m5" {
+		t.Fatalf("second replay = %v", got)
+	}
+	_, got, err = collect(t, s, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 10 || got[0].ID != ids[1] {
+		t.Fatalf("replay after the first = %v", got)
+	}
+}
+
+func eventsReplayAfterLast(t *testing.T, newStore eventStoreMaker) {
+	s := newStore(t)
+	ids := appendN(t, s, "last", "e", 3)
+	name, got, err := collect(t, s, ids[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name != "last" || len(got) != 0 {
+		t.Fatalf("Replay after the last = %q, %v; want \"last\" and no events", name, got)
+	}
+}
+
+func eventsUnknownIDIsNotFound(t *testing.T, newStore eventStoreMaker) {
+	s := newStore(t)
+	appendN(t, s, "s", "e", 2)
+	other := newStore(t)
+	foreign := appendN(t, other, "s", "e", 1)[0]
+	for _, id := range []string{"", "no-such-id"} {
+		called := false
+		_, err := s.Replay(ctx, id, func(ports.Event) error { called = true; return nil })
+		if !errors.Is(err, ports.ErrEventNotFound) {
+			t.Errorf("Replay(%q) = %v, want ErrEventNotFound", id, err)
+		}
+		if called {
+			t.Errorf("Replay(%q) called fn", id)
+		}
+	}
+	empty := newStore(t)
+	if _, err := empty.Replay(ctx, foreign, func(ports.Event) error { return nil }); !errors.Is(err, ports.ErrEventNotFound) {
+		t.Errorf("Replay on an empty store = %v, want ErrEventNotFound", err)
+	}
+}
+
+func eventsTwoStreamsDontMix(t *testing.T, newStore eventStoreMaker) {
+	s := newStore(t)
+	var a, b []string
+	for i := range 6 {
+		a = append(a, appendN(t, s, "A", fmt.Sprintf("a%d_", i), 1)...)
+		b = append(b, appendN(t, s, "B", fmt.Sprintf("b%d_", i), 1)...)
+	}
+	for _, tc := range []struct {
+		name string
+		ids  []string
+	}{{"A", a}, {"B", b}} {
+		name, got, err := collect(t, s, tc.ids[1])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != writers*n {
-			t.Fatalf("shared: replayed %d events, want %d", len(got), writers*n)
+		if name != tc.name || len(got) != 4 {
+			t.Fatalf("Replay from %s's second = %q, %v", tc.name, name, got)
 		}
-		next := make([]int, writers) // each writer's events come in its order
-		seen := map[string]bool{}
-		for _, e := range got {
-			if seen[e.ID] {
-				t.Fatalf("shared: event %q replayed twice", e.ID)
+		for k, e := range got {
+			want := fmt.Sprintf("%s%d_0", strings.ToLower(tc.name), k+2)
+			if e.StreamID != tc.name || e.ID != tc.ids[k+2] || string(e.Data) != want {
+				t.Fatalf("stream %s event %d = %+v, want data %q", tc.name, k, e, want)
 			}
-			seen[e.ID] = true
-			if sharedIDs[string(e.Data)] != e.ID {
-				t.Fatalf("shared: event %q has id %q, Append returned %q", e.Data, e.ID, sharedIDs[string(e.Data)])
-			}
-			var w, i int
-			if _, err := fmt.Sscanf(string(e.Data), "w%d_%d", &w, &i); err != nil || i != next[w] {
-				t.Fatalf("shared: event %q out of order", e.Data)
-			}
-			next[w]++
 		}
-	})
+	}
 }
 
-// TestEventStoreShared checks two values of one store that share their backend, as
-// two instances of a server behind a load balancer do: newPair returns
-// them, fresh for each subtest (they may be the same value, for a store of
-// one process). Events appended through one resume through the other,
-// nothing lost or repeated; DeleteStream through one forgets the events
-// appended through the other. When the store implements them it checks
-// [ports.EventWatcher] (a watcher through b wakes when a appends; a
-// watcher may also wake without an event, so only real appends are
-// checked) and [ports.OnceAppender] (a key appended through a and b is kept
-// once); otherwise those subtests are skipped.
-func TestEventStoreShared(t *testing.T, newPair func(t *testing.T) (a, b ports.EventStore)) {
+func eventsAppendCopiesData(t *testing.T, newStore eventStoreMaker) {
+	s := newStore(t)
+	first := appendN(t, s, "s", "e", 1)[0]
+	buf := []byte(`{"jsonrpc":"2.0"}`)
+	if _, err := s.Append(ctx, "s", buf); err != nil {
+		t.Fatal(err)
+	}
+	copy(buf, "XXXX")
+	_, got, err := collect(t, s, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || string(got[0].Data) != `{"jsonrpc":"2.0"}` {
+		t.Fatalf("replayed %v", got)
+	}
+}
 
-	t.Run("ResumeThroughOther", func(t *testing.T) {
-		a, b := newPair(t)
-		ids := appendN(t, a, "sess/r", "a", 5)
-		name, got, err := collect(t, b, ids[1])
-		if err != nil || name != "sess/r" {
-			t.Fatalf("Replay through b of an id from a = %q, %v", name, err)
+func eventsFnErrorStopsReplay(t *testing.T, newStore eventStoreMaker) {
+	s := newStore(t)
+	ids := appendN(t, s, "s", "e", 5)
+	stop := errors.New("client gone")
+	calls := 0
+	name, err := s.Replay(ctx, ids[0], func(ports.Event) error {
+		calls++
+		if calls == 2 {
+			return stop
 		}
-		checkEvents(t, got, "sess/r", "a", ids, 2)
-		// The stream goes on through b, and resumes through a.
-		more := appendN(t, b, "sess/r", "b", 3)
-		for i, id := range more {
-			for _, prev := range ids {
-				if id == prev {
-					t.Fatalf("b's event %d has the id %q of one of a's", i, id)
-				}
-			}
-		}
-		name, got, err = collect(t, a, ids[4])
-		if err != nil || name != "sess/r" {
-			t.Fatalf("Replay through a after its last = %q, %v", name, err)
-		}
-		checkEvents(t, got, "sess/r", "b", more, 0)
+		return nil
 	})
+	if !errors.Is(err, stop) || calls != 2 {
+		t.Fatalf("Replay = %q, %v after %d calls; want fn's error after 2", name, err, calls)
+	}
+	// The store is still usable.
+	if _, got, err := collect(t, s, ids[0]); err != nil || len(got) != 4 {
+		t.Fatalf("Replay after a stopped one = %v, %v", got, err)
+	}
+}
 
-	t.Run("ConcurrentAppendsThroughBoth", func(t *testing.T) {
-		a, b := newPair(t)
-		seed := appendN(t, a, "sess/c", "seed", 1)[0]
-		const n = 40
-		var mu sync.Mutex
-		byData := map[string]string{}
-		var wg sync.WaitGroup
-		for k, s := range []ports.EventStore{a, b} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range n {
-					data := fmt.Sprintf("%d_%d", k, i)
-					id, err := s.Append(ctx, "sess/c", []byte(data))
-					if err != nil {
-						t.Errorf("Append: %v", err)
-						return
+func eventsDeleteStream(t *testing.T, newStore eventStoreMaker) {
+	s := newStore(t)
+	gone := appendN(t, s, "gone", "g", 3)
+	kept := appendN(t, s, "kept", "k", 3)
+	// A name that a prefix match would confuse with the deleted one.
+	near := appendN(t, s, "gone/1", "n", 2)
+	if err := s.DeleteStream(ctx, "gone"); err != nil {
+		t.Fatalf("DeleteStream: %v", err)
+	}
+	for _, id := range gone {
+		called := false
+		_, err := s.Replay(ctx, id, func(ports.Event) error { called = true; return nil })
+		if !errors.Is(err, ports.ErrEventNotFound) {
+			t.Errorf("Replay(%q) of a deleted stream = %v, want ErrEventNotFound", id, err)
+		}
+		if called {
+			t.Errorf("Replay(%q) of a deleted stream called fn", id)
+		}
+	}
+	// The other streams are whole.
+	name, got, err := collect(t, s, kept[0])
+	if err != nil || name != "kept" {
+		t.Fatalf("Replay of another stream = %q, %v", name, err)
+	}
+	checkEvents(t, got, "kept", "k", kept, 1)
+	name, got, err = collect(t, s, near[0])
+	if err != nil || name != "gone/1" {
+		t.Fatalf("Replay of another stream = %q, %v", name, err)
+	}
+	checkEvents(t, got, "gone/1", "n", near, 1)
+	// Deleting an unknown stream, or the same one again, is not an error.
+	for _, st := range []string{"never-appended", "gone"} {
+		if err := s.DeleteStream(ctx, st); err != nil {
+			t.Errorf("DeleteStream(%q) = %v, want nil", st, err)
+		}
+	}
+}
+
+func eventsConcurrent(t *testing.T, newStore eventStoreMaker) {
+	s := newStore(t)
+	seed := appendN(t, s, "shared", "seed", 1)[0]
+	const writers, n = 8, 50
+	own := make([][]string, writers)
+	var mu sync.Mutex
+	sharedIDs := map[string]string{} // data -> id
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stream := fmt.Sprintf("own%d", w)
+			for i := range n {
+				id, err := s.Append(ctx, stream, fmt.Appendf(nil, "o%d", i))
+				if err != nil {
+					t.Errorf("Append: %v", err)
+					return
+				}
+				own[w] = append(own[w], id)
+				data := fmt.Sprintf("w%d_%d", w, i)
+				id, err = s.Append(ctx, "shared", []byte(data))
+				if err != nil {
+					t.Errorf("Append: %v", err)
+					return
+				}
+				mu.Lock()
+				sharedIDs[data] = id
+				mu.Unlock()
+				if i%10 == 0 {
+					if _, err := s.Replay(ctx, seed, func(ports.Event) error { return nil }); err != nil {
+						t.Errorf("Replay during appends: %v", err)
 					}
-					mu.Lock()
-					byData[data] = id
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-		if t.Failed() {
-			return
-		}
-		for _, s := range []ports.EventStore{a, b} {
-			_, got, err := collect(t, s, seed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != 2*n {
-				t.Fatalf("replayed %d events, want %d", len(got), 2*n)
-			}
-			next := [2]int{}
-			seen := map[string]bool{}
-			for _, e := range got {
-				var k, i int
-				if _, err := fmt.Sscanf(string(e.Data), "%d_%d", &k, &i); err != nil || k < 0 || k > 1 || i != next[k] {
-					t.Fatalf("event %q out of order", e.Data)
-				}
-				next[k]++
-				if seen[e.ID] || byData[string(e.Data)] != e.ID {
-					t.Fatalf("event %q: id %q repeated or not the one Append returned (%q)", e.Data, e.ID, byData[string(e.Data)])
-				}
-				seen[e.ID] = true
-			}
-		}
-	})
-
-	t.Run("DeleteThroughOther", func(t *testing.T) {
-		a, b := newPair(t)
-		gone := appendN(t, a, "sess/d", "g", 3)
-		kept := appendN(t, a, "sess/k", "k", 2)
-		if err := b.DeleteStream(ctx, "sess/d"); err != nil {
-			t.Fatalf("DeleteStream through b: %v", err)
-		}
-		for _, s := range []ports.EventStore{a, b} {
-			for _, id := range gone {
-				called := false
-				_, err := s.Replay(ctx, id, func(ports.Event) error { called = true; return nil })
-				if !errors.Is(err, ports.ErrEventNotFound) || called {
-					t.Fatalf("Replay(%q) of a stream deleted through b = %v (fn called: %v), want ErrEventNotFound", id, err, called)
 				}
 			}
-			if _, got, err := collect(t, s, kept[0]); err != nil || len(got) != 1 {
-				t.Fatalf("another stream after the deletion: %v, %v", got, err)
-			}
-		}
-		// A new stream of the same name does not revive the old ids.
-		fresh := appendN(t, a, "sess/d", "n", 2)
-		if _, err := b.Replay(ctx, gone[0], func(ports.Event) error { return nil }); !errors.Is(err, ports.ErrEventNotFound) {
-			t.Fatalf("Replay of an id of the deleted stream after a new one began = %v", err)
-		}
-		_, got, err := collect(t, b, fresh[0])
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for w := range writers {
+		_, got, err := collect(t, s, own[w][0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkEvents(t, got, "sess/d", "n", fresh, 1)
-	})
-
-	t.Run("WatchWakesOnOtherAppend", func(t *testing.T) {
-		a, b := newPair(t)
-		w, ok := b.(ports.EventWatcher)
-		if !ok {
-			t.Skip("the store is not a ports.EventWatcher")
+		if len(got) != n-1 {
+			t.Fatalf("own%d: replayed %d events, want %d", w, len(got), n-1)
 		}
-		seed := appendN(t, a, "sess/w", "seed", 1)[0]
-		wake, stop := w.Watch("sess/w")
-		defer stop()
-		// Each round needs a wake that only an append can give (a store
-		// may wake once more, after it subscribed, but not every round),
-		// and the appended event is there to replay when it comes (Append
-		// returned before).
-		last := seed
-		for round := range 4 {
-			id := appendN(t, a, "sess/w", fmt.Sprintf("r%d_", round), 1)[0]
-			select {
-			case <-wake:
-			case <-time.After(waitFor):
-				t.Fatalf("round %d: no wake after an append through the other store", round)
-			}
-			_, got, err := collect(t, b, last)
-			if err != nil || len(got) != 1 || got[0].ID != id {
-				t.Fatalf("round %d: woken, but the replay = %v, %v; want the event %q", round, got, err, id)
-			}
-			last = id
-		}
-		// After stop, the channel is released; stopping twice is fine.
-		stop()
-		stop()
-	})
-
-	t.Run("AppendOnceThroughBoth", func(t *testing.T) {
-		a, b := newPair(t)
-		oa, okA := a.(ports.OnceAppender)
-		ob, okB := b.(ports.OnceAppender)
-		if !okA || !okB {
-			t.Skip("the store is not a ports.OnceAppender")
-		}
-		seed := appendN(t, a, "sess/o", "seed", 1)[0]
-		id, appended, err := oa.AppendOnce(ctx, "sess/o", "notice-1", []byte(`"first"`))
-		if err != nil || !appended || id == "" {
-			t.Fatalf("AppendOnce through a = %q, %v, %v; want appended", id, appended, err)
-		}
-		if _, appended, err := ob.AppendOnce(ctx, "sess/o", "notice-1", []byte(`"again"`)); err != nil || appended {
-			t.Fatalf("AppendOnce of the same key through b = %v, %v; want not appended", appended, err)
-		}
-		if _, appended, err := oa.AppendOnce(ctx, "sess/o", "notice-1", []byte(`"again"`)); err != nil || appended {
-			t.Fatalf("AppendOnce of the same key through a again = %v, %v; want not appended", appended, err)
-		}
-		// Another key, and the same key on another stream, are appended.
-		id2, appended, err := ob.AppendOnce(ctx, "sess/o", "notice-2", []byte(`"second"`))
-		if err != nil || !appended {
-			t.Fatalf("AppendOnce of another key = %v, %v", appended, err)
-		}
-		if _, appended, err := ob.AppendOnce(ctx, "sess/o2", "notice-1", []byte(`"elsewhere"`)); err != nil || !appended {
-			t.Fatalf("AppendOnce of the key on another stream = %v, %v", appended, err)
-		}
-		for _, s := range []ports.EventStore{a, b} {
-			_, got, err := collect(t, s, seed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != 2 || got[0].ID != id || string(got[0].Data) != `"first"` || got[1].ID != id2 || string(got[1].Data) != `"second"` {
-				t.Fatalf("replay = %v; want the first and second events once each", got)
+		for k, e := range got {
+			if e.ID != own[w][k+1] || string(e.Data) != fmt.Sprintf("o%d", k+1) {
+				t.Fatalf("own%d event %d = %+v", w, k, e)
 			}
 		}
-	})
+	}
+	_, got, err := collect(t, s, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != writers*n {
+		t.Fatalf("shared: replayed %d events, want %d", len(got), writers*n)
+	}
+	next := make([]int, writers) // each writer's events come in its order
+	seen := map[string]bool{}
+	for _, e := range got {
+		if seen[e.ID] {
+			t.Fatalf("shared: event %q replayed twice", e.ID)
+		}
+		seen[e.ID] = true
+		if sharedIDs[string(e.Data)] != e.ID {
+			t.Fatalf("shared: event %q has id %q, Append returned %q", e.Data, e.ID, sharedIDs[string(e.Data)])
+		}
+		var w, i int
+		if _, err := fmt.Sscanf(string(e.Data), "w%d_%d", &w, &i); err != nil || i != next[w] {
+			t.Fatalf("shared: event %q out of order", e.Data)
+		}
+		next[w]++
+	}
 }
+
+// eventStoreMaker makes a fresh event store.
+type eventStoreMaker = func(t *testing.T) ports.EventStore

@@ -59,8 +59,8 @@ func MustCompile(t testing.TB, v ports.SchemaValidator, schema string) ports.Sch
 	return s
 }
 
-// TestSchemaValidator runs the contract of [ports.SchemaValidator] and [ports.Schema]
-// against v:
+// TestSchemaValidator runs the contract of [ports.SchemaValidator] and
+// [ports.Schema] against v:
 //
 //   - Compile accepts valid schemas and rejects, with an error, text that is
 //     not JSON, schemas that break the metaschema, and references it cannot
