@@ -31,19 +31,16 @@ import (
 // subscribers. Delivery is at most once: where a bus may drop (a stuck
 // subscriber's queue), TestBus asks only for order.
 func TestBus(t *testing.T, newBus func(t *testing.T) []ports.NotificationBus) {
-	t.Run("ReachesEverySubscriberIntact", func(t *testing.T) { busReachesEverySubscriberIntact(t, newBus) })
-	t.Run("OrderOfOnePublisher", func(t *testing.T) { busOrderOfOnePublisher(t, newBus) })
-	t.Run("SeveralSubscribersOnOneBus", func(t *testing.T) { busSeveralSubscribersOnOneBus(t, newBus) })
-	t.Run("StopWaitsForRunningFunction", func(t *testing.T) { busStopWaitsForRunningFunction(t, newBus) })
-	t.Run("NoCallAfterStop", func(t *testing.T) { busNoCallAfterStop(t, newBus) })
-	t.Run("SubscribeAgain", func(t *testing.T) { busSubscribeAgain(t, newBus) })
-	t.Run("HugeNoticeRefused", func(t *testing.T) { busHugeNoticeRefused(t, newBus) })
-	t.Run("SlowSubscriberHoldsNobodyUp", func(t *testing.T) { busSlowSubscriberHoldsNobodyUp(t, newBus) })
-	t.Run("Concurrent", func(t *testing.T) { busConcurrent(t, newBus) })
+	runSuite(t, busSuite{newBus: newBus})
 }
 
-func busReachesEverySubscriberIntact(t *testing.T, newBus busMaker) {
-	bs := twoOrMore(t, newBus)
+// busSuite holds the subtests of [TestBus], one method each.
+type busSuite struct {
+	newBus busMaker
+}
+
+func (suite busSuite) ReachesEverySubscriberIntact(t *testing.T) {
+	bs := twoOrMore(t, suite.newBus)
 	for p := range bs {
 		t.Run(fmt.Sprintf("PublishedOn%d", p), func(t *testing.T) {
 			cs := make([]*collector, len(bs))
@@ -78,8 +75,8 @@ func busReachesEverySubscriberIntact(t *testing.T, newBus busMaker) {
 	}
 }
 
-func busOrderOfOnePublisher(t *testing.T, newBus busMaker) {
-	bs := twoOrMore(t, newBus)
+func (suite busSuite) OrderOfOnePublisher(t *testing.T) {
+	bs := twoOrMore(t, suite.newBus)
 	cs := make([]*collector, len(bs))
 	for i, b := range bs {
 		cs[i] = &collector{}
@@ -95,8 +92,8 @@ func busOrderOfOnePublisher(t *testing.T, newBus busMaker) {
 	}
 }
 
-func busSeveralSubscribersOnOneBus(t *testing.T, newBus busMaker) {
-	bs := twoOrMore(t, newBus)
+func (suite busSuite) SeveralSubscribersOnOneBus(t *testing.T) {
+	bs := twoOrMore(t, suite.newBus)
 	var cs []*collector
 	for i, b := range bs {
 		n := 1
@@ -119,8 +116,8 @@ func busSeveralSubscribersOnOneBus(t *testing.T, newBus busMaker) {
 	}
 }
 
-func busStopWaitsForRunningFunction(t *testing.T, newBus busMaker) {
-	bs := twoOrMore(t, newBus)
+func (suite busSuite) StopWaitsForRunningFunction(t *testing.T) {
+	bs := twoOrMore(t, suite.newBus)
 	entered, release := make(chan struct{}), make(chan struct{})
 	var returned, calls atomic.Int64
 	stop := bs[1].Subscribe(func(ports.Notice) {
@@ -177,8 +174,8 @@ func busStopWaitsForRunningFunction(t *testing.T, newBus busMaker) {
 	stop() // again: returns at once
 }
 
-func busNoCallAfterStop(t *testing.T, newBus busMaker) {
-	bs := twoOrMore(t, newBus)
+func (suite busSuite) NoCallAfterStop(t *testing.T) {
+	bs := twoOrMore(t, suite.newBus)
 	stopped := &collector{}
 	live := &collector{}
 	defer bs[0].Subscribe(live.fn)()
@@ -197,8 +194,8 @@ func busNoCallAfterStop(t *testing.T, newBus busMaker) {
 	}
 }
 
-func busSubscribeAgain(t *testing.T, newBus busMaker) {
-	bs := twoOrMore(t, newBus)
+func (suite busSuite) SubscribeAgain(t *testing.T) {
+	bs := twoOrMore(t, suite.newBus)
 	for round := range 3 {
 		c := &collector{}
 		stop := bs[1].Subscribe(c.fn)
@@ -209,8 +206,8 @@ func busSubscribeAgain(t *testing.T, newBus busMaker) {
 	}
 }
 
-func busHugeNoticeRefused(t *testing.T, newBus busMaker) {
-	bs := twoOrMore(t, newBus)
+func (suite busSuite) HugeNoticeRefused(t *testing.T) {
+	bs := twoOrMore(t, suite.newBus)
 	c := &collector{}
 	defer bs[1].Subscribe(c.fn)()
 	huge := ports.Notice{Kind: ports.NoticeClientResponse, ID: "huge", Origin: "h", Session: "s", Data: bigData(32<<20, 1)}
@@ -225,8 +222,8 @@ func busHugeNoticeRefused(t *testing.T, newBus busMaker) {
 	}
 }
 
-func busSlowSubscriberHoldsNobodyUp(t *testing.T, newBus busMaker) {
-	bs := twoOrMore(t, newBus)
+func (suite busSuite) SlowSubscriberHoldsNobodyUp(t *testing.T) {
+	bs := twoOrMore(t, suite.newBus)
 	release := make(chan struct{})
 	var releaseOnce sync.Once
 	unblock := func() { releaseOnce.Do(func() { close(release) }) }
@@ -281,8 +278,8 @@ func busSlowSubscriberHoldsNobodyUp(t *testing.T, newBus busMaker) {
 	inOrder(t, "the slow subscriber", got, "slow", total, false)
 }
 
-func busConcurrent(t *testing.T, newBus busMaker) {
-	bs := twoOrMore(t, newBus)
+func (suite busSuite) Concurrent(t *testing.T) {
+	bs := twoOrMore(t, suite.newBus)
 	const publishers, each = 4, 100 // per bus: 800 notices for two buses
 	cs := make([]*collector, len(bs))
 	for i, b := range bs {

@@ -89,6 +89,19 @@ func wantSuffix(t *testing.T, s ports.EventStore, ids []string, datas [][]byte, 
 	}
 }
 
+// wantNotFound checks that a replay after each of ids fails with
+// ErrEventNotFound without calling fn; what says which ids they are.
+func wantNotFound(t *testing.T, s ports.EventStore, what string, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		called := false
+		_, err := s.Replay(ctx, id, func(ports.Event) error { called = true; return nil })
+		if !errors.Is(err, ports.ErrEventNotFound) || called {
+			t.Errorf("Replay(%q)%s = %v (fn called: %v), want ErrEventNotFound", id, what, err, called)
+		}
+	}
+}
+
 // TestEventStore checks a store made fresh by newStore for each subtest. The
 // store must keep at least 500 small events per stream and 100 streams for
 // as long as a subtest runs. Some subtests append large events (up to 9 MiB,
@@ -96,23 +109,18 @@ func wantSuffix(t *testing.T, s ports.EventStore, ids []string, datas [][]byte, 
 // bounds, and decline to keep an event too large for them, but it must never
 // lose an event inside a replay (see [ports.EventStore]).
 func TestEventStore(t *testing.T, newStore func(t *testing.T) ports.EventStore) {
-	t.Run("LargeEventNeverSkipped", func(t *testing.T) { eventsLargeEventNeverSkipped(t, newStore) })
-	t.Run("BoundsNeverLoseInsideReplay", func(t *testing.T) { eventsBoundsNeverLoseInsideReplay(t, newStore) })
-	t.Run("IDsUniqueAcrossStreams", func(t *testing.T) { eventsIDsUniqueAcrossStreams(t, newStore) })
-	t.Run("ReplayAfterMiddle", func(t *testing.T) { eventsReplayAfterMiddle(t, newStore) })
-	t.Run("ReplayAfterLast", func(t *testing.T) { eventsReplayAfterLast(t, newStore) })
-	t.Run("UnknownIDIsNotFound", func(t *testing.T) { eventsUnknownIDIsNotFound(t, newStore) })
-	t.Run("TwoStreamsDontMix", func(t *testing.T) { eventsTwoStreamsDontMix(t, newStore) })
-	t.Run("AppendCopiesData", func(t *testing.T) { eventsAppendCopiesData(t, newStore) })
-	t.Run("FnErrorStopsReplay", func(t *testing.T) { eventsFnErrorStopsReplay(t, newStore) })
-	t.Run("DeleteStream", func(t *testing.T) { eventsDeleteStream(t, newStore) })
-	t.Run("Concurrent", func(t *testing.T) { eventsConcurrent(t, newStore) })
+	runSuite(t, eventStoreSuite{newStore: newStore})
 }
 
-func eventsLargeEventNeverSkipped(t *testing.T, newStore eventStoreMaker) {
+// eventStoreSuite holds the subtests of [TestEventStore], one method each.
+type eventStoreSuite struct {
+	newStore eventStoreMaker
+}
+
+func (suite eventStoreSuite) LargeEventNeverSkipped(t *testing.T) {
 	for _, size := range []int{64 << 10, 9 << 20} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			s := newStore(t)
+			s := suite.newStore(t)
 			var ids []string
 			var datas [][]byte
 			add := func(data []byte) {
@@ -139,8 +147,8 @@ func eventsLargeEventNeverSkipped(t *testing.T, newStore eventStoreMaker) {
 	}
 }
 
-func eventsBoundsNeverLoseInsideReplay(t *testing.T, newStore eventStoreMaker) {
-	s := newStore(t)
+func (suite eventStoreSuite) BoundsNeverLoseInsideReplay(t *testing.T) {
+	s := suite.newStore(t)
 	// Three streams of one group and one of another, with events of
 	// 256 KiB and small ones: about 20 MiB in all, more than a store
 	// may want to keep for one group.
@@ -169,8 +177,8 @@ func eventsBoundsNeverLoseInsideReplay(t *testing.T, newStore eventStoreMaker) {
 	}
 }
 
-func eventsIDsUniqueAcrossStreams(t *testing.T, newStore eventStoreMaker) {
-	s := newStore(t)
+func (suite eventStoreSuite) IDsUniqueAcrossStreams(t *testing.T) {
+	s := suite.newStore(t)
 	// Names that a naive "<stream>:<seq>" id would confuse.
 	streams := []string{"a", "b", "a:1", "1:a", "a:1:1", "", "a.1", "a_1", "a-1", "a/1 b", "é"}
 	seen := map[string]string{}
@@ -210,8 +218,8 @@ func eventsIDsUniqueAcrossStreams(t *testing.T, newStore eventStoreMaker) {
 	}
 }
 
-func eventsReplayAfterMiddle(t *testing.T, newStore eventStoreMaker) {
-	s := newStore(t)
+func (suite eventStoreSuite) ReplayAfterMiddle(t *testing.T) {
+	s := suite.newStore(t)
 	ids := appendN(t, s, "s", "m", 10)
 	name, got, err := collect(t, s, ids[4])
 	if err != nil {
@@ -239,8 +247,8 @@ func eventsReplayAfterMiddle(t *testing.T, newStore eventStoreMaker) {
 	}
 }
 
-func eventsReplayAfterLast(t *testing.T, newStore eventStoreMaker) {
-	s := newStore(t)
+func (suite eventStoreSuite) ReplayAfterLast(t *testing.T) {
+	s := suite.newStore(t)
 	ids := appendN(t, s, "last", "e", 3)
 	name, got, err := collect(t, s, ids[2])
 	if err != nil {
@@ -251,29 +259,20 @@ func eventsReplayAfterLast(t *testing.T, newStore eventStoreMaker) {
 	}
 }
 
-func eventsUnknownIDIsNotFound(t *testing.T, newStore eventStoreMaker) {
-	s := newStore(t)
+func (suite eventStoreSuite) UnknownIDIsNotFound(t *testing.T) {
+	s := suite.newStore(t)
 	appendN(t, s, "s", "e", 2)
-	other := newStore(t)
+	other := suite.newStore(t)
 	foreign := appendN(t, other, "s", "e", 1)[0]
-	for _, id := range []string{"", "no-such-id"} {
-		called := false
-		_, err := s.Replay(ctx, id, func(ports.Event) error { called = true; return nil })
-		if !errors.Is(err, ports.ErrEventNotFound) {
-			t.Errorf("Replay(%q) = %v, want ErrEventNotFound", id, err)
-		}
-		if called {
-			t.Errorf("Replay(%q) called fn", id)
-		}
-	}
-	empty := newStore(t)
+	wantNotFound(t, s, "", "", "no-such-id")
+	empty := suite.newStore(t)
 	if _, err := empty.Replay(ctx, foreign, func(ports.Event) error { return nil }); !errors.Is(err, ports.ErrEventNotFound) {
 		t.Errorf("Replay on an empty store = %v, want ErrEventNotFound", err)
 	}
 }
 
-func eventsTwoStreamsDontMix(t *testing.T, newStore eventStoreMaker) {
-	s := newStore(t)
+func (suite eventStoreSuite) TwoStreamsDontMix(t *testing.T) {
+	s := suite.newStore(t)
 	var a, b []string
 	for i := range 6 {
 		a = append(a, appendN(t, s, "A", fmt.Sprintf("a%d_", i), 1)...)
@@ -299,8 +298,8 @@ func eventsTwoStreamsDontMix(t *testing.T, newStore eventStoreMaker) {
 	}
 }
 
-func eventsAppendCopiesData(t *testing.T, newStore eventStoreMaker) {
-	s := newStore(t)
+func (suite eventStoreSuite) AppendCopiesData(t *testing.T) {
+	s := suite.newStore(t)
 	first := appendN(t, s, "s", "e", 1)[0]
 	buf := []byte(`{"jsonrpc":"2.0"}`)
 	if _, err := s.Append(ctx, "s", buf); err != nil {
@@ -316,8 +315,8 @@ func eventsAppendCopiesData(t *testing.T, newStore eventStoreMaker) {
 	}
 }
 
-func eventsFnErrorStopsReplay(t *testing.T, newStore eventStoreMaker) {
-	s := newStore(t)
+func (suite eventStoreSuite) FnErrorStopsReplay(t *testing.T) {
+	s := suite.newStore(t)
 	ids := appendN(t, s, "s", "e", 5)
 	stop := errors.New("client gone")
 	calls := 0
@@ -337,8 +336,8 @@ func eventsFnErrorStopsReplay(t *testing.T, newStore eventStoreMaker) {
 	}
 }
 
-func eventsDeleteStream(t *testing.T, newStore eventStoreMaker) {
-	s := newStore(t)
+func (suite eventStoreSuite) DeleteStream(t *testing.T) {
+	s := suite.newStore(t)
 	gone := appendN(t, s, "gone", "g", 3)
 	kept := appendN(t, s, "kept", "k", 3)
 	// A name that a prefix match would confuse with the deleted one.
@@ -346,16 +345,7 @@ func eventsDeleteStream(t *testing.T, newStore eventStoreMaker) {
 	if err := s.DeleteStream(ctx, "gone"); err != nil {
 		t.Fatalf("DeleteStream: %v", err)
 	}
-	for _, id := range gone {
-		called := false
-		_, err := s.Replay(ctx, id, func(ports.Event) error { called = true; return nil })
-		if !errors.Is(err, ports.ErrEventNotFound) {
-			t.Errorf("Replay(%q) of a deleted stream = %v, want ErrEventNotFound", id, err)
-		}
-		if called {
-			t.Errorf("Replay(%q) of a deleted stream called fn", id)
-		}
-	}
+	wantNotFound(t, s, " of a deleted stream", gone...)
 	// The other streams are whole.
 	name, got, err := collect(t, s, kept[0])
 	if err != nil || name != "kept" {
@@ -375,8 +365,8 @@ func eventsDeleteStream(t *testing.T, newStore eventStoreMaker) {
 	}
 }
 
-func eventsConcurrent(t *testing.T, newStore eventStoreMaker) {
-	s := newStore(t)
+func (suite eventStoreSuite) Concurrent(t *testing.T) {
+	s := suite.newStore(t)
 	seed := appendN(t, s, "shared", "seed", 1)[0]
 	const writers, n = 8, 50
 	own := make([][]string, writers)
@@ -434,24 +424,30 @@ func eventsConcurrent(t *testing.T, newStore eventStoreMaker) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkWriters(t, got, "w%d_%d", writers, n, sharedIDs)
+}
+
+// checkWriters checks that got holds the events that writers appended, n
+// each, with data format (of the writer's number and the event's), every one
+// once, each writer's in its order, and with the id Append returned (ids, by
+// data).
+func checkWriters(t *testing.T, got []ports.Event, format string, writers, n int, ids map[string]string) {
+	t.Helper()
 	if len(got) != writers*n {
-		t.Fatalf("shared: replayed %d events, want %d", len(got), writers*n)
+		t.Fatalf("replayed %d events, want %d", len(got), writers*n)
 	}
-	next := make([]int, writers) // each writer's events come in its order
+	next := make([]int, writers)
 	seen := map[string]bool{}
 	for _, e := range got {
-		if seen[e.ID] {
-			t.Fatalf("shared: event %q replayed twice", e.ID)
-		}
-		seen[e.ID] = true
-		if sharedIDs[string(e.Data)] != e.ID {
-			t.Fatalf("shared: event %q has id %q, Append returned %q", e.Data, e.ID, sharedIDs[string(e.Data)])
-		}
 		var w, i int
-		if _, err := fmt.Sscanf(string(e.Data), "w%d_%d", &w, &i); err != nil || i != next[w] {
-			t.Fatalf("shared: event %q out of order", e.Data)
+		if _, err := fmt.Sscanf(string(e.Data), format, &w, &i); err != nil || w < 0 || w >= writers || i != next[w] {
+			t.Fatalf("event %q out of order", e.Data)
 		}
 		next[w]++
+		if seen[e.ID] || ids[string(e.Data)] != e.ID {
+			t.Fatalf("event %q: id %q repeated or not the one Append returned (%q)", e.Data, e.ID, ids[string(e.Data)])
+		}
+		seen[e.ID] = true
 	}
 }
 

@@ -21,15 +21,17 @@ import (
 // and [ports.OnceAppender] (a key appended through a and b is kept once);
 // otherwise those subtests are skipped.
 func TestEventStoreShared(t *testing.T, newPair func(t *testing.T) (a, b ports.EventStore)) {
-	t.Run("ResumeThroughOther", func(t *testing.T) { sharedEventsResumeThroughOther(t, newPair) })
-	t.Run("ConcurrentAppendsThroughBoth", func(t *testing.T) { sharedEventsConcurrentAppendsThroughBoth(t, newPair) })
-	t.Run("DeleteThroughOther", func(t *testing.T) { sharedEventsDeleteThroughOther(t, newPair) })
-	t.Run("WatchWakesOnOtherAppend", func(t *testing.T) { sharedEventsWatchWakesOnOtherAppend(t, newPair) })
-	t.Run("AppendOnceThroughBoth", func(t *testing.T) { sharedEventsAppendOnceThroughBoth(t, newPair) })
+	runSuite(t, sharedEventStoreSuite{newPair: newPair})
 }
 
-func sharedEventsResumeThroughOther(t *testing.T, newPair eventStorePairMaker) {
-	a, b := newPair(t)
+// sharedEventStoreSuite holds the subtests of [TestEventStoreShared], one
+// method each.
+type sharedEventStoreSuite struct {
+	newPair eventStorePairMaker
+}
+
+func (suite sharedEventStoreSuite) ResumeThroughOther(t *testing.T) {
+	a, b := suite.newPair(t)
 	ids := appendN(t, a, "sess/r", "a", 5)
 	name, got, err := collect(t, b, ids[1])
 	if err != nil || name != "sess/r" {
@@ -52,8 +54,8 @@ func sharedEventsResumeThroughOther(t *testing.T, newPair eventStorePairMaker) {
 	checkEvents(t, got, "sess/r", "b", more, 0)
 }
 
-func sharedEventsConcurrentAppendsThroughBoth(t *testing.T, newPair eventStorePairMaker) {
-	a, b := newPair(t)
+func (suite sharedEventStoreSuite) ConcurrentAppendsThroughBoth(t *testing.T) {
+	a, b := suite.newPair(t)
 	seed := appendN(t, a, "sess/c", "seed", 1)[0]
 	const n = 40
 	var mu sync.Mutex
@@ -85,40 +87,19 @@ func sharedEventsConcurrentAppendsThroughBoth(t *testing.T, newPair eventStorePa
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != 2*n {
-			t.Fatalf("replayed %d events, want %d", len(got), 2*n)
-		}
-		next := [2]int{}
-		seen := map[string]bool{}
-		for _, e := range got {
-			var k, i int
-			if _, err := fmt.Sscanf(string(e.Data), "%d_%d", &k, &i); err != nil || k < 0 || k > 1 || i != next[k] {
-				t.Fatalf("event %q out of order", e.Data)
-			}
-			next[k]++
-			if seen[e.ID] || byData[string(e.Data)] != e.ID {
-				t.Fatalf("event %q: id %q repeated or not the one Append returned (%q)", e.Data, e.ID, byData[string(e.Data)])
-			}
-			seen[e.ID] = true
-		}
+		checkWriters(t, got, "%d_%d", 2, n, byData)
 	}
 }
 
-func sharedEventsDeleteThroughOther(t *testing.T, newPair eventStorePairMaker) {
-	a, b := newPair(t)
+func (suite sharedEventStoreSuite) DeleteThroughOther(t *testing.T) {
+	a, b := suite.newPair(t)
 	gone := appendN(t, a, "sess/d", "g", 3)
 	kept := appendN(t, a, "sess/k", "k", 2)
 	if err := b.DeleteStream(ctx, "sess/d"); err != nil {
 		t.Fatalf("DeleteStream through b: %v", err)
 	}
 	for _, s := range []ports.EventStore{a, b} {
-		for _, id := range gone {
-			called := false
-			_, err := s.Replay(ctx, id, func(ports.Event) error { called = true; return nil })
-			if !errors.Is(err, ports.ErrEventNotFound) || called {
-				t.Fatalf("Replay(%q) of a stream deleted through b = %v (fn called: %v), want ErrEventNotFound", id, err, called)
-			}
-		}
+		wantNotFound(t, s, " of a stream deleted through b", gone...)
 		if _, got, err := collect(t, s, kept[0]); err != nil || len(got) != 1 {
 			t.Fatalf("another stream after the deletion: %v, %v", got, err)
 		}
@@ -135,8 +116,8 @@ func sharedEventsDeleteThroughOther(t *testing.T, newPair eventStorePairMaker) {
 	checkEvents(t, got, "sess/d", "n", fresh, 1)
 }
 
-func sharedEventsWatchWakesOnOtherAppend(t *testing.T, newPair eventStorePairMaker) {
-	a, b := newPair(t)
+func (suite sharedEventStoreSuite) WatchWakesOnOtherAppend(t *testing.T) {
+	a, b := suite.newPair(t)
 	w, ok := b.(ports.EventWatcher)
 	if !ok {
 		t.Skip("the store is not a ports.EventWatcher")
@@ -167,8 +148,8 @@ func sharedEventsWatchWakesOnOtherAppend(t *testing.T, newPair eventStorePairMak
 	stop()
 }
 
-func sharedEventsAppendOnceThroughBoth(t *testing.T, newPair eventStorePairMaker) {
-	a, b := newPair(t)
+func (suite sharedEventStoreSuite) AppendOnceThroughBoth(t *testing.T) {
+	a, b := suite.newPair(t)
 	oa, okA := a.(ports.OnceAppender)
 	ob, okB := b.(ports.OnceAppender)
 	if !okA || !okB {

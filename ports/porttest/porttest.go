@@ -41,6 +41,8 @@ package porttest
 
 import (
 	"context"
+	"reflect"
+	"testing"
 	"time"
 )
 
@@ -51,3 +53,15 @@ var ctx = context.Background()
 // background (a delivery, a wake): a deadline so that an adapter that never
 // does it fails the test rather than hanging it, not a measure of its speed.
 const waitFor = 30 * time.Second
+
+// runSuite runs each exported method of suite of the form func(*testing.T)
+// as a subtest of its name (in the order of the names): a suite's subtests
+// are the methods of its type.
+func runSuite(t *testing.T, suite any) {
+	v := reflect.ValueOf(suite)
+	for i := range v.NumMethod() {
+		if m, ok := v.Method(i).Interface().(func(*testing.T)); ok {
+			t.Run(v.Type().Method(i).Name, m)
+		}
+	}
+}

@@ -23,6 +23,16 @@ const calculatorSchema = `{
 	"additionalProperties": false
 }`
 
+// calculatorInvalid are values [calculatorSchema] refuses.
+var calculatorInvalid = []string{
+	`{"a": 1, "b": 2}`,
+	`{"a": "1", "b": 2, "operation": "add"}`,
+	`{"a": 1, "b": 2, "operation": "modulo"}`,
+	`{"a": 1, "b": 2, "operation": "add", "c": 3}`,
+	`[1, 2]`,
+	`null`,
+}
+
 // DecodeJSON decodes JSON text as the engine does (numbers as float64), and
 // fails the test if it is not valid JSON.
 func DecodeJSON(t testing.TB, text string) any {
@@ -81,19 +91,15 @@ func MustCompile(t testing.TB, v ports.SchemaValidator, schema string) ports.Sch
 //     constrains, is an error wrapping [ports.ErrUndecodable].
 func TestSchemaValidator(t *testing.T, v ports.SchemaValidator) {
 	t.Helper()
-	t.Run("CompileValid", func(t *testing.T) { compileValid(t, v) })
-	t.Run("CompileInvalid", func(t *testing.T) { compileInvalid(t, v) })
-	t.Run("Independent", func(t *testing.T) { schemaIndependent(t, v) })
-	t.Run("Valid", func(t *testing.T) { validValues(t, v) })
-	t.Run("Invalid", func(t *testing.T) { invalidValues(t, v) })
-	t.Run("Numbers", func(t *testing.T) { schemaNumbers(t, v) })
-	t.Run("Drafts", func(t *testing.T) { schemaDrafts(t, v) })
-	t.Run("ErrorMessages", func(t *testing.T) { schemaErrorMessages(t, v) })
-	t.Run("Concurrent", func(t *testing.T) { schemaConcurrent(t, v) })
-	t.Run("Encoded", func(t *testing.T) { schemaEncoded(t, v) })
+	runSuite(t, schemaSuite{v: v})
 }
 
-func compileValid(t *testing.T, v ports.SchemaValidator) {
+// schemaSuite holds the subtests of [TestSchemaValidator], one method each.
+type schemaSuite struct {
+	v ports.SchemaValidator
+}
+
+func (suite schemaSuite) CompileValid(t *testing.T) {
 	for _, schema := range []string{
 		`{}`,
 		`true`,
@@ -102,11 +108,11 @@ func compileValid(t *testing.T, v ports.SchemaValidator) {
 		`{"type": "object", "properties": {"p": {"$ref": "#/$defs/point"}}, "$defs": {"point": {"type": "object"}}}`,
 		` {"type": "string"} `,
 	} {
-		MustCompile(t, v, schema)
+		MustCompile(t, suite.v, schema)
 	}
 }
 
-func compileInvalid(t *testing.T, v ports.SchemaValidator) {
+func (suite schemaSuite) CompileInvalid(t *testing.T) {
 	for _, schema := range []string{
 		``,
 		`{`,
@@ -120,7 +126,7 @@ func compileInvalid(t *testing.T, v ports.SchemaValidator) {
 		`{"$ref": "https://example.invalid/schema.json"}`,
 		`{"properties": {"a": {"$ref": "other.json#/a"}}}`,
 	} {
-		s, err := v.Compile(json.RawMessage(schema))
+		s, err := suite.v.Compile(json.RawMessage(schema))
 		if err == nil {
 			t.Errorf("Compile(%s) = %v, nil; want an error", schema, s)
 			continue
@@ -131,9 +137,9 @@ func compileInvalid(t *testing.T, v ports.SchemaValidator) {
 	}
 }
 
-func schemaIndependent(t *testing.T, v ports.SchemaValidator) {
-	a := MustCompile(t, v, `{"$id": "https://example.com/same", "type": "string"}`)
-	b := MustCompile(t, v, `{"$id": "https://example.com/same", "type": "number"}`)
+func (suite schemaSuite) Independent(t *testing.T) {
+	a := MustCompile(t, suite.v, `{"$id": "https://example.com/same", "type": "string"}`)
+	b := MustCompile(t, suite.v, `{"$id": "https://example.com/same", "type": "number"}`)
 	wantValid(t, a, `"x"`)
 	wantInvalid(t, a, `1`)
 	wantValid(t, b, `1`)
@@ -161,7 +167,7 @@ type schemaCase struct {
 	values []string
 }
 
-func validValues(t *testing.T, v ports.SchemaValidator) {
+func (suite schemaSuite) Valid(t *testing.T) {
 	for _, c := range []schemaCase{
 		{`{}`, []string{`null`, `true`, `1`, `"s"`, `[]`, `{}`}},
 		{`true`, []string{`null`, `{"a": 1}`}},
@@ -173,7 +179,7 @@ func validValues(t *testing.T, v ports.SchemaValidator) {
 		{`{"type": ["string", "null"]}`, []string{`"s"`, `null`}},
 		{`{"const": "fixed"}`, []string{`"fixed"`}},
 	} {
-		s := MustCompile(t, v, c.schema)
+		s := MustCompile(t, suite.v, c.schema)
 		for _, value := range c.values {
 			if err := s.Validate(DecodeJSON(t, value)); err != nil {
 				t.Errorf("schema %s: Validate(%s) = %v, want nil", c.schema, value, err)
@@ -182,24 +188,17 @@ func validValues(t *testing.T, v ports.SchemaValidator) {
 	}
 }
 
-func invalidValues(t *testing.T, v ports.SchemaValidator) {
+func (suite schemaSuite) Invalid(t *testing.T) {
 	for _, c := range []schemaCase{
 		{`false`, []string{`null`, `{}`}},
-		{calculatorSchema, []string{
-			`{"a": 1, "b": 2}`,
-			`{"a": "1", "b": 2, "operation": "add"}`,
-			`{"a": 1, "b": 2, "operation": "modulo"}`,
-			`{"a": 1, "b": 2, "operation": "add", "c": 3}`,
-			`[1, 2]`,
-			`null`,
-		}},
+		{calculatorSchema, calculatorInvalid},
 		{`{"type": "integer", "minimum": 1, "maximum": 10}`, []string{`0`, `11`, `1.5`, `"5"`}},
 		{`{"type": "string", "pattern": "^[a-z]+$", "minLength": 2}`, []string{`"a"`, `"AB"`, `12`}},
 		{`{"type": "array", "items": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}}`, []string{`[{}]`, `[{"x": 1}, {"x": "2"}]`, `{}`}},
 		{`{"anyOf": [{"type": "string"}, {"type": "null"}]}`, []string{`1`, `{}`}},
 		{`{"const": "fixed"}`, []string{`"other"`, `null`}},
 	} {
-		s := MustCompile(t, v, c.schema)
+		s := MustCompile(t, suite.v, c.schema)
 		for _, value := range c.values {
 			if err := s.Validate(DecodeJSON(t, value)); err == nil {
 				t.Errorf("schema %s: Validate(%s) = nil, want an error", c.schema, value)
@@ -208,8 +207,8 @@ func invalidValues(t *testing.T, v ports.SchemaValidator) {
 	}
 }
 
-func schemaNumbers(t *testing.T, v ports.SchemaValidator) {
-	s := MustCompile(t, v, `{"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 100}, "x": {"type": "number", "exclusiveMaximum": 1}}}`)
+func (suite schemaSuite) Numbers(t *testing.T) {
+	s := MustCompile(t, suite.v, `{"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 100}, "x": {"type": "number", "exclusiveMaximum": 1}}}`)
 	okValues := []any{
 		map[string]any{"n": 5.0, "x": 0.5},
 		map[string]any{"n": json.Number("5"), "x": json.Number("0.5")},
@@ -239,25 +238,25 @@ func schemaNumbers(t *testing.T, v ports.SchemaValidator) {
 	}
 }
 
-func schemaDrafts(t *testing.T, v ports.SchemaValidator) {
+func (suite schemaSuite) Drafts(t *testing.T) {
 	// Draft 2020-12 by default.
-	s := MustCompile(t, v, `{"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}], "items": false}`)
+	s := MustCompile(t, suite.v, `{"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}], "items": false}`)
 	wantValid(t, s, `["a", 1]`)
 	wantInvalid(t, s, `[1, "a"]`)
 	wantInvalid(t, s, `["a", 1, true]`)
-	s = MustCompile(t, v, `{"type": "object", "dependentRequired": {"a": ["b"]}}`)
+	s = MustCompile(t, suite.v, `{"type": "object", "dependentRequired": {"a": ["b"]}}`)
 	wantValid(t, s, `{"b": 1}`)
 	wantInvalid(t, s, `{"a": 1}`)
 
 	// Draft-07 when the schema says so.
-	s = MustCompile(t, v, `{"$schema": "http://json-schema.org/draft-07/schema#", "type": "array", "items": [{"type": "string"}], "additionalItems": false}`)
+	s = MustCompile(t, suite.v, `{"$schema": "http://json-schema.org/draft-07/schema#", "type": "array", "items": [{"type": "string"}], "additionalItems": false}`)
 	wantValid(t, s, `["a"]`)
 	wantInvalid(t, s, `[1]`)
 	wantInvalid(t, s, `["a", "b"]`)
 }
 
-func schemaErrorMessages(t *testing.T, v ports.SchemaValidator) {
-	s := MustCompile(t, v, `{
+func (suite schemaSuite) ErrorMessages(t *testing.T) {
+	s := MustCompile(t, suite.v, `{
 		"type": "object",
 		"properties": {
 			"point": {"type": "object", "properties": {"x": {"type": "number"}}},
@@ -293,32 +292,11 @@ func schemaErrorMessages(t *testing.T, v ports.SchemaValidator) {
 	}
 }
 
-func schemaConcurrent(t *testing.T, v ports.SchemaValidator) {
-	s := MustCompile(t, v, calculatorSchema)
+func (suite schemaSuite) Concurrent(t *testing.T) {
+	s := MustCompile(t, suite.v, calculatorSchema)
 	good := DecodeJSON(t, `{"a": 1, "b": 2, "operation": "add"}`)
 	bad := DecodeJSON(t, `{"a": "x", "operation": "mod"}`)
-	var wg sync.WaitGroup
-	errs := make(chan string, 16)
-	for g := range 16 {
-		wg.Go(func() {
-			for i := range 200 {
-				if (g+i)%2 == 0 {
-					if err := s.Validate(good); err != nil {
-						errs <- "valid value rejected: " + err.Error()
-						return
-					}
-				} else if err := s.Validate(bad); err == nil {
-					errs <- "invalid value accepted"
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Error(e)
-	}
+	validateConcurrently(t, 16, s.Validate, good, bad)
 }
 
 // encodedCases are the schemas and values (valid and invalid) on which
@@ -326,17 +304,11 @@ func schemaConcurrent(t *testing.T, v ports.SchemaValidator) {
 var encodedCases = []schemaCase{
 	{`true`, []string{`null`, `{"a": [1, {"b": "c"}]}`}},
 	{`false`, []string{`null`, `{}`}},
-	{calculatorSchema, []string{
+	{calculatorSchema, append([]string{
 		`{"a": 1, "b": 2.5, "operation": "add"}`,
 		` { "a" : -1e3 , "b" : 0 , "operation" : "divide" } `,
 		`{"\u0061": 1, "b": 2, "oper\u0061tion": "\u0061dd"}`,
-		`{"a": 1, "b": 2}`,
-		`{"a": "1", "b": 2, "operation": "add"}`,
-		`{"a": 1, "b": 2, "operation": "modulo"}`,
-		`{"a": 1, "b": 2, "operation": "add", "c": 3}`,
-		`[1, 2]`,
-		`null`,
-	}},
+	}, calculatorInvalid...)},
 	{`{"type": "integer", "minimum": 1, "maximum": 10}`, []string{`1`, `10`, `5.0`, `0`, `11`, `1.5`, `"5"`, `1e1`}},
 	{`{"type": "string", "pattern": "^[a-z]+$", "minLength": 2}`, []string{`"ab"`, `"xyz"`, `"a"`, `"AB"`, `12`, `"a\u0062"`, `"a\nb"`}},
 	{`{"type": "array", "items": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}}`, []string{`[]`, `[{"x": 1}, {"x": 2, "y": "z"}]`, `[{}]`, `[{"x": 1}, {"x": "2"}]`, `{}`}},
@@ -348,12 +320,12 @@ var encodedCases = []schemaCase{
 		`{"point": {"x": "1"}}`, `{"point": {}, "list": [1, 2, "3"]}`, `{}`, `{"point": {"x": 1}, "list": [1]}`}},
 }
 
-func schemaEncoded(t *testing.T, v ports.SchemaValidator) {
-	if _, ok := MustCompile(t, v, `{}`).(ports.JSONSchema); !ok {
+func (suite schemaSuite) Encoded(t *testing.T) {
+	if _, ok := MustCompile(t, suite.v, `{}`).(ports.JSONSchema); !ok {
 		t.Skip("the compiled schemas do not implement ports.JSONSchema")
 	}
 	for _, c := range encodedCases {
-		s := MustCompile(t, v, c.schema).(ports.JSONSchema)
+		s := MustCompile(t, suite.v, c.schema).(ports.JSONSchema)
 		for _, value := range c.values {
 			want := s.Validate(DecodeJSON(t, value))
 			got := s.ValidateJSON([]byte(value))
@@ -362,25 +334,31 @@ func schemaEncoded(t *testing.T, v ports.SchemaValidator) {
 			}
 		}
 	}
-	s := MustCompile(t, v, `{"type": "object", "properties": {"a": {"type": "number"}}}`).(ports.JSONSchema)
+	s := MustCompile(t, suite.v, `{"type": "object", "properties": {"a": {"type": "number"}}}`).(ports.JSONSchema)
 	for _, value := range []string{`{"a": 1e400}`, `{"b": [1, -1e999]}`} {
 		if err := s.ValidateJSON([]byte(value)); !errors.Is(err, ports.ErrUndecodable) {
 			t.Errorf("ValidateJSON(%s) = %v, want an error wrapping ports.ErrUndecodable", value, err)
 		}
 	}
 	good, bad := []byte(`{"a": 1, "b": 2, "operation": "add"}`), []byte(`{"a": "x", "operation": "mod"}`)
-	calc := MustCompile(t, v, calculatorSchema).(ports.JSONSchema)
+	calc := MustCompile(t, suite.v, calculatorSchema).(ports.JSONSchema)
+	validateConcurrently(t, 8, calc.ValidateJSON, good, bad)
+}
+
+// validateConcurrently validates good and bad, in turn, from n goroutines at
+// once, and fails t if good is refused or bad accepted.
+func validateConcurrently[V any](t *testing.T, n int, validate func(V) error, good, bad V) {
 	var wg sync.WaitGroup
-	errs := make(chan string, 8)
-	for g := range 8 {
+	errs := make(chan string, n)
+	for g := range n {
 		wg.Go(func() {
 			for i := range 200 {
 				if (g+i)%2 == 0 {
-					if err := calc.ValidateJSON(good); err != nil {
+					if err := validate(good); err != nil {
 						errs <- "valid value rejected: " + err.Error()
 						return
 					}
-				} else if calc.ValidateJSON(bad) == nil {
+				} else if validate(bad) == nil {
 					errs <- "invalid value accepted"
 					return
 				}

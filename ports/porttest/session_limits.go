@@ -17,42 +17,33 @@ import (
 // whose LastSeen is more than idle ago, by the clock handed to newStore (a
 // [*FakeClock] starting at [Start]), and counts Get and Update as activity.
 func TestSessionExpiry(t *testing.T, idle time.Duration, newStore func(t *testing.T, clock ports.Clock) ports.SessionStore) {
-	t.Run("IdleSessionExpires", func(t *testing.T) { idleSessionExpires(t, idle, newStore) })
-	t.Run("ActivityKeepsSessionAlive", func(t *testing.T) { activityKeepsSessionAlive(t, idle, newStore) })
+	runSuite(t, sessionExpirySuite{idle: idle, newStore: newStore})
 }
 
-func idleSessionExpires(t *testing.T, idle time.Duration, newStore sessionStoreMaker) {
-	c := NewFakeClock(Start)
-	s := newStore(t, c)
-	if err := s.Create(ctx, sessionState("a")); err != nil {
-		t.Fatal(err)
-	}
-	c.Advance(idle)
-	if _, err := s.Get(ctx, "a"); err != nil {
-		t.Fatalf("Get after exactly the idle timeout = %v, want the session", err)
-	}
-	c.Advance(idle + time.Second)
-	if _, err := s.Get(ctx, "a"); !errors.Is(err, ports.ErrSessionNotFound) {
-		t.Fatalf("Get of an expired session = %v, want ErrSessionNotFound", err)
-	}
-	if err := s.Update(ctx, sessionState("a")); !errors.Is(err, ports.ErrSessionNotFound) {
-		t.Fatalf("Update of an expired session = %v, want ErrSessionNotFound", err)
-	}
+// sessionExpirySuite holds the subtests of [TestSessionExpiry], one method
+// each.
+type sessionExpirySuite struct {
+	idle     time.Duration
+	newStore sessionStoreMaker
+}
+
+func (suite sessionExpirySuite) IdleSessionExpires(t *testing.T) {
+	s := expiresAfter(t, suite.newStore, sessionState("a"), suite.idle, "the idle timeout")
 	// The id of an expired session can be used again.
 	if err := s.Create(ctx, sessionState("a")); err != nil {
 		t.Fatalf("Create over an expired session = %v", err)
 	}
 }
 
-func activityKeepsSessionAlive(t *testing.T, idle time.Duration, newStore sessionStoreMaker) {
+func (suite sessionExpirySuite) ActivityKeepsSessionAlive(t *testing.T) {
 	c := NewFakeClock(Start)
-	s := newStore(t, c)
+	s := suite.newStore(t, c)
 	for _, id := range []string{"got", "updated", "idle"} {
 		if err := s.Create(ctx, sessionState(id)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	step := idle/2 + time.Second
+	step := suite.idle/2 + time.Second
 	for range 4 {
 		c.Advance(step)
 		if _, err := s.Get(ctx, "got"); err != nil {
@@ -85,32 +76,47 @@ func TestSessionPending(t *testing.T, pending, idle time.Duration, newStore func
 		t.Fatalf("TestSessionPending: idle %v must be longer than pending %v and a second", idle, pending)
 	}
 
-	t.Run("PendingSessionExpires", func(t *testing.T) { pendingSessionExpires(t, pending, idle, newStore) })
-	t.Run("ReadySessionOutlivesPending", func(t *testing.T) { readySessionOutlivesPending(t, pending, idle, newStore) })
+	runSuite(t, sessionPendingSuite{pending: pending, idle: idle, newStore: newStore})
 }
 
-func pendingSessionExpires(t *testing.T, pending, idle time.Duration, newStore sessionStoreMaker) {
-	c := NewFakeClock(Start)
+// expiresAfter creates st in a store newStore made and checks that the
+// store keeps it for timeout (named what) of idleness and forgets it once
+// idle for a second longer, for Get and Update alike; it returns the store.
+func expiresAfter(t *testing.T, newStore sessionStoreMaker, st ports.SessionState, timeout time.Duration, what string) ports.SessionStore {
+	t.Helper()
+	c := newClock()
 	s := newStore(t, c)
-	if err := s.Create(ctx, pendingState("p")); err != nil {
+	if err := s.Create(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	c.Advance(pending)
-	if _, err := s.Get(ctx, "p"); err != nil {
-		t.Fatalf("Get of a pending session after exactly the pending timeout = %v, want the session", err)
+	c.Advance(timeout)
+	if _, err := s.Get(ctx, st.ID); err != nil {
+		t.Fatalf("Get after exactly %s = %v, want the session", what, err)
 	}
-	c.Advance(pending + time.Second)
-	if _, err := s.Get(ctx, "p"); !errors.Is(err, ports.ErrSessionNotFound) {
-		t.Fatalf("Get of a pending session idle past the pending timeout = %v, want ErrSessionNotFound", err)
+	c.Advance(timeout + time.Second)
+	if _, err := s.Get(ctx, st.ID); !errors.Is(err, ports.ErrSessionNotFound) {
+		t.Fatalf("Get of a session idle past %s = %v, want ErrSessionNotFound", what, err)
 	}
-	if err := s.Update(ctx, sessionState("p")); !errors.Is(err, ports.ErrSessionNotFound) {
-		t.Fatalf("Update of an expired pending session = %v, want ErrSessionNotFound", err)
+	if err := s.Update(ctx, sessionState(st.ID)); !errors.Is(err, ports.ErrSessionNotFound) {
+		t.Fatalf("Update of a session idle past %s = %v, want ErrSessionNotFound", what, err)
 	}
+	return s
 }
 
-func readySessionOutlivesPending(t *testing.T, pending, idle time.Duration, newStore sessionStoreMaker) {
+// sessionPendingSuite holds the subtests of [TestSessionPending], one method
+// each.
+type sessionPendingSuite struct {
+	pending, idle time.Duration
+	newStore      sessionStoreMaker
+}
+
+func (suite sessionPendingSuite) PendingSessionExpires(t *testing.T) {
+	expiresAfter(t, suite.newStore, pendingState("p"), suite.pending, "the pending timeout")
+}
+
+func (suite sessionPendingSuite) ReadySessionOutlivesPending(t *testing.T) {
 	c := NewFakeClock(Start)
-	s := newStore(t, c)
+	s := suite.newStore(t, c)
 	for _, id := range []string{"made-ready", "pending"} {
 		if err := s.Create(ctx, pendingState(id)); err != nil {
 			t.Fatal(err)
@@ -123,7 +129,7 @@ func readySessionOutlivesPending(t *testing.T, pending, idle time.Duration, newS
 	if err := s.Update(ctx, sessionState("made-ready")); err != nil {
 		t.Fatal(err)
 	}
-	c.Advance(pending + time.Second)
+	c.Advance(suite.pending + time.Second)
 	for _, id := range []string{"made-ready", "ready"} {
 		got, err := s.Get(ctx, id)
 		if err != nil {
@@ -146,54 +152,60 @@ func readySessionOutlivesPending(t *testing.T, pending, idle time.Duration, newS
 // starting at [Start]) does not move. The store must have room for 3*max+2
 // sessions in total.
 func TestSessionPerClientLimit(t *testing.T, max int, newStore func(t *testing.T, clock ports.Clock) ports.SessionStore) {
-	t.Run("OneClientCannotCrowdOthersOut", func(t *testing.T) { perClientOneClientCannotCrowdOthersOut(t, max, newStore) })
-	t.Run("DeleteFreesAPlace", func(t *testing.T) { perClientDeleteFreesAPlace(t, max, newStore) })
+	runSuite(t, perClientSuite{max: max, newStore: newStore})
 }
 
-func perClientOneClientCannotCrowdOthersOut(t *testing.T, max int, newStore sessionStoreMaker) {
-	s := newStore(t, NewFakeClock(Start))
-	for i := range max {
+// perClientSuite holds the subtests of [TestSessionPerClientLimit], one
+// method each.
+type perClientSuite struct {
+	max      int
+	newStore sessionStoreMaker
+}
+
+func (suite perClientSuite) OneClientCannotCrowdOthersOut(t *testing.T) {
+	s := suite.newStore(t, NewFakeClock(Start))
+	for i := range suite.max {
 		if err := s.Create(ctx, peerSession("greedy", i)); err != nil {
-			t.Fatalf("Create %d of %d for one client: %v", i+1, max, err)
+			t.Fatalf("Create %d of %d for one client: %v", i+1, suite.max, err)
 		}
 	}
-	overflowPeer(t, s, "greedy", max, max)
-	overflowPeer(t, s, "greedy", max+1, max)
-	for i := range max {
+	overflowPeer(t, s, "greedy", suite.max, suite.max)
+	overflowPeer(t, s, "greedy", suite.max+1, suite.max)
+	for i := range suite.max {
 		if err := s.Create(ctx, peerSession("other", i)); err != nil {
 			t.Fatalf("Create %d for another client: %v", i+1, err)
 		}
 	}
-	if n := len(peerSessionsHeld(t, s, "other", max)); n != max {
-		t.Fatalf("the other client holds %d of its %d sessions", n, max)
+	if n := len(peerSessionsHeld(t, s, "other", suite.max)); n != suite.max {
+		t.Fatalf("the other client holds %d of its %d sessions", n, suite.max)
 	}
 	// No Peer: no per-client limit.
-	for i := range max + 1 {
+	for i := range suite.max + 1 {
 		if err := s.Create(ctx, ports.SessionState{ID: fmt.Sprintf("anonymous-%d", i), Ready: true}); err != nil {
 			t.Fatalf("Create %d without a Peer: %v", i+1, err)
 		}
 	}
 }
 
-func perClientDeleteFreesAPlace(t *testing.T, max int, newStore sessionStoreMaker) {
-	s := newStore(t, NewFakeClock(Start))
-	for i := range max {
+func (suite perClientSuite) DeleteFreesAPlace(t *testing.T) {
+	s := suite.newStore(t, NewFakeClock(Start))
+	for i := range suite.max {
 		if err := s.Create(ctx, peerSession("c", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	overflowPeer(t, s, "c", max, max)
-	ids := peerSessionsHeld(t, s, "c", max+1)
+	overflowPeer(t, s, "c", suite.max, suite.max)
+	ids := peerSessionsHeld(t, s, "c", suite.max+1)
 	if len(ids) == 0 {
 		t.Fatal("the client holds no session")
 	}
 	if err := s.Delete(ctx, ids[0]); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Create(ctx, peerSession("c", max+1)); err != nil {
+	if err := s.Create(ctx, peerSession("c", suite.max+1)); err != nil {
 		t.Fatalf("Create after the client deleted one of its sessions = %v", err)
 	}
-	if _, err := s.Get(ctx, peerSession("c", max+1).ID); err != nil {
+	if _, err := s.Get(ctx, peerSession("c", suite.max+1).ID); err != nil {
 		t.Fatalf("Get of the new session = %v", err)
 	}
 }
@@ -263,18 +275,23 @@ func TestSessionByteLimits(t *testing.T, perClient, total int, newStore func(t *
 		t.Fatalf("TestSessionByteLimits: perClient %d must be at least 16 KiB and total %d at least 4*perClient", perClient, total)
 	}
 	pad := perClient / 8 // 6 to 8 fit in a client's budget
-	t.Run("ClientBudget", func(t *testing.T) { sessionBytesClientBudget(t, perClient, total, newStore, pad) })
-	t.Run("DeleteFreesBytes", func(t *testing.T) { sessionBytesDeleteFreesBytes(t, perClient, total, newStore, pad) })
-	t.Run("UpdateCannotGrowPastBudget", func(t *testing.T) { sessionBytesUpdateCannotGrowPastBudget(t, perClient, total, newStore, pad) })
-	t.Run("TotalBudget", func(t *testing.T) { sessionBytesTotalBudget(t, perClient, total, newStore, pad) })
+	runSuite(t, sessionBytesSuite{perClient: perClient, total: total, newStore: newStore, pad: pad})
 }
 
-func sessionBytesClientBudget(t *testing.T, perClient, total int, newStore sessionStoreMaker, pad int) {
-	s := newStore(t, NewFakeClock(Start))
-	live := fillSessions(t, s, pad, "greedy", perClient, ports.ErrTooManySessionsForClient)
+// sessionBytesSuite holds the subtests of [TestSessionByteLimits], one
+// method each.
+type sessionBytesSuite struct {
+	perClient, total int
+	newStore         sessionStoreMaker
+	pad              int
+}
+
+func (suite sessionBytesSuite) ClientBudget(t *testing.T) {
+	s := suite.newStore(t, NewFakeClock(Start))
+	live := fillSessions(t, s, suite.pad, "greedy", suite.perClient, ports.ErrTooManySessionsForClient)
 	// Another client is not touched.
 	for i := range 3 {
-		if err := s.Create(ctx, padded(fmt.Sprintf("other-%d", i), "other", pad)); err != nil {
+		if err := s.Create(ctx, padded(fmt.Sprintf("other-%d", i), "other", suite.pad)); err != nil {
 			t.Fatalf("Create for another client: %v", err)
 		}
 	}
@@ -282,7 +299,7 @@ func sessionBytesClientBudget(t *testing.T, perClient, total int, newStore sessi
 		t.Fatalf("another client's sessions took %d of the greedy one's", len(live)-len(got))
 	}
 	// A session larger than a client's whole budget is refused.
-	err := s.Create(ctx, padded("huge", "third", perClient+1))
+	err := s.Create(ctx, padded("huge", "third", suite.perClient+1))
 	if !errors.Is(err, ports.ErrTooManySessionsForClient) {
 		t.Fatalf("Create of a session larger than a client's budget = %v, want ErrTooManySessionsForClient", err)
 	}
@@ -291,20 +308,20 @@ func sessionBytesClientBudget(t *testing.T, perClient, total int, newStore sessi
 	}
 }
 
-func sessionBytesDeleteFreesBytes(t *testing.T, perClient, total int, newStore sessionStoreMaker, pad int) {
-	s := newStore(t, NewFakeClock(Start))
-	live := fillSessions(t, s, pad, "c", perClient, ports.ErrTooManySessionsForClient)
+func (suite sessionBytesSuite) DeleteFreesBytes(t *testing.T) {
+	s := suite.newStore(t, NewFakeClock(Start))
+	live := fillSessions(t, s, suite.pad, "c", suite.perClient, ports.ErrTooManySessionsForClient)
 	if err := s.Delete(ctx, live[0]); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Create(ctx, padded("c-again", "c", pad)); err != nil {
+	if err := s.Create(ctx, padded("c-again", "c", suite.pad)); err != nil {
 		t.Fatalf("Create after the client deleted a session = %v", err)
 	}
 }
 
-func sessionBytesUpdateCannotGrowPastBudget(t *testing.T, perClient, total int, newStore sessionStoreMaker, pad int) {
-	s := newStore(t, NewFakeClock(Start))
-	live := fillSessions(t, s, pad, "c", perClient, ports.ErrTooManySessionsForClient)
+func (suite sessionBytesSuite) UpdateCannotGrowPastBudget(t *testing.T) {
+	s := suite.newStore(t, NewFakeClock(Start))
+	live := fillSessions(t, s, suite.pad, "c", suite.perClient, ports.ErrTooManySessionsForClient)
 	id := live[len(live)-1]
 	before, err := s.Get(ctx, id)
 	if err != nil {
@@ -313,13 +330,13 @@ func sessionBytesUpdateCannotGrowPastBudget(t *testing.T, perClient, total int, 
 	// Subscriptions of 2*pad bytes: past the budget whatever the room
 	// left (less than one session of pad bytes and slack).
 	grown := before
-	for i := range 2 * pad / 1024 {
+	for i := range 2 * suite.pad / 1024 {
 		grown.Subscriptions = append(grown.Subscriptions, fmt.Sprintf("test://%04d/%s", i, strings.Repeat("u", 1000)))
 	}
 	err = s.Update(ctx, grown)
 	if err == nil {
 		// The store made room: among the client's other sessions.
-		if got := sessionsHeld(t, s, live); !slices.Contains(got, id) || (len(got)+2)*pad > perClient {
+		if got := sessionsHeld(t, s, live); !slices.Contains(got, id) || (len(got)+2)*suite.pad > suite.perClient {
 			t.Fatalf("after an Update past the budget the client holds %v of %v", got, live)
 		}
 		return
@@ -348,12 +365,12 @@ func sessionBytesUpdateCannotGrowPastBudget(t *testing.T, perClient, total int, 
 	}
 }
 
-func sessionBytesTotalBudget(t *testing.T, perClient, total int, newStore sessionStoreMaker, pad int) {
-	s := newStore(t, NewFakeClock(Start))
+func (suite sessionBytesSuite) TotalBudget(t *testing.T) {
+	s := suite.newStore(t, NewFakeClock(Start))
 	// Each session its own client: only the total can refuse.
 	var ids []string
-	for i := range 2*total/pad + 2 {
-		st := padded(fmt.Sprintf("s-%d", i), fmt.Sprintf("peer-%d", i), pad)
+	for i := range 2*suite.total/suite.pad + 2 {
+		st := padded(fmt.Sprintf("s-%d", i), fmt.Sprintf("peer-%d", i), suite.pad)
 		err := s.Create(ctx, st)
 		if err != nil {
 			if !errors.Is(err, ports.ErrTooManySessions) || errors.Is(err, ports.ErrTooManySessionsForClient) {
@@ -369,15 +386,15 @@ func sessionBytesTotalBudget(t *testing.T, perClient, total int, newStore sessio
 		}
 	}
 	live := sessionsHeld(t, s, ids)
-	if len(live)*pad > total {
-		t.Fatalf("the store holds %d sessions of %d bytes of capabilities: %d bytes, past the total budget of %d", len(live), pad, len(live)*pad, total)
+	if len(live)*suite.pad > suite.total {
+		t.Fatalf("the store holds %d sessions of %d bytes of capabilities: %d bytes, past the total budget of %d", len(live), suite.pad, len(live)*suite.pad, suite.total)
 	}
-	if (len(live)+1)*(pad+slack) <= total {
-		t.Fatalf("the store refused a session of %d bytes with %d held, far within the total budget of %d", pad, len(live), total)
+	if (len(live)+1)*(suite.pad+slack) <= suite.total {
+		t.Fatalf("the store refused a session of %d bytes with %d held, far within the total budget of %d", suite.pad, len(live), suite.total)
 	}
 	// Sessions without a Peer count against the total too.
-	if err := s.Create(ctx, padded("anonymous", "", pad)); err == nil {
-		if live := sessionsHeld(t, s, append(ids, "anonymous")); (len(live))*pad > total {
+	if err := s.Create(ctx, padded("anonymous", "", suite.pad)); err == nil {
+		if live := sessionsHeld(t, s, append(ids, "anonymous")); (len(live))*suite.pad > suite.total {
 			t.Fatalf("a session without a Peer took the store past its total budget")
 		}
 	} else if !errors.Is(err, ports.ErrTooManySessions) {

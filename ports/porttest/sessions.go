@@ -1,6 +1,7 @@
 package porttest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,26 +88,19 @@ func checkState(t *testing.T, got, want ports.SessionState) {
 // idle timeout, and does not depend on expiry (see [TestSessionExpiry]). The
 // store must have room for 500 sessions.
 func TestSessionStore(t *testing.T, newStore func(t *testing.T, clock ports.Clock) ports.SessionStore) {
-	t.Run("CreateGetUpdateDelete", func(t *testing.T) { sessionCreateGetUpdateDelete(t, newStore) })
-	t.Run("UnknownIsNotFound", func(t *testing.T) { sessionUnknownIsNotFound(t, newStore) })
-	t.Run("DuplicateCreateRefused", func(t *testing.T) { sessionDuplicateCreateRefused(t, newStore) })
-	t.Run("StateRoundTrips", func(t *testing.T) { sessionStateRoundTrips(t, newStore) })
-	t.Run("TimesFromClock", func(t *testing.T) { sessionTimesFromClock(t, newStore) })
-	t.Run("StoreCopiesState", func(t *testing.T) { sessionStoreCopiesState(t, newStore) })
-	t.Run("Concurrent", func(t *testing.T) { sessionConcurrent(t, newStore) })
+	runSuite(t, sessionStoreSuite{newStore: newStore})
 }
 
-func sessionCreateGetUpdateDelete(t *testing.T, newStore sessionStoreMaker) {
-	s, _ := freshSessionStore(t, newStore)
+// sessionStoreSuite holds the subtests of [TestSessionStore], one method
+// each.
+type sessionStoreSuite struct {
+	newStore sessionStoreMaker
+}
+
+func (suite sessionStoreSuite) CreateGetUpdateDelete(t *testing.T) {
+	s, _ := freshSessionStore(t, suite.newStore)
 	want := sessionState("a")
-	if err := s.Create(ctx, want); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Get(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkState(t, got, want)
+	storeAndCheck(t, s, s.Create, want, want)
 
 	want.Revision = domain.Revision20250618
 	want.Initialized = false
@@ -117,41 +111,20 @@ func sessionCreateGetUpdateDelete(t *testing.T, newStore sessionStoreMaker) {
 	want.Subscriptions = []string{"file:///a.txt", "file:///c.txt", "test://z"}
 	want.ResourcesAdvertised = false
 	want.LogLevel = domain.LogDebug
-	if err := s.Update(ctx, want); err != nil {
-		t.Fatal(err)
-	}
-	got, err = s.Get(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkState(t, got, want)
+	storeAndCheck(t, s, s.Update, want, want)
 
 	// Ready again; the Peer a session was created with is kept.
 	want.Ready = true
 	moved := want
 	moved.Peer = "another-peer"
-	if err := s.Update(ctx, moved); err != nil {
-		t.Fatal(err)
-	}
-	got, err = s.Get(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkState(t, got, want)
+	storeAndCheck(t, s, s.Update, moved, want)
 
 	// Everything unsubscribed, the log level and the prompts flag
 	// cleared: the store forgets them.
 	want.Subscriptions = nil
 	want.PromptsAdvertised = false
 	want.LogLevel = ""
-	if err := s.Update(ctx, want); err != nil {
-		t.Fatal(err)
-	}
-	got, err = s.Get(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkState(t, got, want)
+	storeAndCheck(t, s, s.Update, want, want)
 
 	if err := s.Delete(ctx, "a"); err != nil {
 		t.Fatal(err)
@@ -171,8 +144,8 @@ func sessionCreateGetUpdateDelete(t *testing.T, newStore sessionStoreMaker) {
 	}
 }
 
-func sessionUnknownIsNotFound(t *testing.T, newStore sessionStoreMaker) {
-	s, _ := freshSessionStore(t, newStore)
+func (suite sessionStoreSuite) UnknownIsNotFound(t *testing.T) {
+	s, _ := freshSessionStore(t, suite.newStore)
 	if _, err := s.Get(ctx, "nope"); !errors.Is(err, ports.ErrSessionNotFound) {
 		t.Fatalf("Get = %v, want ErrSessionNotFound", err)
 	}
@@ -187,8 +160,8 @@ func sessionUnknownIsNotFound(t *testing.T, newStore sessionStoreMaker) {
 	}
 }
 
-func sessionDuplicateCreateRefused(t *testing.T, newStore sessionStoreMaker) {
-	s, _ := freshSessionStore(t, newStore)
+func (suite sessionStoreSuite) DuplicateCreateRefused(t *testing.T) {
+	s, _ := freshSessionStore(t, suite.newStore)
 	if err := s.Create(ctx, sessionState("a")); err != nil {
 		t.Fatal(err)
 	}
@@ -197,26 +170,18 @@ func sessionDuplicateCreateRefused(t *testing.T, newStore sessionStoreMaker) {
 	if err := s.Create(ctx, other); err == nil {
 		t.Fatal("duplicate Create succeeded")
 	}
-	got, err := s.Get(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkState(t, got, sessionState("a"))
+	getAndCheck(t, s, sessionState("a"))
 }
 
-func sessionStateRoundTrips(t *testing.T, newStore sessionStoreMaker) {
-	s, _ := freshSessionStore(t, newStore)
+func (suite sessionStoreSuite) StateRoundTrips(t *testing.T) {
+	s, _ := freshSessionStore(t, suite.newStore)
 	want := sessionState("rt")
 	created := Start.Add(-time.Minute)
 	want.Created, want.LastSeen = created, created
 	if err := s.Create(ctx, want); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Get(ctx, "rt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkState(t, got, want)
+	got := getAndCheck(t, s, want)
 	if !got.Created.Equal(created) {
 		t.Errorf("Created = %v, want %v", got.Created, created)
 	}
@@ -224,7 +189,7 @@ func sessionStateRoundTrips(t *testing.T, newStore sessionStoreMaker) {
 	if err := s.Create(ctx, ports.SessionState{ID: "bare"}); err != nil {
 		t.Fatal(err)
 	}
-	got, err = s.Get(ctx, "bare")
+	got, err := s.Get(ctx, "bare")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,8 +202,8 @@ func sessionStateRoundTrips(t *testing.T, newStore sessionStoreMaker) {
 	}
 }
 
-func sessionTimesFromClock(t *testing.T, newStore sessionStoreMaker) {
-	s, c := freshSessionStore(t, newStore)
+func (suite sessionStoreSuite) TimesFromClock(t *testing.T) {
+	s, c := freshSessionStore(t, suite.newStore)
 	if err := s.Create(ctx, sessionState("a")); err != nil {
 		t.Fatal(err)
 	}
@@ -266,8 +231,8 @@ func sessionTimesFromClock(t *testing.T, newStore sessionStoreMaker) {
 	}
 }
 
-func sessionStoreCopiesState(t *testing.T, newStore sessionStoreMaker) {
-	s, _ := freshSessionStore(t, newStore)
+func (suite sessionStoreSuite) StoreCopiesState(t *testing.T) {
+	s, _ := freshSessionStore(t, suite.newStore)
 	in := sessionState("a")
 	if err := s.Create(ctx, in); err != nil {
 		t.Fatal(err)
@@ -275,23 +240,15 @@ func sessionStoreCopiesState(t *testing.T, newStore sessionStoreMaker) {
 	in.Capabilities[2] = 'X'
 	in.Client.Icons[0].Sizes[0] = "mutated"
 	in.Subscriptions[0] = "mutated://in"
-	got, err := s.Get(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkState(t, got, sessionState("a"))
+	got := getAndCheck(t, s, sessionState("a"))
 	got.Capabilities[2] = 'Y'
 	got.Client.Icons[0].Src = "mutated"
 	got.Subscriptions[1] = "mutated://got"
-	again, err := s.Get(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkState(t, again, sessionState("a"))
+	getAndCheck(t, s, sessionState("a"))
 }
 
-func sessionConcurrent(t *testing.T, newStore sessionStoreMaker) {
-	s, c := freshSessionStore(t, newStore)
+func (suite sessionStoreSuite) Concurrent(t *testing.T) {
+	s, c := freshSessionStore(t, suite.newStore)
 	if err := s.Create(ctx, sessionState("shared")); err != nil {
 		t.Fatal(err)
 	}
@@ -354,6 +311,27 @@ func sessionConcurrent(t *testing.T, newStore sessionStoreMaker) {
 			}
 		}
 	}
+}
+
+// storeAndCheck stores st with store (the store's Create or Update), then
+// checks that Get reads want back.
+func storeAndCheck(t *testing.T, s ports.SessionStore, store func(context.Context, ports.SessionState) error, st, want ports.SessionState) {
+	t.Helper()
+	if err := store(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	getAndCheck(t, s, want)
+}
+
+// getAndCheck reads the session of want's id and checks it is want.
+func getAndCheck(t *testing.T, s ports.SessionStore, want ports.SessionState) ports.SessionState {
+	t.Helper()
+	got, err := s.Get(ctx, want.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkState(t, got, want)
+	return got
 }
 
 // sessionStoreMaker makes a fresh session store that tells the time by

@@ -24,15 +24,16 @@ type stateKeysRotator interface {
 // has one) must, once rotated, sign with a new key on every instance and
 // still verify with the old one.
 func TestStateKeys(t *testing.T, newKeys func(t *testing.T) []ports.StateKeys) {
-	t.Run("KeysAreLongAndDistinct", func(t *testing.T) { ringKeysAreLongAndDistinct(t, newKeys) })
-	t.Run("SigningKeyIsStable", func(t *testing.T) { ringSigningKeyIsStable(t, newKeys) })
-	t.Run("InstancesShareKeys", func(t *testing.T) { ringInstancesShareKeys(t, newKeys) })
-	t.Run("Concurrent", func(t *testing.T) { ringConcurrent(t, newKeys) })
-	t.Run("RotationSignsNewVerifiesOld", func(t *testing.T) { ringRotationSignsNewVerifiesOld(t, newKeys) })
+	runSuite(t, keyRingSuite{newKeys: newKeys})
 }
 
-func ringKeysAreLongAndDistinct(t *testing.T, newKeys keyRingMaker) {
-	for _, h := range newKeys(t) {
+// keyRingSuite holds the subtests of [TestStateKeys], one method each.
+type keyRingSuite struct {
+	newKeys keyRingMaker
+}
+
+func (suite keyRingSuite) KeysAreLongAndDistinct(t *testing.T) {
+	for _, h := range suite.newKeys(t) {
 		ks := ringKeys(t, h)
 		for i, k := range ks {
 			if len(k) < ports.MinStateKeyLen {
@@ -47,8 +48,8 @@ func ringKeysAreLongAndDistinct(t *testing.T, newKeys keyRingMaker) {
 	}
 }
 
-func ringSigningKeyIsStable(t *testing.T, newKeys keyRingMaker) {
-	for _, h := range newKeys(t) {
+func (suite keyRingSuite) SigningKeyIsStable(t *testing.T) {
+	for _, h := range suite.newKeys(t) {
 		first := bytes.Clone(ringKeys(t, h)[0])
 		for range 3 {
 			if got := ringKeys(t, h)[0]; !bytes.Equal(got, first) {
@@ -58,8 +59,8 @@ func ringSigningKeyIsStable(t *testing.T, newKeys keyRingMaker) {
 	}
 }
 
-func ringInstancesShareKeys(t *testing.T, newKeys keyRingMaker) {
-	hs := newKeys(t)
+func (suite keyRingSuite) InstancesShareKeys(t *testing.T) {
+	hs := suite.newKeys(t)
 	if len(hs) < 2 {
 		t.Skip("one instance")
 	}
@@ -72,8 +73,8 @@ func ringInstancesShareKeys(t *testing.T, newKeys keyRingMaker) {
 	}
 }
 
-func ringConcurrent(t *testing.T, newKeys keyRingMaker) {
-	hs := newKeys(t)
+func (suite keyRingSuite) Concurrent(t *testing.T) {
+	hs := suite.newKeys(t)
 	var wg sync.WaitGroup
 	for _, h := range hs {
 		for range 8 {
@@ -90,8 +91,8 @@ func ringConcurrent(t *testing.T, newKeys keyRingMaker) {
 	wg.Wait()
 }
 
-func ringRotationSignsNewVerifiesOld(t *testing.T, newKeys keyRingMaker) {
-	hs := newKeys(t)
+func (suite keyRingSuite) RotationSignsNewVerifiesOld(t *testing.T) {
+	hs := suite.newKeys(t)
 	r, ok := hs[0].(stateKeysRotator)
 	if !ok {
 		t.Skip("the ring does not rotate")

@@ -13,8 +13,8 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-func taskRacingEnds(t *testing.T, newStore taskStoreMaker) {
-	s := newStore(t, newClock())
+func (suite taskStoreSuite) RacingEnds(t *testing.T) {
+	s := suite.newStore(t, newClock())
 	for range 20 {
 		task := mustCreate(t, s, working("a"))
 		var wg sync.WaitGroup
@@ -72,8 +72,8 @@ func taskRacingEnds(t *testing.T, newStore taskStoreMaker) {
 	}
 }
 
-func taskStateAndVersion(t *testing.T, newStore taskStoreMaker) {
-	s := newStore(t, newClock())
+func (suite taskStoreSuite) StateAndVersion(t *testing.T) {
+	s := suite.newStore(t, newClock())
 	in := working("a")
 	in.State = json.RawMessage(`{"params":{"name":"build"}}`)
 	task := mustCreate(t, s, in)
@@ -122,8 +122,8 @@ func taskStateAndVersion(t *testing.T, newStore taskStoreMaker) {
 	}
 }
 
-func taskClient(t *testing.T, newStore taskStoreMaker) {
-	s := newStore(t, newClock())
+func (suite taskStoreSuite) Client(t *testing.T) {
+	s := suite.newStore(t, newClock())
 	task := working("alice")
 	task.Runner, task.LeaseUntil = "ignored", time.Now().Add(time.Hour)
 	got := mustCreate(t, s, task)
@@ -139,9 +139,9 @@ func taskClient(t *testing.T, newStore taskStoreMaker) {
 	taskNotFound(t, "Get by the client, which is not the owner", err)
 }
 
-func taskClaims(t *testing.T, newStore taskStoreMaker) {
+func (suite taskStoreSuite) Claims(t *testing.T) {
 	clock := newClock()
-	s := newStore(t, clock)
+	s := suite.newStore(t, clock)
 	in := working("a")
 	in.State = json.RawMessage(`{"name":"build","arguments":{"n":1}}`)
 	task := mustCreate(t, s, in)
@@ -232,8 +232,8 @@ func taskClaims(t *testing.T, newStore taskStoreMaker) {
 	taskNotFound(t, "Claim of an unknown id", err)
 }
 
-func taskRacingClaims(t *testing.T, newStore taskStoreMaker) {
-	s := newStore(t, newClock())
+func (suite taskStoreSuite) RacingClaims(t *testing.T) {
+	s := suite.newStore(t, newClock())
 	task := mustCreate(t, s, working("a"))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -261,8 +261,8 @@ func taskRacingClaims(t *testing.T, newStore taskStoreMaker) {
 	}
 }
 
-func taskRacingConditional(t *testing.T, newStore taskStoreMaker) {
-	s := newStore(t, newClock())
+func (suite taskStoreSuite) RacingConditional(t *testing.T) {
+	s := suite.newStore(t, newClock())
 	task := mustCreate(t, s, working("a"))
 	// Ten updaters read version 1 and race: exactly one wins.
 	var wg sync.WaitGroup
@@ -291,8 +291,8 @@ func taskRacingConditional(t *testing.T, newStore taskStoreMaker) {
 	}
 }
 
-func taskConcurrentOwners(t *testing.T, newStore taskStoreMaker) {
-	s := newStore(t, newClock())
+func (suite taskStoreSuite) ConcurrentOwners(t *testing.T) {
+	s := suite.newStore(t, newClock())
 	var wg sync.WaitGroup
 	for g := range 8 {
 		owner := fmt.Sprintf("owner-%d", g)

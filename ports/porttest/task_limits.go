@@ -32,7 +32,7 @@ type TaskLimits struct {
 	MaxStatusMessageBytes int
 }
 
-// taskPayloads holds the taskPayloads made, by size: large ones are made
+// taskPayloads holds the payloads made, by size: large ones are made
 // once.
 var taskPayloads sync.Map
 
@@ -54,26 +54,33 @@ func withState(owner, client string, n int) ports.Task {
 	return t
 }
 
-// TestTaskLimits checks that a store configured with lim keeps to it: Create
-// refuses past the limits until an expired task makes room, and taskPayloads
-// are bounded.
-func TestTaskLimits(t *testing.T, lim TaskLimits, newStore func(t *testing.T, clock ports.Clock) ports.TaskStore) {
-	t.Run("PerClient", func(t *testing.T) { taskLimitPerClient(t, lim, newStore) })
-	t.Run("Total", func(t *testing.T) { taskLimitTotal(t, lim, newStore) })
-	t.Run("Payloads", func(t *testing.T) { taskLimitPayloads(t, lim, newStore) })
-	t.Run("BytesPerClient", func(t *testing.T) { taskLimitBytesPerClient(t, lim, newStore) })
-	t.Run("BytesTotal", func(t *testing.T) { taskLimitBytesTotal(t, lim, newStore) })
+// expiringTask is a working task of owner that expires in a minute.
+func expiringTask(owner string) ports.Task {
+	task := working(owner)
+	task.TTL = time.Minute
+	return task
 }
 
-func taskLimitPerClient(t *testing.T, lim TaskLimits, newStore taskStoreMaker) {
+// TestTaskLimits checks that a store configured with lim keeps to it: Create
+// refuses past the limits until an expired task makes room, and payloads
+// are bounded.
+func TestTaskLimits(t *testing.T, lim TaskLimits, newStore func(t *testing.T, clock ports.Clock) ports.TaskStore) {
+	runSuite(t, taskLimitsSuite{lim: lim, newStore: newStore})
+}
+
+// taskLimitsSuite holds the subtests of [TestTaskLimits], one method each.
+type taskLimitsSuite struct {
+	lim      TaskLimits
+	newStore taskStoreMaker
+}
+
+func (suite taskLimitsSuite) PerClient(t *testing.T) {
 	clock := newClock()
-	s := newStore(t, clock)
-	short := working("a")
-	short.TTL = time.Minute
-	mustCreate(t, s, short)
+	s := suite.newStore(t, clock)
+	mustCreate(t, s, expiringTask("a"))
 	// A client's tasks count together, whoever owns each (its
 	// sessions): an empty Client is the Owner.
-	for i := range lim.MaxTasksPerClient - 1 {
+	for i := range suite.lim.MaxTasksPerClient - 1 {
 		task := working(fmt.Sprintf("session-%d", i))
 		task.Client = "a"
 		mustCreate(t, s, task)
@@ -94,13 +101,11 @@ func taskLimitPerClient(t *testing.T, lim TaskLimits, newStore taskStoreMaker) {
 	}
 }
 
-func taskLimitTotal(t *testing.T, lim TaskLimits, newStore taskStoreMaker) {
+func (suite taskLimitsSuite) Total(t *testing.T) {
 	clock := newClock()
-	s := newStore(t, clock)
-	short := working("owner-0")
-	short.TTL = time.Minute
-	mustCreate(t, s, short)
-	for i := 1; i < lim.MaxTasks; i++ {
+	s := suite.newStore(t, clock)
+	mustCreate(t, s, expiringTask("owner-0"))
+	for i := 1; i < suite.lim.MaxTasks; i++ {
 		mustCreate(t, s, working(fmt.Sprintf("owner-%d", i)))
 	}
 	_, err := s.Create(ctx, working("newcomer"))
@@ -111,48 +116,48 @@ func taskLimitTotal(t *testing.T, lim TaskLimits, newStore taskStoreMaker) {
 	mustCreate(t, s, working("newcomer"))
 }
 
-func taskLimitPayloads(t *testing.T, lim TaskLimits, newStore taskStoreMaker) {
-	s := newStore(t, newClock())
+func (suite taskLimitsSuite) Payloads(t *testing.T) {
+	s := suite.newStore(t, newClock())
 	task := mustCreate(t, s, working("a"))
-	if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: strings.Repeat("m", lim.MaxStatusMessageBytes+1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
+	if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskWorking, StatusMessage: strings.Repeat("m", suite.lim.MaxStatusMessageBytes+1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
 		t.Fatalf("status message over the limit: %v, want ErrTaskTooLarge", err)
 	}
-	if _, err := s.Cancel(ctx, task.ID, "a", strings.Repeat("m", lim.MaxStatusMessageBytes+1)); !errors.Is(err, ports.ErrTaskTooLarge) {
+	if _, err := s.Cancel(ctx, task.ID, "a", strings.Repeat("m", suite.lim.MaxStatusMessageBytes+1)); !errors.Is(err, ports.ErrTaskTooLarge) {
 		t.Fatalf("cancel message over the limit: %v, want ErrTaskTooLarge", err)
 	}
-	if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskInputRequired, InputRequests: taskPayload(lim.MaxTaskBytes + 1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
+	if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskInputRequired, InputRequests: taskPayload(suite.lim.MaxTaskBytes + 1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
 		t.Fatalf("input requests over the limit: %v, want ErrTaskTooLarge", err)
 	}
-	if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskCompleted, Result: taskPayload(lim.MaxTaskBytes + 1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
+	if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskCompleted, Result: taskPayload(suite.lim.MaxTaskBytes + 1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
 		t.Fatalf("result over the limit: %v, want ErrTaskTooLarge", err)
 	}
-	if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskWorking, State: taskPayload(lim.MaxTaskBytes + 1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
+	if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskWorking, State: taskPayload(suite.lim.MaxTaskBytes + 1)}); !errors.Is(err, ports.ErrTaskTooLarge) {
 		t.Fatalf("state over the limit: %v, want ErrTaskTooLarge", err)
 	}
-	if _, err := s.Create(ctx, withState("a", "", lim.MaxTaskBytes+1)); !errors.Is(err, ports.ErrTaskTooLarge) {
+	if _, err := s.Create(ctx, withState("a", "", suite.lim.MaxTaskBytes+1)); !errors.Is(err, ports.ErrTaskTooLarge) {
 		t.Fatalf("Create with a state over the limit: %v, want ErrTaskTooLarge", err)
 	}
 	big := working("a")
-	big.Status, big.InputRequests = ports.TaskInputRequired, taskPayload(lim.MaxTaskBytes+1)
+	big.Status, big.InputRequests = ports.TaskInputRequired, taskPayload(suite.lim.MaxTaskBytes+1)
 	if _, err := s.Create(ctx, big); !errors.Is(err, ports.ErrTaskTooLarge) {
 		t.Fatalf("Create with input requests over the limit: %v, want ErrTaskTooLarge", err)
 	}
-	// The bound is on the task's taskPayloads and state together: a kept
+	// The bound is on the task's payloads and state together: a kept
 	// state counts with the input requests that come later.
-	half := mustCreate(t, s, withState("a", "", lim.MaxTaskBytes/2+1))
-	if _, err := s.Update(ctx, half.ID, "a", ports.TaskUpdate{Status: ports.TaskInputRequired, InputRequests: taskPayload(lim.MaxTaskBytes / 2)}); !errors.Is(err, ports.ErrTaskTooLarge) {
+	half := mustCreate(t, s, withState("a", "", suite.lim.MaxTaskBytes/2+1))
+	if _, err := s.Update(ctx, half.ID, "a", ports.TaskUpdate{Status: ports.TaskInputRequired, InputRequests: taskPayload(suite.lim.MaxTaskBytes / 2)}); !errors.Is(err, ports.ErrTaskTooLarge) {
 		t.Fatalf("input requests that, with the state kept, are over the limit: %v, want ErrTaskTooLarge", err)
 	}
 	mixed := working("a")
-	mixed.Status, mixed.InputRequests, mixed.State = ports.TaskInputRequired, taskPayload(lim.MaxTaskBytes/2), taskPayload(lim.MaxTaskBytes/2+1)
+	mixed.Status, mixed.InputRequests, mixed.State = ports.TaskInputRequired, taskPayload(suite.lim.MaxTaskBytes/2), taskPayload(suite.lim.MaxTaskBytes/2+1)
 	if _, err := s.Create(ctx, mixed); !errors.Is(err, ports.ErrTaskTooLarge) {
 		t.Fatalf("Create with input requests and a state together over the limit: %v, want ErrTaskTooLarge", err)
 	}
 	if g := mustGet(t, s, task.ID, "a"); g.Status != ports.TaskWorking || g.StatusMessage != "starting" {
 		t.Fatalf("after refused updates: %+v", g)
 	}
-	msg := strings.Repeat("m", lim.MaxStatusMessageBytes)
-	res := taskPayload(lim.MaxTaskBytes)
+	msg := strings.Repeat("m", suite.lim.MaxStatusMessageBytes)
+	res := taskPayload(suite.lim.MaxTaskBytes)
 	if _, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskCompleted, StatusMessage: msg, Result: res}); err != nil {
 		t.Fatalf("result and message at the limits: %v", err)
 	}
@@ -161,14 +166,14 @@ func taskLimitPayloads(t *testing.T, lim TaskLimits, newStore taskStoreMaker) {
 	}
 }
 
-func taskLimitBytesPerClient(t *testing.T, lim TaskLimits, newStore taskStoreMaker) {
+func (suite taskLimitsSuite) BytesPerClient(t *testing.T) {
 	clock := newClock()
-	s := newStore(t, clock)
+	s := suite.newStore(t, clock)
 	// One client fills its share exactly, with tasks of several
 	// owners (its sessions).
-	unit := min(lim.MaxTaskBytes-2*ports.MinTaskBytes, lim.MaxBytesPerClient/3)
+	unit := min(suite.lim.MaxTaskBytes-2*ports.MinTaskBytes, suite.lim.MaxBytesPerClient/3)
 	var sizes []int
-	for left := lim.MaxBytesPerClient; left > 0; {
+	for left := suite.lim.MaxBytesPerClient; left > 0; {
 		n := min(unit, left)
 		if rest := left - n; rest > 0 && rest < ports.MinTaskBytes {
 			n = left - ports.MinTaskBytes
@@ -222,12 +227,12 @@ func taskLimitBytesPerClient(t *testing.T, lim TaskLimits, newStore taskStoreMak
 	taskNotFound(t, "an expired task", err)
 }
 
-func taskLimitBytesTotal(t *testing.T, lim TaskLimits, newStore taskStoreMaker) {
+func (suite taskLimitsSuite) BytesTotal(t *testing.T) {
 	clock := newClock()
-	s := newStore(t, clock)
-	size := min(lim.MaxBytesPerClient/2, lim.MaxTaskBytes)
+	s := suite.newStore(t, clock)
+	size := min(suite.lim.MaxBytesPerClient/2, suite.lim.MaxTaskBytes)
 	var short ports.Task
-	for i, held := 0, 0; held+size <= lim.MaxBytes; i++ {
+	for i, held := 0, 0; held+size <= suite.lim.MaxBytes; i++ {
 		task := withState(fmt.Sprintf("o%d", i), fmt.Sprintf("client-%d", i/2), size)
 		if i == 0 {
 			task.TTL = time.Minute

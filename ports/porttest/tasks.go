@@ -53,29 +53,17 @@ var (
 // newStore makes fresh for each subtest, which tell the time by the clock
 // they are handed (a [*FakeClock] starting at [Start]).
 func TestTaskStore(t *testing.T, newStore func(t *testing.T, clock ports.Clock) ports.TaskStore) {
-	t.Run("CreateGet", func(t *testing.T) { taskCreateGet(t, newStore) })
-	t.Run("CreateRefusesMalformed", func(t *testing.T) { taskCreateRefusesMalformed(t, newStore) })
-	t.Run("DefaultTTL", func(t *testing.T) { taskDefaultTTL(t, newStore) })
-	t.Run("OwnerIsolation", func(t *testing.T) { taskOwnerIsolation(t, newStore) })
-	t.Run("Transitions", func(t *testing.T) { taskTransitions(t, newStore) })
-	t.Run("CancelSticks", func(t *testing.T) { taskCancelSticks(t, newStore) })
-	t.Run("Expiry", func(t *testing.T) { taskExpiry(t, newStore) })
-	t.Run("Delete", func(t *testing.T) { taskDelete(t, newStore) })
-	t.Run("Copies", func(t *testing.T) { taskCopies(t, newStore) })
-	t.Run("Pagination", func(t *testing.T) { taskPagination(t, newStore) })
-	t.Run("PaginationUnderCreates", func(t *testing.T) { taskPaginationUnderCreates(t, newStore) })
-	t.Run("RacingEnds", func(t *testing.T) { taskRacingEnds(t, newStore) })
-	t.Run("StateAndVersion", func(t *testing.T) { taskStateAndVersion(t, newStore) })
-	t.Run("Client", func(t *testing.T) { taskClient(t, newStore) })
-	t.Run("Claims", func(t *testing.T) { taskClaims(t, newStore) })
-	t.Run("RacingClaims", func(t *testing.T) { taskRacingClaims(t, newStore) })
-	t.Run("RacingConditional", func(t *testing.T) { taskRacingConditional(t, newStore) })
-	t.Run("ConcurrentOwners", func(t *testing.T) { taskConcurrentOwners(t, newStore) })
+	runSuite(t, taskStoreSuite{newStore: newStore})
 }
 
-func taskCreateGet(t *testing.T, newStore taskStoreMaker) {
+// taskStoreSuite holds the subtests of [TestTaskStore], one method each.
+type taskStoreSuite struct {
+	newStore taskStoreMaker
+}
+
+func (suite taskStoreSuite) CreateGet(t *testing.T) {
 	clock := newClock()
-	s := newStore(t, clock)
+	s := suite.newStore(t, clock)
 	in := working("alice")
 	got := mustCreate(t, s, in)
 	if got.ID == "" || len(got.ID) < 16 {
@@ -114,17 +102,17 @@ func taskCreateGet(t *testing.T, newStore taskStoreMaker) {
 	}
 }
 
-func taskCreateRefusesMalformed(t *testing.T, newStore taskStoreMaker) {
-	s := newStore(t, newClock())
+func (suite taskStoreSuite) CreateRefusesMalformed(t *testing.T) {
+	s := suite.newStore(t, newClock())
 	for name, task := range map[string]ports.Task{
-		"completed":        {Owner: "a", Status: ports.TaskCompleted, Result: taskResult},
-		"cancelled":        {Owner: "a", Status: ports.TaskCancelled},
-		"unknown":          {Owner: "a", Status: "paused"},
-		"empty":            {Owner: "a"},
-		"taskResult":       {Owner: "a", Status: ports.TaskWorking, Result: taskResult},
-		"no inputs":        {Owner: "a", Status: ports.TaskInputRequired},
-		"stray taskInputs": {Owner: "a", Status: ports.TaskWorking, InputRequests: taskInputs},
-		"error working":    {Owner: "a", Status: ports.TaskWorking, Error: rpcError},
+		"completed":     {Owner: "a", Status: ports.TaskCompleted, Result: taskResult},
+		"cancelled":     {Owner: "a", Status: ports.TaskCancelled},
+		"unknown":       {Owner: "a", Status: "paused"},
+		"empty":         {Owner: "a"},
+		"result":        {Owner: "a", Status: ports.TaskWorking, Result: taskResult},
+		"no inputs":     {Owner: "a", Status: ports.TaskInputRequired},
+		"stray inputs":  {Owner: "a", Status: ports.TaskWorking, InputRequests: taskInputs},
+		"error working": {Owner: "a", Status: ports.TaskWorking, Error: rpcError},
 	} {
 		if _, err := s.Create(ctx, task); !errors.Is(err, ports.ErrInvalidTaskUpdate) {
 			t.Errorf("%s: %v, want ErrInvalidTaskUpdate", name, err)
@@ -135,8 +123,8 @@ func taskCreateRefusesMalformed(t *testing.T, newStore taskStoreMaker) {
 	}
 }
 
-func taskDefaultTTL(t *testing.T, newStore taskStoreMaker) {
-	s := newStore(t, newClock())
+func (suite taskStoreSuite) DefaultTTL(t *testing.T) {
+	s := suite.newStore(t, newClock())
 	task := working("a")
 	task.TTL = 0
 	got := mustCreate(t, s, task)
@@ -156,8 +144,8 @@ func taskDefaultTTL(t *testing.T, newStore taskStoreMaker) {
 	}
 }
 
-func taskOwnerIsolation(t *testing.T, newStore taskStoreMaker) {
-	s := newStore(t, newClock())
+func (suite taskStoreSuite) OwnerIsolation(t *testing.T) {
+	s := suite.newStore(t, newClock())
 	a := mustCreate(t, s, working("alice"))
 	_, err := s.Get(ctx, a.ID, "bob")
 	taskNotFound(t, "Get by another owner", err)
@@ -180,9 +168,9 @@ func taskOwnerIsolation(t *testing.T, newStore taskStoreMaker) {
 	taskNotFound(t, "Get of an unknown id", err)
 }
 
-func taskTransitions(t *testing.T, newStore taskStoreMaker) {
+func (suite taskStoreSuite) Transitions(t *testing.T) {
 	clock := newClock()
-	s := newStore(t, clock)
+	s := suite.newStore(t, clock)
 	task := mustCreate(t, s, working("a"))
 	clock.Advance(time.Second)
 	got, err := s.Update(ctx, task.ID, "a", ports.TaskUpdate{Status: ports.TaskInputRequired, StatusMessage: "asking", InputRequests: taskInputs})
@@ -242,9 +230,9 @@ func taskTransitions(t *testing.T, newStore taskStoreMaker) {
 	}
 }
 
-func taskCancelSticks(t *testing.T, newStore taskStoreMaker) {
+func (suite taskStoreSuite) CancelSticks(t *testing.T) {
 	clock := newClock()
-	s := newStore(t, clock)
+	s := suite.newStore(t, clock)
 	task := working("a")
 	task.Status, task.InputRequests = ports.TaskInputRequired, taskInputs
 	task = mustCreate(t, s, task)
@@ -267,9 +255,9 @@ func taskCancelSticks(t *testing.T, newStore taskStoreMaker) {
 	taskNotFound(t, "Cancel of an unknown id", err)
 }
 
-func taskExpiry(t *testing.T, newStore taskStoreMaker) {
+func (suite taskStoreSuite) Expiry(t *testing.T) {
 	clock := newClock()
-	s := newStore(t, clock)
+	s := suite.newStore(t, clock)
 	task := working("a")
 	task.TTL = 10 * time.Minute
 	done := mustCreate(t, s, task)
@@ -302,8 +290,8 @@ func taskExpiry(t *testing.T, newStore taskStoreMaker) {
 	}
 }
 
-func taskDelete(t *testing.T, newStore taskStoreMaker) {
-	s := newStore(t, newClock())
+func (suite taskStoreSuite) Delete(t *testing.T) {
+	s := suite.newStore(t, newClock())
 	task := mustCreate(t, s, working("a"))
 	if err := s.Delete(ctx, task.ID, "a"); err != nil {
 		t.Fatal(err)
@@ -318,8 +306,8 @@ func taskDelete(t *testing.T, newStore taskStoreMaker) {
 	}
 }
 
-func taskCopies(t *testing.T, newStore taskStoreMaker) {
-	s := newStore(t, newClock())
+func (suite taskStoreSuite) Copies(t *testing.T) {
+	s := suite.newStore(t, newClock())
 	task := working("a")
 	task.Status, task.InputRequests = ports.TaskInputRequired, bytes.Clone(taskInputs)
 	got := mustCreate(t, s, task)
@@ -330,9 +318,9 @@ func taskCopies(t *testing.T, newStore taskStoreMaker) {
 	}
 }
 
-func taskPagination(t *testing.T, newStore taskStoreMaker) {
+func (suite taskStoreSuite) Pagination(t *testing.T) {
 	clock := newClock()
-	s := newStore(t, clock)
+	s := suite.newStore(t, clock)
 	var ids []string
 	for range 25 {
 		ids = append(ids, mustCreate(t, s, working("a")).ID)
@@ -379,8 +367,8 @@ func taskPagination(t *testing.T, newStore taskStoreMaker) {
 	}
 }
 
-func taskPaginationUnderCreates(t *testing.T, newStore taskStoreMaker) {
-	s := newStore(t, newClock())
+func (suite taskStoreSuite) PaginationUnderCreates(t *testing.T) {
+	s := suite.newStore(t, newClock())
 	before := map[string]bool{}
 	for range 30 {
 		before[mustCreate(t, s, working("a")).ID] = true
