@@ -14,30 +14,30 @@ import (
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/schematest"
 	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 func TestContract(t *testing.T) {
-	schematest.Run(t, jsonschema.New())
+	porttest.TestSchemaValidator(t, jsonschema.New())
 }
 
 // TestDraft7Default checks WithDefaultDraft, and that $schema still wins.
 func TestDraft7Default(t *testing.T) {
 	v := jsonschema.New(jsonschema.WithDefaultDraft(jsonschema.Draft7))
-	s := schematest.MustCompile(t, v, `{"type": "array", "items": [{"type": "string"}], "additionalItems": false}`)
-	if err := s.Validate(schematest.Decode(t, `["a", "b"]`)); err == nil {
+	s := porttest.MustCompile(t, v, `{"type": "array", "items": [{"type": "string"}], "additionalItems": false}`)
+	if err := s.Validate(porttest.DecodeJSON(t, `["a", "b"]`)); err == nil {
 		t.Error("draft-07 tuple items not applied")
 	}
-	s = schematest.MustCompile(t, v, `{"$schema": "https://json-schema.org/draft/2020-12/schema", "prefixItems": [{"type": "string"}], "items": false}`)
-	if err := s.Validate(schematest.Decode(t, `["a", "b"]`)); err == nil {
+	s = porttest.MustCompile(t, v, `{"$schema": "https://json-schema.org/draft/2020-12/schema", "prefixItems": [{"type": "string"}], "items": false}`)
+	if err := s.Validate(porttest.DecodeJSON(t, `["a", "b"]`)); err == nil {
 		t.Error("$schema 2020-12 not honoured under a draft-07 default")
 	}
 }
 
 func compile(t *testing.T, schema string, opts ...jsonschema.Option) ports.Schema {
 	t.Helper()
-	return schematest.MustCompile(t, jsonschema.New(opts...), schema)
+	return porttest.MustCompile(t, jsonschema.New(opts...), schema)
 }
 
 // check validates each value (JSON text) and compares the error message
@@ -45,7 +45,7 @@ func compile(t *testing.T, schema string, opts ...jsonschema.Option) ports.Schem
 func check(t *testing.T, s ports.Schema, cases map[string]string) {
 	t.Helper()
 	for value, want := range cases {
-		for _, decode := range []func(testing.TB, string) any{schematest.Decode, schematest.DecodeNumber} {
+		for _, decode := range []func(testing.TB, string) any{porttest.DecodeJSON, porttest.DecodeJSONUseNumber} {
 			err := s.Validate(decode(t, value))
 			got := ""
 			if err != nil {
@@ -422,8 +422,8 @@ func TestConcurrentValidate(t *testing.T) {
 	// Both the fast path and the library's path (errors, unevaluated*).
 	for _, schema := range []string{calcSchema, `{"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a", "b", "operation"], "unevaluatedProperties": {"type": ["number", "string"]}}`} {
 		s := compile(t, schema)
-		good := schematest.Decode(t, `{"a": 1, "b": 2, "operation": "add"}`)
-		bad := schematest.Decode(t, `{"a": "x", "c": [], "operation": "mod"}`)
+		good := porttest.DecodeJSON(t, `{"a": 1, "b": 2, "operation": "add"}`)
+		bad := porttest.DecodeJSON(t, `{"a": "x", "c": [], "operation": "mod"}`)
 		var wg sync.WaitGroup
 		for g := range 32 {
 			wg.Go(func() {

@@ -10,32 +10,32 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/bustest"
 	"github.com/hexmcp/hexmcp/adapters/loggertest"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
-// busGoroutines names the goroutines of the bus, for bustest.NoGoroutines.
+// busGoroutines names the goroutines of the bus, for porttest.NoGoroutines.
 const busGoroutines = "adapters/memory.(*busSub)"
 
 func TestBusContract(t *testing.T) {
 	newBus := func(t *testing.T) []ports.NotificationBus {
-		t.Cleanup(func() { bustest.NoGoroutines(t, busGoroutines) })
+		t.Cleanup(func() { porttest.NoGoroutines(t, busGoroutines) })
 		b := memory.NewBus(memory.BusOptions{})
 		return []ports.NotificationBus{b, b}
 	}
-	bustest.Run(t, newBus)
-	bustest.RunSizeLimit(t, memory.DefaultMaxNoticeBytes, newBus)
+	porttest.TestBus(t, newBus)
+	porttest.TestBusSizeLimit(t, memory.DefaultMaxNoticeBytes, newBus)
 	t.Run("SmallerLimit", func(t *testing.T) {
-		bustest.RunSizeLimit(t, 4096, func(t *testing.T) []ports.NotificationBus {
+		porttest.TestBusSizeLimit(t, 4096, func(t *testing.T) []ports.NotificationBus {
 			b := memory.NewBus(memory.BusOptions{MaxNoticeBytes: 4096})
 			return []ports.NotificationBus{b, b}
 		})
 	})
 	t.Run("Addressed", func(t *testing.T) {
-		bustest.RunAddressed(t, func(t *testing.T) []ports.AddressedBus {
-			t.Cleanup(func() { bustest.NoGoroutines(t, busGoroutines) })
+		porttest.TestAddressedBus(t, func(t *testing.T) []ports.AddressedBus {
+			t.Cleanup(func() { porttest.NoGoroutines(t, busGoroutines) })
 			b := memory.NewBus(memory.BusOptions{})
 			return []ports.AddressedBus{b, b}
 		})
@@ -97,7 +97,7 @@ func id(i int) ports.Notice {
 // A full queue drops the newest notices for that subscriber only, counts
 // them, warns once per overflow, and delivers what it kept in order.
 func TestBusQueueBoundDropsNewest(t *testing.T) {
-	defer bustest.NoGoroutines(t, busGoroutines)
+	defer porttest.NoGoroutines(t, busGoroutines)
 	log := &loggertest.Recorder{}
 	b := memory.NewBus(memory.BusOptions{MaxQueuedNotices: 10, Logger: log})
 	ctx := context.Background()
@@ -140,7 +140,7 @@ func TestBusQueueBoundDropsNewest(t *testing.T) {
 
 // The other subscribers of a bus keep everything while one is stuck.
 func TestBusOneStuckSubscriberOthersComplete(t *testing.T) {
-	defer bustest.NoGoroutines(t, busGoroutines)
+	defer porttest.NoGoroutines(t, busGoroutines)
 	b := memory.NewBus(memory.BusOptions{MaxQueuedNotices: 4})
 	s, stop := subscribeStuck(b)
 	defer stop()
@@ -193,7 +193,7 @@ func waitLen(t *testing.T, mu *sync.Mutex, got *[]string, n int) {
 // The queue is bounded in bytes too (NoticeSize), never below one notice
 // of MaxNoticeBytes.
 func TestBusQueueByteBound(t *testing.T) {
-	defer bustest.NoGoroutines(t, busGoroutines)
+	defer porttest.NoGoroutines(t, busGoroutines)
 	ctx := context.Background()
 	sized := func(i, size int) ports.Notice {
 		n := id(i) // Kind "tools_changed" (13) + ID (4) + Origin (1)
@@ -278,7 +278,7 @@ func TestBusDefaults(t *testing.T) {
 		waitIDs(t, s, memory.DefaultMaxQueuedNotices+1)
 		stop()
 	}
-	bustest.NoGoroutines(t, busGoroutines)
+	porttest.NoGoroutines(t, busGoroutines)
 }
 
 // A done context publishes nothing.

@@ -8,22 +8,20 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
-	"github.com/hexmcp/hexmcp/adapters/prompttest"
-	"github.com/hexmcp/hexmcp/adapters/registrytest"
-	"github.com/hexmcp/hexmcp/adapters/resourcetest"
 	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 func TestRegistryContract(t *testing.T) {
-	registrytest.Run(t, func(*testing.T) ports.ToolRegistry { return memory.NewRegistry() })
+	porttest.TestToolRegistry(t, func(*testing.T) ports.ToolRegistry { return memory.NewRegistry() })
 }
 
 func TestResourceRegistryContract(t *testing.T) {
-	resourcetest.Run(t, func(*testing.T) ports.ResourceRegistry { return memory.NewResourceRegistry() })
+	porttest.TestResourceRegistry(t, func(*testing.T) ports.ResourceRegistry { return memory.NewResourceRegistry() })
 }
 
 func TestPromptRegistryContract(t *testing.T) {
-	prompttest.Run(t, func(*testing.T) ports.PromptRegistry { return memory.NewPromptRegistry() })
+	porttest.TestPromptRegistry(t, func(*testing.T) ports.PromptRegistry { return memory.NewPromptRegistry() })
 }
 
 func TestPipe(t *testing.T) {

@@ -11,18 +11,18 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
-	"github.com/hexmcp/hexmcp/adapters/sessiontest"
 	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 func TestSessionStorePendingContract(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
-		sessiontest.RunPending(t, memory.DefaultPendingTimeout, memory.DefaultIdleTimeout, func(_ *testing.T, c ports.Clock) ports.SessionStore {
+		porttest.TestSessionPending(t, memory.DefaultPendingTimeout, memory.DefaultIdleTimeout, func(_ *testing.T, c ports.Clock) ports.SessionStore {
 			return memory.NewSessionStore(memory.SessionStoreOptions{Clock: c})
 		})
 	})
 	t.Run("10s of 1m", func(t *testing.T) {
-		sessiontest.RunPending(t, 10*time.Second, time.Minute, func(_ *testing.T, c ports.Clock) ports.SessionStore {
+		porttest.TestSessionPending(t, 10*time.Second, time.Minute, func(_ *testing.T, c ports.Clock) ports.SessionStore {
 			return memory.NewSessionStore(memory.SessionStoreOptions{PendingTimeout: 10 * time.Second, IdleTimeout: time.Minute, Clock: c})
 		})
 	})
@@ -30,19 +30,19 @@ func TestSessionStorePendingContract(t *testing.T) {
 
 func TestSessionStorePerClientContract(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
-		sessiontest.RunPerClientLimit(t, memory.DefaultMaxSessionsPerClient, func(_ *testing.T, c ports.Clock) ports.SessionStore {
+		porttest.TestSessionPerClientLimit(t, memory.DefaultMaxSessionsPerClient, func(_ *testing.T, c ports.Clock) ports.SessionStore {
 			return memory.NewSessionStore(memory.SessionStoreOptions{Clock: c})
 		})
 	})
 	t.Run("3", func(t *testing.T) {
-		sessiontest.RunPerClientLimit(t, 3, func(_ *testing.T, c ports.Clock) ports.SessionStore {
+		porttest.TestSessionPerClientLimit(t, 3, func(_ *testing.T, c ports.Clock) ports.SessionStore {
 			return memory.NewSessionStore(memory.SessionStoreOptions{MaxSessionsPerClient: 3, Clock: c})
 		})
 	})
 }
 
-func newStore(opts memory.SessionStoreOptions) (*memory.SessionStore, *sessiontest.FakeClock) {
-	c := sessiontest.NewFakeClock(sessiontest.Start)
+func newStore(opts memory.SessionStoreOptions) (*memory.SessionStore, *porttest.FakeClock) {
+	c := porttest.NewFakeClock(porttest.Start)
 	opts.Clock = c
 	return memory.NewSessionStore(opts), c
 }
@@ -390,7 +390,7 @@ func TestSessionPerClientConcurrent(t *testing.T) {
 }
 
 func TestSessionStoreByteLimitsContract(t *testing.T) {
-	sessiontest.RunByteLimits(t, 64<<10, 512<<10, func(_ *testing.T, c ports.Clock) ports.SessionStore {
+	porttest.TestSessionByteLimits(t, 64<<10, 512<<10, func(_ *testing.T, c ports.Clock) ports.SessionStore {
 		return memory.NewSessionStore(memory.SessionStoreOptions{MaxSessionBytesPerClient: 64 << 10, MaxSessionBytes: 512 << 10, Clock: c})
 	})
 }

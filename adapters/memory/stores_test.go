@@ -9,15 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/eventtest"
 	"github.com/hexmcp/hexmcp/adapters/memory"
-	"github.com/hexmcp/hexmcp/adapters/sessiontest"
-	"github.com/hexmcp/hexmcp/adapters/statekeystest"
 	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 func TestSessionStoreContract(t *testing.T) {
-	sessiontest.Run(t, func(_ *testing.T, c ports.Clock) ports.SessionStore {
+	porttest.TestSessionStore(t, func(_ *testing.T, c ports.Clock) ports.SessionStore {
 		return memory.NewSessionStore(memory.SessionStoreOptions{Clock: c})
 	})
 }
@@ -29,7 +27,7 @@ func TestSessionStoreExpiryContract(t *testing.T) {
 			want = memory.DefaultIdleTimeout
 		}
 		t.Run(want.String(), func(t *testing.T) {
-			sessiontest.RunExpiry(t, want, func(_ *testing.T, c ports.Clock) ports.SessionStore {
+			porttest.TestSessionExpiry(t, want, func(_ *testing.T, c ports.Clock) ports.SessionStore {
 				return memory.NewSessionStore(memory.SessionStoreOptions{IdleTimeout: idle, Clock: c})
 			})
 		})
@@ -37,7 +35,7 @@ func TestSessionStoreExpiryContract(t *testing.T) {
 }
 
 func TestEventStoreContract(t *testing.T) {
-	eventtest.Run(t, func(*testing.T) ports.EventStore {
+	porttest.TestEventStore(t, func(*testing.T) ports.EventStore {
 		return memory.NewEventStore(memory.EventStoreOptions{})
 	})
 }
@@ -46,14 +44,14 @@ func TestEventStoreContract(t *testing.T) {
 // shares it between its handlers (it watches nothing and keys nothing, so
 // those subtests skip).
 func TestEventStoreShared(t *testing.T) {
-	eventtest.RunShared(t, func(*testing.T) (a, b ports.EventStore) {
+	porttest.TestEventStoreShared(t, func(*testing.T) (a, b ports.EventStore) {
 		s := memory.NewEventStore(memory.EventStoreOptions{})
 		return s, s
 	})
 }
 
-func newSessions(idle time.Duration, max int) (*memory.SessionStore, *sessiontest.FakeClock) {
-	c := sessiontest.NewFakeClock(sessiontest.Start)
+func newSessions(idle time.Duration, max int) (*memory.SessionStore, *porttest.FakeClock) {
+	c := porttest.NewFakeClock(porttest.Start)
 	return memory.NewSessionStore(memory.SessionStoreOptions{IdleTimeout: idle, MaxSessions: max, Clock: c}), c
 }
 
@@ -163,8 +161,8 @@ func TestSessionMaxSessions(t *testing.T) {
 	}
 }
 
-func newEvents(opts memory.EventStoreOptions) (*memory.EventStore, *sessiontest.FakeClock) {
-	c := sessiontest.NewFakeClock(sessiontest.Start)
+func newEvents(opts memory.EventStoreOptions) (*memory.EventStore, *porttest.FakeClock) {
+	c := porttest.NewFakeClock(porttest.Start)
 	opts.Clock = c
 	return memory.NewEventStore(opts), c
 }
@@ -309,7 +307,7 @@ func TestEventIDs(t *testing.T) {
 // The contract holds with budgets small enough for its large events to be
 // dropped, or not kept at all.
 func TestEventStoreContractSmallBudgets(t *testing.T) {
-	eventtest.Run(t, func(*testing.T) ports.EventStore {
+	porttest.TestEventStore(t, func(*testing.T) ports.EventStore {
 		return memory.NewEventStore(memory.EventStoreOptions{
 			MaxBytesPerStream: 128 << 10, MaxBytesPerGroup: 256 << 10, MaxBytes: 1 << 20,
 		})
@@ -521,7 +519,7 @@ func TestEventByteDefaults(t *testing.T) {
 // The in-memory key rings pass the key ring contract: fixed keys shared by
 // two instances (the same key bytes), and a random key for one.
 func TestStateKeysContract(t *testing.T) {
-	statekeystest.Run(t, func(t *testing.T) []ports.StateKeys {
+	porttest.TestStateKeys(t, func(t *testing.T) []ports.StateKeys {
 		k := bytes.Repeat([]byte{7}, ports.MinStateKeyLen)
 		old := bytes.Repeat([]byte{8}, ports.MinStateKeyLen+8)
 		a, err := memory.NewStateKeys(k, old)
@@ -534,5 +532,5 @@ func TestStateKeysContract(t *testing.T) {
 		}
 		return []ports.StateKeys{a, b}
 	})
-	statekeystest.Run(t, func(*testing.T) []ports.StateKeys { return []ports.StateKeys{memory.NewRandomStateKeys()} })
+	porttest.TestStateKeys(t, func(*testing.T) []ports.StateKeys { return []ports.StateKeys{memory.NewRandomStateKeys()} })
 }

@@ -15,12 +15,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hexmcp/hexmcp/adapters/bustest"
 	"github.com/hexmcp/hexmcp/adapters/loggertest"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 // busGoroutines name the goroutines of a Bus: its reader, go-redis's
@@ -39,7 +39,7 @@ func busPrefix() string {
 // left.
 func newBuses(t *testing.T, srv *redistest.Server, n int, opts mcpredis.BusOptions) []*mcpredis.Bus {
 	t.Helper()
-	t.Cleanup(func() { bustest.NoGoroutines(t, busGoroutines...) })
+	t.Cleanup(func() { porttest.NoGoroutines(t, busGoroutines...) })
 	if opts.Prefix == "" {
 		opts.Prefix = busPrefix()
 	}
@@ -67,15 +67,15 @@ func TestBusContract(t *testing.T) {
 	newBus := func(opts mcpredis.BusOptions) func(t *testing.T) []ports.NotificationBus {
 		return func(t *testing.T) []ports.NotificationBus { return ports2(newBuses(t, srv, 2, opts)) }
 	}
-	bustest.Run(t, newBus(mcpredis.BusOptions{}))
+	porttest.TestBus(t, newBus(mcpredis.BusOptions{}))
 	t.Run("DefaultLimit", func(t *testing.T) {
-		bustest.RunSizeLimit(t, memory.DefaultMaxNoticeBytes, newBus(mcpredis.BusOptions{}))
+		porttest.TestBusSizeLimit(t, memory.DefaultMaxNoticeBytes, newBus(mcpredis.BusOptions{}))
 	})
 	t.Run("SmallerLimit", func(t *testing.T) {
-		bustest.RunSizeLimit(t, 4096, newBus(mcpredis.BusOptions{MaxNoticeBytes: 4096}))
+		porttest.TestBusSizeLimit(t, 4096, newBus(mcpredis.BusOptions{MaxNoticeBytes: 4096}))
 	})
 	t.Run("Addressed", func(t *testing.T) {
-		bustest.RunAddressed(t, func(t *testing.T) []ports.AddressedBus {
+		porttest.TestAddressedBus(t, func(t *testing.T) []ports.AddressedBus {
 			bs := newBuses(t, srv, 2, mcpredis.BusOptions{})
 			return []ports.AddressedBus{bs[0], bs[1]}
 		})

@@ -15,13 +15,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hexmcp/hexmcp"
-	"github.com/hexmcp/hexmcp/adapters/eventtest"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
-	"github.com/hexmcp/hexmcp/adapters/sessiontest"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 // TestMain fails the run when a goroutine of the package (the event
@@ -147,7 +146,7 @@ func TestEventStoreContract(t *testing.T) {
 		{"SmallPages", mcpredis.EventStoreOptions{ReplayPageBytes: 300}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			eventtest.Run(t, func(t *testing.T) ports.EventStore { return events(t, c, tc.opts) })
+			porttest.TestEventStore(t, func(t *testing.T) ports.EventStore { return events(t, c, tc.opts) })
 		})
 	}
 }
@@ -156,7 +155,7 @@ func TestEventStoreContract(t *testing.T) {
 // two instances have, pass the shared suite.
 func TestEventStoreShared(t *testing.T) {
 	srv := redistest.Start(t)
-	eventtest.RunShared(t, func(t *testing.T) (a, b ports.EventStore) {
+	porttest.TestEventStoreShared(t, func(t *testing.T) (a, b ports.EventStore) {
 		prefix := freshPrefix()
 		opts := mcpredis.EventStoreOptions{Prefix: prefix}
 		return events(t, client(t, srv), opts), events(t, client(t, srv), opts)
@@ -302,7 +301,7 @@ func TestEventMaxStreams(t *testing.T) {
 // them fails), and so do streams without an append for that long.
 func TestEventExpiry(t *testing.T) {
 	srv := redistest.Start(t)
-	clock := sessiontest.NewFakeClock(sessiontest.Start)
+	clock := porttest.NewFakeClock(porttest.Start)
 	const ttl = 10 * time.Minute
 	s := events(t, client(t, srv), mcpredis.EventStoreOptions{TTL: ttl, Clock: clock})
 	ctx := context.Background()

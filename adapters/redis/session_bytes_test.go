@@ -14,9 +14,9 @@ import (
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
-	"github.com/hexmcp/hexmcp/adapters/sessiontest"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/redistest"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 // paddedInit is an initialize with about pad bytes of capabilities.
@@ -115,7 +115,7 @@ func TestRedisSessionBytesPerClient(t *testing.T) {
 // memory (a live session's next request restores it from Redis).
 func TestLocalSessionCopiesBoundedInBytes(t *testing.T) {
 	srv := redistest.Start(t)
-	clock := sessiontest.NewFakeClock(time.Now().Truncate(time.Second))
+	clock := porttest.NewFakeClock(time.Now().Truncate(time.Second))
 	open := func(t *testing.T, budget int) (*hexmcp.Server, string) {
 		s, err := hexmcp.New(hexmcp.Options{Resources: []hexmcp.Resource{hexmcp.TextResource("test://doc", "doc", "x")}})
 		if err != nil {

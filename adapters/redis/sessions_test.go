@@ -10,9 +10,9 @@ import (
 	"time"
 
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
-	"github.com/hexmcp/hexmcp/adapters/sessiontest"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 // The Redis session store passes the contract of every session store,
@@ -29,11 +29,11 @@ func TestSessionStoreContract(t *testing.T) {
 			return mcpredis.NewSessionStore(c, opts)
 		}
 	}
-	sessiontest.Run(t, newStore(mcpredis.SessionStoreOptions{}))
-	sessiontest.RunExpiry(t, 10*time.Minute, newStore(mcpredis.SessionStoreOptions{IdleTimeout: 10 * time.Minute, PendingTimeout: 10 * time.Minute}))
-	sessiontest.RunPending(t, 30*time.Second, 10*time.Minute, newStore(mcpredis.SessionStoreOptions{IdleTimeout: 10 * time.Minute, PendingTimeout: 30 * time.Second}))
-	sessiontest.RunPerClientLimit(t, 5, newStore(mcpredis.SessionStoreOptions{MaxSessionsPerClient: 5}))
-	sessiontest.RunByteLimits(t, 64<<10, 512<<10, newStore(mcpredis.SessionStoreOptions{MaxSessionBytesPerClient: 64 << 10, MaxSessionBytes: 512 << 10}))
+	porttest.TestSessionStore(t, newStore(mcpredis.SessionStoreOptions{}))
+	porttest.TestSessionExpiry(t, 10*time.Minute, newStore(mcpredis.SessionStoreOptions{IdleTimeout: 10 * time.Minute, PendingTimeout: 10 * time.Minute}))
+	porttest.TestSessionPending(t, 30*time.Second, 10*time.Minute, newStore(mcpredis.SessionStoreOptions{IdleTimeout: 10 * time.Minute, PendingTimeout: 30 * time.Second}))
+	porttest.TestSessionPerClientLimit(t, 5, newStore(mcpredis.SessionStoreOptions{MaxSessionsPerClient: 5}))
+	porttest.TestSessionByteLimits(t, 64<<10, 512<<10, newStore(mcpredis.SessionStoreOptions{MaxSessionBytesPerClient: 64 << 10, MaxSessionBytes: 512 << 10}))
 }
 
 // The named settings that turn a bound off mean no bound, never "refuse

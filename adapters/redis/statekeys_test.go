@@ -16,12 +16,11 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
-	"github.com/hexmcp/hexmcp/adapters/sessiontest"
-	"github.com/hexmcp/hexmcp/adapters/statekeystest"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 func client(t *testing.T, srv *redistest.Server) *redis.Client {
@@ -56,7 +55,7 @@ func TestStateKeysShared(t *testing.T) {
 func TestStateKeysRotate(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	clock := sessiontest.NewFakeClock(time.Unix(1_700_000_000, 0))
+	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	opts := mcpredis.StateKeysOptions{RotateEvery: time.Hour, Retain: 20 * time.Minute, CacheFor: time.Second, Clock: clock}
 	a := mcpredis.NewStateKeys(client(t, srv), opts)
 	b := mcpredis.NewStateKeys(client(t, srv), opts)
@@ -104,7 +103,7 @@ func TestStateKeysRotate(t *testing.T) {
 func TestStateKeysRedisDown(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	clock := sessiontest.NewFakeClock(time.Unix(1_700_000_000, 0))
+	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	k := mcpredis.NewStateKeys(client(t, srv), mcpredis.StateKeysOptions{Retain: time.Minute, CacheFor: time.Second, Timeout: 300 * time.Millisecond, Clock: clock})
 	before, err := k.Keys(ctx)
 	if err != nil {
@@ -178,7 +177,7 @@ func TestRequestStateAcrossInstances(t *testing.T) {
 func TestStateKeysContract(t *testing.T) {
 	srv := redistest.Start(t)
 	n := 0
-	statekeystest.Run(t, func(t *testing.T) []ports.StateKeys {
+	porttest.TestStateKeys(t, func(t *testing.T) []ports.StateKeys {
 		n++
 		opts := mcpredis.StateKeysOptions{Prefix: fmt.Sprintf("ring%d:", n), CacheFor: time.Nanosecond}
 		return []ports.StateKeys{mcpredis.NewStateKeys(client(t, srv), opts), mcpredis.NewStateKeys(client(t, srv), opts)}
@@ -194,7 +193,7 @@ func TestStateKeysContract(t *testing.T) {
 func TestStateKeysConcurrentRotation(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	clock := sessiontest.NewFakeClock(time.Unix(1_700_000_000, 0))
+	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	opts := mcpredis.StateKeysOptions{RotateEvery: time.Hour, Retain: 3 * time.Hour, CacheFor: time.Second, Clock: clock}
 	rings := []*mcpredis.StateKeys{mcpredis.NewStateKeys(client(t, srv), opts), mcpredis.NewStateKeys(client(t, srv), opts)}
 	rc := client(t, srv)

@@ -11,10 +11,9 @@ import (
 	"time"
 
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
-	"github.com/hexmcp/hexmcp/adapters/sessiontest"
-	"github.com/hexmcp/hexmcp/adapters/tasktest"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 var taskPrefixes atomic.Int64
@@ -30,17 +29,17 @@ func taskPrefix() string {
 func TestTaskStoreContract(t *testing.T) {
 	srv := redistest.Start(t)
 	c := client(t, srv)
-	tasktest.Run(t, func(t *testing.T, clock ports.Clock) ports.TaskStore {
+	porttest.TestTaskStore(t, func(t *testing.T, clock ports.Clock) ports.TaskStore {
 		return mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: taskPrefix(), Clock: clock})
 	})
-	lim := tasktest.Limits{MaxTasks: 20, MaxTasksPerClient: 5, MaxTaskBytes: 6000, MaxBytesPerClient: 10_000, MaxBytes: 25_000, MaxStatusMessageBytes: 50}
-	tasktest.RunLimits(t, lim, func(t *testing.T, clock ports.Clock) ports.TaskStore {
+	lim := porttest.TaskLimits{MaxTasks: 20, MaxTasksPerClient: 5, MaxTaskBytes: 6000, MaxBytesPerClient: 10_000, MaxBytes: 25_000, MaxStatusMessageBytes: 50}
+	porttest.TestTaskLimits(t, lim, func(t *testing.T, clock ports.Clock) ports.TaskStore {
 		return mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: taskPrefix(), Clock: clock, MaxTasks: lim.MaxTasks,
 			MaxTasksPerClient: lim.MaxTasksPerClient, MaxTaskBytes: lim.MaxTaskBytes, MaxBytesPerClient: lim.MaxBytesPerClient,
 			MaxBytes: lim.MaxBytes, MaxStatusMessageBytes: lim.MaxStatusMessageBytes})
 	})
 	t.Run("Shared", func(t *testing.T) {
-		tasktest.RunShared(t, func(t *testing.T, clock ports.Clock) (ports.TaskStore, ports.TaskStore) {
+		porttest.TestTaskStoreShared(t, func(t *testing.T, clock ports.Clock) (ports.TaskStore, ports.TaskStore) {
 			p := taskPrefix()
 			return mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: p, Clock: clock}),
 				mcpredis.NewTaskStore(client(t, srv), mcpredis.TaskStoreOptions{Prefix: p, Clock: clock})
@@ -53,7 +52,7 @@ func TestTaskStoreContract(t *testing.T) {
 func TestTaskStoreDefaults(t *testing.T) {
 	srv := redistest.Start(t)
 	c := client(t, srv)
-	tasktest.RunLimits(t, tasktest.Limits{MaxTasks: mcpredis.DefaultMaxTasks, MaxTasksPerClient: mcpredis.DefaultMaxTasksPerClient,
+	porttest.TestTaskLimits(t, porttest.TaskLimits{MaxTasks: mcpredis.DefaultMaxTasks, MaxTasksPerClient: mcpredis.DefaultMaxTasksPerClient,
 		MaxTaskBytes: mcpredis.DefaultMaxTaskBytes, MaxBytesPerClient: mcpredis.DefaultMaxTaskBytesPerClient, MaxBytes: mcpredis.DefaultMaxTaskStoreBytes,
 		MaxStatusMessageBytes: mcpredis.DefaultMaxTaskStatusMessageBytes},
 		func(t *testing.T, clock ports.Clock) ports.TaskStore {
@@ -68,7 +67,7 @@ func TestTaskBytesWhenRedisCollects(t *testing.T) {
 	srv := redistest.Start(t)
 	c := client(t, srv)
 	ctx := context.Background()
-	clock := sessiontest.NewFakeClock(sessiontest.Start)
+	clock := porttest.NewFakeClock(porttest.Start)
 	p := taskPrefix()
 	s := mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: p, Clock: clock, MaxTaskBytes: 6000, MaxBytesPerClient: 10_000, MaxBytes: 25_000})
 	state := json.RawMessage(`"` + strings.Repeat("s", 4998) + `"`)

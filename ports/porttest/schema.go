@@ -1,8 +1,4 @@
-// Package schematest is the contract test of [ports.SchemaValidator]: every
-// adapter of the port runs [Run] from its own tests.
-//
-//	func TestContract(t *testing.T) { schematest.Run(t, mypkg.New()) }
-package schematest
+package porttest
 
 import (
 	"encoding/json"
@@ -14,9 +10,9 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// CalculatorSchema is the input schema the suite uses most: two numbers and
+// calculatorSchema is the input schema the suite uses most: two numbers and
 // an operation.
-const CalculatorSchema = `{
+const calculatorSchema = `{
 	"type": "object",
 	"properties": {
 		"a": {"type": "number"},
@@ -27,9 +23,19 @@ const CalculatorSchema = `{
 	"additionalProperties": false
 }`
 
-// Decode decodes JSON text as the engine does (numbers as float64), and
+// calculatorInvalid are values [calculatorSchema] refuses.
+var calculatorInvalid = []string{
+	`{"a": 1, "b": 2}`,
+	`{"a": "1", "b": 2, "operation": "add"}`,
+	`{"a": 1, "b": 2, "operation": "modulo"}`,
+	`{"a": 1, "b": 2, "operation": "add", "c": 3}`,
+	`[1, 2]`,
+	`null`,
+}
+
+// DecodeJSON decodes JSON text as the engine does (numbers as float64), and
 // fails the test if it is not valid JSON.
-func Decode(t testing.TB, text string) any {
+func DecodeJSON(t testing.TB, text string) any {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal([]byte(text), &v); err != nil {
@@ -38,8 +44,8 @@ func Decode(t testing.TB, text string) any {
 	return v
 }
 
-// DecodeNumber decodes JSON text with numbers as json.Number.
-func DecodeNumber(t testing.TB, text string) any {
+// DecodeJSONUseNumber decodes JSON text with numbers as json.Number.
+func DecodeJSONUseNumber(t testing.TB, text string) any {
 	t.Helper()
 	d := json.NewDecoder(strings.NewReader(text))
 	d.UseNumber()
@@ -63,8 +69,8 @@ func MustCompile(t testing.TB, v ports.SchemaValidator, schema string) ports.Sch
 	return s
 }
 
-// Run runs the contract of [ports.SchemaValidator] and [ports.Schema]
-// against v:
+// TestSchemaValidator runs the contract of [ports.SchemaValidator] and
+// [ports.Schema] against v:
 //
 //   - Compile accepts valid schemas and rejects, with an error, text that is
 //     not JSON, schemas that break the metaschema, and references it cannot
@@ -83,34 +89,30 @@ func MustCompile(t testing.TB, v ports.SchemaValidator, schema string) ports.Sch
 //     float64 numbers (nil, or the same message), whitespace and escapes
 //     included, and a number beyond float64's range, even one no keyword
 //     constrains, is an error wrapping [ports.ErrUndecodable].
-func Run(t *testing.T, v ports.SchemaValidator) {
+func TestSchemaValidator(t *testing.T, v ports.SchemaValidator) {
 	t.Helper()
-	t.Run("CompileValid", func(t *testing.T) { compileValid(t, v) })
-	t.Run("CompileInvalid", func(t *testing.T) { compileInvalid(t, v) })
-	t.Run("Independent", func(t *testing.T) { independent(t, v) })
-	t.Run("Valid", func(t *testing.T) { validValues(t, v) })
-	t.Run("Invalid", func(t *testing.T) { invalidValues(t, v) })
-	t.Run("Numbers", func(t *testing.T) { numbers(t, v) })
-	t.Run("Drafts", func(t *testing.T) { drafts(t, v) })
-	t.Run("ErrorMessages", func(t *testing.T) { errorMessages(t, v) })
-	t.Run("Concurrent", func(t *testing.T) { concurrent(t, v) })
-	t.Run("Encoded", func(t *testing.T) { encoded(t, v) })
+	runSuite(t, schemaSuite{v: v})
 }
 
-func compileValid(t *testing.T, v ports.SchemaValidator) {
+// schemaSuite holds the subtests of [TestSchemaValidator], one method each.
+type schemaSuite struct {
+	v ports.SchemaValidator
+}
+
+func (suite schemaSuite) CompileValid(t *testing.T) {
 	for _, schema := range []string{
 		`{}`,
 		`true`,
 		`{"type": "object"}`,
-		CalculatorSchema,
+		calculatorSchema,
 		`{"type": "object", "properties": {"p": {"$ref": "#/$defs/point"}}, "$defs": {"point": {"type": "object"}}}`,
 		` {"type": "string"} `,
 	} {
-		MustCompile(t, v, schema)
+		MustCompile(t, suite.v, schema)
 	}
 }
 
-func compileInvalid(t *testing.T, v ports.SchemaValidator) {
+func (suite schemaSuite) CompileInvalid(t *testing.T) {
 	for _, schema := range []string{
 		``,
 		`{`,
@@ -124,7 +126,7 @@ func compileInvalid(t *testing.T, v ports.SchemaValidator) {
 		`{"$ref": "https://example.invalid/schema.json"}`,
 		`{"properties": {"a": {"$ref": "other.json#/a"}}}`,
 	} {
-		s, err := v.Compile(json.RawMessage(schema))
+		s, err := suite.v.Compile(json.RawMessage(schema))
 		if err == nil {
 			t.Errorf("Compile(%s) = %v, nil; want an error", schema, s)
 			continue
@@ -135,9 +137,9 @@ func compileInvalid(t *testing.T, v ports.SchemaValidator) {
 	}
 }
 
-func independent(t *testing.T, v ports.SchemaValidator) {
-	a := MustCompile(t, v, `{"$id": "https://example.com/same", "type": "string"}`)
-	b := MustCompile(t, v, `{"$id": "https://example.com/same", "type": "number"}`)
+func (suite schemaSuite) Independent(t *testing.T) {
+	a := MustCompile(t, suite.v, `{"$id": "https://example.com/same", "type": "string"}`)
+	b := MustCompile(t, suite.v, `{"$id": "https://example.com/same", "type": "number"}`)
 	wantValid(t, a, `"x"`)
 	wantInvalid(t, a, `1`)
 	wantValid(t, b, `1`)
@@ -146,14 +148,14 @@ func independent(t *testing.T, v ports.SchemaValidator) {
 
 func wantValid(t *testing.T, s ports.Schema, value string) {
 	t.Helper()
-	if err := s.Validate(Decode(t, value)); err != nil {
+	if err := s.Validate(DecodeJSON(t, value)); err != nil {
 		t.Errorf("Validate(%s) = %v, want nil", value, err)
 	}
 }
 
 func wantInvalid(t *testing.T, s ports.Schema, value string) error {
 	t.Helper()
-	err := s.Validate(Decode(t, value))
+	err := s.Validate(DecodeJSON(t, value))
 	if err == nil {
 		t.Errorf("Validate(%s) = nil, want an error", value)
 	}
@@ -165,11 +167,11 @@ type schemaCase struct {
 	values []string
 }
 
-func validValues(t *testing.T, v ports.SchemaValidator) {
+func (suite schemaSuite) Valid(t *testing.T) {
 	for _, c := range []schemaCase{
 		{`{}`, []string{`null`, `true`, `1`, `"s"`, `[]`, `{}`}},
 		{`true`, []string{`null`, `{"a": 1}`}},
-		{CalculatorSchema, []string{`{"a": 1, "b": 2.5, "operation": "add"}`, `{"a": -1e3, "b": 0, "operation": "divide"}`}},
+		{calculatorSchema, []string{`{"a": 1, "b": 2.5, "operation": "add"}`, `{"a": -1e3, "b": 0, "operation": "divide"}`}},
 		{`{"type": "integer", "minimum": 1, "maximum": 10}`, []string{`1`, `10`, `5.0`}},
 		{`{"type": "string", "pattern": "^[a-z]+$", "minLength": 2}`, []string{`"ab"`, `"xyz"`}},
 		{`{"type": "array", "items": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}}`, []string{`[]`, `[{"x": 1}, {"x": 2, "y": "z"}]`}},
@@ -177,49 +179,42 @@ func validValues(t *testing.T, v ports.SchemaValidator) {
 		{`{"type": ["string", "null"]}`, []string{`"s"`, `null`}},
 		{`{"const": "fixed"}`, []string{`"fixed"`}},
 	} {
-		s := MustCompile(t, v, c.schema)
+		s := MustCompile(t, suite.v, c.schema)
 		for _, value := range c.values {
-			if err := s.Validate(Decode(t, value)); err != nil {
+			if err := s.Validate(DecodeJSON(t, value)); err != nil {
 				t.Errorf("schema %s: Validate(%s) = %v, want nil", c.schema, value, err)
 			}
 		}
 	}
 }
 
-func invalidValues(t *testing.T, v ports.SchemaValidator) {
+func (suite schemaSuite) Invalid(t *testing.T) {
 	for _, c := range []schemaCase{
 		{`false`, []string{`null`, `{}`}},
-		{CalculatorSchema, []string{
-			`{"a": 1, "b": 2}`,
-			`{"a": "1", "b": 2, "operation": "add"}`,
-			`{"a": 1, "b": 2, "operation": "modulo"}`,
-			`{"a": 1, "b": 2, "operation": "add", "c": 3}`,
-			`[1, 2]`,
-			`null`,
-		}},
+		{calculatorSchema, calculatorInvalid},
 		{`{"type": "integer", "minimum": 1, "maximum": 10}`, []string{`0`, `11`, `1.5`, `"5"`}},
 		{`{"type": "string", "pattern": "^[a-z]+$", "minLength": 2}`, []string{`"a"`, `"AB"`, `12`}},
 		{`{"type": "array", "items": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}}`, []string{`[{}]`, `[{"x": 1}, {"x": "2"}]`, `{}`}},
 		{`{"anyOf": [{"type": "string"}, {"type": "null"}]}`, []string{`1`, `{}`}},
 		{`{"const": "fixed"}`, []string{`"other"`, `null`}},
 	} {
-		s := MustCompile(t, v, c.schema)
+		s := MustCompile(t, suite.v, c.schema)
 		for _, value := range c.values {
-			if err := s.Validate(Decode(t, value)); err == nil {
+			if err := s.Validate(DecodeJSON(t, value)); err == nil {
 				t.Errorf("schema %s: Validate(%s) = nil, want an error", c.schema, value)
 			}
 		}
 	}
 }
 
-func numbers(t *testing.T, v ports.SchemaValidator) {
-	s := MustCompile(t, v, `{"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 100}, "x": {"type": "number", "exclusiveMaximum": 1}}}`)
+func (suite schemaSuite) Numbers(t *testing.T) {
+	s := MustCompile(t, suite.v, `{"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 100}, "x": {"type": "number", "exclusiveMaximum": 1}}}`)
 	okValues := []any{
 		map[string]any{"n": 5.0, "x": 0.5},
 		map[string]any{"n": json.Number("5"), "x": json.Number("0.5")},
 		map[string]any{"n": 5, "x": 0},
 		map[string]any{"n": int64(100), "x": int64(-3)},
-		DecodeNumber(t, `{"n": 0, "x": 0.999}`),
+		DecodeJSONUseNumber(t, `{"n": 0, "x": 0.999}`),
 	}
 	for _, val := range okValues {
 		if err := s.Validate(val); err != nil {
@@ -243,25 +238,25 @@ func numbers(t *testing.T, v ports.SchemaValidator) {
 	}
 }
 
-func drafts(t *testing.T, v ports.SchemaValidator) {
+func (suite schemaSuite) Drafts(t *testing.T) {
 	// Draft 2020-12 by default.
-	s := MustCompile(t, v, `{"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}], "items": false}`)
+	s := MustCompile(t, suite.v, `{"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}], "items": false}`)
 	wantValid(t, s, `["a", 1]`)
 	wantInvalid(t, s, `[1, "a"]`)
 	wantInvalid(t, s, `["a", 1, true]`)
-	s = MustCompile(t, v, `{"type": "object", "dependentRequired": {"a": ["b"]}}`)
+	s = MustCompile(t, suite.v, `{"type": "object", "dependentRequired": {"a": ["b"]}}`)
 	wantValid(t, s, `{"b": 1}`)
 	wantInvalid(t, s, `{"a": 1}`)
 
 	// Draft-07 when the schema says so.
-	s = MustCompile(t, v, `{"$schema": "http://json-schema.org/draft-07/schema#", "type": "array", "items": [{"type": "string"}], "additionalItems": false}`)
+	s = MustCompile(t, suite.v, `{"$schema": "http://json-schema.org/draft-07/schema#", "type": "array", "items": [{"type": "string"}], "additionalItems": false}`)
 	wantValid(t, s, `["a"]`)
 	wantInvalid(t, s, `[1]`)
 	wantInvalid(t, s, `["a", "b"]`)
 }
 
-func errorMessages(t *testing.T, v ports.SchemaValidator) {
-	s := MustCompile(t, v, `{
+func (suite schemaSuite) ErrorMessages(t *testing.T) {
+	s := MustCompile(t, suite.v, `{
 		"type": "object",
 		"properties": {
 			"point": {"type": "object", "properties": {"x": {"type": "number"}}},
@@ -297,32 +292,11 @@ func errorMessages(t *testing.T, v ports.SchemaValidator) {
 	}
 }
 
-func concurrent(t *testing.T, v ports.SchemaValidator) {
-	s := MustCompile(t, v, CalculatorSchema)
-	good := Decode(t, `{"a": 1, "b": 2, "operation": "add"}`)
-	bad := Decode(t, `{"a": "x", "operation": "mod"}`)
-	var wg sync.WaitGroup
-	errs := make(chan string, 16)
-	for g := range 16 {
-		wg.Go(func() {
-			for i := range 200 {
-				if (g+i)%2 == 0 {
-					if err := s.Validate(good); err != nil {
-						errs <- "valid value rejected: " + err.Error()
-						return
-					}
-				} else if err := s.Validate(bad); err == nil {
-					errs <- "invalid value accepted"
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Error(e)
-	}
+func (suite schemaSuite) Concurrent(t *testing.T) {
+	s := MustCompile(t, suite.v, calculatorSchema)
+	good := DecodeJSON(t, `{"a": 1, "b": 2, "operation": "add"}`)
+	bad := DecodeJSON(t, `{"a": "x", "operation": "mod"}`)
+	validateConcurrently(t, 16, s.Validate, good, bad)
 }
 
 // encodedCases are the schemas and values (valid and invalid) on which
@@ -330,17 +304,11 @@ func concurrent(t *testing.T, v ports.SchemaValidator) {
 var encodedCases = []schemaCase{
 	{`true`, []string{`null`, `{"a": [1, {"b": "c"}]}`}},
 	{`false`, []string{`null`, `{}`}},
-	{CalculatorSchema, []string{
+	{calculatorSchema, append([]string{
 		`{"a": 1, "b": 2.5, "operation": "add"}`,
 		` { "a" : -1e3 , "b" : 0 , "operation" : "divide" } `,
 		`{"\u0061": 1, "b": 2, "oper\u0061tion": "\u0061dd"}`,
-		`{"a": 1, "b": 2}`,
-		`{"a": "1", "b": 2, "operation": "add"}`,
-		`{"a": 1, "b": 2, "operation": "modulo"}`,
-		`{"a": 1, "b": 2, "operation": "add", "c": 3}`,
-		`[1, 2]`,
-		`null`,
-	}},
+	}, calculatorInvalid...)},
 	{`{"type": "integer", "minimum": 1, "maximum": 10}`, []string{`1`, `10`, `5.0`, `0`, `11`, `1.5`, `"5"`, `1e1`}},
 	{`{"type": "string", "pattern": "^[a-z]+$", "minLength": 2}`, []string{`"ab"`, `"xyz"`, `"a"`, `"AB"`, `12`, `"a\u0062"`, `"a\nb"`}},
 	{`{"type": "array", "items": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}}`, []string{`[]`, `[{"x": 1}, {"x": 2, "y": "z"}]`, `[{}]`, `[{"x": 1}, {"x": "2"}]`, `{}`}},
@@ -352,39 +320,45 @@ var encodedCases = []schemaCase{
 		`{"point": {"x": "1"}}`, `{"point": {}, "list": [1, 2, "3"]}`, `{}`, `{"point": {"x": 1}, "list": [1]}`}},
 }
 
-func encoded(t *testing.T, v ports.SchemaValidator) {
-	if _, ok := MustCompile(t, v, `{}`).(ports.JSONSchema); !ok {
+func (suite schemaSuite) Encoded(t *testing.T) {
+	if _, ok := MustCompile(t, suite.v, `{}`).(ports.JSONSchema); !ok {
 		t.Skip("the compiled schemas do not implement ports.JSONSchema")
 	}
 	for _, c := range encodedCases {
-		s := MustCompile(t, v, c.schema).(ports.JSONSchema)
+		s := MustCompile(t, suite.v, c.schema).(ports.JSONSchema)
 		for _, value := range c.values {
-			want := s.Validate(Decode(t, value))
+			want := s.Validate(DecodeJSON(t, value))
 			got := s.ValidateJSON([]byte(value))
 			if (got == nil) != (want == nil) || got != nil && got.Error() != want.Error() {
 				t.Errorf("schema %s: ValidateJSON(%.60s) = %v, Validate = %v", c.schema, value, got, want)
 			}
 		}
 	}
-	s := MustCompile(t, v, `{"type": "object", "properties": {"a": {"type": "number"}}}`).(ports.JSONSchema)
+	s := MustCompile(t, suite.v, `{"type": "object", "properties": {"a": {"type": "number"}}}`).(ports.JSONSchema)
 	for _, value := range []string{`{"a": 1e400}`, `{"b": [1, -1e999]}`} {
 		if err := s.ValidateJSON([]byte(value)); !errors.Is(err, ports.ErrUndecodable) {
 			t.Errorf("ValidateJSON(%s) = %v, want an error wrapping ports.ErrUndecodable", value, err)
 		}
 	}
 	good, bad := []byte(`{"a": 1, "b": 2, "operation": "add"}`), []byte(`{"a": "x", "operation": "mod"}`)
-	calc := MustCompile(t, v, CalculatorSchema).(ports.JSONSchema)
+	calc := MustCompile(t, suite.v, calculatorSchema).(ports.JSONSchema)
+	validateConcurrently(t, 8, calc.ValidateJSON, good, bad)
+}
+
+// validateConcurrently validates good and bad, in turn, from n goroutines at
+// once, and fails t if good is refused or bad accepted.
+func validateConcurrently[V any](t *testing.T, n int, validate func(V) error, good, bad V) {
 	var wg sync.WaitGroup
-	errs := make(chan string, 8)
-	for g := range 8 {
+	errs := make(chan string, n)
+	for g := range n {
 		wg.Go(func() {
 			for i := range 200 {
 				if (g+i)%2 == 0 {
-					if err := calc.ValidateJSON(good); err != nil {
+					if err := validate(good); err != nil {
 						errs <- "valid value rejected: " + err.Error()
 						return
 					}
-				} else if calc.ValidateJSON(bad) == nil {
+				} else if validate(bad) == nil {
 					errs <- "invalid value accepted"
 					return
 				}
