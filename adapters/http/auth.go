@@ -5,14 +5,15 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/hexmcp/hexmcp/internal/slogport"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -44,7 +45,7 @@ type AuthOptions struct {
 	RequiredScopes []string
 	// Logger receives authenticator failures that are not a bad token (an
 	// unreachable introspection endpoint, say); default: slog on standard
-	// error (ports.NopLogger{} discards them).
+	// error (slog.New(slog.DiscardHandler) discards them).
 	Logger ports.Logger
 }
 
@@ -76,7 +77,7 @@ type AuthOptions struct {
 // expiry with its own close code.
 func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) http.Handler {
 	if opts.Logger == nil {
-		opts.Logger = slogport.Default()
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	scope := strings.Join(slices.DeleteFunc(slices.Clone(opts.RequiredScopes), badScope), " ")
 	return func(next http.Handler) http.Handler {
@@ -96,8 +97,8 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 					challenge(w, http.StatusUnauthorized, opts, "invalid_token", scope)
 					return
 				}
-				if opts.Logger.Enabled(r.Context(), ports.LevelError) {
-					opts.Logger.Log(r.Context(), ports.LevelError, "mcphttp: the authenticator failed", ports.F("error", err))
+				if opts.Logger.Enabled(r.Context(), slog.LevelError) {
+					opts.Logger.LogAttrs(r.Context(), slog.LevelError, "mcphttp: the authenticator failed", slog.Any("error", err))
 				}
 				w.Header().Set("Retry-After", authRetryAfter(err))
 				writeAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable")
