@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,7 +22,6 @@ import (
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/wiretest"
-	"github.com/hexmcp/hexmcp/ports"
 )
 
 const prm = "https://mcp.example/.well-known/oauth-protected-resource/mcp"
@@ -72,7 +72,7 @@ func postAs(t *testing.T, url, token, body string, hdr map[string]string) (*http
 // resource metadata (step-up), in both eras; served to one with them.
 func TestScopesOverHTTP(t *testing.T) {
 	srv := scopedServer(t, app.Visibility{})
-	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{ResourceMetadataURL: prm, Logger: ports.NopLogger{}})(srv.HTTPHandler(mcphttp.Options{})))
+	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{ResourceMetadataURL: prm, Logger: slog.New(slog.DiscardHandler)})(srv.HTTPHandler(mcphttp.Options{})))
 	defer hs.Close()
 	stateless := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "write"}
 	call := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"write","arguments":{},` + statelessMeta + `}}`
@@ -111,7 +111,7 @@ func TestScopesOverHTTP(t *testing.T) {
 func TestScopesOverWebSocketAndStdio(t *testing.T) {
 	srv := scopedServer(t, app.Visibility{})
 	h := srv.WebSocketHandler(websocket.Options{})
-	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{ResourceMetadataURL: prm, Logger: ports.NopLogger{}})(h))
+	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{ResourceMetadataURL: prm, Logger: slog.New(slog.DiscardHandler)})(h))
 	t.Cleanup(func() { h.Shutdown(context.Background()); hs.Close() })
 	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"write","arguments":{},` + statelessMeta + `}}`
 	for token, want := range map[string]string{"reader": `"code":-32052`, "writer": "written"} {
@@ -142,7 +142,7 @@ func TestScopesOverWebSocketAndStdio(t *testing.T) {
 // is answered as an unknown tool; the writer sees and calls it.
 func TestScopesHidden(t *testing.T) {
 	srv := scopedServer(t, app.HideUnauthorized(app.Visibility{}))
-	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{Logger: ports.NopLogger{}})(srv.HTTPHandler(mcphttp.Options{})))
+	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{Logger: slog.New(slog.DiscardHandler)})(srv.HTTPHandler(mcphttp.Options{})))
 	defer hs.Close()
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + statelessMeta + `}}`
 	names := func(token string) []string {
@@ -196,7 +196,7 @@ func TestAccessTokenOnlyByName(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{Logger: ports.NopLogger{}})(srv.HTTPHandler(mcphttp.Options{})))
+	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{Logger: slog.New(slog.DiscardHandler)})(srv.HTTPHandler(mcphttp.Options{})))
 	defer hs.Close()
 	for name, want := range map[string]string{"plain": `"text":"w|"`, "delegating": `"text":"w|writer"`} {
 		_, body := postAs(t, hs.URL, "writer", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+name+`","arguments":{},`+statelessMeta+`}}`,
@@ -245,7 +245,7 @@ func scopedResourceServer(t *testing.T, vis app.Visibility) (*hexmcp.Server, *ht
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{ResourceMetadataURL: prm, Logger: ports.NopLogger{}})(srv.HTTPHandler(mcphttp.Options{})))
+	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{ResourceMetadataURL: prm, Logger: slog.New(slog.DiscardHandler)})(srv.HTTPHandler(mcphttp.Options{})))
 	t.Cleanup(hs.Close)
 	return srv, hs
 }

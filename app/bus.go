@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -171,9 +172,9 @@ func (p *publisher) enqueue(n ports.Notice) {
 	case !within(len(p.queue)+1, p.e.opts.MaxBusQueue) || !within(p.bytes+size, p.e.opts.MaxBusQueueBytes):
 		p.mu.Unlock()
 		if k := p.dropped.Add(1); bits.OnesCount64(k) == 1 {
-			p.e.logf(context.Background(), ports.LevelWarn, "hexmcp: the queue of notices for the other instances is full (the bus is slow or down); a notice is dropped: their sessions miss it",
-				ports.F("kind", string(n.Kind)), ports.F("max_bus_queue", p.e.opts.MaxBusQueue), ports.F("max_bus_queue_bytes", p.e.opts.MaxBusQueueBytes),
-				ports.F("dropped_total", k))
+			p.e.logf(context.Background(), slog.LevelWarn, "hexmcp: the queue of notices for the other instances is full (the bus is slow or down); a notice is dropped: their sessions miss it",
+				slog.Any("kind", string(n.Kind)), slog.Any("max_bus_queue", p.e.opts.MaxBusQueue), slog.Any("max_bus_queue_bytes", p.e.opts.MaxBusQueueBytes),
+				slog.Any("dropped_total", k))
 		}
 		return
 	}
@@ -242,16 +243,16 @@ func (p *publisher) send(n ports.Notice) {
 	}
 	if err == nil {
 		if p.failures > 0 {
-			p.e.logf(p.ctx, ports.LevelInfo, "hexmcp: publishing notices to the other instances works again",
-				ports.F("failed_before", p.failures))
+			p.e.logf(p.ctx, slog.LevelInfo, "hexmcp: publishing notices to the other instances works again",
+				slog.Any("failed_before", p.failures))
 			p.failures = 0
 		}
 		return
 	}
 	p.failures++
 	if bits.OnesCount64(p.failures) == 1 {
-		p.e.logf(p.ctx, ports.LevelWarn, "hexmcp: publishing a notice to the other instances failed; their sessions miss it",
-			ports.F("kind", string(n.Kind)), ports.F("error", err), ports.F("failures_in_a_row", p.failures))
+		p.e.logf(p.ctx, slog.LevelWarn, "hexmcp: publishing a notice to the other instances failed; their sessions miss it",
+			slog.Any("kind", string(n.Kind)), slog.Any("error", err), slog.Any("failures_in_a_row", p.failures))
 	}
 }
 
@@ -508,10 +509,10 @@ func (e *Engine) mayForward(ctx context.Context, kind ports.NoticeKind, sid, pee
 		return true
 	}
 	if k := e.fwd.dropped.Add(1); bits.OnesCount64(k) == 1 {
-		e.logf(ctx, ports.LevelWarn, "hexmcp: a client's responses and cancellations past a bound are not forwarded to the other instances",
-			ports.F("kind", string(kind)), ports.F("bound", bound), ports.F("client", peer), ports.F("session", sid),
-			ports.F("max_per_message", e.opts.MaxForwardsPerMessage), ports.F("max_per_client_per_second", e.opts.MaxForwardsPerClient),
-			ports.F("dropped_total", k))
+		e.logf(ctx, slog.LevelWarn, "hexmcp: a client's responses and cancellations past a bound are not forwarded to the other instances",
+			slog.Any("kind", string(kind)), slog.Any("bound", bound), slog.Any("client", peer), slog.Any("session", sid),
+			slog.Any("max_per_message", e.opts.MaxForwardsPerMessage), slog.Any("max_per_client_per_second", e.opts.MaxForwardsPerClient),
+			slog.Any("dropped_total", k))
 	}
 	return false
 }

@@ -6,6 +6,7 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -84,7 +85,7 @@ func (e *Engine) toolsList(ctx context.Context, m message, p *wireParams, ci cal
 	for _, t := range tools[start:end] {
 		enc, err := e.listCache.encoded(e.policy, t.Tool, ci.rev)
 		if err != nil {
-			e.logf(context.Background(), ports.LevelError, "hexmcp: encoding a tool failed", ports.F("tool", t.Tool.Name), ports.F("error", err))
+			e.logf(context.Background(), slog.LevelError, "hexmcp: encoding a tool failed", slog.Any("tool", t.Tool.Name), slog.Any("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 		size += len(enc) + 1
@@ -200,17 +201,17 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 			return nil, &rpcError{id: m.id, err: pe}
 		}
 		if ctx.Err() == nil && err != errPanic {
-			e.logf(ctx, ports.LevelError, "hexmcp: tool failed", ports.F("tool", name), ports.F("error", err))
+			e.logf(ctx, slog.LevelError, "hexmcp: tool failed", slog.Any("tool", name), slog.Any("error", err))
 		}
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	out, err := ci.features.WrapValue(rt.Tool, value)
 	if err != nil {
-		e.logf(ctx, ports.LevelError, "hexmcp: tool result cannot be encoded", ports.F("tool", name), ports.F("error", err))
+		e.logf(ctx, slog.LevelError, "hexmcp: tool result cannot be encoded", slog.Any("tool", name), slog.Any("error", err))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if out.Warning != nil {
-		e.logf(ctx, ports.LevelWarn, out.Warning.String(), ports.F("tool", name), ports.F("type", out.Warning.GoType), ports.F("revision", string(out.Warning.Revision)))
+		e.logf(ctx, slog.LevelWarn, out.Warning.String(), slog.Any("tool", name), slog.Any("type", out.Warning.GoType), slog.Any("revision", string(out.Warning.Revision)))
 	}
 	// structuredContent must conform to a declared outputSchema, whether
 	// the SDK produced it or the handler returned a complete result.
@@ -224,7 +225,7 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 			err = validateJSON(rt.Output, sc)
 		}
 		if err != nil {
-			e.logf(ctx, ports.LevelError, "hexmcp: tool result does not match its outputSchema (a bug in the tool)", ports.F("tool", name), ports.F("error", err))
+			e.logf(ctx, slog.LevelError, "hexmcp: tool result does not match its outputSchema (a bug in the tool)", slog.Any("tool", name), slog.Any("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 	}
@@ -279,7 +280,7 @@ func (e *Engine) encodeCallResult(m message, ci callInfo, res *domain.CallToolRe
 	b := appendResponseHead(make([]byte, 0, 256), m.id)
 	b, err := res.AppendJSON(b, resultType)
 	if err != nil {
-		e.logf(context.Background(), ports.LevelError, "hexmcp: encoding a tool result failed", ports.F("error", err))
+		e.logf(context.Background(), slog.LevelError, "hexmcp: encoding a tool result failed", slog.Any("error", err))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if addMeta {
@@ -293,7 +294,7 @@ func (e *Engine) encodeCallResult(m message, ci callInfo, res *domain.CallToolRe
 func (e *Engine) invoke(ctx context.Context, rt ports.RegisteredTool, args jsontext.Value) (value any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			e.logf(ctx, ports.LevelError, "hexmcp: tool handler panicked", ports.F("tool", rt.Tool.Name), ports.F("panic", fmt.Sprint(r)), ports.F("stack", string(debug.Stack())))
+			e.logf(ctx, slog.LevelError, "hexmcp: tool handler panicked", slog.Any("tool", rt.Tool.Name), slog.Any("panic", fmt.Sprint(r)), slog.Any("stack", string(debug.Stack())))
 			value, err = nil, errPanic
 		}
 	}()

@@ -3,11 +3,11 @@ package app
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
-	"github.com/hexmcp/hexmcp/ports"
 )
 
 type sessionCommitKey struct{}
@@ -46,6 +46,6 @@ func (e *Engine) commitSession(ctx context.Context, s *session, id jsontext.Valu
 	if errors.As(err, &pe) {
 		return &rpcError{id: id, err: pe}
 	}
-	e.logf(ctx, ports.LevelError, "hexmcp: keeping a new session failed", ports.F("error", err))
+	e.logf(ctx, slog.LevelError, "hexmcp: keeping a new session failed", slog.Any("error", err))
 	return newRPCError(id, domain.CodeInternalError, "Internal error", nil)
 }

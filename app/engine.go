@@ -43,12 +43,13 @@ package app
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
-	"github.com/hexmcp/hexmcp/internal/slogport"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -121,7 +122,7 @@ type Options struct {
 	// Logger receives the server's own log: internal errors with their
 	// details, recovered panics, output-schema warnings (default: slog's
 	// text format on standard error, never standard output, which may be
-	// the MCP channel). ports.NopLogger{} discards it.
+	// the MCP channel). slog.New(slog.DiscardHandler) discards it.
 	Logger ports.Logger
 	// PageSize is the number of entries per page of tools/list,
 	// resources/list, resources/templates/list and prompts/list (default
@@ -386,7 +387,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		return nil, errors.New("hexmcp: Options.Validator is required (set Options.DisableValidation to serve without input validation)")
 	}
 	if opts.Logger == nil {
-		opts.Logger = slogport.Default()
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	if opts.PageSize <= 0 {
 		opts.PageSize = 100
@@ -612,7 +613,7 @@ func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		for _, c := range e.extClose {
 			if err := c.close(); err != nil {
-				e.logf(context.Background(), ports.LevelError, "hexmcp: closing an extension failed", ports.F("extension", c.id), ports.F("error", err))
+				e.logf(context.Background(), slog.LevelError, "hexmcp: closing an extension failed", slog.Any("extension", c.id), slog.Any("error", err))
 			}
 		}
 	})
@@ -631,9 +632,9 @@ func (e *Engine) untrack(s *session) {
 	e.mu.Unlock()
 }
 
-func (e *Engine) logf(ctx context.Context, level ports.Level, msg string, fields ...ports.Field) {
+func (e *Engine) logf(ctx context.Context, level slog.Level, msg string, fields ...slog.Attr) {
 	if e.log.Enabled(ctx, level) {
-		e.log.Log(ctx, level, msg, fields...)
+		e.log.LogAttrs(ctx, level, msg, fields...)
 	}
 }
 

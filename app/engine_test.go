@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -248,7 +249,7 @@ func TestHandlerErrors(t *testing.T) {
 	secret := errors.New("dial db.internal:5432: password rejected")
 	var logged []string
 	var mu sync.Mutex
-	log.EXPECT().Log(gomock.Any(), ports.LevelError, gomock.Any(), gomock.Any()).DoAndReturn(func(_ context.Context, _ ports.Level, msg string, fields ...ports.Field) {
+	log.EXPECT().LogAttrs(gomock.Any(), slog.LevelError, gomock.Any(), gomock.Any()).DoAndReturn(func(_ context.Context, _ slog.Level, msg string, fields ...slog.Attr) {
 		mu.Lock()
 		defer mu.Unlock()
 		logged = append(logged, fmt.Sprint(msg, fields))
@@ -297,12 +298,12 @@ func TestOutputSchemaWarningAndMismatch(t *testing.T) {
 		}
 		return map[string]any{"items": []int{1}}, nil
 	}, app.WithOutputSchema(json.RawMessage(`{"type":"object","properties":{"items":{"type":"array"}}}`)))
-	log.EXPECT().Log(gomock.Any(), ports.LevelWarn, gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ ports.Level, msg string, _ ...ports.Field) {
+	log.EXPECT().LogAttrs(gomock.Any(), slog.LevelWarn, gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ slog.Level, msg string, _ ...slog.Attr) {
 		if !strings.Contains(msg, `"listUsers"`) || !strings.Contains(msg, "[]int") {
 			t.Errorf("warning does not name the tool and type: %s", msg)
 		}
 	})
-	log.EXPECT().Log(gomock.Any(), ports.LevelError, gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ ports.Level, msg string, _ ...ports.Field) {
+	log.EXPECT().LogAttrs(gomock.Any(), slog.LevelError, gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ slog.Level, msg string, _ ...slog.Attr) {
 		if !strings.Contains(msg, "outputSchema") {
 			t.Errorf("mismatch log = %s", msg)
 		}

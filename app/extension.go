@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -12,7 +13,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
-	"github.com/hexmcp/hexmcp/ports"
 )
 
 // Extension is an MCP extension the engine serves (SEP-2133): it is
@@ -261,7 +261,7 @@ func (e *Engine) serveExtension(ctx context.Context, xm ExtensionMethod, m messa
 		if errors.As(err, &pe) {
 			return nil, &rpcError{id: m.id, err: pe}
 		}
-		e.logf(ctx, ports.LevelError, "hexmcp: extension method failed", ports.F("method", m.method), ports.F("error", err))
+		e.logf(ctx, slog.LevelError, "hexmcp: extension method failed", slog.Any("method", m.method), slog.Any("error", err))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	b, err := json.Marshal(res, json.Deterministic(true))
@@ -270,7 +270,7 @@ func (e *Engine) serveExtension(ctx context.Context, xm ExtensionMethod, m messa
 		err = json.Unmarshal(b, &obj)
 	}
 	if err != nil || obj == nil {
-		e.logf(ctx, ports.LevelError, "hexmcp: extension method result is not a JSON object", ports.F("method", m.method), ports.F("error", cmpErr(err)))
+		e.logf(ctx, slog.LevelError, "hexmcp: extension method result is not a JSON object", slog.Any("method", m.method), slog.Any("error", cmpErr(err)))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if ci.features.ResultType {
@@ -288,7 +288,7 @@ func (e *Engine) serveExtension(ctx context.Context, xm ExtensionMethod, m messa
 	}
 	if ci.features.ResultType { // the result _meta goes with resultType, as in encodeCallResult
 		if err := e.addResultMeta(obj, ci.rev); err != nil {
-			e.logf(ctx, ports.LevelError, "hexmcp: extension method result _meta is not an object", ports.F("method", m.method))
+			e.logf(ctx, slog.LevelError, "hexmcp: extension method result _meta is not an object", slog.Any("method", m.method))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 	}

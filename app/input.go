@@ -6,6 +6,7 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -531,7 +532,7 @@ func (e *Engine) beginInput(ctx context.Context, rc *RequestContext, m message, 
 			if errors.Is(err, errStateForged) || errors.Is(err, errStateExpired) || errors.Is(err, errStateMismatch) {
 				return newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: "+err.Error(), nil)
 			}
-			e.logf(ctx, ports.LevelError, "hexmcp: verifying a requestState failed", ports.F("error", err))
+			e.logf(ctx, slog.LevelError, "hexmcp: verifying a requestState failed", slog.Any("error", err))
 			return newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 		// Answers of earlier rounds stand; the retry adds the new ones.
@@ -579,7 +580,7 @@ func (e *Engine) inputError(ctx context.Context, m message, ci callInfo, in *inp
 	st.Expires = e.opts.Clock.Now().Add(e.opts.RequestStateTTL).UnixMilli()
 	state, serr := e.signState(ctx, st)
 	if serr != nil {
-		e.logf(ctx, ports.LevelError, "hexmcp: signing a requestState failed", ports.F("error", serr))
+		e.logf(ctx, slog.LevelError, "hexmcp: signing a requestState failed", slog.Any("error", serr))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil), true
 	}
 	b := appendResponseHead(make([]byte, 0, 512), m.id)
@@ -590,7 +591,7 @@ func (e *Engine) inputError(ctx context.Context, m message, ci callInfo, in *inp
 		}
 		params, perr := json.Marshal(r.params, json.Deterministic(true))
 		if perr != nil {
-			e.logf(ctx, ports.LevelError, "hexmcp: encoding an input request failed", ports.F("key", r.key), ports.F("error", perr))
+			e.logf(ctx, slog.LevelError, "hexmcp: encoding an input request failed", slog.Any("key", r.key), slog.Any("error", perr))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil), true
 		}
 		b = domain.AppendJSONString(b, r.key)

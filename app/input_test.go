@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -230,7 +231,7 @@ func TestCancellationBothWays(t *testing.T) {
 func TestClientRequestTimeout(t *testing.T) {
 	ctrl := gomock.NewController(t)
 	log := quietLogger(ctrl)
-	log.EXPECT().Log(gomock.Any(), ports.LevelError, "hexmcp: tool failed", gomock.Any()).Times(1)
+	log.EXPECT().LogAttrs(gomock.Any(), slog.LevelError, "hexmcp: tool failed", gomock.Any()).Times(1)
 	c := serve(t, inputEngine(t, app.Options{Validator: jsonschema.New(), ClientRequestTimeout: 50 * time.Millisecond, Logger: log}))
 	initializeWith(c, "2025-11-25", `{"elicitation":{}}`)
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_name","arguments":{}}}`)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"sync"
@@ -414,7 +415,7 @@ func (e *Engine) acceptTopics(ctx context.Context, s *session, m message, p *wir
 				if errors.As(err, &pe) {
 					return &rpcError{id: m.id, err: pe}
 				}
-				e.logf(ctx, ports.LevelError, "hexmcp: an extension refused a listen topic", ports.F("topic", name), ports.F("error", err))
+				e.logf(ctx, slog.LevelError, "hexmcp: an extension refused a listen topic", slog.Any("topic", name), slog.Any("error", err))
 				return newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 			}
 		}

@@ -2,13 +2,13 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"maps"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
-	"github.com/hexmcp/hexmcp/ports"
 )
 
 // callInfo is what a request knows about its revision and client.
@@ -288,7 +288,7 @@ func (e *Engine) resultMeta(rev domain.Revision) map[string]any {
 func (e *Engine) encodeResult(id jsontext.Value, res any) ([]byte, *rpcError) {
 	body, err := json.Marshal(res, json.Deterministic(true))
 	if err != nil {
-		e.logf(context.Background(), ports.LevelError, "hexmcp: encoding a result failed", ports.F("error", err))
+		e.logf(context.Background(), slog.LevelError, "hexmcp: encoding a result failed", slog.Any("error", err))
 		return nil, newRPCError(id, domain.CodeInternalError, "Internal error", nil)
 	}
 	out := appendResponseHead(make([]byte, 0, len(body)+48), id)

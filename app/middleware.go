@@ -6,6 +6,7 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -215,14 +216,14 @@ func (e *Engine) serveThroughMiddleware(ctx context.Context, entry *method, s *s
 		if errors.As(err, &pe) {
 			return nil, &rpcError{id: m.id, err: pe}
 		}
-		e.logf(ctx, ports.LevelError, "hexmcp: middleware failed", ports.F("method", m.method), ports.F("error", err))
+		e.logf(ctx, slog.LevelError, "hexmcp: middleware failed", slog.Any("method", m.method), slog.Any("error", err))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if c.out != nil && len(res) == len(c.out)-c.head-1 && (len(res) == 0 || &res[0] == &c.out[c.head]) {
 		return c.out, nil // the engine's answer, unchanged
 	}
 	if len(res) == 0 || !jsontext.Value(res).IsValid() {
-		e.logf(ctx, ports.LevelError, "hexmcp: middleware answered with a result that is not JSON", ports.F("method", m.method))
+		e.logf(ctx, slog.LevelError, "hexmcp: middleware answered with a result that is not JSON", slog.Any("method", m.method))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if ci.features.ResultType && jsontext.Value(res).Kind() == '{' {
@@ -275,7 +276,7 @@ func (e *Engine) notificationCtx(ctx context.Context, s *session, m message) {
 	req := newRequest(ctx, s, m, nil, ci)
 	req.call = &middlewareCall{s: s, m: m}
 	if _, err := e.middleware(ctx, req); err != nil {
-		e.logf(ctx, ports.LevelDebug, "hexmcp: middleware refused a notification", ports.F("method", m.method), ports.F("error", err))
+		e.logf(ctx, slog.LevelDebug, "hexmcp: middleware refused a notification", slog.Any("method", m.method), slog.Any("error", err))
 	}
 }
 

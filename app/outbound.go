@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync"
 	"time"
@@ -129,7 +130,7 @@ func (e *Engine) clientResponse(ctx context.Context, s *session, m message) {
 	if s != nil && s.out.deliver(m) || e.forwardResponse(ctx, s, m) {
 		return
 	}
-	e.logf(context.Background(), ports.LevelDebug, "hexmcp: dropped a response to no pending server request", ports.F("id", string(m.id)))
+	e.logf(context.Background(), slog.LevelDebug, "hexmcp: dropped a response to no pending server request", slog.Any("id", string(m.id)))
 }
 
 // callClient sends a request to the client of a handshake-era session and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 
 	"github.com/hexmcp/hexmcp/domain"
@@ -161,7 +162,7 @@ func (e *Engine) promptsChanged() { e.raise(ports.Notice{Kind: ports.NoticePromp
 func (e *Engine) getPrompt(ctx context.Context, p ports.RegisteredPrompt, args map[string]string) (r *domain.GetPromptResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			e.logf(ctx, ports.LevelError, "hexmcp: prompt handler panicked", ports.F("prompt", p.Prompt.Name), ports.F("panic", fmt.Sprint(v)), ports.F("stack", string(debug.Stack())))
+			e.logf(ctx, slog.LevelError, "hexmcp: prompt handler panicked", slog.Any("prompt", p.Prompt.Name), slog.Any("panic", fmt.Sprint(v)), slog.Any("stack", string(debug.Stack())))
 			r, err = nil, errPanic
 		}
 	}()
@@ -172,7 +173,7 @@ func (e *Engine) getPrompt(ctx context.Context, p ports.RegisteredPrompt, args m
 func (e *Engine) complete(ctx context.Context, c ports.Completer, value string, context map[string]string) (v []string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			e.logf(ctx, ports.LevelError, "hexmcp: completer panicked", ports.F("panic", fmt.Sprint(r)), ports.F("stack", string(debug.Stack())))
+			e.logf(ctx, slog.LevelError, "hexmcp: completer panicked", slog.Any("panic", fmt.Sprint(r)), slog.Any("stack", string(debug.Stack())))
 			v, err = nil, errPanic
 		}
 	}()

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strconv"
 
@@ -114,7 +115,7 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 			return nil, &rpcError{id: m.id, err: pe}
 		}
 		if ctx.Err() == nil && err != errPanic {
-			e.logf(ctx, ports.LevelError, "hexmcp: prompt handler failed", ports.F("prompt", name), ports.F("error", err))
+			e.logf(ctx, slog.LevelError, "hexmcp: prompt handler failed", slog.Any("prompt", name), slog.Any("error", err))
 		}
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
@@ -125,7 +126,7 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 		b = append(b, `"resultType":"complete",`...)
 	}
 	if b, err = shaped.AppendJSON(b); err != nil {
-		e.logf(ctx, ports.LevelError, "hexmcp: prompt result cannot be encoded", ports.F("prompt", name), ports.F("error", err))
+		e.logf(ctx, slog.LevelError, "hexmcp: prompt result cannot be encoded", slog.Any("prompt", name), slog.Any("error", err))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if ci.era == domain.EraStateless {
@@ -133,7 +134,7 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 	} else if len(shaped.Meta) > 0 {
 		raw, err := json.Marshal(shaped.Meta, json.Deterministic(true))
 		if err != nil {
-			e.logf(ctx, ports.LevelError, "hexmcp: prompt result _meta cannot be encoded", ports.F("prompt", name), ports.F("error", err))
+			e.logf(ctx, slog.LevelError, "hexmcp: prompt result _meta cannot be encoded", slog.Any("prompt", name), slog.Any("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 		b = append(b, `,"_meta":`...)
@@ -236,7 +237,7 @@ func (e *Engine) completionComplete(ctx context.Context, m message, p *wireParam
 				return nil, &rpcError{id: m.id, err: pe}
 			}
 			if ctx.Err() == nil && err != errPanic {
-				e.logf(ctx, ports.LevelError, "hexmcp: completer failed", ports.F("ref", cp.Ref.Name+cp.Ref.URI), ports.F("argument", *cp.Argument.Name), ports.F("error", err))
+				e.logf(ctx, slog.LevelError, "hexmcp: completer failed", slog.Any("ref", cp.Ref.Name+cp.Ref.URI), slog.Any("argument", *cp.Argument.Name), slog.Any("error", err))
 			}
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -14,7 +15,6 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
-	"github.com/hexmcp/hexmcp/ports"
 )
 
 // promptEngine is an engine with a prompt and a resource registry, holding ps.
@@ -76,7 +76,7 @@ func samplePrompts() []app.Prompt {
 func TestPromptsHandshake(t *testing.T) {
 	log := quietLogger(gomock.NewController(t))
 	var logged []string
-	log.EXPECT().Log(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ ports.Level, msg string, _ ...ports.Field) {
+	log.EXPECT().LogAttrs(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ slog.Level, msg string, _ ...slog.Attr) {
 		logged = append(logged, msg)
 	}).AnyTimes()
 	c := serve(t, promptEngine(t, app.Options{Validator: jsonschema.New(), Logger: log}, samplePrompts()...))

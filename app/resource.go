@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -370,7 +371,7 @@ func (e *Engine) sessionList() []*session {
 func (e *Engine) readResource(ctx context.Context, h ports.ResourceHandler, uri string, vars map[string]string) (c []domain.ResourceContents, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			e.logf(ctx, ports.LevelError, "hexmcp: resource handler panicked", ports.F("uri", uri), ports.F("panic", fmt.Sprint(r)), ports.F("stack", string(debug.Stack())))
+			e.logf(ctx, slog.LevelError, "hexmcp: resource handler panicked", slog.Any("uri", uri), slog.Any("panic", fmt.Sprint(r)), slog.Any("stack", string(debug.Stack())))
 			c, err = nil, errPanic
 		}
 	}()

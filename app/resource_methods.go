@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strconv"
 
@@ -86,7 +87,7 @@ func encodePage[T any](e *Engine, m message, p *wireParams, ci callInfo, member 
 		}
 		raw, err := enc(it)
 		if err != nil {
-			e.logf(context.Background(), ports.LevelError, "hexmcp: encoding a list entry failed", ports.F("list", member), ports.F("key", key(it)), ports.F("error", err))
+			e.logf(context.Background(), slog.LevelError, "hexmcp: encoding a list entry failed", slog.Any("list", member), slog.Any("key", key(it)), slog.Any("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 		b = append(b, raw...)
@@ -246,7 +247,7 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 			return nil, &rpcError{id: m.id, err: pe}
 		}
 		if ctx.Err() == nil && err != errPanic {
-			e.logf(ctx, ports.LevelError, "hexmcp: resource handler failed", ports.F("uri", uri), ports.F("error", err))
+			e.logf(ctx, slog.LevelError, "hexmcp: resource handler failed", slog.Any("uri", uri), slog.Any("error", err))
 		}
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
@@ -268,7 +269,7 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 		}
 		c = ci.features.ShapeResourceContents(c)
 		if b, err = c.AppendJSON(b); err != nil {
-			e.logf(ctx, ports.LevelError, "hexmcp: resource contents cannot be encoded", ports.F("uri", uri), ports.F("error", err))
+			e.logf(ctx, slog.LevelError, "hexmcp: resource contents cannot be encoded", slog.Any("uri", uri), slog.Any("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 	}

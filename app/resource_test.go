@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,6 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
-	"github.com/hexmcp/hexmcp/ports"
 )
 
 const srvMeta = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}`
@@ -61,7 +61,7 @@ func sampleResources() []app.Resource {
 func TestResourcesHandshake(t *testing.T) {
 	log := quietLogger(gomock.NewController(t))
 	var logged []string
-	log.EXPECT().Log(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ ports.Level, msg string, _ ...ports.Field) {
+	log.EXPECT().LogAttrs(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ slog.Level, msg string, _ ...slog.Attr) {
 		logged = append(logged, msg)
 	}).AnyTimes()
 	c := serve(t, resourceEngine(t, app.Options{Validator: jsonschema.New(), Logger: log}, sampleResources()...))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strconv"
 	"sync"
@@ -146,7 +147,7 @@ func (s *session) write(msg []byte, key string) bool {
 	}
 	if err != nil {
 		s.broken = true
-		s.e.logf(s.base, ports.LevelWarn, "hexmcp: writing to the client failed; dropping the connection's output", ports.F("error", err))
+		s.e.logf(s.base, slog.LevelWarn, "hexmcp: writing to the client failed; dropping the connection's output", slog.Any("error", err))
 		return false
 	}
 	return true

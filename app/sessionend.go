@@ -2,10 +2,10 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
-	"github.com/hexmcp/hexmcp/ports"
 )
 
 // The reasons of a [SessionEnd].
@@ -52,7 +52,7 @@ func (e *Engine) sessionEnded(s *session, reason string) {
 	s.mu.Unlock()
 	defer func() {
 		if r := recover(); r != nil {
-			e.logf(context.Background(), ports.LevelError, "hexmcp: OnSessionEnd panicked", ports.F("panic", r))
+			e.logf(context.Background(), slog.LevelError, "hexmcp: OnSessionEnd panicked", slog.Any("panic", r))
 		}
 	}()
 	e.opts.OnSessionEnd(end)

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"testing"
 
 	"go.uber.org/mock/gomock"
@@ -67,8 +68,8 @@ func TestArgumentsValidatedAsEncoded(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			log := quietLogger(gomock.NewController(t))
 			// the one log line: the structured result that breaks its schema
-			log.EXPECT().Log(gomock.Any(), ports.LevelError, "hexmcp: tool result does not match its outputSchema (a bug in the tool)",
-				ports.F("tool", "structured"), gomock.Any()).Times(1)
+			log.EXPECT().LogAttrs(gomock.Any(), slog.LevelError, "hexmcp: tool result does not match its outputSchema (a bug in the tool)",
+				slog.Any("tool", "structured"), gomock.Any()).Times(1)
 			c := serve(t, newEngine(t, app.Options{Validator: v.v, Logger: log}, tools()...))
 			c.initialize("2025-11-25")
 			for _, call := range calls {

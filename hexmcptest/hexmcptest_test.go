@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,7 +17,6 @@ import (
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/hexmcptest"
-	"github.com/hexmcp/hexmcp/ports"
 )
 
 var transports = []hexmcptest.Transport{hexmcptest.InMemory, hexmcptest.StreamableHTTP}
@@ -43,7 +43,7 @@ type CityInput struct {
 }
 
 func quiet(opts hexmcp.Options) hexmcp.Options {
-	opts.Logger = ports.NopLogger{}
+	opts.Logger = slog.New(slog.DiscardHandler)
 	return opts
 }
 

@@ -18,7 +18,6 @@ import (
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/middleware"
-	"github.com/hexmcp/hexmcp/ports"
 )
 
 // An initialize that the Streamable HTTP transport answers 503 because the
@@ -34,14 +33,14 @@ func TestAuditRecordsWhatTheClientGot(t *testing.T) {
 	var audit lockedBuffer
 	s, err := hexmcp.New(hexmcp.Options{
 		Middleware: []app.Middleware{middleware.Audit(slog.New(slog.NewJSONHandler(&audit, &slog.HandlerOptions{Level: slog.LevelDebug})))},
-		Logger:     ports.NopLogger{},
+		Logger:     slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
 	store := mcpredis.NewSessionStore(rdb, mcpredis.SessionStoreOptions{Timeout: time.Second})
-	hs := httptest.NewServer(s.HTTPHandler(mcphttp.Options{SessionStore: store, Logger: ports.NopLogger{}}))
+	hs := httptest.NewServer(s.HTTPHandler(mcphttp.Options{SessionStore: store, Logger: slog.New(slog.DiscardHandler)}))
 	t.Cleanup(hs.Close)
 	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
 	req.Header.Set("Content-Type", "application/json")

@@ -39,11 +39,10 @@ import (
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
 
 	"github.com/hexmcp/hexmcp"
-	"github.com/hexmcp/hexmcp/adapters/slogger"
 	"github.com/hexmcp/hexmcp/adapters/stdio"
-	"github.com/hexmcp/hexmcp/adapters/zaplogger"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -135,18 +134,19 @@ func NewEngine(p EngineParams) (*app.Engine, error) {
 }
 
 // chooseLogger picks the logger of a part: the ports.Logger in the graph,
-// else an adapter of the *slog.Logger or *zap.Logger in the graph, else slog
+// else the *slog.Logger in the graph, else the *zap.Logger in the graph
+// through zap's slog handler (go.uber.org/zap/exp/zapslog), else slog
 // on standard error (never standard output: stdout may be the MCP channel).
 func chooseLogger(l ports.Logger, s *slog.Logger, z *zap.Logger) ports.Logger {
 	switch {
 	case l != nil:
 		return l
 	case s != nil:
-		return slogger.New(s)
+		return s
 	case z != nil:
-		return zaplogger.New(z)
+		return slog.New(zapslog.NewHandler(z.Core(), zapslog.WithCaller(true)))
 	}
-	return slogger.New(slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	return slog.New(slog.NewTextHandler(os.Stderr, nil))
 }
 
 // Core provides *app.Engine, built by [NewEngine], and closes it
@@ -194,8 +194,8 @@ func stopContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // deadline passing (outer done) or another error fails the hook.
 func cutOnSchedule(outer context.Context, e *app.Engine, transport string, err error) error {
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && outer.Err() == nil {
-		e.Logger().Log(outer, ports.LevelWarn, "hexmcp: calls still running at the stop deadline were cancelled",
-			ports.F("transport", transport))
+		e.Logger().LogAttrs(outer, slog.LevelWarn, "hexmcp: calls still running at the stop deadline were cancelled",
+			slog.Any("transport", transport))
 		return nil
 	}
 	return err

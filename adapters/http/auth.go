@@ -5,8 +5,10 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,7 +18,6 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/hexmcp/hexmcp/internal/slogport"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -46,10 +47,10 @@ type AuthOptions struct {
 	// are named in the scope parameter of the 401 and 403 challenges, so
 	// that a client asks the authorization server for them.
 	RequiredScopes []string
-	// Logger receives the refusals of a token, at ports.LevelInfo, and
+	// Logger receives the refusals of a token, at slog.LevelInfo, and
 	// the authenticator's failures that are not a bad token (an
-	// unreachable authorization server, say), at ports.LevelError; default:
-	// slog on standard error (ports.NopLogger{} discards them). See
+	// unreachable authorization server, say), at slog.LevelError; default:
+	// slog on standard error (slog.New(slog.DiscardHandler) discards them). See
 	// [RequireBearer] for what a record holds: never the token.
 	Logger ports.Logger
 	// MaxLogsPerSecond bounds the records of refusals written per second,
@@ -95,13 +96,13 @@ const DefaultMaxAuthLogsPerSecond = 10
 // expiry with its own close code.
 //
 // Every refusal of a token (the 400, the 401 invalid_token, the 403) is
-// logged at ports.LevelInfo, "mcphttp: a bearer token was refused", with
+// logged at slog.LevelInfo, "mcphttp: a bearer token was refused", with
 // the challenge's error code, the reason (the authenticator's error: an
 // mcpoauth verifier says which check failed, "the token is for
 // ["https://elsewhere/mcp"], not for this resource", an unknown kid, an
 // expiry, a typ, an inactive token…; for a 403 the subject and the
 // missing scopes), the remote address, the method and the path; an
-// authenticator's failure (the 503) at ports.LevelError, "mcphttp: the
+// authenticator's failure (the 503) at slog.LevelError, "mcphttp: the
 // authenticator failed". A request without a Bearer credential (none, or a
 // malformed Authorization header), the first step of every OAuth client,
 // is not logged. A record never holds the token, nor the query string:
@@ -113,7 +114,7 @@ const DefaultMaxAuthLogsPerSecond = 10
 // logger's level above Info.
 func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) http.Handler {
 	if opts.Logger == nil {
-		opts.Logger = slogport.Default()
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	perSecond := opts.MaxLogsPerSecond
 	if perSecond <= 0 {
@@ -124,8 +125,8 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if tokenInQuery(r) {
-				refusals.log(r, opts.Logger, ports.LevelInfo, msgRefused, func() []ports.Field {
-					return []ports.Field{ports.F("error", "invalid_request"), ports.F("reason", "an access_token in the query string (RFC 6750 section 2.3), which the MCP authorization spec forbids")}
+				refusals.log(r, opts.Logger, slog.LevelInfo, msgRefused, func() []slog.Attr {
+					return []slog.Attr{slog.Any("error", "invalid_request"), slog.Any("reason", "an access_token in the query string (RFC 6750 section 2.3), which the MCP authorization spec forbids")}
 				})
 				challenge(w, http.StatusBadRequest, opts, "invalid_request", "")
 				return
@@ -138,23 +139,23 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 			p, err := a.Authenticate(r.Context(), token)
 			if err != nil {
 				if errors.Is(err, ports.ErrUnauthenticated) {
-					refusals.log(r, opts.Logger, ports.LevelInfo, msgRefused, func() []ports.Field {
-						return []ports.Field{ports.F("error", "invalid_token"), ports.F("reason", redact(err.Error(), token))}
+					refusals.log(r, opts.Logger, slog.LevelInfo, msgRefused, func() []slog.Attr {
+						return []slog.Attr{slog.Any("error", "invalid_token"), slog.Any("reason", redact(err.Error(), token))}
 					})
 					challenge(w, http.StatusUnauthorized, opts, "invalid_token", scope)
 					return
 				}
-				failures.log(r, opts.Logger, ports.LevelError, "mcphttp: the authenticator failed", func() []ports.Field {
-					return []ports.Field{ports.F("error", redact(err.Error(), token))}
+				failures.log(r, opts.Logger, slog.LevelError, "mcphttp: the authenticator failed", func() []slog.Attr {
+					return []slog.Attr{slog.Any("error", redact(err.Error(), token))}
 				})
 				w.Header().Set("Retry-After", authRetryAfter(err))
 				writeAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable")
 				return
 			}
 			if missing := MissingScopes(p, opts.RequiredScopes...); len(missing) > 0 {
-				refusals.log(r, opts.Logger, ports.LevelInfo, msgRefused, func() []ports.Field {
-					return []ports.Field{ports.F("error", "insufficient_scope"), ports.F("reason", "the token lacks required scopes"),
-						ports.F("subject", redact(p.Subject, token)), ports.F("missing_scopes", missing)}
+				refusals.log(r, opts.Logger, slog.LevelInfo, msgRefused, func() []slog.Attr {
+					return []slog.Attr{slog.Any("error", "insufficient_scope"), slog.Any("reason", "the token lacks required scopes"),
+						slog.Any("subject", redact(p.Subject, token)), slog.Any("missing_scopes", missing)}
 				})
 				InsufficientScope(w, opts, opts.RequiredScopes...)
 				return
@@ -198,7 +199,7 @@ func newLogBudget(perSecond int) *logBudget {
 // (called only when the record is written), the remote address, the
 // method and the path, and the number of records left out before it when
 // some were. Nothing is counted while the logger does not want the level.
-func (b *logBudget) log(r *http.Request, l ports.Logger, level ports.Level, msg string, fields func() []ports.Field) {
+func (b *logBudget) log(r *http.Request, l ports.Logger, level slog.Level, msg string, fields func() []slog.Attr) {
 	ctx := r.Context()
 	if !l.Enabled(ctx, level) {
 		return
@@ -207,11 +208,11 @@ func (b *logBudget) log(r *http.Request, l ports.Logger, level ports.Level, msg 
 	if !ok {
 		return
 	}
-	f := append(fields(), ports.F("remote", r.RemoteAddr), ports.F("method", r.Method), ports.F("path", redact(r.URL.Path, "")))
+	f := append(fields(), slog.Any("remote", r.RemoteAddr), slog.Any("method", r.Method), slog.Any("path", redact(r.URL.Path, "")))
 	if suppressed > 0 {
-		f = append(f, ports.F("suppressed", suppressed))
+		f = append(f, slog.Any("suppressed", suppressed))
 	}
-	l.Log(ctx, level, msg, f...)
+	l.LogAttrs(ctx, level, msg, f...)
 }
 
 // take reports whether a record may be written at now and, when it may,

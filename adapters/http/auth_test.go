@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -95,7 +96,7 @@ func TestRequireBearer(t *testing.T) {
 		t.Fatalf("Retry-After %q, want 5 (the default)", got)
 	}
 	// An error that says how long to wait: its Retry-After, rounded up.
-	srv3 := httptest.NewServer(mcphttp.RequireBearer(failingAuth{after: 2500 * time.Millisecond}, mcphttp.AuthOptions{Logger: ports.NopLogger{}})(ev.h))
+	srv3 := httptest.NewServer(mcphttp.RequireBearer(failingAuth{after: 2500 * time.Millisecond}, mcphttp.AuthOptions{Logger: slog.New(slog.DiscardHandler)})(ev.h))
 	defer srv3.Close()
 	resp = request(t, context.Background(), http.MethodPost, srv3.URL, call, mergeHdr(h, hdr{"Authorization": "Bearer x"}))
 	expect(t, resp, http.StatusServiceUnavailable)

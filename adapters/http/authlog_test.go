@@ -3,6 +3,7 @@ package mcphttp_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,23 +17,23 @@ import (
 // recordLog is a ports.Logger that keeps the records of level min and
 // above.
 type recordLog struct {
-	min  ports.Level
+	min  slog.Level
 	mu   sync.Mutex
 	recs []logRecord
 }
 
 type logRecord struct {
-	level  ports.Level
+	level  slog.Level
 	msg    string
 	fields map[string]any
 }
 
-func (l *recordLog) Enabled(_ context.Context, level ports.Level) bool { return level >= l.min }
+func (l *recordLog) Enabled(_ context.Context, level slog.Level) bool { return level >= l.min }
 
-func (l *recordLog) Log(_ context.Context, level ports.Level, msg string, fields ...ports.Field) {
+func (l *recordLog) LogAttrs(_ context.Context, level slog.Level, msg string, fields ...slog.Attr) {
 	r := logRecord{level: level, msg: msg, fields: make(map[string]any, len(fields))}
 	for _, f := range fields {
-		r.fields[f.Key] = f.Value
+		r.fields[f.Key] = f.Value.Any()
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -92,7 +93,7 @@ func TestRequireBearerLogsRefusals(t *testing.T) {
 		{name: "accepted", auth: tokens, authz: "Bearer alice-token", status: http.StatusOK},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			logs := &recordLog{min: ports.LevelDebug}
+			logs := &recordLog{min: slog.LevelDebug}
 			srv := httptest.NewServer(mcphttp.RequireBearer(c.auth, mcphttp.AuthOptions{RequiredScopes: []string{"mcp"}, Logger: logs})(ev.h))
 			defer srv.Close()
 			h := statelessHdr("tools/call", "whoami")
@@ -111,7 +112,7 @@ func TestRequireBearerLogsRefusals(t *testing.T) {
 				t.Fatalf("%d records, want 1: %s", len(recs), logs.text())
 			}
 			r := recs[0]
-			if r.level != ports.LevelInfo || r.msg != "mcphttp: a bearer token was refused" || r.fields["error"] != c.code ||
+			if r.level != slog.LevelInfo || r.msg != "mcphttp: a bearer token was refused" || r.fields["error"] != c.code ||
 				!strings.Contains(fmt.Sprint(r.fields["reason"]), c.reason) || !strings.HasPrefix(fmt.Sprint(r.fields["remote"]), "127.0.0.1:") ||
 				r.fields["method"] != "POST" || r.fields["path"] != "/" || r.fields["suppressed"] != nil {
 				t.Fatalf("record %+v, want a refusal %s about %q", r, c.code, c.reason)
@@ -128,12 +129,12 @@ func TestRequireBearerLogsRefusals(t *testing.T) {
 	}
 
 	// An authenticator's failure: at Error, with its error.
-	logs := &recordLog{min: ports.LevelDebug}
+	logs := &recordLog{min: slog.LevelDebug}
 	srv := httptest.NewServer(mcphttp.RequireBearer(failingAuth{}, mcphttp.AuthOptions{Logger: logs})(ev.h))
 	defer srv.Close()
 	expect(t, request(t, context.Background(), http.MethodPost, srv.URL, statelessCall(1, "whoami", `{}`),
 		mergeHdr(statelessHdr("tools/call", "whoami"), hdr{"Authorization": "Bearer x"})), http.StatusServiceUnavailable)
-	if recs := logs.records(); len(recs) != 1 || recs[0].level != ports.LevelError || recs[0].msg != "mcphttp: the authenticator failed" ||
+	if recs := logs.records(); len(recs) != 1 || recs[0].level != slog.LevelError || recs[0].msg != "mcphttp: the authenticator failed" ||
 		recs[0].fields["error"] != "introspection endpoint down: secret detail" || !strings.HasPrefix(fmt.Sprint(recs[0].fields["remote"]), "127.0.0.1:") {
 		t.Fatalf("records %s", logs.text())
 	}
@@ -143,7 +144,7 @@ func TestRequireBearerLogsRefusals(t *testing.T) {
 // the failures of the authenticator.
 func TestRequireBearerRefusalsAtInfo(t *testing.T) {
 	ev := newEnv(t, mcphttp.Options{})
-	logs := &recordLog{min: ports.LevelWarn}
+	logs := &recordLog{min: slog.LevelWarn}
 	srv := httptest.NewServer(mcphttp.RequireBearer(mcphttp.StaticTokens{"bob-token": {Subject: "bob"}},
 		mcphttp.AuthOptions{RequiredScopes: []string{"mcp"}, Logger: logs})(ev.h))
 	defer srv.Close()
@@ -160,7 +161,7 @@ func TestRequireBearerRefusalsAtInfo(t *testing.T) {
 		t.Fatalf("at Warn, logged %s", logs.text())
 	}
 	expect(t, post(failing.URL, "Bearer x"), http.StatusServiceUnavailable)
-	if recs := logs.records(); len(recs) != 1 || recs[0].level != ports.LevelError {
+	if recs := logs.records(); len(recs) != 1 || recs[0].level != slog.LevelError {
 		t.Fatalf("records %s, want the failure", logs.text())
 	}
 }

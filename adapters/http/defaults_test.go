@@ -10,10 +10,10 @@ import (
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/loggertest"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 // failingStore refuses to create sessions.
@@ -26,7 +26,7 @@ func (failingStore) Create(context.Context, ports.SessionState) error {
 // A handler given no Logger logs through its engine's, instead of
 // dropping its own problems.
 func TestHandlerLogsThroughTheEngineByDefault(t *testing.T) {
-	log := &loggertest.Recorder{}
+	log := &porttest.LogRecorder{}
 	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), Logger: log})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -122,7 +123,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ls *liveSession
 	}
 	if err != nil {
 		if !errors.Is(err, ports.ErrEventNotFound) && r.Context().Err() == nil {
-			h.logf(ports.LevelError, "mcphttp: replaying events failed", ports.F("error", err))
+			h.logf(slog.LevelError, "mcphttp: replaying events failed", slog.Any("error", err))
 			newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable").write(w)
 			return
 		}
@@ -208,7 +209,7 @@ func (h *Handler) openShared(w http.ResponseWriter, r *http.Request, ls *liveSes
 	}
 	id, err := h.events.Append(r.Context(), st.id, nil)
 	if err != nil || id == "" || strings.ContainsAny(id, "\r\n\x00") {
-		h.logf(ports.LevelError, "mcphttp: storing the priming event of a session stream failed", ports.F("error", err))
+		h.logf(slog.LevelError, "mcphttp: storing the priming event of a session stream failed", slog.Any("error", err))
 		e := newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable: the event store cannot be reached; retry later")
 		e.retryAfter = retryAfterStore
 		e.write(w)
@@ -318,7 +319,7 @@ func (h *Handler) follow(ctx context.Context, c *queuedConn, streamID, last stri
 			c.fail()
 			return
 		case err != nil && ctx.Err() == nil:
-			h.logf(ports.LevelWarn, "mcphttp: following a shared stream failed; retrying", ports.F("error", err))
+			h.logf(slog.LevelWarn, "mcphttp: following a shared stream failed; retrying", slog.Any("error", err))
 			select {
 			case <-ctx.Done():
 				return
@@ -466,7 +467,7 @@ func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	ls.sess.Ended(app.SessionDeleted)
 	if err := h.sessions.Delete(r.Context(), sid); err != nil {
-		h.logf(ports.LevelError, "mcphttp: deleting a session from the store failed", ports.F("error", err))
+		h.logf(slog.LevelError, "mcphttp: deleting a session from the store failed", slog.Any("error", err))
 		newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable").write(w)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -160,7 +161,7 @@ type Options struct {
 	// from the proxy). An empty result falls back to DefaultClientKey.
 	ClientKey func(r *http.Request) string
 	// Logger receives the handler's own problems (a failing store);
-	// default: the engine's logger (ports.NopLogger{} discards them).
+	// default: the engine's logger (slog.New(slog.DiscardHandler) discards them).
 	Logger ports.Logger
 }
 
@@ -322,10 +323,10 @@ func (h *Handler) CloseStreams() {
 // it serves by itself when its deadline passes.)
 func (h *Handler) Abort() { h.abort() }
 
-func (h *Handler) logf(level ports.Level, msg string, fields ...ports.Field) {
+func (h *Handler) logf(level slog.Level, msg string, fields ...slog.Attr) {
 	ctx := context.Background()
 	if h.log.Enabled(ctx, level) {
-		h.log.Log(ctx, level, msg, fields...)
+		h.log.LogAttrs(ctx, level, msg, fields...)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -427,7 +428,7 @@ func (h *Handler) createError(id json.RawMessage, err error) *rpcErr {
 		e.retryAfter = retryAfterSessions
 		return e
 	}
-	h.logf(ports.LevelError, "mcphttp: creating a session in the store failed", ports.F("error", err))
+	h.logf(slog.LevelError, "mcphttp: creating a session in the store failed", slog.Any("error", err))
 	e := newErr(http.StatusServiceUnavailable, id, domain.CodeInternalError, "Service unavailable: the session store cannot be reached; retry later")
 	e.retryAfter = retryAfterStore
 	return e

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
@@ -352,7 +353,7 @@ func (h *Handler) lookup(ctx context.Context, sid string, id json.RawMessage) (*
 			h.forget(sid)
 			return nil, newErr(http.StatusNotFound, id, domain.CodeInvalidRequest, "Session not found")
 		}
-		h.logf(ports.LevelError, "mcphttp: reading the session store failed", ports.F("error", err))
+		h.logf(slog.LevelError, "mcphttp: reading the session store failed", slog.Any("error", err))
 		e := newErr(http.StatusServiceUnavailable, id, domain.CodeInternalError, "Service unavailable: the session store cannot be reached; retry later")
 		e.retryAfter = retryAfterStore
 		return nil, e
@@ -480,7 +481,7 @@ func (h *Handler) drop(ls *liveSession) {
 	ctx := context.Background()
 	for _, id := range ids {
 		if err := h.events.DeleteStream(ctx, id); err != nil {
-			h.logf(ports.LevelWarn, "mcphttp: deleting the events of an ended session's stream failed", ports.F("error", err))
+			h.logf(slog.LevelWarn, "mcphttp: deleting the events of an ended session's stream failed", slog.Any("error", err))
 		}
 	}
 }
@@ -534,13 +535,13 @@ func (h *Handler) syncState(ctx context.Context, ls *liveSession) error {
 		switch {
 		case errors.Is(err, ports.ErrTooManySessions):
 			h.undoGrowth(ctx, ls, st)
-			h.logf(ports.LevelInfo, "mcphttp: the session store refused a larger session state; the change is undone", ports.F("error", err))
+			h.logf(slog.LevelInfo, "mcphttp: the session store refused a larger session state; the change is undone", slog.Any("error", err))
 			return err
 		case !errors.Is(err, ports.ErrSessionNotFound):
 			// A session the store dropped meanwhile (expired or evicted
 			// during the request) is not a failure: its next request is
 			// 404.
-			h.logf(ports.LevelError, "mcphttp: updating the session store failed", ports.F("error", err))
+			h.logf(slog.LevelError, "mcphttp: updating the session store failed", slog.Any("error", err))
 		}
 		return nil
 	}

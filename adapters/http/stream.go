@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -163,12 +164,12 @@ func (st *stream) storeOnceLocked(key string, msg []byte) (event, bool) {
 	id, appended, err := oa.AppendOnce(context.Background(), st.id, key, msg)
 	switch {
 	case err != nil:
-		st.h.logf(ports.LevelWarn, "mcphttp: storing an SSE event failed; it cannot be replayed", ports.F("error", err))
+		st.h.logf(slog.LevelWarn, "mcphttp: storing an SSE event failed; it cannot be replayed", slog.Any("error", err))
 		return event{data: msg}, true
 	case !appended:
 		return event{}, false
 	case id == "" || strings.ContainsAny(id, "\r\n\x00"):
-		st.h.logf(ports.LevelWarn, "mcphttp: the event store returned an id that is not valid in SSE; the event cannot be replayed")
+		st.h.logf(slog.LevelWarn, "mcphttp: the event store returned an id that is not valid in SSE; the event cannot be replayed")
 		return event{data: msg}, true
 	}
 	st.kept = true
@@ -190,15 +191,15 @@ func (st *stream) storeLocked(msg []byte) event {
 	id, err := st.h.events.Append(ctx, st.id, ev.data)
 	if st.sessionGone() {
 		if err := st.h.events.DeleteStream(ctx, st.id); err != nil {
-			st.h.logf(ports.LevelWarn, "mcphttp: deleting the events of an ended session's stream failed", ports.F("error", err))
+			st.h.logf(slog.LevelWarn, "mcphttp: deleting the events of an ended session's stream failed", slog.Any("error", err))
 		}
 		return ev
 	}
 	switch {
 	case err != nil:
-		st.h.logf(ports.LevelWarn, "mcphttp: storing an SSE event failed; it cannot be replayed", ports.F("error", err))
+		st.h.logf(slog.LevelWarn, "mcphttp: storing an SSE event failed; it cannot be replayed", slog.Any("error", err))
 	case id == "" || strings.ContainsAny(id, "\r\n\x00"):
-		st.h.logf(ports.LevelWarn, "mcphttp: the event store returned an id that is not valid in SSE; the event cannot be replayed")
+		st.h.logf(slog.LevelWarn, "mcphttp: the event store returned an id that is not valid in SSE; the event cannot be replayed")
 	default:
 		ev.id = id
 		st.kept = true
@@ -256,7 +257,7 @@ func (st *stream) finishUnstoredLocked(final []byte) bool {
 		return false
 	}
 	if err := st.h.events.DeleteStream(context.Background(), st.id); err != nil {
-		st.h.logf(ports.LevelWarn, "mcphttp: deleting the events of a delivered stream failed", ports.F("error", err))
+		st.h.logf(slog.LevelWarn, "mcphttp: deleting the events of a delivered stream failed", slog.Any("error", err))
 	}
 	st.kept = false
 	return true

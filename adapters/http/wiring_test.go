@@ -2,6 +2,7 @@ package mcphttp_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"testing"
 
@@ -24,7 +25,7 @@ func TestWiringHTTPServer(t *testing.T) {
 	greet := app.Func(func(ctx context.Context, in In) (string, error) { return "Hello, " + in.Name, nil }, app.WithName("greet"))
 	var srv *mcphttp.Server
 	fxApp := fxtest.New(t,
-		fx.Provide(func() ports.Logger { return ports.NopLogger{} }),
+		fx.Provide(func() ports.Logger { return slog.New(slog.DiscardHandler) }),
 		fx.Supply(&mcphttp.Options{MaxBodyBytes: 1 << 16}),
 		wiring.Core,
 		wiring.HTTP,

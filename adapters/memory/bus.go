@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -54,7 +55,7 @@ type BusOptions struct {
 	MaxQueuedNoticeBytes int
 	// Logger gets a warning when a subscriber's queue is full and notices
 	// start being dropped for it: one per overflow (the next comes after
-	// its queue emptied). Default ports.NopLogger{}.
+	// its queue emptied). Default slog.New(slog.DiscardHandler).
 	Logger ports.Logger
 }
 
@@ -116,7 +117,7 @@ func NewBus(opts BusOptions) *Bus {
 	}
 	b.maxQueuedBytes = max(b.maxQueuedBytes, b.maxNotice)
 	if b.logger == nil {
-		b.logger = ports.NopLogger{}
+		b.logger = slog.New(slog.DiscardHandler)
 	}
 	return b
 }
@@ -151,9 +152,9 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	}
 	b.mu.RUnlock()
 	for range overflowed {
-		b.logger.Log(ctx, ports.LevelWarn, "memory bus: a subscriber's queue is full; notices are dropped for it until it catches up",
-			ports.F("max_queued_notices", b.maxQueued), ports.F("max_queued_bytes", b.maxQueuedBytes),
-			ports.F("dropped_total", b.dropped.Load()))
+		b.logger.LogAttrs(ctx, slog.LevelWarn, "memory bus: a subscriber's queue is full; notices are dropped for it until it catches up",
+			slog.Any("max_queued_notices", b.maxQueued), slog.Any("max_queued_bytes", b.maxQueuedBytes),
+			slog.Any("dropped_total", b.dropped.Load()))
 	}
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/loggertest"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
@@ -98,7 +97,7 @@ func id(i int) ports.Notice {
 // them, warns once per overflow, and delivers what it kept in order.
 func TestBusQueueBoundDropsNewest(t *testing.T) {
 	defer porttest.NoGoroutines(t, busGoroutines)
-	log := &loggertest.Recorder{}
+	log := &porttest.LogRecorder{}
 	b := memory.NewBus(memory.BusOptions{MaxQueuedNotices: 10, Logger: log})
 	ctx := context.Background()
 	s, stop := subscribeStuck(b)

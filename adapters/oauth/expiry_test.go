@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,7 +18,6 @@ import (
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpoauth "github.com/hexmcp/hexmcp/adapters/oauth"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
-	"github.com/hexmcp/hexmcp/ports"
 )
 
 // TestTokenExpiryEndsLongLivedExchanges opens, with a token of a real
@@ -48,9 +48,9 @@ func TestTokenExpiryEndsLongLivedExchanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bearer := mcphttp.RequireBearer(v, mcphttp.AuthOptions{Logger: ports.NopLogger{}})
+	bearer := mcphttp.RequireBearer(v, mcphttp.AuthOptions{Logger: slog.New(slog.DiscardHandler)})
 	mux.Handle("/mcp", bearer(s.HTTPHandler(mcphttp.Options{})))
-	ws := s.WebSocketHandler(websocket.Options{Logger: ports.NopLogger{}})
+	ws := s.WebSocketHandler(websocket.Options{Logger: slog.New(slog.DiscardHandler)})
 	mux.Handle("/ws", bearer(ws))
 	defer func() { _ = ws.Shutdown(context.Background()) }()
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -93,7 +94,7 @@ func TestIntrospectionAgainstAuthorizationServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(mcphttp.RequireBearer(in, mcphttp.AuthOptions{Logger: ports.NopLogger{}})(s.HTTPHandler(mcphttp.Options{})))
+	srv := httptest.NewServer(mcphttp.RequireBearer(in, mcphttp.AuthOptions{Logger: slog.New(slog.DiscardHandler)})(s.HTTPHandler(mcphttp.Options{})))
 	defer srv.Close()
 	if resp, body := mcpCall(t, srv.URL, "Bearer opaque-6"); resp.StatusCode != http.StatusOK || !strings.Contains(body, "bob||<nil>") {
 		t.Fatalf("%d %s", resp.StatusCode, body)
@@ -439,7 +440,7 @@ func TestIntrospectionAudience(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(mcphttp.RequireBearer(in, mcphttp.AuthOptions{Logger: ports.NopLogger{}})(s.HTTPHandler(mcphttp.Options{})))
+	srv := httptest.NewServer(mcphttp.RequireBearer(in, mcphttp.AuthOptions{Logger: slog.New(slog.DiscardHandler)})(s.HTTPHandler(mcphttp.Options{})))
 	defer srv.Close()
 
 	as.setIntrospection(t, 200, map[string]any{"active": true, "sub": "alice", "scope": "mcp:tools", "iss": as.Issuer})
@@ -463,7 +464,7 @@ func TestIntrospectionAudience(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv2 := httptest.NewServer(mcphttp.RequireBearer(lax, mcphttp.AuthOptions{Logger: ports.NopLogger{}})(s.HTTPHandler(mcphttp.Options{})))
+	srv2 := httptest.NewServer(mcphttp.RequireBearer(lax, mcphttp.AuthOptions{Logger: slog.New(slog.DiscardHandler)})(s.HTTPHandler(mcphttp.Options{})))
 	defer srv2.Close()
 	as.setIntrospection(t, 200, map[string]any{"active": true, "sub": "alice", "scope": "mcp:tools", "iss": as.Issuer})
 	if resp, body := mcpCall(t, srv2.URL, "Bearer no-aud"); resp.StatusCode != http.StatusOK || !strings.Contains(body, "alice|mcp:tools") {

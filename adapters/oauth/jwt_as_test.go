@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -77,7 +78,7 @@ func newProtected(t *testing.T) *protected {
 	mux.Handle("/mcp", mcphttp.RequireBearer(v, mcphttp.AuthOptions{
 		ResourceMetadataURL: p.metaURL,
 		RequiredScopes:      []string{"mcp:tools"},
-		Logger:              ports.NopLogger{},
+		Logger:              slog.New(slog.DiscardHandler),
 	})(s.HTTPHandler(mcphttp.Options{})))
 	return p
 }
@@ -431,7 +432,7 @@ func TestJWTTokenType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(mcphttp.RequireBearer(strict, mcphttp.AuthOptions{Logger: ports.NopLogger{}})(p.srv.Config.Handler))
+	srv := httptest.NewServer(mcphttp.RequireBearer(strict, mcphttp.AuthOptions{Logger: slog.New(slog.DiscardHandler)})(p.srv.Config.Handler))
 	defer srv.Close()
 	for typ, want := range map[string]int{"at+jwt": http.StatusOK, "application/AT+JWT": http.StatusOK, "JWT": http.StatusUnauthorized,
 		"logout+jwt": http.StatusUnauthorized} {

@@ -16,7 +16,6 @@ import (
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpoauth "github.com/hexmcp/hexmcp/adapters/oauth"
-	"github.com/hexmcp/hexmcp/adapters/slogger"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -35,7 +34,7 @@ func newLogSink(t *testing.T, level slog.Level) *logSink {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.Close() })
-	return &logSink{Logger: slogger.New(slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: level}))), path: path}
+	return &logSink{Logger: slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: level})), path: path}
 }
 
 func (s *logSink) text() string {

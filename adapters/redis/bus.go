@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/bits"
 	"strings"
 	"sync"
@@ -46,7 +47,7 @@ type BusOptions struct {
 	// messages on the channel that are no notice, a subscription Redis did
 	// not confirm in time, and a link re-established after it was down
 	// (notices published meanwhile were missed). Default
-	// ports.NopLogger{}.
+	// slog.New(slog.DiscardHandler).
 	Logger ports.Logger
 }
 
@@ -119,7 +120,7 @@ func NewBus(c redis.UniversalClient, opts BusOptions) *Bus {
 		opts.MaxNoticeBytes = memory.DefaultMaxNoticeBytes
 	}
 	if opts.Logger == nil {
-		opts.Logger = ports.NopLogger{}
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Bus{
 		c:       c,
@@ -257,8 +258,8 @@ func (b *Bus) await(channel string) {
 	b.cmu.Lock()
 	delete(b.confirms, channel)
 	b.cmu.Unlock()
-	b.opts.Logger.Log(context.Background(), ports.LevelWarn, "mcpredis: the bus's subscription is not confirmed by Redis (down or slow); notices reach this instance once it is",
-		ports.F("channel", channel), ports.F("timeout", b.opts.Timeout), ports.F("error", err))
+	b.opts.Logger.LogAttrs(context.Background(), slog.LevelWarn, "mcpredis: the bus's subscription is not confirmed by Redis (down or slow); notices reach this instance once it is",
+		slog.Any("channel", channel), slog.Any("timeout", b.opts.Timeout), slog.Any("error", err))
 }
 
 // busSub is a subscription of a Bus: its name (SubscribeAs) and its stop
@@ -336,9 +337,9 @@ func (b *Bus) read(ch <-chan any, done chan struct{}) {
 				continue
 			}
 			if confirmed {
-				b.opts.Logger.Log(context.Background(), ports.LevelWarn,
+				b.opts.Logger.LogAttrs(context.Background(), slog.LevelWarn,
 					"mcpredis: the bus's link to Redis was re-established; notices published while it was down were missed",
-					ports.F("channel", b.channel))
+					slog.Any("channel", b.channel))
 			}
 			confirmed = true
 		case *redis.Message:
@@ -356,8 +357,8 @@ func (b *Bus) receive(payload string) {
 		// a warning at the 1st, 2nd, 4th, 8th... such message: a flood of
 		// them does not flood the log
 		if k := b.bad.Add(1); bits.OnesCount64(k) == 1 {
-			b.opts.Logger.Log(context.Background(), ports.LevelWarn, "mcpredis: a message on the bus's channel is not a notice this bus carries; dropped",
-				ports.F("channel", b.channel), ports.F("bytes", len(payload)), ports.F("error", err), ports.F("dropped_messages", k))
+			b.opts.Logger.LogAttrs(context.Background(), slog.LevelWarn, "mcpredis: a message on the bus's channel is not a notice this bus carries; dropped",
+				slog.Any("channel", b.channel), slog.Any("bytes", len(payload)), slog.Any("error", err), slog.Any("dropped_messages", k))
 		}
 	}
 }

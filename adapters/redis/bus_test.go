@@ -15,7 +15,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hexmcp/hexmcp/adapters/loggertest"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/internal/redistest"
@@ -135,7 +134,7 @@ func tick(id string) ports.Notice {
 // without a restart of anything, in order.
 func TestBusRedisDownAndBack(t *testing.T) {
 	srv := redistest.Start(t)
-	log := &loggertest.Recorder{}
+	log := &porttest.LogRecorder{}
 	opts := mcpredis.BusOptions{Prefix: busPrefix(), Timeout: 300 * time.Millisecond, Logger: log}
 	bs := newBuses(t, srv, 3, opts)
 	a, b, c := bs[0], bs[1], bs[2]
@@ -321,7 +320,7 @@ func TestBusClose(t *testing.T) {
 // delivered.
 func TestBusHostileMessages(t *testing.T) {
 	srv := redistest.Start(t)
-	log := &loggertest.Recorder{}
+	log := &porttest.LogRecorder{}
 	prefix := busPrefix()
 	b := newBuses(t, srv, 1, mcpredis.BusOptions{Prefix: prefix, MaxNoticeBytes: 1000, Logger: log})[0]
 	raw := client(t, srv)

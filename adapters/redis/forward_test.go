@@ -3,6 +3,7 @@ package mcpredis_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -93,7 +94,7 @@ func TestUnmatchedResponsesAndCancelsAreNotAmplified(t *testing.T) {
 	for range 2 {
 		shared := mcpredis.Share(client(t, srv), mcpredis.ShareOptions{Prefix: prefix})
 		t.Cleanup(func() { mcpredis.CloseShared(shared) })
-		s, err := hexmcp.New(hexmcp.Options{Shared: shared, Logger: ports.NopLogger{}})
+		s, err := hexmcp.New(hexmcp.Options{Shared: shared, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}

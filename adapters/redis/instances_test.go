@@ -3,6 +3,7 @@ package mcpredis_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/internal/redistest"
-	"github.com/hexmcp/hexmcp/ports"
 )
 
 type echoIn struct {
@@ -76,7 +76,7 @@ func TestSessionStoreRedisDown(t *testing.T) {
 	}
 	defer s.Close()
 	store := mcpredis.NewSessionStore(client(t, srv), mcpredis.SessionStoreOptions{Timeout: 300 * time.Millisecond})
-	hs := httptest.NewServer(s.HTTPHandler(mcphttp.Options{SessionStore: store, Logger: ports.NopLogger{}}))
+	hs := httptest.NewServer(s.HTTPHandler(mcphttp.Options{SessionStore: store, Logger: slog.New(slog.DiscardHandler)}))
 	defer hs.Close()
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	resp, body := post(t, hs.URL, initialize, nil)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -140,7 +141,7 @@ func TestRequestStateAcrossInstances(t *testing.T) {
 		return string(first.Content) + string(second.Content), nil
 	}, app.WithName("two"))
 	engine := func() *app.Engine {
-		e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), Logger: ports.NopLogger{},
+		e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), Logger: slog.New(slog.DiscardHandler),
 			StateKeys: mcpredis.NewStateKeys(client(t, srv), mcpredis.StateKeysOptions{}), Tools: []app.Tool{twoQuestions}})
 		if err != nil {
 			t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
@@ -150,11 +151,11 @@ func (c *conn) WriteMessage(_ context.Context, msg []byte) error {
 		if size > limit {
 			why := fmt.Sprintf("a message of %d bytes exceeds the send limit of %d bytes", size, limit)
 			return c.refuse(gws.CloseMessageTooBig, fmt.Sprintf("message too big: a message to the client exceeds the send limit of %d bytes", limit), why,
-				"websocket: closing a connection: a message to the client is larger than MaxQueueBytes", ports.F("size", size), ports.F("limit", limit))
+				"websocket: closing a connection: a message to the client is larger than MaxQueueBytes", slog.Any("size", size), slog.Any("limit", limit))
 		}
 		why := fmt.Sprintf("the send queue holds %d bytes and the limit is %d", held, limit)
 		return c.refuse(gws.CloseTryAgainLater, "try again later: the client does not read its messages fast enough", why,
-			"websocket: closing a connection whose client reads too slowly", ports.F("queuedBytes", held), ports.F("size", size), ports.F("limit", limit))
+			"websocket: closing a connection whose client reads too slowly", slog.Any("queuedBytes", held), slog.Any("size", size), slog.Any("limit", limit))
 	}
 	c.queued += size
 	raise(&c.stats.peakQueueBytes, c.queued)
@@ -182,14 +183,14 @@ func (c *conn) WriteMessage(_ context.Context, msg []byte) error {
 	c.mu.Unlock()
 	why := fmt.Sprintf("the send queue of %d messages is full", c.opts.SendQueue)
 	return c.refuse(gws.CloseTryAgainLater, "try again later: the client does not read its messages fast enough", why,
-		"websocket: closing a connection whose client reads too slowly", ports.F("queue", c.opts.SendQueue))
+		"websocket: closing a connection whose client reads too slowly", slog.Any("queue", c.opts.SendQueue))
 }
 
 // refuse closes the connection because a message cannot be queued, and
 // returns the error of WriteMessage.
-func (c *conn) refuse(code int, reason, why, logMsg string, fields ...ports.Field) error {
+func (c *conn) refuse(code int, reason, why, logMsg string, fields ...slog.Attr) error {
 	if c.requestClose(code, reason, false, fmt.Errorf("websocket: %s: %w", why, net.ErrClosed), why) {
-		c.logf(ports.LevelWarn, logMsg, fields...)
+		c.logf(slog.LevelWarn, logMsg, fields...)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -238,7 +239,7 @@ func (c *conn) readLoop() {
 		if typ != gws.TextMessage {
 			if c.requestClose(gws.CloseUnsupportedData, "unsupported data: MCP messages are JSON text frames", false,
 				fmt.Errorf("websocket: the client sent a binary frame: %w", net.ErrClosed), "the client sent a binary frame") {
-				c.logf(ports.LevelInfo, "websocket: closing a connection that sent a binary frame")
+				c.logf(slog.LevelInfo, "websocket: closing a connection that sent a binary frame")
 			}
 			continue
 		}
@@ -251,7 +252,7 @@ func (c *conn) readLoop() {
 			why := fmt.Sprintf("a message exceeds the limit of %d bytes", limit)
 			if c.requestClose(gws.CloseMessageTooBig, fmt.Sprintf("message too big: the limit is %d bytes", limit), false,
 				fmt.Errorf("websocket: %s: %w", why, net.ErrClosed), why) {
-				c.logf(ports.LevelWarn, "websocket: closing a connection that sent a message over the size limit", ports.F("limit", limit))
+				c.logf(slog.LevelWarn, "websocket: closing a connection that sent a message over the size limit", slog.Any("limit", limit))
 			}
 			continue
 		}
@@ -275,13 +276,13 @@ func (c *conn) readFailed(err error) {
 	case c.opts.PingInterval > 0 && errors.As(err, &ne) && ne.Timeout():
 		why := fmt.Sprintf("no pong within %s", c.opts.PongWait)
 		if c.requestClose(gws.ClosePolicyViolation, "ping timeout: "+why, false, io.EOF, why) {
-			c.logf(ports.LevelInfo, "websocket: closing a connection whose peer stopped answering pings", ports.F("pongWait", c.opts.PongWait.String()))
+			c.logf(slog.LevelInfo, "websocket: closing a connection whose peer stopped answering pings", slog.Any("pongWait", c.opts.PongWait.String()))
 		}
 	default:
 		// The peer vanished, or broke the protocol (gorilla has sent
 		// 1002), or the connection was closed here.
 		if c.requestClose(0, "", false, io.EOF, "the connection failed") {
-			c.logf(ports.LevelDebug, "websocket: reading failed", ports.F("error", err))
+			c.logf(slog.LevelDebug, "websocket: reading failed", slog.Any("error", err))
 		}
 	}
 }
@@ -356,7 +357,7 @@ func (c *conn) writeClose() {
 func (c *conn) writeFailed(err error) {
 	why := "writing to the client failed"
 	if c.requestClose(0, "", false, fmt.Errorf("websocket: %s: %w", why, net.ErrClosed), why) {
-		c.logf(ports.LevelInfo, "websocket: dropping a connection: writing failed", ports.F("error", err))
+		c.logf(slog.LevelInfo, "websocket: dropping a connection: writing failed", slog.Any("error", err))
 	}
 	c.closeNet()
 }
@@ -392,11 +393,11 @@ func (c *conn) abort(code int, reason string) {
 	c.closeNet()
 }
 
-func (c *conn) logf(level ports.Level, msg string, fields ...ports.Field) {
+func (c *conn) logf(level slog.Level, msg string, fields ...slog.Attr) {
 	l := c.opts.Logger
 	if l.Enabled(c.ctx, level) {
-		fields = append(fields, ports.F("remote", c.ws.RemoteAddr().String()))
-		l.Log(c.ctx, level, msg, fields...)
+		fields = append(fields, slog.Any("remote", c.ws.RemoteAddr().String()))
+		l.LogAttrs(c.ctx, level, msg, fields...)
 	}
 }
 

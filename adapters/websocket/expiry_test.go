@@ -2,6 +2,7 @@ package websocket
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -28,7 +29,7 @@ func TestTokenExpiryClosesConnection(t *testing.T) {
 		close(cancelled)
 		return "late", nil
 	}, app.WithName("wait")))
-	h := NewHandler(e, Options{Logger: ports.NopLogger{}})
+	h := NewHandler(e, Options{Logger: slog.New(slog.DiscardHandler)})
 	expires := make(chan time.Time, 1)
 	mux := http.NewServeMux()
 	mux.Handle("/ws", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

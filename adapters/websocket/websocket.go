@@ -94,8 +94,10 @@ package websocket
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -105,7 +107,6 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/hexmcp/hexmcp/internal/httpguard"
-	"github.com/hexmcp/hexmcp/internal/slogport"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -232,7 +233,7 @@ type Options struct {
 	HandshakeTimeout time.Duration
 	// Logger receives the adapter's log (default: the logger of the
 	// ConnHandler when it has one, as the engine has, else slog on
-	// standard error; ports.NopLogger{} discards it).
+	// standard error; slog.New(slog.DiscardHandler) discards it).
 	Logger ports.Logger
 }
 
@@ -271,7 +272,7 @@ func (o Options) withDefaults() Options {
 		o.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 	if o.Logger == nil {
-		o.Logger = slogport.Default()
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	o.AllowedOrigins = slices.Clone(o.AllowedOrigins)
 	o.AllowedHosts = slices.Clone(o.AllowedHosts)
@@ -367,19 +368,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.wg.Done()
 
 	if err := h.guard.Check(r); err != nil {
-		h.logf(r.Context(), ports.LevelInfo, "websocket: refused a request by its Host or Origin", ports.F("error", err), ports.F("host", r.Host), ports.F("origin", r.Header.Get("Origin")), ports.F("remote", r.RemoteAddr))
+		h.logf(r.Context(), slog.LevelInfo, "websocket: refused a request by its Host or Origin", slog.Any("error", err), slog.Any("host", r.Host), slog.Any("origin", r.Header.Get("Origin")), slog.Any("remote", r.RemoteAddr))
 		http.Error(w, "websocket: forbidden: "+err.Error(), http.StatusForbidden)
 		return
 	}
 	if gws.IsWebSocketUpgrade(r) {
 		if offered := gws.Subprotocols(r); len(offered) > 0 && !slices.Contains(offered, h.opts.Subprotocol) {
-			h.logf(r.Context(), ports.LevelInfo, "websocket: refused a connection without the MCP subprotocol", ports.F("offered", strings.Join(offered, ", ")), ports.F("remote", r.RemoteAddr))
+			h.logf(r.Context(), slog.LevelInfo, "websocket: refused a connection without the MCP subprotocol", slog.Any("offered", strings.Join(offered, ", ")), slog.Any("remote", r.RemoteAddr))
 			http.Error(w, fmt.Sprintf("websocket: this server speaks the subprotocol %q, which the client did not offer (it offered %q)", h.opts.Subprotocol, offered), http.StatusBadRequest)
 			return
 		}
 		client := clientOf(r)
 		if status, refusal := h.admit(client); status != 0 {
-			h.logf(r.Context(), ports.LevelInfo, "websocket: refused a connection over a connection limit", ports.F("status", status), ports.F("reason", refusal), ports.F("client", client))
+			h.logf(r.Context(), slog.LevelInfo, "websocket: refused a connection over a connection limit", slog.Any("status", status), slog.Any("reason", refusal), slog.Any("client", client))
 			w.Header().Set("Retry-After", retryAfter)
 			http.Error(w, "websocket: "+refusal, status)
 			return
@@ -388,7 +389,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws, err := h.upgrader.Upgrade(w, r, nil)
 	if err != nil {
-		h.logf(r.Context(), ports.LevelDebug, "websocket: upgrade failed", ports.F("error", err), ports.F("remote", r.RemoteAddr))
+		h.logf(r.Context(), slog.LevelDebug, "websocket: upgrade failed", slog.Any("error", err), slog.Any("remote", r.RemoteAddr))
 		return // the upgrader has answered
 	}
 
@@ -410,7 +411,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		t := time.AfterFunc(time.Until(p.Expires), func() {
 			if c.requestClose(CloseTokenExpired, "token expired: authenticate again and reconnect", true,
 				fmt.Errorf("websocket: the access token expired: %w", net.ErrClosed), "the access token expired") {
-				c.logf(ports.LevelInfo, "websocket: closing a connection whose access token expired", ports.F("expires", p.Expires.UTC().Format(time.RFC3339)))
+				c.logf(slog.LevelInfo, "websocket: closing a connection whose access token expired", slog.Any("expires", p.Expires.UTC().Format(time.RFC3339)))
 			}
 			expire()
 			cancel()
@@ -418,10 +419,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer t.Stop()
 	}
 
-	h.logf(ctx, ports.LevelDebug, "websocket: connection opened", ports.F("remote", r.RemoteAddr), ports.F("subprotocol", ws.Subprotocol()))
+	h.logf(ctx, slog.LevelDebug, "websocket: connection opened", slog.Any("remote", r.RemoteAddr), slog.Any("subprotocol", ws.Subprotocol()))
 	serveErr := h.h.ServeConn(ports.WithAbort(ports.WithAbort(ctx, h.abortCtx), expired), c)
 	c.finish(ctx.Err() != nil)
-	h.logf(ctx, ports.LevelDebug, "websocket: connection closed", ports.F("remote", r.RemoteAddr), ports.F("error", serveErr))
+	h.logf(ctx, slog.LevelDebug, "websocket: connection closed", slog.Any("remote", r.RemoteAddr), slog.Any("error", serveErr))
 }
 
 // clientOf names the client of r for MaxConnsPerClient: its IP address,
@@ -529,8 +530,8 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	return ctx.Err()
 }
 
-func (h *Handler) logf(ctx context.Context, level ports.Level, msg string, fields ...ports.Field) {
+func (h *Handler) logf(ctx context.Context, level slog.Level, msg string, fields ...slog.Attr) {
 	if h.opts.Logger.Enabled(ctx, level) {
-		h.opts.Logger.Log(ctx, level, msg, fields...)
+		h.opts.Logger.LogAttrs(ctx, level, msg, fields...)
 	}
 }

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/loggertest"
 	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 
 	gws "github.com/gorilla/websocket"
 
@@ -749,7 +749,7 @@ func TestShutdownDeadlineCancelsOwnCallsOnly(t *testing.T) {
 
 // A handler given no Logger logs through its engine's.
 func TestHandlerLogsThroughTheEngineByDefault(t *testing.T) {
-	log := &loggertest.Recorder{}
+	log := &porttest.LogRecorder{}
 	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry(), Logger: log})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package websocket_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func TestWiring(t *testing.T) {
 	var h *websocket.Handler
 	fxApp := fx.New(
 		fx.NopLogger,
-		fx.Supply(fx.Annotate(ports.NopLogger{}, fx.As(new(ports.Logger)))),
+		fx.Supply(fx.Annotate(slog.New(slog.DiscardHandler), fx.As(new(ports.Logger)))),
 		fx.Supply(&websocket.Options{AllowedOrigins: []string{"http://localhost:6274"}, AllowedHosts: []string{"mcp.internal"}}),
 		wiring.Core,
 		wiring.WebSocket,

@@ -46,7 +46,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/slogger"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/examples/showcase/tools"
@@ -92,7 +91,7 @@ func main() {
 
 	var serverMiddleware func(http.Handler) http.Handler
 	if protected {
-		mw, metaURL, err := protect(context.Background(), auth, slogger.New(logger))
+		mw, metaURL, err := protect(context.Background(), auth, logger)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "showcase: %v\n", err)
 			os.Exit(1)

@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	stdjson "encoding/json"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -320,7 +321,7 @@ func TestTaskToolLookedUpFirst(t *testing.T) {
 			x := tasks.New(tasks.Options{Tools: map[string]tasks.Support{"secret": tasks.Optional, "secretRequired": tasks.Required, "write": tasks.Optional}})
 			t.Cleanup(func() { _ = x.Shutdown(context.Background()) })
 			srv := hexmcptestServer(t, x, vis, []app.Tool{quick("secret"), quick("secretRequired"), quick("write", app.WithScopes("files:write"))})
-			url := serveHTTP(t, srv, mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{ResourceMetadataURL: prm, Logger: ports.NopLogger{}}))
+			url := serveHTTP(t, srv, mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{ResourceMetadataURL: prm, Logger: slog.New(slog.DiscardHandler)}))
 
 			reader := newWire(t, url, "127.0.0.2")
 			reader.token = "reader"

@@ -64,7 +64,9 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -74,7 +76,6 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
-	"github.com/hexmcp/hexmcp/internal/slogport"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -198,7 +199,7 @@ func New(opts Options) *Tasks {
 	opts.Lease = cmp.Or(max(opts.Lease, 0), DefaultLease)
 	t := &Tasks{opts: opts, log: opts.Logger, instance: rand.Text(), running: make(map[string]*run)}
 	if t.log == nil {
-		t.log = slogport.Default()
+		t.log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	return t
 }
@@ -264,7 +265,7 @@ func (t *Tasks) attach(e *app.Engine) {
 	for name, sup := range t.opts.Tools {
 		if _, ok := e.LookupTool(name); !ok && sup != Forbidden {
 			// Tools may be added later: a warning, not an error.
-			t.log.Log(context.Background(), ports.LevelWarn, "tasks: Options.Tools names a tool the engine does not serve (yet)", ports.F("tool", name))
+			t.log.LogAttrs(context.Background(), slog.LevelWarn, "tasks: Options.Tools names a tool the engine does not serve (yet)", slog.Any("tool", name))
 		}
 	}
 	t.storeMu.Lock()
@@ -317,7 +318,7 @@ func (t *Tasks) notify(ctx context.Context, task ports.Task) {
 		_, err = e.NotifyTopic("taskIds", task.ID, "notifications/tasks", b)
 	}
 	if err != nil {
-		t.log.Log(ctx, ports.LevelWarn, "tasks: a status notification was not sent", ports.F("task", task.ID), ports.F("error", err))
+		t.log.LogAttrs(ctx, slog.LevelWarn, "tasks: a status notification was not sent", slog.Any("task", task.ID), slog.Any("error", err))
 	}
 }
 
@@ -608,7 +609,7 @@ func (t *Tasks) start(ctx context.Context, req *app.Request, next app.MethodHand
 		}
 	}
 	if err != nil {
-		t.log.Log(ctx, ports.LevelError, "tasks: a call cannot run as a task; it runs synchronously", ports.F("tool", req.Name), ports.F("error", err))
+		t.log.LogAttrs(ctx, slog.LevelError, "tasks: a call cannot run as a task; it runs synchronously", slog.Any("tool", req.Name), slog.Any("error", err))
 		return next(ctx, req)
 	}
 	if !t.roomFor(runBytes(run)) {
@@ -622,17 +623,17 @@ func (t *Tasks) start(ctx context.Context, req *app.Request, next app.MethodHand
 		// more than it keeps, or it is unreachable: a task could not be
 		// polled, so the call runs synchronously, which the extension
 		// allows.
-		level := ports.LevelWarn
+		level := slog.LevelWarn
 		if errors.Is(err, ports.ErrTooManyTasks) || errors.Is(err, ports.ErrTaskTooLarge) {
-			level = ports.LevelDebug // a client's doing, not the server's trouble
+			level = slog.LevelDebug // a client's doing, not the server's trouble
 		}
-		t.log.Log(ctx, level, "tasks: a task cannot be created; the call runs synchronously", ports.F("tool", req.Name), ports.F("error", err))
+		t.log.LogAttrs(ctx, level, "tasks: a task cannot be created; the call runs synchronously", slog.Any("tool", req.Name), slog.Any("error", err))
 		return next(ctx, req)
 	}
 	claimed, err := t.store().Claim(ctx, task.ID, own, ports.TaskClaim{Runner: t.instance, Lease: t.opts.Lease})
 	if err != nil {
 		// Nobody runs it: the next tasks/get, at any instance, does.
-		t.log.Log(ctx, ports.LevelWarn, "tasks: a new task cannot be claimed; it runs at its next tasks/get", ports.F("task", task.ID), ports.F("error", err))
+		t.log.LogAttrs(ctx, slog.LevelWarn, "tasks: a new task cannot be claimed; it runs at its next tasks/get", slog.Any("task", task.ID), slog.Any("error", err))
 		return encodeTask(task, "task", false)
 	}
 	if !t.launch(ctx, run, next, claimed) {
@@ -706,8 +707,8 @@ func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHan
 		}).WithLog(func(ctx context.Context, level domain.LogLevel, logger string, data any) {
 			// A task's log messages reach no client (the extension has
 			// no channel for them): they go to the server's log.
-			t.log.Log(ctx, serverLevel(level), "tasks: a task's handler logged", ports.F("task", task.ID),
-				ports.F("logger", logger), ports.F("level", string(level)), ports.F("data", data))
+			t.log.LogAttrs(ctx, serverLevel(level), "tasks: a task's handler logged", slog.Any("task", task.ID),
+				slog.Any("logger", logger), slog.Any("level", string(level)), slog.Any("data", data))
 		})
 		res, err := next(runCtx, req)
 		stopSupervise()
@@ -718,16 +719,16 @@ func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHan
 }
 
 // serverLevel maps an MCP log level to the server log's.
-func serverLevel(l domain.LogLevel) ports.Level {
+func serverLevel(l domain.LogLevel) slog.Level {
 	switch {
 	case l.AtLeast(domain.LogError):
-		return ports.LevelError
+		return slog.LevelError
 	case l.AtLeast(domain.LogWarning):
-		return ports.LevelWarn
+		return slog.LevelWarn
 	case l.AtLeast(domain.LogInfo):
-		return ports.LevelInfo
+		return slog.LevelInfo
 	}
-	return ports.LevelDebug
+	return slog.LevelDebug
 }
 
 // progressMessage is the status message of a progress report.
@@ -810,7 +811,7 @@ func (t *Tasks) supervise(ctx context.Context, r *run, id, own, shown string) {
 			haveMsg = false
 		case ctx.Err() == nil:
 			// Redis unreachable, say: the next tick tries again.
-			t.log.Log(ctx, ports.LevelError, "tasks: renewing a task's claim failed", ports.F("task", id), ports.F("error", err))
+			t.log.LogAttrs(ctx, slog.LevelError, "tasks: renewing a task's claim failed", slog.Any("task", id), slog.Any("error", err))
 		}
 	}
 }
@@ -853,20 +854,20 @@ func (t *Tasks) write(ctx context.Context, id, own string, u ports.TaskUpdate) {
 	u.IfRunner = t.instance
 	updated, err := t.store().Update(ctx, id, own, u)
 	if errors.Is(err, ports.ErrTaskTooLarge) || errors.Is(err, ports.ErrTooManyTasks) {
-		t.log.Log(ctx, ports.LevelWarn, "tasks: a task's outcome is over the task store's bounds; the task fails", ports.F("task", id), ports.F("error", err))
+		t.log.LogAttrs(ctx, slog.LevelWarn, "tasks: a task's outcome is over the task store's bounds; the task fails", slog.Any("task", id), slog.Any("error", err))
 		updated, err = t.store().Update(ctx, id, own, ports.TaskUpdate{Status: ports.TaskFailed, Error: errOverBounds, IfRunner: t.instance})
 	}
 	switch {
 	case err == nil:
 		t.notify(ctx, updated)
 	case !notClaimed(err):
-		t.log.Log(ctx, ports.LevelError, "tasks: writing a task failed", ports.F("task", id), ports.F("error", err))
+		t.log.LogAttrs(ctx, slog.LevelError, "tasks: writing a task failed", slog.Any("task", id), slog.Any("error", err))
 	}
 }
 
 // fail ends a task this instance claimed but cannot run.
 func (t *Tasks) fail(ctx context.Context, task ports.Task, err error) {
-	t.log.Log(ctx, ports.LevelError, "tasks: a task cannot run again", ports.F("task", task.ID), ports.F("error", err))
+	t.log.LogAttrs(ctx, slog.LevelError, "tasks: a task cannot run again", slog.Any("task", task.ID), slog.Any("error", err))
 	t.write(ctx, task.ID, task.Owner, ports.TaskUpdate{Status: ports.TaskFailed, Error: errorObject(nil)})
 }
 
@@ -875,7 +876,7 @@ func (t *Tasks) fail(ctx context.Context, task ports.Task, err error) {
 func (t *Tasks) release(ctx context.Context, id, own string) {
 	_, err := t.store().Claim(ctx, id, own, ports.TaskClaim{Runner: t.instance})
 	if err != nil && !notClaimed(err) {
-		t.log.Log(ctx, ports.LevelWarn, "tasks: releasing a task failed; another instance runs it once its claim expires", ports.F("task", id), ports.F("error", err))
+		t.log.LogAttrs(ctx, slog.LevelWarn, "tasks: releasing a task failed; another instance runs it once its claim expires", slog.Any("task", id), slog.Any("error", err))
 	}
 }
 

@@ -12,6 +12,7 @@ package mocks
 import (
 	context "context"
 	json "encoding/json"
+	slog "log/slog"
 	reflect "reflect"
 	time "time"
 
@@ -44,7 +45,7 @@ func (m *MockLogger) EXPECT() *MockLoggerMockRecorder {
 }
 
 // Enabled mocks base method.
-func (m *MockLogger) Enabled(ctx context.Context, level ports.Level) bool {
+func (m *MockLogger) Enabled(ctx context.Context, level slog.Level) bool {
 	m.ctrl.T.Helper()
 	ret := m.ctrl.Call(m, "Enabled", ctx, level)
 	ret0, _ := ret[0].(bool)
@@ -70,54 +71,54 @@ func (c *MockLoggerEnabledCall) Return(arg0 bool) *MockLoggerEnabledCall {
 }
 
 // Do rewrite *gomock.Call.Do
-func (c *MockLoggerEnabledCall) Do(f func(context.Context, ports.Level) bool) *MockLoggerEnabledCall {
+func (c *MockLoggerEnabledCall) Do(f func(context.Context, slog.Level) bool) *MockLoggerEnabledCall {
 	c.Call = c.Call.Do(f)
 	return c
 }
 
 // DoAndReturn rewrite *gomock.Call.DoAndReturn
-func (c *MockLoggerEnabledCall) DoAndReturn(f func(context.Context, ports.Level) bool) *MockLoggerEnabledCall {
+func (c *MockLoggerEnabledCall) DoAndReturn(f func(context.Context, slog.Level) bool) *MockLoggerEnabledCall {
 	c.Call = c.Call.DoAndReturn(f)
 	return c
 }
 
-// Log mocks base method.
-func (m *MockLogger) Log(ctx context.Context, level ports.Level, msg string, fields ...ports.Field) {
+// LogAttrs mocks base method.
+func (m *MockLogger) LogAttrs(ctx context.Context, level slog.Level, msg string, attrs ...slog.Attr) {
 	m.ctrl.T.Helper()
 	varargs := []any{ctx, level, msg}
-	for _, a := range fields {
+	for _, a := range attrs {
 		varargs = append(varargs, a)
 	}
-	m.ctrl.Call(m, "Log", varargs...)
+	m.ctrl.Call(m, "LogAttrs", varargs...)
 }
 
-// Log indicates an expected call of Log.
-func (mr *MockLoggerMockRecorder) Log(ctx, level, msg any, fields ...any) *MockLoggerLogCall {
+// LogAttrs indicates an expected call of LogAttrs.
+func (mr *MockLoggerMockRecorder) LogAttrs(ctx, level, msg any, attrs ...any) *MockLoggerLogAttrsCall {
 	mr.mock.ctrl.T.Helper()
-	varargs := append([]any{ctx, level, msg}, fields...)
-	call := mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Log", reflect.TypeOf((*MockLogger)(nil).Log), varargs...)
-	return &MockLoggerLogCall{Call: call}
+	varargs := append([]any{ctx, level, msg}, attrs...)
+	call := mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "LogAttrs", reflect.TypeOf((*MockLogger)(nil).LogAttrs), varargs...)
+	return &MockLoggerLogAttrsCall{Call: call}
 }
 
-// MockLoggerLogCall wrap *gomock.Call
-type MockLoggerLogCall struct {
+// MockLoggerLogAttrsCall wrap *gomock.Call
+type MockLoggerLogAttrsCall struct {
 	*gomock.Call
 }
 
 // Return rewrite *gomock.Call.Return
-func (c *MockLoggerLogCall) Return() *MockLoggerLogCall {
+func (c *MockLoggerLogAttrsCall) Return() *MockLoggerLogAttrsCall {
 	c.Call = c.Call.Return()
 	return c
 }
 
 // Do rewrite *gomock.Call.Do
-func (c *MockLoggerLogCall) Do(f func(context.Context, ports.Level, string, ...ports.Field)) *MockLoggerLogCall {
+func (c *MockLoggerLogAttrsCall) Do(f func(context.Context, slog.Level, string, ...slog.Attr)) *MockLoggerLogAttrsCall {
 	c.Call = c.Call.Do(f)
 	return c
 }
 
 // DoAndReturn rewrite *gomock.Call.DoAndReturn
-func (c *MockLoggerLogCall) DoAndReturn(f func(context.Context, ports.Level, string, ...ports.Field)) *MockLoggerLogCall {
+func (c *MockLoggerLogAttrsCall) DoAndReturn(f func(context.Context, slog.Level, string, ...slog.Attr)) *MockLoggerLogAttrsCall {
 	c.Call = c.Call.DoAndReturn(f)
 	return c
 }

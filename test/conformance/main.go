@@ -25,7 +25,6 @@ import (
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
-	"github.com/hexmcp/hexmcp/adapters/slogger"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 )
@@ -56,7 +55,7 @@ func run(addr string) error {
 	defer engine.Close()
 
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcphttp.NewHandler(engine, mcphttp.Options{Logger: slogger.New(log)}))
+	mux.Handle("/mcp", mcphttp.NewHandler(engine, mcphttp.Options{Logger: log}))
 	srv := mcphttp.NewServer(addr, mux, mcphttp.ServerOptions{})
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -94,7 +93,7 @@ func newEngine(log *slog.Logger) (*app.Engine, error) {
 		ResourceRegistry: memory.NewResourceRegistry(),
 		PromptRegistry:   memory.NewPromptRegistry(),
 		Validator:        jsonschema.New(),
-		Logger:           slogger.New(log),
+		Logger:           log,
 		Extensions:       []app.Extension{skillsExt, tasksExt.Extension()},
 	})
 	if err != nil {
