@@ -62,7 +62,7 @@ func (g *gatedTool) waitStarted(t *testing.T) int {
 	select {
 	case n := <-g.started:
 		return n
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second): // a wait, not a bound: a 20 MiB call under -race on a loaded machine takes seconds
 		t.Fatal("no call started")
 		return 0
 	}

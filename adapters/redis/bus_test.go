@@ -68,7 +68,9 @@ func TestBusContract(t *testing.T) {
 	}
 	porttest.TestBus(t, newBus(mcpredis.BusOptions{}))
 	t.Run("DefaultLimit", func(t *testing.T) {
-		porttest.TestBusSizeLimit(t, memory.DefaultMaxNoticeBytes, newBus(mcpredis.BusOptions{}))
+		// 4 MiB notices: a Timeout that waits, not the 1 s default (a
+		// loaded machine under -race took longer)
+		porttest.TestBusSizeLimit(t, memory.DefaultMaxNoticeBytes, newBus(mcpredis.BusOptions{Timeout: bigPayloadTimeout}))
 	})
 	t.Run("SmallerLimit", func(t *testing.T) {
 		porttest.TestBusSizeLimit(t, 4096, newBus(mcpredis.BusOptions{MaxNoticeBytes: 4096}))

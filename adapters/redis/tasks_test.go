@@ -56,9 +56,15 @@ func TestTaskStoreDefaults(t *testing.T) {
 		MaxTaskBytes: mcpredis.DefaultMaxTaskBytes, MaxBytesPerClient: mcpredis.DefaultMaxTaskBytesPerClient, MaxBytes: mcpredis.DefaultMaxTaskStoreBytes,
 		MaxStatusMessageBytes: mcpredis.DefaultMaxTaskStatusMessageBytes},
 		func(t *testing.T, clock ports.Clock) ports.TaskStore {
-			return mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: taskPrefix(), Clock: clock})
+			// 4 MiB payloads: a Timeout that waits, not the 1 s default
+			return mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: taskPrefix(), Clock: clock, Timeout: bigPayloadTimeout})
 		})
 }
+
+// bigPayloadTimeout is the Redis Timeout of the tests that move payloads
+// of megabytes: the default bound (1 s) is for production round trips,
+// and a machine loaded by other tests under -race took longer.
+const bigPayloadTimeout = 30 * time.Second
 
 // What tasks count in bytes stays exact when Redis collects a task's hash
 // before the store drops it (its key TTL), and comes back to nothing once
