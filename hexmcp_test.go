@@ -155,7 +155,7 @@ func TestNewLogsToStandardErrorByDefault(t *testing.T) {
 func TestNewRefusesBadDefinitions(t *testing.T) {
 	for name, tool := range map[string]hexmcp.Tool{
 		"bad name":                 hexmcp.Func(echoOp, hexmcp.WithName("bad name")),
-		"resource annotations":     hexmcp.Func(echoOp, hexmcp.WithName("ann"), hexmcp.WithAnnotations(domain.Annotations{Priority: new(float64)})),
+		"resource annotations":     hexmcp.Func(echoOp, hexmcp.WithName("ann"), hexmcp.WithAnnotations(hexmcp.Annotations{Priority: new(float64)})),
 		"duplicate (second entry)": hexmcp.Func(echoOp, hexmcp.WithName("op")),
 	} {
 		tools := []hexmcp.Tool{tool}
@@ -179,9 +179,9 @@ func TestSharedOptions(t *testing.T) {
 	for _, o := range common {
 		topts, popts, ropts = append(topts, o), append(popts, o), append(ropts, o)
 	}
-	tool := hexmcp.Func(echoOp, append(topts, hexmcp.WithAnnotations(hexmcp.ToolAnnotations{ReadOnlyHint: domain.Bool(true)}))...).Definition()
+	tool := hexmcp.Func(echoOp, append(topts, hexmcp.WithAnnotations(hexmcp.ToolAnnotations{ReadOnlyHint: hexmcp.Bool(true)}))...).Definition()
 	prompt := hexmcp.NewPrompt("p", nil, popts...).Definition()
-	res := hexmcp.TextResource("x://r", "r", "t", append(ropts, hexmcp.WithAnnotations(domain.Annotations{Audience: []string{"user"}}))...)
+	res := hexmcp.TextResource("x://r", "r", "t", append(ropts, hexmcp.WithAnnotations(hexmcp.Annotations{Audience: []string{"user"}}))...)
 	srv, err := hexmcp.New(hexmcp.Options{Resources: []hexmcp.Resource{res}})
 	if err != nil {
 		t.Fatal(err)
@@ -204,9 +204,9 @@ func TestSharedOptions(t *testing.T) {
 	c.in.Close()
 }
 
-// ServeHTTP serves Streamable HTTP at /mcp until its context is cancelled,
-// then returns nil.
-func TestServeHTTP(t *testing.T) {
+// ListenAndServe serves Streamable HTTP at /mcp until its context is
+// cancelled, then returns nil.
+func TestListenAndServe(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestServeHTTP(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.ServeHTTP(ctx, addr) }()
+	go func() { done <- srv.ListenAndServe(ctx, addr, hexmcp.HTTPOptions{}) }()
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"op","arguments":{"op":"sub"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	var resp *http.Response
 	for deadline := time.Now().Add(10 * time.Second); ; {
@@ -247,10 +247,10 @@ func TestServeHTTP(t *testing.T) {
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Fatalf("ServeHTTP after cancel: %v", err)
+			t.Fatalf("ListenAndServe after cancel: %v", err)
 		}
 	case <-time.After(15 * time.Second):
-		t.Fatal("ServeHTTP did not return")
+		t.Fatal("ListenAndServe did not return")
 	}
 }
 
