@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpoauth "github.com/hexmcp/hexmcp/adapters/oauth"
-	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/adapters/slogger"
 )
 
 // authConfig is what the -auth-* flags ask for.
@@ -50,7 +51,7 @@ func parseAuthFlags(issuer, audience, scopes string) (authConfig, bool, error) {
 // be fetched a request with a token is answered 503 with Retry-After (the
 // time until the next fetch, at most one per 10 s), and the server
 // recovers by itself once they can.
-func protect(ctx context.Context, c authConfig, logger ports.Logger) (func(http.Handler) http.Handler, string, error) {
+func protect(ctx context.Context, c authConfig, logger *slog.Logger) (func(http.Handler) http.Handler, string, error) {
 	md := mcpoauth.Metadata{Resource: c.audience, AuthorizationServers: []string{c.issuer}, ScopesSupported: c.scopes,
 		ResourceName: "hexmcp showcase"}
 	meta, err := mcpoauth.MetadataHandler(md)
@@ -69,7 +70,7 @@ func protect(ctx context.Context, c authConfig, logger ports.Logger) (func(http.
 	if err != nil {
 		return nil, "", fmt.Errorf("the authorization server %s: %w", c.issuer, err)
 	}
-	bearer := mcphttp.RequireBearer(v, mcphttp.AuthOptions{ResourceMetadataURL: metaURL, RequiredScopes: c.scopes, Logger: logger})
+	bearer := mcphttp.RequireBearer(v, mcphttp.AuthOptions{ResourceMetadataURL: metaURL, RequiredScopes: c.scopes, Logger: slogger.New(logger)})
 	return func(next http.Handler) http.Handler {
 		mux := http.NewServeMux()
 		for _, p := range paths {

@@ -6,6 +6,7 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -17,8 +18,6 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
-
-	"github.com/hexmcp/hexmcp/ports"
 )
 
 func TestParseAuthFlags(t *testing.T) {
@@ -63,7 +62,7 @@ func TestProtect(t *testing.T) {
 	defer as.Close()
 	issuer = as.URL
 	const audience = "http://127.0.0.1:8080/mcp"
-	mw, metaURL, err := protect(context.Background(), authConfig{issuer: issuer, audience: audience, scopes: []string{"mcp:tools"}}, ports.NopLogger{})
+	mw, metaURL, err := protect(context.Background(), authConfig{issuer: issuer, audience: audience, scopes: []string{"mcp:tools"}}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,10 +122,10 @@ func TestProtect(t *testing.T) {
 		}
 	}
 	// An http issuer off loopback is refused before anything is fetched.
-	if _, _, err := protect(context.Background(), authConfig{issuer: "http://auth.example.com", audience: audience}, ports.NopLogger{}); err == nil {
+	if _, _, err := protect(context.Background(), authConfig{issuer: "http://auth.example.com", audience: audience}, slog.New(slog.DiscardHandler)); err == nil {
 		t.Fatal("an http issuer off loopback was accepted")
 	}
-	if _, _, err := protect(context.Background(), authConfig{issuer: issuer, audience: "http://mcp.example.com/mcp"}, ports.NopLogger{}); err == nil {
+	if _, _, err := protect(context.Background(), authConfig{issuer: issuer, audience: "http://mcp.example.com/mcp"}, slog.New(slog.DiscardHandler)); err == nil {
 		t.Fatal("an http audience off loopback was accepted")
 	}
 }
@@ -174,7 +173,7 @@ func TestProtectAuthorizationServerDown(t *testing.T) {
 	inner.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("served")) })
 	srv := httptest.NewUnstartedServer(nil)
 	audience := "http://" + srv.Listener.Addr().String() + "/mcp"
-	mw, metaURL, err := protect(context.Background(), authConfig{issuer: issuer, audience: audience, scopes: []string{"mcp:tools"}}, ports.NopLogger{})
+	mw, metaURL, err := protect(context.Background(), authConfig{issuer: issuer, audience: audience, scopes: []string{"mcp:tools"}}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("the showcase does not start while its authorization server is down: %v", err)
 	}

@@ -45,10 +45,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/slogger"
-	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/examples/showcase/tools"
 	"github.com/hexmcp/hexmcp/wiring"
 )
@@ -92,7 +90,7 @@ func main() {
 
 	var serverMiddleware func(http.Handler) http.Handler
 	if protected {
-		mw, metaURL, err := protect(context.Background(), auth, slogger.New(logger))
+		mw, metaURL, err := protect(context.Background(), auth, logger)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "showcase: %v\n", err)
 			os.Exit(1)
@@ -143,8 +141,8 @@ func main() {
 		}
 		rdb := redis.NewClient(ro)
 		defer rdb.Close()
-		shared = fx.Options(wiring.Redis(rdb), fx.Invoke(func(e *app.Engine) error {
-			return e.AddTools(tools.ClusterTools(e)...)
+		shared = fx.Options(wiring.Redis(rdb), fx.Invoke(func(s *hexmcp.Server) error {
+			return s.AddTools(tools.ClusterTools(s)...)
 		}))
 	}
 
@@ -165,9 +163,9 @@ func main() {
 	server := wiring.New(
 		fx.Supply(logger),
 		fx.Supply(wiring.Config{
-			Info:         domain.Implementation{Name: "hexmcp-showcase", Title: "hexmcp showcase", Version: "0.1.0"},
+			Info:         hexmcp.Implementation{Name: "hexmcp-showcase", Title: "hexmcp showcase", Version: "0.1.0"},
 			Instructions: "Example tools of every kind: scalars, JSON, content blocks, structured output and errors.",
-			Extensions:   []app.Extension{skillsExt, appsExt, tools.Tasks().Extension()},
+			Extensions:   []hexmcp.Extension{skillsExt, appsExt, tools.Tasks().Extension()},
 		}),
 		serve,
 		shared,
