@@ -22,7 +22,8 @@ type AddInput struct {
 func add(ctx context.Context, in AddInput) (float64, error) { return in.A + in.B, nil }
 
 // A stdio server with one typed, validated tool, logging to standard error:
-// the README's first example (examples/quickstart).
+// examples/quickstart (the README's first server) with a name and described
+// arguments.
 func Example() {
 	srv, err := hexmcp.New(hexmcp.Options{
 		Info:  hexmcp.Implementation{Name: "calc", Version: "1.0.0"},
