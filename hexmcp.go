@@ -83,8 +83,9 @@ import (
 //     Instructions for the model.
 //   - What it offers: Tools, Prompts, Resources (registered by [New] in
 //     order; more may be added while it runs), Extensions.
-//   - Who sees what: Visibility ([Visibility]), Middleware ([Middleware]),
-//     ToolMiddleware ([ToolMiddleware]), OnSessionEnd.
+//   - Who sees what, and what runs around the handlers: Visibility, a
+//     [Visibility]; Middleware, [Middleware]s; ToolMiddleware,
+//     [ToolMiddleware]s; OnSessionEnd, called with a [SessionEnd].
 //   - Its ports: ToolRegistry, ResourceRegistry, PromptRegistry, Validator
 //     (JSON Schema 2020-12 unless DisableValidation), Logger (slog's text
 //     format on standard error), StateKeys, and Shared (what the instances
@@ -227,8 +228,8 @@ func (s *Server) RemoveResourceTemplate(uriTemplate string) bool {
 // NotifyResourceUpdated tells the sessions subscribed to uri
 // (resources/subscribe) and the subscriptions/listen streams that follow it
 // that the resource changed (notifications/resources/updated). It reports
-// how many were told here; with a bus (Options.Shared or Options.Bus), those of the other
-// instances are told too.
+// how many were told here; with a bus (Options.Shared or Options.Bus), those
+// of the other instances are told too.
 func (s *Server) NotifyResourceUpdated(uri string) int { return s.eng.NotifyResourceUpdated(uri) }
 
 // VisibilityChanged tells the server that what Options.Visibility decides
@@ -243,8 +244,8 @@ func (s *Server) VisibilityChanged() { s.eng.VisibilityChanged() }
 // of its URL-mode elicitation elicitationID ended
 // (notifications/elicitation/complete), for an interaction that ends
 // outside the request (an OAuth callback reaching any instance). It
-// reports how many sessions were told here; with a bus (Options.Shared), every
-// instance holding the session tells it.
+// reports how many sessions were told here; with a bus (Options.Shared or
+// Options.Bus), every instance holding the session tells it.
 func (s *Server) NotifyElicitationComplete(sessionID, elicitationID string) int {
 	return s.eng.NotifyElicitationComplete(sessionID, elicitationID)
 }

@@ -269,3 +269,110 @@ func TestDefaultsKeepWhatIsGiven(t *testing.T) {
 type nopValidator struct{}
 
 func (nopValidator) Compile(json.RawMessage) (ports.Schema, error) { return nil, nil }
+
+// names lists the names (or URIs, or URI templates) of a list result's
+// entries under key.
+func names(t *testing.T, m map[string]any, key, field string) []string {
+	t.Helper()
+	res, ok := m["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("no result: %v", m)
+	}
+	var out []string
+	for _, e := range res[key].([]any) {
+		out = append(out, e.(map[string]any)[field].(string))
+	}
+	return out
+}
+
+// The Server's own methods change what it offers while it serves, and the
+// engine behind it is the one Engine returns.
+func TestServerChangesWhatItOffers(t *testing.T) {
+	srv, err := hexmcp.New(hexmcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if srv.Engine() == nil || (*hexmcp.Server)(nil).Engine() != nil {
+		t.Fatal("Engine: the server's engine, nil for a nil server")
+	}
+	c, _ := servePipes(t, srv)
+	defer c.in.Close()
+	c.call(initLine)
+	// The list_changed notifications are read as they come, so that the
+	// server never waits on the pipe; answers are the messages with an id.
+	answers := make(chan map[string]any, 16)
+	go func() {
+		for c.out.Scan() {
+			var m map[string]any
+			if json.Unmarshal(c.out.Bytes(), &m) == nil && m["id"] != nil {
+				answers <- m
+			}
+		}
+		close(answers)
+	}()
+	read := func(context.Context, string, map[string]string) ([]hexmcp.ResourceContents, error) { return nil, nil }
+	render := func(context.Context, map[string]string) (*hexmcp.GetPromptResult, error) {
+		return &hexmcp.GetPromptResult{Messages: []hexmcp.PromptMessage{hexmcp.UserMessage(hexmcp.Text("hi"))}}, nil
+	}
+	if err := srv.AddTools(hexmcp.Func(echoOp, hexmcp.WithName("a")), hexmcp.Func(echoOp, hexmcp.WithName("b"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddTool(hexmcp.Func(echoOp, hexmcp.WithName("c"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddPrompts(hexmcp.NewPrompt("p", render), hexmcp.NewPrompt("q", render)); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddPrompt(hexmcp.NewPrompt("r", render)); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddResources(hexmcp.TextResource("x://1", "one", "1"), hexmcp.TextResource("x://2", "two", "2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddResource(hexmcp.TextResource("x://3", "three", "3")); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddResourceTemplate(hexmcp.NewResourceTemplate("x://t/{id}", "t", read)); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddResourceTemplate(hexmcp.TextResource("x://4", "four", "4")); err == nil {
+		t.Fatal("AddResourceTemplate took a plain resource")
+	}
+	if err := srv.AddTool(hexmcp.Func(echoOp, hexmcp.WithName("a"))); err == nil {
+		t.Fatal("AddTool took a duplicate")
+	}
+	if !srv.RemoveTool("b") || srv.RemoveTool("b") || !srv.RemovePrompt("q") || srv.RemovePrompt("q") ||
+		!srv.RemoveResource("x://2") || srv.RemoveResource("x://2") ||
+		!srv.RemoveResourceTemplate("x://t/{id}") || srv.RemoveResourceTemplate("x://t/{id}") {
+		t.Fatal("a Remove method did not report what it removed")
+	}
+	ask := func(line string) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(c.in, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		m, ok := <-answers
+		if !ok {
+			t.Fatalf("no answer to %s", line)
+		}
+		return m
+	}
+	for _, tc := range []struct{ method, key, field, want string }{
+		{"tools/list", "tools", "name", "a c"},
+		{"prompts/list", "prompts", "name", "p r"},
+		{"resources/list", "resources", "uri", "x://1 x://3"},
+		{"resources/templates/list", "resourceTemplates", "uriTemplate", ""},
+	} {
+		m := ask(`{"jsonrpc":"2.0","id":9,"method":"` + tc.method + `"}`)
+		if got := strings.Join(names(t, m, tc.key, tc.field), " "); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.method, got, tc.want)
+		}
+	}
+	if n := srv.NotifyElicitationComplete("no-such-session", "e1"); n != 0 {
+		t.Errorf("NotifyElicitationComplete told %d sessions of an unknown one", n)
+	}
+	if n := srv.NotifyResourceUpdated("x://1"); n != 0 {
+		t.Errorf("NotifyResourceUpdated told %d without a subscription", n)
+	}
+}
