@@ -59,7 +59,7 @@ var (
 // is built as a package of its own, laid over testdata/readme/ with
 // -overlay (nothing is written in the tree; the //line directive makes the
 // compiler's errors name README.md's lines). A block with a Test function
-// is a _test.go file, compiled by go test -c.
+// is a _test.go file, compiled by go test -c, and its tests must pass.
 func TestREADMECompiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every README block with the go command")
@@ -135,7 +135,15 @@ func TestREADMECompiles(t *testing.T) {
 		run(append([]string{"build", "-overlay=" + overlayFile}, mains...)...)
 	}
 	for i, p := range tests {
-		run("test", "-vet=off", "-c", "-o", filepath.Join(tmp, fmt.Sprintf("readme%d.test", i)), "-overlay="+overlayFile, p)
+		bin := filepath.Join(tmp, fmt.Sprintf("readme%d.test", i))
+		run("test", "-vet=off", "-c", "-o", bin, "-overlay="+overlayFile, p)
+		if t.Failed() {
+			continue
+		}
+		// A README test must also pass.
+		if out, err := exec.Command(bin).CombinedOutput(); err != nil {
+			t.Errorf("the README's %s: %v\n%s", p, err, out)
+		}
 	}
 }
 
