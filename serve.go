@@ -73,6 +73,7 @@ type HTTPOptions struct {
 	// Mux, when not nil, is the mux /mcp (and /ws) are mounted on, beside
 	// what it already serves without authentication: the OAuth Protected
 	// Resource Metadata that mcpoauth.Mount puts there, a health check.
+	// A mux that already serves /mcp (or /ws) is ListenAndServe's error.
 	// Default: a mux of their own.
 	Mux *http.ServeMux
 	// Middleware, when set, wraps everything served (every path, before
