@@ -4,9 +4,15 @@
 //
 // It is the front door of the SDK: [New] assembles a server with safe
 // defaults (in-memory registries, JSON Schema 2020-12 validation of every
-// call's arguments, the server's own log on standard error through slog)
-// and the definitions of tools, prompts and resources are made here too.
-// A complete stdio server:
+// call's arguments, the server's own log on standard error through slog),
+// and everything a server's author writes has its name here: tools
+// ([Func], [NewTool], [NewRawTool], [ToolsOf]), prompts ([NewPrompt]),
+// resources ([NewResource], [NewResourceTemplate], [TextResource]), their
+// options (WithName, WithDescription, [WithScopes], …), the request a
+// handler serves ([RequestContext], [RequestFrom]), content ([Text],
+// [Image], [CallToolResult], …), errors for the model ([ToolError],
+// [ToolErrorf]), questions to the client ([ElicitForm], [ElicitInput], …),
+// middleware, visibility and extensions. A complete stdio server:
 //
 //	func main() {
 //		srv, err := hexmcp.New(hexmcp.Options{
@@ -21,45 +27,84 @@
 //		}
 //	}
 //
-// [Server.ServeHTTP] serves the same server over Streamable HTTP. The
-// layers underneath stay importable one by one: domain (the model and the
-// revision policy), ports (the interfaces), adapters (transports, stores,
-// loggers, the validator), app (the protocol engine) and wiring (fx
-// modules built on the same defaults as New).
+// # The server
+//
+// A [Server] serves: [Server.ServeStdio], [Server.Serve] (any
+// ports.Transport), [Server.ListenAndServe] (Streamable HTTP at /mcp, and
+// WebSocket at /ws when asked, with authentication and net/http middleware
+// given in [HTTPOptions]); or it hands out handlers to mount on a mux of
+// your own ([Server.HTTPHandler], [Server.WebSocketHandler]). While it
+// runs, [Server.AddTool], [Server.RemoveTool] and their kin for prompts,
+// resources and templates change what it offers (connected clients are
+// told); [Server.NotifyResourceUpdated], [Server.VisibilityChanged] and
+// [Server.NotifyElicitationComplete] tell clients what changed elsewhere;
+// [Server.Close] stops it. One Server may serve several transports at once.
+//
+// # Middleware, visibility, scopes
+//
+// [Options].Middleware wraps every request ([Middleware], in the net/http
+// shape), [Options].ToolMiddleware every tool call ([ToolMiddleware]); the
+// package middleware ships Audit, RateLimit and ToolTimeout.
+// [Options].Visibility ([Visibility]) decides per request which tools,
+// prompts and resources a caller sees; [WithScopes] makes a definition
+// require OAuth scopes of the caller, and [HideUnauthorized] hides it from
+// those who lack them.
+//
+// # Authorization, several instances, extensions
+//
+// An OAuth 2.1 resource server is adapters/oauth (package mcpoauth): its
+// verifier is the Authenticator of [HTTPOptions], its metadata is mounted
+// on HTTPOptions.Mux. Several instances behind a load balancer share
+// sessions, events, notifications and state keys through Redis with
+// adapters/redis (package mcpredis; Options.Shared). MCP extensions
+// ([Extension], [Options].Extensions) come as packages: extensions/skills,
+// extensions/tasks, extensions/apps.
+//
+// # The layers underneath
+//
+// They stay importable one by one, for those who extend the SDK: domain
+// (the model and the revision policy), ports (the interfaces), adapters
+// (transports, stores, loggers, the validator), app (the protocol engine,
+// reached from a Server with [Server.Engine]) and wiring (fx modules built
+// on the same defaults as New). Most names here are aliases of theirs, so
+// values pass between the layers unconverted.
 package hexmcp
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"net/http"
-	"time"
-
-	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
-	"github.com/hexmcp/hexmcp/adapters/stdio"
-	"github.com/hexmcp/hexmcp/adapters/websocket"
 	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/ports"
 )
 
-// Options configure a server: its name, its tools, prompts and resources,
-// its limits and its ports. Every field is optional; see [app.Options] for
-// each one and its default. [New] fills the ports left nil as [Defaults]
-// says.
+// Options configure a server; every field is optional, and a zero field
+// takes its default. The fields, by group:
+//
+//   - Who the server is: Info (an [Implementation]: name, version, title),
+//     Instructions for the model.
+//   - What it offers: Tools, Prompts, Resources (registered by [New] in
+//     order; more may be added while it runs), Extensions.
+//   - Who sees what, and what runs around the handlers: Visibility, a
+//     [Visibility]; Middleware, [Middleware]s; ToolMiddleware,
+//     [ToolMiddleware]s; OnSessionEnd, called with a [SessionEnd].
+//   - Its ports: ToolRegistry, ResourceRegistry, PromptRegistry, Validator
+//     (JSON Schema 2020-12 unless DisableValidation), Logger (slog's text
+//     format on standard error), StateKeys, and Shared (what the instances
+//     behind a load balancer share: mcpredis.Share).
+//   - Its limits: PageSize, MaxConcurrentRequests, ClientRequestTimeout,
+//     RequestStateTTL, MaxListeners, MaxSubscriptions and the other Max…
+//     fields ([Unlimited] turns a bound off where it may be).
+//   - What stateless-era results say: ListTTL, PrivateCache.
+//
+// [New] fills the ports left nil as [Defaults] says. It is the engine's
+// own options type, app.Options, whose fields are documented one by one
+// (go doc github.com/hexmcp/hexmcp/app Options).
 type Options = app.Options
-
-// DefaultShutdownTimeout is how long [Server.ServeStdio], [Server.ServeHTTP]
-// and [Server.ServeWebSocket] let the calls in flight finish once their
-// context is cancelled, before they cancel those calls.
-const DefaultShutdownTimeout = 10 * time.Second
 
 // Defaults returns opts with every port it leaves nil filled with the SDK's
 // adapters: an in-memory tool registry (memory.NewRegistry), in-memory
 // resource and prompt registries, and JSON Schema 2020-12 validation
 // (jsonschema.New) unless opts.DisableValidation. The engine itself
-// ([app.NewEngine]) defaults the rest: the limits, the logger (slog's text
+// (app.NewEngine) defaults the rest: the limits, the logger (slog's text
 // format on standard error), the clock and the requestState keys. [New]
 // and the wiring package's fx modules both build on Defaults, so a server
 // gets the same defaults either way.
@@ -79,119 +124,133 @@ func Defaults(opts Options) Options {
 	return opts
 }
 
-// Server is an MCP server: the protocol engine (whose methods it has: add
-// or remove tools, prompts and resources while it runs) and the ways to
-// serve it. One Server may serve several transports at once.
+// Server is an MCP server. It is safe for concurrent use, and one Server
+// may serve several transports at once. Its methods:
+//
+//   - serve it: [Server.ServeStdio], [Server.Serve] (a ports.Transport),
+//     [Server.ListenAndServe] (Streamable HTTP, and WebSocket, with
+//     authentication and middleware);
+//   - mount it: [Server.HTTPHandler], [Server.WebSocketHandler];
+//   - change what it offers while it runs: [Server.AddTool],
+//     [Server.AddTools], [Server.RemoveTool], [Server.AddPrompt],
+//     [Server.AddPrompts], [Server.RemovePrompt], [Server.AddResource],
+//     [Server.AddResources], [Server.AddResourceTemplate],
+//     [Server.RemoveResource], [Server.RemoveResourceTemplate];
+//   - tell clients what changed: [Server.NotifyResourceUpdated],
+//     [Server.VisibilityChanged], [Server.NotifyElicitationComplete];
+//   - stop it: [Server.Close];
+//   - extend the SDK with it: [Server.Engine].
 type Server struct {
-	*app.Engine
+	eng *app.Engine
 }
 
 // New returns a server built from opts, with [Defaults] for the ports
 // opts leaves nil. The tools, prompts and resources of opts are registered
 // in order; the first bad definition (a bad name or schema, a duplicate)
-// is New's error, which wraps a [domain.ToolDefinitionError] (or its
+// is New's error, which wraps a domain.ToolDefinitionError (or its
 // resource or prompt kin).
 func New(opts Options) (*Server, error) {
 	e, err := app.NewEngine(Defaults(opts))
 	if err != nil {
 		return nil, err
 	}
-	return &Server{Engine: e}, nil
+	return &Server{eng: e}, nil
 }
 
-// ServeStdio serves the server on standard input and output (one JSON-RPC
-// message per line; the log goes to standard error) until standard input
-// closes, which is how a client ends a stdio server, or ctx is cancelled.
-// Either way the calls in flight finish first (for at most
-// [DefaultShutdownTimeout] after ctx is cancelled). It returns nil when
-// the client went away.
-func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.Serve(ctx, stdio.New(stdio.Options{}))
-}
-
-// Serve serves the server on t until t ends or ctx is cancelled, as
-// [Server.ServeStdio] does on stdio.
-func (s *Server) Serve(ctx context.Context, t ports.Transport) error {
-	srv := app.NewServer(s.Engine, t)
-	if err := srv.Start(ctx); err != nil {
-		return err
+// Engine returns the protocol engine the server runs, for those who extend
+// the SDK: the wiring package, adapters constructed by hand
+// (mcphttp.NewHandler, websocket.NewHandler, app.NewServer), tests that
+// drive the engine message by message. A server's own code needs none of
+// it: the Server's methods are the front door. It returns nil for a nil
+// Server.
+func (s *Server) Engine() *app.Engine {
+	if s == nil {
+		return nil
 	}
-	return runUntil(ctx, srv, nil)
+	return s.eng
 }
 
-// lifecycle is what Serve and listen run: an app.Server or an
-// mcphttp.Server, started.
-type lifecycle interface {
-	Done() <-chan struct{}
-	Err() error
-	Shutdown(context.Context) error
+// AddTool registers a tool while the server runs: it checks the definition
+// (name, schemas, icons), compiles its schemas, stores it and tells the
+// connected clients that the list changed
+// (notifications/tools/list_changed). A bad definition or a duplicate name
+// is a returned error (wrapping a domain.ToolDefinitionError), never a
+// panic.
+func (s *Server) AddTool(t Tool) error { return s.eng.AddTool(t) }
+
+// AddTools registers several tools as [Server.AddTool] does and stops at
+// the first error.
+func (s *Server) AddTools(ts ...Tool) error { return s.eng.AddTools(ts...) }
+
+// RemoveTool removes the tool name and reports whether it was registered;
+// the connected clients are told that the list changed.
+func (s *Server) RemoveTool(name string) bool { return s.eng.RemoveTool(name) }
+
+// AddPrompt registers a prompt while the server runs and tells the
+// connected clients that the list changed
+// (notifications/prompts/list_changed). A bad definition or a duplicate
+// name is a returned error (wrapping a domain.PromptDefinitionError).
+func (s *Server) AddPrompt(p Prompt) error { return s.eng.AddPrompt(p) }
+
+// AddPrompts registers several prompts as [Server.AddPrompt] does and stops
+// at the first error.
+func (s *Server) AddPrompts(ps ...Prompt) error { return s.eng.AddPrompts(ps...) }
+
+// RemovePrompt removes the prompt name and reports whether it was
+// registered.
+func (s *Server) RemovePrompt(name string) bool { return s.eng.RemovePrompt(name) }
+
+// AddResource registers a resource or a resource template while the server
+// runs and tells the connected clients that the list changed
+// (notifications/resources/list_changed). A bad definition, a duplicate URI
+// or a URI longer than Options.MaxURILength is a returned error (wrapping a
+// domain.ResourceDefinitionError).
+func (s *Server) AddResource(r Resource) error { return s.eng.AddResource(r) }
+
+// AddResources registers several resources or templates as
+// [Server.AddResource] does and stops at the first error.
+func (s *Server) AddResources(rs ...Resource) error { return s.eng.AddResources(rs...) }
+
+// AddResourceTemplate is [Server.AddResource] for a declaration that must
+// be a template (from [NewResourceTemplate]).
+func (s *Server) AddResourceTemplate(t Resource) error { return s.eng.AddResourceTemplate(t) }
+
+// RemoveResource removes the resource at uri and reports whether it was
+// registered.
+func (s *Server) RemoveResource(uri string) bool { return s.eng.RemoveResource(uri) }
+
+// RemoveResourceTemplate removes the template of that URI template and
+// reports whether it was registered.
+func (s *Server) RemoveResourceTemplate(uriTemplate string) bool {
+	return s.eng.RemoveResourceTemplate(uriTemplate)
 }
 
-// runUntil waits until run stops by itself (its error is returned) or ctx
-// ends, and then shuts run down, and extra when not nil, within
-// DefaultShutdownTimeout.
-func runUntil(ctx context.Context, run lifecycle, extra func(context.Context) error) error {
-	select {
-	case <-run.Done():
-		return run.Err()
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultShutdownTimeout)
-	defer cancel()
-	err := run.Shutdown(sctx)
-	if extra != nil {
-		err = errors.Join(err, extra(sctx))
-	}
-	if err != nil {
-		return fmt.Errorf("hexmcp: stopping: %w", err)
-	}
-	return run.Err()
+// NotifyResourceUpdated tells the sessions subscribed to uri
+// (resources/subscribe) and the subscriptions/listen streams that follow it
+// that the resource changed (notifications/resources/updated). It reports
+// how many were told here; with a bus (Options.Shared or Options.Bus), those
+// of the other instances are told too.
+func (s *Server) NotifyResourceUpdated(uri string) int { return s.eng.NotifyResourceUpdated(uri) }
+
+// VisibilityChanged tells the server that what Options.Visibility decides
+// may have changed (a user's rights changed): every session and listen
+// stream whose visible list of tools, resources or prompts changed gets its
+// list-changed notification, on every instance with a bus (Options.Shared
+// or Options.Bus).
+func (s *Server) VisibilityChanged() { s.eng.VisibilityChanged() }
+
+// NotifyElicitationComplete tells the client of the handshake-era session
+// sessionID ([RequestContext.SessionID]) that the out-of-band interaction
+// of its URL-mode elicitation elicitationID ended
+// (notifications/elicitation/complete), for an interaction that ends
+// outside the request (an OAuth callback reaching any instance). It
+// reports how many sessions were told here; with a bus (Options.Shared or
+// Options.Bus), every instance holding the session tells it.
+func (s *Server) NotifyElicitationComplete(sessionID, elicitationID string) int {
+	return s.eng.NotifyElicitationComplete(sessionID, elicitationID)
 }
 
-// HTTPHandler returns the Streamable HTTP endpoint of the server (both
-// protocol eras on one URL), to mount on a mux of your own ("/mcp" by
-// convention). The zero opts take in-memory session and event stores, the
-// server's logger and the DNS-rebinding guard of a loopback listener; see
-// [mcphttp.Options].
-func (s *Server) HTTPHandler(opts mcphttp.Options) *mcphttp.Handler {
-	return mcphttp.NewHandler(s.Engine, opts)
-}
-
-// WebSocketHandler returns the MCP-over-WebSocket endpoint of the server
-// ("/ws" by convention), with the server's logger unless opts names one.
-// Shut it down with its Shutdown as well as the HTTP server it is mounted
-// on: upgraded connections are invisible to http.Server.Shutdown.
-func (s *Server) WebSocketHandler(opts websocket.Options) *websocket.Handler {
-	return websocket.NewHandler(s.Engine, opts)
-}
-
-// ServeHTTP serves the server over Streamable HTTP at http://addr/mcp until
-// ctx is cancelled or the listener fails, then shuts down gracefully
-// (within [DefaultShutdownTimeout]). Bind a loopback address
-// ("127.0.0.1:8080") unless authentication stands in front
-// ([mcphttp.RequireBearer]); on a loopback listener requests whose Host
-// or Origin names another site are refused (DNS rebinding).
-func (s *Server) ServeHTTP(ctx context.Context, addr string) error {
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.HTTPHandler(mcphttp.Options{}))
-	return s.listen(ctx, addr, mux, nil)
-}
-
-// ServeWebSocket serves the server over WebSocket at ws://addr/ws, as
-// [Server.ServeHTTP] serves Streamable HTTP.
-func (s *Server) ServeWebSocket(ctx context.Context, addr string) error {
-	ws := s.WebSocketHandler(websocket.Options{})
-	mux := http.NewServeMux()
-	mux.Handle("/ws", ws)
-	return s.listen(ctx, addr, mux, ws.Shutdown)
-}
-
-// listen runs an HTTP server for h on addr until ctx ends or the server
-// fails; also shuts down, within the same deadline, what extra stops.
-func (s *Server) listen(ctx context.Context, addr string, h http.Handler, extra func(context.Context) error) error {
-	srv := mcphttp.NewServer(addr, h, mcphttp.ServerOptions{})
-	if err := srv.Start(ctx); err != nil {
-		return fmt.Errorf("hexmcp: listening on %s: %w", addr, err)
-	}
-	return runUntil(ctx, srv, extra)
-}
+// Close stops the server: it stops watching the registries, cancels the
+// calls still running and closes the extensions. The Serve methods stop
+// by their context; call Close once they have returned.
+func (s *Server) Close() error { return s.eng.Close() }

@@ -155,7 +155,7 @@ func TestNewLogsToStandardErrorByDefault(t *testing.T) {
 func TestNewRefusesBadDefinitions(t *testing.T) {
 	for name, tool := range map[string]hexmcp.Tool{
 		"bad name":                 hexmcp.Func(echoOp, hexmcp.WithName("bad name")),
-		"resource annotations":     hexmcp.Func(echoOp, hexmcp.WithName("ann"), hexmcp.WithAnnotations(domain.Annotations{Priority: new(float64)})),
+		"resource annotations":     hexmcp.Func(echoOp, hexmcp.WithName("ann"), hexmcp.WithAnnotations(hexmcp.Annotations{Priority: new(float64)})),
 		"duplicate (second entry)": hexmcp.Func(echoOp, hexmcp.WithName("op")),
 	} {
 		tools := []hexmcp.Tool{tool}
@@ -179,9 +179,9 @@ func TestSharedOptions(t *testing.T) {
 	for _, o := range common {
 		topts, popts, ropts = append(topts, o), append(popts, o), append(ropts, o)
 	}
-	tool := hexmcp.Func(echoOp, append(topts, hexmcp.WithAnnotations(hexmcp.ToolAnnotations{ReadOnlyHint: domain.Bool(true)}))...).Definition()
+	tool := hexmcp.Func(echoOp, append(topts, hexmcp.WithAnnotations(hexmcp.ToolAnnotations{ReadOnlyHint: hexmcp.Bool(true)}))...).Definition()
 	prompt := hexmcp.NewPrompt("p", nil, popts...).Definition()
-	res := hexmcp.TextResource("x://r", "r", "t", append(ropts, hexmcp.WithAnnotations(domain.Annotations{Audience: []string{"user"}}))...)
+	res := hexmcp.TextResource("x://r", "r", "t", append(ropts, hexmcp.WithAnnotations(hexmcp.Annotations{Audience: []string{"user"}}))...)
 	srv, err := hexmcp.New(hexmcp.Options{Resources: []hexmcp.Resource{res}})
 	if err != nil {
 		t.Fatal(err)
@@ -204,9 +204,9 @@ func TestSharedOptions(t *testing.T) {
 	c.in.Close()
 }
 
-// ServeHTTP serves Streamable HTTP at /mcp until its context is cancelled,
-// then returns nil.
-func TestServeHTTP(t *testing.T) {
+// ListenAndServe serves Streamable HTTP at /mcp until its context is
+// cancelled, then returns nil.
+func TestListenAndServe(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestServeHTTP(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.ServeHTTP(ctx, addr) }()
+	go func() { done <- srv.ListenAndServe(ctx, addr, hexmcp.HTTPOptions{}) }()
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"op","arguments":{"op":"sub"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	var resp *http.Response
 	for deadline := time.Now().Add(10 * time.Second); ; {
@@ -247,10 +247,10 @@ func TestServeHTTP(t *testing.T) {
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Fatalf("ServeHTTP after cancel: %v", err)
+			t.Fatalf("ListenAndServe after cancel: %v", err)
 		}
 	case <-time.After(15 * time.Second):
-		t.Fatal("ServeHTTP did not return")
+		t.Fatal("ListenAndServe did not return")
 	}
 }
 
@@ -269,3 +269,110 @@ func TestDefaultsKeepWhatIsGiven(t *testing.T) {
 type nopValidator struct{}
 
 func (nopValidator) Compile(json.RawMessage) (ports.Schema, error) { return nil, nil }
+
+// names lists the names (or URIs, or URI templates) of a list result's
+// entries under key.
+func names(t *testing.T, m map[string]any, key, field string) []string {
+	t.Helper()
+	res, ok := m["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("no result: %v", m)
+	}
+	var out []string
+	for _, e := range res[key].([]any) {
+		out = append(out, e.(map[string]any)[field].(string))
+	}
+	return out
+}
+
+// The Server's own methods change what it offers while it serves, and the
+// engine behind it is the one Engine returns.
+func TestServerChangesWhatItOffers(t *testing.T) {
+	srv, err := hexmcp.New(hexmcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if srv.Engine() == nil || (*hexmcp.Server)(nil).Engine() != nil {
+		t.Fatal("Engine: the server's engine, nil for a nil server")
+	}
+	c, _ := servePipes(t, srv)
+	defer c.in.Close()
+	c.call(initLine)
+	// The list_changed notifications are read as they come, so that the
+	// server never waits on the pipe; answers are the messages with an id.
+	answers := make(chan map[string]any, 16)
+	go func() {
+		for c.out.Scan() {
+			var m map[string]any
+			if json.Unmarshal(c.out.Bytes(), &m) == nil && m["id"] != nil {
+				answers <- m
+			}
+		}
+		close(answers)
+	}()
+	read := func(context.Context, string, map[string]string) ([]hexmcp.ResourceContents, error) { return nil, nil }
+	render := func(context.Context, map[string]string) (*hexmcp.GetPromptResult, error) {
+		return &hexmcp.GetPromptResult{Messages: []hexmcp.PromptMessage{hexmcp.UserMessage(hexmcp.Text("hi"))}}, nil
+	}
+	if err := srv.AddTools(hexmcp.Func(echoOp, hexmcp.WithName("a")), hexmcp.Func(echoOp, hexmcp.WithName("b"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddTool(hexmcp.Func(echoOp, hexmcp.WithName("c"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddPrompts(hexmcp.NewPrompt("p", render), hexmcp.NewPrompt("q", render)); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddPrompt(hexmcp.NewPrompt("r", render)); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddResources(hexmcp.TextResource("x://1", "one", "1"), hexmcp.TextResource("x://2", "two", "2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddResource(hexmcp.TextResource("x://3", "three", "3")); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddResourceTemplate(hexmcp.NewResourceTemplate("x://t/{id}", "t", read)); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddResourceTemplate(hexmcp.TextResource("x://4", "four", "4")); err == nil {
+		t.Fatal("AddResourceTemplate took a plain resource")
+	}
+	if err := srv.AddTool(hexmcp.Func(echoOp, hexmcp.WithName("a"))); err == nil {
+		t.Fatal("AddTool took a duplicate")
+	}
+	if !srv.RemoveTool("b") || srv.RemoveTool("b") || !srv.RemovePrompt("q") || srv.RemovePrompt("q") ||
+		!srv.RemoveResource("x://2") || srv.RemoveResource("x://2") ||
+		!srv.RemoveResourceTemplate("x://t/{id}") || srv.RemoveResourceTemplate("x://t/{id}") {
+		t.Fatal("a Remove method did not report what it removed")
+	}
+	ask := func(line string) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(c.in, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		m, ok := <-answers
+		if !ok {
+			t.Fatalf("no answer to %s", line)
+		}
+		return m
+	}
+	for _, tc := range []struct{ method, key, field, want string }{
+		{"tools/list", "tools", "name", "a c"},
+		{"prompts/list", "prompts", "name", "p r"},
+		{"resources/list", "resources", "uri", "x://1 x://3"},
+		{"resources/templates/list", "resourceTemplates", "uriTemplate", ""},
+	} {
+		m := ask(`{"jsonrpc":"2.0","id":9,"method":"` + tc.method + `"}`)
+		if got := strings.Join(names(t, m, tc.key, tc.field), " "); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.method, got, tc.want)
+		}
+	}
+	if n := srv.NotifyElicitationComplete("no-such-session", "e1"); n != 0 {
+		t.Errorf("NotifyElicitationComplete told %d sessions of an unknown one", n)
+	}
+	if n := srv.NotifyResourceUpdated("x://1"); n != 0 {
+		t.Errorf("NotifyResourceUpdated told %d without a subscription", n)
+	}
+}

@@ -19,8 +19,6 @@ import (
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
-	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/wiretest"
 )
 
@@ -31,12 +29,12 @@ var tokens = mcphttp.StaticTokens{
 	"writer": {Subject: "w", Scopes: []string{"files:read", "files:write"}},
 }
 
-func scopedServer(t *testing.T, vis app.Visibility) *hexmcp.Server {
+func scopedServer(t *testing.T, vis hexmcp.Visibility) *hexmcp.Server {
 	t.Helper()
 	srv, err := hexmcp.New(hexmcp.Options{
 		Tools: []hexmcp.Tool{
 			constTool("read", "read ok"),
-			hexmcp.Func(func(context.Context, noInput) (string, error) { return "written", nil }, hexmcp.WithName("write"), app.WithScopes("files:read", "files:write")),
+			hexmcp.Func(func(context.Context, noInput) (string, error) { return "written", nil }, hexmcp.WithName("write"), hexmcp.WithScopes("files:read", "files:write")),
 		},
 		Visibility: vis,
 	})
@@ -71,7 +69,7 @@ func postAs(t *testing.T, url, token, body string, hdr map[string]string) (*http
 // Streamable HTTP with 403 and a challenge naming the scopes and the
 // resource metadata (step-up), in both eras; served to one with them.
 func TestScopesOverHTTP(t *testing.T) {
-	srv := scopedServer(t, app.Visibility{})
+	srv := scopedServer(t, hexmcp.Visibility{})
 	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{ResourceMetadataURL: prm, Logger: slog.New(slog.DiscardHandler)})(srv.HTTPHandler(mcphttp.Options{})))
 	defer hs.Close()
 	stateless := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "write"}
@@ -109,7 +107,7 @@ func TestScopesOverHTTP(t *testing.T) {
 // result for the writer. Over stdio (no principal) a scoped tool is
 // refused.
 func TestScopesOverWebSocketAndStdio(t *testing.T) {
-	srv := scopedServer(t, app.Visibility{})
+	srv := scopedServer(t, hexmcp.Visibility{})
 	h := srv.WebSocketHandler(websocket.Options{})
 	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{ResourceMetadataURL: prm, Logger: slog.New(slog.DiscardHandler)})(h))
 	t.Cleanup(func() { h.Shutdown(context.Background()); hs.Close() })
@@ -133,7 +131,7 @@ func TestScopesOverWebSocketAndStdio(t *testing.T) {
 		t.Fatal("a WebSocket handshake without a token was accepted")
 	}
 	m := wiretest.Stdio(t, srv).Send(t, call)
-	if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(app.CodeInsufficientScope) {
+	if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(hexmcp.CodeInsufficientScope) {
 		t.Fatalf("stdio (no principal): %v", m)
 	}
 }
@@ -141,7 +139,7 @@ func TestScopesOverWebSocketAndStdio(t *testing.T) {
 // HideUnauthorized: the reader does not see the scoped tool and calling it
 // is answered as an unknown tool; the writer sees and calls it.
 func TestScopesHidden(t *testing.T) {
-	srv := scopedServer(t, app.HideUnauthorized(app.Visibility{}))
+	srv := scopedServer(t, hexmcp.HideUnauthorized(hexmcp.Visibility{}))
 	hs := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{Logger: slog.New(slog.DiscardHandler)})(srv.HTTPHandler(mcphttp.Options{})))
 	defer hs.Close()
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + statelessMeta + `}}`
@@ -190,7 +188,7 @@ func TestAccessTokenOnlyByName(t *testing.T) {
 	}
 	srv, err := hexmcp.New(hexmcp.Options{Tools: []hexmcp.Tool{
 		hexmcp.Func(seen, hexmcp.WithName("plain")),
-		hexmcp.Func(seen, hexmcp.WithName("delegating"), app.WithAccessToken()),
+		hexmcp.Func(seen, hexmcp.WithName("delegating"), hexmcp.WithAccessToken()),
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +210,7 @@ func TestAccessTokenOnlyByName(t *testing.T) {
 // the challenge; listed all the same; served to one with them.
 // scopedResources serves a public resource, a scoped one and a scoped
 // template behind RequireBearer with tokens.
-func scopedResources(t *testing.T, vis app.Visibility) *httptest.Server {
+func scopedResources(t *testing.T, vis hexmcp.Visibility) *httptest.Server {
 	t.Helper()
 	_, hs := scopedResourceServer(t, vis)
 	return hs
@@ -221,7 +219,7 @@ func scopedResources(t *testing.T, vis app.Visibility) *httptest.Server {
 // scopedResourceServer is scopedResources with the server itself, which
 // also has a scoped prompt; the scoped prompt's argument and the scoped
 // template's variable have completers.
-func scopedResourceServer(t *testing.T, vis app.Visibility) (*hexmcp.Server, *httptest.Server) {
+func scopedResourceServer(t *testing.T, vis hexmcp.Visibility) (*hexmcp.Server, *httptest.Server) {
 	t.Helper()
 	secrets := func(context.Context, string, map[string]string) ([]string, error) {
 		return []string{"secret-plan"}, nil
@@ -230,15 +228,15 @@ func scopedResourceServer(t *testing.T, vis app.Visibility) (*hexmcp.Server, *ht
 		Visibility: vis,
 		Resources: []hexmcp.Resource{
 			hexmcp.TextResource("files:///public.txt", "public", "open"),
-			hexmcp.TextResource("files:///secret.txt", "secret", "the secret", app.WithScopes("files:write")),
-			hexmcp.NewResourceTemplate("files:///private/{name}", "private", func(_ context.Context, uri string, _ map[string]string) ([]domain.ResourceContents, error) {
-				return []domain.ResourceContents{{URI: uri, Text: "private text"}}, nil
-			}, app.WithScopes("files:write"), hexmcp.WithTemplateCompleter("name", secrets)),
+			hexmcp.TextResource("files:///secret.txt", "secret", "the secret", hexmcp.WithScopes("files:write")),
+			hexmcp.NewResourceTemplate("files:///private/{name}", "private", func(_ context.Context, uri string, _ map[string]string) ([]hexmcp.ResourceContents, error) {
+				return []hexmcp.ResourceContents{{URI: uri, Text: "private text"}}, nil
+			}, hexmcp.WithScopes("files:write"), hexmcp.WithTemplateCompleter("name", secrets)),
 		},
 		Prompts: []hexmcp.Prompt{
-			hexmcp.NewPrompt("review", func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
-				return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text("review it"))}}, nil
-			}, hexmcp.WithArgument(domain.PromptArgument{Name: "file"}, secrets), app.WithScopes("files:write")),
+			hexmcp.NewPrompt("review", func(context.Context, map[string]string) (*hexmcp.GetPromptResult, error) {
+				return &hexmcp.GetPromptResult{Messages: []hexmcp.PromptMessage{hexmcp.UserMessage(hexmcp.Text("review it"))}}, nil
+			}, hexmcp.WithArgument(hexmcp.PromptArgument{Name: "file"}, secrets), hexmcp.WithScopes("files:write")),
 		},
 	})
 	if err != nil {
@@ -267,7 +265,7 @@ func listAs(t *testing.T, hs *httptest.Server, token, method string) string {
 }
 
 func TestResourceScopesOverHTTP(t *testing.T) {
-	hs := scopedResources(t, app.Visibility{})
+	hs := scopedResources(t, hexmcp.Visibility{})
 	read := func(token, uri string) (*http.Response, string) { return readAs(t, hs, token, uri) }
 	for _, uri := range []string{"files:///secret.txt", "files:///private/a"} {
 		resp, body := read("reader", uri)
@@ -305,7 +303,7 @@ func TestResourceScopesOverHTTP(t *testing.T) {
 // without the scopes (absent from the lists, read as unknown), and shows
 // them to one with them.
 func TestResourceScopesHidden(t *testing.T) {
-	hs := scopedResources(t, app.HideUnauthorized(app.Visibility{}))
+	hs := scopedResources(t, hexmcp.HideUnauthorized(hexmcp.Visibility{}))
 	if body := listAs(t, hs, "reader", "resources/list"); strings.Contains(body, "secret") || !strings.Contains(body, "public") {
 		t.Fatalf("reader's resources/list: %s", body)
 	}
@@ -402,7 +400,7 @@ func updatedOf(id int, uri string) string {
 // names the scopes: step-up), never streamed its updates; one with them is
 // acknowledged and told.
 func TestListenResourceScopesOverHTTP(t *testing.T) {
-	srv, hs := scopedResourceServer(t, app.Visibility{})
+	srv, hs := scopedResourceServer(t, hexmcp.Visibility{})
 	for i, uri := range []string{"files:///secret.txt", "files:///private/a"} {
 		id := 30 + i
 		resp, ev, body := listenAs(t, hs, "reader", id, `{"toolsListChanged":true,"resourceSubscriptions":["files:///public.txt","`+uri+`"]}`)
@@ -437,7 +435,7 @@ func TestListenResourceScopesOverHTTP(t *testing.T) {
 // server honors) exactly as a URI that does not exist, and its updates
 // never streamed.
 func TestListenResourceHiddenOverHTTP(t *testing.T) {
-	srv, hs := scopedResourceServer(t, app.HideUnauthorized(app.Visibility{}))
+	srv, hs := scopedResourceServer(t, hexmcp.HideUnauthorized(hexmcp.Visibility{}))
 	_, ev, body := listenAs(t, hs, "reader", 50, `{"resourceSubscriptions":["files:///secret.txt","files:///private/a","files:///nothing.txt","files:///public.txt"]}`)
 	if ev == nil {
 		t.Fatalf("reader's listen: %s", body)
@@ -471,7 +469,7 @@ func TestListenResourceHiddenOverHTTP(t *testing.T) {
 // followed it.
 func TestListenResourceHiddenLaterOverHTTP(t *testing.T) {
 	var hide atomic.Bool
-	srv, hs := scopedResourceServer(t, app.Visibility{Resource: func(_ context.Context, _ *app.Viewer, uri string) bool {
+	srv, hs := scopedResourceServer(t, hexmcp.Visibility{Resource: func(_ context.Context, _ *hexmcp.Viewer, uri string) bool {
 		return uri != "files:///public.txt" || !hide.Load()
 	}})
 	_, ev, body := listenAs(t, hs, "writer", 60, `{"resourceSubscriptions":["files:///public.txt","files:///secret.txt"]}`)
@@ -507,7 +505,7 @@ func TestCompletionScopesOverHTTP(t *testing.T) {
 		"template": `"ref":{"type":"ref/resource","uri":"files:///private/{name}"},"argument":{"name":"name","value":"s"}`,
 	}
 	stateless := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "completion/complete"}
-	_, hs := scopedResourceServer(t, app.Visibility{})
+	_, hs := scopedResourceServer(t, hexmcp.Visibility{})
 	resp, body := postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if sid == "" {
@@ -535,7 +533,7 @@ func TestCompletionScopesOverHTTP(t *testing.T) {
 			t.Errorf("%s, writer: %d %s", name, resp.StatusCode, body)
 		}
 	}
-	_, hs = scopedResourceServer(t, app.HideUnauthorized(app.Visibility{}))
+	_, hs = scopedResourceServer(t, hexmcp.HideUnauthorized(hexmcp.Visibility{}))
 	for name, ref := range refs {
 		call := `{"jsonrpc":"2.0","id":9,"method":"completion/complete","params":{` + ref + `,` + statelessMeta + `}}`
 		if _, body := postAs(t, hs.URL, "reader", call, stateless); !strings.Contains(body, `"code":-32602`) || !strings.Contains(body, "unknown") {

@@ -16,21 +16,21 @@ import (
 
 type endRecorder struct {
 	mu   sync.Mutex
-	ends []app.SessionEnd
+	ends []hexmcp.SessionEnd
 }
 
-func (r *endRecorder) record(e app.SessionEnd) {
+func (r *endRecorder) record(e hexmcp.SessionEnd) {
 	r.mu.Lock()
 	r.ends = append(r.ends, e)
 	r.mu.Unlock()
 }
 
-func (r *endRecorder) wait(t *testing.T, n int) []app.SessionEnd {
+func (r *endRecorder) wait(t *testing.T, n int) []hexmcp.SessionEnd {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		r.mu.Lock()
-		got := append([]app.SessionEnd(nil), r.ends...)
+		got := append([]hexmcp.SessionEnd(nil), r.ends...)
 		r.mu.Unlock()
 		if len(got) >= n || time.Now().After(deadline) {
 			return got
@@ -54,7 +54,7 @@ func TestOnSessionEnd(t *testing.T) {
 
 	client, conn := memory.NewPipe()
 	done := make(chan error, 1)
-	go func() { done <- srv.ServeConn(context.Background(), conn) }()
+	go func() { done <- srv.Engine().ServeConn(context.Background(), conn) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := client.WriteMessage(ctx, []byte(initMsg)); err != nil {

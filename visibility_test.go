@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/hexmcp/hexmcp"
-	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/wiretest"
 )
 
@@ -21,7 +19,7 @@ func constTool(name, answer string) hexmcp.Tool {
 
 // adminOnly shows tools whose name starts with "admin" only to the client
 // named "admin-client".
-func adminOnly(_ context.Context, v *app.Viewer, t *domain.Tool) bool {
+func adminOnly(_ context.Context, v *hexmcp.Viewer, t *hexmcp.ToolDefinition) bool {
 	return !strings.HasPrefix(t.Name, "admin") || v.Client.Name == "admin-client"
 }
 
@@ -36,7 +34,7 @@ func visibilityServer(t *testing.T) *hexmcp.Server {
 	}, hexmcp.WithName("unlock"))
 	srv, err := hexmcp.New(hexmcp.Options{
 		Tools:      []hexmcp.Tool{constTool("public", "p"), constTool("admin_reset", "reset"), unlock},
-		Visibility: app.Visibility{Tool: adminOnly},
+		Visibility: hexmcp.Visibility{Tool: adminOnly},
 	})
 	if err != nil {
 		t.Fatal(err)

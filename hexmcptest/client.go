@@ -157,10 +157,10 @@ func NewServer(tb testing.TB, opts hexmcp.Options) *hexmcp.Server {
 // Revisions returns the revisions srv supports, oldest first: those
 // [ForEachRevision] runs.
 func Revisions(srv *hexmcp.Server) []domain.Revision {
-	if srv == nil || srv.Engine == nil {
+	if srv.Engine() == nil {
 		return nil
 	}
-	revs := srv.Policy().Supported()
+	revs := srv.Engine().Policy().Supported()
 	slices.Reverse(revs)
 	return revs
 }
@@ -212,12 +212,12 @@ func Connect(tb testing.TB, srv *hexmcp.Server, opts ClientOptions) *Client {
 // era every request carries the revision, the capabilities and the client
 // info in _meta. ctx bounds the connecting only.
 func NewClient(ctx context.Context, srv *hexmcp.Server, opts ClientOptions) (*Client, error) {
-	if srv == nil || srv.Engine == nil {
+	if srv.Engine() == nil {
 		return nil, errors.New("hexmcptest: no server")
 	}
 	rev := opts.Revision
 	if rev == "" {
-		supported := srv.Policy().Supported()
+		supported := srv.Engine().Policy().Supported()
 		if len(supported) == 0 {
 			return nil, errors.New("hexmcptest: the server supports no revision")
 		}
@@ -232,7 +232,7 @@ func NewClient(ctx context.Context, srv *hexmcp.Server, opts ClientOptions) (*Cl
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	c := &Client{opts: opts, rev: rev, features: srv.Policy().Features(rev)}
+	c := &Client{opts: opts, rev: rev, features: srv.Engine().Policy().Features(rev)}
 	caps := opts.capabilities()
 	handshake := c.features.Era == domain.EraHandshake
 	if !handshake {

@@ -30,8 +30,8 @@
 // be answered on a retry.
 //
 // The server under test is a [*hexmcp.Server]: from [NewServer] (which
-// builds it from [hexmcp.Options]), from [hexmcp.New], or wrapping an
-// engine assembled elsewhere (with fx, say) as &hexmcp.Server{Engine: e}.
+// builds it from [hexmcp.Options]), from [hexmcp.New], or the one an fx
+// application's wiring.Core provides.
 // One server serves any number of clients at once, each on a connection
 // (or HTTP endpoint) of its own.
 package hexmcptest

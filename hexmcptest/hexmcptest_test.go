@@ -413,7 +413,7 @@ func TestPromptsAndResources(t *testing.T) {
 			t.Fatalf("user = %+v, %v", contents, err)
 		}
 		_, err = c.ReadResource(ctx, "test://missing")
-		if !errors.As(err, &rpcErr) || rpcErr.Code != srv.Policy().ResourceNotFoundCode(c.Revision()) {
+		if !errors.As(err, &rpcErr) || rpcErr.Code != srv.Engine().Policy().ResourceNotFoundCode(c.Revision()) {
 			t.Errorf("a missing resource: %v", err)
 		}
 	})

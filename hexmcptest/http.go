@@ -249,7 +249,7 @@ func (hc *httpConn) requestMetadata(h http.Header, body []byte) {
 	if mi.Method != "tools/call" {
 		return
 	}
-	tool, ok := hc.srv.LookupTool(mi.Name)
+	tool, ok := hc.srv.Engine().LookupTool(mi.Name)
 	if !ok {
 		return
 	}

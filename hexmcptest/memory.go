@@ -49,7 +49,7 @@ func dialMemory(srv *hexmcp.Server, in *inbound, handshake bool) *memoryConn {
 	// The connection's own hard stop: Close cancels this connection's
 	// calls only, never the engine's others.
 	ctx := app.WithAbort(context.Background(), abortCtx)
-	go func() { mc.served <- srv.ServeConn(ctx, server) }()
+	go func() { mc.served <- srv.Engine().ServeConn(ctx, server) }()
 	go mc.read()
 	return mc
 }

@@ -113,7 +113,7 @@ func TestSessionDuration(t *testing.T) {
 	}
 
 	for _, rev := range hexmcptest.Revisions(srv) {
-		if srv.Policy().Features(rev).Era != domain.EraStateless {
+		if srv.Engine().Policy().Features(rev).Era != domain.EraStateless {
 			continue
 		}
 		c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Transport: hexmcptest.StreamableHTTP, Revision: rev})
@@ -181,7 +181,7 @@ func TestMetaThroughEngine(t *testing.T) {
 	})
 	client, conn := memory.NewPipe()
 	done := make(chan error, 1)
-	go func() { done <- srv.ServeConn(context.Background(), conn) }()
+	go func() { done <- srv.Engine().ServeConn(context.Background(), conn) }()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	roundTrip := func(msg string, answered bool) {

@@ -105,6 +105,16 @@ var ErrConfigTwice = errors.New("hexmcp: wiring.Config is supplied both as a val
 // tools, resources and prompts; a bad one stops the application from
 // starting, with its error.
 func NewEngine(p EngineParams) (*app.Engine, error) {
+	srv, err := newServer(p)
+	if err != nil {
+		return nil, err
+	}
+	return srv.Engine(), nil
+}
+
+// newServer is NewEngine's server: hexmcp.New of the supplied Config
+// completed from the graph.
+func newServer(p EngineParams) (*hexmcp.Server, error) {
 	opts := p.Config
 	if p.ConfigPtr != nil {
 		if !reflect.ValueOf(p.Config).IsZero() {
@@ -126,11 +136,7 @@ func NewEngine(p EngineParams) (*app.Engine, error) {
 	opts.Tools = append(slices.Clip(opts.Tools), p.Tools...)
 	opts.Resources = append(slices.Clip(opts.Resources), p.Resources...)
 	opts.Prompts = append(slices.Clip(opts.Prompts), p.Prompts...)
-	srv, err := hexmcp.New(opts)
-	if err != nil {
-		return nil, err
-	}
-	return srv.Engine, nil
+	return hexmcp.New(opts)
 }
 
 // chooseLogger picks the logger of a part: the ports.Logger in the graph,
@@ -149,23 +155,26 @@ func chooseLogger(l ports.Logger, s *slog.Logger, z *zap.Logger) ports.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, nil))
 }
 
-// Core provides *app.Engine, built by [NewEngine], and closes it
-// ([app.Engine.Close]: stop watching the registries, cancel what still
-// runs) on the application's stop, after the transports' own stop hooks
-// (fx runs stop hooks in reverse order, and every transport hook is added
-// after the engine it needs was built).
+// Core provides *hexmcp.Server, built as [NewEngine] builds the engine,
+// and its *app.Engine (for the transports' modules and extenders), and
+// closes it ([hexmcp.Server.Close]: stop watching the registries, cancel
+// what still runs) on the application's stop, after the transports' own
+// stop hooks (fx runs stop hooks in reverse order, and every transport
+// hook is added after the engine it needs was built). A server's own code
+// takes the *hexmcp.Server: fx.Invoke(func(s *hexmcp.Server) error { return
+// s.AddTool(t) }).
 var Core = fx.Module("hexmcp",
-	fx.Provide(newLifecycleEngine),
+	fx.Provide(newLifecycleServer, (*hexmcp.Server).Engine),
 )
 
-// newLifecycleEngine is NewEngine with the engine's close hooked into lc.
-func newLifecycleEngine(p EngineParams, lc fx.Lifecycle) (*app.Engine, error) {
-	e, err := NewEngine(p)
+// newLifecycleServer is newServer with the server's close hooked into lc.
+func newLifecycleServer(p EngineParams, lc fx.Lifecycle) (*hexmcp.Server, error) {
+	srv, err := newServer(p)
 	if err != nil {
 		return nil, err
 	}
-	lc.Append(fx.Hook{OnStop: func(context.Context) error { return e.Close() }})
-	return e, nil
+	lc.Append(fx.Hook{OnStop: func(context.Context) error { return srv.Close() }})
+	return srv, nil
 }
 
 // stopMargin is how long before fx's stop deadline a transport's hook

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/fx/fxtest"
 	"go.uber.org/mock/gomock"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -115,6 +116,23 @@ func TestPortsCanBeSwapped(t *testing.T) {
 	).RequireStart().RequireStop()
 	if e == nil {
 		t.Fatal("no engine")
+	}
+}
+
+// Core provides the server's front door beside its engine: the same
+// server, whose AddTool reaches the engine's registry.
+func TestCoreProvidesServer(t *testing.T) {
+	var srv *hexmcp.Server
+	var e *app.Engine
+	fxtest.New(t, wiring.Core, fx.Populate(&srv, &e)).RequireStart().RequireStop()
+	if srv == nil || srv.Engine() != e {
+		t.Fatalf("server %p, engine %p", srv, e)
+	}
+	if err := srv.AddTool(app.NewTool(hello)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.LookupTool("hello"); !ok {
+		t.Fatal("the tool added through the server is not the engine's")
 	}
 }
 

@@ -142,7 +142,7 @@ func TestTokenExpiryEndsLongLivedExchanges(t *testing.T) {
 	}
 
 	// A notification for both streams: they must have ended without it.
-	if err := s.Engine.AddTools(hexmcp.Func(whoami, hexmcp.WithName("late"))); err != nil {
+	if err := s.AddTools(hexmcp.Func(whoami, hexmcp.WithName("late"))); err != nil {
 		t.Fatal(err)
 	}
 	for name, events := range map[string]<-chan string{"GET": getEvents, "listen": listenEvents} {

@@ -166,7 +166,7 @@ func TestUnmatchedResponsesAndCancelsAreNotAmplified(t *testing.T) {
 		t.Fatalf("%d unmatched responses and cancellations made %d PUBLISH, want at most %d", 2*perBatch*batches, got, limit)
 	}
 	t.Logf("%d PUBLISH for %d unmatched messages", got, 2*perBatch*batches)
-	if d := servers[0].DroppedForwards(); d == 0 {
+	if d := servers[0].Engine().DroppedForwards(); d == 0 {
 		t.Fatal("DroppedForwards() = 0 after batches over the bound")
 	}
 }

@@ -181,7 +181,7 @@ func (g *generator) analyze(f *ast.File, fd *ast.FuncDecl) *tool {
 			p.kind = rcParam
 			continue
 		case isNamed(v.Type(), appPath, "RequestContext"):
-			g.errorf(p.pos, "parameter %s: take a *app.RequestContext, not an app.RequestContext", p.name)
+			g.errorf(p.pos, "parameter %s: take a *hexmcp.RequestContext, not a hexmcp.RequestContext", p.name)
 			continue
 		}
 		if p.name == "" || p.name == "_" {

@@ -2,8 +2,8 @@
 // directive into MCP tools. It reads the package with go/packages and writes,
 // next to every source file that has such functions, the registration code
 // a person would write with the SDK's public API: an input struct per tool
-// and app.Func calls with the tool's name, description, annotations, icons,
-// _meta and output schema. It is the Go counterpart of the PHP SDK's
+// and hexmcp.Func calls with the tool's name, description, annotations,
+// icons, _meta and output schema. It is the Go counterpart of the PHP SDK's
 // #[McpTool] attribute and its docblock fallback.
 //
 // # Usage
@@ -57,9 +57,9 @@
 //
 //	name=calculate           the tool name (1–128 of A-Z a-z 0-9 _ - .); default:
 //	                         the Go name with its leading capitals lowered as
-//	                         app.NewTool does it (GetWeather → getWeather,
+//	                         hexmcp.NewTool does it (GetWeather → getWeather,
 //	                         URLFetch → urlFetch)
-//	title="Calculator"       app.WithTitle, and the title of the annotations
+//	title="Calculator"       hexmcp.WithTitle, and the title of the annotations
 //	                         (the only title clients of 2025-03-26 read)
 //	description="..."        the description, instead of the doc comment's;
 //	                         description="" gives none
@@ -68,12 +68,12 @@
 //	icon=https://...         an icon by URL (https:, http: or data:), or
 //	icon=name                the name of a package-level constant or variable
 //	                         of this package holding the URL (a string), a
-//	                         domain.Icon (for mimeType, sizes and theme) or a
-//	                         []domain.Icon; repeatable, kept in order
+//	                         hexmcp.Icon (for mimeType, sizes and theme) or a
+//	                         []hexmcp.Icon; repeatable, kept in order
 //	meta.key=value           an entry of _meta: meta.example.com/category=math.
 //	                         Bare true, false and numbers are JSON booleans and
 //	                         numbers; quoted values and other words are strings
-//	outputSchema=Type        app.WithOutputSchemaFrom of Type's zero value: a
+//	outputSchema=Type        hexmcp.WithOutputSchemaFrom of Type's zero value: a
 //	                         type of this package or of one imported by the
 //	                         file ([]Item, time.Time, map[string]Stat, ...)
 //	default.param=value      a default for a string, boolean or numeric
@@ -83,10 +83,10 @@
 //
 // Every parameter of the function is a property of the input schema, under
 // its Go name, except two that the SDK supplies: a context.Context receives
-// the call's context, and a *app.RequestContext receives
-// app.RequestFrom(ctx). Each property is a field of the generated input
-// struct, so the schema follows the SDK's rules for struct fields
-// (domain.InferSchema):
+// the call's context, and a *hexmcp.RequestContext (the same type as
+// *app.RequestContext) receives hexmcp.RequestFrom(ctx). Each property is a
+// field of the generated input struct, so the schema follows the SDK's
+// rules for struct fields (domain.InferSchema):
 //
 //   - basic types, named types (by their underlying type), slices, arrays,
 //     maps with string keys, structs (by reference to the type: its fields
@@ -153,18 +153,18 @@
 //     the tool (calculate → calculateInput, get_weather → getWeatherInput),
 //     one field per input parameter with the tags json, description, enum and
 //     default; a tool without parameters takes struct{};
-//   - per receiver type T, a method MCPTools() []app.Tool returning the tools
-//     of T's //mcp:tool methods, and for plain functions a package-level
-//     function MCPTools() []app.Tool.
+//   - per receiver type T, a method MCPTools() []hexmcp.Tool returning the
+//     tools of T's //mcp:tool methods, and for plain functions a
+//     package-level function MCPTools() []hexmcp.Tool.
 //
 // Each tool is built by a closure that calls the function with the fields of
 // the input:
 //
-//	app.Func(
+//	hexmcp.Func(
 //		func(ctx context.Context, in calculateInput) (float64, error) {
 //			return c.PerformCalculation(ctx, in.A, in.B, in.Operation)
 //		},
-//		app.WithName("calculate"),
+//		hexmcp.WithName("calculate"),
 //		...
 //	)
 //
@@ -192,7 +192,7 @@
 // not read.
 //
 // Import names of the generated code avoid the package's identifiers (a
-// package-level domain variable makes the SDK's package mcpdomain), and
+// package-level hexmcp variable makes the SDK's package mcphexmcp), and
 // generated names that clash with the package's own (an input type, or
 // MCPTools) are errors.
 //
@@ -212,7 +212,7 @@
 //
 // # Without a generation step
 //
-// app.ToolsOf registers at run time every exported method of a value that
+// hexmcp.ToolsOf registers at run time every exported method of a value that
 // takes one input struct, named by the same case rule, without
 // descriptions (reflection sees no comments).
 package main

@@ -18,6 +18,12 @@ import (
 )
 
 const (
+	// hexmcpPath is the SDK's front door, the one SDK package generated
+	// code imports.
+	hexmcpPath = "github.com/hexmcp/hexmcp"
+	// appPath and domainPath are where the types a tool's signature may
+	// name (*hexmcp.RequestContext, hexmcp.Icon) are declared: hexmcp's
+	// names are aliases of theirs.
 	appPath    = "github.com/hexmcp/hexmcp/app"
 	domainPath = "github.com/hexmcp/hexmcp/domain"
 

@@ -334,7 +334,7 @@ func TestIdempotent(t *testing.T) {
 	if third["notes_mcp.go"] != src["notes_mcp.go"] {
 		t.Error("the hand-written notes_mcp.go was changed")
 	}
-	if strings.Contains(third["store_mcp.go"], "slices.Concat") || !strings.Contains(third["store_mcp.go"], "func (s *Store) MCPTools() []app.Tool {") {
+	if strings.Contains(third["store_mcp.go"], "slices.Concat") || !strings.Contains(third["store_mcp.go"], "func (s *Store) MCPTools() []mcphexmcp.Tool {") {
 		t.Errorf("store_mcp.go should now return Store's tools directly:\n%s", third["store_mcp.go"])
 	}
 	if out, err := goCmd(t, "vet", "."); err != nil {

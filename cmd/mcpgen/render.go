@@ -34,7 +34,7 @@ func (im *importSet) need(path, name string) { im.paths[path] = name }
 // else a numbered one. Well-known packages go first, the rest by path, so
 // the choice is deterministic.
 func (im *importSet) assign() {
-	order := []string{"context", "slices", appPath, domainPath}
+	order := []string{"context", "slices", hexmcpPath}
 	var rest []string
 	for p := range im.paths {
 		if !slices.Contains(order, p) {
@@ -116,8 +116,7 @@ func (fg *fileGen) qualifier(collect bool) types.Qualifier {
 }
 
 func (fg *fileGen) typ(t types.Type) string { return types.TypeString(t, fg.qualifier(false)) }
-func (fg *fileGen) app() string             { return fg.im.names[appPath] }
-func (fg *fileGen) domain() string          { return fg.im.names[domainPath] }
+func (fg *fileGen) sdk() string             { return fg.im.names[hexmcpPath] }
 
 func (fg *fileGen) printf(format string, args ...any) { fmt.Fprintf(&fg.b, format, args...) }
 
@@ -164,7 +163,7 @@ func (g *generator) render(f *ast.File, name string, tools []*tool, groups map[g
 
 	// First pass: collect the imports.
 	fg.im.need("context", "context")
-	fg.im.need(appPath, "app")
+	fg.im.need(hexmcpPath, "hexmcp")
 	collect := fg.qualifier(true)
 	for _, t := range tools {
 		for _, p := range t.inputs() {
@@ -175,10 +174,6 @@ func (g *generator) render(f *ast.File, name string, tools []*tool, groups map[g
 		}
 		if t.outType != nil {
 			types.TypeString(t.outType, collect)
-		}
-		if t.opts.title != "" || slices.ContainsFunc(t.opts.hints[:], func(b *bool) bool { return b != nil }) ||
-			slices.ContainsFunc(t.icons, func(i icon) bool { return i.url != "" || i.kind == iconString }) {
-			fg.im.need(domainPath, "domain")
 		}
 	}
 	for _, k := range keys {
@@ -347,8 +342,8 @@ func (fg *fileGen) groupFunc(gr *group, file string, tools []*tool) {
 	} else {
 		fg.comment("%s returns the tools declared with //mcp:tool on %s in %s: %s.", fn, what, filepath.Base(file), list(names))
 	}
-	fg.printf("func %s%s() []%s.Tool {\n", fg.recvDecl(gr, recv), fn, fg.app())
-	fg.printf("return []%s.Tool{\n", fg.app())
+	fg.printf("func %s%s() []%s.Tool {\n", fg.recvDecl(gr, recv), fn, fg.sdk())
+	fg.printf("return []%s.Tool{\n", fg.sdk())
 	for _, t := range tools {
 		fg.toolExpr(t, recv)
 	}
@@ -375,7 +370,7 @@ func (fg *fileGen) allFunc(gr *group) {
 		what = "the methods of " + gr.recv.Name()
 	}
 	fg.comment("MCPTools returns the tools declared with //mcp:tool on %s, in %s.", what, list(files))
-	fg.printf("func %sMCPTools() []%s.Tool {\n", fg.recvDecl(gr, recv), fg.app())
+	fg.printf("func %sMCPTools() []%s.Tool {\n", fg.recvDecl(gr, recv), fg.sdk())
 	fg.printf("return %s.Concat(%s)\n}\n\n", fg.im.names["slices"], strings.Join(calls, ", "))
 }
 
@@ -390,9 +385,9 @@ func list(xs []string) string {
 	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
 }
 
-// toolExpr writes one app.Func(...) element.
+// toolExpr writes one hexmcp.Func(...) element.
 func (fg *fileGen) toolExpr(t *tool, recv string) {
-	app := fg.app()
+	sdk := fg.sdk()
 	usesCtx := false
 	for _, p := range t.params {
 		if p.kind != inputParam {
@@ -420,7 +415,7 @@ func (fg *fileGen) toolExpr(t *tool, recv string) {
 		case ctxParam:
 			args = append(args, "ctx")
 		case rcParam:
-			args = append(args, app+".RequestFrom(ctx)")
+			args = append(args, sdk+".RequestFrom(ctx)")
 		default:
 			switch {
 			case p.hasDef:
@@ -453,14 +448,14 @@ func (fg *fileGen) toolExpr(t *tool, recv string) {
 		fmt.Fprintf(&body, "%s\nreturn nil, nil\n", call)
 	}
 
-	fg.printf("%s.Func(\n", app)
+	fg.printf("%s.Func(\n", sdk)
 	fg.printf("func(%s %s.Context, %s %s) (%s, error) {\n%s},\n", ctxName, fg.im.names["context"], inName, inType, out, body.String())
-	fg.printf("%s.WithName(%s),\n", app, strconv.Quote(t.name))
+	fg.printf("%s.WithName(%s),\n", sdk, strconv.Quote(t.name))
 	if t.opts.title != "" {
-		fg.printf("%s.WithTitle(%s),\n", app, strconv.Quote(t.opts.title))
+		fg.printf("%s.WithTitle(%s),\n", sdk, strconv.Quote(t.opts.title))
 	}
 	if t.desc != "" {
-		fg.printf("%s.WithDescription(%s),\n", app, strconv.Quote(t.desc))
+		fg.printf("%s.WithDescription(%s),\n", sdk, strconv.Quote(t.desc))
 	}
 	var ann []string
 	if t.opts.title != "" {
@@ -468,30 +463,30 @@ func (fg *fileGen) toolExpr(t *tool, recv string) {
 	}
 	for i, h := range t.opts.hints {
 		if h != nil {
-			ann = append(ann, fmt.Sprintf("%s: %s.Bool(%t)", hintFields[i], fg.domain(), *h))
+			ann = append(ann, fmt.Sprintf("%s: %s.Bool(%t)", hintFields[i], sdk, *h))
 		}
 	}
 	if len(ann) > 0 {
-		fg.printf("%s.WithAnnotations(%s.ToolAnnotations{\n%s,\n}),\n", app, fg.domain(), strings.Join(ann, ",\n"))
+		fg.printf("%s.WithAnnotations(%s.ToolAnnotations{\n%s,\n}),\n", sdk, sdk, strings.Join(ann, ",\n"))
 	}
 	var icons []string
 	flush := func() {
 		if len(icons) > 0 {
-			fg.printf("%s.WithIcons(%s),\n", app, strings.Join(icons, ", "))
+			fg.printf("%s.WithIcons(%s),\n", sdk, strings.Join(icons, ", "))
 			icons = nil
 		}
 	}
 	for _, ic := range t.icons {
 		switch {
 		case ic.url != "":
-			icons = append(icons, fmt.Sprintf("%s.Icon{Src: %s}", fg.domain(), strconv.Quote(ic.url)))
+			icons = append(icons, fmt.Sprintf("%s.Icon{Src: %s}", sdk, strconv.Quote(ic.url)))
 		case ic.kind == iconString:
-			icons = append(icons, fmt.Sprintf("%s.Icon{Src: %s}", fg.domain(), ic.ident))
+			icons = append(icons, fmt.Sprintf("%s.Icon{Src: %s}", sdk, ic.ident))
 		case ic.kind == iconValue:
 			icons = append(icons, ic.ident)
 		case ic.kind == iconSlice:
 			flush()
-			fg.printf("%s.WithIcons(%s...),\n", app, ic.ident)
+			fg.printf("%s.WithIcons(%s...),\n", sdk, ic.ident)
 		}
 	}
 	flush()
@@ -501,13 +496,13 @@ func (fg *fileGen) toolExpr(t *tool, recv string) {
 			es = append(es, strconv.Quote(m.key)+": "+metaLit(m))
 		}
 		if len(es) == 1 {
-			fg.printf("%s.WithMeta(map[string]any{%s}),\n", app, es[0])
+			fg.printf("%s.WithMeta(map[string]any{%s}),\n", sdk, es[0])
 		} else {
-			fg.printf("%s.WithMeta(map[string]any{\n%s,\n}),\n", app, strings.Join(es, ",\n"))
+			fg.printf("%s.WithMeta(map[string]any{\n%s,\n}),\n", sdk, strings.Join(es, ",\n"))
 		}
 	}
 	if t.outType != nil {
-		fg.printf("%s.WithOutputSchemaFrom(%s),\n", app, fg.zero(t.outType))
+		fg.printf("%s.WithOutputSchemaFrom(%s),\n", sdk, fg.zero(t.outType))
 	}
 	fg.printf("),\n")
 }

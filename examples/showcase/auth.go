@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpoauth "github.com/hexmcp/hexmcp/adapters/oauth"
-	"github.com/hexmcp/hexmcp/ports"
 )
 
 // authConfig is what the -auth-* flags ask for.
@@ -50,7 +50,7 @@ func parseAuthFlags(issuer, audience, scopes string) (authConfig, bool, error) {
 // be fetched a request with a token is answered 503 with Retry-After (the
 // time until the next fetch, at most one per 10 s), and the server
 // recovers by itself once they can.
-func protect(ctx context.Context, c authConfig, logger ports.Logger) (func(http.Handler) http.Handler, string, error) {
+func protect(ctx context.Context, c authConfig, logger *slog.Logger) (func(http.Handler) http.Handler, string, error) {
 	md := mcpoauth.Metadata{Resource: c.audience, AuthorizationServers: []string{c.issuer}, ScopesSupported: c.scopes,
 		ResourceName: "hexmcp showcase"}
 	meta, err := mcpoauth.MetadataHandler(md)

@@ -45,9 +45,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/examples/showcase/tools"
 	"github.com/hexmcp/hexmcp/wiring"
 )
@@ -142,8 +141,8 @@ func main() {
 		}
 		rdb := redis.NewClient(ro)
 		defer rdb.Close()
-		shared = fx.Options(wiring.Redis(rdb), fx.Invoke(func(e *app.Engine) error {
-			return e.AddTools(tools.ClusterTools(e)...)
+		shared = fx.Options(wiring.Redis(rdb), fx.Invoke(func(s *hexmcp.Server) error {
+			return s.AddTools(tools.ClusterTools(s)...)
 		}))
 	}
 
@@ -164,9 +163,9 @@ func main() {
 	server := wiring.New(
 		fx.Supply(logger),
 		fx.Supply(wiring.Config{
-			Info:         domain.Implementation{Name: "hexmcp-showcase", Title: "hexmcp showcase", Version: "0.1.0"},
+			Info:         hexmcp.Implementation{Name: "hexmcp-showcase", Title: "hexmcp showcase", Version: "0.1.0"},
 			Instructions: "Example tools of every kind: scalars, JSON, content blocks, structured output and errors.",
-			Extensions:   []app.Extension{skillsExt, appsExt, tools.Tasks().Extension()},
+			Extensions:   []hexmcp.Extension{skillsExt, appsExt, tools.Tasks().Extension()},
 		}),
 		serve,
 		shared,

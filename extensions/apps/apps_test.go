@@ -98,9 +98,9 @@ func (discard) WriteMessage(context.Context, []byte) error { return nil }
 func TestCapabilityBothEras(t *testing.T) {
 	srv := server(t, fullView())
 	const want = `{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}`
-	sess := srv.Engine.NewSession(t.Context(), "s1", discard{})
-	init := roundTrip(t, srv.Engine, sess, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
-	disc := roundTrip(t, srv.Engine, nil, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"2"}}}}`)
+	sess := srv.Engine().NewSession(t.Context(), "s1", discard{})
+	init := roundTrip(t, srv.Engine(), sess, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	disc := roundTrip(t, srv.Engine(), nil, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"2"}}}}`)
 	for name, res := range map[string]map[string]any{"initialize": init, "server/discover": disc} {
 		caps, _ := res["capabilities"].(map[string]any)
 		if got := jsonText(caps["extensions"]); got != want {

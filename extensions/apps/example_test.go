@@ -41,6 +41,6 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	fmt.Println(srv.Extensions(), now.Definition().Meta["ui"])
+	fmt.Println(srv.Engine().Extensions(), now.Definition().Meta["ui"])
 	// Output: [io.modelcontextprotocol/ui] map[resourceUri:ui://clock/face.html]
 }

@@ -82,7 +82,7 @@ func TestConcurrentCancelsNotifyOnce(t *testing.T) {
 	wg.Wait()
 	// The engine publishes in order: once the marker is out, so are the
 	// cancels' notifications.
-	if _, err := srv.NotifyTopic("taskIds", "marker", "notifications/tasks", []byte(`{"taskId":"marker"}`)); err != nil {
+	if _, err := srv.Engine().NotifyTopic("taskIds", "marker", "notifications/tasks", []byte(`{"taskId":"marker"}`)); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -39,7 +39,7 @@ func Example() {
 	// A stateless (2026-07-28) client that declares the extension.
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
 	call := func(id int, method, params string) map[string]any {
-		out := srv.HandleMessage(context.Background(), nil, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s,%s}}`, id, method, params, meta)), nil)
+		out := srv.Engine().HandleMessage(context.Background(), nil, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s,%s}}`, id, method, params, meta)), nil)
 		var resp struct{ Result map[string]any }
 		if err := json.Unmarshal(out, &resp); err != nil {
 			log.Fatal(err)

@@ -7,8 +7,7 @@ import (
 	"reflect"
 	"sync"
 
-	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp"
 )
 
 // BookTableInput is when bookTable books the table.
@@ -26,7 +25,7 @@ type TableRequest struct {
 
 // tableForm is the elicitation schema of TableRequest, derived once.
 var tableForm = sync.OnceValues(func() (json.RawMessage, error) {
-	return domain.ElicitSchemaFor(reflect.TypeFor[TableRequest]())
+	return hexmcp.ElicitSchemaFor(reflect.TypeFor[TableRequest]())
 })
 
 // bookTable asks the user who the table is for (elicitation) and books it.
@@ -41,7 +40,7 @@ var tableForm = sync.OnceValues(func() (json.RawMessage, error) {
 // capability, or its revision, before 2025-06-18, has no elicitation) gets
 // a tool error it can show, and a user who declines or cancels a polite
 // text.
-func bookTable(ctx context.Context, rc *app.RequestContext, in BookTableInput) (string, error) {
+func bookTable(ctx context.Context, rc *hexmcp.RequestContext, in BookTableInput) (string, error) {
 	form, err := tableForm()
 	if err != nil {
 		return "", err
@@ -50,13 +49,13 @@ func bookTable(ctx context.Context, rc *app.RequestContext, in BookTableInput) (
 	if when == "" {
 		when = "20:00"
 	}
-	ask := app.ElicitInput("table", domain.ElicitForm("Who is the table at "+when+" for?", form))
+	ask := hexmcp.ElicitInput("table", hexmcp.ElicitForm("Who is the table at "+when+" for?", form))
 	if !rc.CanAsk(ask) {
 		why := "it did not declare the elicitation capability"
 		if !rc.Features().Elicitation {
 			why = "protocol revision " + string(rc.Revision()) + " has no elicitation"
 		}
-		return "", domain.NewToolError("This client cannot ask the user (" + why + "), so no table was booked.")
+		return "", hexmcp.NewToolError("This client cannot ask the user (" + why + "), so no table was booked.")
 	}
 	answers, err := rc.Ask(ctx, ask)
 	if err != nil {
@@ -65,14 +64,14 @@ func bookTable(ctx context.Context, rc *app.RequestContext, in BookTableInput) (
 	res, _ := answers.Elicitation("table")
 	switch {
 	case res.Accepted():
-	case res.Action == domain.ElicitDecline:
+	case res.Action == hexmcp.ElicitDecline:
 		return "No table was booked: you declined. Ask again any time.", nil
 	default:
 		return "No table was booked: the request was cancelled.", nil
 	}
 	var req TableRequest
 	if err := res.Decode(&req); err != nil {
-		return "", domain.ToolErrorf("The answer could not be read: %v", err)
+		return "", hexmcp.ToolErrorf("The answer could not be read: %v", err)
 	}
 	quiet := ""
 	if req.Quiet {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/hexmcp/hexmcp"
-	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/hexmcptest"
 )
 
@@ -28,21 +27,21 @@ func bookingServer(t *testing.T) *hexmcp.Server {
 // records the questions.
 type answering struct {
 	mu        sync.Mutex
-	questions []domain.ElicitParams
-	answer    func() (*domain.ElicitResult, error)
+	questions []hexmcp.ElicitParams
+	answer    func() (*hexmcp.ElicitResult, error)
 }
 
-func (a *answering) elicit(_ context.Context, p domain.ElicitParams) (*domain.ElicitResult, error) {
+func (a *answering) elicit(_ context.Context, p hexmcp.ElicitParams) (*hexmcp.ElicitResult, error) {
 	a.mu.Lock()
 	a.questions = append(a.questions, p)
 	a.mu.Unlock()
 	return a.answer()
 }
 
-func (a *answering) asked() []domain.ElicitParams {
+func (a *answering) asked() []hexmcp.ElicitParams {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]domain.ElicitParams(nil), a.questions...)
+	return append([]hexmcp.ElicitParams(nil), a.questions...)
 }
 
 func (a *answering) reset() {
@@ -63,18 +62,18 @@ func TestBookTableAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		answer func() (*domain.ElicitResult, error)
+		answer func() (*hexmcp.ElicitResult, error)
 		want   string
 	}{
-		{func() (*domain.ElicitResult, error) {
+		{func() (*hexmcp.ElicitResult, error) {
 			return hexmcptest.Accept(map[string]any{"name": "Ada", "seating": "terrace", "quiet": true})
 		}, "Booked a table for Ada at 19:30, on the terrace, in a quiet corner."},
-		{func() (*domain.ElicitResult, error) {
+		{func() (*hexmcp.ElicitResult, error) {
 			return hexmcptest.Accept(map[string]any{"name": "Bob", "seating": "bar"})
 		}, "Booked a table for Bob at 19:30, at the bar."},
-		{func() (*domain.ElicitResult, error) { return &domain.ElicitResult{Action: domain.ElicitDecline}, nil },
+		{func() (*hexmcp.ElicitResult, error) { return &hexmcp.ElicitResult{Action: hexmcp.ElicitDecline}, nil },
 			"No table was booked: you declined. Ask again any time."},
-		{func() (*domain.ElicitResult, error) { return &domain.ElicitResult{Action: domain.ElicitCancel}, nil },
+		{func() (*hexmcp.ElicitResult, error) { return &hexmcp.ElicitResult{Action: hexmcp.ElicitCancel}, nil },
 			"No table was booked: the request was cancelled."},
 	} {
 		user := &answering{answer: tc.answer}
@@ -90,7 +89,7 @@ func TestBookTableAnswers(t *testing.T) {
 					t.Fatalf("%v: %+v, %v; want %q", tr, res, err, tc.want)
 				}
 				q := user.asked()
-				if len(q) != 1 || q[0].Message != "Who is the table at 19:30 for?" || q[0].Mode != domain.ElicitModeForm {
+				if len(q) != 1 || q[0].Message != "Who is the table at 19:30 for?" || q[0].Mode != "form" {
 					t.Fatalf("questions %+v, want one form asking who the table at 19:30 is for", q)
 				}
 				if string(q[0].RequestedSchema) != string(form) {
@@ -101,10 +100,10 @@ func TestBookTableAnswers(t *testing.T) {
 	}
 
 	// Without a time, the table is at 20:00.
-	user := &answering{answer: func() (*domain.ElicitResult, error) {
+	user := &answering{answer: func() (*hexmcp.ElicitResult, error) {
 		return hexmcptest.Accept(map[string]any{"name": "Ada", "seating": "inside"})
 	}}
-	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: domain.Revision20251125, Elicitation: user.elicit})
+	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: hexmcp.Revision20251125, Elicitation: user.elicit})
 	res, err := c.CallTool(t.Context(), "bookTable", nil)
 	if err != nil || res.Text() != "Booked a table for Ada at 20:00, inside." {
 		t.Errorf("result = %+v, %v", res, err)
@@ -141,10 +140,10 @@ func TestBookTableNeedsElicitation(t *testing.T) {
 	})
 
 	// Declared, at 2025-03-26 (no elicitation in that revision).
-	user := &answering{answer: func() (*domain.ElicitResult, error) {
+	user := &answering{answer: func() (*hexmcp.ElicitResult, error) {
 		return hexmcptest.Accept(map[string]any{"name": "Ada", "seating": "inside"})
 	}}
-	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: domain.Revision20250326, Elicitation: user.elicit})
+	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: hexmcp.Revision20250326, Elicitation: user.elicit})
 	res, err := c.CallTool(t.Context(), "bookTable", nil)
 	polite(t, res, err)
 	if want := "This client cannot ask the user (protocol revision 2025-03-26 has no elicitation), so no table was booked."; res.Text() != want {
@@ -159,7 +158,7 @@ func TestBookTableNeedsElicitation(t *testing.T) {
 	hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{Elicitation: user.elicit}, func(t *testing.T, c *hexmcptest.Client) {
 		user.reset()
 		res, err := c.CallTool(t.Context(), "bookTable", nil)
-		wantAsked := c.Revision() >= domain.Revision20250618
+		wantAsked := c.Revision() >= hexmcp.Revision20250618
 		if !wantAsked {
 			polite(t, res, err)
 		} else if err != nil || res.IsError || res.Text() != "Booked a table for Ada at 20:00, inside." {

@@ -3,7 +3,7 @@ package tools
 import (
 	"context"
 
-	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp"
 )
 
 //go:generate go run github.com/hexmcp/hexmcp/cmd/mcpgen
@@ -26,7 +26,7 @@ const (
 type Calculator struct{}
 
 // calculatorIcon is the calculate tool's icon: a small SVG as a data: URI.
-var calculatorIcon = domain.Icon{
+var calculatorIcon = hexmcp.Icon{
 	Src:      "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9IjAgMCAxNiAxNiI+PHJlY3Qgd2lkdGg9IjE2IiBoZWlnaHQ9IjE2IiByeD0iMiIvPjwvc3ZnPg==",
 	MimeType: "image/svg+xml",
 	Sizes:    []string{"any"},
@@ -52,11 +52,11 @@ func (c *Calculator) PerformCalculation(ctx context.Context, a, b float64, opera
 		return a * b, nil
 	case Divide:
 		if b == 0 {
-			return 0, domain.NewToolError("Division by zero")
+			return 0, hexmcp.NewToolError("Division by zero")
 		}
 		return a / b, nil
 	}
-	return 0, domain.NewToolError("Invalid operation")
+	return 0, hexmcp.NewToolError("Invalid operation")
 }
 
 // DivideNumbers divides a by b.
@@ -64,7 +64,7 @@ func (c *Calculator) PerformCalculation(ctx context.Context, a, b float64, opera
 //mcp:tool
 func (c *Calculator) DivideNumbers(a, b float64) (float64, error) {
 	if b == 0 {
-		return 0, domain.NewToolError("Division by zero is not allowed")
+		return 0, hexmcp.NewToolError("Division by zero is not allowed")
 	}
 	return a / b, nil
 }

@@ -5,8 +5,7 @@ package tools
 import (
 	"context"
 
-	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp"
 )
 
 // calculateInput is the input of the calculate tool: the parameters of
@@ -26,30 +25,30 @@ type divideNumbersInput struct {
 
 // MCPTools returns the tools declared with //mcp:tool on the methods of
 // Calculator: calculate and divideNumbers.
-func (c *Calculator) MCPTools() []app.Tool {
-	return []app.Tool{
-		app.Func(
+func (c *Calculator) MCPTools() []hexmcp.Tool {
+	return []hexmcp.Tool{
+		hexmcp.Func(
 			func(ctx context.Context, in calculateInput) (float64, error) {
 				return c.PerformCalculation(ctx, in.A, in.B, in.Operation)
 			},
-			app.WithName("calculate"),
-			app.WithTitle("Calculator"),
-			app.WithDescription("Performs arithmetic operations with validation."),
-			app.WithAnnotations(domain.ToolAnnotations{
+			hexmcp.WithName("calculate"),
+			hexmcp.WithTitle("Calculator"),
+			hexmcp.WithDescription("Performs arithmetic operations with validation."),
+			hexmcp.WithAnnotations(hexmcp.ToolAnnotations{
 				Title:          "Calculator",
-				ReadOnlyHint:   domain.Bool(true),
-				IdempotentHint: domain.Bool(true),
-				OpenWorldHint:  domain.Bool(false),
+				ReadOnlyHint:   hexmcp.Bool(true),
+				IdempotentHint: hexmcp.Bool(true),
+				OpenWorldHint:  hexmcp.Bool(false),
 			}),
-			app.WithIcons(calculatorIcon),
-			app.WithMeta(map[string]any{"example.com/category": "math"}),
+			hexmcp.WithIcons(calculatorIcon),
+			hexmcp.WithMeta(map[string]any{"example.com/category": "math"}),
 		),
-		app.Func(
+		hexmcp.Func(
 			func(_ context.Context, in divideNumbersInput) (float64, error) {
 				return c.DivideNumbers(in.A, in.B)
 			},
-			app.WithName("divideNumbers"),
-			app.WithDescription("Divides a by b."),
+			hexmcp.WithName("divideNumbers"),
+			hexmcp.WithDescription("Divides a by b."),
 		),
 	}
 }

@@ -6,8 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/extensions/apps"
 )
 
@@ -27,7 +26,7 @@ const counterSchema = `{"type":"object","properties":{"count":{"type":"integer"}
 // counter adds one to the count. A host that renders MCP Apps shows the
 // result in the counter view, whose +1 button calls counter again through
 // the host; any other client reads the text.
-func counter(_ context.Context, rc *app.RequestContext, in CounterInput) (*domain.CallToolResult, error) {
+func counter(_ context.Context, rc *hexmcp.RequestContext, in CounterInput) (*hexmcp.CallToolResult, error) {
 	n := in.Count + 1
 	text := fmt.Sprintf("Count: %d", n)
 	if !apps.ClientSupports(rc) {
@@ -37,21 +36,21 @@ func counter(_ context.Context, rc *app.RequestContext, in CounterInput) (*domai
 	if err != nil {
 		return nil, fmt.Errorf("counter: %w", err)
 	}
-	return &domain.CallToolResult{Content: []domain.Content{domain.Text(text)}, StructuredContent: structured}, nil
+	return &hexmcp.CallToolResult{Content: []hexmcp.Content{hexmcp.Text(text)}, StructuredContent: structured}, nil
 }
 
 // counterTool is the tool with a view.
-func counterTool() app.Tool {
-	return app.NewTool(counter, app.WithTitle("Counter"),
-		app.WithDescription("Adds one to a count and shows it in a small counter view (MCP Apps) where the client renders views."),
-		app.WithOutputSchema(json.RawMessage(counterSchema)),
+func counterTool() hexmcp.Tool {
+	return hexmcp.NewTool(counter, hexmcp.WithTitle("Counter"),
+		hexmcp.WithDescription("Adds one to a count and shows it in a small counter view (MCP Apps) where the client renders views."),
+		hexmcp.WithOutputSchema(json.RawMessage(counterSchema)),
 		apps.WithView(CounterViewURI))
 }
 
 // Apps is the showcase's MCP Apps extension (io.modelcontextprotocol/ui):
 // the counter view. The view loads the ext-apps App API from jsDelivr, the
 // one origin its CSP declares.
-func Apps() (app.Extension, error) {
+func Apps() (hexmcp.Extension, error) {
 	border := true
 	return apps.New(apps.Options{Views: []apps.View{{
 		URI:           CounterViewURI,

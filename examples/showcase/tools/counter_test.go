@@ -6,7 +6,6 @@ import (
 
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/memory"
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/extensions/apps"
 	"github.com/hexmcp/hexmcp/hexmcptest"
 )
@@ -21,8 +20,8 @@ func TestCounterView(t *testing.T) {
 	}
 	srv := hexmcptest.NewServer(t, hexmcp.Options{
 		ResourceRegistry: memory.NewResourceRegistry(),
-		Extensions:       []app.Extension{ext},
-		Tools:            []app.Tool{counterTool()},
+		Extensions:       []hexmcp.Extension{ext},
+		Tools:            []hexmcp.Tool{counterTool()},
 	})
 	uiCaps := map[string]any{"extensions": map[string]any{apps.ID: map[string]any{"mimeTypes": []string{apps.MimeType}}}}
 	for _, caps := range []map[string]any{uiCaps, {}} {

@@ -7,8 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp"
 )
 
 // CountdownInput is how many steps countDown takes.
@@ -23,7 +22,7 @@ func countDown(ctx context.Context, in CountdownInput) (string, error) {
 	if steps == 0 {
 		steps = 3
 	}
-	rc := app.RequestFrom(ctx)
+	rc := hexmcp.RequestFrom(ctx)
 	for i := 1; i <= steps; i++ {
 		select {
 		case <-time.After(10 * time.Millisecond):
@@ -39,8 +38,8 @@ func countDown(ctx context.Context, in CountdownInput) (string, error) {
 
 // logWork logs to the client at three levels; the client gets the ones at
 // or above the level it asked for (none when it asked for none).
-func logWork(ctx context.Context, rc *app.RequestContext) (string, error) {
-	for _, l := range []domain.LogLevel{domain.LogDebug, domain.LogInfo, domain.LogWarning} {
+func logWork(ctx context.Context, rc *hexmcp.RequestContext) (string, error) {
+	for _, l := range []hexmcp.LogLevel{hexmcp.LogDebug, hexmcp.LogInfo, hexmcp.LogWarning} {
 		if err := rc.Log(ctx, l, "showcase", "logWork says "+string(l)); err != nil {
 			return "", err
 		}
@@ -49,47 +48,47 @@ func logWork(ctx context.Context, rc *app.RequestContext) (string, error) {
 }
 
 // Resources returns the showcase's resources: a fixed text and a template.
-func Resources() []app.Resource {
-	return []app.Resource{
-		app.TextResource("showcase://readme", "readme", "This server shows every kind of tool result of the MCP PHP SDK's tools page.",
-			app.WithDescription("What this server is."), app.WithMimeType("text/plain")),
-		app.NewResourceTemplate("showcase://users/{id}", "user", readUser,
-			app.WithDescription("A user by id."), app.WithMimeType("application/json")),
+func Resources() []hexmcp.Resource {
+	return []hexmcp.Resource{
+		hexmcp.TextResource("showcase://readme", "readme", "This server shows every kind of tool result of the MCP PHP SDK's tools page.",
+			hexmcp.WithDescription("What this server is."), hexmcp.WithMimeType("text/plain")),
+		hexmcp.NewResourceTemplate("showcase://users/{id}", "user", readUser,
+			hexmcp.WithDescription("A user by id."), hexmcp.WithMimeType("application/json")),
 	}
 }
 
 // readUser reads showcase://users/{id}. It is safe by construction
-// whatever the id holds (with or without app.WithRawTemplateValues): the id
+// whatever the id holds (with or without hexmcp.WithRawTemplateValues): the id
 // only becomes a JSON string, encoded by encoding/json, and touches no file
 // or other store.
-func readUser(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
+func readUser(_ context.Context, uri string, vars map[string]string) ([]hexmcp.ResourceContents, error) {
 	body, err := json.Marshal(struct {
 		ID string `json:"id"`
 	}{vars["id"]})
 	if err != nil {
 		return nil, err
 	}
-	return []domain.ResourceContents{{URI: uri, MimeType: "application/json", Text: string(body)}}, nil
+	return []hexmcp.ResourceContents{{URI: uri, MimeType: "application/json", Text: string(body)}}, nil
 }
 
 // Prompts returns the showcase's prompt.
-func Prompts() []app.Prompt {
-	return []app.Prompt{
-		app.NewPrompt("summarize", func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
+func Prompts() []hexmcp.Prompt {
+	return []hexmcp.Prompt{
+		hexmcp.NewPrompt("summarize", func(_ context.Context, args map[string]string) (*hexmcp.GetPromptResult, error) {
 			style := args["style"]
 			if style == "" {
 				style = "brief"
 			}
-			return &domain.GetPromptResult{
+			return &hexmcp.GetPromptResult{
 				Description: "Summarize a text",
-				Messages: []domain.PromptMessage{
-					domain.UserMessage(domain.Text(fmt.Sprintf("Summarize this text in a %s style:\n\n%s", style, args["text"]))),
+				Messages: []hexmcp.PromptMessage{
+					hexmcp.UserMessage(hexmcp.Text(fmt.Sprintf("Summarize this text in a %s style:\n\n%s", style, args["text"]))),
 				},
 			}, nil
 		},
-			app.WithDescription("Asks the model to summarize a text."),
-			app.WithArguments(domain.PromptArgument{Name: "text", Description: "The text to summarize", Required: true}),
-			app.WithArgument(domain.PromptArgument{Name: "style", Description: "brief or detailed"},
+			hexmcp.WithDescription("Asks the model to summarize a text."),
+			hexmcp.WithArguments(hexmcp.PromptArgument{Name: "text", Description: "The text to summarize", Required: true}),
+			hexmcp.WithArgument(hexmcp.PromptArgument{Name: "style", Description: "brief or detailed"},
 				func(_ context.Context, value string, _ map[string]string) ([]string, error) {
 					var out []string
 					for _, s := range []string{"brief", "detailed"} {

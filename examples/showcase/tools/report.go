@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/extensions/tasks"
 )
 
@@ -28,7 +28,7 @@ func buildReport(ctx context.Context, in ReportInput) (string, error) {
 	if in.StepMs == 0 {
 		step = 200 * time.Millisecond
 	}
-	rc := app.RequestFrom(ctx)
+	rc := hexmcp.RequestFrom(ctx)
 	for i := 1; i <= sections; i++ {
 		t := time.NewTimer(step)
 		select {
@@ -62,7 +62,7 @@ func Tasks() *tasks.Tasks {
 }
 
 // reportTool is buildReport's definition.
-func reportTool() app.Tool {
-	return app.NewTool(buildReport, app.WithName("buildReport"), app.WithTitle("Build a report"),
-		app.WithDescription("Writes a report section by section, reporting progress; long enough to run as a task (the tasks extension)."))
+func reportTool() hexmcp.Tool {
+	return hexmcp.NewTool(buildReport, hexmcp.WithName("buildReport"), hexmcp.WithTitle("Build a report"),
+		hexmcp.WithDescription("Writes a report section by section, reporting progress; long enough to run as a task (the tasks extension)."))
 }

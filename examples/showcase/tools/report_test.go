@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp"
-	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/extensions/tasks"
 	"github.com/hexmcp/hexmcp/hexmcptest"
 )
@@ -19,8 +17,8 @@ import (
 func TestBuildReportAsTask(t *testing.T) {
 	x := Tasks()
 	t.Cleanup(func() { _ = x.Shutdown(context.Background()) })
-	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: []app.Tool{reportTool()}})
-	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: domain.Revision20260728,
+	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []hexmcp.Extension{x.Extension()}, Tools: []hexmcp.Tool{reportTool()}})
+	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: hexmcp.Revision20260728,
 		Capabilities: map[string]any{"extensions": map[string]any{tasks.ID: map[string]any{}}}})
 	type task struct {
 		ResultType, TaskID, Status, StatusMessage string
@@ -55,7 +53,7 @@ func TestBuildReportAsTask(t *testing.T) {
 	if !sawProgress {
 		t.Error("no progress was seen in the task's status message")
 	}
-	plain := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: domain.Revision20260728})
+	plain := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: hexmcp.Revision20260728})
 	res, err := plain.CallTool(context.Background(), "buildReport", map[string]any{"sections": 1, "stepMs": 1})
 	if err != nil || len(res.Content) != 1 || res.Content[0].Text != "Report ready: 1 sections" {
 		t.Fatalf("synchronously: %+v, %v", res, err)

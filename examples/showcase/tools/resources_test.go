@@ -29,7 +29,7 @@ func TestUserTemplateIsSafe(t *testing.T) {
 				t.Errorf("%s: %+v (%v), want id %q", uri, contents, err, id)
 			}
 		}
-		notFound := srv.Policy().ResourceNotFoundCode(c.Revision())
+		notFound := srv.Engine().Policy().ResourceNotFoundCode(c.Revision())
 		for _, uri := range []string{"showcase://users/..%2Fx", "showcase://users/%00", "showcase://users/a/b"} {
 			_, err := c.ReadResource(t.Context(), uri)
 			var rpcErr *hexmcptest.RPCError

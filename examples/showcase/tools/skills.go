@@ -1,13 +1,13 @@
 package tools
 
 import (
-	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/extensions/skills"
 )
 
 // Skills is the showcase's Skills extension (SEP-2640): one skill that
 // teaches a model to use the calculator tools, with a reference file.
-func Skills() (app.Extension, error) {
+func Skills() (hexmcp.Extension, error) {
 	return skills.New(skills.Options{Skills: []skills.Skill{{
 		Name:        "careful-arithmetic",
 		Description: "Do arithmetic with the calculator tools instead of in your head, and check divisions",

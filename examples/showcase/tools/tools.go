@@ -7,7 +7,7 @@
 // Beyond the PHP SDK's examples, a few tools show the protocol's other
 // features: countDown reports progress, logWork logs to the client, and
 // bookTable asks the user for input by elicitation (a form derived from a
-// Go struct with [domain.ElicitSchemaFor]); the same handler code serves the
+// Go struct with [hexmcp.ElicitSchemaFor]); the same handler code serves the
 // handshake era (an elicitation/create request to the client) and the
 // stateless one (an input_required result and the client's retry), and
 // buildReport runs long enough to be run as a task (the tasks extension,
@@ -24,8 +24,7 @@ import (
 	"image/color"
 	"image/png"
 
-	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp"
 )
 
 // WeatherInput names a city.
@@ -57,29 +56,29 @@ func getBool() bool               { return true }
 func getArray() map[string]any    { return map[string]any{"key": "value"} }
 func getNull() *string            { return nil }
 func returnVoid() error           { return nil }
-func getMarkdown() domain.Content { return domain.Text("# Title\n\nMarkdown content") }
+func getMarkdown() hexmcp.Content { return hexmcp.Text("# Title\n\nMarkdown content") }
 
-func getFormattedCode() *domain.TextContent {
-	return domain.Code("fmt.Println(\"Hello\")", "go")
+func getFormattedCode() *hexmcp.TextContent {
+	return hexmcp.Code("fmt.Println(\"Hello\")", "go")
 }
 
-func getImage() *domain.ImageContent { return domain.Image(PNG(), "image/png") }
+func getImage() *hexmcp.ImageContent { return hexmcp.Image(PNG(), "image/png") }
 
-func getAudio() *domain.AudioContent { return domain.Audio(WAV(), "audio/wav") }
+func getAudio() *hexmcp.AudioContent { return hexmcp.Audio(WAV(), "audio/wav") }
 
-func getEmbeddedResource() *domain.EmbeddedResource {
-	return domain.EmbeddedText("file://data.json", "File content")
+func getEmbeddedResource() *hexmcp.EmbeddedResource {
+	return hexmcp.EmbeddedText("file://data.json", "File content")
 }
 
-func getResourceLink() *domain.ResourceLink {
-	return &domain.ResourceLink{URI: "file://data.json", Name: "data.json", MimeType: "application/json"}
+func getResourceLink() *hexmcp.ResourceLink {
+	return &hexmcp.ResourceLink{URI: "file://data.json", Name: "data.json", MimeType: "application/json"}
 }
 
-func getMultipleContent() []domain.Content {
-	return []domain.Content{
-		domain.Text("Here is the analysis:"),
-		domain.Code("x := 40 + 2", "go"),
-		domain.Text("And here is the summary."),
+func getMultipleContent() []hexmcp.Content {
+	return []hexmcp.Content{
+		hexmcp.Text("Here is the analysis:"),
+		hexmcp.Code("x := 40 + 2", "go"),
+		hexmcp.Text("And here is the summary."),
 	}
 }
 
@@ -121,32 +120,32 @@ func WAV() []byte {
 }
 
 // All returns every showcase tool.
-func All() []app.Tool {
+func All() []hexmcp.Tool {
 	calc := &Calculator{}
 	return append(calc.MCPTools(),
-		app.NewTool(getWeather, app.WithName("get_weather"), app.WithDescription("Returns the current weather of a city."),
-			app.WithOutputSchema(json.RawMessage(weatherSchema))),
-		app.NewTool(listUsersFlat, app.WithDescription("Lists users as a bare list: structured only from 2026-07-28 on.")),
-		app.NewTool(listUsers, app.WithDescription("Lists users wrapped in items: structured on every revision that has structured content."),
-			app.WithOutputSchema(json.RawMessage(listUsersSchema))),
-		app.NewTool(getString),
-		app.NewTool(getNumber),
-		app.NewTool(getBool),
-		app.NewTool(getArray),
-		app.NewTool(getNull),
-		app.NewTool(returnVoid),
-		app.NewTool(getFormattedCode),
-		app.NewTool(getMarkdown),
-		app.NewTool(getImage),
-		app.NewTool(getAudio),
-		app.NewTool(getEmbeddedResource),
-		app.NewTool(getResourceLink),
-		app.NewTool(getMultipleContent),
-		app.NewTool(failInternally, app.WithDescription("Always fails with an internal error whose details stay in the server log.")),
-		app.Func(countDown, app.WithDescription("Counts down, reporting progress after every step when the request asks for it.")),
-		app.NewTool(logWork, app.WithDescription("Logs to the client at debug, info and warning.")),
-		app.NewTool(bookTable, app.WithTitle("Book a table"),
-			app.WithDescription("Books a table, asking the user who it is for, where to sit and whether to sit quietly (elicitation).")),
+		hexmcp.NewTool(getWeather, hexmcp.WithName("get_weather"), hexmcp.WithDescription("Returns the current weather of a city."),
+			hexmcp.WithOutputSchema(json.RawMessage(weatherSchema))),
+		hexmcp.NewTool(listUsersFlat, hexmcp.WithDescription("Lists users as a bare list: structured only from 2026-07-28 on.")),
+		hexmcp.NewTool(listUsers, hexmcp.WithDescription("Lists users wrapped in items: structured on every revision that has structured content."),
+			hexmcp.WithOutputSchema(json.RawMessage(listUsersSchema))),
+		hexmcp.NewTool(getString),
+		hexmcp.NewTool(getNumber),
+		hexmcp.NewTool(getBool),
+		hexmcp.NewTool(getArray),
+		hexmcp.NewTool(getNull),
+		hexmcp.NewTool(returnVoid),
+		hexmcp.NewTool(getFormattedCode),
+		hexmcp.NewTool(getMarkdown),
+		hexmcp.NewTool(getImage),
+		hexmcp.NewTool(getAudio),
+		hexmcp.NewTool(getEmbeddedResource),
+		hexmcp.NewTool(getResourceLink),
+		hexmcp.NewTool(getMultipleContent),
+		hexmcp.NewTool(failInternally, hexmcp.WithDescription("Always fails with an internal error whose details stay in the server log.")),
+		hexmcp.Func(countDown, hexmcp.WithDescription("Counts down, reporting progress after every step when the request asks for it.")),
+		hexmcp.NewTool(logWork, hexmcp.WithDescription("Logs to the client at debug, info and warning.")),
+		hexmcp.NewTool(bookTable, hexmcp.WithTitle("Book a table"),
+			hexmcp.WithDescription("Books a table, asking the user who it is for, where to sit and whether to sit quietly (elicitation).")),
 		reportTool(),
 		counterTool(),
 	)

@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/memory"
-	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
 )
 
 // Operation is an arithmetic operation.
@@ -41,17 +39,17 @@ func (c *Calculator) PerformCalculation(ctx context.Context, a, b float64, opera
 		return a + b, nil
 	case Divide:
 		if b == 0 {
-			return 0, domain.NewToolError("Division by zero")
+			return 0, hexmcp.NewToolError("Division by zero")
 		}
 		return a / b, nil
 	}
-	return 0, domain.NewToolError("Invalid operation")
+	return 0, hexmcp.NewToolError("Invalid operation")
 }
 
 // Calls counts the calculations so far and reports the tool's name.
 //
 //mcp:tool
-func (c *Calculator) Calls(rc *app.RequestContext) string {
+func (c *Calculator) Calls(rc *hexmcp.RequestContext) string {
 	return fmt.Sprintf("%s: %d calls", rc.ToolName(), c.calls)
 }
 
@@ -78,25 +76,21 @@ func Summarize(words []string, limit *int) Summary {
 // Fail always fails.
 //
 //mcp:tool
-func Fail(ctx context.Context) error { return domain.NewToolError("failed on purpose") }
+func Fail(ctx context.Context) error { return hexmcp.NewToolError("failed on purpose") }
 
 func main() {
-	engine, err := app.NewEngine(app.Options{
-		Info:         domain.Implementation{Name: "run", Version: "1.0.0"},
-		ToolRegistry: memory.NewRegistry(),
-		Validator:    jsonschema.New(),
-	})
+	srv, err := hexmcp.New(hexmcp.Options{Info: hexmcp.Implementation{Name: "run", Version: "1.0.0"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	calc := &Calculator{}
-	if err := engine.AddTools(append(calc.MCPTools(), MCPTools()...)...); err != nil {
+	if err := srv.AddTools(append(calc.MCPTools(), MCPTools()...)...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	client, server := memory.NewPipe()
-	go engine.ServeConn(context.Background(), server)
+	go srv.Engine().ServeConn(context.Background(), server)
 	defer client.Close()
 
 	ctx := context.Background()

@@ -4,9 +4,9 @@ package methods
 
 import "context"
 
-// domain is a package-level name that clashes with the SDK's domain
-// package: the generated code imports it under another name.
-var domain = "example.com"
+// hexmcp is a package-level name that clashes with the SDK's package
+// hexmcp: the generated code imports it under another name (mcphexmcp).
+var hexmcp = "example.com"
 
 // Store keeps values.
 type Store struct{ data map[string]string }

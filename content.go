@@ -1,0 +1,115 @@
+package hexmcp
+
+import (
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// What handlers return: content blocks, complete results, and the errors
+// the model or the client reads. Each name here is the domain package's
+// (the model), so that a server needs one import.
+
+// Content is one block of a tool result or a prompt message: a
+// [*TextContent], [*ImageContent], [*AudioContent], [*ResourceLink] or
+// [*EmbeddedResource] (the set is closed). A handler that returns one, or
+// a slice of them, sends those blocks; each takes optional Annotations and
+// Meta. Its ContentType method is the wire "type".
+type Content = domain.Content
+
+// TextContent is a text block ([Text], [Code]).
+type TextContent = domain.TextContent
+
+// ImageContent is an image block ([Image]).
+type ImageContent = domain.ImageContent
+
+// AudioContent is an audio block ([Audio]); clients before 2025-03-26 get
+// a text saying it was left out.
+type AudioContent = domain.AudioContent
+
+// ResourceLink is a block pointing at a resource (URI, Name, Title,
+// Description, MimeType, Size, Icons) without its contents; clients before
+// 2025-06-18 get it as the text "Resource: NAME <URI>".
+type ResourceLink = domain.ResourceLink
+
+// EmbeddedResource is a block carrying a resource's contents
+// ([EmbeddedText], [EmbeddedBlob]).
+type EmbeddedResource = domain.EmbeddedResource
+
+// Text returns a text block.
+func Text(s string) *TextContent { return domain.Text(s) }
+
+// Code returns a text block holding code as a fenced Markdown block in the
+// given language.
+func Code(code, language string) *TextContent { return domain.Code(code, language) }
+
+// Image returns an image block of the raw bytes (sent in base64).
+func Image(data []byte, mimeType string) *ImageContent { return domain.Image(data, mimeType) }
+
+// Audio returns an audio block of the raw bytes (sent in base64).
+func Audio(data []byte, mimeType string) *AudioContent { return domain.Audio(data, mimeType) }
+
+// EmbeddedText returns an embedded resource of text contents; mimeType is
+// optional.
+func EmbeddedText(uri, text string, mimeType ...string) *EmbeddedResource {
+	return domain.EmbeddedText(uri, text, mimeType...)
+}
+
+// EmbeddedBlob returns an embedded resource of binary contents.
+func EmbeddedBlob(uri string, data []byte, mimeType string) *EmbeddedResource {
+	return domain.EmbeddedBlob(uri, data, mimeType)
+}
+
+// CallToolResult is the complete result of a tools/call: Content (what the
+// model reads), StructuredContent (JSON for programs), IsError, Meta. A
+// handler that returns one has it sent as it is, apart from what the
+// client's revision does not know.
+type CallToolResult = domain.CallToolResult
+
+// ResourceContents are the contents a [ResourceHandler] returns: URI,
+// MimeType, and Text or Blob (base64).
+type ResourceContents = domain.ResourceContents
+
+// GetPromptResult is what a [PromptHandler] returns: an optional
+// Description and the Messages ([UserMessage], [AssistantMessage]).
+type GetPromptResult = domain.GetPromptResult
+
+// PromptMessage is one message of a rendered prompt: a Role and a
+// [Content].
+type PromptMessage = domain.PromptMessage
+
+// UserMessage is a [PromptMessage] of the user.
+func UserMessage(c Content) PromptMessage { return domain.UserMessage(c) }
+
+// AssistantMessage is a [PromptMessage] of the assistant.
+func AssistantMessage(c Content) PromptMessage { return domain.AssistantMessage(c) }
+
+// ToolError is an error a tool reports to the model: the call is answered
+// with a normal result whose isError is true and whose text is Message (or
+// Content, when set), so that the model can read it and correct itself.
+// Return it from a handler, wrapped or not (it is found with errors.As).
+// Any other error a handler returns is a server failure, answered with a
+// generic JSON-RPC error (-32603) and logged with its details.
+type ToolError = domain.ToolError
+
+// NewToolError returns a [ToolError] with the given message.
+func NewToolError(message string) *ToolError { return domain.NewToolError(message) }
+
+// ToolErrorf returns a [ToolError] with a formatted message. A %w verb
+// wraps its operand as the cause, as with fmt.Errorf; the cause's text is
+// part of the message and so reaches the model.
+func ToolErrorf(format string, args ...any) *ToolError { return domain.ToolErrorf(format, args...) }
+
+// ProtocolError is a JSON-RPC error sent to the client as it is (Code,
+// Message, Data), for the rare handler or middleware that must answer with
+// a specific one instead of a result. Its Message and Data reach the
+// client: no internal details there.
+type ProtocolError = domain.ProtocolError
+
+// NewProtocolError returns a [ProtocolError].
+func NewProtocolError(code int, message string, data any) *ProtocolError {
+	return domain.NewProtocolError(code, message, data)
+}
+
+// ErrResourceNotFound is what a [ResourceHandler] returns (possibly
+// wrapped) when the URI names nothing: the client gets the revision's
+// resource-not-found error.
+var ErrResourceNotFound = domain.ErrResourceNotFound
