@@ -26,7 +26,7 @@ func TestSessionStoreExpiryContract(t *testing.T) {
 	for _, idle := range []time.Duration{0, time.Minute} { // 0: the default
 		want := idle
 		if want == 0 {
-			want = memory.DefaultIdleTimeout
+			want = ports.DefaultSessionIdleTimeout
 		}
 		t.Run(want.String(), func(t *testing.T) {
 			sessiontest.RunExpiry(t, want, func(_ *testing.T, c ports.Clock) ports.SessionStore {
@@ -121,7 +121,7 @@ func TestSessionDefaults(t *testing.T) {
 
 	// The default bound is 10,000 sessions.
 	d, _ := newSessions(0, 0)
-	for i := range memory.DefaultMaxSessions {
+	for i := range ports.DefaultMaxSessions {
 		if err := d.Create(ctx, ports.SessionState{ID: fmt.Sprint(i)}); err != nil {
 			t.Fatalf("Create %d: %v", i, err)
 		}

@@ -14,101 +14,49 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// Defaults of [TaskStoreOptions].
-const (
-	// DefaultMaxTasks bounds the live tasks of a store.
-	DefaultMaxTasks = 10_000
-	// DefaultMaxTasksPerClient bounds the live tasks of one client: 10%
-	// of DefaultMaxTasks, so that one client cannot fill the store.
-	DefaultMaxTasksPerClient = 1_000
-	// DefaultMaxTaskBytes bounds what one task keeps (its InputRequests,
-	// Result, Error and State together, see [ports.TaskBytes]): 4 MiB,
-	// the Streamable HTTP transport's default message size.
-	DefaultMaxTaskBytes = 4 << 20
-	// DefaultMaxTaskBytesPerClient bounds what the live tasks of one
-	// client keep together, whatever their status: 16 MiB, an eighth of
-	// DefaultMaxTaskStoreBytes, so that one client cannot fill the store.
-	DefaultMaxTaskBytesPerClient = 16 << 20
-	// DefaultMaxTaskStoreBytes bounds what the live tasks of the store
-	// keep together.
-	DefaultMaxTaskStoreBytes = 128 << 20
-	// DefaultMaxTaskStatusMessageBytes bounds a task's StatusMessage.
-	DefaultMaxTaskStatusMessageBytes = 4 << 10
-	// DefaultTaskTTL is the TTL of a task created without one.
-	DefaultTaskTTL = time.Hour
-	// DefaultMaxTaskTTL caps a task's TTL.
-	DefaultMaxTaskTTL = 24 * time.Hour
-	// DefaultMaxTaskPage bounds the tasks of one List page.
-	DefaultMaxTaskPage = 100
-)
-
 // TaskStoreOptions configures [NewTaskStore]. Zero (or negative) fields
 // take their defaults.
 type TaskStoreOptions struct {
 	// MaxTasks bounds the live tasks of the store (default
-	// [DefaultMaxTasks]).
+	// [ports.DefaultMaxTasks]).
 	MaxTasks int
 	// MaxTasksPerClient bounds the live tasks of one client
-	// ([ports.Task.Client]; default [DefaultMaxTasksPerClient]; never
+	// ([ports.Task.Client]; default [ports.DefaultMaxTasksPerClient]; never
 	// more than MaxTasks).
 	MaxTasksPerClient int
 	// MaxTaskBytes bounds what one task keeps, its InputRequests,
-	// Result, Error and State together (default [DefaultMaxTaskBytes]).
+	// Result, Error and State together (default [ports.DefaultMaxTaskBytes]).
 	MaxTaskBytes int
 	// MaxBytesPerClient bounds what the live tasks of one client keep
-	// together (default [DefaultMaxTaskBytesPerClient]; never less than
+	// together (default [ports.DefaultMaxTaskBytesPerClient]; never less than
 	// MaxTaskBytes nor more than MaxBytes).
 	MaxBytesPerClient int
 	// MaxBytes bounds what the live tasks of the store keep together
-	// (default [DefaultMaxTaskStoreBytes]).
+	// (default [ports.DefaultMaxTaskStoreBytes]).
 	MaxBytes int
 	// MaxStatusMessageBytes bounds a task's StatusMessage (default
-	// [DefaultMaxTaskStatusMessageBytes]).
+	// [ports.DefaultMaxTaskStatusMessageBytes]).
 	MaxStatusMessageBytes int
 	// DefaultTTL is the TTL of a task created with none (default
-	// [DefaultTaskTTL]; never more than MaxTTL).
+	// [ports.DefaultTaskTTL]; never more than MaxTTL).
 	DefaultTTL time.Duration
-	// MaxTTL caps the TTL of every task (default [DefaultMaxTaskTTL]).
+	// MaxTTL caps the TTL of every task (default [ports.DefaultMaxTaskTTL]).
 	MaxTTL time.Duration
 	// MaxPage bounds the tasks of one List page (default
-	// [DefaultMaxTaskPage]).
+	// [ports.DefaultMaxTaskPage]).
 	MaxPage int
 	// Clock tells the time (default the system clock).
 	Clock ports.Clock
 }
 
-func positive[T int | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
-}
-
-// TaskStoreLimits are the limits of a task store, defaulted as
-// [TaskStoreOptions] says; both task stores (mcpredis's too) keep to
-// them.
-type TaskStoreLimits struct {
-	// MaxTasks, MaxTasksPerClient: live tasks, in all and of one client.
-	MaxTasks, MaxTasksPerClient int
-	// MaxTaskBytes, MaxBytesPerClient, MaxBytes: what tasks keep
-	// ([ports.Task.Bytes]), one task, one client's, all.
-	MaxTaskBytes, MaxBytesPerClient, MaxBytes int
-	// MaxStatusMessageBytes: a task's status message.
-	MaxStatusMessageBytes int
-}
-
-// Limits returns the limits opts configures, defaults applied.
-func (opts TaskStoreOptions) Limits() TaskStoreLimits {
-	l := TaskStoreLimits{
-		MaxTasks:              positive(opts.MaxTasks, DefaultMaxTasks),
-		MaxTaskBytes:          positive(opts.MaxTaskBytes, DefaultMaxTaskBytes),
-		MaxBytes:              positive(opts.MaxBytes, DefaultMaxTaskStoreBytes),
-		MaxStatusMessageBytes: positive(opts.MaxStatusMessageBytes, DefaultMaxTaskStatusMessageBytes),
-	}
-	l.MaxTasksPerClient = min(positive(opts.MaxTasksPerClient, DefaultMaxTasksPerClient), l.MaxTasks)
-	l.MaxTaskBytes = min(l.MaxTaskBytes, l.MaxBytes)
-	l.MaxBytesPerClient = min(max(positive(opts.MaxBytesPerClient, DefaultMaxTaskBytesPerClient), l.MaxTaskBytes), l.MaxBytes)
-	return l
+// limits are the limits opts configures, defaults applied.
+func (opts TaskStoreOptions) limits() ports.TaskLimits {
+	return ports.TaskLimits{
+		MaxTasks: opts.MaxTasks, MaxTasksPerClient: opts.MaxTasksPerClient,
+		MaxTaskBytes: opts.MaxTaskBytes, MaxBytesPerClient: opts.MaxBytesPerClient, MaxBytes: opts.MaxBytes,
+		MaxStatusMessageBytes: opts.MaxStatusMessageBytes,
+		DefaultTTL:            opts.DefaultTTL, MaxTTL: opts.MaxTTL, MaxPage: opts.MaxPage,
+	}.WithDefaults()
 }
 
 // TaskStore is the in-memory [ports.TaskStore]: the tasks of one process.
@@ -117,8 +65,8 @@ func (opts TaskStoreOptions) Limits() TaskStoreLimits {
 // that grows a task), which then drops the expired tasks before it
 // refuses.
 type TaskStore struct {
-	opts TaskStoreOptions
-	lim  TaskStoreLimits
+	clock ports.Clock
+	lim   ports.TaskLimits
 
 	mu       sync.Mutex
 	seq      uint64
@@ -144,17 +92,15 @@ var _ ports.TaskStore = (*TaskStore)(nil)
 
 // NewTaskStore returns an empty task store.
 func NewTaskStore(opts TaskStoreOptions) *TaskStore {
-	opts.MaxTTL = positive(opts.MaxTTL, DefaultMaxTaskTTL)
-	opts.DefaultTTL = min(positive(opts.DefaultTTL, DefaultTaskTTL), opts.MaxTTL)
-	opts.MaxPage = positive(opts.MaxPage, DefaultMaxTaskPage)
-	if opts.Clock == nil {
-		opts.Clock = ports.SystemClock{}
+	clock := opts.Clock
+	if clock == nil {
+		clock = ports.SystemClock{}
 	}
-	return &TaskStore{opts: opts, lim: opts.Limits(), tasks: map[string]*taskEntry{},
+	return &TaskStore{clock: clock, lim: opts.limits(), tasks: map[string]*taskEntry{},
 		byOwner: map[string]map[string]*taskEntry{}, byClient: map[string]*clientTasks{}}
 }
 
-func (s *TaskStore) now() time.Time { return s.opts.Clock.Now().UTC().Truncate(time.Millisecond) }
+func (s *TaskStore) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }
 
 func cloneRaw(b []byte) []byte {
 	if len(b) == 0 {
@@ -172,24 +118,6 @@ func cloneTask(t ports.Task) ports.Task {
 func bare(t ports.Task) ports.Task {
 	t.InputRequests, t.Result, t.Error, t.State = nil, nil, nil, nil
 	return t
-}
-
-// CheckTaskSizes checks a task's status message against maxMessage bytes
-// and its payloads and state together ([ports.TaskBytes]) against maxTask
-// bytes; the error wraps [ports.ErrTaskTooLarge]. Every task store bounds
-// tasks this way (mcpredis.TaskStore too).
-func CheckTaskSizes(maxMessage, maxTask int, message string, payloads ...[]byte) error {
-	if len(message) > maxMessage {
-		return fmt.Errorf("%w: status message of %d bytes, over %d", ports.ErrTaskTooLarge, len(message), maxMessage)
-	}
-	n := 0
-	for _, p := range payloads {
-		n += len(p)
-	}
-	if n > maxTask {
-		return fmt.Errorf("%w: %d bytes of payloads and state, over %d", ports.ErrTaskTooLarge, n, maxTask)
-	}
-	return nil
 }
 
 // live returns the owner's unexpired task id, dropping it when expired.
@@ -278,7 +206,7 @@ func (s *TaskStore) Create(_ context.Context, t ports.Task) (ports.Task, error) 
 	if t.Status.Terminal() {
 		return ports.Task{}, fmt.Errorf("memory: %w: a new task cannot be %s", ports.ErrInvalidTaskUpdate, t.Status)
 	}
-	if err := CheckTaskSizes(s.lim.MaxStatusMessageBytes, s.lim.MaxTaskBytes, t.StatusMessage, t.InputRequests, t.State); err != nil {
+	if err := s.lim.CheckSizes(t.StatusMessage, t.InputRequests, t.State); err != nil {
 		return ports.Task{}, fmt.Errorf("memory: %w", err)
 	}
 	if t.ID == "" {
@@ -286,8 +214,7 @@ func (s *TaskStore) Create(_ context.Context, t ports.Task) (ports.Task, error) 
 	}
 	t.Client = cmp.Or(t.Client, t.Owner)
 	t.Runner, t.LeaseUntil = "", time.Time{}
-	t.TTL = min(cmp.Or(max(t.TTL, 0), s.opts.DefaultTTL), s.opts.MaxTTL).Truncate(time.Millisecond)
-	t.TTL = max(t.TTL, time.Millisecond)
+	t.TTL = s.lim.TTL(t.TTL)
 	t.PollInterval = max(t.PollInterval, 0).Truncate(time.Millisecond)
 	t = cloneTask(t)
 	n := t.Bytes()
@@ -341,7 +268,7 @@ func (s *TaskStore) Update(_ context.Context, id, owner string, u ports.TaskUpda
 	if err := u.Check(); err != nil {
 		return ports.Task{}, fmt.Errorf("memory: %w", err)
 	}
-	if err := CheckTaskSizes(s.lim.MaxStatusMessageBytes, s.lim.MaxTaskBytes, u.StatusMessage, u.InputRequests, u.Result, u.Error, u.State); err != nil {
+	if err := s.lim.CheckSizes(u.StatusMessage, u.InputRequests, u.Result, u.Error, u.State); err != nil {
 		return ports.Task{}, fmt.Errorf("memory: %w", err)
 	}
 	u.InputRequests, u.Result, u.Error, u.State = cloneRaw(u.InputRequests), cloneRaw(u.Result), cloneRaw(u.Error), cloneRaw(u.State)
@@ -368,7 +295,7 @@ func (s *TaskStore) Update(_ context.Context, id, owner string, u ports.TaskUpda
 	case u.State != nil:
 		state = u.State
 	}
-	if err := CheckTaskSizes(s.lim.MaxStatusMessageBytes, s.lim.MaxTaskBytes, "", u.InputRequests, u.Result, u.Error, state); err != nil {
+	if err := s.lim.CheckSizes("", u.InputRequests, u.Result, u.Error, state); err != nil {
 		return ports.Task{}, fmt.Errorf("memory: task %q: %w", id, err)
 	}
 	n := ports.TaskBytes(u.InputRequests, u.Result, u.Error, state)
@@ -403,8 +330,10 @@ func (s *TaskStore) Claim(_ context.Context, id, owner string, c ports.TaskClaim
 	if c.Runner == "" {
 		return ports.Task{}, fmt.Errorf("memory: %w: a claim names its runner", ports.ErrInvalidTaskUpdate)
 	}
-	if c.StatusMessage != nil && len(*c.StatusMessage) > s.lim.MaxStatusMessageBytes {
-		return ports.Task{}, fmt.Errorf("memory: %w: status message of %d bytes, over %d", ports.ErrTaskTooLarge, len(*c.StatusMessage), s.lim.MaxStatusMessageBytes)
+	if c.StatusMessage != nil {
+		if err := s.lim.CheckSizes(*c.StatusMessage); err != nil {
+			return ports.Task{}, fmt.Errorf("memory: %w", err)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -438,7 +367,7 @@ func (s *TaskStore) Claim(_ context.Context, id, owner string, c ports.TaskClaim
 // Cancel makes the owner's live task cancelled; a terminal one is returned
 // as it is.
 func (s *TaskStore) Cancel(_ context.Context, id, owner, message string) (ports.Task, error) {
-	if err := CheckTaskSizes(s.lim.MaxStatusMessageBytes, s.lim.MaxTaskBytes, message); err != nil {
+	if err := s.lim.CheckSizes(message); err != nil {
 		return ports.Task{}, fmt.Errorf("memory: %w", err)
 	}
 	s.mu.Lock()
@@ -469,9 +398,7 @@ func (s *TaskStore) List(_ context.Context, owner, cursor string, limit int) ([]
 		}
 		after = n
 	}
-	if limit <= 0 || limit > s.opts.MaxPage {
-		limit = s.opts.MaxPage
-	}
+	limit = s.lim.Page(limit)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()

@@ -28,19 +28,19 @@ type BusOptions struct {
 	// first Subscribe waits for Redis to confirm the subscription (default
 	// [DefaultTimeout]).
 	Timeout time.Duration
-	// MaxNoticeBytes bounds one notice ([memory.NoticeSize]): Publish
+	// MaxNoticeBytes bounds one notice ([ports.Notice.Size]): Publish
 	// refuses a larger one with an error wrapping
 	// [ports.ErrNoticeTooLarge], and a larger one read from the channel
-	// is dropped. Default [memory.DefaultMaxNoticeBytes] (4 MiB, the
+	// is dropped. Default [ports.DefaultMaxNoticeBytes] (4 MiB, the
 	// largest message the transports accept by default); keep it the same
 	// on every instance, and below Redis's client-output-buffer-limit for
 	// pubsub (32 MB hard by default).
 	MaxNoticeBytes int
 	// MaxQueuedNotices bounds the notices waiting for one subscriber of
-	// this instance (default [memory.DefaultMaxQueuedNotices]).
+	// this instance (default [ports.DefaultMaxQueuedNotices]).
 	MaxQueuedNotices int
 	// MaxQueuedNoticeBytes bounds their bytes, never below MaxNoticeBytes
-	// (default [memory.DefaultMaxQueuedNoticeBytes]).
+	// (default [ports.DefaultMaxQueuedNoticeBytes]).
 	MaxQueuedNoticeBytes int
 	// Logger gets the bus's warnings: a subscriber whose queue is full,
 	// messages on the channel that are no notice, a subscription Redis did
@@ -116,7 +116,7 @@ func NewBus(c redis.UniversalClient, opts BusOptions) *Bus {
 		opts.Timeout = DefaultTimeout
 	}
 	if opts.MaxNoticeBytes <= 0 {
-		opts.MaxNoticeBytes = memory.DefaultMaxNoticeBytes
+		opts.MaxNoticeBytes = ports.DefaultMaxNoticeBytes
 	}
 	if opts.Logger == nil {
 		opts.Logger = ports.NopLogger{}
@@ -142,7 +142,7 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	if b.closed.Load() {
 		return errBusClosed
 	}
-	if size := memory.NoticeSize(n); size > b.opts.MaxNoticeBytes {
+	if size := n.Size(); size > b.opts.MaxNoticeBytes {
 		return fmt.Errorf("mcpredis: %w: %d bytes, the bus carries %d", ports.ErrNoticeTooLarge, size, b.opts.MaxNoticeBytes)
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
@@ -372,7 +372,7 @@ const (
 	addressedVersion = 2
 )
 
-// frameOverhead bounds what a frame adds to [memory.NoticeSize]: the
+// frameOverhead bounds what a frame adds to [ports.Notice.Size]: the
 // version, six lengths and the Data flag.
 const frameOverhead = 1 + 6*binary.MaxVarintLen64 + 1
 
@@ -388,7 +388,7 @@ const frameOverhead = 1 + 6*binary.MaxVarintLen64 + 1
 // addressed notices existed (version 1), so that instances of an earlier
 // release read it.
 func EncodeNotice(n ports.Notice) []byte {
-	b := make([]byte, 0, memory.NoticeSize(n)+frameOverhead)
+	b := make([]byte, 0, n.Size()+frameOverhead)
 	fields := []string{string(n.Kind), n.ID, n.Origin, n.URI, n.Session}
 	if n.To == "" {
 		b = append(b, noticeVersion)
@@ -408,7 +408,7 @@ func EncodeNotice(n ports.Notice) []byte {
 }
 
 // DecodeNotice decodes a frame of [EncodeNotice] holding a notice of at
-// most maxNoticeBytes ([memory.NoticeSize]). It returns an error for
+// most maxNoticeBytes ([ports.Notice.Size]). It returns an error for
 // anything else (a frame of another version, cut short, with bytes left
 // over, or too large), never panics, and keeps no reference to frame.
 func DecodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
@@ -440,7 +440,7 @@ func DecodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
 	default:
 		return ports.Notice{}, errors.New("mcpredis: a notice frame with a bad Data flag")
 	}
-	if size := memory.NoticeSize(n); size > maxNoticeBytes {
+	if size := n.Size(); size > maxNoticeBytes {
 		return ports.Notice{}, fmt.Errorf("mcpredis: a notice of %d bytes: %w", size, ports.ErrNoticeTooLarge)
 	}
 	return n, nil

@@ -17,7 +17,6 @@ import (
 
 	"github.com/hexmcp/hexmcp/adapters/bustest"
 	"github.com/hexmcp/hexmcp/adapters/loggertest"
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/ports"
@@ -69,7 +68,7 @@ func TestBusContract(t *testing.T) {
 	}
 	bustest.Run(t, newBus(mcpredis.BusOptions{}))
 	t.Run("DefaultLimit", func(t *testing.T) {
-		bustest.RunSizeLimit(t, memory.DefaultMaxNoticeBytes, newBus(mcpredis.BusOptions{}))
+		bustest.RunSizeLimit(t, ports.DefaultMaxNoticeBytes, newBus(mcpredis.BusOptions{}))
 	})
 	t.Run("SmallerLimit", func(t *testing.T) {
 		bustest.RunSizeLimit(t, 4096, newBus(mcpredis.BusOptions{MaxNoticeBytes: 4096}))
@@ -386,15 +385,15 @@ func TestEncodeDecodeNotice(t *testing.T) {
 		if v := byte(1 + min(len(n.To), 1)); frame[0] != v {
 			t.Fatalf("a frame of version %d for %+v, want %d", frame[0], n, v)
 		}
-		if len(frame) > memory.NoticeSize(n)+62 {
-			t.Fatalf("a frame of %d bytes for a notice of %d", len(frame), memory.NoticeSize(n))
+		if len(frame) > n.Size()+62 {
+			t.Fatalf("a frame of %d bytes for a notice of %d", len(frame), n.Size())
 		}
-		got, err := mcpredis.DecodeNotice(string(frame), memory.NoticeSize(n))
+		got, err := mcpredis.DecodeNotice(string(frame), n.Size())
 		if err != nil || !reflect.DeepEqual(got, n) {
 			t.Fatalf("DecodeNotice(EncodeNotice(%+v)) = %+v, %v", n, got, err)
 		}
-		if memory.NoticeSize(n) > 0 {
-			if _, err := mcpredis.DecodeNotice(string(frame), memory.NoticeSize(n)-1); !errors.Is(err, ports.ErrNoticeTooLarge) {
+		if n.Size() > 0 {
+			if _, err := mcpredis.DecodeNotice(string(frame), n.Size()-1); !errors.Is(err, ports.ErrNoticeTooLarge) {
 				t.Fatalf("a notice one byte over the bound: %v", err)
 			}
 		}
@@ -447,7 +446,7 @@ func FuzzDecodeNotice(f *testing.F) {
 		maxBytes = max(1, min(maxBytes, 1<<20))
 		n, err := mcpredis.DecodeNotice(string(frame), maxBytes)
 		ref, ok := refDecode(frame)
-		if ok && memory.NoticeSize(ref) > maxBytes {
+		if ok && ref.Size() > maxBytes {
 			ok = false
 		}
 		if (err == nil) != ok {

@@ -12,32 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/ports"
 )
-
-// Defaults of [SessionStoreOptions]: the in-memory store's (one place says
-// them).
-const (
-	DefaultIdleTimeout          = memory.DefaultIdleTimeout
-	DefaultPendingTimeout       = memory.DefaultPendingTimeout
-	DefaultMaxSessions          = memory.DefaultMaxSessions
-	DefaultMaxSessionsPerClient = memory.DefaultMaxSessionsPerClient
-	// DefaultMaxSessionBytes and DefaultMaxSessionBytesPerClient bound
-	// the bytes the sessions hold in Redis, in total and per client.
-	DefaultMaxSessionBytes          = memory.DefaultMaxSessionBytes
-	DefaultMaxSessionBytesPerClient = memory.DefaultMaxSessionBytesPerClient
-)
-
-// UnlimitedSessionBytes, as SessionStoreOptions.MaxSessionBytes or
-// MaxSessionBytesPerClient, removes that byte budget (the number of
-// sessions stays bounded).
-const UnlimitedSessionBytes = memory.UnlimitedSessionBytes
-
-// UnlimitedSessionsPerClient, as SessionStoreOptions.MaxSessionsPerClient,
-// lets one client hold up to MaxSessions sessions (it is
-// memory.UnlimitedSessionsPerClient).
-const UnlimitedSessionsPerClient = memory.UnlimitedSessionsPerClient
 
 // sessionOverhead is what the store counts for a session besides its
 // encoded state and Peer: the hash's other fields, its entries in the
@@ -51,27 +27,27 @@ type SessionStoreOptions struct {
 	// [DefaultPrefix]).
 	Prefix string
 	// IdleTimeout is how long a ready session lives without activity
-	// (default [DefaultIdleTimeout]).
+	// (default [ports.DefaultSessionIdleTimeout]).
 	IdleTimeout time.Duration
 	// PendingTimeout is how long a session whose client has not sent
 	// notifications/initialized lives without activity (default
-	// [DefaultPendingTimeout]; never longer than IdleTimeout).
+	// [ports.DefaultSessionPendingTimeout]; never longer than IdleTimeout).
 	PendingTimeout time.Duration
 	// MaxSessions bounds the live sessions of every instance together
-	// (default [DefaultMaxSessions]; there is no unbounded setting).
+	// (default [ports.DefaultMaxSessions]; there is no unbounded setting).
 	MaxSessions int
 	// MaxSessionsPerClient bounds the live sessions of one client (one
-	// non-empty Peer; default [DefaultMaxSessionsPerClient];
-	// [UnlimitedSessionsPerClient]: no bound but MaxSessions).
+	// non-empty Peer; default [ports.DefaultMaxSessionsPerClient];
+	// [ports.UnlimitedSessionsPerClient]: no bound but MaxSessions).
 	MaxSessionsPerClient int
 	// MaxSessionBytes bounds the bytes the live sessions of every instance
-	// hold in Redis together (default [DefaultMaxSessionBytes];
-	// [UnlimitedSessionBytes]: no bound). A session counts the JSON of its
+	// hold in Redis together (default [ports.DefaultMaxSessionBytes];
+	// [ports.UnlimitedSessionBytes]: no bound). A session counts the JSON of its
 	// state as stored, its Peer and 256 bytes.
 	MaxSessionBytes int
 	// MaxSessionBytesPerClient bounds the bytes of the live sessions of
-	// one client (default [DefaultMaxSessionBytesPerClient];
-	// [UnlimitedSessionBytes]: no bound but MaxSessionBytes).
+	// one client (default [ports.DefaultMaxSessionBytesPerClient];
+	// [ports.UnlimitedSessionBytes]: no bound but MaxSessionBytes).
 	MaxSessionBytesPerClient int
 	// Timeout bounds each Redis call (default [DefaultTimeout]).
 	Timeout time.Duration
@@ -107,19 +83,19 @@ var _ ports.SessionStore = (*SessionStore)(nil)
 // NewSessionStore returns the session store on c.
 func NewSessionStore(c redis.UniversalClient, opts SessionStoreOptions) *SessionStore {
 	opts.Prefix = cmp.Or(opts.Prefix, DefaultPrefix)
-	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, DefaultIdleTimeout)
-	opts.PendingTimeout = min(cmp.Or(opts.PendingTimeout, DefaultPendingTimeout), opts.IdleTimeout)
+	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, ports.DefaultSessionIdleTimeout)
+	opts.PendingTimeout = min(cmp.Or(opts.PendingTimeout, ports.DefaultSessionPendingTimeout), opts.IdleTimeout)
 	if opts.MaxSessions <= 0 {
-		opts.MaxSessions = DefaultMaxSessions // never unbounded
+		opts.MaxSessions = ports.DefaultMaxSessions // never unbounded
 	}
 	switch {
 	case opts.MaxSessionsPerClient == 0:
-		opts.MaxSessionsPerClient = DefaultMaxSessionsPerClient
-	case opts.MaxSessionsPerClient < 0: // UnlimitedSessionsPerClient
+		opts.MaxSessionsPerClient = ports.DefaultMaxSessionsPerClient
+	case opts.MaxSessionsPerClient < 0: // ports.UnlimitedSessionsPerClient
 		opts.MaxSessionsPerClient = opts.MaxSessions
 	}
-	opts.MaxSessionBytes = cmp.Or(opts.MaxSessionBytes, DefaultMaxSessionBytes)
-	opts.MaxSessionBytesPerClient = cmp.Or(opts.MaxSessionBytesPerClient, DefaultMaxSessionBytesPerClient)
+	opts.MaxSessionBytes = cmp.Or(opts.MaxSessionBytes, ports.DefaultMaxSessionBytes)
+	opts.MaxSessionBytesPerClient = cmp.Or(opts.MaxSessionBytesPerClient, ports.DefaultMaxSessionBytesPerClient)
 	opts.Timeout = cmp.Or(opts.Timeout, DefaultTimeout)
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}

@@ -12,22 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/ports"
-)
-
-// Defaults of [TaskStoreOptions]: the in-memory store's (one place says
-// them).
-const (
-	DefaultMaxTasks                  = memory.DefaultMaxTasks
-	DefaultMaxTasksPerClient         = memory.DefaultMaxTasksPerClient
-	DefaultMaxTaskBytes              = memory.DefaultMaxTaskBytes
-	DefaultMaxTaskBytesPerClient     = memory.DefaultMaxTaskBytesPerClient
-	DefaultMaxTaskStoreBytes         = memory.DefaultMaxTaskStoreBytes
-	DefaultMaxTaskStatusMessageBytes = memory.DefaultMaxTaskStatusMessageBytes
-	DefaultTaskTTL                   = memory.DefaultTaskTTL
-	DefaultMaxTaskTTL                = memory.DefaultMaxTaskTTL
-	DefaultMaxTaskPage               = memory.DefaultMaxTaskPage
 )
 
 // taskCollectGrace is how long past a task's expiry its Redis key lives:
@@ -42,32 +27,32 @@ type TaskStoreOptions struct {
 	// [DefaultPrefix]).
 	Prefix string
 	// MaxTasks bounds the live tasks of every instance together (default
-	// [DefaultMaxTasks]).
+	// [ports.DefaultMaxTasks]).
 	MaxTasks int
 	// MaxTasksPerClient bounds the live tasks of one client
-	// ([ports.Task.Client]; default [DefaultMaxTasksPerClient]; never
+	// ([ports.Task.Client]; default [ports.DefaultMaxTasksPerClient]; never
 	// more than MaxTasks).
 	MaxTasksPerClient int
 	// MaxTaskBytes bounds what one task keeps, its InputRequests,
-	// Result, Error and State together (default [DefaultMaxTaskBytes]).
+	// Result, Error and State together (default [ports.DefaultMaxTaskBytes]).
 	MaxTaskBytes int
 	// MaxBytesPerClient bounds what the live tasks of one client keep
-	// together (default [DefaultMaxTaskBytesPerClient]; never less than
+	// together (default [ports.DefaultMaxTaskBytesPerClient]; never less than
 	// MaxTaskBytes nor more than MaxBytes).
 	MaxBytesPerClient int
 	// MaxBytes bounds what the live tasks of every instance keep
-	// together (default [DefaultMaxTaskStoreBytes]).
+	// together (default [ports.DefaultMaxTaskStoreBytes]).
 	MaxBytes int
 	// MaxStatusMessageBytes bounds a task's StatusMessage (default
-	// [DefaultMaxTaskStatusMessageBytes]).
+	// [ports.DefaultMaxTaskStatusMessageBytes]).
 	MaxStatusMessageBytes int
 	// DefaultTTL is the TTL of a task created with none (default
-	// [DefaultTaskTTL]; never more than MaxTTL).
+	// [ports.DefaultTaskTTL]; never more than MaxTTL).
 	DefaultTTL time.Duration
-	// MaxTTL caps the TTL of every task (default [DefaultMaxTaskTTL]).
+	// MaxTTL caps the TTL of every task (default [ports.DefaultMaxTaskTTL]).
 	MaxTTL time.Duration
 	// MaxPage bounds the tasks of one List page (default
-	// [DefaultMaxTaskPage]).
+	// [ports.DefaultMaxTaskPage]).
 	MaxPage int
 	// Timeout bounds each Redis call (default [DefaultTimeout]).
 	Timeout time.Duration
@@ -98,7 +83,7 @@ type TaskStoreOptions struct {
 type TaskStore struct {
 	c    redis.UniversalClient
 	opts TaskStoreOptions
-	lim  memory.TaskStoreLimits
+	lim  ports.TaskLimits
 }
 
 var _ ports.TaskStore = (*TaskStore)(nil)
@@ -106,11 +91,9 @@ var _ ports.TaskStore = (*TaskStore)(nil)
 // NewTaskStore returns the task store on c.
 func NewTaskStore(c redis.UniversalClient, opts TaskStoreOptions) *TaskStore {
 	opts.Prefix = cmp.Or(opts.Prefix, DefaultPrefix)
-	lim := memory.TaskStoreOptions{MaxTasks: opts.MaxTasks, MaxTasksPerClient: opts.MaxTasksPerClient, MaxTaskBytes: opts.MaxTaskBytes,
-		MaxBytesPerClient: opts.MaxBytesPerClient, MaxBytes: opts.MaxBytes, MaxStatusMessageBytes: opts.MaxStatusMessageBytes}.Limits()
-	opts.MaxTTL = positive(opts.MaxTTL, DefaultMaxTaskTTL)
-	opts.DefaultTTL = min(positive(opts.DefaultTTL, DefaultTaskTTL), opts.MaxTTL)
-	opts.MaxPage = positive(opts.MaxPage, DefaultMaxTaskPage)
+	lim := ports.TaskLimits{MaxTasks: opts.MaxTasks, MaxTasksPerClient: opts.MaxTasksPerClient, MaxTaskBytes: opts.MaxTaskBytes,
+		MaxBytesPerClient: opts.MaxBytesPerClient, MaxBytes: opts.MaxBytes, MaxStatusMessageBytes: opts.MaxStatusMessageBytes,
+		DefaultTTL: opts.DefaultTTL, MaxTTL: opts.MaxTTL, MaxPage: opts.MaxPage}.WithDefaults()
 	opts.Timeout = positive(opts.Timeout, DefaultTimeout)
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
@@ -358,7 +341,7 @@ func (s *TaskStore) args(more ...any) []any {
 }
 
 func (s *TaskStore) checkSizes(msg string, payloads ...[]byte) error {
-	if err := memory.CheckTaskSizes(s.lim.MaxStatusMessageBytes, s.lim.MaxTaskBytes, msg, payloads...); err != nil {
+	if err := s.lim.CheckSizes(msg, payloads...); err != nil {
 		return fmt.Errorf("mcpredis: %w", err)
 	}
 	return nil
@@ -458,7 +441,7 @@ func (s *TaskStore) Create(ctx context.Context, t ports.Task) (ports.Task, error
 		t.ID = rand.Text()
 	}
 	client := cmp.Or(t.Client, t.Owner)
-	ttl := max(min(cmp.Or(max(t.TTL, 0), s.opts.DefaultTTL), s.opts.MaxTTL).Milliseconds(), 1)
+	ttl := s.lim.TTL(t.TTL).Milliseconds()
 	poll := max(t.PollInterval, 0).Milliseconds()
 	code, rest, err := s.run(ctx, "creating a task", createTaskScript, s.args(t.ID, t.Owner, client, string(t.Status), t.StatusMessage,
 		ttl, poll, string(t.InputRequests), string(t.State)))
@@ -560,9 +543,7 @@ func (s *TaskStore) List(ctx context.Context, owner, cursor string, limit int) (
 		}
 		after = cursor
 	}
-	if limit <= 0 || limit > s.opts.MaxPage {
-		limit = s.opts.MaxPage
-	}
+	limit = s.lim.Page(limit)
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	res, err := runScript(ctx, s.c, listTasksScript, s.args(owner, after, limit)...).Slice()

@@ -53,9 +53,9 @@ func TestTaskStoreContract(t *testing.T) {
 func TestTaskStoreDefaults(t *testing.T) {
 	srv := redistest.Start(t)
 	c := client(t, srv)
-	tasktest.RunLimits(t, tasktest.Limits{MaxTasks: mcpredis.DefaultMaxTasks, MaxTasksPerClient: mcpredis.DefaultMaxTasksPerClient,
-		MaxTaskBytes: mcpredis.DefaultMaxTaskBytes, MaxBytesPerClient: mcpredis.DefaultMaxTaskBytesPerClient, MaxBytes: mcpredis.DefaultMaxTaskStoreBytes,
-		MaxStatusMessageBytes: mcpredis.DefaultMaxTaskStatusMessageBytes},
+	tasktest.RunLimits(t, tasktest.Limits{MaxTasks: ports.DefaultMaxTasks, MaxTasksPerClient: ports.DefaultMaxTasksPerClient,
+		MaxTaskBytes: ports.DefaultMaxTaskBytes, MaxBytesPerClient: ports.DefaultMaxTaskBytesPerClient, MaxBytes: ports.DefaultMaxTaskStoreBytes,
+		MaxStatusMessageBytes: ports.DefaultMaxTaskStatusMessageBytes},
 		func(t *testing.T, clock ports.Clock) ports.TaskStore {
 			return mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: taskPrefix(), Clock: clock})
 		})
