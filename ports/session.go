@@ -246,6 +246,33 @@ func StreamGroup(streamID string) string {
 	return group
 }
 
+// The limits every [EventStore] of the SDK (the in-memory one and
+// mcpredis's) takes by default. What all the events of a store hold
+// together is each store's own (one Redis serves every instance).
+const (
+	// DefaultMaxEventsPerStream is how many of its latest events a stream
+	// keeps.
+	DefaultMaxEventsPerStream = 1_000
+	// DefaultMaxEventStreams bounds the streams a store keeps; a new one
+	// beyond it evicts the least recently appended one.
+	DefaultMaxEventStreams = 10_000
+	// DefaultEventTTL is how long an event is kept; a stream without an
+	// event appended for that long is dropped.
+	DefaultEventTTL = 10 * time.Minute
+	// DefaultMaxEventBytesPerGroup bounds the bytes of the events of one
+	// group of streams ([StreamGroup]; one session of the Streamable HTTP
+	// transport): 16 MiB.
+	DefaultMaxEventBytesPerGroup = 16 << 20
+	// DefaultMaxEventBytesPerStream bounds the bytes of the events of one
+	// stream: 8 MiB.
+	DefaultMaxEventBytesPerStream = 8 << 20
+)
+
+// EventOverhead is what each kept event counts against an event store's
+// byte budgets on top of the length of its data: the store's own
+// bookkeeping of it, so that many tiny events are bounded too.
+const EventOverhead = 128
+
 // ErrEventNotFound is wrapped by Replay's error for an id the store does
 // not hold.
 var ErrEventNotFound = errors.New("event not found")

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/httpguard"
+	"github.com/hexmcp/hexmcp/internal/memstore"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -211,13 +211,13 @@ func NewHandler(e *app.Engine, opts Options) *Handler {
 		opts.SessionStore = e.Shared().SessionStore
 	}
 	if opts.SessionStore == nil {
-		opts.SessionStore = memory.NewSessionStore(memory.SessionStoreOptions{})
+		opts.SessionStore = memstore.NewSessionStore(memstore.SessionStoreOptions{})
 	}
 	if opts.EventStore == nil {
 		opts.EventStore = e.Shared().EventStore
 	}
 	if opts.EventStore == nil {
-		opts.EventStore = memory.NewEventStore(memory.EventStoreOptions{})
+		opts.EventStore = memstore.NewEventStore(memstore.EventStoreOptions{})
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes

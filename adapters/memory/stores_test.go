@@ -357,7 +357,7 @@ func wantBytes(t *testing.T, s *memory.EventStore, want int64) {
 }
 
 // one is what an event of sized(…, 100) counts against the budgets.
-const one = 100 + memory.EventOverhead
+const one = 100 + ports.EventOverhead
 
 func TestEventMaxBytesPerStream(t *testing.T) {
 	s, _ := newEvents(memory.EventStoreOptions{MaxBytesPerStream: 3 * one})
@@ -369,7 +369,7 @@ func TestEventMaxBytesPerStream(t *testing.T) {
 	wantNames(t, s, ids[4])
 	wantNames(t, s, other[0], "g/t#1")
 	// A larger event drops as many old ones as it needs.
-	big := sized(t, s, "g/s", 1, 2*100+memory.EventOverhead)
+	big := sized(t, s, "g/s", 1, 2*100+ports.EventOverhead)
 	wantNotFound(t, s, ids[2])
 	wantNames(t, s, ids[3], "g/s#4", "g/s#0")
 	wantNames(t, s, big[0])
@@ -437,7 +437,7 @@ func TestEventTooLargeNotKept(t *testing.T) {
 			s, _ := newEvents(opts)
 			before := sized(t, s, "g/s", 2, 100)
 			other := sized(t, s, "g/o", 1, 100)
-			big := sized(t, s, "g/s", 1, 1000-memory.EventOverhead+1)
+			big := sized(t, s, "g/s", 1, 1000-ports.EventOverhead+1)
 			if big[0] == "" || big[0] == before[1] {
 				t.Fatalf("id %q", big[0])
 			}
@@ -451,7 +451,7 @@ func TestEventTooLargeNotKept(t *testing.T) {
 			wantNames(t, s, other[0])
 			wantBytes(t, s, 2*one)
 			// Exactly at the budget is kept.
-			fits := sized(t, s, "h/s", 2, 1000-memory.EventOverhead)
+			fits := sized(t, s, "h/s", 2, 1000-ports.EventOverhead)
 			wantNames(t, s, fits[0], "h/s#1")
 		})
 	}
@@ -492,28 +492,28 @@ func TestEventByteDefaults(t *testing.T) {
 	for _, v := range []int64{0, -1} {
 		t.Run(fmt.Sprint(v), func(t *testing.T) {
 			s, _ := newEvents(memory.EventStoreOptions{MaxBytes: v, MaxBytesPerGroup: v, MaxBytesPerStream: v})
-			const full = memory.DefaultMaxBytesPerStream - memory.EventOverhead // counts 8 MiB
+			const full = ports.DefaultMaxEventBytesPerStream - ports.EventOverhead // counts 8 MiB
 			// Per stream: one event of 8 MiB fits, a byte more does not.
 			a := sized(t, s, "a/1", 1, full)
-			wantBytes(t, s, memory.DefaultMaxBytesPerStream)
+			wantBytes(t, s, ports.DefaultMaxEventBytesPerStream)
 			sized(t, s, "a/2", 1, full+1)
-			wantBytes(t, s, memory.DefaultMaxBytesPerStream)
+			wantBytes(t, s, ports.DefaultMaxEventBytesPerStream)
 			// Per group: 16 MiB, so a third 8 MiB event of group a drops
 			// the first.
 			sized(t, s, "a/3", 1, full)
-			wantBytes(t, s, memory.DefaultMaxBytesPerGroup)
+			wantBytes(t, s, ports.DefaultMaxEventBytesPerGroup)
 			wantNames(t, s, a[0])
 			sized(t, s, "a/4", 1, full)
-			wantBytes(t, s, memory.DefaultMaxBytesPerGroup)
+			wantBytes(t, s, ports.DefaultMaxEventBytesPerGroup)
 			// In all: 64 MiB, eight such events; a ninth drops the oldest.
 			var first []string
 			for g := range 7 {
 				first = append(first, sized(t, s, fmt.Sprintf("g%d/s", g), 1, full)...)
 			}
-			wantBytes(t, s, memory.DefaultMaxBytes)
+			wantBytes(t, s, memory.DefaultMaxEventBytes)
 			wantNames(t, s, first[0])
 			sized(t, s, "h/s", 1, 100)
-			wantBytes(t, s, memory.DefaultMaxBytes-memory.DefaultMaxBytesPerStream+one)
+			wantBytes(t, s, memory.DefaultMaxEventBytes-ports.DefaultMaxEventBytesPerStream+one)
 		})
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/internal/memstore"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -69,14 +69,14 @@ type BusOptions struct {
 // it every few seconds) and subscribes again, with a warning; the
 // subscriptions then go on receiving, and what was published while it
 // was down is lost. One goroutine reads the connection and hands each
-// notice to the subscriptions of this Bus, each with a goroutine and a
-// bounded queue of its own, as [memory.Bus] does: a notice that finds a
-// subscriber's queue full is dropped for that subscriber and counted by
-// [Bus.Dropped]; a slow subscriber never holds up the connection, the
-// other subscribers, or Redis (the connection is read as fast as Redis
-// writes, so its output buffer for it does not grow). PUBLISH and
-// SUBSCRIBE work alike on one node and on a cluster (which forwards a
-// PUBLISH to every node).
+// notice to the subscriptions of this Bus through an in-memory bus (the
+// one memory.Bus is): each with a goroutine and a bounded queue of its
+// own; a notice that finds a subscriber's queue full is dropped for that
+// subscriber and counted by [Bus.Dropped]; a slow subscriber never holds
+// up the connection, the other subscribers, or Redis (the connection is
+// read as fast as Redis writes, so its output buffer for it does not
+// grow). PUBLISH and SUBSCRIBE work alike on one node and on a cluster
+// (which forwards a PUBLISH to every node).
 //
 // A notice travels as a small binary frame (see [EncodeNotice]); a message
 // on the channel that is not one, or is over MaxNoticeBytes, is dropped
@@ -87,7 +87,7 @@ type Bus struct {
 	c       redis.UniversalClient
 	opts    BusOptions
 	channel string
-	local   *memory.Bus
+	local   *memstore.Bus
 	closed  atomic.Bool
 	bad     atomic.Uint64 // messages that were no notice this bus carries
 
@@ -125,7 +125,7 @@ func NewBus(c redis.UniversalClient, opts BusOptions) *Bus {
 		c:       c,
 		opts:    opts,
 		channel: opts.Prefix + "bus",
-		local: memory.NewBus(memory.BusOptions{
+		local: memstore.NewBus(memstore.BusOptions{
 			MaxNoticeBytes:       opts.MaxNoticeBytes,
 			MaxQueuedNotices:     opts.MaxQueuedNotices,
 			MaxQueuedNoticeBytes: opts.MaxQueuedNoticeBytes,

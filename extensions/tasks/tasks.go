@@ -71,9 +71,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/memstore"
 	"github.com/hexmcp/hexmcp/internal/slogport"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -280,7 +280,7 @@ func (t *Tasks) store() ports.TaskStore {
 	t.storeMu.Lock()
 	defer t.storeMu.Unlock()
 	if t.opts.Store == nil {
-		t.opts.Store = memory.NewTaskStore(memory.TaskStoreOptions{})
+		t.opts.Store = memstore.NewTaskStore(memstore.TaskStoreOptions{})
 	}
 	return t.opts.Store
 }
