@@ -108,14 +108,14 @@ func (l TaskLimits) Page(limit int) int {
 // task store of the SDK bounds tasks this way.
 func (l TaskLimits) CheckSizes(message string, payloads ...[]byte) error {
 	if len(message) > l.MaxStatusMessageBytes {
-		return fmt.Errorf("%w: status message of %d bytes, over %d", ErrTaskTooLarge, len(message), l.MaxStatusMessageBytes)
+		return fmt.Errorf("hexmcp: %w: status message of %d bytes, over %d", ErrTaskTooLarge, len(message), l.MaxStatusMessageBytes)
 	}
 	n := 0
 	for _, p := range payloads {
 		n += len(p)
 	}
 	if n > l.MaxTaskBytes {
-		return fmt.Errorf("%w: %d bytes of payloads and state, over %d", ErrTaskTooLarge, n, l.MaxTaskBytes)
+		return fmt.Errorf("hexmcp: %w: %d bytes of payloads and state, over %d", ErrTaskTooLarge, n, l.MaxTaskBytes)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package ports_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,8 +57,8 @@ func TestTaskLimitsCheckSizes(t *testing.T) {
 		t.Fatalf("at the bounds: %v", err)
 	}
 	for _, err := range []error{l.CheckSizes("12345"), l.CheckSizes("", []byte("1234"), []byte("567"))} {
-		if !errors.Is(err, ports.ErrTaskTooLarge) {
-			t.Errorf("past a bound: %v, want an error wrapping ErrTaskTooLarge", err)
+		if !errors.Is(err, ports.ErrTaskTooLarge) || !strings.HasPrefix(err.Error(), "hexmcp: ") {
+			t.Errorf("past a bound: %v, want an error wrapping ErrTaskTooLarge that starts with hexmcp:", err)
 		}
 	}
 }

@@ -34,7 +34,7 @@ func NewRegistry() *Registry { return &Registry{} }
 // Add stores t; a duplicate name is an error wrapping domain.ErrDuplicateTool.
 func (r *Registry) Add(t ports.RegisteredTool) error {
 	if t.Tool == nil {
-		return fmt.Errorf("memory registry: tool definition is nil")
+		return fmt.Errorf("hexmcp: memory registry: tool definition is nil")
 	}
 	return r.tools.add(t.Tool.Name, t, "tool", domain.ErrDuplicateTool)
 }

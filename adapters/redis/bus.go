@@ -107,7 +107,7 @@ type Bus struct {
 var _ ports.AddressedBus = (*Bus)(nil)
 
 // errBusClosed is the error of Publish after Close.
-var errBusClosed = errors.New("mcpredis: the bus is closed")
+var errBusClosed = errors.New("hexmcp: mcpredis: the bus is closed")
 
 // NewBus returns the bus of c.
 func NewBus(c redis.UniversalClient, opts BusOptions) *Bus {
@@ -143,7 +143,7 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 		return errBusClosed
 	}
 	if size := n.Size(); size > b.opts.MaxNoticeBytes {
-		return fmt.Errorf("mcpredis: %w: %d bytes, the bus carries %d", ports.ErrNoticeTooLarge, size, b.opts.MaxNoticeBytes)
+		return fmt.Errorf("hexmcp: mcpredis: %w: %d bytes, the bus carries %d", ports.ErrNoticeTooLarge, size, b.opts.MaxNoticeBytes)
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
 	defer cancel()
@@ -153,7 +153,7 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	}
 	frame := EncodeNotice(n)
 	if _, err := within(ctx, b.c, func(ctx context.Context) (int64, error) { return b.c.Publish(ctx, channel, frame).Result() }); err != nil {
-		return fmt.Errorf("mcpredis: publishing a notice: %w", err)
+		return fmt.Errorf("hexmcp: mcpredis: publishing a notice: %w", err)
 	}
 	return nil
 }
@@ -257,7 +257,7 @@ func (b *Bus) await(channel string) {
 	b.cmu.Lock()
 	delete(b.confirms, channel)
 	b.cmu.Unlock()
-	b.opts.Logger.Log(context.Background(), ports.LevelWarn, "mcpredis: the bus's subscription is not confirmed by Redis (down or slow); notices reach this instance once it is",
+	b.opts.Logger.Log(context.Background(), ports.LevelWarn, "hexmcp: mcpredis: the bus's subscription is not confirmed by Redis (down or slow); notices reach this instance once it is",
 		ports.F("channel", channel), ports.F("timeout", b.opts.Timeout), ports.F("error", err))
 }
 
@@ -337,7 +337,7 @@ func (b *Bus) read(ch <-chan any, done chan struct{}) {
 			}
 			if confirmed {
 				b.opts.Logger.Log(context.Background(), ports.LevelWarn,
-					"mcpredis: the bus's link to Redis was re-established; notices published while it was down were missed",
+					"hexmcp: mcpredis: the bus's link to Redis was re-established; notices published while it was down were missed",
 					ports.F("channel", b.channel))
 			}
 			confirmed = true
@@ -356,7 +356,7 @@ func (b *Bus) receive(payload string) {
 		// a warning at the 1st, 2nd, 4th, 8th... such message: a flood of
 		// them does not flood the log
 		if k := b.bad.Add(1); bits.OnesCount64(k) == 1 {
-			b.opts.Logger.Log(context.Background(), ports.LevelWarn, "mcpredis: a message on the bus's channel is not a notice this bus carries; dropped",
+			b.opts.Logger.Log(context.Background(), ports.LevelWarn, "hexmcp: mcpredis: a message on the bus's channel is not a notice this bus carries; dropped",
 				ports.F("channel", b.channel), ports.F("bytes", len(payload)), ports.F("error", err), ports.F("dropped_messages", k))
 		}
 	}
@@ -413,10 +413,10 @@ func EncodeNotice(n ports.Notice) []byte {
 // over, or too large), never panics, and keeps no reference to frame.
 func DecodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
 	if len(frame) > maxNoticeBytes+frameOverhead {
-		return ports.Notice{}, fmt.Errorf("mcpredis: a frame of %d bytes: %w", len(frame), ports.ErrNoticeTooLarge)
+		return ports.Notice{}, fmt.Errorf("hexmcp: mcpredis: a frame of %d bytes: %w", len(frame), ports.ErrNoticeTooLarge)
 	}
 	if len(frame) == 0 || frame[0] != noticeVersion && frame[0] != addressedVersion {
-		return ports.Notice{}, errors.New("mcpredis: not a notice frame (version)")
+		return ports.Notice{}, errors.New("hexmcp: mcpredis: not a notice frame (version)")
 	}
 	count := 5
 	if frame[0] == addressedVersion {
@@ -427,7 +427,7 @@ func DecodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
 	for i := range count {
 		l, k := uvarint(rest)
 		if k <= 0 || l > uint64(len(rest)-k) {
-			return ports.Notice{}, fmt.Errorf("mcpredis: a notice frame cut short (field %d)", i+1)
+			return ports.Notice{}, fmt.Errorf("hexmcp: mcpredis: a notice frame cut short (field %d)", i+1)
 		}
 		fields[i] = strings.Clone(rest[k : k+int(l)])
 		rest = rest[k+int(l):]
@@ -438,10 +438,10 @@ func DecodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
 	case len(rest) > 0 && rest[0] == 1:
 		n.Data = []byte(rest[1:])
 	default:
-		return ports.Notice{}, errors.New("mcpredis: a notice frame with a bad Data flag")
+		return ports.Notice{}, errors.New("hexmcp: mcpredis: a notice frame with a bad Data flag")
 	}
 	if size := n.Size(); size > maxNoticeBytes {
-		return ports.Notice{}, fmt.Errorf("mcpredis: a notice of %d bytes: %w", size, ports.ErrNoticeTooLarge)
+		return ports.Notice{}, fmt.Errorf("hexmcp: mcpredis: a notice of %d bytes: %w", size, ports.ErrNoticeTooLarge)
 	}
 	return n, nil
 }

@@ -486,7 +486,7 @@ func newEpoch() string {
 func (s *EventStore) Append(ctx context.Context, streamID string, data []byte) (string, error) {
 	id, _, err := s.append(ctx, streamID, "", data)
 	if err != nil {
-		return "", fmt.Errorf("mcpredis: appending an event: %w", err)
+		return "", fmt.Errorf("hexmcp: mcpredis: appending an event: %w", err)
 	}
 	return id, nil
 }
@@ -501,7 +501,7 @@ func (s *EventStore) AppendOnce(ctx context.Context, streamID, key string, data 
 	sum := sha256.Sum256([]byte(key))
 	id, appended, err = s.append(ctx, streamID, base64.RawURLEncoding.EncodeToString(sum[:16]), data)
 	if err != nil {
-		return "", false, fmt.Errorf("mcpredis: appending a keyed event: %w", err)
+		return "", false, fmt.Errorf("hexmcp: mcpredis: appending a keyed event: %w", err)
 	}
 	return id, appended, nil
 }
@@ -543,7 +543,7 @@ func (s *EventStore) append(ctx context.Context, streamID, once string, data []b
 func (s *EventStore) Replay(ctx context.Context, lastEventID string, fn func(ports.Event) error) (string, error) {
 	epoch, gen, after, ok := parseID(lastEventID)
 	if !ok {
-		return "", fmt.Errorf("mcpredis: event id %q: %w", lastEventID, ports.ErrEventNotFound)
+		return "", fmt.Errorf("hexmcp: mcpredis: event id %q: %w", lastEventID, ports.ErrEventNotFound)
 	}
 	var name string
 	var upto uint64
@@ -551,20 +551,20 @@ func (s *EventStore) Replay(ctx context.Context, lastEventID string, fn func(por
 		page, err := s.page(ctx, epoch, gen, after, upto)
 		if errors.Is(err, ports.ErrEventNotFound) {
 			if first {
-				return "", fmt.Errorf("mcpredis: event id %q: %w", lastEventID, err)
+				return "", fmt.Errorf("hexmcp: mcpredis: event id %q: %w", lastEventID, err)
 			}
-			return name, fmt.Errorf("mcpredis: event id %q: the stream lost events during the replay: %w", lastEventID, err)
+			return name, fmt.Errorf("hexmcp: mcpredis: event id %q: the stream lost events during the replay: %w", lastEventID, err)
 		}
 		if err != nil {
-			return name, fmt.Errorf("mcpredis: replaying events: %w", err)
+			return name, fmt.Errorf("hexmcp: mcpredis: replaying events: %w", err)
 		}
 		name, upto = page.name, page.upto
 		if after < upto && len(page.events) == 0 {
-			return name, fmt.Errorf("mcpredis: replaying events: the page after %d of %d is empty", after, upto)
+			return name, fmt.Errorf("hexmcp: mcpredis: replaying events: the page after %d of %d is empty", after, upto)
 		}
 		for _, ev := range page.events {
 			if ev.seq != after+1 {
-				return name, fmt.Errorf("mcpredis: replaying events: event %d after %d", ev.seq, after)
+				return name, fmt.Errorf("hexmcp: mcpredis: replaying events: event %d after %d", ev.seq, after)
 			}
 			if err := ctx.Err(); err != nil {
 				return name, err
@@ -629,7 +629,7 @@ func (s *EventStore) DeleteStream(ctx context.Context, streamID string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	if err := runScript(ctx, s.c, eventDeleteScript, s.args(streamID)...).Err(); err != nil {
-		return fmt.Errorf("mcpredis: deleting an event stream: %w", err)
+		return fmt.Errorf("hexmcp: mcpredis: deleting an event stream: %w", err)
 	}
 	return nil
 }
@@ -654,10 +654,10 @@ func (s *EventStore) stats(ctx context.Context) (streams, bytes int64, err error
 	defer cancel()
 	res, err := runScript(ctx, s.c, eventStatsScript, s.args()...).Int64Slice()
 	if err != nil {
-		return 0, 0, fmt.Errorf("mcpredis: reading the event store's size: %w", err)
+		return 0, 0, fmt.Errorf("hexmcp: mcpredis: reading the event store's size: %w", err)
 	}
 	if len(res) != 2 {
-		return 0, 0, fmt.Errorf("mcpredis: reading the event store's size: %d values", len(res))
+		return 0, 0, fmt.Errorf("hexmcp: mcpredis: reading the event store's size: %d values", len(res))
 	}
 	return res[0], res[1], nil
 }

@@ -401,7 +401,7 @@ func TestEventStoreRedisDown(t *testing.T) {
 	ctx := context.Background()
 	ids := appendAll(t, s, "s", "0", "1")
 	srv.Stop()
-	if _, err := s.Append(ctx, "s", []byte("x")); err == nil || !strings.HasPrefix(err.Error(), "mcpredis: ") {
+	if _, err := s.Append(ctx, "s", []byte("x")); err == nil || !strings.HasPrefix(err.Error(), "hexmcp: mcpredis: ") {
 		t.Fatalf("Append with Redis down = %v, want a mcpredis error", err)
 	}
 	if _, _, err := s.AppendOnce(ctx, "s", "k", []byte("x")); err == nil {

@@ -267,7 +267,7 @@ func encodeState(st ports.SessionState) (string, error) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(st); err != nil {
-		return "", fmt.Errorf("mcpredis: encoding a session: %w", err)
+		return "", fmt.Errorf("hexmcp: mcpredis: encoding a session: %w", err)
 	}
 	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
@@ -285,9 +285,9 @@ func budget(n int) int {
 func (s *SessionStore) sizeError(n int64) error {
 	switch n {
 	case -4:
-		return fmt.Errorf("mcpredis: %w: the sessions would hold more than %d bytes", ports.ErrTooManySessions, s.opts.MaxSessionBytes)
+		return fmt.Errorf("hexmcp: mcpredis: %w: the sessions would hold more than %d bytes", ports.ErrTooManySessions, s.opts.MaxSessionBytes)
 	case -5:
-		return fmt.Errorf("mcpredis: %w: its sessions would hold more than %d bytes", ports.ErrTooManySessionsForClient, s.opts.MaxSessionBytesPerClient)
+		return fmt.Errorf("hexmcp: mcpredis: %w: its sessions would hold more than %d bytes", ports.ErrTooManySessionsForClient, s.opts.MaxSessionBytesPerClient)
 	}
 	return nil
 }
@@ -309,18 +309,18 @@ func (s *SessionStore) Create(ctx context.Context, st ports.SessionState) error 
 		created.UnixMilli(), s.ttl(), s.opts.MaxSessions, s.opts.MaxSessionsPerClient,
 		len(enc)+len(st.Peer)+sessionOverhead, budget(s.opts.MaxSessionBytes), budget(s.opts.MaxSessionBytesPerClient))...).Int64()
 	if err != nil {
-		return fmt.Errorf("mcpredis: creating a session: %w", err)
+		return fmt.Errorf("hexmcp: mcpredis: creating a session: %w", err)
 	}
 	if err := s.sizeError(n); err != nil {
 		return err
 	}
 	switch n {
 	case -1:
-		return fmt.Errorf("mcpredis: session %q exists already", st.ID)
+		return fmt.Errorf("hexmcp: mcpredis: session %q exists already", st.ID)
 	case -2:
-		return fmt.Errorf("mcpredis: %w: the store holds %d", ports.ErrTooManySessions, s.opts.MaxSessions)
+		return fmt.Errorf("hexmcp: mcpredis: %w: the store holds %d", ports.ErrTooManySessions, s.opts.MaxSessions)
 	case -3:
-		return fmt.Errorf("mcpredis: %w: the client holds %d", ports.ErrTooManySessionsForClient, s.opts.MaxSessionsPerClient)
+		return fmt.Errorf("hexmcp: mcpredis: %w: the client holds %d", ports.ErrTooManySessionsForClient, s.opts.MaxSessionsPerClient)
 	}
 	return nil
 }
@@ -331,17 +331,17 @@ func (s *SessionStore) Get(ctx context.Context, id string) (ports.SessionState, 
 	defer cancel()
 	res, err := runScript(ctx, s.c, getScript, s.args(s.opts.Clock.Now(), id, s.ttl())...).StringSlice()
 	if errors.Is(err, redis.Nil) {
-		return ports.SessionState{}, fmt.Errorf("mcpredis: %w", ports.ErrSessionNotFound)
+		return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: %w", ports.ErrSessionNotFound)
 	}
 	if err != nil {
-		return ports.SessionState{}, fmt.Errorf("mcpredis: reading a session: %w", err)
+		return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: reading a session: %w", err)
 	}
 	if len(res) != 4 {
-		return ports.SessionState{}, fmt.Errorf("mcpredis: reading a session: %d fields", len(res))
+		return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: reading a session: %d fields", len(res))
 	}
 	var st ports.SessionState
 	if err := json.Unmarshal([]byte(res[0]), &st); err != nil {
-		return ports.SessionState{}, fmt.Errorf("mcpredis: decoding a session: %w", err)
+		return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: decoding a session: %w", err)
 	}
 	created, _ := strconv.ParseInt(res[1], 10, 64)
 	seen, _ := strconv.ParseInt(res[2], 10, 64)
@@ -362,13 +362,13 @@ func (s *SessionStore) Update(ctx context.Context, st ports.SessionState) error 
 	n, err := runScript(ctx, s.c, updateScript, s.args(s.opts.Clock.Now(), st.ID, enc, flag(st.Ready), s.ttl(),
 		len(enc)+sessionOverhead, budget(s.opts.MaxSessionBytes), budget(s.opts.MaxSessionBytesPerClient))...).Int64()
 	if err != nil {
-		return fmt.Errorf("mcpredis: updating a session: %w", err)
+		return fmt.Errorf("hexmcp: mcpredis: updating a session: %w", err)
 	}
 	if err := s.sizeError(n); err != nil {
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("mcpredis: %w", ports.ErrSessionNotFound)
+		return fmt.Errorf("hexmcp: mcpredis: %w", ports.ErrSessionNotFound)
 	}
 	return nil
 }
@@ -378,7 +378,7 @@ func (s *SessionStore) Delete(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	if err := runScript(ctx, s.c, deleteScript, s.args(s.opts.Clock.Now(), id)...).Err(); err != nil {
-		return fmt.Errorf("mcpredis: deleting a session: %w", err)
+		return fmt.Errorf("hexmcp: mcpredis: deleting a session: %w", err)
 	}
 	return nil
 }

@@ -340,13 +340,6 @@ func (s *TaskStore) args(more ...any) []any {
 		s.lim.MaxTaskBytes, s.lim.MaxBytesPerClient, s.lim.MaxBytes, ports.MinTaskBytes, taskCollectGrace.Milliseconds()}, more...)
 }
 
-func (s *TaskStore) checkSizes(msg string, payloads ...[]byte) error {
-	if err := s.lim.CheckSizes(msg, payloads...); err != nil {
-		return fmt.Errorf("mcpredis: %w", err)
-	}
-	return nil
-}
-
 func raw(v any) json.RawMessage {
 	s, _ := v.(string)
 	if s == "" {
@@ -387,10 +380,10 @@ func (s *TaskStore) run(ctx context.Context, what string, sc *redis.Script, args
 	defer cancel()
 	res, err := runScript(ctx, s.c, sc, args...).Slice()
 	if err != nil {
-		return "", nil, fmt.Errorf("mcpredis: %s: %w", what, err)
+		return "", nil, fmt.Errorf("hexmcp: mcpredis: %s: %w", what, err)
 	}
 	if len(res) == 0 {
-		return "", nil, fmt.Errorf("mcpredis: %s: empty answer", what)
+		return "", nil, fmt.Errorf("hexmcp: mcpredis: %s: empty answer", what)
 	}
 	return str(res[0]), res[1:], nil
 }
@@ -398,21 +391,21 @@ func (s *TaskStore) run(ctx context.Context, what string, sc *redis.Script, args
 func (s *TaskStore) task(what, code string, rest []any, owner string) (ports.Task, error) {
 	switch {
 	case code == "notfound":
-		return ports.Task{}, fmt.Errorf("mcpredis: %w", ports.ErrTaskNotFound)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w", ports.ErrTaskNotFound)
 	case code == "toolarge":
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: %s bytes of payloads and state, over %d", ports.ErrTaskTooLarge, str(first(rest)), s.lim.MaxTaskBytes)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: %s bytes of payloads and state, over %d", ports.ErrTaskTooLarge, str(first(rest)), s.lim.MaxTaskBytes)
 	case code == "full":
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: the store holds %d", ports.ErrTooManyTasks, s.lim.MaxTasks)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: the store holds %d", ports.ErrTooManyTasks, s.lim.MaxTasks)
 	case code == "clientfull":
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: the client holds %d", ports.ErrTooManyTasksForClient, s.lim.MaxTasksPerClient)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: the client holds %d", ports.ErrTooManyTasksForClient, s.lim.MaxTasksPerClient)
 	case code == "clientbytes":
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: the client's tasks would keep over %d bytes", ports.ErrTooManyTasksForClient, s.lim.MaxBytesPerClient)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: the client's tasks would keep over %d bytes", ports.ErrTooManyTasksForClient, s.lim.MaxBytesPerClient)
 	case code == "bytes":
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: the store's tasks would keep over %d bytes", ports.ErrTooManyTasks, s.lim.MaxBytes)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: the store's tasks would keep over %d bytes", ports.ErrTooManyTasks, s.lim.MaxBytes)
 	case code == "claimed":
-		return ports.Task{}, fmt.Errorf("mcpredis: %w", ports.ErrTaskClaimed)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w", ports.ErrTaskClaimed)
 	case code != "ok" || len(rest) != taskFields:
-		return ports.Task{}, fmt.Errorf("mcpredis: %s: unexpected answer %q of %d fields", what, code, len(rest))
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %s: unexpected answer %q of %d fields", what, code, len(rest))
 	}
 	return decodeTask(rest, owner), nil
 }
@@ -429,12 +422,12 @@ func first(v []any) any {
 func (s *TaskStore) Create(ctx context.Context, t ports.Task) (ports.Task, error) {
 	u := ports.TaskUpdate{Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error, State: t.State}
 	if err := u.Check(); err != nil {
-		return ports.Task{}, fmt.Errorf("mcpredis: %w", err)
+		return ports.Task{}, err
 	}
 	if t.Status.Terminal() {
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: a new task cannot be %s", ports.ErrInvalidTaskUpdate, t.Status)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: a new task cannot be %s", ports.ErrInvalidTaskUpdate, t.Status)
 	}
-	if err := s.checkSizes(t.StatusMessage, t.InputRequests, t.State); err != nil {
+	if err := s.lim.CheckSizes(t.StatusMessage, t.InputRequests, t.State); err != nil {
 		return ports.Task{}, err
 	}
 	if t.ID == "" {
@@ -449,7 +442,7 @@ func (s *TaskStore) Create(ctx context.Context, t ports.Task) (ports.Task, error
 		return ports.Task{}, err
 	}
 	if code == "exists" {
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: %q", ports.ErrTaskExists, t.ID)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: %q", ports.ErrTaskExists, t.ID)
 	}
 	return s.task("creating a task", code, rest, t.Owner)
 }
@@ -466,9 +459,9 @@ func (s *TaskStore) Get(ctx context.Context, id, owner string) (ports.Task, erro
 // Update applies u to the owner's live task, atomically.
 func (s *TaskStore) Update(ctx context.Context, id, owner string, u ports.TaskUpdate) (ports.Task, error) {
 	if err := u.Check(); err != nil {
-		return ports.Task{}, fmt.Errorf("mcpredis: %w", err)
+		return ports.Task{}, err
 	}
-	if err := s.checkSizes(u.StatusMessage, u.InputRequests, u.Result, u.Error, u.State); err != nil {
+	if err := s.lim.CheckSizes(u.StatusMessage, u.InputRequests, u.Result, u.Error, u.State); err != nil {
 		return ports.Task{}, err
 	}
 	setState := "0"
@@ -482,9 +475,9 @@ func (s *TaskStore) Update(ctx context.Context, id, owner string, u ports.TaskUp
 	}
 	switch {
 	case code == "transition" && len(rest) == 1:
-		return ports.Task{}, fmt.Errorf("mcpredis: task %q: %w", id, &ports.TaskTransitionError{From: ports.TaskStatus(str(rest[0])), To: u.Status})
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: task %q: %w", id, &ports.TaskTransitionError{From: ports.TaskStatus(str(rest[0])), To: u.Status})
 	case code == "conflict" && len(rest) == 1:
-		return ports.Task{}, fmt.Errorf("mcpredis: task %q at version %s, not %d: %w", id, str(rest[0]), u.IfVersion, ports.ErrTaskConflict)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: task %q at version %s, not %d: %w", id, str(rest[0]), u.IfVersion, ports.ErrTaskConflict)
 	}
 	return s.task("updating a task", code, rest, owner)
 }
@@ -494,11 +487,11 @@ func (s *TaskStore) Update(ctx context.Context, id, owner string, u ports.TaskUp
 // and the status message, not the task's state.
 func (s *TaskStore) Claim(ctx context.Context, id, owner string, c ports.TaskClaim) (ports.Task, error) {
 	if c.Runner == "" {
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: a claim names its runner", ports.ErrInvalidTaskUpdate)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: a claim names its runner", ports.ErrInvalidTaskUpdate)
 	}
 	setMsg, msg := "0", ""
 	if c.StatusMessage != nil {
-		if err := s.checkSizes(*c.StatusMessage); err != nil {
+		if err := s.lim.CheckSizes(*c.StatusMessage); err != nil {
 			return ports.Task{}, err
 		}
 		setMsg, msg = "1", *c.StatusMessage
@@ -513,9 +506,9 @@ func (s *TaskStore) Claim(ctx context.Context, id, owner string, c ports.TaskCla
 	}
 	switch {
 	case code == "transition" && len(rest) == 1:
-		return ports.Task{}, fmt.Errorf("mcpredis: task %q: %w", id, &ports.TaskTransitionError{From: ports.TaskStatus(str(rest[0])), To: ports.TaskWorking})
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: task %q: %w", id, &ports.TaskTransitionError{From: ports.TaskStatus(str(rest[0])), To: ports.TaskWorking})
 	case code == "conflict" && len(rest) == 1:
-		return ports.Task{}, fmt.Errorf("mcpredis: task %q at version %s, not %d: %w", id, str(rest[0]), c.IfVersion, ports.ErrTaskConflict)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: task %q at version %s, not %d: %w", id, str(rest[0]), c.IfVersion, ports.ErrTaskConflict)
 	}
 	return s.task("claiming a task", code, rest, owner)
 }
@@ -523,7 +516,7 @@ func (s *TaskStore) Claim(ctx context.Context, id, owner string, c ports.TaskCla
 // Cancel makes the owner's live task cancelled; a terminal one is returned
 // as it is.
 func (s *TaskStore) Cancel(ctx context.Context, id, owner, message string) (ports.Task, error) {
-	if err := s.checkSizes(message); err != nil {
+	if err := s.lim.CheckSizes(message); err != nil {
 		return ports.Task{}, err
 	}
 	code, rest, err := s.run(ctx, "cancelling a task", updateTaskScript, s.args(id, owner, string(ports.TaskCancelled), message, "", "", "", "1", "", "0", 0, ""))
@@ -539,7 +532,7 @@ func (s *TaskStore) List(ctx context.Context, owner, cursor string, limit int) (
 	after := "0"
 	if cursor != "" {
 		if _, err := strconv.ParseUint(cursor, 10, 64); err != nil {
-			return nil, "", fmt.Errorf("mcpredis: %w", ports.ErrInvalidTaskCursor)
+			return nil, "", fmt.Errorf("hexmcp: mcpredis: %w", ports.ErrInvalidTaskCursor)
 		}
 		after = cursor
 	}
@@ -548,10 +541,10 @@ func (s *TaskStore) List(ctx context.Context, owner, cursor string, limit int) (
 	defer cancel()
 	res, err := runScript(ctx, s.c, listTasksScript, s.args(owner, after, limit)...).Slice()
 	if err != nil {
-		return nil, "", fmt.Errorf("mcpredis: listing tasks: %w", err)
+		return nil, "", fmt.Errorf("hexmcp: mcpredis: listing tasks: %w", err)
 	}
 	if len(res) == 0 || (len(res)-1)%taskFields != 0 {
-		return nil, "", fmt.Errorf("mcpredis: listing tasks: %d fields", len(res))
+		return nil, "", fmt.Errorf("hexmcp: mcpredis: listing tasks: %d fields", len(res))
 	}
 	tasks := make([]ports.Task, 0, (len(res)-1)/taskFields)
 	for i := 1; i < len(res); i += taskFields {
@@ -565,7 +558,7 @@ func (s *TaskStore) Delete(ctx context.Context, id, owner string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	if err := runScript(ctx, s.c, deleteTaskScript, s.args(id, owner)...).Err(); err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("mcpredis: deleting a task: %w", err)
+		return fmt.Errorf("hexmcp: mcpredis: deleting a task: %w", err)
 	}
 	return nil
 }

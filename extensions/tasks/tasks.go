@@ -223,7 +223,7 @@ func (t *Tasks) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("tasks: shutdown: %w", ctx.Err())
+		return fmt.Errorf("hexmcp: tasks: shutdown: %w", ctx.Err())
 	}
 }
 
@@ -264,7 +264,7 @@ func (t *Tasks) attach(e *app.Engine) {
 	for name, sup := range t.opts.Tools {
 		if _, ok := e.LookupTool(name); !ok && sup != Forbidden {
 			// Tools may be added later: a warning, not an error.
-			t.log.Log(context.Background(), ports.LevelWarn, "tasks: Options.Tools names a tool the engine does not serve (yet)", ports.F("tool", name))
+			t.log.Log(context.Background(), ports.LevelWarn, "hexmcp: tasks: Options.Tools names a tool the engine does not serve (yet)", ports.F("tool", name))
 		}
 	}
 	t.storeMu.Lock()
@@ -298,7 +298,7 @@ func (t *Tasks) acceptListen(ctx context.Context, req *app.Request, ids []string
 		if _, err := t.store().Get(ctx, id, own); err == nil {
 			keep = append(keep, id)
 		} else if !errors.Is(err, ports.ErrTaskNotFound) {
-			return nil, fmt.Errorf("tasks: reading a task to listen to: %w", err)
+			return nil, fmt.Errorf("hexmcp: tasks: reading a task to listen to: %w", err)
 		}
 	}
 	return keep, nil
@@ -317,16 +317,16 @@ func (t *Tasks) notify(ctx context.Context, task ports.Task) {
 		_, err = e.NotifyTopic("taskIds", task.ID, "notifications/tasks", b)
 	}
 	if err != nil {
-		t.log.Log(ctx, ports.LevelWarn, "tasks: a status notification was not sent", ports.F("task", task.ID), ports.F("error", err))
+		t.log.Log(ctx, ports.LevelWarn, "hexmcp: tasks: a status notification was not sent", ports.F("task", task.ID), ports.F("error", err))
 	}
 }
 
 // The causes of a run's end, and errNotClaimed: the task is gone, has
 // ended, or another run (here or at another instance) runs it.
 var (
-	errShutdown   = errors.New("tasks: the server is shutting down")
-	errCancelled  = errors.New("tasks: cancelled by the client")
-	errNotClaimed = errors.New("tasks: this instance no longer runs the task")
+	errShutdown   = errors.New("hexmcp: tasks: the server is shutting down")
+	errCancelled  = errors.New("hexmcp: tasks: cancelled by the client")
+	errNotClaimed = errors.New("hexmcp: tasks: this instance no longer runs the task")
 )
 
 // state is what the store keeps of a live task for the server
@@ -357,7 +357,7 @@ func newState(req *app.Request, answers map[string]stdjson.RawMessage) (state, e
 		RequestState   stdjson.RawMessage            `json:"requestState"`
 	}
 	if err := stdjson.Unmarshal(req.Params, &p); err != nil {
-		return state{}, fmt.Errorf("tasks: the call's params do not decode: %w", err)
+		return state{}, fmt.Errorf("hexmcp: tasks: the call's params do not decode: %w", err)
 	}
 	st := state{Name: p.Name, Arguments: p.Arguments, Answers: p.InputResponses, RequestState: p.RequestState}
 	if len(answers) > 0 && st.Answers == nil {
@@ -370,7 +370,7 @@ func newState(req *app.Request, answers map[string]stdjson.RawMessage) (state, e
 func decodeState(task ports.Task) (state, error) {
 	var st state
 	if err := stdjson.Unmarshal(task.State, &st); err != nil || st.Name == "" {
-		return state{}, fmt.Errorf("tasks: task %s has no usable state", task.ID)
+		return state{}, fmt.Errorf("hexmcp: tasks: task %s has no usable state", task.ID)
 	}
 	return st, nil
 }
@@ -395,7 +395,7 @@ func (st state) callParams() (stdjson.RawMessage, error) {
 	}
 	b, err := stdjson.Marshal(p)
 	if err != nil {
-		return nil, fmt.Errorf("tasks: encoding a run's params: %w", err)
+		return nil, fmt.Errorf("hexmcp: tasks: encoding a run's params: %w", err)
 	}
 	return b, nil
 }
@@ -535,7 +535,7 @@ type detachFlag struct {
 // errDetached is the error Detach returns to end the synchronous run. It
 // is a protocol error so that the engine does not log it; the middleware
 // never sends it.
-var errDetached = &domain.ProtocolError{Code: domain.CodeInternalError, Message: "tasks: the call goes on as a task"}
+var errDetached = &domain.ProtocolError{Code: domain.CodeInternalError, Message: "hexmcp: tasks: the call goes on as a task"}
 
 // Detach makes the rest of a tools/call run as a task, for a tool listed
 // in [Options.Deferred]: in the call's synchronous run (the client
@@ -608,7 +608,7 @@ func (t *Tasks) start(ctx context.Context, req *app.Request, next app.MethodHand
 		}
 	}
 	if err != nil {
-		t.log.Log(ctx, ports.LevelError, "tasks: a call cannot run as a task; it runs synchronously", ports.F("tool", req.Name), ports.F("error", err))
+		t.log.Log(ctx, ports.LevelError, "hexmcp: tasks: a call cannot run as a task; it runs synchronously", ports.F("tool", req.Name), ports.F("error", err))
 		return next(ctx, req)
 	}
 	if !t.roomFor(runBytes(run)) {
@@ -626,13 +626,13 @@ func (t *Tasks) start(ctx context.Context, req *app.Request, next app.MethodHand
 		if errors.Is(err, ports.ErrTooManyTasks) || errors.Is(err, ports.ErrTaskTooLarge) {
 			level = ports.LevelDebug // a client's doing, not the server's trouble
 		}
-		t.log.Log(ctx, level, "tasks: a task cannot be created; the call runs synchronously", ports.F("tool", req.Name), ports.F("error", err))
+		t.log.Log(ctx, level, "hexmcp: tasks: a task cannot be created; the call runs synchronously", ports.F("tool", req.Name), ports.F("error", err))
 		return next(ctx, req)
 	}
 	claimed, err := t.store().Claim(ctx, task.ID, own, ports.TaskClaim{Runner: t.instance, Lease: t.opts.Lease})
 	if err != nil {
 		// Nobody runs it: the next tasks/get, at any instance, does.
-		t.log.Log(ctx, ports.LevelWarn, "tasks: a new task cannot be claimed; it runs at its next tasks/get", ports.F("task", task.ID), ports.F("error", err))
+		t.log.Log(ctx, ports.LevelWarn, "hexmcp: tasks: a new task cannot be claimed; it runs at its next tasks/get", ports.F("task", task.ID), ports.F("error", err))
 		return encodeTask(task, "task", false)
 	}
 	if !t.launch(ctx, run, next, claimed) {
@@ -706,7 +706,7 @@ func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHan
 		}).WithLog(func(ctx context.Context, level domain.LogLevel, logger string, data any) {
 			// A task's log messages reach no client (the extension has
 			// no channel for them): they go to the server's log.
-			t.log.Log(ctx, serverLevel(level), "tasks: a task's handler logged", ports.F("task", task.ID),
+			t.log.Log(ctx, serverLevel(level), "hexmcp: tasks: a task's handler logged", ports.F("task", task.ID),
 				ports.F("logger", logger), ports.F("level", string(level)), ports.F("data", data))
 		})
 		res, err := next(runCtx, req)
@@ -810,7 +810,7 @@ func (t *Tasks) supervise(ctx context.Context, r *run, id, own, shown string) {
 			haveMsg = false
 		case ctx.Err() == nil:
 			// Redis unreachable, say: the next tick tries again.
-			t.log.Log(ctx, ports.LevelError, "tasks: renewing a task's claim failed", ports.F("task", id), ports.F("error", err))
+			t.log.Log(ctx, ports.LevelError, "hexmcp: tasks: renewing a task's claim failed", ports.F("task", id), ports.F("error", err))
 		}
 	}
 }
@@ -853,20 +853,20 @@ func (t *Tasks) write(ctx context.Context, id, own string, u ports.TaskUpdate) {
 	u.IfRunner = t.instance
 	updated, err := t.store().Update(ctx, id, own, u)
 	if errors.Is(err, ports.ErrTaskTooLarge) || errors.Is(err, ports.ErrTooManyTasks) {
-		t.log.Log(ctx, ports.LevelWarn, "tasks: a task's outcome is over the task store's bounds; the task fails", ports.F("task", id), ports.F("error", err))
+		t.log.Log(ctx, ports.LevelWarn, "hexmcp: tasks: a task's outcome is over the task store's bounds; the task fails", ports.F("task", id), ports.F("error", err))
 		updated, err = t.store().Update(ctx, id, own, ports.TaskUpdate{Status: ports.TaskFailed, Error: errOverBounds, IfRunner: t.instance})
 	}
 	switch {
 	case err == nil:
 		t.notify(ctx, updated)
 	case !notClaimed(err):
-		t.log.Log(ctx, ports.LevelError, "tasks: writing a task failed", ports.F("task", id), ports.F("error", err))
+		t.log.Log(ctx, ports.LevelError, "hexmcp: tasks: writing a task failed", ports.F("task", id), ports.F("error", err))
 	}
 }
 
 // fail ends a task this instance claimed but cannot run.
 func (t *Tasks) fail(ctx context.Context, task ports.Task, err error) {
-	t.log.Log(ctx, ports.LevelError, "tasks: a task cannot run again", ports.F("task", task.ID), ports.F("error", err))
+	t.log.Log(ctx, ports.LevelError, "hexmcp: tasks: a task cannot run again", ports.F("task", task.ID), ports.F("error", err))
 	t.write(ctx, task.ID, task.Owner, ports.TaskUpdate{Status: ports.TaskFailed, Error: errorObject(nil)})
 }
 
@@ -875,7 +875,7 @@ func (t *Tasks) fail(ctx context.Context, task ports.Task, err error) {
 func (t *Tasks) release(ctx context.Context, id, own string) {
 	_, err := t.store().Claim(ctx, id, own, ports.TaskClaim{Runner: t.instance})
 	if err != nil && !notClaimed(err) {
-		t.log.Log(ctx, ports.LevelWarn, "tasks: releasing a task failed; another instance runs it once its claim expires", ports.F("task", id), ports.F("error", err))
+		t.log.Log(ctx, ports.LevelWarn, "hexmcp: tasks: releasing a task failed; another instance runs it once its claim expires", ports.F("task", id), ports.F("error", err))
 	}
 }
 
@@ -937,7 +937,7 @@ func encodeTask(task ports.Task, resultType string, detailed bool) (stdjson.RawM
 	}
 	b, err := stdjson.Marshal(m)
 	if err != nil {
-		return nil, fmt.Errorf("tasks: encoding a task: %w", err)
+		return nil, fmt.Errorf("hexmcp: tasks: encoding a task: %w", err)
 	}
 	return b, nil
 }
@@ -965,7 +965,7 @@ func target(ctx context.Context, req app.ExtensionRequest) (id, owner string, er
 	}
 	owner, ok := ctx.Value(ownerKey).(string)
 	if !ok {
-		return "", "", errors.New("tasks: the extension's middleware did not run (register Tasks.Extension)")
+		return "", "", errors.New("hexmcp: tasks: the extension's middleware did not run (register Tasks.Extension)")
 	}
 	return id, owner, nil
 }
@@ -1109,7 +1109,7 @@ func (t *Tasks) serveUpdate(ctx context.Context, req app.ExtensionRequest) (any,
 		}
 		var pending map[string]stdjson.RawMessage
 		if err := stdjson.Unmarshal(task.InputRequests, &pending); err != nil {
-			return nil, fmt.Errorf("tasks: task %s: its input requests do not decode: %w", id, err)
+			return nil, fmt.Errorf("hexmcp: tasks: task %s: its input requests do not decode: %w", id, err)
 		}
 		matched := false
 		for k, v := range answers {
@@ -1158,5 +1158,5 @@ func (t *Tasks) serveUpdate(ctx context.Context, req app.ExtensionRequest) (any,
 		}
 		return struct{}{}, nil
 	}
-	return nil, fmt.Errorf("tasks: task %s changed %d times while its answers were stored", id, conflictRetries)
+	return nil, fmt.Errorf("hexmcp: tasks: task %s changed %d times while its answers were stored", id, conflictRetries)
 }

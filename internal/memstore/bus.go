@@ -102,11 +102,11 @@ func NewBus(opts BusOptions) *Bus {
 // caller may reuse n.Data once it returns.
 func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("memory bus: publishing a notice: %w", err)
+		return fmt.Errorf("hexmcp: memory bus: publishing a notice: %w", err)
 	}
 	size := n.Size()
 	if size > b.maxNotice {
-		return fmt.Errorf("memory bus: %w: %d bytes, the bus carries %d", ports.ErrNoticeTooLarge, size, b.maxNotice)
+		return fmt.Errorf("hexmcp: memory bus: %w: %d bytes, the bus carries %d", ports.ErrNoticeTooLarge, size, b.maxNotice)
 	}
 	n.Data = bytes.Clone(n.Data) // nil stays nil, empty stays empty
 	var overflowed []*busSub
@@ -125,7 +125,7 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	}
 	b.mu.RUnlock()
 	for range overflowed {
-		b.logger.Log(ctx, ports.LevelWarn, "memory bus: a subscriber's queue is full; notices are dropped for it until it catches up",
+		b.logger.Log(ctx, ports.LevelWarn, "hexmcp: memory bus: a subscriber's queue is full; notices are dropped for it until it catches up",
 			ports.F("max_queued_notices", b.maxQueued), ports.F("max_queued_bytes", b.maxQueuedBytes),
 			ports.F("dropped_total", b.dropped.Load()))
 	}

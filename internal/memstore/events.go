@@ -280,7 +280,7 @@ func (s *EventStore) Append(_ context.Context, streamID string, data []byte) (st
 func (s *EventStore) Replay(ctx context.Context, lastEventID string, fn func(ports.Event) error) (string, error) {
 	key, seq, ok := s.parse(lastEventID)
 	if !ok {
-		return "", fmt.Errorf("event id %q: %w", lastEventID, ports.ErrEventNotFound)
+		return "", fmt.Errorf("hexmcp: memory event store: event id %q: %w", lastEventID, ports.ErrEventNotFound)
 	}
 	now := s.clock.Now()
 	s.mu.Lock()
@@ -290,7 +290,7 @@ func (s *EventStore) Replay(ctx context.Context, lastEventID string, fn func(por
 	// appended) for nothing to be lost.
 	if st == nil || seq > st.last || seq+1 < st.first() {
 		s.mu.Unlock()
-		return "", fmt.Errorf("event id %q: %w", lastEventID, ports.ErrEventNotFound)
+		return "", fmt.Errorf("hexmcp: memory event store: event id %q: %w", lastEventID, ports.ErrEventNotFound)
 	}
 	name := st.name
 	from := int(seq + 1 - st.first())

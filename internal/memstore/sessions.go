@@ -227,7 +227,7 @@ func NewSessionStore(opts SessionStoreOptions) *SessionStore {
 // MaxSessionBytes.
 func (s *SessionStore) Create(_ context.Context, st ports.SessionState) error {
 	if st.ID == "" {
-		return errors.New("memory session store: empty session id")
+		return errors.New("hexmcp: memory session store: empty session id")
 	}
 	now := s.clock.Now()
 	if st.Created.IsZero() {
@@ -244,7 +244,7 @@ func (s *SessionStore) Create(_ context.Context, st ports.SessionState) error {
 	s.purge(now, &gone)
 	if e, ok := s.byID[st.ID]; ok {
 		if !s.expired(e, now) {
-			return fmt.Errorf("session %q: %w", st.ID, ErrDuplicateSession)
+			return fmt.Errorf("hexmcp: memory session store: session %q: %w", st.ID, ErrDuplicateSession)
 		}
 		s.remove(e) // replaced: not reported
 	}
@@ -397,7 +397,7 @@ func (s *SessionStore) live(id string, now time.Time, gone *[]string) (*sessionE
 		ok = false
 	}
 	if !ok {
-		return nil, fmt.Errorf("session %q: %w", id, ports.ErrSessionNotFound)
+		return nil, fmt.Errorf("hexmcp: memory session store: session %q: %w", id, ports.ErrSessionNotFound)
 	}
 	return e, nil
 }
@@ -441,14 +441,14 @@ func (s *SessionStore) makeRoom(keep *sessionEntry, peer string, n, size int, no
 		}
 		if needN > 0 || needB > 0 {
 			if s.maxBytesPer > 0 && size > s.maxBytesPer {
-				return fmt.Errorf("memory session store: client %q: %d bytes more for one session, past the %d its sessions may hold: %w", peer, size, s.maxBytesPer, ports.ErrTooManySessionsForClient)
+				return fmt.Errorf("hexmcp: memory session store: client %q: %d bytes more for one session, past the %d its sessions may hold: %w", peer, size, s.maxBytesPer, ports.ErrTooManySessionsForClient)
 			}
 			vs := s.victims(p, now, needN, needB, keep)
 			if vs == nil {
 				if needN > 0 {
-					return fmt.Errorf("memory session store: client %q holds %d sessions: %w", peer, s.maxPerClient, ports.ErrTooManySessionsForClient)
+					return fmt.Errorf("hexmcp: memory session store: client %q holds %d sessions: %w", peer, s.maxPerClient, ports.ErrTooManySessionsForClient)
 				}
-				return fmt.Errorf("memory session store: client %q: its sessions would hold %d bytes, past %d: %w", peer, held+size, s.maxBytesPer, ports.ErrTooManySessionsForClient)
+				return fmt.Errorf("hexmcp: memory session store: client %q: its sessions would hold %d bytes, past %d: %w", peer, held+size, s.maxBytesPer, ports.ErrTooManySessionsForClient)
 			}
 			s.evict(vs, gone)
 		}
@@ -459,14 +459,14 @@ func (s *SessionStore) makeRoom(keep *sessionEntry, peer string, n, size int, no
 	}
 	if needN > 0 || needB > 0 {
 		if s.maxBytes > 0 && size > s.maxBytes {
-			return fmt.Errorf("memory session store: %d bytes more for one session, past the %d the sessions may hold: %w", size, s.maxBytes, ports.ErrTooManySessions)
+			return fmt.Errorf("hexmcp: memory session store: %d bytes more for one session, past the %d the sessions may hold: %w", size, s.maxBytes, ports.ErrTooManySessions)
 		}
 		vs := s.victims(&s.all, now, needN, needB, keep)
 		if vs == nil {
 			if needN > 0 {
-				return fmt.Errorf("memory session store: %d sessions: %w", s.max, ports.ErrTooManySessions)
+				return fmt.Errorf("hexmcp: memory session store: %d sessions: %w", s.max, ports.ErrTooManySessions)
 			}
-			return fmt.Errorf("memory session store: the sessions would hold %d bytes, past %d: %w", s.all.bytes+size, s.maxBytes, ports.ErrTooManySessions)
+			return fmt.Errorf("hexmcp: memory session store: the sessions would hold %d bytes, past %d: %w", s.all.bytes+size, s.maxBytes, ports.ErrTooManySessions)
 		}
 		s.evict(vs, gone)
 	}

@@ -173,13 +173,13 @@ func (s *TaskStore) room(client string, grow int, adding bool, now time.Time) er
 		c := s.byClient[client]
 		switch {
 		case adding && len(s.tasks) >= s.lim.MaxTasks:
-			return fmt.Errorf("memory: %w: the store holds %d", ports.ErrTooManyTasks, s.lim.MaxTasks)
+			return fmt.Errorf("hexmcp: memory task store: %w: the store holds %d", ports.ErrTooManyTasks, s.lim.MaxTasks)
 		case adding && c != nil && len(c.tasks) >= s.lim.MaxTasksPerClient:
-			return fmt.Errorf("memory: %w: the client holds %d", ports.ErrTooManyTasksForClient, s.lim.MaxTasksPerClient)
+			return fmt.Errorf("hexmcp: memory task store: %w: the client holds %d", ports.ErrTooManyTasksForClient, s.lim.MaxTasksPerClient)
 		case grow > 0 && c != nil && c.bytes+grow > s.lim.MaxBytesPerClient:
-			return fmt.Errorf("memory: %w: the client's tasks keep %d bytes, %d more is over %d", ports.ErrTooManyTasksForClient, c.bytes, grow, s.lim.MaxBytesPerClient)
+			return fmt.Errorf("hexmcp: memory task store: %w: the client's tasks keep %d bytes, %d more is over %d", ports.ErrTooManyTasksForClient, c.bytes, grow, s.lim.MaxBytesPerClient)
 		case grow > 0 && s.bytes+grow > s.lim.MaxBytes:
-			return fmt.Errorf("memory: %w: the store's tasks keep %d bytes, %d more is over %d", ports.ErrTooManyTasks, s.bytes, grow, s.lim.MaxBytes)
+			return fmt.Errorf("hexmcp: memory task store: %w: the store's tasks keep %d bytes, %d more is over %d", ports.ErrTooManyTasks, s.bytes, grow, s.lim.MaxBytes)
 		}
 		return nil
 	}
@@ -201,13 +201,13 @@ func (s *TaskStore) room(client string, grow int, adding bool, now time.Time) er
 func (s *TaskStore) Create(_ context.Context, t ports.Task) (ports.Task, error) {
 	u := ports.TaskUpdate{Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error, State: t.State}
 	if err := u.Check(); err != nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", err)
+		return ports.Task{}, err
 	}
 	if t.Status.Terminal() {
-		return ports.Task{}, fmt.Errorf("memory: %w: a new task cannot be %s", ports.ErrInvalidTaskUpdate, t.Status)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w: a new task cannot be %s", ports.ErrInvalidTaskUpdate, t.Status)
 	}
 	if err := s.lim.CheckSizes(t.StatusMessage, t.InputRequests, t.State); err != nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", err)
+		return ports.Task{}, err
 	}
 	if t.ID == "" {
 		t.ID = rand.Text()
@@ -225,7 +225,7 @@ func (s *TaskStore) Create(_ context.Context, t ports.Task) (ports.Task, error) 
 	t.CreatedAt, t.UpdatedAt, t.Version = now, now, 1
 	if e := s.tasks[t.ID]; e != nil {
 		if now.Before(e.t.ExpiresAt()) {
-			return ports.Task{}, fmt.Errorf("memory: %w: %q", ports.ErrTaskExists, t.ID)
+			return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w: %q", ports.ErrTaskExists, t.ID)
 		}
 		s.remove(e)
 	}
@@ -258,7 +258,7 @@ func (s *TaskStore) Get(_ context.Context, id, owner string) (ports.Task, error)
 	defer s.mu.Unlock()
 	e := s.live(id, owner, s.now())
 	if e == nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", ports.ErrTaskNotFound)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w", ports.ErrTaskNotFound)
 	}
 	return cloneTask(e.t), nil
 }
@@ -266,10 +266,10 @@ func (s *TaskStore) Get(_ context.Context, id, owner string) (ports.Task, error)
 // Update applies u to the owner's live task.
 func (s *TaskStore) Update(_ context.Context, id, owner string, u ports.TaskUpdate) (ports.Task, error) {
 	if err := u.Check(); err != nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", err)
+		return ports.Task{}, err
 	}
 	if err := s.lim.CheckSizes(u.StatusMessage, u.InputRequests, u.Result, u.Error, u.State); err != nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", err)
+		return ports.Task{}, err
 	}
 	u.InputRequests, u.Result, u.Error, u.State = cloneRaw(u.InputRequests), cloneRaw(u.Result), cloneRaw(u.Error), cloneRaw(u.State)
 	s.mu.Lock()
@@ -277,16 +277,16 @@ func (s *TaskStore) Update(_ context.Context, id, owner string, u ports.TaskUpda
 	now := s.now()
 	e := s.live(id, owner, now)
 	if e == nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", ports.ErrTaskNotFound)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w", ports.ErrTaskNotFound)
 	}
 	if !ports.TaskTransitionAllowed(e.t.Status, u.Status) {
-		return ports.Task{}, fmt.Errorf("memory: task %q: %w", id, &ports.TaskTransitionError{From: e.t.Status, To: u.Status})
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, &ports.TaskTransitionError{From: e.t.Status, To: u.Status})
 	}
 	if u.IfVersion > 0 && u.IfVersion != e.t.Version {
-		return ports.Task{}, fmt.Errorf("memory: task %q at version %d, not %d: %w", id, e.t.Version, u.IfVersion, ports.ErrTaskConflict)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q at version %d, not %d: %w", id, e.t.Version, u.IfVersion, ports.ErrTaskConflict)
 	}
 	if u.IfRunner != "" && u.IfRunner != e.t.Runner {
-		return ports.Task{}, fmt.Errorf("memory: task %q: %w", id, ports.ErrTaskClaimed)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, ports.ErrTaskClaimed)
 	}
 	state := e.t.State
 	switch {
@@ -296,7 +296,7 @@ func (s *TaskStore) Update(_ context.Context, id, owner string, u ports.TaskUpda
 		state = u.State
 	}
 	if err := s.lim.CheckSizes("", u.InputRequests, u.Result, u.Error, state); err != nil {
-		return ports.Task{}, fmt.Errorf("memory: task %q: %w", id, err)
+		return ports.Task{}, err
 	}
 	n := ports.TaskBytes(u.InputRequests, u.Result, u.Error, state)
 	if grow := n - e.bytes; grow > 0 {
@@ -328,11 +328,11 @@ func (s *TaskStore) recount(e *taskEntry, n int) {
 // [ports.TaskStore.Claim]).
 func (s *TaskStore) Claim(_ context.Context, id, owner string, c ports.TaskClaim) (ports.Task, error) {
 	if c.Runner == "" {
-		return ports.Task{}, fmt.Errorf("memory: %w: a claim names its runner", ports.ErrInvalidTaskUpdate)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w: a claim names its runner", ports.ErrInvalidTaskUpdate)
 	}
 	if c.StatusMessage != nil {
 		if err := s.lim.CheckSizes(*c.StatusMessage); err != nil {
-			return ports.Task{}, fmt.Errorf("memory: %w", err)
+			return ports.Task{}, err
 		}
 	}
 	s.mu.Lock()
@@ -340,18 +340,18 @@ func (s *TaskStore) Claim(_ context.Context, id, owner string, c ports.TaskClaim
 	now := s.now()
 	e := s.live(id, owner, now)
 	if e == nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", ports.ErrTaskNotFound)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w", ports.ErrTaskNotFound)
 	}
 	if e.t.Status != ports.TaskWorking {
-		return ports.Task{}, fmt.Errorf("memory: task %q: %w", id, &ports.TaskTransitionError{From: e.t.Status, To: ports.TaskWorking})
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, &ports.TaskTransitionError{From: e.t.Status, To: ports.TaskWorking})
 	}
 	if c.IfVersion > 0 && c.IfVersion != e.t.Version {
-		return ports.Task{}, fmt.Errorf("memory: task %q at version %d, not %d: %w", id, e.t.Version, c.IfVersion, ports.ErrTaskConflict)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q at version %d, not %d: %w", id, e.t.Version, c.IfVersion, ports.ErrTaskConflict)
 	}
 	held := e.t.Runner != "" && now.Before(e.t.LeaseUntil)
 	switch {
 	case c.Lease > 0 && held && e.t.Runner != c.Runner, c.Lease <= 0 && e.t.Runner != c.Runner:
-		return ports.Task{}, fmt.Errorf("memory: task %q: %w", id, ports.ErrTaskClaimed)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, ports.ErrTaskClaimed)
 	case c.Lease > 0:
 		e.t.Runner, e.t.LeaseUntil = c.Runner, now.Add(c.Lease.Truncate(time.Millisecond))
 	default:
@@ -368,14 +368,14 @@ func (s *TaskStore) Claim(_ context.Context, id, owner string, c ports.TaskClaim
 // as it is.
 func (s *TaskStore) Cancel(_ context.Context, id, owner, message string) (ports.Task, error) {
 	if err := s.lim.CheckSizes(message); err != nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", err)
+		return ports.Task{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	e := s.live(id, owner, now)
 	if e == nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", ports.ErrTaskNotFound)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w", ports.ErrTaskNotFound)
 	}
 	if !e.t.Status.Terminal() {
 		e.t.Status, e.t.StatusMessage, e.t.UpdatedAt = ports.TaskCancelled, message, now
@@ -394,7 +394,7 @@ func (s *TaskStore) List(_ context.Context, owner, cursor string, limit int) ([]
 	if cursor != "" {
 		n, err := strconv.ParseUint(cursor, 10, 64)
 		if err != nil {
-			return nil, "", fmt.Errorf("memory: %w", ports.ErrInvalidTaskCursor)
+			return nil, "", fmt.Errorf("hexmcp: memory task store: %w", ports.ErrInvalidTaskCursor)
 		}
 		after = n
 	}
