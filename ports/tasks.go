@@ -183,17 +183,17 @@ type TaskClaim struct {
 // otherwise). Stores call it; a caller may call it first.
 func (u TaskUpdate) Check() error {
 	if !u.Status.Valid() {
-		return fmt.Errorf("%w: unknown status %q", ErrInvalidTaskUpdate, u.Status)
+		return fmt.Errorf("hexmcp: %w: unknown status %q", ErrInvalidTaskUpdate, u.Status)
 	}
 	has := func(b json.RawMessage) bool { return len(b) > 0 }
 	if has(u.InputRequests) != (u.Status == TaskInputRequired) {
-		return fmt.Errorf("%w: inputRequests go with input_required, and only with it", ErrInvalidTaskUpdate)
+		return fmt.Errorf("hexmcp: %w: inputRequests go with input_required, and only with it", ErrInvalidTaskUpdate)
 	}
 	if has(u.Result) != (u.Status == TaskCompleted) {
-		return fmt.Errorf("%w: a result goes with completed, and only with it", ErrInvalidTaskUpdate)
+		return fmt.Errorf("hexmcp: %w: a result goes with completed, and only with it", ErrInvalidTaskUpdate)
 	}
 	if has(u.Error) != (u.Status == TaskFailed) {
-		return fmt.Errorf("%w: an error goes with failed, and only with it", ErrInvalidTaskUpdate)
+		return fmt.Errorf("hexmcp: %w: an error goes with failed, and only with it", ErrInvalidTaskUpdate)
 	}
 	return nil
 }

@@ -18,13 +18,13 @@
 //     from the event store.
 //   - Sessions are bounded by the session store: with the in-memory one,
 //     a session whose client never sends notifications/initialized
-//     expires after memory.DefaultPendingTimeout of inactivity, one client
-//     (the authenticated principal, else the remote IP; IPv6 by /64) holds
-//     at most memory.DefaultMaxSessionsPerClient, and at either limit a
-//     session idle long enough is evicted (at a client's limit, one of
-//     its own) before a new one is refused. A store that reports removals
-//     (ports.SessionRemovalNotifier) also has the handler drop its copy
-//     of an expired or evicted session at once.
+//     expires after ports.DefaultSessionPendingTimeout of inactivity, one
+//     client (the authenticated principal, else the remote IP; IPv6 by
+//     /64) holds at most ports.DefaultMaxSessionsPerClient, and at either
+//     limit a session idle long enough is evicted (at a client's limit,
+//     one of its own) before a new one is refused. A store that reports
+//     removals (ports.SessionRemovalNotifier) also has the handler drop
+//     its copy of an expired or evicted session at once.
 //
 // A request is answered with application/json, or with an SSE stream when
 // the call sends related notifications (progress) before its response, or

@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/httpguard"
+	"github.com/hexmcp/hexmcp/internal/memstore"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -152,7 +152,7 @@ type Options struct {
 	MaxLocalSessionBytes int
 	// ClientKey names the client a new session counts against for the
 	// session store's per-client limit (ports.SessionState.Peer; the
-	// in-memory store allows memory.DefaultMaxSessionsPerClient sessions
+	// in-memory store allows ports.DefaultMaxSessionsPerClient sessions
 	// per client), and the client whose share of the budget of POST
 	// bodies a request counts in (MaxInFlightBytesPerClient). Default [DefaultClientKey]: the authenticated
 	// principal, else the remote IP address. Behind a reverse proxy every
@@ -212,13 +212,13 @@ func NewHandler(e *app.Engine, opts Options) *Handler {
 		opts.SessionStore = e.Shared().SessionStore
 	}
 	if opts.SessionStore == nil {
-		opts.SessionStore = memory.NewSessionStore(memory.SessionStoreOptions{})
+		opts.SessionStore = memstore.NewSessionStore(memstore.SessionStoreOptions{})
 	}
 	if opts.EventStore == nil {
 		opts.EventStore = e.Shared().EventStore
 	}
 	if opts.EventStore == nil {
-		opts.EventStore = memory.NewEventStore(memory.EventStoreOptions{})
+		opts.EventStore = memstore.NewEventStore(memstore.EventStoreOptions{})
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes

@@ -27,7 +27,7 @@ const sweepEvery = time.Minute
 
 // DefaultMaxLocalSessionBytes is the default Options.MaxLocalSessionBytes:
 // 64 MiB, what the in-memory session store holds at most
-// (memory.DefaultMaxSessionBytes).
+// (ports.DefaultMaxSessionBytes).
 //
 // A handler keeps in memory a copy of each session it served lately (the
 // engine's session, with the state the store holds), counted as the

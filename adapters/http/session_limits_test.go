@@ -145,13 +145,13 @@ func TestOneClientCannotLockOutAnother(t *testing.T) {
 }
 
 // With the default limits, one client's sessions stop at
-// memory.DefaultMaxSessionsPerClient, far below the store's limit.
+// ports.DefaultMaxSessionsPerClient, far below the store's limit.
 func TestDefaultSessionsPerClient(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	store := memory.NewSessionStore(memory.SessionStoreOptions{Clock: clock})
 	ev := newEnv(t, mcphttp.Options{SessionStore: store})
 	greedy, other := peerClient(t, "127.0.0.1"), peerClient(t, "127.0.0.2")
-	for range memory.DefaultMaxSessionsPerClient {
+	for range ports.DefaultMaxSessionsPerClient {
 		mustOpen(t, greedy, ev.url, true, nil)
 	}
 	wantRefused(t, greedy, ev.url, nil, http.StatusTooManyRequests, -32600, "30", "too many sessions")
@@ -178,7 +178,7 @@ func TestPendingSessionsExpire(t *testing.T) {
 		t.Fatalf("stored session after notifications/initialized: Ready %v", st.Ready)
 	}
 
-	clock.advance(memory.DefaultPendingTimeout + time.Second)
+	clock.advance(ports.DefaultSessionPendingTimeout + time.Second)
 	if st := ping(t, c, ev.url, pending); st != http.StatusNotFound {
 		t.Fatalf("ping of a pending session past the pending timeout: %d, want 404", st)
 	}
@@ -247,7 +247,7 @@ func TestRemovedSessionsLeaveMemory(t *testing.T) {
 	}
 
 	// Expired: s2 and s3 are found expired by the next Create.
-	clock.advance(memory.DefaultIdleTimeout + time.Second)
+	clock.advance(ports.DefaultSessionIdleTimeout + time.Second)
 	mustOpen(t, c, ev.url, true, nil)
 	if n := ev.e.NotifyResourceUpdated("test://doc"); n != 0 {
 		t.Fatalf("after the expiry, NotifyResourceUpdated told %d sessions, want 0", n)

@@ -25,7 +25,7 @@ func TestBusContract(t *testing.T) {
 		return []ports.NotificationBus{b, b}
 	}
 	porttest.TestBus(t, newBus)
-	porttest.TestBusSizeLimit(t, memory.DefaultMaxNoticeBytes, newBus)
+	porttest.TestBusSizeLimit(t, ports.DefaultMaxNoticeBytes, newBus)
 	t.Run("SmallerLimit", func(t *testing.T) {
 		porttest.TestBusSizeLimit(t, 4096, func(t *testing.T) []ports.NotificationBus {
 			b := memory.NewBus(memory.BusOptions{MaxNoticeBytes: 4096})
@@ -197,8 +197,8 @@ func TestBusQueueByteBound(t *testing.T) {
 	sized := func(i, size int) ports.Notice {
 		n := id(i) // Kind "tools_changed" (13) + ID (4) + Origin (1)
 		n.Data = make([]byte, size-18)
-		if memory.NoticeSize(n) != size {
-			t.Fatalf("NoticeSize = %d, want %d", memory.NoticeSize(n), size)
+		if n.Size() != size {
+			t.Fatalf("NoticeSize = %d, want %d", n.Size(), size)
 		}
 		return n
 	}
@@ -252,7 +252,7 @@ func TestBusDefaults(t *testing.T) {
 	for _, opts := range []memory.BusOptions{{}, {MaxNoticeBytes: -1, MaxQueuedNotices: -1, MaxQueuedNoticeBytes: -1}} {
 		b := memory.NewBus(opts)
 		n := ports.Notice{Kind: ports.NoticeClientResponse, ID: "i", Origin: "o", Session: "s"}
-		n.Data = make([]byte, memory.DefaultMaxNoticeBytes-memory.NoticeSize(n))
+		n.Data = make([]byte, ports.DefaultMaxNoticeBytes-n.Size())
 		if err := b.Publish(ctx, n); err != nil {
 			t.Fatalf("a notice of DefaultMaxNoticeBytes: %v", err)
 		}
@@ -262,7 +262,7 @@ func TestBusDefaults(t *testing.T) {
 		}
 		// the queue takes DefaultMaxQueuedNotices besides the one handled
 		s, stop := subscribeStuck(b)
-		for i := range memory.DefaultMaxQueuedNotices + 10 {
+		for i := range ports.DefaultMaxQueuedNotices + 10 {
 			if err := b.Publish(ctx, id(i)); err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +274,7 @@ func TestBusDefaults(t *testing.T) {
 			t.Fatalf("Dropped() = %d, want 9", b.Dropped())
 		}
 		s.free()
-		waitIDs(t, s, memory.DefaultMaxQueuedNotices+1)
+		waitIDs(t, s, ports.DefaultMaxQueuedNotices+1)
 		stop()
 	}
 	porttest.NoGoroutines(t, busGoroutines)

@@ -21,7 +21,7 @@ func NewPromptRegistry() *PromptRegistry { return &PromptRegistry{} }
 // domain.ErrDuplicatePrompt.
 func (r *PromptRegistry) Add(p ports.RegisteredPrompt) error {
 	if p.Prompt == nil {
-		return fmt.Errorf("memory prompt registry: prompt definition is nil")
+		return fmt.Errorf("hexmcp: memory prompt registry: prompt definition is nil")
 	}
 	return r.prompts.add(p.Prompt.Name, p, "prompt", domain.ErrDuplicatePrompt)
 }

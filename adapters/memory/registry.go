@@ -1,7 +1,17 @@
 // Package memory holds in-memory adapters: tool, resource and prompt
-// registries, session and event stores, and a transport that connects a
-// client and the engine through Go channels, for tests and for embedding a
-// server in the same process as its client.
+// registries, state keys, a notification bus, session, event and task
+// stores, and a transport that connects a client and the engine through Go
+// channels, for tests, for a server that runs as one instance, and for
+// embedding a server in the same process as its client.
+//
+// The bus and the stores are implemented below the adapters, in
+// internal/memstore, so that other adapters and extensions use them as
+// their defaults without importing this package; the names here are
+// theirs (type aliases), and the fields of their options and their methods
+// are documented there (go doc
+// github.com/hexmcp/hexmcp/internal/memstore SessionStoreOptions). The
+// limits they share with the other implementations of the same ports are
+// in ports (ports.DefaultMaxSessions, ports.TaskLimits, …).
 package memory
 
 import (
@@ -24,7 +34,7 @@ func NewRegistry() *Registry { return &Registry{} }
 // Add stores t; a duplicate name is an error wrapping domain.ErrDuplicateTool.
 func (r *Registry) Add(t ports.RegisteredTool) error {
 	if t.Tool == nil {
-		return fmt.Errorf("memory registry: tool definition is nil")
+		return fmt.Errorf("hexmcp: memory registry: tool definition is nil")
 	}
 	return r.tools.add(t.Tool.Name, t, "tool", domain.ErrDuplicateTool)
 }

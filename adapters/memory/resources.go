@@ -22,7 +22,7 @@ func NewResourceRegistry() *ResourceRegistry { return &ResourceRegistry{} }
 // domain.ErrDuplicateResource.
 func (r *ResourceRegistry) Add(res ports.RegisteredResource) error {
 	if res.Resource == nil {
-		return fmt.Errorf("memory resource registry: resource definition is nil")
+		return fmt.Errorf("hexmcp: memory resource registry: resource definition is nil")
 	}
 	return r.resources.add(res.Resource.URI, res, "resource", domain.ErrDuplicateResource)
 }
@@ -45,7 +45,7 @@ func (r *ResourceRegistry) List() []ports.RegisteredResource {
 // domain.ErrDuplicateResource.
 func (r *ResourceRegistry) AddTemplate(t ports.RegisteredResourceTemplate) error {
 	if t.Template == nil {
-		return fmt.Errorf("memory resource registry: template definition is nil")
+		return fmt.Errorf("hexmcp: memory resource registry: template definition is nil")
 	}
 	return r.templates.add(t.Template.URITemplate, t, "resource template", domain.ErrDuplicateResource)
 }

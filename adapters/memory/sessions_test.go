@@ -17,7 +17,7 @@ import (
 
 func TestSessionStorePendingContract(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
-		porttest.TestSessionPending(t, memory.DefaultPendingTimeout, memory.DefaultIdleTimeout, func(_ *testing.T, c ports.Clock) ports.SessionStore {
+		porttest.TestSessionPending(t, ports.DefaultSessionPendingTimeout, ports.DefaultSessionIdleTimeout, func(_ *testing.T, c ports.Clock) ports.SessionStore {
 			return memory.NewSessionStore(memory.SessionStoreOptions{Clock: c})
 		})
 	})
@@ -30,7 +30,7 @@ func TestSessionStorePendingContract(t *testing.T) {
 
 func TestSessionStorePerClientContract(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
-		porttest.TestSessionPerClientLimit(t, memory.DefaultMaxSessionsPerClient, func(_ *testing.T, c ports.Clock) ports.SessionStore {
+		porttest.TestSessionPerClientLimit(t, ports.DefaultMaxSessionsPerClient, func(_ *testing.T, c ports.Clock) ports.SessionStore {
 			return memory.NewSessionStore(memory.SessionStoreOptions{Clock: c})
 		})
 	})
@@ -116,7 +116,7 @@ func TestSessionPendingTimeout(t *testing.T) {
 	create(t, s, "ready", "", true)
 	c.Advance(20 * time.Second)
 	wantLive(t, s, "pinged")
-	c.Advance(memory.DefaultPendingTimeout - 20*time.Second + time.Second) // pending: 31 s, pinged: 11 s
+	c.Advance(ports.DefaultSessionPendingTimeout - 20*time.Second + time.Second) // pending: 31 s, pinged: 11 s
 	if n := s.Sweep(); n != 1 {
 		t.Fatalf("Sweep dropped %d sessions, want 1", n)
 	}
@@ -133,7 +133,7 @@ func TestSessionPendingTimeout(t *testing.T) {
 	if err := s.Update(ctx, ports.SessionState{ID: "pinged"}); err != nil {
 		t.Fatal(err)
 	}
-	c.Advance(memory.DefaultPendingTimeout + time.Second)
+	c.Advance(ports.DefaultSessionPendingTimeout + time.Second)
 	wantGone(t, s, "pinged")
 	wantLive(t, s, "ready")
 	c.Advance(10*time.Minute + time.Second)
@@ -247,12 +247,12 @@ func TestSessionEvictionAtClientLimit(t *testing.T) {
 func TestSessionNeverEvict(t *testing.T) {
 	ctx := context.Background()
 	s, c := newStore(memory.SessionStoreOptions{
-		MaxSessions: 2, MaxSessionsPerClient: memory.UnlimitedSessionsPerClient,
+		MaxSessions: 2, MaxSessionsPerClient: ports.UnlimitedSessionsPerClient,
 		MinIdleForEviction: memory.NeverEvict, MinPendingIdleForEviction: memory.NeverEvict,
 	})
 	create(t, s, "r", "a", true)
 	create(t, s, "p", "a", false)
-	c.Advance(memory.DefaultPendingTimeout)
+	c.Advance(ports.DefaultSessionPendingTimeout)
 	if err := s.Create(ctx, ports.SessionState{ID: "x", Peer: "a", Ready: true}); !errors.Is(err, ports.ErrTooManySessions) {
 		t.Fatalf("Create at the limit with NeverEvict = %v, want ErrTooManySessions", err)
 	}
@@ -262,7 +262,7 @@ func TestSessionNeverEvict(t *testing.T) {
 	s, c = newStore(memory.SessionStoreOptions{MaxSessions: 2, MinIdleForEviction: memory.NeverEvict})
 	create(t, s, "r", "a", true)
 	create(t, s, "p", "b", false)
-	c.Advance(memory.DefaultPendingTimeout)
+	c.Advance(ports.DefaultSessionPendingTimeout)
 	create(t, s, "x", "c", true)
 	wantGone(t, s, "p")
 	c.Advance(29 * time.Minute) // r idle 29m30s, within the idle timeout
@@ -275,7 +275,7 @@ func TestSessionNeverEvict(t *testing.T) {
 func TestSessionPerClientDefaults(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newStore(memory.SessionStoreOptions{})
-	for i := range memory.DefaultMaxSessionsPerClient {
+	for i := range ports.DefaultMaxSessionsPerClient {
 		create(t, s, fmt.Sprint(i), "one", true)
 	}
 	if err := s.Create(ctx, ports.SessionState{ID: "more", Peer: "one", Ready: true}); !errors.Is(err, ports.ErrTooManySessionsForClient) {
@@ -283,8 +283,8 @@ func TestSessionPerClientDefaults(t *testing.T) {
 	}
 	create(t, s, "other", "two", true)
 
-	u, _ := newStore(memory.SessionStoreOptions{MaxSessionsPerClient: memory.UnlimitedSessionsPerClient})
-	for i := range 2 * memory.DefaultMaxSessionsPerClient {
+	u, _ := newStore(memory.SessionStoreOptions{MaxSessionsPerClient: ports.UnlimitedSessionsPerClient})
+	for i := range 2 * ports.DefaultMaxSessionsPerClient {
 		create(t, u, fmt.Sprint(i), "one", true)
 	}
 }

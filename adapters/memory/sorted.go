@@ -24,7 +24,7 @@ func (s *sortedSet[T]) add(key string, v T, what string, dup error) error {
 		s.items = make(map[string]T)
 	}
 	if _, ok := s.items[key]; ok {
-		return fmt.Errorf("%s %q: %w", what, key, dup)
+		return fmt.Errorf("hexmcp: memory registry: %s %q: %w", what, key, dup)
 	}
 	s.items[key] = v
 	s.sorted = nil

@@ -31,12 +31,12 @@ func NewRandomStateKeys() *StateKeys {
 // least [ports.MinStateKeyLen] bytes.
 func NewStateKeys(keys ...[]byte) (*StateKeys, error) {
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("memory: state keys: %w", ports.ErrNoStateKey)
+		return nil, fmt.Errorf("hexmcp: memory: state keys: %w", ports.ErrNoStateKey)
 	}
 	out := make([][]byte, len(keys))
 	for i, k := range keys {
 		if len(k) < ports.MinStateKeyLen {
-			return nil, fmt.Errorf("memory: state key %d is %d bytes; at least %d are needed", i, len(k), ports.MinStateKeyLen)
+			return nil, fmt.Errorf("hexmcp: memory: state key %d is %d bytes; at least %d are needed", i, len(k), ports.MinStateKeyLen)
 		}
 		out[i] = slices.Clone(k)
 	}

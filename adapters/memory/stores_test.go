@@ -24,7 +24,7 @@ func TestSessionStoreExpiryContract(t *testing.T) {
 	for _, idle := range []time.Duration{0, time.Minute} { // 0: the default
 		want := idle
 		if want == 0 {
-			want = memory.DefaultIdleTimeout
+			want = ports.DefaultSessionIdleTimeout
 		}
 		t.Run(want.String(), func(t *testing.T) {
 			porttest.TestSessionExpiry(t, want, func(_ *testing.T, c ports.Clock) ports.SessionStore {
@@ -119,7 +119,7 @@ func TestSessionDefaults(t *testing.T) {
 
 	// The default bound is 10,000 sessions.
 	d, _ := newSessions(0, 0)
-	for i := range memory.DefaultMaxSessions {
+	for i := range ports.DefaultMaxSessions {
 		if err := d.Create(ctx, ports.SessionState{ID: fmt.Sprint(i)}); err != nil {
 			t.Fatalf("Create %d: %v", i, err)
 		}
@@ -355,7 +355,7 @@ func wantBytes(t *testing.T, s *memory.EventStore, want int64) {
 }
 
 // one is what an event of sized(…, 100) counts against the budgets.
-const one = 100 + memory.EventOverhead
+const one = 100 + ports.EventOverhead
 
 func TestEventMaxBytesPerStream(t *testing.T) {
 	s, _ := newEvents(memory.EventStoreOptions{MaxBytesPerStream: 3 * one})
@@ -367,7 +367,7 @@ func TestEventMaxBytesPerStream(t *testing.T) {
 	wantNames(t, s, ids[4])
 	wantNames(t, s, other[0], "g/t#1")
 	// A larger event drops as many old ones as it needs.
-	big := sized(t, s, "g/s", 1, 2*100+memory.EventOverhead)
+	big := sized(t, s, "g/s", 1, 2*100+ports.EventOverhead)
 	wantNotFound(t, s, ids[2])
 	wantNames(t, s, ids[3], "g/s#4", "g/s#0")
 	wantNames(t, s, big[0])
@@ -435,7 +435,7 @@ func TestEventTooLargeNotKept(t *testing.T) {
 			s, _ := newEvents(opts)
 			before := sized(t, s, "g/s", 2, 100)
 			other := sized(t, s, "g/o", 1, 100)
-			big := sized(t, s, "g/s", 1, 1000-memory.EventOverhead+1)
+			big := sized(t, s, "g/s", 1, 1000-ports.EventOverhead+1)
 			if big[0] == "" || big[0] == before[1] {
 				t.Fatalf("id %q", big[0])
 			}
@@ -449,7 +449,7 @@ func TestEventTooLargeNotKept(t *testing.T) {
 			wantNames(t, s, other[0])
 			wantBytes(t, s, 2*one)
 			// Exactly at the budget is kept.
-			fits := sized(t, s, "h/s", 2, 1000-memory.EventOverhead)
+			fits := sized(t, s, "h/s", 2, 1000-ports.EventOverhead)
 			wantNames(t, s, fits[0], "h/s#1")
 		})
 	}
@@ -490,28 +490,28 @@ func TestEventByteDefaults(t *testing.T) {
 	for _, v := range []int64{0, -1} {
 		t.Run(fmt.Sprint(v), func(t *testing.T) {
 			s, _ := newEvents(memory.EventStoreOptions{MaxBytes: v, MaxBytesPerGroup: v, MaxBytesPerStream: v})
-			const full = memory.DefaultMaxBytesPerStream - memory.EventOverhead // counts 8 MiB
+			const full = ports.DefaultMaxEventBytesPerStream - ports.EventOverhead // counts 8 MiB
 			// Per stream: one event of 8 MiB fits, a byte more does not.
 			a := sized(t, s, "a/1", 1, full)
-			wantBytes(t, s, memory.DefaultMaxBytesPerStream)
+			wantBytes(t, s, ports.DefaultMaxEventBytesPerStream)
 			sized(t, s, "a/2", 1, full+1)
-			wantBytes(t, s, memory.DefaultMaxBytesPerStream)
+			wantBytes(t, s, ports.DefaultMaxEventBytesPerStream)
 			// Per group: 16 MiB, so a third 8 MiB event of group a drops
 			// the first.
 			sized(t, s, "a/3", 1, full)
-			wantBytes(t, s, memory.DefaultMaxBytesPerGroup)
+			wantBytes(t, s, ports.DefaultMaxEventBytesPerGroup)
 			wantNames(t, s, a[0])
 			sized(t, s, "a/4", 1, full)
-			wantBytes(t, s, memory.DefaultMaxBytesPerGroup)
+			wantBytes(t, s, ports.DefaultMaxEventBytesPerGroup)
 			// In all: 64 MiB, eight such events; a ninth drops the oldest.
 			var first []string
 			for g := range 7 {
 				first = append(first, sized(t, s, fmt.Sprintf("g%d/s", g), 1, full)...)
 			}
-			wantBytes(t, s, memory.DefaultMaxBytes)
+			wantBytes(t, s, memory.DefaultMaxEventBytes)
 			wantNames(t, s, first[0])
 			sized(t, s, "h/s", 1, 100)
-			wantBytes(t, s, memory.DefaultMaxBytes-memory.DefaultMaxBytesPerStream+one)
+			wantBytes(t, s, memory.DefaultMaxEventBytes-ports.DefaultMaxEventBytesPerStream+one)
 		})
 	}
 }

@@ -25,9 +25,9 @@ func TestTaskStoreContract(t *testing.T) {
 // The defaults are the documented ones: a store with no options keeps to
 // them (one client's 1,000 tasks, 4 MiB a task, 16 MiB a client, 128 MiB in all).
 func TestTaskStoreDefaults(t *testing.T) {
-	porttest.TestTaskLimits(t, porttest.TaskLimits{MaxTasks: memory.DefaultMaxTasks, MaxTasksPerClient: memory.DefaultMaxTasksPerClient,
-		MaxTaskBytes: memory.DefaultMaxTaskBytes, MaxBytesPerClient: memory.DefaultMaxTaskBytesPerClient, MaxBytes: memory.DefaultMaxTaskStoreBytes,
-		MaxStatusMessageBytes: memory.DefaultMaxTaskStatusMessageBytes},
+	porttest.TestTaskLimits(t, porttest.TaskLimits{MaxTasks: ports.DefaultMaxTasks, MaxTasksPerClient: ports.DefaultMaxTasksPerClient,
+		MaxTaskBytes: ports.DefaultMaxTaskBytes, MaxBytesPerClient: ports.DefaultMaxTaskBytesPerClient, MaxBytes: ports.DefaultMaxTaskStoreBytes,
+		MaxStatusMessageBytes: ports.DefaultMaxTaskStatusMessageBytes},
 		func(t *testing.T, clock ports.Clock) ports.TaskStore {
 			return memory.NewTaskStore(memory.TaskStoreOptions{Clock: clock})
 		})

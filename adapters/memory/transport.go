@@ -31,7 +31,7 @@ func NewPipe() (client, server *Pipe) {
 }
 
 // ErrClosed is returned for writes on a closed pipe.
-var ErrClosed = errors.New("memory: pipe closed")
+var ErrClosed = errors.New("hexmcp: memory: pipe closed")
 
 // ReadMessage returns the next message, or io.EOF once the pipe is closed
 // and drained.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/internal/memstore"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -29,19 +29,19 @@ type BusOptions struct {
 	// first Subscribe waits for Redis to confirm the subscription (default
 	// [DefaultTimeout]).
 	Timeout time.Duration
-	// MaxNoticeBytes bounds one notice ([memory.NoticeSize]): Publish
+	// MaxNoticeBytes bounds one notice ([ports.Notice.Size]): Publish
 	// refuses a larger one with an error wrapping
 	// [ports.ErrNoticeTooLarge], and a larger one read from the channel
-	// is dropped. Default [memory.DefaultMaxNoticeBytes] (4 MiB, the
+	// is dropped. Default [ports.DefaultMaxNoticeBytes] (4 MiB, the
 	// largest message the transports accept by default); keep it the same
 	// on every instance, and below Redis's client-output-buffer-limit for
 	// pubsub (32 MB hard by default).
 	MaxNoticeBytes int
 	// MaxQueuedNotices bounds the notices waiting for one subscriber of
-	// this instance (default [memory.DefaultMaxQueuedNotices]).
+	// this instance (default [ports.DefaultMaxQueuedNotices]).
 	MaxQueuedNotices int
 	// MaxQueuedNoticeBytes bounds their bytes, never below MaxNoticeBytes
-	// (default [memory.DefaultMaxQueuedNoticeBytes]).
+	// (default [ports.DefaultMaxQueuedNoticeBytes]).
 	MaxQueuedNoticeBytes int
 	// Logger gets the bus's warnings: a subscriber whose queue is full,
 	// messages on the channel that are no notice, a subscription Redis did
@@ -70,14 +70,14 @@ type BusOptions struct {
 // it every few seconds) and subscribes again, with a warning; the
 // subscriptions then go on receiving, and what was published while it
 // was down is lost. One goroutine reads the connection and hands each
-// notice to the subscriptions of this Bus, each with a goroutine and a
-// bounded queue of its own, as [memory.Bus] does: a notice that finds a
-// subscriber's queue full is dropped for that subscriber and counted by
-// [Bus.Dropped]; a slow subscriber never holds up the connection, the
-// other subscribers, or Redis (the connection is read as fast as Redis
-// writes, so its output buffer for it does not grow). PUBLISH and
-// SUBSCRIBE work alike on one node and on a cluster (which forwards a
-// PUBLISH to every node).
+// notice to the subscriptions of this Bus through an in-memory bus (the
+// one memory.Bus is): each with a goroutine and a bounded queue of its
+// own; a notice that finds a subscriber's queue full is dropped for that
+// subscriber and counted by [Bus.Dropped]; a slow subscriber never holds
+// up the connection, the other subscribers, or Redis (the connection is
+// read as fast as Redis writes, so its output buffer for it does not
+// grow). PUBLISH and SUBSCRIBE work alike on one node and on a cluster
+// (which forwards a PUBLISH to every node).
 //
 // A notice travels as a small binary frame (see [EncodeNotice]); a message
 // on the channel that is not one, or is over MaxNoticeBytes, is dropped
@@ -88,7 +88,7 @@ type Bus struct {
 	c       redis.UniversalClient
 	opts    BusOptions
 	channel string
-	local   *memory.Bus
+	local   *memstore.Bus
 	closed  atomic.Bool
 	bad     atomic.Uint64 // messages that were no notice this bus carries
 
@@ -108,7 +108,7 @@ type Bus struct {
 var _ ports.AddressedBus = (*Bus)(nil)
 
 // errBusClosed is the error of Publish after Close.
-var errBusClosed = errors.New("mcpredis: the bus is closed")
+var errBusClosed = errors.New("hexmcp: mcpredis: the bus is closed")
 
 // NewBus returns the bus of c.
 func NewBus(c redis.UniversalClient, opts BusOptions) *Bus {
@@ -117,7 +117,7 @@ func NewBus(c redis.UniversalClient, opts BusOptions) *Bus {
 		opts.Timeout = DefaultTimeout
 	}
 	if opts.MaxNoticeBytes <= 0 {
-		opts.MaxNoticeBytes = memory.DefaultMaxNoticeBytes
+		opts.MaxNoticeBytes = ports.DefaultMaxNoticeBytes
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -126,7 +126,7 @@ func NewBus(c redis.UniversalClient, opts BusOptions) *Bus {
 		c:       c,
 		opts:    opts,
 		channel: opts.Prefix + "bus",
-		local: memory.NewBus(memory.BusOptions{
+		local: memstore.NewBus(memstore.BusOptions{
 			MaxNoticeBytes:       opts.MaxNoticeBytes,
 			MaxQueuedNotices:     opts.MaxQueuedNotices,
 			MaxQueuedNoticeBytes: opts.MaxQueuedNoticeBytes,
@@ -143,8 +143,8 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	if b.closed.Load() {
 		return errBusClosed
 	}
-	if size := memory.NoticeSize(n); size > b.opts.MaxNoticeBytes {
-		return fmt.Errorf("mcpredis: %w: %d bytes, the bus carries %d", ports.ErrNoticeTooLarge, size, b.opts.MaxNoticeBytes)
+	if size := n.Size(); size > b.opts.MaxNoticeBytes {
+		return fmt.Errorf("hexmcp: mcpredis: %w: %d bytes, the bus carries %d", ports.ErrNoticeTooLarge, size, b.opts.MaxNoticeBytes)
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
 	defer cancel()
@@ -154,7 +154,7 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	}
 	frame := EncodeNotice(n)
 	if _, err := within(ctx, b.c, func(ctx context.Context) (int64, error) { return b.c.Publish(ctx, channel, frame).Result() }); err != nil {
-		return fmt.Errorf("mcpredis: publishing a notice: %w", err)
+		return fmt.Errorf("hexmcp: mcpredis: publishing a notice: %w", err)
 	}
 	return nil
 }
@@ -258,7 +258,7 @@ func (b *Bus) await(channel string) {
 	b.cmu.Lock()
 	delete(b.confirms, channel)
 	b.cmu.Unlock()
-	b.opts.Logger.LogAttrs(context.Background(), slog.LevelWarn, "mcpredis: the bus's subscription is not confirmed by Redis (down or slow); notices reach this instance once it is",
+	b.opts.Logger.LogAttrs(context.Background(), slog.LevelWarn, "hexmcp: mcpredis: the bus's subscription is not confirmed by Redis (down or slow); notices reach this instance once it is",
 		slog.Any("channel", channel), slog.Any("timeout", b.opts.Timeout), slog.Any("error", err))
 }
 
@@ -338,7 +338,7 @@ func (b *Bus) read(ch <-chan any, done chan struct{}) {
 			}
 			if confirmed {
 				b.opts.Logger.LogAttrs(context.Background(), slog.LevelWarn,
-					"mcpredis: the bus's link to Redis was re-established; notices published while it was down were missed",
+					"hexmcp: mcpredis: the bus's link to Redis was re-established; notices published while it was down were missed",
 					slog.Any("channel", b.channel))
 			}
 			confirmed = true
@@ -357,7 +357,7 @@ func (b *Bus) receive(payload string) {
 		// a warning at the 1st, 2nd, 4th, 8th... such message: a flood of
 		// them does not flood the log
 		if k := b.bad.Add(1); bits.OnesCount64(k) == 1 {
-			b.opts.Logger.LogAttrs(context.Background(), slog.LevelWarn, "mcpredis: a message on the bus's channel is not a notice this bus carries; dropped",
+			b.opts.Logger.LogAttrs(context.Background(), slog.LevelWarn, "hexmcp: mcpredis: a message on the bus's channel is not a notice this bus carries; dropped",
 				slog.Any("channel", b.channel), slog.Any("bytes", len(payload)), slog.Any("error", err), slog.Any("dropped_messages", k))
 		}
 	}
@@ -373,7 +373,7 @@ const (
 	addressedVersion = 2
 )
 
-// frameOverhead bounds what a frame adds to [memory.NoticeSize]: the
+// frameOverhead bounds what a frame adds to [ports.Notice.Size]: the
 // version, six lengths and the Data flag.
 const frameOverhead = 1 + 6*binary.MaxVarintLen64 + 1
 
@@ -389,7 +389,7 @@ const frameOverhead = 1 + 6*binary.MaxVarintLen64 + 1
 // addressed notices existed (version 1), so that instances of an earlier
 // release read it.
 func EncodeNotice(n ports.Notice) []byte {
-	b := make([]byte, 0, memory.NoticeSize(n)+frameOverhead)
+	b := make([]byte, 0, n.Size()+frameOverhead)
 	fields := []string{string(n.Kind), n.ID, n.Origin, n.URI, n.Session}
 	if n.To == "" {
 		b = append(b, noticeVersion)
@@ -409,15 +409,15 @@ func EncodeNotice(n ports.Notice) []byte {
 }
 
 // DecodeNotice decodes a frame of [EncodeNotice] holding a notice of at
-// most maxNoticeBytes ([memory.NoticeSize]). It returns an error for
+// most maxNoticeBytes ([ports.Notice.Size]). It returns an error for
 // anything else (a frame of another version, cut short, with bytes left
 // over, or too large), never panics, and keeps no reference to frame.
 func DecodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
 	if len(frame) > maxNoticeBytes+frameOverhead {
-		return ports.Notice{}, fmt.Errorf("mcpredis: a frame of %d bytes: %w", len(frame), ports.ErrNoticeTooLarge)
+		return ports.Notice{}, fmt.Errorf("hexmcp: mcpredis: a frame of %d bytes: %w", len(frame), ports.ErrNoticeTooLarge)
 	}
 	if len(frame) == 0 || frame[0] != noticeVersion && frame[0] != addressedVersion {
-		return ports.Notice{}, errors.New("mcpredis: not a notice frame (version)")
+		return ports.Notice{}, errors.New("hexmcp: mcpredis: not a notice frame (version)")
 	}
 	count := 5
 	if frame[0] == addressedVersion {
@@ -428,7 +428,7 @@ func DecodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
 	for i := range count {
 		l, k := uvarint(rest)
 		if k <= 0 || l > uint64(len(rest)-k) {
-			return ports.Notice{}, fmt.Errorf("mcpredis: a notice frame cut short (field %d)", i+1)
+			return ports.Notice{}, fmt.Errorf("hexmcp: mcpredis: a notice frame cut short (field %d)", i+1)
 		}
 		fields[i] = strings.Clone(rest[k : k+int(l)])
 		rest = rest[k+int(l):]
@@ -439,10 +439,10 @@ func DecodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
 	case len(rest) > 0 && rest[0] == 1:
 		n.Data = []byte(rest[1:])
 	default:
-		return ports.Notice{}, errors.New("mcpredis: a notice frame with a bad Data flag")
+		return ports.Notice{}, errors.New("hexmcp: mcpredis: a notice frame with a bad Data flag")
 	}
-	if size := memory.NoticeSize(n); size > maxNoticeBytes {
-		return ports.Notice{}, fmt.Errorf("mcpredis: a notice of %d bytes: %w", size, ports.ErrNoticeTooLarge)
+	if size := n.Size(); size > maxNoticeBytes {
+		return ports.Notice{}, fmt.Errorf("hexmcp: mcpredis: a notice of %d bytes: %w", size, ports.ErrNoticeTooLarge)
 	}
 	return n, nil
 }

@@ -17,23 +17,14 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// Defaults of [EventStoreOptions]. The per-stream and per-group ones are
-// the in-memory store's; the store-wide ones are larger, since one Redis
-// serves every instance.
+// Defaults of [EventStoreOptions] of the Redis store's own. The others
+// are every event store's ([ports.DefaultMaxEventsPerStream] and those
+// after it); the store-wide byte budget is larger than the in-memory
+// store's, since one Redis serves every instance.
 const (
-	DefaultMaxEventsPerStream = 1_000
-	DefaultMaxEventStreams    = 10_000
-	DefaultEventTTL           = 10 * time.Minute
 	// DefaultMaxEventBytes bounds the bytes of all the events kept, by
 	// every instance together: 256 MiB.
 	DefaultMaxEventBytes = 256 << 20
-	// DefaultMaxEventBytesPerGroup bounds the bytes of the events of one
-	// group of streams (one session of the Streamable HTTP transport):
-	// 16 MiB.
-	DefaultMaxEventBytesPerGroup = 16 << 20
-	// DefaultMaxEventBytesPerStream bounds the bytes of the events of one
-	// stream: 8 MiB.
-	DefaultMaxEventBytesPerStream = 8 << 20
 	// DefaultMaxKeysPerStream is how many AppendOnce keys a stream
 	// remembers: 128, few enough that Redis keeps each stream's set in its
 	// compact encoding.
@@ -47,11 +38,6 @@ const (
 	DefaultMaxWatchers = 10_000
 )
 
-// EventOverhead is what each kept event counts against the byte budgets of
-// [EventStoreOptions] on top of the length of its data: the store's own
-// bookkeeping of it in Redis, so that many tiny events are bounded too.
-const EventOverhead = 128
-
 // purgePerCall bounds the expired streams one call drops (each call drops
 // some, so they all go; Redis key expiry collects the rest when no call
 // comes).
@@ -60,7 +46,8 @@ const purgePerCall = 100
 // EventStoreOptions configures [NewEventStore]. Zero (or negative) fields
 // take their defaults: no field turns a bound off.
 //
-// The byte budgets count each kept event as len(data) + [EventOverhead].
+// The byte budgets count each kept event as len(data) +
+// [ports.EventOverhead] (in Redis, the store's bookkeeping of it).
 // When appending an event would pass a budget, the oldest events under
 // that budget are dropped first (of the stream, of its group, or of the
 // whole store); a replay from the id of a dropped event then fails with
@@ -74,11 +61,11 @@ type EventStoreOptions struct {
 	// same Redis and Prefix.
 	Prefix string
 	// MaxEventsPerStream is how many of its latest events a stream keeps.
-	// Default [DefaultMaxEventsPerStream].
+	// Default [ports.DefaultMaxEventsPerStream].
 	MaxEventsPerStream int
 	// MaxStreams bounds the streams kept by every instance together; a new
 	// stream beyond it evicts the least recently appended one. Default
-	// [DefaultMaxEventStreams].
+	// [ports.DefaultMaxEventStreams].
 	MaxStreams int
 	// MaxBytes bounds the bytes of all the events kept, by every instance
 	// together. Default [DefaultMaxEventBytes].
@@ -86,10 +73,10 @@ type EventStoreOptions struct {
 	// MaxBytesPerGroup bounds the bytes of the events of the streams of one
 	// group ([ports.StreamGroup]: the stream id up to its first '/'; for
 	// the Streamable HTTP transport, one session). Default
-	// [DefaultMaxEventBytesPerGroup].
+	// [ports.DefaultMaxEventBytesPerGroup].
 	MaxBytesPerGroup int64
 	// MaxBytesPerStream bounds the bytes of the events of one stream.
-	// Default [DefaultMaxEventBytesPerStream].
+	// Default [ports.DefaultMaxEventBytesPerStream].
 	MaxBytesPerStream int64
 	// MaxKeysPerStream is how many of its latest AppendOnce keys a stream
 	// remembers: an older key no longer stops an append. Default
@@ -104,7 +91,7 @@ type EventStoreOptions struct {
 	// store value at once. Default [DefaultMaxWatchers].
 	MaxWatchers int
 	// TTL is how long an event is kept; a stream without an event appended
-	// for that long is dropped. Default [DefaultEventTTL].
+	// for that long is dropped. Default [ports.DefaultEventTTL].
 	TTL time.Duration
 	// Timeout bounds each Redis call (default [DefaultTimeout]).
 	Timeout time.Duration
@@ -179,15 +166,15 @@ func NewEventStore(c redis.UniversalClient, opts EventStoreOptions) *EventStore 
 	if opts.Prefix == "" {
 		opts.Prefix = DefaultPrefix
 	}
-	opts.MaxEventsPerStream = positive(opts.MaxEventsPerStream, DefaultMaxEventsPerStream)
-	opts.MaxStreams = positive(opts.MaxStreams, DefaultMaxEventStreams)
+	opts.MaxEventsPerStream = positive(opts.MaxEventsPerStream, ports.DefaultMaxEventsPerStream)
+	opts.MaxStreams = positive(opts.MaxStreams, ports.DefaultMaxEventStreams)
 	opts.MaxBytes = positive(opts.MaxBytes, DefaultMaxEventBytes)
-	opts.MaxBytesPerGroup = positive(opts.MaxBytesPerGroup, DefaultMaxEventBytesPerGroup)
-	opts.MaxBytesPerStream = positive(opts.MaxBytesPerStream, DefaultMaxEventBytesPerStream)
+	opts.MaxBytesPerGroup = positive(opts.MaxBytesPerGroup, ports.DefaultMaxEventBytesPerGroup)
+	opts.MaxBytesPerStream = positive(opts.MaxBytesPerStream, ports.DefaultMaxEventBytesPerStream)
 	opts.MaxKeysPerStream = positive(opts.MaxKeysPerStream, DefaultMaxKeysPerStream)
 	opts.ReplayPageBytes = positive(opts.ReplayPageBytes, DefaultReplayPageBytes)
 	opts.MaxWatchers = positive(opts.MaxWatchers, DefaultMaxWatchers)
-	opts.TTL = positive(opts.TTL, DefaultEventTTL)
+	opts.TTL = positive(opts.TTL, ports.DefaultEventTTL)
 	opts.Timeout = positive(opts.Timeout, DefaultTimeout)
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
@@ -499,7 +486,7 @@ func newEpoch() string {
 func (s *EventStore) Append(ctx context.Context, streamID string, data []byte) (string, error) {
 	id, _, err := s.append(ctx, streamID, "", data)
 	if err != nil {
-		return "", fmt.Errorf("mcpredis: appending an event: %w", err)
+		return "", fmt.Errorf("hexmcp: mcpredis: appending an event: %w", err)
 	}
 	return id, nil
 }
@@ -514,7 +501,7 @@ func (s *EventStore) AppendOnce(ctx context.Context, streamID, key string, data 
 	sum := sha256.Sum256([]byte(key))
 	id, appended, err = s.append(ctx, streamID, base64.RawURLEncoding.EncodeToString(sum[:16]), data)
 	if err != nil {
-		return "", false, fmt.Errorf("mcpredis: appending a keyed event: %w", err)
+		return "", false, fmt.Errorf("hexmcp: mcpredis: appending a keyed event: %w", err)
 	}
 	return id, appended, nil
 }
@@ -522,7 +509,7 @@ func (s *EventStore) AppendOnce(ctx context.Context, streamID, key string, data 
 func (s *EventStore) append(ctx context.Context, streamID, once string, data []byte) (string, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	size := int64(len(data)) + EventOverhead
+	size := int64(len(data)) + ports.EventOverhead
 	keep := size <= min(s.opts.MaxBytesPerStream, s.opts.MaxBytesPerGroup, s.opts.MaxBytes)
 	if !keep {
 		data = nil
@@ -556,7 +543,7 @@ func (s *EventStore) append(ctx context.Context, streamID, once string, data []b
 func (s *EventStore) Replay(ctx context.Context, lastEventID string, fn func(ports.Event) error) (string, error) {
 	epoch, gen, after, ok := parseID(lastEventID)
 	if !ok {
-		return "", fmt.Errorf("mcpredis: event id %q: %w", lastEventID, ports.ErrEventNotFound)
+		return "", fmt.Errorf("hexmcp: mcpredis: event id %q: %w", lastEventID, ports.ErrEventNotFound)
 	}
 	var name string
 	var upto uint64
@@ -564,20 +551,20 @@ func (s *EventStore) Replay(ctx context.Context, lastEventID string, fn func(por
 		page, err := s.page(ctx, epoch, gen, after, upto)
 		if errors.Is(err, ports.ErrEventNotFound) {
 			if first {
-				return "", fmt.Errorf("mcpredis: event id %q: %w", lastEventID, err)
+				return "", fmt.Errorf("hexmcp: mcpredis: event id %q: %w", lastEventID, err)
 			}
-			return name, fmt.Errorf("mcpredis: event id %q: the stream lost events during the replay: %w", lastEventID, err)
+			return name, fmt.Errorf("hexmcp: mcpredis: event id %q: the stream lost events during the replay: %w", lastEventID, err)
 		}
 		if err != nil {
-			return name, fmt.Errorf("mcpredis: replaying events: %w", err)
+			return name, fmt.Errorf("hexmcp: mcpredis: replaying events: %w", err)
 		}
 		name, upto = page.name, page.upto
 		if after < upto && len(page.events) == 0 {
-			return name, fmt.Errorf("mcpredis: replaying events: the page after %d of %d is empty", after, upto)
+			return name, fmt.Errorf("hexmcp: mcpredis: replaying events: the page after %d of %d is empty", after, upto)
 		}
 		for _, ev := range page.events {
 			if ev.seq != after+1 {
-				return name, fmt.Errorf("mcpredis: replaying events: event %d after %d", ev.seq, after)
+				return name, fmt.Errorf("hexmcp: mcpredis: replaying events: event %d after %d", ev.seq, after)
 			}
 			if err := ctx.Err(); err != nil {
 				return name, err
@@ -642,7 +629,7 @@ func (s *EventStore) DeleteStream(ctx context.Context, streamID string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	if err := runScript(ctx, s.c, eventDeleteScript, s.args(streamID)...).Err(); err != nil {
-		return fmt.Errorf("mcpredis: deleting an event stream: %w", err)
+		return fmt.Errorf("hexmcp: mcpredis: deleting an event stream: %w", err)
 	}
 	return nil
 }
@@ -655,7 +642,7 @@ func (s *EventStore) Len(ctx context.Context) (int, error) {
 }
 
 // Bytes returns what the kept events count against MaxBytes: the length
-// of their data plus [EventOverhead] each, by every instance together (it
+// of their data plus [ports.EventOverhead] each, by every instance together (it
 // drops expired streams first).
 func (s *EventStore) Bytes(ctx context.Context) (int64, error) {
 	_, bytes, err := s.stats(ctx)
@@ -667,10 +654,10 @@ func (s *EventStore) stats(ctx context.Context) (streams, bytes int64, err error
 	defer cancel()
 	res, err := runScript(ctx, s.c, eventStatsScript, s.args()...).Int64Slice()
 	if err != nil {
-		return 0, 0, fmt.Errorf("mcpredis: reading the event store's size: %w", err)
+		return 0, 0, fmt.Errorf("hexmcp: mcpredis: reading the event store's size: %w", err)
 	}
 	if len(res) != 2 {
-		return 0, 0, fmt.Errorf("mcpredis: reading the event store's size: %d values", len(res))
+		return 0, 0, fmt.Errorf("hexmcp: mcpredis: reading the event store's size: %d values", len(res))
 	}
 	return res[0], res[1], nil
 }

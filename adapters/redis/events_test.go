@@ -208,12 +208,12 @@ func TestEventGroupBudget(t *testing.T) {
 	}
 	wantReplay(t, s, quiet[0], "q1", "q2")
 	// The loud session kept what fits in its budget: its latest events.
-	per := int64(len(big) + 3 + mcpredis.EventOverhead)
+	per := int64(len(big) + 3 + ports.EventOverhead)
 	bytes, err := s.Bytes(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	quietBytes := int64(3 * (2 + mcpredis.EventOverhead))
+	quietBytes := int64(3 * (2 + ports.EventOverhead))
 	if loudBytes := bytes - quietBytes; loudBytes > group || loudBytes < group-per {
 		t.Fatalf("the loud session holds %d bytes, want at most %d and within one event of it", loudBytes, group)
 	}
@@ -241,7 +241,7 @@ func TestEventStoreBudget(t *testing.T) {
 			}
 		}
 	}
-	per := size + mcpredis.EventOverhead
+	per := size + ports.EventOverhead
 	kept := max / per // the latest 28 of the 40 events: groups 3 to 9
 	if kept != 28 {
 		t.Fatalf("the test expects 28 events kept, not %d", kept)
@@ -400,7 +400,7 @@ func TestEventStoreRedisDown(t *testing.T) {
 	ctx := context.Background()
 	ids := appendAll(t, s, "s", "0", "1")
 	srv.Stop()
-	if _, err := s.Append(ctx, "s", []byte("x")); err == nil || !strings.HasPrefix(err.Error(), "mcpredis: ") {
+	if _, err := s.Append(ctx, "s", []byte("x")); err == nil || !strings.HasPrefix(err.Error(), "hexmcp: mcpredis: ") {
 		t.Fatalf("Append with Redis down = %v, want a mcpredis error", err)
 	}
 	if _, _, err := s.AppendOnce(ctx, "s", "k", []byte("x")); err == nil {

@@ -12,10 +12,10 @@ import (
 
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/redistest"
+	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
@@ -27,7 +27,7 @@ func paddedInit(pad int) string {
 
 // redisPerClientBudget is the Redis store's default budget of one client's
 // sessions.
-const redisPerClientBudget = mcpredis.DefaultMaxSessionBytesPerClient
+const redisPerClientBudget = ports.DefaultMaxSessionBytesPerClient
 
 // Sessions kept in Redis are bounded in bytes per client: one address
 // opening sessions of 60 KiB of capabilities is refused (429, Retry-After,
@@ -160,7 +160,7 @@ func TestLocalSessionCopiesBoundedInBytes(t *testing.T) {
 				t.Fatalf("%d sessions told, want 3", n)
 			}
 			// Redis drops the pending sessions; the instance is not told.
-			clock.Advance(memory.DefaultPendingTimeout + time.Second)
+			clock.Advance(ports.DefaultSessionPendingTimeout + time.Second)
 			// Wait until the copies have gone unused for long enough to be
 			// dropped (a copy just used is never: its request may be on its
 			// way to counting itself in flight).

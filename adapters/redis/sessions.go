@@ -12,32 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/ports"
 )
-
-// Defaults of [SessionStoreOptions]: the in-memory store's (one place says
-// them).
-const (
-	DefaultIdleTimeout          = memory.DefaultIdleTimeout
-	DefaultPendingTimeout       = memory.DefaultPendingTimeout
-	DefaultMaxSessions          = memory.DefaultMaxSessions
-	DefaultMaxSessionsPerClient = memory.DefaultMaxSessionsPerClient
-	// DefaultMaxSessionBytes and DefaultMaxSessionBytesPerClient bound
-	// the bytes the sessions hold in Redis, in total and per client.
-	DefaultMaxSessionBytes          = memory.DefaultMaxSessionBytes
-	DefaultMaxSessionBytesPerClient = memory.DefaultMaxSessionBytesPerClient
-)
-
-// UnlimitedSessionBytes, as SessionStoreOptions.MaxSessionBytes or
-// MaxSessionBytesPerClient, removes that byte budget (the number of
-// sessions stays bounded).
-const UnlimitedSessionBytes = memory.UnlimitedSessionBytes
-
-// UnlimitedSessionsPerClient, as SessionStoreOptions.MaxSessionsPerClient,
-// lets one client hold up to MaxSessions sessions (it is
-// memory.UnlimitedSessionsPerClient).
-const UnlimitedSessionsPerClient = memory.UnlimitedSessionsPerClient
 
 // sessionOverhead is what the store counts for a session besides its
 // encoded state and Peer: the hash's other fields, its entries in the
@@ -51,27 +27,27 @@ type SessionStoreOptions struct {
 	// [DefaultPrefix]).
 	Prefix string
 	// IdleTimeout is how long a ready session lives without activity
-	// (default [DefaultIdleTimeout]).
+	// (default [ports.DefaultSessionIdleTimeout]).
 	IdleTimeout time.Duration
 	// PendingTimeout is how long a session whose client has not sent
 	// notifications/initialized lives without activity (default
-	// [DefaultPendingTimeout]; never longer than IdleTimeout).
+	// [ports.DefaultSessionPendingTimeout]; never longer than IdleTimeout).
 	PendingTimeout time.Duration
 	// MaxSessions bounds the live sessions of every instance together
-	// (default [DefaultMaxSessions]; there is no unbounded setting).
+	// (default [ports.DefaultMaxSessions]; there is no unbounded setting).
 	MaxSessions int
 	// MaxSessionsPerClient bounds the live sessions of one client (one
-	// non-empty Peer; default [DefaultMaxSessionsPerClient];
-	// [UnlimitedSessionsPerClient]: no bound but MaxSessions).
+	// non-empty Peer; default [ports.DefaultMaxSessionsPerClient];
+	// [ports.UnlimitedSessionsPerClient]: no bound but MaxSessions).
 	MaxSessionsPerClient int
 	// MaxSessionBytes bounds the bytes the live sessions of every instance
-	// hold in Redis together (default [DefaultMaxSessionBytes];
-	// [UnlimitedSessionBytes]: no bound). A session counts the JSON of its
+	// hold in Redis together (default [ports.DefaultMaxSessionBytes];
+	// [ports.UnlimitedSessionBytes]: no bound). A session counts the JSON of its
 	// state as stored, its Peer and 256 bytes.
 	MaxSessionBytes int
 	// MaxSessionBytesPerClient bounds the bytes of the live sessions of
-	// one client (default [DefaultMaxSessionBytesPerClient];
-	// [UnlimitedSessionBytes]: no bound but MaxSessionBytes).
+	// one client (default [ports.DefaultMaxSessionBytesPerClient];
+	// [ports.UnlimitedSessionBytes]: no bound but MaxSessionBytes).
 	MaxSessionBytesPerClient int
 	// Timeout bounds each Redis call (default [DefaultTimeout]).
 	Timeout time.Duration
@@ -107,19 +83,19 @@ var _ ports.SessionStore = (*SessionStore)(nil)
 // NewSessionStore returns the session store on c.
 func NewSessionStore(c redis.UniversalClient, opts SessionStoreOptions) *SessionStore {
 	opts.Prefix = cmp.Or(opts.Prefix, DefaultPrefix)
-	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, DefaultIdleTimeout)
-	opts.PendingTimeout = min(cmp.Or(opts.PendingTimeout, DefaultPendingTimeout), opts.IdleTimeout)
+	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, ports.DefaultSessionIdleTimeout)
+	opts.PendingTimeout = min(cmp.Or(opts.PendingTimeout, ports.DefaultSessionPendingTimeout), opts.IdleTimeout)
 	if opts.MaxSessions <= 0 {
-		opts.MaxSessions = DefaultMaxSessions // never unbounded
+		opts.MaxSessions = ports.DefaultMaxSessions // never unbounded
 	}
 	switch {
 	case opts.MaxSessionsPerClient == 0:
-		opts.MaxSessionsPerClient = DefaultMaxSessionsPerClient
-	case opts.MaxSessionsPerClient < 0: // UnlimitedSessionsPerClient
+		opts.MaxSessionsPerClient = ports.DefaultMaxSessionsPerClient
+	case opts.MaxSessionsPerClient < 0: // ports.UnlimitedSessionsPerClient
 		opts.MaxSessionsPerClient = opts.MaxSessions
 	}
-	opts.MaxSessionBytes = cmp.Or(opts.MaxSessionBytes, DefaultMaxSessionBytes)
-	opts.MaxSessionBytesPerClient = cmp.Or(opts.MaxSessionBytesPerClient, DefaultMaxSessionBytesPerClient)
+	opts.MaxSessionBytes = cmp.Or(opts.MaxSessionBytes, ports.DefaultMaxSessionBytes)
+	opts.MaxSessionBytesPerClient = cmp.Or(opts.MaxSessionBytesPerClient, ports.DefaultMaxSessionBytesPerClient)
 	opts.Timeout = cmp.Or(opts.Timeout, DefaultTimeout)
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
@@ -291,7 +267,7 @@ func encodeState(st ports.SessionState) (string, error) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(st); err != nil {
-		return "", fmt.Errorf("mcpredis: encoding a session: %w", err)
+		return "", fmt.Errorf("hexmcp: mcpredis: encoding a session: %w", err)
 	}
 	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
@@ -309,9 +285,9 @@ func budget(n int) int {
 func (s *SessionStore) sizeError(n int64) error {
 	switch n {
 	case -4:
-		return fmt.Errorf("mcpredis: %w: the sessions would hold more than %d bytes", ports.ErrTooManySessions, s.opts.MaxSessionBytes)
+		return fmt.Errorf("hexmcp: mcpredis: %w: the sessions would hold more than %d bytes", ports.ErrTooManySessions, s.opts.MaxSessionBytes)
 	case -5:
-		return fmt.Errorf("mcpredis: %w: its sessions would hold more than %d bytes", ports.ErrTooManySessionsForClient, s.opts.MaxSessionBytesPerClient)
+		return fmt.Errorf("hexmcp: mcpredis: %w: its sessions would hold more than %d bytes", ports.ErrTooManySessionsForClient, s.opts.MaxSessionBytesPerClient)
 	}
 	return nil
 }
@@ -333,18 +309,18 @@ func (s *SessionStore) Create(ctx context.Context, st ports.SessionState) error 
 		created.UnixMilli(), s.ttl(), s.opts.MaxSessions, s.opts.MaxSessionsPerClient,
 		len(enc)+len(st.Peer)+sessionOverhead, budget(s.opts.MaxSessionBytes), budget(s.opts.MaxSessionBytesPerClient))...).Int64()
 	if err != nil {
-		return fmt.Errorf("mcpredis: creating a session: %w", err)
+		return fmt.Errorf("hexmcp: mcpredis: creating a session: %w", err)
 	}
 	if err := s.sizeError(n); err != nil {
 		return err
 	}
 	switch n {
 	case -1:
-		return fmt.Errorf("mcpredis: session %q exists already", st.ID)
+		return fmt.Errorf("hexmcp: mcpredis: session %q exists already", st.ID)
 	case -2:
-		return fmt.Errorf("mcpredis: %w: the store holds %d", ports.ErrTooManySessions, s.opts.MaxSessions)
+		return fmt.Errorf("hexmcp: mcpredis: %w: the store holds %d", ports.ErrTooManySessions, s.opts.MaxSessions)
 	case -3:
-		return fmt.Errorf("mcpredis: %w: the client holds %d", ports.ErrTooManySessionsForClient, s.opts.MaxSessionsPerClient)
+		return fmt.Errorf("hexmcp: mcpredis: %w: the client holds %d", ports.ErrTooManySessionsForClient, s.opts.MaxSessionsPerClient)
 	}
 	return nil
 }
@@ -355,17 +331,17 @@ func (s *SessionStore) Get(ctx context.Context, id string) (ports.SessionState, 
 	defer cancel()
 	res, err := runScript(ctx, s.c, getScript, s.args(s.opts.Clock.Now(), id, s.ttl())...).StringSlice()
 	if errors.Is(err, redis.Nil) {
-		return ports.SessionState{}, fmt.Errorf("mcpredis: %w", ports.ErrSessionNotFound)
+		return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: %w", ports.ErrSessionNotFound)
 	}
 	if err != nil {
-		return ports.SessionState{}, fmt.Errorf("mcpredis: reading a session: %w", err)
+		return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: reading a session: %w", err)
 	}
 	if len(res) != 4 {
-		return ports.SessionState{}, fmt.Errorf("mcpredis: reading a session: %d fields", len(res))
+		return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: reading a session: %d fields", len(res))
 	}
 	var st ports.SessionState
 	if err := json.Unmarshal([]byte(res[0]), &st); err != nil {
-		return ports.SessionState{}, fmt.Errorf("mcpredis: decoding a session: %w", err)
+		return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: decoding a session: %w", err)
 	}
 	created, _ := strconv.ParseInt(res[1], 10, 64)
 	seen, _ := strconv.ParseInt(res[2], 10, 64)
@@ -386,13 +362,13 @@ func (s *SessionStore) Update(ctx context.Context, st ports.SessionState) error 
 	n, err := runScript(ctx, s.c, updateScript, s.args(s.opts.Clock.Now(), st.ID, enc, flag(st.Ready), s.ttl(),
 		len(enc)+sessionOverhead, budget(s.opts.MaxSessionBytes), budget(s.opts.MaxSessionBytesPerClient))...).Int64()
 	if err != nil {
-		return fmt.Errorf("mcpredis: updating a session: %w", err)
+		return fmt.Errorf("hexmcp: mcpredis: updating a session: %w", err)
 	}
 	if err := s.sizeError(n); err != nil {
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("mcpredis: %w", ports.ErrSessionNotFound)
+		return fmt.Errorf("hexmcp: mcpredis: %w", ports.ErrSessionNotFound)
 	}
 	return nil
 }
@@ -402,7 +378,7 @@ func (s *SessionStore) Delete(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	if err := runScript(ctx, s.c, deleteScript, s.args(s.opts.Clock.Now(), id)...).Err(); err != nil {
-		return fmt.Errorf("mcpredis: deleting a session: %w", err)
+		return fmt.Errorf("hexmcp: mcpredis: deleting a session: %w", err)
 	}
 	return nil
 }

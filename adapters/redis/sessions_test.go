@@ -43,8 +43,8 @@ func TestSessionStoreUnlimitedSettings(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	store := mcpredis.NewSessionStore(client(t, srv), mcpredis.SessionStoreOptions{
-		MaxSessions: 5, MaxSessionsPerClient: mcpredis.UnlimitedSessionsPerClient,
-		MaxSessionBytes: mcpredis.UnlimitedSessionBytes, MaxSessionBytesPerClient: mcpredis.UnlimitedSessionBytes,
+		MaxSessions: 5, MaxSessionsPerClient: ports.UnlimitedSessionsPerClient,
+		MaxSessionBytes: ports.UnlimitedSessionBytes, MaxSessionBytesPerClient: ports.UnlimitedSessionBytes,
 	})
 	for i := range 5 {
 		st := ports.SessionState{ID: fmt.Sprintf("s%d", i), Peer: "ip:192.0.2.1", Capabilities: json.RawMessage(`{"x":"` + strings.Repeat("c", 300<<10) + `"}`)}

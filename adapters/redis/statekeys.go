@@ -128,7 +128,7 @@ func (k *StateKeys) Keys(ctx context.Context) ([][]byte, error) {
 	if k.cached != nil && now.Sub(k.readAt) < k.opts.Retain {
 		return k.cached, nil
 	}
-	return nil, fmt.Errorf("mcpredis: reading the state keys: %w: %w", ports.ErrNoStateKey, res.Err)
+	return nil, fmt.Errorf("hexmcp: mcpredis: reading the state keys: %w: %w", ports.ErrNoStateKey, res.Err)
 }
 
 // Rotate makes a new key now, which verifies at once and signs once it is
@@ -154,10 +154,10 @@ type ringKey struct {
 func (k *StateKeys) add(ctx context.Context, now time.Time) error {
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
-		return fmt.Errorf("mcpredis: making a state key: %w", err)
+		return fmt.Errorf("hexmcp: mcpredis: making a state key: %w", err)
 	}
 	if err := runScriptKeys(ctx, k.c, addScript, []string{k.key}, now.UnixMilli(), string(secret)).Err(); err != nil {
-		return fmt.Errorf("mcpredis: storing a state key: %w", err)
+		return fmt.Errorf("hexmcp: mcpredis: storing a state key: %w", err)
 	}
 	return nil
 }
@@ -202,7 +202,7 @@ return ring
 func (k *StateKeys) read(ctx context.Context, now time.Time) ([]ringKey, error) {
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
-		return nil, fmt.Errorf("mcpredis: making a state key: %w", err)
+		return nil, fmt.Errorf("hexmcp: mcpredis: making a state key: %w", err)
 	}
 	pairs, err := runScriptKeys(ctx, k.c, ringScript, []string{k.key}, now.UnixMilli(), k.opts.RotateEvery.Milliseconds(),
 		string(secret), ports.MinStateKeyLen).StringSlice()

@@ -12,22 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/ports"
-)
-
-// Defaults of [TaskStoreOptions]: the in-memory store's (one place says
-// them).
-const (
-	DefaultMaxTasks                  = memory.DefaultMaxTasks
-	DefaultMaxTasksPerClient         = memory.DefaultMaxTasksPerClient
-	DefaultMaxTaskBytes              = memory.DefaultMaxTaskBytes
-	DefaultMaxTaskBytesPerClient     = memory.DefaultMaxTaskBytesPerClient
-	DefaultMaxTaskStoreBytes         = memory.DefaultMaxTaskStoreBytes
-	DefaultMaxTaskStatusMessageBytes = memory.DefaultMaxTaskStatusMessageBytes
-	DefaultTaskTTL                   = memory.DefaultTaskTTL
-	DefaultMaxTaskTTL                = memory.DefaultMaxTaskTTL
-	DefaultMaxTaskPage               = memory.DefaultMaxTaskPage
 )
 
 // taskCollectGrace is how long past a task's expiry its Redis key lives:
@@ -42,32 +27,32 @@ type TaskStoreOptions struct {
 	// [DefaultPrefix]).
 	Prefix string
 	// MaxTasks bounds the live tasks of every instance together (default
-	// [DefaultMaxTasks]).
+	// [ports.DefaultMaxTasks]).
 	MaxTasks int
 	// MaxTasksPerClient bounds the live tasks of one client
-	// ([ports.Task.Client]; default [DefaultMaxTasksPerClient]; never
+	// ([ports.Task.Client]; default [ports.DefaultMaxTasksPerClient]; never
 	// more than MaxTasks).
 	MaxTasksPerClient int
 	// MaxTaskBytes bounds what one task keeps, its InputRequests,
-	// Result, Error and State together (default [DefaultMaxTaskBytes]).
+	// Result, Error and State together (default [ports.DefaultMaxTaskBytes]).
 	MaxTaskBytes int
 	// MaxBytesPerClient bounds what the live tasks of one client keep
-	// together (default [DefaultMaxTaskBytesPerClient]; never less than
+	// together (default [ports.DefaultMaxTaskBytesPerClient]; never less than
 	// MaxTaskBytes nor more than MaxBytes).
 	MaxBytesPerClient int
 	// MaxBytes bounds what the live tasks of every instance keep
-	// together (default [DefaultMaxTaskStoreBytes]).
+	// together (default [ports.DefaultMaxTaskStoreBytes]).
 	MaxBytes int
 	// MaxStatusMessageBytes bounds a task's StatusMessage (default
-	// [DefaultMaxTaskStatusMessageBytes]).
+	// [ports.DefaultMaxTaskStatusMessageBytes]).
 	MaxStatusMessageBytes int
 	// DefaultTTL is the TTL of a task created with none (default
-	// [DefaultTaskTTL]; never more than MaxTTL).
+	// [ports.DefaultTaskTTL]; never more than MaxTTL).
 	DefaultTTL time.Duration
-	// MaxTTL caps the TTL of every task (default [DefaultMaxTaskTTL]).
+	// MaxTTL caps the TTL of every task (default [ports.DefaultMaxTaskTTL]).
 	MaxTTL time.Duration
 	// MaxPage bounds the tasks of one List page (default
-	// [DefaultMaxTaskPage]).
+	// [ports.DefaultMaxTaskPage]).
 	MaxPage int
 	// Timeout bounds each Redis call (default [DefaultTimeout]).
 	Timeout time.Duration
@@ -98,7 +83,7 @@ type TaskStoreOptions struct {
 type TaskStore struct {
 	c    redis.UniversalClient
 	opts TaskStoreOptions
-	lim  memory.TaskStoreLimits
+	lim  ports.TaskLimits
 }
 
 var _ ports.TaskStore = (*TaskStore)(nil)
@@ -106,11 +91,9 @@ var _ ports.TaskStore = (*TaskStore)(nil)
 // NewTaskStore returns the task store on c.
 func NewTaskStore(c redis.UniversalClient, opts TaskStoreOptions) *TaskStore {
 	opts.Prefix = cmp.Or(opts.Prefix, DefaultPrefix)
-	lim := memory.TaskStoreOptions{MaxTasks: opts.MaxTasks, MaxTasksPerClient: opts.MaxTasksPerClient, MaxTaskBytes: opts.MaxTaskBytes,
-		MaxBytesPerClient: opts.MaxBytesPerClient, MaxBytes: opts.MaxBytes, MaxStatusMessageBytes: opts.MaxStatusMessageBytes}.Limits()
-	opts.MaxTTL = positive(opts.MaxTTL, DefaultMaxTaskTTL)
-	opts.DefaultTTL = min(positive(opts.DefaultTTL, DefaultTaskTTL), opts.MaxTTL)
-	opts.MaxPage = positive(opts.MaxPage, DefaultMaxTaskPage)
+	lim := ports.TaskLimits{MaxTasks: opts.MaxTasks, MaxTasksPerClient: opts.MaxTasksPerClient, MaxTaskBytes: opts.MaxTaskBytes,
+		MaxBytesPerClient: opts.MaxBytesPerClient, MaxBytes: opts.MaxBytes, MaxStatusMessageBytes: opts.MaxStatusMessageBytes,
+		DefaultTTL: opts.DefaultTTL, MaxTTL: opts.MaxTTL, MaxPage: opts.MaxPage}.WithDefaults()
 	opts.Timeout = positive(opts.Timeout, DefaultTimeout)
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
@@ -357,13 +340,6 @@ func (s *TaskStore) args(more ...any) []any {
 		s.lim.MaxTaskBytes, s.lim.MaxBytesPerClient, s.lim.MaxBytes, ports.MinTaskBytes, taskCollectGrace.Milliseconds()}, more...)
 }
 
-func (s *TaskStore) checkSizes(msg string, payloads ...[]byte) error {
-	if err := memory.CheckTaskSizes(s.lim.MaxStatusMessageBytes, s.lim.MaxTaskBytes, msg, payloads...); err != nil {
-		return fmt.Errorf("mcpredis: %w", err)
-	}
-	return nil
-}
-
 func raw(v any) json.RawMessage {
 	s, _ := v.(string)
 	if s == "" {
@@ -404,10 +380,10 @@ func (s *TaskStore) run(ctx context.Context, what string, sc *redis.Script, args
 	defer cancel()
 	res, err := runScript(ctx, s.c, sc, args...).Slice()
 	if err != nil {
-		return "", nil, fmt.Errorf("mcpredis: %s: %w", what, err)
+		return "", nil, fmt.Errorf("hexmcp: mcpredis: %s: %w", what, err)
 	}
 	if len(res) == 0 {
-		return "", nil, fmt.Errorf("mcpredis: %s: empty answer", what)
+		return "", nil, fmt.Errorf("hexmcp: mcpredis: %s: empty answer", what)
 	}
 	return str(res[0]), res[1:], nil
 }
@@ -415,21 +391,21 @@ func (s *TaskStore) run(ctx context.Context, what string, sc *redis.Script, args
 func (s *TaskStore) task(what, code string, rest []any, owner string) (ports.Task, error) {
 	switch {
 	case code == "notfound":
-		return ports.Task{}, fmt.Errorf("mcpredis: %w", ports.ErrTaskNotFound)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w", ports.ErrTaskNotFound)
 	case code == "toolarge":
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: %s bytes of payloads and state, over %d", ports.ErrTaskTooLarge, str(first(rest)), s.lim.MaxTaskBytes)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: %s bytes of payloads and state, over %d", ports.ErrTaskTooLarge, str(first(rest)), s.lim.MaxTaskBytes)
 	case code == "full":
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: the store holds %d", ports.ErrTooManyTasks, s.lim.MaxTasks)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: the store holds %d", ports.ErrTooManyTasks, s.lim.MaxTasks)
 	case code == "clientfull":
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: the client holds %d", ports.ErrTooManyTasksForClient, s.lim.MaxTasksPerClient)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: the client holds %d", ports.ErrTooManyTasksForClient, s.lim.MaxTasksPerClient)
 	case code == "clientbytes":
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: the client's tasks would keep over %d bytes", ports.ErrTooManyTasksForClient, s.lim.MaxBytesPerClient)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: the client's tasks would keep over %d bytes", ports.ErrTooManyTasksForClient, s.lim.MaxBytesPerClient)
 	case code == "bytes":
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: the store's tasks would keep over %d bytes", ports.ErrTooManyTasks, s.lim.MaxBytes)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: the store's tasks would keep over %d bytes", ports.ErrTooManyTasks, s.lim.MaxBytes)
 	case code == "claimed":
-		return ports.Task{}, fmt.Errorf("mcpredis: %w", ports.ErrTaskClaimed)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w", ports.ErrTaskClaimed)
 	case code != "ok" || len(rest) != taskFields:
-		return ports.Task{}, fmt.Errorf("mcpredis: %s: unexpected answer %q of %d fields", what, code, len(rest))
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %s: unexpected answer %q of %d fields", what, code, len(rest))
 	}
 	return decodeTask(rest, owner), nil
 }
@@ -446,19 +422,19 @@ func first(v []any) any {
 func (s *TaskStore) Create(ctx context.Context, t ports.Task) (ports.Task, error) {
 	u := ports.TaskUpdate{Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error, State: t.State}
 	if err := u.Check(); err != nil {
-		return ports.Task{}, fmt.Errorf("mcpredis: %w", err)
+		return ports.Task{}, err
 	}
 	if t.Status.Terminal() {
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: a new task cannot be %s", ports.ErrInvalidTaskUpdate, t.Status)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: a new task cannot be %s", ports.ErrInvalidTaskUpdate, t.Status)
 	}
-	if err := s.checkSizes(t.StatusMessage, t.InputRequests, t.State); err != nil {
+	if err := s.lim.CheckSizes(t.StatusMessage, t.InputRequests, t.State); err != nil {
 		return ports.Task{}, err
 	}
 	if t.ID == "" {
 		t.ID = rand.Text()
 	}
 	client := cmp.Or(t.Client, t.Owner)
-	ttl := max(min(cmp.Or(max(t.TTL, 0), s.opts.DefaultTTL), s.opts.MaxTTL).Milliseconds(), 1)
+	ttl := s.lim.TTL(t.TTL).Milliseconds()
 	poll := max(t.PollInterval, 0).Milliseconds()
 	code, rest, err := s.run(ctx, "creating a task", createTaskScript, s.args(t.ID, t.Owner, client, string(t.Status), t.StatusMessage,
 		ttl, poll, string(t.InputRequests), string(t.State)))
@@ -466,7 +442,7 @@ func (s *TaskStore) Create(ctx context.Context, t ports.Task) (ports.Task, error
 		return ports.Task{}, err
 	}
 	if code == "exists" {
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: %q", ports.ErrTaskExists, t.ID)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: %q", ports.ErrTaskExists, t.ID)
 	}
 	return s.task("creating a task", code, rest, t.Owner)
 }
@@ -483,9 +459,9 @@ func (s *TaskStore) Get(ctx context.Context, id, owner string) (ports.Task, erro
 // Update applies u to the owner's live task, atomically.
 func (s *TaskStore) Update(ctx context.Context, id, owner string, u ports.TaskUpdate) (ports.Task, error) {
 	if err := u.Check(); err != nil {
-		return ports.Task{}, fmt.Errorf("mcpredis: %w", err)
+		return ports.Task{}, err
 	}
-	if err := s.checkSizes(u.StatusMessage, u.InputRequests, u.Result, u.Error, u.State); err != nil {
+	if err := s.lim.CheckSizes(u.StatusMessage, u.InputRequests, u.Result, u.Error, u.State); err != nil {
 		return ports.Task{}, err
 	}
 	setState := "0"
@@ -499,9 +475,9 @@ func (s *TaskStore) Update(ctx context.Context, id, owner string, u ports.TaskUp
 	}
 	switch {
 	case code == "transition" && len(rest) == 1:
-		return ports.Task{}, fmt.Errorf("mcpredis: task %q: %w", id, &ports.TaskTransitionError{From: ports.TaskStatus(str(rest[0])), To: u.Status})
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: task %q: %w", id, &ports.TaskTransitionError{From: ports.TaskStatus(str(rest[0])), To: u.Status})
 	case code == "conflict" && len(rest) == 1:
-		return ports.Task{}, fmt.Errorf("mcpredis: task %q at version %s, not %d: %w", id, str(rest[0]), u.IfVersion, ports.ErrTaskConflict)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: task %q at version %s, not %d: %w", id, str(rest[0]), u.IfVersion, ports.ErrTaskConflict)
 	}
 	return s.task("updating a task", code, rest, owner)
 }
@@ -511,11 +487,11 @@ func (s *TaskStore) Update(ctx context.Context, id, owner string, u ports.TaskUp
 // and the status message, not the task's state.
 func (s *TaskStore) Claim(ctx context.Context, id, owner string, c ports.TaskClaim) (ports.Task, error) {
 	if c.Runner == "" {
-		return ports.Task{}, fmt.Errorf("mcpredis: %w: a claim names its runner", ports.ErrInvalidTaskUpdate)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: a claim names its runner", ports.ErrInvalidTaskUpdate)
 	}
 	setMsg, msg := "0", ""
 	if c.StatusMessage != nil {
-		if err := s.checkSizes(*c.StatusMessage); err != nil {
+		if err := s.lim.CheckSizes(*c.StatusMessage); err != nil {
 			return ports.Task{}, err
 		}
 		setMsg, msg = "1", *c.StatusMessage
@@ -530,9 +506,9 @@ func (s *TaskStore) Claim(ctx context.Context, id, owner string, c ports.TaskCla
 	}
 	switch {
 	case code == "transition" && len(rest) == 1:
-		return ports.Task{}, fmt.Errorf("mcpredis: task %q: %w", id, &ports.TaskTransitionError{From: ports.TaskStatus(str(rest[0])), To: ports.TaskWorking})
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: task %q: %w", id, &ports.TaskTransitionError{From: ports.TaskStatus(str(rest[0])), To: ports.TaskWorking})
 	case code == "conflict" && len(rest) == 1:
-		return ports.Task{}, fmt.Errorf("mcpredis: task %q at version %s, not %d: %w", id, str(rest[0]), c.IfVersion, ports.ErrTaskConflict)
+		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: task %q at version %s, not %d: %w", id, str(rest[0]), c.IfVersion, ports.ErrTaskConflict)
 	}
 	return s.task("claiming a task", code, rest, owner)
 }
@@ -540,7 +516,7 @@ func (s *TaskStore) Claim(ctx context.Context, id, owner string, c ports.TaskCla
 // Cancel makes the owner's live task cancelled; a terminal one is returned
 // as it is.
 func (s *TaskStore) Cancel(ctx context.Context, id, owner, message string) (ports.Task, error) {
-	if err := s.checkSizes(message); err != nil {
+	if err := s.lim.CheckSizes(message); err != nil {
 		return ports.Task{}, err
 	}
 	code, rest, err := s.run(ctx, "cancelling a task", updateTaskScript, s.args(id, owner, string(ports.TaskCancelled), message, "", "", "", "1", "", "0", 0, ""))
@@ -556,21 +532,19 @@ func (s *TaskStore) List(ctx context.Context, owner, cursor string, limit int) (
 	after := "0"
 	if cursor != "" {
 		if _, err := strconv.ParseUint(cursor, 10, 64); err != nil {
-			return nil, "", fmt.Errorf("mcpredis: %w", ports.ErrInvalidTaskCursor)
+			return nil, "", fmt.Errorf("hexmcp: mcpredis: %w", ports.ErrInvalidTaskCursor)
 		}
 		after = cursor
 	}
-	if limit <= 0 || limit > s.opts.MaxPage {
-		limit = s.opts.MaxPage
-	}
+	limit = s.lim.Page(limit)
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	res, err := runScript(ctx, s.c, listTasksScript, s.args(owner, after, limit)...).Slice()
 	if err != nil {
-		return nil, "", fmt.Errorf("mcpredis: listing tasks: %w", err)
+		return nil, "", fmt.Errorf("hexmcp: mcpredis: listing tasks: %w", err)
 	}
 	if len(res) == 0 || (len(res)-1)%taskFields != 0 {
-		return nil, "", fmt.Errorf("mcpredis: listing tasks: %d fields", len(res))
+		return nil, "", fmt.Errorf("hexmcp: mcpredis: listing tasks: %d fields", len(res))
 	}
 	tasks := make([]ports.Task, 0, (len(res)-1)/taskFields)
 	for i := 1; i < len(res); i += taskFields {
@@ -584,7 +558,7 @@ func (s *TaskStore) Delete(ctx context.Context, id, owner string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	if err := runScript(ctx, s.c, deleteTaskScript, s.args(id, owner)...).Err(); err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("mcpredis: deleting a task: %w", err)
+		return fmt.Errorf("hexmcp: mcpredis: deleting a task: %w", err)
 	}
 	return nil
 }

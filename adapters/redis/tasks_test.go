@@ -52,9 +52,9 @@ func TestTaskStoreContract(t *testing.T) {
 func TestTaskStoreDefaults(t *testing.T) {
 	srv := redistest.Start(t)
 	c := client(t, srv)
-	porttest.TestTaskLimits(t, porttest.TaskLimits{MaxTasks: mcpredis.DefaultMaxTasks, MaxTasksPerClient: mcpredis.DefaultMaxTasksPerClient,
-		MaxTaskBytes: mcpredis.DefaultMaxTaskBytes, MaxBytesPerClient: mcpredis.DefaultMaxTaskBytesPerClient, MaxBytes: mcpredis.DefaultMaxTaskStoreBytes,
-		MaxStatusMessageBytes: mcpredis.DefaultMaxTaskStatusMessageBytes},
+	porttest.TestTaskLimits(t, porttest.TaskLimits{MaxTasks: ports.DefaultMaxTasks, MaxTasksPerClient: ports.DefaultMaxTasksPerClient,
+		MaxTaskBytes: ports.DefaultMaxTaskBytes, MaxBytesPerClient: ports.DefaultMaxTaskBytesPerClient, MaxBytes: ports.DefaultMaxTaskStoreBytes,
+		MaxStatusMessageBytes: ports.DefaultMaxTaskStatusMessageBytes},
 		func(t *testing.T, clock ports.Clock) ports.TaskStore {
 			// 4 MiB payloads: a Timeout that waits, not the 1 s default
 			return mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: taskPrefix(), Clock: clock, Timeout: bigPayloadTimeout})

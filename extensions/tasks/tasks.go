@@ -73,9 +73,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/memstore"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -224,7 +224,7 @@ func (t *Tasks) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("tasks: shutdown: %w", ctx.Err())
+		return fmt.Errorf("hexmcp: tasks: shutdown: %w", ctx.Err())
 	}
 }
 
@@ -265,7 +265,7 @@ func (t *Tasks) attach(e *app.Engine) {
 	for name, sup := range t.opts.Tools {
 		if _, ok := e.LookupTool(name); !ok && sup != Forbidden {
 			// Tools may be added later: a warning, not an error.
-			t.log.LogAttrs(context.Background(), slog.LevelWarn, "tasks: Options.Tools names a tool the engine does not serve (yet)", slog.Any("tool", name))
+			t.log.LogAttrs(context.Background(), slog.LevelWarn, "hexmcp: tasks: Options.Tools names a tool the engine does not serve (yet)", slog.Any("tool", name))
 		}
 	}
 	t.storeMu.Lock()
@@ -281,7 +281,7 @@ func (t *Tasks) store() ports.TaskStore {
 	t.storeMu.Lock()
 	defer t.storeMu.Unlock()
 	if t.opts.Store == nil {
-		t.opts.Store = memory.NewTaskStore(memory.TaskStoreOptions{})
+		t.opts.Store = memstore.NewTaskStore(memstore.TaskStoreOptions{})
 	}
 	return t.opts.Store
 }
@@ -299,7 +299,7 @@ func (t *Tasks) acceptListen(ctx context.Context, req *app.Request, ids []string
 		if _, err := t.store().Get(ctx, id, own); err == nil {
 			keep = append(keep, id)
 		} else if !errors.Is(err, ports.ErrTaskNotFound) {
-			return nil, fmt.Errorf("tasks: reading a task to listen to: %w", err)
+			return nil, fmt.Errorf("hexmcp: tasks: reading a task to listen to: %w", err)
 		}
 	}
 	return keep, nil
@@ -318,16 +318,16 @@ func (t *Tasks) notify(ctx context.Context, task ports.Task) {
 		_, err = e.NotifyTopic("taskIds", task.ID, "notifications/tasks", b)
 	}
 	if err != nil {
-		t.log.LogAttrs(ctx, slog.LevelWarn, "tasks: a status notification was not sent", slog.Any("task", task.ID), slog.Any("error", err))
+		t.log.LogAttrs(ctx, slog.LevelWarn, "hexmcp: tasks: a status notification was not sent", slog.Any("task", task.ID), slog.Any("error", err))
 	}
 }
 
 // The causes of a run's end, and errNotClaimed: the task is gone, has
 // ended, or another run (here or at another instance) runs it.
 var (
-	errShutdown   = errors.New("tasks: the server is shutting down")
-	errCancelled  = errors.New("tasks: cancelled by the client")
-	errNotClaimed = errors.New("tasks: this instance no longer runs the task")
+	errShutdown   = errors.New("hexmcp: tasks: the server is shutting down")
+	errCancelled  = errors.New("hexmcp: tasks: cancelled by the client")
+	errNotClaimed = errors.New("hexmcp: tasks: this instance no longer runs the task")
 )
 
 // state is what the store keeps of a live task for the server
@@ -358,7 +358,7 @@ func newState(req *app.Request, answers map[string]stdjson.RawMessage) (state, e
 		RequestState   stdjson.RawMessage            `json:"requestState"`
 	}
 	if err := stdjson.Unmarshal(req.Params, &p); err != nil {
-		return state{}, fmt.Errorf("tasks: the call's params do not decode: %w", err)
+		return state{}, fmt.Errorf("hexmcp: tasks: the call's params do not decode: %w", err)
 	}
 	st := state{Name: p.Name, Arguments: p.Arguments, Answers: p.InputResponses, RequestState: p.RequestState}
 	if len(answers) > 0 && st.Answers == nil {
@@ -371,7 +371,7 @@ func newState(req *app.Request, answers map[string]stdjson.RawMessage) (state, e
 func decodeState(task ports.Task) (state, error) {
 	var st state
 	if err := stdjson.Unmarshal(task.State, &st); err != nil || st.Name == "" {
-		return state{}, fmt.Errorf("tasks: task %s has no usable state", task.ID)
+		return state{}, fmt.Errorf("hexmcp: tasks: task %s has no usable state", task.ID)
 	}
 	return st, nil
 }
@@ -396,7 +396,7 @@ func (st state) callParams() (stdjson.RawMessage, error) {
 	}
 	b, err := stdjson.Marshal(p)
 	if err != nil {
-		return nil, fmt.Errorf("tasks: encoding a run's params: %w", err)
+		return nil, fmt.Errorf("hexmcp: tasks: encoding a run's params: %w", err)
 	}
 	return b, nil
 }
@@ -536,7 +536,7 @@ type detachFlag struct {
 // errDetached is the error Detach returns to end the synchronous run. It
 // is a protocol error so that the engine does not log it; the middleware
 // never sends it.
-var errDetached = &domain.ProtocolError{Code: domain.CodeInternalError, Message: "tasks: the call goes on as a task"}
+var errDetached = &domain.ProtocolError{Code: domain.CodeInternalError, Message: "hexmcp: tasks: the call goes on as a task"}
 
 // Detach makes the rest of a tools/call run as a task, for a tool listed
 // in [Options.Deferred]: in the call's synchronous run (the client
@@ -609,7 +609,7 @@ func (t *Tasks) start(ctx context.Context, req *app.Request, next app.MethodHand
 		}
 	}
 	if err != nil {
-		t.log.LogAttrs(ctx, slog.LevelError, "tasks: a call cannot run as a task; it runs synchronously", slog.Any("tool", req.Name), slog.Any("error", err))
+		t.log.LogAttrs(ctx, slog.LevelError, "hexmcp: tasks: a call cannot run as a task; it runs synchronously", slog.Any("tool", req.Name), slog.Any("error", err))
 		return next(ctx, req)
 	}
 	if !t.roomFor(runBytes(run)) {
@@ -627,13 +627,13 @@ func (t *Tasks) start(ctx context.Context, req *app.Request, next app.MethodHand
 		if errors.Is(err, ports.ErrTooManyTasks) || errors.Is(err, ports.ErrTaskTooLarge) {
 			level = slog.LevelDebug // a client's doing, not the server's trouble
 		}
-		t.log.LogAttrs(ctx, level, "tasks: a task cannot be created; the call runs synchronously", slog.Any("tool", req.Name), slog.Any("error", err))
+		t.log.LogAttrs(ctx, level, "hexmcp: tasks: a task cannot be created; the call runs synchronously", slog.Any("tool", req.Name), slog.Any("error", err))
 		return next(ctx, req)
 	}
 	claimed, err := t.store().Claim(ctx, task.ID, own, ports.TaskClaim{Runner: t.instance, Lease: t.opts.Lease})
 	if err != nil {
 		// Nobody runs it: the next tasks/get, at any instance, does.
-		t.log.LogAttrs(ctx, slog.LevelWarn, "tasks: a new task cannot be claimed; it runs at its next tasks/get", slog.Any("task", task.ID), slog.Any("error", err))
+		t.log.LogAttrs(ctx, slog.LevelWarn, "hexmcp: tasks: a new task cannot be claimed; it runs at its next tasks/get", slog.Any("task", task.ID), slog.Any("error", err))
 		return encodeTask(task, "task", false)
 	}
 	if !t.launch(ctx, run, next, claimed) {
@@ -707,7 +707,7 @@ func (t *Tasks) launch(ctx context.Context, req *app.Request, next app.MethodHan
 		}).WithLog(func(ctx context.Context, level domain.LogLevel, logger string, data any) {
 			// A task's log messages reach no client (the extension has
 			// no channel for them): they go to the server's log.
-			t.log.LogAttrs(ctx, serverLevel(level), "tasks: a task's handler logged", slog.Any("task", task.ID),
+			t.log.LogAttrs(ctx, serverLevel(level), "hexmcp: tasks: a task's handler logged", slog.Any("task", task.ID),
 				slog.Any("logger", logger), slog.Any("level", string(level)), slog.Any("data", data))
 		})
 		res, err := next(runCtx, req)
@@ -811,7 +811,7 @@ func (t *Tasks) supervise(ctx context.Context, r *run, id, own, shown string) {
 			haveMsg = false
 		case ctx.Err() == nil:
 			// Redis unreachable, say: the next tick tries again.
-			t.log.LogAttrs(ctx, slog.LevelError, "tasks: renewing a task's claim failed", slog.Any("task", id), slog.Any("error", err))
+			t.log.LogAttrs(ctx, slog.LevelError, "hexmcp: tasks: renewing a task's claim failed", slog.Any("task", id), slog.Any("error", err))
 		}
 	}
 }
@@ -854,20 +854,20 @@ func (t *Tasks) write(ctx context.Context, id, own string, u ports.TaskUpdate) {
 	u.IfRunner = t.instance
 	updated, err := t.store().Update(ctx, id, own, u)
 	if errors.Is(err, ports.ErrTaskTooLarge) || errors.Is(err, ports.ErrTooManyTasks) {
-		t.log.LogAttrs(ctx, slog.LevelWarn, "tasks: a task's outcome is over the task store's bounds; the task fails", slog.Any("task", id), slog.Any("error", err))
+		t.log.LogAttrs(ctx, slog.LevelWarn, "hexmcp: tasks: a task's outcome is over the task store's bounds; the task fails", slog.Any("task", id), slog.Any("error", err))
 		updated, err = t.store().Update(ctx, id, own, ports.TaskUpdate{Status: ports.TaskFailed, Error: errOverBounds, IfRunner: t.instance})
 	}
 	switch {
 	case err == nil:
 		t.notify(ctx, updated)
 	case !notClaimed(err):
-		t.log.LogAttrs(ctx, slog.LevelError, "tasks: writing a task failed", slog.Any("task", id), slog.Any("error", err))
+		t.log.LogAttrs(ctx, slog.LevelError, "hexmcp: tasks: writing a task failed", slog.Any("task", id), slog.Any("error", err))
 	}
 }
 
 // fail ends a task this instance claimed but cannot run.
 func (t *Tasks) fail(ctx context.Context, task ports.Task, err error) {
-	t.log.LogAttrs(ctx, slog.LevelError, "tasks: a task cannot run again", slog.Any("task", task.ID), slog.Any("error", err))
+	t.log.LogAttrs(ctx, slog.LevelError, "hexmcp: tasks: a task cannot run again", slog.Any("task", task.ID), slog.Any("error", err))
 	t.write(ctx, task.ID, task.Owner, ports.TaskUpdate{Status: ports.TaskFailed, Error: errorObject(nil)})
 }
 
@@ -876,7 +876,7 @@ func (t *Tasks) fail(ctx context.Context, task ports.Task, err error) {
 func (t *Tasks) release(ctx context.Context, id, own string) {
 	_, err := t.store().Claim(ctx, id, own, ports.TaskClaim{Runner: t.instance})
 	if err != nil && !notClaimed(err) {
-		t.log.LogAttrs(ctx, slog.LevelWarn, "tasks: releasing a task failed; another instance runs it once its claim expires", slog.Any("task", id), slog.Any("error", err))
+		t.log.LogAttrs(ctx, slog.LevelWarn, "hexmcp: tasks: releasing a task failed; another instance runs it once its claim expires", slog.Any("task", id), slog.Any("error", err))
 	}
 }
 
@@ -938,7 +938,7 @@ func encodeTask(task ports.Task, resultType string, detailed bool) (stdjson.RawM
 	}
 	b, err := stdjson.Marshal(m)
 	if err != nil {
-		return nil, fmt.Errorf("tasks: encoding a task: %w", err)
+		return nil, fmt.Errorf("hexmcp: tasks: encoding a task: %w", err)
 	}
 	return b, nil
 }
@@ -966,7 +966,7 @@ func target(ctx context.Context, req app.ExtensionRequest) (id, owner string, er
 	}
 	owner, ok := ctx.Value(ownerKey).(string)
 	if !ok {
-		return "", "", errors.New("tasks: the extension's middleware did not run (register Tasks.Extension)")
+		return "", "", errors.New("hexmcp: tasks: the extension's middleware did not run (register Tasks.Extension)")
 	}
 	return id, owner, nil
 }
@@ -1110,7 +1110,7 @@ func (t *Tasks) serveUpdate(ctx context.Context, req app.ExtensionRequest) (any,
 		}
 		var pending map[string]stdjson.RawMessage
 		if err := stdjson.Unmarshal(task.InputRequests, &pending); err != nil {
-			return nil, fmt.Errorf("tasks: task %s: its input requests do not decode: %w", id, err)
+			return nil, fmt.Errorf("hexmcp: tasks: task %s: its input requests do not decode: %w", id, err)
 		}
 		matched := false
 		for k, v := range answers {
@@ -1159,5 +1159,5 @@ func (t *Tasks) serveUpdate(ctx context.Context, req app.ExtensionRequest) (any,
 		}
 		return struct{}{}, nil
 	}
-	return nil, fmt.Errorf("tasks: task %s changed %d times while its answers were stored", id, conflictRetries)
+	return nil, fmt.Errorf("hexmcp: tasks: task %s changed %d times while its answers were stored", id, conflictRetries)
 }

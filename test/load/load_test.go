@@ -32,6 +32,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 func size(name string, def int) int {
@@ -62,10 +63,10 @@ func newServer(t *testing.T) *httptest.Server {
 	}
 	mux := http.NewServeMux()
 	// Every session of the load comes from one address: the per-client
-	// session limit (memory.DefaultMaxSessionsPerClient) would stop a full
+	// session limit (ports.DefaultMaxSessionsPerClient) would stop a full
 	// size run, so it is lifted, as it would be for clients told apart by
 	// another key (mcphttp.Options.ClientKey).
-	sessions := memory.NewSessionStore(memory.SessionStoreOptions{MaxSessionsPerClient: memory.UnlimitedSessionsPerClient})
+	sessions := memory.NewSessionStore(memory.SessionStoreOptions{MaxSessionsPerClient: ports.UnlimitedSessionsPerClient})
 	mux.Handle("/mcp", mcphttp.NewHandler(e, mcphttp.Options{SessionStore: sessions}))
 	mux.Handle("/ws", websocket.NewHandler(e, websocket.Options{}))
 	srv := httptest.NewServer(mux)

@@ -1,4 +1,4 @@
-package memory
+package memstore
 
 import (
 	"bytes"
@@ -14,101 +14,49 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// Defaults of [TaskStoreOptions].
-const (
-	// DefaultMaxTasks bounds the live tasks of a store.
-	DefaultMaxTasks = 10_000
-	// DefaultMaxTasksPerClient bounds the live tasks of one client: 10%
-	// of DefaultMaxTasks, so that one client cannot fill the store.
-	DefaultMaxTasksPerClient = 1_000
-	// DefaultMaxTaskBytes bounds what one task keeps (its InputRequests,
-	// Result, Error and State together, see [ports.TaskBytes]): 4 MiB,
-	// the Streamable HTTP transport's default message size.
-	DefaultMaxTaskBytes = 4 << 20
-	// DefaultMaxTaskBytesPerClient bounds what the live tasks of one
-	// client keep together, whatever their status: 16 MiB, an eighth of
-	// DefaultMaxTaskStoreBytes, so that one client cannot fill the store.
-	DefaultMaxTaskBytesPerClient = 16 << 20
-	// DefaultMaxTaskStoreBytes bounds what the live tasks of the store
-	// keep together.
-	DefaultMaxTaskStoreBytes = 128 << 20
-	// DefaultMaxTaskStatusMessageBytes bounds a task's StatusMessage.
-	DefaultMaxTaskStatusMessageBytes = 4 << 10
-	// DefaultTaskTTL is the TTL of a task created without one.
-	DefaultTaskTTL = time.Hour
-	// DefaultMaxTaskTTL caps a task's TTL.
-	DefaultMaxTaskTTL = 24 * time.Hour
-	// DefaultMaxTaskPage bounds the tasks of one List page.
-	DefaultMaxTaskPage = 100
-)
-
 // TaskStoreOptions configures [NewTaskStore]. Zero (or negative) fields
 // take their defaults.
 type TaskStoreOptions struct {
 	// MaxTasks bounds the live tasks of the store (default
-	// [DefaultMaxTasks]).
+	// [ports.DefaultMaxTasks]).
 	MaxTasks int
 	// MaxTasksPerClient bounds the live tasks of one client
-	// ([ports.Task.Client]; default [DefaultMaxTasksPerClient]; never
+	// ([ports.Task.Client]; default [ports.DefaultMaxTasksPerClient]; never
 	// more than MaxTasks).
 	MaxTasksPerClient int
 	// MaxTaskBytes bounds what one task keeps, its InputRequests,
-	// Result, Error and State together (default [DefaultMaxTaskBytes]).
+	// Result, Error and State together (default [ports.DefaultMaxTaskBytes]).
 	MaxTaskBytes int
 	// MaxBytesPerClient bounds what the live tasks of one client keep
-	// together (default [DefaultMaxTaskBytesPerClient]; never less than
+	// together (default [ports.DefaultMaxTaskBytesPerClient]; never less than
 	// MaxTaskBytes nor more than MaxBytes).
 	MaxBytesPerClient int
 	// MaxBytes bounds what the live tasks of the store keep together
-	// (default [DefaultMaxTaskStoreBytes]).
+	// (default [ports.DefaultMaxTaskStoreBytes]).
 	MaxBytes int
 	// MaxStatusMessageBytes bounds a task's StatusMessage (default
-	// [DefaultMaxTaskStatusMessageBytes]).
+	// [ports.DefaultMaxTaskStatusMessageBytes]).
 	MaxStatusMessageBytes int
 	// DefaultTTL is the TTL of a task created with none (default
-	// [DefaultTaskTTL]; never more than MaxTTL).
+	// [ports.DefaultTaskTTL]; never more than MaxTTL).
 	DefaultTTL time.Duration
-	// MaxTTL caps the TTL of every task (default [DefaultMaxTaskTTL]).
+	// MaxTTL caps the TTL of every task (default [ports.DefaultMaxTaskTTL]).
 	MaxTTL time.Duration
 	// MaxPage bounds the tasks of one List page (default
-	// [DefaultMaxTaskPage]).
+	// [ports.DefaultMaxTaskPage]).
 	MaxPage int
 	// Clock tells the time (default the system clock).
 	Clock ports.Clock
 }
 
-func positive[T int | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
-}
-
-// TaskStoreLimits are the limits of a task store, defaulted as
-// [TaskStoreOptions] says; both task stores (mcpredis's too) keep to
-// them.
-type TaskStoreLimits struct {
-	// MaxTasks, MaxTasksPerClient: live tasks, in all and of one client.
-	MaxTasks, MaxTasksPerClient int
-	// MaxTaskBytes, MaxBytesPerClient, MaxBytes: what tasks keep
-	// ([ports.Task.Bytes]), one task, one client's, all.
-	MaxTaskBytes, MaxBytesPerClient, MaxBytes int
-	// MaxStatusMessageBytes: a task's status message.
-	MaxStatusMessageBytes int
-}
-
-// Limits returns the limits opts configures, defaults applied.
-func (opts TaskStoreOptions) Limits() TaskStoreLimits {
-	l := TaskStoreLimits{
-		MaxTasks:              positive(opts.MaxTasks, DefaultMaxTasks),
-		MaxTaskBytes:          positive(opts.MaxTaskBytes, DefaultMaxTaskBytes),
-		MaxBytes:              positive(opts.MaxBytes, DefaultMaxTaskStoreBytes),
-		MaxStatusMessageBytes: positive(opts.MaxStatusMessageBytes, DefaultMaxTaskStatusMessageBytes),
-	}
-	l.MaxTasksPerClient = min(positive(opts.MaxTasksPerClient, DefaultMaxTasksPerClient), l.MaxTasks)
-	l.MaxTaskBytes = min(l.MaxTaskBytes, l.MaxBytes)
-	l.MaxBytesPerClient = min(max(positive(opts.MaxBytesPerClient, DefaultMaxTaskBytesPerClient), l.MaxTaskBytes), l.MaxBytes)
-	return l
+// limits are the limits opts configures, defaults applied.
+func (opts TaskStoreOptions) limits() ports.TaskLimits {
+	return ports.TaskLimits{
+		MaxTasks: opts.MaxTasks, MaxTasksPerClient: opts.MaxTasksPerClient,
+		MaxTaskBytes: opts.MaxTaskBytes, MaxBytesPerClient: opts.MaxBytesPerClient, MaxBytes: opts.MaxBytes,
+		MaxStatusMessageBytes: opts.MaxStatusMessageBytes,
+		DefaultTTL:            opts.DefaultTTL, MaxTTL: opts.MaxTTL, MaxPage: opts.MaxPage,
+	}.WithDefaults()
 }
 
 // TaskStore is the in-memory [ports.TaskStore]: the tasks of one process.
@@ -117,8 +65,8 @@ func (opts TaskStoreOptions) Limits() TaskStoreLimits {
 // that grows a task), which then drops the expired tasks before it
 // refuses.
 type TaskStore struct {
-	opts TaskStoreOptions
-	lim  TaskStoreLimits
+	clock ports.Clock
+	lim   ports.TaskLimits
 
 	mu       sync.Mutex
 	seq      uint64
@@ -144,17 +92,15 @@ var _ ports.TaskStore = (*TaskStore)(nil)
 
 // NewTaskStore returns an empty task store.
 func NewTaskStore(opts TaskStoreOptions) *TaskStore {
-	opts.MaxTTL = positive(opts.MaxTTL, DefaultMaxTaskTTL)
-	opts.DefaultTTL = min(positive(opts.DefaultTTL, DefaultTaskTTL), opts.MaxTTL)
-	opts.MaxPage = positive(opts.MaxPage, DefaultMaxTaskPage)
-	if opts.Clock == nil {
-		opts.Clock = ports.SystemClock{}
+	clock := opts.Clock
+	if clock == nil {
+		clock = ports.SystemClock{}
 	}
-	return &TaskStore{opts: opts, lim: opts.Limits(), tasks: map[string]*taskEntry{},
+	return &TaskStore{clock: clock, lim: opts.limits(), tasks: map[string]*taskEntry{},
 		byOwner: map[string]map[string]*taskEntry{}, byClient: map[string]*clientTasks{}}
 }
 
-func (s *TaskStore) now() time.Time { return s.opts.Clock.Now().UTC().Truncate(time.Millisecond) }
+func (s *TaskStore) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }
 
 func cloneRaw(b []byte) []byte {
 	if len(b) == 0 {
@@ -172,24 +118,6 @@ func cloneTask(t ports.Task) ports.Task {
 func bare(t ports.Task) ports.Task {
 	t.InputRequests, t.Result, t.Error, t.State = nil, nil, nil, nil
 	return t
-}
-
-// CheckTaskSizes checks a task's status message against maxMessage bytes
-// and its payloads and state together ([ports.TaskBytes]) against maxTask
-// bytes; the error wraps [ports.ErrTaskTooLarge]. Every task store bounds
-// tasks this way (mcpredis.TaskStore too).
-func CheckTaskSizes(maxMessage, maxTask int, message string, payloads ...[]byte) error {
-	if len(message) > maxMessage {
-		return fmt.Errorf("%w: status message of %d bytes, over %d", ports.ErrTaskTooLarge, len(message), maxMessage)
-	}
-	n := 0
-	for _, p := range payloads {
-		n += len(p)
-	}
-	if n > maxTask {
-		return fmt.Errorf("%w: %d bytes of payloads and state, over %d", ports.ErrTaskTooLarge, n, maxTask)
-	}
-	return nil
 }
 
 // live returns the owner's unexpired task id, dropping it when expired.
@@ -245,13 +173,13 @@ func (s *TaskStore) room(client string, grow int, adding bool, now time.Time) er
 		c := s.byClient[client]
 		switch {
 		case adding && len(s.tasks) >= s.lim.MaxTasks:
-			return fmt.Errorf("memory: %w: the store holds %d", ports.ErrTooManyTasks, s.lim.MaxTasks)
+			return fmt.Errorf("hexmcp: memory task store: %w: the store holds %d", ports.ErrTooManyTasks, s.lim.MaxTasks)
 		case adding && c != nil && len(c.tasks) >= s.lim.MaxTasksPerClient:
-			return fmt.Errorf("memory: %w: the client holds %d", ports.ErrTooManyTasksForClient, s.lim.MaxTasksPerClient)
+			return fmt.Errorf("hexmcp: memory task store: %w: the client holds %d", ports.ErrTooManyTasksForClient, s.lim.MaxTasksPerClient)
 		case grow > 0 && c != nil && c.bytes+grow > s.lim.MaxBytesPerClient:
-			return fmt.Errorf("memory: %w: the client's tasks keep %d bytes, %d more is over %d", ports.ErrTooManyTasksForClient, c.bytes, grow, s.lim.MaxBytesPerClient)
+			return fmt.Errorf("hexmcp: memory task store: %w: the client's tasks keep %d bytes, %d more is over %d", ports.ErrTooManyTasksForClient, c.bytes, grow, s.lim.MaxBytesPerClient)
 		case grow > 0 && s.bytes+grow > s.lim.MaxBytes:
-			return fmt.Errorf("memory: %w: the store's tasks keep %d bytes, %d more is over %d", ports.ErrTooManyTasks, s.bytes, grow, s.lim.MaxBytes)
+			return fmt.Errorf("hexmcp: memory task store: %w: the store's tasks keep %d bytes, %d more is over %d", ports.ErrTooManyTasks, s.bytes, grow, s.lim.MaxBytes)
 		}
 		return nil
 	}
@@ -273,21 +201,20 @@ func (s *TaskStore) room(client string, grow int, adding bool, now time.Time) er
 func (s *TaskStore) Create(_ context.Context, t ports.Task) (ports.Task, error) {
 	u := ports.TaskUpdate{Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error, State: t.State}
 	if err := u.Check(); err != nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", err)
+		return ports.Task{}, err
 	}
 	if t.Status.Terminal() {
-		return ports.Task{}, fmt.Errorf("memory: %w: a new task cannot be %s", ports.ErrInvalidTaskUpdate, t.Status)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w: a new task cannot be %s", ports.ErrInvalidTaskUpdate, t.Status)
 	}
-	if err := CheckTaskSizes(s.lim.MaxStatusMessageBytes, s.lim.MaxTaskBytes, t.StatusMessage, t.InputRequests, t.State); err != nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", err)
+	if err := s.lim.CheckSizes(t.StatusMessage, t.InputRequests, t.State); err != nil {
+		return ports.Task{}, err
 	}
 	if t.ID == "" {
 		t.ID = rand.Text()
 	}
 	t.Client = cmp.Or(t.Client, t.Owner)
 	t.Runner, t.LeaseUntil = "", time.Time{}
-	t.TTL = min(cmp.Or(max(t.TTL, 0), s.opts.DefaultTTL), s.opts.MaxTTL).Truncate(time.Millisecond)
-	t.TTL = max(t.TTL, time.Millisecond)
+	t.TTL = s.lim.TTL(t.TTL)
 	t.PollInterval = max(t.PollInterval, 0).Truncate(time.Millisecond)
 	t = cloneTask(t)
 	n := t.Bytes()
@@ -298,7 +225,7 @@ func (s *TaskStore) Create(_ context.Context, t ports.Task) (ports.Task, error) 
 	t.CreatedAt, t.UpdatedAt, t.Version = now, now, 1
 	if e := s.tasks[t.ID]; e != nil {
 		if now.Before(e.t.ExpiresAt()) {
-			return ports.Task{}, fmt.Errorf("memory: %w: %q", ports.ErrTaskExists, t.ID)
+			return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w: %q", ports.ErrTaskExists, t.ID)
 		}
 		s.remove(e)
 	}
@@ -331,7 +258,7 @@ func (s *TaskStore) Get(_ context.Context, id, owner string) (ports.Task, error)
 	defer s.mu.Unlock()
 	e := s.live(id, owner, s.now())
 	if e == nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", ports.ErrTaskNotFound)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w", ports.ErrTaskNotFound)
 	}
 	return cloneTask(e.t), nil
 }
@@ -339,10 +266,10 @@ func (s *TaskStore) Get(_ context.Context, id, owner string) (ports.Task, error)
 // Update applies u to the owner's live task.
 func (s *TaskStore) Update(_ context.Context, id, owner string, u ports.TaskUpdate) (ports.Task, error) {
 	if err := u.Check(); err != nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", err)
+		return ports.Task{}, err
 	}
-	if err := CheckTaskSizes(s.lim.MaxStatusMessageBytes, s.lim.MaxTaskBytes, u.StatusMessage, u.InputRequests, u.Result, u.Error, u.State); err != nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", err)
+	if err := s.lim.CheckSizes(u.StatusMessage, u.InputRequests, u.Result, u.Error, u.State); err != nil {
+		return ports.Task{}, err
 	}
 	u.InputRequests, u.Result, u.Error, u.State = cloneRaw(u.InputRequests), cloneRaw(u.Result), cloneRaw(u.Error), cloneRaw(u.State)
 	s.mu.Lock()
@@ -350,16 +277,16 @@ func (s *TaskStore) Update(_ context.Context, id, owner string, u ports.TaskUpda
 	now := s.now()
 	e := s.live(id, owner, now)
 	if e == nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", ports.ErrTaskNotFound)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w", ports.ErrTaskNotFound)
 	}
 	if !ports.TaskTransitionAllowed(e.t.Status, u.Status) {
-		return ports.Task{}, fmt.Errorf("memory: task %q: %w", id, &ports.TaskTransitionError{From: e.t.Status, To: u.Status})
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, &ports.TaskTransitionError{From: e.t.Status, To: u.Status})
 	}
 	if u.IfVersion > 0 && u.IfVersion != e.t.Version {
-		return ports.Task{}, fmt.Errorf("memory: task %q at version %d, not %d: %w", id, e.t.Version, u.IfVersion, ports.ErrTaskConflict)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q at version %d, not %d: %w", id, e.t.Version, u.IfVersion, ports.ErrTaskConflict)
 	}
 	if u.IfRunner != "" && u.IfRunner != e.t.Runner {
-		return ports.Task{}, fmt.Errorf("memory: task %q: %w", id, ports.ErrTaskClaimed)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, ports.ErrTaskClaimed)
 	}
 	state := e.t.State
 	switch {
@@ -368,8 +295,8 @@ func (s *TaskStore) Update(_ context.Context, id, owner string, u ports.TaskUpda
 	case u.State != nil:
 		state = u.State
 	}
-	if err := CheckTaskSizes(s.lim.MaxStatusMessageBytes, s.lim.MaxTaskBytes, "", u.InputRequests, u.Result, u.Error, state); err != nil {
-		return ports.Task{}, fmt.Errorf("memory: task %q: %w", id, err)
+	if err := s.lim.CheckSizes("", u.InputRequests, u.Result, u.Error, state); err != nil {
+		return ports.Task{}, err
 	}
 	n := ports.TaskBytes(u.InputRequests, u.Result, u.Error, state)
 	if grow := n - e.bytes; grow > 0 {
@@ -401,28 +328,30 @@ func (s *TaskStore) recount(e *taskEntry, n int) {
 // [ports.TaskStore.Claim]).
 func (s *TaskStore) Claim(_ context.Context, id, owner string, c ports.TaskClaim) (ports.Task, error) {
 	if c.Runner == "" {
-		return ports.Task{}, fmt.Errorf("memory: %w: a claim names its runner", ports.ErrInvalidTaskUpdate)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w: a claim names its runner", ports.ErrInvalidTaskUpdate)
 	}
-	if c.StatusMessage != nil && len(*c.StatusMessage) > s.lim.MaxStatusMessageBytes {
-		return ports.Task{}, fmt.Errorf("memory: %w: status message of %d bytes, over %d", ports.ErrTaskTooLarge, len(*c.StatusMessage), s.lim.MaxStatusMessageBytes)
+	if c.StatusMessage != nil {
+		if err := s.lim.CheckSizes(*c.StatusMessage); err != nil {
+			return ports.Task{}, err
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	e := s.live(id, owner, now)
 	if e == nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", ports.ErrTaskNotFound)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w", ports.ErrTaskNotFound)
 	}
 	if e.t.Status != ports.TaskWorking {
-		return ports.Task{}, fmt.Errorf("memory: task %q: %w", id, &ports.TaskTransitionError{From: e.t.Status, To: ports.TaskWorking})
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, &ports.TaskTransitionError{From: e.t.Status, To: ports.TaskWorking})
 	}
 	if c.IfVersion > 0 && c.IfVersion != e.t.Version {
-		return ports.Task{}, fmt.Errorf("memory: task %q at version %d, not %d: %w", id, e.t.Version, c.IfVersion, ports.ErrTaskConflict)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q at version %d, not %d: %w", id, e.t.Version, c.IfVersion, ports.ErrTaskConflict)
 	}
 	held := e.t.Runner != "" && now.Before(e.t.LeaseUntil)
 	switch {
 	case c.Lease > 0 && held && e.t.Runner != c.Runner, c.Lease <= 0 && e.t.Runner != c.Runner:
-		return ports.Task{}, fmt.Errorf("memory: task %q: %w", id, ports.ErrTaskClaimed)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, ports.ErrTaskClaimed)
 	case c.Lease > 0:
 		e.t.Runner, e.t.LeaseUntil = c.Runner, now.Add(c.Lease.Truncate(time.Millisecond))
 	default:
@@ -438,15 +367,15 @@ func (s *TaskStore) Claim(_ context.Context, id, owner string, c ports.TaskClaim
 // Cancel makes the owner's live task cancelled; a terminal one is returned
 // as it is.
 func (s *TaskStore) Cancel(_ context.Context, id, owner, message string) (ports.Task, error) {
-	if err := CheckTaskSizes(s.lim.MaxStatusMessageBytes, s.lim.MaxTaskBytes, message); err != nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", err)
+	if err := s.lim.CheckSizes(message); err != nil {
+		return ports.Task{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	e := s.live(id, owner, now)
 	if e == nil {
-		return ports.Task{}, fmt.Errorf("memory: %w", ports.ErrTaskNotFound)
+		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w", ports.ErrTaskNotFound)
 	}
 	if !e.t.Status.Terminal() {
 		e.t.Status, e.t.StatusMessage, e.t.UpdatedAt = ports.TaskCancelled, message, now
@@ -465,13 +394,11 @@ func (s *TaskStore) List(_ context.Context, owner, cursor string, limit int) ([]
 	if cursor != "" {
 		n, err := strconv.ParseUint(cursor, 10, 64)
 		if err != nil {
-			return nil, "", fmt.Errorf("memory: %w", ports.ErrInvalidTaskCursor)
+			return nil, "", fmt.Errorf("hexmcp: memory task store: %w", ports.ErrInvalidTaskCursor)
 		}
 		after = n
 	}
-	if limit <= 0 || limit > s.opts.MaxPage {
-		limit = s.opts.MaxPage
-	}
+	limit = s.lim.Page(limit)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()

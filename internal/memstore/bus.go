@@ -1,4 +1,4 @@
-package memory
+package memstore
 
 import (
 	"bytes"
@@ -11,47 +11,21 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// Defaults of [BusOptions].
-const (
-	// DefaultMaxNoticeBytes bounds one notice ([NoticeSize]): 4 MiB, the
-	// size of the largest message the HTTP and WebSocket transports accept
-	// by default (their MaxBodyBytes and MaxMessageSize), so that a
-	// client's response (the Data of a ports.NoticeClientResponse: a
-	// sampling result may carry an image) that a transport took in can
-	// always be handed to the instance that waits for it.
-	DefaultMaxNoticeBytes = 4 << 20
-	// DefaultMaxQueuedNotices bounds the notices waiting for one
-	// subscriber: 1,024. Notices come in bursts (a list changed, a
-	// resource updated several times); a subscriber that is 1,024 behind
-	// is stuck rather than slow.
-	DefaultMaxQueuedNotices = 1_024
-	// DefaultMaxQueuedNoticeBytes bounds the bytes ([NoticeSize]) of the
-	// notices waiting for one subscriber: 16 MiB, four notices of
-	// DefaultMaxNoticeBytes.
-	DefaultMaxQueuedNoticeBytes = 16 << 20
-)
-
-// NoticeSize is what a notice counts against the byte bounds of
-// [BusOptions]: the lengths of its fields together.
-func NoticeSize(n ports.Notice) int {
-	return len(n.Kind) + len(n.ID) + len(n.Origin) + len(n.To) + len(n.URI) + len(n.Session) + len(n.Data)
-}
-
 // BusOptions configures [NewBus]. Zero (or negative) fields take their
 // defaults: no field turns a bound off.
 type BusOptions struct {
-	// MaxNoticeBytes bounds one notice ([NoticeSize]); Publish refuses a
-	// larger one with an error wrapping [ports.ErrNoticeTooLarge].
-	// Default [DefaultMaxNoticeBytes].
+	// MaxNoticeBytes bounds one notice ([ports.Notice.Size]); Publish
+	// refuses a larger one with an error wrapping
+	// [ports.ErrNoticeTooLarge]. Default [ports.DefaultMaxNoticeBytes].
 	MaxNoticeBytes int
 	// MaxQueuedNotices bounds the notices waiting for one subscriber
 	// (besides the one its function is handling). Default
-	// [DefaultMaxQueuedNotices].
+	// [ports.DefaultMaxQueuedNotices].
 	MaxQueuedNotices int
 	// MaxQueuedNoticeBytes bounds the bytes of the notices waiting for one
 	// subscriber (besides the one its function is handling); never less
 	// than MaxNoticeBytes, so that a notice Publish accepts fits an empty
-	// queue. Default [DefaultMaxQueuedNoticeBytes].
+	// queue. Default [ports.DefaultMaxQueuedNoticeBytes].
 	MaxQueuedNoticeBytes int
 	// Logger gets a warning when a subscriber's queue is full and notices
 	// start being dropped for it: one per overflow (the next comes after
@@ -107,13 +81,13 @@ func NewBus(opts BusOptions) *Bus {
 		subs:           make(map[*busSub]struct{}),
 	}
 	if b.maxNotice <= 0 {
-		b.maxNotice = DefaultMaxNoticeBytes
+		b.maxNotice = ports.DefaultMaxNoticeBytes
 	}
 	if b.maxQueued <= 0 {
-		b.maxQueued = DefaultMaxQueuedNotices
+		b.maxQueued = ports.DefaultMaxQueuedNotices
 	}
 	if b.maxQueuedBytes <= 0 {
-		b.maxQueuedBytes = DefaultMaxQueuedNoticeBytes
+		b.maxQueuedBytes = ports.DefaultMaxQueuedNoticeBytes
 	}
 	b.maxQueuedBytes = max(b.maxQueuedBytes, b.maxNotice)
 	if b.logger == nil {
@@ -129,11 +103,11 @@ func NewBus(opts BusOptions) *Bus {
 // caller may reuse n.Data once it returns.
 func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("memory bus: publishing a notice: %w", err)
+		return fmt.Errorf("hexmcp: memory bus: publishing a notice: %w", err)
 	}
-	size := NoticeSize(n)
+	size := n.Size()
 	if size > b.maxNotice {
-		return fmt.Errorf("memory bus: %w: %d bytes, the bus carries %d", ports.ErrNoticeTooLarge, size, b.maxNotice)
+		return fmt.Errorf("hexmcp: memory bus: %w: %d bytes, the bus carries %d", ports.ErrNoticeTooLarge, size, b.maxNotice)
 	}
 	n.Data = bytes.Clone(n.Data) // nil stays nil, empty stays empty
 	var overflowed []*busSub
@@ -152,7 +126,7 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	}
 	b.mu.RUnlock()
 	for range overflowed {
-		b.logger.LogAttrs(ctx, slog.LevelWarn, "memory bus: a subscriber's queue is full; notices are dropped for it until it catches up",
+		b.logger.LogAttrs(ctx, slog.LevelWarn, "hexmcp: memory bus: a subscriber's queue is full; notices are dropped for it until it catches up",
 			slog.Any("max_queued_notices", b.maxQueued), slog.Any("max_queued_bytes", b.maxQueuedBytes),
 			slog.Any("dropped_total", b.dropped.Load()))
 	}
@@ -219,7 +193,7 @@ type busSub struct {
 	ring     []ports.Notice
 	head     int  // index of the oldest queued notice
 	n        int  // queued notices
-	bytes    int  // their NoticeSize together
+	bytes    int  // their sizes (ports.Notice.Size) together
 	dropping bool // a notice was dropped since the queue was last empty
 }
 
@@ -267,7 +241,7 @@ func (s *busSub) pop() (ports.Notice, bool) {
 	s.ring[s.head] = ports.Notice{}
 	s.head = (s.head + 1) % len(s.ring)
 	s.n--
-	s.bytes -= NoticeSize(n)
+	s.bytes -= n.Size()
 	if s.n == 0 {
 		s.dropping = false
 		s.head = 0

@@ -1,4 +1,4 @@
-package memory
+package memstore
 
 import (
 	"container/list"
@@ -14,29 +14,10 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// Defaults of [SessionStoreOptions].
+// Defaults of [SessionStoreOptions] of the in-memory store's own (the
+// limits every session store shares, DefaultMaxSessions and the rest, are
+// in ports: [ports.DefaultSessionIdleTimeout] and those after it).
 const (
-	// DefaultIdleTimeout is how long a ready session lives without
-	// activity.
-	DefaultIdleTimeout = 30 * time.Minute
-	// DefaultMaxSessions bounds the live sessions of a store.
-	DefaultMaxSessions = 10_000
-	// DefaultPendingTimeout is how long a pending session (one whose
-	// client has not sent notifications/initialized) lives without
-	// activity. A client that completes the handshake sends the
-	// notification right after the initialize response, one round trip
-	// later; 30 s leaves room for the slowest network and a client that
-	// stalls briefly, and a session that never completes its handshake
-	// holds its place for seconds rather than for the idle timeout.
-	DefaultPendingTimeout = 30 * time.Second
-	// DefaultMaxSessionsPerClient bounds the live sessions of one client
-	// (one SessionState.Peer). An MCP client uses one session per server
-	// connection; 100 leaves room for many client applications (or users
-	// behind one address) at once, and for a client that opens a session
-	// every second without ending any: by its 100th, its oldest unused one
-	// has been idle for over DefaultMinIdleForEviction and makes room. One
-	// client fills at most 1% of DefaultMaxSessions.
-	DefaultMaxSessionsPerClient = 100
 	// DefaultMinIdleForEviction is how long a ready session must have been
 	// idle before Create may evict it to make room: twice the Streamable
 	// HTTP transport's default keep-alive (30 s), so that a session with an
@@ -48,27 +29,12 @@ const (
 	// notifications/initialized, so that a client in the middle of its
 	// handshake does not lose its session to another's.
 	DefaultMinPendingIdleForEviction = 5 * time.Second
-	// DefaultMaxSessionBytes bounds the bytes the live sessions of a store
-	// hold together, as [ports.SessionState.Size] counts them: 64 MiB,
-	// room for DefaultMaxSessions sessions of 6.5 KiB each (a session with
-	// a client's usual capabilities and a few subscriptions takes well
-	// under 1 KiB).
-	DefaultMaxSessionBytes = 64 << 20
-	// DefaultMaxSessionBytesPerClient bounds the bytes of one client's
-	// live sessions: 1 MiB, room for DefaultMaxSessionsPerClient sessions
-	// of 10 KiB each, or for 8 sessions at the engine's largest (64 KiB of
-	// capabilities and clientInfo, app.DefaultMaxClientDeclarationBytes,
-	// and 64 KiB of subscriptions, app.DefaultMaxSubscriptionBytes). One
-	// client fills at most 1/64 of DefaultMaxSessionBytes.
-	DefaultMaxSessionBytesPerClient = 1 << 20
 )
 
 // Settings of [SessionStoreOptions] that turn a safety off. A zero field
-// never does: it takes the default.
+// never does: it takes the default. ([ports.UnlimitedSessionsPerClient]
+// and [ports.UnlimitedSessionBytes] are the others.)
 const (
-	// UnlimitedSessionsPerClient, as MaxSessionsPerClient, lets one client
-	// hold up to MaxSessions sessions.
-	UnlimitedSessionsPerClient = -1
 	// NoPendingTimeout, as PendingTimeout, lets a pending session live as
 	// long as a ready one (IdleTimeout).
 	NoPendingTimeout time.Duration = -1
@@ -76,10 +42,6 @@ const (
 	// sessions of that kind (ready or pending) from ever being evicted: a
 	// Create at a limit that cannot evict the other kind is refused.
 	NeverEvict time.Duration = -1
-	// UnlimitedSessionBytes, as MaxSessionBytes or
-	// MaxSessionBytesPerClient, removes that byte budget (the number of
-	// sessions stays bounded).
-	UnlimitedSessionBytes = -1
 )
 
 // ErrDuplicateSession is wrapped by [SessionStore.Create]'s error for an id
@@ -88,7 +50,7 @@ var ErrDuplicateSession = errors.New("duplicate session id")
 
 // SessionStoreOptions configures [NewSessionStore]. Zero fields take their
 // defaults; turning a limit off takes an explicit setting (see
-// [UnlimitedSessionsPerClient], [UnlimitedSessionBytes],
+// [ports.UnlimitedSessionsPerClient], [ports.UnlimitedSessionBytes],
 // [NoPendingTimeout], [NeverEvict]).
 //
 // A session is pending until its state is Ready (the client sent
@@ -97,28 +59,32 @@ var ErrDuplicateSession = errors.New("duplicate session id")
 type SessionStoreOptions struct {
 	// IdleTimeout is how long a ready session lives without activity: one
 	// whose LastSeen is more than IdleTimeout ago is expired. Default 30
-	// minutes.
+	// minutes ([ports.DefaultSessionIdleTimeout]).
 	IdleTimeout time.Duration
 	// PendingTimeout is how long a pending session lives without activity.
-	// Default 30 s ([DefaultPendingTimeout]); NoPendingTimeout: as long as
-	// a ready one. It is never longer than IdleTimeout.
+	// Default 30 s ([ports.DefaultSessionPendingTimeout]);
+	// NoPendingTimeout: as long as a ready one. It is never longer than
+	// IdleTimeout.
 	PendingTimeout time.Duration
-	// MaxSessions bounds the number of live sessions. Default 10,000.
+	// MaxSessions bounds the number of live sessions. Default 10,000
+	// ([ports.DefaultMaxSessions]).
 	MaxSessions int
 	// MaxSessionsPerClient bounds the number of live sessions of one
 	// client (one non-empty SessionState.Peer; sessions without a Peer
 	// count only against MaxSessions). Default 100
-	// ([DefaultMaxSessionsPerClient]); UnlimitedSessionsPerClient: no
-	// bound but MaxSessions.
+	// ([ports.DefaultMaxSessionsPerClient]);
+	// [ports.UnlimitedSessionsPerClient]: no bound but MaxSessions.
 	MaxSessionsPerClient int
 	// MaxSessionBytes bounds the bytes the live sessions hold together, as
 	// [ports.SessionState.Size] counts them. Default 64 MiB
-	// ([DefaultMaxSessionBytes]); UnlimitedSessionBytes: no bound.
+	// ([ports.DefaultMaxSessionBytes]); [ports.UnlimitedSessionBytes]: no
+	// bound.
 	MaxSessionBytes int
 	// MaxSessionBytesPerClient bounds the bytes of the live sessions of one
 	// client (one non-empty SessionState.Peer). Default 1 MiB
-	// ([DefaultMaxSessionBytesPerClient]); UnlimitedSessionBytes: no bound
-	// but MaxSessionBytes. A session larger than it alone is refused.
+	// ([ports.DefaultMaxSessionBytesPerClient]);
+	// [ports.UnlimitedSessionBytes]: no bound but MaxSessionBytes. A
+	// session larger than it alone is refused.
 	MaxSessionBytesPerClient int
 	// MinIdleForEviction is how long a ready session must have been idle
 	// for Create to evict it when a limit is reached. Default 1 minute
@@ -216,11 +182,11 @@ func NewSessionStore(opts SessionStoreOptions) *SessionStore {
 		peers:          make(map[string]*sessionLists),
 	}
 	if s.idle <= 0 {
-		s.idle = DefaultIdleTimeout
+		s.idle = ports.DefaultSessionIdleTimeout
 	}
 	switch {
 	case s.pendingIdle == 0:
-		s.pendingIdle = DefaultPendingTimeout
+		s.pendingIdle = ports.DefaultSessionPendingTimeout
 	case s.pendingIdle < 0:
 		s.pendingIdle = s.idle
 	}
@@ -232,16 +198,16 @@ func NewSessionStore(opts SessionStoreOptions) *SessionStore {
 		s.minPendingIdle = DefaultMinPendingIdleForEviction
 	}
 	if s.max <= 0 {
-		s.max = DefaultMaxSessions
+		s.max = ports.DefaultMaxSessions
 	}
 	if s.maxPerClient == 0 {
-		s.maxPerClient = DefaultMaxSessionsPerClient
+		s.maxPerClient = ports.DefaultMaxSessionsPerClient
 	}
 	if s.maxBytes == 0 {
-		s.maxBytes = DefaultMaxSessionBytes
+		s.maxBytes = ports.DefaultMaxSessionBytes
 	}
 	if s.maxBytesPer == 0 {
-		s.maxBytesPer = DefaultMaxSessionBytesPerClient
+		s.maxBytesPer = ports.DefaultMaxSessionBytesPerClient
 	}
 	if s.clock == nil {
 		s.clock = ports.SystemClock{}
@@ -261,7 +227,7 @@ func NewSessionStore(opts SessionStoreOptions) *SessionStore {
 // MaxSessionBytes.
 func (s *SessionStore) Create(_ context.Context, st ports.SessionState) error {
 	if st.ID == "" {
-		return errors.New("memory session store: empty session id")
+		return errors.New("hexmcp: memory session store: empty session id")
 	}
 	now := s.clock.Now()
 	if st.Created.IsZero() {
@@ -278,7 +244,7 @@ func (s *SessionStore) Create(_ context.Context, st ports.SessionState) error {
 	s.purge(now, &gone)
 	if e, ok := s.byID[st.ID]; ok {
 		if !s.expired(e, now) {
-			return fmt.Errorf("session %q: %w", st.ID, ErrDuplicateSession)
+			return fmt.Errorf("hexmcp: memory session store: session %q: %w", st.ID, ErrDuplicateSession)
 		}
 		s.remove(e) // replaced: not reported
 	}
@@ -431,7 +397,7 @@ func (s *SessionStore) live(id string, now time.Time, gone *[]string) (*sessionE
 		ok = false
 	}
 	if !ok {
-		return nil, fmt.Errorf("session %q: %w", id, ports.ErrSessionNotFound)
+		return nil, fmt.Errorf("hexmcp: memory session store: session %q: %w", id, ports.ErrSessionNotFound)
 	}
 	return e, nil
 }
@@ -475,14 +441,14 @@ func (s *SessionStore) makeRoom(keep *sessionEntry, peer string, n, size int, no
 		}
 		if needN > 0 || needB > 0 {
 			if s.maxBytesPer > 0 && size > s.maxBytesPer {
-				return fmt.Errorf("memory session store: client %q: %d bytes more for one session, past the %d its sessions may hold: %w", peer, size, s.maxBytesPer, ports.ErrTooManySessionsForClient)
+				return fmt.Errorf("hexmcp: memory session store: client %q: %d bytes more for one session, past the %d its sessions may hold: %w", peer, size, s.maxBytesPer, ports.ErrTooManySessionsForClient)
 			}
 			vs := s.victims(p, now, needN, needB, keep)
 			if vs == nil {
 				if needN > 0 {
-					return fmt.Errorf("memory session store: client %q holds %d sessions: %w", peer, s.maxPerClient, ports.ErrTooManySessionsForClient)
+					return fmt.Errorf("hexmcp: memory session store: client %q holds %d sessions: %w", peer, s.maxPerClient, ports.ErrTooManySessionsForClient)
 				}
-				return fmt.Errorf("memory session store: client %q: its sessions would hold %d bytes, past %d: %w", peer, held+size, s.maxBytesPer, ports.ErrTooManySessionsForClient)
+				return fmt.Errorf("hexmcp: memory session store: client %q: its sessions would hold %d bytes, past %d: %w", peer, held+size, s.maxBytesPer, ports.ErrTooManySessionsForClient)
 			}
 			s.evict(vs, gone)
 		}
@@ -493,14 +459,14 @@ func (s *SessionStore) makeRoom(keep *sessionEntry, peer string, n, size int, no
 	}
 	if needN > 0 || needB > 0 {
 		if s.maxBytes > 0 && size > s.maxBytes {
-			return fmt.Errorf("memory session store: %d bytes more for one session, past the %d the sessions may hold: %w", size, s.maxBytes, ports.ErrTooManySessions)
+			return fmt.Errorf("hexmcp: memory session store: %d bytes more for one session, past the %d the sessions may hold: %w", size, s.maxBytes, ports.ErrTooManySessions)
 		}
 		vs := s.victims(&s.all, now, needN, needB, keep)
 		if vs == nil {
 			if needN > 0 {
-				return fmt.Errorf("memory session store: %d sessions: %w", s.max, ports.ErrTooManySessions)
+				return fmt.Errorf("hexmcp: memory session store: %d sessions: %w", s.max, ports.ErrTooManySessions)
 			}
-			return fmt.Errorf("memory session store: the sessions would hold %d bytes, past %d: %w", s.all.bytes+size, s.maxBytes, ports.ErrTooManySessions)
+			return fmt.Errorf("hexmcp: memory session store: the sessions would hold %d bytes, past %d: %w", s.all.bytes+size, s.maxBytes, ports.ErrTooManySessions)
 		}
 		s.evict(vs, gone)
 	}

@@ -1,4 +1,4 @@
-package memory
+package memstore
 
 import (
 	"container/list"
@@ -15,30 +15,16 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// Defaults of [EventStoreOptions].
-const (
-	DefaultMaxEventsPerStream = 1_000
-	DefaultMaxStreams         = 10_000
-	DefaultEventTTL           = 10 * time.Minute
-	// DefaultMaxBytes bounds the bytes of all the events kept: 64 MiB.
-	DefaultMaxBytes = 64 << 20
-	// DefaultMaxBytesPerGroup bounds the bytes of the events of one group
-	// of streams (one session of the Streamable HTTP transport): 16 MiB.
-	DefaultMaxBytesPerGroup = 16 << 20
-	// DefaultMaxBytesPerStream bounds the bytes of the events of one
-	// stream: 8 MiB.
-	DefaultMaxBytesPerStream = 8 << 20
-)
-
-// EventOverhead is what each kept event counts against the byte budgets of
-// [EventStoreOptions] on top of the length of its data: the store's own
-// bookkeeping of it, so that many tiny events are bounded too.
-const EventOverhead = 128
+// DefaultMaxEventBytes bounds the bytes of all the events an in-memory
+// store keeps: 64 MiB. (Its other defaults are every event store's:
+// [ports.DefaultMaxEventsPerStream] and those after it.)
+const DefaultMaxEventBytes = 64 << 20
 
 // EventStoreOptions configures [NewEventStore]. Zero (or negative) fields
 // take their defaults: no field turns a bound off.
 //
-// The byte budgets count each kept event as len(data) + [EventOverhead].
+// The byte budgets count each kept event as len(data) +
+// [ports.EventOverhead].
 // When appending an event would pass a budget, the oldest events under
 // that budget are dropped first (of the stream, of its group, or of the
 // whole store); a replay from the id of a dropped event then fails with
@@ -48,22 +34,26 @@ const EventOverhead = 128
 // dropped with it, since a replay from them would have to skip it.
 type EventStoreOptions struct {
 	// MaxEventsPerStream is how many of its latest events a stream keeps.
-	// Default 1,000.
+	// Default 1,000 ([ports.DefaultMaxEventsPerStream]).
 	MaxEventsPerStream int
 	// MaxStreams bounds the number of streams kept; a new stream beyond it
-	// evicts the least recently appended one. Default 10,000.
+	// evicts the least recently appended one. Default 10,000
+	// ([ports.DefaultMaxEventStreams]).
 	MaxStreams int
-	// MaxBytes bounds the bytes of all the events kept. Default 64 MiB.
+	// MaxBytes bounds the bytes of all the events kept. Default 64 MiB
+	// ([DefaultMaxEventBytes]).
 	MaxBytes int64
 	// MaxBytesPerGroup bounds the bytes of the events of the streams of one
 	// group ([ports.StreamGroup]: the stream id up to its first '/'; for
-	// the Streamable HTTP transport, one session). Default 16 MiB.
+	// the Streamable HTTP transport, one session). Default 16 MiB
+	// ([ports.DefaultMaxEventBytesPerGroup]).
 	MaxBytesPerGroup int64
 	// MaxBytesPerStream bounds the bytes of the events of one stream.
-	// Default 8 MiB.
+	// Default 8 MiB ([ports.DefaultMaxEventBytesPerStream]).
 	MaxBytesPerStream int64
 	// TTL is how long an event is kept; a stream without an event appended
-	// for that long is dropped. Default 10 minutes.
+	// for that long is dropped. Default 10 minutes
+	// ([ports.DefaultEventTTL]).
 	TTL time.Duration
 	// Clock tells the time. Default ports.SystemClock{}.
 	Clock ports.Clock
@@ -140,7 +130,7 @@ type storedEvent struct {
 }
 
 // size is what the event counts against the byte budgets.
-func (e *storedEvent) size() int64 { return int64(len(e.data)) + EventOverhead }
+func (e *storedEvent) size() int64 { return int64(len(e.data)) + ports.EventOverhead }
 
 type eventLinks struct{ prev, next *storedEvent }
 
@@ -199,22 +189,22 @@ func NewEventStore(opts EventStoreOptions) *EventStore {
 		all:            eventList{links: allLinks},
 	}
 	if s.maxEvents <= 0 {
-		s.maxEvents = DefaultMaxEventsPerStream
+		s.maxEvents = ports.DefaultMaxEventsPerStream
 	}
 	if s.maxStreams <= 0 {
-		s.maxStreams = DefaultMaxStreams
+		s.maxStreams = ports.DefaultMaxEventStreams
 	}
 	if s.maxBytes <= 0 {
-		s.maxBytes = DefaultMaxBytes
+		s.maxBytes = DefaultMaxEventBytes
 	}
 	if s.maxGroupBytes <= 0 {
-		s.maxGroupBytes = DefaultMaxBytesPerGroup
+		s.maxGroupBytes = ports.DefaultMaxEventBytesPerGroup
 	}
 	if s.maxStreamBytes <= 0 {
-		s.maxStreamBytes = DefaultMaxBytesPerStream
+		s.maxStreamBytes = ports.DefaultMaxEventBytesPerStream
 	}
 	if s.ttl <= 0 {
-		s.ttl = DefaultEventTTL
+		s.ttl = ports.DefaultEventTTL
 	}
 	if s.clock == nil {
 		s.clock = ports.SystemClock{}
@@ -232,7 +222,7 @@ func NewEventStore(opts EventStoreOptions) *EventStore {
 // but still gets its id.
 func (s *EventStore) Append(_ context.Context, streamID string, data []byte) (string, error) {
 	now := s.clock.Now()
-	size := int64(len(data)) + EventOverhead
+	size := int64(len(data)) + ports.EventOverhead
 	keep := size <= min(s.maxStreamBytes, s.maxGroupBytes, s.maxBytes)
 	var ev *storedEvent
 	if keep {
@@ -290,7 +280,7 @@ func (s *EventStore) Append(_ context.Context, streamID string, data []byte) (st
 func (s *EventStore) Replay(ctx context.Context, lastEventID string, fn func(ports.Event) error) (string, error) {
 	key, seq, ok := s.parse(lastEventID)
 	if !ok {
-		return "", fmt.Errorf("event id %q: %w", lastEventID, ports.ErrEventNotFound)
+		return "", fmt.Errorf("hexmcp: memory event store: event id %q: %w", lastEventID, ports.ErrEventNotFound)
 	}
 	now := s.clock.Now()
 	s.mu.Lock()
@@ -300,7 +290,7 @@ func (s *EventStore) Replay(ctx context.Context, lastEventID string, fn func(por
 	// appended) for nothing to be lost.
 	if st == nil || seq > st.last || seq+1 < st.first() {
 		s.mu.Unlock()
-		return "", fmt.Errorf("event id %q: %w", lastEventID, ports.ErrEventNotFound)
+		return "", fmt.Errorf("hexmcp: memory event store: event id %q: %w", lastEventID, ports.ErrEventNotFound)
 	}
 	name := st.name
 	from := int(seq + 1 - st.first())
@@ -344,7 +334,7 @@ func (s *EventStore) Len() int {
 }
 
 // Bytes returns what the kept events count against MaxBytes: the length of
-// their data plus [EventOverhead] each (it drops the expired ones first).
+// their data plus [ports.EventOverhead] each (it drops the expired ones first).
 func (s *EventStore) Bytes() int64 {
 	now := s.clock.Now()
 	s.mu.Lock()

@@ -1,0 +1,121 @@
+package ports
+
+import (
+	"cmp"
+	"fmt"
+	"time"
+)
+
+// The limits every [TaskStore] of the SDK (the in-memory one and
+// mcpredis's) takes by default: what [TaskLimits.WithDefaults] gives a
+// zero field.
+const (
+	// DefaultMaxTasks bounds the live tasks of a store.
+	DefaultMaxTasks = 10_000
+	// DefaultMaxTasksPerClient bounds the live tasks of one client: 10%
+	// of DefaultMaxTasks, so that one client cannot fill the store.
+	DefaultMaxTasksPerClient = 1_000
+	// DefaultMaxTaskBytes bounds what one task keeps (its InputRequests,
+	// Result, Error and State together, see [TaskBytes]): 4 MiB, the
+	// Streamable HTTP transport's default message size.
+	DefaultMaxTaskBytes = 4 << 20
+	// DefaultMaxTaskBytesPerClient bounds what the live tasks of one
+	// client keep together, whatever their status: 16 MiB, an eighth of
+	// DefaultMaxTaskStoreBytes, so that one client cannot fill the store.
+	DefaultMaxTaskBytesPerClient = 16 << 20
+	// DefaultMaxTaskStoreBytes bounds what the live tasks of the store
+	// keep together.
+	DefaultMaxTaskStoreBytes = 128 << 20
+	// DefaultMaxTaskStatusMessageBytes bounds a task's StatusMessage.
+	DefaultMaxTaskStatusMessageBytes = 4 << 10
+	// DefaultTaskTTL is the TTL of a task created without one.
+	DefaultTaskTTL = time.Hour
+	// DefaultMaxTaskTTL caps a task's TTL.
+	DefaultMaxTaskTTL = 24 * time.Hour
+	// DefaultMaxTaskPage bounds the tasks of one List page.
+	DefaultMaxTaskPage = 100
+)
+
+// TaskLimits are the bounds a [TaskStore] keeps to (see its documentation
+// for what a store does at each). The SDK's task stores take them from
+// their options and apply [TaskLimits.WithDefaults], so that they bound
+// tasks alike.
+type TaskLimits struct {
+	// MaxTasks, MaxTasksPerClient: live tasks, in all and of one client
+	// ([Task.Client]).
+	MaxTasks, MaxTasksPerClient int
+	// MaxTaskBytes, MaxBytesPerClient, MaxBytes: what tasks keep
+	// ([Task.Bytes]), one task, one client's, all.
+	MaxTaskBytes, MaxBytesPerClient, MaxBytes int
+	// MaxStatusMessageBytes: a task's status message.
+	MaxStatusMessageBytes int
+	// DefaultTTL is the TTL of a task created with none; MaxTTL caps the
+	// TTL of every task.
+	DefaultTTL, MaxTTL time.Duration
+	// MaxPage bounds the tasks of one List page.
+	MaxPage int
+}
+
+func positive[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// WithDefaults returns l with its zero (or negative) fields set to their
+// defaults (DefaultMaxTasks, …), and the bounds made consistent:
+// MaxTasksPerClient at most MaxTasks; MaxTaskBytes at most MaxBytes;
+// MaxBytesPerClient at least MaxTaskBytes and at most MaxBytes; DefaultTTL
+// at most MaxTTL.
+func (l TaskLimits) WithDefaults() TaskLimits {
+	d := TaskLimits{
+		MaxTasks:              positive(l.MaxTasks, DefaultMaxTasks),
+		MaxTaskBytes:          positive(l.MaxTaskBytes, DefaultMaxTaskBytes),
+		MaxBytes:              positive(l.MaxBytes, DefaultMaxTaskStoreBytes),
+		MaxStatusMessageBytes: positive(l.MaxStatusMessageBytes, DefaultMaxTaskStatusMessageBytes),
+		MaxTTL:                positive(l.MaxTTL, DefaultMaxTaskTTL),
+		MaxPage:               positive(l.MaxPage, DefaultMaxTaskPage),
+	}
+	d.MaxTasksPerClient = min(positive(l.MaxTasksPerClient, DefaultMaxTasksPerClient), d.MaxTasks)
+	d.MaxTaskBytes = min(d.MaxTaskBytes, d.MaxBytes)
+	d.MaxBytesPerClient = min(max(positive(l.MaxBytesPerClient, DefaultMaxTaskBytesPerClient), d.MaxTaskBytes), d.MaxBytes)
+	d.DefaultTTL = min(positive(l.DefaultTTL, DefaultTaskTTL), d.MaxTTL)
+	return d
+}
+
+// TTL is the TTL a store gives a task created with ttl: DefaultTTL for
+// none (zero or negative), at most MaxTTL, in whole milliseconds and at
+// least one. l has its defaults ([TaskLimits.WithDefaults]).
+func (l TaskLimits) TTL(ttl time.Duration) time.Duration {
+	ttl = min(cmp.Or(max(ttl, 0), l.DefaultTTL), l.MaxTTL).Truncate(time.Millisecond)
+	return max(ttl, time.Millisecond)
+}
+
+// Page is the number of tasks a List page holds when limit are asked
+// for: MaxPage for none (zero or negative) or more than MaxPage. l has its
+// defaults ([TaskLimits.WithDefaults]).
+func (l TaskLimits) Page(limit int) int {
+	if limit <= 0 || limit > l.MaxPage {
+		return l.MaxPage
+	}
+	return limit
+}
+
+// CheckSizes checks a task's status message against
+// MaxStatusMessageBytes, and its payloads and state, their lengths
+// together, against MaxTaskBytes; the error wraps [ErrTaskTooLarge]. Every
+// task store of the SDK bounds tasks this way.
+func (l TaskLimits) CheckSizes(message string, payloads ...[]byte) error {
+	if len(message) > l.MaxStatusMessageBytes {
+		return fmt.Errorf("hexmcp: %w: status message of %d bytes, over %d", ErrTaskTooLarge, len(message), l.MaxStatusMessageBytes)
+	}
+	n := 0
+	for _, p := range payloads {
+		n += len(p)
+	}
+	if n > l.MaxTaskBytes {
+		return fmt.Errorf("hexmcp: %w: %d bytes of payloads and state, over %d", ErrTaskTooLarge, n, l.MaxTaskBytes)
+	}
+	return nil
+}
