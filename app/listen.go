@@ -649,14 +649,6 @@ func (e *Engine) listenersFor(kind listenKind) []*listener {
 	return out
 }
 
-// notifyListeners queues a list-changed notification (method) for the
-// listen streams that asked for kind. It never waits for a stream.
-func (e *Engine) notifyListeners(kind listenKind, method string) {
-	for _, l := range e.listenersFor(kind) {
-		l.push(notice{method: method}, nil)
-	}
-}
-
 // notifyResourceListeners queues notifications/resources/updated for the
 // listen streams subscribed to uri whose caller may follow it now
 // (mayFollow: visibility and scopes are decided at delivery too) and
