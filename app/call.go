@@ -90,7 +90,7 @@ func (e *Engine) toolsList(ctx context.Context, m message, p *wireParams, ci cal
 		size += len(enc) + 1
 	}
 	if ci.era == domain.EraStateless {
-		size += len(e.resultMetaJSON(ci.rev))
+		size += len(e.res.metaJSON(ci.rev))
 	}
 	b := appendResponseHead(make([]byte, 0, size), m.id)
 	b = append(b, '{')
@@ -115,35 +115,15 @@ func (e *Engine) toolsList(ctx context.Context, m message, p *wireParams, ci cal
 	}
 	if ci.features.Caching {
 		b = append(b, `,"ttlMs":`...)
-		b = strconv.AppendInt(b, e.opts.ListTTL.Milliseconds(), 10)
+		b = strconv.AppendInt(b, e.res.ttlMs, 10)
 		b = append(b, `,"cacheScope":"`...)
-		b = append(b, e.cacheScope()...)
+		b = append(b, e.res.cacheScope()...)
 		b = append(b, '"')
 	}
 	if ci.era == domain.EraStateless {
-		b = e.appendResultMeta(b, ci.rev)
+		b = e.res.appendMeta(b, ci.rev)
 	}
 	return append(b, "}}"...), nil
-}
-
-// appendResultMeta appends ,"_meta":{serverInfo} for a stateless result.
-func (e *Engine) appendResultMeta(b []byte, rev domain.Revision) []byte {
-	b = append(b, `,"_meta":`...)
-	return append(b, e.resultMetaJSON(rev)...)
-}
-
-// resultMetaJSON is the encoded _meta of a stateless result, made once per
-// revision.
-func (e *Engine) resultMetaJSON(rev domain.Revision) []byte {
-	if b, ok := e.metaCache.Load(rev); ok {
-		return b.([]byte)
-	}
-	b, err := json.Marshal(e.resultMeta(rev), json.Deterministic(true))
-	if err != nil {
-		b = []byte("{}")
-	}
-	e.metaCache.Store(rev, b)
-	return b
 }
 
 func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
@@ -283,7 +263,7 @@ func (e *Engine) encodeCallResult(m message, ci callInfo, res *domain.CallToolRe
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if addMeta {
-		b = e.appendResultMeta(b[:len(b)-1], ci.rev) // reopen the result object
+		b = e.res.appendMeta(b[:len(b)-1], ci.rev) // reopen the result object
 		b = append(b, '}')
 	}
 	return append(b, '}'), nil

@@ -352,10 +352,12 @@ type Engine struct {
 	// (Options.MaxListenersPerClient).
 	listenClients map[listenClient]int
 
+	// res shapes what every result carries besides its content.
+	res results
+
 	listCache   toolListCache
 	resCache    sync.Map // resKey -> encoded resource or template
 	promptCache sync.Map // resKey -> encoded prompt
-	metaCache   sync.Map // domain.Revision -> encoded result _meta
 
 	// middleware and toolMiddleware are the composed chains of
 	// Options.Middleware and ToolMiddleware (nil: none).
@@ -446,6 +448,10 @@ func NewEngine(opts Options) (*Engine, error) {
 		sessions:  make(map[*session]struct{}),
 	}
 	e.abortCtx, e.abort = context.WithCancel(context.Background())
+	e.res = results{policy: opts.Policy, info: opts.Info, ttlMs: opts.ListTTL.Milliseconds(), scope: "public", log: opts.Logger}
+	if opts.PrivateCache || e.filtersAny() {
+		e.res.scope = "private"
+	}
 	if err := e.addExtensions(); err != nil {
 		e.Close()
 		return nil, err
@@ -632,8 +638,13 @@ func (e *Engine) untrack(s *session) {
 }
 
 func (e *Engine) logf(ctx context.Context, level ports.Level, msg string, fields ...ports.Field) {
-	if e.log.Enabled(ctx, level) {
-		e.log.Log(ctx, level, msg, fields...)
+	logf(e.log, ctx, level, msg, fields...)
+}
+
+// logf writes msg to log when log takes messages of level.
+func logf(log ports.Logger, ctx context.Context, level ports.Level, msg string, fields ...ports.Field) {
+	if log.Enabled(ctx, level) {
+		log.Log(ctx, level, msg, fields...)
 	}
 }
 

@@ -280,46 +280,19 @@ func (e *Engine) serveExtension(ctx context.Context, xm ExtensionMethod, m messa
 	}
 	if xm.Cacheable && ci.features.Caching {
 		if _, ok := obj["ttlMs"]; !ok {
-			obj["ttlMs"] = jsontext.Value(fmt.Sprint(e.opts.ListTTL.Milliseconds()))
+			obj["ttlMs"] = jsontext.Value(fmt.Sprint(e.res.ttlMs))
 		}
 		if _, ok := obj["cacheScope"]; !ok {
-			obj["cacheScope"] = jsontext.Value(`"` + e.cacheScope() + `"`)
+			obj["cacheScope"] = jsontext.Value(`"` + e.res.cacheScope() + `"`)
 		}
 	}
 	if ci.features.ResultType { // the result _meta goes with resultType, as in encodeCallResult
-		if err := e.addResultMeta(obj, ci.rev); err != nil {
+		if err := e.res.addMeta(obj, ci.rev); err != nil {
 			e.logf(ctx, ports.LevelError, "hexmcp: extension method result _meta is not an object", ports.F("method", m.method))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 	}
-	return e.encodeResult(m.id, obj)
-}
-
-// addResultMeta adds the revision's result _meta (serverInfo) to the
-// result obj, keeping the members of its own _meta; an error when that is
-// not an object.
-func (e *Engine) addResultMeta(obj map[string]jsontext.Value, rev domain.Revision) error {
-	meta := map[string]jsontext.Value{}
-	if raw, ok := obj["_meta"]; ok {
-		if err := json.Unmarshal(raw, &meta); err != nil || meta == nil {
-			return errors.New("the result _meta is not an object")
-		}
-	}
-	for k, v := range e.resultMeta(rev) {
-		if _, ok := meta[k]; !ok {
-			vb, err := json.Marshal(v, json.Deterministic(true))
-			if err != nil {
-				return err
-			}
-			meta[k] = vb
-		}
-	}
-	mb, err := json.Marshal(meta, json.Deterministic(true))
-	if err != nil {
-		return err
-	}
-	obj["_meta"] = mb
-	return nil
+	return e.res.encode(m.id, obj)
 }
 
 // Extensions returns the identifiers of the registered extensions.

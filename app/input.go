@@ -602,6 +602,6 @@ func (e *Engine) inputError(ctx context.Context, m message, ci callInfo, in *inp
 	}
 	b = append(b, `},"requestState":`...)
 	b = domain.AppendJSONString(b, state)
-	b = e.appendResultMeta(b, ci.rev)
+	b = e.res.appendMeta(b, ci.rev)
 	return append(b, "}}"...), nil, true
 }

@@ -624,7 +624,7 @@ func encodeNotice(id jsontext.Value, n notice) []byte {
 // "complete" and, like every message of the stream, the subscription id in
 // _meta, next to the serverInfo of every stateless result.
 func (e *Engine) listenComplete(id jsontext.Value, rev string) ([]byte, *rpcError) {
-	meta := e.resultMeta(domain.Revision(rev))
+	meta := e.res.meta(domain.Revision(rev))
 	meta[metaSubscriptionID] = id
 	mb, err := json.Marshal(meta, json.Deterministic(true))
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
-	"github.com/hexmcp/hexmcp/ports"
 )
 
 // callInfo is what a request knows about its revision and client.
@@ -207,7 +206,7 @@ func (e *Engine) initialize(ctx context.Context, s *session, m message, p *wireP
 		ServerInfo      domain.Implementation `json:"serverInfo"`
 		Instructions    string                `json:"instructions,omitempty"`
 	}{string(rev), caps, e.policy.ShapeImplementation(e.opts.Info, rev), e.opts.Instructions}
-	return e.encodeResult(m.id, res)
+	return e.res.encode(m.id, res)
 }
 
 // capabilities are the server's. tools.listChanged, resources.listChanged
@@ -267,31 +266,6 @@ func (e *Engine) discover(m message, ci callInfo) ([]byte, *rpcError) {
 		CacheScope        string         `json:"cacheScope"`
 		Meta              map[string]any `json:"_meta"`
 	}{"complete", e.policy.SupportedStrings(), e.capabilities(ci.features), e.opts.Instructions,
-		e.opts.ListTTL.Milliseconds(), e.cacheScope(), e.resultMeta(ci.rev)}
-	return e.encodeResult(m.id, res)
-}
-
-// cacheScope is "private" when the lists depend on who asks
-// (Options.PrivateCache, or a Visibility filter).
-func (e *Engine) cacheScope() string {
-	if e.opts.PrivateCache || e.filtersAny() {
-		return "private"
-	}
-	return "public"
-}
-
-// resultMeta is the _meta of a stateless-era result.
-func (e *Engine) resultMeta(rev domain.Revision) map[string]any {
-	return map[string]any{metaServerInfo: e.policy.ShapeImplementation(e.opts.Info, rev)}
-}
-
-func (e *Engine) encodeResult(id jsontext.Value, res any) ([]byte, *rpcError) {
-	body, err := json.Marshal(res, json.Deterministic(true))
-	if err != nil {
-		e.logf(context.Background(), ports.LevelError, "hexmcp: encoding a result failed", ports.F("error", err))
-		return nil, newRPCError(id, domain.CodeInternalError, "Internal error", nil)
-	}
-	out := appendResponseHead(make([]byte, 0, len(body)+48), id)
-	out = append(out, body...)
-	return append(out, '}'), nil
+		e.res.ttlMs, e.res.cacheScope(), e.res.meta(ci.rev)}
+	return e.res.encode(m.id, res)
 }

@@ -230,7 +230,7 @@ func (e *Engine) serveThroughMiddleware(ctx context.Context, entry *method, s *s
 		// carry the result _meta (serverInfo): it gets it too, as the
 		// engine's own would.
 		var obj map[string]jsontext.Value
-		if json.Unmarshal(res, &obj) == nil && e.addResultMeta(obj, ci.rev) == nil {
+		if json.Unmarshal(res, &obj) == nil && e.res.addMeta(obj, ci.rev) == nil {
 			if b, err := json.Marshal(obj, json.Deterministic(true)); err == nil {
 				res = b
 			}

@@ -129,7 +129,7 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if ci.era == domain.EraStateless {
-		b = e.appendResultMeta(b, ci.rev)
+		b = e.res.appendMeta(b, ci.rev)
 	} else if len(shaped.Meta) > 0 {
 		raw, err := json.Marshal(shaped.Meta, json.Deterministic(true))
 		if err != nil {
@@ -265,7 +265,7 @@ func (e *Engine) completionComplete(ctx context.Context, m message, p *wireParam
 	}
 	b = append(b, '}')
 	if ci.era == domain.EraStateless {
-		b = e.appendResultMeta(b, ci.rev)
+		b = e.res.appendMeta(b, ci.rev)
 	}
 	return append(b, "}}"...), nil
 }

@@ -96,29 +96,8 @@ func encodePage[T any](e *Engine, m message, p *wireParams, ci callInfo, member 
 		b = append(b, `,"nextCursor":`...)
 		b = domain.AppendJSONString(b, encodeCursor(key(items[end-1])))
 	}
-	b = e.appendStatelessTail(b, ci, false)
+	b = e.res.appendStatelessTail(b, ci, false)
 	return append(b, "}}"...), nil
-}
-
-// appendStatelessTail appends ttlMs and cacheScope where the revision has
-// caching (cacheScope "private" when private, as for a read that depends
-// on the caller's scopes), and _meta in the stateless era.
-func (e *Engine) appendStatelessTail(b []byte, ci callInfo, private bool) []byte {
-	if ci.features.Caching {
-		b = append(b, `,"ttlMs":`...)
-		b = strconv.AppendInt(b, e.opts.ListTTL.Milliseconds(), 10)
-		b = append(b, `,"cacheScope":"`...)
-		if private {
-			b = append(b, "private"...)
-		} else {
-			b = append(b, e.cacheScope()...)
-		}
-		b = append(b, '"')
-	}
-	if ci.era == domain.EraStateless {
-		b = e.appendResultMeta(b, ci.rev)
-	}
-	return b
 }
 
 func (e *Engine) resourcesList(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
@@ -273,7 +252,7 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 		}
 	}
 	b = append(b, ']')
-	b = e.appendStatelessTail(b, ci, len(scopes) > 0)
+	b = e.res.appendStatelessTail(b, ci, len(scopes) > 0)
 	return append(b, "}}"...), nil
 }
 
