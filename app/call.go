@@ -57,10 +57,10 @@ func decodeCursor(c string) (string, bool) {
 
 func (e *Engine) toolsList(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
 	var tools []ports.RegisteredTool
-	if e.opts.Visibility.Tool == nil && (ci.session == nil || len(ci.session.ownTools()) == 0) {
+	if e.vis.rules.Tool == nil && (ci.session == nil || len(ci.session.ownTools()) == 0) {
 		tools = e.registry.List()
 	} else {
-		tools = e.visibleTools(ctx, e.viewer(ctx, ci), ci.session)
+		tools = e.vis.visibleTools(ctx, viewerOf(ctx, ci), ci.session)
 	}
 	start := 0
 	if p.Cursor != nil && p.Cursor.Kind() != 'n' {

@@ -352,8 +352,10 @@ type Engine struct {
 	// (Options.MaxListenersPerClient).
 	listenClients map[listenClient]int
 
-	// res shapes what every result carries besides its content.
+	// res shapes what every result carries besides its content; vis
+	// decides what each request sees (Options.Visibility).
 	res results
+	vis viewFilter
 
 	listCache   toolListCache
 	resCache    sync.Map // resKey -> encoded resource or template
@@ -448,8 +450,9 @@ func NewEngine(opts Options) (*Engine, error) {
 		sessions:  make(map[*session]struct{}),
 	}
 	e.abortCtx, e.abort = context.WithCancel(context.Background())
+	e.vis = viewFilter{rules: opts.Visibility, tools: opts.ToolRegistry, resources: opts.ResourceRegistry, prompts: opts.PromptRegistry}
 	e.res = results{policy: opts.Policy, info: opts.Info, ttlMs: opts.ListTTL.Milliseconds(), scope: "public", log: opts.Logger}
-	if opts.PrivateCache || e.filtersAny() {
+	if opts.PrivateCache || e.vis.filtersAny() {
 		e.res.scope = "private"
 	}
 	if err := e.addExtensions(); err != nil {

@@ -219,7 +219,7 @@ func (e *Engine) listen(ctx context.Context, s *session, m message, p *wireParam
 	if rerr != nil {
 		return nil, rerr
 	}
-	l.view = e.viewer(ctx, ci)
+	l.view = viewerOf(ctx, ci)
 	if rerr := e.followable(ctx, id, l, acked); rerr != nil {
 		return nil, rerr
 	}
@@ -251,8 +251,8 @@ func (e *Engine) listen(ctx context.Context, s *session, m message, p *wireParam
 	if l.client.key == "" && s != nil {
 		l.client.conn = s
 	}
-	if e.filtersAny() {
-		e.recordSeen(l.view, nil, l)
+	if e.vis.filtersAny() {
+		e.vis.recordSeen(l.view, nil, l)
 	}
 	if rerr := e.addListener(id, l); rerr != nil {
 		return nil, rerr

@@ -196,8 +196,8 @@ func (e *Engine) initialize(ctx context.Context, s *session, m message, p *wireP
 	if rerr := e.commitSession(ctx, s, m.id); rerr != nil {
 		return nil, rerr
 	}
-	if e.filtersAny() {
-		e.recordSeen(s.viewer(), s, nil)
+	if e.vis.filtersAny() {
+		e.vis.recordSeen(s.viewer(), s, nil)
 	}
 
 	res := struct {

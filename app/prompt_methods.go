@@ -31,9 +31,9 @@ func (e *Engine) encodedPrompt(p *domain.Prompt, rev domain.Revision) ([]byte, e
 
 func (e *Engine) promptsList(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
 	items := e.prompts.List()
-	if e.opts.Visibility.Prompt != nil {
-		v := e.viewer(ctx, ci)
-		items = slices.DeleteFunc(slices.Clone(items), func(r ports.RegisteredPrompt) bool { return !e.promptVisible(ctx, v, r.Prompt) })
+	if e.vis.rules.Prompt != nil {
+		v := viewerOf(ctx, ci)
+		items = slices.DeleteFunc(slices.Clone(items), func(r ports.RegisteredPrompt) bool { return !e.vis.promptVisible(ctx, v, r.Prompt) })
 	}
 	return encodePage(e, m, p, ci, "prompts", items,
 		func(r ports.RegisteredPrompt) string { return r.Prompt.Name },
@@ -78,8 +78,8 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 		return nil, rerr
 	}
 	rp, ok := e.prompts.Get(name)
-	if ok && e.opts.Visibility.Prompt != nil {
-		ok = e.promptVisible(ctx, e.viewer(ctx, ci), rp.Prompt)
+	if ok && e.vis.rules.Prompt != nil {
+		ok = e.vis.promptVisible(ctx, viewerOf(ctx, ci), rp.Prompt)
 	}
 	if !ok {
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: unknown prompt "+strconv.Quote(name), map[string]any{"name": name})
@@ -193,8 +193,8 @@ func (e *Engine) completionComplete(ctx context.Context, m message, p *wireParam
 		if e.prompts != nil {
 			rp, ok = e.prompts.Get(cp.Ref.Name)
 		}
-		if ok && e.opts.Visibility.Prompt != nil {
-			ok = e.promptVisible(ctx, e.viewer(ctx, ci), rp.Prompt)
+		if ok && e.vis.rules.Prompt != nil {
+			ok = e.vis.promptVisible(ctx, viewerOf(ctx, ci), rp.Prompt)
 		}
 		if !ok {
 			return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: unknown prompt "+strconv.Quote(cp.Ref.Name), map[string]any{"name": cp.Ref.Name})
@@ -211,7 +211,7 @@ func (e *Engine) completionComplete(ctx context.Context, m message, p *wireParam
 		var scopes []string
 		if e.resources != nil {
 			for _, t := range e.resources.ListTemplates() {
-				if t.Template.URITemplate == cp.Ref.URI && (!e.filters(listenResources) || e.resourceVisible(ctx, e.viewer(ctx, ci), cp.Ref.URI, t.Template.Scopes)) {
+				if t.Template.URITemplate == cp.Ref.URI && (!e.vis.filters(listenResources) || e.vis.resourceVisible(ctx, viewerOf(ctx, ci), cp.Ref.URI, t.Template.Scopes)) {
 					c, scopes, found = t.Completers[*cp.Argument.Name], t.Template.Scopes, true
 					break
 				}

@@ -102,10 +102,10 @@ func encodePage[T any](e *Engine, m message, p *wireParams, ci callInfo, member 
 
 func (e *Engine) resourcesList(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
 	items := e.resources.List()
-	if e.filters(listenResources) {
-		v := e.viewer(ctx, ci)
+	if e.vis.filters(listenResources) {
+		v := viewerOf(ctx, ci)
 		items = slices.DeleteFunc(slices.Clone(items), func(r ports.RegisteredResource) bool {
-			return !e.resourceVisible(ctx, v, r.Resource.URI, r.Resource.Scopes)
+			return !e.vis.resourceVisible(ctx, v, r.Resource.URI, r.Resource.Scopes)
 		})
 	}
 	return encodePage(e, m, p, ci, "resources", items,
@@ -115,10 +115,10 @@ func (e *Engine) resourcesList(ctx context.Context, m message, p *wireParams, ci
 
 func (e *Engine) resourceTemplatesList(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
 	items := e.resources.ListTemplates()
-	if e.filters(listenResources) {
-		v := e.viewer(ctx, ci)
+	if e.vis.filters(listenResources) {
+		v := viewerOf(ctx, ci)
 		items = slices.DeleteFunc(slices.Clone(items), func(t ports.RegisteredResourceTemplate) bool {
-			return !e.resourceVisible(ctx, v, t.Template.URITemplate, t.Template.Scopes)
+			return !e.vis.resourceVisible(ctx, v, t.Template.URITemplate, t.Template.Scopes)
 		})
 	}
 	return encodePage(e, m, p, ci, "resourceTemplates", items,
@@ -161,7 +161,7 @@ func (e *Engine) findResource(ctx context.Context, ci callInfo, uri string) (h p
 	var v *Viewer
 	return e.resolveResource(ctx, uri, func() *Viewer {
 		if v == nil {
-			v = e.viewer(ctx, ci)
+			v = viewerOf(ctx, ci)
 		}
 		return v
 	})
@@ -172,7 +172,7 @@ func (e *Engine) findResource(ctx context.Context, ci callInfo, uri string) (h p
 // hidden from it is not found.
 func (e *Engine) resolveResource(ctx context.Context, uri string, viewer func() *Viewer) (h ports.ResourceHandler, vars map[string]string, mime string, scopes []string, ok bool) {
 	visible := func(key string, need []string) bool {
-		return !e.filters(listenResources) || e.resourceVisible(ctx, viewer(), key, need)
+		return !e.vis.filters(listenResources) || e.vis.resourceVisible(ctx, viewer(), key, need)
 	}
 	if r, ok := e.resources.Get(uri); ok && visible(r.Resource.URI, r.Resource.Scopes) {
 		return r.Handler, nil, r.Resource.MimeType, r.Resource.Scopes, true
