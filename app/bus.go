@@ -331,7 +331,7 @@ func (e *Engine) elicitationComplete(n ports.Notice) int {
 		return 0
 	}
 	told := 0
-	for _, s := range e.sessionList() {
+	for _, s := range e.sessions.list() {
 		s.mu.Lock()
 		ok := s.id == n.Session && s.initialized && e.policy.Features(s.rev).ElicitationURL
 		s.mu.Unlock()
@@ -389,7 +389,7 @@ func (e *Engine) remoteResponse(n ports.Notice) {
 	if origin, ok := requestOrigin(m.id); !ok || origin != e.instance {
 		return
 	}
-	for _, s := range e.sessionList() {
+	for _, s := range e.sessions.list() {
 		if s.sessionID() == n.Session && s.out.deliver(m) {
 			return
 		}
@@ -420,7 +420,7 @@ func (e *Engine) remoteCancel(n ports.Notice) {
 	if n.Session == "" || len(n.Data) == 0 {
 		return
 	}
-	for _, s := range e.sessionList() {
+	for _, s := range e.sessions.list() {
 		if s.sessionID() == n.Session && s.cancelRequest(jsontext.Value(n.Data)) {
 			return
 		}

@@ -344,8 +344,10 @@ type Engine struct {
 	abortCtx context.Context
 	abort    context.CancelFunc
 
+	// sessions are the handshake-era sessions held here.
+	sessions sessionSet
+
 	mu        sync.Mutex
-	sessions  map[*session]struct{}
 	listeners map[*listener]struct{} // open subscriptions/listen streams
 	stopWatch func()
 	// listenClients counts the open listen streams of each client
@@ -447,9 +449,9 @@ func NewEngine(opts Options) (*Engine, error) {
 		resources: opts.ResourceRegistry,
 		prompts:   opts.PromptRegistry,
 		log:       opts.Logger,
-		sessions:  make(map[*session]struct{}),
 	}
 	e.abortCtx, e.abort = context.WithCancel(context.Background())
+	e.sessions = sessionSet{onEnd: opts.OnSessionEnd, clock: opts.Clock, log: opts.Logger}
 	e.vis = viewFilter{rules: opts.Visibility, tools: opts.ToolRegistry, resources: opts.ResourceRegistry, prompts: opts.PromptRegistry}
 	e.res = results{policy: opts.Policy, info: opts.Info, ttlMs: opts.ListTTL.Milliseconds(), scope: "public", log: opts.Logger}
 	if opts.PrivateCache || e.vis.filtersAny() {
@@ -626,18 +628,6 @@ func (e *Engine) Close() error {
 		}
 	})
 	return nil
-}
-
-func (e *Engine) track(s *session) {
-	e.mu.Lock()
-	e.sessions[s] = struct{}{}
-	e.mu.Unlock()
-}
-
-func (e *Engine) untrack(s *session) {
-	e.mu.Lock()
-	delete(e.sessions, s)
-	e.mu.Unlock()
 }
 
 func (e *Engine) logf(ctx context.Context, level ports.Level, msg string, fields ...ports.Field) {

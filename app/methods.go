@@ -108,7 +108,7 @@ func (e *Engine) resolve(s *session, m message, p *wireParams) (callInfo, *rpcEr
 			return callInfo{}, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaClientInfo+`"] must be an object`, nil)
 		}
 		if n := len(caps) + len(p.Meta.ClientInfo); !within(n, e.opts.MaxClientDeclarationBytes) {
-			return callInfo{}, e.declarationTooLarge(m.id, n, `_meta["`+metaClientCapabilities+`"] and _meta["`+metaClientInfo+`"]`)
+			return callInfo{}, declarationTooLarge(m.id, n, e.opts.MaxClientDeclarationBytes, `_meta["`+metaClientCapabilities+`"] and _meta["`+metaClientInfo+`"]`)
 		}
 		if lv := p.Meta.LogLevel; lv != nil {
 			l, ok := stringParam(lv)
@@ -161,7 +161,7 @@ func (e *Engine) initialize(ctx context.Context, s *session, m message, p *wireP
 	// bounded before anything is decoded.
 	trans, _ := ctx.Value(transportKey{}).(TransportInfo)
 	if n := len(p.Capabilities) + len(p.ClientInfo) + headerBytes(trans.Header); !within(n, e.opts.MaxClientDeclarationBytes) {
-		return nil, e.declarationTooLarge(m.id, n, "capabilities, clientInfo and request headers")
+		return nil, declarationTooLarge(m.id, n, e.opts.MaxClientDeclarationBytes, "capabilities, clientInfo and request headers")
 	}
 	var client domain.Implementation
 	if p.ClientInfo != nil {
@@ -193,7 +193,7 @@ func (e *Engine) initialize(ctx context.Context, s *session, m message, p *wireP
 	}
 	s.trans = trans
 	s.mu.Unlock()
-	if rerr := e.commitSession(ctx, s, m.id); rerr != nil {
+	if rerr := e.sessions.commit(ctx, s, m.id); rerr != nil {
 		return nil, rerr
 	}
 	if e.vis.filtersAny() {

@@ -347,23 +347,13 @@ func (e *Engine) resourceUpdated(uri, key string) int {
 		return 0
 	}
 	n := e.notifyResourceListeners(uri)
-	for _, s := range e.sessionList() {
+	for _, s := range e.sessions.list() {
 		if s.subscribed(uri) {
 			s.sendKeyed(msg, key)
 			n++
 		}
 	}
 	return n
-}
-
-func (e *Engine) sessionList() []*session {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]*session, 0, len(e.sessions))
-	for s := range e.sessions {
-		out = append(out, s)
-	}
-	return out
 }
 
 // readResource runs a resource handler, turning a panic into an error.

@@ -149,14 +149,14 @@ func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
 			ctx = WithTransportInfo(ctx, ti)
 		}
 	}
-	s := &session{e: e, conn: c, inflight: make(map[string]context.CancelFunc), unread: make(chan struct{})}
+	s := &session{set: &e.sessions, conn: c, inflight: make(map[string]context.CancelFunc), unread: make(chan struct{})}
 	s.base, s.abort = context.WithCancel(context.WithoutCancel(ctx))
 	stop := e.hookAbort(ctx, s.abort)
 	defer stop()
 	defer s.abort()
-	e.track(s)
-	defer e.untrack(s)
-	defer e.sessionEnded(s, SessionClosed)
+	e.sessions.track(s)
+	defer e.sessions.untrack(s)
+	defer e.sessions.ended(s, SessionClosed)
 
 	n := e.opts.MaxConcurrentRequests
 	l := &connLoop{

@@ -24,8 +24,7 @@ const DefaultMaxClientDeclarationBytes = 64 << 10
 
 // declarationTooLarge refuses a request whose client declares more of
 // itself (what) than the engine keeps (Options.MaxClientDeclarationBytes).
-func (e *Engine) declarationTooLarge(id jsontext.Value, n int, what string) *rpcError {
-	max := e.opts.MaxClientDeclarationBytes
+func declarationTooLarge(id jsontext.Value, n, max int, what string) *rpcError {
 	return newRPCError(id, domain.CodeInvalidParams,
 		"Invalid params: "+what+" take "+strconv.Itoa(n)+" bytes; the server keeps at most "+strconv.Itoa(max)+" bytes of what a client declares of itself",
 		map[string]any{"limit": "maxClientDeclarationBytes", "max": max})
@@ -60,7 +59,7 @@ func keptCapabilities(raw jsontext.Value) jsontext.Value {
 // holds the negotiated revision and client; stateless-era requests on the
 // same connection use none of it.
 type session struct {
-	e *Engine
+	set *sessionSet // the engine's sessions
 	// conn receives the session's own messages (responses on a connection,
 	// server-initiated notifications); nil drops them.
 	conn ports.MessageWriter
@@ -146,7 +145,7 @@ func (s *session) write(msg []byte, key string) bool {
 	}
 	if err != nil {
 		s.broken = true
-		s.e.logf(s.base, ports.LevelWarn, "hexmcp: writing to the client failed; dropping the connection's output", ports.F("error", err))
+		logf(s.set.log, s.base, ports.LevelWarn, "hexmcp: writing to the client failed; dropping the connection's output", ports.F("error", err))
 		return false
 	}
 	return true
@@ -301,7 +300,7 @@ type Session struct {
 // notifications) go to out, which may be nil until a stream is attached
 // with [Session.SetWriter].
 func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWriter) *Session {
-	s := &session{e: e, id: id, conn: out, inflight: make(map[string]context.CancelFunc)}
+	s := &session{set: &e.sessions, id: id, conn: out, inflight: make(map[string]context.CancelFunc)}
 	s.out.prefix = e.instance
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	s.base = base
@@ -313,7 +312,7 @@ func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWri
 		s.cancelInflight()
 	}
 	stop := e.hookAbort(ctx, s.abort)
-	e.track(s)
+	e.sessions.track(s)
 	return &Session{s: s, stop: stop}
 }
 
@@ -405,12 +404,12 @@ func (sess *Session) SetWriter(w ports.MessageWriter) {
 // copy of it (a DELETE, or the store dropped it): [Options.OnSessionEnd]
 // is called once, with reason. The transport still closes the session. A
 // transport that merely lets its copy go calls Close alone.
-func (sess *Session) Ended(reason string) { sess.s.e.sessionEnded(sess.s, reason) }
+func (sess *Session) Ended(reason string) { sess.s.set.ended(sess.s, reason) }
 
 func (sess *Session) Close() {
 	sess.stop()
 	sess.s.abort()
-	sess.s.e.untrack(sess.s)
+	sess.s.set.untrack(sess.s)
 }
 
 // idKey is the key of a request id in the in-flight map.

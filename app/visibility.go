@@ -206,7 +206,7 @@ func (f *viewFilter) fingerprint(kind listenKind, v *Viewer, s *session) uint64 
 func (e *Engine) listChanged(kind listenKind, method string, wants func(*session) bool, key string) {
 	msg, _ := encodeNotification(method, nil)
 	filtered := e.vis.filters(kind)
-	for _, s := range e.sessionList() {
+	for _, s := range e.sessions.list() {
 		if !wants(s) {
 			continue
 		}
