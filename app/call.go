@@ -158,13 +158,13 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 	if rt.Tool.PassAccessToken {
 		rc.token = ports.AccessTokenFrom(ctx)
 	}
-	if rerr := e.beginInput(ctx, rc, m, p, name, args); rerr != nil {
+	if rerr := e.input.begin(ctx, rc, m, p, name, args); rerr != nil {
 		return nil, rerr
 	}
 	value, err := e.invoke(withRequest(ctx, rc), rt, args)
 	var res *domain.CallToolResult
 	if err != nil {
-		if out, rerr, ok := e.inputError(ctx, m, ci, rc.input, err); ok {
+		if out, rerr, ok := e.input.errorResult(ctx, m, ci, rc.input, err); ok {
 			return out, rerr
 		}
 		if te, ok := domain.AsToolError(err); ok {

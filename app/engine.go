@@ -44,7 +44,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
@@ -368,8 +367,8 @@ type Engine struct {
 	middleware     MethodHandler
 	toolMiddleware ToolHandler
 
-	schemaCache sync.Map // requested elicitation schema -> ports.Schema
-	schemaCount atomic.Int64
+	// input serves multi round-trip requests (requestState).
+	input inputRounds
 
 	// instance names this engine on Options.Bus; stopBus ends its
 	// subscription.
@@ -451,6 +450,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		log:       opts.Logger,
 	}
 	e.abortCtx, e.abort = context.WithCancel(context.Background())
+	e.input = inputRounds{keys: opts.StateKeys, clock: opts.Clock, ttl: opts.RequestStateTTL, validator: opts.Validator, res: &e.res, log: opts.Logger}
 	e.sessions = sessionSet{onEnd: opts.OnSessionEnd, clock: opts.Clock, log: opts.Logger}
 	e.vis = viewFilter{rules: opts.Visibility, tools: opts.ToolRegistry, resources: opts.ResourceRegistry, prompts: opts.PromptRegistry}
 	e.res = results{policy: opts.Policy, info: opts.Info, ttlMs: opts.ListTTL.Milliseconds(), scope: "public", log: opts.Logger}

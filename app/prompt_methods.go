@@ -95,7 +95,7 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 		args = map[string]string{}
 	}
 	rc := e.newRequestContext(ctx, m, ci)
-	if rerr := e.beginInput(ctx, rc, m, p, name, p.Arguments); rerr != nil {
+	if rerr := e.input.begin(ctx, rc, m, p, name, p.Arguments); rerr != nil {
 		return nil, rerr
 	}
 	res, err := e.getPrompt(withRequest(ctx, rc), rp, args)
@@ -106,7 +106,7 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 		err = res.Validate()
 	}
 	if err != nil {
-		if out, rerr, ok := e.inputError(ctx, m, ci, rc.input, err); ok {
+		if out, rerr, ok := e.input.errorResult(ctx, m, ci, rc.input, err); ok {
 			return out, rerr
 		}
 		var pe *domain.ProtocolError

@@ -209,12 +209,12 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 		return nil, rerr
 	}
 	rc := e.newRequestContext(ctx, m, ci)
-	if rerr := e.beginInput(ctx, rc, m, p, uri, nil); rerr != nil {
+	if rerr := e.input.begin(ctx, rc, m, p, uri, nil); rerr != nil {
 		return nil, rerr
 	}
 	contents, err := e.readResource(withRequest(ctx, rc), h, uri, vars)
 	if err != nil {
-		if out, rerr, ok := e.inputError(ctx, m, ci, rc.input, err); ok {
+		if out, rerr, ok := e.input.errorResult(ctx, m, ci, rc.input, err); ok {
 			return out, rerr
 		}
 		if errors.Is(err, domain.ErrResourceNotFound) {
