@@ -282,7 +282,7 @@ func (e *Engine) onNotice(n ports.Notice) {
 func (e *Engine) deliver(n ports.Notice) int {
 	switch n.Kind {
 	case ports.NoticeToolsChanged:
-		e.listCache.invalidate()
+		e.tools.cache.invalidate()
 		e.listChanged(listenTools, "notifications/tools/list_changed", (*session).wantsListChanged, n.ID)
 	case ports.NoticeResourcesChanged:
 		e.resCache.Clear()

@@ -325,7 +325,6 @@ type Engine struct {
 	waits     waitBook
 	opts      Options
 	policy    domain.RevisionPolicy
-	registry  ports.ToolRegistry
 	resources ports.ResourceRegistry // nil: no resources
 	prompts   ports.PromptRegistry   // nil: no prompts
 	log       ports.Logger
@@ -358,14 +357,15 @@ type Engine struct {
 	res results
 	vis viewFilter
 
-	listCache   toolListCache
+	// tools serves the tools; env is what their RequestContext reaches.
+	tools toolCatalog
+	env   requestEnv
+
 	resCache    sync.Map // resKey -> encoded resource or template
 	promptCache sync.Map // resKey -> encoded prompt
 
-	// middleware and toolMiddleware are the composed chains of
-	// Options.Middleware and ToolMiddleware (nil: none).
-	middleware     MethodHandler
-	toolMiddleware ToolHandler
+	// middleware is the composed chain of Options.Middleware (nil: none).
+	middleware MethodHandler
 
 	// input serves multi round-trip requests (requestState).
 	input inputRounds
@@ -444,13 +444,15 @@ func NewEngine(opts Options) (*Engine, error) {
 	e := &Engine{
 		opts:      opts,
 		policy:    opts.Policy,
-		registry:  opts.ToolRegistry,
 		resources: opts.ResourceRegistry,
 		prompts:   opts.PromptRegistry,
 		log:       opts.Logger,
 	}
 	e.abortCtx, e.abort = context.WithCancel(context.Background())
 	e.input = inputRounds{keys: opts.StateKeys, clock: opts.Clock, ttl: opts.RequestStateTTL, validator: opts.Validator, res: &e.res, log: opts.Logger}
+	e.tools = toolCatalog{registry: opts.ToolRegistry, validator: opts.Validator, policy: opts.Policy, pageSize: opts.PageSize, log: opts.Logger,
+		vis: &e.vis, res: &e.res, input: &e.input, env: &e.env}
+	e.env = requestEnv{policy: opts.Policy, timeout: opts.ClientRequestTimeout, input: &e.input, tools: &e.tools, vis: &e.vis}
 	e.sessions = sessionSet{onEnd: opts.OnSessionEnd, clock: opts.Clock, log: opts.Logger}
 	e.vis = viewFilter{rules: opts.Visibility, tools: opts.ToolRegistry, resources: opts.ResourceRegistry, prompts: opts.PromptRegistry}
 	e.res = results{policy: opts.Policy, info: opts.Info, ttlMs: opts.ListTTL.Milliseconds(), scope: "public", log: opts.Logger}
@@ -507,11 +509,11 @@ func (e *Engine) Policy() domain.RevisionPolicy { return e.policy }
 // clients that the list changed. A bad definition or a duplicate name is a
 // returned error (see [domain.ToolDefinitionError]), never a panic.
 func (e *Engine) AddTool(t Tool) error {
-	rt, err := e.prepare(t)
+	rt, err := e.tools.prepare(t)
 	if err != nil {
 		return err
 	}
-	if err := e.registry.Add(rt); err != nil {
+	if err := e.tools.registry.Add(rt); err != nil {
 		return &domain.ToolDefinitionError{Tool: rt.Tool.Name, Reason: err.Error(), Err: err}
 	}
 	e.toolsChanged()
@@ -530,42 +532,11 @@ func (e *Engine) AddTools(ts ...Tool) error {
 
 // RemoveTool removes a tool and reports whether it was registered.
 func (e *Engine) RemoveTool(name string) bool {
-	ok := e.registry.Remove(name)
+	ok := e.tools.registry.Remove(name)
 	if ok {
 		e.toolsChanged()
 	}
 	return ok
-}
-
-func (e *Engine) prepare(t Tool) (ports.RegisteredTool, error) {
-	if t.err != nil {
-		return ports.RegisteredTool{}, t.err
-	}
-	if t.handler == nil {
-		return ports.RegisteredTool{}, &domain.ToolDefinitionError{Tool: t.def.Name, Reason: "no handler"}
-	}
-	def := t.def
-	def.InputSchema = compactJSON(def.InputSchema)
-	def.OutputSchema = compactJSON(def.OutputSchema)
-	if err := def.Validate(); err != nil {
-		return ports.RegisteredTool{}, err
-	}
-	rt := ports.RegisteredTool{Tool: &def, Handler: t.handler}
-	if v := e.opts.Validator; v != nil {
-		in, err := v.Compile(def.InputSchema)
-		if err != nil {
-			return rt, &domain.ToolDefinitionError{Tool: def.Name, Reason: "inputSchema does not compile: " + err.Error(), Err: err}
-		}
-		rt.Input = in
-		if len(def.OutputSchema) > 0 {
-			out, err := v.Compile(def.OutputSchema)
-			if err != nil {
-				return rt, &domain.ToolDefinitionError{Tool: def.Name, Reason: "outputSchema does not compile: " + err.Error(), Err: err}
-			}
-			rt.Output = out
-		}
-	}
-	return rt, nil
 }
 
 // toolsChanged drops cached lists and sends notifications/tools/list_changed

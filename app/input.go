@@ -171,7 +171,7 @@ func (rc *RequestContext) Ask(ctx context.Context, reqs ...InputRequest) (InputR
 	}
 	out := InputResponses{m: make(map[string]any, len(reqs))}
 	for _, r := range reqs {
-		v, err := rc.engine.input.decodeAnswer(r, raw[r.key])
+		v, err := rc.env.input.decodeAnswer(r, raw[r.key])
 		if err != nil {
 			return InputResponses{}, err
 		}
@@ -252,7 +252,7 @@ func (rc *RequestContext) checkCapabilities(reqs []InputRequest) error {
 	var rev domain.Revision
 	for _, r := range reqs {
 		name := domain.ClientCapabilityOf(r.method)
-		if !rc.engine.policy.ClientMethodExists(rc.info.rev, r.method) {
+		if !rc.env.policy.ClientMethodExists(rc.info.rev, r.method) {
 			missing[name], rev = map[string]any{}, rc.info.rev
 			continue
 		}
@@ -325,7 +325,7 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []InputRequest) (map
 	}
 	out := make(map[string]jsontext.Value, len(reqs))
 	if len(reqs) == 1 {
-		v, err := s.callClient(ctx, rc.engine.opts.ClientRequestTimeout, rc.related, &rc.wmu, rc.slot, reqs[0].method, reqs[0].params)
+		v, err := s.callClient(ctx, rc.env.timeout, rc.related, &rc.wmu, rc.slot, reqs[0].method, reqs[0].params)
 		if err != nil {
 			return nil, err
 		}
@@ -344,7 +344,7 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []InputRequest) (map
 	)
 	for _, r := range reqs {
 		wg.Go(func() {
-			v, err := s.callClient(ctx, rc.engine.opts.ClientRequestTimeout, rc.related, &rc.wmu, rc.slot, r.method, r.params)
+			v, err := s.callClient(ctx, rc.env.timeout, rc.related, &rc.wmu, rc.slot, r.method, r.params)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

@@ -70,11 +70,11 @@ var methodList = []method{
 		}},
 	{MethodSpec: MethodSpec{Name: "tools/list", Handshake: true, Stateless: true},
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.toolsList(ctx, m, p, ci)
+			return e.tools.list(ctx, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "tools/call", Handshake: true, Stateless: true, Call: true, NameParam: "name", ParamHeaders: true},
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.toolsCall(ctx, m, p, ci)
+			return e.tools.call(ctx, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "resources/list", Handshake: true, Stateless: true}, present: hasResourceRegistry,
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {

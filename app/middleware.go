@@ -130,7 +130,7 @@ func (e *Engine) buildMiddleware() {
 		e.middleware = chain(e.answer, e.opts.Middleware)
 	}
 	if len(e.opts.ToolMiddleware) > 0 {
-		e.toolMiddleware = chain(e.runTool, e.opts.ToolMiddleware)
+		e.tools.middleware = chain(runTool, e.opts.ToolMiddleware)
 	}
 }
 
@@ -279,16 +279,6 @@ func (e *Engine) notificationCtx(ctx context.Context, s *session, m message) {
 	}
 }
 
-// runTool is the last handler of the tool middleware: the tool's own
-// handler.
-func (e *Engine) runTool(ctx context.Context, call *ToolCall) (any, error) {
-	rt, _ := ctx.Value(registeredToolKey{}).(ports.RegisteredTool)
-	if rt.Handler == nil {
-		return nil, errors.New("hexmcp: a ToolCall made outside the engine reached its handler")
-	}
-	return rt.Handler(ctx, call.Arguments)
-}
-
 // registeredToolKey carries the tool being called to runTool.
 type registeredToolKey struct{}
 
@@ -377,7 +367,7 @@ func (e *Engine) CheckToolCall(ctx context.Context, req *Request) error {
 	if !ok || name == "" {
 		return &refusal{newRPCError(c.m.id, domain.CodeInvalidParams, `Invalid params: "name" must be a non-empty string`, nil)}
 	}
-	rt, ok := e.findTool(ctx, c.ci, name)
+	rt, ok := e.tools.find(ctx, c.ci, name)
 	if !ok {
 		return &refusal{newRPCError(c.m.id, domain.CodeInvalidParams, "Unknown tool: "+name, nil)}
 	}

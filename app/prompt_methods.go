@@ -58,16 +58,6 @@ func withRequest(ctx context.Context, rc *RequestContext) context.Context {
 	return context.WithValue(ctx, requestKey{}, rc)
 }
 
-// newRequestContext is the context of a request served by a handler.
-func (e *Engine) newRequestContext(ctx context.Context, m message, ci callInfo) *RequestContext {
-	rc := &RequestContext{engine: e, id: m.id, info: ci, slot: m.slot}
-	rc.related, _ = ctx.Value(relatedKey{}).(ports.MessageWriter)
-	rc.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
-	rc.progressSink, _ = ctx.Value(progressSinkKey{}).(ProgressFunc)
-	rc.logSink, _ = ctx.Value(logSinkKey{}).(LogFunc)
-	return rc
-}
-
 func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
 	name, ok := stringParam(p.Name)
 	if !ok || name == "" {
@@ -94,7 +84,7 @@ func (e *Engine) promptsGet(ctx context.Context, m message, p *wireParams, ci ca
 	if args == nil {
 		args = map[string]string{}
 	}
-	rc := e.newRequestContext(ctx, m, ci)
+	rc := e.env.newRequestContext(ctx, m, ci)
 	if rerr := e.input.begin(ctx, rc, m, p, name, p.Arguments); rerr != nil {
 		return nil, rerr
 	}
@@ -229,7 +219,7 @@ func (e *Engine) completionComplete(ctx context.Context, m message, p *wireParam
 	var values []string
 	if c != nil {
 		var err error
-		values, err = e.complete(withRequest(ctx, e.newRequestContext(ctx, m, ci)), c, *cp.Argument.Value, context)
+		values, err = e.complete(withRequest(ctx, e.env.newRequestContext(ctx, m, ci)), c, *cp.Argument.Value, context)
 		if err != nil {
 			var pe *domain.ProtocolError
 			if errors.As(err, &pe) {

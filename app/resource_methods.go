@@ -208,7 +208,7 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 	if rerr := checkScopes(ctx, m.id, scopes); rerr != nil {
 		return nil, rerr
 	}
-	rc := e.newRequestContext(ctx, m, ci)
+	rc := e.env.newRequestContext(ctx, m, ci)
 	if rerr := e.input.begin(ctx, rc, m, p, uri, nil); rerr != nil {
 		return nil, rerr
 	}

@@ -42,13 +42,13 @@ func (rc *RequestContext) AddSessionTool(t Tool) error {
 	if s == nil || rc.info.era != domain.EraHandshake {
 		return ErrNoSession
 	}
-	e := rc.engine
-	rt, err := e.prepare(t)
+	env := rc.env
+	rt, err := env.tools.prepare(t)
 	if err != nil {
 		return err
 	}
 	name := rt.Tool.Name
-	if _, ok := e.registry.Get(name); ok {
+	if _, ok := env.tools.registry.Get(name); ok {
 		return &domain.ToolDefinitionError{Tool: name, Reason: domain.ErrDuplicateTool.Error(), Err: domain.ErrDuplicateTool}
 	}
 	s.mu.Lock() // serializes the writers; readers load the slice
@@ -61,7 +61,7 @@ func (rc *RequestContext) AddSessionTool(t Tool) error {
 	tools := slices.Insert(slices.Clone(own), i, rt) // a new slice: readers hold the old one
 	s.tools.Store(&tools)
 	s.mu.Unlock()
-	e.vis.sessionToolsChanged(s)
+	env.vis.sessionToolsChanged(s)
 	return nil
 }
 
@@ -81,7 +81,7 @@ func (rc *RequestContext) RemoveSessionTool(name string) bool {
 	}
 	s.mu.Unlock()
 	if found {
-		rc.engine.vis.sessionToolsChanged(s)
+		rc.env.vis.sessionToolsChanged(s)
 	}
 	return found
 }

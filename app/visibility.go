@@ -294,18 +294,3 @@ func (f *viewFilter) sessionToolsChanged(s *session) {
 		s.send(msg)
 	}
 }
-
-// findTool finds the tool a tools/call names, as the request sees it: the
-// session's own first, then the registry's, hidden ones not at all.
-func (e *Engine) findTool(ctx context.Context, ci callInfo, name string) (ports.RegisteredTool, bool) {
-	if s := ci.session; s != nil && ci.era == domain.EraHandshake {
-		if rt, ok := s.ownTool(name); ok {
-			return rt, e.vis.rules.Tool == nil || e.vis.toolVisible(ctx, viewerOf(ctx, ci), rt.Tool)
-		}
-	}
-	rt, ok := e.registry.Get(name)
-	if !ok || e.vis.rules.Tool == nil {
-		return rt, ok
-	}
-	return rt, e.vis.toolVisible(ctx, viewerOf(ctx, ci), rt.Tool)
-}
