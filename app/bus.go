@@ -285,7 +285,7 @@ func (e *Engine) deliver(n ports.Notice) int {
 		e.tools.cache.invalidate()
 		e.listChanged(listenTools, "notifications/tools/list_changed", (*session).wantsListChanged, n.ID)
 	case ports.NoticeResourcesChanged:
-		e.resCache.Clear()
+		e.resources.cache.Clear()
 		e.listChanged(listenResources, "notifications/resources/list_changed", (*session).wantsResourceListChanged, n.ID)
 	case ports.NoticePromptsChanged:
 		e.promptCache.Clear()

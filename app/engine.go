@@ -322,12 +322,11 @@ type Options struct {
 type Engine struct {
 	// waits counts the calls of stdio and WebSocket connections waiting
 	// for their client's answer (Options.MaxWaitingBytesPerClient).
-	waits     waitBook
-	opts      Options
-	policy    domain.RevisionPolicy
-	resources ports.ResourceRegistry // nil: no resources
-	prompts   ports.PromptRegistry   // nil: no prompts
-	log       ports.Logger
+	waits   waitBook
+	opts    Options
+	policy  domain.RevisionPolicy
+	prompts ports.PromptRegistry // nil: no prompts
+	log     ports.Logger
 
 	// extSettings are the settings of the registered extensions by
 	// identifier (nil: none); extMethods the methods they add.
@@ -361,7 +360,8 @@ type Engine struct {
 	tools toolCatalog
 	env   requestEnv
 
-	resCache    sync.Map // resKey -> encoded resource or template
+	// resources serves the resources and resource templates.
+	resources   resourceCatalog
 	promptCache sync.Map // resKey -> encoded prompt
 
 	// middleware is the composed chain of Options.Middleware (nil: none).
@@ -442,20 +442,22 @@ func NewEngine(opts Options) (*Engine, error) {
 		opts.Info.Version = "0.0.0"
 	}
 	e := &Engine{
-		opts:      opts,
-		policy:    opts.Policy,
-		resources: opts.ResourceRegistry,
-		prompts:   opts.PromptRegistry,
-		log:       opts.Logger,
+		opts:    opts,
+		policy:  opts.Policy,
+		prompts: opts.PromptRegistry,
+		log:     opts.Logger,
 	}
 	e.abortCtx, e.abort = context.WithCancel(context.Background())
 	e.input = inputRounds{keys: opts.StateKeys, clock: opts.Clock, ttl: opts.RequestStateTTL, validator: opts.Validator, res: &e.res, log: opts.Logger}
-	e.tools = toolCatalog{registry: opts.ToolRegistry, validator: opts.Validator, policy: opts.Policy, pageSize: opts.PageSize, log: opts.Logger,
+	e.tools = toolCatalog{registry: opts.ToolRegistry, validator: opts.Validator, policy: opts.Policy, log: opts.Logger,
 		vis: &e.vis, res: &e.res, input: &e.input, env: &e.env}
 	e.env = requestEnv{policy: opts.Policy, timeout: opts.ClientRequestTimeout, input: &e.input, tools: &e.tools, vis: &e.vis}
+	e.resources = resourceCatalog{registry: opts.ResourceRegistry, policy: opts.Policy, maxURILength: opts.MaxURILength,
+		maxSubscriptions: opts.MaxSubscriptions, maxSubscriptionBytes: opts.MaxSubscriptionBytes, log: opts.Logger,
+		vis: &e.vis, res: &e.res, input: &e.input, env: &e.env}
 	e.sessions = sessionSet{onEnd: opts.OnSessionEnd, clock: opts.Clock, log: opts.Logger}
 	e.vis = viewFilter{rules: opts.Visibility, tools: opts.ToolRegistry, resources: opts.ResourceRegistry, prompts: opts.PromptRegistry}
-	e.res = results{policy: opts.Policy, info: opts.Info, ttlMs: opts.ListTTL.Milliseconds(), scope: "public", log: opts.Logger}
+	e.res = results{policy: opts.Policy, info: opts.Info, ttlMs: opts.ListTTL.Milliseconds(), pageSize: opts.PageSize, scope: "public", log: opts.Logger}
 	if opts.PrivateCache || e.vis.filtersAny() {
 		e.res.scope = "private"
 	}

@@ -290,7 +290,7 @@ func (e *Engine) listen(ctx context.Context, s *session, m message, p *wireParam
 				if !ok {
 					break
 				}
-				if n.uri != "" && !e.mayFollow(ctx, l.view, n.uri) {
+				if n.uri != "" && !e.resources.mayFollow(ctx, l.view, n.uri) {
 					continue // hidden (or gone) since it was queued
 				}
 				msg := encodeNotice(id, n)
@@ -327,9 +327,9 @@ func (e *Engine) newListener(id jsontext.Value, filter jsontext.Value) (*listene
 	l := &listener{wake: make(chan struct{}, 1)}
 	l.kinds[listenTools] = f.toolsListChanged
 	l.kinds[listenPrompts] = f.promptsListChanged && e.prompts != nil
-	l.kinds[listenResources] = f.resourcesListChanged && e.resources != nil
+	l.kinds[listenResources] = f.resourcesListChanged && e.resources.registry != nil
 	uris := f.resourceSubscriptions
-	if e.resources != nil && len(uris) > 0 {
+	if e.resources.registry != nil && len(uris) > 0 {
 		l.uris = make(map[string]struct{}, len(uris))
 		for _, u := range uris {
 			l.uris[u] = struct{}{}
@@ -369,7 +369,7 @@ func (e *Engine) followable(ctx context.Context, id jsontext.Value, l *listener,
 	kept := make([]string, 0, len(uris))
 	var refused, need []string
 	for _, u := range uris {
-		_, _, _, scopes, ok := e.resolveResource(ctx, u, viewer)
+		_, _, _, scopes, ok := e.resources.resolve(ctx, u, viewer)
 		switch {
 		case !ok:
 			delete(l.uris, u)
@@ -664,7 +664,7 @@ func (e *Engine) notifyResourceListeners(uri string) int {
 	e.mu.Unlock()
 	told := 0
 	for _, l := range targets {
-		if !e.mayFollow(context.Background(), l.view, uri) {
+		if !e.resources.mayFollow(context.Background(), l.view, uri) {
 			continue
 		}
 		l.push(notice{method: "notifications/resources/updated", uri: uri}, nil)

@@ -78,24 +78,24 @@ var methodList = []method{
 		}},
 	{MethodSpec: MethodSpec{Name: "resources/list", Handshake: true, Stateless: true}, present: hasResourceRegistry,
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.resourcesList(ctx, m, p, ci)
+			return e.resources.list(ctx, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "resources/templates/list", Handshake: true, Stateless: true}, present: hasResourceRegistry,
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.resourceTemplatesList(ctx, m, p, ci)
+			return e.resources.listTemplates(ctx, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "resources/read", Handshake: true, Stateless: true, Call: true, NameParam: "uri"}, present: hasResourceRegistry,
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.resourcesRead(ctx, m, p, ci)
+			return e.resources.read(ctx, m, p, ci)
 		}},
 	// 2026-07-28: subscriptions/listen instead.
 	{MethodSpec: MethodSpec{Name: "resources/subscribe", Handshake: true}, present: hasResourceRegistry,
 		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.resourcesSubscribe(ctx, s, m, p, ci, true)
+			return e.resources.subscribe(ctx, s, m, p, ci, true)
 		}},
 	{MethodSpec: MethodSpec{Name: "resources/unsubscribe", Handshake: true}, present: hasResourceRegistry,
 		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.resourcesSubscribe(ctx, s, m, p, ci, false)
+			return e.resources.subscribe(ctx, s, m, p, ci, false)
 		}},
 	{MethodSpec: MethodSpec{Name: "subscriptions/listen", Stateless: true, Call: true, Stream: true},
 		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
@@ -115,7 +115,7 @@ var methodList = []method{
 		}},
 }
 
-func hasResourceRegistry(e *Engine) bool { return e.resources != nil }
+func hasResourceRegistry(e *Engine) bool { return e.resources.registry != nil }
 func hasPromptRegistry(e *Engine) bool   { return e.prompts != nil }
 
 // methods indexes methodList by name.

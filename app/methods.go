@@ -223,7 +223,7 @@ func (e *Engine) initialize(ctx context.Context, s *session, m message, p *wireP
 func (e *Engine) capabilities(f domain.Features) map[string]any {
 	// logging: any tool may log to the client (RequestContext.Log).
 	caps := map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}}
-	if e.hasResources() {
+	if e.resources.has() {
 		res := map[string]any{"listChanged": true}
 		if f.ResourceSubscriptions {
 			res["subscribe"] = true

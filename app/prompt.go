@@ -141,8 +141,8 @@ func (e *Engine) hasCompleters() bool {
 			}
 		}
 	}
-	if e.resources != nil {
-		for _, t := range e.resources.ListTemplates() {
+	if e.resources.registry != nil {
+		for _, t := range e.resources.registry.ListTemplates() {
 			if len(t.Completers) > 0 {
 				return true
 			}

@@ -35,7 +35,7 @@ func (e *Engine) promptsList(ctx context.Context, m message, p *wireParams, ci c
 		v := viewerOf(ctx, ci)
 		items = slices.DeleteFunc(slices.Clone(items), func(r ports.RegisteredPrompt) bool { return !e.vis.promptVisible(ctx, v, r.Prompt) })
 	}
-	return encodePage(e, m, p, ci, "prompts", items,
+	return encodePage(&e.res, m, p, ci, "prompts", items,
 		func(r ports.RegisteredPrompt) string { return r.Prompt.Name },
 		func(r ports.RegisteredPrompt) ([]byte, error) { return e.encodedPrompt(r.Prompt, ci.rev) })
 }
@@ -194,13 +194,13 @@ func (e *Engine) completionComplete(ctx context.Context, m message, p *wireParam
 		}
 		c = rp.Completers[*cp.Argument.Name]
 	case "ref/resource":
-		if rerr := e.checkURILength(m, cp.Ref.URI); rerr != nil {
+		if rerr := e.resources.checkURILength(m, cp.Ref.URI); rerr != nil {
 			return nil, rerr
 		}
 		found := false
 		var scopes []string
-		if e.resources != nil {
-			for _, t := range e.resources.ListTemplates() {
+		if e.resources.registry != nil {
+			for _, t := range e.resources.registry.ListTemplates() {
 				if t.Template.URITemplate == cp.Ref.URI && (!e.vis.filters(listenResources) || e.vis.resourceVisible(ctx, viewerOf(ctx, ci), cp.Ref.URI, t.Template.Scopes)) {
 					c, scopes, found = t.Completers[*cp.Argument.Name], t.Template.Scopes, true
 					break

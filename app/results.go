@@ -22,6 +22,8 @@ type results struct {
 	policy domain.RevisionPolicy
 	info   domain.Implementation // Options.Info
 	ttlMs  int64                 // Options.ListTTL, in milliseconds
+	// pageSize is the number of entries per page of a list.
+	pageSize int
 	// scope is the cacheScope of the lists: "private" when they depend on
 	// who asks (Options.PrivateCache, or a Visibility filter).
 	scope string

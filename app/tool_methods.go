@@ -25,7 +25,6 @@ type toolCatalog struct {
 	registry   ports.ToolRegistry
 	validator  ports.SchemaValidator // nil: no validation (Options.DisableValidation)
 	policy     domain.RevisionPolicy
-	pageSize   int
 	middleware ToolHandler // Options.ToolMiddleware, composed (nil: none)
 	cache      toolListCache
 	log        ports.Logger
@@ -95,7 +94,7 @@ func (tc *toolCatalog) list(ctx context.Context, m message, p *wireParams, ci ca
 			}
 		}
 	}
-	end := min(start+tc.pageSize, len(tools))
+	end := min(start+tc.res.pageSize, len(tools))
 	// The tools' encodings (cached) first, so that the answer is made in
 	// one buffer of about its size.
 	size := 256 + len(m.id)
