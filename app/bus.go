@@ -288,7 +288,7 @@ func (e *Engine) deliver(n ports.Notice) int {
 		e.resources.cache.Clear()
 		e.listChanged(listenResources, "notifications/resources/list_changed", (*session).wantsResourceListChanged, n.ID)
 	case ports.NoticePromptsChanged:
-		e.promptCache.Clear()
+		e.prompts.cache.Clear()
 		e.listChanged(listenPrompts, "notifications/prompts/list_changed", (*session).wantsPromptListChanged, n.ID)
 	case ports.NoticeVisibilityChanged:
 		e.visibilityChanged(n.ID)

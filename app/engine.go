@@ -322,11 +322,10 @@ type Options struct {
 type Engine struct {
 	// waits counts the calls of stdio and WebSocket connections waiting
 	// for their client's answer (Options.MaxWaitingBytesPerClient).
-	waits   waitBook
-	opts    Options
-	policy  domain.RevisionPolicy
-	prompts ports.PromptRegistry // nil: no prompts
-	log     ports.Logger
+	waits  waitBook
+	opts   Options
+	policy domain.RevisionPolicy
+	log    ports.Logger
 
 	// extSettings are the settings of the registered extensions by
 	// identifier (nil: none); extMethods the methods they add.
@@ -361,8 +360,10 @@ type Engine struct {
 	env   requestEnv
 
 	// resources serves the resources and resource templates.
-	resources   resourceCatalog
-	promptCache sync.Map // resKey -> encoded prompt
+	resources resourceCatalog
+	// prompts serves the prompts; completions completion/complete.
+	prompts     promptCatalog
+	completions completions
 
 	// middleware is the composed chain of Options.Middleware (nil: none).
 	middleware MethodHandler
@@ -442,10 +443,9 @@ func NewEngine(opts Options) (*Engine, error) {
 		opts.Info.Version = "0.0.0"
 	}
 	e := &Engine{
-		opts:    opts,
-		policy:  opts.Policy,
-		prompts: opts.PromptRegistry,
-		log:     opts.Logger,
+		opts:   opts,
+		policy: opts.Policy,
+		log:    opts.Logger,
 	}
 	e.abortCtx, e.abort = context.WithCancel(context.Background())
 	e.input = inputRounds{keys: opts.StateKeys, clock: opts.Clock, ttl: opts.RequestStateTTL, validator: opts.Validator, res: &e.res, log: opts.Logger}
@@ -455,6 +455,9 @@ func NewEngine(opts Options) (*Engine, error) {
 	e.resources = resourceCatalog{registry: opts.ResourceRegistry, policy: opts.Policy, maxURILength: opts.MaxURILength,
 		maxSubscriptions: opts.MaxSubscriptions, maxSubscriptionBytes: opts.MaxSubscriptionBytes, log: opts.Logger,
 		vis: &e.vis, res: &e.res, input: &e.input, env: &e.env}
+	e.prompts = promptCatalog{registry: opts.PromptRegistry, policy: opts.Policy, log: opts.Logger,
+		vis: &e.vis, res: &e.res, input: &e.input, env: &e.env}
+	e.completions = completions{prompts: &e.prompts, resources: &e.resources, vis: &e.vis, res: &e.res, env: &e.env, log: opts.Logger}
 	e.sessions = sessionSet{onEnd: opts.OnSessionEnd, clock: opts.Clock, log: opts.Logger}
 	e.vis = viewFilter{rules: opts.Visibility, tools: opts.ToolRegistry, resources: opts.ResourceRegistry, prompts: opts.PromptRegistry}
 	e.res = results{policy: opts.Policy, info: opts.Info, ttlMs: opts.ListTTL.Milliseconds(), pageSize: opts.PageSize, scope: "public", log: opts.Logger}

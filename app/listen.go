@@ -326,7 +326,7 @@ func (e *Engine) newListener(id jsontext.Value, filter jsontext.Value) (*listene
 	}
 	l := &listener{wake: make(chan struct{}, 1)}
 	l.kinds[listenTools] = f.toolsListChanged
-	l.kinds[listenPrompts] = f.promptsListChanged && e.prompts != nil
+	l.kinds[listenPrompts] = f.promptsListChanged && e.prompts.registry != nil
 	l.kinds[listenResources] = f.resourcesListChanged && e.resources.registry != nil
 	uris := f.resourceSubscriptions
 	if e.resources.registry != nil && len(uris) > 0 {

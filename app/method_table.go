@@ -103,20 +103,21 @@ var methodList = []method{
 		}},
 	{MethodSpec: MethodSpec{Name: "prompts/list", Handshake: true, Stateless: true}, present: hasPromptRegistry,
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.promptsList(ctx, m, p, ci)
+			return e.prompts.list(ctx, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "prompts/get", Handshake: true, Stateless: true, Call: true, NameParam: "name"}, present: hasPromptRegistry,
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.promptsGet(ctx, m, p, ci)
+			return e.prompts.get(ctx, m, p, ci)
 		}},
-	{MethodSpec: MethodSpec{Name: "completion/complete", Handshake: true, Stateless: true}, present: (*Engine).hasCompleters,
+	{MethodSpec: MethodSpec{Name: "completion/complete", Handshake: true, Stateless: true}, present: hasCompleters,
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.completionComplete(ctx, m, p, ci)
+			return e.completions.serve(ctx, m, p, ci)
 		}},
 }
 
 func hasResourceRegistry(e *Engine) bool { return e.resources.registry != nil }
-func hasPromptRegistry(e *Engine) bool   { return e.prompts != nil }
+func hasPromptRegistry(e *Engine) bool   { return e.prompts.registry != nil }
+func hasCompleters(e *Engine) bool       { return e.completions.has() }
 
 // methods indexes methodList by name.
 var methods = func() map[string]*method {

@@ -230,10 +230,10 @@ func (e *Engine) capabilities(f domain.Features) map[string]any {
 		}
 		caps["resources"] = res
 	}
-	if e.hasPrompts() {
+	if e.prompts.has() {
 		caps["prompts"] = map[string]any{"listChanged": true}
 	}
-	if f.CompletionsCapability && e.hasCompleters() {
+	if f.CompletionsCapability && e.completions.has() {
 		caps["completions"] = map[string]any{}
 	}
 	if len(e.extSettings) > 0 {
