@@ -299,7 +299,7 @@ func (e *Engine) deliver(n ports.Notice) int {
 	case ports.NoticeClientCancel:
 		e.remoteCancel(n)
 	case ports.NoticeTopic:
-		return e.deliverTopic(n.Data)
+		return e.listen.deliverTopic(n.Data)
 	case ports.NoticeElicitationComplete:
 		return e.elicitationComplete(n)
 	}

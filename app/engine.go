@@ -343,12 +343,9 @@ type Engine struct {
 	// sessions are the handshake-era sessions held here.
 	sessions sessionSet
 
-	mu        sync.Mutex
-	listeners map[*listener]struct{} // open subscriptions/listen streams
+	// listen holds the open subscriptions/listen streams.
+	listen    listeners
 	stopWatch func()
-	// listenClients counts the open listen streams of each client
-	// (Options.MaxListenersPerClient).
-	listenClients map[listenClient]int
 
 	// res shapes what every result carries besides its content; vis
 	// decides what each request sees (Options.Visibility).
@@ -458,6 +455,9 @@ func NewEngine(opts Options) (*Engine, error) {
 	e.prompts = promptCatalog{registry: opts.PromptRegistry, policy: opts.Policy, log: opts.Logger,
 		vis: &e.vis, res: &e.res, input: &e.input, env: &e.env}
 	e.completions = completions{prompts: &e.prompts, resources: &e.resources, vis: &e.vis, res: &e.res, env: &e.env, log: opts.Logger}
+	e.listen = listeners{max: opts.MaxListeners, maxPerClient: opts.MaxListenersPerClient, maxSubscriptions: opts.MaxListenSubscriptions,
+		maxURILength: opts.MaxURILength, idle: opts.ListenIdleTimeout, log: opts.Logger,
+		vis: &e.vis, resources: &e.resources, prompts: &e.prompts, res: &e.res}
 	e.sessions = sessionSet{onEnd: opts.OnSessionEnd, clock: opts.Clock, log: opts.Logger}
 	e.vis = viewFilter{rules: opts.Visibility, tools: opts.ToolRegistry, resources: opts.ResourceRegistry, prompts: opts.PromptRegistry}
 	e.res = results{policy: opts.Policy, info: opts.Info, ttlMs: opts.ListTTL.Milliseconds(), pageSize: opts.PageSize, scope: "public", log: opts.Logger}
@@ -468,6 +468,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		e.Close()
 		return nil, err
 	}
+	e.listen.topics = e.topics
 	e.buildMiddleware()
 	e.startBus()
 	if w, ok := opts.ToolRegistry.(ports.ToolRegistryWatcher); ok {

@@ -99,7 +99,7 @@ var methodList = []method{
 		}},
 	{MethodSpec: MethodSpec{Name: "subscriptions/listen", Stateless: true, Call: true, Stream: true},
 		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.listen(ctx, s, m, p, ci)
+			return e.listen.serve(ctx, s, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "prompts/list", Handshake: true, Stateless: true}, present: hasPromptRegistry,
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {

@@ -354,7 +354,7 @@ func (e *Engine) resourceUpdated(uri, key string) int {
 	if err != nil {
 		return 0
 	}
-	n := e.notifyResourceListeners(uri)
+	n := e.listen.resourceUpdated(uri)
 	for _, s := range e.sessions.list() {
 		if s.subscribed(uri) {
 			s.sendKeyed(msg, key)

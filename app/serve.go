@@ -572,7 +572,7 @@ func (l *connLoop) read() (pending, bool) {
 				defer cancel(nil)
 				// The stream lasts: it gives its place and bytes back
 				// before it starts, as the engine keeps only copies of
-				// the little it needs (see Engine.listen), lest a few
+				// the little it needs (see listeners.serve), lest a few
 				// open streams hold the bound or the budget and reading
 				// stop.
 				slot.release()

@@ -215,7 +215,7 @@ func (e *Engine) listChanged(kind listenKind, method string, wants func(*session
 		}
 		s.sendKeyed(msg, key)
 	}
-	for _, l := range e.listenersFor(kind) {
+	for _, l := range e.listen.forKind(kind) {
 		if filtered && !l.seen.sawChange(kind, e.vis.fingerprint(kind, l.view, nil)) {
 			continue
 		}
