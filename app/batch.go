@@ -33,7 +33,7 @@ func (e *Engine) batch(ctx context.Context, s *session, members []MessageInfo, r
 	if related != nil {
 		ctx = context.WithValue(ctx, relatedKey{}, related)
 	}
-	ctx = e.withForwardBudget(ctx) // one budget for the batch
+	ctx = e.fwd.withBudget(ctx) // one budget for the batch
 	var wg sync.WaitGroup
 	for i, mi := range members {
 		m := mi.msg
@@ -43,7 +43,7 @@ func (e *Engine) batch(ctx context.Context, s *session, members []MessageInfo, r
 				out[i] = encodeError(mi.rerr)
 			}
 		case m.isResponse:
-			e.clientResponse(ctx, s, m)
+			e.fwd.clientResponse(ctx, s, m)
 		case m.id == nil && mi.Stateless():
 			e.notificationCtx(ctx, nil, m)
 		case m.id == nil:

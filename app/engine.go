@@ -368,14 +368,12 @@ type Engine struct {
 	// input serves multi round-trip requests (requestState).
 	input inputRounds
 
-	// instance names this engine on Options.Bus; stopBus ends its
-	// subscription.
-	instance string
-	stopBus  func()
-	// fwd bounds what is forwarded to the other instances; pub feeds the
-	// bus.
-	fwd forwardGate
-	pub *publisher
+	// bus raises notices, here and on the other instances (Options.Bus);
+	// fwd forwards a client's messages that belong elsewhere; fan serves
+	// a notice on the sessions and streams held here.
+	bus noticeBus
+	fwd forwarder
+	fan fanout
 }
 
 // NewEngine returns an engine with the given options.
@@ -458,6 +456,11 @@ func NewEngine(opts Options) (*Engine, error) {
 	e.listen = listeners{max: opts.MaxListeners, maxPerClient: opts.MaxListenersPerClient, maxSubscriptions: opts.MaxListenSubscriptions,
 		maxURILength: opts.MaxURILength, idle: opts.ListenIdleTimeout, log: opts.Logger,
 		vis: &e.vis, resources: &e.resources, prompts: &e.prompts, res: &e.res}
+	e.bus = noticeBus{bus: opts.Bus, deliver: e.fan.deliver}
+	e.fwd = forwarder{bus: &e.bus, sessions: &e.sessions, perMessage: opts.MaxForwardsPerMessage, perClient: opts.MaxForwardsPerClient,
+		clock: opts.Clock, log: opts.Logger}
+	e.fan = fanout{policy: opts.Policy, sessions: &e.sessions, listen: &e.listen, vis: &e.vis,
+		tools: &e.tools, resources: &e.resources, prompts: &e.prompts, fwd: &e.fwd}
 	e.sessions = sessionSet{onEnd: opts.OnSessionEnd, clock: opts.Clock, log: opts.Logger}
 	e.vis = viewFilter{rules: opts.Visibility, tools: opts.ToolRegistry, resources: opts.ResourceRegistry, prompts: opts.PromptRegistry}
 	e.res = results{policy: opts.Policy, info: opts.Info, ttlMs: opts.ListTTL.Milliseconds(), pageSize: opts.PageSize, scope: "public", log: opts.Logger}
@@ -470,7 +473,7 @@ func NewEngine(opts Options) (*Engine, error) {
 	}
 	e.listen.topics = e.topics
 	e.buildMiddleware()
-	e.startBus()
+	e.bus.start(opts.MaxBusQueue, opts.MaxBusQueueBytes, opts.Logger)
 	if w, ok := opts.ToolRegistry.(ports.ToolRegistryWatcher); ok {
 		e.stopWatch = w.Watch(e.toolsChanged)
 	}
@@ -548,7 +551,7 @@ func (e *Engine) RemoveTool(name string) bool {
 // toolsChanged drops cached lists and sends notifications/tools/list_changed
 // to every initialized handshake-era session and to the subscriptions/listen
 // streams that asked for it.
-func (e *Engine) toolsChanged() { e.raise(ports.Notice{Kind: ports.NoticeToolsChanged}) }
+func (e *Engine) toolsChanged() { e.bus.raise(ports.Notice{Kind: ports.NoticeToolsChanged}) }
 
 // Abort cancels the context of every handler still running, on every
 // connection and session of every server of the engine, and of those it
@@ -593,9 +596,7 @@ func (e *Engine) Close() error {
 	if e.stopWatch != nil {
 		e.stopWatch()
 	}
-	if e.stopBus != nil {
-		e.stopBus()
-	}
+	e.bus.close()
 	e.abort()
 	e.closeOnce.Do(func() {
 		for _, c := range e.extClose {

@@ -140,7 +140,7 @@ func (e *Engine) NotifyTopic(topic, id, method string, params []byte) (int, erro
 	if err != nil {
 		return 0, fmt.Errorf("hexmcp: NotifyTopic: %w", err)
 	}
-	return e.raise(ports.Notice{Kind: ports.NoticeTopic, Data: data}), nil
+	return e.bus.raise(ports.Notice{Kind: ports.NoticeTopic, Data: data}), nil
 }
 
 // deliverTopic queues a topic notice for the listen streams held here.

@@ -121,17 +121,6 @@ func (o *outbound) deliver(m message) bool {
 	return true
 }
 
-// clientResponse serves a response the client sent: it resolves the
-// server request it answers, here or (forwardResponse) at the instance
-// that sent it. One that answers nothing is logged and dropped (it cannot
-// be answered).
-func (e *Engine) clientResponse(ctx context.Context, s *session, m message) {
-	if s != nil && s.out.deliver(m) || e.forwardResponse(ctx, s, m) {
-		return
-	}
-	e.logf(context.Background(), ports.LevelDebug, "hexmcp: dropped a response to no pending server request", ports.F("id", string(m.id)))
-}
-
 // callClient sends a request to the client of a handshake-era session and
 // waits for its answer, the handler's context to end, the session to end or
 // timeout (Options.ClientRequestTimeout), whichever comes first. A request

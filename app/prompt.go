@@ -142,7 +142,7 @@ func (pc *promptCatalog) has() bool {
 // notifications/prompts/list_changed to every initialized handshake-era
 // session that was told about prompts and to the subscriptions/listen
 // streams that asked for it.
-func (e *Engine) promptsChanged() { e.raise(ports.Notice{Kind: ports.NoticePromptsChanged}) }
+func (e *Engine) promptsChanged() { e.bus.raise(ports.Notice{Kind: ports.NoticePromptsChanged}) }
 
 // run runs a prompt handler, turning a panic into an error.
 func (pc *promptCatalog) run(ctx context.Context, p ports.RegisteredPrompt, args map[string]string) (r *domain.GetPromptResult, err error) {

@@ -335,7 +335,7 @@ func (rs *resourceCatalog) has() bool {
 // notifications/resources/list_changed to every initialized handshake-era
 // session that was told about resources and to the subscriptions/listen
 // streams that asked for it.
-func (e *Engine) resourcesChanged() { e.raise(ports.Notice{Kind: ports.NoticeResourcesChanged}) }
+func (e *Engine) resourcesChanged() { e.bus.raise(ports.Notice{Kind: ports.NoticeResourcesChanged}) }
 
 // NotifyResourceUpdated tells the handshake-era sessions subscribed to uri
 // (resources/subscribe) and the subscriptions/listen streams that asked for
@@ -344,24 +344,7 @@ func (e *Engine) resourcesChanged() { e.raise(ports.Notice{Kind: ports.NoticeRes
 // with [Options.Bus], the sessions and streams of the other instances are
 // told too.
 func (e *Engine) NotifyResourceUpdated(uri string) int {
-	return e.raise(ports.Notice{Kind: ports.NoticeResourceUpdated, URI: uri})
-}
-
-// resourceUpdated tells the sessions and listen streams held here that
-// uri changed; key is the notice's (see session.sendKeyed).
-func (e *Engine) resourceUpdated(uri, key string) int {
-	msg, err := encodeNotification("notifications/resources/updated", map[string]any{"uri": uri})
-	if err != nil {
-		return 0
-	}
-	n := e.listen.resourceUpdated(uri)
-	for _, s := range e.sessions.list() {
-		if s.subscribed(uri) {
-			s.sendKeyed(msg, key)
-			n++
-		}
-	}
-	return n
+	return e.bus.raise(ports.Notice{Kind: ports.NoticeResourceUpdated, URI: uri})
 }
 
 // run runs a resource handler, turning a panic into an error.

@@ -518,7 +518,7 @@ func (l *connLoop) read() (pending, bool) {
 			continue
 		}
 		if m.isResponse {
-			e.clientResponse(s.base, s, m)
+			e.fwd.clientResponse(s.base, s, m)
 			continue
 		}
 		if m.id == nil {

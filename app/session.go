@@ -260,7 +260,7 @@ func (e *Engine) handleAnswer(ctx context.Context, s *session, m message, p *wir
 		return rerr.answer(encodeError(rerr))
 	}
 	if m.isResponse {
-		e.clientResponse(ctx, s, m)
+		e.fwd.clientResponse(ctx, s, m)
 		return Answer{}
 	}
 	if m.id == nil {
@@ -301,7 +301,7 @@ type Session struct {
 // with [Session.SetWriter].
 func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWriter) *Session {
 	s := &session{set: &e.sessions, id: id, conn: out, inflight: make(map[string]context.CancelFunc)}
-	s.out.prefix = e.instance
+	s.out.prefix = e.bus.instance
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	s.base = base
 	// The calls of a session served through HandleMessage run under their
@@ -433,7 +433,7 @@ func (e *Engine) notify(ctx context.Context, s *session, m message) {
 			return
 		}
 		if !s.cancelRequest(p.RequestID) {
-			e.forwardCancel(ctx, s, p.RequestID)
+			e.fwd.forwardCancel(ctx, s, p.RequestID)
 		}
 	}
 }

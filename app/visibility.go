@@ -200,46 +200,11 @@ func (f *viewFilter) fingerprint(kind listenKind, v *Viewer, s *session) uint64 
 	return h.Sum64() | 1 // never 0, which means "not seen yet"
 }
 
-// listChanged sends method (a list-changed notification of kind) to every
-// session that wants it and to the listen streams that asked for it; with
-// a filter of kind, only to those whose own visible list changed.
-func (e *Engine) listChanged(kind listenKind, method string, wants func(*session) bool, key string) {
-	msg, _ := encodeNotification(method, nil)
-	filtered := e.vis.filters(kind)
-	for _, s := range e.sessions.list() {
-		if !wants(s) {
-			continue
-		}
-		if filtered && !s.seen.sawChange(kind, e.vis.fingerprint(kind, s.viewer(), s)) {
-			continue
-		}
-		s.sendKeyed(msg, key)
-	}
-	for _, l := range e.listen.forKind(kind) {
-		if filtered && !l.seen.sawChange(kind, e.vis.fingerprint(kind, l.view, nil)) {
-			continue
-		}
-		l.push(notice{method: method}, nil)
-	}
-}
-
 // VisibilityChanged tells the engine that what its [Visibility] decides
 // may have changed (a user's rights changed): every session and listen
 // stream whose visible list of tools, resources or prompts changed gets
 // its list-changed notification. With [Options.Bus], on every instance.
-func (e *Engine) VisibilityChanged() { e.raise(ports.Notice{Kind: ports.NoticeVisibilityChanged}) }
-
-func (e *Engine) visibilityChanged(key string) {
-	if e.vis.filters(listenTools) {
-		e.listChanged(listenTools, "notifications/tools/list_changed", (*session).wantsListChanged, key)
-	}
-	if e.vis.filters(listenResources) {
-		e.listChanged(listenResources, "notifications/resources/list_changed", (*session).wantsResourceListChanged, key)
-	}
-	if e.vis.filters(listenPrompts) {
-		e.listChanged(listenPrompts, "notifications/prompts/list_changed", (*session).wantsPromptListChanged, key)
-	}
-}
+func (e *Engine) VisibilityChanged() { e.bus.raise(ports.Notice{Kind: ports.NoticeVisibilityChanged}) }
 
 // seenLists fingerprints the lists a session or a listen stream saw
 // last (by listenKind), when a Visibility filters them: list-changed
