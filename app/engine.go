@@ -43,7 +43,6 @@ package app
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
@@ -327,14 +326,8 @@ type Engine struct {
 	policy domain.RevisionPolicy
 	log    ports.Logger
 
-	// extSettings are the settings of the registered extensions by
-	// identifier (nil: none); extMethods the methods they add.
-	extSettings map[string]any
-	extMethods  map[string]*method
-	extClose    []namedClose // the extensions' Close, run once by Close
-	extAttach   []func(*Engine)
-	topics      map[string]ListenTopic // the extensions' listen topics
-	closeOnce   sync.Once
+	// ext are the extensions the engine serves.
+	ext extensions
 
 	// abort cancels every handler's context (hard stop).
 	abortCtx context.Context
@@ -461,17 +454,18 @@ func NewEngine(opts Options) (*Engine, error) {
 		clock: opts.Clock, log: opts.Logger}
 	e.fan = fanout{policy: opts.Policy, sessions: &e.sessions, listen: &e.listen, vis: &e.vis,
 		tools: &e.tools, resources: &e.resources, prompts: &e.prompts, fwd: &e.fwd}
+	e.ext = extensions{res: &e.res, log: opts.Logger}
 	e.sessions = sessionSet{onEnd: opts.OnSessionEnd, clock: opts.Clock, log: opts.Logger}
 	e.vis = viewFilter{rules: opts.Visibility, tools: opts.ToolRegistry, resources: opts.ResourceRegistry, prompts: opts.PromptRegistry}
 	e.res = results{policy: opts.Policy, info: opts.Info, ttlMs: opts.ListTTL.Milliseconds(), pageSize: opts.PageSize, scope: "public", log: opts.Logger}
 	if opts.PrivateCache || e.vis.filtersAny() {
 		e.res.scope = "private"
 	}
-	if err := e.addExtensions(); err != nil {
+	if err := e.ext.add(&e.opts); err != nil {
 		e.Close()
 		return nil, err
 	}
-	e.listen.topics = e.topics
+	e.listen.topics = e.ext.topics
 	e.buildMiddleware()
 	e.bus.start(opts.MaxBusQueue, opts.MaxBusQueueBytes, opts.Logger)
 	if w, ok := opts.ToolRegistry.(ports.ToolRegistryWatcher); ok {
@@ -481,7 +475,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		e.Close()
 		return nil, err
 	}
-	for _, attach := range e.extAttach {
+	for _, attach := range e.ext.attach {
 		attach(e)
 	}
 	return e, nil
@@ -598,13 +592,7 @@ func (e *Engine) Close() error {
 	}
 	e.bus.close()
 	e.abort()
-	e.closeOnce.Do(func() {
-		for _, c := range e.extClose {
-			if err := c.close(); err != nil {
-				e.logf(context.Background(), ports.LevelError, "hexmcp: closing an extension failed", ports.F("extension", c.id), ports.F("error", err))
-			}
-		}
-	})
+	e.ext.close()
 	return nil
 }
 

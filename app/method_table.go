@@ -151,7 +151,7 @@ func Methods() []MethodSpec {
 func (e *Engine) runsAsCall(name string) bool {
 	m, ok := methods[name]
 	if !ok {
-		m, ok = e.extMethods[name]
+		m, ok = e.ext.methods[name]
 	}
 	return ok && m.Call
 }

@@ -33,7 +33,7 @@ func (e *Engine) request(ctx context.Context, s *session, m message) []byte {
 func (e *Engine) requestWith(ctx context.Context, s *session, m message, p *wireParams) ([]byte, *rpcError) {
 	entry := methods[m.method]
 	if entry == nil {
-		entry = e.extMethods[m.method]
+		entry = e.ext.methods[m.method]
 	}
 	if entry == nil || entry.present != nil && !entry.present(e) {
 		rerr := newRPCError(m.id, domain.CodeMethodNotFound, "Method not found: "+m.method, nil)
@@ -236,8 +236,8 @@ func (e *Engine) capabilities(f domain.Features) map[string]any {
 	if f.CompletionsCapability && e.completions.has() {
 		caps["completions"] = map[string]any{}
 	}
-	if len(e.extSettings) > 0 {
-		caps["extensions"] = maps.Clone(e.extSettings)
+	if len(e.ext.settings) > 0 {
+		caps["extensions"] = maps.Clone(e.ext.settings)
 	}
 	return caps
 }
