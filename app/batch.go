@@ -45,9 +45,9 @@ func (e *Engine) batch(ctx context.Context, s *session, members []MessageInfo, r
 		case m.isResponse:
 			e.fwd.clientResponse(ctx, s, m)
 		case m.id == nil && mi.Stateless():
-			e.notificationCtx(ctx, nil, m)
+			e.notification(ctx, nil, m)
 		case m.id == nil:
-			e.notificationCtx(ctx, s, m)
+			e.notification(ctx, s, m)
 		case m.method == domain.MethodInitialize:
 			out[i] = encodeError(newRPCError(m.id, domain.CodeInvalidRequest, "Invalid Request: initialize must not be part of a batch", nil))
 		case mi.Stateless():

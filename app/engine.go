@@ -326,8 +326,10 @@ type Engine struct {
 	policy domain.RevisionPolicy
 	log    ports.Logger
 
-	// ext are the extensions the engine serves.
-	ext extensions
+	// ext are the extensions the engine serves; life answers initialize,
+	// server/discover and logging/setLevel.
+	ext  extensions
+	life lifecycle
 
 	// abort cancels every handler's context (hard stop).
 	abortCtx context.Context
@@ -355,8 +357,8 @@ type Engine struct {
 	prompts     promptCatalog
 	completions completions
 
-	// middleware is the composed chain of Options.Middleware (nil: none).
-	middleware MethodHandler
+	// mw runs requests through Options.Middleware.
+	mw methodChain
 
 	// input serves multi round-trip requests (requestState).
 	input inputRounds
@@ -438,13 +440,13 @@ func NewEngine(opts Options) (*Engine, error) {
 	e.abortCtx, e.abort = context.WithCancel(context.Background())
 	e.input = inputRounds{keys: opts.StateKeys, clock: opts.Clock, ttl: opts.RequestStateTTL, validator: opts.Validator, res: &e.res, log: opts.Logger}
 	e.tools = toolCatalog{registry: opts.ToolRegistry, validator: opts.Validator, policy: opts.Policy, log: opts.Logger,
-		vis: &e.vis, res: &e.res, input: &e.input, env: &e.env}
+		vis: &e.vis, res: &e.res, input: &e.input, env: &e.env, bus: &e.bus}
 	e.env = requestEnv{policy: opts.Policy, timeout: opts.ClientRequestTimeout, input: &e.input, tools: &e.tools, vis: &e.vis}
 	e.resources = resourceCatalog{registry: opts.ResourceRegistry, policy: opts.Policy, maxURILength: opts.MaxURILength,
 		maxSubscriptions: opts.MaxSubscriptions, maxSubscriptionBytes: opts.MaxSubscriptionBytes, log: opts.Logger,
-		vis: &e.vis, res: &e.res, input: &e.input, env: &e.env}
+		vis: &e.vis, res: &e.res, input: &e.input, env: &e.env, bus: &e.bus}
 	e.prompts = promptCatalog{registry: opts.PromptRegistry, policy: opts.Policy, log: opts.Logger,
-		vis: &e.vis, res: &e.res, input: &e.input, env: &e.env}
+		vis: &e.vis, res: &e.res, input: &e.input, env: &e.env, bus: &e.bus}
 	e.completions = completions{prompts: &e.prompts, resources: &e.resources, vis: &e.vis, res: &e.res, env: &e.env, log: opts.Logger}
 	e.listen = listeners{max: opts.MaxListeners, maxPerClient: opts.MaxListenersPerClient, maxSubscriptions: opts.MaxListenSubscriptions,
 		maxURILength: opts.MaxURILength, idle: opts.ListenIdleTimeout, log: opts.Logger,
@@ -455,6 +457,9 @@ func NewEngine(opts Options) (*Engine, error) {
 	e.fan = fanout{policy: opts.Policy, sessions: &e.sessions, listen: &e.listen, vis: &e.vis,
 		tools: &e.tools, resources: &e.resources, prompts: &e.prompts, fwd: &e.fwd}
 	e.ext = extensions{res: &e.res, log: opts.Logger}
+	e.life = lifecycle{policy: opts.Policy, instructions: opts.Instructions, maxDeclaration: opts.MaxClientDeclarationBytes, clock: opts.Clock,
+		res: &e.res, sessions: &e.sessions, vis: &e.vis, resources: &e.resources, prompts: &e.prompts, completions: &e.completions, ext: &e.ext}
+	e.mw = methodChain{res: &e.res, log: opts.Logger}
 	e.sessions = sessionSet{onEnd: opts.OnSessionEnd, clock: opts.Clock, log: opts.Logger}
 	e.vis = viewFilter{rules: opts.Visibility, tools: opts.ToolRegistry, resources: opts.ResourceRegistry, prompts: opts.PromptRegistry}
 	e.res = results{policy: opts.Policy, info: opts.Info, ttlMs: opts.ListTTL.Milliseconds(), pageSize: opts.PageSize, scope: "public", log: opts.Logger}
@@ -466,34 +471,36 @@ func NewEngine(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.listen.topics = e.ext.topics
-	e.buildMiddleware()
+	if len(e.opts.Middleware) > 0 { // the extensions' included
+		e.mw.handler = chain(e.answer, e.opts.Middleware)
+	}
+	if len(opts.ToolMiddleware) > 0 {
+		e.tools.middleware = chain(runTool, opts.ToolMiddleware)
+	}
 	e.bus.start(opts.MaxBusQueue, opts.MaxBusQueueBytes, opts.Logger)
 	if w, ok := opts.ToolRegistry.(ports.ToolRegistryWatcher); ok {
-		e.stopWatch = w.Watch(e.toolsChanged)
+		e.stopWatch = w.Watch(e.tools.changed)
 	}
-	if err := e.addInitial(); err != nil {
+	// Options.Tools, Resources (the extensions' included) and Prompts, in
+	// order, up to the first error.
+	addInitial := func() error {
+		if err := e.AddTools(e.opts.Tools...); err != nil {
+			return err
+		}
+		if err := e.AddResources(e.opts.Resources...); err != nil {
+			return err
+		}
+		return e.AddPrompts(e.opts.Prompts...)
+	}
+	if err := addInitial(); err != nil {
 		e.Close()
 		return nil, err
 	}
+	e.opts.Tools, e.opts.Resources, e.opts.Prompts = nil, nil, nil
 	for _, attach := range e.ext.attach {
 		attach(e)
 	}
 	return e, nil
-}
-
-// addInitial registers Options.Tools, Resources and Prompts.
-func (e *Engine) addInitial() error {
-	if err := e.AddTools(e.opts.Tools...); err != nil {
-		return err
-	}
-	if err := e.AddResources(e.opts.Resources...); err != nil {
-		return err
-	}
-	if err := e.AddPrompts(e.opts.Prompts...); err != nil {
-		return err
-	}
-	e.opts.Tools, e.opts.Resources, e.opts.Prompts = nil, nil, nil
-	return nil
 }
 
 // Logger returns the logger the engine writes its own log to, for
@@ -519,7 +526,7 @@ func (e *Engine) AddTool(t Tool) error {
 	if err := e.tools.registry.Add(rt); err != nil {
 		return &domain.ToolDefinitionError{Tool: rt.Tool.Name, Reason: err.Error(), Err: err}
 	}
-	e.toolsChanged()
+	e.tools.changed()
 	return nil
 }
 
@@ -537,15 +544,10 @@ func (e *Engine) AddTools(ts ...Tool) error {
 func (e *Engine) RemoveTool(name string) bool {
 	ok := e.tools.registry.Remove(name)
 	if ok {
-		e.toolsChanged()
+		e.tools.changed()
 	}
 	return ok
 }
-
-// toolsChanged drops cached lists and sends notifications/tools/list_changed
-// to every initialized handshake-era session and to the subscriptions/listen
-// streams that asked for it.
-func (e *Engine) toolsChanged() { e.bus.raise(ports.Notice{Kind: ports.NoticeToolsChanged}) }
 
 // Abort cancels the context of every handler still running, on every
 // connection and session of every server of the engine, and of those it
@@ -563,10 +565,11 @@ func (e *Engine) Abort() { e.abort() }
 // passes. It is [ports.WithAbort], for transports that do not import app.
 func WithAbort(ctx, abort context.Context) context.Context { return ports.WithAbort(ctx, abort) }
 
-// hookAbort makes cancel run on Engine.Abort and when any hard stop ctx
-// carries (WithAbort) is done. The returned func unhooks all of them.
-func (e *Engine) hookAbort(ctx context.Context, cancel func()) func() bool {
-	stop := context.AfterFunc(e.abortCtx, cancel)
+// hookAbort makes cancel run when engineAbort (Engine.Abort) and any hard
+// stop ctx carries (WithAbort) is done. The returned func unhooks all of
+// them.
+func hookAbort(engineAbort, ctx context.Context, cancel func()) func() bool {
+	stop := context.AfterFunc(engineAbort, cancel)
 	extra := ports.Aborts(ctx)
 	if len(extra) == 0 {
 		return stop
@@ -594,10 +597,6 @@ func (e *Engine) Close() error {
 	e.abort()
 	e.ext.close()
 	return nil
-}
-
-func (e *Engine) logf(ctx context.Context, level ports.Level, msg string, fields ...ports.Field) {
-	logf(e.log, ctx, level, msg, fields...)
 }
 
 // logf writes msg to log when log takes messages of level.

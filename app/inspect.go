@@ -174,5 +174,5 @@ func (e *Engine) HandleInspected(ctx context.Context, sess *Session, mi MessageI
 	if sess != nil {
 		s = sess.s
 	}
-	return e.handle(ctx, s, mi.msg, mi.params, mi.rerr, related)
+	return e.handleAnswer(ctx, s, mi.msg, mi.params, mi.rerr, related).Response
 }

@@ -53,7 +53,7 @@ type MethodSpec struct {
 var methodList = []method{
 	{MethodSpec: MethodSpec{Name: "initialize", Handshake: true},
 		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, _ callInfo) ([]byte, *rpcError) {
-			return e.initialize(ctx, s, m, p)
+			return e.life.initialize(ctx, s, m, p)
 		}},
 	{MethodSpec: MethodSpec{Name: "ping", Handshake: true},
 		serve: func(_ *Engine, _ context.Context, _ *session, m message, _ *wireParams, _ callInfo) ([]byte, *rpcError) {
@@ -62,11 +62,11 @@ var methodList = []method{
 	// 2026-07-28: the level travels per request, in _meta.
 	{MethodSpec: MethodSpec{Name: "logging/setLevel", Handshake: true},
 		serve: func(e *Engine, _ context.Context, s *session, m message, p *wireParams, _ callInfo) ([]byte, *rpcError) {
-			return e.setLevel(s, m, p)
+			return e.life.setLevel(s, m, p)
 		}},
 	{MethodSpec: MethodSpec{Name: "server/discover", Stateless: true},
 		serve: func(e *Engine, _ context.Context, _ *session, m message, _ *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.discover(m, ci)
+			return e.life.discover(m, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "tools/list", Handshake: true, Stateless: true},
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {

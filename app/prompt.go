@@ -78,7 +78,7 @@ func (e *Engine) AddPrompt(p Prompt) error {
 	if err := e.prompts.add(p); err != nil {
 		return err
 	}
-	e.promptsChanged()
+	e.prompts.changed()
 	return nil
 }
 
@@ -128,7 +128,7 @@ func (e *Engine) RemovePrompt(name string) bool {
 	if e.prompts.registry == nil || !e.prompts.registry.Remove(name) {
 		return false
 	}
-	e.promptsChanged()
+	e.prompts.changed()
 	return true
 }
 
@@ -138,11 +138,11 @@ func (pc *promptCatalog) has() bool {
 	return pc.registry != nil && len(pc.registry.List()) > 0
 }
 
-// promptsChanged drops cached encodings and sends
+// changed drops cached encodings and sends
 // notifications/prompts/list_changed to every initialized handshake-era
 // session that was told about prompts and to the subscriptions/listen
 // streams that asked for it.
-func (e *Engine) promptsChanged() { e.bus.raise(ports.Notice{Kind: ports.NoticePromptsChanged}) }
+func (pc *promptCatalog) changed() { pc.bus.raise(ports.Notice{Kind: ports.NoticePromptsChanged}) }
 
 // run runs a prompt handler, turning a panic into an error.
 func (pc *promptCatalog) run(ctx context.Context, p ports.RegisteredPrompt, args map[string]string) (r *domain.GetPromptResult, err error) {

@@ -27,6 +27,7 @@ type promptCatalog struct {
 	res   *results
 	input *inputRounds
 	env   *requestEnv
+	bus   *noticeBus
 }
 
 func (pc *promptCatalog) encoded(p *domain.Prompt, rev domain.Revision) ([]byte, error) {

@@ -239,7 +239,7 @@ func (e *Engine) AddResource(r Resource) error {
 	if err := e.resources.add(r); err != nil {
 		return err
 	}
-	e.resourcesChanged()
+	e.resources.changed()
 	return nil
 }
 
@@ -311,7 +311,7 @@ func (e *Engine) RemoveResource(uri string) bool {
 	if e.resources.registry == nil || !e.resources.registry.Remove(uri) {
 		return false
 	}
-	e.resourcesChanged()
+	e.resources.changed()
 	return true
 }
 
@@ -321,7 +321,7 @@ func (e *Engine) RemoveResourceTemplate(uriTemplate string) bool {
 	if e.resources.registry == nil || !e.resources.registry.RemoveTemplate(uriTemplate) {
 		return false
 	}
-	e.resourcesChanged()
+	e.resources.changed()
 	return true
 }
 
@@ -331,11 +331,11 @@ func (rs *resourceCatalog) has() bool {
 	return rs.registry != nil && (len(rs.registry.List()) > 0 || len(rs.registry.ListTemplates()) > 0)
 }
 
-// resourcesChanged drops cached encodings and sends
+// changed drops cached encodings and sends
 // notifications/resources/list_changed to every initialized handshake-era
 // session that was told about resources and to the subscriptions/listen
 // streams that asked for it.
-func (e *Engine) resourcesChanged() { e.bus.raise(ports.Notice{Kind: ports.NoticeResourcesChanged}) }
+func (rs *resourceCatalog) changed() { rs.bus.raise(ports.Notice{Kind: ports.NoticeResourcesChanged}) }
 
 // NotifyResourceUpdated tells the handshake-era sessions subscribed to uri
 // (resources/subscribe) and the subscriptions/listen streams that asked for

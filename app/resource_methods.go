@@ -31,6 +31,7 @@ type resourceCatalog struct {
 	res   *results
 	input *inputRounds
 	env   *requestEnv
+	bus   *noticeBus
 }
 
 // resKey keys the encoded form of a resource or template per revision.

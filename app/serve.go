@@ -151,7 +151,7 @@ func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
 	}
 	s := &session{set: &e.sessions, conn: c, inflight: make(map[string]context.CancelFunc), unread: make(chan struct{})}
 	s.base, s.abort = context.WithCancel(context.WithoutCancel(ctx))
-	stop := e.hookAbort(ctx, s.abort)
+	stop := hookAbort(e.abortCtx, ctx, s.abort)
 	defer stop()
 	defer s.abort()
 	e.sessions.track(s)
@@ -522,13 +522,13 @@ func (l *connLoop) read() (pending, bool) {
 			continue
 		}
 		if m.id == nil {
-			e.notification(s, m)
+			e.notification(s.base, s, m)
 			continue
 		}
 		if !e.runsAsCall(m.method) {
 			// Cheap methods are answered in order by the reader, which
 			// also keeps initialize ahead of everything sent after it.
-			if out := e.request(s.base, s, m); out != nil {
+			if out, _ := e.requestWith(s.base, s, m, nil); out != nil {
 				s.send(out)
 			}
 			continue
@@ -576,12 +576,14 @@ func (l *connLoop) read() (pending, bool) {
 				// open streams hold the bound or the budget and reading
 				// stop.
 				slot.release()
-				finish(e.request(lctx, s, m))
+				out, _ := e.requestWith(lctx, s, m, nil)
+				finish(out)
 			}, size, int64(len(raw))}, true
 		}
 		return pending{func(slot *callSlot) {
 			m.slot = slot
-			finish(e.request(rctx, s, m))
+			out, _ := e.requestWith(rctx, s, m, nil)
+			finish(out)
 		}, size, int64(len(raw))}, true
 	}
 }

@@ -243,15 +243,11 @@ func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte, r
 		s = sess.s
 	}
 	m, rerr := decodeMessage(bytes.TrimSpace(raw))
-	return e.handle(ctx, s, m, nil, rerr, related)
+	return e.handleAnswer(ctx, s, m, nil, rerr, related).Response
 }
 
-// handle serves a decoded message (params, when not nil, already decoded).
-func (e *Engine) handle(ctx context.Context, s *session, m message, p *wireParams, rerr *rpcError, related ports.MessageWriter) []byte {
-	return e.handleAnswer(ctx, s, m, p, rerr, related).Response
-}
-
-// handleAnswer is handle telling what the answer is.
+// handleAnswer serves a decoded message (params, when not nil, already
+// decoded) and tells what the answer is.
 func (e *Engine) handleAnswer(ctx context.Context, s *session, m message, p *wireParams, rerr *rpcError, related ports.MessageWriter) Answer {
 	if rerr != nil {
 		if m.method != "" && m.id == nil {
@@ -264,7 +260,7 @@ func (e *Engine) handleAnswer(ctx context.Context, s *session, m message, p *wir
 		return Answer{}
 	}
 	if m.id == nil {
-		e.notificationCtx(ctx, s, m)
+		e.notification(ctx, s, m)
 		return Answer{}
 	}
 	if related != nil {
@@ -311,7 +307,7 @@ func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWri
 		cancelBase()
 		s.cancelInflight()
 	}
-	stop := e.hookAbort(ctx, s.abort)
+	stop := hookAbort(e.abortCtx, ctx, s.abort)
 	e.sessions.track(s)
 	return &Session{s: s, stop: stop}
 }

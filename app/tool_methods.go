@@ -33,7 +33,13 @@ type toolCatalog struct {
 	res   *results
 	input *inputRounds
 	env   *requestEnv
+	bus   *noticeBus
 }
+
+// changed drops cached lists and sends notifications/tools/list_changed to
+// every initialized handshake-era session and to the subscriptions/listen
+// streams that asked for it.
+func (tc *toolCatalog) changed() { tc.bus.raise(ports.Notice{Kind: ports.NoticeToolsChanged}) }
 
 // toolListCache keeps each tool's encoded form per revision.
 type toolListCache struct{ m sync.Map } // toolKey -> []byte
