@@ -1,12 +1,21 @@
 package app
 
 import (
+	"bytes"
 	"context"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
 )
+
+// The dispatch: how the engine serves one message, whatever brought it (a
+// connection's loop, HandleMessage, Answer, a batch). A client's response
+// goes to the server request it answers (forwarder), a notification to
+// notify (through the middleware), a request to its entry of the method
+// table, its era and revision resolved once (resolve); the parts of the
+// engine answer from there.
 
 // callInfo is what a request knows about its revision and client.
 type callInfo struct {
@@ -20,6 +29,89 @@ type callInfo struct {
 	trace         TraceContext
 	session       *session
 }
+
+// HandleMessage serves one message outside a connection loop (for
+// request-response transports such as Streamable HTTP): it returns the
+// response to send, or nil for a notification or a client response.
+// Notifications that belong to the request (progress) go to related, or to
+// the session's writer when related is nil.
+//
+// Stateless-era requests need no session (sess may be nil); handshake-era
+// ones are served by sess, from [Engine.NewSession] or
+// [Engine.RestoreSession]. Cancelling ctx cancels a tool call in progress.
+//
+// The engine keeps parts of raw without copying them (the request's id and
+// params; a tool's handler gets its arguments as they are and may keep
+// them), also after HandleMessage returns: raw must not be written again.
+func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte, related ports.MessageWriter) []byte {
+	var s *session
+	if sess != nil {
+		s = sess.s
+	}
+	m, rerr := decodeMessage(bytes.TrimSpace(raw))
+	return e.handleAnswer(ctx, s, m, nil, rerr, related).Response
+}
+
+// handleAnswer serves a decoded message (params, when not nil, already
+// decoded) and tells what the answer is.
+func (e *Engine) handleAnswer(ctx context.Context, s *session, m message, p *wireParams, rerr *rpcError, related ports.MessageWriter) Answer {
+	if rerr != nil {
+		if m.method != "" && m.id == nil {
+			return Answer{}
+		}
+		return rerr.answer(encodeError(rerr))
+	}
+	if m.isResponse {
+		e.fwd.clientResponse(ctx, s, m)
+		return Answer{}
+	}
+	if m.id == nil {
+		e.notification(ctx, s, m)
+		return Answer{}
+	}
+	if related != nil {
+		ctx = context.WithValue(ctx, relatedKey{}, related)
+	}
+	if !e.runsAsCall(m.method) || s == nil {
+		out, rerr := e.requestWith(ctx, s, m, p)
+		return rerr.answer(out)
+	}
+	rctx, finish, rerr := s.beginWith(ctx, m.id)
+	if rerr != nil {
+		return rerr.answer(encodeError(rerr))
+	}
+	out, rerr := e.requestWith(rctx, s, m, p)
+	if out = finish(out); out == nil {
+		return Answer{} // cancelled: no response
+	}
+	return rerr.answer(out)
+}
+
+// notify is the engine's own handling of a notification.
+func (e *Engine) notify(ctx context.Context, s *session, m message) {
+	if s == nil {
+		return
+	}
+	switch m.method {
+	case "notifications/initialized":
+		s.mu.Lock()
+		if s.initialized {
+			s.ready = true
+		}
+		s.mu.Unlock()
+	case "notifications/cancelled":
+		p, rerr := decodeParams(m.params, nil)
+		if rerr != nil || p.RequestID == nil {
+			return
+		}
+		if !s.cancelRequest(p.RequestID) {
+			e.fwd.forwardCancel(ctx, s, p.RequestID)
+		}
+	}
+}
+
+// relatedKey carries a request's own writer for related notifications.
+type relatedKey struct{}
 
 // requestWith serves one request and returns the encoded response; p, when
 // not nil, are its params already decoded.

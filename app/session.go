@@ -224,66 +224,6 @@ func (s *session) unsubscribe(uri string) {
 	s.subscriptions, s.subBytes = slices.Concat(s.subscriptions[:i], s.subscriptions[i+1:]), s.subBytes-len(uri)
 }
 
-// HandleMessage serves one message outside a connection loop (for
-// request-response transports such as Streamable HTTP): it returns the
-// response to send, or nil for a notification or a client response.
-// Notifications that belong to the request (progress) go to related, or to
-// the session's writer when related is nil.
-//
-// Stateless-era requests need no session (sess may be nil); handshake-era
-// ones are served by sess, from [Engine.NewSession] or
-// [Engine.RestoreSession]. Cancelling ctx cancels a tool call in progress.
-//
-// The engine keeps parts of raw without copying them (the request's id and
-// params; a tool's handler gets its arguments as they are and may keep
-// them), also after HandleMessage returns: raw must not be written again.
-func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte, related ports.MessageWriter) []byte {
-	var s *session
-	if sess != nil {
-		s = sess.s
-	}
-	m, rerr := decodeMessage(bytes.TrimSpace(raw))
-	return e.handleAnswer(ctx, s, m, nil, rerr, related).Response
-}
-
-// handleAnswer serves a decoded message (params, when not nil, already
-// decoded) and tells what the answer is.
-func (e *Engine) handleAnswer(ctx context.Context, s *session, m message, p *wireParams, rerr *rpcError, related ports.MessageWriter) Answer {
-	if rerr != nil {
-		if m.method != "" && m.id == nil {
-			return Answer{}
-		}
-		return rerr.answer(encodeError(rerr))
-	}
-	if m.isResponse {
-		e.fwd.clientResponse(ctx, s, m)
-		return Answer{}
-	}
-	if m.id == nil {
-		e.notification(ctx, s, m)
-		return Answer{}
-	}
-	if related != nil {
-		ctx = context.WithValue(ctx, relatedKey{}, related)
-	}
-	if !e.runsAsCall(m.method) || s == nil {
-		out, rerr := e.requestWith(ctx, s, m, p)
-		return rerr.answer(out)
-	}
-	rctx, finish, rerr := s.beginWith(ctx, m.id)
-	if rerr != nil {
-		return rerr.answer(encodeError(rerr))
-	}
-	out, rerr := e.requestWith(rctx, s, m, p)
-	if out = finish(out); out == nil {
-		return Answer{} // cancelled: no response
-	}
-	return rerr.answer(out)
-}
-
-// relatedKey carries a request's own writer for related notifications.
-type relatedKey struct{}
-
 // Session is a handshake-era conversation held by a transport that has no
 // long-lived connection of its own (such as Streamable HTTP).
 type Session struct {
@@ -410,29 +350,6 @@ func (sess *Session) Close() {
 
 // idKey is the key of a request id in the in-flight map.
 func idKey(id jsontext.Value) string { return string(id) }
-
-// notify is the engine's own handling of a notification.
-func (e *Engine) notify(ctx context.Context, s *session, m message) {
-	if s == nil {
-		return
-	}
-	switch m.method {
-	case "notifications/initialized":
-		s.mu.Lock()
-		if s.initialized {
-			s.ready = true
-		}
-		s.mu.Unlock()
-	case "notifications/cancelled":
-		p, rerr := decodeParams(m.params, nil)
-		if rerr != nil || p.RequestID == nil {
-			return
-		}
-		if !s.cancelRequest(p.RequestID) {
-			e.fwd.forwardCancel(ctx, s, p.RequestID)
-		}
-	}
-}
 
 // cancelRequest cancels the request of the session with id, if it is in
 // flight here, and reports whether it was.
