@@ -211,14 +211,14 @@ func (e *Engine) resolve(s *session, m message, p *wireParams) (callInfo, *rpcEr
 	}
 	ci.era = domain.EraHandshake
 	if s == nil {
-		return ci, noSessionError(e, m)
+		return ci, noSessionError(e.policy, m)
 	}
 	s.mu.Lock()
 	ci.rev, ci.caps = s.rev, s.caps
 	initialized := s.initialized
 	s.mu.Unlock()
 	if !initialized && m.method != "initialize" && m.method != "ping" {
-		return ci, noSessionError(e, m)
+		return ci, noSessionError(e.policy, m)
 	}
 	ci.features = e.policy.Features(ci.rev)
 	return ci, nil
@@ -228,8 +228,8 @@ func (e *Engine) resolve(s *session, m message, p *wireParams) (callInfo, *rpcEr
 // version in _meta) nor part of an initialized session. It is -32602, as the
 // stateless revision prescribes for a request without its required _meta,
 // and the message tells a handshake-era client what to do.
-func noSessionError(e *Engine, m message) *rpcError {
+func noSessionError(policy domain.RevisionPolicy, m message) *rpcError {
 	return newRPCError(m.id, domain.CodeInvalidParams,
 		`Invalid params: no protocol version: send initialize first, or put the version in _meta["`+metaProtocolVersion+`"] on every request`,
-		map[string]any{"supported": e.policy.SupportedStrings()})
+		map[string]any{"supported": policy.SupportedStrings()})
 }
