@@ -49,13 +49,13 @@ import (
 
 // Engine is the protocol engine. It is safe for concurrent use; one engine
 // serves any number of connections at once.
-//
-// It is composed of parts, each a type of its own with the state it
-// keeps, reaching the others it needs through pointers set once by
-// NewEngine: the Engine keeps the exported API and the dispatch of a
-// message to the method table (dispatch.go), and the parts serve the
-// rest.
 type Engine struct {
+	// The engine is composed of parts, each a type of its own with the
+	// state it keeps, reaching the others it needs through pointers set
+	// once by compose: the Engine keeps the exported API and the dispatch
+	// of a message to the method table (dispatch.go), and the parts serve
+	// the rest.
+
 	opts   Options
 	policy domain.RevisionPolicy
 	log    ports.Logger

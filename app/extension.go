@@ -303,7 +303,7 @@ func (xs *extensions) serve(ctx context.Context, xm ExtensionMethod, m message, 
 			obj["cacheScope"] = jsontext.Value(`"` + xs.res.cacheScope() + `"`)
 		}
 	}
-	if ci.features.ResultType { // the result _meta goes with resultType, as in encodeCallResult
+	if ci.features.ResultType { // the result _meta goes with resultType, as in toolCatalog.encodeResult
 		if err := xs.res.addMeta(obj, ci.rev); err != nil {
 			logf(xs.log, ctx, ports.LevelError, "hexmcp: extension method result _meta is not an object", ports.F("method", m.method))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
