@@ -146,13 +146,11 @@ func compose(opts Options) *Engine {
 	e.sessions = sessionSet{onEnd: opts.OnSessionEnd, clock: opts.Clock, log: log}
 	e.input = inputRounds{keys: opts.StateKeys, clock: opts.Clock, ttl: opts.RequestStateTTL, validator: opts.Validator, res: &e.res, log: log}
 	e.env = requestEnv{policy: opts.Policy, timeout: opts.ClientRequestTimeout, input: &e.input, tools: &e.tools, vis: &e.vis}
-	e.tools = toolCatalog{registry: opts.ToolRegistry, validator: opts.Validator, policy: opts.Policy, log: log,
-		vis: &e.vis, res: &e.res, input: &e.input, env: &e.env, bus: &e.bus}
+	parts := catalogParts{vis: &e.vis, res: &e.res, input: &e.input, env: &e.env, bus: &e.bus}
+	e.tools = toolCatalog{registry: opts.ToolRegistry, validator: opts.Validator, policy: opts.Policy, log: log, catalogParts: parts}
 	e.resources = resourceCatalog{registry: opts.ResourceRegistry, policy: opts.Policy, maxURILength: opts.MaxURILength,
-		maxSubscriptions: opts.MaxSubscriptions, maxSubscriptionBytes: opts.MaxSubscriptionBytes, log: log,
-		vis: &e.vis, res: &e.res, input: &e.input, env: &e.env, bus: &e.bus}
-	e.prompts = promptCatalog{registry: opts.PromptRegistry, policy: opts.Policy, log: log,
-		vis: &e.vis, res: &e.res, input: &e.input, env: &e.env, bus: &e.bus}
+		maxSubscriptions: opts.MaxSubscriptions, maxSubscriptionBytes: opts.MaxSubscriptionBytes, log: log, catalogParts: parts}
+	e.prompts = promptCatalog{registry: opts.PromptRegistry, policy: opts.Policy, log: log, catalogParts: parts}
 	e.completions = completions{prompts: &e.prompts, resources: &e.resources, vis: &e.vis, res: &e.res, env: &e.env, log: log}
 	e.listen = listeners{max: opts.MaxListeners, maxPerClient: opts.MaxListenersPerClient, maxSubscriptions: opts.MaxListenSubscriptions,
 		maxURILength: opts.MaxURILength, idle: opts.ListenIdleTimeout, log: log,

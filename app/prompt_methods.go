@@ -23,11 +23,7 @@ type promptCatalog struct {
 	cache    sync.Map // resKey -> encoded prompt
 	log      ports.Logger
 
-	vis   *viewFilter
-	res   *results
-	input *inputRounds
-	env   *requestEnv
-	bus   *noticeBus
+	catalogParts
 }
 
 func (pc *promptCatalog) encoded(p *domain.Prompt, rev domain.Revision) ([]byte, error) {

@@ -27,11 +27,7 @@ type resourceCatalog struct {
 	cache                sync.Map // resKey -> encoded resource or template
 	log                  ports.Logger
 
-	vis   *viewFilter
-	res   *results
-	input *inputRounds
-	env   *requestEnv
-	bus   *noticeBus
+	catalogParts
 }
 
 // resKey keys the encoded form of a resource or template per revision.

@@ -29,17 +29,25 @@ type toolCatalog struct {
 	cache      toolListCache
 	log        ports.Logger
 
-	vis   *viewFilter
-	res   *results
-	input *inputRounds
-	env   *requestEnv
-	bus   *noticeBus
+	catalogParts
 }
 
 // changed drops cached lists and sends notifications/tools/list_changed to
 // every initialized handshake-era session and to the subscriptions/listen
 // streams that asked for it.
 func (tc *toolCatalog) changed() { tc.bus.raise(ports.Notice{Kind: ports.NoticeToolsChanged}) }
+
+// catalogParts are the parts the catalogs (tools, resources, prompts)
+// reach: what a request sees, the shape of results, multi round-trip
+// input, what a handler's RequestContext reaches, and the bus their list
+// changes go out on.
+type catalogParts struct {
+	vis   *viewFilter
+	res   *results
+	input *inputRounds
+	env   *requestEnv
+	bus   *noticeBus
+}
 
 // toolListCache keeps each tool's encoded form per revision.
 type toolListCache struct{ m sync.Map } // toolKey -> []byte
