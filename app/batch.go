@@ -33,7 +33,7 @@ func (e *Engine) batch(ctx context.Context, s *session, members []MessageInfo, r
 	if related != nil {
 		ctx = context.WithValue(ctx, relatedKey{}, related)
 	}
-	ctx = e.withForwardBudget(ctx) // one budget for the batch
+	ctx = e.fwd.withBudget(ctx) // one budget for the batch
 	var wg sync.WaitGroup
 	for i, mi := range members {
 		m := mi.msg
@@ -43,11 +43,11 @@ func (e *Engine) batch(ctx context.Context, s *session, members []MessageInfo, r
 				out[i] = encodeError(mi.rerr)
 			}
 		case m.isResponse:
-			e.clientResponse(ctx, s, m)
+			e.fwd.clientResponse(ctx, s, m)
 		case m.id == nil && mi.Stateless():
-			e.notificationCtx(ctx, nil, m)
+			e.notification(ctx, nil, m)
 		case m.id == nil:
-			e.notificationCtx(ctx, s, m)
+			e.notification(ctx, s, m)
 		case m.method == domain.MethodInitialize:
 			out[i] = encodeError(newRPCError(m.id, domain.CodeInvalidRequest, "Invalid Request: initialize must not be part of a batch", nil))
 		case mi.Stateless():

@@ -27,10 +27,10 @@ func WithSessionCommit(ctx context.Context, commit func(ctx context.Context) err
 	return context.WithValue(ctx, sessionCommitKey{}, commit)
 }
 
-// commitSession runs the commit of WithSessionCommit, if ctx carries one,
+// commit runs the commit of WithSessionCommit, if ctx carries one,
 // for the session s whose initialize (id) the engine accepted; on error s
 // is uninitialized again and the error is the answer.
-func (e *Engine) commitSession(ctx context.Context, s *session, id jsontext.Value) *rpcError {
+func (ss *sessionSet) commit(ctx context.Context, s *session, id jsontext.Value) *rpcError {
 	commit, _ := ctx.Value(sessionCommitKey{}).(func(context.Context) error)
 	if commit == nil {
 		return nil
@@ -46,6 +46,6 @@ func (e *Engine) commitSession(ctx context.Context, s *session, id jsontext.Valu
 	if errors.As(err, &pe) {
 		return &rpcError{id: id, err: pe}
 	}
-	e.logf(ctx, slog.LevelError, "hexmcp: keeping a new session failed", slog.Any("error", err))
+	logf(ss.log, ctx, slog.LevelError, "hexmcp: keeping a new session failed", slog.Any("error", err))
 	return newRPCError(id, domain.CodeInternalError, "Internal error", nil)
 }

@@ -42,443 +42,130 @@ package app
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"os"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// Options configure an [Engine]. ToolRegistry and Validator (or
-// DisableValidation) are required; every other field has a default, and a
-// zero field never turns a safety off: limits are disabled by [Unlimited]
-// and validation by DisableValidation, each by name.
-//
-// Most programs do not fill Options for app.NewEngine themselves: the
-// package at the module's root (hexmcp.New) and the wiring package fill the
-// ports with the SDK's adapters (in-memory registries, JSON Schema 2020-12
-// validation, slog on standard error) and take the rest from here.
-type Options struct {
-	// Info names the server in initialize and server/discover results
-	// (default name "hexmcp-server", version "0.0.0").
-	Info domain.Implementation
-	// Instructions tell the model how to use the server (optional).
-	Instructions string
-	// Policy decides what each revision allows; the zero value serves all.
-	Policy domain.RevisionPolicy
-
-	// Tools, Resources and Prompts are registered by NewEngine, in order;
-	// the first bad definition fails NewEngine with its error. More can be
-	// added (and removed) while the engine runs: [Engine.AddTool] and its
-	// kin.
-	Tools     []Tool
-	Resources []Resource
-	Prompts   []Prompt
-	// Extensions are the MCP extensions the engine serves (SEP-2133), in
-	// order: each is advertised under capabilities.extensions in the
-	// initialize result and server/discover, its methods join the method
-	// table and its resources are registered with Resources. A bad
-	// identifier, a duplicate, or a method name already served fails
-	// NewEngine. See [Extension].
-	Extensions []Extension
-
-	// ToolRegistry stores the tools (required).
-	ToolRegistry ports.ToolRegistry
-	// ResourceRegistry stores the resources and resource templates
-	// (optional). Nil: the resources/* methods do not exist (-32601). The
-	// resources capability is advertised only while something is
-	// registered in it.
-	ResourceRegistry ports.ResourceRegistry
-	// PromptRegistry stores the prompts (optional). Nil: the prompts/*
-	// methods do not exist (-32601). The prompts capability is advertised
-	// only while a prompt is registered in it.
-	PromptRegistry ports.PromptRegistry
-	// Validator compiles input and output schemas (required unless
-	// DisableValidation): every tools/call is checked against the tool's
-	// inputSchema before its handler runs, and structured results against
-	// its outputSchema.
-	Validator ports.SchemaValidator
-	// DisableValidation serves without a Validator: arguments reach the
-	// handlers unchecked (only decoding into the input type stops bad
-	// ones) and results are not checked against their outputSchema. A
-	// Validator given with it is ignored.
-	DisableValidation bool
-	// Visibility decides, per request, which tools, resources and prompts
-	// it sees (default: everything, to everyone). See [Visibility].
-	Visibility Visibility
-
-	// Middleware wraps the handling of every incoming request and
-	// notification, on every transport and in both eras; the first is the
-	// outermost. See [Middleware].
-	Middleware []Middleware
-	// ToolMiddleware wraps every tool call, inside Middleware; the first
-	// is the outermost. See [ToolMiddleware].
-	ToolMiddleware []ToolMiddleware
-
-	// Logger receives the server's own log: internal errors with their
-	// details, recovered panics, output-schema warnings (default: slog's
-	// text format on standard error, never standard output, which may be
-	// the MCP channel). slog.New(slog.DiscardHandler) discards it.
-	Logger ports.Logger
-	// PageSize is the number of entries per page of tools/list,
-	// resources/list, resources/templates/list and prompts/list (default
-	// 100).
-	PageSize int
-	// MaxConcurrentRequests bounds the calls (tools/call, prompts/get,
-	// resources/read, batches) one connection served by ServeConn (stdio,
-	// WebSocket) runs at once (default 64). At the bound the next call
-	// waits until one ends, while the connection goes on reading and
-	// answering other messages (ping, lists, cancellations, the client's
-	// answers); reading pauses at the call after it, until the waiting one
-	// has started. A call waiting for the client's answer and a
-	// subscriptions/listen stream do not count (see ClientRequestTimeout
-	// and MaxListenersPerClient).
-	MaxConcurrentRequests int
-	// MaxInFlightBytesPerConn bounds, in bytes, the request messages one
-	// connection served by ServeConn (stdio, WebSocket) has in flight: the
-	// calls (tools/call, prompts/get, resources/read) and batches read and
-	// not yet answered (default [DefaultMaxInFlightBytesPerConn], 16 MiB;
-	// [Unlimited]: no bound). Reading pauses while the next call does not
-	// fit, and resumes as calls finish: the client's writes back up,
-	// nothing is refused. A single message larger than the bound is
-	// served when nothing else is in flight. Messages
-	// the reader answers itself (ping, lists, notifications, responses)
-	// are not counted: it holds one at a time. A subscriptions/listen
-	// stream gives its bytes back as it starts, and a call as it starts
-	// waiting for the client's answer (elicitation, sampling, roots), which
-	// must be read; those waits are bounded by ClientRequestTimeout. The
-	// Streamable HTTP transport has its own bound (mcphttp
-	// Options.MaxInFlightBytes).
-	MaxInFlightBytesPerConn int
-	// MaxWaitingBytesPerClient bounds, in bytes, the messages of one
-	// client's calls on stdio and WebSocket connections (ServeConn) that
-	// wait for the client's answer (elicitation, sampling, roots), which
-	// they keep alive while they wait, across its connections (the client
-	// is [TransportInfo.ClientKey]; on stdio, the connection): default
-	// [DefaultMaxWaitingBytesPerClient], 16 MiB; [Unlimited]: no bound.
-	// Each waiting call counts at least [MinWaitingCallBytes]. A call past
-	// the bound does not ask: its request to the client fails with an
-	// error wrapping [ErrTooManyWaiting] (a handler that returns it
-	// answers the call with -32603 naming the limit in data.limit), and
-	// the connection goes on. A call larger than the whole bound may wait
-	// when no other call of the client does. (Streamable HTTP counts its
-	// calls in mcphttp Options.MaxInFlightBytesPerClient.)
-	MaxWaitingBytesPerClient int
-	// MaxWaitingBytes bounds the same for every client together (default
-	// [DefaultMaxWaitingBytes], 128 MiB; [Unlimited]: no bound).
-	MaxWaitingBytes int
-	// ListTTL is the ttlMs sent with the list results (tools, resources,
-	// resource templates), resources/read and server/discover results in the
-	// stateless era (default 0: clients re-fetch when they need to,
-	// and rely on list-changed notifications).
-	ListTTL time.Duration
-	// PrivateCache sends cacheScope "private" instead of "public", for
-	// servers whose tool list depends on who asks.
-	PrivateCache bool
-	// ClientRequestTimeout bounds how long a handshake-era request of the
-	// server to the client (elicitation/create, sampling/createMessage,
-	// roots/list) may wait for its answer; the request is then cancelled
-	// (notifications/cancelled) and the handler gets an error wrapping
-	// context.DeadlineExceeded. A deadline on the handler's context also
-	// applies. Default 10 minutes (an elicitation waits for a person).
-	ClientRequestTimeout time.Duration
-	// StateKeys supplies the keys that sign the requestState of multi
-	// round-trip requests (2026-07-28). Nil: a random key made at start,
-	// which suits one instance only; servers behind a load balancer must
-	// share keys (memory.NewStateKeys, or a StateKeys backed by a secret
-	// store).
-	StateKeys ports.StateKeys
-	// Bus carries list changes, resource updates and client responses
-	// between the instances of one server (see [ports.NotificationBus]):
-	// with it, a tools/resources/prompts list_changed, a
-	// notifications/resources/updated or a VisibilityChanged raised on
-	// one instance reaches the sessions and listen streams of every
-	// instance, and a client's response to a server request (elicitation,
-	// sampling, roots) received by another instance than the one that
-	// sent the request reaches the handler waiting for it: the ids of
-	// server requests are then strings "<instance>-<n>" naming the
-	// instance that sent them, and a response is forwarded to that
-	// instance alone (to its own channel, with a [ports.AddressedBus]).
-	// Nil: one instance, nothing shared.
-	Bus ports.NotificationBus
-	// Shared is what the instances of one server share (see
-	// [ports.SharedState]): its StateKeys and Bus stand in for the fields
-	// above that are left nil, and the Streamable HTTP handler takes its
-	// SessionStore and EventStore (see [Engine.Shared]).
-	Shared ports.SharedState
-	// MaxForwardsPerMessage bounds what one message of a client (a
-	// JSON-RPC batch counts as one) makes the engine forward to the other
-	// instances over Bus: its responses to server requests another
-	// instance sent, and its cancellations of requests not running here
-	// (default [DefaultMaxForwardsPerMessage]; [Unlimited]: no bound).
-	// Only what can match elsewhere is forwarded at all: a response whose
-	// id names another instance (see [Options.Bus]), to that instance
-	// alone; a cancellation of a request id not in flight here, of an
-	// initialized session. Past the bound they are dropped, counted
-	// ([Engine.DroppedForwards]) and logged at a bounded rate; the client
-	// gets no answer to them either way (responses and notifications
-	// have none).
-	MaxForwardsPerMessage int
-	// MaxForwardsPerClient bounds what one client forwards that way per
-	// second, over all its sessions at this instance (default
-	// [DefaultMaxForwardsPerClient]; [Unlimited]: no bound). The client is
-	// the session's Peer (the HTTP transport's ClientKey: the
-	// authenticated subject, else the remote address). Past it, as past
-	// MaxForwardsPerMessage.
-	MaxForwardsPerClient int
-	// MaxBusQueue bounds the notices waiting to be published to Bus
-	// (default [DefaultMaxBusQueue]; [Unlimited]: no bound), and
-	// MaxBusQueueBytes their bytes (default [DefaultMaxBusQueueBytes];
-	// [Unlimited]: no bound; never less than one notice of 4 MiB). The
-	// engine never waits on the bus: what it raises (a list change, a
-	// resource update, a forwarded response) is delivered here at once
-	// and queued for the bus, which one goroutine feeds in order; a list
-	// change or resource update already queued is not queued twice. Past
-	// either bound a notice is dropped for the other instances, counted
-	// ([Engine.DroppedNotices]) and logged at a bounded rate (the bus
-	// delivers at most once anyway). Notices still queued when the engine
-	// closes are dropped.
-	MaxBusQueue      int
-	MaxBusQueueBytes int
-	// OnSessionEnd, when set, is called once for every handshake-era
-	// session that ends: its connection closed (stdio, WebSocket), its
-	// client deleted it, or the store dropped it (Streamable HTTP; an
-	// instance that merely lets its copy go does not count). It runs in
-	// the goroutine that ended the session: keep it short.
-	OnSessionEnd func(SessionEnd)
-	// RequestStateTTL is how long a requestState stays valid (default 15
-	// minutes): a retry after that is refused with -32602 and the client
-	// starts over. Until then a state may be sent again any number of
-	// times (replayed): it is not a one-time token. Nothing in it is
-	// trusted more than what the client could send anyway: the answers it
-	// carries (like those of inputResponses) are the client's own, and its
-	// signature only binds them to the request, principal and expiry, so
-	// a handler checks an answer as it checks any input.
-	RequestStateTTL time.Duration
-	// Clock tells the time for requestState expiry (default the system
-	// clock).
-	Clock ports.Clock
-	// MaxURILength bounds, in bytes, the URI of resources/read,
-	// resources/subscribe and resources/unsubscribe, and the ref.uri of
-	// completion/complete (default [DefaultMaxURILength]; negative: no
-	// bound). A longer one is refused with -32602 naming the limit before
-	// any lookup, and AddResource refuses a resource URI (or URI template)
-	// longer than it, which no client could name.
-	MaxURILength int
-	// MaxSubscriptions bounds the resources/subscribe subscriptions one
-	// handshake-era session holds (default [DefaultMaxSubscriptions];
-	// negative: no bound). One more is refused with -32602 naming the
-	// limit; subscribing again to a URI already subscribed to does not
-	// count, and unsubscribing frees a place.
-	MaxSubscriptions int
-	// MaxSubscriptionBytes bounds the total length, in bytes, of the URIs
-	// one session is subscribed to (default [DefaultMaxSubscriptionBytes];
-	// negative: no bound). A subscription past it is refused with -32602
-	// naming the limit.
-	MaxSubscriptionBytes int
-	// MaxClientDeclarationBytes bounds, in bytes, what a client declares
-	// of itself that the engine keeps: an initialize's capabilities and
-	// clientInfo (as sent) and the request headers its transport hands
-	// over, which the handshake-era session keeps for its life; a
-	// stateless-era request's _meta clientCapabilities and clientInfo
-	// (a listen stream keeps them). Default
-	// [DefaultMaxClientDeclarationBytes]; [Unlimited]: no bound. Past it
-	// the request is refused with -32602 naming the limit (data.limit
-	// "maxClientDeclarationBytes", data.max) and no session is made.
-	MaxClientDeclarationBytes int
-	// MaxListeners bounds the subscriptions/listen streams (2026-07-28)
-	// open at once on the engine, over every transport (default
-	// [DefaultMaxListeners]; [Unlimited]: no bound). One more is refused at
-	// once with [CodeListenLimit] (HTTP: 429 and Retry-After).
-	MaxListeners int
-	// MaxListenersPerClient bounds the listen streams one client has open
-	// at once (default [DefaultMaxListenersPerClient]; [Unlimited]: no
-	// bound), so that one client cannot take every place of MaxListeners.
-	// One more is refused at once with [CodeListenLimit]. The client is
-	// told by [TransportInfo.ClientKey]: the authenticated subject, else
-	// the peer's IP address; without either, the connection (stdio, a
-	// WebSocket connection). Behind a reverse proxy unauthenticated clients
-	// share the proxy's address: authenticate them, or raise the bound.
-	MaxListenersPerClient int
-	// MaxListenSubscriptions bounds the resource URIs one listen stream
-	// subscribes to (notifications.resourceSubscriptions; default
-	// [DefaultMaxListenSubscriptions]; [Unlimited]: no bound). Each URI is
-	// also bounded by MaxURILength. A longer list is refused with -32602
-	// naming the limit, before anything is kept of it.
-	MaxListenSubscriptions int
-	// ListenIdleTimeout ends a listen stream that has delivered nothing for
-	// that long (default [DefaultListenIdleTimeout]; [Unlimited]: never).
-	// The server ends it as on a graceful stop, with the completion result
-	// ([ErrEndedByServer]); a client still there listens again. Transport
-	// keep-alives (SSE comments) do not count as deliveries: they find
-	// peers that are gone, this frees the places of those that forgot.
-	ListenIdleTimeout time.Duration
-}
-
 // Engine is the protocol engine. It is safe for concurrent use; one engine
 // serves any number of connections at once.
 type Engine struct {
-	// waits counts the calls of stdio and WebSocket connections waiting
-	// for their client's answer (Options.MaxWaitingBytesPerClient).
-	waits     waitBook
-	opts      Options
-	policy    domain.RevisionPolicy
-	registry  ports.ToolRegistry
-	resources ports.ResourceRegistry // nil: no resources
-	prompts   ports.PromptRegistry   // nil: no prompts
-	log       ports.Logger
+	// The engine is composed of parts, each a type of its own with the
+	// state it keeps, reaching the others it needs through pointers set
+	// once by compose: the Engine keeps the exported API and the dispatch
+	// of a message to the method table (dispatch.go), and the parts serve
+	// the rest.
 
-	// extSettings are the settings of the registered extensions by
-	// identifier (nil: none); extMethods the methods they add.
-	extSettings map[string]any
-	extMethods  map[string]*method
-	extClose    []namedClose // the extensions' Close, run once by Close
-	extAttach   []func(*Engine)
-	topics      map[string]ListenTopic // the extensions' listen topics
-	closeOnce   sync.Once
+	opts   Options
+	policy domain.RevisionPolicy
+	log    ports.Logger
 
-	// abort cancels every handler's context (hard stop).
-	abortCtx context.Context
-	abort    context.CancelFunc
-
-	mu        sync.Mutex
-	sessions  map[*session]struct{}
-	listeners map[*listener]struct{} // open subscriptions/listen streams
+	// abort cancels every handler's context (hard stop); stopWatch stops
+	// watching the tool registry.
+	abortCtx  context.Context
+	abort     context.CancelFunc
 	stopWatch func()
-	// listenClients counts the open listen streams of each client
-	// (Options.MaxListenersPerClient).
-	listenClients map[listenClient]int
 
-	listCache   toolListCache
-	resCache    sync.Map // resKey -> encoded resource or template
-	promptCache sync.Map // resKey -> encoded prompt
-	metaCache   sync.Map // domain.Revision -> encoded result _meta
-
-	// middleware and toolMiddleware are the composed chains of
-	// Options.Middleware and ToolMiddleware (nil: none).
-	middleware     MethodHandler
-	toolMiddleware ToolHandler
-
-	schemaCache sync.Map // requested elicitation schema -> ports.Schema
-	schemaCount atomic.Int64
-
-	// instance names this engine on Options.Bus; stopBus ends its
-	// subscription.
-	instance string
-	stopBus  func()
-	// fwd bounds what is forwarded to the other instances; pub feeds the
-	// bus.
-	fwd forwardGate
-	pub *publisher
+	res         results         // what every result carries (results.go)
+	vis         viewFilter      // what each request sees: Options.Visibility (visibility.go)
+	sessions    sessionSet      // the handshake-era sessions held here (sessions.go)
+	input       inputRounds     // multi round-trip requests (inputrounds.go, requeststate.go)
+	env         requestEnv      // what a handler's RequestContext reaches (request.go)
+	tools       toolCatalog     // tools/list, tools/call (tool_methods.go)
+	resources   resourceCatalog // resources/* (resource_methods.go)
+	prompts     promptCatalog   // prompts/* (prompt_methods.go)
+	completions completions     // completion/complete (completion.go)
+	listen      listeners       // subscriptions/listen streams (listeners.go, listen*.go)
+	bus         noticeBus       // notices raised here and on the other instances (bus.go)
+	fwd         forwarder       // a client's messages that belong elsewhere (forward.go)
+	fan         fanout          // a notice served on the sessions and streams held here (fanout.go)
+	ext         extensions      // Options.Extensions (extension.go)
+	life        lifecycle       // initialize, server/discover, logging/setLevel (lifecycle.go)
+	mw          methodChain     // Options.Middleware (middleware.go)
+	// waits counts the calls of stdio and WebSocket connections waiting
+	// for their client's answer (Options.MaxWaitingBytesPerClient;
+	// serve.go).
+	waits waitBook
 }
 
 // NewEngine returns an engine with the given options.
 func NewEngine(opts Options) (*Engine, error) {
-	if opts.ToolRegistry == nil {
-		return nil, errors.New("hexmcp: Options.ToolRegistry is required")
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	if opts.DisableValidation {
-		opts.Validator = nil
-	} else if opts.Validator == nil {
-		return nil, errors.New("hexmcp: Options.Validator is required (set Options.DisableValidation to serve without input validation)")
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
-	if opts.PageSize <= 0 {
-		opts.PageSize = 100
-	}
-	if opts.MaxConcurrentRequests <= 0 {
-		opts.MaxConcurrentRequests = 64
-	}
-	opts.MaxInFlightBytesPerConn = limitOr(opts.MaxInFlightBytesPerConn, DefaultMaxInFlightBytesPerConn)
-	opts.MaxWaitingBytesPerClient = limitOr(opts.MaxWaitingBytesPerClient, DefaultMaxWaitingBytesPerClient)
-	opts.MaxWaitingBytes = limitOr(opts.MaxWaitingBytes, DefaultMaxWaitingBytes)
-	if opts.ClientRequestTimeout <= 0 {
-		opts.ClientRequestTimeout = 10 * time.Minute
-	}
-	if opts.RequestStateTTL <= 0 {
-		opts.RequestStateTTL = 15 * time.Minute
-	}
-	if opts.Clock == nil {
-		opts.Clock = ports.SystemClock{}
-	}
-	opts.MaxURILength = limitOr(opts.MaxURILength, DefaultMaxURILength)
-	opts.MaxSubscriptions = limitOr(opts.MaxSubscriptions, DefaultMaxSubscriptions)
-	opts.MaxSubscriptionBytes = limitOr(opts.MaxSubscriptionBytes, DefaultMaxSubscriptionBytes)
-	opts.MaxClientDeclarationBytes = limitOr(opts.MaxClientDeclarationBytes, DefaultMaxClientDeclarationBytes)
-	opts.MaxListeners = limitOr(opts.MaxListeners, DefaultMaxListeners)
-	opts.MaxListenersPerClient = limitOr(opts.MaxListenersPerClient, DefaultMaxListenersPerClient)
-	opts.MaxListenSubscriptions = limitOr(opts.MaxListenSubscriptions, DefaultMaxListenSubscriptions)
-	opts.ListenIdleTimeout = limitOr(opts.ListenIdleTimeout, DefaultListenIdleTimeout)
-	if opts.StateKeys == nil {
-		opts.StateKeys = opts.Shared.StateKeys
-	}
-	if opts.StateKeys == nil {
-		opts.StateKeys = randomStateKeys()
-	}
-	if opts.Bus == nil {
-		opts.Bus = opts.Shared.Bus
-	}
-	opts.MaxForwardsPerMessage = limitOr(opts.MaxForwardsPerMessage, DefaultMaxForwardsPerMessage)
-	opts.MaxForwardsPerClient = limitOr(opts.MaxForwardsPerClient, DefaultMaxForwardsPerClient)
-	opts.MaxBusQueue = limitOr(opts.MaxBusQueue, DefaultMaxBusQueue)
-	opts.MaxBusQueueBytes = limitOr(opts.MaxBusQueueBytes, DefaultMaxBusQueueBytes)
-	if opts.MaxBusQueueBytes >= 0 {
-		opts.MaxBusQueueBytes = max(opts.MaxBusQueueBytes, minBusQueueBytes)
-	}
-	if opts.Info.Name == "" {
-		opts.Info.Name = "hexmcp-server"
-	}
-	if opts.Info.Version == "" {
-		opts.Info.Version = "0.0.0"
-	}
-	e := &Engine{
-		opts:      opts,
-		policy:    opts.Policy,
-		registry:  opts.ToolRegistry,
-		resources: opts.ResourceRegistry,
-		prompts:   opts.PromptRegistry,
-		log:       opts.Logger,
-		sessions:  make(map[*session]struct{}),
-	}
-	e.abortCtx, e.abort = context.WithCancel(context.Background())
-	if err := e.addExtensions(); err != nil {
+	e := compose(opts)
+	if err := e.ext.add(&e.opts); err != nil {
 		e.Close()
 		return nil, err
 	}
-	e.buildMiddleware()
-	e.startBus()
+	e.listen.topics = e.ext.topics
+	if len(e.opts.Middleware) > 0 { // the extensions' included
+		e.mw.handler = chain(e.answer, e.opts.Middleware)
+	}
+	if len(opts.ToolMiddleware) > 0 {
+		e.tools.middleware = chain(runTool, opts.ToolMiddleware)
+	}
+	e.bus.start(opts.MaxBusQueue, opts.MaxBusQueueBytes, opts.Logger)
 	if w, ok := opts.ToolRegistry.(ports.ToolRegistryWatcher); ok {
-		e.stopWatch = w.Watch(e.toolsChanged)
+		e.stopWatch = w.Watch(e.tools.changed)
 	}
-	if err := e.addInitial(); err != nil {
+	// Options.Tools, Resources (the extensions' included) and Prompts, in
+	// order, up to the first error.
+	addInitial := func() error {
+		if err := e.AddTools(e.opts.Tools...); err != nil {
+			return err
+		}
+		if err := e.AddResources(e.opts.Resources...); err != nil {
+			return err
+		}
+		return e.AddPrompts(e.opts.Prompts...)
+	}
+	if err := addInitial(); err != nil {
 		e.Close()
 		return nil, err
 	}
-	for _, attach := range e.extAttach {
+	e.opts.Tools, e.opts.Resources, e.opts.Prompts = nil, nil, nil
+	for _, attach := range e.ext.attach {
 		attach(e)
 	}
 	return e, nil
 }
 
-// addInitial registers Options.Tools, Resources and Prompts.
-func (e *Engine) addInitial() error {
-	if err := e.AddTools(e.opts.Tools...); err != nil {
-		return err
+// compose makes the engine's parts from opts (defaults applied) and
+// connects them.
+func compose(opts Options) *Engine {
+	e := &Engine{opts: opts, policy: opts.Policy, log: opts.Logger}
+	e.abortCtx, e.abort = context.WithCancel(context.Background())
+	log := opts.Logger
+	e.vis = viewFilter{rules: opts.Visibility, tools: opts.ToolRegistry, resources: opts.ResourceRegistry, prompts: opts.PromptRegistry}
+	e.res = results{policy: opts.Policy, info: opts.Info, ttlMs: opts.ListTTL.Milliseconds(), pageSize: opts.PageSize, scope: "public", log: log}
+	if opts.PrivateCache || e.vis.filtersAny() {
+		e.res.scope = "private"
 	}
-	if err := e.AddResources(e.opts.Resources...); err != nil {
-		return err
-	}
-	if err := e.AddPrompts(e.opts.Prompts...); err != nil {
-		return err
-	}
-	e.opts.Tools, e.opts.Resources, e.opts.Prompts = nil, nil, nil
-	return nil
+	e.sessions = sessionSet{onEnd: opts.OnSessionEnd, clock: opts.Clock, log: log}
+	e.input = inputRounds{keys: opts.StateKeys, clock: opts.Clock, ttl: opts.RequestStateTTL, validator: opts.Validator, res: &e.res, log: log}
+	e.env = requestEnv{policy: opts.Policy, timeout: opts.ClientRequestTimeout, input: &e.input, tools: &e.tools, vis: &e.vis}
+	parts := catalogParts{vis: &e.vis, res: &e.res, input: &e.input, env: &e.env, bus: &e.bus}
+	e.tools = toolCatalog{registry: opts.ToolRegistry, validator: opts.Validator, policy: opts.Policy, log: log, catalogParts: parts}
+	e.resources = resourceCatalog{registry: opts.ResourceRegistry, policy: opts.Policy, maxURILength: opts.MaxURILength,
+		maxSubscriptions: opts.MaxSubscriptions, maxSubscriptionBytes: opts.MaxSubscriptionBytes, log: log, catalogParts: parts}
+	e.prompts = promptCatalog{registry: opts.PromptRegistry, policy: opts.Policy, log: log, catalogParts: parts}
+	e.completions = completions{prompts: &e.prompts, resources: &e.resources, vis: &e.vis, res: &e.res, env: &e.env, log: log}
+	e.listen = listeners{max: opts.MaxListeners, maxPerClient: opts.MaxListenersPerClient, maxSubscriptions: opts.MaxListenSubscriptions,
+		maxURILength: opts.MaxURILength, idle: opts.ListenIdleTimeout, log: log,
+		vis: &e.vis, resources: &e.resources, prompts: &e.prompts, res: &e.res}
+	e.bus = noticeBus{bus: opts.Bus, deliver: e.fan.deliver}
+	e.fwd = forwarder{bus: &e.bus, sessions: &e.sessions, perMessage: opts.MaxForwardsPerMessage, perClient: opts.MaxForwardsPerClient,
+		clock: opts.Clock, log: log}
+	e.fan = fanout{policy: opts.Policy, sessions: &e.sessions, listen: &e.listen, vis: &e.vis,
+		tools: &e.tools, resources: &e.resources, prompts: &e.prompts, fwd: &e.fwd}
+	e.ext = extensions{res: &e.res, log: log}
+	e.life = lifecycle{policy: opts.Policy, instructions: opts.Instructions, maxDeclaration: opts.MaxClientDeclarationBytes, clock: opts.Clock,
+		res: &e.res, sessions: &e.sessions, vis: &e.vis, resources: &e.resources, prompts: &e.prompts, completions: &e.completions, ext: &e.ext}
+	e.mw = methodChain{res: &e.res, log: log}
+	return e
 }
 
 // Logger returns the logger the engine writes its own log to, for
@@ -497,14 +184,14 @@ func (e *Engine) Policy() domain.RevisionPolicy { return e.policy }
 // clients that the list changed. A bad definition or a duplicate name is a
 // returned error (see [domain.ToolDefinitionError]), never a panic.
 func (e *Engine) AddTool(t Tool) error {
-	rt, err := e.prepare(t)
+	rt, err := e.tools.prepare(t)
 	if err != nil {
 		return err
 	}
-	if err := e.registry.Add(rt); err != nil {
+	if err := e.tools.registry.Add(rt); err != nil {
 		return &domain.ToolDefinitionError{Tool: rt.Tool.Name, Reason: err.Error(), Err: err}
 	}
-	e.toolsChanged()
+	e.tools.changed()
 	return nil
 }
 
@@ -520,48 +207,12 @@ func (e *Engine) AddTools(ts ...Tool) error {
 
 // RemoveTool removes a tool and reports whether it was registered.
 func (e *Engine) RemoveTool(name string) bool {
-	ok := e.registry.Remove(name)
+	ok := e.tools.registry.Remove(name)
 	if ok {
-		e.toolsChanged()
+		e.tools.changed()
 	}
 	return ok
 }
-
-func (e *Engine) prepare(t Tool) (ports.RegisteredTool, error) {
-	if t.err != nil {
-		return ports.RegisteredTool{}, t.err
-	}
-	if t.handler == nil {
-		return ports.RegisteredTool{}, &domain.ToolDefinitionError{Tool: t.def.Name, Reason: "no handler"}
-	}
-	def := t.def
-	def.InputSchema = compactJSON(def.InputSchema)
-	def.OutputSchema = compactJSON(def.OutputSchema)
-	if err := def.Validate(); err != nil {
-		return ports.RegisteredTool{}, err
-	}
-	rt := ports.RegisteredTool{Tool: &def, Handler: t.handler}
-	if v := e.opts.Validator; v != nil {
-		in, err := v.Compile(def.InputSchema)
-		if err != nil {
-			return rt, &domain.ToolDefinitionError{Tool: def.Name, Reason: "inputSchema does not compile: " + err.Error(), Err: err}
-		}
-		rt.Input = in
-		if len(def.OutputSchema) > 0 {
-			out, err := v.Compile(def.OutputSchema)
-			if err != nil {
-				return rt, &domain.ToolDefinitionError{Tool: def.Name, Reason: "outputSchema does not compile: " + err.Error(), Err: err}
-			}
-			rt.Output = out
-		}
-	}
-	return rt, nil
-}
-
-// toolsChanged drops cached lists and sends notifications/tools/list_changed
-// to every initialized handshake-era session and to the subscriptions/listen
-// streams that asked for it.
-func (e *Engine) toolsChanged() { e.raise(ports.Notice{Kind: ports.NoticeToolsChanged}) }
 
 // Abort cancels the context of every handler still running, on every
 // connection and session of every server of the engine, and of those it
@@ -579,10 +230,11 @@ func (e *Engine) Abort() { e.abort() }
 // passes. It is [ports.WithAbort], for transports that do not import app.
 func WithAbort(ctx, abort context.Context) context.Context { return ports.WithAbort(ctx, abort) }
 
-// hookAbort makes cancel run on Engine.Abort and when any hard stop ctx
-// carries (WithAbort) is done. The returned func unhooks all of them.
-func (e *Engine) hookAbort(ctx context.Context, cancel func()) func() bool {
-	stop := context.AfterFunc(e.abortCtx, cancel)
+// hookAbort makes cancel run when engineAbort (Engine.Abort) and any hard
+// stop ctx carries (WithAbort) is done. The returned func unhooks all of
+// them.
+func hookAbort(engineAbort, ctx context.Context, cancel func()) func() bool {
+	stop := context.AfterFunc(engineAbort, cancel)
 	extra := ports.Aborts(ctx)
 	if len(extra) == 0 {
 		return stop
@@ -606,35 +258,16 @@ func (e *Engine) Close() error {
 	if e.stopWatch != nil {
 		e.stopWatch()
 	}
-	if e.stopBus != nil {
-		e.stopBus()
-	}
+	e.bus.close()
 	e.abort()
-	e.closeOnce.Do(func() {
-		for _, c := range e.extClose {
-			if err := c.close(); err != nil {
-				e.logf(context.Background(), slog.LevelError, "hexmcp: closing an extension failed", slog.Any("extension", c.id), slog.Any("error", err))
-			}
-		}
-	})
+	e.ext.close()
 	return nil
 }
 
-func (e *Engine) track(s *session) {
-	e.mu.Lock()
-	e.sessions[s] = struct{}{}
-	e.mu.Unlock()
-}
-
-func (e *Engine) untrack(s *session) {
-	e.mu.Lock()
-	delete(e.sessions, s)
-	e.mu.Unlock()
-}
-
-func (e *Engine) logf(ctx context.Context, level slog.Level, msg string, fields ...slog.Attr) {
-	if e.log.Enabled(ctx, level) {
-		e.log.LogAttrs(ctx, level, msg, fields...)
+// logf writes msg to log when log takes messages of level.
+func logf(log ports.Logger, ctx context.Context, level slog.Level, msg string, fields ...slog.Attr) {
+	if log.Enabled(ctx, level) {
+		log.LogAttrs(ctx, level, msg, fields...)
 	}
 }
 

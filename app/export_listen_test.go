@@ -4,10 +4,10 @@ package app
 // how many notifications wait to be written to it (for tests of the
 // per-stream queue's bound).
 func ListenQueueLengths(e *Engine) []int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]int, 0, len(e.listeners))
-	for l := range e.listeners {
+	e.listen.mu.Lock()
+	defer e.listen.mu.Unlock()
+	out := make([]int, 0, len(e.listen.open))
+	for l := range e.listen.open {
 		out = append(out, l.pending())
 	}
 	return out

@@ -8,11 +8,13 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 // Extension is an MCP extension the engine serves (SEP-2133): it is
@@ -159,19 +161,35 @@ func validExtensionID(id string) bool {
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 
-// addExtensions checks Options.Extensions, builds the engine's extension
-// methods and settings, and appends their resources to Options.Resources.
-func (e *Engine) addExtensions() error {
-	if len(e.opts.Extensions) == 0 {
+// extensions are the MCP extensions the engine serves
+// (Options.Extensions): their settings (capabilities.extensions), the
+// methods they add to the method table, their listen topics, and what
+// NewEngine and Close run for them (Attach, Close).
+type extensions struct {
+	settings  map[string]any         // by identifier (nil: none)
+	methods   map[string]*method     // the methods they add, by name
+	topics    map[string]ListenTopic // their listen topics, by name
+	closers   []namedClose           // their Close, run once by Engine.Close
+	attach    []func(*Engine)        // their Attach, run by NewEngine
+	closeOnce sync.Once
+	res       *results
+	log       ports.Logger
+}
+
+// add checks opts.Extensions, builds the extension methods and settings,
+// and appends their resources to opts.Resources and their middleware to
+// opts.Middleware.
+func (xs *extensions) add(opts *Options) error {
+	if len(opts.Extensions) == 0 {
 		return nil
 	}
-	e.extSettings = make(map[string]any, len(e.opts.Extensions))
-	e.extMethods = make(map[string]*method)
-	for _, x := range e.opts.Extensions {
+	xs.settings = make(map[string]any, len(opts.Extensions))
+	xs.methods = make(map[string]*method)
+	for _, x := range opts.Extensions {
 		if !validExtensionID(x.ID) {
 			return fmt.Errorf("hexmcp: extension %q: the identifier must be prefix/name with a reverse-DNS prefix (io.modelcontextprotocol/skills)", x.ID)
 		}
-		if _, dup := e.extSettings[x.ID]; dup {
+		if _, dup := xs.settings[x.ID]; dup {
 			return fmt.Errorf("hexmcp: extension %q is registered twice", x.ID)
 		}
 		settings := map[string]any{}
@@ -181,7 +199,7 @@ func (e *Engine) addExtensions() error {
 		if b, err := json.Marshal(settings, json.Deterministic(true)); err != nil || jsontext.Value(b).Kind() != '{' {
 			return fmt.Errorf("hexmcp: extension %q: the settings must encode as a JSON object: %w", x.ID, cmpErr(err))
 		}
-		e.extSettings[x.ID] = settings
+		xs.settings[x.ID] = settings
 		for _, xm := range x.Methods {
 			switch {
 			case xm.Name == "":
@@ -192,33 +210,33 @@ func (e *Engine) addExtensions() error {
 				return fmt.Errorf("hexmcp: extension %q: method %q cannot be both HandshakeOnly and StatelessOnly", x.ID, xm.Name)
 			case methods[xm.Name] != nil:
 				return fmt.Errorf("hexmcp: extension %q: method %q is one the engine serves itself", x.ID, xm.Name)
-			case e.extMethods[xm.Name] != nil:
+			case xs.methods[xm.Name] != nil:
 				return fmt.Errorf("hexmcp: extension %q: method %q is added by another extension too", x.ID, xm.Name)
 			}
-			e.extMethods[xm.Name] = extensionEntry(xm)
+			xs.methods[xm.Name] = extensionEntry(xm)
 		}
-		e.opts.Resources = append(e.opts.Resources, x.Resources...)
+		opts.Resources = append(opts.Resources, x.Resources...)
 		if x.Middleware != nil {
-			e.opts.Middleware = append(slices.Clip(e.opts.Middleware), x.Middleware)
+			opts.Middleware = append(slices.Clip(opts.Middleware), x.Middleware)
 		}
 		if x.Close != nil {
-			e.extClose = append(e.extClose, namedClose{x.ID, x.Close})
+			xs.closers = append(xs.closers, namedClose{x.ID, x.Close})
 		}
 		for _, lt := range x.Listen {
 			switch lt.Name {
 			case "", "toolsListChanged", "promptsListChanged", "resourcesListChanged", "resourceSubscriptions":
 				return fmt.Errorf("hexmcp: extension %q: the listen topic %q is not one an extension may serve", x.ID, lt.Name)
 			}
-			if _, dup := e.topics[lt.Name]; dup {
+			if _, dup := xs.topics[lt.Name]; dup {
 				return fmt.Errorf("hexmcp: extension %q: the listen topic %q is served by another extension too", x.ID, lt.Name)
 			}
-			if e.topics == nil {
-				e.topics = make(map[string]ListenTopic)
+			if xs.topics == nil {
+				xs.topics = make(map[string]ListenTopic)
 			}
-			e.topics[lt.Name] = lt
+			xs.topics[lt.Name] = lt
 		}
 		if x.Attach != nil {
-			e.extAttach = append(e.extAttach, x.Attach)
+			xs.attach = append(xs.attach, x.Attach)
 		}
 	}
 	return nil
@@ -244,13 +262,13 @@ func extensionEntry(xm ExtensionMethod) *method {
 	return &method{
 		MethodSpec: MethodSpec{Name: xm.Name, Handshake: !xm.StatelessOnly, Stateless: !xm.HandshakeOnly, Call: xm.Call},
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, _ *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.serveExtension(ctx, xm, m, ci)
+			return e.ext.serve(ctx, xm, m, ci)
 		},
 	}
 }
 
-// serveExtension runs an extension method and encodes its result.
-func (e *Engine) serveExtension(ctx context.Context, xm ExtensionMethod, m message, ci callInfo) ([]byte, *rpcError) {
+// serve runs an extension method and encodes its result.
+func (xs *extensions) serve(ctx context.Context, xm ExtensionMethod, m message, ci callInfo) ([]byte, *rpcError) {
 	var params jsontext.Value
 	if len(m.params.raw) > 0 {
 		params = m.params.raw.Clone()
@@ -261,7 +279,7 @@ func (e *Engine) serveExtension(ctx context.Context, xm ExtensionMethod, m messa
 		if errors.As(err, &pe) {
 			return nil, &rpcError{id: m.id, err: pe}
 		}
-		e.logf(ctx, slog.LevelError, "hexmcp: extension method failed", slog.Any("method", m.method), slog.Any("error", err))
+		logf(xs.log, ctx, slog.LevelError, "hexmcp: extension method failed", slog.Any("method", m.method), slog.Any("error", err))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	b, err := json.Marshal(res, json.Deterministic(true))
@@ -270,7 +288,7 @@ func (e *Engine) serveExtension(ctx context.Context, xm ExtensionMethod, m messa
 		err = json.Unmarshal(b, &obj)
 	}
 	if err != nil || obj == nil {
-		e.logf(ctx, slog.LevelError, "hexmcp: extension method result is not a JSON object", slog.Any("method", m.method), slog.Any("error", cmpErr(err)))
+		logf(xs.log, ctx, slog.LevelError, "hexmcp: extension method result is not a JSON object", slog.Any("method", m.method), slog.Any("error", cmpErr(err)))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if ci.features.ResultType {
@@ -280,46 +298,30 @@ func (e *Engine) serveExtension(ctx context.Context, xm ExtensionMethod, m messa
 	}
 	if xm.Cacheable && ci.features.Caching {
 		if _, ok := obj["ttlMs"]; !ok {
-			obj["ttlMs"] = jsontext.Value(fmt.Sprint(e.opts.ListTTL.Milliseconds()))
+			obj["ttlMs"] = jsontext.Value(fmt.Sprint(xs.res.ttlMs))
 		}
 		if _, ok := obj["cacheScope"]; !ok {
-			obj["cacheScope"] = jsontext.Value(`"` + e.cacheScope() + `"`)
+			obj["cacheScope"] = jsontext.Value(`"` + xs.res.cacheScope() + `"`)
 		}
 	}
-	if ci.features.ResultType { // the result _meta goes with resultType, as in encodeCallResult
-		if err := e.addResultMeta(obj, ci.rev); err != nil {
-			e.logf(ctx, slog.LevelError, "hexmcp: extension method result _meta is not an object", slog.Any("method", m.method))
+	if ci.features.ResultType { // the result _meta goes with resultType, as in toolCatalog.encodeResult
+		if err := xs.res.addMeta(obj, ci.rev); err != nil {
+			logf(xs.log, ctx, slog.LevelError, "hexmcp: extension method result _meta is not an object", slog.Any("method", m.method))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 	}
-	return e.encodeResult(m.id, obj)
+	return xs.res.encode(m.id, obj)
 }
 
-// addResultMeta adds the revision's result _meta (serverInfo) to the
-// result obj, keeping the members of its own _meta; an error when that is
-// not an object.
-func (e *Engine) addResultMeta(obj map[string]jsontext.Value, rev domain.Revision) error {
-	meta := map[string]jsontext.Value{}
-	if raw, ok := obj["_meta"]; ok {
-		if err := json.Unmarshal(raw, &meta); err != nil || meta == nil {
-			return errors.New("the result _meta is not an object")
-		}
-	}
-	for k, v := range e.resultMeta(rev) {
-		if _, ok := meta[k]; !ok {
-			vb, err := json.Marshal(v, json.Deterministic(true))
-			if err != nil {
-				return err
+// close runs the extensions' Close, once.
+func (xs *extensions) close() {
+	xs.closeOnce.Do(func() {
+		for _, c := range xs.closers {
+			if err := c.close(); err != nil {
+				logf(xs.log, context.Background(), slog.LevelError, "hexmcp: closing an extension failed", slog.Any("extension", c.id), slog.Any("error", err))
 			}
-			meta[k] = vb
 		}
-	}
-	mb, err := json.Marshal(meta, json.Deterministic(true))
-	if err != nil {
-		return err
-	}
-	obj["_meta"] = mb
-	return nil
+	})
 }
 
 // Extensions returns the identifiers of the registered extensions.

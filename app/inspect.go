@@ -130,7 +130,7 @@ func (mi MessageInfo) Detach() MessageInfo {
 // LookupTool returns the definition of a registered tool (transports read
 // its input schema for header mapping, for example).
 func (e *Engine) LookupTool(name string) (*domain.Tool, bool) {
-	rt, ok := e.registry.Get(name)
+	rt, ok := e.tools.registry.Get(name)
 	if !ok {
 		return nil, false
 	}
@@ -174,5 +174,5 @@ func (e *Engine) HandleInspected(ctx context.Context, sess *Session, mi MessageI
 	if sess != nil {
 		s = sess.s
 	}
-	return e.handle(ctx, s, mi.msg, mi.params, mi.rerr, related)
+	return e.handleAnswer(ctx, s, mi.msg, mi.params, mi.rerr, related).Response
 }

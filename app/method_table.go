@@ -53,7 +53,7 @@ type MethodSpec struct {
 var methodList = []method{
 	{MethodSpec: MethodSpec{Name: "initialize", Handshake: true},
 		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, _ callInfo) ([]byte, *rpcError) {
-			return e.initialize(ctx, s, m, p)
+			return e.life.initialize(ctx, s, m, p)
 		}},
 	{MethodSpec: MethodSpec{Name: "ping", Handshake: true},
 		serve: func(_ *Engine, _ context.Context, _ *session, m message, _ *wireParams, _ callInfo) ([]byte, *rpcError) {
@@ -62,61 +62,62 @@ var methodList = []method{
 	// 2026-07-28: the level travels per request, in _meta.
 	{MethodSpec: MethodSpec{Name: "logging/setLevel", Handshake: true},
 		serve: func(e *Engine, _ context.Context, s *session, m message, p *wireParams, _ callInfo) ([]byte, *rpcError) {
-			return e.setLevel(s, m, p)
+			return e.life.setLevel(s, m, p)
 		}},
 	{MethodSpec: MethodSpec{Name: "server/discover", Stateless: true},
 		serve: func(e *Engine, _ context.Context, _ *session, m message, _ *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.discover(m, ci)
+			return e.life.discover(m, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "tools/list", Handshake: true, Stateless: true},
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.toolsList(ctx, m, p, ci)
+			return e.tools.list(ctx, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "tools/call", Handshake: true, Stateless: true, Call: true, NameParam: "name", ParamHeaders: true},
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.toolsCall(ctx, m, p, ci)
+			return e.tools.call(ctx, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "resources/list", Handshake: true, Stateless: true}, present: hasResourceRegistry,
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.resourcesList(ctx, m, p, ci)
+			return e.resources.list(ctx, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "resources/templates/list", Handshake: true, Stateless: true}, present: hasResourceRegistry,
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.resourceTemplatesList(ctx, m, p, ci)
+			return e.resources.listTemplates(ctx, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "resources/read", Handshake: true, Stateless: true, Call: true, NameParam: "uri"}, present: hasResourceRegistry,
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.resourcesRead(ctx, m, p, ci)
+			return e.resources.read(ctx, m, p, ci)
 		}},
 	// 2026-07-28: subscriptions/listen instead.
 	{MethodSpec: MethodSpec{Name: "resources/subscribe", Handshake: true}, present: hasResourceRegistry,
 		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.resourcesSubscribe(ctx, s, m, p, ci, true)
+			return e.resources.subscribe(ctx, s, m, p, ci, true)
 		}},
 	{MethodSpec: MethodSpec{Name: "resources/unsubscribe", Handshake: true}, present: hasResourceRegistry,
 		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.resourcesSubscribe(ctx, s, m, p, ci, false)
+			return e.resources.subscribe(ctx, s, m, p, ci, false)
 		}},
 	{MethodSpec: MethodSpec{Name: "subscriptions/listen", Stateless: true, Call: true, Stream: true},
 		serve: func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.listen(ctx, s, m, p, ci)
+			return e.listen.serve(ctx, s, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "prompts/list", Handshake: true, Stateless: true}, present: hasPromptRegistry,
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.promptsList(ctx, m, p, ci)
+			return e.prompts.list(ctx, m, p, ci)
 		}},
 	{MethodSpec: MethodSpec{Name: "prompts/get", Handshake: true, Stateless: true, Call: true, NameParam: "name"}, present: hasPromptRegistry,
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.promptsGet(ctx, m, p, ci)
+			return e.prompts.get(ctx, m, p, ci)
 		}},
-	{MethodSpec: MethodSpec{Name: "completion/complete", Handshake: true, Stateless: true}, present: (*Engine).hasCompleters,
+	{MethodSpec: MethodSpec{Name: "completion/complete", Handshake: true, Stateless: true}, present: hasCompleters,
 		serve: func(e *Engine, ctx context.Context, _ *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-			return e.completionComplete(ctx, m, p, ci)
+			return e.completions.serve(ctx, m, p, ci)
 		}},
 }
 
-func hasResourceRegistry(e *Engine) bool { return e.resources != nil }
-func hasPromptRegistry(e *Engine) bool   { return e.prompts != nil }
+func hasResourceRegistry(e *Engine) bool { return e.resources.registry != nil }
+func hasPromptRegistry(e *Engine) bool   { return e.prompts.registry != nil }
+func hasCompleters(e *Engine) bool       { return e.completions.has() }
 
 // methods indexes methodList by name.
 var methods = func() map[string]*method {
@@ -150,7 +151,7 @@ func Methods() []MethodSpec {
 func (e *Engine) runsAsCall(name string) bool {
 	m, ok := methods[name]
 	if !ok {
-		m, ok = e.extMethods[name]
+		m, ok = e.ext.methods[name]
 	}
 	return ok && m.Call
 }

@@ -123,16 +123,14 @@ type middlewareCall struct {
 	logs     LogFunc
 }
 
-// buildMiddleware composes Options.Middleware around the engine's own
-// answer and Options.ToolMiddleware around the tools' handlers; nil chains
-// when there are none, so that a server without middleware pays nothing.
-func (e *Engine) buildMiddleware() {
-	if len(e.opts.Middleware) > 0 {
-		e.middleware = chain(e.answer, e.opts.Middleware)
-	}
-	if len(e.opts.ToolMiddleware) > 0 {
-		e.toolMiddleware = chain(e.runTool, e.opts.ToolMiddleware)
-	}
+// methodChain runs the requests and notifications the engine serves
+// through Options.Middleware (the extensions' included), the first
+// outermost, to the engine's own answer (Engine.answer). A server without
+// middleware has a nil handler and pays nothing.
+type methodChain struct {
+	handler MethodHandler // nil: no middleware
+	res     *results
+	log     ports.Logger
 }
 
 // chain wraps h in mws, the first outermost; nil entries are skipped.
@@ -196,12 +194,12 @@ func newRequest(ctx context.Context, s *session, m message, p *wireParams, ci ca
 	return req
 }
 
-// serveThroughMiddleware answers a request through Options.Middleware.
-func (e *Engine) serveThroughMiddleware(ctx context.Context, entry *method, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+// serve answers a request through the middleware.
+func (mc *methodChain) serve(ctx context.Context, entry *method, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
 	req := newRequest(ctx, s, m, p, ci)
 	c := &middlewareCall{entry: entry, s: s, m: m, p: p, ci: ci}
 	req.call = c
-	res, err := e.middleware(ctx, req)
+	res, err := mc.handler(ctx, req)
 	if err != nil {
 		if errors.Is(err, errNoAnswer) {
 			return nil, nil
@@ -216,14 +214,14 @@ func (e *Engine) serveThroughMiddleware(ctx context.Context, entry *method, s *s
 		if errors.As(err, &pe) {
 			return nil, &rpcError{id: m.id, err: pe}
 		}
-		e.logf(ctx, slog.LevelError, "hexmcp: middleware failed", slog.Any("method", m.method), slog.Any("error", err))
+		logf(mc.log, ctx, slog.LevelError, "hexmcp: middleware failed", slog.Any("method", m.method), slog.Any("error", err))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if c.out != nil && len(res) == len(c.out)-c.head-1 && (len(res) == 0 || &res[0] == &c.out[c.head]) {
 		return c.out, nil // the engine's answer, unchanged
 	}
 	if len(res) == 0 || !jsontext.Value(res).IsValid() {
-		e.logf(ctx, slog.LevelError, "hexmcp: middleware answered with a result that is not JSON", slog.Any("method", m.method))
+		logf(mc.log, ctx, slog.LevelError, "hexmcp: middleware answered with a result that is not JSON", slog.Any("method", m.method))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if ci.features.ResultType && jsontext.Value(res).Kind() == '{' {
@@ -231,7 +229,7 @@ func (e *Engine) serveThroughMiddleware(ctx context.Context, entry *method, s *s
 		// carry the result _meta (serverInfo): it gets it too, as the
 		// engine's own would.
 		var obj map[string]jsontext.Value
-		if json.Unmarshal(res, &obj) == nil && e.addResultMeta(obj, ci.rev) == nil {
+		if json.Unmarshal(res, &obj) == nil && mc.res.addMeta(obj, ci.rev) == nil {
 			if b, err := json.Marshal(obj, json.Deterministic(true)); err == nil {
 				res = b
 			}
@@ -243,23 +241,19 @@ func (e *Engine) serveThroughMiddleware(ctx context.Context, entry *method, s *s
 }
 
 // notification handles a message without an id, through the middleware
-// when there is some. Notifications get no answer, even when they are
+// when there is some, with the context of the message's transport
+// (headers, principal). Notifications get no answer, even when they are
 // malformed.
-func (e *Engine) notification(s *session, m message) {
-	ctx := context.Background()
-	if s != nil {
-		ctx = s.base
-	}
-	e.notificationCtx(ctx, s, m)
-}
-
-// notificationCtx is notification with the context of the message's
-// transport (headers, principal).
-func (e *Engine) notificationCtx(ctx context.Context, s *session, m message) {
-	if e.middleware == nil {
+func (e *Engine) notification(ctx context.Context, s *session, m message) {
+	if e.mw.handler == nil {
 		e.notify(ctx, s, m)
 		return
 	}
+	e.mw.notification(ctx, s, m)
+}
+
+// notification runs a notification through the middleware.
+func (mc *methodChain) notification(ctx context.Context, s *session, m message) {
 	var ci callInfo
 	if s != nil {
 		s.mu.Lock()
@@ -275,19 +269,9 @@ func (e *Engine) notificationCtx(ctx context.Context, s *session, m message) {
 	}
 	req := newRequest(ctx, s, m, nil, ci)
 	req.call = &middlewareCall{s: s, m: m}
-	if _, err := e.middleware(ctx, req); err != nil {
-		e.logf(ctx, slog.LevelDebug, "hexmcp: middleware refused a notification", slog.Any("method", m.method), slog.Any("error", err))
+	if _, err := mc.handler(ctx, req); err != nil {
+		logf(mc.log, ctx, slog.LevelDebug, "hexmcp: middleware refused a notification", slog.Any("method", m.method), slog.Any("error", err))
 	}
-}
-
-// runTool is the last handler of the tool middleware: the tool's own
-// handler.
-func (e *Engine) runTool(ctx context.Context, call *ToolCall) (any, error) {
-	rt, _ := ctx.Value(registeredToolKey{}).(ports.RegisteredTool)
-	if rt.Handler == nil {
-		return nil, errors.New("hexmcp: a ToolCall made outside the engine reached its handler")
-	}
-	return rt.Handler(ctx, call.Arguments)
 }
 
 // registeredToolKey carries the tool being called to runTool.
@@ -378,7 +362,7 @@ func (e *Engine) CheckToolCall(ctx context.Context, req *Request) error {
 	if !ok || name == "" {
 		return &refusal{newRPCError(c.m.id, domain.CodeInvalidParams, `Invalid params: "name" must be a non-empty string`, nil)}
 	}
-	rt, ok := e.findTool(ctx, c.ci, name)
+	rt, ok := e.tools.find(ctx, c.ci, name)
 	if !ok {
 		return &refusal{newRPCError(c.m.id, domain.CodeInvalidParams, "Unknown tool: "+name, nil)}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"sync"
 	"time"
@@ -122,23 +121,12 @@ func (o *outbound) deliver(m message) bool {
 	return true
 }
 
-// clientResponse serves a response the client sent: it resolves the
-// server request it answers, here or (forwardResponse) at the instance
-// that sent it. One that answers nothing is logged and dropped (it cannot
-// be answered).
-func (e *Engine) clientResponse(ctx context.Context, s *session, m message) {
-	if s != nil && s.out.deliver(m) || e.forwardResponse(ctx, s, m) {
-		return
-	}
-	e.logf(context.Background(), slog.LevelDebug, "hexmcp: dropped a response to no pending server request", slog.Any("id", string(m.id)))
-}
-
 // callClient sends a request to the client of a handshake-era session and
 // waits for its answer, the handler's context to end, the session to end or
-// the engine's ClientRequestTimeout, whichever comes first. A request given
-// up is cancelled with notifications/cancelled. w is the stream of the
-// request being served (nil: the session's own).
-func (e *Engine) callClient(ctx context.Context, s *session, w ports.MessageWriter, wmu *sync.Mutex, slot *callSlot, method string, params any) (jsontext.Value, error) {
+// timeout (Options.ClientRequestTimeout), whichever comes first. A request
+// given up is cancelled with notifications/cancelled. w is the stream of
+// the request being served (nil: the session's own).
+func (s *session) callClient(ctx context.Context, timeout time.Duration, w ports.MessageWriter, wmu *sync.Mutex, slot *callSlot, method string, params any) (jsontext.Value, error) {
 	id, ch := s.out.open()
 	defer s.out.close(id)
 	p, err := json.Marshal(params, json.Deterministic(true))
@@ -185,7 +173,7 @@ func (e *Engine) callClient(ctx context.Context, s *session, w ports.MessageWrit
 	if err := write(ctx, msg); err != nil {
 		return nil, fmt.Errorf("hexmcp: sending %s to the client: %w", method, err)
 	}
-	timer := time.NewTimer(e.opts.ClientRequestTimeout)
+	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var cause error
 	select {
@@ -201,7 +189,7 @@ func (e *Engine) callClient(ctx context.Context, s *session, w ports.MessageWrit
 			return nil, fmt.Errorf("hexmcp: %s: %w", method, ErrClientGone)
 		}
 	case <-timer.C:
-		cause = fmt.Errorf("no answer within %s: %w", e.opts.ClientRequestTimeout, context.DeadlineExceeded)
+		cause = fmt.Errorf("no answer within %s: %w", timeout, context.DeadlineExceeded)
 	case <-s.unread: // nil on HTTP: never
 		return nil, fmt.Errorf("hexmcp: %s: %w", method, ErrClientGone)
 	}

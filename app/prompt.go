@@ -76,7 +76,16 @@ var errNoPromptRegistry = errors.New("hexmcp: the engine has no prompt registry 
 // name is a returned error (see [domain.PromptDefinitionError]); so is an
 // engine without Options.PromptRegistry.
 func (e *Engine) AddPrompt(p Prompt) error {
-	if e.prompts == nil {
+	if err := e.prompts.add(p); err != nil {
+		return err
+	}
+	e.prompts.changed()
+	return nil
+}
+
+// add checks and registers a prompt (Engine.AddPrompt).
+func (pc *promptCatalog) add(p Prompt) error {
+	if pc.registry == nil {
 		return errNoPromptRegistry
 	}
 	if p.def == nil {
@@ -98,10 +107,9 @@ func (e *Engine) AddPrompt(p Prompt) error {
 			return &domain.PromptDefinitionError{Prompt: def.Name, Reason: fmt.Sprintf("completer for undeclared argument %q", name)}
 		}
 	}
-	if err := e.prompts.Add(ports.RegisteredPrompt{Prompt: &def, Handler: p.handler, Completers: p.completers}); err != nil {
+	if err := pc.registry.Add(ports.RegisteredPrompt{Prompt: &def, Handler: p.handler, Completers: p.completers}); err != nil {
 		return &domain.PromptDefinitionError{Prompt: def.Name, Reason: err.Error(), Err: err}
 	}
-	e.promptsChanged()
 	return nil
 }
 
@@ -118,64 +126,32 @@ func (e *Engine) AddPrompts(ps ...Prompt) error {
 // RemovePrompt removes the prompt name and reports whether it was
 // registered.
 func (e *Engine) RemovePrompt(name string) bool {
-	if e.prompts == nil || !e.prompts.Remove(name) {
+	if e.prompts.registry == nil || !e.prompts.registry.Remove(name) {
 		return false
 	}
-	e.promptsChanged()
+	e.prompts.changed()
 	return true
 }
 
-// hasPrompts reports whether a prompt is registered: the prompts
+// has reports whether a prompt is registered: the prompts
 // capability is advertised only then.
-func (e *Engine) hasPrompts() bool {
-	return e.prompts != nil && len(e.prompts.List()) > 0
+func (pc *promptCatalog) has() bool {
+	return pc.registry != nil && len(pc.registry.List()) > 0
 }
 
-// hasCompleters reports whether some prompt argument or template variable
-// has a completer: the completions capability is advertised, and
-// completion/complete served, only then.
-func (e *Engine) hasCompleters() bool {
-	if e.prompts != nil {
-		for _, p := range e.prompts.List() {
-			if len(p.Completers) > 0 {
-				return true
-			}
-		}
-	}
-	if e.resources != nil {
-		for _, t := range e.resources.ListTemplates() {
-			if len(t.Completers) > 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// promptsChanged drops cached encodings and sends
+// changed drops cached encodings and sends
 // notifications/prompts/list_changed to every initialized handshake-era
 // session that was told about prompts and to the subscriptions/listen
 // streams that asked for it.
-func (e *Engine) promptsChanged() { e.raise(ports.Notice{Kind: ports.NoticePromptsChanged}) }
+func (pc *promptCatalog) changed() { pc.bus.raise(ports.Notice{Kind: ports.NoticePromptsChanged}) }
 
-// getPrompt runs a prompt handler, turning a panic into an error.
-func (e *Engine) getPrompt(ctx context.Context, p ports.RegisteredPrompt, args map[string]string) (r *domain.GetPromptResult, err error) {
+// run runs a prompt handler, turning a panic into an error.
+func (pc *promptCatalog) run(ctx context.Context, p ports.RegisteredPrompt, args map[string]string) (r *domain.GetPromptResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			e.logf(ctx, slog.LevelError, "hexmcp: prompt handler panicked", slog.Any("prompt", p.Prompt.Name), slog.Any("panic", fmt.Sprint(v)), slog.Any("stack", string(debug.Stack())))
+			logf(pc.log, ctx, slog.LevelError, "hexmcp: prompt handler panicked", slog.Any("prompt", p.Prompt.Name), slog.Any("panic", fmt.Sprint(v)), slog.Any("stack", string(debug.Stack())))
 			r, err = nil, errPanic
 		}
 	}()
 	return p.Handler(ctx, args)
-}
-
-// complete runs a completer, turning a panic into an error.
-func (e *Engine) complete(ctx context.Context, c ports.Completer, value string, context map[string]string) (v []string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			e.logf(ctx, slog.LevelError, "hexmcp: completer panicked", slog.Any("panic", fmt.Sprint(r)), slog.Any("stack", string(debug.Stack())))
-			v, err = nil, errPanic
-		}
-	}()
-	return c(ctx, value, context)
 }

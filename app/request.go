@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -23,7 +24,7 @@ type requestKey struct{}
 // Get it with [RequestFrom], or take a *RequestContext parameter in a handler
 // given to [NewTool]. It is valid only while the handler runs.
 type RequestContext struct {
-	engine  *Engine
+	env     *requestEnv
 	id      jsontext.Value
 	info    callInfo
 	tool    string
@@ -48,6 +49,28 @@ type RequestContext struct {
 	mu           sync.Mutex
 	lastProgress float64
 	progressSent bool
+}
+
+// requestEnv is what a handler's RequestContext reaches back to in the
+// engine: the revision policy, multi round-trip input, the tools (a
+// session's own are checked as registered ones) and the visibility of
+// lists.
+type requestEnv struct {
+	policy  domain.RevisionPolicy
+	timeout time.Duration // Options.ClientRequestTimeout
+	input   *inputRounds
+	tools   *toolCatalog
+	vis     *viewFilter
+}
+
+// newRequestContext is the context of a request served by a handler.
+func (env *requestEnv) newRequestContext(ctx context.Context, m message, ci callInfo) *RequestContext {
+	rc := &RequestContext{env: env, id: m.id, info: ci, slot: m.slot}
+	rc.related, _ = ctx.Value(relatedKey{}).(ports.MessageWriter)
+	rc.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
+	rc.progressSink, _ = ctx.Value(progressSinkKey{}).(ProgressFunc)
+	rc.logSink, _ = ctx.Value(logSinkKey{}).(LogFunc)
+	return rc
 }
 
 // RequestFrom returns the request context in ctx, or nil outside a tool call.

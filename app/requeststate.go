@@ -94,8 +94,8 @@ func argumentsDigest(args jsontext.Value) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:16])
 }
 
-func (e *Engine) stateKeys(ctx context.Context) ([][]byte, error) {
-	keys, err := e.opts.StateKeys.Keys(ctx)
+func (ir *inputRounds) stateKeys(ctx context.Context) ([][]byte, error) {
+	keys, err := ir.keys.Keys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("hexmcp: state keys: %w", err)
 	}
@@ -117,9 +117,9 @@ func stateMAC(key []byte, payload string) []byte {
 	return m.Sum(nil)
 }
 
-// signState encodes and signs st with the current key.
-func (e *Engine) signState(ctx context.Context, st stateV1) (string, error) {
-	keys, err := e.stateKeys(ctx)
+// sign encodes and signs st with the current key.
+func (ir *inputRounds) sign(ctx context.Context, st stateV1) (string, error) {
+	keys, err := ir.stateKeys(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -131,9 +131,9 @@ func (e *Engine) signState(ctx context.Context, st stateV1) (string, error) {
 	return payload + "." + base64.RawURLEncoding.EncodeToString(stateMAC(keys[0], payload)), nil
 }
 
-// openState verifies a requestState and checks that it belongs to want
+// open verifies a requestState and checks that it belongs to want
 // (method, target, digest, subject) and has not expired.
-func (e *Engine) openState(ctx context.Context, s string, want stateV1) (stateV1, error) {
+func (ir *inputRounds) open(ctx context.Context, s string, want stateV1) (stateV1, error) {
 	payload, sig, ok := strings.Cut(s, ".")
 	if !ok || payload == "" {
 		return stateV1{}, errStateForged
@@ -142,7 +142,7 @@ func (e *Engine) openState(ctx context.Context, s string, want stateV1) (stateV1
 	if err != nil {
 		return stateV1{}, errStateForged
 	}
-	keys, err := e.stateKeys(ctx)
+	keys, err := ir.stateKeys(ctx)
 	if err != nil {
 		return stateV1{}, err
 	}
@@ -167,7 +167,7 @@ func (e *Engine) openState(ctx context.Context, s string, want stateV1) (stateV1
 	if st.Method != want.Method || st.Target != want.Target || st.Digest != want.Digest || st.Subject != want.Subject {
 		return stateV1{}, errStateMismatch
 	}
-	if e.opts.Clock.Now().UnixMilli() >= st.Expires {
+	if ir.clock.Now().UnixMilli() >= st.Expires {
 		return stateV1{}, errStateExpired
 	}
 	return st, nil

@@ -237,7 +237,16 @@ var errNoResourceRegistry = errors.New("hexmcp: the engine has no resource regis
 // [domain.ResourceDefinitionError]); so is an engine without
 // Options.ResourceRegistry.
 func (e *Engine) AddResource(r Resource) error {
-	if e.resources == nil {
+	if err := e.resources.add(r); err != nil {
+		return err
+	}
+	e.resources.changed()
+	return nil
+}
+
+// add checks and registers a resource or template (Engine.AddResource).
+func (rs *resourceCatalog) add(r Resource) error {
+	if rs.registry == nil {
 		return errNoResourceRegistry
 	}
 	if r.err != nil {
@@ -249,16 +258,16 @@ func (e *Engine) AddResource(r Resource) error {
 	if r.handler == nil {
 		return &domain.ResourceDefinitionError{URI: r.uri(), Reason: "no handler"}
 	}
-	if uri := r.uri(); !within(len(uri), e.opts.MaxURILength) {
+	if uri := r.uri(); !within(len(uri), rs.maxURILength) {
 		return &domain.ResourceDefinitionError{URI: uri,
-			Reason: fmt.Sprintf("longer than Options.MaxURILength (%d bytes > %d): no client could name it", len(uri), e.opts.MaxURILength)}
+			Reason: fmt.Sprintf("longer than Options.MaxURILength (%d bytes > %d): no client could name it", len(uri), rs.maxURILength)}
 	}
 	if r.res != nil {
 		def := *r.res
 		if err := def.Validate(); err != nil {
 			return err
 		}
-		if err := e.resources.Add(ports.RegisteredResource{Resource: &def, Handler: r.handler}); err != nil {
+		if err := rs.registry.Add(ports.RegisteredResource{Resource: &def, Handler: r.handler}); err != nil {
 			return &domain.ResourceDefinitionError{URI: def.URI, Reason: err.Error(), Err: err}
 		}
 	} else {
@@ -266,11 +275,10 @@ func (e *Engine) AddResource(r Resource) error {
 		if err := def.Validate(); err != nil {
 			return err
 		}
-		if err := e.resources.AddTemplate(ports.RegisteredResourceTemplate{Template: &def, Handler: r.handler, Completers: r.completers}); err != nil {
+		if err := rs.registry.AddTemplate(ports.RegisteredResourceTemplate{Template: &def, Handler: r.handler, Completers: r.completers}); err != nil {
 			return &domain.ResourceDefinitionError{URI: def.URITemplate, Reason: err.Error(), Err: err}
 		}
 	}
-	e.resourcesChanged()
 	return nil
 }
 
@@ -301,34 +309,34 @@ func (e *Engine) AddResources(rs ...Resource) error {
 // RemoveResource removes the resource at uri and reports whether it was
 // registered.
 func (e *Engine) RemoveResource(uri string) bool {
-	if e.resources == nil || !e.resources.Remove(uri) {
+	if e.resources.registry == nil || !e.resources.registry.Remove(uri) {
 		return false
 	}
-	e.resourcesChanged()
+	e.resources.changed()
 	return true
 }
 
 // RemoveResourceTemplate removes the template of that URI template and
 // reports whether it was registered.
 func (e *Engine) RemoveResourceTemplate(uriTemplate string) bool {
-	if e.resources == nil || !e.resources.RemoveTemplate(uriTemplate) {
+	if e.resources.registry == nil || !e.resources.registry.RemoveTemplate(uriTemplate) {
 		return false
 	}
-	e.resourcesChanged()
+	e.resources.changed()
 	return true
 }
 
-// hasResources reports whether anything is registered in the resource
+// has reports whether anything is registered in the resource
 // registry: the resources capability is advertised only then.
-func (e *Engine) hasResources() bool {
-	return e.resources != nil && (len(e.resources.List()) > 0 || len(e.resources.ListTemplates()) > 0)
+func (rs *resourceCatalog) has() bool {
+	return rs.registry != nil && (len(rs.registry.List()) > 0 || len(rs.registry.ListTemplates()) > 0)
 }
 
-// resourcesChanged drops cached encodings and sends
+// changed drops cached encodings and sends
 // notifications/resources/list_changed to every initialized handshake-era
 // session that was told about resources and to the subscriptions/listen
 // streams that asked for it.
-func (e *Engine) resourcesChanged() { e.raise(ports.Notice{Kind: ports.NoticeResourcesChanged}) }
+func (rs *resourceCatalog) changed() { rs.bus.raise(ports.Notice{Kind: ports.NoticeResourcesChanged}) }
 
 // NotifyResourceUpdated tells the handshake-era sessions subscribed to uri
 // (resources/subscribe) and the subscriptions/listen streams that asked for
@@ -337,41 +345,14 @@ func (e *Engine) resourcesChanged() { e.raise(ports.Notice{Kind: ports.NoticeRes
 // with [Options.Bus], the sessions and streams of the other instances are
 // told too.
 func (e *Engine) NotifyResourceUpdated(uri string) int {
-	return e.raise(ports.Notice{Kind: ports.NoticeResourceUpdated, URI: uri})
+	return e.bus.raise(ports.Notice{Kind: ports.NoticeResourceUpdated, URI: uri})
 }
 
-// resourceUpdated tells the sessions and listen streams held here that
-// uri changed; key is the notice's (see session.sendKeyed).
-func (e *Engine) resourceUpdated(uri, key string) int {
-	msg, err := encodeNotification("notifications/resources/updated", map[string]any{"uri": uri})
-	if err != nil {
-		return 0
-	}
-	n := e.notifyResourceListeners(uri)
-	for _, s := range e.sessionList() {
-		if s.subscribed(uri) {
-			s.sendKeyed(msg, key)
-			n++
-		}
-	}
-	return n
-}
-
-func (e *Engine) sessionList() []*session {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]*session, 0, len(e.sessions))
-	for s := range e.sessions {
-		out = append(out, s)
-	}
-	return out
-}
-
-// readResource runs a resource handler, turning a panic into an error.
-func (e *Engine) readResource(ctx context.Context, h ports.ResourceHandler, uri string, vars map[string]string) (c []domain.ResourceContents, err error) {
+// run runs a resource handler, turning a panic into an error.
+func (rs *resourceCatalog) run(ctx context.Context, h ports.ResourceHandler, uri string, vars map[string]string) (c []domain.ResourceContents, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			e.logf(ctx, slog.LevelError, "hexmcp: resource handler panicked", slog.Any("uri", uri), slog.Any("panic", fmt.Sprint(r)), slog.Any("stack", string(debug.Stack())))
+			logf(rs.log, ctx, slog.LevelError, "hexmcp: resource handler panicked", slog.Any("uri", uri), slog.Any("panic", fmt.Sprint(r)), slog.Any("stack", string(debug.Stack())))
 			c, err = nil, errPanic
 		}
 	}()

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -13,35 +14,52 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
+// resourceCatalog serves the resources and resource templates: it
+// registers them (AddResource), lists them, reads them (resources/read)
+// and keeps the subscriptions of handshake-era sessions
+// (resources/subscribe), as each request sees them (viewFilter) and
+// within the URI and subscription limits.
+type resourceCatalog struct {
+	registry             ports.ResourceRegistry // nil: no resources
+	policy               domain.RevisionPolicy
+	maxURILength         int      // Options.MaxURILength
+	maxSubscriptions     int      // Options.MaxSubscriptions
+	maxSubscriptionBytes int      // Options.MaxSubscriptionBytes
+	cache                sync.Map // resKey -> encoded resource or template
+	log                  ports.Logger
+
+	catalogParts
+}
+
 // resKey keys the encoded form of a resource or template per revision.
 type resKey struct {
 	p any // *domain.Resource or *domain.ResourceTemplate
 	r domain.Revision
 }
 
-func (e *Engine) encodedResource(r *domain.Resource, rev domain.Revision) ([]byte, error) {
+func (rs *resourceCatalog) encoded(r *domain.Resource, rev domain.Revision) ([]byte, error) {
 	k := resKey{r, rev}
-	if b, ok := e.resCache.Load(k); ok {
+	if b, ok := rs.cache.Load(k); ok {
 		return b.([]byte), nil
 	}
-	b, err := e.policy.ShapeResource(r, rev).AppendJSON(nil)
+	b, err := rs.policy.ShapeResource(r, rev).AppendJSON(nil)
 	if err != nil {
 		return nil, err
 	}
-	e.resCache.Store(k, b)
+	rs.cache.Store(k, b)
 	return b, nil
 }
 
-func (e *Engine) encodedTemplate(t *domain.ResourceTemplate, rev domain.Revision) ([]byte, error) {
+func (rs *resourceCatalog) encodedTemplate(t *domain.ResourceTemplate, rev domain.Revision) ([]byte, error) {
 	k := resKey{t, rev}
-	if b, ok := e.resCache.Load(k); ok {
+	if b, ok := rs.cache.Load(k); ok {
 		return b.([]byte), nil
 	}
-	b, err := e.policy.ShapeResourceTemplate(t, rev).AppendJSON(nil)
+	b, err := rs.policy.ShapeResourceTemplate(t, rev).AppendJSON(nil)
 	if err != nil {
 		return nil, err
 	}
-	e.resCache.Store(k, b)
+	rs.cache.Store(k, b)
 	return b, nil
 }
 
@@ -66,13 +84,13 @@ func pageStart[T any](items []T, key func(T) string, cursor jsontext.Value) (int
 
 // encodePage answers a paged list method: {resultType?, member:[...],
 // nextCursor?, ttlMs?, cacheScope?, _meta?}.
-func encodePage[T any](e *Engine, m message, p *wireParams, ci callInfo, member string, items []T,
+func encodePage[T any](r *results, m message, p *wireParams, ci callInfo, member string, items []T,
 	key func(T) string, enc func(T) ([]byte, error)) ([]byte, *rpcError) {
 	start, ok := pageStart(items, key, p.Cursor)
 	if !ok {
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: invalid cursor", nil)
 	}
-	end := min(start+e.opts.PageSize, len(items))
+	end := min(start+r.pageSize, len(items))
 	b := appendResponseHead(make([]byte, 0, 192*(end-start)+128), m.id)
 	b = append(b, '{')
 	if ci.features.ResultType {
@@ -87,7 +105,7 @@ func encodePage[T any](e *Engine, m message, p *wireParams, ci callInfo, member 
 		}
 		raw, err := enc(it)
 		if err != nil {
-			e.logf(context.Background(), slog.LevelError, "hexmcp: encoding a list entry failed", slog.Any("list", member), slog.Any("key", key(it)), slog.Any("error", err))
+			logf(r.log, context.Background(), slog.LevelError, "hexmcp: encoding a list entry failed", slog.Any("list", member), slog.Any("key", key(it)), slog.Any("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 		b = append(b, raw...)
@@ -97,69 +115,50 @@ func encodePage[T any](e *Engine, m message, p *wireParams, ci callInfo, member 
 		b = append(b, `,"nextCursor":`...)
 		b = domain.AppendJSONString(b, encodeCursor(key(items[end-1])))
 	}
-	b = e.appendStatelessTail(b, ci, false)
+	b = r.appendStatelessTail(b, ci, false)
 	return append(b, "}}"...), nil
 }
 
-// appendStatelessTail appends ttlMs and cacheScope where the revision has
-// caching (cacheScope "private" when private, as for a read that depends
-// on the caller's scopes), and _meta in the stateless era.
-func (e *Engine) appendStatelessTail(b []byte, ci callInfo, private bool) []byte {
-	if ci.features.Caching {
-		b = append(b, `,"ttlMs":`...)
-		b = strconv.AppendInt(b, e.opts.ListTTL.Milliseconds(), 10)
-		b = append(b, `,"cacheScope":"`...)
-		if private {
-			b = append(b, "private"...)
-		} else {
-			b = append(b, e.cacheScope()...)
-		}
-		b = append(b, '"')
-	}
-	if ci.era == domain.EraStateless {
-		b = e.appendResultMeta(b, ci.rev)
-	}
-	return b
-}
-
-func (e *Engine) resourcesList(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-	items := e.resources.List()
-	if e.filters(listenResources) {
-		v := e.viewer(ctx, ci)
+func (rs *resourceCatalog) list(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+	items := rs.registry.List()
+	if rs.vis.filters(listenResources) {
+		v := viewerOf(ctx, ci)
 		items = slices.DeleteFunc(slices.Clone(items), func(r ports.RegisteredResource) bool {
-			return !e.resourceVisible(ctx, v, r.Resource.URI, r.Resource.Scopes)
+			return !rs.vis.resourceVisible(ctx, v, r.Resource.URI, r.Resource.Scopes)
 		})
 	}
-	return encodePage(e, m, p, ci, "resources", items,
+	return encodePage(rs.res, m, p, ci, "resources", items,
 		func(r ports.RegisteredResource) string { return r.Resource.URI },
-		func(r ports.RegisteredResource) ([]byte, error) { return e.encodedResource(r.Resource, ci.rev) })
+		func(r ports.RegisteredResource) ([]byte, error) { return rs.encoded(r.Resource, ci.rev) })
 }
 
-func (e *Engine) resourceTemplatesList(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-	items := e.resources.ListTemplates()
-	if e.filters(listenResources) {
-		v := e.viewer(ctx, ci)
+func (rs *resourceCatalog) listTemplates(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+	items := rs.registry.ListTemplates()
+	if rs.vis.filters(listenResources) {
+		v := viewerOf(ctx, ci)
 		items = slices.DeleteFunc(slices.Clone(items), func(t ports.RegisteredResourceTemplate) bool {
-			return !e.resourceVisible(ctx, v, t.Template.URITemplate, t.Template.Scopes)
+			return !rs.vis.resourceVisible(ctx, v, t.Template.URITemplate, t.Template.Scopes)
 		})
 	}
-	return encodePage(e, m, p, ci, "resourceTemplates", items,
+	return encodePage(rs.res, m, p, ci, "resourceTemplates", items,
 		func(t ports.RegisteredResourceTemplate) string { return t.Template.URITemplate },
-		func(t ports.RegisteredResourceTemplate) ([]byte, error) { return e.encodedTemplate(t.Template, ci.rev) })
+		func(t ports.RegisteredResourceTemplate) ([]byte, error) {
+			return rs.encodedTemplate(t.Template, ci.rev)
+		})
 }
 
-func (e *Engine) resourceNotFound(m message, ci callInfo, uri string) *rpcError {
-	return newRPCError(m.id, e.policy.ResourceNotFoundCode(ci.rev), "Resource not found", map[string]any{"uri": uri})
+func (rs *resourceCatalog) notFound(m message, ci callInfo, uri string) *rpcError {
+	return newRPCError(m.id, rs.policy.ResourceNotFoundCode(ci.rev), "Resource not found", map[string]any{"uri": uri})
 }
 
 // uriParam reads the "uri" param: a non-empty string of at most
 // Options.MaxURILength bytes, else -32602.
-func (e *Engine) uriParam(m message, p *wireParams) (string, *rpcError) {
+func (rs *resourceCatalog) uriParam(m message, p *wireParams) (string, *rpcError) {
 	uri, ok := stringParam(p.URI)
 	if !ok || uri == "" {
 		return "", newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "uri" must be a non-empty string`, nil)
 	}
-	if rerr := e.checkURILength(m, uri); rerr != nil {
+	if rerr := rs.checkURILength(m, uri); rerr != nil {
 		return "", rerr
 	}
 	return uri, nil
@@ -167,39 +166,39 @@ func (e *Engine) uriParam(m message, p *wireParams) (string, *rpcError) {
 
 // checkURILength refuses a URI longer than Options.MaxURILength with
 // -32602, naming the limit (data {"limit":"maxURILength","max":N}).
-func (e *Engine) checkURILength(m message, uri string) *rpcError {
-	if within(len(uri), e.opts.MaxURILength) {
+func (rs *resourceCatalog) checkURILength(m message, uri string) *rpcError {
+	if within(len(uri), rs.maxURILength) {
 		return nil
 	}
 	return newRPCError(m.id, domain.CodeInvalidParams,
-		"Invalid params: the URI is "+strconv.Itoa(len(uri))+" bytes long; the limit is "+strconv.Itoa(e.opts.MaxURILength),
-		map[string]any{"limit": "maxURILength", "max": e.opts.MaxURILength})
+		"Invalid params: the URI is "+strconv.Itoa(len(uri))+" bytes long; the limit is "+strconv.Itoa(rs.maxURILength),
+		map[string]any{"limit": "maxURILength", "max": rs.maxURILength})
 }
 
-// findResource resolves uri: the registered resource of that URI, else the
+// find resolves uri: the registered resource of that URI, else the
 // first template it matches (with the template's variables), and the
 // scopes it requires.
-func (e *Engine) findResource(ctx context.Context, ci callInfo, uri string) (h ports.ResourceHandler, vars map[string]string, mime string, scopes []string, ok bool) {
+func (rs *resourceCatalog) find(ctx context.Context, ci callInfo, uri string) (h ports.ResourceHandler, vars map[string]string, mime string, scopes []string, ok bool) {
 	var v *Viewer
-	return e.resolveResource(ctx, uri, func() *Viewer {
+	return rs.resolve(ctx, uri, func() *Viewer {
 		if v == nil {
-			v = e.viewer(ctx, ci)
+			v = viewerOf(ctx, ci)
 		}
 		return v
 	})
 }
 
-// resolveResource is findResource for the viewer viewer returns (asked
+// resolve is find for the viewer viewer returns (asked
 // only when a Visibility filters resources): a resource or template
 // hidden from it is not found.
-func (e *Engine) resolveResource(ctx context.Context, uri string, viewer func() *Viewer) (h ports.ResourceHandler, vars map[string]string, mime string, scopes []string, ok bool) {
+func (rs *resourceCatalog) resolve(ctx context.Context, uri string, viewer func() *Viewer) (h ports.ResourceHandler, vars map[string]string, mime string, scopes []string, ok bool) {
 	visible := func(key string, need []string) bool {
-		return !e.filters(listenResources) || e.resourceVisible(ctx, viewer(), key, need)
+		return !rs.vis.filters(listenResources) || rs.vis.resourceVisible(ctx, viewer(), key, need)
 	}
-	if r, ok := e.resources.Get(uri); ok && visible(r.Resource.URI, r.Resource.Scopes) {
+	if r, ok := rs.registry.Get(uri); ok && visible(r.Resource.URI, r.Resource.Scopes) {
 		return r.Handler, nil, r.Resource.MimeType, r.Resource.Scopes, true
 	}
-	if t, vars, ok := e.resources.Match(uri); ok && visible(t.Template.URITemplate, t.Template.Scopes) {
+	if t, vars, ok := rs.registry.Match(uri); ok && visible(t.Template.URITemplate, t.Template.Scopes) {
 		return t.Handler, vars, t.Template.MimeType, t.Template.Scopes, true
 	}
 	return nil, nil, "", nil, false
@@ -210,44 +209,44 @@ func (e *Engine) resolveResource(ctx context.Context, uri string, viewer func() 
 // whose scopes it holds. Every way to follow a resource answers to it:
 // a listen stream when it starts, and each of its notifications when it
 // is queued and again when it is written.
-func (e *Engine) mayFollow(ctx context.Context, v *Viewer, uri string) bool {
-	if e.resources == nil {
+func (rs *resourceCatalog) mayFollow(ctx context.Context, v *Viewer, uri string) bool {
+	if rs.registry == nil {
 		return false
 	}
-	_, _, _, scopes, ok := e.resolveResource(ctx, uri, func() *Viewer { return v })
+	_, _, _, scopes, ok := rs.resolve(ctx, uri, func() *Viewer { return v })
 	return ok && viewerHolds(v, scopes)
 }
 
-func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
-	uri, rerr := e.uriParam(m, p)
+func (rs *resourceCatalog) read(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+	uri, rerr := rs.uriParam(m, p)
 	if rerr != nil {
 		return nil, rerr
 	}
-	h, vars, mime, scopes, ok := e.findResource(ctx, ci, uri)
+	h, vars, mime, scopes, ok := rs.find(ctx, ci, uri)
 	if !ok {
-		return nil, e.resourceNotFound(m, ci, uri)
+		return nil, rs.notFound(m, ci, uri)
 	}
 	if rerr := checkScopes(ctx, m.id, scopes); rerr != nil {
 		return nil, rerr
 	}
-	rc := e.newRequestContext(ctx, m, ci)
-	if rerr := e.beginInput(ctx, rc, m, p, uri, nil); rerr != nil {
+	rc := rs.env.newRequestContext(ctx, m, ci)
+	if rerr := rs.input.begin(ctx, rc, m, p, uri, nil); rerr != nil {
 		return nil, rerr
 	}
-	contents, err := e.readResource(withRequest(ctx, rc), h, uri, vars)
+	contents, err := rs.run(withRequest(ctx, rc), h, uri, vars)
 	if err != nil {
-		if out, rerr, ok := e.inputError(ctx, m, ci, rc.input, err); ok {
+		if out, rerr, ok := rs.input.errorResult(ctx, m, ci, rc.input, err); ok {
 			return out, rerr
 		}
 		if errors.Is(err, domain.ErrResourceNotFound) {
-			return nil, e.resourceNotFound(m, ci, uri)
+			return nil, rs.notFound(m, ci, uri)
 		}
 		var pe *domain.ProtocolError
 		if errors.As(err, &pe) {
 			return nil, &rpcError{id: m.id, err: pe}
 		}
 		if ctx.Err() == nil && err != errPanic {
-			e.logf(ctx, slog.LevelError, "hexmcp: resource handler failed", slog.Any("uri", uri), slog.Any("error", err))
+			logf(rs.log, ctx, slog.LevelError, "hexmcp: resource handler failed", slog.Any("uri", uri), slog.Any("error", err))
 		}
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
@@ -269,16 +268,16 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 		}
 		c = ci.features.ShapeResourceContents(c)
 		if b, err = c.AppendJSON(b); err != nil {
-			e.logf(ctx, slog.LevelError, "hexmcp: resource contents cannot be encoded", slog.Any("uri", uri), slog.Any("error", err))
+			logf(rs.log, ctx, slog.LevelError, "hexmcp: resource contents cannot be encoded", slog.Any("uri", uri), slog.Any("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 	}
 	b = append(b, ']')
-	b = e.appendStatelessTail(b, ci, len(scopes) > 0)
+	b = rs.res.appendStatelessTail(b, ci, len(scopes) > 0)
 	return append(b, "}}"...), nil
 }
 
-// resourcesSubscribe answers resources/subscribe and resources/unsubscribe
+// subscribe answers resources/subscribe and resources/unsubscribe
 // (handshake era): the session gets notifications/resources/updated for uri
 // from [Engine.NotifyResourceUpdated] until it unsubscribes. Only a URI the
 // server can read may be subscribed to (a registered resource, or a URI
@@ -288,8 +287,8 @@ func (e *Engine) resourcesRead(ctx context.Context, m message, p *wireParams, ci
 // -32602. Subscribing again to a URI is a no-op that counts once;
 // unsubscribing needs no lookup (the resource may be gone) and always
 // succeeds.
-func (e *Engine) resourcesSubscribe(ctx context.Context, s *session, m message, p *wireParams, ci callInfo, on bool) ([]byte, *rpcError) {
-	uri, rerr := e.uriParam(m, p)
+func (rs *resourceCatalog) subscribe(ctx context.Context, s *session, m message, p *wireParams, ci callInfo, on bool) ([]byte, *rpcError) {
+	uri, rerr := rs.uriParam(m, p)
 	if rerr != nil {
 		return nil, rerr
 	}
@@ -297,22 +296,22 @@ func (e *Engine) resourcesSubscribe(ctx context.Context, s *session, m message, 
 		s.unsubscribe(uri)
 		return append(appendResponseHead(nil, m.id), "{}}"...), nil
 	}
-	_, _, _, scopes, ok := e.findResource(ctx, ci, uri)
+	_, _, _, scopes, ok := rs.find(ctx, ci, uri)
 	if !ok {
-		return nil, e.resourceNotFound(m, ci, uri)
+		return nil, rs.notFound(m, ci, uri)
 	}
 	if rerr := checkScopes(ctx, m.id, scopes); rerr != nil {
 		return nil, rerr
 	}
-	switch s.subscribe(uri, e.opts.MaxSubscriptions, e.opts.MaxSubscriptionBytes) {
+	switch s.subscribe(uri, rs.maxSubscriptions, rs.maxSubscriptionBytes) {
 	case subscribeTooMany:
 		return nil, newRPCError(m.id, domain.CodeInvalidParams,
-			"Invalid params: too many resource subscriptions: a session may hold "+strconv.Itoa(e.opts.MaxSubscriptions)+"; unsubscribe from one first",
-			map[string]any{"limit": "maxSubscriptions", "max": e.opts.MaxSubscriptions})
+			"Invalid params: too many resource subscriptions: a session may hold "+strconv.Itoa(rs.maxSubscriptions)+"; unsubscribe from one first",
+			map[string]any{"limit": "maxSubscriptions", "max": rs.maxSubscriptions})
 	case subscribeTooLarge:
 		return nil, newRPCError(m.id, domain.CodeInvalidParams,
-			"Invalid params: resource subscriptions too large: a session's subscribed URIs may total "+strconv.Itoa(e.opts.MaxSubscriptionBytes)+" bytes; unsubscribe from one first",
-			map[string]any{"limit": "maxSubscriptionBytes", "max": e.opts.MaxSubscriptionBytes})
+			"Invalid params: resource subscriptions too large: a session's subscribed URIs may total "+strconv.Itoa(rs.maxSubscriptionBytes)+" bytes; unsubscribe from one first",
+			map[string]any{"limit": "maxSubscriptionBytes", "max": rs.maxSubscriptionBytes})
 	}
 	return append(appendResponseHead(nil, m.id), "{}}"...), nil
 }

@@ -149,14 +149,14 @@ func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
 			ctx = WithTransportInfo(ctx, ti)
 		}
 	}
-	s := &session{e: e, conn: c, inflight: make(map[string]context.CancelFunc), unread: make(chan struct{})}
+	s := &session{set: &e.sessions, conn: c, inflight: make(map[string]context.CancelFunc), unread: make(chan struct{})}
 	s.base, s.abort = context.WithCancel(context.WithoutCancel(ctx))
-	stop := e.hookAbort(ctx, s.abort)
+	stop := hookAbort(e.abortCtx, ctx, s.abort)
 	defer stop()
 	defer s.abort()
-	e.track(s)
-	defer e.untrack(s)
-	defer e.sessionEnded(s, SessionClosed)
+	e.sessions.track(s)
+	defer e.sessions.untrack(s)
+	defer e.sessions.ended(s, SessionClosed)
 
 	n := e.opts.MaxConcurrentRequests
 	l := &connLoop{
@@ -518,17 +518,17 @@ func (l *connLoop) read() (pending, bool) {
 			continue
 		}
 		if m.isResponse {
-			e.clientResponse(s.base, s, m)
+			e.fwd.clientResponse(s.base, s, m)
 			continue
 		}
 		if m.id == nil {
-			e.notification(s, m)
+			e.notification(s.base, s, m)
 			continue
 		}
 		if !e.runsAsCall(m.method) {
 			// Cheap methods are answered in order by the reader, which
 			// also keeps initialize ahead of everything sent after it.
-			if out := e.request(s.base, s, m); out != nil {
+			if out, _ := e.requestWith(s.base, s, m, nil); out != nil {
 				s.send(out)
 			}
 			continue
@@ -572,16 +572,18 @@ func (l *connLoop) read() (pending, bool) {
 				defer cancel(nil)
 				// The stream lasts: it gives its place and bytes back
 				// before it starts, as the engine keeps only copies of
-				// the little it needs (see Engine.listen), lest a few
+				// the little it needs (see listeners.serve), lest a few
 				// open streams hold the bound or the budget and reading
 				// stop.
 				slot.release()
-				finish(e.request(lctx, s, m))
+				out, _ := e.requestWith(lctx, s, m, nil)
+				finish(out)
 			}, size, int64(len(raw))}, true
 		}
 		return pending{func(slot *callSlot) {
 			m.slot = slot
-			finish(e.request(rctx, s, m))
+			out, _ := e.requestWith(rctx, s, m, nil)
+			finish(out)
 		}, size, int64(len(raw))}, true
 	}
 }

@@ -25,8 +25,7 @@ const DefaultMaxClientDeclarationBytes = 64 << 10
 
 // declarationTooLarge refuses a request whose client declares more of
 // itself (what) than the engine keeps (Options.MaxClientDeclarationBytes).
-func (e *Engine) declarationTooLarge(id jsontext.Value, n int, what string) *rpcError {
-	max := e.opts.MaxClientDeclarationBytes
+func declarationTooLarge(id jsontext.Value, n, max int, what string) *rpcError {
 	return newRPCError(id, domain.CodeInvalidParams,
 		"Invalid params: "+what+" take "+strconv.Itoa(n)+" bytes; the server keeps at most "+strconv.Itoa(max)+" bytes of what a client declares of itself",
 		map[string]any{"limit": "maxClientDeclarationBytes", "max": max})
@@ -61,7 +60,7 @@ func keptCapabilities(raw jsontext.Value) jsontext.Value {
 // holds the negotiated revision and client; stateless-era requests on the
 // same connection use none of it.
 type session struct {
-	e *Engine
+	set *sessionSet // the engine's sessions
 	// conn receives the session's own messages (responses on a connection,
 	// server-initiated notifications); nil drops them.
 	conn ports.MessageWriter
@@ -147,7 +146,7 @@ func (s *session) write(msg []byte, key string) bool {
 	}
 	if err != nil {
 		s.broken = true
-		s.e.logf(s.base, slog.LevelWarn, "hexmcp: writing to the client failed; dropping the connection's output", slog.Any("error", err))
+		logf(s.set.log, s.base, slog.LevelWarn, "hexmcp: writing to the client failed; dropping the connection's output", slog.Any("error", err))
 		return false
 	}
 	return true
@@ -226,70 +225,6 @@ func (s *session) unsubscribe(uri string) {
 	s.subscriptions, s.subBytes = slices.Concat(s.subscriptions[:i], s.subscriptions[i+1:]), s.subBytes-len(uri)
 }
 
-// HandleMessage serves one message outside a connection loop (for
-// request-response transports such as Streamable HTTP): it returns the
-// response to send, or nil for a notification or a client response.
-// Notifications that belong to the request (progress) go to related, or to
-// the session's writer when related is nil.
-//
-// Stateless-era requests need no session (sess may be nil); handshake-era
-// ones are served by sess, from [Engine.NewSession] or
-// [Engine.RestoreSession]. Cancelling ctx cancels a tool call in progress.
-//
-// The engine keeps parts of raw without copying them (the request's id and
-// params; a tool's handler gets its arguments as they are and may keep
-// them), also after HandleMessage returns: raw must not be written again.
-func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte, related ports.MessageWriter) []byte {
-	var s *session
-	if sess != nil {
-		s = sess.s
-	}
-	m, rerr := decodeMessage(bytes.TrimSpace(raw))
-	return e.handle(ctx, s, m, nil, rerr, related)
-}
-
-// handle serves a decoded message (params, when not nil, already decoded).
-func (e *Engine) handle(ctx context.Context, s *session, m message, p *wireParams, rerr *rpcError, related ports.MessageWriter) []byte {
-	return e.handleAnswer(ctx, s, m, p, rerr, related).Response
-}
-
-// handleAnswer is handle telling what the answer is.
-func (e *Engine) handleAnswer(ctx context.Context, s *session, m message, p *wireParams, rerr *rpcError, related ports.MessageWriter) Answer {
-	if rerr != nil {
-		if m.method != "" && m.id == nil {
-			return Answer{}
-		}
-		return rerr.answer(encodeError(rerr))
-	}
-	if m.isResponse {
-		e.clientResponse(ctx, s, m)
-		return Answer{}
-	}
-	if m.id == nil {
-		e.notificationCtx(ctx, s, m)
-		return Answer{}
-	}
-	if related != nil {
-		ctx = context.WithValue(ctx, relatedKey{}, related)
-	}
-	if !e.runsAsCall(m.method) || s == nil {
-		out, rerr := e.requestWith(ctx, s, m, p)
-		return rerr.answer(out)
-	}
-	rctx, finish, rerr := s.beginWith(ctx, m.id)
-	if rerr != nil {
-		return rerr.answer(encodeError(rerr))
-	}
-	out, rerr := e.requestWith(rctx, s, m, p)
-	if out = finish(out); out == nil {
-		return Answer{} // cancelled: no response
-	}
-	return rerr.answer(out)
-}
-
-// relatedKey carries a request's own writer for related notifications.
-type relatedKey struct{}
-
 // Session is a handshake-era conversation held by a transport that has no
 // long-lived connection of its own (such as Streamable HTTP).
 type Session struct {
@@ -302,8 +237,8 @@ type Session struct {
 // notifications) go to out, which may be nil until a stream is attached
 // with [Session.SetWriter].
 func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWriter) *Session {
-	s := &session{e: e, id: id, conn: out, inflight: make(map[string]context.CancelFunc)}
-	s.out.prefix = e.instance
+	s := &session{set: &e.sessions, id: id, conn: out, inflight: make(map[string]context.CancelFunc)}
+	s.out.prefix = e.bus.instance
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	s.base = base
 	// The calls of a session served through HandleMessage run under their
@@ -313,8 +248,8 @@ func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWri
 		cancelBase()
 		s.cancelInflight()
 	}
-	stop := e.hookAbort(ctx, s.abort)
-	e.track(s)
+	stop := hookAbort(e.abortCtx, ctx, s.abort)
+	e.sessions.track(s)
 	return &Session{s: s, stop: stop}
 }
 
@@ -406,39 +341,16 @@ func (sess *Session) SetWriter(w ports.MessageWriter) {
 // copy of it (a DELETE, or the store dropped it): [Options.OnSessionEnd]
 // is called once, with reason. The transport still closes the session. A
 // transport that merely lets its copy go calls Close alone.
-func (sess *Session) Ended(reason string) { sess.s.e.sessionEnded(sess.s, reason) }
+func (sess *Session) Ended(reason string) { sess.s.set.ended(sess.s, reason) }
 
 func (sess *Session) Close() {
 	sess.stop()
 	sess.s.abort()
-	sess.s.e.untrack(sess.s)
+	sess.s.set.untrack(sess.s)
 }
 
 // idKey is the key of a request id in the in-flight map.
 func idKey(id jsontext.Value) string { return string(id) }
-
-// notify is the engine's own handling of a notification.
-func (e *Engine) notify(ctx context.Context, s *session, m message) {
-	if s == nil {
-		return
-	}
-	switch m.method {
-	case "notifications/initialized":
-		s.mu.Lock()
-		if s.initialized {
-			s.ready = true
-		}
-		s.mu.Unlock()
-	case "notifications/cancelled":
-		p, rerr := decodeParams(m.params, nil)
-		if rerr != nil || p.RequestID == nil {
-			return
-		}
-		if !s.cancelRequest(p.RequestID) {
-			e.forwardCancel(ctx, s, p.RequestID)
-		}
-	}
-}
 
 // cancelRequest cancels the request of the session with id, if it is in
 // flight here, and reports whether it was.

@@ -37,9 +37,9 @@ type SessionEnd struct {
 	Reason string
 }
 
-// sessionEnded calls Options.OnSessionEnd once for an initialized session.
-func (e *Engine) sessionEnded(s *session, reason string) {
-	if e.opts.OnSessionEnd == nil {
+// ended calls Options.OnSessionEnd once for an initialized session.
+func (ss *sessionSet) ended(s *session, reason string) {
+	if ss.onEnd == nil {
 		return
 	}
 	s.mu.Lock()
@@ -48,12 +48,12 @@ func (e *Engine) sessionEnded(s *session, reason string) {
 		return
 	}
 	s.ended = true
-	end := SessionEnd{ID: s.id, Revision: s.rev, Transport: s.trans, Started: s.started, Ended: e.opts.Clock.Now(), Reason: reason}
+	end := SessionEnd{ID: s.id, Revision: s.rev, Transport: s.trans, Started: s.started, Ended: ss.clock.Now(), Reason: reason}
 	s.mu.Unlock()
 	defer func() {
 		if r := recover(); r != nil {
-			e.logf(context.Background(), slog.LevelError, "hexmcp: OnSessionEnd panicked", slog.Any("panic", r))
+			logf(ss.log, context.Background(), slog.LevelError, "hexmcp: OnSessionEnd panicked", slog.Any("panic", r))
 		}
 	}()
-	e.opts.OnSessionEnd(end)
+	ss.onEnd(end)
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"hash/fnv"
@@ -64,9 +63,20 @@ type Visibility struct {
 	hideScoped bool
 }
 
+// viewFilter applies Options.Visibility: what each request, session and
+// listen stream sees of the tools, resources and prompts, and the
+// fingerprints of the lists they saw, so that a list-changed notification
+// goes only where the visible list changed.
+type viewFilter struct {
+	rules     Visibility
+	tools     ports.ToolRegistry
+	resources ports.ResourceRegistry // nil: no resources
+	prompts   ports.PromptRegistry   // nil: no prompts
+}
+
 // filters reports whether the engine filters the lists of kind.
-func (e *Engine) filters(kind listenKind) bool {
-	v := &e.opts.Visibility
+func (f *viewFilter) filters(kind listenKind) bool {
+	v := &f.rules
 	switch kind {
 	case listenTools:
 		return v.Tool != nil
@@ -78,8 +88,8 @@ func (e *Engine) filters(kind listenKind) bool {
 	return false
 }
 
-// viewer is the Viewer of a request.
-func (e *Engine) viewer(ctx context.Context, ci callInfo) *Viewer {
+// viewerOf is the Viewer of a request.
+func viewerOf(ctx context.Context, ci callInfo) *Viewer {
 	v := &Viewer{Revision: ci.rev, Era: ci.era}
 	v.Transport, _ = ctx.Value(transportKey{}).(TransportInfo)
 	v.Principal = v.Transport.Principal
@@ -103,25 +113,25 @@ func (s *session) viewer() *Viewer {
 }
 
 // toolVisible tells whether the viewer of ctx and ci sees t.
-func (e *Engine) toolVisible(ctx context.Context, v *Viewer, t *domain.Tool) bool {
-	return e.opts.Visibility.Tool == nil || e.opts.Visibility.Tool(ctx, v, t)
+func (f *viewFilter) toolVisible(ctx context.Context, v *Viewer, t *domain.Tool) bool {
+	return f.rules.Tool == nil || f.rules.Tool(ctx, v, t)
 }
 
-func (e *Engine) resourceVisible(ctx context.Context, v *Viewer, uri string, scopes []string) bool {
-	if e.opts.Visibility.hideScoped && len(scopes) > 0 && !viewerHolds(v, scopes) {
+func (f *viewFilter) resourceVisible(ctx context.Context, v *Viewer, uri string, scopes []string) bool {
+	if f.rules.hideScoped && len(scopes) > 0 && !viewerHolds(v, scopes) {
 		return false
 	}
-	return e.opts.Visibility.Resource == nil || e.opts.Visibility.Resource(ctx, v, uri)
+	return f.rules.Resource == nil || f.rules.Resource(ctx, v, uri)
 }
 
-func (e *Engine) promptVisible(ctx context.Context, v *Viewer, p *domain.Prompt) bool {
-	return e.opts.Visibility.Prompt == nil || e.opts.Visibility.Prompt(ctx, v, p)
+func (f *viewFilter) promptVisible(ctx context.Context, v *Viewer, p *domain.Prompt) bool {
+	return f.rules.Prompt == nil || f.rules.Prompt(ctx, v, p)
 }
 
 // visibleTools is the tool list a request (or session) sees: the
 // registry's, with the session's own tools merged in by name, filtered.
-func (e *Engine) visibleTools(ctx context.Context, v *Viewer, s *session) []ports.RegisteredTool {
-	tools := e.registry.List()
+func (f *viewFilter) visibleTools(ctx context.Context, v *Viewer, s *session) []ports.RegisteredTool {
+	tools := f.tools.List()
 	if s != nil {
 		if own := s.ownTools(); len(own) > 0 {
 			merged := make([]ports.RegisteredTool, 0, len(tools)+len(own))
@@ -135,25 +145,21 @@ func (e *Engine) visibleTools(ctx context.Context, v *Viewer, s *session) []port
 			tools = merged
 		}
 	}
-	if e.opts.Visibility.Tool == nil {
+	if f.rules.Tool == nil {
 		return tools
 	}
 	out := make([]ports.RegisteredTool, 0, len(tools))
 	for _, t := range tools {
-		if e.toolVisible(ctx, v, t.Tool) {
+		if f.toolVisible(ctx, v, t.Tool) {
 			out = append(out, t)
 		}
 	}
 	return out
 }
 
-// byToolName orders tools by name; byName finds a name among them.
-func byToolName(a, b ports.RegisteredTool) int       { return cmp.Compare(a.Tool.Name, b.Tool.Name) }
-func byName(t ports.RegisteredTool, name string) int { return cmp.Compare(t.Tool.Name, name) }
-
 // fingerprint hashes the list of kind the viewer sees (names and
 // definition identities), to tell whether it changed.
-func (e *Engine) fingerprint(kind listenKind, v *Viewer, s *session) uint64 {
+func (f *viewFilter) fingerprint(kind listenKind, v *Viewer, s *session) uint64 {
 	ctx := context.Background()
 	h := fnv.New64a()
 	add := func(name string, def any) {
@@ -164,29 +170,29 @@ func (e *Engine) fingerprint(kind listenKind, v *Viewer, s *session) uint64 {
 	}
 	switch kind {
 	case listenTools:
-		for _, t := range e.visibleTools(ctx, v, s) {
+		for _, t := range f.visibleTools(ctx, v, s) {
 			add(t.Tool.Name, t.Tool)
 		}
 	case listenResources:
-		if e.resources == nil {
+		if f.resources == nil {
 			break
 		}
-		for _, r := range e.resources.List() {
-			if e.resourceVisible(ctx, v, r.Resource.URI, r.Resource.Scopes) {
+		for _, r := range f.resources.List() {
+			if f.resourceVisible(ctx, v, r.Resource.URI, r.Resource.Scopes) {
 				add(r.Resource.URI, r.Resource)
 			}
 		}
-		for _, t := range e.resources.ListTemplates() {
-			if e.resourceVisible(ctx, v, t.Template.URITemplate, t.Template.Scopes) {
+		for _, t := range f.resources.ListTemplates() {
+			if f.resourceVisible(ctx, v, t.Template.URITemplate, t.Template.Scopes) {
 				add(t.Template.URITemplate, t.Template)
 			}
 		}
 	case listenPrompts:
-		if e.prompts == nil {
+		if f.prompts == nil {
 			break
 		}
-		for _, p := range e.prompts.List() {
-			if e.promptVisible(ctx, v, p.Prompt) {
+		for _, p := range f.prompts.List() {
+			if f.promptVisible(ctx, v, p.Prompt) {
 				add(p.Prompt.Name, p.Prompt)
 			}
 		}
@@ -194,46 +200,11 @@ func (e *Engine) fingerprint(kind listenKind, v *Viewer, s *session) uint64 {
 	return h.Sum64() | 1 // never 0, which means "not seen yet"
 }
 
-// listChanged sends method (a list-changed notification of kind) to every
-// session that wants it and to the listen streams that asked for it; with
-// a filter of kind, only to those whose own visible list changed.
-func (e *Engine) listChanged(kind listenKind, method string, wants func(*session) bool, key string) {
-	msg, _ := encodeNotification(method, nil)
-	filtered := e.filters(kind)
-	for _, s := range e.sessionList() {
-		if !wants(s) {
-			continue
-		}
-		if filtered && !s.seen.sawChange(kind, e.fingerprint(kind, s.viewer(), s)) {
-			continue
-		}
-		s.sendKeyed(msg, key)
-	}
-	for _, l := range e.listenersFor(kind) {
-		if filtered && !l.seen.sawChange(kind, e.fingerprint(kind, l.view, nil)) {
-			continue
-		}
-		l.push(notice{method: method}, nil)
-	}
-}
-
 // VisibilityChanged tells the engine that what its [Visibility] decides
 // may have changed (a user's rights changed): every session and listen
 // stream whose visible list of tools, resources or prompts changed gets
 // its list-changed notification. With [Options.Bus], on every instance.
-func (e *Engine) VisibilityChanged() { e.raise(ports.Notice{Kind: ports.NoticeVisibilityChanged}) }
-
-func (e *Engine) visibilityChanged(key string) {
-	if e.filters(listenTools) {
-		e.listChanged(listenTools, "notifications/tools/list_changed", (*session).wantsListChanged, key)
-	}
-	if e.filters(listenResources) {
-		e.listChanged(listenResources, "notifications/resources/list_changed", (*session).wantsResourceListChanged, key)
-	}
-	if e.filters(listenPrompts) {
-		e.listChanged(listenPrompts, "notifications/prompts/list_changed", (*session).wantsPromptListChanged, key)
-	}
-}
+func (e *Engine) VisibilityChanged() { e.bus.raise(ports.Notice{Kind: ports.NoticeVisibilityChanged}) }
 
 // seenLists fingerprints the lists a session or a listen stream saw
 // last (by listenKind), when a Visibility filters them: list-changed
@@ -256,19 +227,19 @@ func (l *seenLists) sawChange(kind listenKind, fp uint64) bool {
 }
 
 // filtersAny reports whether a Visibility filters any list.
-func (e *Engine) filtersAny() bool {
-	return e.filters(listenTools) || e.filters(listenResources) || e.filters(listenPrompts)
+func (f *viewFilter) filtersAny() bool {
+	return f.filters(listenTools) || f.filters(listenResources) || f.filters(listenPrompts)
 }
 
 // recordSeen records, for a session or stream that starts, the lists it
 // sees, so that the first change is compared with them. Callers skip it
 // (and making v) unless filtersAny.
-func (e *Engine) recordSeen(v *Viewer, s *session, l *listener) {
+func (f *viewFilter) recordSeen(v *Viewer, s *session, l *listener) {
 	for _, kind := range []listenKind{listenTools, listenResources, listenPrompts} {
-		if !e.filters(kind) {
+		if !f.filters(kind) {
 			continue
 		}
-		fp := e.fingerprint(kind, v, s)
+		fp := f.fingerprint(kind, v, s)
 		if s != nil {
 			s.seen.sawChange(kind, fp)
 		}
@@ -278,103 +249,13 @@ func (e *Engine) recordSeen(v *Viewer, s *session, l *listener) {
 	}
 }
 
-// ownTools returns the session's own tools, sorted by name, without a
-// lock: a tools/call looks here first.
-func (s *session) ownTools() []ports.RegisteredTool {
-	if p := s.tools.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// ownTool finds one of the session's own tools.
-func (s *session) ownTool(name string) (ports.RegisteredTool, bool) {
-	own := s.ownTools()
-	if i, ok := slices.BinarySearchFunc(own, name, byName); ok {
-		return own[i], true
-	}
-	return ports.RegisteredTool{}, false
-}
-
-// AddSessionTool adds a tool for the request's handshake-era session
-// only: it is listed and callable there, and nowhere else, until the
-// session ends or [RequestContext.RemoveSessionTool] removes it; the
-// session gets notifications/tools/list_changed. Its definition is checked
-// and compiled as [Engine.AddTool] does. A name the session already has
-// (its own, or a registered tool it sees) is [domain.ErrDuplicateTool]; a
-// stateless-era request has no session to add to
-// ([ErrNoSession]).
-func (rc *RequestContext) AddSessionTool(t Tool) error {
-	s := rc.info.session
-	if s == nil || rc.info.era != domain.EraHandshake {
-		return ErrNoSession
-	}
-	e := rc.engine
-	rt, err := e.prepare(t)
-	if err != nil {
-		return err
-	}
-	name := rt.Tool.Name
-	if _, ok := e.registry.Get(name); ok {
-		return &domain.ToolDefinitionError{Tool: name, Reason: domain.ErrDuplicateTool.Error(), Err: domain.ErrDuplicateTool}
-	}
-	s.mu.Lock() // serializes the writers; readers load the slice
-	own := s.ownTools()
-	i, dup := slices.BinarySearchFunc(own, name, byName)
-	if dup {
-		s.mu.Unlock()
-		return &domain.ToolDefinitionError{Tool: name, Reason: domain.ErrDuplicateTool.Error(), Err: domain.ErrDuplicateTool}
-	}
-	tools := slices.Insert(slices.Clone(own), i, rt) // a new slice: readers hold the old one
-	s.tools.Store(&tools)
-	s.mu.Unlock()
-	e.sessionToolsChanged(s)
-	return nil
-}
-
-// RemoveSessionTool removes a tool that [RequestContext.AddSessionTool]
-// added to the request's session, and reports whether there was one.
-func (rc *RequestContext) RemoveSessionTool(name string) bool {
-	s := rc.info.session
-	if s == nil || rc.info.era != domain.EraHandshake {
-		return false
-	}
-	s.mu.Lock()
-	own := s.ownTools()
-	i, found := slices.BinarySearchFunc(own, name, byName)
-	if found {
-		tools := slices.Delete(slices.Clone(own), i, i+1)
-		s.tools.Store(&tools)
-	}
-	s.mu.Unlock()
-	if found {
-		rc.engine.sessionToolsChanged(s)
-	}
-	return found
-}
-
 // sessionToolsChanged tells a session its own tool list changed.
-func (e *Engine) sessionToolsChanged(s *session) {
-	if e.filters(listenTools) {
-		s.seen.sawChange(listenTools, e.fingerprint(listenTools, s.viewer(), s))
+func (f *viewFilter) sessionToolsChanged(s *session) {
+	if f.filters(listenTools) {
+		s.seen.sawChange(listenTools, f.fingerprint(listenTools, s.viewer(), s))
 	}
 	if s.wantsListChanged() {
 		msg, _ := encodeNotification("notifications/tools/list_changed", nil)
 		s.send(msg)
 	}
-}
-
-// findTool finds the tool a tools/call names, as the request sees it: the
-// session's own first, then the registry's, hidden ones not at all.
-func (e *Engine) findTool(ctx context.Context, ci callInfo, name string) (ports.RegisteredTool, bool) {
-	if s := ci.session; s != nil && ci.era == domain.EraHandshake {
-		if rt, ok := s.ownTool(name); ok {
-			return rt, e.opts.Visibility.Tool == nil || e.toolVisible(ctx, e.viewer(ctx, ci), rt.Tool)
-		}
-	}
-	rt, ok := e.registry.Get(name)
-	if !ok || e.opts.Visibility.Tool == nil {
-		return rt, ok
-	}
-	return rt, e.toolVisible(ctx, e.viewer(ctx, ci), rt.Tool)
 }

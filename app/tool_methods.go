@@ -19,6 +19,37 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
+// toolCatalog serves the tools: it checks and compiles their definitions
+// (AddTool, a session's own tools), lists them (tools/list) and calls them
+// (tools/call), as each request sees them (viewFilter).
+type toolCatalog struct {
+	registry   ports.ToolRegistry
+	validator  ports.SchemaValidator // nil: no validation (Options.DisableValidation)
+	policy     domain.RevisionPolicy
+	middleware ToolHandler // Options.ToolMiddleware, composed (nil: none)
+	cache      toolListCache
+	log        ports.Logger
+
+	catalogParts
+}
+
+// changed drops cached lists and sends notifications/tools/list_changed to
+// every initialized handshake-era session and to the subscriptions/listen
+// streams that asked for it.
+func (tc *toolCatalog) changed() { tc.bus.raise(ports.Notice{Kind: ports.NoticeToolsChanged}) }
+
+// catalogParts are the parts the catalogs (tools, resources, prompts)
+// reach: what a request sees, the shape of results, multi round-trip
+// input, what a handler's RequestContext reaches, and the bus their list
+// changes go out on.
+type catalogParts struct {
+	vis   *viewFilter
+	res   *results
+	input *inputRounds
+	env   *requestEnv
+	bus   *noticeBus
+}
+
 // toolListCache keeps each tool's encoded form per revision.
 type toolListCache struct{ m sync.Map } // toolKey -> []byte
 
@@ -56,12 +87,12 @@ func decodeCursor(c string) (string, bool) {
 	return string(raw[len(cursorPrefix):]), true
 }
 
-func (e *Engine) toolsList(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+func (tc *toolCatalog) list(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
 	var tools []ports.RegisteredTool
-	if e.opts.Visibility.Tool == nil && (ci.session == nil || len(ci.session.ownTools()) == 0) {
-		tools = e.registry.List()
+	if tc.vis.rules.Tool == nil && (ci.session == nil || len(ci.session.ownTools()) == 0) {
+		tools = tc.registry.List()
 	} else {
-		tools = e.visibleTools(ctx, e.viewer(ctx, ci), ci.session)
+		tools = tc.vis.visibleTools(ctx, viewerOf(ctx, ci), ci.session)
 	}
 	start := 0
 	if p.Cursor != nil && p.Cursor.Kind() != 'n' {
@@ -78,20 +109,20 @@ func (e *Engine) toolsList(ctx context.Context, m message, p *wireParams, ci cal
 			}
 		}
 	}
-	end := min(start+e.opts.PageSize, len(tools))
+	end := min(start+tc.res.pageSize, len(tools))
 	// The tools' encodings (cached) first, so that the answer is made in
 	// one buffer of about its size.
 	size := 256 + len(m.id)
 	for _, t := range tools[start:end] {
-		enc, err := e.listCache.encoded(e.policy, t.Tool, ci.rev)
+		enc, err := tc.cache.encoded(tc.policy, t.Tool, ci.rev)
 		if err != nil {
-			e.logf(context.Background(), slog.LevelError, "hexmcp: encoding a tool failed", slog.Any("tool", t.Tool.Name), slog.Any("error", err))
+			logf(tc.log, context.Background(), slog.LevelError, "hexmcp: encoding a tool failed", slog.Any("tool", t.Tool.Name), slog.Any("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 		size += len(enc) + 1
 	}
 	if ci.era == domain.EraStateless {
-		size += len(e.resultMetaJSON(ci.rev))
+		size += len(tc.res.metaJSON(ci.rev))
 	}
 	b := appendResponseHead(make([]byte, 0, size), m.id)
 	b = append(b, '{')
@@ -103,7 +134,7 @@ func (e *Engine) toolsList(ctx context.Context, m message, p *wireParams, ci cal
 		if i > 0 {
 			b = append(b, ',')
 		}
-		enc, err := e.listCache.encoded(e.policy, t.Tool, ci.rev) // cached by the first loop
+		enc, err := tc.cache.encoded(tc.policy, t.Tool, ci.rev) // cached by the first loop
 		if err != nil {
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
@@ -116,38 +147,18 @@ func (e *Engine) toolsList(ctx context.Context, m message, p *wireParams, ci cal
 	}
 	if ci.features.Caching {
 		b = append(b, `,"ttlMs":`...)
-		b = strconv.AppendInt(b, e.opts.ListTTL.Milliseconds(), 10)
+		b = strconv.AppendInt(b, tc.res.ttlMs, 10)
 		b = append(b, `,"cacheScope":"`...)
-		b = append(b, e.cacheScope()...)
+		b = append(b, tc.res.cacheScope()...)
 		b = append(b, '"')
 	}
 	if ci.era == domain.EraStateless {
-		b = e.appendResultMeta(b, ci.rev)
+		b = tc.res.appendMeta(b, ci.rev)
 	}
 	return append(b, "}}"...), nil
 }
 
-// appendResultMeta appends ,"_meta":{serverInfo} for a stateless result.
-func (e *Engine) appendResultMeta(b []byte, rev domain.Revision) []byte {
-	b = append(b, `,"_meta":`...)
-	return append(b, e.resultMetaJSON(rev)...)
-}
-
-// resultMetaJSON is the encoded _meta of a stateless result, made once per
-// revision.
-func (e *Engine) resultMetaJSON(rev domain.Revision) []byte {
-	if b, ok := e.metaCache.Load(rev); ok {
-		return b.([]byte)
-	}
-	b, err := json.Marshal(e.resultMeta(rev), json.Deterministic(true))
-	if err != nil {
-		b = []byte("{}")
-	}
-	e.metaCache.Store(rev, b)
-	return b
-}
-
-func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
+func (tc *toolCatalog) call(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
 	name, ok := stringParam(p.Name)
 	if !ok || name == "" {
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "name" must be a non-empty string`, nil)
@@ -159,7 +170,7 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 	case args.Kind() != '{':
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: "arguments" must be an object`, nil)
 	}
-	rt, ok := e.findTool(ctx, ci, name)
+	rt, ok := tc.find(ctx, ci, name)
 	if !ok {
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Unknown tool: "+name, nil)
 	}
@@ -169,49 +180,49 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 	if rt.Input != nil {
 		if err := validateJSON(rt.Input, args); err != nil {
 			if errors.Is(err, ports.ErrUndecodable) {
-				return e.invalidArguments(m, ci, name, "arguments are not valid JSON")
+				return tc.invalidArguments(m, ci, name, "arguments are not valid JSON")
 			}
-			return e.invalidArguments(m, ci, name, err.Error())
+			return tc.invalidArguments(m, ci, name, err.Error())
 		}
 	}
-	rc := e.newRequestContext(ctx, m, ci)
+	rc := tc.env.newRequestContext(ctx, m, ci)
 	rc.tool = name
 	if rt.Tool.PassAccessToken {
 		rc.token = ports.AccessTokenFrom(ctx)
 	}
-	if rerr := e.beginInput(ctx, rc, m, p, name, args); rerr != nil {
+	if rerr := tc.input.begin(ctx, rc, m, p, name, args); rerr != nil {
 		return nil, rerr
 	}
-	value, err := e.invoke(withRequest(ctx, rc), rt, args)
+	value, err := tc.invoke(withRequest(ctx, rc), rt, args)
 	var res *domain.CallToolResult
 	if err != nil {
-		if out, rerr, ok := e.inputError(ctx, m, ci, rc.input, err); ok {
+		if out, rerr, ok := tc.input.errorResult(ctx, m, ci, rc.input, err); ok {
 			return out, rerr
 		}
 		if te, ok := domain.AsToolError(err); ok {
 			res = ci.features.ShapeResult(domain.ErrorResult(te))
-			return e.encodeCallResult(m, ci, res)
+			return tc.encodeResult(m, ci, res)
 		}
 		var ae *ArgumentsError
 		if errors.As(err, &ae) {
-			return e.invalidArguments(m, ci, name, ae.Error())
+			return tc.invalidArguments(m, ci, name, ae.Error())
 		}
 		var pe *domain.ProtocolError
 		if errors.As(err, &pe) {
 			return nil, &rpcError{id: m.id, err: pe}
 		}
 		if ctx.Err() == nil && err != errPanic {
-			e.logf(ctx, slog.LevelError, "hexmcp: tool failed", slog.Any("tool", name), slog.Any("error", err))
+			logf(tc.log, ctx, slog.LevelError, "hexmcp: tool failed", slog.Any("tool", name), slog.Any("error", err))
 		}
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	out, err := ci.features.WrapValue(rt.Tool, value)
 	if err != nil {
-		e.logf(ctx, slog.LevelError, "hexmcp: tool result cannot be encoded", slog.Any("tool", name), slog.Any("error", err))
+		logf(tc.log, ctx, slog.LevelError, "hexmcp: tool result cannot be encoded", slog.Any("tool", name), slog.Any("error", err))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if out.Warning != nil {
-		e.logf(ctx, slog.LevelWarn, out.Warning.String(), slog.Any("tool", name), slog.Any("type", out.Warning.GoType), slog.Any("revision", string(out.Warning.Revision)))
+		logf(tc.log, ctx, slog.LevelWarn, out.Warning.String(), slog.Any("tool", name), slog.Any("type", out.Warning.GoType), slog.Any("revision", string(out.Warning.Revision)))
 	}
 	// structuredContent must conform to a declared outputSchema, whether
 	// the SDK produced it or the handler returned a complete result.
@@ -225,11 +236,11 @@ func (e *Engine) toolsCall(ctx context.Context, m message, p *wireParams, ci cal
 			err = validateJSON(rt.Output, sc)
 		}
 		if err != nil {
-			e.logf(ctx, slog.LevelError, "hexmcp: tool result does not match its outputSchema (a bug in the tool)", slog.Any("tool", name), slog.Any("error", err))
+			logf(tc.log, ctx, slog.LevelError, "hexmcp: tool result does not match its outputSchema (a bug in the tool)", slog.Any("tool", name), slog.Any("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
 	}
-	return e.encodeCallResult(m, ci, out.Result)
+	return tc.encodeResult(m, ci, out.Result)
 }
 
 // errUndecodable is the error of validateJSON for data that does not
@@ -253,15 +264,15 @@ func validateJSON(s ports.Schema, data jsontext.Value) error {
 
 // invalidArguments reports arguments that fail the input schema: a tool
 // result with isError from 2025-11-25 on (SEP-1303), -32602 before.
-func (e *Engine) invalidArguments(m message, ci callInfo, tool, detail string) ([]byte, *rpcError) {
+func (tc *toolCatalog) invalidArguments(m message, ci callInfo, tool, detail string) ([]byte, *rpcError) {
 	msg := fmt.Sprintf("Invalid arguments for tool %s: %s", tool, detail)
 	if ci.features.InputErrorsAsResults {
-		return e.encodeCallResult(m, ci, &domain.CallToolResult{Content: []domain.Content{domain.Text(msg)}, IsError: true})
+		return tc.encodeResult(m, ci, &domain.CallToolResult{Content: []domain.Content{domain.Text(msg)}, IsError: true})
 	}
 	return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: "+msg, nil)
 }
 
-func (e *Engine) encodeCallResult(m message, ci callInfo, res *domain.CallToolResult) ([]byte, *rpcError) {
+func (tc *toolCatalog) encodeResult(m message, ci callInfo, res *domain.CallToolResult) ([]byte, *rpcError) {
 	resultType, addMeta := "", false
 	if ci.features.ResultType {
 		resultType = "complete"
@@ -273,36 +284,93 @@ func (e *Engine) encodeCallResult(m message, ci callInfo, res *domain.CallToolRe
 			for k, v := range res.Meta {
 				cp.Meta[k] = v
 			}
-			cp.Meta[metaServerInfo] = ci.features.ShapeImplementation(e.opts.Info)
+			cp.Meta[metaServerInfo] = ci.features.ShapeImplementation(tc.res.info)
 			res = &cp
 		}
 	}
 	b := appendResponseHead(make([]byte, 0, 256), m.id)
 	b, err := res.AppendJSON(b, resultType)
 	if err != nil {
-		e.logf(context.Background(), slog.LevelError, "hexmcp: encoding a tool result failed", slog.Any("error", err))
+		logf(tc.log, context.Background(), slog.LevelError, "hexmcp: encoding a tool result failed", slog.Any("error", err))
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if addMeta {
-		b = e.appendResultMeta(b[:len(b)-1], ci.rev) // reopen the result object
+		b = tc.res.appendMeta(b[:len(b)-1], ci.rev) // reopen the result object
 		b = append(b, '}')
 	}
 	return append(b, '}'), nil
 }
 
 // invoke runs the handler, turning a panic into an error.
-func (e *Engine) invoke(ctx context.Context, rt ports.RegisteredTool, args jsontext.Value) (value any, err error) {
+func (tc *toolCatalog) invoke(ctx context.Context, rt ports.RegisteredTool, args jsontext.Value) (value any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			e.logf(ctx, slog.LevelError, "hexmcp: tool handler panicked", slog.Any("tool", rt.Tool.Name), slog.Any("panic", fmt.Sprint(r)), slog.Any("stack", string(debug.Stack())))
+			logf(tc.log, ctx, slog.LevelError, "hexmcp: tool handler panicked", slog.Any("tool", rt.Tool.Name), slog.Any("panic", fmt.Sprint(r)), slog.Any("stack", string(debug.Stack())))
 			value, err = nil, errPanic
 		}
 	}()
-	if e.toolMiddleware != nil {
+	if tc.middleware != nil {
 		ctx = context.WithValue(ctx, registeredToolKey{}, rt)
-		return e.toolMiddleware(ctx, &ToolCall{Tool: rt.Tool, Arguments: stdjson.RawMessage(args)})
+		return tc.middleware(ctx, &ToolCall{Tool: rt.Tool, Arguments: stdjson.RawMessage(args)})
 	}
 	return rt.Handler(ctx, stdjson.RawMessage(args))
 }
 
 var errPanic = errors.New("tool handler panicked")
+
+// prepare checks a tool's definition and compiles its schemas.
+func (tc *toolCatalog) prepare(t Tool) (ports.RegisteredTool, error) {
+	if t.err != nil {
+		return ports.RegisteredTool{}, t.err
+	}
+	if t.handler == nil {
+		return ports.RegisteredTool{}, &domain.ToolDefinitionError{Tool: t.def.Name, Reason: "no handler"}
+	}
+	def := t.def
+	def.InputSchema = compactJSON(def.InputSchema)
+	def.OutputSchema = compactJSON(def.OutputSchema)
+	if err := def.Validate(); err != nil {
+		return ports.RegisteredTool{}, err
+	}
+	rt := ports.RegisteredTool{Tool: &def, Handler: t.handler}
+	if v := tc.validator; v != nil {
+		in, err := v.Compile(def.InputSchema)
+		if err != nil {
+			return rt, &domain.ToolDefinitionError{Tool: def.Name, Reason: "inputSchema does not compile: " + err.Error(), Err: err}
+		}
+		rt.Input = in
+		if len(def.OutputSchema) > 0 {
+			out, err := v.Compile(def.OutputSchema)
+			if err != nil {
+				return rt, &domain.ToolDefinitionError{Tool: def.Name, Reason: "outputSchema does not compile: " + err.Error(), Err: err}
+			}
+			rt.Output = out
+		}
+	}
+	return rt, nil
+}
+
+// find finds the tool a tools/call names, as the request sees it: the
+// session's own first, then the registry's, hidden ones not at all.
+func (tc *toolCatalog) find(ctx context.Context, ci callInfo, name string) (ports.RegisteredTool, bool) {
+	if s := ci.session; s != nil && ci.era == domain.EraHandshake {
+		if rt, ok := s.ownTool(name); ok {
+			return rt, tc.vis.rules.Tool == nil || tc.vis.toolVisible(ctx, viewerOf(ctx, ci), rt.Tool)
+		}
+	}
+	rt, ok := tc.registry.Get(name)
+	if !ok || tc.vis.rules.Tool == nil {
+		return rt, ok
+	}
+	return rt, tc.vis.toolVisible(ctx, viewerOf(ctx, ci), rt.Tool)
+}
+
+// runTool is the last handler of the tool middleware: the tool's own
+// handler.
+func runTool(ctx context.Context, call *ToolCall) (any, error) {
+	rt, _ := ctx.Value(registeredToolKey{}).(ports.RegisteredTool)
+	if rt.Handler == nil {
+		return nil, errors.New("hexmcp: a ToolCall made outside the engine reached its handler")
+	}
+	return rt.Handler(ctx, call.Arguments)
+}
