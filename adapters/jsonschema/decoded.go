@@ -9,28 +9,17 @@ import (
 )
 
 // The reader of decoded values: Validate's instance, a Go value as a JSON
-// decoder makes it (see kind for the numbers it reads). An
-// object's members are listed in a pooled stack, so that the rules read
-// them as they read those of an encoded object; strings are read in place.
+// decoder makes it (see kind for the numbers it reads), read in place: an
+// array is its slice, a string's characters are the string's own bytes,
+// and an object's members are listed on the stack (or, past smallObject
+// members, in a pooled list), so that a check allocates nothing.
 
-// goValues is the scratch of one check over a decoded value.
-type goValues struct {
-	members []member[any]
-	used    int // the most members held at once: what check clears
-}
-
-var goValuesPool = sync.Pool{New: func() any { return new(goValues) }}
+// valueReader reads decoded values.
+type valueReader struct{}
 
 // check checks v, a decoded JSON value.
 func (n *fnode) check(v any, depth int) verdict {
-	g := goValuesPool.Get().(*goValues)
-	res := check(g, n, v, depth)
-	if cap(g.members) <= maxPooled {
-		clear(g.members[:g.used]) // no references into v
-		g.members, g.used = g.members[:0], 0
-		goValuesPool.Put(g)
-	}
-	return res
+	return check(valueReader{}, n, v, depth)
 }
 
 // maxExact is 2^53: integers up to it are exact float64s.
@@ -40,7 +29,7 @@ const maxExact = 1 << 53
 // struct, ...), and its value if it is a number: a float64, a
 // json.Number (not read: its exact value is the library's), or a Go
 // integer.
-func (*goValues) kind(v any) (uint8, numValue) {
+func (valueReader) kind(v any) (uint8, numValue) {
 	var i int64
 	switch v := v.(type) {
 	case nil:
@@ -97,50 +86,69 @@ func isIntLiteral(s string) bool {
 
 // text returns the bytes of the string v itself, not a copy: the rules
 // only read them.
-func (*goValues) text(v any) ([]byte, bool) {
+func (valueReader) text(v any) ([]byte, bool) {
 	s, ok := v.(string)
 	return bytesOf(s), ok
 }
 
 func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
-func (*goValues) truth(v any) bool {
+func (valueReader) truth(v any) bool {
 	b, _ := v.(bool)
 	return b
 }
 
-func (*goValues) format(n *fnode, v any, _ uint8) verdict {
+func (valueReader) format(n *fnode, v any, _ uint8) verdict {
 	if n.format(v) != nil {
 		return invalid
 	}
 	return valid
 }
 
-func (*goValues) arrayItems(v any) ([]any, bool) {
+func (valueReader) array(n *fnode, v any, depth int) verdict {
 	arr, ok := v.([]any)
-	return arr, ok
-}
-
-func (*goValues) dropItems([]any) {}
-
-func (g *goValues) objectMembers(v any) ([]member[any], bool) {
-	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, false
+		return unknown
 	}
-	base := len(g.members)
-	for k, val := range obj {
-		g.members = append(g.members, member[any]{key: bytesOf(k), val: val})
-	}
-	g.used = max(g.used, len(g.members))
-	return g.members[base:len(g.members):len(g.members)], true
+	return checkItems(valueReader{}, n, arr, depth)
 }
 
-func (g *goValues) dropMembers(obj []member[any]) {
-	g.members = g.members[:len(g.members)-len(obj)]
+// smallObject is the most members listed on the stack.
+const smallObject = 8
+
+// memberLists are the lists of the members of larger objects.
+var memberLists = sync.Pool{New: func() any { return new([]member[any]) }}
+
+func (valueReader) object(n *fnode, v any, depth int) verdict {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return unknown
+	}
+	names := n.propNames != nil
+	if len(m) > smallObject {
+		list := memberLists.Get().(*[]member[any])
+		obj := appendMembers((*list)[:0], m, names)
+		res := checkMembers(valueReader{}, n, v, obj, depth)
+		if cap(obj) <= maxPooled {
+			clear(obj) // no references into v
+			*list = obj[:0]
+			memberLists.Put(list)
+		}
+		return res
+	}
+	var small [smallObject]member[any]
+	return checkMembers(valueReader{}, n, v, appendMembers(small[:0], m, names), depth)
 }
 
-// name returns the name of m, the map key whose bytes m.key are.
-func (*goValues) name(m *member[any]) any {
-	return unsafe.String(unsafe.SliceData(m.key), len(m.key))
+// appendMembers appends the members of m to obj, named as values if
+// names.
+func appendMembers(obj []member[any], m map[string]any, names bool) []member[any] {
+	for k, val := range m {
+		mb := member[any]{key: bytesOf(k), val: val}
+		if names {
+			mb.name = k // boxing k allocates: only for propertyNames
+		}
+		obj = append(obj, mb)
+	}
+	return obj
 }

@@ -25,6 +25,10 @@ import (
 // not certain. Schemas using keywords it does not know (unevaluated*,
 // $dynamicRef, $recursiveRef, content assertions, custom vocabularies) get
 // no checker at all.
+//
+// This file builds the checker (fnode) from the compiled schema; its
+// keyword rules are in rules.go, written once for the two forms in which
+// an instance comes (decoded.go, fastjson.go).
 
 type verdict int8
 

@@ -12,26 +12,28 @@ import (
 // The fast path over encoded JSON.
 //
 // checkJSON is check for a value as encoded, without decoding it into Go
-// values: it walks the text, looking only at the parts the schema has
-// keywords for (a string of a schema without string keywords is skipped,
-// never copied), and allocates nothing in the common case (strings with
-// escapes that a keyword reads are unescaped into a pooled buffer; a
-// format check needs a Go string). Its answers are those of check on the
-// value the text decodes to with numbers as float64, function by function:
-// valid, invalid or unknown, of which only valid is trusted (see fast.go).
-// Where it cannot mirror check cheaply it says unknown: a number it cannot
-// read as a finite float64, a format the library does not define on a
-// value that is not a string.
+// values: the same rules (rules.go) over a reader of the text, which walks
+// it looking only at the parts the schema has keywords for (a string of a
+// schema without string keywords is skipped, never copied), and allocates
+// nothing in the common case (strings with escapes that a keyword reads
+// are unescaped into a pooled buffer; a format check needs a Go string).
+// Its answers are those of check on the value the text decodes to with
+// numbers as float64: valid, invalid or unknown, of which only valid is
+// trusted (see fast.go). Where the reader cannot answer as the one of
+// decoded values does, cheaply, it says unknown: a number it cannot read
+// as a finite float64, a format the library does not define on a value
+// that is not a string.
 //
 // The text must be well-formed JSON (the engine's strict decoder has read
 // it: valid UTF-8, no duplicate member names). The scanner below relies on
 // that to skip values quickly; on malformed text it says unknown where it
 // notices, and never panics.
 
-// rawState is the scratch of one checkJSON and the reader of its text:
-// the members and items of the objects and arrays being checked (a stack
-// that nested checks grow and give back) and the unescaped strings.
-type rawState struct {
+// textReader is the reader of the text of one checkJSON, with its
+// scratch: the members and items of the objects and arrays being checked
+// (a stack that nested checks grow and give back) and the unescaped
+// strings.
+type textReader struct {
 	members []member[[]byte]
 	items   [][]byte
 	buf     []byte
@@ -44,7 +46,8 @@ type rawState struct {
 	usedMembers, usedItems int
 }
 
-var rawStates = sync.Pool{New: func() any { return new(rawState) }}
+// textReaders keep the scratch between checks.
+var textReaders = sync.Pool{New: func() any { return new(textReader) }}
 
 // maxPooled bounds the scratch kept in the pool between checks.
 const maxPooled = 1 << 16
@@ -55,7 +58,7 @@ func (n *fnode) checkJSON(data []byte) verdict {
 	if len(v) == 0 {
 		return unknown
 	}
-	st := rawStates.Get().(*rawState)
+	st := textReaders.Get().(*textReader)
 	st.root, st.rootRead = v, false
 	r := check(st, n, v, 0)
 	if r == valid && !st.rootRead {
@@ -71,7 +74,7 @@ func (n *fnode) checkJSON(data []byte) verdict {
 		clear(st.items[:st.usedItems])
 		st.members, st.items, st.buf = st.members[:0], st.items[:0], st.buf[:0]
 		st.usedMembers, st.usedItems = 0, 0
-		rawStates.Put(st)
+		textReaders.Put(st)
 	}
 	return r
 }
@@ -282,7 +285,7 @@ func smallInt(v []byte) (float64, bool) {
 
 // content returns the characters of an encoded string, unescaped into the
 // scratch buffer when it has escapes.
-func (st *rawState) content(v []byte) ([]byte, bool) {
+func (st *textReader) content(v []byte) ([]byte, bool) {
 	if len(v) < 2 {
 		return nil, false
 	}
@@ -300,7 +303,7 @@ func (st *rawState) content(v []byte) ([]byte, bool) {
 }
 
 // readMembers appends the members of the encoded object v to st.members.
-func (st *rawState) readMembers(v []byte) bool {
+func (st *textReader) readMembers(v []byte) bool {
 	i := skipSpace(v, 1)
 	if i < len(v) && v[i] == '}' {
 		return i == len(v)-1
@@ -347,7 +350,7 @@ func (st *rawState) readMembers(v []byte) bool {
 }
 
 // readItems appends the items of the encoded array v to st.items.
-func (st *rawState) readItems(v []byte) bool {
+func (st *textReader) readItems(v []byte) bool {
 	i := skipSpace(v, 1)
 	if i < len(v) && v[i] == ']' {
 		return i == len(v)-1
@@ -376,15 +379,15 @@ func (st *rawState) readItems(v []byte) bool {
 
 // noteRoot records that v, just delimited member by member (or item by
 // item), is the root.
-func (st *rawState) noteRoot(v []byte) {
+func (st *textReader) noteRoot(v []byte) {
 	if len(v) == len(st.root) && &v[0] == &st.root[0] {
 		st.rootRead = true
 	}
 }
 
 // kind returns the type bit of v, and its value if it is a number; 0 for
-// a number that is not a finite float64.
-func (*rawState) kind(v []byte) (uint8, numValue) {
+// a number that is not a finite float64 (see rawNum).
+func (*textReader) kind(v []byte) (uint8, numValue) {
 	t := rawType(v)
 	if t != tNumber {
 		return t, numValue{}
@@ -396,13 +399,14 @@ func (*rawState) kind(v []byte) (uint8, numValue) {
 	return tNumber, num
 }
 
-func (st *rawState) text(v []byte) ([]byte, bool) { return st.content(v) }
+func (st *textReader) text(v []byte) ([]byte, bool) { return st.content(v) }
 
-func (*rawState) truth(v []byte) bool { return v[0] == 't' }
+func (*textReader) truth(v []byte) bool { return v[0] == 't' }
 
-// format: the formats take a Go value; only strings are made one, and
-// other values are known to pass only the library's own formats.
-func (st *rawState) format(n *fnode, v []byte, t uint8) verdict {
+// format: the formats take a Go value; only strings are made one (which
+// allocates), and other values are known to pass only the library's own
+// formats.
+func (st *textReader) format(n *fnode, v []byte, t uint8) verdict {
 	if t != tString {
 		if n.formatStrings {
 			return valid
@@ -419,35 +423,30 @@ func (st *rawState) format(n *fnode, v []byte, t uint8) verdict {
 	return valid
 }
 
-func (st *rawState) arrayItems(v []byte) ([][]byte, bool) {
+func (st *textReader) array(n *fnode, v []byte, depth int) verdict {
 	base := len(st.items)
 	ok := st.readItems(v)
 	st.usedItems = max(st.usedItems, len(st.items))
-	if !ok {
-		st.items = st.items[:base]
-		return nil, false
+	res := unknown
+	if ok {
+		st.noteRoot(v)
+		res = checkItems(st, n, st.items[base:len(st.items):len(st.items)], depth)
 	}
-	st.noteRoot(v)
-	return st.items[base:len(st.items):len(st.items)], true
+	st.items = st.items[:base]
+	return res
 }
 
-func (st *rawState) dropItems(arr [][]byte) { st.items = st.items[:len(st.items)-len(arr)] }
-
-func (st *rawState) objectMembers(v []byte) ([]member[[]byte], bool) {
+// object names each member, for propertyNames, as encoded (quotes
+// included).
+func (st *textReader) object(n *fnode, v []byte, depth int) verdict {
 	base := len(st.members)
 	ok := st.readMembers(v)
 	st.usedMembers = max(st.usedMembers, len(st.members))
-	if !ok {
-		st.members = st.members[:base]
-		return nil, false
+	res := unknown
+	if ok {
+		st.noteRoot(v)
+		res = checkMembers(st, n, v, st.members[base:len(st.members):len(st.members)], depth)
 	}
-	st.noteRoot(v)
-	return st.members[base:len(st.members):len(st.members)], true
+	st.members = st.members[:base]
+	return res
 }
-
-func (st *rawState) dropMembers(obj []member[[]byte]) {
-	st.members = st.members[:len(st.members)-len(obj)]
-}
-
-// name returns the name of m as encoded, quotes included.
-func (*rawState) name(m *member[[]byte]) []byte { return m.name }

@@ -5,15 +5,22 @@ import "unicode/utf8"
 // The keyword rules of the fast path, written once.
 //
 // The checker reads an instance in one of two forms: a Go value as a JSON
-// decoder makes it (Validate, decoded.go) or the JSON text itself
-// (ValidateJSON, fastjson.go). The rules below do not know which: they ask
-// a reader what the value is (its type, number, characters, items,
-// members) and answer valid, invalid or unknown. Each reader answers from
-// its own form without copying what it need not (the text reader skips a
-// string no keyword reads and unescapes only the strings that one does).
-// Where a reader cannot tell, the rules say unknown and the library
-// decides, so a reader can only make the checker wrong by answering
-// wrongly, never by declining.
+// decoder makes it (Validate; valueReader, decoded.go) or the JSON text
+// itself (ValidateJSON; textReader, fastjson.go). The rules below do not
+// know which: they ask a reader what a value is (its type, number,
+// characters), and the reader lists the items and members of an array or
+// object and hands them back to checkItems and checkMembers. Each reader
+// answers from its own form without copying what it need not (the text
+// reader skips a string no keyword reads and unescapes only the strings
+// that one does). Where a reader cannot tell, the rules say unknown and
+// the library decides, so a reader can only make the checker wrong by
+// answering wrongly, never by declining.
+//
+// The rules are generic in the reader rather than calling an interface
+// value, and a reader lists members and items itself (on the stack for
+// decoded values) rather than behind a callback: measured on the
+// benchmarks, both keep the two paths as fast as when each had its own
+// copy of the rules.
 
 // reader is what the rules need to know of an instance value of type V.
 type reader[V any] interface {
@@ -27,22 +34,17 @@ type reader[V any] interface {
 	truth(v V) bool
 	// format applies n's format to v, of type t.
 	format(n *fnode, v V, t uint8) verdict
-	// arrayItems returns the items of the array v (not ok: unknown),
-	// kept until dropItems is given them back.
-	arrayItems(v V) ([]V, bool)
-	dropItems(arr []V)
-	// objectMembers returns the members of the object v (not ok:
-	// unknown), kept until dropMembers is given them back.
-	objectMembers(v V) ([]member[V], bool)
-	dropMembers(obj []member[V])
-	// name returns the name of m as a value, for propertyNames.
-	name(m *member[V]) V
+	// array is checkItems on the items of the array v, and object
+	// checkMembers on the members of the object v (named as values when
+	// n has propertyNames); unknown if the reader cannot list them.
+	array(n *fnode, v V, depth int) verdict
+	object(n *fnode, v V, depth int) verdict
 }
 
 // member is one member of an object being checked.
 type member[V any] struct {
 	key  []byte // the name's characters
-	name V      // the name as a value, when the reader keeps one (see reader.name)
+	name V      // the name as a value, for propertyNames
 	val  V
 }
 
@@ -105,9 +107,9 @@ func check[V any, R reader[V]](r R, n *fnode, v V, depth int) verdict {
 
 	switch t {
 	case tObject:
-		res = and(res, checkObject(r, n, v, depth))
+		res = and(res, r.object(n, v, depth))
 	case tArray:
-		res = and(res, checkArray(r, n, v, depth))
+		res = and(res, r.array(n, v, depth))
 	case tString:
 		res = and(res, checkString(r, n, v))
 	case tNumber:
@@ -178,16 +180,6 @@ func hasAll[V any](obj []member[V], keys []string) bool {
 	return true
 }
 
-func checkObject[V any, R reader[V]](r R, n *fnode, v V, depth int) verdict {
-	obj, ok := r.objectMembers(v)
-	if !ok {
-		return unknown
-	}
-	res := checkMembers(r, n, v, obj, depth)
-	r.dropMembers(obj)
-	return res
-}
-
 func checkMembers[V any, R reader[V]](r R, n *fnode, v V, obj []member[V], depth int) verdict {
 	if n.minProps >= 0 && len(obj) < n.minProps {
 		return invalid
@@ -246,7 +238,7 @@ func checkMembers[V any, R reader[V]](r R, n *fnode, v V, obj []member[V], depth
 	}
 	if n.propNames != nil {
 		for i := range obj {
-			if res = and(res, check(r, n.propNames, r.name(&obj[i]), depth+1)); res == invalid {
+			if res = and(res, check(r, n.propNames, obj[i].name, depth+1)); res == invalid {
 				return invalid
 			}
 		}
@@ -288,65 +280,44 @@ func uniqueItems[V any, R reader[V]](r R, arr []V) verdict {
 		}
 		types[i], nums[i] = t, num.f
 	}
+	// Two items are the same if they are strings, booleans or numbers of
+	// the same value, or both null; arrays and objects are not compared.
 	for i := 1; i < len(arr); i++ {
 		for j := range i {
-			switch sameValue(r, arr[i], arr[j], types[i], types[j], nums[i] == nums[j]) {
-			case valid:
-				return invalid
-			case unknown:
+			switch ti, tj := types[i], types[j]; ti {
+			case tString:
+				if tj != tString {
+					continue
+				}
+				a, ok1 := r.text(arr[i])
+				b, ok2 := r.text(arr[j])
+				if !ok1 || !ok2 {
+					return unknown
+				}
+				if string(a) == string(b) {
+					return invalid
+				}
+			case tBoolean:
+				if tj == tBoolean && r.truth(arr[i]) == r.truth(arr[j]) {
+					return invalid
+				}
+			case tNull:
+				if tj == tNull {
+					return invalid
+				}
+			case tNumber:
+				switch {
+				case tj == tNumber && nums[i] == nums[j]:
+					return invalid
+				case tj == 0:
+					return unknown
+				}
+			default:
 				return unknown
 			}
 		}
 	}
 	return valid
-}
-
-// sameValue says valid when a and b, of types ta and tb, are the same
-// JSON value, invalid when they are not, unknown when it cannot tell
-// (arrays and objects are not compared). For numbers, sameNum says
-// whether they are equal.
-func sameValue[V any, R reader[V]](r R, a, b V, ta, tb uint8, sameNum bool) verdict {
-	switch ta {
-	case tString:
-		if tb == tString {
-			sa, ok1 := r.text(a)
-			sb, ok2 := r.text(b)
-			if !ok1 || !ok2 {
-				return unknown
-			}
-			if string(sa) == string(sb) {
-				return valid
-			}
-		}
-	case tBoolean:
-		if tb == tBoolean && r.truth(a) == r.truth(b) {
-			return valid
-		}
-	case tNull:
-		if tb == tNull {
-			return valid
-		}
-	case tNumber:
-		switch {
-		case tb == tNumber && sameNum:
-			return valid
-		case tb == 0:
-			return unknown
-		}
-	default:
-		return unknown
-	}
-	return invalid
-}
-
-func checkArray[V any, R reader[V]](r R, n *fnode, v V, depth int) verdict {
-	arr, ok := r.arrayItems(v)
-	if !ok {
-		return unknown
-	}
-	res := checkItems(r, n, arr, depth)
-	r.dropItems(arr)
-	return res
 }
 
 func checkItems[V any, R reader[V]](r R, n *fnode, arr []V, depth int) verdict {
