@@ -147,18 +147,22 @@ func TestComparePointers(t *testing.T) {
 	}
 }
 
+// CalcSchema is the input schema of the calculator tool of the benchmarks
+// in test/bench, for the benchmarks of this package (bench_test.go too).
+const CalcSchema = `{
+	"type": "object",
+	"properties": {
+		"a": {"type": "number"},
+		"b": {"type": "number"},
+		"operation": {"type": "string", "enum": ["add", "subtract", "multiply", "divide"]}
+	},
+	"required": ["a", "b", "operation"]
+}`
+
 // BenchmarkValidateWithoutFastPath is BenchmarkValidate/valid on the
 // library alone, to show what the fast path saves.
 func BenchmarkValidateWithoutFastPath(b *testing.B) {
-	s, err := New().compile(json.RawMessage(`{
-		"type": "object",
-		"properties": {
-			"a": {"type": "number"},
-			"b": {"type": "number"},
-			"operation": {"type": "string", "enum": ["add", "subtract", "multiply", "divide"]}
-		},
-		"required": ["a", "b", "operation"]
-	}`))
+	s, err := New().compile(json.RawMessage(CalcSchema))
 	if err != nil {
 		b.Fatal(err)
 	}
