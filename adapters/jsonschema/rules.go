@@ -80,18 +80,18 @@ func check[V any, R reader[V]](r R, n *fnode, v V, depth int) verdict {
 	}
 	// enum and const
 	if n.hasEnum {
-		if res := matchEnum(r, n.enum, v, t, num); res != valid {
-			return res
+		if got := matchEnum(r, n.enum, v, t, num); got != valid {
+			return got
 		}
 	}
 	if n.constItem != nil {
-		if res := matchEnum(r, n.constItem, v, t, num); res != valid {
-			return res
+		if got := matchEnum(r, n.constItem, v, t, num); got != valid {
+			return got
 		}
 	}
 	if n.format != nil {
-		if res := r.format(n, v, t); res != valid {
-			return res
+		if got := r.format(n, v, t); got != valid {
+			return got
 		}
 	}
 	// $ref
