@@ -119,30 +119,46 @@ const smallObject = 8
 // memberLists are the lists of the members of larger objects.
 var memberLists = sync.Pool{New: func() any { return new([]member[any]) }}
 
+// object lists the members of v on the stack when they are few, else in
+// a pooled list. When n reads only the members it names and names no more
+// than v has, they are looked up rather than all listed.
 func (valueReader) object(n *fnode, v any, depth int) verdict {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return unknown
 	}
-	names := n.propNames != nil
-	if len(m) > smallObject {
-		list := memberLists.Get().(*[]member[any])
-		obj := appendMembers((*list)[:0], m, names)
-		res := checkMembers(valueReader{}, n, v, obj, depth)
-		if cap(obj) <= maxPooled {
-			clear(obj) // no references into v
-			*list = obj[:0]
-			memberLists.Put(list)
-		}
-		return res
+	lookup := n.readsNamed && len(n.named) <= len(m)
+	most := len(m)
+	if lookup {
+		most = len(n.named)
 	}
-	var small [smallObject]member[any]
-	return checkMembers(valueReader{}, n, v, appendMembers(small[:0], m, names), depth)
+	if most <= smallObject {
+		var small [smallObject]member[any]
+		return checkMembers(valueReader{}, n, v, listMembers(small[:0], n, m, lookup), len(m), depth)
+	}
+	list := memberLists.Get().(*[]member[any])
+	obj := listMembers((*list)[:0], n, m, lookup)
+	res := checkMembers(valueReader{}, n, v, obj, len(m), depth)
+	if cap(obj) <= maxPooled {
+		clear(obj) // no references into v
+		*list = obj[:0]
+		memberLists.Put(list)
+	}
+	return res
 }
 
-// appendMembers appends the members of m to obj, named as values if
-// names.
-func appendMembers(obj []member[any], m map[string]any, names bool) []member[any] {
+// listMembers appends the members of m to obj: those n names if lookup,
+// else all, named as values if n has propertyNames.
+func listMembers(obj []member[any], n *fnode, m map[string]any, lookup bool) []member[any] {
+	if lookup {
+		for _, k := range n.named {
+			if val, ok := m[k]; ok {
+				obj = append(obj, member[any]{key: bytesOf(k), val: val})
+			}
+		}
+		return obj
+	}
+	names := n.propNames != nil
 	for k, val := range m {
 		mb := member[any]{key: bytesOf(k), val: val}
 		if names {

@@ -140,6 +140,10 @@ type fnode struct {
 	propNames          *fnode
 	depSchemas         []depItem // dependentSchemas
 	depRequired        []depItem // dependentRequired
+	// readsNamed: the object keywords read only the members named in
+	// named (no patternProperties, additionalProperties, propertyNames)
+	readsNamed bool
+	named      []string
 
 	minItems, maxItems int
 	unique             bool
@@ -280,6 +284,9 @@ func (b *fastBuilder) node(s *sjs.Schema) *fnode {
 	for k, v := range s.DependentRequired {
 		n.depRequired = append(n.depRequired, depItem{prop: k, req: v})
 	}
+	if n.patProps == nil && !n.addlSet && n.propNames == nil {
+		n.readsNamed, n.named = true, namedMembers(n)
+	}
 
 	n.minItems, n.maxItems = intOr(s.MinItems, -1), intOr(s.MaxItems, -1)
 	n.unique = s.UniqueItems
@@ -310,6 +317,32 @@ func (b *fastBuilder) node(s *sjs.Schema) *fnode {
 	n.exMin, n.exMax = newFnum(s.ExclusiveMinimum), newFnum(s.ExclusiveMaximum)
 	n.multipleOf = s.MultipleOf != nil
 	return n
+}
+
+// namedMembers returns the names of the members that n's object keywords
+// read, each once.
+func namedMembers(n *fnode) []string {
+	var names []string
+	seen := map[string]bool{}
+	add := func(ks ...string) {
+		for _, k := range ks {
+			if !seen[k] {
+				seen[k] = true
+				names = append(names, k)
+			}
+		}
+	}
+	for k := range n.props {
+		add(k)
+	}
+	add(n.required...)
+	for _, ds := range [][]depItem{n.deps, n.depSchemas, n.depRequired} {
+		for _, d := range ds {
+			add(d.prop)
+			add(d.req...)
+		}
+	}
+	return names
 }
 
 // stringFormats are the library's formats (v6.0.3), each of which accepts

@@ -445,7 +445,8 @@ func (st *textReader) object(n *fnode, v []byte, depth int) verdict {
 	res := unknown
 	if ok {
 		st.noteRoot(v)
-		res = checkMembers(st, n, v, st.members[base:len(st.members):len(st.members)], depth)
+		obj := st.members[base:len(st.members):len(st.members)]
+		res = checkMembers(st, n, v, obj, len(obj), depth)
 	}
 	st.members = st.members[:base]
 	return res

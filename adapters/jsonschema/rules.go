@@ -36,7 +36,8 @@ type reader[V any] interface {
 	format(n *fnode, v V, t uint8) verdict
 	// array is checkItems on the items of the array v, and object
 	// checkMembers on the members of the object v (named as values when
-	// n has propertyNames); unknown if the reader cannot list them.
+	// n has propertyNames); unknown if the reader cannot list them. When
+	// n.readsNamed, object may list only the members n.named names.
 	array(n *fnode, v V, depth int) verdict
 	object(n *fnode, v V, depth int) verdict
 }
@@ -180,11 +181,14 @@ func hasAll[V any](obj []member[V], keys []string) bool {
 	return true
 }
 
-func checkMembers[V any, R reader[V]](r R, n *fnode, v V, obj []member[V], depth int) verdict {
-	if n.minProps >= 0 && len(obj) < n.minProps {
+// checkMembers is the verdict of n's object keywords on v, an object of
+// size members, given obj, its members (all of them, or at least those
+// that n names if n.readsNamed).
+func checkMembers[V any, R reader[V]](r R, n *fnode, v V, obj []member[V], size, depth int) verdict {
+	if n.minProps >= 0 && size < n.minProps {
 		return invalid
 	}
-	if n.maxProps >= 0 && len(obj) > n.maxProps {
+	if n.maxProps >= 0 && size > n.maxProps {
 		return invalid
 	}
 	if !hasAll(obj, n.required) {
