@@ -153,18 +153,21 @@ func listMembers(obj []member[any], n *fnode, m map[string]any, lookup bool) []m
 	if lookup {
 		for _, k := range n.named {
 			if val, ok := m[k]; ok {
-				obj = append(obj, member[any]{key: bytesOf(k), val: val})
+				obj = append(obj, member[any]{})
+				mb := &obj[len(obj)-1] // filled in place: no copy
+				mb.key, mb.val = bytesOf(k), val
 			}
 		}
 		return obj
 	}
 	names := n.propNames != nil
 	for k, val := range m {
-		mb := member[any]{key: bytesOf(k), val: val}
+		obj = append(obj, member[any]{})
+		mb := &obj[len(obj)-1] // filled in place: no copy
+		mb.key, mb.val = bytesOf(k), val
 		if names {
 			mb.name = k // boxing k allocates: only for propertyNames
 		}
-		obj = append(obj, mb)
 	}
 	return obj
 }

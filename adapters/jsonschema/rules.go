@@ -271,53 +271,67 @@ func checkMembers[V any, R reader[V]](r R, n *fnode, v V, obj []member[V], size,
 const maxUnique = 32
 
 func uniqueItems[V any, R reader[V]](r R, arr []V) verdict {
+	const few = 8 // the common case: scratch that costs less to clear
+	if len(arr) <= few {
+		var types [few]uint8
+		var nums [few]float64
+		var texts [few][]byte
+		return unique(r, arr, types[:], nums[:], texts[:])
+	}
 	if len(arr) > maxUnique {
 		return unknown
 	}
-	// each item's type once, 0 for a number that is not exact
 	var types [maxUnique]uint8
 	var nums [maxUnique]float64
+	var texts [maxUnique][]byte
+	return unique(r, arr, types[:], nums[:], texts[:])
+}
+
+// unique is uniqueItems with scratch for each item, read once: its type (0
+// for a number that is not exact), a number's or a boolean's value (1 for
+// true) in nums, a string's characters in texts.
+func unique[V any, R reader[V]](r R, arr []V, types []uint8, nums []float64, texts [][]byte) verdict {
+	var unread uint64 // strings whose characters the reader could not give
 	for i, it := range arr {
 		t, num := r.kind(it)
-		if t == tNumber && !num.ok {
-			t = 0
+		switch t {
+		case tNumber:
+			if !num.ok {
+				t = 0
+			}
+			nums[i] = num.f
+		case tBoolean:
+			if r.truth(it) {
+				nums[i] = 1
+			}
+		case tString:
+			s, ok := r.text(it)
+			if !ok {
+				unread |= 1 << i
+			}
+			texts[i] = s
 		}
-		types[i], nums[i] = t, num.f
+		types[i] = t
 	}
 	// Two items are the same if they are strings, booleans or numbers of
 	// the same value, or both null; arrays and objects are not compared.
 	for i := 1; i < len(arr); i++ {
 		for j := range i {
-			switch ti, tj := types[i], types[j]; ti {
-			case tString:
-				if tj != tString {
-					continue
-				}
-				a, ok1 := r.text(arr[i])
-				b, ok2 := r.text(arr[j])
-				if !ok1 || !ok2 {
-					return unknown
-				}
-				if string(a) == string(b) {
-					return invalid
-				}
-			case tBoolean:
-				if tj == tBoolean && r.truth(arr[i]) == r.truth(arr[j]) {
-					return invalid
-				}
-			case tNull:
-				if tj == tNull {
-					return invalid
-				}
-			case tNumber:
-				switch {
-				case tj == tNumber && nums[i] == nums[j]:
-					return invalid
-				case tj == 0:
-					return unknown
-				}
-			default:
+			switch ti, tj := types[i], types[j]; {
+			case ti == 0 || ti == tArray || ti == tObject, ti == tNumber && tj == 0:
 				return unknown
+			case ti != tj:
+			case ti == tNull:
+				return invalid
+			case ti == tString:
+				if unread&(1<<i|1<<j) != 0 {
+					return unknown
+				}
+				if string(texts[i]) == string(texts[j]) {
+					return invalid
+				}
+			case nums[i] == nums[j]:
+				return invalid
 			}
 		}
 	}
