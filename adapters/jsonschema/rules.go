@@ -16,10 +16,11 @@ import "unicode/utf8"
 // the library decides, so a reader can only make the checker wrong by
 // answering wrongly, never by declining.
 //
-// The rules are generic in the reader rather than calling an interface
-// value, and a reader lists members and items itself (on the stack for
-// decoded values) rather than behind a callback: measured on the
-// benchmarks, both keep the two paths as fast as when each had its own
+// The rules are generic in the reader, and each reader lists the members
+// and items of what it reads and calls the rules on them (a decoded
+// object's on the stack, no pool): of the shapes measured (an interface
+// value, one reader with a flag for the form, objects behind reader
+// methods), this one kept both paths as fast as when each had its own
 // copy of the rules.
 
 // reader is what the rules need to know of an instance value of type V.
