@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
@@ -320,22 +321,25 @@ func (b *fastBuilder) node(s *sjs.Schema) *fnode {
 }
 
 // namedMembers returns the names of the members that n's object keywords
-// read, each once.
+// read, each once: required (whose names the metaschema makes unique) and
+// any others, in a new list only if there are others.
 func namedMembers(n *fnode) []string {
-	var names []string
-	seen := map[string]bool{}
+	names := n.required
+	shared := true
 	add := func(ks ...string) {
 		for _, k := range ks {
-			if !seen[k] {
-				seen[k] = true
-				names = append(names, k)
+			if slices.Contains(names, k) {
+				continue
 			}
+			if shared {
+				names, shared = slices.Clone(names), false
+			}
+			names = append(names, k)
 		}
 	}
 	for k := range n.props {
 		add(k)
 	}
-	add(n.required...)
 	for _, ds := range [][]depItem{n.deps, n.depSchemas, n.depRequired} {
 		for _, d := range ds {
 			add(d.prop)
