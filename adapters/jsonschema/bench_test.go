@@ -7,18 +7,6 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 )
 
-// calcSchema is the input schema of the calculator tool of the benchmarks
-// in test/bench.
-const calcSchema = `{
-	"type": "object",
-	"properties": {
-		"a": {"type": "number"},
-		"b": {"type": "number"},
-		"operation": {"type": "string", "enum": ["add", "subtract", "multiply", "divide"]}
-	},
-	"required": ["a", "b", "operation"]
-}`
-
 func benchValue(b *testing.B, useNumber bool, raw string) any {
 	b.Helper()
 	var v any
@@ -44,7 +32,7 @@ func mustDecodeNumber(tb testing.TB, raw string) any {
 // BenchmarkValidate measures Validate of the calculator arguments, the
 // hot path of every tools/call.
 func BenchmarkValidate(b *testing.B) {
-	s, err := jsonschema.New().Compile(json.RawMessage(calcSchema))
+	s, err := jsonschema.New().Compile(json.RawMessage(jsonschema.CalcSchema))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,7 +61,7 @@ func BenchmarkCompile(b *testing.B) {
 	v := jsonschema.New()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := v.Compile(json.RawMessage(calcSchema)); err != nil {
+		if _, err := v.Compile(json.RawMessage(jsonschema.CalcSchema)); err != nil {
 			b.Fatal(err)
 		}
 	}

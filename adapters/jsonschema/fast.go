@@ -5,9 +5,8 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
-	"strings"
-	"unicode/utf8"
 
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -27,6 +26,10 @@ import (
 // not certain. Schemas using keywords it does not know (unevaluated*,
 // $dynamicRef, $recursiveRef, content assertions, custom vocabularies) get
 // no checker at all.
+//
+// This file builds the checker (fnode) from the compiled schema; its
+// keyword rules are in rules.go, written once for the two forms in which
+// an instance comes (decoded.go, fastjson.go).
 
 type verdict int8
 
@@ -138,6 +141,10 @@ type fnode struct {
 	propNames          *fnode
 	depSchemas         []depItem // dependentSchemas
 	depRequired        []depItem // dependentRequired
+	// readsNamed: the object keywords read only the members named in
+	// named (no patternProperties, additionalProperties, propertyNames)
+	readsNamed bool
+	named      []string
 
 	minItems, maxItems int
 	unique             bool
@@ -278,6 +285,9 @@ func (b *fastBuilder) node(s *sjs.Schema) *fnode {
 	for k, v := range s.DependentRequired {
 		n.depRequired = append(n.depRequired, depItem{prop: k, req: v})
 	}
+	if n.patProps == nil && !n.addlSet && n.propNames == nil {
+		n.readsNamed, n.named = true, namedMembers(n)
+	}
 
 	n.minItems, n.maxItems = intOr(s.MinItems, -1), intOr(s.MaxItems, -1)
 	n.unique = s.UniqueItems
@@ -308,6 +318,35 @@ func (b *fastBuilder) node(s *sjs.Schema) *fnode {
 	n.exMin, n.exMax = newFnum(s.ExclusiveMinimum), newFnum(s.ExclusiveMaximum)
 	n.multipleOf = s.MultipleOf != nil
 	return n
+}
+
+// namedMembers returns the names of the members that n's object keywords
+// read, each once: required (whose names the metaschema makes unique) and
+// any others, in a new list only if there are others.
+func namedMembers(n *fnode) []string {
+	names := n.required
+	shared := true
+	add := func(ks ...string) {
+		for _, k := range ks {
+			if slices.Contains(names, k) {
+				continue
+			}
+			if shared {
+				names, shared = slices.Clone(names), false
+			}
+			names = append(names, k)
+		}
+	}
+	for k := range n.props {
+		add(k)
+	}
+	for _, ds := range [][]depItem{n.deps, n.depSchemas, n.depRequired} {
+		for _, d := range ds {
+			add(d.prop)
+			add(d.req...)
+		}
+	}
+	return names
 }
 
 // stringFormats are the library's formats (v6.0.3), each of which accepts
@@ -367,416 +406,6 @@ type numValue struct {
 	isInt verdict
 }
 
-// maxExact is 2^53: integers up to it are exact float64s.
-const maxExact = 1 << 53
-
-func toNum(v any) (numValue, bool) {
-	var i int64
-	switch v := v.(type) {
-	case float64:
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return numValue{}, false
-		}
-		is := invalid
-		if v == math.Trunc(v) {
-			is = valid
-		}
-		return numValue{ok: true, f: v, isInt: is}, true
-	case json.Number:
-		is := unknown
-		if isIntLiteral(string(v)) {
-			is = valid
-		}
-		return numValue{isInt: is}, true
-	case int:
-		i = int64(v)
-	case int64:
-		i = v
-	case int32:
-		i = int64(v)
-	case int16:
-		i = int64(v)
-	case int8:
-		i = int64(v)
-	case uint, uint64, uint32, uint16, uint8, uintptr, float32:
-		return numValue{isInt: unknown}, true
-	default:
-		return numValue{}, false
-	}
-	if i > maxExact || i < -maxExact {
-		return numValue{isInt: valid}, true
-	}
-	return numValue{ok: true, f: float64(i), isInt: valid}, true
-}
-
-// isIntLiteral reports whether s is an optional minus and decimal digits.
-func isIntLiteral(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	return isIndex(s)
-}
-
-// typeOf returns the type bit of a JSON value, 0 for anything else.
-func typeOf(v any) uint8 {
-	switch v := v.(type) {
-	case nil:
-		return tNull
-	case bool:
-		return tBoolean
-	case string:
-		return tString
-	case map[string]any:
-		return tObject
-	case []any:
-		return tArray
-	case float64:
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0
-		}
-		return tNumber
-	case json.Number, int, int64, int32, int16, int8, uint, uint64, uint32, uint16, uint8:
-		return tNumber
-	}
-	return 0
-}
-
-func (n *fnode) check(v any, depth int) verdict {
-	if n == nil {
-		return valid
-	}
-	if n.boolValue != 0 {
-		if n.boolValue > 0 {
-			return valid
-		}
-		return invalid
-	}
-	if depth > maxDepth {
-		return unknown
-	}
-	t := typeOf(v)
-	if t == 0 {
-		return unknown
-	}
-	var num numValue
-	if t == tNumber {
-		num, _ = toNum(v)
-	}
-	res := valid
-
-	// type
-	if n.types != 0 && n.types&t == 0 {
-		if t == tNumber && n.types&tInteger != 0 {
-			if num.isInt != valid {
-				return num.isInt // invalid, or unknown
-			}
-		} else {
-			return invalid
-		}
-	}
-	// enum and const
-	if n.hasEnum {
-		if r := matchEnum(n.enum, v, t, num); r != valid {
-			return r
-		}
-	}
-	if n.constItem != nil {
-		if r := matchEnum(n.constItem, v, t, num); r != valid {
-			return r
-		}
-	}
-	// format
-	if n.format != nil && n.format(v) != nil {
-		return invalid
-	}
-	// $ref
-	if n.ref != nil {
-		r := n.ref.check(v, depth+1)
-		if n.draft < 2019 {
-			return r
-		}
-		if res = and(res, r); res == invalid {
-			return invalid
-		}
-	}
-
-	switch t {
-	case tObject:
-		res = and(res, n.checkObject(v.(map[string]any), depth))
-	case tArray:
-		res = and(res, n.checkArray(v.([]any), depth))
-	case tString:
-		res = and(res, n.checkString(v.(string)))
-	case tNumber:
-		res = and(res, n.checkNumber(num))
-	}
-	if res == invalid {
-		return invalid
-	}
-	return and(res, n.checkCond(v, depth))
-}
-
-func matchEnum(items []enumItem, v any, t uint8, num numValue) verdict {
-	res := invalid
-	for i := range items {
-		it := &items[i]
-		switch t {
-		case tString:
-			if it.kind == tString && it.s == v.(string) {
-				return valid
-			}
-		case tBoolean:
-			if it.kind == tBoolean && it.b == v.(bool) {
-				return valid
-			}
-		case tNull:
-			if it.kind == tNull {
-				return valid
-			}
-		case tNumber:
-			if it.kind == tNumber {
-				if !num.ok || !it.n.ok {
-					res = unknown
-				} else if it.n.f == num.f {
-					return valid
-				}
-			}
-		default: // array or object
-			if it.kind == 0 {
-				res = unknown
-			}
-		}
-	}
-	return res
-}
-
-func has(obj map[string]any, keys []string) bool {
-	for _, k := range keys {
-		if _, ok := obj[k]; !ok {
-			return false
-		}
-	}
-	return true
-}
-
-func (n *fnode) checkObject(obj map[string]any, depth int) verdict {
-	if n.minProps >= 0 && len(obj) < n.minProps {
-		return invalid
-	}
-	if n.maxProps >= 0 && len(obj) > n.maxProps {
-		return invalid
-	}
-	if !has(obj, n.required) {
-		return invalid
-	}
-	res := valid
-	for i := range n.deps {
-		d := &n.deps[i]
-		if _, ok := obj[d.prop]; !ok {
-			continue
-		}
-		if d.sch != nil {
-			if res = and(res, d.sch.check(obj, depth+1)); res == invalid {
-				return invalid
-			}
-		} else if !has(obj, d.req) {
-			return invalid
-		}
-	}
-	if n.props != nil || n.patProps != nil || n.addlSet {
-		for k, pv := range obj {
-			evaluated := false
-			if s, ok := n.props[k]; ok {
-				evaluated = true
-				if res = and(res, s.check(pv, depth+1)); res == invalid {
-					return invalid
-				}
-			}
-			for i := range n.patProps {
-				if n.patProps[i].re.MatchString(k) {
-					evaluated = true
-					if res = and(res, n.patProps[i].sch.check(pv, depth+1)); res == invalid {
-						return invalid
-					}
-				}
-			}
-			if !evaluated && n.addlSet {
-				if n.addl == nil {
-					if !n.addlBool {
-						return invalid
-					}
-				} else if res = and(res, n.addl.check(pv, depth+1)); res == invalid {
-					return invalid
-				}
-			}
-		}
-	}
-	if n.draft == 4 {
-		return res
-	}
-	if n.propNames != nil {
-		for k := range obj {
-			if res = and(res, n.propNames.check(k, depth+1)); res == invalid {
-				return invalid
-			}
-		}
-	}
-	if n.draft == 6 {
-		return res
-	}
-	for i := range n.depSchemas {
-		d := &n.depSchemas[i]
-		if _, ok := obj[d.prop]; ok {
-			if res = and(res, d.sch.check(obj, depth+1)); res == invalid {
-				return invalid
-			}
-		}
-	}
-	for i := range n.depRequired {
-		d := &n.depRequired[i]
-		if _, ok := obj[d.prop]; ok && !has(obj, d.req) {
-			return invalid
-		}
-	}
-	return res
-}
-
-// maxUnique is the longest array whose uniqueItems the checker decides.
-const maxUnique = 32
-
-func uniqueItems(arr []any) verdict {
-	if len(arr) > maxUnique {
-		return unknown
-	}
-	for i := 1; i < len(arr); i++ {
-		for j := 0; j < i; j++ {
-			a, b := arr[i], arr[j]
-			switch a := a.(type) {
-			case string:
-				if b, ok := b.(string); ok && a == b {
-					return invalid
-				}
-			case bool:
-				if b, ok := b.(bool); ok && a == b {
-					return invalid
-				}
-			case nil:
-				if b == nil {
-					return invalid
-				}
-			case float64:
-				switch b := b.(type) {
-				case float64:
-					if a == b {
-						return invalid
-					}
-				case string, bool, nil, map[string]any, []any:
-				default:
-					return unknown
-				}
-			default:
-				return unknown
-			}
-		}
-	}
-	return valid
-}
-
-func (n *fnode) checkArray(arr []any, depth int) verdict {
-	if n.minItems >= 0 && len(arr) < n.minItems {
-		return invalid
-	}
-	if n.maxItems >= 0 && len(arr) > n.maxItems {
-		return invalid
-	}
-	res := valid
-	if n.unique && len(arr) > 1 {
-		if res = uniqueItems(arr); res == invalid {
-			return invalid
-		}
-	}
-	evaluated := min(len(n.tuple), len(arr))
-	for i := range evaluated {
-		if res = and(res, n.tuple[i].check(arr[i], depth+1)); res == invalid {
-			return invalid
-		}
-	}
-	if n.draft < 2020 {
-		if n.items != nil {
-			for _, it := range arr {
-				if res = and(res, n.items.check(it, depth+1)); res == invalid {
-					return invalid
-				}
-			}
-			evaluated = len(arr)
-		}
-		if n.addlItemsSet {
-			if n.addlItems == nil {
-				if !n.addlItemsBool && evaluated != len(arr) {
-					return invalid
-				}
-			} else {
-				for _, it := range arr[evaluated:] {
-					if res = and(res, n.addlItems.check(it, depth+1)); res == invalid {
-						return invalid
-					}
-				}
-			}
-		}
-	} else if n.items2020 != nil {
-		for _, it := range arr[evaluated:] {
-			if res = and(res, n.items2020.check(it, depth+1)); res == invalid {
-				return invalid
-			}
-		}
-	}
-	if n.contains != nil {
-		matched, unsure := 0, 0
-		for _, it := range arr {
-			switch n.contains.check(it, depth+1) {
-			case valid:
-				matched++
-			case unknown:
-				unsure++
-			}
-		}
-		lo, hi := matched, matched+unsure // the true count is in [lo, hi]
-		want := 1
-		if n.minContains >= 0 {
-			want = n.minContains
-		}
-		switch {
-		case hi < want:
-			return invalid
-		case lo < want:
-			res = and(res, unknown)
-		}
-		if n.maxContains >= 0 {
-			switch {
-			case lo > n.maxContains:
-				return invalid
-			case hi > n.maxContains:
-				res = and(res, unknown)
-			}
-		}
-	}
-	return res
-}
-
-func (n *fnode) checkString(s string) verdict {
-	if n.minLen >= 0 || n.maxLen >= 0 {
-		l := utf8.RuneCountInString(s)
-		if n.minLen >= 0 && l < n.minLen {
-			return invalid
-		}
-		if n.maxLen >= 0 && l > n.maxLen {
-			return invalid
-		}
-	}
-	if n.pattern != nil && !n.pattern.MatchString(s) {
-		return invalid
-	}
-	return valid
-}
-
 // matchPattern is pattern's MatchString for a string's characters.
 func (n *fnode) matchPattern(s []byte) bool {
 	if n.goPattern != nil {
@@ -812,64 +441,6 @@ func (n *fnode) checkNumber(num numValue) verdict {
 		}
 		if !pass {
 			return invalid
-		}
-	}
-	return res
-}
-
-func (n *fnode) checkCond(v any, depth int) verdict {
-	res := valid
-	if n.not != nil {
-		switch n.not.check(v, depth+1) {
-		case valid:
-			return invalid
-		case unknown:
-			res = unknown
-		}
-	}
-	for _, s := range n.allOf {
-		if res = and(res, s.check(v, depth+1)); res == invalid {
-			return invalid
-		}
-	}
-	if len(n.anyOf) > 0 {
-		some := invalid
-		for _, s := range n.anyOf {
-			r := s.check(v, depth+1)
-			if r == valid {
-				some = valid
-				break
-			}
-			if r == unknown {
-				some = unknown
-			}
-		}
-		if res = and(res, some); res == invalid {
-			return invalid
-		}
-	}
-	if len(n.oneOf) > 0 {
-		matched := 0
-		for _, s := range n.oneOf {
-			switch s.check(v, depth+1) {
-			case valid:
-				matched++
-			case unknown:
-				return unknown
-			}
-		}
-		if matched != 1 {
-			return invalid
-		}
-	}
-	if n.ifS != nil {
-		switch n.ifS.check(v, depth+1) {
-		case valid:
-			res = and(res, n.thenS.check(v, depth+1))
-		case invalid:
-			res = and(res, n.elseS.check(v, depth+1))
-		default:
-			return unknown
 		}
 	}
 	return res

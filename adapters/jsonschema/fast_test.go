@@ -60,7 +60,12 @@ func TestFastPathAgreesWithLibrary(t *testing.T) {
 			map[string]any{"a": 1, "b": int64(2), "operation": "add"}, map[string]any{"a": []int{1}, "b": 2, "operation": "add"}, map[string]any{"a": 1, "b": 2, "operation": "add", "c": []int{}})},
 		{schema: `{"patternProperties": {"^x-": {"type": "string"}}, "additionalProperties": {"type": "number"}, "propertyNames": {"maxLength": 4}, "minProperties": 1, "maxProperties": 3}`, values: decodeAll(t,
 			`{"x-a": "s"}`, `{"x-a": 1}`, `{"abc": 1}`, `{"abc": "s"}`, `{"abcde": 1}`, `{}`, `{"a": 1, "b": 2, "c": 3, "d": 4}`)},
-		{schema: `{"dependentRequired": {"a": ["b"]}, "dependentSchemas": {"c": {"required": ["d"]}}}`, values: decodeAll(t, `{"a": 1}`, `{"a": 1, "b": 1}`, `{"c": 1}`, `{"c": 1, "d": 1}`, `[]`)},
+		{schema: `{"dependentRequired": {"a": ["b"]}, "dependentSchemas": {"c": {"required": ["d"]}}}`, values: decodeAll(t, `{"a": 1}`, `{"a": 1, "b": 1}`, `{"c": 1}`, `{"c": 1, "d": 1}`, `[]`,
+			`{"a": 1, "x": 1, "y": 1, "z": 1}`, `{"a": 1, "b": 1, "c": 1, "x": 1}`, `{"a": 1, "b": 1, "c": 1, "d": 1, "x": 1}`)},
+		{schema: `{"required": ["a", "b", "c", "d", "e", "f", "g", "h", "i"], "properties": {"a": {"type": "number"}}, "minProperties": 10, "maxProperties": 11}`, values: decodeAll(t,
+			`{"a": 1, "b": 1, "c": 1, "d": 1, "e": 1, "f": 1, "g": 1, "h": 1, "i": 1, "j": 1}`, `{"a": "1", "b": 1, "c": 1, "d": 1, "e": 1, "f": 1, "g": 1, "h": 1, "i": 1, "j": 1}`,
+			`{"a": 1, "b": 1, "c": 1, "d": 1, "e": 1, "f": 1, "g": 1, "h": 1, "j": 1, "k": 1}`, `{"a": 1, "b": 1, "c": 1, "d": 1, "e": 1, "f": 1, "g": 1, "h": 1, "i": 1}`,
+			`{"a": 1, "b": 1, "c": 1, "d": 1, "e": 1, "f": 1, "g": 1, "h": 1, "i": 1, "j": 1, "k": 1, "l": 1}`)},
 		{schema: `{"prefixItems": [{"type": "string"}], "items": {"type": "number"}, "minItems": 1, "maxItems": 3, "contains": {"type": "number"}, "minContains": 1, "maxContains": 2}`, values: decodeAll(t,
 			`["a", 1]`, `["a"]`, `[1]`, `["a", 1, 2]`, `["a", 1, 2, 3]`, `["a", "b"]`, `[]`)},
 		{schema: `{"anyOf": [{"type": "string"}, {"multipleOf": 2}], "oneOf": [{"minimum": 0}, {"maximum": 10}], "not": {"const": 5}, "if": {"type": "number"}, "then": {"minimum": -5}, "else": {"maxLength": 3}}`, values: append(decodeAll(t,
@@ -147,18 +152,22 @@ func TestComparePointers(t *testing.T) {
 	}
 }
 
+// CalcSchema is the input schema of the calculator tool of the benchmarks
+// in test/bench, for the benchmarks of this package (bench_test.go too).
+const CalcSchema = `{
+	"type": "object",
+	"properties": {
+		"a": {"type": "number"},
+		"b": {"type": "number"},
+		"operation": {"type": "string", "enum": ["add", "subtract", "multiply", "divide"]}
+	},
+	"required": ["a", "b", "operation"]
+}`
+
 // BenchmarkValidateWithoutFastPath is BenchmarkValidate/valid on the
 // library alone, to show what the fast path saves.
 func BenchmarkValidateWithoutFastPath(b *testing.B) {
-	s, err := New().compile(json.RawMessage(`{
-		"type": "object",
-		"properties": {
-			"a": {"type": "number"},
-			"b": {"type": "number"},
-			"operation": {"type": "string", "enum": ["add", "subtract", "multiply", "divide"]}
-		},
-		"required": ["a", "b", "operation"]
-	}`))
+	s, err := New().compile(json.RawMessage(CalcSchema))
 	if err != nil {
 		b.Fatal(err)
 	}

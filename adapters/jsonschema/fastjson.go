@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -13,34 +12,29 @@ import (
 // The fast path over encoded JSON.
 //
 // checkJSON is check for a value as encoded, without decoding it into Go
-// values: it walks the text, looking only at the parts the schema has
-// keywords for (a string of a schema without string keywords is skipped,
-// never copied), and allocates nothing in the common case (strings with
-// escapes that a keyword reads are unescaped into a pooled buffer; a
-// format check needs a Go string). Its answers are those of check on the
-// value the text decodes to with numbers as float64, function by function:
-// valid, invalid or unknown, of which only valid is trusted (see fast.go).
-// Where it cannot mirror check cheaply it says unknown: a number it cannot
-// read as a finite float64, a format the library does not define on a
-// value that is not a string.
+// values: the same rules (rules.go) over a reader of the text, which walks
+// it looking only at the parts the schema has keywords for (a string of a
+// schema without string keywords is skipped, never copied), and allocates
+// nothing in the common case (strings with escapes that a keyword reads
+// are unescaped into a pooled buffer; a format check needs a Go string).
+// Its answers are those of check on the value the text decodes to with
+// numbers as float64: valid, invalid or unknown, of which only valid is
+// trusted (see fast.go). Where the reader cannot answer as the one of
+// decoded values does, cheaply, it says unknown: a number it cannot read
+// as a finite float64, a format the library does not define on a value
+// that is not a string.
 //
 // The text must be well-formed JSON (the engine's strict decoder has read
 // it: valid UTF-8, no duplicate member names). The scanner below relies on
 // that to skip values quickly; on malformed text it says unknown where it
 // notices, and never panics.
 
-// rawMember is one member of an object being checked.
-type rawMember struct {
-	quoted []byte // the name as encoded, quotes included
-	key    []byte // the name, unescaped
-	val    []byte // the value as encoded
-}
-
-// rawState is the scratch of one checkJSON: the members and items of the
-// objects and arrays being checked (a stack that nested checks grow and
-// give back) and the unescaped strings.
-type rawState struct {
-	members []rawMember
+// textReader is the reader of the text of one checkJSON, with its
+// scratch: the members and items of the objects and arrays being checked
+// (a stack that nested checks grow and give back) and the unescaped
+// strings.
+type textReader struct {
+	members []member[[]byte]
 	items   [][]byte
 	buf     []byte
 	// root is the value checked; rootRead is set once its members or
@@ -48,9 +42,12 @@ type rawState struct {
 	// scalarEnd), which then need not be done again
 	root     []byte
 	rootRead bool
+	// the most members and items held at once: what checkJSON clears
+	usedMembers, usedItems int
 }
 
-var rawStates = sync.Pool{New: func() any { return new(rawState) }}
+// textReaders keep the scratch between checks.
+var textReaders = sync.Pool{New: func() any { return new(textReader) }}
 
 // maxPooled bounds the scratch kept in the pool between checks.
 const maxPooled = 1 << 16
@@ -61,9 +58,9 @@ func (n *fnode) checkJSON(data []byte) verdict {
 	if len(v) == 0 {
 		return unknown
 	}
-	st := rawStates.Get().(*rawState)
+	st := textReaders.Get().(*textReader)
 	st.root, st.rootRead = v, false
-	r := st.check(n, v, 0)
+	r := check(st, n, v, 0)
 	if r == valid && !st.rootRead {
 		// the schema did not read the whole value: make sure of its end
 		// and of its numbers, as decoding it would
@@ -73,10 +70,11 @@ func (n *fnode) checkJSON(data []byte) verdict {
 	}
 	st.root = nil
 	if cap(st.members) <= maxPooled && cap(st.items) <= maxPooled && cap(st.buf) <= maxPooled {
-		clear(st.members[:cap(st.members)]) // no references into data
-		clear(st.items[:cap(st.items)])
+		clear(st.members[:st.usedMembers]) // no references into data
+		clear(st.items[:st.usedItems])
 		st.members, st.items, st.buf = st.members[:0], st.items[:0], st.buf[:0]
-		rawStates.Put(st)
+		st.usedMembers, st.usedItems = 0, 0
+		textReaders.Put(st)
 	}
 	return r
 }
@@ -287,7 +285,7 @@ func smallInt(v []byte) (float64, bool) {
 
 // content returns the characters of an encoded string, unescaped into the
 // scratch buffer when it has escapes.
-func (st *rawState) content(v []byte) ([]byte, bool) {
+func (st *textReader) content(v []byte) ([]byte, bool) {
 	if len(v) < 2 {
 		return nil, false
 	}
@@ -304,138 +302,8 @@ func (st *rawState) content(v []byte) ([]byte, bool) {
 	return buf[start:len(buf):len(buf)], true
 }
 
-func (st *rawState) check(n *fnode, v []byte, depth int) verdict {
-	if n == nil {
-		return valid
-	}
-	if n.boolValue != 0 {
-		if n.boolValue > 0 {
-			return valid
-		}
-		return invalid
-	}
-	if depth > maxDepth {
-		return unknown
-	}
-	t := rawType(v)
-	if t == 0 {
-		return unknown
-	}
-	var num numValue
-	if t == tNumber {
-		var ok bool
-		if num, ok = rawNum(v); !ok {
-			return unknown
-		}
-	}
-	res := valid
-
-	// type
-	if n.types != 0 && n.types&t == 0 {
-		if t == tNumber && n.types&tInteger != 0 {
-			if num.isInt != valid {
-				return num.isInt
-			}
-		} else {
-			return invalid
-		}
-	}
-	// enum and const
-	if n.hasEnum {
-		if r := st.matchEnum(n.enum, v, t, num); r != valid {
-			return r
-		}
-	}
-	if n.constItem != nil {
-		if r := st.matchEnum(n.constItem, v, t, num); r != valid {
-			return r
-		}
-	}
-	// format: the formats take a Go value; only strings are made one
-	if n.format != nil {
-		switch {
-		case t == tString:
-			s, ok := st.content(v)
-			if !ok {
-				return unknown
-			}
-			if n.format(string(s)) != nil {
-				return invalid
-			}
-		case !n.formatStrings:
-			return unknown
-		}
-	}
-	// $ref
-	if n.ref != nil {
-		r := st.check(n.ref, v, depth+1)
-		if n.draft < 2019 {
-			return r
-		}
-		if res = and(res, r); res == invalid {
-			return invalid
-		}
-	}
-
-	switch t {
-	case tObject:
-		res = and(res, st.checkObject(n, v, depth))
-	case tArray:
-		res = and(res, st.checkArray(n, v, depth))
-	case tString:
-		res = and(res, st.checkString(n, v))
-	case tNumber:
-		res = and(res, n.checkNumber(num))
-	}
-	if res == invalid {
-		return invalid
-	}
-	return and(res, st.checkCond(n, v, depth))
-}
-
-func (st *rawState) matchEnum(items []enumItem, v []byte, t uint8, num numValue) verdict {
-	res := invalid
-	var s []byte
-	if t == tString {
-		var ok bool
-		if s, ok = st.content(v); !ok {
-			return unknown
-		}
-	}
-	for i := range items {
-		it := &items[i]
-		switch t {
-		case tString:
-			if it.kind == tString && it.s == string(s) {
-				return valid
-			}
-		case tBoolean:
-			if it.kind == tBoolean && it.b == (v[0] == 't') {
-				return valid
-			}
-		case tNull:
-			if it.kind == tNull {
-				return valid
-			}
-		case tNumber:
-			if it.kind == tNumber {
-				if !num.ok || !it.n.ok {
-					res = unknown
-				} else if it.n.f == num.f {
-					return valid
-				}
-			}
-		default: // array or object
-			if it.kind == 0 {
-				res = unknown
-			}
-		}
-	}
-	return res
-}
-
-// members appends the members of the encoded object v to st.members.
-func (st *rawState) readMembers(v []byte) bool {
+// readMembers appends the members of the encoded object v to st.members.
+func (st *textReader) readMembers(v []byte) bool {
 	i := skipSpace(v, 1)
 	if i < len(v) && v[i] == '}' {
 		return i == len(v)-1
@@ -464,7 +332,7 @@ func (st *rawState) readMembers(v []byte) bool {
 		if !ok {
 			return false
 		}
-		st.members = append(st.members, rawMember{quoted: quoted, key: key, val: v[i:ve]})
+		st.members = append(st.members, member[[]byte]{key: key, name: quoted, val: v[i:ve]})
 		i = skipSpace(v, ve)
 		if i >= len(v) {
 			return false
@@ -482,7 +350,7 @@ func (st *rawState) readMembers(v []byte) bool {
 }
 
 // readItems appends the items of the encoded array v to st.items.
-func (st *rawState) readItems(v []byte) bool {
+func (st *textReader) readItems(v []byte) bool {
 	i := skipSpace(v, 1)
 	if i < len(v) && v[i] == ']' {
 		return i == len(v)-1
@@ -511,349 +379,75 @@ func (st *rawState) readItems(v []byte) bool {
 
 // noteRoot records that v, just delimited member by member (or item by
 // item), is the root.
-func (st *rawState) noteRoot(v []byte) {
+func (st *textReader) noteRoot(v []byte) {
 	if len(v) == len(st.root) && &v[0] == &st.root[0] {
 		st.rootRead = true
 	}
 }
 
-func hasMember(obj []rawMember, key string) bool {
-	for i := range obj {
-		if string(obj[i].key) == key {
-			return true
-		}
+// kind returns the type bit of v, and its value if it is a number; 0 for
+// a number that is not a finite float64 (see rawNum).
+func (*textReader) kind(v []byte) (uint8, numValue) {
+	t := rawType(v)
+	if t != tNumber {
+		return t, numValue{}
 	}
-	return false
+	num, ok := rawNum(v)
+	if !ok {
+		return 0, numValue{}
+	}
+	return tNumber, num
 }
 
-func hasAll(obj []rawMember, keys []string) bool {
-	for _, k := range keys {
-		if !hasMember(obj, k) {
-			return false
-		}
-	}
-	return true
-}
+func (st *textReader) text(v []byte) ([]byte, bool) { return st.content(v) }
 
-func (st *rawState) checkObject(n *fnode, v []byte, depth int) verdict {
-	base := len(st.members)
-	if !st.readMembers(v) {
-		st.members = st.members[:base]
+func (*textReader) truth(v []byte) bool { return v[0] == 't' }
+
+// format: the formats take a Go value; only strings are made one (which
+// allocates), and other values are known to pass only the library's own
+// formats.
+func (st *textReader) format(n *fnode, v []byte, t uint8) verdict {
+	if t != tString {
+		if n.formatStrings {
+			return valid
+		}
 		return unknown
-	}
-	st.noteRoot(v)
-	obj := st.members[base:len(st.members):len(st.members)]
-	r := st.checkMembers(n, v, obj, depth)
-	st.members = st.members[:base]
-	return r
-}
-
-func (st *rawState) checkMembers(n *fnode, v []byte, obj []rawMember, depth int) verdict {
-	if n.minProps >= 0 && len(obj) < n.minProps {
-		return invalid
-	}
-	if n.maxProps >= 0 && len(obj) > n.maxProps {
-		return invalid
-	}
-	if !hasAll(obj, n.required) {
-		return invalid
-	}
-	res := valid
-	for i := range n.deps {
-		d := &n.deps[i]
-		if !hasMember(obj, d.prop) {
-			continue
-		}
-		if d.sch != nil {
-			if res = and(res, st.check(d.sch, v, depth+1)); res == invalid {
-				return invalid
-			}
-		} else if !hasAll(obj, d.req) {
-			return invalid
-		}
-	}
-	if n.props != nil || n.patProps != nil || n.addlSet {
-		for i := range obj {
-			m := &obj[i]
-			evaluated := false
-			if s, ok := n.props[string(m.key)]; ok {
-				evaluated = true
-				if res = and(res, st.check(s, m.val, depth+1)); res == invalid {
-					return invalid
-				}
-			}
-			for j := range n.patProps {
-				if n.patProps[j].match(m.key) {
-					evaluated = true
-					if res = and(res, st.check(n.patProps[j].sch, m.val, depth+1)); res == invalid {
-						return invalid
-					}
-				}
-			}
-			if !evaluated && n.addlSet {
-				if n.addl == nil {
-					if !n.addlBool {
-						return invalid
-					}
-				} else if res = and(res, st.check(n.addl, m.val, depth+1)); res == invalid {
-					return invalid
-				}
-			}
-		}
-	}
-	if n.draft == 4 {
-		return res
-	}
-	if n.propNames != nil {
-		for i := range obj {
-			if res = and(res, st.check(n.propNames, obj[i].quoted, depth+1)); res == invalid {
-				return invalid
-			}
-		}
-	}
-	if n.draft == 6 {
-		return res
-	}
-	for i := range n.depSchemas {
-		d := &n.depSchemas[i]
-		if hasMember(obj, d.prop) {
-			if res = and(res, st.check(d.sch, v, depth+1)); res == invalid {
-				return invalid
-			}
-		}
-	}
-	for i := range n.depRequired {
-		d := &n.depRequired[i]
-		if hasMember(obj, d.prop) && !hasAll(obj, d.req) {
-			return invalid
-		}
-	}
-	return res
-}
-
-// uniqueJSON is uniqueItems for encoded items.
-func (st *rawState) uniqueJSON(arr [][]byte) verdict {
-	if len(arr) > maxUnique {
-		return unknown
-	}
-	for i := 1; i < len(arr); i++ {
-		for j := 0; j < i; j++ {
-			a, b := arr[i], arr[j]
-			ta, tb := rawType(a), rawType(b)
-			switch ta {
-			case tString:
-				if tb == tString {
-					sa, ok1 := st.content(a)
-					sb, ok2 := st.content(b)
-					if !ok1 || !ok2 {
-						return unknown
-					}
-					if bytes.Equal(sa, sb) {
-						return invalid
-					}
-				}
-			case tBoolean:
-				if tb == tBoolean && a[0] == b[0] {
-					return invalid
-				}
-			case tNull:
-				if tb == tNull {
-					return invalid
-				}
-			case tNumber:
-				switch tb {
-				case tNumber:
-					na, ok1 := rawNum(a)
-					nb, ok2 := rawNum(b)
-					if !ok1 || !ok2 {
-						return unknown
-					}
-					if na.f == nb.f {
-						return invalid
-					}
-				case tString, tBoolean, tNull, tObject, tArray:
-				default:
-					return unknown
-				}
-			default:
-				return unknown
-			}
-		}
-	}
-	return valid
-}
-
-func (st *rawState) checkArray(n *fnode, v []byte, depth int) verdict {
-	base := len(st.items)
-	if !st.readItems(v) {
-		st.items = st.items[:base]
-		return unknown
-	}
-	st.noteRoot(v)
-	arr := st.items[base:len(st.items):len(st.items)]
-	r := st.checkItems(n, arr, depth)
-	st.items = st.items[:base]
-	return r
-}
-
-func (st *rawState) checkItems(n *fnode, arr [][]byte, depth int) verdict {
-	if n.minItems >= 0 && len(arr) < n.minItems {
-		return invalid
-	}
-	if n.maxItems >= 0 && len(arr) > n.maxItems {
-		return invalid
-	}
-	res := valid
-	if n.unique && len(arr) > 1 {
-		if res = st.uniqueJSON(arr); res == invalid {
-			return invalid
-		}
-	}
-	evaluated := min(len(n.tuple), len(arr))
-	for i := range evaluated {
-		if res = and(res, st.check(n.tuple[i], arr[i], depth+1)); res == invalid {
-			return invalid
-		}
-	}
-	if n.draft < 2020 {
-		if n.items != nil {
-			for _, it := range arr {
-				if res = and(res, st.check(n.items, it, depth+1)); res == invalid {
-					return invalid
-				}
-			}
-			evaluated = len(arr)
-		}
-		if n.addlItemsSet {
-			if n.addlItems == nil {
-				if !n.addlItemsBool && evaluated != len(arr) {
-					return invalid
-				}
-			} else {
-				for _, it := range arr[evaluated:] {
-					if res = and(res, st.check(n.addlItems, it, depth+1)); res == invalid {
-						return invalid
-					}
-				}
-			}
-		}
-	} else if n.items2020 != nil {
-		for _, it := range arr[evaluated:] {
-			if res = and(res, st.check(n.items2020, it, depth+1)); res == invalid {
-				return invalid
-			}
-		}
-	}
-	if n.contains != nil {
-		matched, unsure := 0, 0
-		for _, it := range arr {
-			switch st.check(n.contains, it, depth+1) {
-			case valid:
-				matched++
-			case unknown:
-				unsure++
-			}
-		}
-		lo, hi := matched, matched+unsure
-		want := 1
-		if n.minContains >= 0 {
-			want = n.minContains
-		}
-		switch {
-		case hi < want:
-			return invalid
-		case lo < want:
-			res = and(res, unknown)
-		}
-		if n.maxContains >= 0 {
-			switch {
-			case lo > n.maxContains:
-				return invalid
-			case hi > n.maxContains:
-				res = and(res, unknown)
-			}
-		}
-	}
-	return res
-}
-
-func (st *rawState) checkString(n *fnode, v []byte) verdict {
-	if n.minLen < 0 && n.maxLen < 0 && n.pattern == nil {
-		return valid // the characters are not read: no copy, no unescaping
 	}
 	s, ok := st.content(v)
 	if !ok {
 		return unknown
 	}
-	if n.minLen >= 0 || n.maxLen >= 0 {
-		l := utf8.RuneCount(s)
-		if n.minLen >= 0 && l < n.minLen {
-			return invalid
-		}
-		if n.maxLen >= 0 && l > n.maxLen {
-			return invalid
-		}
-	}
-	if n.pattern != nil && !n.matchPattern(s) {
+	if n.format(string(s)) != nil {
 		return invalid
 	}
 	return valid
 }
 
-func (st *rawState) checkCond(n *fnode, v []byte, depth int) verdict {
-	res := valid
-	if n.not != nil {
-		switch st.check(n.not, v, depth+1) {
-		case valid:
-			return invalid
-		case unknown:
-			res = unknown
-		}
+func (st *textReader) array(n *fnode, v []byte, depth int) verdict {
+	base := len(st.items)
+	ok := st.readItems(v)
+	st.usedItems = max(st.usedItems, len(st.items))
+	res := unknown
+	if ok {
+		st.noteRoot(v)
+		res = checkItems(st, n, st.items[base:len(st.items):len(st.items)], depth)
 	}
-	for _, s := range n.allOf {
-		if res = and(res, st.check(s, v, depth+1)); res == invalid {
-			return invalid
-		}
+	st.items = st.items[:base]
+	return res
+}
+
+// object names each member, for propertyNames, as encoded (quotes
+// included).
+func (st *textReader) object(n *fnode, v []byte, depth int) verdict {
+	base := len(st.members)
+	ok := st.readMembers(v)
+	st.usedMembers = max(st.usedMembers, len(st.members))
+	res := unknown
+	if ok {
+		st.noteRoot(v)
+		obj := st.members[base:len(st.members):len(st.members)]
+		res = checkMembers(st, n, v, obj, len(obj), depth)
 	}
-	if len(n.anyOf) > 0 {
-		some := invalid
-		for _, s := range n.anyOf {
-			r := st.check(s, v, depth+1)
-			if r == valid {
-				some = valid
-				break
-			}
-			if r == unknown {
-				some = unknown
-			}
-		}
-		if res = and(res, some); res == invalid {
-			return invalid
-		}
-	}
-	if len(n.oneOf) > 0 {
-		matched := 0
-		for _, s := range n.oneOf {
-			switch st.check(s, v, depth+1) {
-			case valid:
-				matched++
-			case unknown:
-				return unknown
-			}
-		}
-		if matched != 1 {
-			return invalid
-		}
-	}
-	if n.ifS != nil {
-		switch st.check(n.ifS, v, depth+1) {
-		case valid:
-			res = and(res, st.check(n.thenS, v, depth+1))
-		case invalid:
-			res = and(res, st.check(n.elseS, v, depth+1))
-		default:
-			return unknown
-		}
-	}
+	st.members = st.members[:base]
 	return res
 }

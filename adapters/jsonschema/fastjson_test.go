@@ -37,6 +37,7 @@ var encodedSchemas = []struct {
 	{schema: `{"items": [{"type": "string"}], "additionalItems": {"type": "number"}, "dependencies": {"a": ["b"], "c": {"required": ["d"]}}}`, draft: Draft7},
 	{schema: `{"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}`},
 	{schema: `{"type": "object"}`},
+	{schema: `{"required": ["a", "b", "c", "d", "e", "f", "g", "h", "i"], "properties": {"a": {"type": "number"}}, "minProperties": 10}`},
 	{schema: `true`},
 }
 
@@ -55,6 +56,8 @@ var encodedTexts = []string{
 	`{"x-a": "s", "abc": 1}`, `{"x-a": 1}`, `{"abcde": 1}`, `{"x\u002da": "s"}`,
 	`{"a": 1}`, `{"a": 1, "b": 1}`, `{"c": 1}`, `{"c": 1, "d": 1}`, `{"a": "x@y.z"}`, `{"a": "x"}`, `{}`,
 	`{"c": {"c": {"c": 1}}}`, `{"c": {"c": {}}}`,
+	`{"a": 1, "b": 1, "c": 1, "d": 1, "e": 1, "f": 1, "g": 1, "h": 1, "i": 1, "j": 1}`, `{"a": "1", "b": 1, "c": 1, "d": 1, "e": 1, "f": 1, "g": 1, "h": 1, "i": 1, "j": 1}`,
+	`{"a": 1, "b": 1, "c": 1, "d": 1, "e": 1, "f": 1, "g": 1, "h": 1, "j": 1, "k": 1}`, `{"a": 1, "x": 1, "y": 1, "z": 1}`,
 	`{"text": "` + strings.Repeat(`lorem \"ipsum\"\n`, 100) + `"}`, `{"text": 1}`, `{"txt": ""}`,
 	`["a", 1]`, `["a"]`, `[1]`, `["a", 1, 2]`, `["a", 1, 2, 3]`, `["a", "b"]`, `[]`, `[ "a" , 1 ]`,
 	`[1, 1]`, `[1, 1.0]`, `[0, -0.0]`, `["a", "\u0061"]`, `["a", "b", 1, true, null]`, `[null, null]`, `[true, false, true]`,

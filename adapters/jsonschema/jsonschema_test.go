@@ -59,7 +59,7 @@ func check(t *testing.T, s ports.Schema, cases map[string]string) {
 }
 
 func TestCalculator(t *testing.T) {
-	s := compile(t, calcSchema)
+	s := compile(t, jsonschema.CalcSchema)
 	check(t, s, map[string]string{
 		`{"a": 1, "b": 2, "operation": "add"}`:          ``,
 		`{"a": 1.5, "b": -2e10, "operation": "divide"}`: ``,
@@ -234,7 +234,7 @@ func TestFormatAssertions(t *testing.T) {
 }
 
 func TestValidationErrorType(t *testing.T) {
-	s := compile(t, calcSchema)
+	s := compile(t, jsonschema.CalcSchema)
 	err := s.Validate(map[string]any{"a": "x", "operation": "mod"})
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
@@ -420,7 +420,7 @@ func TestIndependentCompiles(t *testing.T) {
 
 func TestConcurrentValidate(t *testing.T) {
 	// Both the fast path and the library's path (errors, unevaluated*).
-	for _, schema := range []string{calcSchema, `{"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a", "b", "operation"], "unevaluatedProperties": {"type": ["number", "string"]}}`} {
+	for _, schema := range []string{jsonschema.CalcSchema, `{"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a", "b", "operation"], "unevaluatedProperties": {"type": ["number", "string"]}}`} {
 		s := compile(t, schema)
 		good := porttest.DecodeJSON(t, `{"a": 1, "b": 2, "operation": "add"}`)
 		bad := porttest.DecodeJSON(t, `{"a": "x", "c": [], "operation": "mod"}`)

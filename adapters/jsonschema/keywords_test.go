@@ -12,12 +12,12 @@ import (
 )
 
 // schemaFields classifies every exported field of the library's compiled
-// schema (sjs.Schema) for the fast path: checked (fast.go mirrors it),
-// fallback (fast.go gives up and the library validates) or ignored (it holds
-// an annotation, an identifier or bookkeeping that never changes whether a
-// value is valid). A library upgrade that adds a field fails
+// schema (sjs.Schema) for the fast path: checked (fast.go and rules.go
+// mirror it), fallback (fast.go gives up and the library validates) or
+// ignored (it holds an annotation, an identifier or bookkeeping that never
+// changes whether a value is valid). A library upgrade that adds a field fails
 // TestFastPathKnowsEveryLibraryField until the field is classified here and,
-// if it asserts anything, handled in fast.go.
+// if it asserts anything, handled in fast.go and rules.go.
 var schemaFields = map[string]string{
 	"DraftVersion": "ignored", "Location": "ignored",
 	"ID": "ignored", "Anchor": "ignored", "RecursiveAnchor": "ignored", "DynamicAnchor": "ignored",
@@ -52,7 +52,7 @@ func TestFastPathKnowsEveryLibraryField(t *testing.T) {
 		}
 		seen[f.Name] = true
 		if _, ok := schemaFields[f.Name]; !ok {
-			t.Errorf("sjs.Schema has field %s (%s) that the fast path does not know: handle it in fast.go "+
+			t.Errorf("sjs.Schema has field %s (%s) that the fast path does not know: handle it in fast.go and rules.go "+
 				"(or make buildFast return nil when it is set) and classify it in schemaFields", f.Name, f.Type)
 		}
 	}
@@ -182,7 +182,7 @@ func TestFastPathCoversDraft202012Vocabulary(t *testing.T) {
 	for _, kw := range kws {
 		if _, ok := keywordSamples[kw]; !ok {
 			t.Errorf("the draft 2020-12 meta-schema declares %q, which the fast path's keyword table does not know: "+
-				"add a sample to keywordSamples and handle it in fast.go, or make buildFast fall back on it", kw)
+				"add a sample to keywordSamples and handle it in fast.go and rules.go, or make buildFast fall back on it", kw)
 		}
 	}
 	v := New(WithDefaultDraft(Draft202012))
