@@ -353,12 +353,55 @@ type callSlot struct {
 	bytes   int64 // held in l.budget
 	n       int64 // the length of the call's message
 	waiting int64 // counted among the calls waiting for the client (bytes)
+
+	// The goroutine's response buffer, reused from one call to the next
+	// (WriteMessage keeps no message). Only a call alone (not a batch's,
+	// whose members run at once) and without method middleware (which
+	// may keep what it answered) uses it: single marks such a call.
+	// Owned by the goroutine running the call.
+	single bool
+	out    []byte // the buffer, free (nil while a response holds it)
+	made   []byte // the response encoded into it (see outBuffer)
 }
 
 func (c *callSlot) reset(bytes, n int64) {
 	c.mu.Lock()
 	c.held, c.bytes, c.n, c.waiting = true, bytes, n, 0
+	c.single, c.made = false, nil
 	c.mu.Unlock()
+}
+
+// maxReusedResponse bounds the response buffer a goroutine keeps for its
+// next call: a larger one goes to the garbage collector.
+const maxReusedResponse = 16 << 10
+
+// outBuffer returns an empty buffer to encode the call's response into:
+// the goroutine's own for a single call (see callSlot.single), else a new
+// one. The response encoded into it is then given to made.
+func (c *callSlot) outBuffer() []byte {
+	if c == nil || !c.single || c.out == nil {
+		return make([]byte, 0, 256)
+	}
+	b := c.out
+	c.out = nil
+	return b
+}
+
+// encoded records the response of a single call, encoded into a buffer
+// from outBuffer, so that recycle knows it for its own.
+func (c *callSlot) encoded(out []byte) {
+	if c != nil && c.single {
+		c.made = out
+	}
+}
+
+// recycle takes the buffer of the response out back, once it is written,
+// when it is the one encoded recorded: nothing else holds it.
+func (c *callSlot) recycle(out []byte) {
+	if len(out) > 0 && len(c.made) > 0 && &out[0] == &c.made[0] && cap(out) <= maxReusedResponse {
+		c.out = out[:0]
+	}
+	c.single, c.made = false, nil
 }
 
 // awaitClient is called as the call starts waiting for the client's
@@ -582,8 +625,10 @@ func (l *connLoop) read() (pending, bool) {
 		}
 		return pending{func(slot *callSlot) {
 			m.slot = slot
+			slot.single = e.mw.handler == nil
 			out, _ := e.requestWith(rctx, s, m, nil)
 			finish(out)
+			slot.recycle(out)
 		}, size, int64(len(raw))}, true
 	}
 }
