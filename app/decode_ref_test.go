@@ -90,12 +90,12 @@ func refDecodeMessage(raw []byte) (refMessage, *rpcError) {
 }
 
 func refDecodeParams(raw jsontext.Value, id jsontext.Value) (*wireParams, *rpcError) {
-	p := new(wireParams)
 	if raw == nil {
-		return p, nil
+		return new(wireParams).seal(), nil
 	}
-	if err := json.Unmarshal(raw, p); err != nil {
+	var p wireParamsJSON
+	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, newRPCError(id, domain.CodeInvalidParams, "Invalid params: "+describeDecodeError(err), nil)
 	}
-	return p, nil
+	return p.params(), nil
 }

@@ -194,7 +194,7 @@ func (w *wireMessage) readParams(dec *jsontext.Decoder) error {
 	if _, err := dec.ReadToken(); err != nil {
 		return err
 	}
-	w.Params.p = p
+	w.Params.p = p.seal()
 	return nil
 }
 

@@ -343,7 +343,7 @@ func (s *scanner) params(w *wireMessage, start int) (int, bool) {
 	}
 	s.depth--
 	if ok {
-		w.Params.raw, w.Params.p = s.part(start, i), p
+		w.Params.raw, w.Params.p = s.part(start, i), p.seal()
 	}
 	return i, ok
 }

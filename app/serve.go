@@ -215,9 +215,37 @@ type connLoop struct {
 // pending is a call read and not yet run, with the bytes it holds in the
 // budget.
 type pending struct {
-	call func(*callSlot)
+	call runner
 	size int64
 	n    int64 // the message's length, which the call keeps alive
+}
+
+// runner is a call to run in a place of the loop: a callFunc, or a
+// soloCall (the common case, made in one allocation).
+type runner interface{ run(slot *callSlot) }
+
+// callFunc is a runner of a function.
+type callFunc func(slot *callSlot)
+
+func (f callFunc) run(slot *callSlot) { f(slot) }
+
+// soloCall is a request read alone (not in a batch) that runs as a call
+// (see runsAsCall), registered in its session.
+type soloCall struct {
+	e *Engine
+	s *session
+	m message
+	r inflightCall
+}
+
+func (c *soloCall) run(slot *callSlot) {
+	c.m.slot = slot
+	slot.single = c.e.mw.handler == nil
+	out, _ := c.e.requestWith(c.r.ctx, c.s, c.m, nil)
+	if sent := c.r.end(out); sent != nil {
+		c.s.send(sent)
+	}
+	slot.recycle(out)
 }
 
 // run is the life of one goroutine of the loop: lead (read) when it holds
@@ -250,7 +278,7 @@ func (l *connLoop) run(leader bool, next pending) {
 			// Otherwise p is parked and this goroutine reads on.
 		}
 		slot.reset(next.size, next.n)
-		next.call(slot)
+		next.call.run(slot)
 		next = slot.finish()
 	}
 }
@@ -353,12 +381,55 @@ type callSlot struct {
 	bytes   int64 // held in l.budget
 	n       int64 // the length of the call's message
 	waiting int64 // counted among the calls waiting for the client (bytes)
+
+	// The goroutine's response buffer, reused from one call to the next
+	// (WriteMessage keeps no message). Only a call alone (not a batch's,
+	// whose members run at once) and without method middleware (which
+	// may keep what it answered) uses it: single marks such a call.
+	// Owned by the goroutine running the call.
+	single bool
+	out    []byte // the buffer, free (nil while a response holds it)
+	made   []byte // the response encoded into it (see outBuffer)
 }
 
 func (c *callSlot) reset(bytes, n int64) {
 	c.mu.Lock()
 	c.held, c.bytes, c.n, c.waiting = true, bytes, n, 0
+	c.single, c.made = false, nil
 	c.mu.Unlock()
+}
+
+// maxReusedResponse bounds the response buffer a goroutine keeps for its
+// next call: a larger one goes to the garbage collector.
+const maxReusedResponse = 16 << 10
+
+// outBuffer returns an empty buffer to encode the call's response into:
+// the goroutine's own for a single call (see callSlot.single), else a new
+// one. The response encoded into it is then given to made.
+func (c *callSlot) outBuffer() []byte {
+	if c == nil || !c.single || c.out == nil {
+		return make([]byte, 0, 256)
+	}
+	b := c.out
+	c.out = nil
+	return b
+}
+
+// encoded records the response of a single call, encoded into a buffer
+// from outBuffer, so that recycle knows it for its own.
+func (c *callSlot) encoded(out []byte) {
+	if c != nil && c.single {
+		c.made = out
+	}
+}
+
+// recycle takes the buffer of the response out back, once it is written,
+// when it is the one encoded recorded: nothing else holds it.
+func (c *callSlot) recycle(out []byte) {
+	if len(out) > 0 && len(c.made) > 0 && &out[0] == &c.made[0] && cap(out) <= maxReusedResponse {
+		c.out = out[:0]
+	}
+	c.single, c.made = false, nil
 }
 
 // awaitClient is called as the call starts waiting for the client's
@@ -508,7 +579,7 @@ func (l *connLoop) read() (pending, bool) {
 			if !ok {
 				return pending{}, false
 			}
-			return pending{func(slot *callSlot) { l.serveBatch(items, slot) }, size, int64(len(raw))}, true
+			return pending{callFunc(func(slot *callSlot) { l.serveBatch(items, slot) }), size, int64(len(raw))}, true
 		}
 		m, rerr := decodeMessage(raw)
 		if rerr != nil {
@@ -542,7 +613,7 @@ func (l *connLoop) read() (pending, bool) {
 		}
 		// Registered before anything else is read, so that a
 		// notifications/cancelled read next always finds the request.
-		rctx, finish, rerr := s.begin(m.id)
+		r, rerr := s.register(s.base, m.id)
 		if rerr != nil {
 			if size > 0 {
 				l.budget.Release(size)
@@ -556,7 +627,7 @@ func (l *connLoop) read() (pending, bool) {
 			// which would otherwise wait for it forever. A graceful stop
 			// is the server ending it: it is then answered with its
 			// completion result (ErrEndedByServer).
-			lctx, cancel := context.WithCancelCause(rctx)
+			lctx, cancel := context.WithCancelCause(r.ctx)
 			go func() {
 				select {
 				case <-l.done:
@@ -568,7 +639,7 @@ func (l *connLoop) read() (pending, bool) {
 				case <-lctx.Done():
 				}
 			}()
-			return pending{func(slot *callSlot) {
+			return pending{callFunc(func(slot *callSlot) {
 				defer cancel(nil)
 				// The stream lasts: it gives its place and bytes back
 				// before it starts, as the engine keeps only copies of
@@ -577,14 +648,12 @@ func (l *connLoop) read() (pending, bool) {
 				// stop.
 				slot.release()
 				out, _ := e.requestWith(lctx, s, m, nil)
-				finish(out)
-			}, size, int64(len(raw))}, true
+				if out := r.end(out); out != nil {
+					s.send(out)
+				}
+			}), size, int64(len(raw))}, true
 		}
-		return pending{func(slot *callSlot) {
-			m.slot = slot
-			out, _ := e.requestWith(rctx, s, m, nil)
-			finish(out)
-		}, size, int64(len(raw))}, true
+		return pending{&soloCall{e: e, s: s, m: m, r: r}, size, int64(len(raw))}, true
 	}
 }
 

@@ -364,32 +364,37 @@ func (s *session) cancelRequest(id jsontext.Value) bool {
 	return cancel != nil
 }
 
-// begin registers a cancellable request under its id and returns its
-// context and the function that sends its response (unless the request was
-// cancelled meanwhile: a cancelled request gets no response) and
-// unregisters it.
-func (s *session) begin(id jsontext.Value) (context.Context, func([]byte), *rpcError) {
-	ctx, finish, rerr := s.beginWith(s.base, id)
+// beginWith registers a cancellable request under its id (see register)
+// and returns its context and the function that unregisters it and
+// returns the response to send (nil when the request was cancelled
+// meanwhile: a cancelled request gets no response).
+func (s *session) beginWith(parent context.Context, id jsontext.Value) (context.Context, func([]byte) []byte, *rpcError) {
+	r, rerr := s.register(parent, id)
 	if rerr != nil {
 		return nil, nil, rerr
 	}
-	return ctx, func(out []byte) {
-		if out := finish(out); out != nil {
-			s.send(out)
-		}
-	}, nil
+	return r.ctx, r.end, nil
 }
 
-// beginWith is begin for a parent context; its finish returns the response
-// to send (nil when the request was cancelled) instead of sending it.
-func (s *session) beginWith(parent context.Context, id jsontext.Value) (context.Context, func([]byte) []byte, *rpcError) {
+// inflightCall is a request of the session in progress, registered under
+// its id (see register) until end.
+type inflightCall struct {
+	s      *session
+	key    string
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// register registers a cancellable request under its id, with a context
+// derived from parent.
+func (s *session) register(parent context.Context, id jsontext.Value) (inflightCall, *rpcError) {
 	key := idKey(canonicalID(id))
 	ctx, cancel := context.WithCancel(parent)
 	s.mu.Lock()
 	if _, dup := s.inflight[key]; dup {
 		s.mu.Unlock()
 		cancel()
-		return nil, nil, newRPCError(id, domain.CodeInvalidRequest, "Invalid Request: a request with this id is already in progress", nil)
+		return inflightCall{}, newRPCError(id, domain.CodeInvalidRequest, "Invalid Request: a request with this id is already in progress", nil)
 	}
 	s.inflight[key] = cancel
 	s.mu.Unlock()
@@ -398,17 +403,22 @@ func (s *session) beginWith(parent context.Context, id jsontext.Value) (context.
 		// was registered, so cancelInflight missed it.
 		cancel()
 	}
-	return ctx, func(out []byte) []byte {
-		s.mu.Lock()
-		delete(s.inflight, key)
-		s.mu.Unlock()
-		cancelled := ctx.Err() != nil
-		cancel()
-		if cancelled {
-			return nil
-		}
-		return out
-	}, nil
+	return inflightCall{s: s, key: key, ctx: ctx, cancel: cancel}, nil
+}
+
+// end unregisters the request and returns its response out, or nil when
+// the request was cancelled meanwhile (a cancelled request gets no
+// response).
+func (r inflightCall) end(out []byte) []byte {
+	r.s.mu.Lock()
+	delete(r.s.inflight, r.key)
+	r.s.mu.Unlock()
+	cancelled := r.ctx.Err() != nil
+	r.cancel()
+	if cancelled {
+		return nil
+	}
+	return out
 }
 
 // cancelInflight cancels every request of the session in flight.

@@ -288,7 +288,7 @@ func (tc *toolCatalog) encodeResult(m message, ci callInfo, res *domain.CallTool
 			res = &cp
 		}
 	}
-	b := appendResponseHead(make([]byte, 0, 256), m.id)
+	b := appendResponseHead(m.slot.outBuffer(), m.id)
 	b, err := res.AppendJSON(b, resultType)
 	if err != nil {
 		logf(tc.log, context.Background(), slog.LevelError, "hexmcp: encoding a tool result failed", slog.Any("error", err))
@@ -298,7 +298,9 @@ func (tc *toolCatalog) encodeResult(m message, ci callInfo, res *domain.CallTool
 		b = tc.res.appendMeta(b[:len(b)-1], ci.rev) // reopen the result object
 		b = append(b, '}')
 	}
-	return append(b, '}'), nil
+	b = append(b, '}')
+	m.slot.encoded(b)
+	return b, nil
 }
 
 // invoke runs the handler, turning a panic into an error.

@@ -1,6 +1,7 @@
 package websocket
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -213,11 +214,22 @@ func (c *conn) Close() error {
 	return nil
 }
 
+// maxReadScratch bounds the read buffer a connection keeps between
+// messages.
+const maxReadScratch = 64 << 10
+
 // readLoop reads frames until the connection fails or the peer's close
 // frame arrives.
 func (c *conn) readLoop() {
 	defer close(c.readerDone)
 	limit := c.opts.MaxMessageSize
+	// A message is read into scratch, reused, then copied into a slice of
+	// its exact size, which the engine keeps (a large one is handed over
+	// as it is, and scratch starts again).
+	var (
+		scratch bytes.Buffer
+		body    io.LimitedReader
+	)
 	for {
 		if c.opts.PingInterval > 0 {
 			// The peer has PongWait to show life while we wait for it;
@@ -243,10 +255,17 @@ func (c *conn) readLoop() {
 			}
 			continue
 		}
-		msg, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
-		if err != nil {
+		body.R, body.N = r, int64(limit)+1
+		scratch.Reset()
+		if _, err := scratch.ReadFrom(&body); err != nil {
 			c.readFailed(err)
 			return
+		}
+		var msg []byte
+		if scratch.Cap() > maxReadScratch {
+			msg, scratch = scratch.Bytes(), bytes.Buffer{}
+		} else {
+			msg = append(make([]byte, 0, scratch.Len()), scratch.Bytes()...)
 		}
 		if len(msg) > limit {
 			why := fmt.Sprintf("a message exceeds the limit of %d bytes", limit)
