@@ -93,14 +93,14 @@ func directRequest(ctx context.Context, method, body string, hd hdr) *http.Reque
 }
 
 // The write deadline of every SSE event is Options.EventWriteTimeout from
-// when it is written: DefaultEventWriteTimeout when zero, none when
+// when it is written: DefaultEventWriteTimeout (30 s) when zero, none when
 // negative.
 func TestEventWriteTimeoutIsApplied(t *testing.T) {
 	for _, tc := range []struct {
 		set  time.Duration
 		want time.Duration // 0: no deadline
 	}{
-		{0, mcphttp.DefaultEventWriteTimeout},
+		{0, 30 * time.Second}, // DefaultEventWriteTimeout, as documented
 		{time.Hour, time.Hour},
 		{90 * time.Second, 90 * time.Second},
 		{-1, 0},
@@ -153,7 +153,7 @@ func TestEventWriteTimeoutIsApplied(t *testing.T) {
 }
 
 // A POST body must arrive within Options.BodyTimeout (default
-// DefaultBodyTimeout; negative: no bound), unless the http.Server's own
+// DefaultBodyTimeout, 30 s; negative: no bound), unless the http.Server's own
 // ReadTimeout is shorter, which then applies alone.
 func TestBodyTimeoutIsApplied(t *testing.T) {
 	for _, tc := range []struct {
@@ -161,7 +161,7 @@ func TestBodyTimeoutIsApplied(t *testing.T) {
 		readTimeout time.Duration // of the http.Server serving the request
 		want        time.Duration // 0: no deadline set by the handler
 	}{
-		{0, 0, mcphttp.DefaultBodyTimeout},
+		{0, 0, 30 * time.Second}, // DefaultBodyTimeout, as documented
 		{time.Hour, 0, time.Hour},
 		{-1, 0, 0},
 		{time.Hour, 2 * time.Hour, time.Hour},
