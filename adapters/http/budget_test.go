@@ -14,8 +14,6 @@ import (
 	"time"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/testtools"
@@ -47,14 +45,7 @@ func newBudgetEnv(t *testing.T, opts mcphttp.Options) *budgetEnv {
 // newBudgetEnvOver is newBudgetEnv over HTTP/2 (with TLS) when h2.
 func newBudgetEnvOver(t *testing.T, opts mcphttp.Options, h2 bool) *budgetEnv {
 	t.Helper()
-	e, err := app.NewEngine(app.Options{
-		Info:         domain.Implementation{Name: "test", Version: "1.0.0"},
-		ToolRegistry: memory.NewRegistry(),
-		Validator:    jsonschema.New(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{Info: testtools.Info})
 	type textIn struct {
 		Text string `json:"text"`
 	}

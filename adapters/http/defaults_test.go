@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
@@ -27,10 +27,7 @@ func (failingStore) Create(context.Context, ports.SessionState) error {
 // dropping its own problems.
 func TestHandlerLogsThroughTheEngineByDefault(t *testing.T) {
 	log := &porttest.LogRecorder{}
-	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{Logger: log})
 	defer e.Close()
 	h := mcphttp.NewHandler(e, mcphttp.Options{SessionStore: failingStore{memory.NewSessionStore(memory.SessionStoreOptions{})}})
 	srv := httptest.NewServer(h)

@@ -7,10 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -19,14 +18,7 @@ import (
 // stays in the store; otherwise the response is kept for the client to
 // resume from the priming event.
 func TestPrimedOneEventStream(t *testing.T) {
-	e, err := app.NewEngine(app.Options{
-		Info:         domain.Implementation{Name: "test", Version: "1.0.0"},
-		ToolRegistry: memory.NewRegistry(),
-		Validator:    jsonschema.New(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{Info: testtools.Info})
 	defer e.Close()
 	final := []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)
 	for _, tc := range []struct {

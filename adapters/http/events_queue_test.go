@@ -13,10 +13,8 @@ import (
 	"time"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // gateListener hands out server connections whose writes can be held:
@@ -101,14 +99,7 @@ func TestQueuedStreamBoundedInBytes(t *testing.T) {
 		burst      = 12
 		msgSize    = 1000 // each event: about 1.1 KiB
 	)
-	e, err := app.NewEngine(app.Options{
-		Info:         domain.Implementation{Name: "test", Version: "1.0.0"},
-		ToolRegistry: memory.NewRegistry(),
-		Validator:    jsonschema.New(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{Info: testtools.Info})
 	start, returned := make(chan struct{}), make(chan struct{})
 	var gl *gateListener
 	type noIn struct{}

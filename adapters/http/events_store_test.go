@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -20,15 +20,7 @@ import (
 // text of size bytes.
 func promptEngine(t *testing.T, size int) *app.Engine {
 	t.Helper()
-	e, err := app.NewEngine(app.Options{
-		Info:           domain.Implementation{Name: "test", Version: "1.0.0"},
-		ToolRegistry:   memory.NewRegistry(),
-		PromptRegistry: memory.NewPromptRegistry(),
-		Validator:      jsonschema.New(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{Info: testtools.Info, PromptRegistry: memory.NewPromptRegistry()})
 	text := strings.Repeat("x", size)
 	big := func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
 		return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text(text))}}, nil

@@ -15,10 +15,7 @@ import (
 	"time"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
@@ -44,14 +41,7 @@ type env struct {
 
 func newEngine(t *testing.T, ev *env) *app.Engine {
 	t.Helper()
-	e, err := app.NewEngine(app.Options{
-		Info:         domain.Implementation{Name: "test", Version: "1.0.0"},
-		ToolRegistry: memory.NewRegistry(),
-		Validator:    jsonschema.New(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{Info: testtools.Info})
 	type textIn struct {
 		Text string `json:"text"`
 	}
@@ -66,7 +56,7 @@ func newEngine(t *testing.T, ev *env) *app.Engine {
 			return "", ctx.Err()
 		}
 	}
-	err = e.AddTools(
+	err := e.AddTools(
 		app.Func(func(ctx context.Context, in textIn) (string, error) { return "echo: " + in.Text, nil },
 			app.WithName("echo")),
 		app.Func(func(ctx context.Context, in noIn) (string, error) {

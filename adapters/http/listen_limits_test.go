@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
@@ -417,10 +418,7 @@ func TestClientKeyReachesEveryRequest(t *testing.T) {
 	who := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		return rc.Transport().ClientKey(), nil
 	}, app.WithName("who"))
-	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{})
 	if err := e.AddTools(who); err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -186,16 +186,8 @@ func TestSessionBytesPerClient(t *testing.T) {
 // x://items/{id}, with the store given.
 func newTemplateEnv(t *testing.T, opts mcphttp.Options) *env {
 	t.Helper()
-	e, err := app.NewEngine(app.Options{
-		Info:             domain.Implementation{Name: "test", Version: "1.0.0"},
-		ToolRegistry:     memory.NewRegistry(),
-		ResourceRegistry: memory.NewResourceRegistry(),
-		Validator:        jsonschema.New(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = e.AddResourceTemplate(app.NewResourceTemplate("x://items/{id}", "item", func(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
+	e := testtools.NewEngine(t, app.Options{Info: testtools.Info, ResourceRegistry: memory.NewResourceRegistry()})
+	err := e.AddResourceTemplate(app.NewResourceTemplate("x://items/{id}", "item", func(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
 		return []domain.ResourceContents{{URI: uri, Text: vars["id"]}}, nil
 	}))
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -20,15 +19,7 @@ import (
 // that logs at every level from debug to error.
 func newResourceEnv(t *testing.T, opts mcphttp.Options) *env {
 	t.Helper()
-	e, err := app.NewEngine(app.Options{
-		Info:             domain.Implementation{Name: "test", Version: "1.0.0"},
-		ToolRegistry:     memory.NewRegistry(),
-		ResourceRegistry: memory.NewResourceRegistry(),
-		Validator:        jsonschema.New(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{Info: testtools.Info, ResourceRegistry: memory.NewResourceRegistry()})
 	if err := e.AddResource(app.TextResource("test://doc", "doc", "text")); err != nil {
 		t.Fatal(err)
 	}

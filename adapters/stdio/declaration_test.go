@@ -7,20 +7,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/stdio"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // Over stdio too, an initialize whose capabilities and clientInfo are
 // larger than a session keeps is refused with -32602 naming the limit and
 // its id; the connection stays usable and a smaller initialize succeeds.
 func TestInitializeDeclarationBoundedOverStdio(t *testing.T) {
-	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	tr := stdio.New(stdio.Options{In: inR, Out: outW})

@@ -9,11 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/stdio"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -45,10 +43,7 @@ func TestConnTooLargeKeepsHead(t *testing.T) {
 // first ports.MaxMessageHead bytes gets its error with that id; one whose
 // id is past them, or missing, gets it without; the connection goes on.
 func TestOverLimitLineAnswersItsID(t *testing.T) {
-	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{})
 	t.Cleanup(func() { _ = e.Close() })
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

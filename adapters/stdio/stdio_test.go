@@ -9,11 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/stdio"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -88,10 +86,7 @@ func TestReadMessageHonoursContext(t *testing.T) {
 // line gets an error and the next request is answered; EOF ends Serve after
 // the call in flight has answered.
 func TestServeOverPipes(t *testing.T) {
-	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{})
 	release := make(chan struct{})
 	if err := e.AddTool(app.NewTool(func() string { <-release; return "done" }, app.WithName("slow"))); err != nil {
 		t.Fatal(err)

@@ -8,22 +8,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-
 	gws "github.com/gorilla/websocket"
 
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // Over WebSocket, a request refused for what its params hold (duplicate
 // member names, invalid UTF-8) is answered with its id (issue 10, "No
 // lost ids"); the connection goes on.
 func TestRefusedRequestAnswersItsIDOverWebSocket(t *testing.T) {
-	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{})
 	t.Cleanup(func() { _ = e.Close() })
 	h := NewHandler(e, Options{})
 	srv := httptest.NewServer(h) // 127.0.0.1

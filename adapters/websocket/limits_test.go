@@ -12,12 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-
 	gws "github.com/gorilla/websocket"
 
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 func bigCall(id int, tool string) string {
@@ -230,10 +228,7 @@ func TestRefusedUpgradeTakesNoSlot(t *testing.T) {
 // connections: a second connection from the same address does not get a
 // second share (ports.PeerAddr), while another address does.
 func TestListenStreamsCountedPerAddress(t *testing.T) {
-	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry(), MaxListenersPerClient: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{MaxListenersPerClient: 2})
 	t.Cleanup(func() { _ = e.Close() })
 	_, srv := serve(t, e, Options{})
 	listen := func(c *gws.Conn, id int) rpcMessage {

@@ -10,7 +10,6 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -34,11 +33,7 @@ func tasksEngine(t *testing.T, tools ...app.Tool) *app.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), ResourceRegistry: memory.NewResourceRegistry(),
-		Validator: jsonschema.New(), Extensions: []app.Extension{x.Extension(), sk}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{ResourceRegistry: memory.NewResourceRegistry(), Extensions: []app.Extension{x.Extension(), sk}})
 	if err := e.AddTools(tools...); err != nil {
 		t.Fatal(err)
 	}
