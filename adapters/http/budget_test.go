@@ -155,16 +155,8 @@ func (be *budgetEnv) request(ctx context.Context, body io.Reader, n int64, h hdr
 	if n >= 0 {
 		req.ContentLength = n
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range h {
-		req.Header.Set(k, v)
-	}
-	resp, err := be.client.Do(req)
-	if err != nil {
-		be.t.Fatal(err)
-	}
-	return resp
+	testtools.MCPHeaders(req, h)
+	return testtools.Do(be.t, be.client, req)
 }
 
 // Item 1 of issue 18: connections that announce whole bodies
@@ -420,10 +412,7 @@ func TestBodyTimeoutEndsWithTheBody(t *testing.T) {
 				req.Header.Set(k, v)
 			}
 			req.Header.Set("Accept", "text/event-stream")
-			get, err := be.client.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			get := testtools.Do(t, be.client, req)
 			defer get.Body.Close()
 			gs := newSSE(t, get)
 			if p := gs.nextEvent(t); p.data != "" {

@@ -33,12 +33,8 @@ func TestHandlerLogsThroughTheEngineByDefault(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	testtools.MCPHeaders(req)
+	resp := testtools.Do(t, nil, req)
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
 		t.Fatalf("initialize succeeded with a failing store")

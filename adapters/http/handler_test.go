@@ -15,6 +15,7 @@ import (
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 func TestSessionLifecycle(t *testing.T) {
@@ -325,11 +326,7 @@ func TestDNSRebinding(t *testing.T) {
 		if origin != "" {
 			req.Header.Set("Origin", origin)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
+		return testtools.Do(t, nil, req)
 	}
 	_, port, _ := net.SplitHostPort(ev.srv.Listener.Addr().String())
 	expect(t, send("evil.example:"+port, "http://evil.example:"+port), http.StatusForbidden)
@@ -386,10 +383,7 @@ func TestUnsupportedMediaTypeAndTooLarge(t *testing.T) {
 	// Without Content-Length (chunked), the limit holds while reading.
 	req, _ := http.NewRequest(http.MethodPost, ev.url, struct{ ioReader }{strings.NewReader(big)})
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := testtools.Do(t, nil, req)
 	if req.ContentLength > 0 {
 		t.Fatal("the request has a length")
 	}

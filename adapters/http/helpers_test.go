@@ -185,8 +185,7 @@ func doRaw(ctx context.Context, method, url, body string, h hdr) (*http.Response
 		return nil, err
 	}
 	if method == http.MethodPost {
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		testtools.MCPHeaders(req)
 	}
 	if method == http.MethodGet {
 		req.Header.Set("Accept", "text/event-stream")

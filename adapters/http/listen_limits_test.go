@@ -56,19 +56,8 @@ func postListen(t *testing.T, ctx context.Context, c *http.Client, url string, i
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range statelessHdr("subscriptions/listen", "") {
-		req.Header.Set(k, v)
-	}
-	for k, v := range h {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
+	testtools.MCPHeaders(req, statelessHdr("subscriptions/listen", ""), h)
+	return testtools.Do(t, c, req)
 }
 
 func listenAck(id int) string {
@@ -252,11 +241,7 @@ func (w *deadPeer) Write(b []byte) (int, error) {
 func listenRequest(id int) *http.Request {
 	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(statelessBody(id, "subscriptions/listen", listenParams)))
 	req.Host = "127.0.0.1"
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range statelessHdr("subscriptions/listen", "") {
-		req.Header.Set(k, v)
-	}
+	testtools.MCPHeaders(req, statelessHdr("subscriptions/listen", ""))
 	return req
 }
 
@@ -356,15 +341,8 @@ func TestListenDoesNotPinBody(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range statelessHdr("subscriptions/listen", "") {
-			req.Header.Set(k, v)
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		testtools.MCPHeaders(req, statelessHdr("subscriptions/listen", ""))
+		resp := testtools.Do(t, c, req)
 		t.Cleanup(func() { cancel(); resp.Body.Close() })
 		s := newSSE(t, resp)
 		if ev := s.nextEvent(t); !strings.Contains(ev.data, "notifications/subscriptions/acknowledged") {

@@ -12,6 +12,7 @@ import (
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 const listenParams = `"notifications":{"toolsListChanged":true}`
@@ -105,11 +106,7 @@ func TestListenClientCancelGetsNoResponse(t *testing.T) {
 	defer cancel()
 	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(statelessBody(5, "subscriptions/listen", listenParams)))
 	req.Host = "127.0.0.1"
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range statelessHdr("subscriptions/listen", "") {
-		req.Header.Set(k, v)
-	}
+	testtools.MCPHeaders(req, statelessHdr("subscriptions/listen", ""))
 	w := &streamRecorder{header: http.Header{}, wrote: make(chan struct{}, 1)}
 	done := make(chan struct{})
 	go func() {

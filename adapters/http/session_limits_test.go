@@ -12,6 +12,7 @@ import (
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -32,16 +33,8 @@ func postFrom(t *testing.T, c *http.Client, url, body string, h hdr) *http.Respo
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range h {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
+	testtools.MCPHeaders(req, h)
+	return testtools.Do(t, c, req)
 }
 
 // openSession initializes a session from c (with the headers h) and, when

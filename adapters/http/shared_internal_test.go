@@ -63,16 +63,8 @@ func sharedDo(t *testing.T, method, url, body string, hdr map[string]string) *ht
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
+	testtools.MCPHeaders(req, hdr)
+	return testtools.Do(t, nil, req)
 }
 
 // sharedSession opens a 2025-11-25 session at a, sends its initialized

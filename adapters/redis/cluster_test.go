@@ -17,6 +17,7 @@ import (
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/redistest"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // cluster is n instances of one server sharing one Redis (mcpredis.Share),
@@ -166,10 +167,7 @@ func get(t *testing.T, url, sid, last string) *sseStream {
 	if last != "" {
 		req.Header.Set("Last-Event-ID", last)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := testtools.Do(t, nil, req)
 	if resp.StatusCode != 200 {
 		t.Fatalf("GET: %d", resp.StatusCode)
 	}
@@ -180,15 +178,8 @@ func get(t *testing.T, url, sid, last string) *sseStream {
 func postStream(t *testing.T, url, sid, body string) *sseStream {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range sessionHeaders(sid) {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	testtools.MCPHeaders(req, sessionHeaders(sid))
+	resp := testtools.Do(t, nil, req)
 	return openSSE(t, resp)
 }
 
@@ -285,10 +276,7 @@ func TestClusterOneGetPerInstance(t *testing.T) {
 	for k, v := range sessionHeaders(sid) {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := testtools.Do(t, nil, req)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusConflict {
 		t.Fatalf("a second GET at the same instance: %d, want 409", resp.StatusCode)

@@ -14,6 +14,7 @@ import (
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/internal/redistest"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 type echoIn struct {
@@ -123,15 +124,8 @@ func TestSessionStoreRedisDown(t *testing.T) {
 func post(t *testing.T, url, body string, hdr map[string]string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	testtools.MCPHeaders(req, hdr)
+	resp := testtools.Do(t, nil, req)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp, string(b)

@@ -45,6 +45,7 @@ import (
 	"time"
 
 	gws "github.com/gorilla/websocket"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // peakRSSBound is what the server may hold at its peak under this test's
@@ -191,8 +192,7 @@ func statelessBody(id int, method string, params map[string]any) []byte {
 // statelessReq builds the POST of a 2026-07-28 request with its headers.
 func statelessReq(ctx context.Context, base string, id int, method, name string, params map[string]any) *http.Request {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/mcp", bytes.NewReader(statelessBody(id, method, params)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	testtools.MCPHeaders(req)
 	req.Header.Set("MCP-Protocol-Version", stateless)
 	req.Header.Set("Mcp-Method", method)
 	if name != "" {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	gws "github.com/gorilla/websocket"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // The second round of attacks (issue 18): bytes a client makes the server
@@ -52,8 +53,7 @@ func reportCall(ctx context.Context, base string, id, sections, stepMs int, task
 		"name": "buildReport", "arguments": map[string]any{"sections": sections, "stepMs": stepMs}, "_meta": statelessMeta(tasks, pad),
 	}})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/mcp", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	testtools.MCPHeaders(req)
 	req.Header.Set("MCP-Protocol-Version", stateless)
 	req.Header.Set("Mcp-Method", "tools/call")
 	req.Header.Set("Mcp-Name", "buildReport")
@@ -241,8 +241,7 @@ func deepRequest(ctx context.Context, c *http.Client, base string, id, depth int
 	meta, _ := json.Marshal(statelessMeta(false, 0))
 	b.WriteString(`,"_meta":` + string(meta) + `}}`)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/mcp", strings.NewReader(b.String()))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	testtools.MCPHeaders(req)
 	req.Header.Set("MCP-Protocol-Version", stateless)
 	req.Header.Set("Mcp-Method", "tools/call")
 	req.Header.Set("Mcp-Name", "calculate")

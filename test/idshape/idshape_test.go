@@ -179,8 +179,7 @@ func httpExchange(t *testing.T, e *app.Engine) func(string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		testtools.MCPHeaders(req)
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatalf("http: %v", err)

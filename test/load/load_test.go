@@ -181,8 +181,7 @@ func TestHTTPLoad(t *testing.T) {
 			defer wg.Done()
 			post := func(body, sid string) (*http.Response, []byte, error) {
 				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
+				testtools.MCPHeaders(req)
 				if sid != "" {
 					req.Header.Set("Mcp-Session-Id", sid)
 					req.Header.Set("MCP-Protocol-Version", "2025-11-25")
