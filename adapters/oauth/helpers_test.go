@@ -253,3 +253,15 @@ func (s signer) signHMAC(t *testing.T, secret []byte, claims map[string]any) str
 	}
 	return string(b)
 }
+
+// overlay is claims changed by over: a nil value removes a claim.
+func overlay(claims, over map[string]any) map[string]any {
+	for k, v := range over {
+		if v == nil {
+			delete(claims, k)
+		} else {
+			claims[k] = v
+		}
+	}
+	return claims
+}
