@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/internal/showcasebin"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ from this run")
@@ -205,7 +206,7 @@ func runClientOver(t *testing.T, name, transport, mode string) *run {
 	t.Logf("%s over %s: node %s ran in %v", name, transport, c.script, time.Since(start).Round(time.Millisecond))
 	if serverLog != nil {
 		stderr.WriteString("\n--- server log ---\n")
-		stderr.Write(serverLog.snapshot().Bytes())
+		stderr.Write(serverLog.Bytes())
 	}
 	if ctx.Err() != nil {
 		t.Fatalf("%s: timed out after %v\nstderr:\n%s", name, scriptTimeout, stderr.String())
@@ -225,22 +226,7 @@ func runClientOver(t *testing.T, name, transport, mode string) *run {
 }
 
 // lockedBuffer is a bytes.Buffer safe for a writer and readers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) snapshot() *bytes.Buffer {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.NewBuffer(bytes.Clone(l.b.Bytes()))
-}
+type lockedBuffer = testtools.LockedBuffer
 
 // startShowcase starts the showcase serving transport (http or ws) on a
 // free loopback port and returns the URL it printed, and its log (filled
@@ -288,19 +274,19 @@ func launchShowcase(t *testing.T, bin, transport, addr string, flags ...string) 
 	case url = <-urls:
 	case err := <-exited:
 		pw.Close()
-		return "", logs, fmt.Errorf("the showcase exited before serving (%v); log:\n%s", err, logs.snapshot())
+		return "", logs, fmt.Errorf("the showcase exited before serving (%v); log:\n%s", err, logs.String())
 	case <-time.After(30 * time.Second):
 		_ = cmd.Process.Kill()
 		<-exited
 		pw.Close()
-		return "", logs, fmt.Errorf("the showcase did not print its URL; log:\n%s", logs.snapshot())
+		return "", logs, fmt.Errorf("the showcase did not print its URL; log:\n%s", logs.String())
 	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case err := <-exited:
 			if err != nil {
-				t.Errorf("the %s showcase did not stop cleanly: %v\n%s", transport, err, logs.snapshot())
+				t.Errorf("the %s showcase did not stop cleanly: %v\n%s", transport, err, logs.String())
 			}
 		case <-time.After(15 * time.Second):
 			_ = cmd.Process.Kill()
