@@ -778,19 +778,28 @@ func checkCommon(t *testing.T, d document) {
 
 func TestStdioV1(t *testing.T) { checkV1(t, runClient(t, "v1")) }
 
+// checkRun checks what every run of the named client shares: its golden
+// file, the revision it negotiated, the raw result of its handshake
+// method, and checkCommon; it returns the run's document.
+func checkRun(t *testing.T, r *run, client, handshake string) document {
+	t.Helper()
+	checkGolden(t, clients[client].golden, r.raw)
+	d := r.doc
+	if d.ProtocolVersion != clients[client].wantVersion {
+		t.Errorf("negotiated protocolVersion = %q, want %q", d.ProtocolVersion, clients[client].wantVersion)
+	}
+	if d.Handshake == nil || d.Handshake.Method != handshake || d.Handshake.Result == nil {
+		t.Errorf("handshake = %+v, want the raw %s result", d.Handshake, handshake)
+	}
+	checkCommon(t, d)
+	return d
+}
+
 // checkV1 checks a run of the v1 client (2025-11-25) on any transport: the
 // wire is the same as over stdio, so the same golden file applies.
 func checkV1(t *testing.T, r *run) {
 	t.Helper()
-	checkGolden(t, clients["v1"].golden, r.raw)
-	d := r.doc
-	if d.ProtocolVersion != clients["v1"].wantVersion {
-		t.Errorf("negotiated protocolVersion = %q, want %q", d.ProtocolVersion, clients["v1"].wantVersion)
-	}
-	if d.Handshake == nil || d.Handshake.Method != "initialize" || d.Handshake.Result == nil {
-		t.Errorf("handshake = %+v, want the raw initialize result", d.Handshake)
-	}
-	checkCommon(t, d)
+	d := checkRun(t, r, "v1", "initialize")
 
 	// 2025-11-25 has structured content for objects only: a bare list is not.
 	flat := d.only(t, "listUsersFlat")
@@ -826,15 +835,7 @@ func TestStdioV2(t *testing.T) { checkV2(t, runClient(t, "v2")) }
 // checkV2 checks a run of the v2 client (2026-07-28) on any transport.
 func checkV2(t *testing.T, r *run) {
 	t.Helper()
-	checkGolden(t, clients["v2"].golden, r.raw)
-	d := r.doc
-	if d.ProtocolVersion != clients["v2"].wantVersion {
-		t.Errorf("negotiated protocolVersion = %q, want %q", d.ProtocolVersion, clients["v2"].wantVersion)
-	}
-	if d.Handshake == nil || d.Handshake.Method != "server/discover" || d.Handshake.Result == nil {
-		t.Errorf("handshake = %+v, want the raw server/discover result", d.Handshake)
-	}
-	checkCommon(t, d)
+	d := checkRun(t, r, "v2", "server/discover")
 
 	// 2026-07-28 structures lists too.
 	flat := d.only(t, "listUsersFlat")
