@@ -16,6 +16,7 @@ import (
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/internal/testtools"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 func TestSessionLifecycle(t *testing.T) {
@@ -420,15 +421,15 @@ func TestTooManyInFlight(t *testing.T) {
 }
 
 func TestSessionExpiry(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	store := memory.NewSessionStore(memory.SessionStoreOptions{IdleTimeout: time.Minute, Clock: clock})
 	ev := newEnv(t, mcphttp.Options{SessionStore: store})
 	sid := ev.initialize("2025-11-25")
-	clock.advance(50 * time.Second)
+	clock.Advance(50 * time.Second)
 	expect(t, ev.post(callBody(2, "echo", `{}`), sessHdr(sid, "2025-11-25")), http.StatusOK) // activity
-	clock.advance(50 * time.Second)
+	clock.Advance(50 * time.Second)
 	expect(t, ev.post(callBody(3, "echo", `{}`), sessHdr(sid, "2025-11-25")), http.StatusOK)
-	clock.advance(61 * time.Second)
+	clock.Advance(61 * time.Second)
 	expect(t, ev.post(callBody(4, "echo", `{}`), sessHdr(sid, "2025-11-25")), http.StatusNotFound)
 }
 

@@ -381,21 +381,3 @@ func rpcError(t *testing.T, body string) (code int, id string) {
 	}
 	return m.Error.Code, string(m.ID)
 }
-
-// fakeClock is a settable ports.Clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}

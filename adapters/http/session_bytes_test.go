@@ -16,6 +16,7 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 // paddedCaps is a capabilities object of about n bytes.
@@ -129,7 +130,7 @@ func openPadded(t *testing.T, c *http.Client, url string, pad, max int) (sids []
 // Before, 40 sessions of 3.5 MiB of capabilities from one address took
 // the showcase up by 370 MiB.
 func TestSessionBytesPerClient(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	store := memory.NewSessionStore(memory.SessionStoreOptions{Clock: clock})
 	ev := newEnv(t, mcphttp.Options{SessionStore: store})
 	greedy, other := peerClient(t, "127.0.0.1"), peerClient(t, "127.0.0.2")
@@ -168,7 +169,7 @@ func TestSessionBytesPerClient(t *testing.T) {
 
 	// Idle long enough, its own oldest sessions make room (they are
 	// evicted, nobody else's).
-	clock.advance(memory.DefaultMinIdleForEviction)
+	clock.Advance(memory.DefaultMinIdleForEviction)
 	if st := ping(t, greedy, ev.url, more[0]); st != http.StatusOK {
 		t.Fatalf("ping: %d", st)
 	}
@@ -201,7 +202,7 @@ func newTemplateEnv(t *testing.T, opts mcphttp.Options) *env {
 // count against its client's budget too. A subscription past it is
 // refused with -32602 naming the limit and is not kept.
 func TestSubscriptionsCountAgainstSessionBytes(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	store := memory.NewSessionStore(memory.SessionStoreOptions{Clock: clock})
 	ev := newTemplateEnv(t, mcphttp.Options{SessionStore: store})
 	c := peerClient(t, "127.0.0.1")
@@ -238,7 +239,7 @@ func TestSubscriptionsCountAgainstSessionBytes(t *testing.T) {
 // Past the store's total byte budget a new session, whatever its client,
 // is refused with 503 and Retry-After when no idle session may go.
 func TestSessionBytesTotal(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	store := memory.NewSessionStore(memory.SessionStoreOptions{MaxSessionBytes: 300 << 10, Clock: clock})
 	ev := newEnv(t, mcphttp.Options{SessionStore: store})
 	opened := 0
