@@ -206,15 +206,7 @@ func TestInFlightBytesNotHeldByCallsWaitingForTheClient(t *testing.T) {
 // with both requests.
 func (be *budgetEnv) initializeCaps(rev, caps string, h hdr) string {
 	be.t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + rev + `","capabilities":` + caps + `,"clientInfo":{"name":"c","version":"1"}}}`
-	resp := be.post(body, h)
-	expect(be.t, resp, http.StatusOK, `"protocolVersion":"`+rev+`"`)
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if sid == "" {
-		be.t.Fatal("no Mcp-Session-Id")
-	}
-	expect(be.t, be.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, mergeHdr(sessHdr(sid, rev), h)), http.StatusAccepted)
-	return sid
+	return initSession(be.t, be.post, rev, caps, h)
 }
 
 // bigInit is an initialize request padded with whitespace to n bytes.

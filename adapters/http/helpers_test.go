@@ -381,3 +381,18 @@ func rpcError(t *testing.T, body string) (code int, id string) {
 	}
 	return m.Error.Code, string(m.ID)
 }
+
+// initSession initializes, through post, a session at rev whose client
+// declares caps, sending h with both requests, and returns its id.
+func initSession(t *testing.T, post func(string, hdr) *http.Response, rev, caps string, h hdr) string {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + rev + `","capabilities":` + caps + `,"clientInfo":{"name":"c","version":"1"}}}`
+	resp := post(body, h)
+	expect(t, resp, http.StatusOK, `"protocolVersion":"`+rev+`"`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatal("no Mcp-Session-Id")
+	}
+	expect(t, post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, mergeHdr(sessHdr(sid, rev), h)), http.StatusAccepted)
+	return sid
+}
