@@ -41,18 +41,23 @@ func tasksEngine(t *testing.T, tools ...app.Tool) *app.Engine {
 	return e
 }
 
+// taskFields are the members of a task, in a result or a notification.
+type taskFields struct {
+	TaskID        string                     `json:"taskId"`
+	Status        string                     `json:"status"`
+	InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	Result        *struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"result"`
+}
+
 type wsTask struct {
 	ID     json.RawMessage `json:"id"`
 	Result *struct {
-		ResultType    string                     `json:"resultType"`
-		TaskID        string                     `json:"taskId"`
-		Status        string                     `json:"status"`
-		InputRequests map[string]json.RawMessage `json:"inputRequests"`
-		Result        *struct {
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"result"`
+		ResultType string `json:"resultType"`
+		taskFields
 	} `json:"result"`
 	Error *struct {
 		Code int `json:"code"`
@@ -187,14 +192,7 @@ func TestTaskNotificationsOverWebSocket(t *testing.T) {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Params struct {
-			TaskID        string                     `json:"taskId"`
-			Status        string                     `json:"status"`
-			InputRequests map[string]json.RawMessage `json:"inputRequests"`
-			Result        *struct {
-				Content []struct {
-					Text string `json:"text"`
-				} `json:"content"`
-			} `json:"result"`
+			taskFields
 			Meta map[string]json.RawMessage `json:"_meta"`
 		} `json:"params"`
 		Error *struct {
