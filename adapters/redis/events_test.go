@@ -546,11 +546,7 @@ func TestEventWatchAfterRestart(t *testing.T) {
 // One Append is one round trip (an EVALSHA); the benchmark shows what it
 // costs against a local redis-server, with a small event.
 func BenchmarkEventAppend(b *testing.B) {
-	srv := redistest.Start(b)
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer c.Close()
-	s := mcpredis.NewEventStore(c, mcpredis.EventStoreOptions{Prefix: freshPrefix()})
-	defer s.Close()
+	s := benchStore(b)
 	ctx := context.Background()
 	data := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`)
 	for i := 0; b.Loop(); i++ {
@@ -562,11 +558,7 @@ func BenchmarkEventAppend(b *testing.B) {
 
 // A replay of 100 small events: one round trip.
 func BenchmarkEventReplay(b *testing.B) {
-	srv := redistest.Start(b)
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer c.Close()
-	s := mcpredis.NewEventStore(c, mcpredis.EventStoreOptions{Prefix: freshPrefix()})
-	defer s.Close()
+	s := benchStore(b)
 	ctx := context.Background()
 	first, err := s.Append(ctx, "sess/s", []byte(`"first"`))
 	if err != nil {
@@ -622,4 +614,16 @@ func watchXY(t *testing.T, c, ca, cb redis.UniversalClient) (prefix string, a *m
 	waitWake(t, "x's subscription", wx)
 	waitWake(t, "y's subscription", wy)
 	return prefix, a, wx, wy
+}
+
+// benchStore is an event store on a fresh prefix of a local redis-server,
+// closed with its client when the benchmark ends.
+func benchStore(b *testing.B) *mcpredis.EventStore {
+	b.Helper()
+	srv := redistest.Start(b)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	b.Cleanup(func() { c.Close() })
+	s := mcpredis.NewEventStore(c, mcpredis.EventStoreOptions{Prefix: freshPrefix()})
+	b.Cleanup(func() { s.Close() })
+	return s
 }
