@@ -143,13 +143,7 @@ func TestNotificationsAccepted(t *testing.T) {
 func TestBadRequests(t *testing.T) {
 	ev := newEnv(t, mcphttp.Options{})
 	sid := ev.initialize("2025-11-25")
-	cases := []struct {
-		name   string
-		body   string
-		h      hdr
-		status int
-		code   int
-	}{
+	cases := []refusedCase{
 		{"missing session id", callBody(1, "echo", `{}`), nil, 400, -32600},
 		// A notification without a session is accepted and ignored (202):
 		// see TestPostBareNotificationAccepted.

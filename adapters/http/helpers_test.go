@@ -396,3 +396,13 @@ func initSession(t *testing.T, post func(string, hdr) *http.Response, rev, caps 
 	expect(t, post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, mergeHdr(sessHdr(sid, rev), h)), http.StatusAccepted)
 	return sid
 }
+
+// refusedCase is a request the server refuses: its body and headers, the
+// HTTP status and the JSON-RPC error code it is answered with.
+type refusedCase struct {
+	name   string
+	body   string
+	h      hdr
+	status int
+	code   int
+}
