@@ -14,8 +14,6 @@ import (
 	"time"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/testtools"
@@ -47,14 +45,7 @@ func newBudgetEnv(t *testing.T, opts mcphttp.Options) *budgetEnv {
 // newBudgetEnvOver is newBudgetEnv over HTTP/2 (with TLS) when h2.
 func newBudgetEnvOver(t *testing.T, opts mcphttp.Options, h2 bool) *budgetEnv {
 	t.Helper()
-	e, err := app.NewEngine(app.Options{
-		Info:         domain.Implementation{Name: "test", Version: "1.0.0"},
-		ToolRegistry: memory.NewRegistry(),
-		Validator:    jsonschema.New(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{Info: testtools.Info})
 	type textIn struct {
 		Text string `json:"text"`
 	}
@@ -164,16 +155,8 @@ func (be *budgetEnv) request(ctx context.Context, body io.Reader, n int64, h hdr
 	if n >= 0 {
 		req.ContentLength = n
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range h {
-		req.Header.Set(k, v)
-	}
-	resp, err := be.client.Do(req)
-	if err != nil {
-		be.t.Fatal(err)
-	}
-	return resp
+	testtools.MCPHeaders(req, h)
+	return testtools.Do(be.t, be.client, req)
 }
 
 // Item 1 of issue 18: connections that announce whole bodies
@@ -223,15 +206,7 @@ func TestInFlightBytesNotHeldByCallsWaitingForTheClient(t *testing.T) {
 // with both requests.
 func (be *budgetEnv) initializeCaps(rev, caps string, h hdr) string {
 	be.t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + rev + `","capabilities":` + caps + `,"clientInfo":{"name":"c","version":"1"}}}`
-	resp := be.post(body, h)
-	expect(be.t, resp, http.StatusOK, `"protocolVersion":"`+rev+`"`)
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if sid == "" {
-		be.t.Fatal("no Mcp-Session-Id")
-	}
-	expect(be.t, be.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, mergeHdr(sessHdr(sid, rev), h)), http.StatusAccepted)
-	return sid
+	return initSession(be.t, be.post, rev, caps, h)
 }
 
 // bigInit is an initialize request padded with whitespace to n bytes.
@@ -429,10 +404,7 @@ func TestBodyTimeoutEndsWithTheBody(t *testing.T) {
 				req.Header.Set(k, v)
 			}
 			req.Header.Set("Accept", "text/event-stream")
-			get, err := be.client.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			get := testtools.Do(t, be.client, req)
 			defer get.Body.Close()
 			gs := newSSE(t, get)
 			if p := gs.nextEvent(t); p.data != "" {

@@ -147,13 +147,7 @@ func TestMcpParamIntegerCanonical(t *testing.T) {
 // 406, a batch outside a 2025-03-26 session).
 func TestUnreadableIDHasNoIDMember(t *testing.T) {
 	ev := newEnv(t, mcphttp.Options{})
-	cases := []struct {
-		name   string
-		body   string
-		h      hdr
-		status int
-		code   int
-	}{
+	cases := []refusedCase{
 		{"invalid JSON", `{"jsonrpc":"2.0","id":1,`, nil, 400, -32700},
 		{"not an object", `42`, nil, 400, -32600},
 		{"id null", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, nil, 400, -32600},

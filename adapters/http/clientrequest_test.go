@@ -44,15 +44,7 @@ func newCREnv(t *testing.T, opts app.Options) *env {
 // initializeCaps opens a session whose client declares caps.
 func (ev *env) initializeCaps(rev, caps string) string {
 	ev.t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + rev + `","capabilities":` + caps + `,"clientInfo":{"name":"c","version":"1"}}}`
-	resp := ev.post(body, nil)
-	expect(ev.t, resp, http.StatusOK, `"protocolVersion":"`+rev+`"`)
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if sid == "" {
-		ev.t.Fatal("no Mcp-Session-Id")
-	}
-	expect(ev.t, ev.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, sessHdr(sid, rev)), http.StatusAccepted)
-	return sid
+	return initSession(ev.t, ev.post, rev, caps, nil)
 }
 
 // nextMessage returns the next event that carries a message (priming

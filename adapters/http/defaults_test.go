@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
@@ -27,21 +27,14 @@ func (failingStore) Create(context.Context, ports.SessionState) error {
 // dropping its own problems.
 func TestHandlerLogsThroughTheEngineByDefault(t *testing.T) {
 	log := &porttest.LogRecorder{}
-	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{Logger: log})
 	defer e.Close()
 	h := mcphttp.NewHandler(e, mcphttp.Options{SessionStore: failingStore{memory.NewSessionStore(memory.SessionStoreOptions{})}})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	testtools.MCPHeaders(req)
+	resp := testtools.Do(t, nil, req)
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
 		t.Fatalf("initialize succeeded with a failing store")

@@ -14,6 +14,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -22,11 +23,7 @@ import (
 // block of its result (or the error message).
 func post(url, body string, headers map[string]string) (status int, session, text string) {
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
+	testtools.MCPHeaders(req, headers)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, "", err.Error()

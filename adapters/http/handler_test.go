@@ -15,6 +15,8 @@ import (
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/internal/testtools"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 func TestSessionLifecycle(t *testing.T) {
@@ -141,13 +143,7 @@ func TestNotificationsAccepted(t *testing.T) {
 func TestBadRequests(t *testing.T) {
 	ev := newEnv(t, mcphttp.Options{})
 	sid := ev.initialize("2025-11-25")
-	cases := []struct {
-		name   string
-		body   string
-		h      hdr
-		status int
-		code   int
-	}{
+	cases := []refusedCase{
 		{"missing session id", callBody(1, "echo", `{}`), nil, 400, -32600},
 		// A notification without a session is accepted and ignored (202):
 		// see TestPostBareNotificationAccepted.
@@ -325,11 +321,7 @@ func TestDNSRebinding(t *testing.T) {
 		if origin != "" {
 			req.Header.Set("Origin", origin)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
+		return testtools.Do(t, nil, req)
 	}
 	_, port, _ := net.SplitHostPort(ev.srv.Listener.Addr().String())
 	expect(t, send("evil.example:"+port, "http://evil.example:"+port), http.StatusForbidden)
@@ -386,10 +378,7 @@ func TestUnsupportedMediaTypeAndTooLarge(t *testing.T) {
 	// Without Content-Length (chunked), the limit holds while reading.
 	req, _ := http.NewRequest(http.MethodPost, ev.url, struct{ ioReader }{strings.NewReader(big)})
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := testtools.Do(t, nil, req)
 	if req.ContentLength > 0 {
 		t.Fatal("the request has a length")
 	}
@@ -426,15 +415,15 @@ func TestTooManyInFlight(t *testing.T) {
 }
 
 func TestSessionExpiry(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	store := memory.NewSessionStore(memory.SessionStoreOptions{IdleTimeout: time.Minute, Clock: clock})
 	ev := newEnv(t, mcphttp.Options{SessionStore: store})
 	sid := ev.initialize("2025-11-25")
-	clock.advance(50 * time.Second)
+	clock.Advance(50 * time.Second)
 	expect(t, ev.post(callBody(2, "echo", `{}`), sessHdr(sid, "2025-11-25")), http.StatusOK) // activity
-	clock.advance(50 * time.Second)
+	clock.Advance(50 * time.Second)
 	expect(t, ev.post(callBody(3, "echo", `{}`), sessHdr(sid, "2025-11-25")), http.StatusOK)
-	clock.advance(61 * time.Second)
+	clock.Advance(61 * time.Second)
 	expect(t, ev.post(callBody(4, "echo", `{}`), sessHdr(sid, "2025-11-25")), http.StatusNotFound)
 }
 

@@ -15,10 +15,7 @@ import (
 	"time"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
@@ -44,14 +41,7 @@ type env struct {
 
 func newEngine(t *testing.T, ev *env) *app.Engine {
 	t.Helper()
-	e, err := app.NewEngine(app.Options{
-		Info:         domain.Implementation{Name: "test", Version: "1.0.0"},
-		ToolRegistry: memory.NewRegistry(),
-		Validator:    jsonschema.New(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{Info: testtools.Info})
 	type textIn struct {
 		Text string `json:"text"`
 	}
@@ -66,7 +56,7 @@ func newEngine(t *testing.T, ev *env) *app.Engine {
 			return "", ctx.Err()
 		}
 	}
-	err = e.AddTools(
+	err := e.AddTools(
 		app.Func(func(ctx context.Context, in textIn) (string, error) { return "echo: " + in.Text, nil },
 			app.WithName("echo")),
 		app.Func(func(ctx context.Context, in noIn) (string, error) {
@@ -195,8 +185,7 @@ func doRaw(ctx context.Context, method, url, body string, h hdr) (*http.Response
 		return nil, err
 	}
 	if method == http.MethodPost {
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		testtools.MCPHeaders(req)
 	}
 	if method == http.MethodGet {
 		req.Header.Set("Accept", "text/event-stream")
@@ -393,20 +382,27 @@ func rpcError(t *testing.T, body string) (code int, id string) {
 	return m.Error.Code, string(m.ID)
 }
 
-// fakeClock is a settable ports.Clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
+// initSession initializes, through post, a session at rev whose client
+// declares caps, sending h with both requests, and returns its id.
+func initSession(t *testing.T, post func(string, hdr) *http.Response, rev, caps string, h hdr) string {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + rev + `","capabilities":` + caps + `,"clientInfo":{"name":"c","version":"1"}}}`
+	resp := post(body, h)
+	expect(t, resp, http.StatusOK, `"protocolVersion":"`+rev+`"`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatal("no Mcp-Session-Id")
+	}
+	expect(t, post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, mergeHdr(sessHdr(sid, rev), h)), http.StatusAccepted)
+	return sid
 }
 
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
+// refusedCase is a request the server refuses: its body and headers, the
+// HTTP status and the JSON-RPC error code it is answered with.
+type refusedCase struct {
+	name   string
+	body   string
+	h      hdr
+	status int
+	code   int
 }

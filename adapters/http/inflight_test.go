@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // padded makes a body n bytes longer (JSON whitespace, which the body's
@@ -21,11 +22,7 @@ func postChunked(ctx context.Context, url, body string, h hdr) (*http.Response, 
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range h {
-		req.Header.Set(k, v)
-	}
+	testtools.MCPHeaders(req, h)
 	return http.DefaultClient.Do(req)
 }
 

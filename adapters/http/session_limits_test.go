@@ -12,7 +12,9 @@ import (
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 // peerClient is an HTTP client whose connections come from the loopback
@@ -32,16 +34,8 @@ func postFrom(t *testing.T, c *http.Client, url, body string, h hdr) *http.Respo
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range h {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
+	testtools.MCPHeaders(req, h)
+	return testtools.Do(t, c, req)
 }
 
 // openSession initializes a session from c (with the headers h) and, when
@@ -106,7 +100,7 @@ func ping(t *testing.T, c *http.Client, url, sid string) int {
 // most its own share: another client still gets sessions, and is refused
 // only when the store is full.
 func TestOneClientCannotLockOutAnother(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	store := memory.NewSessionStore(memory.SessionStoreOptions{MaxSessions: 20, MaxSessionsPerClient: 10, Clock: clock})
 	ev := newEnv(t, mcphttp.Options{SessionStore: store})
 	greedy, other, third := peerClient(t, "127.0.0.1"), peerClient(t, "127.0.0.2"), peerClient(t, "127.0.0.3")
@@ -147,7 +141,7 @@ func TestOneClientCannotLockOutAnother(t *testing.T) {
 // With the default limits, one client's sessions stop at
 // ports.DefaultMaxSessionsPerClient, far below the store's limit.
 func TestDefaultSessionsPerClient(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	store := memory.NewSessionStore(memory.SessionStoreOptions{Clock: clock})
 	ev := newEnv(t, mcphttp.Options{SessionStore: store})
 	greedy, other := peerClient(t, "127.0.0.1"), peerClient(t, "127.0.0.2")
@@ -158,14 +152,14 @@ func TestDefaultSessionsPerClient(t *testing.T) {
 	mustOpen(t, other, ev.url, true, nil)
 	// Once the greedy client's oldest sessions have been idle for a
 	// while, a new one replaces the oldest.
-	clock.advance(memory.DefaultMinIdleForEviction)
+	clock.Advance(memory.DefaultMinIdleForEviction)
 	mustOpen(t, greedy, ev.url, true, nil)
 }
 
 // A session whose client never sends notifications/initialized expires
 // after the pending timeout; one that did is stored Ready and lives on.
 func TestPendingSessionsExpire(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	store := memory.NewSessionStore(memory.SessionStoreOptions{Clock: clock})
 	ev := newEnv(t, mcphttp.Options{SessionStore: store})
 	c := peerClient(t, "127.0.0.1")
@@ -178,7 +172,7 @@ func TestPendingSessionsExpire(t *testing.T) {
 		t.Fatalf("stored session after notifications/initialized: Ready %v", st.Ready)
 	}
 
-	clock.advance(ports.DefaultSessionPendingTimeout + time.Second)
+	clock.Advance(ports.DefaultSessionPendingTimeout + time.Second)
 	if st := ping(t, c, ev.url, pending); st != http.StatusNotFound {
 		t.Fatalf("ping of a pending session past the pending timeout: %d, want 404", st)
 	}
@@ -190,7 +184,7 @@ func TestPendingSessionsExpire(t *testing.T) {
 // At the store's limit, a new session replaces the one idle longest (if
 // it has been idle for a while) instead of being refused.
 func TestIdleSessionEvictedAtTheLimit(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	store := memory.NewSessionStore(memory.SessionStoreOptions{MaxSessions: 2, Clock: clock})
 	ev := newEnv(t, mcphttp.Options{SessionStore: store})
 	a, b := peerClient(t, "127.0.0.1"), peerClient(t, "127.0.0.2")
@@ -198,11 +192,11 @@ func TestIdleSessionEvictedAtTheLimit(t *testing.T) {
 	s2 := mustOpen(t, b, ev.url, true, nil)
 	wantRefused(t, b, ev.url, nil, http.StatusServiceUnavailable, -32603, "10", "too many sessions")
 
-	clock.advance(memory.DefaultMinIdleForEviction / 2)
+	clock.Advance(memory.DefaultMinIdleForEviction / 2)
 	if st := ping(t, b, ev.url, s2); st != http.StatusOK {
 		t.Fatalf("ping: %d", st)
 	}
-	clock.advance(memory.DefaultMinIdleForEviction / 2)
+	clock.Advance(memory.DefaultMinIdleForEviction / 2)
 	// s1 has been idle for the eviction floor, s2 for half of it.
 	s3 := mustOpen(t, b, ev.url, true, nil)
 	if st := ping(t, a, ev.url, s1); st != http.StatusNotFound {
@@ -222,7 +216,7 @@ func TestIdleSessionEvictedAtTheLimit(t *testing.T) {
 // once, not when (if ever) its client comes back: the engine no longer
 // holds it (it is not told of its subscription).
 func TestRemovedSessionsLeaveMemory(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	store := memory.NewSessionStore(memory.SessionStoreOptions{MaxSessions: 2, Clock: clock})
 	ev := newResourceEnv(t, mcphttp.Options{SessionStore: store})
 	c := peerClient(t, "127.0.0.1")
@@ -240,14 +234,14 @@ func TestRemovedSessionsLeaveMemory(t *testing.T) {
 	}
 
 	// Evicted: s1, idle longest, makes room for s3.
-	clock.advance(memory.DefaultMinIdleForEviction)
+	clock.Advance(memory.DefaultMinIdleForEviction)
 	mustOpen(t, c, ev.url, true, nil)
 	if n := ev.e.NotifyResourceUpdated("test://doc"); n != 1 {
 		t.Fatalf("after an eviction, NotifyResourceUpdated told %d sessions, want 1 (s2)", n)
 	}
 
 	// Expired: s2 and s3 are found expired by the next Create.
-	clock.advance(ports.DefaultSessionIdleTimeout + time.Second)
+	clock.Advance(ports.DefaultSessionIdleTimeout + time.Second)
 	mustOpen(t, c, ev.url, true, nil)
 	if n := ev.e.NotifyResourceUpdated("test://doc"); n != 0 {
 		t.Fatalf("after the expiry, NotifyResourceUpdated told %d sessions, want 0", n)
@@ -265,7 +259,7 @@ func TestRemovedSessionsLeaveMemory(t *testing.T) {
 // the address.
 func TestClientKey(t *testing.T) {
 	t.Run("custom", func(t *testing.T) {
-		clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+		clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 		store := memory.NewSessionStore(memory.SessionStoreOptions{MaxSessionsPerClient: 2, Clock: clock})
 		ev := newEnv(t, mcphttp.Options{SessionStore: store, ClientKey: func(r *http.Request) string {
 			if f := r.Header.Get("X-Forwarded-For"); f != "" {
@@ -289,7 +283,7 @@ func TestClientKey(t *testing.T) {
 		}
 	})
 	t.Run("principal", func(t *testing.T) {
-		clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+		clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 		store := memory.NewSessionStore(memory.SessionStoreOptions{MaxSessionsPerClient: 1, Clock: clock})
 		ev := newEnv(t, mcphttp.Options{SessionStore: store})
 		tokens := mcphttp.StaticTokens{"a": {Subject: "alice"}, "b": {Subject: "bob"}}

@@ -14,6 +14,7 @@ import (
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 // 2025-11-25, "Protocol Version Header": the client SHOULD send the
@@ -300,12 +301,12 @@ func TestEndedSessionStreamsDeleted(t *testing.T) {
 		}
 	})
 	t.Run("expiry", func(t *testing.T) {
-		clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+		clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 		sessions := memory.NewSessionStore(memory.SessionStoreOptions{IdleTimeout: time.Minute, Clock: clock})
 		events := memory.NewEventStore(memory.EventStoreOptions{})
 		ev := newEnv(t, mcphttp.Options{SessionStore: sessions, EventStore: events})
 		sid, post, get := sessionEvents(t, ev)
-		clock.advance(2 * time.Minute)
+		clock.Advance(2 * time.Minute)
 		expect(t, ev.post(callBody(3, "echo", `{}`), sessHdr(sid, "2025-11-25")), http.StatusNotFound)
 		if replayable(events, post) || replayable(events, get) {
 			t.Fatal("the expired session's events are still in the store")

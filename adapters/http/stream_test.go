@@ -12,6 +12,7 @@ import (
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 // addTool registers a tool, which sends notifications/tools/list_changed
@@ -179,7 +180,7 @@ func TestResumeRefused(t *testing.T) {
 }
 
 func TestGetStreamEnds(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	store := memory.NewSessionStore(memory.SessionStoreOptions{IdleTimeout: time.Minute, Clock: clock})
 	ev := newEnv(t, mcphttp.Options{SessionStore: store, KeepAlive: 20 * time.Millisecond})
 
@@ -201,7 +202,7 @@ func TestGetStreamEnds(t *testing.T) {
 		if line != ":\n" {
 			t.Fatalf("keep-alive %q", line)
 		}
-		clock.advance(2 * time.Minute)
+		clock.Advance(2 * time.Minute)
 		if _, err := s.next(); err != io.EOF {
 			t.Fatalf("stream: %v", err)
 		}

@@ -18,6 +18,7 @@ import (
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpoauth "github.com/hexmcp/hexmcp/adapters/oauth"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // TestTokenExpiryEndsLongLivedExchanges opens, with a token of a real
@@ -81,17 +82,8 @@ func TestTokenExpiryEndsLongLivedExchanges(t *testing.T) {
 	post := func(body string, hdr map[string]string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, resource, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", auth)
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
+		testtools.MCPHeaders(req, map[string]string{"Authorization": auth}, hdr)
+		return testtools.Do(t, nil, req)
 	}
 	resp := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
 	_, _ = io.Copy(io.Discard, resp.Body)
@@ -109,10 +101,7 @@ func TestTokenExpiryEndsLongLivedExchanges(t *testing.T) {
 	for k, v := range sess {
 		req.Header.Set(k, v)
 	}
-	get, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	get := testtools.Do(t, nil, req)
 	defer get.Body.Close()
 	if get.StatusCode != http.StatusOK {
 		t.Fatalf("GET stream: %d", get.StatusCode)

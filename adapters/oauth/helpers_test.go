@@ -23,6 +23,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jws"
 
 	"github.com/hexmcp/hexmcp"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // fakeClock is the real time shifted by an offset the test advances, so
@@ -100,18 +101,14 @@ func mcpCallTool(t *testing.T, url, tool, auth string) (*http.Response, string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	testtools.MCPHeaders(req)
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", "tools/call")
 	req.Header.Set("Mcp-Name", tool)
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := testtools.Do(t, nil, req)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
@@ -255,4 +252,16 @@ func (s signer) signHMAC(t *testing.T, secret []byte, claims map[string]any) str
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// overlay is claims changed by over: a nil value removes a claim.
+func overlay(claims, over map[string]any) map[string]any {
+	for k, v := range over {
+		if v == nil {
+			delete(claims, k)
+		} else {
+			claims[k] = v
+		}
+	}
+	return claims
 }

@@ -2,7 +2,9 @@ package mcpoauth_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
@@ -14,13 +16,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lestrrat-go/jwx/v3/jwa"
 
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpoauth "github.com/hexmcp/hexmcp/adapters/oauth"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/mockas"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -87,16 +94,8 @@ func newProtected(t *testing.T) *protected {
 // removes a claim).
 func (p *protected) claims(over map[string]any) map[string]any {
 	now := time.Now().Unix()
-	c := map[string]any{"iss": p.as.Issuer, "aud": p.url, "sub": "alice", "client_id": "app",
-		"scope": "mcp:tools", "iat": now, "nbf": now - 10, "exp": now + 600}
-	for k, v := range over {
-		if v == nil {
-			delete(c, k)
-		} else {
-			c[k] = v
-		}
-	}
-	return c
+	return overlay(map[string]any{"iss": p.as.Issuer, "aud": p.url, "sub": "alice", "client_id": "app",
+		"scope": "mcp:tools", "iat": now, "nbf": now - 10, "exp": now + 600}, over)
 }
 
 // expectRefused checks that token gets 401 invalid_token through the
@@ -440,5 +439,129 @@ func TestJWTTokenType(t *testing.T) {
 		if resp, body := mcpCall(t, srv.URL+"/mcp", "Bearer "+token); resp.StatusCode != want {
 			t.Fatalf("RequireATJWT, typ %q: %d %s, want %d", typ, resp.StatusCode, body, want)
 		}
+	}
+}
+
+// authServer is a real OAuth 2.0 authorization server (internal/mockas:
+// oauth2-mock-server on Node 22 from testdata/as, on a free loopback port)
+// with this package's helpers for its control endpoint.
+type authServer struct{ *mockas.Server }
+
+// startAS starts the authorization server for t and stops it when t ends.
+// Without `npm ci` in testdata/as it skips t, unless CI is set: then it
+// fails (CI runs make deps).
+func startAS(t *testing.T) *authServer {
+	t.Helper()
+	return &authServer{mockas.Start(t, mockas.Options{})}
+}
+
+// signReq asks the authorization server to sign a token with its own key
+// (kid, or the current one): its default claims (iss, iat, exp, nbf), then
+// claims, less remove; header members added to its header.
+type signReq struct {
+	Kid       string         `json:"kid,omitempty"`
+	ExpiresIn int            `json:"expiresIn,omitempty"`
+	Header    map[string]any `json:"header,omitempty"`
+	Claims    map[string]any `json:"claims,omitempty"`
+	Remove    []string       `json:"remove,omitempty"`
+}
+
+func (as *authServer) sign(t *testing.T, r signReq) string {
+	t.Helper()
+	var out struct{ Token string }
+	as.Call(t, "/sign", r, &out)
+	return out.Token
+}
+
+// addKey adds a key of alg to the set (not the one /token signs with).
+func (as *authServer) addKey(t *testing.T, alg string) string {
+	t.Helper()
+	var out struct{ Kid string }
+	as.Call(t, "/keys", map[string]any{"alg": alg}, &out)
+	return out.Kid
+}
+
+// rotate makes a new RS256 key the one /token signs with; retire drops the
+// old one from the set.
+func (as *authServer) rotate(t *testing.T, retire bool) (kid, old string) {
+	t.Helper()
+	var out struct{ Kid, Old string }
+	as.Call(t, "/rotate", map[string]any{"retire": retire}, &out)
+	return out.Kid, out.Old
+}
+
+// setIntrospection makes the introspection endpoint answer status and body.
+func (as *authServer) setIntrospection(t *testing.T, status int, body any) {
+	t.Helper()
+	as.Call(t, "/introspection", map[string]any{"statusCode": status, "body": body}, nil)
+}
+
+// introspectionAuth returns the Authorization headers the introspection
+// endpoint received.
+func (as *authServer) introspectionAuth(t *testing.T) []string {
+	t.Helper()
+	var out struct{ Auth []string }
+	as.Call(t, "/introspection-auth", map[string]any{}, &out)
+	return out.Auth
+}
+
+// TestJWTKeyRotationConcurrent rotates the authorization server's key
+// many times while callers with tokens of the new key keep arriving, some
+// before the refetch their first caller started has ended, some while it
+// ends, some after. Every one of them must be accepted: a caller that
+// found the key unknown in the set it read, and asks for a refetch just
+// after another caller's refetch brought the key, must look at the new
+// set rather than be refused because the refetch interval has not passed.
+// Exactly one fetch happens per rotation.
+func TestJWTKeyRotationConcurrent(t *testing.T) {
+	const (
+		rotations = 300
+		callers   = 64
+	)
+	keys := make([]signer, 2)
+	tokens := make([]string, 2)
+	for i := range keys {
+		_, priv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[i] = signer{kid: []string{"even", "odd"}[i], alg: jwa.EdDSA(), key: priv}
+		tokens[i] = keys[i].sign(t, testClaims(map[string]any{"exp": time.Now().Add(time.Hour).Unix()}), nil)
+	}
+	jwks := &jwksServer{}
+	jwks.set(keys[1].jwk(t, nil))
+	srv := httptest.NewServer(jwks)
+	defer srv.Close()
+	clock := &fakeClock{}
+	v, err := mcpoauth.NewJWTVerifier(context.Background(), mcpoauth.JWTOptions{
+		Issuer: testIssuer, Audience: testAudience, JWKSURI: srv.URL, Clock: clock,
+		KeysMaxAge: 1000 * time.Hour, // only unknown keys refetch
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused atomic.Int64
+	var firstErr atomic.Value
+	for r := range rotations {
+		// The server publishes only the new key; the verifier may fetch.
+		jwks.set(keys[r%2].jwk(t, nil))
+		clock.advance(mcpoauth.DefaultRefreshMinInterval)
+		token := tokens[r%2]
+		var wg sync.WaitGroup
+		for range callers {
+			wg.Go(func() {
+				if _, err := v.Authenticate(context.Background(), token); err != nil {
+					refused.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if n := refused.Load(); n > 0 {
+		t.Fatalf("%d of %d valid tokens refused over %d rotations; the first: %v", n, rotations*callers, rotations, firstErr.Load())
+	}
+	if got, want := jwks.fetches.Load(), int32(rotations+1); got != want {
+		t.Fatalf("%d fetches of the key set for %d rotations, want %d (one per rotation, one at start)", got, rotations, want)
 	}
 }

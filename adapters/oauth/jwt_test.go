@@ -57,15 +57,7 @@ func newKeyed(t *testing.T, change func(*mcpoauth.JWTOptions), keys ...map[strin
 
 func testClaims(over map[string]any) map[string]any {
 	now := time.Now().Unix()
-	c := map[string]any{"iss": testIssuer, "aud": testAudience, "sub": "alice", "exp": now + 300, "iat": now}
-	for k, v := range over {
-		if v == nil {
-			delete(c, k)
-		} else {
-			c[k] = v
-		}
-	}
-	return c
+	return overlay(map[string]any{"iss": testIssuer, "aud": testAudience, "sub": "alice", "exp": now + 300, "iat": now}, over)
 }
 
 func (k *keyed) refused(t *testing.T, token, reason string) {

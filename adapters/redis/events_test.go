@@ -435,18 +435,9 @@ func TestEventStoreRedisDown(t *testing.T) {
 func TestEventWatchOwnStream(t *testing.T) {
 	srv := redistest.Start(t)
 	c := client(t, srv)
-	prefix := freshPrefix()
-	a := events(t, client(t, srv), mcpredis.EventStoreOptions{Prefix: prefix})
-	b := events(t, c, mcpredis.EventStoreOptions{Prefix: prefix})
-	wx, stopX := b.Watch("x")
-	defer stopX()
-	wy, stopY := b.Watch("y")
-	defer stopY()
-	waitFor(t, "the subscriptions", func() bool { return subscribers(t, c, prefix, "x") == 1 && subscribers(t, c, prefix, "y") == 1 })
 	// Each subscription woke its watcher once it took effect; after
 	// them, only messages do.
-	waitWake(t, "x's subscription", wx)
-	waitWake(t, "y's subscription", wy)
+	_, a, wx, wy := watchXY(t, c, client(t, srv), c)
 	appendAll(t, a, "y", "1")
 	waitWake(t, "an append to y", wy)
 	// Messages are delivered in order: once the second one of y is, the
@@ -536,16 +527,7 @@ func TestEventWatchOverflow(t *testing.T) {
 func TestEventWatchAfterRestart(t *testing.T) {
 	srv := redistest.Start(t)
 	c := client(t, srv)
-	prefix := freshPrefix()
-	a := events(t, client(t, srv), mcpredis.EventStoreOptions{Prefix: prefix})
-	b := events(t, client(t, srv), mcpredis.EventStoreOptions{Prefix: prefix})
-	wx, stopX := b.Watch("x")
-	defer stopX()
-	wy, stopY := b.Watch("y")
-	defer stopY()
-	waitFor(t, "the subscriptions", func() bool { return subscribers(t, c, prefix, "x") == 1 && subscribers(t, c, prefix, "y") == 1 })
-	waitWake(t, "x's subscription", wx)
-	waitWake(t, "y's subscription", wy)
+	prefix, a, wx, wy := watchXY(t, c, client(t, srv), client(t, srv))
 	srv.Stop()
 	drain(wx)
 	drain(wy)
@@ -564,11 +546,7 @@ func TestEventWatchAfterRestart(t *testing.T) {
 // One Append is one round trip (an EVALSHA); the benchmark shows what it
 // costs against a local redis-server, with a small event.
 func BenchmarkEventAppend(b *testing.B) {
-	srv := redistest.Start(b)
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer c.Close()
-	s := mcpredis.NewEventStore(c, mcpredis.EventStoreOptions{Prefix: freshPrefix()})
-	defer s.Close()
+	s := benchStore(b)
 	ctx := context.Background()
 	data := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`)
 	for i := 0; b.Loop(); i++ {
@@ -580,11 +558,7 @@ func BenchmarkEventAppend(b *testing.B) {
 
 // A replay of 100 small events: one round trip.
 func BenchmarkEventReplay(b *testing.B) {
-	srv := redistest.Start(b)
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer c.Close()
-	s := mcpredis.NewEventStore(c, mcpredis.EventStoreOptions{Prefix: freshPrefix()})
-	defer s.Close()
+	s := benchStore(b)
 	ctx := context.Background()
 	first, err := s.Append(ctx, "sess/s", []byte(`"first"`))
 	if err != nil {
@@ -621,4 +595,35 @@ func ExampleNewEventStore() {
 		SessionStore: mcpredis.NewSessionStore(rdb, mcpredis.SessionStoreOptions{}),
 		EventStore:   events,
 	}))
+}
+
+// watchXY makes two event stores on a fresh prefix, a on ca and b on cb,
+// b watching the streams x and y until the test ends; it returns once
+// both subscriptions are in effect (counted through c) and have woken
+// their watchers.
+func watchXY(t *testing.T, c, ca, cb redis.UniversalClient) (prefix string, a *mcpredis.EventStore, wx, wy <-chan struct{}) {
+	t.Helper()
+	prefix = freshPrefix()
+	a = events(t, ca, mcpredis.EventStoreOptions{Prefix: prefix})
+	b := events(t, cb, mcpredis.EventStoreOptions{Prefix: prefix})
+	wx, stopX := b.Watch("x")
+	t.Cleanup(stopX)
+	wy, stopY := b.Watch("y")
+	t.Cleanup(stopY)
+	waitFor(t, "the subscriptions", func() bool { return subscribers(t, c, prefix, "x") == 1 && subscribers(t, c, prefix, "y") == 1 })
+	waitWake(t, "x's subscription", wx)
+	waitWake(t, "y's subscription", wy)
+	return prefix, a, wx, wy
+}
+
+// benchStore is an event store on a fresh prefix of a local redis-server,
+// closed with its client when the benchmark ends.
+func benchStore(b *testing.B) *mcpredis.EventStore {
+	b.Helper()
+	srv := redistest.Start(b)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	b.Cleanup(func() { c.Close() })
+	s := mcpredis.NewEventStore(c, mcpredis.EventStoreOptions{Prefix: freshPrefix()})
+	b.Cleanup(func() { s.Close() })
+	return s
 }

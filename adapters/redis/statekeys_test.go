@@ -14,12 +14,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/redistest"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
@@ -141,11 +140,7 @@ func TestRequestStateAcrossInstances(t *testing.T) {
 		return string(first.Content) + string(second.Content), nil
 	}, app.WithName("two"))
 	engine := func() *app.Engine {
-		e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), Logger: slog.New(slog.DiscardHandler),
-			StateKeys: mcpredis.NewStateKeys(client(t, srv), mcpredis.StateKeysOptions{}), Tools: []app.Tool{twoQuestions}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := testtools.NewEngine(t, app.Options{Logger: slog.New(slog.DiscardHandler), StateKeys: mcpredis.NewStateKeys(client(t, srv), mcpredis.StateKeysOptions{}), Tools: []app.Tool{twoQuestions}})
 		t.Cleanup(func() { e.Close() })
 		return e
 	}

@@ -9,11 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/stdio"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -88,35 +86,13 @@ func TestReadMessageHonoursContext(t *testing.T) {
 // line gets an error and the next request is answered; EOF ends Serve after
 // the call in flight has answered.
 func TestServeOverPipes(t *testing.T) {
-	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{})
 	release := make(chan struct{})
 	if err := e.AddTool(app.NewTool(func() string { <-release; return "done" }, app.WithName("slow"))); err != nil {
 		t.Fatal(err)
 	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	tr := stdio.New(stdio.Options{In: inR, Out: outW, MaxMessageSize: 1024})
-	served := make(chan error, 1)
-	go func() { served <- tr.Serve(context.Background(), e) }()
-	lines := bufio.NewReader(outR)
-	send := func(s string) {
-		if _, err := io.WriteString(inW, s+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	recv := func() string {
-		l, err := lines.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.HasSuffix(l, "\n") || strings.Count(l, "\n") != 1 {
-			t.Fatalf("not one line: %q", l)
-		}
-		return strings.TrimSuffix(l, "\n")
-	}
+	p := servePipes(context.Background(), t, e, stdio.Options{MaxMessageSize: 1024})
+	send, recv, served := p.send, p.recv, p.served
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`)
 	if got := recv(); !strings.Contains(got, `"protocolVersion":"2025-11-25"`) {
 		t.Fatal(got)
@@ -130,7 +106,7 @@ func TestServeOverPipes(t *testing.T) {
 		t.Fatal(got)
 	}
 	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow"}}`)
-	inW.Close() // EOF while the call is in flight
+	p.in.Close() // EOF while the call is in flight
 	select {
 	case err := <-served:
 		t.Fatalf("Serve returned (%v) before the call in flight answered", err)
@@ -184,5 +160,137 @@ func TestConnWritesLargeMessages(t *testing.T) {
 	}
 	if want := strings.Join(msgs, "\n") + "\n"; b.String() != want {
 		t.Fatalf("wrote %d bytes, want %d", b.Len(), len(want))
+	}
+}
+
+// pipeServer is an engine served over stdio on in-memory pipes: send
+// writes a line to its input, recv reads the next line of its output, and
+// served gets what Serve returned.
+type pipeServer struct {
+	t      *testing.T
+	in     *io.PipeWriter
+	out    *io.PipeReader
+	lines  *bufio.Reader
+	served chan error
+}
+
+// servePipes serves e over stdio with opts, its In and Out the pipes of
+// the pipeServer it returns, until ctx ends or the input closes.
+func servePipes(ctx context.Context, t *testing.T, e *app.Engine, opts stdio.Options) *pipeServer {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	opts.In, opts.Out = inR, outW
+	tr := stdio.New(opts)
+	p := &pipeServer{t: t, in: inW, out: outR, lines: bufio.NewReaderSize(outR, 1<<20), served: make(chan error, 1)}
+	go func() { p.served <- tr.Serve(ctx, e) }()
+	return p
+}
+
+// send writes s and a newline to the server's input.
+func (p *pipeServer) send(s string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.in, s+"\n"); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// recv reads one line of the server's output, without its newline.
+func (p *pipeServer) recv() string {
+	p.t.Helper()
+	l, err := p.lines.ReadString('\n')
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if !strings.HasSuffix(l, "\n") || strings.Count(l, "\n") != 1 {
+		p.t.Fatalf("not one line: %q", l)
+	}
+	return strings.TrimSuffix(l, "\n")
+}
+
+// A line over the limit comes back as a *ports.MessageTooLargeError that
+// keeps the line's first bytes (at most ports.MaxMessageHead), and the
+// next line reads whole.
+func TestConnTooLargeKeepsHead(t *testing.T) {
+	for _, size := range []int{2000, 3 * ports.MaxMessageHead} {
+		line := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"s":"` + strings.Repeat("x", size) + `"}}`
+		c := stdio.NewConn(strings.NewReader(line+"\n"+`{"ok":1}`+"\n"), io.Discard, 1024)
+		_, err := c.ReadMessage(context.Background())
+		var tl *ports.MessageTooLargeError
+		if !errors.As(err, &tl) || !errors.Is(err, ports.ErrMessageTooLarge) {
+			t.Fatalf("size %d: err %v", size, err)
+		}
+		if tl.Size != int64(len(line)) || tl.Limit != 1024 {
+			t.Fatalf("size %d: Size %d Limit %d", size, tl.Size, tl.Limit)
+		}
+		if len(tl.Head) == 0 || len(tl.Head) > ports.MaxMessageHead || !strings.HasPrefix(line, string(tl.Head)) {
+			t.Fatalf("size %d: head of %d bytes is not the line's start", size, len(tl.Head))
+		}
+		if got, err := c.ReadMessage(context.Background()); err != nil || string(got) != `{"ok":1}` {
+			t.Fatalf("size %d: next line %q, %v", size, got, err)
+		}
+	}
+}
+
+// Over stdio, a request over the size limit whose id is in the line's
+// first ports.MaxMessageHead bytes gets its error with that id; one whose
+// id is past them, or missing, gets it without; the connection goes on.
+func TestOverLimitLineAnswersItsID(t *testing.T) {
+	e := testtools.NewEngine(t, app.Options{})
+	t.Cleanup(func() { _ = e.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	p := servePipes(ctx, t, e, stdio.Options{MaxMessageSize: 1024})
+	t.Cleanup(func() {
+		cancel()
+		p.in.Close()
+		p.out.Close()
+		select {
+		case <-p.served:
+		case <-time.After(10 * time.Second):
+			t.Error("Serve did not return")
+		}
+	})
+	send, recv := p.send, p.recv
+	pad := strings.Repeat("x", 5000)
+	const msg = `"error":{"code":-32600,"message":"Invalid Request: line of `
+	for _, tc := range []struct{ name, line, head string }{
+		{"number id first", `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"t","arguments":{"s":"` + pad + `"}}}`, `{"jsonrpc":"2.0","id":41,`},
+		{"string id first", `{"id":"call-9","jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"s":"` + pad + `"}}}`, `{"jsonrpc":"2.0","id":"call-9",`},
+		{"id after params within the head", `{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"s":"` + pad + `"}},"id":42}`, `{"jsonrpc":"2.0","id":42,`},
+		{"id past the head", `{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"s":"` + strings.Repeat("y", ports.MaxMessageHead) + `"}},"id":43}`, `{"jsonrpc":"2.0",` + msg},
+		{"no id", `{"jsonrpc":"2.0","method":"notifications/x","params":{"s":"` + pad + `"}}`, `{"jsonrpc":"2.0",` + msg},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			send(tc.line)
+			got := recv()
+			if !strings.HasPrefix(got, tc.head) || !strings.Contains(got, msg) {
+				t.Fatalf("got %s\nwant it to begin %s", got, tc.head)
+			}
+			send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+			if got := recv(); got != `{"jsonrpc":"2.0","id":"p","result":{}}` {
+				t.Fatalf("after: %s", got)
+			}
+		})
+	}
+}
+
+// Over stdio too, an initialize whose capabilities and clientInfo are
+// larger than a session keeps is refused with -32602 naming the limit and
+// its id; the connection stays usable and a smaller initialize succeeds.
+func TestInitializeDeclarationBoundedOverStdio(t *testing.T) {
+	e := testtools.NewEngine(t, app.Options{})
+	p := servePipes(context.Background(), t, e, stdio.Options{})
+	send, recv := p.send, p.recv
+	send(`{"jsonrpc":"2.0","id":"big","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"experimental":{"pad":{"x":"` +
+		strings.Repeat("a", 200<<10) + `"}}},"clientInfo":{"name":"c","version":"1"}}}`)
+	if got := recv(); !strings.Contains(got, `"id":"big"`) || !strings.Contains(got, `"code":-32602`) || !strings.Contains(got, `"limit":"maxClientDeclarationBytes"`) {
+		t.Fatalf("oversized initialize answered %.300s", got)
+	}
+	send(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	if got := recv(); !strings.Contains(got, `"protocolVersion":"2025-11-25"`) {
+		t.Fatalf("initialize after the refusal answered %.300s", got)
+	}
+	p.in.Close()
+	if err := <-p.served; err != nil {
+		t.Fatal(err)
 	}
 }

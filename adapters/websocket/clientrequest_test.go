@@ -7,8 +7,6 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 )
@@ -21,10 +19,7 @@ const crNameSchema = `{"type":"object","properties":{"name":{"type":"string"}},"
 
 func crEngine(t *testing.T) *app.Engine {
 	t.Helper()
-	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{})
 	hi := app.NewTool(func() string { return "hi" }, app.WithName("hi"))
 	if err := e.AddTools(hi, testtools.AskName(), testtools.Summarize()); err != nil {
 		t.Fatal(err)

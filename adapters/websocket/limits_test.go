@@ -2,9 +2,11 @@ package websocket
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,12 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-
 	gws "github.com/gorilla/websocket"
 
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 func bigCall(id int, tool string) string {
@@ -230,10 +231,7 @@ func TestRefusedUpgradeTakesNoSlot(t *testing.T) {
 // connections: a second connection from the same address does not get a
 // second share (ports.PeerAddr), while another address does.
 func TestListenStreamsCountedPerAddress(t *testing.T) {
-	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry(), MaxListenersPerClient: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{MaxListenersPerClient: 2})
 	t.Cleanup(func() { _ = e.Close() })
 	_, srv := serve(t, e, Options{})
 	listen := func(c *gws.Conn, id int) rpcMessage {
@@ -264,4 +262,121 @@ func TestListenStreamsCountedPerAddress(t *testing.T) {
 	if m := listen(c, 4); m.Method != "notifications/subscriptions/acknowledged" {
 		t.Fatalf("a listen from another address: %+v, want its acknowledgement", m)
 	}
+}
+
+// Over WebSocket, a request refused for what its params hold (duplicate
+// member names, invalid UTF-8) is answered with its id (issue 10, "No
+// lost ids"); the connection goes on.
+func TestRefusedRequestAnswersItsIDOverWebSocket(t *testing.T) {
+	e := testtools.NewEngine(t, app.Options{})
+	t.Cleanup(func() { _ = e.Close() })
+	h := NewHandler(e, Options{})
+	srv := httptest.NewServer(h) // 127.0.0.1
+	d := gws.Dialer{Subprotocols: []string{"mcp"}, HandshakeTimeout: 10 * time.Second}
+	c, _, err := d.Dial("ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		srv.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = h.Shutdown(ctx)
+		srv.Close()
+	})
+	exchange := func(msg string) string {
+		t.Helper()
+		_ = c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		if err := c.WriteMessage(gws.TextMessage, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, data, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	for _, tc := range []struct {
+		msg, id string
+		code    int
+	}{
+		{`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"a","name":"b"}}`, `21`, -32600},
+		{`{"jsonrpc":"2.0","method":"ping","params":{"_meta":{"k":1,"k":2}},"id":"w-22"}`, `"w-22"`, -32600},
+		{"{\"jsonrpc\":\"2.0\",\"id\":23,\"method\":\"tools/call\",\"params\":{\"name\":\"\xff\"}}", `23`, -32700},
+	} {
+		got := exchange(tc.msg)
+		var m struct {
+			ID    json.RawMessage `json:"id"`
+			Error struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(got), &m); err != nil || string(m.ID) != tc.id || m.Error.Code != tc.code {
+			t.Fatalf("%q answered %s; want id %s, code %d", tc.msg, got, tc.id, tc.code)
+		}
+		if got := exchange(`{"jsonrpc":"2.0","id":"p","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"p","result":{}}` {
+			t.Fatalf("after: %s", got)
+		}
+	}
+}
+
+// TestTokenExpiryClosesConnection upgrades with a principal that expires
+// in a few seconds (as mcphttp.RequireBearer puts one in the context), and
+// leaves a call running: when the principal expires, the call's context is
+// cancelled, its answer is not sent, and the connection is closed with
+// 4401 and a reason that says what to do.
+func TestTokenExpiryClosesConnection(t *testing.T) {
+	started := make(chan struct{})
+	cancelled := make(chan struct{})
+	e := newEngine(t, app.NewTool(func(ctx context.Context) (string, error) {
+		close(started)
+		<-ctx.Done()
+		close(cancelled)
+		return "late", nil
+	}, app.WithName("wait")))
+	h := NewHandler(e, Options{Logger: slog.New(slog.DiscardHandler)})
+	expires := make(chan time.Time, 1)
+	mux := http.NewServeMux()
+	mux.Handle("/ws", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		exp := time.Now().Add(3 * time.Second)
+		expires <- exp
+		h.ServeHTTP(w, r.WithContext(ports.WithPrincipal(r.Context(), ports.Principal{Subject: "alice", Expires: exp})))
+	}))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	defer func() { _ = h.Shutdown(context.Background()) }()
+
+	c := dial(t, srv)
+	exp := <-expires
+	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hi",`+meta2026+`}}`)
+	if got := text(t, recv(t, c)); got != "hi" {
+		t.Fatalf("call: %q", got)
+	}
+	send(t, c, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait",`+meta2026+`}}`)
+	select {
+	case <-started:
+	case <-time.After(testDeadline):
+		t.Fatal("the call did not start")
+	}
+	if time.Now().After(exp) {
+		t.Fatal("the machine is too slow for this test: the call started after the principal expired")
+	}
+
+	_ = c.SetReadDeadline(time.Now().Add(testDeadline))
+	_, msg, err := c.ReadMessage()
+	ce, ok := err.(*gws.CloseError)
+	if !ok || ce.Code != CloseTokenExpired || !strings.Contains(ce.Text, "token expired") {
+		t.Fatalf("after the expiry: %s %v, want close %d", msg, err, CloseTokenExpired)
+	}
+	if time.Now().Before(exp) {
+		t.Fatalf("closed before the principal expired")
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(testDeadline):
+		t.Fatal("the call in flight was not cancelled")
+	}
+	eventually(t, "the connection to be dropped", func() bool { return h.Conns() == 0 })
 }

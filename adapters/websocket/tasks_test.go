@@ -10,7 +10,6 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -34,11 +33,7 @@ func tasksEngine(t *testing.T, tools ...app.Tool) *app.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), ResourceRegistry: memory.NewResourceRegistry(),
-		Validator: jsonschema.New(), Extensions: []app.Extension{x.Extension(), sk}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{ResourceRegistry: memory.NewResourceRegistry(), Extensions: []app.Extension{x.Extension(), sk}})
 	if err := e.AddTools(tools...); err != nil {
 		t.Fatal(err)
 	}
@@ -46,18 +41,23 @@ func tasksEngine(t *testing.T, tools ...app.Tool) *app.Engine {
 	return e
 }
 
+// taskFields are the members of a task, in a result or a notification.
+type taskFields struct {
+	TaskID        string                     `json:"taskId"`
+	Status        string                     `json:"status"`
+	InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	Result        *struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"result"`
+}
+
 type wsTask struct {
 	ID     json.RawMessage `json:"id"`
 	Result *struct {
-		ResultType    string                     `json:"resultType"`
-		TaskID        string                     `json:"taskId"`
-		Status        string                     `json:"status"`
-		InputRequests map[string]json.RawMessage `json:"inputRequests"`
-		Result        *struct {
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"result"`
+		ResultType string `json:"resultType"`
+		taskFields
 	} `json:"result"`
 	Error *struct {
 		Code int `json:"code"`
@@ -192,14 +192,7 @@ func TestTaskNotificationsOverWebSocket(t *testing.T) {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Params struct {
-			TaskID        string                     `json:"taskId"`
-			Status        string                     `json:"status"`
-			InputRequests map[string]json.RawMessage `json:"inputRequests"`
-			Result        *struct {
-				Content []struct {
-					Text string `json:"text"`
-				} `json:"content"`
-			} `json:"result"`
+			taskFields
 			Meta map[string]json.RawMessage `json:"_meta"`
 		} `json:"params"`
 		Error *struct {

@@ -15,13 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 
 	gws "github.com/gorilla/websocket"
 
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 )
 
@@ -34,10 +33,7 @@ const (
 
 func newEngine(t testing.TB, tools ...app.Tool) *app.Engine {
 	t.Helper()
-	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{})
 	tools = append([]app.Tool{app.NewTool(func() string { return "hi" }, app.WithName("hi"))}, tools...)
 	if err := e.AddTools(tools...); err != nil {
 		t.Fatal(err)
@@ -750,10 +746,7 @@ func TestShutdownDeadlineCancelsOwnCallsOnly(t *testing.T) {
 // A handler given no Logger logs through its engine's.
 func TestHandlerLogsThroughTheEngineByDefault(t *testing.T) {
 	log := &porttest.LogRecorder{}
-	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry(), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{Logger: log})
 	defer e.Close()
 	if h := NewHandler(e, Options{}); h.opts.Logger != ports.Logger(log) {
 		t.Fatalf("the handler logs to %T, not the engine's logger", h.opts.Logger)

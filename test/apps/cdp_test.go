@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // A minimal Chrome DevTools Protocol client: one page target, commands by
@@ -278,22 +279,7 @@ func startChromium(ctx context.Context, bin, profile string, logs io.Writer) (ho
 }
 
 // lockedBuffer collects logs written from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer struct{ testtools.LockedBuffer }
 
 func (l *lockedBuffer) logf(format string, args ...any) {
 	fmt.Fprintf(l, time.Now().Format("15:04:05.000 ")+format+"\n", args...)

@@ -62,7 +62,7 @@ func startProtectedShowcase(t *testing.T, bin, issuer, scope string) string {
 		if err == nil {
 			t.Cleanup(func() {
 				if t.Failed() {
-					t.Logf("showcase log:\n%s", logs.snapshot())
+					t.Logf("showcase log:\n%s", logs.String())
 				}
 			})
 			if got != mcpURL {

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/internal/showcasebin"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ from this run")
@@ -205,7 +206,7 @@ func runClientOver(t *testing.T, name, transport, mode string) *run {
 	t.Logf("%s over %s: node %s ran in %v", name, transport, c.script, time.Since(start).Round(time.Millisecond))
 	if serverLog != nil {
 		stderr.WriteString("\n--- server log ---\n")
-		stderr.Write(serverLog.snapshot().Bytes())
+		stderr.Write(serverLog.Bytes())
 	}
 	if ctx.Err() != nil {
 		t.Fatalf("%s: timed out after %v\nstderr:\n%s", name, scriptTimeout, stderr.String())
@@ -225,22 +226,7 @@ func runClientOver(t *testing.T, name, transport, mode string) *run {
 }
 
 // lockedBuffer is a bytes.Buffer safe for a writer and readers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) snapshot() *bytes.Buffer {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.NewBuffer(bytes.Clone(l.b.Bytes()))
-}
+type lockedBuffer = testtools.LockedBuffer
 
 // startShowcase starts the showcase serving transport (http or ws) on a
 // free loopback port and returns the URL it printed, and its log (filled
@@ -288,19 +274,19 @@ func launchShowcase(t *testing.T, bin, transport, addr string, flags ...string) 
 	case url = <-urls:
 	case err := <-exited:
 		pw.Close()
-		return "", logs, fmt.Errorf("the showcase exited before serving (%v); log:\n%s", err, logs.snapshot())
+		return "", logs, fmt.Errorf("the showcase exited before serving (%v); log:\n%s", err, logs.String())
 	case <-time.After(30 * time.Second):
 		_ = cmd.Process.Kill()
 		<-exited
 		pw.Close()
-		return "", logs, fmt.Errorf("the showcase did not print its URL; log:\n%s", logs.snapshot())
+		return "", logs, fmt.Errorf("the showcase did not print its URL; log:\n%s", logs.String())
 	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case err := <-exited:
 			if err != nil {
-				t.Errorf("the %s showcase did not stop cleanly: %v\n%s", transport, err, logs.snapshot())
+				t.Errorf("the %s showcase did not stop cleanly: %v\n%s", transport, err, logs.String())
 			}
 		case <-time.After(15 * time.Second):
 			_ = cmd.Process.Kill()
@@ -792,19 +778,28 @@ func checkCommon(t *testing.T, d document) {
 
 func TestStdioV1(t *testing.T) { checkV1(t, runClient(t, "v1")) }
 
+// checkRun checks what every run of the named client shares: its golden
+// file, the revision it negotiated, the raw result of its handshake
+// method, and checkCommon; it returns the run's document.
+func checkRun(t *testing.T, r *run, client, handshake string) document {
+	t.Helper()
+	checkGolden(t, clients[client].golden, r.raw)
+	d := r.doc
+	if d.ProtocolVersion != clients[client].wantVersion {
+		t.Errorf("negotiated protocolVersion = %q, want %q", d.ProtocolVersion, clients[client].wantVersion)
+	}
+	if d.Handshake == nil || d.Handshake.Method != handshake || d.Handshake.Result == nil {
+		t.Errorf("handshake = %+v, want the raw %s result", d.Handshake, handshake)
+	}
+	checkCommon(t, d)
+	return d
+}
+
 // checkV1 checks a run of the v1 client (2025-11-25) on any transport: the
 // wire is the same as over stdio, so the same golden file applies.
 func checkV1(t *testing.T, r *run) {
 	t.Helper()
-	checkGolden(t, clients["v1"].golden, r.raw)
-	d := r.doc
-	if d.ProtocolVersion != clients["v1"].wantVersion {
-		t.Errorf("negotiated protocolVersion = %q, want %q", d.ProtocolVersion, clients["v1"].wantVersion)
-	}
-	if d.Handshake == nil || d.Handshake.Method != "initialize" || d.Handshake.Result == nil {
-		t.Errorf("handshake = %+v, want the raw initialize result", d.Handshake)
-	}
-	checkCommon(t, d)
+	d := checkRun(t, r, "v1", "initialize")
 
 	// 2025-11-25 has structured content for objects only: a bare list is not.
 	flat := d.only(t, "listUsersFlat")
@@ -840,15 +835,7 @@ func TestStdioV2(t *testing.T) { checkV2(t, runClient(t, "v2")) }
 // checkV2 checks a run of the v2 client (2026-07-28) on any transport.
 func checkV2(t *testing.T, r *run) {
 	t.Helper()
-	checkGolden(t, clients["v2"].golden, r.raw)
-	d := r.doc
-	if d.ProtocolVersion != clients["v2"].wantVersion {
-		t.Errorf("negotiated protocolVersion = %q, want %q", d.ProtocolVersion, clients["v2"].wantVersion)
-	}
-	if d.Handshake == nil || d.Handshake.Method != "server/discover" || d.Handshake.Result == nil {
-		t.Errorf("handshake = %+v, want the raw server/discover result", d.Handshake)
-	}
-	checkCommon(t, d)
+	d := checkRun(t, r, "v2", "server/discover")
 
 	// 2026-07-28 structures lists too.
 	flat := d.only(t, "listUsersFlat")

@@ -17,15 +17,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-
 	gws "github.com/gorilla/websocket"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/stdio"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 const deadline = 10 * time.Second
@@ -46,10 +44,7 @@ var unreadable = []struct {
 }
 
 func TestUnreadableIDSameShapeOnEveryTransport(t *testing.T) {
-	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{})
 	t.Cleanup(func() { _ = e.Close() })
 
 	transports := map[string]func(msg string) string{
@@ -184,8 +179,7 @@ func httpExchange(t *testing.T, e *app.Engine) func(string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		testtools.MCPHeaders(req)
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatalf("http: %v", err)

@@ -28,10 +28,10 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -51,10 +51,7 @@ type echoIn struct {
 // /ws on a loopback port.
 func newServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), MaxConcurrentRequests: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{MaxConcurrentRequests: 64})
 	echo := app.Func(func(_ context.Context, in echoIn) (string, error) {
 		return fmt.Sprintf("%d/%d", in.Session, in.Call), nil
 	}, app.WithName("echo"))
@@ -184,8 +181,7 @@ func TestHTTPLoad(t *testing.T) {
 			defer wg.Done()
 			post := func(body, sid string) (*http.Response, []byte, error) {
 				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
+				testtools.MCPHeaders(req)
 				if sid != "" {
 					req.Header.Set("Mcp-Session-Id", sid)
 					req.Header.Set("MCP-Protocol-Version", "2025-11-25")

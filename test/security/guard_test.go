@@ -19,13 +19,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/httpguard/guardtest"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 const (
@@ -46,10 +44,7 @@ type endpoints struct {
 func serve(t *testing.T, cfg guardtest.Config) endpoints {
 	t.Helper()
 	calls := new(atomic.Int64)
-	e, err := app.NewEngine(app.Options{Validator: jsonschema.New(), ToolRegistry: memory.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testtools.NewEngine(t, app.Options{})
 	probe := app.NewTool(func() string { calls.Add(1); return served }, app.WithName("probe"))
 	if err := e.AddTool(probe); err != nil {
 		t.Fatal(err)

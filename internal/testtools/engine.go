@@ -1,0 +1,37 @@
+package testtools
+
+import (
+	"testing"
+
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// Info is the implementation most of the SDK's tests name their engine by.
+var Info = domain.Implementation{Name: "test", Version: "1.0.0"}
+
+// NewEngine is the engine of a test: o with, where it leaves them unset,
+// an in-memory tool registry and the jsonschema validator, serving tools.
+// It fails t when the engine cannot be made or a tool added; closing the
+// engine stays with the caller.
+func NewEngine(t testing.TB, o app.Options, tools ...app.Tool) *app.Engine {
+	t.Helper()
+	if o.ToolRegistry == nil {
+		o.ToolRegistry = memory.NewRegistry()
+	}
+	if o.Validator == nil {
+		o.Validator = jsonschema.New()
+	}
+	e, err := app.NewEngine(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) > 0 {
+		if err := e.AddTools(tools...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}

@@ -1,0 +1,34 @@
+package testtools
+
+import (
+	"net/http"
+	"testing"
+)
+
+// MCPHeaders sets on req the Content-Type and the Accept of a Streamable
+// HTTP POST (JSON, answered as JSON or an event stream), then the headers
+// of each of hdrs in turn, so that a later one wins; it returns req.
+func MCPHeaders(req *http.Request, hdrs ...map[string]string) *http.Request {
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for _, hdr := range hdrs {
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+	}
+	return req
+}
+
+// Do sends req with c (http.DefaultClient when nil) and fails t when no
+// response comes.
+func Do(t testing.TB, c *http.Client, req *http.Request) *http.Response {
+	t.Helper()
+	if c == nil {
+		c = http.DefaultClient
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
