@@ -7,8 +7,8 @@ import (
 	"strconv"
 )
 
-// NullText is the text sent for a tool that returns nil or nothing.
-const NullText = "(null)"
+// nullText is the text sent for a tool that returns nil or nothing.
+const nullText = "(null)"
 
 // StructuredWarning says that a tool declares an outputSchema but returned a
 // value that cannot be sent as structuredContent under the call's revision.
@@ -59,10 +59,10 @@ func (f Features) WrapValue(tool *Tool, value any) (WrapOutcome, error) {
 	)
 	switch v := value.(type) {
 	case nil:
-		shape, text = ShapeNull, NullText
+		shape, text = ShapeNull, nullText
 	case *CallToolResult:
 		if v == nil {
-			shape, text = ShapeNull, NullText
+			shape, text = ShapeNull, nullText
 			break
 		}
 		out.Result = f.ShapeResult(v)
@@ -72,7 +72,7 @@ func (f Features) WrapValue(tool *Tool, value any) (WrapOutcome, error) {
 		return out, nil
 	case Content:
 		if reflect.ValueOf(v).IsNil() {
-			shape, text = ShapeNull, NullText
+			shape, text = ShapeNull, nullText
 			break
 		}
 		out.Result = f.ShapeResult(&CallToolResult{Content: []Content{v}})
@@ -87,7 +87,7 @@ func (f Features) WrapValue(tool *Tool, value any) (WrapOutcome, error) {
 	case bool:
 		shape, text = ShapeScalar, strconv.FormatBool(v)
 	case float64:
-		shape, text = ShapeScalar, FormatFloat(v, 64)
+		shape, text = ShapeScalar, formatFloat(v, 64)
 	case int:
 		shape, text = ShapeScalar, strconv.Itoa(v)
 	case json.RawMessage:
@@ -181,7 +181,7 @@ func classifyJSON(raw json.RawMessage) (ValueShape, string, error) {
 		case '[':
 			return ShapeList, string(raw), nil
 		case 'n':
-			return ShapeNull, NullText, nil
+			return ShapeNull, nullText, nil
 		case '"':
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {

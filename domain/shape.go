@@ -38,7 +38,7 @@ func (f Features) ShapeOutputSchema(schema json.RawMessage) json.RawMessage {
 	if len(schema) == 0 || !f.OutputSchema {
 		return nil
 	}
-	if !f.AnyStructuredContent && !SchemaRootIsObject(schema) {
+	if !f.AnyStructuredContent && !schemaRootIsObject(schema) {
 		return nil
 	}
 	return schema

@@ -190,12 +190,12 @@ func TestAppendJSONString(t *testing.T) {
 
 func TestFormatFloat(t *testing.T) {
 	for f, want := range map[float64]string{3: "3", 0.5: "0.5", 1e21: "1e+21", 1e-7: "1e-7", -2.25: "-2.25", 123456789: "123456789"} {
-		if got := FormatFloat(f, 64); got != want {
+		if got := formatFloat(f, 64); got != want {
 			t.Errorf("%v: %s want %s", f, got, want)
 		}
 		b, _ := json.Marshal(f)
-		if string(b) != FormatFloat(f, 64) {
-			t.Errorf("%v differs from encoding/json: %s vs %s", f, b, FormatFloat(f, 64))
+		if string(b) != formatFloat(f, 64) {
+			t.Errorf("%v differs from encoding/json: %s vs %s", f, b, formatFloat(f, 64))
 		}
 	}
 }

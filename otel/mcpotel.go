@@ -130,7 +130,7 @@ const (
 	KeyResourceURI     = attribute.Key("mcp.resource.uri")
 	KeySessionID       = attribute.Key("mcp.session.id")
 	KeyToolName        = attribute.Key("gen_ai.tool.name")
-	KeyPromptName      = attribute.Key("gen_ai.prompt.name")
+	keyPromptName      = attribute.Key("gen_ai.prompt.name")
 	KeyOperationName   = attribute.Key("gen_ai.operation.name")
 	KeyRequestID       = attribute.Key("jsonrpc.request.id")
 	KeyErrorType       = attribute.Key("error.type")
@@ -153,8 +153,8 @@ const (
 // tool or prompt.
 var codeInvalidParams = strconv.Itoa(domain.CodeInvalidParams)
 
-// DefaultMaxNames is the default of [Options.MaxNames].
-const DefaultMaxNames = 1000
+// defaultMaxNames is the default of [Options.MaxNames].
+const defaultMaxNames = 1000
 
 // Options configure [New]. The zero value uses the global
 // providers and W3C propagation.
@@ -170,7 +170,7 @@ type Options struct {
 	// formats the convention names for _meta.
 	Propagator propagation.TextMapPropagator
 	// MaxNames bounds the distinct tool names, and apart the distinct
-	// prompt names, recorded in metrics (default [DefaultMaxNames]);
+	// prompt names, recorded in metrics (default defaultMaxNames);
 	// past it a new name is recorded as "_OTHER". Spans always carry
 	// the name.
 	MaxNames int
@@ -204,7 +204,7 @@ func New(opts Options) *Telemetry {
 		}
 	}
 	if opts.MaxNames <= 0 {
-		opts.MaxNames = DefaultMaxNames
+		opts.MaxNames = defaultMaxNames
 	}
 	t := &Telemetry{
 		tracer:  opts.TracerProvider.Tracer(ScopeName),
@@ -322,7 +322,7 @@ func (t *Telemetry) middleware(next app.MethodHandler) app.MethodHandler {
 			case "tools/call":
 				mattrs = append(mattrs, KeyToolName.String(name))
 			case "prompts/get":
-				mattrs = append(mattrs, KeyPromptName.String(name))
+				mattrs = append(mattrs, keyPromptName.String(name))
 			}
 		}
 		if o.errorType != "" {
@@ -400,7 +400,7 @@ func spanAttributes(req *app.Request) []attribute.KeyValue {
 		}
 	case "prompts/get":
 		if req.Name != "" {
-			attrs = append(attrs, KeyPromptName.String(req.Name))
+			attrs = append(attrs, keyPromptName.String(req.Name))
 		}
 	}
 	if req.URI != "" {

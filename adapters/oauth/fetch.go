@@ -17,8 +17,8 @@ const (
 	// authorization server (metadata, key set, introspection answer):
 	// 1 MiB.
 	DefaultMaxResponseBytes = 1 << 20
-	// DefaultFetchTimeout bounds each request to an authorization server.
-	DefaultFetchTimeout = 10 * time.Second
+	// defaultFetchTimeout bounds each request to an authorization server.
+	defaultFetchTimeout = 10 * time.Second
 	// DefaultMaxTokenBytes bounds the tokens an authenticator looks at:
 	// a longer one is refused unread. 16 KiB.
 	DefaultMaxTokenBytes = 16 << 10
@@ -33,9 +33,9 @@ const (
 // defaultHTTPClient is the client used when the options name none: it
 // follows no redirect (an authorization server's documents are where its
 // metadata says; a redirect could lead off https) and gives up after
-// DefaultFetchTimeout.
+// defaultFetchTimeout.
 var defaultHTTPClient = &http.Client{
-	Timeout: DefaultFetchTimeout,
+	Timeout: defaultFetchTimeout,
 	CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	},

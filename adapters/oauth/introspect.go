@@ -61,10 +61,10 @@ type IntrospectionOptions struct {
 	// nbf. Default [DefaultLeeway] (30 seconds).
 	Leeway time.Duration
 	// HTTPClient sends the requests. Default: a client that follows no
-	// redirect, with a timeout of [DefaultFetchTimeout].
+	// redirect, with a timeout of defaultFetchTimeout.
 	HTTPClient *http.Client
 	// Timeout bounds each request to the endpoint (and the metadata
-	// fetch). Default [DefaultFetchTimeout] (10 seconds).
+	// fetch). Default defaultFetchTimeout (10 seconds).
 	Timeout time.Duration
 	// MaxResponseBytes bounds an answer read. Default
 	// [DefaultMaxResponseBytes] (1 MiB).
@@ -146,7 +146,7 @@ func NewIntrospector(ctx context.Context, opts IntrospectionOptions) (*Introspec
 	if client == nil {
 		client = defaultHTTPClient
 	}
-	timeout := positive(opts.Timeout, DefaultFetchTimeout)
+	timeout := positive(opts.Timeout, defaultFetchTimeout)
 	maxBytes := positive(opts.MaxResponseBytes, DefaultMaxResponseBytes)
 	endpoint := opts.Endpoint
 	if opts.Issuer != "" {

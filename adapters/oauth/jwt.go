@@ -67,9 +67,9 @@ type JWTOptions struct {
 	// (1 hour).
 	KeysMaxAge time.Duration
 	// HTTPClient fetches the metadata and the key set. Default: a client
-	// that follows no redirect, with a timeout of [DefaultFetchTimeout].
+	// that follows no redirect, with a timeout of defaultFetchTimeout.
 	HTTPClient *http.Client
-	// FetchTimeout bounds each fetch. Default [DefaultFetchTimeout]
+	// FetchTimeout bounds each fetch. Default defaultFetchTimeout
 	// (10 seconds).
 	FetchTimeout time.Duration
 	// MaxResponseBytes bounds the metadata and the key set read. Default
@@ -195,7 +195,7 @@ func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) 
 	if client == nil {
 		client = defaultHTTPClient
 	}
-	timeout := positive(opts.FetchTimeout, DefaultFetchTimeout)
+	timeout := positive(opts.FetchTimeout, defaultFetchTimeout)
 	maxBytes := positive(opts.MaxResponseBytes, DefaultMaxResponseBytes)
 	if opts.JWKSURI != "" {
 		if _, err := parseSecureURL("jwks_uri", opts.JWKSURI, true); err != nil {
