@@ -308,13 +308,13 @@ func (opts Options) withDefaults() (Options, error) {
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
 	}
-	opts.MaxURILength = limitOr(opts.MaxURILength, DefaultMaxURILength)
+	opts.MaxURILength = limitOr(opts.MaxURILength, defaultMaxURILength)
 	opts.MaxSubscriptions = limitOr(opts.MaxSubscriptions, defaultMaxSubscriptions)
 	opts.MaxSubscriptionBytes = limitOr(opts.MaxSubscriptionBytes, defaultMaxSubscriptionBytes)
 	opts.MaxClientDeclarationBytes = limitOr(opts.MaxClientDeclarationBytes, defaultMaxClientDeclarationBytes)
 	opts.MaxListeners = limitOr(opts.MaxListeners, defaultMaxListeners)
 	opts.MaxListenersPerClient = limitOr(opts.MaxListenersPerClient, defaultMaxListenersPerClient)
-	opts.MaxListenSubscriptions = limitOr(opts.MaxListenSubscriptions, DefaultMaxListenSubscriptions)
+	opts.MaxListenSubscriptions = limitOr(opts.MaxListenSubscriptions, defaultMaxListenSubscriptions)
 	opts.ListenIdleTimeout = limitOr(opts.ListenIdleTimeout, defaultListenIdleTimeout)
 	if opts.StateKeys == nil {
 		opts.StateKeys = opts.Shared.StateKeys

@@ -47,7 +47,7 @@ const (
 	defaultMaxListenersPerClient = 16
 	// DefaultMaxListenSubscriptions bounds the resource URIs one listen
 	// stream may subscribe to (notifications.resourceSubscriptions).
-	DefaultMaxListenSubscriptions = 100
+	defaultMaxListenSubscriptions = 100
 	// defaultListenIdleTimeout is how long a listen stream may deliver
 	// nothing before the server ends it.
 	defaultListenIdleTimeout = 10 * time.Minute

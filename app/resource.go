@@ -19,7 +19,7 @@ const (
 	// DefaultMaxURILength is the default Options.MaxURILength: 2 KiB, the
 	// length past which URLs stop working in common software (browsers,
 	// proxies, sitemaps); a resource URI is an identifier, not a payload.
-	DefaultMaxURILength = 2048
+	defaultMaxURILength = 2048
 	// defaultMaxSubscriptions is the default Options.MaxSubscriptions:
 	// more resources than a client shows or watches at once, small enough
 	// that a session's state (which a shared session store copies on every

@@ -26,7 +26,7 @@ func (w *StructuredWarning) String() string {
 		w.Tool, w.GoType, w.Shape, w.Revision)
 }
 
-// WrapOutcome is what [RevisionPolicy.WrapValue] decides for one call.
+// WrapOutcome is what RevisionPolicy.wrapValue decides for one call.
 type WrapOutcome struct {
 	// Result is ready to send (already shaped for the revision). Its
 	// structuredContent, if any, must still be checked against the tool's
@@ -46,7 +46,7 @@ type WrapOutcome struct {
 //	[]Content, []any of Content those blocks, in order
 //	CallToolResult (or pointer) sent as it is
 //
-// and adds structuredContent where [Features.AllowsStructured] says so.
+// and adds structuredContent where Features.allowsStructured says so.
 // The JSON text block is always present next to structuredContent. Values are
 // encoded with encoding/json, so json tags and Marshaler methods apply.
 func (f Features) WrapValue(tool *Tool, value any) (WrapOutcome, error) {
@@ -111,7 +111,7 @@ func (f Features) WrapValue(tool *Tool, value any) (WrapOutcome, error) {
 		}
 	}
 	res := &CallToolResult{Content: []Content{&TextContent{Text: text}}}
-	if f.AllowsStructured(shape, declared) {
+	if f.allowsStructured(shape, declared) {
 		if raw == nil {
 			var err error
 			if raw, err = json.Marshal(value); err != nil {
@@ -126,8 +126,8 @@ func (f Features) WrapValue(tool *Tool, value any) (WrapOutcome, error) {
 	return out, nil
 }
 
-// WrapValue is [Features.WrapValue] of revision r's features.
-func (p RevisionPolicy) WrapValue(tool *Tool, value any, r Revision) (WrapOutcome, error) {
+// wrapValue is [Features.WrapValue] of revision r's features.
+func (p RevisionPolicy) wrapValue(tool *Tool, value any, r Revision) (WrapOutcome, error) {
 	return p.Features(r).WrapValue(tool, value)
 }
 
@@ -136,7 +136,7 @@ func (p RevisionPolicy) WrapValue(tool *Tool, value any, r Revision) (WrapOutcom
 // be sent as structuredContent. For older revisions the schema is not
 // advertised, so nothing is promised and nothing is logged.
 func (f Features) warn(tool *Tool, value any, shape ValueShape) *StructuredWarning {
-	if len(tool.OutputSchema) == 0 || !f.StructuredContent || f.ShapeOutputSchema(tool.OutputSchema) == nil {
+	if len(tool.OutputSchema) == 0 || !f.StructuredContent || f.shapeOutputSchema(tool.OutputSchema) == nil {
 		return nil
 	}
 	typ := "nil"

@@ -14,7 +14,7 @@ const (
 	defaultMaxConns = 10_000
 	// DefaultMaxConnsPerClient bounds the connections from one remote IP
 	// address.
-	DefaultMaxConnsPerClient = 256
+	defaultMaxConnsPerClient = 256
 )
 
 // refusal is what a connection over a bound gets before it is closed: a

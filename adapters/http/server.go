@@ -121,7 +121,7 @@ type Server struct {
 // "127.0.0.1:8080"; port 0 picks a free one, see [Server.Addr]). Bind a
 // local server to 127.0.0.1, not to all interfaces.
 func NewServer(addr string, h http.Handler, opts ServerOptions) *Server {
-	s := &Server{addr: addr, maxConns: bound(opts.MaxConns, defaultMaxConns), maxPerClient: bound(opts.MaxConnsPerClient, DefaultMaxConnsPerClient), trusted: opts.TrustedProxies}
+	s := &Server{addr: addr, maxConns: bound(opts.MaxConns, defaultMaxConns), maxPerClient: bound(opts.MaxConnsPerClient, defaultMaxConnsPerClient), trusted: opts.TrustedProxies}
 	s.sig.closing, s.stopStreams = context.WithCancel(context.Background())
 	s.sig.abort, s.abort = context.WithCancel(context.Background())
 	s.srv = &http.Server{

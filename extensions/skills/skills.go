@@ -67,7 +67,7 @@ const (
 	// (16 MiB).
 	MaxSkillBytes = 16 << 20
 	// MaxDescriptionLength bounds Skill.Description, in characters.
-	MaxDescriptionLength = 1024
+	maxDescriptionLength = 1024
 	// maxCompatibilityLength bounds Skill.Compatibility, in characters.
 	maxCompatibilityLength = 500
 	// defaultPageSize is the default of Options.PageSize.
@@ -298,8 +298,8 @@ func check(s Skill) error {
 		return fmt.Errorf("skills: skill name %q: 1-64 lowercase letters, digits and hyphens, no leading, trailing or doubled hyphen", s.Name)
 	case strings.TrimSpace(s.Description) == "":
 		return fmt.Errorf("skills: skill %q has no description", s.Name)
-	case utf8.RuneCountInString(s.Description) > MaxDescriptionLength:
-		return fmt.Errorf("skills: skill %q: the description is longer than MaxDescriptionLength (%d characters)", s.Name, MaxDescriptionLength)
+	case utf8.RuneCountInString(s.Description) > maxDescriptionLength:
+		return fmt.Errorf("skills: skill %q: the description is longer than MaxDescriptionLength (%d characters)", s.Name, maxDescriptionLength)
 	case utf8.RuneCountInString(s.Compatibility) > maxCompatibilityLength:
 		return fmt.Errorf("skills: skill %q: compatibility is longer than MaxCompatibilityLength (%d characters)", s.Name, maxCompatibilityLength)
 	case !utf8.ValidString(s.Body + s.Description + s.License + s.Compatibility + s.AllowedTools):
