@@ -263,8 +263,8 @@ func UserText(text string) SamplingMessage {
 	return SamplingMessage{Role: RoleUser, Content: textBlock(text)}
 }
 
-// assistantText is an assistant message holding one text block.
-func assistantText(text string) SamplingMessage {
+// AssistantText is an assistant message holding one text block.
+func AssistantText(text string) SamplingMessage {
 	return SamplingMessage{Role: RoleAssistant, Content: textBlock(text)}
 }
 

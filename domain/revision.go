@@ -280,10 +280,5 @@ func (f Features) allowsStructured(shape ValueShape, declared bool) bool {
 	return false
 }
 
-// allowsStructured is Features.allowsStructured of revision r's features.
-func (p RevisionPolicy) allowsStructured(r Revision, shape ValueShape, declared bool) bool {
-	return p.Features(r).allowsStructured(shape, declared)
-}
-
 // MethodInitialize is the request that opens a handshake-era session.
 const MethodInitialize = "initialize"

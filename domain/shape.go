@@ -44,11 +44,6 @@ func (f Features) shapeOutputSchema(schema json.RawMessage) json.RawMessage {
 	return schema
 }
 
-// shapeOutputSchema is Features.shapeOutputSchema of revision r's features.
-func (p RevisionPolicy) shapeOutputSchema(schema json.RawMessage, r Revision) json.RawMessage {
-	return p.Features(r).shapeOutputSchema(schema)
-}
-
 // ShapeResult returns res as the revision may carry it: structuredContent is
 // dropped where the revision has none (or, before 2026-07-28, when it is not an
 // object), and each content block goes through Features.shapeContent.
