@@ -14,13 +14,13 @@ import (
 
 // Defaults of the queue of notices waiting for Options.Bus.
 const (
-	// DefaultMaxBusQueue is the default of [Options.MaxBusQueue]: 1,024
+	// defaultMaxBusQueue is the default of [Options.MaxBusQueue]: 1,024
 	// notices waiting to be published.
-	DefaultMaxBusQueue = 1_024
-	// DefaultMaxBusQueueBytes is the default of
+	defaultMaxBusQueue = 1_024
+	// defaultMaxBusQueueBytes is the default of
 	// [Options.MaxBusQueueBytes]: 16 MiB of notices waiting to be
 	// published.
-	DefaultMaxBusQueueBytes = 16 << 20
+	defaultMaxBusQueueBytes = 16 << 20
 	// minBusQueueBytes is the least MaxBusQueueBytes: one notice
 	// carrying a client's response of 4 MiB (the largest message the
 	// transports take by default).

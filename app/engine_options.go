@@ -98,7 +98,7 @@ type Options struct {
 	// MaxInFlightBytesPerConn bounds, in bytes, the request messages one
 	// connection served by ServeConn (stdio, WebSocket) has in flight: the
 	// calls (tools/call, prompts/get, resources/read) and batches read and
-	// not yet answered (default [DefaultMaxInFlightBytesPerConn], 16 MiB;
+	// not yet answered (default defaultMaxInFlightBytesPerConn, 16 MiB;
 	// [Unlimited]: no bound). Reading pauses while the next call does not
 	// fit, and resumes as calls finish: the client's writes back up,
 	// nothing is refused. A single message larger than the bound is
@@ -116,7 +116,7 @@ type Options struct {
 	// wait for the client's answer (elicitation, sampling, roots), which
 	// they keep alive while they wait, across its connections (the client
 	// is [TransportInfo.ClientKey]; on stdio, the connection): default
-	// [DefaultMaxWaitingBytesPerClient], 16 MiB; [Unlimited]: no bound.
+	// defaultMaxWaitingBytesPerClient, 16 MiB; [Unlimited]: no bound.
 	// Each waiting call counts at least [MinWaitingCallBytes]. A call past
 	// the bound does not ask: its request to the client fails with an
 	// error wrapping [ErrTooManyWaiting] (a handler that returns it
@@ -126,7 +126,7 @@ type Options struct {
 	// calls in mcphttp Options.MaxInFlightBytesPerClient.)
 	MaxWaitingBytesPerClient int
 	// MaxWaitingBytes bounds the same for every client together (default
-	// [DefaultMaxWaitingBytes], 128 MiB; [Unlimited]: no bound).
+	// defaultMaxWaitingBytes, 128 MiB; [Unlimited]: no bound).
 	MaxWaitingBytes int
 	// ListTTL is the ttlMs sent with the list results (tools, resources,
 	// resource templates), resources/read and server/discover results in the
@@ -182,14 +182,14 @@ type Options struct {
 	MaxForwardsPerMessage int
 	// MaxForwardsPerClient bounds what one client forwards that way per
 	// second, over all its sessions at this instance (default
-	// [DefaultMaxForwardsPerClient]; [Unlimited]: no bound). The client is
+	// defaultMaxForwardsPerClient; [Unlimited]: no bound). The client is
 	// the session's Peer (the HTTP transport's ClientKey: the
 	// authenticated subject, else the remote address). Past it, as past
 	// MaxForwardsPerMessage.
 	MaxForwardsPerClient int
 	// MaxBusQueue bounds the notices waiting to be published to Bus
-	// (default [DefaultMaxBusQueue]; [Unlimited]: no bound), and
-	// MaxBusQueueBytes their bytes (default [DefaultMaxBusQueueBytes];
+	// (default defaultMaxBusQueue; [Unlimited]: no bound), and
+	// MaxBusQueueBytes their bytes (default defaultMaxBusQueueBytes;
 	// [Unlimited]: no bound; never less than one notice of 4 MiB). The
 	// engine never waits on the bus: what it raises (a list change, a
 	// resource update, a forwarded response) is delivered here at once
@@ -227,13 +227,13 @@ type Options struct {
 	// longer than it, which no client could name.
 	MaxURILength int
 	// MaxSubscriptions bounds the resources/subscribe subscriptions one
-	// handshake-era session holds (default [DefaultMaxSubscriptions];
+	// handshake-era session holds (default defaultMaxSubscriptions;
 	// negative: no bound). One more is refused with -32602 naming the
 	// limit; subscribing again to a URI already subscribed to does not
 	// count, and unsubscribing frees a place.
 	MaxSubscriptions int
 	// MaxSubscriptionBytes bounds the total length, in bytes, of the URIs
-	// one session is subscribed to (default [DefaultMaxSubscriptionBytes];
+	// one session is subscribed to (default defaultMaxSubscriptionBytes;
 	// negative: no bound). A subscription past it is refused with -32602
 	// naming the limit.
 	MaxSubscriptionBytes int
@@ -243,17 +243,17 @@ type Options struct {
 	// over, which the handshake-era session keeps for its life; a
 	// stateless-era request's _meta clientCapabilities and clientInfo
 	// (a listen stream keeps them). Default
-	// [DefaultMaxClientDeclarationBytes]; [Unlimited]: no bound. Past it
+	// defaultMaxClientDeclarationBytes; [Unlimited]: no bound. Past it
 	// the request is refused with -32602 naming the limit (data.limit
 	// "maxClientDeclarationBytes", data.max) and no session is made.
 	MaxClientDeclarationBytes int
 	// MaxListeners bounds the subscriptions/listen streams (2026-07-28)
 	// open at once on the engine, over every transport (default
-	// [DefaultMaxListeners]; [Unlimited]: no bound). One more is refused at
+	// defaultMaxListeners; [Unlimited]: no bound). One more is refused at
 	// once with [CodeListenLimit] (HTTP: 429 and Retry-After).
 	MaxListeners int
 	// MaxListenersPerClient bounds the listen streams one client has open
-	// at once (default [DefaultMaxListenersPerClient]; [Unlimited]: no
+	// at once (default defaultMaxListenersPerClient; [Unlimited]: no
 	// bound), so that one client cannot take every place of MaxListeners.
 	// One more is refused at once with [CodeListenLimit]. The client is
 	// told by [TransportInfo.ClientKey]: the authenticated subject, else
@@ -268,7 +268,7 @@ type Options struct {
 	// naming the limit, before anything is kept of it.
 	MaxListenSubscriptions int
 	// ListenIdleTimeout ends a listen stream that has delivered nothing for
-	// that long (default [DefaultListenIdleTimeout]; [Unlimited]: never).
+	// that long (default defaultListenIdleTimeout; [Unlimited]: never).
 	// The server ends it as on a graceful stop, with the completion result
 	// ([ErrEndedByServer]); a client still there listens again. Transport
 	// keep-alives (SSE comments) do not count as deliveries: they find
@@ -296,9 +296,9 @@ func (opts Options) withDefaults() (Options, error) {
 	if opts.MaxConcurrentRequests <= 0 {
 		opts.MaxConcurrentRequests = 64
 	}
-	opts.MaxInFlightBytesPerConn = limitOr(opts.MaxInFlightBytesPerConn, DefaultMaxInFlightBytesPerConn)
-	opts.MaxWaitingBytesPerClient = limitOr(opts.MaxWaitingBytesPerClient, DefaultMaxWaitingBytesPerClient)
-	opts.MaxWaitingBytes = limitOr(opts.MaxWaitingBytes, DefaultMaxWaitingBytes)
+	opts.MaxInFlightBytesPerConn = limitOr(opts.MaxInFlightBytesPerConn, defaultMaxInFlightBytesPerConn)
+	opts.MaxWaitingBytesPerClient = limitOr(opts.MaxWaitingBytesPerClient, defaultMaxWaitingBytesPerClient)
+	opts.MaxWaitingBytes = limitOr(opts.MaxWaitingBytes, defaultMaxWaitingBytes)
 	if opts.ClientRequestTimeout <= 0 {
 		opts.ClientRequestTimeout = 10 * time.Minute
 	}
@@ -308,14 +308,14 @@ func (opts Options) withDefaults() (Options, error) {
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
 	}
-	opts.MaxURILength = limitOr(opts.MaxURILength, DefaultMaxURILength)
-	opts.MaxSubscriptions = limitOr(opts.MaxSubscriptions, DefaultMaxSubscriptions)
-	opts.MaxSubscriptionBytes = limitOr(opts.MaxSubscriptionBytes, DefaultMaxSubscriptionBytes)
-	opts.MaxClientDeclarationBytes = limitOr(opts.MaxClientDeclarationBytes, DefaultMaxClientDeclarationBytes)
-	opts.MaxListeners = limitOr(opts.MaxListeners, DefaultMaxListeners)
-	opts.MaxListenersPerClient = limitOr(opts.MaxListenersPerClient, DefaultMaxListenersPerClient)
-	opts.MaxListenSubscriptions = limitOr(opts.MaxListenSubscriptions, DefaultMaxListenSubscriptions)
-	opts.ListenIdleTimeout = limitOr(opts.ListenIdleTimeout, DefaultListenIdleTimeout)
+	opts.MaxURILength = limitOr(opts.MaxURILength, defaultMaxURILength)
+	opts.MaxSubscriptions = limitOr(opts.MaxSubscriptions, defaultMaxSubscriptions)
+	opts.MaxSubscriptionBytes = limitOr(opts.MaxSubscriptionBytes, defaultMaxSubscriptionBytes)
+	opts.MaxClientDeclarationBytes = limitOr(opts.MaxClientDeclarationBytes, defaultMaxClientDeclarationBytes)
+	opts.MaxListeners = limitOr(opts.MaxListeners, defaultMaxListeners)
+	opts.MaxListenersPerClient = limitOr(opts.MaxListenersPerClient, defaultMaxListenersPerClient)
+	opts.MaxListenSubscriptions = limitOr(opts.MaxListenSubscriptions, defaultMaxListenSubscriptions)
+	opts.ListenIdleTimeout = limitOr(opts.ListenIdleTimeout, defaultListenIdleTimeout)
 	if opts.StateKeys == nil {
 		opts.StateKeys = opts.Shared.StateKeys
 	}
@@ -326,9 +326,9 @@ func (opts Options) withDefaults() (Options, error) {
 		opts.Bus = opts.Shared.Bus
 	}
 	opts.MaxForwardsPerMessage = limitOr(opts.MaxForwardsPerMessage, DefaultMaxForwardsPerMessage)
-	opts.MaxForwardsPerClient = limitOr(opts.MaxForwardsPerClient, DefaultMaxForwardsPerClient)
-	opts.MaxBusQueue = limitOr(opts.MaxBusQueue, DefaultMaxBusQueue)
-	opts.MaxBusQueueBytes = limitOr(opts.MaxBusQueueBytes, DefaultMaxBusQueueBytes)
+	opts.MaxForwardsPerClient = limitOr(opts.MaxForwardsPerClient, defaultMaxForwardsPerClient)
+	opts.MaxBusQueue = limitOr(opts.MaxBusQueue, defaultMaxBusQueue)
+	opts.MaxBusQueueBytes = limitOr(opts.MaxBusQueueBytes, defaultMaxBusQueueBytes)
 	if opts.MaxBusQueueBytes >= 0 {
 		opts.MaxBusQueueBytes = max(opts.MaxBusQueueBytes, minBusQueueBytes)
 	}

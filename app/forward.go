@@ -21,9 +21,9 @@ const (
 	// [Options.MaxForwardsPerMessage]: 16 client responses and
 	// cancellations forwarded per message (a batch counts as one).
 	DefaultMaxForwardsPerMessage = 16
-	// DefaultMaxForwardsPerClient is the default of
+	// defaultMaxForwardsPerClient is the default of
 	// [Options.MaxForwardsPerClient]: 64 forwarded per client per second.
-	DefaultMaxForwardsPerClient = 64
+	defaultMaxForwardsPerClient = 64
 )
 
 // forwarder carries a client's messages that belong to another instance

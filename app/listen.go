@@ -39,18 +39,18 @@ var ErrEndedByServer = errors.New("hexmcp: the server ended the request")
 
 // Defaults of the limits on subscriptions/listen streams in [Options].
 const (
-	// DefaultMaxListeners bounds the listen streams open at once on an
+	// defaultMaxListeners bounds the listen streams open at once on an
 	// engine, over every transport.
-	DefaultMaxListeners = 1000
-	// DefaultMaxListenersPerClient bounds the listen streams one client
+	defaultMaxListeners = 1000
+	// defaultMaxListenersPerClient bounds the listen streams one client
 	// may have open at once.
-	DefaultMaxListenersPerClient = 16
+	defaultMaxListenersPerClient = 16
 	// DefaultMaxListenSubscriptions bounds the resource URIs one listen
 	// stream may subscribe to (notifications.resourceSubscriptions).
-	DefaultMaxListenSubscriptions = 100
-	// DefaultListenIdleTimeout is how long a listen stream may deliver
+	defaultMaxListenSubscriptions = 100
+	// defaultListenIdleTimeout is how long a listen stream may deliver
 	// nothing before the server ends it.
-	DefaultListenIdleTimeout = 10 * time.Minute
+	defaultListenIdleTimeout = 10 * time.Minute
 )
 
 // Unlimited, as the value of a limit in [Options] (MaxListeners,

@@ -61,7 +61,7 @@ func TestNoticeBusRaisesHereAndPublishes(t *testing.T) {
 		delivered = append(delivered, n)
 		return 3
 	}}
-	b.start(DefaultMaxBusQueue, DefaultMaxBusQueueBytes, slog.New(slog.DiscardHandler))
+	b.start(defaultMaxBusQueue, defaultMaxBusQueueBytes, slog.New(slog.DiscardHandler))
 	defer b.close()
 	if len(b.instance) != 2*instanceBytes {
 		t.Fatalf("instance %q", b.instance)
@@ -84,7 +84,7 @@ func TestNoticeBusDeliversOnlyWhatIsForIt(t *testing.T) {
 		delivered = append(delivered, n.ID)
 		return 0
 	}}
-	b.start(DefaultMaxBusQueue, DefaultMaxBusQueueBytes, slog.New(slog.DiscardHandler))
+	b.start(defaultMaxBusQueue, defaultMaxBusQueueBytes, slog.New(slog.DiscardHandler))
 	defer b.close()
 	for _, n := range []ports.Notice{
 		{ID: "own", Origin: b.instance},
@@ -108,7 +108,7 @@ func TestNoticeBusWithoutBusDeliversHereOnly(t *testing.T) {
 		told++
 		return told
 	}}
-	b.start(DefaultMaxBusQueue, DefaultMaxBusQueueBytes, slog.New(slog.DiscardHandler))
+	b.start(defaultMaxBusQueue, defaultMaxBusQueueBytes, slog.New(slog.DiscardHandler))
 	defer b.close()
 	if n := b.raise(ports.Notice{Kind: ports.NoticeToolsChanged}); n != 1 || b.pub != nil {
 		t.Fatalf("told %d, publisher %v", n, b.pub)

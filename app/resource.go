@@ -19,16 +19,16 @@ const (
 	// DefaultMaxURILength is the default Options.MaxURILength: 2 KiB, the
 	// length past which URLs stop working in common software (browsers,
 	// proxies, sitemaps); a resource URI is an identifier, not a payload.
-	DefaultMaxURILength = 2048
-	// DefaultMaxSubscriptions is the default Options.MaxSubscriptions:
+	defaultMaxURILength = 2048
+	// defaultMaxSubscriptions is the default Options.MaxSubscriptions:
 	// more resources than a client shows or watches at once, small enough
 	// that a session's state (which a shared session store copies on every
 	// change) stays small.
-	DefaultMaxSubscriptions = 1000
-	// DefaultMaxSubscriptionBytes is the default
+	defaultMaxSubscriptions = 1000
+	// defaultMaxSubscriptionBytes is the default
 	// Options.MaxSubscriptionBytes: 64 KiB, which holds
-	// DefaultMaxSubscriptions URIs of 64 bytes, or 32 of the longest.
-	DefaultMaxSubscriptionBytes = 64 << 10
+	// defaultMaxSubscriptions URIs of 64 bytes, or 32 of the longest.
+	defaultMaxSubscriptionBytes = 64 << 10
 )
 
 // limitOr returns v, or def when v is 0; a negative v (no bound) stays

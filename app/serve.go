@@ -16,18 +16,18 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// DefaultMaxInFlightBytesPerConn is the default
+// defaultMaxInFlightBytesPerConn is the default
 // Options.MaxInFlightBytesPerConn: 16 MiB.
-const DefaultMaxInFlightBytesPerConn = 16 << 20
+const defaultMaxInFlightBytesPerConn = 16 << 20
 
 // Defaults of the bounds of the calls waiting for the client's answer on
 // stdio and WebSocket connections ([Options.MaxWaitingBytesPerClient],
 // [Options.MaxWaitingBytes]).
 const (
-	// DefaultMaxWaitingBytesPerClient: 16 MiB of one client's calls.
-	DefaultMaxWaitingBytesPerClient = 16 << 20
-	// DefaultMaxWaitingBytes: 128 MiB of every client's calls.
-	DefaultMaxWaitingBytes = 128 << 20
+	// defaultMaxWaitingBytesPerClient: 16 MiB of one client's calls.
+	defaultMaxWaitingBytesPerClient = 16 << 20
+	// defaultMaxWaitingBytes: 128 MiB of every client's calls.
+	defaultMaxWaitingBytes = 128 << 20
 	// MinWaitingCallBytes is the least a waiting call counts, whatever
 	// the size of its message (its goroutine and state): so at most 256
 	// calls of one client wait at once by default.

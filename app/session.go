@@ -17,11 +17,11 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// DefaultMaxClientDeclarationBytes is the default
+// defaultMaxClientDeclarationBytes is the default
 // Options.MaxClientDeclarationBytes: 64 KiB. Clients declare a few hundred
 // bytes of capabilities and clientInfo; 64 KiB leaves room for extension
 // settings, icons given as data: URIs and ordinary request headers.
-const DefaultMaxClientDeclarationBytes = 64 << 10
+const defaultMaxClientDeclarationBytes = 64 << 10
 
 // declarationTooLarge refuses a request whose client declares more of
 // itself (what) than the engine keeps (Options.MaxClientDeclarationBytes).

@@ -69,7 +69,7 @@ func Image(data []byte, mimeType string) *ImageContent {
 }
 
 // AudioContent is audio, base64-encoded (2025-03-26 on; see
-// [RevisionPolicy.ShapeContent] for what older clients receive).
+// RevisionPolicy.shapeContent for what older clients receive).
 type AudioContent struct {
 	Data        string // base64
 	MimeType    string

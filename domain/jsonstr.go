@@ -98,11 +98,11 @@ func special(x uint64) uint64 {
 // AppendJSONString is appendJSONString for other packages of the SDK.
 func AppendJSONString(b []byte, s string) []byte { return appendJSONString(b, s) }
 
-// FormatFloat formats f the way encoding/json does, so that a number a tool
+// formatFloat formats f the way encoding/json does, so that a number a tool
 // returns reads the same in a text block as in JSON: 3, 0.5, 1e+21.
 // NaN and infinities, which JSON cannot carry, come out as "NaN", "+Inf" and
 // "-Inf".
-func FormatFloat(f float64, bits int) string {
+func formatFloat(f float64, bits int) string {
 	return string(appendFloat(nil, f, bits))
 }
 

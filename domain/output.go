@@ -7,8 +7,8 @@ import (
 	"strconv"
 )
 
-// NullText is the text sent for a tool that returns nil or nothing.
-const NullText = "(null)"
+// nullText is the text sent for a tool that returns nil or nothing.
+const nullText = "(null)"
 
 // StructuredWarning says that a tool declares an outputSchema but returned a
 // value that cannot be sent as structuredContent under the call's revision.
@@ -26,7 +26,7 @@ func (w *StructuredWarning) String() string {
 		w.Tool, w.GoType, w.Shape, w.Revision)
 }
 
-// WrapOutcome is what [RevisionPolicy.WrapValue] decides for one call.
+// WrapOutcome is what RevisionPolicy.wrapValue decides for one call.
 type WrapOutcome struct {
 	// Result is ready to send (already shaped for the revision). Its
 	// structuredContent, if any, must still be checked against the tool's
@@ -46,7 +46,7 @@ type WrapOutcome struct {
 //	[]Content, []any of Content those blocks, in order
 //	CallToolResult (or pointer) sent as it is
 //
-// and adds structuredContent where [Features.AllowsStructured] says so.
+// and adds structuredContent where Features.allowsStructured says so.
 // The JSON text block is always present next to structuredContent. Values are
 // encoded with encoding/json, so json tags and Marshaler methods apply.
 func (f Features) WrapValue(tool *Tool, value any) (WrapOutcome, error) {
@@ -59,10 +59,10 @@ func (f Features) WrapValue(tool *Tool, value any) (WrapOutcome, error) {
 	)
 	switch v := value.(type) {
 	case nil:
-		shape, text = ShapeNull, NullText
+		shape, text = ShapeNull, nullText
 	case *CallToolResult:
 		if v == nil {
-			shape, text = ShapeNull, NullText
+			shape, text = ShapeNull, nullText
 			break
 		}
 		out.Result = f.ShapeResult(v)
@@ -72,7 +72,7 @@ func (f Features) WrapValue(tool *Tool, value any) (WrapOutcome, error) {
 		return out, nil
 	case Content:
 		if reflect.ValueOf(v).IsNil() {
-			shape, text = ShapeNull, NullText
+			shape, text = ShapeNull, nullText
 			break
 		}
 		out.Result = f.ShapeResult(&CallToolResult{Content: []Content{v}})
@@ -87,7 +87,7 @@ func (f Features) WrapValue(tool *Tool, value any) (WrapOutcome, error) {
 	case bool:
 		shape, text = ShapeScalar, strconv.FormatBool(v)
 	case float64:
-		shape, text = ShapeScalar, FormatFloat(v, 64)
+		shape, text = ShapeScalar, formatFloat(v, 64)
 	case int:
 		shape, text = ShapeScalar, strconv.Itoa(v)
 	case json.RawMessage:
@@ -111,7 +111,7 @@ func (f Features) WrapValue(tool *Tool, value any) (WrapOutcome, error) {
 		}
 	}
 	res := &CallToolResult{Content: []Content{&TextContent{Text: text}}}
-	if f.AllowsStructured(shape, declared) {
+	if f.allowsStructured(shape, declared) {
 		if raw == nil {
 			var err error
 			if raw, err = json.Marshal(value); err != nil {
@@ -126,8 +126,8 @@ func (f Features) WrapValue(tool *Tool, value any) (WrapOutcome, error) {
 	return out, nil
 }
 
-// WrapValue is [Features.WrapValue] of revision r's features.
-func (p RevisionPolicy) WrapValue(tool *Tool, value any, r Revision) (WrapOutcome, error) {
+// wrapValue is [Features.WrapValue] of revision r's features.
+func (p RevisionPolicy) wrapValue(tool *Tool, value any, r Revision) (WrapOutcome, error) {
 	return p.Features(r).WrapValue(tool, value)
 }
 
@@ -136,7 +136,7 @@ func (p RevisionPolicy) WrapValue(tool *Tool, value any, r Revision) (WrapOutcom
 // be sent as structuredContent. For older revisions the schema is not
 // advertised, so nothing is promised and nothing is logged.
 func (f Features) warn(tool *Tool, value any, shape ValueShape) *StructuredWarning {
-	if len(tool.OutputSchema) == 0 || !f.StructuredContent || f.ShapeOutputSchema(tool.OutputSchema) == nil {
+	if len(tool.OutputSchema) == 0 || !f.StructuredContent || f.shapeOutputSchema(tool.OutputSchema) == nil {
 		return nil
 	}
 	typ := "nil"
@@ -181,7 +181,7 @@ func classifyJSON(raw json.RawMessage) (ValueShape, string, error) {
 		case '[':
 			return ShapeList, string(raw), nil
 		case 'n':
-			return ShapeNull, NullText, nil
+			return ShapeNull, nullText, nil
 		case '"':
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {

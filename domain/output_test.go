@@ -81,7 +81,7 @@ func TestWrapValueTable(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := p.WrapValue(c.tool, c.value, c.rev)
+			out, err := p.wrapValue(c.tool, c.value, c.rev)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +114,7 @@ func TestWrapValueWarnings(t *testing.T) {
 		{&Tool{Name: "plain"}, []int{1}, Revision20251125, false}, // no schema, no promise
 	}
 	for i, c := range cases {
-		out, err := p.WrapValue(c.tool, c.value, c.rev)
+		out, err := p.wrapValue(c.tool, c.value, c.rev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +139,7 @@ func TestWrapValueWarnings(t *testing.T) {
 
 func TestWrapValueUnencodable(t *testing.T) {
 	var p RevisionPolicy
-	_, err := p.WrapValue(&Tool{Name: "t"}, map[string]any{"f": func() {}}, Revision20251125)
+	_, err := p.wrapValue(&Tool{Name: "t"}, map[string]any{"f": func() {}}, Revision20251125)
 	if err == nil {
 		t.Fatal("want an error for a value JSON cannot encode")
 	}

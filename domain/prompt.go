@@ -164,10 +164,10 @@ func (r *GetPromptResult) Validate() error {
 	return nil
 }
 
-// ShapePrompt returns p as a client of the revision may see it: titles (of
+// shapePrompt returns p as a client of the revision may see it: titles (of
 // the prompt and its arguments) and _meta before 2025-06-18 and icons
 // before 2025-11-25 are removed. p is not modified.
-func (f Features) ShapePrompt(p *Prompt) *Prompt {
+func (f Features) shapePrompt(p *Prompt) *Prompt {
 	s := *p
 	if !f.ToolTitle {
 		s.Title = ""
@@ -186,20 +186,20 @@ func (f Features) ShapePrompt(p *Prompt) *Prompt {
 	return &s
 }
 
-// ShapePrompt is [Features.ShapePrompt] of revision rev's features.
+// ShapePrompt is Features.shapePrompt of revision rev's features.
 func (pol RevisionPolicy) ShapePrompt(p *Prompt, rev Revision) *Prompt {
-	return pol.Features(rev).ShapePrompt(p)
+	return pol.Features(rev).shapePrompt(p)
 }
 
 // ShapePromptResult returns r as the revision may carry it: each message's
-// content goes through [RevisionPolicy.ShapeContent] (audio and resource
+// content goes through RevisionPolicy.shapeContent (audio and resource
 // links become text where unknown), and _meta is removed before
 // 2025-06-18. r is not modified.
 func (f Features) ShapePromptResult(r *GetPromptResult) *GetPromptResult {
 	s := *r
 	s.Messages = make([]PromptMessage, len(r.Messages))
 	for i, m := range r.Messages {
-		s.Messages[i] = PromptMessage{Role: m.Role, Content: f.ShapeContent(m.Content)}
+		s.Messages[i] = PromptMessage{Role: m.Role, Content: f.shapeContent(m.Content)}
 	}
 	s.Meta = stripMeta(r.Meta, f)
 	return &s

@@ -85,7 +85,7 @@ func (r *Resource) Validate() error {
 // Validate checks the template: a level-1 URI template with a scheme, a
 // name, the icons and that _meta can be encoded.
 func (t *ResourceTemplate) Validate() error {
-	if err := ValidateTemplate(t.URITemplate); err != nil {
+	if err := validateTemplate(t.URITemplate); err != nil {
 		return &ResourceDefinitionError{URI: t.URITemplate, Reason: err.Error()}
 	}
 	return validateResourceCommon(t.URITemplate, t.Name, t.MimeType, t.Icons, t.Meta)
@@ -125,10 +125,10 @@ func validateResourceURI(uri string) error {
 	return nil
 }
 
-// ShapeResource returns r as a client of the revision may see it: title
+// shapeResource returns r as a client of the revision may see it: title
 // and _meta before 2025-06-18, icons before 2025-11-25 and
 // annotations.lastModified before 2025-06-18 are removed. r is not modified.
-func (f Features) ShapeResource(r *Resource) *Resource {
+func (f Features) shapeResource(r *Resource) *Resource {
 	s := *r
 	if !f.ToolTitle {
 		s.Title = ""
@@ -141,13 +141,13 @@ func (f Features) ShapeResource(r *Resource) *Resource {
 	return &s
 }
 
-// ShapeResource is [Features.ShapeResource] of revision rev's features.
+// ShapeResource is Features.shapeResource of revision rev's features.
 func (p RevisionPolicy) ShapeResource(r *Resource, rev Revision) *Resource {
-	return p.Features(rev).ShapeResource(r)
+	return p.Features(rev).shapeResource(r)
 }
 
-// ShapeResourceTemplate is [RevisionPolicy.ShapeResource] for templates.
-func (f Features) ShapeResourceTemplate(t *ResourceTemplate) *ResourceTemplate {
+// shapeResourceTemplate is [RevisionPolicy.ShapeResource] for templates.
+func (f Features) shapeResourceTemplate(t *ResourceTemplate) *ResourceTemplate {
 	s := *t
 	if !f.ToolTitle {
 		s.Title = ""
@@ -160,9 +160,9 @@ func (f Features) ShapeResourceTemplate(t *ResourceTemplate) *ResourceTemplate {
 	return &s
 }
 
-// ShapeResourceTemplate is [Features.ShapeResourceTemplate] of revision rev's features.
+// ShapeResourceTemplate is Features.shapeResourceTemplate of revision rev's features.
 func (p RevisionPolicy) ShapeResourceTemplate(t *ResourceTemplate, rev Revision) *ResourceTemplate {
-	return p.Features(rev).ShapeResourceTemplate(t)
+	return p.Features(rev).shapeResourceTemplate(t)
 }
 
 // ShapeResourceContents returns c as the revision may carry it: _meta is
@@ -299,10 +299,10 @@ func parseTemplate(tmpl string) ([]templatePart, error) {
 	return parts, nil
 }
 
-// ValidateTemplate checks that tmpl is a level-1 RFC 6570 URI template
+// validateTemplate checks that tmpl is a level-1 RFC 6570 URI template
 // ("{var}" expressions only, never two adjacent) whose literal prefix has a
 // scheme.
-func ValidateTemplate(tmpl string) error {
+func validateTemplate(tmpl string) error {
 	if tmpl == "" {
 		return fmt.Errorf("uriTemplate is empty")
 	}
@@ -358,11 +358,11 @@ func MatchTemplate(tmpl, uri string) (vars map[string]string, ok bool) {
 	return matchTemplate(tmpl, uri, false)
 }
 
-// MatchTemplateRaw is [MatchTemplate] without percent-decoding and without
+// matchTemplateRaw is [MatchTemplate] without percent-decoding and without
 // the checks of the values: each value is the text of uri it matched,
 // exactly (it still holds no '/', and may hold "%2F", "%00" or be ".."). It
 // is for handlers that decode and check values themselves.
-func MatchTemplateRaw(tmpl, uri string) (vars map[string]string, ok bool) {
+func matchTemplateRaw(tmpl, uri string) (vars map[string]string, ok bool) {
 	return matchTemplate(tmpl, uri, true)
 }
 

@@ -261,14 +261,14 @@ func (s ValueShape) String() string {
 	return "unknown"
 }
 
-// AllowsStructured reports whether a value of the given shape may be sent as
+// allowsStructured reports whether a value of the given shape may be sent as
 // structuredContent under the revision, for a tool that declares an output
 // schema (declared) or not:
 //   - objects: from 2025-06-18 on;
 //   - lists: from 2026-07-28 on (before, structuredContent had to be an object);
 //   - scalars: from 2026-07-28 on, and only when an outputSchema is declared;
 //   - null and content values: never.
-func (f Features) AllowsStructured(shape ValueShape, declared bool) bool {
+func (f Features) allowsStructured(shape ValueShape, declared bool) bool {
 	switch shape {
 	case ShapeObject:
 		return f.StructuredContent
@@ -278,11 +278,6 @@ func (f Features) AllowsStructured(shape ValueShape, declared bool) bool {
 		return f.AnyStructuredContent && declared
 	}
 	return false
-}
-
-// AllowsStructured is [Features.AllowsStructured] of revision r's features.
-func (p RevisionPolicy) AllowsStructured(r Revision, shape ValueShape, declared bool) bool {
-	return p.Features(r).AllowsStructured(shape, declared)
 }
 
 // MethodInitialize is the request that opens a handshake-era session.

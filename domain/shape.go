@@ -6,16 +6,16 @@ import (
 	"strings"
 )
 
-// ShapeTool returns t as a client of the revision may see it: title,
+// shapeTool returns t as a client of the revision may see it: title,
 // outputSchema, annotations, icons and _meta are removed where it does not
 // know them, and before 2026-07-28 an outputSchema whose root is not an
 // object is removed too (it could not be honoured). t is not modified.
-func (f Features) ShapeTool(t *Tool) *Tool {
+func (f Features) shapeTool(t *Tool) *Tool {
 	s := *t
 	if !f.ToolTitle {
 		s.Title = ""
 	}
-	s.OutputSchema = f.ShapeOutputSchema(t.OutputSchema)
+	s.OutputSchema = f.shapeOutputSchema(t.OutputSchema)
 	if !f.ToolAnnotations || s.Annotations.IsZero() {
 		s.Annotations = nil
 	}
@@ -28,30 +28,25 @@ func (f Features) ShapeTool(t *Tool) *Tool {
 	return &s
 }
 
-// ShapeTool is [Features.ShapeTool] of revision r's features.
+// ShapeTool is Features.shapeTool of revision r's features.
 func (p RevisionPolicy) ShapeTool(t *Tool, r Revision) *Tool {
-	return p.Features(r).ShapeTool(t)
+	return p.Features(r).shapeTool(t)
 }
 
-// ShapeOutputSchema returns the output schema to advertise under its revision, or nil.
-func (f Features) ShapeOutputSchema(schema json.RawMessage) json.RawMessage {
+// shapeOutputSchema returns the output schema to advertise under its revision, or nil.
+func (f Features) shapeOutputSchema(schema json.RawMessage) json.RawMessage {
 	if len(schema) == 0 || !f.OutputSchema {
 		return nil
 	}
-	if !f.AnyStructuredContent && !SchemaRootIsObject(schema) {
+	if !f.AnyStructuredContent && !schemaRootIsObject(schema) {
 		return nil
 	}
 	return schema
 }
 
-// ShapeOutputSchema is [Features.ShapeOutputSchema] of revision r's features.
-func (p RevisionPolicy) ShapeOutputSchema(schema json.RawMessage, r Revision) json.RawMessage {
-	return p.Features(r).ShapeOutputSchema(schema)
-}
-
 // ShapeResult returns res as the revision may carry it: structuredContent is
 // dropped where the revision has none (or, before 2026-07-28, when it is not an
-// object), and each content block goes through [Features.ShapeContent].
+// object), and each content block goes through Features.shapeContent.
 // res is returned unchanged (not copied) when nothing needs to change.
 func (f Features) ShapeResult(res *CallToolResult) *CallToolResult {
 	dropStructured := res.StructuredContent != nil &&
@@ -59,7 +54,7 @@ func (f Features) ShapeResult(res *CallToolResult) *CallToolResult {
 	dropMeta := len(res.Meta) > 0 && !f.Meta
 	var blocks []Content
 	for i, c := range res.Content {
-		sc := f.ShapeContent(c)
+		sc := f.shapeContent(c)
 		if sc != c && blocks == nil {
 			blocks = make([]Content, len(res.Content))
 			copy(blocks, res.Content[:i])
@@ -84,12 +79,12 @@ func (f Features) ShapeResult(res *CallToolResult) *CallToolResult {
 	return &out
 }
 
-// ShapeResult is [Features.ShapeResult] of revision r's features.
-func (p RevisionPolicy) ShapeResult(res *CallToolResult, r Revision) *CallToolResult {
+// shapeResult is [Features.ShapeResult] of revision r's features.
+func (p RevisionPolicy) shapeResult(res *CallToolResult, r Revision) *CallToolResult {
 	return p.Features(r).ShapeResult(res)
 }
 
-// ShapeContent returns c as the revision may carry it. Fields it does not know
+// shapeContent returns c as the revision may carry it. Fields it does not know
 // are removed (_meta and annotations.lastModified before 2025-06-18, title
 // and icons of resource links where unknown). Block types the revision does not know are
 // replaced by a text block that says what was there:
@@ -99,7 +94,7 @@ func (p RevisionPolicy) ShapeResult(res *CallToolResult, r Revision) *CallToolRe
 //     "Resource: NAME <URI>" (with the description on a second line).
 //
 // c is returned unchanged when nothing needs to change.
-func (f Features) ShapeContent(c Content) Content {
+func (f Features) shapeContent(c Content) Content {
 	switch v := c.(type) {
 	case *TextContent:
 		if needsStrip(v.Annotations, v.Meta, f) {
@@ -159,9 +154,9 @@ func (f Features) ShapeContent(c Content) Content {
 	return c
 }
 
-// ShapeContent is [Features.ShapeContent] of revision r's features.
-func (p RevisionPolicy) ShapeContent(c Content, r Revision) Content {
-	return p.Features(r).ShapeContent(c)
+// shapeContent is Features.shapeContent of revision r's features.
+func (p RevisionPolicy) shapeContent(c Content, r Revision) Content {
+	return p.Features(r).shapeContent(c)
 }
 
 func needsStrip(a *Annotations, meta map[string]any, f Features) bool {

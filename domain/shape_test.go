@@ -56,19 +56,19 @@ func TestShapeToolNonObjectOutputSchema(t *testing.T) {
 func TestShapeContentDowngrades(t *testing.T) {
 	var p RevisionPolicy
 	audio := &AudioContent{Data: "AA==", MimeType: "audio/wav"}
-	if got := p.ShapeContent(audio, Revision20241105); got.ContentType() != "text" {
+	if got := p.shapeContent(audio, Revision20241105); got.ContentType() != "text" {
 		t.Fatalf("audio in 2024-11-05 should become text, got %s", got.ContentType())
 	} else if txt := got.(*TextContent).Text; txt != "[audio omitted (audio/wav): the client's protocol revision has no audio content]" {
 		t.Fatalf("audio text = %q", txt)
 	}
-	if got := p.ShapeContent(audio, Revision20250326); got != Content(audio) {
+	if got := p.shapeContent(audio, Revision20250326); got != Content(audio) {
 		t.Fatal("audio in 2025-03-26 must be kept as is")
 	}
 	link := &ResourceLink{URI: "file://data.json", Name: "data.json", Description: "The data", Icons: []Icon{{Src: "https://x/y.png"}}, Meta: map[string]any{"a": 1}}
-	if got := p.ShapeContent(link, Revision20250326); got.ContentType() != "text" || got.(*TextContent).Text != "Resource: data.json <file://data.json>\nThe data" {
+	if got := p.shapeContent(link, Revision20250326); got.ContentType() != "text" || got.(*TextContent).Text != "Resource: data.json <file://data.json>\nThe data" {
 		t.Fatalf("resource link in 2025-03-26 = %#v", got)
 	}
-	got := p.ShapeContent(link, Revision20250618).(*ResourceLink)
+	got := p.shapeContent(link, Revision20250618).(*ResourceLink)
 	if got.Icons != nil || got.Meta == nil {
 		t.Fatalf("2025-06-18 link must drop icons and keep _meta: %+v", got)
 	}
@@ -76,11 +76,11 @@ func TestShapeContentDowngrades(t *testing.T) {
 		t.Fatal("ShapeContent modified its argument")
 	}
 	txt := &TextContent{Text: "x", Annotations: &Annotations{Audience: []string{"user"}, LastModified: "2025-01-01T00:00:00Z"}, Meta: map[string]any{"m": 1}}
-	b, _ := json.Marshal(p.ShapeContent(txt, Revision20250326))
+	b, _ := json.Marshal(p.shapeContent(txt, Revision20250326))
 	if string(b) != `{"type":"text","text":"x","annotations":{"audience":["user"]}}` {
 		t.Fatalf("text in 2025-03-26 = %s", b)
 	}
-	b, _ = json.Marshal(p.ShapeContent(txt, Revision20251125))
+	b, _ = json.Marshal(p.shapeContent(txt, Revision20251125))
 	if string(b) != `{"type":"text","text":"x","annotations":{"audience":["user"],"lastModified":"2025-01-01T00:00:00Z"},"_meta":{"m":1}}` {
 		t.Fatalf("text in 2025-11-25 = %s", b)
 	}
@@ -89,14 +89,14 @@ func TestShapeContentDowngrades(t *testing.T) {
 func TestShapeResultLeavesUnchangedResultAlone(t *testing.T) {
 	var p RevisionPolicy
 	r := &CallToolResult{Content: []Content{Text("a")}}
-	if p.ShapeResult(r, Revision20241105) != r {
+	if p.shapeResult(r, Revision20241105) != r {
 		t.Fatal("a result with nothing to strip must be returned as is")
 	}
 	r2 := &CallToolResult{Content: []Content{Text("a")}, StructuredContent: json.RawMessage(`[1]`)}
-	if got := p.ShapeResult(r2, Revision20251125); got.StructuredContent != nil {
+	if got := p.shapeResult(r2, Revision20251125); got.StructuredContent != nil {
 		t.Fatal("a list structuredContent must be dropped before 2026-07-28")
 	}
-	if got := p.ShapeResult(r2, Revision20260728); string(got.StructuredContent) != `[1]` {
+	if got := p.shapeResult(r2, Revision20260728); string(got.StructuredContent) != `[1]` {
 		t.Fatal("a list structuredContent must be kept from 2026-07-28")
 	}
 }
@@ -190,12 +190,12 @@ func TestAppendJSONString(t *testing.T) {
 
 func TestFormatFloat(t *testing.T) {
 	for f, want := range map[float64]string{3: "3", 0.5: "0.5", 1e21: "1e+21", 1e-7: "1e-7", -2.25: "-2.25", 123456789: "123456789"} {
-		if got := FormatFloat(f, 64); got != want {
+		if got := formatFloat(f, 64); got != want {
 			t.Errorf("%v: %s want %s", f, got, want)
 		}
 		b, _ := json.Marshal(f)
-		if string(b) != FormatFloat(f, 64) {
-			t.Errorf("%v differs from encoding/json: %s vs %s", f, b, FormatFloat(f, 64))
+		if string(b) != formatFloat(f, 64) {
+			t.Errorf("%v differs from encoding/json: %s vs %s", f, b, formatFloat(f, 64))
 		}
 	}
 }

@@ -143,8 +143,8 @@ func allDigits(s string) bool {
 	return true
 }
 
-// MaxToolNameLength is the longest tool name the spec allows.
-const MaxToolNameLength = 128
+// maxToolNameLength is the longest tool name the spec allows.
+const maxToolNameLength = 128
 
 // ValidateToolName checks a name against the spec (SEP-986): 1 to 128
 // characters, each one of A-Z a-z 0-9 _ - and '.'.
@@ -152,8 +152,8 @@ func ValidateToolName(name string) error {
 	if name == "" {
 		return &ToolDefinitionError{Reason: "tool name is empty"}
 	}
-	if len(name) > MaxToolNameLength {
-		return &ToolDefinitionError{Tool: name[:32] + "…", Reason: fmt.Sprintf("tool name is %d characters long; at most %d are allowed", len(name), MaxToolNameLength)}
+	if len(name) > maxToolNameLength {
+		return &ToolDefinitionError{Tool: name[:32] + "…", Reason: fmt.Sprintf("tool name is %d characters long; at most %d are allowed", len(name), maxToolNameLength)}
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -210,7 +210,7 @@ func checkSchemaRoot(raw json.RawMessage, mustBeObject bool) error {
 	return nil
 }
 
-// SchemaRootIsObject reports whether a schema's root declares "type":"object".
-func SchemaRootIsObject(raw json.RawMessage) bool {
+// schemaRootIsObject reports whether a schema's root declares "type":"object".
+func schemaRootIsObject(raw json.RawMessage) bool {
 	return checkSchemaRoot(raw, true) == nil
 }

@@ -15,11 +15,11 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 )
 
-// DefaultTimeout bounds each request of a [Client] (the rounds of a
+// defaultTimeout bounds each request of a [Client] (the rounds of a
 // stateless-era call and the answers of its handlers included) unless
 // [ClientOptions.Timeout] says otherwise, so that a test that waits for an
 // answer that never comes fails instead of hanging.
-const DefaultTimeout = 30 * time.Second
+const defaultTimeout = 30 * time.Second
 
 // maxRounds bounds the input_required rounds of one stateless-era request.
 const maxRounds = 32
@@ -95,7 +95,7 @@ type ClientOptions struct {
 	// HTTP. It is called on the client's reading goroutine, in order, and
 	// must not block.
 	OnNotification func(Notification)
-	// Timeout bounds each request (default [DefaultTimeout]; negative: no
+	// Timeout bounds each request (default defaultTimeout; negative: no
 	// bound but the context's).
 	Timeout time.Duration
 }
@@ -230,7 +230,7 @@ func NewClient(ctx context.Context, srv *hexmcp.Server, opts ClientOptions) (*Cl
 		opts.ClientInfo = domain.Implementation{Name: "hexmcptest", Version: "1.0.0"}
 	}
 	if opts.Timeout == 0 {
-		opts.Timeout = DefaultTimeout
+		opts.Timeout = defaultTimeout
 	}
 	c := &Client{opts: opts, rev: rev, features: srv.Engine().Policy().Features(rev)}
 	caps := opts.capabilities()

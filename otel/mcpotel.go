@@ -125,36 +125,36 @@ var DurationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30
 
 // Attribute keys of the MCP semantic conventions.
 const (
-	KeyMethodName      = attribute.Key("mcp.method.name")
-	KeyProtocolVersion = attribute.Key("mcp.protocol.version")
-	KeyResourceURI     = attribute.Key("mcp.resource.uri")
-	KeySessionID       = attribute.Key("mcp.session.id")
-	KeyToolName        = attribute.Key("gen_ai.tool.name")
-	KeyPromptName      = attribute.Key("gen_ai.prompt.name")
-	KeyOperationName   = attribute.Key("gen_ai.operation.name")
-	KeyRequestID       = attribute.Key("jsonrpc.request.id")
-	KeyErrorType       = attribute.Key("error.type")
-	KeyStatusCode      = attribute.Key("rpc.response.status_code")
-	KeyNetTransport    = attribute.Key("network.transport")
-	KeyNetProtocol     = attribute.Key("network.protocol.name")
-	KeyClientAddress   = attribute.Key("client.address")
-	KeyClientPort      = attribute.Key("client.port")
+	keyMethodName      = attribute.Key("mcp.method.name")
+	keyProtocolVersion = attribute.Key("mcp.protocol.version")
+	keyResourceURI     = attribute.Key("mcp.resource.uri")
+	keySessionID       = attribute.Key("mcp.session.id")
+	keyToolName        = attribute.Key("gen_ai.tool.name")
+	keyPromptName      = attribute.Key("gen_ai.prompt.name")
+	keyOperationName   = attribute.Key("gen_ai.operation.name")
+	keyRequestID       = attribute.Key("jsonrpc.request.id")
+	keyErrorType       = attribute.Key("error.type")
+	keyStatusCode      = attribute.Key("rpc.response.status_code")
+	keyNetTransport    = attribute.Key("network.transport")
+	keyNetProtocol     = attribute.Key("network.protocol.name")
+	keyClientAddress   = attribute.Key("client.address")
+	keyClientPort      = attribute.Key("client.port")
 )
 
 // Values of error.type besides JSON-RPC error codes, and the value that
 // stands for names kept out of metrics.
 const (
-	ErrorTypeToolError = "tool_error"
-	ErrorTypeCancelled = "cancelled"
-	Other              = "_OTHER"
+	errorTypeToolError = "tool_error"
+	errorTypeCancelled = "cancelled"
+	otherValue         = "_OTHER"
 )
 
 // codeInvalidParams is the error.type of -32602, the answer to an unknown
 // tool or prompt.
 var codeInvalidParams = strconv.Itoa(domain.CodeInvalidParams)
 
-// DefaultMaxNames is the default of [Options.MaxNames].
-const DefaultMaxNames = 1000
+// defaultMaxNames is the default of [Options.MaxNames].
+const defaultMaxNames = 1000
 
 // Options configure [New]. The zero value uses the global
 // providers and W3C propagation.
@@ -170,7 +170,7 @@ type Options struct {
 	// formats the convention names for _meta.
 	Propagator propagation.TextMapPropagator
 	// MaxNames bounds the distinct tool names, and apart the distinct
-	// prompt names, recorded in metrics (default [DefaultMaxNames]);
+	// prompt names, recorded in metrics (default defaultMaxNames);
 	// past it a new name is recorded as "_OTHER". Spans always carry
 	// the name.
 	MaxNames int
@@ -204,7 +204,7 @@ func New(opts Options) *Telemetry {
 		}
 	}
 	if opts.MaxNames <= 0 {
-		opts.MaxNames = DefaultMaxNames
+		opts.MaxNames = defaultMaxNames
 	}
 	t := &Telemetry{
 		tracer:  opts.TracerProvider.Tracer(ScopeName),
@@ -261,7 +261,7 @@ func (t *Telemetry) OnSessionEnd(end app.SessionEnd) {
 	d := max(end.Ended.Sub(end.Started).Seconds(), 0)
 	attrs := make([]attribute.KeyValue, 0, 3)
 	if end.Revision != "" {
-		attrs = append(attrs, KeyProtocolVersion.String(string(end.Revision)))
+		attrs = append(attrs, keyProtocolVersion.String(string(end.Revision)))
 	}
 	attrs = appendTransport(attrs, end.Transport, end.ID != "")
 	t.sessionDuration.Record(context.Background(), d, metric.WithAttributes(attrs...))
@@ -272,7 +272,7 @@ func (t *Telemetry) middleware(next app.MethodHandler) app.MethodHandler {
 		start := time.Now()
 		method := req.Method
 		if !knownMethod(method) {
-			method = Other
+			method = otherValue
 		}
 		var target string
 		switch req.Method {
@@ -286,7 +286,7 @@ func (t *Telemetry) middleware(next app.MethodHandler) app.MethodHandler {
 		parent, links := t.parent(ctx, req)
 		common := commonAttributes(method, req)
 		attrs := append(make([]attribute.KeyValue, 0, len(common)+8), common...)
-		attrs[0] = KeyMethodName.String(req.Method) // the span keeps the method as sent
+		attrs[0] = keyMethodName.String(req.Method) // the span keeps the method as sent
 		attrs = append(attrs, spanAttributes(req)...)
 		ctx, span := t.tracer.Start(parent, spanName,
 			trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...), trace.WithLinks(links...))
@@ -297,15 +297,15 @@ func (t *Telemetry) middleware(next app.MethodHandler) app.MethodHandler {
 		if req.Method == "initialize" && req.Revision == "" && err == nil {
 			// The revision is the session's once initialize has answered.
 			if v := negotiatedVersion(res); v != "" {
-				kv := KeyProtocolVersion.String(v)
+				kv := keyProtocolVersion.String(v)
 				span.SetAttributes(kv)
 				common = append(common, kv)
 			}
 		}
 		if o.errorType != "" {
-			span.SetAttributes(KeyErrorType.String(o.errorType))
+			span.SetAttributes(keyErrorType.String(o.errorType))
 			if o.code != "" {
-				span.SetAttributes(KeyStatusCode.String(o.code))
+				span.SetAttributes(keyStatusCode.String(o.code))
 			}
 			span.SetStatus(codes.Error, o.message)
 			if target != "" && o.code == codeInvalidParams {
@@ -320,15 +320,15 @@ func (t *Telemetry) middleware(next app.MethodHandler) app.MethodHandler {
 		if name := t.metricName(req, o); name != "" {
 			switch req.Method {
 			case "tools/call":
-				mattrs = append(mattrs, KeyToolName.String(name))
+				mattrs = append(mattrs, keyToolName.String(name))
 			case "prompts/get":
-				mattrs = append(mattrs, KeyPromptName.String(name))
+				mattrs = append(mattrs, keyPromptName.String(name))
 			}
 		}
 		if o.errorType != "" {
-			mattrs = append(mattrs, KeyErrorType.String(o.errorType))
+			mattrs = append(mattrs, keyErrorType.String(o.errorType))
 			if o.code != "" {
-				mattrs = append(mattrs, KeyStatusCode.String(o.code))
+				mattrs = append(mattrs, keyStatusCode.String(o.code))
 			}
 		}
 		t.duration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(mattrs...))
@@ -365,12 +365,12 @@ func (t *Telemetry) parent(ctx context.Context, req *app.Request) (context.Conte
 // the method comes first.
 func commonAttributes(method string, req *app.Request) []attribute.KeyValue {
 	attrs := make([]attribute.KeyValue, 0, 5)
-	attrs = append(attrs, KeyMethodName.String(method))
+	attrs = append(attrs, keyMethodName.String(method))
 	if req.Method == "tools/call" {
-		attrs = append(attrs, KeyOperationName.String("execute_tool"))
+		attrs = append(attrs, keyOperationName.String("execute_tool"))
 	}
 	if req.Revision != "" {
-		attrs = append(attrs, KeyProtocolVersion.String(string(req.Revision)))
+		attrs = append(attrs, keyProtocolVersion.String(string(req.Revision)))
 	}
 	return appendTransport(attrs, req.Transport, false)
 }
@@ -382,11 +382,11 @@ func commonAttributes(method string, req *app.Request) []attribute.KeyValue {
 func appendTransport(attrs []attribute.KeyValue, ti app.TransportInfo, named bool) []attribute.KeyValue {
 	switch {
 	case ti.Header != nil || named: // Streamable HTTP
-		return append(attrs, KeyNetTransport.String("tcp"), KeyNetProtocol.String("http"))
+		return append(attrs, keyNetTransport.String("tcp"), keyNetProtocol.String("http"))
 	case ti.RemoteAddr != "": // a network connection (WebSocket)
-		return append(attrs, KeyNetTransport.String("tcp"))
+		return append(attrs, keyNetTransport.String("tcp"))
 	default: // stdio, an in-memory connection
-		return append(attrs, KeyNetTransport.String("pipe"))
+		return append(attrs, keyNetTransport.String("pipe"))
 	}
 }
 
@@ -396,26 +396,26 @@ func spanAttributes(req *app.Request) []attribute.KeyValue {
 	switch req.Method {
 	case "tools/call":
 		if req.Name != "" {
-			attrs = append(attrs, KeyToolName.String(req.Name))
+			attrs = append(attrs, keyToolName.String(req.Name))
 		}
 	case "prompts/get":
 		if req.Name != "" {
-			attrs = append(attrs, KeyPromptName.String(req.Name))
+			attrs = append(attrs, keyPromptName.String(req.Name))
 		}
 	}
 	if req.URI != "" {
-		attrs = append(attrs, KeyResourceURI.String(req.URI))
+		attrs = append(attrs, keyResourceURI.String(req.URI))
 	}
 	if id, ok := requestID(req.ID); ok {
-		attrs = append(attrs, KeyRequestID.String(id))
+		attrs = append(attrs, keyRequestID.String(id))
 	}
 	if req.SessionID != "" {
-		attrs = append(attrs, KeySessionID.String(req.SessionID))
+		attrs = append(attrs, keySessionID.String(req.SessionID))
 	}
 	if host, port, err := net.SplitHostPort(req.Transport.RemoteAddr); err == nil {
-		attrs = append(attrs, KeyClientAddress.String(host))
+		attrs = append(attrs, keyClientAddress.String(host))
 		if p, err := strconv.Atoi(port); err == nil {
-			attrs = append(attrs, KeyClientPort.Int(p))
+			attrs = append(attrs, keyClientPort.Int(p))
 		}
 	}
 	return attrs
@@ -455,13 +455,13 @@ func outcomeOf(ctx context.Context, req *app.Request, res json.RawMessage, err e
 			return outcome{errorType: c, code: c, message: pe.Message}
 		case ctx.Err() != nil:
 			// The engine's own answer to a cancelled call is no answer.
-			return outcome{errorType: ErrorTypeCancelled, message: "request cancelled"}
+			return outcome{errorType: errorTypeCancelled, message: "request cancelled"}
 		}
 		c := strconv.Itoa(domain.CodeInternalError)
 		return outcome{errorType: c, code: c, message: "Internal error"}
 	}
 	if req.Method == "tools/call" && resultIsError(res) {
-		return outcome{errorType: ErrorTypeToolError}
+		return outcome{errorType: errorTypeToolError}
 	}
 	return outcome{}
 }
@@ -496,7 +496,7 @@ func (s *nameSet) bounded(name string) string {
 	}
 	if s.count.Add(1) > s.max {
 		s.count.Add(-1)
-		return Other
+		return otherValue
 	}
 	if _, loaded := s.names.LoadOrStore(name, struct{}{}); loaded {
 		s.count.Add(-1)

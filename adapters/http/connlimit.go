@@ -10,11 +10,11 @@ import (
 
 // Defaults of the connection bounds of [ServerOptions].
 const (
-	// DefaultMaxConns bounds the connections a [Server] holds open at once.
-	DefaultMaxConns = 10_000
+	// defaultMaxConns bounds the connections a [Server] holds open at once.
+	defaultMaxConns = 10_000
 	// DefaultMaxConnsPerClient bounds the connections from one remote IP
 	// address.
-	DefaultMaxConnsPerClient = 256
+	defaultMaxConnsPerClient = 256
 )
 
 // refusal is what a connection over a bound gets before it is closed: a

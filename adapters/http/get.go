@@ -42,7 +42,7 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		e.write(w)
 		return
 	}
-	if last := r.Header.Get(HeaderLastEventID); last != "" {
+	if last := r.Header.Get(headerLastEventID); last != "" {
 		h.resume(w, r, ls, last)
 		return
 	}

@@ -18,16 +18,16 @@ import (
 
 // Defaults of [Options].
 const (
-	// DefaultMaxBodyBytes bounds a POST body: 4 MiB.
-	DefaultMaxBodyBytes = 4 << 20
-	// DefaultMaxInFlightPerSession bounds the requests one session may
+	// defaultMaxBodyBytes bounds a POST body: 4 MiB.
+	defaultMaxBodyBytes = 4 << 20
+	// defaultMaxInFlightPerSession bounds the requests one session may
 	// have in flight.
-	DefaultMaxInFlightPerSession = 32
-	// DefaultKeepAlive is the time between keep-alive comments on an idle
+	defaultMaxInFlightPerSession = 32
+	// defaultKeepAlive is the time between keep-alive comments on an idle
 	// GET stream.
-	DefaultKeepAlive = 30 * time.Second
-	// DefaultEventWriteTimeout bounds the writing of one SSE event.
-	DefaultEventWriteTimeout = 30 * time.Second
+	defaultKeepAlive = 30 * time.Second
+	// defaultEventWriteTimeout bounds the writing of one SSE event.
+	defaultEventWriteTimeout = 30 * time.Second
 )
 
 // Options configure a [Handler]. The zero value is usable: every zero field
@@ -79,7 +79,7 @@ type Options struct {
 	// refused with 413.
 	MaxBodyBytes int64
 	// MaxInFlightBytes bounds the bytes of the POST bodies being read at
-	// once, over the whole handler (default [DefaultMaxInFlightBytes],
+	// once, over the whole handler (default defaultMaxInFlightBytes,
 	// 32 MiB; [app.Unlimited] or any negative value: no bound). A body
 	// counts the bytes it holds as they arrive, not the Content-Length it
 	// announces: it is read into a buffer of 8 KiB (or its length, when
@@ -96,7 +96,7 @@ type Options struct {
 	// at once, keep their bodies counted until then.
 	MaxInFlightBytes int64
 	// MaxInFlightBytesPerClient is one client's share (see ClientKey) of
-	// MaxInFlightBytes (default [DefaultMaxInFlightBytesPerClient], 8 MiB,
+	// MaxInFlightBytes (default defaultMaxInFlightBytesPerClient, 8 MiB,
 	// and never more than MaxInFlightBytes; [app.Unlimited] or any
 	// negative value: no share per client). It bounds, apart, two things
 	// of one client: the bytes of its POST bodies being read at once
@@ -112,7 +112,7 @@ type Options struct {
 	// served when its client has nothing else counted.
 	MaxInFlightBytesPerClient int64
 	// BodyTimeout bounds how long a POST body may take to arrive, from
-	// when the handler starts reading it (default [DefaultBodyTimeout],
+	// when the handler starts reading it (default defaultBodyTimeout,
 	// 30 s; negative: no bound besides the http.Server's ReadTimeout,
 	// which applies instead when it is shorter). Past it the client gets
 	// 408 Request Timeout with a JSON-RPC error without id (-32600), and
@@ -139,15 +139,15 @@ type Options struct {
 	EventWriteTimeout time.Duration
 	// MaxStreamQueueBytes bounds the data of the SSE events waiting to be
 	// written to one GET connection (a standalone or resumed stream) whose
-	// client reads slowly (default DefaultMaxStreamQueueBytes, 8 MiB; zero
+	// client reads slowly (default defaultMaxStreamQueueBytes, 8 MiB; zero
 	// or negative: the default). Past it the connection is dropped and the
 	// client resumes with Last-Event-ID from the event store. A resumed
 	// stream replays at most this much at once, then ends with an SSE
 	// retry field for the client to resume from the last event it got.
 	MaxStreamQueueBytes int
 	// MaxLocalSessionBytes bounds the bytes of the copies of sessions this
-	// handler keeps in memory (default [DefaultMaxLocalSessionBytes];
-	// [app.Unlimited]: no bound). See DefaultMaxLocalSessionBytes for what
+	// handler keeps in memory (default defaultMaxLocalSessionBytes;
+	// [app.Unlimited]: no bound). See defaultMaxLocalSessionBytes for what
 	// it counts and what happens past it; no client is refused for it.
 	MaxLocalSessionBytes int
 	// ClientKey names the client a new session counts against for the
@@ -221,34 +221,34 @@ func NewHandler(e *app.Engine, opts Options) *Handler {
 		opts.EventStore = memstore.NewEventStore(memstore.EventStoreOptions{})
 	}
 	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultMaxBodyBytes
+		opts.MaxBodyBytes = defaultMaxBodyBytes
 	}
 	if opts.MaxInFlightPerSession <= 0 {
-		opts.MaxInFlightPerSession = DefaultMaxInFlightPerSession
+		opts.MaxInFlightPerSession = defaultMaxInFlightPerSession
 	}
 	if opts.MaxInFlightBytes == 0 {
-		opts.MaxInFlightBytes = DefaultMaxInFlightBytes
+		opts.MaxInFlightBytes = defaultMaxInFlightBytes
 	}
 	if opts.MaxInFlightBytesPerClient == 0 {
-		opts.MaxInFlightBytesPerClient = DefaultMaxInFlightBytesPerClient
+		opts.MaxInFlightBytesPerClient = defaultMaxInFlightBytesPerClient
 	}
 	switch {
 	case opts.BodyTimeout == 0:
-		opts.BodyTimeout = DefaultBodyTimeout
+		opts.BodyTimeout = defaultBodyTimeout
 	case opts.BodyTimeout < 0:
 		opts.BodyTimeout = 0
 	}
 	if opts.KeepAlive == 0 {
-		opts.KeepAlive = DefaultKeepAlive
+		opts.KeepAlive = defaultKeepAlive
 	}
 	switch {
 	case opts.EventWriteTimeout == 0:
-		opts.EventWriteTimeout = DefaultEventWriteTimeout
+		opts.EventWriteTimeout = defaultEventWriteTimeout
 	case opts.EventWriteTimeout < 0:
 		opts.EventWriteTimeout = 0
 	}
 	if opts.MaxStreamQueueBytes <= 0 {
-		opts.MaxStreamQueueBytes = DefaultMaxStreamQueueBytes
+		opts.MaxStreamQueueBytes = defaultMaxStreamQueueBytes
 	}
 	if opts.Logger == nil {
 		opts.Logger = e.Logger()

@@ -30,8 +30,8 @@ const (
 	// HeaderParamPrefix starts the headers that mirror tool arguments
 	// marked with "x-mcp-header" (2026-07-28).
 	HeaderParamPrefix = "Mcp-Param-"
-	// HeaderLastEventID asks to resume an SSE stream.
-	HeaderLastEventID = "Last-Event-Id"
+	// headerLastEventID asks to resume an SSE stream.
+	headerLastEventID = "Last-Event-Id"
 )
 
 // accepts is what an Accept header allows.

@@ -15,16 +15,16 @@ import (
 
 // Defaults of the bounds on POST bodies in flight.
 const (
-	// DefaultMaxInFlightBytes is the default Options.MaxInFlightBytes:
-	// 32 MiB, eight bodies of DefaultMaxBodyBytes.
-	DefaultMaxInFlightBytes = 8 * DefaultMaxBodyBytes
-	// DefaultMaxInFlightBytesPerClient is the default
+	// defaultMaxInFlightBytes is the default Options.MaxInFlightBytes:
+	// 32 MiB, eight bodies of defaultMaxBodyBytes.
+	defaultMaxInFlightBytes = 8 * defaultMaxBodyBytes
+	// defaultMaxInFlightBytesPerClient is the default
 	// Options.MaxInFlightBytesPerClient: 8 MiB, a quarter of
-	// DefaultMaxInFlightBytes, two bodies of DefaultMaxBodyBytes.
-	DefaultMaxInFlightBytesPerClient = DefaultMaxInFlightBytes / 4
-	// DefaultBodyTimeout is the default Options.BodyTimeout: how long a
+	// defaultMaxInFlightBytes, two bodies of defaultMaxBodyBytes.
+	defaultMaxInFlightBytesPerClient = defaultMaxInFlightBytes / 4
+	// defaultBodyTimeout is the default Options.BodyTimeout: how long a
 	// POST body may take to arrive.
-	DefaultBodyTimeout = 30 * time.Second
+	defaultBodyTimeout = 30 * time.Second
 )
 
 // inFlightWait bounds how long a POST body waits for room in the budget

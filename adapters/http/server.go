@@ -12,9 +12,9 @@ import (
 
 // Defaults of [ServerOptions].
 const (
-	DefaultReadHeaderTimeout = 10 * time.Second
-	DefaultReadTimeout       = 60 * time.Second
-	DefaultIdleTimeout       = 120 * time.Second
+	defaultReadHeaderTimeout = 10 * time.Second
+	defaultReadTimeout       = 60 * time.Second
+	defaultIdleTimeout       = 120 * time.Second
 )
 
 // ServerOptions configure a [Server]'s http.Server. A zero field takes its
@@ -121,15 +121,15 @@ type Server struct {
 // "127.0.0.1:8080"; port 0 picks a free one, see [Server.Addr]). Bind a
 // local server to 127.0.0.1, not to all interfaces.
 func NewServer(addr string, h http.Handler, opts ServerOptions) *Server {
-	s := &Server{addr: addr, maxConns: bound(opts.MaxConns, DefaultMaxConns), maxPerClient: bound(opts.MaxConnsPerClient, DefaultMaxConnsPerClient), trusted: opts.TrustedProxies}
+	s := &Server{addr: addr, maxConns: bound(opts.MaxConns, defaultMaxConns), maxPerClient: bound(opts.MaxConnsPerClient, defaultMaxConnsPerClient), trusted: opts.TrustedProxies}
 	s.sig.closing, s.stopStreams = context.WithCancel(context.Background())
 	s.sig.abort, s.abort = context.WithCancel(context.Background())
 	s.srv = &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: timeout(opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
-		ReadTimeout:       timeout(opts.ReadTimeout, DefaultReadTimeout),
+		ReadHeaderTimeout: timeout(opts.ReadHeaderTimeout, defaultReadHeaderTimeout),
+		ReadTimeout:       timeout(opts.ReadTimeout, defaultReadTimeout),
 		WriteTimeout:      timeout(opts.WriteTimeout, 0),
-		IdleTimeout:       timeout(opts.IdleTimeout, DefaultIdleTimeout),
+		IdleTimeout:       timeout(opts.IdleTimeout, defaultIdleTimeout),
 		MaxHeaderBytes:    opts.MaxHeaderBytes,
 	}
 	return s

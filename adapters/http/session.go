@@ -25,7 +25,7 @@ var localIdle = 30 * time.Minute
 // sweepEvery is how often the local sessions are checked for idleness.
 const sweepEvery = time.Minute
 
-// DefaultMaxLocalSessionBytes is the default Options.MaxLocalSessionBytes:
+// defaultMaxLocalSessionBytes is the default Options.MaxLocalSessionBytes:
 // 64 MiB, what the in-memory session store holds at most
 // (ports.DefaultMaxSessionBytes).
 //
@@ -43,7 +43,7 @@ const sweepEvery = time.Minute
 // (no request in flight, no stream attached, not used for a second) leave
 // memory, as many as needed; copies in use stay (they are bounded by the
 // requests and streams in flight).
-const DefaultMaxLocalSessionBytes = 64 << 20
+const defaultMaxLocalSessionBytes = 64 << 20
 
 // copyOverhead is what a local copy counts besides its state's size: the
 // engine's session, the copy and their contexts.
@@ -64,7 +64,7 @@ type localCopies struct {
 
 func newLocalCopies(max int) localCopies {
 	if max == 0 {
-		max = DefaultMaxLocalSessionBytes
+		max = defaultMaxLocalSessionBytes
 	}
 	return localCopies{max: max}
 }

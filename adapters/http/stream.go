@@ -324,9 +324,9 @@ type queuedConn struct {
 // queueLimit bounds the live events waiting for a GET connection.
 const queueLimit = 1024
 
-// DefaultMaxStreamQueueBytes is the default of
+// defaultMaxStreamQueueBytes is the default of
 // Options.MaxStreamQueueBytes: 8 MiB.
-const DefaultMaxStreamQueueBytes = 8 << 20
+const defaultMaxStreamQueueBytes = 8 << 20
 
 // newQueuedConn returns a connection that first writes preload (events
 // the caller owns) and bounds what queues after it by maxBytes.

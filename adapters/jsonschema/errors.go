@@ -180,7 +180,7 @@ func (f *flattener) walk(ve *sjs.ValidationError) {
 
 // alternatives reports an anyOf or a oneOf that no alternative matched.
 //
-// Alternatives that failed only because the value has another type ("got
+// alternatives that failed only because the value has another type ("got
 // string, want object") are set aside. If they are all like that, the
 // result is one type problem listing every type wanted. If exactly one
 // alternative is left, the value was evidently meant for it, and its

@@ -62,7 +62,7 @@ const (
 	// have been idle before Create may evict it to make room (5 s): far
 	// longer than the round trip between the initialize response and
 	// notifications/initialized.
-	DefaultMinPendingIdleForEviction = memstore.DefaultMinPendingIdleForEviction
+	defaultMinPendingIdleForEviction = memstore.DefaultMinPendingIdleForEviction
 )
 
 // Settings of [SessionStoreOptions] that turn a safety off.
@@ -101,7 +101,7 @@ func NewEventStore(opts EventStoreOptions) *EventStore { return memstore.NewEven
 // DefaultMaxEventBytes bounds the bytes of all the events an in-memory
 // event store keeps: 64 MiB. (Its other defaults are every event store's:
 // [ports.DefaultMaxEventsPerStream] and those after it.)
-const DefaultMaxEventBytes = memstore.DefaultMaxEventBytes
+const defaultMaxEventBytes = memstore.DefaultMaxEventBytes
 
 // TaskStore is the in-memory [ports.TaskStore]: the tasks of one process,
 // bounded as [ports.TaskLimits] says. Expired tasks are dropped lazily.

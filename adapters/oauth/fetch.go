@@ -16,26 +16,26 @@ const (
 	// DefaultMaxResponseBytes bounds every document read from an
 	// authorization server (metadata, key set, introspection answer):
 	// 1 MiB.
-	DefaultMaxResponseBytes = 1 << 20
-	// DefaultFetchTimeout bounds each request to an authorization server.
-	DefaultFetchTimeout = 10 * time.Second
+	defaultMaxResponseBytes = 1 << 20
+	// defaultFetchTimeout bounds each request to an authorization server.
+	defaultFetchTimeout = 10 * time.Second
 	// DefaultMaxTokenBytes bounds the tokens an authenticator looks at:
 	// a longer one is refused unread. 16 KiB.
-	DefaultMaxTokenBytes = 16 << 10
+	defaultMaxTokenBytes = 16 << 10
 	// DefaultLeeway is the clock skew allowed between this server and the
 	// authorization server when checking exp, nbf and iat: 30 seconds,
 	// more than the drift of clocks kept by NTP and small next to an
 	// access token's lifetime (minutes to an hour), so that an expired
 	// token is accepted for at most half a minute.
-	DefaultLeeway = 30 * time.Second
+	defaultLeeway = 30 * time.Second
 )
 
 // defaultHTTPClient is the client used when the options name none: it
 // follows no redirect (an authorization server's documents are where its
 // metadata says; a redirect could lead off https) and gives up after
-// DefaultFetchTimeout.
+// defaultFetchTimeout.
 var defaultHTTPClient = &http.Client{
-	Timeout: DefaultFetchTimeout,
+	Timeout: defaultFetchTimeout,
 	CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	},

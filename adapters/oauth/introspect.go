@@ -20,11 +20,11 @@ import (
 // Defaults of [IntrospectionOptions].
 const (
 	// DefaultCacheMaxEntries bounds the introspection answers kept: 10,000.
-	DefaultCacheMaxEntries = 10_000
+	defaultCacheMaxEntries = 10_000
 	// DefaultCacheFor is the longest an introspection answer is kept:
 	// 1 minute, which is also the longest a revoked token goes on being
 	// accepted.
-	DefaultCacheFor = time.Minute
+	defaultCacheFor = time.Minute
 )
 
 // IntrospectionOptions configure [NewIntrospector]. ClientID, ClientSecret,
@@ -61,10 +61,10 @@ type IntrospectionOptions struct {
 	// nbf. Default [DefaultLeeway] (30 seconds).
 	Leeway time.Duration
 	// HTTPClient sends the requests. Default: a client that follows no
-	// redirect, with a timeout of [DefaultFetchTimeout].
+	// redirect, with a timeout of defaultFetchTimeout.
 	HTTPClient *http.Client
 	// Timeout bounds each request to the endpoint (and the metadata
-	// fetch). Default [DefaultFetchTimeout] (10 seconds).
+	// fetch). Default defaultFetchTimeout (10 seconds).
 	Timeout time.Duration
 	// MaxResponseBytes bounds an answer read. Default
 	// [DefaultMaxResponseBytes] (1 MiB).
@@ -146,8 +146,8 @@ func NewIntrospector(ctx context.Context, opts IntrospectionOptions) (*Introspec
 	if client == nil {
 		client = defaultHTTPClient
 	}
-	timeout := positive(opts.Timeout, DefaultFetchTimeout)
-	maxBytes := positive(opts.MaxResponseBytes, DefaultMaxResponseBytes)
+	timeout := positive(opts.Timeout, defaultFetchTimeout)
+	maxBytes := positive(opts.MaxResponseBytes, defaultMaxResponseBytes)
 	endpoint := opts.Endpoint
 	if opts.Issuer != "" {
 		if _, err := parseSecureURL("issuer", opts.Issuer, false); err != nil {
@@ -178,20 +178,20 @@ func NewIntrospector(ctx context.Context, opts IntrospectionOptions) (*Introspec
 			issuer:       opts.Issuer,
 			audience:     canonicalResource(opts.Audience),
 			requireAud:   !opts.AcceptMissingAudience,
-			leeway:       positive(opts.Leeway, DefaultLeeway),
+			leeway:       positive(opts.Leeway, defaultLeeway),
 			subjectClaim: cmp.Or(opts.SubjectClaim, "sub"),
 			claims:       claimList(opts.Claims),
 		},
 		client:   client,
 		timeout:  timeout,
 		maxBytes: maxBytes,
-		maxToken: positive(opts.MaxTokenBytes, DefaultMaxTokenBytes),
+		maxToken: positive(opts.MaxTokenBytes, defaultMaxTokenBytes),
 		clock:    cmp.Or[ports.Clock](opts.Clock, ports.SystemClock{}),
 	}
 	if !opts.Cache.Disabled {
 		in.cache = &answerCache{
-			max:     positive(opts.Cache.MaxEntries, DefaultCacheMaxEntries),
-			maxAge:  positive(opts.Cache.CacheFor, DefaultCacheFor),
+			max:     positive(opts.Cache.MaxEntries, defaultCacheMaxEntries),
+			maxAge:  positive(opts.Cache.CacheFor, defaultCacheFor),
 			entries: make(map[[sha256.Size]byte]*list.Element),
 		}
 	}

@@ -22,10 +22,10 @@ import (
 const (
 	// DefaultRefreshMinInterval is the least time between two fetches of
 	// the key set: 10 seconds.
-	DefaultRefreshMinInterval = 10 * time.Second
+	defaultRefreshMinInterval = 10 * time.Second
 	// DefaultKeysMaxAge is how long a fetched key set is used before it is
 	// fetched again: 1 hour.
-	DefaultKeysMaxAge = time.Hour
+	defaultKeysMaxAge = time.Hour
 )
 
 // JWTOptions configure [NewJWTVerifier]. Issuer and Audience are required;
@@ -67,9 +67,9 @@ type JWTOptions struct {
 	// (1 hour).
 	KeysMaxAge time.Duration
 	// HTTPClient fetches the metadata and the key set. Default: a client
-	// that follows no redirect, with a timeout of [DefaultFetchTimeout].
+	// that follows no redirect, with a timeout of defaultFetchTimeout.
 	HTTPClient *http.Client
-	// FetchTimeout bounds each fetch. Default [DefaultFetchTimeout]
+	// FetchTimeout bounds each fetch. Default defaultFetchTimeout
 	// (10 seconds).
 	FetchTimeout time.Duration
 	// MaxResponseBytes bounds the metadata and the key set read. Default
@@ -195,8 +195,8 @@ func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) 
 	if client == nil {
 		client = defaultHTTPClient
 	}
-	timeout := positive(opts.FetchTimeout, DefaultFetchTimeout)
-	maxBytes := positive(opts.MaxResponseBytes, DefaultMaxResponseBytes)
+	timeout := positive(opts.FetchTimeout, defaultFetchTimeout)
+	maxBytes := positive(opts.MaxResponseBytes, defaultMaxResponseBytes)
 	if opts.JWKSURI != "" {
 		if _, err := parseSecureURL("jwks_uri", opts.JWKSURI, true); err != nil {
 			return nil, err
@@ -212,8 +212,8 @@ func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) 
 			client:      client,
 			timeout:     timeout,
 			maxBytes:    maxBytes,
-			minInterval: positive(opts.RefreshMinInterval, DefaultRefreshMinInterval),
-			maxAge:      positive(opts.KeysMaxAge, DefaultKeysMaxAge),
+			minInterval: positive(opts.RefreshMinInterval, defaultRefreshMinInterval),
+			maxAge:      positive(opts.KeysMaxAge, defaultKeysMaxAge),
 			clock:       clock,
 		},
 		checks: checks{
@@ -221,12 +221,12 @@ func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) 
 			audience:     canonicalResource(opts.Audience),
 			requireAud:   true,
 			requireExp:   true,
-			leeway:       positive(opts.Leeway, DefaultLeeway),
+			leeway:       positive(opts.Leeway, defaultLeeway),
 			subjectClaim: cmp.Or(opts.SubjectClaim, "sub"),
 			claims:       claimList(opts.Claims),
 		},
 		clock: clock,
-		max:   positive(opts.MaxTokenBytes, DefaultMaxTokenBytes),
+		max:   positive(opts.MaxTokenBytes, defaultMaxTokenBytes),
 	}
 	if opts.Lazy {
 		v.keys.start(ctx)

@@ -25,9 +25,9 @@ const (
 	// MaxKeys bounds the keys of a JWK set: a set with more is refused
 	// whole (an authorization server publishes a handful).
 	MaxKeys = 100
-	// MinRSABits is the smallest RSA modulus a key may have; smaller keys
+	// minRSABits is the smallest RSA modulus a key may have; smaller keys
 	// of a set are ignored.
-	MinRSABits = 2048
+	minRSABits = 2048
 )
 
 // algorithm is a signature algorithm this package verifies, and the keys
@@ -88,7 +88,7 @@ type jwkHeader struct {
 // of a supported type. Symmetric keys (kty "oct") are never used, nor keys
 // meant for encryption ("use" other than "sig", "key_ops" without
 // "verify"), nor keys that do not parse (so that one exotic key does not
-// make a whole set unusable), nor RSA keys under MinRSABits.
+// make a whole set unusable), nor RSA keys under minRSABits.
 func parseKeySet(b []byte) ([]publicKey, error) {
 	var set struct {
 		Keys []jsontext.Value `json:"keys"`
@@ -146,7 +146,7 @@ func usableKey(k jwk.Key) (publicKey, bool) {
 	}
 	switch key := raw.(type) {
 	case *rsa.PublicKey:
-		if key.N.BitLen() < MinRSABits {
+		if key.N.BitLen() < minRSABits {
 			return publicKey{}, false
 		}
 		pk.kty, pk.key = "RSA", key

@@ -11,15 +11,15 @@ import (
 	"time"
 )
 
-// WellKnownPath is where OAuth 2.0 Protected Resource Metadata is served
+// wellKnownPath is where OAuth 2.0 Protected Resource Metadata is served
 // (RFC 9728 section 3): at the root of the host, and with the resource's
 // path appended (/.well-known/oauth-protected-resource/mcp for
 // https://host/mcp).
-const WellKnownPath = "/.well-known/oauth-protected-resource"
+const wellKnownPath = "/.well-known/oauth-protected-resource"
 
-// MetadataMaxAge is how long clients and caches may keep the metadata
+// metadataMaxAge is how long clients and caches may keep the metadata
 // document (its Cache-Control: public, max-age): 1 hour.
-const MetadataMaxAge = time.Hour
+const metadataMaxAge = time.Hour
 
 // Metadata is an MCP server's OAuth 2.0 Protected Resource Metadata
 // (RFC 9728 section 2), which tells clients which authorization servers
@@ -113,7 +113,7 @@ func validScope(s string) bool {
 
 // MetadataHandler returns an http.Handler serving m (validated, with its
 // defaults) as JSON: GET and HEAD answer 200 application/json, with
-// Cache-Control "public, max-age=3600" ([MetadataMaxAge]) and
+// Cache-Control "public, max-age=3600" (metadataMaxAge) and
 // Access-Control-Allow-Origin "*" (browser-based clients fetch it from
 // another origin); OPTIONS answers a CORS preflight (204, allowing GET and
 // HEAD and the MCP-Protocol-Version header that MCP clients send); any
@@ -143,7 +143,7 @@ func (h metadataHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		hd.Set("Content-Type", "application/json")
-		hd.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(MetadataMaxAge/time.Second)))
+		hd.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(metadataMaxAge/time.Second)))
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("Content-Length", h.length)
 		w.WriteHeader(http.StatusOK)
@@ -164,7 +164,7 @@ func (h metadataHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // MetadataPaths returns the paths where the metadata of resource is
 // served: the path-suffixed form of RFC 9728 section 3.1
 // (/.well-known/oauth-protected-resource/mcp for https://host/mcp), which
-// MCP clients try first, then the root form (WellKnownPath), which they
+// MCP clients try first, then the root form (wellKnownPath), which they
 // try next; only the root form for a resource without a path.
 //
 // RFC 9728 asks that the document at a well-known URL name the resource it
@@ -178,9 +178,9 @@ func MetadataPaths(resource string) ([]string, error) {
 	}
 	path := strings.TrimSuffix(u.EscapedPath(), "/")
 	if path == "" {
-		return []string{WellKnownPath}, nil
+		return []string{wellKnownPath}, nil
 	}
-	return []string{WellKnownPath + path, WellKnownPath}, nil
+	return []string{wellKnownPath + path, wellKnownPath}, nil
 }
 
 // MetadataURL returns the URL of resource's metadata that a 401 challenge

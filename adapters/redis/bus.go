@@ -23,11 +23,11 @@ import (
 // defaults.
 type BusOptions struct {
 	// Prefix begins the Redis channel of the bus, "<Prefix>bus" (default
-	// [DefaultPrefix]): the instances of one server use one Prefix.
+	// defaultPrefix): the instances of one server use one Prefix.
 	Prefix string
 	// Timeout bounds each Publish (one round trip), and how long the
 	// first Subscribe waits for Redis to confirm the subscription (default
-	// [DefaultTimeout]).
+	// defaultTimeout).
 	Timeout time.Duration
 	// MaxNoticeBytes bounds one notice ([ports.Notice.Size]): Publish
 	// refuses a larger one with an error wrapping
@@ -112,9 +112,9 @@ var errBusClosed = errors.New("hexmcp: mcpredis: the bus is closed")
 
 // NewBus returns the bus of c.
 func NewBus(c redis.UniversalClient, opts BusOptions) *Bus {
-	opts.Prefix = cmp.Or(opts.Prefix, DefaultPrefix)
+	opts.Prefix = cmp.Or(opts.Prefix, defaultPrefix)
 	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
+		opts.Timeout = defaultTimeout
 	}
 	if opts.MaxNoticeBytes <= 0 {
 		opts.MaxNoticeBytes = ports.DefaultMaxNoticeBytes

@@ -22,20 +22,20 @@ import (
 // after it); the store-wide byte budget is larger than the in-memory
 // store's, since one Redis serves every instance.
 const (
-	// DefaultMaxEventBytes bounds the bytes of all the events kept, by
+	// defaultMaxEventBytes bounds the bytes of all the events kept, by
 	// every instance together: 256 MiB.
-	DefaultMaxEventBytes = 256 << 20
-	// DefaultMaxKeysPerStream is how many AppendOnce keys a stream
+	defaultMaxEventBytes = 256 << 20
+	// defaultMaxKeysPerStream is how many AppendOnce keys a stream
 	// remembers: 128, few enough that Redis keeps each stream's set in its
 	// compact encoding.
-	DefaultMaxKeysPerStream = 128
-	// DefaultReplayPageBytes bounds what one round trip of Replay reads:
+	defaultMaxKeysPerStream = 128
+	// defaultReplayPageBytes bounds what one round trip of Replay reads:
 	// 1 MiB.
-	DefaultReplayPageBytes = 1 << 20
-	// DefaultMaxWatchers bounds the watchers of one store value: 10,000,
+	defaultReplayPageBytes = 1 << 20
+	// defaultMaxWatchers bounds the watchers of one store value: 10,000,
 	// the connections one mcphttp server accepts by default (each watcher
 	// follows one SSE response).
-	DefaultMaxWatchers = 10_000
+	defaultMaxWatchers = 10_000
 )
 
 // purgePerCall bounds the expired streams one call drops (each call drops
@@ -57,7 +57,7 @@ const purgePerCall = 100
 // dropped with it, since a replay from them would have to skip it.
 type EventStoreOptions struct {
 	// Prefix begins every Redis key and Pub/Sub channel of the store
-	// (default [DefaultPrefix]). Instances share events when they use the
+	// (default defaultPrefix). Instances share events when they use the
 	// same Redis and Prefix.
 	Prefix string
 	// MaxEventsPerStream is how many of its latest events a stream keeps.
@@ -68,7 +68,7 @@ type EventStoreOptions struct {
 	// [ports.DefaultMaxEventStreams].
 	MaxStreams int
 	// MaxBytes bounds the bytes of all the events kept, by every instance
-	// together. Default [DefaultMaxEventBytes].
+	// together. Default defaultMaxEventBytes.
 	MaxBytes int64
 	// MaxBytesPerGroup bounds the bytes of the events of the streams of one
 	// group ([ports.StreamGroup]: the stream id up to its first '/'; for
@@ -80,20 +80,20 @@ type EventStoreOptions struct {
 	MaxBytesPerStream int64
 	// MaxKeysPerStream is how many of its latest AppendOnce keys a stream
 	// remembers: an older key no longer stops an append. Default
-	// [DefaultMaxKeysPerStream].
+	// defaultMaxKeysPerStream.
 	MaxKeysPerStream int
 	// ReplayPageBytes bounds the bytes of the events one round trip of
 	// Replay reads (one event larger than that is read alone), so that a
 	// replay holds at most that much at once. Default
-	// [DefaultReplayPageBytes].
+	// defaultReplayPageBytes.
 	ReplayPageBytes int
 	// MaxWatchers bounds the watchers (see [EventStore.Watch]) of this
-	// store value at once. Default [DefaultMaxWatchers].
+	// store value at once. Default defaultMaxWatchers.
 	MaxWatchers int
 	// TTL is how long an event is kept; a stream without an event appended
 	// for that long is dropped. Default [ports.DefaultEventTTL].
 	TTL time.Duration
-	// Timeout bounds each Redis call (default [DefaultTimeout]).
+	// Timeout bounds each Redis call (default defaultTimeout).
 	Timeout time.Duration
 	// Clock tells the time (default the system clock). Expiry is decided
 	// by it, on every instance alike; Redis key TTLs (TTL and a minute)
@@ -164,18 +164,18 @@ func positive[T int | int64 | time.Duration](v, def T) T {
 // NewEventStore returns the event store on c.
 func NewEventStore(c redis.UniversalClient, opts EventStoreOptions) *EventStore {
 	if opts.Prefix == "" {
-		opts.Prefix = DefaultPrefix
+		opts.Prefix = defaultPrefix
 	}
 	opts.MaxEventsPerStream = positive(opts.MaxEventsPerStream, ports.DefaultMaxEventsPerStream)
 	opts.MaxStreams = positive(opts.MaxStreams, ports.DefaultMaxEventStreams)
-	opts.MaxBytes = positive(opts.MaxBytes, DefaultMaxEventBytes)
+	opts.MaxBytes = positive(opts.MaxBytes, defaultMaxEventBytes)
 	opts.MaxBytesPerGroup = positive(opts.MaxBytesPerGroup, ports.DefaultMaxEventBytesPerGroup)
 	opts.MaxBytesPerStream = positive(opts.MaxBytesPerStream, ports.DefaultMaxEventBytesPerStream)
-	opts.MaxKeysPerStream = positive(opts.MaxKeysPerStream, DefaultMaxKeysPerStream)
-	opts.ReplayPageBytes = positive(opts.ReplayPageBytes, DefaultReplayPageBytes)
-	opts.MaxWatchers = positive(opts.MaxWatchers, DefaultMaxWatchers)
+	opts.MaxKeysPerStream = positive(opts.MaxKeysPerStream, defaultMaxKeysPerStream)
+	opts.ReplayPageBytes = positive(opts.ReplayPageBytes, defaultReplayPageBytes)
+	opts.MaxWatchers = positive(opts.MaxWatchers, defaultMaxWatchers)
 	opts.TTL = positive(opts.TTL, ports.DefaultEventTTL)
-	opts.Timeout = positive(opts.Timeout, DefaultTimeout)
+	opts.Timeout = positive(opts.Timeout, defaultTimeout)
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
 	}

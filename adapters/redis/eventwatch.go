@@ -9,10 +9,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// WatchPollInterval is how often a watcher past MaxWatchers is woken (see
+// watchPollInterval is how often a watcher past MaxWatchers is woken (see
 // [EventStore.Watch]), and how often subscriptions that Redis refused are
 // tried again.
-const WatchPollInterval = time.Second
+const watchPollInterval = time.Second
 
 // Watch returns a channel that gets a value (it holds one; later ones
 // merge) whenever an event is appended to streamID, through any instance
@@ -30,7 +30,7 @@ const WatchPollInterval = time.Second
 // stream is deleted: the caller replays to see.
 //
 // Past MaxWatchers watchers at once, Watch returns a channel woken every
-// [WatchPollInterval] instead (the caller polls), so that a flood of
+// watchPollInterval instead (the caller polls), so that a flood of
 // watchers costs this instance one timer, not Redis subscriptions. After
 // Close, Watch returns a channel that is never woken.
 func (s *EventStore) Watch(streamID string) (wake <-chan struct{}, stop func()) {
@@ -160,7 +160,7 @@ func (h *watchHub) run(msgs <-chan any) {
 	defer close(h.done)
 	subscribed := make(map[string]bool)
 	retry := make(map[string]struct{}) // channels whose subscription failed
-	tick := time.NewTicker(WatchPollInterval)
+	tick := time.NewTicker(watchPollInterval)
 	defer tick.Stop()
 	for {
 		select {

@@ -24,7 +24,7 @@ const sessionOverhead = 256
 // defaults.
 type SessionStoreOptions struct {
 	// Prefix begins every Redis key of the store (default
-	// [DefaultPrefix]).
+	// defaultPrefix).
 	Prefix string
 	// IdleTimeout is how long a ready session lives without activity
 	// (default [ports.DefaultSessionIdleTimeout]).
@@ -49,7 +49,7 @@ type SessionStoreOptions struct {
 	// one client (default [ports.DefaultMaxSessionBytesPerClient];
 	// [ports.UnlimitedSessionBytes]: no bound but MaxSessionBytes).
 	MaxSessionBytesPerClient int
-	// Timeout bounds each Redis call (default [DefaultTimeout]).
+	// Timeout bounds each Redis call (default defaultTimeout).
 	Timeout time.Duration
 	// Clock tells the time (default the system clock). Expiry is decided
 	// by it, on every instance alike; Redis key TTLs (IdleTimeout and a
@@ -82,7 +82,7 @@ var _ ports.SessionStore = (*SessionStore)(nil)
 
 // NewSessionStore returns the session store on c.
 func NewSessionStore(c redis.UniversalClient, opts SessionStoreOptions) *SessionStore {
-	opts.Prefix = cmp.Or(opts.Prefix, DefaultPrefix)
+	opts.Prefix = cmp.Or(opts.Prefix, defaultPrefix)
 	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, ports.DefaultSessionIdleTimeout)
 	opts.PendingTimeout = min(cmp.Or(opts.PendingTimeout, ports.DefaultSessionPendingTimeout), opts.IdleTimeout)
 	if opts.MaxSessions <= 0 {
@@ -96,7 +96,7 @@ func NewSessionStore(c redis.UniversalClient, opts SessionStoreOptions) *Session
 	}
 	opts.MaxSessionBytes = cmp.Or(opts.MaxSessionBytes, ports.DefaultMaxSessionBytes)
 	opts.MaxSessionBytesPerClient = cmp.Or(opts.MaxSessionBytesPerClient, ports.DefaultMaxSessionBytesPerClient)
-	opts.Timeout = cmp.Or(opts.Timeout, DefaultTimeout)
+	opts.Timeout = cmp.Or(opts.Timeout, defaultTimeout)
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
 	}

@@ -19,35 +19,35 @@ import (
 
 // Defaults of [StateKeysOptions].
 const (
-	DefaultPrefix      = "hexmcp:"
-	DefaultRotateEvery = 24 * time.Hour
-	DefaultRetain      = time.Hour
-	DefaultCacheFor    = 5 * time.Second
-	DefaultTimeout     = time.Second
+	defaultPrefix      = "hexmcp:"
+	defaultRotateEvery = 24 * time.Hour
+	defaultRetain      = time.Hour
+	defaultCacheFor    = 5 * time.Second
+	defaultTimeout     = time.Second
 )
 
 // StateKeysOptions configure [StateKeys]. Zero fields take the defaults.
 type StateKeysOptions struct {
 	// Prefix begins the Redis key of the ring, "<Prefix>statekeys"
-	// (default [DefaultPrefix]).
+	// (default defaultPrefix).
 	Prefix string
 	// RotateEvery is the age at which the signing key is replaced by a new
 	// one, made by the first instance that finds it that old (default
-	// [DefaultRotateEvery]).
+	// defaultRotateEvery).
 	RotateEvery time.Duration
 	// Retain is how long a key keeps verifying after a newer one took over
-	// signing (default [DefaultRetain]). Keep it above the engine's
+	// signing (default defaultRetain). Keep it above the engine's
 	// Options.RequestStateTTL (15 minutes by default), or state signed just
 	// before a rotation expires early.
 	Retain time.Duration
 	// CacheFor is how long an instance uses the keys it read before it
-	// reads them again (default [DefaultCacheFor]): Keys is called for
+	// reads them again (default defaultCacheFor): Keys is called for
 	// every request that carries or makes state, and costs no round trip
 	// within it. A new key verifies at once but signs only once it is
 	// CacheFor old, when every instance has read it (their clocks agreeing
 	// within a fraction of CacheFor): state it signs verifies everywhere.
 	CacheFor time.Duration
-	// Timeout bounds each Redis call (default [DefaultTimeout]).
+	// Timeout bounds each Redis call (default defaultTimeout).
 	Timeout time.Duration
 	// Clock tells the time (default the system clock).
 	Clock ports.Clock
@@ -75,11 +75,11 @@ var _ ports.StateKeys = (*StateKeys)(nil)
 
 // NewStateKeys returns the key ring on c.
 func NewStateKeys(c redis.UniversalClient, opts StateKeysOptions) *StateKeys {
-	opts.Prefix = cmp.Or(opts.Prefix, DefaultPrefix)
-	opts.RotateEvery = cmp.Or(opts.RotateEvery, DefaultRotateEvery)
-	opts.Retain = cmp.Or(opts.Retain, DefaultRetain)
-	opts.CacheFor = cmp.Or(opts.CacheFor, DefaultCacheFor)
-	opts.Timeout = cmp.Or(opts.Timeout, DefaultTimeout)
+	opts.Prefix = cmp.Or(opts.Prefix, defaultPrefix)
+	opts.RotateEvery = cmp.Or(opts.RotateEvery, defaultRotateEvery)
+	opts.Retain = cmp.Or(opts.Retain, defaultRetain)
+	opts.CacheFor = cmp.Or(opts.CacheFor, defaultCacheFor)
+	opts.Timeout = cmp.Or(opts.Timeout, defaultTimeout)
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
 	}

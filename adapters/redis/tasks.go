@@ -24,7 +24,7 @@ const taskCollectGrace = time.Minute
 // the defaults.
 type TaskStoreOptions struct {
 	// Prefix begins every Redis key of the store (default
-	// [DefaultPrefix]).
+	// defaultPrefix).
 	Prefix string
 	// MaxTasks bounds the live tasks of every instance together (default
 	// [ports.DefaultMaxTasks]).
@@ -54,7 +54,7 @@ type TaskStoreOptions struct {
 	// MaxPage bounds the tasks of one List page (default
 	// [ports.DefaultMaxTaskPage]).
 	MaxPage int
-	// Timeout bounds each Redis call (default [DefaultTimeout]).
+	// Timeout bounds each Redis call (default defaultTimeout).
 	Timeout time.Duration
 	// Clock tells the time (default the system clock). Expiry is decided
 	// by it, on every instance alike; Redis key TTLs (a task's TTL and a
@@ -90,11 +90,11 @@ var _ ports.TaskStore = (*TaskStore)(nil)
 
 // NewTaskStore returns the task store on c.
 func NewTaskStore(c redis.UniversalClient, opts TaskStoreOptions) *TaskStore {
-	opts.Prefix = cmp.Or(opts.Prefix, DefaultPrefix)
+	opts.Prefix = cmp.Or(opts.Prefix, defaultPrefix)
 	lim := ports.TaskLimits{MaxTasks: opts.MaxTasks, MaxTasksPerClient: opts.MaxTasksPerClient, MaxTaskBytes: opts.MaxTaskBytes,
 		MaxBytesPerClient: opts.MaxBytesPerClient, MaxBytes: opts.MaxBytes, MaxStatusMessageBytes: opts.MaxStatusMessageBytes,
 		DefaultTTL: opts.DefaultTTL, MaxTTL: opts.MaxTTL, MaxPage: opts.MaxPage}.WithDefaults()
-	opts.Timeout = positive(opts.Timeout, DefaultTimeout)
+	opts.Timeout = positive(opts.Timeout, defaultTimeout)
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
 	}

@@ -17,9 +17,9 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// DefaultMaxMessageSize is the largest line accepted unless Options say
+// defaultMaxMessageSize is the largest line accepted unless Options say
 // otherwise: 4 MiB.
-const DefaultMaxMessageSize = 4 << 20
+const defaultMaxMessageSize = 4 << 20
 
 // Options configure a [Transport].
 type Options struct {
@@ -48,7 +48,7 @@ func New(opts Options) *Transport {
 		opts.Out = os.Stdout
 	}
 	if opts.MaxMessageSize <= 0 {
-		opts.MaxMessageSize = DefaultMaxMessageSize
+		opts.MaxMessageSize = defaultMaxMessageSize
 	}
 	return &Transport{opts: opts}
 }
@@ -86,7 +86,7 @@ type lineResult struct {
 // max bytes.
 func NewConn(r io.Reader, w io.Writer, max int) *Conn {
 	if max <= 0 {
-		max = DefaultMaxMessageSize
+		max = defaultMaxMessageSize
 	}
 	return &Conn{r: bufio.NewReaderSize(r, readBufferSize), max: max, w: w, lines: make(chan lineResult), closed: make(chan struct{})}
 }

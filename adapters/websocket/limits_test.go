@@ -52,7 +52,7 @@ func TestSendQueueBytes(t *testing.T) {
 	if peak < 3*size {
 		t.Errorf("the send queue held at most %d bytes: the bound was not reached, the test proves nothing", peak)
 	}
-	if n := h.stats.peakQueue.Load(); n >= DefaultSendQueue {
+	if n := h.stats.peakQueue.Load(); n >= defaultSendQueue {
 		t.Errorf("the queue reached %d messages: the message bound, not the byte bound, closed it", n)
 	}
 
@@ -191,11 +191,11 @@ func TestConnectionLimits(t *testing.T) {
 // Unlimited turns the bounds off explicitly.
 func TestConnectionLimitsDefaults(t *testing.T) {
 	o := Options{}.withDefaults()
-	if o.MaxConns != DefaultMaxConns || o.MaxConnsPerClient != DefaultMaxConnsPerClient || o.MaxQueueBytes != DefaultMaxQueueBytes {
+	if o.MaxConns != defaultMaxConns || o.MaxConnsPerClient != defaultMaxConnsPerClient || o.MaxQueueBytes != defaultMaxQueueBytes {
 		t.Fatalf("defaults: %d %d %d", o.MaxConns, o.MaxConnsPerClient, o.MaxQueueBytes)
 	}
 	h := NewHandler(newEngine(t), Options{MaxConns: Unlimited, MaxConnsPerClient: Unlimited, MaxQueueBytes: Unlimited})
-	for range DefaultMaxConnsPerClient + 1 {
+	for range defaultMaxConnsPerClient + 1 {
 		if status, why := h.admit("192.0.2.1"); status != 0 {
 			t.Fatalf("Unlimited refused: %d %s", status, why)
 		}

@@ -112,38 +112,38 @@ import (
 
 // Defaults of [Options].
 const (
-	// DefaultSubprotocol is the subprotocol selected on upgrade.
-	DefaultSubprotocol = "mcp"
-	// DefaultMaxMessageSize bounds one incoming message: 4 MiB.
-	DefaultMaxMessageSize = 4 << 20
-	// DefaultPingInterval is the time between the server's pings.
-	DefaultPingInterval = 30 * time.Second
-	// DefaultPongWait is how long the server waits for a sign of life.
-	DefaultPongWait = 60 * time.Second
-	// DefaultWriteTimeout bounds one write to the network.
-	DefaultWriteTimeout = 10 * time.Second
-	// DefaultSendQueue is the number of outgoing messages a connection may
+	// defaultSubprotocol is the subprotocol selected on upgrade.
+	defaultSubprotocol = "mcp"
+	// defaultMaxMessageSize bounds one incoming message: 4 MiB.
+	defaultMaxMessageSize = 4 << 20
+	// defaultPingInterval is the time between the server's pings.
+	defaultPingInterval = 30 * time.Second
+	// defaultPongWait is how long the server waits for a sign of life.
+	defaultPongWait = 60 * time.Second
+	// defaultWriteTimeout bounds one write to the network.
+	defaultWriteTimeout = 10 * time.Second
+	// defaultSendQueue is the number of outgoing messages a connection may
 	// hold.
-	DefaultSendQueue = 256
-	// DefaultMaxQueueBytes bounds the bytes of the outgoing messages a
-	// connection may hold: 8 MiB, twice DefaultMaxMessageSize, so that a
+	defaultSendQueue = 256
+	// defaultMaxQueueBytes bounds the bytes of the outgoing messages a
+	// connection may hold: 8 MiB, twice defaultMaxMessageSize, so that a
 	// result as large as the largest request fits with room for the
 	// notifications queued around it, while a client that does not read
 	// costs the server at most that much.
-	DefaultMaxQueueBytes = 8 << 20
-	// DefaultMaxConns bounds the connections served at once. An idle
+	defaultMaxQueueBytes = 8 << 20
+	// defaultMaxConns bounds the connections served at once. An idle
 	// connection after initialize costs about 50 KiB of heap and stacks
 	// (measured: three goroutines, gorilla's buffers, the engine's
 	// session), so 4096 of them take about 200 MiB with nothing queued,
 	// far above what one MCP server instance normally serves.
-	DefaultMaxConns = 4096
-	// DefaultMaxConnsPerClient bounds the connections of one client IP
+	defaultMaxConns = 4096
+	// defaultMaxConnsPerClient bounds the connections of one client IP
 	// address: above the hundreds that load tests or a busy host behind one
 	// NAT open, small enough that one address cannot take every
 	// connection.
-	DefaultMaxConnsPerClient = 256
-	// DefaultHandshakeTimeout bounds the upgrade.
-	DefaultHandshakeTimeout = 10 * time.Second
+	defaultMaxConnsPerClient = 256
+	// defaultHandshakeTimeout bounds the upgrade.
+	defaultHandshakeTimeout = 10 * time.Second
 )
 
 // CloseTokenExpired is the close code of a connection whose credential
@@ -239,37 +239,37 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Subprotocol == "" {
-		o.Subprotocol = DefaultSubprotocol
+		o.Subprotocol = defaultSubprotocol
 	}
 	if o.MaxMessageSize <= 0 {
-		o.MaxMessageSize = DefaultMaxMessageSize
+		o.MaxMessageSize = defaultMaxMessageSize
 	}
 	if o.PingInterval == 0 {
-		o.PingInterval = DefaultPingInterval
+		o.PingInterval = defaultPingInterval
 	}
 	if o.PongWait <= 0 {
-		o.PongWait = DefaultPongWait
+		o.PongWait = defaultPongWait
 	}
 	if o.PingInterval > 0 && o.PongWait <= o.PingInterval {
 		o.PongWait = 2 * o.PingInterval
 	}
 	if o.WriteTimeout <= 0 {
-		o.WriteTimeout = DefaultWriteTimeout
+		o.WriteTimeout = defaultWriteTimeout
 	}
 	if o.SendQueue <= 0 {
-		o.SendQueue = DefaultSendQueue
+		o.SendQueue = defaultSendQueue
 	}
 	if o.MaxQueueBytes == 0 {
-		o.MaxQueueBytes = DefaultMaxQueueBytes
+		o.MaxQueueBytes = defaultMaxQueueBytes
 	}
 	if o.MaxConns == 0 {
-		o.MaxConns = DefaultMaxConns
+		o.MaxConns = defaultMaxConns
 	}
 	if o.MaxConnsPerClient == 0 {
-		o.MaxConnsPerClient = DefaultMaxConnsPerClient
+		o.MaxConnsPerClient = defaultMaxConnsPerClient
 	}
 	if o.HandshakeTimeout <= 0 {
-		o.HandshakeTimeout = DefaultHandshakeTimeout
+		o.HandshakeTimeout = defaultHandshakeTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))

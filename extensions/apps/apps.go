@@ -58,8 +58,8 @@ const ID = "io.modelcontextprotocol/ui"
 // RESOURCE_MIME_TYPE), the one type the extension's settings list.
 const MimeType = "text/html;profile=mcp-app"
 
-// Scheme is the URI scheme of a View.
-const Scheme = "ui"
+// scheme is the URI scheme of a View.
+const scheme = "ui"
 
 // LegacyResourceURIKey is the flat _meta key of the first drafts
 // (_meta["ui/resourceUri"]), deprecated by the spec for _meta.ui.resourceUri
@@ -207,10 +207,10 @@ func checkURI(uri string) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("the URI does not parse: %w", err)
-	case u.Scheme != Scheme || !strings.HasPrefix(uri, Scheme+"://"):
-		return fmt.Errorf("the URI must use the %s:// scheme", Scheme)
+	case u.Scheme != scheme || !strings.HasPrefix(uri, scheme+"://"):
+		return fmt.Errorf("the URI must use the %s:// scheme", scheme)
 	case u.Host == "" && strings.Trim(u.Path, "/") == "":
-		return fmt.Errorf("the URI names nothing after %s://", Scheme)
+		return fmt.Errorf("the URI names nothing after %s://", scheme)
 	}
 	return nil
 }

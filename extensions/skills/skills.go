@@ -67,16 +67,16 @@ const (
 	// (16 MiB).
 	MaxSkillBytes = 16 << 20
 	// MaxDescriptionLength bounds Skill.Description, in characters.
-	MaxDescriptionLength = 1024
-	// MaxCompatibilityLength bounds Skill.Compatibility, in characters.
-	MaxCompatibilityLength = 500
-	// DefaultPageSize is the default of Options.PageSize.
-	DefaultPageSize = 50
+	maxDescriptionLength = 1024
+	// maxCompatibilityLength bounds Skill.Compatibility, in characters.
+	maxCompatibilityLength = 500
+	// defaultPageSize is the default of Options.PageSize.
+	defaultPageSize = 50
 )
 
-// DirectoryMimeType is the MIME type of a directory in the results of
+// directoryMimeType is the MIME type of a directory in the results of
 // resources/directory/read.
-const DirectoryMimeType = "inode/directory"
+const directoryMimeType = "inode/directory"
 
 // Skill is one skill: its SKILL.md is the frontmatter made from the fields
 // below, then Body.
@@ -90,7 +90,7 @@ type Skill struct {
 	Description string
 	// License, Compatibility and AllowedTools are the optional
 	// frontmatter fields license, compatibility (at most
-	// MaxCompatibilityLength characters) and allowed-tools.
+	// maxCompatibilityLength characters) and allowed-tools.
 	License, Compatibility, AllowedTools string
 	// Metadata is the optional frontmatter metadata map. Keys prefixed
 	// io.modelcontextprotocol/ are reserved for MCP extensions and
@@ -124,7 +124,7 @@ type Options struct {
 	Skills []Skill
 	// PageSize is the number of skills per page of skills/list and of
 	// entries per page of resources/directory/read (default
-	// DefaultPageSize).
+	// defaultPageSize).
 	PageSize int
 }
 
@@ -168,7 +168,7 @@ func New(opts Options) (app.Extension, error) {
 	c := &catalog{
 		byURI:    make(map[string]*entry, len(opts.Skills)),
 		dirs:     make(map[string][]child),
-		pageSize: cmp.Or(max(opts.PageSize, 0), DefaultPageSize),
+		pageSize: cmp.Or(max(opts.PageSize, 0), defaultPageSize),
 	}
 	var resources []app.Resource
 	c.entries = make([]entry, 0, len(opts.Skills))
@@ -252,7 +252,7 @@ func (c *catalog) add(s Skill) ([]app.Resource, error) {
 			sub := root + "/" + rel
 			if _, ok := c.dirs[sub]; !ok {
 				c.dirs[sub] = []child{}
-				c.addChild(dir, sub, seg, DirectoryMimeType, -1)
+				c.addChild(dir, sub, seg, directoryMimeType, -1)
 			}
 			dir = sub
 		}
@@ -298,10 +298,10 @@ func check(s Skill) error {
 		return fmt.Errorf("skills: skill name %q: 1-64 lowercase letters, digits and hyphens, no leading, trailing or doubled hyphen", s.Name)
 	case strings.TrimSpace(s.Description) == "":
 		return fmt.Errorf("skills: skill %q has no description", s.Name)
-	case utf8.RuneCountInString(s.Description) > MaxDescriptionLength:
-		return fmt.Errorf("skills: skill %q: the description is longer than MaxDescriptionLength (%d characters)", s.Name, MaxDescriptionLength)
-	case utf8.RuneCountInString(s.Compatibility) > MaxCompatibilityLength:
-		return fmt.Errorf("skills: skill %q: compatibility is longer than MaxCompatibilityLength (%d characters)", s.Name, MaxCompatibilityLength)
+	case utf8.RuneCountInString(s.Description) > maxDescriptionLength:
+		return fmt.Errorf("skills: skill %q: the description is longer than MaxDescriptionLength (%d characters)", s.Name, maxDescriptionLength)
+	case utf8.RuneCountInString(s.Compatibility) > maxCompatibilityLength:
+		return fmt.Errorf("skills: skill %q: compatibility is longer than MaxCompatibilityLength (%d characters)", s.Name, maxCompatibilityLength)
 	case !utf8.ValidString(s.Body + s.Description + s.License + s.Compatibility + s.AllowedTools):
 		return fmt.Errorf("skills: skill %q: a field is not UTF-8", s.Name)
 	}

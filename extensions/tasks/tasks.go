@@ -98,15 +98,15 @@ const (
 
 // Defaults of [Options].
 const (
-	// DefaultMaxRunning bounds the tasks one Tasks runs at once.
-	DefaultMaxRunning = 1024
-	// DefaultMaxRunningBytes bounds what the runs of one Tasks hold
+	// defaultMaxRunning bounds the tasks one Tasks runs at once.
+	defaultMaxRunning = 1024
+	// defaultMaxRunningBytes bounds what the runs of one Tasks hold
 	// together: their params (the tool's arguments and answers) and the
 	// client capabilities they run with.
-	DefaultMaxRunningBytes = 64 << 20
-	// DefaultLease is how long an instance's claim on a working task
+	defaultMaxRunningBytes = 64 << 20
+	// defaultLease is how long an instance's claim on a working task
 	// lasts unless renewed (it is renewed every third of it).
-	DefaultLease = 15 * time.Second
+	defaultLease = 15 * time.Second
 	// maxStatusMessage bounds the status message made of a progress
 	// report, in bytes.
 	maxStatusMessage = 1024
@@ -142,18 +142,18 @@ type Options struct {
 	// 0: none suggested.
 	PollInterval time.Duration
 	// MaxRunning bounds the tasks running at once in this process
-	// (DefaultMaxRunning); past it a task-supporting call runs
+	// (defaultMaxRunning); past it a task-supporting call runs
 	// synchronously instead, which the extension allows.
 	MaxRunning int
 	// MaxRunningBytes bounds, in bytes, what the tasks running at once in
 	// this process hold: each run its params (the tool's name, arguments
 	// and answers) and the client capabilities it runs with
-	// (DefaultMaxRunningBytes). Past it a task-supporting call runs
+	// (defaultMaxRunningBytes). Past it a task-supporting call runs
 	// synchronously instead, and a task ready to run again waits for a
 	// later tasks/get.
 	MaxRunningBytes int
 	// Lease is how long this instance's claim on a task it runs lasts
-	// without renewal (DefaultLease); it renews the claim every third of
+	// without renewal (defaultLease); it renews the claim every third of
 	// it, and checks then whether the task was cancelled through another
 	// instance. Another instance runs a working task again once its claim
 	// has expired.
@@ -194,9 +194,9 @@ func runBytes(req *app.Request) int { return len(req.Params) + len(req.ClientCap
 
 // New returns the extension configured by opts.
 func New(opts Options) *Tasks {
-	opts.MaxRunning = cmp.Or(max(opts.MaxRunning, 0), DefaultMaxRunning)
-	opts.MaxRunningBytes = cmp.Or(max(opts.MaxRunningBytes, 0), DefaultMaxRunningBytes)
-	opts.Lease = cmp.Or(max(opts.Lease, 0), DefaultLease)
+	opts.MaxRunning = cmp.Or(max(opts.MaxRunning, 0), defaultMaxRunning)
+	opts.MaxRunningBytes = cmp.Or(max(opts.MaxRunningBytes, 0), defaultMaxRunningBytes)
+	opts.Lease = cmp.Or(max(opts.Lease, 0), defaultLease)
 	t := &Tasks{opts: opts, log: opts.Logger, instance: rand.Text(), running: make(map[string]*run)}
 	if t.log == nil {
 		t.log = slog.New(slog.NewTextHandler(os.Stderr, nil))

@@ -1,0 +1,5 @@
+package domain
+
+// Names the external tests use, unexported by issue 19.
+var ValidateTemplate = validateTemplate
+var MatchTemplateRaw = matchTemplateRaw
