@@ -258,7 +258,7 @@ func TestPrimedOneEventStream(t *testing.T) {
 		{"connection lost", func(w http.ResponseWriter) sink {
 			return &directConn{w: w, rc: http.NewResponseController(w), lost: true}
 		}, true},
-		{"resumed connection", func(http.ResponseWriter) sink { return newQueuedConn(nil, DefaultMaxStreamQueueBytes) }, true},
+		{"resumed connection", func(http.ResponseWriter) sink { return newQueuedConn(nil, defaultMaxStreamQueueBytes) }, true},
 		{"no connection", func(http.ResponseWriter) sink { return nil }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
