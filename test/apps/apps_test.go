@@ -13,6 +13,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -105,7 +107,7 @@ func TestCounterView(t *testing.T) {
 	}
 
 	mcpURL := startShowcase(ctx, t, bin, logs)
-	hostOrigin := serve(t, hostMux(t, dir, mcpURL))
+	hostOrigin := serve(t, hostMux(t, dir, mcpURL, logs))
 	sandboxOrigin := serve(t, sandboxMux())
 
 	hostPort, stop, err := startChromium(ctx, chromium, filepath.Join(dir, "profile"), logs)
@@ -316,8 +318,9 @@ func startShowcase(ctx context.Context, t *testing.T, bin string, logs *lockedBu
 
 // hostMux serves the host page and proxies /mcp to the showcase, keeping
 // the browser's Host and Origin: for the server the page is a same-origin
-// browser client.
-func hostMux(t *testing.T, dir, mcpURL string) http.Handler {
+// browser client. What goes wrong between the proxy and the showcase (an upstream error,
+// a body cut short) is written to logs, shown when the test fails.
+func hostMux(t *testing.T, dir, mcpURL string, logs io.Writer) http.Handler {
 	target, err := url.Parse(mcpURL)
 	if err != nil {
 		t.Fatal(err)
@@ -328,6 +331,11 @@ func hostMux(t *testing.T, dir, mcpURL string) http.Handler {
 			r.Out.Host = r.In.Host
 		},
 		FlushInterval: -1, // SSE streams
+		ErrorLog:      log.New(logs, "proxy: ", log.Lmicroseconds),
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			fmt.Fprintf(logs, "proxy: %s %s (Mcp-Method %q): %v\n", r.Method, r.URL.Path, r.Header.Get("Mcp-Method"), err)
+			w.WriteHeader(http.StatusBadGateway)
+		},
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", proxy)
