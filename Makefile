@@ -1,7 +1,7 @@
 # The two commands a newcomer needs:
 #   make run    serve the example server on stdio (go run ./examples/showcase)
 #   make test   run every check CI runs (installs the Node clients first)
-.PHONY: run test deps check-generated lint unit e2e apps cluster conformance load bench-smoke bench
+.PHONY: run test deps check-generated lint unit e2e apps cluster conformance load bench-smoke bench mutate
 
 GO ?= go
 
@@ -73,3 +73,11 @@ bench-smoke:
 bench:
 	cd test/bench && $(GO) test -run '^$$' -bench . -benchmem -count 5 ./...
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./test/cluster/
+
+# A round of mutation testing (not part of make test: minutes per package):
+# plants one small fault at a time in PKG's non-test files and lists the
+# faults its own tests miss. make mutate PKG=app N=40
+PKG ?= app
+N ?= 40
+mutate:
+	$(GO) run ./internal/mutate -pkg $(PKG) -n $(N) -seed 1

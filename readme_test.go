@@ -2,6 +2,7 @@ package hexmcp_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"go/format"
 	"os"
@@ -107,19 +108,12 @@ func TestREADMECompiles(t *testing.T) {
 			replace[filepath.Join(root, pkg, filepath.FromSlash(m[1]))] = placeholder
 		}
 	}
-	var overlay strings.Builder
-	overlay.WriteString(`{"Replace":{`)
-	first := true
-	for k, v := range replace {
-		if !first {
-			overlay.WriteString(",")
-		}
-		first = false
-		fmt.Fprintf(&overlay, "%q:%q", k, v)
+	overlay, err := json.Marshal(map[string]any{"Replace": replace})
+	if err != nil {
+		t.Fatal(err)
 	}
-	overlay.WriteString("}}")
 	overlayFile := filepath.Join(tmp, "overlay.json")
-	if err := os.WriteFile(overlayFile, []byte(overlay.String()), 0o644); err != nil {
+	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	run := func(args ...string) {

@@ -18,7 +18,8 @@ import (
 // given to [NewTool]. It is valid while the handler runs. Its methods
 // (go doc github.com/hexmcp/hexmcp/app RequestContext lists them all):
 //
-//   - who and how: Revision, Era, Client, ClientCapabilities, SessionID,
+//   - who and how: Revision, Era, Features (what the revision allows: ask
+//     it rather than compare revisions), Client, ClientCapabilities, SessionID,
 //     RequestID, ToolName, Transport (headers and the authenticated
 //     [Principal]), Trace, AccessToken (with [WithAccessToken]);
 //   - sending to the client: ReportProgress(ctx, progress, total, message)
@@ -47,8 +48,8 @@ type TransportInfo = app.TransportInfo
 type Principal = ports.Principal
 
 // Revision is an MCP protocol revision ("2025-11-25"), as
-// [RequestContext.Revision] reports it; revisions compare in time order as
-// strings do.
+// [RequestContext.Revision] reports it. What a revision allows is
+// [RequestContext.Features]'s to say, not a comparison of revisions.
 type Revision = domain.Revision
 
 // The revisions a server speaks, oldest first: 2024-11-05 to 2025-11-25 are

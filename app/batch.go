@@ -57,15 +57,15 @@ func (e *Engine) batch(ctx context.Context, s *session, members []MessageInfo, r
 		case s == nil:
 			out[i], _ = e.requestWith(ctx, nil, m, mi.params)
 		default:
-			rctx, finish, rerr := s.beginWith(ctx, m.id)
+			call, rerr := s.register(ctx, m.id)
 			if rerr != nil {
 				out[i] = encodeError(rerr)
 				continue
 			}
 			wg.Go(func() {
 				m.slot = slot
-				resp, _ := e.requestWith(rctx, s, m, mi.params)
-				out[i] = finish(resp)
+				resp, _ := e.requestWith(call.ctx, s, m, mi.params)
+				out[i] = call.end(resp)
 			})
 		}
 	}

@@ -76,12 +76,12 @@ func (e *Engine) handleAnswer(ctx context.Context, s *session, m message, p *wir
 		out, rerr := e.requestWith(ctx, s, m, p)
 		return rerr.answer(out)
 	}
-	rctx, finish, rerr := s.beginWith(ctx, m.id)
+	call, rerr := s.register(ctx, m.id)
 	if rerr != nil {
 		return rerr.answer(encodeError(rerr))
 	}
-	out, rerr := e.requestWith(rctx, s, m, p)
-	if out = finish(out); out == nil {
+	out, rerr := e.requestWith(call.ctx, s, m, p)
+	if out = call.end(out); out == nil {
 		return Answer{} // cancelled: no response
 	}
 	return rerr.answer(out)

@@ -2,11 +2,10 @@ package app
 
 import (
 	"errors"
-	"log/slog"
-	"os"
 	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/deflog"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -98,7 +97,7 @@ type Options struct {
 	// MaxInFlightBytesPerConn bounds, in bytes, the request messages one
 	// connection served by ServeConn (stdio, WebSocket) has in flight: the
 	// calls (tools/call, prompts/get, resources/read) and batches read and
-	// not yet answered (default defaultMaxInFlightBytesPerConn, 16 MiB;
+	// not yet answered (default 16 MiB;
 	// [Unlimited]: no bound). Reading pauses while the next call does not
 	// fit, and resumes as calls finish: the client's writes back up,
 	// nothing is refused. A single message larger than the bound is
@@ -188,8 +187,8 @@ type Options struct {
 	// MaxForwardsPerMessage.
 	MaxForwardsPerClient int
 	// MaxBusQueue bounds the notices waiting to be published to Bus
-	// (default defaultMaxBusQueue; [Unlimited]: no bound), and
-	// MaxBusQueueBytes their bytes (default defaultMaxBusQueueBytes;
+	// (default 1024; [Unlimited]: no bound), and
+	// MaxBusQueueBytes their bytes (default 16 MiB;
 	// [Unlimited]: no bound; never less than one notice of 4 MiB). The
 	// engine never waits on the bus: what it raises (a list change, a
 	// resource update, a forwarded response) is delivered here at once
@@ -221,19 +220,19 @@ type Options struct {
 	Clock ports.Clock
 	// MaxURILength bounds, in bytes, the URI of resources/read,
 	// resources/subscribe and resources/unsubscribe, and the ref.uri of
-	// completion/complete (default [DefaultMaxURILength]; negative: no
+	// completion/complete (default 2048; negative: no
 	// bound). A longer one is refused with -32602 naming the limit before
 	// any lookup, and AddResource refuses a resource URI (or URI template)
 	// longer than it, which no client could name.
 	MaxURILength int
 	// MaxSubscriptions bounds the resources/subscribe subscriptions one
-	// handshake-era session holds (default defaultMaxSubscriptions;
+	// handshake-era session holds (default 1000;
 	// negative: no bound). One more is refused with -32602 naming the
 	// limit; subscribing again to a URI already subscribed to does not
 	// count, and unsubscribing frees a place.
 	MaxSubscriptions int
 	// MaxSubscriptionBytes bounds the total length, in bytes, of the URIs
-	// one session is subscribed to (default defaultMaxSubscriptionBytes;
+	// one session is subscribed to (default 64 KiB;
 	// negative: no bound). A subscription past it is refused with -32602
 	// naming the limit.
 	MaxSubscriptionBytes int
@@ -253,7 +252,7 @@ type Options struct {
 	// once with [CodeListenLimit] (HTTP: 429 and Retry-After).
 	MaxListeners int
 	// MaxListenersPerClient bounds the listen streams one client has open
-	// at once (default defaultMaxListenersPerClient; [Unlimited]: no
+	// at once (default 16; [Unlimited]: no
 	// bound), so that one client cannot take every place of MaxListeners.
 	// One more is refused at once with [CodeListenLimit]. The client is
 	// told by [TransportInfo.ClientKey]: the authenticated subject, else
@@ -263,12 +262,12 @@ type Options struct {
 	MaxListenersPerClient int
 	// MaxListenSubscriptions bounds the resource URIs one listen stream
 	// subscribes to (notifications.resourceSubscriptions; default
-	// [DefaultMaxListenSubscriptions]; [Unlimited]: no bound). Each URI is
+	// 100; [Unlimited]: no bound). Each URI is
 	// also bounded by MaxURILength. A longer list is refused with -32602
 	// naming the limit, before anything is kept of it.
 	MaxListenSubscriptions int
 	// ListenIdleTimeout ends a listen stream that has delivered nothing for
-	// that long (default defaultListenIdleTimeout; [Unlimited]: never).
+	// that long (default 10 minutes; [Unlimited]: never).
 	// The server ends it as on a graceful stop, with the completion result
 	// ([ErrEndedByServer]); a client still there listens again. Transport
 	// keep-alives (SSE comments) do not count as deliveries: they find
@@ -288,7 +287,7 @@ func (opts Options) withDefaults() (Options, error) {
 		return opts, errors.New("hexmcp: Options.Validator is required (set Options.DisableValidation to serve without input validation)")
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		opts.Logger = deflog.New()
 	}
 	if opts.PageSize <= 0 {
 		opts.PageSize = 100

@@ -364,18 +364,6 @@ func (s *session) cancelRequest(id jsontext.Value) bool {
 	return cancel != nil
 }
 
-// beginWith registers a cancellable request under its id (see register)
-// and returns its context and the function that unregisters it and
-// returns the response to send (nil when the request was cancelled
-// meanwhile: a cancelled request gets no response).
-func (s *session) beginWith(parent context.Context, id jsontext.Value) (context.Context, func([]byte) []byte, *rpcError) {
-	r, rerr := s.register(parent, id)
-	if rerr != nil {
-		return nil, nil, rerr
-	}
-	return r.ctx, r.end, nil
-}
-
 // inflightCall is a request of the session in progress, registered under
 // its id (see register) until end.
 type inflightCall struct {

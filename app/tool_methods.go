@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -145,16 +144,7 @@ func (tc *toolCatalog) list(ctx context.Context, m message, p *wireParams, ci ca
 		b = append(b, `,"nextCursor":`...)
 		b = domain.AppendJSONString(b, encodeCursor(tools[end-1].Tool.Name))
 	}
-	if ci.features.Caching {
-		b = append(b, `,"ttlMs":`...)
-		b = strconv.AppendInt(b, tc.res.ttlMs, 10)
-		b = append(b, `,"cacheScope":"`...)
-		b = append(b, tc.res.cacheScope()...)
-		b = append(b, '"')
-	}
-	if ci.era == domain.EraStateless {
-		b = tc.res.appendMeta(b, ci.rev)
-	}
+	b = tc.res.appendStatelessTail(b, ci, false)
 	return append(b, "}}"...), nil
 }
 

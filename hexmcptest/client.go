@@ -95,7 +95,7 @@ type ClientOptions struct {
 	// HTTP. It is called on the client's reading goroutine, in order, and
 	// must not block.
 	OnNotification func(Notification)
-	// Timeout bounds each request (default defaultTimeout; negative: no
+	// Timeout bounds each request (default 30 seconds; negative: no
 	// bound but the context's).
 	Timeout time.Duration
 }

@@ -170,7 +170,7 @@ type Options struct {
 	// formats the convention names for _meta.
 	Propagator propagation.TextMapPropagator
 	// MaxNames bounds the distinct tool names, and apart the distinct
-	// prompt names, recorded in metrics (default defaultMaxNames);
+	// prompt names, recorded in metrics (default 1000);
 	// past it a new name is recorded as "_OTHER". Spans always carry
 	// the name.
 	MaxNames int

@@ -32,7 +32,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
 	"reflect"
 	"slices"
 	"time"
@@ -44,6 +43,7 @@ import (
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/stdio"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/deflog"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -152,7 +152,7 @@ func chooseLogger(l ports.Logger, s *slog.Logger, z *zap.Logger) ports.Logger {
 	case z != nil:
 		return slog.New(zapslog.NewHandler(z.Core(), zapslog.WithCaller(true)))
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	return deflog.New()
 }
 
 // Core provides *hexmcp.Server, built as [NewEngine] builds the engine,

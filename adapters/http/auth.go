@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/hexmcp/hexmcp/internal/deflog"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -114,7 +114,7 @@ const DefaultMaxAuthLogsPerSecond = 10
 // logger's level above Info.
 func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) http.Handler {
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		opts.Logger = deflog.New()
 	}
 	perSecond := opts.MaxLogsPerSecond
 	if perSecond <= 0 {

@@ -79,7 +79,7 @@ type Options struct {
 	// refused with 413.
 	MaxBodyBytes int64
 	// MaxInFlightBytes bounds the bytes of the POST bodies being read at
-	// once, over the whole handler (default defaultMaxInFlightBytes,
+	// once, over the whole handler (default 32 MiB,
 	// 32 MiB; [app.Unlimited] or any negative value: no bound). A body
 	// counts the bytes it holds as they arrive, not the Content-Length it
 	// announces: it is read into a buffer of 8 KiB (or its length, when
@@ -96,7 +96,7 @@ type Options struct {
 	// at once, keep their bodies counted until then.
 	MaxInFlightBytes int64
 	// MaxInFlightBytesPerClient is one client's share (see ClientKey) of
-	// MaxInFlightBytes (default defaultMaxInFlightBytesPerClient, 8 MiB,
+	// MaxInFlightBytes (default 8 MiB,
 	// and never more than MaxInFlightBytes; [app.Unlimited] or any
 	// negative value: no share per client). It bounds, apart, two things
 	// of one client: the bytes of its POST bodies being read at once
@@ -112,7 +112,7 @@ type Options struct {
 	// served when its client has nothing else counted.
 	MaxInFlightBytesPerClient int64
 	// BodyTimeout bounds how long a POST body may take to arrive, from
-	// when the handler starts reading it (default defaultBodyTimeout,
+	// when the handler starts reading it (default 30 seconds,
 	// 30 s; negative: no bound besides the http.Server's ReadTimeout,
 	// which applies instead when it is shorter). Past it the client gets
 	// 408 Request Timeout with a JSON-RPC error without id (-32600), and
@@ -139,16 +139,20 @@ type Options struct {
 	EventWriteTimeout time.Duration
 	// MaxStreamQueueBytes bounds the data of the SSE events waiting to be
 	// written to one GET connection (a standalone or resumed stream) whose
-	// client reads slowly (default defaultMaxStreamQueueBytes, 8 MiB; zero
+	// client reads slowly (default 8 MiB; zero
 	// or negative: the default). Past it the connection is dropped and the
 	// client resumes with Last-Event-ID from the event store. A resumed
 	// stream replays at most this much at once, then ends with an SSE
 	// retry field for the client to resume from the last event it got.
 	MaxStreamQueueBytes int
 	// MaxLocalSessionBytes bounds the bytes of the copies of sessions this
-	// handler keeps in memory (default defaultMaxLocalSessionBytes;
-	// [app.Unlimited]: no bound). See defaultMaxLocalSessionBytes for what
-	// it counts and what happens past it; no client is refused for it.
+	// handler keeps in memory (default 64 MiB; [app.Unlimited]: no bound).
+	// A copy counts its state's size (ports.SessionState.Size) and 2 KiB;
+	// it is only a cache (the store is asked at every request). Past the
+	// bound the idle copies used least recently leave memory and are
+	// restored from the store by their next request (without the session's
+	// own tools and the server requests it awaits); no client is refused
+	// for it.
 	MaxLocalSessionBytes int
 	// ClientKey names the client a new session counts against for the
 	// session store's per-client limit (ports.SessionState.Peer; the

@@ -16,11 +16,11 @@ import (
 // Defaults of the bounds on POST bodies in flight.
 const (
 	// defaultMaxInFlightBytes is the default Options.MaxInFlightBytes:
-	// 32 MiB, eight bodies of defaultMaxBodyBytes.
+	// 32 MiB, eight bodies of 4 MiB.
 	defaultMaxInFlightBytes = 8 * defaultMaxBodyBytes
 	// defaultMaxInFlightBytesPerClient is the default
 	// Options.MaxInFlightBytesPerClient: 8 MiB, a quarter of
-	// defaultMaxInFlightBytes, two bodies of defaultMaxBodyBytes.
+	// defaultMaxInFlightBytes, two bodies of 4 MiB.
 	defaultMaxInFlightBytesPerClient = defaultMaxInFlightBytes / 4
 	// defaultBodyTimeout is the default Options.BodyTimeout: how long a
 	// POST body may take to arrive.

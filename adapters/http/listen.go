@@ -33,13 +33,10 @@ func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, mi app.Mes
 	// streams hold its client's share.
 	// (A body lacking required _meta is answered at once: no matter.)
 	hold.release()
+	// The engine counts listen streams per client: the client is the one
+	// Options.ClientKey names (statelessContext), as for sessions.
 	ctx, done := h.statelessContext(r)
 	defer done()
-	// The engine counts listen streams per client: the client is the one
-	// Options.ClientKey names, as for sessions.
-	info := transportInfo(r)
-	info.Client = h.clientKey(r)
-	ctx = app.WithTransportInfo(ctx, info)
 	// A listen stream never ends by itself: a graceful stop (CloseStreams,
 	// Server.Shutdown) ends it, as it ends GET streams, and the engine
 	// then answers it with its completion result.

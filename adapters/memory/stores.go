@@ -39,7 +39,7 @@ type SessionStore = memstore.SessionStore
 
 // SessionStoreOptions configures [NewSessionStore]. Zero fields take their
 // defaults ([ports.DefaultMaxSessions] and its kin,
-// [DefaultMinIdleForEviction], [DefaultMinPendingIdleForEviction]);
+// [DefaultMinIdleForEviction], 5 seconds);
 // turning a limit off takes an explicit setting
 // ([ports.UnlimitedSessionsPerClient], [ports.UnlimitedSessionBytes],
 // [NoPendingTimeout], [NeverEvict]).
@@ -88,7 +88,7 @@ var ErrDuplicateSession = memstore.ErrDuplicateSession
 type EventStore = memstore.EventStore
 
 // EventStoreOptions configures [NewEventStore]. Zero (or negative) fields
-// take their defaults ([DefaultMaxEventBytes],
+// take their defaults (64 MiB,
 // [ports.DefaultMaxEventsPerStream] and its kin): no field turns a bound
 // off. The byte budgets count each kept event as len(data) +
 // [ports.EventOverhead]; past one, the oldest events under it are dropped

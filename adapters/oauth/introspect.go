@@ -58,19 +58,19 @@ type IntrospectionOptions struct {
 	// Cache bounds the cache of answers.
 	Cache CacheOptions
 	// Leeway is the clock skew allowed when checking an answer's exp and
-	// nbf. Default [DefaultLeeway] (30 seconds).
+	// nbf. Default 30 seconds.
 	Leeway time.Duration
 	// HTTPClient sends the requests. Default: a client that follows no
-	// redirect, with a timeout of defaultFetchTimeout.
+	// redirect, with a timeout of 10 seconds.
 	HTTPClient *http.Client
 	// Timeout bounds each request to the endpoint (and the metadata
-	// fetch). Default defaultFetchTimeout (10 seconds).
+	// fetch). Default 10 seconds.
 	Timeout time.Duration
 	// MaxResponseBytes bounds an answer read. Default
-	// [DefaultMaxResponseBytes] (1 MiB).
+	// 1 MiB.
 	MaxResponseBytes int64
 	// MaxTokenBytes bounds the tokens sent; a longer one is refused
-	// unsent. Default [DefaultMaxTokenBytes] (16 KiB).
+	// unsent. Default 16 KiB.
 	MaxTokenBytes int
 	// SubjectClaim names the member of the answer that is the principal's
 	// Subject, which an active token must have. Default "sub".
@@ -85,11 +85,11 @@ type IntrospectionOptions struct {
 // CacheOptions bound the cache of an [Introspector].
 type CacheOptions struct {
 	// MaxEntries bounds the answers kept; the least recently used one
-	// makes room. Default [DefaultCacheMaxEntries] (10,000).
+	// makes room. Default 10,000.
 	MaxEntries int
 	// CacheFor is the longest an answer is kept. An active token's answer
 	// is kept no longer than the token lives (its exp). Default
-	// [DefaultCacheFor] (1 minute).
+	// 1 minute.
 	CacheFor time.Duration
 	// Disabled asks the endpoint about every request's token.
 	Disabled bool

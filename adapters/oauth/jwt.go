@@ -52,7 +52,7 @@ type JWTOptions struct {
 	// one).
 	Algorithms []string
 	// Leeway is the clock skew allowed when checking exp, nbf and iat.
-	// Default [DefaultLeeway] (30 seconds).
+	// Default 30 seconds.
 	Leeway time.Duration
 	// JWKSURI, when set, is the key set's URL, and the issuer's metadata is
 	// not fetched. Default: the metadata's jwks_uri.
@@ -60,23 +60,21 @@ type JWTOptions struct {
 	// RefreshMinInterval is the least time between two fetches of the key
 	// set (a token naming an unknown key makes the verifier fetch it
 	// again, so that a rotated key verifies). Default
-	// [DefaultRefreshMinInterval] (10 seconds).
+	// 10 seconds.
 	RefreshMinInterval time.Duration
 	// KeysMaxAge is how long a fetched key set is used before the next
-	// token makes the verifier fetch it again. Default [DefaultKeysMaxAge]
-	// (1 hour).
+	// token makes the verifier fetch it again. Default 1 hour.
 	KeysMaxAge time.Duration
 	// HTTPClient fetches the metadata and the key set. Default: a client
-	// that follows no redirect, with a timeout of defaultFetchTimeout.
+	// that follows no redirect, with a timeout of 10 seconds.
 	HTTPClient *http.Client
-	// FetchTimeout bounds each fetch. Default defaultFetchTimeout
-	// (10 seconds).
+	// FetchTimeout bounds each fetch. Default 10 seconds.
 	FetchTimeout time.Duration
 	// MaxResponseBytes bounds the metadata and the key set read. Default
-	// [DefaultMaxResponseBytes] (1 MiB).
+	// 1 MiB.
 	MaxResponseBytes int64
 	// MaxTokenBytes bounds the tokens looked at; a longer one is refused
-	// unread. Default [DefaultMaxTokenBytes] (16 KiB).
+	// unread. Default 16 KiB.
 	MaxTokenBytes int
 	// SubjectClaim names the claim that is the principal's Subject, which
 	// a token must have. Default "sub" (required in a JWT access token,

@@ -22,7 +22,7 @@
 // by a timeout, and answers a Redis that is down or slow with an error
 // (the HTTP transport turns it into a 503 with Retry-After); service
 // resumes when Redis is back, without a restart. The timeout (each part's
-// Timeout, defaultTimeout) holds whatever the client's options, for a
+// Timeout, 1 second) holds whatever the client's options, for a
 // Redis that hangs too: go-redis applies a context's deadline to a
 // command only with ContextTimeoutEnabled, so without it a call past its
 // Timeout returns at once with an error wrapping

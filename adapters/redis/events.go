@@ -57,7 +57,7 @@ const purgePerCall = 100
 // dropped with it, since a replay from them would have to skip it.
 type EventStoreOptions struct {
 	// Prefix begins every Redis key and Pub/Sub channel of the store
-	// (default defaultPrefix). Instances share events when they use the
+	// (default "hexmcp:"). Instances share events when they use the
 	// same Redis and Prefix.
 	Prefix string
 	// MaxEventsPerStream is how many of its latest events a stream keeps.
@@ -68,7 +68,7 @@ type EventStoreOptions struct {
 	// [ports.DefaultMaxEventStreams].
 	MaxStreams int
 	// MaxBytes bounds the bytes of all the events kept, by every instance
-	// together. Default defaultMaxEventBytes.
+	// together. Default 256 MiB.
 	MaxBytes int64
 	// MaxBytesPerGroup bounds the bytes of the events of the streams of one
 	// group ([ports.StreamGroup]: the stream id up to its first '/'; for
@@ -88,12 +88,12 @@ type EventStoreOptions struct {
 	// defaultReplayPageBytes.
 	ReplayPageBytes int
 	// MaxWatchers bounds the watchers (see [EventStore.Watch]) of this
-	// store value at once. Default defaultMaxWatchers.
+	// store value at once. Default 10,000.
 	MaxWatchers int
 	// TTL is how long an event is kept; a stream without an event appended
 	// for that long is dropped. Default [ports.DefaultEventTTL].
 	TTL time.Duration
-	// Timeout bounds each Redis call (default defaultTimeout).
+	// Timeout bounds each Redis call (default 1 second).
 	Timeout time.Duration
 	// Clock tells the time (default the system clock). Expiry is decided
 	// by it, on every instance alike; Redis key TTLs (TTL and a minute)

@@ -49,7 +49,7 @@ type SessionStoreOptions struct {
 	// one client (default [ports.DefaultMaxSessionBytesPerClient];
 	// [ports.UnlimitedSessionBytes]: no bound but MaxSessionBytes).
 	MaxSessionBytesPerClient int
-	// Timeout bounds each Redis call (default defaultTimeout).
+	// Timeout bounds each Redis call (default 1 second).
 	Timeout time.Duration
 	// Clock tells the time (default the system clock). Expiry is decided
 	// by it, on every instance alike; Redis key TTLs (IdleTimeout and a

@@ -10,7 +10,7 @@ import (
 )
 
 // ShareOptions configure [Share]: the options of each part. A part's
-// empty Prefix takes Prefix (default defaultPrefix).
+// empty Prefix takes Prefix (default "hexmcp:").
 type ShareOptions struct {
 	// Prefix begins every Redis key and channel of every part, unless the
 	// part's own options name one.

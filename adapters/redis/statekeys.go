@@ -29,25 +29,25 @@ const (
 // StateKeysOptions configure [StateKeys]. Zero fields take the defaults.
 type StateKeysOptions struct {
 	// Prefix begins the Redis key of the ring, "<Prefix>statekeys"
-	// (default defaultPrefix).
+	// (default "hexmcp:").
 	Prefix string
 	// RotateEvery is the age at which the signing key is replaced by a new
 	// one, made by the first instance that finds it that old (default
 	// defaultRotateEvery).
 	RotateEvery time.Duration
 	// Retain is how long a key keeps verifying after a newer one took over
-	// signing (default defaultRetain). Keep it above the engine's
+	// signing (default 1 hour). Keep it above the engine's
 	// Options.RequestStateTTL (15 minutes by default), or state signed just
 	// before a rotation expires early.
 	Retain time.Duration
 	// CacheFor is how long an instance uses the keys it read before it
-	// reads them again (default defaultCacheFor): Keys is called for
+	// reads them again (default 5 seconds): Keys is called for
 	// every request that carries or makes state, and costs no round trip
 	// within it. A new key verifies at once but signs only once it is
 	// CacheFor old, when every instance has read it (their clocks agreeing
 	// within a fraction of CacheFor): state it signs verifies everywhere.
 	CacheFor time.Duration
-	// Timeout bounds each Redis call (default defaultTimeout).
+	// Timeout bounds each Redis call (default 1 second).
 	Timeout time.Duration
 	// Clock tells the time (default the system clock).
 	Clock ports.Clock
@@ -256,11 +256,11 @@ func (k *StateKeys) load(ctx context.Context, now time.Time) ([][]byte, error) {
 	for i := sign + 1; i < len(ring); i++ {
 		// a key retires Retain after its successor took over
 		if now.Sub(time.UnixMilli(ring[i-1].made)) >= k.opts.Retain {
-			if ring[i].made < ring[i-1].made {
+			if ring[i].score < ring[i-1].score {
 				// this key and the older ones are retired: gone from the
 				// ring (best effort; a later read retires them again)
 				_, _ = within(ctx, k.c, func(ctx context.Context) (int64, error) {
-					return k.c.ZRemRangeByScore(ctx, k.key, "-inf", strconv.FormatInt(ring[i].made, 10)).Result()
+					return k.c.ZRemRangeByScore(ctx, k.key, "-inf", strconv.FormatFloat(ring[i].score, 'f', -1, 64)).Result()
 				})
 			}
 			break

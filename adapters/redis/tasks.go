@@ -54,7 +54,7 @@ type TaskStoreOptions struct {
 	// MaxPage bounds the tasks of one List page (default
 	// [ports.DefaultMaxTaskPage]).
 	MaxPage int
-	// Timeout bounds each Redis call (default defaultTimeout).
+	// Timeout bounds each Redis call (default 1 second).
 	Timeout time.Duration
 	// Clock tells the time (default the system clock). Expiry is decided
 	// by it, on every instance alike; Redis key TTLs (a task's TTL and a

@@ -214,22 +214,22 @@ func (c *conn) Close() error {
 	return nil
 }
 
-// maxReadScratch bounds the read buffer a connection keeps between
-// messages.
+// maxReadScratch bounds the read buffers readScratch keeps.
 const maxReadScratch = 64 << 10
+
+// readScratch holds the buffers messages are read into, shared by the
+// connections: an idle connection keeps none.
+var readScratch = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // readLoop reads frames until the connection fails or the peer's close
 // frame arrives.
 func (c *conn) readLoop() {
 	defer close(c.readerDone)
 	limit := c.opts.MaxMessageSize
-	// A message is read into scratch, reused, then copied into a slice of
-	// its exact size, which the engine keeps (a large one is handed over
-	// as it is, and scratch starts again).
-	var (
-		scratch bytes.Buffer
-		body    io.LimitedReader
-	)
+	// A message is read into a buffer of readScratch, then copied into a
+	// slice of its exact size, which the engine keeps (a large one is
+	// handed over as it is).
+	var body io.LimitedReader
 	for {
 		if c.opts.PingInterval > 0 {
 			// The peer has PongWait to show life while we wait for it;
@@ -256,18 +256,26 @@ func (c *conn) readLoop() {
 			continue
 		}
 		body.R, body.N = r, int64(limit)+1
+		scratch := readScratch.Get().(*bytes.Buffer)
 		scratch.Reset()
 		if _, err := scratch.ReadFrom(&body); err != nil {
+			readScratch.Put(scratch)
 			c.readFailed(err)
 			return
 		}
+		n := scratch.Len()
 		var msg []byte
-		if scratch.Cap() > maxReadScratch {
-			msg, scratch = scratch.Bytes(), bytes.Buffer{}
-		} else {
-			msg = append(make([]byte, 0, scratch.Len()), scratch.Bytes()...)
+		switch {
+		case n > limit: // refused below: not copied
+		case scratch.Cap() > maxReadScratch:
+			msg = scratch.Bytes() // handed over as it is
+		default:
+			msg = append(make([]byte, 0, n), scratch.Bytes()...)
 		}
-		if len(msg) > limit {
+		if scratch.Cap() <= maxReadScratch {
+			readScratch.Put(scratch)
+		}
+		if n > limit {
 			why := fmt.Sprintf("a message exceeds the limit of %d bytes", limit)
 			if c.requestClose(gws.CloseMessageTooBig, fmt.Sprintf("message too big: the limit is %d bytes", limit), false,
 				fmt.Errorf("websocket: %s: %w", why, net.ErrClosed), why) {

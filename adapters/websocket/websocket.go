@@ -97,7 +97,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -106,6 +105,7 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
+	"github.com/hexmcp/hexmcp/internal/deflog"
 	"github.com/hexmcp/hexmcp/internal/httpguard"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -126,7 +126,7 @@ const (
 	// hold.
 	defaultSendQueue = 256
 	// defaultMaxQueueBytes bounds the bytes of the outgoing messages a
-	// connection may hold: 8 MiB, twice defaultMaxMessageSize, so that a
+	// connection may hold: 8 MiB, twice 4 MiB, so that a
 	// result as large as the largest request fits with room for the
 	// notifications queued around it, while a client that does not read
 	// costs the server at most that much.
@@ -272,7 +272,7 @@ func (o Options) withDefaults() Options {
 		o.HandshakeTimeout = defaultHandshakeTimeout
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		o.Logger = deflog.New()
 	}
 	o.AllowedOrigins = slices.Clone(o.AllowedOrigins)
 	o.AllowedHosts = slices.Clone(o.AllowedHosts)

@@ -89,8 +89,8 @@ type Skill struct {
 	// at most MaxDescriptionLength characters).
 	Description string
 	// License, Compatibility and AllowedTools are the optional
-	// frontmatter fields license, compatibility (at most
-	// maxCompatibilityLength characters) and allowed-tools.
+	// frontmatter fields license, compatibility (at most 500 characters)
+	// and allowed-tools.
 	License, Compatibility, AllowedTools string
 	// Metadata is the optional frontmatter metadata map. Keys prefixed
 	// io.modelcontextprotocol/ are reserved for MCP extensions and
@@ -123,8 +123,7 @@ type Options struct {
 	// Skills are the skills served, listed in this order.
 	Skills []Skill
 	// PageSize is the number of skills per page of skills/list and of
-	// entries per page of resources/directory/read (default
-	// defaultPageSize).
+	// entries per page of resources/directory/read (default 50).
 	PageSize int
 }
 
@@ -299,9 +298,9 @@ func check(s Skill) error {
 	case strings.TrimSpace(s.Description) == "":
 		return fmt.Errorf("skills: skill %q has no description", s.Name)
 	case utf8.RuneCountInString(s.Description) > maxDescriptionLength:
-		return fmt.Errorf("skills: skill %q: the description is longer than MaxDescriptionLength (%d characters)", s.Name, maxDescriptionLength)
+		return fmt.Errorf("skills: skill %q: the description is longer than %d characters", s.Name, maxDescriptionLength)
 	case utf8.RuneCountInString(s.Compatibility) > maxCompatibilityLength:
-		return fmt.Errorf("skills: skill %q: compatibility is longer than MaxCompatibilityLength (%d characters)", s.Name, maxCompatibilityLength)
+		return fmt.Errorf("skills: skill %q: compatibility is longer than %d characters", s.Name, maxCompatibilityLength)
 	case !utf8.ValidString(s.Body + s.Description + s.License + s.Compatibility + s.AllowedTools):
 		return fmt.Errorf("skills: skill %q: a field is not UTF-8", s.Name)
 	}

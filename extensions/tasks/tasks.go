@@ -66,7 +66,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -75,6 +74,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/deflog"
 	"github.com/hexmcp/hexmcp/internal/memstore"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -142,24 +142,24 @@ type Options struct {
 	// 0: none suggested.
 	PollInterval time.Duration
 	// MaxRunning bounds the tasks running at once in this process
-	// (defaultMaxRunning); past it a task-supporting call runs
+	// (default 1024); past it a task-supporting call runs
 	// synchronously instead, which the extension allows.
 	MaxRunning int
 	// MaxRunningBytes bounds, in bytes, what the tasks running at once in
 	// this process hold: each run its params (the tool's name, arguments
 	// and answers) and the client capabilities it runs with
-	// (defaultMaxRunningBytes). Past it a task-supporting call runs
+	// (default 64 MiB). Past it a task-supporting call runs
 	// synchronously instead, and a task ready to run again waits for a
 	// later tasks/get.
 	MaxRunningBytes int
 	// Lease is how long this instance's claim on a task it runs lasts
-	// without renewal (defaultLease); it renews the claim every third of
+	// without renewal (default 15 seconds); it renews the claim every third of
 	// it, and checks then whether the task was cancelled through another
 	// instance. Another instance runs a working task again once its claim
 	// has expired.
 	Lease time.Duration
 	// Logger receives what goes wrong in the background (a store that
-	// cannot be written); nil: slog's default logger.
+	// cannot be written); nil: slog's text format on standard error.
 	Logger ports.Logger
 }
 
@@ -199,7 +199,7 @@ func New(opts Options) *Tasks {
 	opts.Lease = cmp.Or(max(opts.Lease, 0), defaultLease)
 	t := &Tasks{opts: opts, log: opts.Logger, instance: rand.Text(), running: make(map[string]*run)}
 	if t.log == nil {
-		t.log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		t.log = deflog.New()
 	}
 	return t
 }
