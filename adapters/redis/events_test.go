@@ -91,45 +91,6 @@ func subscribers(t *testing.T, c redis.UniversalClient, prefix, stream string) i
 	return n[ch]
 }
 
-func appendAll(t *testing.T, s ports.EventStore, stream string, datas ...string) []string {
-	t.Helper()
-	ids := make([]string, len(datas))
-	for i, d := range datas {
-		id, err := s.Append(context.Background(), stream, []byte(d))
-		if err != nil {
-			t.Fatalf("Append: %v", err)
-		}
-		ids[i] = id
-	}
-	return ids
-}
-
-// replayed replays after id and returns the data seen, or the error.
-func replayed(s ports.EventStore, id string) ([]string, error) {
-	var got []string
-	_, err := s.Replay(context.Background(), id, func(e ports.Event) error {
-		got = append(got, string(e.Data))
-		return nil
-	})
-	return got, err
-}
-
-func wantReplay(t *testing.T, s ports.EventStore, id string, want ...string) {
-	t.Helper()
-	got, err := replayed(s, id)
-	if err != nil || strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Fatalf("Replay(%q) = %q, %v; want %q", id, got, err, want)
-	}
-}
-
-func wantNotFound(t *testing.T, s ports.EventStore, id string) {
-	t.Helper()
-	got, err := replayed(s, id)
-	if !errors.Is(err, ports.ErrEventNotFound) || len(got) != 0 {
-		t.Fatalf("Replay(%q) = %q, %v; want ErrEventNotFound and nothing", id, got, err)
-	}
-}
-
 // The Redis event store passes the contract of every event store against a
 // real redis-server, with the default bounds, with bounds small enough for
 // the contract's large events to be dropped or not kept, and with replays
@@ -167,13 +128,13 @@ func TestEventStoreShared(t *testing.T) {
 func TestEventIDs(t *testing.T) {
 	srv := redistest.Start(t)
 	s := events(t, client(t, srv), mcpredis.EventStoreOptions{})
-	ids := appendAll(t, s, "a/b:c d", "1", "2")
+	ids := testtools.AppendEvents(t, s, "a/b:c d", "1", "2")
 	for _, id := range ids {
 		if strings.Trim(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != "" {
 			t.Fatalf("id %q has characters outside [A-Za-z0-9._-]", id)
 		}
 	}
-	wantReplay(t, s, ids[0], "2")
+	testtools.WantReplay(t, s, ids[0], "2")
 	parts := strings.Split(ids[0], ".")
 	if len(parts) != 3 {
 		t.Fatalf("id %q is not epoch.generation.seq", ids[0])
@@ -188,7 +149,7 @@ func TestEventIDs(t *testing.T) {
 		parts[0] + "." + parts[1] + ".1.1",
 		parts[0] + "." + parts[1] + ".99999999999999999999",
 	} {
-		wantNotFound(t, s, bad)
+		testtools.WantNotFound(t, s, bad)
 	}
 }
 
@@ -200,13 +161,13 @@ func TestEventGroupBudget(t *testing.T) {
 	const group = 64 << 10
 	s := events(t, client(t, srv), mcpredis.EventStoreOptions{MaxBytesPerGroup: group, MaxBytes: 1 << 20})
 	ctx := context.Background()
-	quiet := appendAll(t, s, "quiet/s", "q0", "q1", "q2")
+	quiet := testtools.AppendEvents(t, s, "quiet/s", "q0", "q1", "q2")
 	big := strings.Repeat("x", 2<<10)
 	var loud []string
 	for i := range 200 {
-		loud = append(loud, appendAll(t, s, fmt.Sprintf("loud/%d", i%2), fmt.Sprintf("%d%s", i, big))...)
+		loud = append(loud, testtools.AppendEvents(t, s, fmt.Sprintf("loud/%d", i%2), fmt.Sprintf("%d%s", i, big))...)
 	}
-	wantReplay(t, s, quiet[0], "q1", "q2")
+	testtools.WantReplay(t, s, quiet[0], "q1", "q2")
 	// The loud session kept what fits in its budget: its latest events.
 	per := int64(len(big) + 3 + ports.EventOverhead)
 	bytes, err := s.Bytes(ctx)
@@ -217,10 +178,10 @@ func TestEventGroupBudget(t *testing.T) {
 	if loudBytes := bytes - quietBytes; loudBytes > group || loudBytes < group-per {
 		t.Fatalf("the loud session holds %d bytes, want at most %d and within one event of it", loudBytes, group)
 	}
-	wantNotFound(t, s, loud[0])
-	wantNotFound(t, s, loud[1])
+	testtools.WantNotFound(t, s, loud[0])
+	testtools.WantNotFound(t, s, loud[1])
 	// loud[197] is on stream loud/1, whose next event is loud[199].
-	wantReplay(t, s, loud[197], fmt.Sprintf("199%s", big))
+	testtools.WantReplay(t, s, loud[197], fmt.Sprintf("199%s", big))
 }
 
 // The store budget drops the oldest events of the whole store first, and
@@ -235,7 +196,7 @@ func TestEventStoreBudget(t *testing.T) {
 	data := func(g, i int) string { return fmt.Sprintf("%d_%d_%s", g, i, strings.Repeat("y", size-4)) }
 	for g := range 10 {
 		for i := range 4 {
-			ids[g] = append(ids[g], appendAll(t, s, fmt.Sprintf("g%d", g), data(g, i))...)
+			ids[g] = append(ids[g], testtools.AppendEvents(t, s, fmt.Sprintf("g%d", g), data(g, i))...)
 			if b, err := s.Bytes(ctx); err != nil || b > max {
 				t.Fatalf("the store holds %d bytes (%v), more than %d", b, err, max)
 			}
@@ -248,12 +209,12 @@ func TestEventStoreBudget(t *testing.T) {
 	}
 	for g := range 3 {
 		for i := range 3 {
-			wantNotFound(t, s, ids[g][i])
+			testtools.WantNotFound(t, s, ids[g][i])
 		}
-		wantReplay(t, s, ids[g][3]) // the latest resumes, with nothing
+		testtools.WantReplay(t, s, ids[g][3]) // the latest resumes, with nothing
 	}
 	for g := 3; g < 10; g++ {
-		wantReplay(t, s, ids[g][0], data(g, 1), data(g, 2), data(g, 3))
+		testtools.WantReplay(t, s, ids[g][0], data(g, 1), data(g, 2), data(g, 3))
 	}
 }
 
@@ -263,20 +224,20 @@ func TestEventStoreBudget(t *testing.T) {
 func TestEventStreamBounds(t *testing.T) {
 	srv := redistest.Start(t)
 	s := events(t, client(t, srv), mcpredis.EventStoreOptions{MaxEventsPerStream: 5, MaxBytesPerStream: 4 << 10})
-	ids := appendAll(t, s, "s", "0", "1", "2", "3", "4", "5", "6", "7")
-	wantReplay(t, s, ids[2], "3", "4", "5", "6", "7")
-	wantNotFound(t, s, ids[1])
+	ids := testtools.AppendEvents(t, s, "s", "0", "1", "2", "3", "4", "5", "6", "7")
+	testtools.WantReplay(t, s, ids[2], "3", "4", "5", "6", "7")
+	testtools.WantNotFound(t, s, ids[1])
 
 	big := strings.Repeat("z", 1500)
-	ids = appendAll(t, s, "b", "a", big, big, big)
-	wantNotFound(t, s, ids[0]) // 3 × 1628 bytes > 4 KiB: the first big one went
-	wantReplay(t, s, ids[1], big, big)
+	ids = testtools.AppendEvents(t, s, "b", "a", big, big, big)
+	testtools.WantNotFound(t, s, ids[0]) // 3 × 1628 bytes > 4 KiB: the first big one went
+	testtools.WantReplay(t, s, ids[1], big, big)
 
 	huge := strings.Repeat("h", 5<<10)
-	ids = appendAll(t, s, "h", "a", "b", huge, "c")
-	wantNotFound(t, s, ids[0])
-	wantNotFound(t, s, ids[1])
-	wantReplay(t, s, ids[2], "c")
+	ids = testtools.AppendEvents(t, s, "h", "a", "b", huge, "c")
+	testtools.WantNotFound(t, s, ids[0])
+	testtools.WantNotFound(t, s, ids[1])
+	testtools.WantReplay(t, s, ids[2], "c")
 }
 
 // Past MaxStreams, a new stream evicts the least recently appended one.
@@ -284,17 +245,17 @@ func TestEventMaxStreams(t *testing.T) {
 	srv := redistest.Start(t)
 	s := events(t, client(t, srv), mcpredis.EventStoreOptions{MaxStreams: 3})
 	ctx := context.Background()
-	one := appendAll(t, s, "one", "1a")
-	two := appendAll(t, s, "two", "2a")
-	appendAll(t, s, "three", "3a")
-	appendAll(t, s, "one", "1b")
-	four := appendAll(t, s, "four", "4a", "4b")
+	one := testtools.AppendEvents(t, s, "one", "1a")
+	two := testtools.AppendEvents(t, s, "two", "2a")
+	testtools.AppendEvents(t, s, "three", "3a")
+	testtools.AppendEvents(t, s, "one", "1b")
+	four := testtools.AppendEvents(t, s, "four", "4a", "4b")
 	if n, err := s.Len(ctx); err != nil || n != 3 {
 		t.Fatalf("Len = %d, %v; want 3", n, err)
 	}
-	wantNotFound(t, s, two[0])
-	wantReplay(t, s, one[0], "1b")
-	wantReplay(t, s, four[0], "4b")
+	testtools.WantNotFound(t, s, two[0])
+	testtools.WantReplay(t, s, one[0], "1b")
+	testtools.WantReplay(t, s, four[0], "4b")
 }
 
 // Expiry follows the Clock: events older than TTL go (a replay that needs
@@ -305,17 +266,17 @@ func TestEventExpiry(t *testing.T) {
 	const ttl = 10 * time.Minute
 	s := events(t, client(t, srv), mcpredis.EventStoreOptions{TTL: ttl, Clock: clock})
 	ctx := context.Background()
-	early := appendAll(t, s, "s", "e0", "e1")
-	idle := appendAll(t, s, "idle", "i0", "i1")
+	early := testtools.AppendEvents(t, s, "s", "e0", "e1")
+	idle := testtools.AppendEvents(t, s, "idle", "i0", "i1")
 	clock.Advance(ttl / 2)
-	late := appendAll(t, s, "s", "e2")
+	late := testtools.AppendEvents(t, s, "s", "e2")
 	clock.Advance(ttl / 2) // e0, e1 and the idle stream are TTL old, not older
-	wantReplay(t, s, early[0], "e1", "e2")
-	wantReplay(t, s, idle[0], "i1")
+	testtools.WantReplay(t, s, early[0], "e1", "e2")
+	testtools.WantReplay(t, s, idle[0], "i1")
 	clock.Advance(time.Millisecond)
-	wantNotFound(t, s, early[0])     // needs e1, expired
-	wantReplay(t, s, early[1], "e2") // needs e2, still kept
-	wantNotFound(t, s, idle[1])      // the idle stream expired
+	testtools.WantNotFound(t, s, early[0])     // needs e1, expired
+	testtools.WantReplay(t, s, early[1], "e2") // needs e2, still kept
+	testtools.WantNotFound(t, s, idle[1])      // the idle stream expired
 	if n, err := s.Len(ctx); err != nil || n != 1 {
 		t.Fatalf("Len = %d, %v; want 1 (the idle stream expired)", n, err)
 	}
@@ -327,8 +288,8 @@ func TestEventExpiry(t *testing.T) {
 		t.Fatalf("Bytes = %d, %v; want 0", b, err)
 	}
 	// A new stream of an expired one's name does not revive its ids.
-	appendAll(t, s, "s", "n0", "n1")
-	wantNotFound(t, s, late[0])
+	testtools.AppendEvents(t, s, "s", "n0", "n1")
+	testtools.WantNotFound(t, s, late[0])
 }
 
 // A replay of several pages that loses the events of its next page (the
@@ -337,8 +298,8 @@ func TestEventReplayPages(t *testing.T) {
 	srv := redistest.Start(t)
 	s := events(t, client(t, srv), mcpredis.EventStoreOptions{ReplayPageBytes: 1})
 	ctx := context.Background()
-	ids := appendAll(t, s, "p", "0", "1", "2", "3")
-	wantReplay(t, s, ids[0], "1", "2", "3")
+	ids := testtools.AppendEvents(t, s, "p", "0", "1", "2", "3")
+	testtools.WantReplay(t, s, ids[0], "1", "2", "3")
 	var got []string
 	_, err := s.Replay(ctx, ids[0], func(e ports.Event) error {
 		got = append(got, string(e.Data))
@@ -351,7 +312,7 @@ func TestEventReplayPages(t *testing.T) {
 		t.Fatalf("Replay with the stream deleted after its first page = %q, %v; want [1] and ErrEventNotFound", got, err)
 	}
 	// Events appended during a replay are left to the next one.
-	ids = appendAll(t, s, "q", "0", "1")
+	ids = testtools.AppendEvents(t, s, "q", "0", "1")
 	got = nil
 	_, err = s.Replay(ctx, ids[0], func(e ports.Event) error {
 		got = append(got, string(e.Data))
@@ -398,7 +359,7 @@ func TestEventStoreRedisDown(t *testing.T) {
 	srv := redistest.Start(t)
 	s := events(t, client(t, srv), mcpredis.EventStoreOptions{Timeout: 300 * time.Millisecond})
 	ctx := context.Background()
-	ids := appendAll(t, s, "s", "0", "1")
+	ids := testtools.AppendEvents(t, s, "s", "0", "1")
 	srv.Stop()
 	if _, err := s.Append(ctx, "s", []byte("x")); err == nil || !strings.HasPrefix(err.Error(), "hexmcp: mcpredis: ") {
 		t.Fatalf("Append with Redis down = %v, want a mcpredis error", err)
@@ -406,7 +367,7 @@ func TestEventStoreRedisDown(t *testing.T) {
 	if _, _, err := s.AppendOnce(ctx, "s", "k", []byte("x")); err == nil {
 		t.Fatal("AppendOnce with Redis down succeeded")
 	}
-	if _, err := replayed(s, ids[0]); err == nil || errors.Is(err, ports.ErrEventNotFound) {
+	if _, err := testtools.Replayed(s, ids[0]); err == nil || errors.Is(err, ports.ErrEventNotFound) {
 		t.Fatalf("Replay with Redis down = %v, want an error other than ErrEventNotFound", err)
 	}
 	if err := s.DeleteStream(ctx, "s"); err == nil {
@@ -422,9 +383,9 @@ func TestEventStoreRedisDown(t *testing.T) {
 		fresh = id
 		return err == nil
 	})
-	wantNotFound(t, s, ids[0])
-	more := appendAll(t, s, "s", "b")
-	wantReplay(t, s, fresh, "b")
+	testtools.WantNotFound(t, s, ids[0])
+	more := testtools.AppendEvents(t, s, "s", "b")
+	testtools.WantReplay(t, s, fresh, "b")
 	if more[0] == ids[1] || fresh == ids[0] {
 		t.Fatalf("ids after the restart (%q, %q) repeat ids from before (%q)", fresh, more[0], ids)
 	}
@@ -438,18 +399,18 @@ func TestEventWatchOwnStream(t *testing.T) {
 	// Each subscription woke its watcher once it took effect; after
 	// them, only messages do.
 	_, a, wx, wy := watchXY(t, c, client(t, srv), c)
-	appendAll(t, a, "y", "1")
+	testtools.AppendEvents(t, a, "y", "1")
 	waitWake(t, "an append to y", wy)
 	// Messages are delivered in order: once the second one of y is, the
 	// first was handled whole.
-	appendAll(t, a, "y", "2")
+	testtools.AppendEvents(t, a, "y", "2")
 	waitWake(t, "a second append to y", wy)
 	select {
 	case <-wx:
 		t.Fatal("appends to y woke x's watcher")
 	default:
 	}
-	appendAll(t, a, "x", "1")
+	testtools.AppendEvents(t, a, "x", "1")
 	waitWake(t, "an append to x", wx)
 	// DeleteStream wakes the watchers too (their replay sees it gone).
 	if err := a.DeleteStream(context.Background(), "x"); err != nil {
@@ -493,7 +454,7 @@ func TestEventWatchSubscriptions(t *testing.T) {
 	// still stores.
 	w, stop := s.Watch("z")
 	stop()
-	appendAll(t, s, "z", "1")
+	testtools.AppendEvents(t, s, "z", "1")
 	select {
 	case <-w:
 		t.Fatal("a watcher made after Close was woken")
