@@ -20,14 +20,10 @@ import (
 // promptEngine is an engine with a prompt and a resource registry, holding ps.
 func promptEngine(t *testing.T, opts app.Options, ps ...app.Prompt) *app.Engine {
 	t.Helper()
-	opts.Info = domain.Implementation{Name: "srv", Version: "1"}
 	if opts.PromptRegistry == nil {
 		opts.PromptRegistry = memory.NewPromptRegistry()
 	}
-	if opts.ResourceRegistry == nil {
-		opts.ResourceRegistry = memory.NewResourceRegistry()
-	}
-	e := newEngine(t, opts)
+	e := resourceEngine(t, opts)
 	if err := e.AddPrompts(ps...); err != nil {
 		t.Fatal(err)
 	}
