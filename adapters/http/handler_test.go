@@ -389,12 +389,7 @@ type ioReader interface{ Read([]byte) (int, error) }
 
 func TestTooManyInFlight(t *testing.T) {
 	ev := newEnv(t, mcphttp.Options{MaxInFlightPerSession: 1})
-	sid := ev.initialize("2025-11-25")
-	done := make(chan *http.Response, 1)
-	go func() {
-		done <- mustDo(http.MethodPost, ev.url, callBody(2, "block", `{}`), sessHdr(sid, "2025-11-25"))
-	}()
-	ev.waitStarted()
+	sid, done := ev.blockedCall()
 	resp := ev.post(callBody(3, "echo", `{}`), sessHdr(sid, "2025-11-25"))
 	body := expect(t, resp, http.StatusTooManyRequests)
 	if resp.Header.Get("Retry-After") != "1" {
@@ -405,9 +400,7 @@ func TestTooManyInFlight(t *testing.T) {
 	}
 	// Notifications still get through: cancel the blocked call.
 	expect(t, ev.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`, sessHdr(sid, "2025-11-25")), http.StatusAccepted)
-	if err := ev.waitStopped(); !errors.Is(err, context.Canceled) {
-		t.Fatalf("tool stopped with %v", err)
-	}
+	ev.wantCancelled()
 	if b := expect(t, <-done, http.StatusAccepted); b != "" {
 		t.Fatalf("a cancelled request got %q", b)
 	}
@@ -550,16 +543,9 @@ func waitFor(t *testing.T, cond func() bool) {
 
 func TestDeleteCancelsCalls(t *testing.T) {
 	ev := newEnv(t, mcphttp.Options{})
-	sid := ev.initialize("2025-11-25")
-	done := make(chan *http.Response, 1)
-	go func() {
-		done <- mustDo(http.MethodPost, ev.url, callBody(2, "block", `{}`), sessHdr(sid, "2025-11-25"))
-	}()
-	ev.waitStarted()
+	sid, done := ev.blockedCall()
 	expect(t, request(t, context.Background(), http.MethodDelete, ev.url, "", sessHdr(sid, "2025-11-25")), http.StatusNoContent)
-	if err := ev.waitStopped(); !errors.Is(err, context.Canceled) {
-		t.Fatalf("tool stopped with %v", err)
-	}
+	ev.wantCancelled()
 	expect(t, <-done, http.StatusNotFound)
 }
 
