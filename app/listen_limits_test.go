@@ -22,23 +22,14 @@ func ackOf(id string) string {
 	return `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + id + `},"notifications":{"toolsListChanged":true}}}`
 }
 
-// wireError decodes a JSON-RPC error response (failing on anything else).
-type wireError struct {
-	ID    json.RawMessage `json:"id"`
-	Error struct {
-		Code    int            `json:"code"`
-		Message string         `json:"message"`
-		Data    map[string]any `json:"data"`
-	} `json:"error"`
-}
-
-func decodeError(t *testing.T, msg string) wireError {
+// decodeError decodes a JSON-RPC error response (failing on anything else).
+func decodeError(t *testing.T, msg string) rpcReply {
 	t.Helper()
-	var e wireError
-	if err := json.Unmarshal([]byte(msg), &e); err != nil || e.Error.Code == 0 {
+	r := decodeReply(t, msg)
+	if r.Error == nil || r.Error.Code == 0 {
 		t.Fatalf("not an error response: %s", msg)
 	}
-	return e
+	return r
 }
 
 // listenOK opens a tools listen stream with the given id and checks its
