@@ -57,15 +57,7 @@ func inputTools(release <-chan struct{}, runs *atomic.Int32) []app.Tool {
 		}, app.WithName("deferred")),
 		app.NewTool(func(ctx context.Context) (string, error) {
 			runs.Add(1)
-			if err := app.RequestFrom(ctx).ReportProgress(ctx, 1, 2, "half"); err != nil {
-				return "", err
-			}
-			select {
-			case <-release:
-				return "slow done", nil
-			case <-ctx.Done():
-				return "", ctx.Err()
-			}
+			return slow(ctx, release)
 		}, app.WithName("slow")),
 	}
 }
@@ -89,22 +81,6 @@ func newInstance(t *testing.T, store ports.TaskStore, lease time.Duration, relea
 	})
 	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: inputTools(release, runs)})
 	return instance{x, srv}
-}
-
-type taskView struct {
-	ResultType    string                        `json:"resultType"`
-	TaskID        string                        `json:"taskId"`
-	Status        string                        `json:"status"`
-	StatusMessage string                        `json:"statusMessage"`
-	InputRequests map[string]stdjson.RawMessage `json:"inputRequests"`
-	Result        *struct {
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-	} `json:"result"`
-	Error *struct {
-		Code int `json:"code"`
-	} `json:"error"`
 }
 
 func get(t *testing.T, c *hexmcptest.Client, id string) taskView {
