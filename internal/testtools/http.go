@@ -1,6 +1,7 @@
 package testtools
 
 import (
+	"net"
 	"net/http"
 	"testing"
 )
@@ -31,4 +32,15 @@ func Do(t testing.TB, c *http.Client, req *http.Request) *http.Response {
 		t.Fatal(err)
 	}
 	return resp
+}
+
+// FreePort returns a loopback port free at the time of the call (a server
+// started on it later may find it taken: retry).
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
