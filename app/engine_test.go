@@ -18,6 +18,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/mocks"
 )
@@ -367,13 +368,8 @@ func TestCancellation(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":"s1","method":"tools/call","params":{"name":"slow"}}`)
 	<-started
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s1","reason":"user"}}`)
-	select {
-	case err := <-stopped:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the handler's context was not cancelled")
+	if err := testtools.Recv(t, stopped, 5*time.Second, "the handler's context was not cancelled"); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
 	}
 	// no response for the cancelled request; the next one is answered
 	equalJSON(t, c.roundTrip(ping), pingResp)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -304,11 +305,7 @@ func TestListenStalledListenerDelaysNobody(t *testing.T) {
 		}
 		e.NotifyResourceUpdated("test://template/last/data")
 	}()
-	select {
-	case <-changed:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the notifiers are held up by a listener that does not read")
-	}
+	testtools.Recv(t, changed, 20*time.Second, "the notifiers are held up by a listener that does not read")
 	// The normal listener gets the changes, up to the last one: its
 	// queue is then empty (notices are written in the order they came).
 	for msgs := normal.waitFor(t, 2); !strings.Contains(msgs[len(msgs)-1], "test://template/last/data"); {
@@ -338,13 +335,8 @@ func TestListenStalledListenerDelaysNobody(t *testing.T) {
 	cancelS()
 	cancelN()
 	for _, d := range []chan []byte{doneS, doneN} {
-		select {
-		case resp := <-d:
-			if resp != nil {
-				t.Fatalf("response after cancellation: %s", resp)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("a listen request did not end when cancelled")
+		if resp := testtools.Recv(t, d, 10*time.Second, "a listen request did not end when cancelled"); resp != nil {
+			t.Fatalf("response after cancellation: %s", resp)
 		}
 	}
 	if n := len(stalled.written()); n != 2+q {
@@ -382,13 +374,8 @@ func TestListenEndsWhenWriteFails(t *testing.T) {
 		t.Fatalf("second listen: %s", resp)
 	}
 	e.RemoveTool("add") // its write fails
-	select {
-	case resp := <-done:
-		if resp != nil {
-			t.Fatalf("response on a lost stream: %s", resp)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the listen request did not end when its write failed")
+	if resp := testtools.Recv(t, done, 10*time.Second, "the listen request did not end when its write failed"); resp != nil {
+		t.Fatalf("response on a lost stream: %s", resp)
 	}
 	// the place is free again
 	ctx, cancel := context.WithCancel(context.Background())

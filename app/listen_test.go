@@ -13,6 +13,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 func listenReq(id, notifications string) string {
@@ -249,13 +250,8 @@ func TestListenCompletesOnGracefulStop(t *testing.T) {
 	c, cancel, done := serveListening(t)
 	cancel()
 	equalJSON(t, c.recv(t), listenDone("4"))
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("ServeConn: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("ServeConn did not return after a graceful stop")
+	if err := testtools.Recv(t, done, 5*time.Second, "ServeConn did not return after a graceful stop"); err != nil {
+		t.Fatalf("ServeConn: %v", err)
 	}
 	select {
 	case m := <-c.out:
@@ -269,13 +265,8 @@ func TestListenCompletesOnGracefulStop(t *testing.T) {
 func TestListenNoResponseWhenPeerGone(t *testing.T) {
 	c, cancel, done := serveListening(t)
 	close(c.in)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("ServeConn: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("ServeConn did not return after EOF")
+	if err := testtools.Recv(t, done, 5*time.Second, "ServeConn did not return after EOF"); err != nil {
+		t.Fatalf("ServeConn: %v", err)
 	}
 	cancel() // a stop after the peer went away changes nothing
 	select {

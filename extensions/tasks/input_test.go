@@ -16,6 +16,7 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/extensions/tasks"
 	"github.com/hexmcp/hexmcp/hexmcptest"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
@@ -328,11 +329,7 @@ func TestTwoInstancesShareTasks(t *testing.T) {
 		// returns only then (release is never closed here).
 		done := make(chan struct{})
 		go func() { a.x.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Fatal("the run at the first instance was not stopped by a cancel through the second")
-		}
+		testtools.Recv(t, done, 5*time.Second, "the run at the first instance was not stopped by a cancel through the second")
 		if v := get(t, ca, id); v.Status != "cancelled" || runs.Load() != before+1 {
 			t.Fatalf("after cancel: %+v, %d runs", v, runs.Load()-before)
 		}

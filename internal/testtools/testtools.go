@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"testing"
+	"time"
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -73,4 +75,19 @@ func LogEveryLevel() app.Tool {
 		}
 		return nil
 	}, app.WithName("logs"))
+}
+
+// Recv returns the next value received from ch, or fails t with what (the
+// message: what did not happen) when none comes within d.
+func Recv[T any](t testing.TB, ch <-chan T, d time.Duration, what string) T {
+	t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatal(what)
+		panic("unreachable")
+	}
 }
