@@ -10,6 +10,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 const abortMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
@@ -205,9 +206,5 @@ func TestEngineAbortCancelsEveryServer(t *testing.T) {
 
 func waitFor[T any](t *testing.T, ch <-chan T, what string) {
 	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-	}
+	testtools.Recv(t, ch, 10*time.Second, "timed out waiting for "+what)
 }

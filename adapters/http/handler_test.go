@@ -519,7 +519,7 @@ func TestSharedStores(t *testing.T) {
 	}
 	resp.Body.Close()
 	b.releaseAll()
-	waitFor(t, func() bool {
+	testtools.Eventually(t, 10*time.Second, "the released call's answer on a resumed stream", func() bool {
 		r := request(t, context.Background(), http.MethodGet, a.url, "", mergeHdr(sessHdr(sid, "2025-06-18"), hdr{"Last-Event-ID": p.id}))
 		body := readAll(t, r)
 		return r.StatusCode == 200 && strings.Contains(body, `"id":4`) && strings.Contains(body, "released")
@@ -528,17 +528,6 @@ func TestSharedStores(t *testing.T) {
 	// Deleted on b: gone on a.
 	expect(t, request(t, context.Background(), http.MethodDelete, b.url, "", sessHdr(sid, "2025-06-18")), http.StatusNoContent)
 	expect(t, a.post(callBody(5, "echo", `{}`), sessHdr(sid, "2025-06-18")), http.StatusNotFound)
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10 s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func TestDeleteCancelsCalls(t *testing.T) {

@@ -51,18 +51,6 @@ func events(t *testing.T, c redis.UniversalClient, opts mcpredis.EventStoreOptio
 	return s
 }
 
-// waitFor polls cond until it holds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func waitWake(t *testing.T, what string, wake <-chan struct{}) {
 	t.Helper()
 	select {
@@ -378,7 +366,7 @@ func TestEventStoreRedisDown(t *testing.T) {
 	}
 	srv.Restart(t)
 	var fresh string
-	waitFor(t, "an Append after Redis came back", func() bool {
+	eventually(t, "an Append after Redis came back", func() bool {
 		id, err := s.Append(ctx, "s", []byte("a"))
 		fresh = id
 		return err == nil
@@ -430,23 +418,23 @@ func TestEventWatchSubscriptions(t *testing.T) {
 	_, stop1 := s.Watch("x")
 	_, stop2 := s.Watch("x")
 	_, stopY := s.Watch("y")
-	waitFor(t, "x's and y's subscriptions", func() bool { return subscribers(t, c, prefix, "x") == 1 && subscribers(t, c, prefix, "y") == 1 })
+	eventually(t, "x's and y's subscriptions", func() bool { return subscribers(t, c, prefix, "x") == 1 && subscribers(t, c, prefix, "y") == 1 })
 	stop1()
 	stop1()
 	stopY()
-	waitFor(t, "y's unsubscription", func() bool { return subscribers(t, c, prefix, "y") == 0 })
+	eventually(t, "y's unsubscription", func() bool { return subscribers(t, c, prefix, "y") == 0 })
 	if n := subscribers(t, c, prefix, "x"); n != 1 {
 		t.Fatalf("x has %d subscribers while one watcher is left", n)
 	}
 	stop2()
-	waitFor(t, "x's unsubscription", func() bool { return subscribers(t, c, prefix, "x") == 0 })
+	eventually(t, "x's unsubscription", func() bool { return subscribers(t, c, prefix, "x") == 0 })
 	_, stopZ := s.Watch("z")
 	defer stopZ()
-	waitFor(t, "z's subscription", func() bool { return subscribers(t, c, prefix, "z") == 1 })
+	eventually(t, "z's subscription", func() bool { return subscribers(t, c, prefix, "z") == 1 })
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the connection to close", func() bool { return subscribers(t, c, prefix, "z") == 0 })
+	eventually(t, "the connection to close", func() bool { return subscribers(t, c, prefix, "z") == 0 })
 	if err := s.Close(); err != nil {
 		t.Fatalf("a second Close = %v", err)
 	}
@@ -480,7 +468,7 @@ func TestEventWatchOverflow(t *testing.T) {
 	// A watcher is free again.
 	_, stopZ := s.Watch("z")
 	defer stopZ()
-	waitFor(t, "z's subscription", func() bool { return subscribers(t, c, prefix, "z") == 1 })
+	eventually(t, "z's subscription", func() bool { return subscribers(t, c, prefix, "z") == 1 })
 }
 
 // Redis restarted: every watcher wakes once the Pub/Sub link is back (what
@@ -495,9 +483,9 @@ func TestEventWatchAfterRestart(t *testing.T) {
 	srv.Restart(t)
 	waitWake(t, "x's watcher after the restart", wx)
 	waitWake(t, "y's watcher after the restart", wy)
-	waitFor(t, "the subscriptions again", func() bool { return subscribers(t, c, prefix, "x") == 1 && subscribers(t, c, prefix, "y") == 1 })
+	eventually(t, "the subscriptions again", func() bool { return subscribers(t, c, prefix, "x") == 1 && subscribers(t, c, prefix, "y") == 1 })
 	drain(wx)
-	waitFor(t, "an Append after Redis came back", func() bool {
+	eventually(t, "an Append after Redis came back", func() bool {
 		_, err := a.Append(context.Background(), "x", []byte("1"))
 		return err == nil
 	})
@@ -571,7 +559,7 @@ func watchXY(t *testing.T, c, ca, cb redis.UniversalClient) (prefix string, a *m
 	t.Cleanup(stopX)
 	wy, stopY := b.Watch("y")
 	t.Cleanup(stopY)
-	waitFor(t, "the subscriptions", func() bool { return subscribers(t, c, prefix, "x") == 1 && subscribers(t, c, prefix, "y") == 1 })
+	eventually(t, "the subscriptions", func() bool { return subscribers(t, c, prefix, "x") == 1 && subscribers(t, c, prefix, "y") == 1 })
 	waitWake(t, "x's subscription", wx)
 	waitWake(t, "y's subscription", wy)
 	return prefix, a, wx, wy

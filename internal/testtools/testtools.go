@@ -91,3 +91,17 @@ func Recv[T any](t testing.TB, ch <-chan T, d time.Duration, what string) T {
 		panic("unreachable")
 	}
 }
+
+// Eventually polls cond until it holds, and fails t with what (the
+// condition awaited) when it still does not after d: a deadline for what
+// must happen, not a measure of its speed.
+func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting, after %v, for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
