@@ -93,13 +93,7 @@ func (b *boundTool) serve(t *testing.T, opts app.Options) *client {
 // wait returns the n of the next call that starts (5 s at most).
 func (b *boundTool) wait(t *testing.T) int {
 	t.Helper()
-	select {
-	case n := <-b.started:
-		return n
-	case <-time.After(5 * time.Second):
-		t.Fatal("no call started")
-		return 0
-	}
+	return testtools.Recv(t, b.started, 5*time.Second, "no call started")
 }
 
 // waitFor waits until call n starts, among the next max calls that start.

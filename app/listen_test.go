@@ -217,13 +217,7 @@ func (c *pipeConn) Close() error { return nil }
 
 func (c *pipeConn) recv(t *testing.T) string {
 	t.Helper()
-	select {
-	case m := <-c.out:
-		return m
-	case <-time.After(5 * time.Second):
-		t.Fatal("no message within 5 s")
-	}
-	return ""
+	return testtools.Recv(t, c.out, 5*time.Second, "no message within 5 s")
 }
 
 // serveListening serves a connection to an engine with a tool and opens a

@@ -563,13 +563,7 @@ func TestCancellationReachesTheHandler(t *testing.T) {
 			}()
 			wait := func(what string, ch <-chan error) error {
 				t.Helper()
-				select {
-				case err := <-ch:
-					return err
-				case <-time.After(10 * time.Second):
-					t.Fatalf("%s: nothing within 10 s", what)
-				}
-				return nil
+				return testtools.Recv(t, ch, 10*time.Second, what+": nothing within 10 s")
 			}
 			testtools.Recv(t, started, 10*time.Second, "the handler did not start")
 			cancel()

@@ -53,11 +53,7 @@ func events(t *testing.T, c redis.UniversalClient, opts mcpredis.EventStoreOptio
 
 func waitWake(t *testing.T, what string, wake <-chan struct{}) {
 	t.Helper()
-	select {
-	case <-wake:
-	case <-time.After(hangGuard):
-		t.Fatalf("no wake: %s", what)
-	}
+	testtools.Recv(t, wake, hangGuard, "no wake: "+what)
 }
 
 func drain(wake <-chan struct{}) {
