@@ -19,6 +19,7 @@ import (
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/internal/wiretest"
 )
 
@@ -88,13 +89,7 @@ func postAs(t *testing.T, url, token, body string, hdr map[string]string) (*http
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return testtools.DoRead(t, nil, req)
 }
 
 // A tool that declares scopes is refused to a caller without them: over

@@ -1,6 +1,7 @@
 package testtools
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"testing"
@@ -32,6 +33,19 @@ func Do(t testing.TB, c *http.Client, req *http.Request) *http.Response {
 		t.Fatal(err)
 	}
 	return resp
+}
+
+// DoRead sends req as [Do] does and returns the response with its whole
+// body, read and closed.
+func DoRead(t testing.TB, c *http.Client, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	resp := Do(t, c, req)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading the body: %v", err)
+	}
+	return resp, string(b)
 }
 
 // FreePort returns a loopback port free at the time of the call (a server
