@@ -60,6 +60,19 @@ func newEngine(t *testing.T, opts app.Options, tools ...app.Tool) *app.Engine {
 	return e
 }
 
+// blockTool is the tool name: it answers answer once release is closed, or
+// fails with its context's error when that ends first.
+func blockTool(name, answer string, release <-chan struct{}) app.Tool {
+	return app.NewTool(func(ctx context.Context) (string, error) {
+		select {
+		case <-release:
+			return answer, nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}, app.WithName(name))
+}
+
 func addTool() app.Tool {
 	return app.Func(func(_ context.Context, in addIn) (float64, error) { return in.A + in.B, nil }, app.WithName("add"))
 }
@@ -327,28 +340,13 @@ func TestPagination(t *testing.T) {
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New(), PageSize: 2}, tools...))
 	c.initialize("2025-11-25")
 	var names []string
-	cursor := ""
-	for page := 0; page < 5; page++ {
-		params := "{}"
-		if cursor != "" {
-			params = `{"cursor":"` + cursor + `"}`
-		}
-		var resp struct {
-			Result struct {
-				Tools      []struct{ Name string }
-				NextCursor string
-			}
-		}
-		if err := json.Unmarshal([]byte(c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":`+params+`}`)), &resp); err != nil {
-			t.Fatal(err)
-		}
-		for _, tl := range resp.Result.Tools {
+	listPages(t, c, "tools/list", func(result string) {
+		var page struct{ Tools []struct{ Name string } }
+		decodeJSON(t, result, &page)
+		for _, tl := range page.Tools {
 			names = append(names, tl.Name)
 		}
-		if cursor = resp.Result.NextCursor; cursor == "" {
-			break
-		}
-	}
+	})
 	if strings.Join(names, ",") != "a,b,c,d,e" {
 		t.Fatalf("pages gave %v", names)
 	}
@@ -465,14 +463,7 @@ func TestConcurrentCalls(t *testing.T) {
 
 func TestGracefulShutdownFinishesCalls(t *testing.T) {
 	release := make(chan struct{})
-	tool := app.NewTool(func(ctx context.Context) (string, error) {
-		select {
-		case <-release:
-			return "finished", nil
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-	}, app.WithName("job"))
+	tool := blockTool("job", "finished", release)
 	e := newEngine(t, app.Options{Validator: jsonschema.New()}, tool)
 	cl, s := memory.NewPipe()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -24,12 +24,7 @@ func callMsg(id int, tool string) []byte {
 // JSON-RPC error message.
 func readText(t *testing.T, c *memory.Pipe) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	raw, err := c.ReadMessage(ctx)
-	if err != nil {
-		t.Fatalf("read: %v", err)
-	}
+	raw := readNote(t, c)
 	var r struct {
 		Result *struct {
 			Content []struct{ Text string } `json:"content"`
@@ -37,14 +32,14 @@ func readText(t *testing.T, c *memory.Pipe) string {
 		} `json:"result"`
 		Error *struct{ Message string } `json:"error"`
 	}
-	if err := json.Unmarshal(raw, &r); err != nil {
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
 		t.Fatalf("%s: %v", raw, err)
 	}
 	switch {
 	case r.Error != nil:
 		return "error: " + r.Error.Message
 	case r.Result == nil || len(r.Result.Content) == 0:
-		return "empty: " + string(raw)
+		return "empty: " + raw
 	case r.Result.IsError:
 		return "isError: " + r.Result.Content[0].Text
 	}
