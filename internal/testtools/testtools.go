@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -104,4 +105,16 @@ func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// ReadToEnd reads r to its end and returns what it read, or fails t with
+// what (the message: what did not end) when r has not ended within d.
+func ReadToEnd(t testing.TB, r io.Reader, d time.Duration, what string) string {
+	t.Helper()
+	rest := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(r)
+		rest <- string(b)
+	}()
+	return Recv(t, rest, d, what)
 }
