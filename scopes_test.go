@@ -1,7 +1,6 @@
 package hexmcp_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -337,36 +336,14 @@ func TestResourceScopesHidden(t *testing.T) {
 }
 
 // sseEvents are the data of an SSE response's events, as they come.
-type sseEvents chan string
+type sseEvents <-chan string
 
-func readEvents(body io.Reader) sseEvents {
-	ch := make(sseEvents, 64)
-	go func() {
-		defer close(ch)
-		sc := bufio.NewScanner(body)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && data != "" {
-				ch <- data
-			}
-		}
-	}()
-	return ch
-}
+func readEvents(body io.Reader) sseEvents { return testtools.SSEData(body) }
 
 // next is the next event's data.
 func (ev sseEvents) next(t *testing.T) string {
 	t.Helper()
-	select {
-	case d, ok := <-ev:
-		if !ok {
-			t.Fatal("the stream ended")
-		}
-		return d
-	case <-time.After(30 * time.Second):
-		t.Fatal("no event")
-	}
-	return ""
+	return testtools.NextData(t, ev, 30*time.Second)
 }
 
 // listenAs sends a 2026-07-28 subscriptions/listen request of id at hs
