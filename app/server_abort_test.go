@@ -20,6 +20,14 @@ func callMsg(id int, tool string) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":` + string(b) + `,"method":"tools/call","params":{"name":"` + tool + `",` + abortMeta + `}}`)
 }
 
+// sendCall writes a call of tool, with id, to p.
+func sendCall(t *testing.T, ctx context.Context, p *memory.Pipe, id int, tool string) {
+	t.Helper()
+	if err := p.WriteMessage(ctx, callMsg(id, tool)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // readText reads one response and returns its first text block, or the
 // JSON-RPC error message.
 func readText(t *testing.T, c *memory.Pipe) string {
@@ -99,12 +107,8 @@ func TestServerShutdownTimeoutCancelsOnlyItsOwnCalls(t *testing.T) {
 	defer ca.Close()
 	defer cb.Close()
 
-	if err := ca.WriteMessage(ctx, callMsg(1, "stuck")); err != nil {
-		t.Fatal(err)
-	}
-	if err := cb.WriteMessage(ctx, callMsg(1, "gate")); err != nil {
-		t.Fatal(err)
-	}
+	sendCall(t, ctx, ca, 1, "stuck")
+	sendCall(t, ctx, cb, 1, "gate")
 	waitFor(t, stuckStarted, "the stuck call to start")
 	waitFor(t, gateStarted, "the gate call to start")
 
@@ -123,9 +127,7 @@ func TestServerShutdownTimeoutCancelsOnlyItsOwnCalls(t *testing.T) {
 		t.Fatalf("B's call in flight answered %q, want %q (cancelled by A's shutdown?)", got, "released")
 	}
 	// B still serves new calls.
-	if err := cb.WriteMessage(ctx, callMsg(2, "alive")); err != nil {
-		t.Fatal(err)
-	}
+	sendCall(t, ctx, cb, 2, "alive")
 	if got := readText(t, cb); got != "alive" {
 		t.Fatalf("B's new call answered %q, want alive", got)
 	}
@@ -134,9 +136,7 @@ func TestServerShutdownTimeoutCancelsOnlyItsOwnCalls(t *testing.T) {
 	client, server := memory.NewPipe()
 	defer client.Close()
 	go engine.ServeConn(ctx, server)
-	if err := client.WriteMessage(ctx, callMsg(3, "alive")); err != nil {
-		t.Fatal(err)
-	}
+	sendCall(t, ctx, client, 3, "alive")
 	if got := readText(t, client); got != "alive" {
 		t.Fatalf("a new connection answered %q, want alive", got)
 	}
@@ -146,9 +146,7 @@ func TestServerShutdownTimeoutCancelsOnlyItsOwnCalls(t *testing.T) {
 	if err := srvC.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := cc.WriteMessage(ctx, callMsg(4, "alive")); err != nil {
-		t.Fatal(err)
-	}
+	sendCall(t, ctx, cc, 4, "alive")
 	if got := readText(t, cc); got != "alive" {
 		t.Fatalf("a new server answered %q, want alive", got)
 	}
@@ -186,9 +184,7 @@ func TestEngineAbortCancelsEveryServer(t *testing.T) {
 		if err := app.NewServer(engine, tr).Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.WriteMessage(ctx, callMsg(1, "wait")); err != nil {
-			t.Fatal(err)
-		}
+		sendCall(t, ctx, c, 1, "wait")
 	}
 	waitFor(t, started, "the first call")
 	waitFor(t, started, "the second call")
