@@ -17,6 +17,7 @@ import (
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/stdio"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -244,13 +245,8 @@ func TestListenAndServe(t *testing.T) {
 		t.Fatalf("%d %s", resp.StatusCode, got)
 	}
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("ListenAndServe after cancel: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("ListenAndServe did not return")
+	if err := testtools.Recv(t, done, 15*time.Second, "ListenAndServe did not return"); err != nil {
+		t.Fatalf("ListenAndServe after cancel: %v", err)
 	}
 }
 

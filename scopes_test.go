@@ -1,7 +1,6 @@
 package hexmcp_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/internal/wiretest"
 )
 
@@ -47,6 +47,38 @@ func scopedServer(t *testing.T, vis hexmcp.Visibility) *hexmcp.Server {
 
 const statelessMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 
+// sessionAs opens a handshake-era session at url as token's holder and
+// returns the headers of its later requests.
+func sessionAs(t *testing.T, url, token string) map[string]string {
+	t.Helper()
+	resp, body := postAs(t, url, token, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	sess := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	postAs(t, url, token, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, sess)
+	return sess
+}
+
+// wsCallAs sends call over a WebSocket to url, as token's holder, and
+// returns the first message that comes back (waiting 10 s at most); the
+// connection is closed when t ends.
+func wsCallAs(t *testing.T, url, token, call string) ([]byte, error) {
+	t.Helper()
+	c, _, err := (&gws.Dialer{Subprotocols: []string{"mcp"}}).Dial(url, http.Header{"Authorization": {"Bearer " + token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.WriteMessage(gws.TextMessage, []byte(call)); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, b, err := c.ReadMessage()
+	return b, err
+}
+
 func postAs(t *testing.T, url, token, body string, hdr map[string]string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
@@ -56,13 +88,7 @@ func postAs(t *testing.T, url, token, body string, hdr map[string]string) (*http
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return testtools.DoRead(t, nil, req)
 }
 
 // A tool that declares scopes is refused to a caller without them: over
@@ -113,16 +139,7 @@ func TestScopesOverWebSocketAndStdio(t *testing.T) {
 	t.Cleanup(func() { h.Shutdown(context.Background()); hs.Close() })
 	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"write","arguments":{},` + statelessMeta + `}}`
 	for token, want := range map[string]string{"reader": `"code":-32052`, "writer": "written"} {
-		c, _, err := (&gws.Dialer{Subprotocols: []string{"mcp"}}).Dial("ws"+strings.TrimPrefix(hs.URL, "http"), http.Header{"Authorization": {"Bearer " + token}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if err := c.WriteMessage(gws.TextMessage, []byte(call)); err != nil {
-			t.Fatal(err)
-		}
-		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		_, b, err := c.ReadMessage()
+		b, err := wsCallAs(t, "ws"+strings.TrimPrefix(hs.URL, "http"), token, call)
 		if err != nil || !strings.Contains(string(b), want) {
 			t.Fatalf("%s over WebSocket: %v %s, want %s", token, err, b, want)
 		}
@@ -286,14 +303,8 @@ func TestResourceScopesOverHTTP(t *testing.T) {
 		t.Fatalf("resources/list: %s", body)
 	}
 	// Subscribing (handshake era) is refused likewise.
-	resp, body := postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if sid == "" {
-		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
-	}
-	sess := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
-	postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, sess)
-	resp, body = postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"files:///secret.txt"}}`, sess)
+	sess := sessionAs(t, hs.URL, "reader")
+	resp, body := postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"files:///secret.txt"}}`, sess)
 	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, `"code":-32052`) {
 		t.Fatalf("reader subscribes to the scoped resource: %d %s", resp.StatusCode, body)
 	}
@@ -325,36 +336,14 @@ func TestResourceScopesHidden(t *testing.T) {
 }
 
 // sseEvents are the data of an SSE response's events, as they come.
-type sseEvents chan string
+type sseEvents <-chan string
 
-func readEvents(body io.Reader) sseEvents {
-	ch := make(sseEvents, 64)
-	go func() {
-		defer close(ch)
-		sc := bufio.NewScanner(body)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && data != "" {
-				ch <- data
-			}
-		}
-	}()
-	return ch
-}
+func readEvents(body io.Reader) sseEvents { return testtools.SSEData(body) }
 
 // next is the next event's data.
 func (ev sseEvents) next(t *testing.T) string {
 	t.Helper()
-	select {
-	case d, ok := <-ev:
-		if !ok {
-			t.Fatal("the stream ended")
-		}
-		return d
-	case <-time.After(30 * time.Second):
-		t.Fatal("no event")
-	}
-	return ""
+	return testtools.NextData(t, ev, 30*time.Second)
 }
 
 // listenAs sends a 2026-07-28 subscriptions/listen request of id at hs
@@ -506,13 +495,7 @@ func TestCompletionScopesOverHTTP(t *testing.T) {
 	}
 	stateless := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "completion/complete"}
 	_, hs := scopedResourceServer(t, hexmcp.Visibility{})
-	resp, body := postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil)
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if sid == "" {
-		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
-	}
-	sess := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
-	postAs(t, hs.URL, "reader", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, sess)
+	sess := sessionAs(t, hs.URL, "reader")
 	for name, ref := range refs {
 		for era, call := range map[string]struct {
 			body string

@@ -103,16 +103,7 @@ func TestListenAndServeAuthenticated(t *testing.T) {
 	} else if resp == nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("WebSocket without a token: %v %v", resp, err)
 	}
-	c, _, err := dialer.Dial("ws://"+addr+"/ws", http.Header{"Authorization": {"Bearer writer"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.WriteMessage(gws.TextMessage, []byte(call)); err != nil {
-		t.Fatal(err)
-	}
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if _, b, err := c.ReadMessage(); err != nil || !strings.Contains(string(b), "written") {
+	if b, err := wsCallAs(t, "ws://"+addr+"/ws", "writer", call); err != nil || !strings.Contains(string(b), "written") {
 		t.Fatalf("WebSocket as writer: %v %s", err, b)
 	}
 	if seen.Load() < 5 {

@@ -93,13 +93,7 @@ func (b *boundTool) serve(t *testing.T, opts app.Options) *client {
 // wait returns the n of the next call that starts (5 s at most).
 func (b *boundTool) wait(t *testing.T) int {
 	t.Helper()
-	select {
-	case n := <-b.started:
-		return n
-	case <-time.After(5 * time.Second):
-		t.Fatal("no call started")
-		return 0
-	}
+	return testtools.Recv(t, b.started, 5*time.Second, "no call started")
 }
 
 // waitFor waits until call n starts, among the next max calls that start.
@@ -213,13 +207,8 @@ func TestBoundCancelNotBehindLongCall(t *testing.T) {
 	fillBound(c, 64)
 	b.waitFor(t, 1000, 65)
 	c.send(cancelOf(1000))
-	select {
-	case n := <-b.cancelled:
-		if n != 1000 {
-			t.Fatalf("call %d cancelled", n)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the cancellation did not reach the long call")
+	if n := testtools.Recv(t, b.cancelled, 5*time.Second, "the cancellation did not reach the long call"); n != 1000 {
+		t.Fatalf("call %d cancelled", n)
 	}
 	for range 64 { // a cancelled call is not answered
 		if id := responseID(t, c.recv()); id == "1000" {
@@ -363,13 +352,8 @@ func TestBoundGracefulStop(t *testing.T) {
 	b.waitFor(t, 2, 1)
 	b.let(2)
 	equalJSON(t, c.recv(), slowResult(2))
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("ServeConn did not return")
+	if err := testtools.Recv(t, done, 5*time.Second, "ServeConn did not return"); err != nil {
+		t.Fatal(err)
 	}
 	b.notStarted(t)
 	c.expectNothing()

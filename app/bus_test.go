@@ -16,6 +16,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
@@ -230,13 +231,8 @@ func TestBusForwardsClientResponses(t *testing.T) {
 	if out := b.HandleMessage(context.Background(), sb, []byte(`{"jsonrpc":"2.0","id":`+id+`,"result":{"action":"accept","content":{"n":"Ada"}}}`), nil); out != nil {
 		t.Fatalf("a response got an answer: %s", out)
 	}
-	select {
-	case n := <-got:
-		if n != `{"n":"Ada"}` {
-			t.Fatalf("the handler got %q", n)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the response forwarded through the bus never reached the handler")
+	if n := testtools.Recv(t, got, 5*time.Second, "the response forwarded through the bus never reached the handler"); n != `{"n":"Ada"}` {
+		t.Fatalf("the handler got %q", n)
 	}
 	if r := <-done; !strings.Contains(string(r), `"text":"ok"`) {
 		t.Fatalf("tools/call answered %s", r)
@@ -263,13 +259,8 @@ func TestBusForwardsCancellation(t *testing.T) {
 	go a.HandleMessage(context.Background(), sa, []byte(`{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"name":"block","arguments":{}}}`), nil)
 	<-started
 	handle(t, b, sb, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call-1"}}`, "")
-	select {
-	case err := <-cancelled:
-		if err == nil {
-			t.Fatal("the handler's context was not cancelled")
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the cancellation sent through b never reached the call on a")
+	if err := testtools.Recv(t, cancelled, 5*time.Second, "the cancellation sent through b never reached the call on a"); err == nil {
+		t.Fatal("the handler's context was not cancelled")
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/mocks"
 )
@@ -57,6 +58,19 @@ func newEngine(t *testing.T, opts app.Options, tools ...app.Tool) *app.Engine {
 	}
 	t.Cleanup(func() { e.Close() })
 	return e
+}
+
+// blockTool is the tool name: it answers answer once release is closed, or
+// fails with its context's error when that ends first.
+func blockTool(name, answer string, release <-chan struct{}) app.Tool {
+	return app.NewTool(func(ctx context.Context) (string, error) {
+		select {
+		case <-release:
+			return answer, nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}, app.WithName(name))
 }
 
 func addTool() app.Tool {
@@ -326,28 +340,13 @@ func TestPagination(t *testing.T) {
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New(), PageSize: 2}, tools...))
 	c.initialize("2025-11-25")
 	var names []string
-	cursor := ""
-	for page := 0; page < 5; page++ {
-		params := "{}"
-		if cursor != "" {
-			params = `{"cursor":"` + cursor + `"}`
-		}
-		var resp struct {
-			Result struct {
-				Tools      []struct{ Name string }
-				NextCursor string
-			}
-		}
-		if err := json.Unmarshal([]byte(c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":`+params+`}`)), &resp); err != nil {
-			t.Fatal(err)
-		}
-		for _, tl := range resp.Result.Tools {
+	listPages(t, c, "tools/list", func(result string) {
+		var page struct{ Tools []struct{ Name string } }
+		decodeJSON(t, result, &page)
+		for _, tl := range page.Tools {
 			names = append(names, tl.Name)
 		}
-		if cursor = resp.Result.NextCursor; cursor == "" {
-			break
-		}
-	}
+	})
 	if strings.Join(names, ",") != "a,b,c,d,e" {
 		t.Fatalf("pages gave %v", names)
 	}
@@ -367,13 +366,8 @@ func TestCancellation(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":"s1","method":"tools/call","params":{"name":"slow"}}`)
 	<-started
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s1","reason":"user"}}`)
-	select {
-	case err := <-stopped:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the handler's context was not cancelled")
+	if err := testtools.Recv(t, stopped, 5*time.Second, "the handler's context was not cancelled"); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
 	}
 	// no response for the cancelled request; the next one is answered
 	equalJSON(t, c.roundTrip(ping), pingResp)
@@ -469,14 +463,7 @@ func TestConcurrentCalls(t *testing.T) {
 
 func TestGracefulShutdownFinishesCalls(t *testing.T) {
 	release := make(chan struct{})
-	tool := app.NewTool(func(ctx context.Context) (string, error) {
-		select {
-		case <-release:
-			return "finished", nil
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-	}, app.WithName("job"))
+	tool := blockTool("job", "finished", release)
 	e := newEngine(t, app.Options{Validator: jsonschema.New()}, tool)
 	cl, s := memory.NewPipe()
 	ctx, cancel := context.WithCancel(context.Background())

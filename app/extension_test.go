@@ -12,6 +12,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // echoExtension adds "example/echo", which answers its params' text, and
@@ -226,9 +227,5 @@ func TestExtensionMethodCallRunsApart(t *testing.T) {
 	}
 	c.send(`{"jsonrpc":"2.0","id":3,"method":"example/slow","params":{"forever":true,` + meta2026 + `}}`)
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`)
-	select {
-	case <-cancelled:
-	case <-time.After(5 * time.Second):
-		t.Fatal("notifications/cancelled did not cancel the extension method")
-	}
+	testtools.Recv(t, cancelled, 5*time.Second, "notifications/cancelled did not cancel the extension method")
 }

@@ -429,14 +429,7 @@ func TestSameNumberIsSameID(t *testing.T) {
 	} {
 		t.Run(tc.first+" "+tc.second, func(t *testing.T) {
 			release := make(chan struct{})
-			block := app.NewTool(func(ctx context.Context) (string, error) {
-				select {
-				case <-release:
-					return "released", nil
-				case <-ctx.Done():
-					return "", ctx.Err()
-				}
-			}, app.WithName("block"))
+			block := blockTool("block", "released", release)
 			c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, block))
 			c.initialize("2025-11-25")
 			c.send(`{"jsonrpc":"2.0","id":` + tc.first + `,"method":"tools/call","params":{"name":"block"}}`)

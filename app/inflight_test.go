@@ -11,6 +11,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // gatedTool is the tool "slow": each call reports its n on started, then
@@ -56,16 +57,12 @@ func (g *gatedTool) serve(t *testing.T, opts app.Options) *client {
 	return c
 }
 
-// waitStarted returns the n of the next call that starts (5 s at most).
+// waitStarted returns the n of the next call that starts (30 s at most: a
+// wait, not a bound; a 20 MiB call under -race on a loaded machine takes
+// seconds).
 func (g *gatedTool) waitStarted(t *testing.T) int {
 	t.Helper()
-	select {
-	case n := <-g.started:
-		return n
-	case <-time.After(30 * time.Second): // a wait, not a bound: a 20 MiB call under -race on a loaded machine takes seconds
-		t.Fatal("no call started")
-		return 0
-	}
+	return testtools.Recv(t, g.started, 30*time.Second, "no call started")
 }
 
 // notStarted fails if a call starts within a short time.

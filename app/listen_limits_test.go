@@ -15,6 +15,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -22,23 +23,14 @@ func ackOf(id string) string {
 	return `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + id + `},"notifications":{"toolsListChanged":true}}}`
 }
 
-// wireError decodes a JSON-RPC error response (failing on anything else).
-type wireError struct {
-	ID    json.RawMessage `json:"id"`
-	Error struct {
-		Code    int            `json:"code"`
-		Message string         `json:"message"`
-		Data    map[string]any `json:"data"`
-	} `json:"error"`
-}
-
-func decodeError(t *testing.T, msg string) wireError {
+// decodeError decodes a JSON-RPC error response (failing on anything else).
+func decodeError(t *testing.T, msg string) rpcReply {
 	t.Helper()
-	var e wireError
-	if err := json.Unmarshal([]byte(msg), &e); err != nil || e.Error.Code == 0 {
+	r := decodeReply(t, msg)
+	if r.Error == nil || r.Error.Code == 0 {
 		t.Fatalf("not an error response: %s", msg)
 	}
-	return e
+	return r
 }
 
 // listenOK opens a tools listen stream with the given id and checks its
@@ -313,11 +305,7 @@ func TestListenStalledListenerDelaysNobody(t *testing.T) {
 		}
 		e.NotifyResourceUpdated("test://template/last/data")
 	}()
-	select {
-	case <-changed:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the notifiers are held up by a listener that does not read")
-	}
+	testtools.Recv(t, changed, 20*time.Second, "the notifiers are held up by a listener that does not read")
 	// The normal listener gets the changes, up to the last one: its
 	// queue is then empty (notices are written in the order they came).
 	for msgs := normal.waitFor(t, 2); !strings.Contains(msgs[len(msgs)-1], "test://template/last/data"); {
@@ -347,13 +335,8 @@ func TestListenStalledListenerDelaysNobody(t *testing.T) {
 	cancelS()
 	cancelN()
 	for _, d := range []chan []byte{doneS, doneN} {
-		select {
-		case resp := <-d:
-			if resp != nil {
-				t.Fatalf("response after cancellation: %s", resp)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("a listen request did not end when cancelled")
+		if resp := testtools.Recv(t, d, 10*time.Second, "a listen request did not end when cancelled"); resp != nil {
+			t.Fatalf("response after cancellation: %s", resp)
 		}
 	}
 	if n := len(stalled.written()); n != 2+q {
@@ -391,13 +374,8 @@ func TestListenEndsWhenWriteFails(t *testing.T) {
 		t.Fatalf("second listen: %s", resp)
 	}
 	e.RemoveTool("add") // its write fails
-	select {
-	case resp := <-done:
-		if resp != nil {
-			t.Fatalf("response on a lost stream: %s", resp)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the listen request did not end when its write failed")
+	if resp := testtools.Recv(t, done, 10*time.Second, "the listen request did not end when its write failed"); resp != nil {
+		t.Fatalf("response on a lost stream: %s", resp)
 	}
 	// the place is free again
 	ctx, cancel := context.WithCancel(context.Background())

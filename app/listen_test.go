@@ -13,6 +13,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 func listenReq(id, notifications string) string {
@@ -216,36 +217,35 @@ func (c *pipeConn) Close() error { return nil }
 
 func (c *pipeConn) recv(t *testing.T) string {
 	t.Helper()
-	select {
-	case m := <-c.out:
-		return m
-	case <-time.After(5 * time.Second):
-		t.Fatal("no message within 5 s")
-	}
-	return ""
+	return testtools.Recv(t, c.out, 5*time.Second, "no message within 5 s")
+}
+
+// serveListening serves a connection to an engine with a tool and opens a
+// listen stream ("4", tools/list_changed) on it, its acknowledgement
+// checked; cancel stops serving gracefully (it is also called when t
+// ends) and done gets what ServeConn returned.
+func serveListening(t *testing.T) (c *pipeConn, cancel context.CancelFunc, done <-chan error) {
+	t.Helper()
+	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool())
+	c = &pipeConn{in: make(chan []byte, 8), out: make(chan string, 8)}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	served := make(chan error, 1)
+	go func() { served <- e.ServeConn(ctx, c) }()
+	c.in <- []byte(listenReq("4", `{"toolsListChanged":true}`))
+	equalJSON(t, c.recv(t), `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":4},"notifications":{"toolsListChanged":true}}}`)
+	return c, cancel, served
 }
 
 // On a connection, a graceful stop (the serve context cancelled) is the
 // server ending the subscription: it answers the listen request with the
 // completion result, the last message, before ServeConn returns.
 func TestListenCompletesOnGracefulStop(t *testing.T) {
-	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool())
-	c := &pipeConn{in: make(chan []byte, 8), out: make(chan string, 8)}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- e.ServeConn(ctx, c) }()
-	c.in <- []byte(listenReq("4", `{"toolsListChanged":true}`))
-	equalJSON(t, c.recv(t), `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":4},"notifications":{"toolsListChanged":true}}}`)
+	c, cancel, done := serveListening(t)
 	cancel()
 	equalJSON(t, c.recv(t), listenDone("4"))
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("ServeConn: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("ServeConn did not return after a graceful stop")
+	if err := testtools.Recv(t, done, 5*time.Second, "ServeConn did not return after a graceful stop"); err != nil {
+		t.Fatalf("ServeConn: %v", err)
 	}
 	select {
 	case m := <-c.out:
@@ -257,22 +257,10 @@ func TestListenCompletesOnGracefulStop(t *testing.T) {
 // The peer going away (EOF) ends the subscription without a response:
 // that is a transport drop, not the server ending it.
 func TestListenNoResponseWhenPeerGone(t *testing.T) {
-	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool())
-	c := &pipeConn{in: make(chan []byte, 8), out: make(chan string, 8)}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- e.ServeConn(ctx, c) }()
-	c.in <- []byte(listenReq("4", `{"toolsListChanged":true}`))
-	c.recv(t) // the acknowledgement
+	c, cancel, done := serveListening(t)
 	close(c.in)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("ServeConn: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("ServeConn did not return after EOF")
+	if err := testtools.Recv(t, done, 5*time.Second, "ServeConn did not return after EOF"); err != nil {
+		t.Fatalf("ServeConn: %v", err)
 	}
 	cancel() // a stop after the peer went away changes nothing
 	select {

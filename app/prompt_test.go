@@ -20,14 +20,10 @@ import (
 // promptEngine is an engine with a prompt and a resource registry, holding ps.
 func promptEngine(t *testing.T, opts app.Options, ps ...app.Prompt) *app.Engine {
 	t.Helper()
-	opts.Info = domain.Implementation{Name: "srv", Version: "1"}
 	if opts.PromptRegistry == nil {
 		opts.PromptRegistry = memory.NewPromptRegistry()
 	}
-	if opts.ResourceRegistry == nil {
-		opts.ResourceRegistry = memory.NewResourceRegistry()
-	}
-	e := newEngine(t, opts)
+	e := resourceEngine(t, opts)
 	if err := e.AddPrompts(ps...); err != nil {
 		t.Fatal(err)
 	}
@@ -256,26 +252,13 @@ func TestPromptsPagination(t *testing.T) {
 	c := serve(t, promptEngine(t, app.Options{Validator: jsonschema.New(), PageSize: 2}, ps...))
 	c.initialize("2025-11-25")
 	var got []string
-	cursor := ""
-	for page := 0; page < 10; page++ {
-		params := `{}`
-		if cursor != "" {
-			params = `{"cursor":"` + cursor + `"}`
-		}
-		var out struct {
-			Result struct {
-				Prompts    []struct{ Name string }
-				NextCursor string
-			}
-		}
-		decodeJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"prompts/list","params":`+params+`}`), &out)
-		for _, p := range out.Result.Prompts {
+	listPages(t, c, "prompts/list", func(result string) {
+		var page struct{ Prompts []struct{ Name string } }
+		decodeJSON(t, result, &page)
+		for _, p := range page.Prompts {
 			got = append(got, p.Name)
 		}
-		if cursor = out.Result.NextCursor; cursor == "" {
-			break
-		}
-	}
+	})
 	if fmt.Sprint(got) != "[p0 p1 p2 p3 p4]" {
 		t.Fatalf("paged through %v", got)
 	}

@@ -18,6 +18,7 @@ import (
 
 // rpcReply is a JSON-RPC response as the limit tests look at it.
 type rpcReply struct {
+	ID     json.RawMessage `json:"id"`
 	Result json.RawMessage `json:"result"`
 	Error  *struct {
 		Code    int            `json:"code"`

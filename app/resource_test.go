@@ -157,32 +157,19 @@ func TestResourcesPagination(t *testing.T) {
 	c.initialize("2025-11-25")
 	for _, method := range []string{"resources/list", "resources/templates/list"} {
 		var got []string
-		cursor := ""
-		for page := 0; page < 10; page++ {
-			params := `{}`
-			if cursor != "" {
-				params = `{"cursor":"` + cursor + `"}`
+		listPages(t, c, method, func(result string) {
+			var page struct {
+				Resources []struct{ URI string }
+				Templates []struct{ URITemplate string } `json:"resourceTemplates"`
 			}
-			resp := c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":` + params + `}`)
-			var out struct {
-				Result struct {
-					Resources  []struct{ URI string }
-					Templates  []struct{ URITemplate string } `json:"resourceTemplates"`
-					NextCursor string
-				}
-			}
-			decodeJSON(t, resp, &out)
-			for _, r := range out.Result.Resources {
+			decodeJSON(t, result, &page)
+			for _, r := range page.Resources {
 				got = append(got, r.URI)
 			}
-			for _, r := range out.Result.Templates {
+			for _, r := range page.Templates {
 				got = append(got, r.URITemplate)
 			}
-			if out.Result.NextCursor == "" {
-				break
-			}
-			cursor = out.Result.NextCursor
-		}
+		})
 		if len(got) != 5 {
 			t.Fatalf("%s: paged through %v", method, got)
 		}
@@ -292,6 +279,29 @@ func TestResourceRegistrationErrors(t *testing.T) {
 	}
 	if err := e.AddResourceTemplate(app.NewResourceTemplate("x://t/{a}", "t", read)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// listPages calls method page after page (10 at most), passing each page's
+// result to page, until a page has no nextCursor.
+func listPages(t *testing.T, c *client, method string, page func(result string)) {
+	t.Helper()
+	cursor := ""
+	for range 10 {
+		params := `{}`
+		if cursor != "" {
+			params = `{"cursor":"` + cursor + `"}`
+		}
+		var out struct {
+			Result json.RawMessage
+		}
+		decodeJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`), &out)
+		var next struct{ NextCursor string }
+		decodeJSON(t, string(out.Result), &next)
+		page(string(out.Result))
+		if cursor = next.NextCursor; cursor == "" {
+			return
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 const abortMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
@@ -19,16 +20,19 @@ func callMsg(id int, tool string) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":` + string(b) + `,"method":"tools/call","params":{"name":"` + tool + `",` + abortMeta + `}}`)
 }
 
+// sendCall writes a call of tool, with id, to p.
+func sendCall(t *testing.T, ctx context.Context, p *memory.Pipe, id int, tool string) {
+	t.Helper()
+	if err := p.WriteMessage(ctx, callMsg(id, tool)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // readText reads one response and returns its first text block, or the
 // JSON-RPC error message.
 func readText(t *testing.T, c *memory.Pipe) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	raw, err := c.ReadMessage(ctx)
-	if err != nil {
-		t.Fatalf("read: %v", err)
-	}
+	raw := readNote(t, c)
 	var r struct {
 		Result *struct {
 			Content []struct{ Text string } `json:"content"`
@@ -36,14 +40,14 @@ func readText(t *testing.T, c *memory.Pipe) string {
 		} `json:"result"`
 		Error *struct{ Message string } `json:"error"`
 	}
-	if err := json.Unmarshal(raw, &r); err != nil {
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
 		t.Fatalf("%s: %v", raw, err)
 	}
 	switch {
 	case r.Error != nil:
 		return "error: " + r.Error.Message
 	case r.Result == nil || len(r.Result.Content) == 0:
-		return "empty: " + string(raw)
+		return "empty: " + raw
 	case r.Result.IsError:
 		return "isError: " + r.Result.Content[0].Text
 	}
@@ -103,12 +107,8 @@ func TestServerShutdownTimeoutCancelsOnlyItsOwnCalls(t *testing.T) {
 	defer ca.Close()
 	defer cb.Close()
 
-	if err := ca.WriteMessage(ctx, callMsg(1, "stuck")); err != nil {
-		t.Fatal(err)
-	}
-	if err := cb.WriteMessage(ctx, callMsg(1, "gate")); err != nil {
-		t.Fatal(err)
-	}
+	sendCall(t, ctx, ca, 1, "stuck")
+	sendCall(t, ctx, cb, 1, "gate")
 	waitFor(t, stuckStarted, "the stuck call to start")
 	waitFor(t, gateStarted, "the gate call to start")
 
@@ -127,9 +127,7 @@ func TestServerShutdownTimeoutCancelsOnlyItsOwnCalls(t *testing.T) {
 		t.Fatalf("B's call in flight answered %q, want %q (cancelled by A's shutdown?)", got, "released")
 	}
 	// B still serves new calls.
-	if err := cb.WriteMessage(ctx, callMsg(2, "alive")); err != nil {
-		t.Fatal(err)
-	}
+	sendCall(t, ctx, cb, 2, "alive")
 	if got := readText(t, cb); got != "alive" {
 		t.Fatalf("B's new call answered %q, want alive", got)
 	}
@@ -138,9 +136,7 @@ func TestServerShutdownTimeoutCancelsOnlyItsOwnCalls(t *testing.T) {
 	client, server := memory.NewPipe()
 	defer client.Close()
 	go engine.ServeConn(ctx, server)
-	if err := client.WriteMessage(ctx, callMsg(3, "alive")); err != nil {
-		t.Fatal(err)
-	}
+	sendCall(t, ctx, client, 3, "alive")
 	if got := readText(t, client); got != "alive" {
 		t.Fatalf("a new connection answered %q, want alive", got)
 	}
@@ -150,9 +146,7 @@ func TestServerShutdownTimeoutCancelsOnlyItsOwnCalls(t *testing.T) {
 	if err := srvC.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := cc.WriteMessage(ctx, callMsg(4, "alive")); err != nil {
-		t.Fatal(err)
-	}
+	sendCall(t, ctx, cc, 4, "alive")
 	if got := readText(t, cc); got != "alive" {
 		t.Fatalf("a new server answered %q, want alive", got)
 	}
@@ -190,9 +184,7 @@ func TestEngineAbortCancelsEveryServer(t *testing.T) {
 		if err := app.NewServer(engine, tr).Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.WriteMessage(ctx, callMsg(1, "wait")); err != nil {
-			t.Fatal(err)
-		}
+		sendCall(t, ctx, c, 1, "wait")
 	}
 	waitFor(t, started, "the first call")
 	waitFor(t, started, "the second call")
@@ -205,9 +197,5 @@ func TestEngineAbortCancelsEveryServer(t *testing.T) {
 
 func waitFor[T any](t *testing.T, ch <-chan T, what string) {
 	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-	}
+	testtools.Recv(t, ch, 10*time.Second, "timed out waiting for "+what)
 }

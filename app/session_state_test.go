@@ -48,9 +48,10 @@ func handle(t *testing.T, e *app.Engine, sess *app.Session, raw, want string) {
 	equalJSON(t, string(got), want)
 }
 
+// readNote reads the next message of p (10 s at most).
 func readNote(t *testing.T, p *memory.Pipe) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	m, err := p.ReadMessage(ctx)
 	if err != nil {

@@ -156,17 +156,8 @@ func TestWaitingCallEndsWhenTheClientGoes(t *testing.T) {
 		t.Fatalf("server request %s", method)
 	}
 	c.Close()
-	select {
-	case err := <-got:
-		if !errors.Is(err, app.ErrClientGone) {
-			t.Fatalf("the waiting call got %v, want ErrClientGone", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the waiting call did not end when its client went away")
+	if err := testtools.Recv(t, got, 10*time.Second, "the waiting call did not end when its client went away"); !errors.Is(err, app.ErrClientGone) {
+		t.Fatalf("the waiting call got %v, want ErrClientGone", err)
 	}
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("ServeConn did not return")
-	}
+	testtools.Recv(t, done, 10*time.Second, "ServeConn did not return")
 }

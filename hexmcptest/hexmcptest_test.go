@@ -17,6 +17,7 @@ import (
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/hexmcptest"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 var transports = []hexmcptest.Transport{hexmcptest.InMemory, hexmcptest.StreamableHTTP}
@@ -562,19 +563,9 @@ func TestCancellationReachesTheHandler(t *testing.T) {
 			}()
 			wait := func(what string, ch <-chan error) error {
 				t.Helper()
-				select {
-				case err := <-ch:
-					return err
-				case <-time.After(10 * time.Second):
-					t.Fatalf("%s: nothing within 10 s", what)
-				}
-				return nil
+				return testtools.Recv(t, ch, 10*time.Second, what+": nothing within 10 s")
 			}
-			select {
-			case <-started:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the handler did not start")
-			}
+			testtools.Recv(t, started, 10*time.Second, "the handler did not start")
 			cancel()
 			if err := wait("CallTool", done); !errors.Is(err, context.Canceled) {
 				t.Fatalf("CallTool = %v, want context.Canceled", err)

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
 
@@ -224,32 +223,11 @@ func TestErrorSpans(t *testing.T) {
 // checking the instrument's unit and buckets.
 func (r *rig) durations(t *testing.T) []metricdata.HistogramDataPoint[float64] {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := r.reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
+	dps, ok := histogramPoints(t, r.reader, "mcp.server.operation.duration")
+	if !ok {
+		t.Fatal("no mcp.server.operation.duration")
 	}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name != "mcp.server.operation.duration" {
-				continue
-			}
-			if sm.Scope.Name != mcpotel.ScopeName || m.Unit != "s" {
-				t.Errorf("scope %q unit %q, want %q and s", sm.Scope.Name, m.Unit, mcpotel.ScopeName)
-			}
-			h, ok := m.Data.(metricdata.Histogram[float64])
-			if !ok {
-				t.Fatalf("mcp.server.operation.duration is a %T, want a float64 histogram", m.Data)
-			}
-			for _, dp := range h.DataPoints {
-				if !slices.Equal(dp.Bounds, mcpotel.DurationBuckets) {
-					t.Errorf("bucket bounds %v, want %v", dp.Bounds, mcpotel.DurationBuckets)
-				}
-			}
-			return h.DataPoints
-		}
-	}
-	t.Fatal("no mcp.server.operation.duration")
-	return nil
+	return dps
 }
 
 // point returns the data point with exactly the attributes want.

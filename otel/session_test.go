@@ -27,13 +27,22 @@ import (
 // buckets.
 func sessionPoints(t *testing.T, reader *sdkmetric.ManualReader) []metricdata.HistogramDataPoint[float64] {
 	t.Helper()
+	dps, _ := histogramPoints(t, reader, "mcp.server.session.duration")
+	return dps
+}
+
+// histogramPoints collects the data points of the histogram name, checking
+// its scope, unit (seconds) and buckets ([mcpotel.DurationBuckets]); ok is
+// false when nothing was recorded in it.
+func histogramPoints(t *testing.T, reader *sdkmetric.ManualReader, name string) (dps []metricdata.HistogramDataPoint[float64], ok bool) {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
 	}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
-			if m.Name != "mcp.server.session.duration" {
+			if m.Name != name {
 				continue
 			}
 			if sm.Scope.Name != mcpotel.ScopeName || m.Unit != "s" {
@@ -41,17 +50,17 @@ func sessionPoints(t *testing.T, reader *sdkmetric.ManualReader) []metricdata.Hi
 			}
 			h, ok := m.Data.(metricdata.Histogram[float64])
 			if !ok {
-				t.Fatalf("mcp.server.session.duration is a %T, want a float64 histogram", m.Data)
+				t.Fatalf("%s is a %T, want a float64 histogram", name, m.Data)
 			}
 			for _, dp := range h.DataPoints {
 				if !slices.Equal(dp.Bounds, mcpotel.DurationBuckets) {
 					t.Errorf("bucket bounds %v, want %v", dp.Bounds, mcpotel.DurationBuckets)
 				}
 			}
-			return h.DataPoints
+			return h.DataPoints, true
 		}
 	}
-	return nil
+	return nil, false
 }
 
 func totalCount(dps []metricdata.HistogramDataPoint[float64]) uint64 {

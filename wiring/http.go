@@ -136,13 +136,7 @@ func NewHTTPServer(p HTTPServerParams) *mcphttp.Server {
 			}()
 			return nil
 		},
-		OnStop: func(ctx context.Context) error {
-			// Past the deadline (stopContext) this cancels this server's calls
-			// only; Core closes the engine itself.
-			sctx, cancel := stopContext(ctx)
-			defer cancel()
-			return cutOnSchedule(ctx, p.Engine, "HTTP", srv.Shutdown(sctx))
-		},
+		OnStop: stopTransport(p.Engine, "HTTP", srv.Shutdown),
 	})
 	return srv
 }

@@ -19,6 +19,7 @@ import (
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/redistest"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/wiring"
 )
@@ -43,23 +44,6 @@ func (g *gateBus) Publish(ctx context.Context, n ports.Notice) error {
 		return ctx.Err()
 	}
 	return g.NotificationBus.Publish(ctx, n)
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
 
 // A server whose bus does not answer (Redis down, and a bus that holds
@@ -90,7 +74,7 @@ func TestStartDoesNotWaitForTheBus(t *testing.T) {
 	for _, name := range []string{"a", "b", "c", "d", "e"} {
 		resources = append(resources, app.TextResource("test://"+name, name, "text"))
 	}
-	logs := &syncWriter{}
+	logs := &testtools.LockedBuffer{}
 	var h *mcphttp.Handler
 	var e *app.Engine
 	var fxApp *fx.App

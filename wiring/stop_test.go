@@ -11,6 +11,7 @@ import (
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/wiring"
 )
 
@@ -45,11 +46,7 @@ func TestStopCutsCallsOnSchedule(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	select {
-	case <-started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the call did not start")
-	}
+	testtools.Recv(t, started, 10*time.Second, "the call did not start")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	begin := time.Now()
@@ -59,12 +56,7 @@ func TestStopCutsCallsOnSchedule(t *testing.T) {
 	if took := time.Since(begin); took > 3*time.Second {
 		t.Fatalf("Stop took %v, past fx's deadline", took)
 	}
-	select {
-	case err := <-ended:
-		if err == nil {
-			t.Fatal("the call's context ended without an error")
-		}
-	case <-time.After(time.Second):
-		t.Fatal("the hanging call was not cancelled")
+	if err := testtools.Recv(t, ended, time.Second, "the hanging call was not cancelled"); err == nil {
+		t.Fatal("the call's context ended without an error")
 	}
 }

@@ -1,8 +1,6 @@
 package wiring
 
 import (
-	"context"
-
 	"go.uber.org/fx"
 
 	"github.com/hexmcp/hexmcp/adapters/websocket"
@@ -29,15 +27,7 @@ func NewWebSocketHandler(p WebSocketParams) *websocket.Handler {
 		o = *p.Options
 	}
 	h := websocket.NewHandler(p.Engine, o)
-	p.Lifecycle.Append(fx.Hook{
-		OnStop: func(ctx context.Context) error {
-			// Past the deadline (stopContext) this cancels this handler's calls
-			// only; Core closes the engine itself.
-			sctx, cancel := stopContext(ctx)
-			defer cancel()
-			return cutOnSchedule(ctx, p.Engine, "WebSocket", h.Shutdown(sctx))
-		},
-	})
+	p.Lifecycle.Append(fx.Hook{OnStop: stopTransport(p.Engine, "WebSocket", h.Shutdown)})
 	return h
 }
 

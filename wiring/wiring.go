@@ -195,19 +195,25 @@ func stopContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, d)
 }
 
-// cutOnSchedule is the result of a transport's stop hook whose Shutdown
-// returned err under stopContext: calls still running at that deadline
-// were cancelled, as the stop promises (a call waiting for a client's
-// answer that never comes is one), which is a stop on schedule, logged as
-// a warning, not a failure of the application's stop. Only fx's own
-// deadline passing (outer done) or another error fails the hook.
-func cutOnSchedule(outer context.Context, e *app.Engine, transport string, err error) error {
-	if err != nil && errors.Is(err, context.DeadlineExceeded) && outer.Err() == nil {
-		e.Logger().LogAttrs(outer, slog.LevelWarn, "hexmcp: calls still running at the stop deadline were cancelled",
-			slog.Any("transport", transport))
-		return nil
+// stopTransport is the stop hook of a transport whose Shutdown is
+// shutdown: it shuts down under stopContext, past whose deadline the
+// transport's calls still running are cancelled (Core closes the engine
+// itself). That cut is the stop on schedule (a call waiting for a
+// client's answer that never comes is one): logged as a warning, not a
+// failure of the application's stop. Only fx's own deadline passing or
+// another error fails the hook.
+func stopTransport(e *app.Engine, transport string, shutdown func(context.Context) error) func(context.Context) error {
+	return func(outer context.Context) error {
+		ctx, cancel := stopContext(outer)
+		defer cancel()
+		err := shutdown(ctx)
+		if err != nil && errors.Is(err, context.DeadlineExceeded) && outer.Err() == nil {
+			e.Logger().LogAttrs(outer, slog.LevelWarn, "hexmcp: calls still running at the stop deadline were cancelled",
+				slog.Any("transport", transport))
+			return nil
+		}
+		return err
 	}
-	return err
 }
 
 // supplyGroup supplies each item as a member of an fx value group.

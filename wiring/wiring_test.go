@@ -14,6 +14,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/mocks"
 	"github.com/hexmcp/hexmcp/wiring"
@@ -79,11 +80,7 @@ func TestClientGoneStopsApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	client.Close()
-	select {
-	case <-a.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the app did not shut down when the client went away")
-	}
+	testtools.Recv(t, a.Done(), 5*time.Second, "the app did not shut down when the client went away")
 	if err := a.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -179,11 +179,7 @@ func TestQueuedStreamBoundedInBytes(t *testing.T) {
 	s = newSSE(t, resp)
 	gl.shutGate()
 	close(start)
-	select {
-	case <-returned:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the tool did not return")
-	}
+	testtools.Recv(t, returned, 10*time.Second, "the tool did not return")
 	gl.openGate()
 
 	// The connection was dropped with m01 written: the rest did not fit

@@ -22,6 +22,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -482,18 +483,8 @@ func TestResumedPostStreamFollowedToItsResponse(t *testing.T) {
 		t.Fatalf("second event followed at b: %q, want the response", ev.data)
 	}
 	// After the response the stream ends.
-	rest := make(chan string, 1)
-	go func() {
-		b, _ := io.ReadAll(resp.Body)
-		rest <- string(b)
-	}()
-	select {
-	case r := <-rest:
-		if strings.Contains(r, "data:") {
-			t.Fatalf("after the response: %q", r)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the followed stream did not end after its response")
+	if r := testtools.ReadToEnd(t, resp.Body, 10*time.Second, "the followed stream did not end after its response"); strings.Contains(r, "data:") {
+		t.Fatalf("after the response: %q", r)
 	}
 }
 

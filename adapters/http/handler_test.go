@@ -389,12 +389,7 @@ type ioReader interface{ Read([]byte) (int, error) }
 
 func TestTooManyInFlight(t *testing.T) {
 	ev := newEnv(t, mcphttp.Options{MaxInFlightPerSession: 1})
-	sid := ev.initialize("2025-11-25")
-	done := make(chan *http.Response, 1)
-	go func() {
-		done <- mustDo(http.MethodPost, ev.url, callBody(2, "block", `{}`), sessHdr(sid, "2025-11-25"))
-	}()
-	ev.waitStarted()
+	sid, done := ev.blockedCall()
 	resp := ev.post(callBody(3, "echo", `{}`), sessHdr(sid, "2025-11-25"))
 	body := expect(t, resp, http.StatusTooManyRequests)
 	if resp.Header.Get("Retry-After") != "1" {
@@ -405,9 +400,7 @@ func TestTooManyInFlight(t *testing.T) {
 	}
 	// Notifications still get through: cancel the blocked call.
 	expect(t, ev.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`, sessHdr(sid, "2025-11-25")), http.StatusAccepted)
-	if err := ev.waitStopped(); !errors.Is(err, context.Canceled) {
-		t.Fatalf("tool stopped with %v", err)
-	}
+	ev.wantCancelled()
 	if b := expect(t, <-done, http.StatusAccepted); b != "" {
 		t.Fatalf("a cancelled request got %q", b)
 	}
@@ -526,7 +519,7 @@ func TestSharedStores(t *testing.T) {
 	}
 	resp.Body.Close()
 	b.releaseAll()
-	waitFor(t, func() bool {
+	testtools.Eventually(t, 10*time.Second, "the released call's answer on a resumed stream", func() bool {
 		r := request(t, context.Background(), http.MethodGet, a.url, "", mergeHdr(sessHdr(sid, "2025-06-18"), hdr{"Last-Event-ID": p.id}))
 		body := readAll(t, r)
 		return r.StatusCode == 200 && strings.Contains(body, `"id":4`) && strings.Contains(body, "released")
@@ -537,29 +530,11 @@ func TestSharedStores(t *testing.T) {
 	expect(t, a.post(callBody(5, "echo", `{}`), sessHdr(sid, "2025-06-18")), http.StatusNotFound)
 }
 
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10 s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestDeleteCancelsCalls(t *testing.T) {
 	ev := newEnv(t, mcphttp.Options{})
-	sid := ev.initialize("2025-11-25")
-	done := make(chan *http.Response, 1)
-	go func() {
-		done <- mustDo(http.MethodPost, ev.url, callBody(2, "block", `{}`), sessHdr(sid, "2025-11-25"))
-	}()
-	ev.waitStarted()
+	sid, done := ev.blockedCall()
 	expect(t, request(t, context.Background(), http.MethodDelete, ev.url, "", sessHdr(sid, "2025-11-25")), http.StatusNoContent)
-	if err := ev.waitStopped(); !errors.Is(err, context.Canceled) {
-		t.Fatalf("tool stopped with %v", err)
-	}
+	ev.wantCancelled()
 	expect(t, <-done, http.StatusNotFound)
 }
 

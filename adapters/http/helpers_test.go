@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -137,6 +138,29 @@ func (ev *env) waitStarted() {
 	case <-ev.started:
 	case <-time.After(10 * time.Second):
 		ev.t.Fatal("the blocking tool did not start")
+	}
+}
+
+// blockedCall opens a handshake-era session and calls the blocking tool
+// in it (id 2); it returns once the tool started, with the session and the
+// channel that gets the call's response.
+func (ev *env) blockedCall() (sid string, done <-chan *http.Response) {
+	ev.t.Helper()
+	sid = ev.initialize("2025-11-25")
+	resp := make(chan *http.Response, 1)
+	go func() {
+		resp <- mustDo(http.MethodPost, ev.url, callBody(2, "block", `{}`), sessHdr(sid, "2025-11-25"))
+	}()
+	ev.waitStarted()
+	return sid, resp
+}
+
+// wantCancelled waits for the blocking tool to stop, and fails the test
+// unless its context was cancelled.
+func (ev *env) wantCancelled() {
+	ev.t.Helper()
+	if err := ev.waitStopped(); !errors.Is(err, context.Canceled) {
+		ev.t.Fatalf("tool stopped with %v", err)
 	}
 }
 

@@ -202,13 +202,8 @@ func TestListenKeepAlive(t *testing.T) {
 			}
 		}
 	}()
-	select {
-	case err := <-found:
-		if err != nil {
-			t.Fatalf("stream ended without a keep-alive: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no keep-alive comment within 10 s")
+	if err := testtools.Recv(t, found, 10*time.Second, "no keep-alive comment within 10 s"); err != nil {
+		t.Fatalf("stream ended without a keep-alive: %v", err)
 	}
 	ev.h.CloseStreams()
 }
@@ -259,16 +254,8 @@ func TestListenKeepAliveFreesDeadPeer(t *testing.T) {
 		defer close(done)
 		h.ServeHTTP(w, listenRequest(1))
 	}()
-	select {
-	case <-w.first:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no acknowledgement")
-	}
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the stream of a peer that is gone was not ended")
-	}
+	testtools.Recv(t, w.first, 10*time.Second, "no acknowledgement")
+	testtools.Recv(t, done, 10*time.Second, "the stream of a peer that is gone was not ended")
 	// the same client (httptest's RemoteAddr) may listen again
 	rec := &streamRecorder{header: http.Header{}, wrote: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -516,11 +503,7 @@ func TestListenClientCancelGetsNoResponse(t *testing.T) {
 		}
 	}
 	cancel() // the client goes away
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the listen request did not end when the client went away")
-	}
+	testtools.Recv(t, done, 10*time.Second, "the listen request did not end when the client went away")
 	ev.h.CloseStreams()
 	if body := w.body(); strings.Contains(body, `"id":5`) || strings.Contains(body, `"result"`) {
 		t.Fatalf("response after the client cancelled: %q", body)

@@ -132,18 +132,8 @@ func TestFollowOfQuietPostStreamEnds(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("resume at b: %d", resp.StatusCode)
 	}
-	done := make(chan string, 1)
-	go func() {
-		b, _ := io.ReadAll(resp.Body)
-		done <- string(b)
-	}()
-	select {
-	case body := <-done:
-		if !strings.Contains(body, "retry:") || strings.Contains(body, `"id":2`) {
-			t.Fatalf("the quiet follow ended with %q, want an SSE retry field and no response", body)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the follow of a quiet POST stream never ended")
+	if body := testtools.ReadToEnd(t, resp.Body, 20*time.Second, "the follow of a quiet POST stream never ended"); !strings.Contains(body, "retry:") || strings.Contains(body, `"id":2`) {
+		t.Fatalf("the quiet follow ended with %q, want an SSE retry field and no response", body)
 	}
 }
 

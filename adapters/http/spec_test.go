@@ -373,16 +373,9 @@ func TestUnknownSessionDeletesNothing(t *testing.T) {
 // Handler.Abort ends them through the engine's sessions).
 func TestEngineAbortEndsSessionCalls(t *testing.T) {
 	ev := newEnv(t, mcphttp.Options{})
-	sid := ev.initialize("2025-11-25")
-	done := make(chan *http.Response, 1)
-	go func() {
-		done <- mustDo(http.MethodPost, ev.url, callBody(2, "block", `{}`), sessHdr(sid, "2025-11-25"))
-	}()
-	ev.waitStarted()
+	_, done := ev.blockedCall()
 	ev.e.Abort()
-	if err := ev.waitStopped(); !errors.Is(err, context.Canceled) {
-		t.Fatalf("tool stopped with %v", err)
-	}
+	ev.wantCancelled()
 	// Cancelled: no response.
 	if body := expect(t, <-done, http.StatusAccepted); body != "" {
 		t.Fatalf("body %q", body)

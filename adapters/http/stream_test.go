@@ -12,6 +12,7 @@ import (
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
@@ -71,7 +72,7 @@ func TestSecondGetStreamConflicts(t *testing.T) {
 	expect(t, second, http.StatusConflict)
 	resp.Body.Close()
 	// Once the first is gone, a new one may open.
-	waitFor(t, func() bool {
+	testtools.Eventually(t, 10*time.Second, "a new standalone stream once the first is gone", func() bool {
 		r := request(t, context.Background(), http.MethodGet, ev.url, "", sessHdr(sid, "2025-06-18"))
 		defer r.Body.Close()
 		return r.StatusCode == http.StatusOK

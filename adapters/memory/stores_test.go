@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
@@ -167,55 +168,28 @@ func newEvents(opts memory.EventStoreOptions) (*memory.EventStore, *porttest.Fak
 	return memory.NewEventStore(opts), c
 }
 
+// appendEvents appends n events to stream, whose data are the stream's
+// name and their index (s0, s1, …), and returns their ids.
 func appendEvents(t *testing.T, s ports.EventStore, stream string, n int) []string {
 	t.Helper()
-	ids := make([]string, n)
-	for i := range n {
-		id, err := s.Append(context.Background(), stream, fmt.Appendf(nil, "%s%d", stream, i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids[i] = id
+	datas := make([]string, n)
+	for i := range datas {
+		datas[i] = fmt.Sprintf("%s%d", stream, i)
 	}
-	return ids
-}
-
-// replay returns the data of the events after id.
-func replay(s ports.EventStore, id string) ([]string, error) {
-	var got []string
-	_, err := s.Replay(context.Background(), id, func(e ports.Event) error {
-		got = append(got, string(e.Data))
-		return nil
-	})
-	return got, err
-}
-
-func wantReplay(t *testing.T, s ports.EventStore, id string, want ...string) {
-	t.Helper()
-	got, err := replay(s, id)
-	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("Replay(%q) = %q, %v; want %q", id, got, err, want)
-	}
-}
-
-func wantNotFound(t *testing.T, s ports.EventStore, id string) {
-	t.Helper()
-	if got, err := replay(s, id); !errors.Is(err, ports.ErrEventNotFound) || got != nil {
-		t.Fatalf("Replay(%q) = %q, %v; want ErrEventNotFound", id, got, err)
-	}
+	return testtools.AppendEvents(t, s, stream, datas...)
 }
 
 func TestEventTrimming(t *testing.T) {
 	s, _ := newEvents(memory.EventStoreOptions{MaxEventsPerStream: 3})
-	ids := appendEvents(t, s, "s", 5) // keeps s2, s3, s4
-	wantNotFound(t, s, ids[0])        // s1 is gone: resuming would lose it
-	wantReplay(t, s, ids[1], "s2", "s3", "s4")
-	wantReplay(t, s, ids[2], "s3", "s4")
-	wantReplay(t, s, ids[4])
+	ids := appendEvents(t, s, "s", 5)    // keeps s2, s3, s4
+	testtools.WantNotFound(t, s, ids[0]) // s1 is gone: resuming would lose it
+	testtools.WantReplay(t, s, ids[1], "s2", "s3", "s4")
+	testtools.WantReplay(t, s, ids[2], "s3", "s4")
+	testtools.WantReplay(t, s, ids[4])
 	more := appendEvents(t, s, "s", 1)
-	wantNotFound(t, s, ids[1])
-	wantReplay(t, s, ids[2], "s3", "s4", "s0")
-	wantReplay(t, s, more[0])
+	testtools.WantNotFound(t, s, ids[1])
+	testtools.WantReplay(t, s, ids[2], "s3", "s4", "s0")
+	testtools.WantReplay(t, s, more[0])
 }
 
 func TestEventMaxStreams(t *testing.T) {
@@ -227,13 +201,13 @@ func TestEventMaxStreams(t *testing.T) {
 	if n := s.Len(); n != 2 {
 		t.Fatalf("Len = %d, want 2", n)
 	}
-	wantNotFound(t, s, b[0])
-	wantReplay(t, s, a[0], "a1", "a0")
-	wantReplay(t, s, c[0], "c1")
+	testtools.WantNotFound(t, s, b[0])
+	testtools.WantReplay(t, s, a[0], "a1", "a0")
+	testtools.WantReplay(t, s, c[0], "c1")
 	// A new stream under an evicted name does not answer the old ids.
 	appendEvents(t, s, "b", 3)
-	wantNotFound(t, s, b[0])
-	wantNotFound(t, s, a[0])
+	testtools.WantNotFound(t, s, b[0])
+	testtools.WantNotFound(t, s, a[0])
 }
 
 func TestEventTTL(t *testing.T) {
@@ -243,24 +217,24 @@ func TestEventTTL(t *testing.T) {
 	c.Advance(30 * time.Second)
 	recent := appendEvents(t, s, "s", 1)
 	c.Advance(30 * time.Second) // the first events are exactly a minute old: kept
-	wantReplay(t, s, old[0], "s1", "s2", "s0")
+	testtools.WantReplay(t, s, old[0], "s1", "s2", "s0")
 	c.Advance(time.Nanosecond)
-	wantNotFound(t, s, old[0])
-	wantNotFound(t, s, old[1])
-	wantReplay(t, s, old[2], "s0") // the event before the oldest kept: nothing lost
-	wantNotFound(t, s, other[0])   // a stream whose events have all expired is gone
+	testtools.WantNotFound(t, s, old[0])
+	testtools.WantNotFound(t, s, old[1])
+	testtools.WantReplay(t, s, old[2], "s0") // the event before the oldest kept: nothing lost
+	testtools.WantNotFound(t, s, other[0])   // a stream whose events have all expired is gone
 	if n := s.Len(); n != 1 {
 		t.Fatalf("Len = %d, want 1", n)
 	}
 	c.Advance(time.Minute)
-	wantNotFound(t, s, recent[0])
+	testtools.WantNotFound(t, s, recent[0])
 	if n := s.Len(); n != 0 {
 		t.Fatalf("Len = %d, want 0", n)
 	}
 	// Appending to an expired stream's name starts afresh.
 	fresh := appendEvents(t, s, "s", 2)
-	wantReplay(t, s, fresh[0], "s1")
-	wantNotFound(t, s, recent[0])
+	testtools.WantReplay(t, s, fresh[0], "s1")
+	testtools.WantNotFound(t, s, recent[0])
 }
 
 func TestEventDeleteStream(t *testing.T) {
@@ -269,12 +243,12 @@ func TestEventDeleteStream(t *testing.T) {
 	b := appendEvents(t, s, "b", 2)
 	_ = s.DeleteStream(context.Background(), "a")
 	_ = s.DeleteStream(context.Background(), "unknown")
-	wantNotFound(t, s, a[0])
-	wantReplay(t, s, b[0], "b1")
+	testtools.WantNotFound(t, s, a[0])
+	testtools.WantReplay(t, s, b[0], "b1")
 	again := appendEvents(t, s, "a", 2)
-	wantNotFound(t, s, a[0])
-	wantNotFound(t, s, a[1])
-	wantReplay(t, s, again[0], "a1")
+	testtools.WantNotFound(t, s, a[0])
+	testtools.WantNotFound(t, s, a[1])
+	testtools.WantReplay(t, s, again[0], "a1")
 	if n := s.Len(); n != 2 {
 		t.Fatalf("Len = %d, want 2", n)
 	}
@@ -291,10 +265,10 @@ func TestEventIDs(t *testing.T) {
 			t.Fatalf("two stores gave the same id %q", ids[i])
 		}
 	}
-	wantNotFound(t, s, otherIDs[0])
+	testtools.WantNotFound(t, s, otherIDs[0])
 	// Made-up ids near real ones.
 	for _, id := range []string{ids[0] + "x", ids[0] + ".1", "x" + ids[0], ids[0][:len(ids[0])-1] + "0", ids[0][:len(ids[0])-1] + "9", ids[0][:len(ids[0])-1] + "-1", ids[0][:len(ids[0])-1] + "18446744073709551615"} {
-		wantNotFound(t, s, id)
+		testtools.WantNotFound(t, s, id)
 	}
 	// A cancelled context stops a replay.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -335,7 +309,7 @@ func sized(t *testing.T, s *memory.EventStore, stream string, n, size int) []str
 // (see sized).
 func wantNames(t *testing.T, s ports.EventStore, id string, names ...string) {
 	t.Helper()
-	got, err := replay(s, id)
+	got, err := testtools.Replayed(s, id)
 	if err != nil {
 		t.Fatalf("Replay(%q): %v", id, err)
 	}
@@ -362,13 +336,13 @@ func TestEventMaxBytesPerStream(t *testing.T) {
 	ids := sized(t, s, "g/s", 5, 100) // keeps #2, #3, #4
 	other := sized(t, s, "g/t", 2, 100)
 	wantBytes(t, s, 5*one)
-	wantNotFound(t, s, ids[0])
+	testtools.WantNotFound(t, s, ids[0])
 	wantNames(t, s, ids[1], "g/s#2", "g/s#3", "g/s#4")
 	wantNames(t, s, ids[4])
 	wantNames(t, s, other[0], "g/t#1")
 	// A larger event drops as many old ones as it needs.
 	big := sized(t, s, "g/s", 1, 2*100+ports.EventOverhead)
-	wantNotFound(t, s, ids[2])
+	testtools.WantNotFound(t, s, ids[2])
 	wantNames(t, s, ids[3], "g/s#4", "g/s#0")
 	wantNames(t, s, big[0])
 	wantBytes(t, s, 3*one+2*one)
@@ -388,11 +362,11 @@ func TestEventMaxBytesPerGroup(t *testing.T) {
 	// s1 held a0 b0 a1 b1, then a2 and b2 dropped a0 and b0; one more
 	// drops a1, the oldest of the group, though it is of another stream.
 	sized(t, s, "s1/b", 1, 100)
-	wantNotFound(t, s, a[0])
+	testtools.WantNotFound(t, s, a[0])
 	wantNames(t, s, a[1], "s1/a#0")
 	wantNames(t, s, b[0], "s1/b#0", "s1/b#0", "s1/b#0")
 	sized(t, s, "s1/a", 1, 100) // drops b1
-	wantNotFound(t, s, b[0])
+	testtools.WantNotFound(t, s, b[0])
 	wantNames(t, s, b[1], "s1/b#0", "s1/b#0")
 	wantNames(t, s, a[1], "s1/a#0", "s1/a#0")
 	wantNames(t, s, x[0], "s2/x#1", "s2/x#2", "s2/x#3")
@@ -407,16 +381,16 @@ func TestEventMaxBytes(t *testing.T) {
 	c := sized(t, s, "c/1", 1, 100) // the oldest event of all goes: a#0
 	wantNames(t, s, a[0], "a/1#1", "a/1#2")
 	sized(t, s, "c/1", 1, 100) // a#1
-	wantNotFound(t, s, a[0])
+	testtools.WantNotFound(t, s, a[0])
 	wantNames(t, s, a[1], "a/1#2")
 	wantNames(t, s, b[0], "b/1#1")
 	sized(t, s, "c/1", 2, 100) // a#2, then b#0
-	wantNotFound(t, s, a[1])
+	testtools.WantNotFound(t, s, a[1])
 	wantNames(t, s, a[2]) // a stream whose events all went still resumes from its latest
 	wantNames(t, s, b[0], "b/1#1")
 	wantNames(t, s, c[0], "c/1#0", "c/1#0", "c/1#1")
 	sized(t, s, "c/1", 1, 100) // b#1
-	wantNotFound(t, s, b[0])
+	testtools.WantNotFound(t, s, b[0])
 	wantBytes(t, s, 5*one)
 	if n := s.Len(); n != 3 {
 		t.Fatalf("Len = %d, want 3", n)
@@ -440,8 +414,8 @@ func TestEventTooLargeNotKept(t *testing.T) {
 				t.Fatalf("id %q", big[0])
 			}
 			wantBytes(t, s, one) // g/o#0: g/s keeps nothing
-			wantNotFound(t, s, before[0])
-			wantNotFound(t, s, before[1])
+			testtools.WantNotFound(t, s, before[0])
+			testtools.WantNotFound(t, s, before[1])
 			wantNames(t, s, big[0])
 			after := sized(t, s, "g/s", 1, 100)
 			wantNames(t, s, big[0], "g/s#0")

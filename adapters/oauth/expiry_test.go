@@ -1,7 +1,6 @@
 package mcpoauth_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -106,15 +105,15 @@ func TestTokenExpiryEndsLongLivedExchanges(t *testing.T) {
 	if get.StatusCode != http.StatusOK {
 		t.Fatalf("GET stream: %d", get.StatusCode)
 	}
-	getEvents := dataLines(get.Body)
+	getEvents := testtools.SSEData(get.Body)
 
 	// A listen stream (2026-07-28), acknowledged.
 	listen := post(`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
 		map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"})
 	defer listen.Body.Close()
-	listenEvents := dataLines(listen.Body)
-	if first := next(t, listenEvents); !strings.Contains(first, "notifications/subscriptions/acknowledged") {
+	listenEvents := testtools.SSEData(listen.Body)
+	if first := testtools.NextData(t, listenEvents, 30*time.Second); !strings.Contains(first, "notifications/subscriptions/acknowledged") {
 		t.Fatalf("listen: %d %q", listen.StatusCode, first)
 	}
 
@@ -160,35 +159,4 @@ func TestTokenExpiryEndsLongLivedExchanges(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Code != 4401 {
 		t.Fatalf("the connection of the expired token: %s, %v; want close 4401", msg, err)
 	}
-}
-
-// dataLines reads the data fields of an SSE stream until it ends; the
-// channel is closed then.
-func dataLines(r io.Reader) <-chan string {
-	ch := make(chan string, 16)
-	go func() {
-		defer close(ch)
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data:"); ok {
-				ch <- strings.TrimSpace(d)
-			}
-		}
-	}()
-	return ch
-}
-
-// next returns the next data of an SSE stream, waiting at most 30 s.
-func next(t *testing.T, ch <-chan string) string {
-	t.Helper()
-	select {
-	case d, ok := <-ch:
-		if !ok {
-			t.Fatal("the stream ended")
-		}
-		return d
-	case <-time.After(30 * time.Second):
-		t.Fatal("no event in 30 s")
-	}
-	return ""
 }

@@ -52,29 +52,12 @@ func checkMetadataDocument(t *testing.T, raw []byte, want map[string]any) {
 		}
 	}
 	// bearer_methods_supported: values among header, body, query.
-	if bm, ok := doc["bearer_methods_supported"]; ok {
-		list, ok := bm.([]any)
-		if !ok {
-			t.Fatalf("bearer_methods_supported: %v", bm)
-		}
-		for _, m := range list {
-			if m != "header" && m != "body" && m != "query" {
-				t.Fatalf("bearer method %v", m)
-			}
-		}
-	}
+	eachListed(t, doc, "bearer_methods_supported", func(m any) bool { return m == "header" || m == "body" || m == "query" })
 	// scopes_supported: an array of scope tokens.
-	if ss, ok := doc["scopes_supported"]; ok {
-		list, ok := ss.([]any)
-		if !ok {
-			t.Fatalf("scopes_supported: %v", ss)
-		}
-		for _, s := range list {
-			if str, ok := s.(string); !ok || str == "" || strings.ContainsAny(str, ` "\`) {
-				t.Fatalf("scope %v", s)
-			}
-		}
-	}
+	eachListed(t, doc, "scopes_supported", func(s any) bool {
+		str, ok := s.(string)
+		return ok && str != "" && !strings.ContainsAny(str, ` "\`)
+	})
 	// Human-readable and page members are strings.
 	for _, k := range []string{"resource_name", "resource_documentation", "resource_policy_uri", "resource_tos_uri"} {
 		if v, ok := doc[k]; ok {
@@ -85,6 +68,25 @@ func checkMetadataDocument(t *testing.T, raw []byte, want map[string]any) {
 	}
 	if !reflect.DeepEqual(doc, want) {
 		t.Fatalf("document %s, want %v", raw, want)
+	}
+}
+
+// eachListed fails t unless doc's member key, when present, is an array
+// whose every value is valid.
+func eachListed(t *testing.T, doc map[string]any, key string, valid func(any) bool) {
+	t.Helper()
+	v, ok := doc[key]
+	if !ok {
+		return
+	}
+	list, ok := v.([]any)
+	if !ok {
+		t.Fatalf("%s: %v", key, v)
+	}
+	for _, e := range list {
+		if !valid(e) {
+			t.Fatalf("%s: value %v", key, e)
+		}
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/redistest"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
@@ -120,17 +121,11 @@ func (r *recorder) has(id string) bool {
 	return false
 }
 
-// eventually polls ok for 30 s (a deadline for what must happen, not a
-// measure of its speed).
+// eventually polls ok for hangGuard (a deadline for what must happen, not
+// a measure of its speed).
 func eventually(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30 s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testtools.Eventually(t, hangGuard, what, ok)
 }
 
 func tick(id string) ports.Notice {

@@ -51,25 +51,9 @@ func events(t *testing.T, c redis.UniversalClient, opts mcpredis.EventStoreOptio
 	return s
 }
 
-// waitFor polls cond until it holds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func waitWake(t *testing.T, what string, wake <-chan struct{}) {
 	t.Helper()
-	select {
-	case <-wake:
-	case <-time.After(hangGuard):
-		t.Fatalf("no wake: %s", what)
-	}
+	testtools.Recv(t, wake, hangGuard, "no wake: "+what)
 }
 
 func drain(wake <-chan struct{}) {
@@ -89,45 +73,6 @@ func subscribers(t *testing.T, c redis.UniversalClient, prefix, stream string) i
 		return -1
 	}
 	return n[ch]
-}
-
-func appendAll(t *testing.T, s ports.EventStore, stream string, datas ...string) []string {
-	t.Helper()
-	ids := make([]string, len(datas))
-	for i, d := range datas {
-		id, err := s.Append(context.Background(), stream, []byte(d))
-		if err != nil {
-			t.Fatalf("Append: %v", err)
-		}
-		ids[i] = id
-	}
-	return ids
-}
-
-// replayed replays after id and returns the data seen, or the error.
-func replayed(s ports.EventStore, id string) ([]string, error) {
-	var got []string
-	_, err := s.Replay(context.Background(), id, func(e ports.Event) error {
-		got = append(got, string(e.Data))
-		return nil
-	})
-	return got, err
-}
-
-func wantReplay(t *testing.T, s ports.EventStore, id string, want ...string) {
-	t.Helper()
-	got, err := replayed(s, id)
-	if err != nil || strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Fatalf("Replay(%q) = %q, %v; want %q", id, got, err, want)
-	}
-}
-
-func wantNotFound(t *testing.T, s ports.EventStore, id string) {
-	t.Helper()
-	got, err := replayed(s, id)
-	if !errors.Is(err, ports.ErrEventNotFound) || len(got) != 0 {
-		t.Fatalf("Replay(%q) = %q, %v; want ErrEventNotFound and nothing", id, got, err)
-	}
 }
 
 // The Redis event store passes the contract of every event store against a
@@ -167,13 +112,13 @@ func TestEventStoreShared(t *testing.T) {
 func TestEventIDs(t *testing.T) {
 	srv := redistest.Start(t)
 	s := events(t, client(t, srv), mcpredis.EventStoreOptions{})
-	ids := appendAll(t, s, "a/b:c d", "1", "2")
+	ids := testtools.AppendEvents(t, s, "a/b:c d", "1", "2")
 	for _, id := range ids {
 		if strings.Trim(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != "" {
 			t.Fatalf("id %q has characters outside [A-Za-z0-9._-]", id)
 		}
 	}
-	wantReplay(t, s, ids[0], "2")
+	testtools.WantReplay(t, s, ids[0], "2")
 	parts := strings.Split(ids[0], ".")
 	if len(parts) != 3 {
 		t.Fatalf("id %q is not epoch.generation.seq", ids[0])
@@ -188,7 +133,7 @@ func TestEventIDs(t *testing.T) {
 		parts[0] + "." + parts[1] + ".1.1",
 		parts[0] + "." + parts[1] + ".99999999999999999999",
 	} {
-		wantNotFound(t, s, bad)
+		testtools.WantNotFound(t, s, bad)
 	}
 }
 
@@ -200,13 +145,13 @@ func TestEventGroupBudget(t *testing.T) {
 	const group = 64 << 10
 	s := events(t, client(t, srv), mcpredis.EventStoreOptions{MaxBytesPerGroup: group, MaxBytes: 1 << 20})
 	ctx := context.Background()
-	quiet := appendAll(t, s, "quiet/s", "q0", "q1", "q2")
+	quiet := testtools.AppendEvents(t, s, "quiet/s", "q0", "q1", "q2")
 	big := strings.Repeat("x", 2<<10)
 	var loud []string
 	for i := range 200 {
-		loud = append(loud, appendAll(t, s, fmt.Sprintf("loud/%d", i%2), fmt.Sprintf("%d%s", i, big))...)
+		loud = append(loud, testtools.AppendEvents(t, s, fmt.Sprintf("loud/%d", i%2), fmt.Sprintf("%d%s", i, big))...)
 	}
-	wantReplay(t, s, quiet[0], "q1", "q2")
+	testtools.WantReplay(t, s, quiet[0], "q1", "q2")
 	// The loud session kept what fits in its budget: its latest events.
 	per := int64(len(big) + 3 + ports.EventOverhead)
 	bytes, err := s.Bytes(ctx)
@@ -217,10 +162,10 @@ func TestEventGroupBudget(t *testing.T) {
 	if loudBytes := bytes - quietBytes; loudBytes > group || loudBytes < group-per {
 		t.Fatalf("the loud session holds %d bytes, want at most %d and within one event of it", loudBytes, group)
 	}
-	wantNotFound(t, s, loud[0])
-	wantNotFound(t, s, loud[1])
+	testtools.WantNotFound(t, s, loud[0])
+	testtools.WantNotFound(t, s, loud[1])
 	// loud[197] is on stream loud/1, whose next event is loud[199].
-	wantReplay(t, s, loud[197], fmt.Sprintf("199%s", big))
+	testtools.WantReplay(t, s, loud[197], fmt.Sprintf("199%s", big))
 }
 
 // The store budget drops the oldest events of the whole store first, and
@@ -235,7 +180,7 @@ func TestEventStoreBudget(t *testing.T) {
 	data := func(g, i int) string { return fmt.Sprintf("%d_%d_%s", g, i, strings.Repeat("y", size-4)) }
 	for g := range 10 {
 		for i := range 4 {
-			ids[g] = append(ids[g], appendAll(t, s, fmt.Sprintf("g%d", g), data(g, i))...)
+			ids[g] = append(ids[g], testtools.AppendEvents(t, s, fmt.Sprintf("g%d", g), data(g, i))...)
 			if b, err := s.Bytes(ctx); err != nil || b > max {
 				t.Fatalf("the store holds %d bytes (%v), more than %d", b, err, max)
 			}
@@ -248,12 +193,12 @@ func TestEventStoreBudget(t *testing.T) {
 	}
 	for g := range 3 {
 		for i := range 3 {
-			wantNotFound(t, s, ids[g][i])
+			testtools.WantNotFound(t, s, ids[g][i])
 		}
-		wantReplay(t, s, ids[g][3]) // the latest resumes, with nothing
+		testtools.WantReplay(t, s, ids[g][3]) // the latest resumes, with nothing
 	}
 	for g := 3; g < 10; g++ {
-		wantReplay(t, s, ids[g][0], data(g, 1), data(g, 2), data(g, 3))
+		testtools.WantReplay(t, s, ids[g][0], data(g, 1), data(g, 2), data(g, 3))
 	}
 }
 
@@ -263,20 +208,20 @@ func TestEventStoreBudget(t *testing.T) {
 func TestEventStreamBounds(t *testing.T) {
 	srv := redistest.Start(t)
 	s := events(t, client(t, srv), mcpredis.EventStoreOptions{MaxEventsPerStream: 5, MaxBytesPerStream: 4 << 10})
-	ids := appendAll(t, s, "s", "0", "1", "2", "3", "4", "5", "6", "7")
-	wantReplay(t, s, ids[2], "3", "4", "5", "6", "7")
-	wantNotFound(t, s, ids[1])
+	ids := testtools.AppendEvents(t, s, "s", "0", "1", "2", "3", "4", "5", "6", "7")
+	testtools.WantReplay(t, s, ids[2], "3", "4", "5", "6", "7")
+	testtools.WantNotFound(t, s, ids[1])
 
 	big := strings.Repeat("z", 1500)
-	ids = appendAll(t, s, "b", "a", big, big, big)
-	wantNotFound(t, s, ids[0]) // 3 × 1628 bytes > 4 KiB: the first big one went
-	wantReplay(t, s, ids[1], big, big)
+	ids = testtools.AppendEvents(t, s, "b", "a", big, big, big)
+	testtools.WantNotFound(t, s, ids[0]) // 3 × 1628 bytes > 4 KiB: the first big one went
+	testtools.WantReplay(t, s, ids[1], big, big)
 
 	huge := strings.Repeat("h", 5<<10)
-	ids = appendAll(t, s, "h", "a", "b", huge, "c")
-	wantNotFound(t, s, ids[0])
-	wantNotFound(t, s, ids[1])
-	wantReplay(t, s, ids[2], "c")
+	ids = testtools.AppendEvents(t, s, "h", "a", "b", huge, "c")
+	testtools.WantNotFound(t, s, ids[0])
+	testtools.WantNotFound(t, s, ids[1])
+	testtools.WantReplay(t, s, ids[2], "c")
 }
 
 // Past MaxStreams, a new stream evicts the least recently appended one.
@@ -284,17 +229,17 @@ func TestEventMaxStreams(t *testing.T) {
 	srv := redistest.Start(t)
 	s := events(t, client(t, srv), mcpredis.EventStoreOptions{MaxStreams: 3})
 	ctx := context.Background()
-	one := appendAll(t, s, "one", "1a")
-	two := appendAll(t, s, "two", "2a")
-	appendAll(t, s, "three", "3a")
-	appendAll(t, s, "one", "1b")
-	four := appendAll(t, s, "four", "4a", "4b")
+	one := testtools.AppendEvents(t, s, "one", "1a")
+	two := testtools.AppendEvents(t, s, "two", "2a")
+	testtools.AppendEvents(t, s, "three", "3a")
+	testtools.AppendEvents(t, s, "one", "1b")
+	four := testtools.AppendEvents(t, s, "four", "4a", "4b")
 	if n, err := s.Len(ctx); err != nil || n != 3 {
 		t.Fatalf("Len = %d, %v; want 3", n, err)
 	}
-	wantNotFound(t, s, two[0])
-	wantReplay(t, s, one[0], "1b")
-	wantReplay(t, s, four[0], "4b")
+	testtools.WantNotFound(t, s, two[0])
+	testtools.WantReplay(t, s, one[0], "1b")
+	testtools.WantReplay(t, s, four[0], "4b")
 }
 
 // Expiry follows the Clock: events older than TTL go (a replay that needs
@@ -305,17 +250,17 @@ func TestEventExpiry(t *testing.T) {
 	const ttl = 10 * time.Minute
 	s := events(t, client(t, srv), mcpredis.EventStoreOptions{TTL: ttl, Clock: clock})
 	ctx := context.Background()
-	early := appendAll(t, s, "s", "e0", "e1")
-	idle := appendAll(t, s, "idle", "i0", "i1")
+	early := testtools.AppendEvents(t, s, "s", "e0", "e1")
+	idle := testtools.AppendEvents(t, s, "idle", "i0", "i1")
 	clock.Advance(ttl / 2)
-	late := appendAll(t, s, "s", "e2")
+	late := testtools.AppendEvents(t, s, "s", "e2")
 	clock.Advance(ttl / 2) // e0, e1 and the idle stream are TTL old, not older
-	wantReplay(t, s, early[0], "e1", "e2")
-	wantReplay(t, s, idle[0], "i1")
+	testtools.WantReplay(t, s, early[0], "e1", "e2")
+	testtools.WantReplay(t, s, idle[0], "i1")
 	clock.Advance(time.Millisecond)
-	wantNotFound(t, s, early[0])     // needs e1, expired
-	wantReplay(t, s, early[1], "e2") // needs e2, still kept
-	wantNotFound(t, s, idle[1])      // the idle stream expired
+	testtools.WantNotFound(t, s, early[0])     // needs e1, expired
+	testtools.WantReplay(t, s, early[1], "e2") // needs e2, still kept
+	testtools.WantNotFound(t, s, idle[1])      // the idle stream expired
 	if n, err := s.Len(ctx); err != nil || n != 1 {
 		t.Fatalf("Len = %d, %v; want 1 (the idle stream expired)", n, err)
 	}
@@ -327,8 +272,8 @@ func TestEventExpiry(t *testing.T) {
 		t.Fatalf("Bytes = %d, %v; want 0", b, err)
 	}
 	// A new stream of an expired one's name does not revive its ids.
-	appendAll(t, s, "s", "n0", "n1")
-	wantNotFound(t, s, late[0])
+	testtools.AppendEvents(t, s, "s", "n0", "n1")
+	testtools.WantNotFound(t, s, late[0])
 }
 
 // A replay of several pages that loses the events of its next page (the
@@ -337,8 +282,8 @@ func TestEventReplayPages(t *testing.T) {
 	srv := redistest.Start(t)
 	s := events(t, client(t, srv), mcpredis.EventStoreOptions{ReplayPageBytes: 1})
 	ctx := context.Background()
-	ids := appendAll(t, s, "p", "0", "1", "2", "3")
-	wantReplay(t, s, ids[0], "1", "2", "3")
+	ids := testtools.AppendEvents(t, s, "p", "0", "1", "2", "3")
+	testtools.WantReplay(t, s, ids[0], "1", "2", "3")
 	var got []string
 	_, err := s.Replay(ctx, ids[0], func(e ports.Event) error {
 		got = append(got, string(e.Data))
@@ -351,7 +296,7 @@ func TestEventReplayPages(t *testing.T) {
 		t.Fatalf("Replay with the stream deleted after its first page = %q, %v; want [1] and ErrEventNotFound", got, err)
 	}
 	// Events appended during a replay are left to the next one.
-	ids = appendAll(t, s, "q", "0", "1")
+	ids = testtools.AppendEvents(t, s, "q", "0", "1")
 	got = nil
 	_, err = s.Replay(ctx, ids[0], func(e ports.Event) error {
 		got = append(got, string(e.Data))
@@ -398,7 +343,7 @@ func TestEventStoreRedisDown(t *testing.T) {
 	srv := redistest.Start(t)
 	s := events(t, client(t, srv), mcpredis.EventStoreOptions{Timeout: 300 * time.Millisecond})
 	ctx := context.Background()
-	ids := appendAll(t, s, "s", "0", "1")
+	ids := testtools.AppendEvents(t, s, "s", "0", "1")
 	srv.Stop()
 	if _, err := s.Append(ctx, "s", []byte("x")); err == nil || !strings.HasPrefix(err.Error(), "hexmcp: mcpredis: ") {
 		t.Fatalf("Append with Redis down = %v, want a mcpredis error", err)
@@ -406,7 +351,7 @@ func TestEventStoreRedisDown(t *testing.T) {
 	if _, _, err := s.AppendOnce(ctx, "s", "k", []byte("x")); err == nil {
 		t.Fatal("AppendOnce with Redis down succeeded")
 	}
-	if _, err := replayed(s, ids[0]); err == nil || errors.Is(err, ports.ErrEventNotFound) {
+	if _, err := testtools.Replayed(s, ids[0]); err == nil || errors.Is(err, ports.ErrEventNotFound) {
 		t.Fatalf("Replay with Redis down = %v, want an error other than ErrEventNotFound", err)
 	}
 	if err := s.DeleteStream(ctx, "s"); err == nil {
@@ -417,14 +362,14 @@ func TestEventStoreRedisDown(t *testing.T) {
 	}
 	srv.Restart(t)
 	var fresh string
-	waitFor(t, "an Append after Redis came back", func() bool {
+	eventually(t, "an Append after Redis came back", func() bool {
 		id, err := s.Append(ctx, "s", []byte("a"))
 		fresh = id
 		return err == nil
 	})
-	wantNotFound(t, s, ids[0])
-	more := appendAll(t, s, "s", "b")
-	wantReplay(t, s, fresh, "b")
+	testtools.WantNotFound(t, s, ids[0])
+	more := testtools.AppendEvents(t, s, "s", "b")
+	testtools.WantReplay(t, s, fresh, "b")
 	if more[0] == ids[1] || fresh == ids[0] {
 		t.Fatalf("ids after the restart (%q, %q) repeat ids from before (%q)", fresh, more[0], ids)
 	}
@@ -438,18 +383,18 @@ func TestEventWatchOwnStream(t *testing.T) {
 	// Each subscription woke its watcher once it took effect; after
 	// them, only messages do.
 	_, a, wx, wy := watchXY(t, c, client(t, srv), c)
-	appendAll(t, a, "y", "1")
+	testtools.AppendEvents(t, a, "y", "1")
 	waitWake(t, "an append to y", wy)
 	// Messages are delivered in order: once the second one of y is, the
 	// first was handled whole.
-	appendAll(t, a, "y", "2")
+	testtools.AppendEvents(t, a, "y", "2")
 	waitWake(t, "a second append to y", wy)
 	select {
 	case <-wx:
 		t.Fatal("appends to y woke x's watcher")
 	default:
 	}
-	appendAll(t, a, "x", "1")
+	testtools.AppendEvents(t, a, "x", "1")
 	waitWake(t, "an append to x", wx)
 	// DeleteStream wakes the watchers too (their replay sees it gone).
 	if err := a.DeleteStream(context.Background(), "x"); err != nil {
@@ -469,23 +414,23 @@ func TestEventWatchSubscriptions(t *testing.T) {
 	_, stop1 := s.Watch("x")
 	_, stop2 := s.Watch("x")
 	_, stopY := s.Watch("y")
-	waitFor(t, "x's and y's subscriptions", func() bool { return subscribers(t, c, prefix, "x") == 1 && subscribers(t, c, prefix, "y") == 1 })
+	eventually(t, "x's and y's subscriptions", func() bool { return subscribers(t, c, prefix, "x") == 1 && subscribers(t, c, prefix, "y") == 1 })
 	stop1()
 	stop1()
 	stopY()
-	waitFor(t, "y's unsubscription", func() bool { return subscribers(t, c, prefix, "y") == 0 })
+	eventually(t, "y's unsubscription", func() bool { return subscribers(t, c, prefix, "y") == 0 })
 	if n := subscribers(t, c, prefix, "x"); n != 1 {
 		t.Fatalf("x has %d subscribers while one watcher is left", n)
 	}
 	stop2()
-	waitFor(t, "x's unsubscription", func() bool { return subscribers(t, c, prefix, "x") == 0 })
+	eventually(t, "x's unsubscription", func() bool { return subscribers(t, c, prefix, "x") == 0 })
 	_, stopZ := s.Watch("z")
 	defer stopZ()
-	waitFor(t, "z's subscription", func() bool { return subscribers(t, c, prefix, "z") == 1 })
+	eventually(t, "z's subscription", func() bool { return subscribers(t, c, prefix, "z") == 1 })
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the connection to close", func() bool { return subscribers(t, c, prefix, "z") == 0 })
+	eventually(t, "the connection to close", func() bool { return subscribers(t, c, prefix, "z") == 0 })
 	if err := s.Close(); err != nil {
 		t.Fatalf("a second Close = %v", err)
 	}
@@ -493,7 +438,7 @@ func TestEventWatchSubscriptions(t *testing.T) {
 	// still stores.
 	w, stop := s.Watch("z")
 	stop()
-	appendAll(t, s, "z", "1")
+	testtools.AppendEvents(t, s, "z", "1")
 	select {
 	case <-w:
 		t.Fatal("a watcher made after Close was woken")
@@ -519,7 +464,7 @@ func TestEventWatchOverflow(t *testing.T) {
 	// A watcher is free again.
 	_, stopZ := s.Watch("z")
 	defer stopZ()
-	waitFor(t, "z's subscription", func() bool { return subscribers(t, c, prefix, "z") == 1 })
+	eventually(t, "z's subscription", func() bool { return subscribers(t, c, prefix, "z") == 1 })
 }
 
 // Redis restarted: every watcher wakes once the Pub/Sub link is back (what
@@ -534,9 +479,9 @@ func TestEventWatchAfterRestart(t *testing.T) {
 	srv.Restart(t)
 	waitWake(t, "x's watcher after the restart", wx)
 	waitWake(t, "y's watcher after the restart", wy)
-	waitFor(t, "the subscriptions again", func() bool { return subscribers(t, c, prefix, "x") == 1 && subscribers(t, c, prefix, "y") == 1 })
+	eventually(t, "the subscriptions again", func() bool { return subscribers(t, c, prefix, "x") == 1 && subscribers(t, c, prefix, "y") == 1 })
 	drain(wx)
-	waitFor(t, "an Append after Redis came back", func() bool {
+	eventually(t, "an Append after Redis came back", func() bool {
 		_, err := a.Append(context.Background(), "x", []byte("1"))
 		return err == nil
 	})
@@ -610,7 +555,7 @@ func watchXY(t *testing.T, c, ca, cb redis.UniversalClient) (prefix string, a *m
 	t.Cleanup(stopX)
 	wy, stopY := b.Watch("y")
 	t.Cleanup(stopY)
-	waitFor(t, "the subscriptions", func() bool { return subscribers(t, c, prefix, "x") == 1 && subscribers(t, c, prefix, "y") == 1 })
+	eventually(t, "the subscriptions", func() bool { return subscribers(t, c, prefix, "x") == 1 && subscribers(t, c, prefix, "y") == 1 })
 	waitWake(t, "x's subscription", wx)
 	waitWake(t, "y's subscription", wy)
 	return prefix, a, wx, wy

@@ -116,13 +116,8 @@ func TestServeOverPipes(t *testing.T) {
 	if got := recv(); got != `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"done"}]}}` {
 		t.Fatal(got)
 	}
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Serve did not return on EOF")
+	if err := testtools.Recv(t, served, 5*time.Second, "Serve did not return on EOF"); err != nil {
+		t.Fatal(err)
 	}
 }
 

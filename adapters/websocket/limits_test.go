@@ -3,7 +3,6 @@ package websocket
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -64,19 +63,7 @@ func TestSendQueueBytes(t *testing.T) {
 	}
 
 	// What the network held arrives, then the close frame.
-	received := 0
-	_ = mute.SetReadDeadline(time.Now().Add(testDeadline))
-	for {
-		_, _, err := mute.ReadMessage()
-		if err != nil {
-			var ce *gws.CloseError
-			if !errors.As(err, &ce) || ce.Code != gws.CloseTryAgainLater {
-				t.Fatalf("connection ended with %v, want close 1013", err)
-			}
-			break
-		}
-		received++
-	}
+	received := readUntilTryAgainLater(t, mute, func([]byte) {})
 	if received >= calls {
 		t.Errorf("received all %d results: nothing was dropped", received)
 	}

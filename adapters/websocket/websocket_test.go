@@ -159,16 +159,31 @@ func expectClose(t testing.TB, c *gws.Conn, code int) *gws.CloseError {
 	}
 }
 
+// readUntilTryAgainLater reads c, passing each message to each, until the
+// server closes it with 1013 (try again later), and returns how many
+// messages came first; it fails t if c ends any other way.
+func readUntilTryAgainLater(t *testing.T, c *gws.Conn, each func(data []byte)) int {
+	t.Helper()
+	received := 0
+	_ = c.SetReadDeadline(time.Now().Add(testDeadline))
+	for {
+		_, data, err := c.ReadMessage()
+		if err != nil {
+			var ce *gws.CloseError
+			if !errors.As(err, &ce) || ce.Code != gws.CloseTryAgainLater {
+				t.Fatalf("connection ended with %v, want close 1013", err)
+			}
+			return received
+		}
+		each(data)
+		received++
+	}
+}
+
 // eventually waits for cond.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(testDeadline)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testtools.Eventually(t, testDeadline, what, cond)
 }
 
 func TestSubprotocol(t *testing.T) {
@@ -400,22 +415,11 @@ func TestSlowReader(t *testing.T) {
 	}
 
 	// What the network held arrives, then the close frame.
-	received := 0
-	_ = c.SetReadDeadline(time.Now().Add(testDeadline))
-	for {
-		_, data, err := c.ReadMessage()
-		if err != nil {
-			var ce *gws.CloseError
-			if !errors.As(err, &ce) || ce.Code != gws.CloseTryAgainLater {
-				t.Fatalf("connection ended with %v, want close 1013", err)
-			}
-			break
-		}
+	received := readUntilTryAgainLater(t, c, func(data []byte) {
 		if !strings.Contains(string(data), `"notifications/progress"`) {
 			t.Fatalf("unexpected message %.200s", data)
 		}
-		received++
-	}
+	})
 	if received >= sent {
 		t.Errorf("received %d notifications of %d sent: nothing was dropped", received, sent)
 	}

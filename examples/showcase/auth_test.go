@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +17,8 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
+
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 func TestParseAuthFlags(t *testing.T) {
@@ -39,28 +40,8 @@ func TestParseAuthFlags(t *testing.T) {
 // (metadata and key set on loopback), in front of a stand-in for /mcp and
 // /ws.
 func TestProtect(t *testing.T) {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := jwk.Import(key.Public())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = pub.Set("kid", "k1")
-	var issuer string
-	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/.well-known/oauth-authorization-server":
-			_ = json.NewEncoder(w).Encode(map[string]string{"issuer": issuer, "jwks_uri": issuer + "/jwks"})
-		case "/jwks":
-			_ = json.NewEncoder(w).Encode(map[string]any{"keys": []any{pub}})
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	defer as.Close()
-	issuer = as.URL
+	as := startIssuer(t)
+	issuer := as.url
 	const audience = "http://127.0.0.1:8080/mcp"
 	mw, metaURL, err := protect(context.Background(), authConfig{issuer: issuer, audience: audience, scopes: []string{"mcp:tools"}}, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -92,20 +73,10 @@ func TestProtect(t *testing.T) {
 		}
 	}
 	// /mcp and /ws need a token.
-	sign := func(claims map[string]any) string {
-		b, _ := json.Marshal(claims)
-		hdr := jws.NewHeaders()
-		_ = hdr.Set("kid", "k1")
-		tok, err := jws.Sign(b, jws.WithKey(jwa.RS256(), key, jws.WithProtectedHeaders(hdr)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(tok)
-	}
 	now := time.Now().Unix()
-	good := sign(map[string]any{"iss": issuer, "aud": audience, "sub": "alice", "scope": "mcp:tools", "exp": now + 60})
-	other := sign(map[string]any{"iss": issuer, "aud": "http://127.0.0.1:9999/mcp", "sub": "alice", "scope": "mcp:tools", "exp": now + 60})
-	unscoped := sign(map[string]any{"iss": issuer, "aud": audience, "sub": "alice", "exp": now + 60})
+	good := as.sign(t, map[string]any{"iss": issuer, "aud": audience, "sub": "alice", "scope": "mcp:tools", "exp": now + 60})
+	other := as.sign(t, map[string]any{"iss": issuer, "aud": "http://127.0.0.1:9999/mcp", "sub": "alice", "scope": "mcp:tools", "exp": now + 60})
+	unscoped := as.sign(t, map[string]any{"iss": issuer, "aud": audience, "sub": "alice", "exp": now + 60})
 	for _, p := range []string{"/mcp", "/ws"} {
 		rec := do(p, "")
 		if rec.Code != http.StatusUnauthorized || rec.Header().Get("WWW-Authenticate") != `Bearer scope="mcp:tools", resource_metadata="`+metaURL+`"` {
@@ -139,35 +110,9 @@ func TestProtect(t *testing.T) {
 // Retry-After. Once the authorization server is back, a client that waits
 // as Retry-After says is served, without a restart.
 func TestProtectAuthorizationServerDown(t *testing.T) {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := jwk.Import(key.Public())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = pub.Set("kid", "k1")
-	var up atomic.Bool
-	var issuer string
-	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !up.Load() { // unreachable: the connection is dropped unanswered
-			if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
-				_ = c.Close()
-			}
-			return
-		}
-		switch r.URL.Path {
-		case "/.well-known/oauth-authorization-server":
-			_ = json.NewEncoder(w).Encode(map[string]string{"issuer": issuer, "jwks_uri": issuer + "/jwks"})
-		case "/jwks":
-			_ = json.NewEncoder(w).Encode(map[string]any{"keys": []any{pub}})
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	defer as.Close()
-	issuer = as.URL
+	as := startIssuer(t)
+	as.up.Store(false)
+	issuer := as.url
 
 	inner := http.NewServeMux()
 	inner.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("served")) })
@@ -181,26 +126,14 @@ func TestProtectAuthorizationServerDown(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 
-	hdr := jws.NewHeaders()
-	_ = hdr.Set("kid", "k1")
-	claims, _ := json.Marshal(map[string]any{"iss": issuer, "aud": audience, "sub": "alice", "scope": "mcp:tools", "exp": time.Now().Unix() + 600})
-	token, err := jws.Sign(claims, jws.WithKey(jwa.RS256(), key, jws.WithProtectedHeaders(hdr)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	token := as.sign(t, map[string]any{"iss": issuer, "aud": audience, "sub": "alice", "scope": "mcp:tools", "exp": time.Now().Unix() + 600})
 	get := func(url, auth string) (*http.Response, string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, url, nil)
 		if auth != "" {
 			req.Header.Set("Authorization", auth)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, string(b)
+		return testtools.DoRead(t, nil, req)
 	}
 
 	// Its own metadata, and the challenge, need no authorization server.
@@ -211,7 +144,7 @@ func TestProtectAuthorizationServerDown(t *testing.T) {
 		t.Fatalf("no token: %d %v", resp.StatusCode, resp.Header)
 	}
 	// A token cannot be judged: 503 with Retry-After, never a 401 or a 200.
-	resp, body := get(audience, "Bearer "+string(token))
+	resp, body := get(audience, "Bearer "+token)
 	after, err := strconv.Atoi(resp.Header.Get("Retry-After"))
 	if resp.StatusCode != http.StatusServiceUnavailable || err != nil || after < 1 || after > 60 {
 		t.Fatalf("a token while the authorization server is down: %d, Retry-After %q, %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
@@ -219,9 +152,66 @@ func TestProtectAuthorizationServerDown(t *testing.T) {
 
 	// The authorization server is back: after Retry-After the same token
 	// is served.
-	up.Store(true)
+	as.up.Store(true)
 	time.Sleep(time.Duration(after) * time.Second)
-	if resp, body := get(audience, "Bearer "+string(token)); resp.StatusCode != http.StatusOK || body != "served" {
+	if resp, body := get(audience, "Bearer "+token); resp.StatusCode != http.StatusOK || body != "served" {
 		t.Fatalf("after Retry-After, with the authorization server back: %d %s", resp.StatusCode, body)
 	}
+}
+
+// testIssuer is an authorization server of the test's own on loopback:
+// its metadata and its key set (one RSA key, kid k1). While up is false,
+// every connection to it is dropped unanswered.
+type testIssuer struct {
+	url string
+	key *rsa.PrivateKey
+	up  atomic.Bool
+}
+
+// startIssuer starts a testIssuer, up, and stops it when t ends.
+func startIssuer(t *testing.T) *testIssuer {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := jwk.Import(key.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = pub.Set("kid", "k1")
+	is := &testIssuer{key: key}
+	is.up.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !is.up.Load() { // unreachable: the connection is dropped unanswered
+			if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				_ = c.Close()
+			}
+			return
+		}
+		switch r.URL.Path {
+		case "/.well-known/oauth-authorization-server":
+			_ = json.NewEncoder(w).Encode(map[string]string{"issuer": is.url, "jwks_uri": is.url + "/jwks"})
+		case "/jwks":
+			_ = json.NewEncoder(w).Encode(map[string]any{"keys": []any{pub}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	is.url = srv.URL
+	return is
+}
+
+// sign returns a token with claims, signed with the issuer's key.
+func (is *testIssuer) sign(t *testing.T, claims map[string]any) string {
+	t.Helper()
+	b, _ := json.Marshal(claims)
+	hdr := jws.NewHeaders()
+	_ = hdr.Set("kid", "k1")
+	tok, err := jws.Sign(b, jws.WithKey(jwa.RS256(), is.key, jws.WithProtectedHeaders(hdr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(tok)
 }

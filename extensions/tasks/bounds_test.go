@@ -42,17 +42,22 @@ func wireTools(release <-chan struct{}) []app.Tool {
 			}
 			return "hello " + string(res.Content), nil
 		}, app.WithName("hold")),
-		app.NewTool(func(ctx context.Context, _ dataIn) (string, error) {
-			if err := app.RequestFrom(ctx).ReportProgress(ctx, 1, 2, "half"); err != nil {
-				return "", err
-			}
-			select {
-			case <-release:
-				return "slow done", nil
-			case <-ctx.Done():
-				return "", ctx.Err()
-			}
-		}, app.WithName("slow")),
+		app.NewTool(func(ctx context.Context, _ dataIn) (string, error) { return slow(ctx, release) }, app.WithName("slow")),
+	}
+}
+
+// slow is the body of the tools "slow": it reports progress (1 of 2,
+// "half"), then answers "slow done" once release is closed, or fails when
+// ctx ends first.
+func slow(ctx context.Context, release <-chan struct{}) (string, error) {
+	if err := app.RequestFrom(ctx).ReportProgress(ctx, 1, 2, "half"); err != nil {
+		return "", err
+	}
+	select {
+	case <-release:
+		return "slow done", nil
+	case <-ctx.Done():
+		return "", ctx.Err()
 	}
 }
 

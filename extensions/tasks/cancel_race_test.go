@@ -13,6 +13,7 @@ import (
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/extensions/tasks"
 	"github.com/hexmcp/hexmcp/hexmcptest"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -85,11 +86,7 @@ func TestConcurrentCancelsNotifyOnce(t *testing.T) {
 	if _, err := srv.Engine().NotifyTopic("taskIds", "marker", "notifications/tasks", []byte(`{"taskId":"marker"}`)); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-marker:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the marker notice did not come")
-	}
+	testtools.Recv(t, marker, 10*time.Second, "the marker notice did not come")
 	mu.Lock()
 	defer mu.Unlock()
 	if cancelled != 1 {

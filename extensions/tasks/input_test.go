@@ -16,6 +16,7 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/extensions/tasks"
 	"github.com/hexmcp/hexmcp/hexmcptest"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
@@ -57,15 +58,7 @@ func inputTools(release <-chan struct{}, runs *atomic.Int32) []app.Tool {
 		}, app.WithName("deferred")),
 		app.NewTool(func(ctx context.Context) (string, error) {
 			runs.Add(1)
-			if err := app.RequestFrom(ctx).ReportProgress(ctx, 1, 2, "half"); err != nil {
-				return "", err
-			}
-			select {
-			case <-release:
-				return "slow done", nil
-			case <-ctx.Done():
-				return "", ctx.Err()
-			}
+			return slow(ctx, release)
 		}, app.WithName("slow")),
 	}
 }
@@ -89,22 +82,6 @@ func newInstance(t *testing.T, store ports.TaskStore, lease time.Duration, relea
 	})
 	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: inputTools(release, runs)})
 	return instance{x, srv}
-}
-
-type taskView struct {
-	ResultType    string                        `json:"resultType"`
-	TaskID        string                        `json:"taskId"`
-	Status        string                        `json:"status"`
-	StatusMessage string                        `json:"statusMessage"`
-	InputRequests map[string]stdjson.RawMessage `json:"inputRequests"`
-	Result        *struct {
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-	} `json:"result"`
-	Error *struct {
-		Code int `json:"code"`
-	} `json:"error"`
 }
 
 func get(t *testing.T, c *hexmcptest.Client, id string) taskView {
@@ -352,11 +329,7 @@ func TestTwoInstancesShareTasks(t *testing.T) {
 		// returns only then (release is never closed here).
 		done := make(chan struct{})
 		go func() { a.x.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Fatal("the run at the first instance was not stopped by a cancel through the second")
-		}
+		testtools.Recv(t, done, 5*time.Second, "the run at the first instance was not stopped by a cancel through the second")
 		if v := get(t, ca, id); v.Status != "cancelled" || runs.Load() != before+1 {
 			t.Fatalf("after cancel: %+v, %d runs", v, runs.Load()-before)
 		}

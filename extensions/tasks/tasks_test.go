@@ -53,13 +53,16 @@ func connect(t *testing.T, srv *hexmcp.Server, declare bool) *hexmcptest.Client 
 	return hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: domain.Revision20260728, Capabilities: caps})
 }
 
-type detailed struct {
-	ResultType    string `json:"resultType"`
-	TaskID        string `json:"taskId"`
-	Status        string `json:"status"`
-	CreatedAt     string `json:"createdAt"`
-	LastUpdatedAt string `json:"lastUpdatedAt"`
-	TTLMs         *int64 `json:"ttlMs"`
+// taskView is a task, or a result, as the tests look at it.
+type taskView struct {
+	ResultType    string                        `json:"resultType"`
+	TaskID        string                        `json:"taskId"`
+	Status        string                        `json:"status"`
+	StatusMessage string                        `json:"statusMessage"`
+	InputRequests map[string]stdjson.RawMessage `json:"inputRequests"`
+	CreatedAt     string                        `json:"createdAt"`
+	LastUpdatedAt string                        `json:"lastUpdatedAt"`
+	TTLMs         *int64                        `json:"ttlMs"`
 	Result        *struct {
 		IsError bool `json:"isError"`
 		Content []struct {
@@ -74,9 +77,9 @@ type detailed struct {
 	Meta    map[string]stdjson.RawMessage `json:"_meta"`
 }
 
-func call(t *testing.T, c *hexmcptest.Client, method string, params map[string]any) detailed {
+func call(t *testing.T, c *hexmcptest.Client, method string, params map[string]any) taskView {
 	t.Helper()
-	var d detailed
+	var d taskView
 	if err := c.Call(context.Background(), method, params, &d); err != nil {
 		t.Fatalf("%s: %v", method, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/extensions/tasks"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // wire is a raw Streamable HTTP client of a server, from a loopback
@@ -59,10 +60,7 @@ type answer struct {
 	status int
 	header http.Header
 	result stdjson.RawMessage
-	err    *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}
+	err    *testtools.RPCError
 }
 
 func (a answer) code() int {
@@ -126,14 +124,7 @@ func (w *wire) call(method string, params map[string]any) answer {
 	resp := w.send(body, method, name)
 	defer resp.Body.Close()
 	a := answer{status: resp.StatusCode, header: resp.Header}
-	var msg struct {
-		ID     stdjson.RawMessage `json:"id"`
-		Result stdjson.RawMessage `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
+	var msg testtools.Message
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "application/json":
@@ -159,10 +150,7 @@ func (w *wire) call(method string, params map[string]any) answer {
 		}
 	default:
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
-		a.err = &struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		}{Message: string(b)}
+		a.err = &testtools.RPCError{Message: string(b)}
 		return a
 	}
 	a.result, a.err = msg.Result, msg.Error

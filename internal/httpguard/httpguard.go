@@ -64,28 +64,28 @@ type Guard struct {
 // "*" for any; a port given anyway is ignored). Empty entries are ignored.
 func New(allowedOrigins, allowedHosts []string) *Guard {
 	g := &Guard{origins: make(map[string]struct{}), hosts: make(map[string]struct{})}
-	for _, o := range allowedOrigins {
-		o = strings.TrimSpace(o)
-		switch o {
-		case "":
-		case "*":
-			g.anyOrigin = true
-		default:
-			g.origins[originKey(o)] = struct{}{}
-		}
-	}
-	for _, h := range allowedHosts {
-		h = strings.TrimSpace(h)
-		switch h {
-		case "":
-		case "*":
-			g.anyHost = true
-		default:
-			name, _ := splitHostPort(h)
-			g.hosts[canonicalHost(name)] = struct{}{}
-		}
-	}
+	g.anyOrigin = allowList(allowedOrigins, func(o string) { g.origins[originKey(o)] = struct{}{} })
+	g.anyHost = allowList(allowedHosts, func(h string) {
+		name, _ := splitHostPort(h)
+		g.hosts[canonicalHost(name)] = struct{}{}
+	})
 	return g
+}
+
+// allowList reads a list of allowed values: it reports whether "*" (any)
+// is among them, and calls add with each other one, trimmed; empty entries
+// are ignored.
+func allowList(list []string, add func(string)) (wildcard bool) {
+	for _, v := range list {
+		switch v = strings.TrimSpace(v); v {
+		case "":
+		case "*":
+			wildcard = true
+		default:
+			add(v)
+		}
+	}
+	return wildcard
 }
 
 // Check applies the Host rule, then the Origin rule; the error wraps

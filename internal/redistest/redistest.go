@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // Server is a running redis-server.
@@ -49,17 +51,8 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func (s *Server) start(bin string) error {
-	port, err := freePort()
+	port, err := testtools.FreePort()
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package testtools
 
 import (
+	"io"
+	"net"
 	"net/http"
 	"testing"
 )
@@ -31,4 +33,28 @@ func Do(t testing.TB, c *http.Client, req *http.Request) *http.Response {
 		t.Fatal(err)
 	}
 	return resp
+}
+
+// DoRead sends req as [Do] does and returns the response with its whole
+// body, read and closed.
+func DoRead(t testing.TB, c *http.Client, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	resp := Do(t, c, req)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading the body: %v", err)
+	}
+	return resp, string(b)
+}
+
+// FreePort returns a loopback port free at the time of the call (a server
+// started on it later may find it taken: retry).
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

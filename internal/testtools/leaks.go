@@ -3,10 +3,10 @@ package testtools
 import (
 	"fmt"
 	"os"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/hexmcp/hexmcp/internal/leakcheck"
 )
 
 // RunWithLeakCheck runs the tests of m, for a TestMain, and returns the
@@ -16,39 +16,10 @@ import (
 func RunWithLeakCheck(m *testing.M, marks ...string) int {
 	code := m.Run()
 	if code == 0 {
-		if leaked := waitNoLeaks(5*time.Second, marks); leaked != "" {
+		if leaked := leakcheck.Wait(5*time.Second, marks); leaked != "" {
 			fmt.Fprintf(os.Stderr, "goroutines leaked:\n%s\n", leaked)
 			code = 1
 		}
 	}
 	return code
-}
-
-func waitNoLeaks(d time.Duration, marks []string) string {
-	deadline := time.Now().Add(d)
-	for {
-		leaked := leakedGoroutines(marks)
-		if leaked == "" || time.Now().After(deadline) {
-			return leaked
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func leakedGoroutines(marks []string) string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	var out []string
-	for g := range strings.SplitSeq(string(buf), "\n\n") {
-		if strings.Contains(g, "RunWithLeakCheck") || strings.Contains(g, "waitNoLeaks") {
-			continue
-		}
-		for _, mark := range marks {
-			if strings.Contains(g, mark) {
-				out = append(out, g)
-				break
-			}
-		}
-	}
-	return strings.Join(out, "\n\n")
 }

@@ -8,6 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"testing"
+	"time"
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -73,4 +76,45 @@ func LogEveryLevel() app.Tool {
 		}
 		return nil
 	}, app.WithName("logs"))
+}
+
+// Recv returns the next value received from ch, or fails t with what (the
+// message: what did not happen) when none comes within d.
+func Recv[T any](t testing.TB, ch <-chan T, d time.Duration, what string) T {
+	t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatal(what)
+		panic("unreachable")
+	}
+}
+
+// Eventually polls cond until it holds, and fails t with what (the
+// condition awaited) when it still does not after d: a deadline for what
+// must happen, not a measure of its speed.
+func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting, after %v, for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// ReadToEnd reads r to its end and returns what it read, or fails t with
+// what (the message: what did not end) when r has not ended within d.
+func ReadToEnd(t testing.TB, r io.Reader, d time.Duration, what string) string {
+	t.Helper()
+	rest := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(r)
+		rest <- string(b)
+	}()
+	return Recv(t, rest, d, what)
 }

@@ -3,13 +3,13 @@ package porttest
 import (
 	"errors"
 	"reflect"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/internal/leakcheck"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -126,40 +126,7 @@ func TestBusSizeLimit(t *testing.T, maxNoticeBytes int, newBus func(t *testing.T
 // was closed.
 func NoGoroutines(t testing.TB, marks ...string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := goroutinesNaming(marks)
-		if left == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("goroutines left running:\n%s", left)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if left := leakcheck.Wait(5*time.Second, marks); left != "" {
+		t.Fatalf("goroutines left running:\n%s", left)
 	}
-}
-
-func goroutinesNaming(marks []string) string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var out []string
-	for g := range strings.SplitSeq(string(buf), "\n\n") {
-		if strings.Contains(g, "porttest.goroutinesNaming") {
-			continue
-		}
-		for _, mark := range marks {
-			if strings.Contains(g, mark) {
-				out = append(out, g)
-				break
-			}
-		}
-	}
-	return strings.Join(out, "\n\n")
 }

@@ -62,20 +62,40 @@ func hexTool(structured bool) app.Tool {
 
 func startHexMCP(structured bool) startFunc {
 	return func(ctx context.Context, in *io.PipeReader, out *io.PipeWriter) <-chan struct{} {
-		e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
-		if err != nil {
-			panic(err)
-		}
-		if err := e.AddTool(hexTool(structured)); err != nil {
-			panic(err)
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			defer in.Close()
-			_ = stdio.New(stdio.Options{In: in, Out: out}).Serve(ctx, e)
-			e.Close()
-		}()
-		return done
+		return serveStdio(ctx, in, out, app.Options{}, hexTool(structured))
 	}
+}
+
+// newEngine makes an engine with opts (its registry a memory one and its
+// validator jsonschema's) and tools.
+func newEngine(opts app.Options, tools ...app.Tool) (*app.Engine, error) {
+	opts.ToolRegistry, opts.Validator = memory.NewRegistry(), jsonschema.New()
+	e, err := app.NewEngine(opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tools {
+		if err := e.AddTool(t); err != nil {
+			_ = e.Close()
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// serveStdio starts an engine (see newEngine) and serves it over stdio on in and
+// out until ctx ends; the channel closes once the engine is closed.
+func serveStdio(ctx context.Context, in *io.PipeReader, out *io.PipeWriter, opts app.Options, tools ...app.Tool) <-chan struct{} {
+	e, err := newEngine(opts, tools...)
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer in.Close()
+		_ = stdio.New(stdio.Options{In: in, Out: out}).Serve(ctx, e)
+		e.Close()
+	}()
+	return done
 }

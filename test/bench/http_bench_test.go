@@ -12,8 +12,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 )
 
@@ -77,11 +75,8 @@ func BenchmarkHTTPMcpGoValidated(b *testing.B) {
 // --- this SDK ---
 
 func newHTTPHexMCP(tb testing.TB) (http.Handler, func()) {
-	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
+	e, err := newEngine(app.Options{}, hexTool(false))
 	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := e.AddTool(hexTool(false)); err != nil {
 		tb.Fatal(err)
 	}
 	h := mcphttp.NewHandler(e, mcphttp.Options{})

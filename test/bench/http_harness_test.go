@@ -288,14 +288,7 @@ func runHTTPBench(b *testing.B, era *httpEra, newHandler httpHandlerFunc) {
 	c := connectHTTP(b, era, newHandler)
 	defer c.close(b)
 
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := c.call(&era.calls[i%len(era.calls)]); err != nil {
-			b.Fatalf("tools/call: %v", err)
-		}
-	}
-	b.StopTimer()
+	timeCalls(b, era, c)
 	// Keep-alive: no response may announce Connection: close, and the
 	// calls must share their connection. On a loaded machine net/http
 	// itself (the floors too) now and then replaces an idle connection,
@@ -309,6 +302,19 @@ func runHTTPBench(b *testing.B, era *httpEra, newHandler httpHandlerFunc) {
 	} else if n > 1 {
 		b.Logf("the client opened %d connections for %d calls", n, b.N)
 	}
+}
+
+// timeCalls times b.N sequential tools/calls of era's, made by c; the
+// timer is stopped when it returns.
+func timeCalls(b *testing.B, era *httpEra, c interface{ call(*callLine) error }) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := c.call(&era.calls[i%len(era.calls)]); err != nil {
+			b.Fatalf("tools/call: %v", err)
+		}
+	}
+	b.StopTimer()
 }
 
 // benchHTTPEras runs one sub-benchmark per era. Every implementation

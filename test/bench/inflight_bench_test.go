@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/memory"
-	"github.com/hexmcp/hexmcp/adapters/stdio"
 	"github.com/hexmcp/hexmcp/app"
 )
 
@@ -27,10 +24,6 @@ func BenchmarkHexMCPInFlight63(b *testing.B) { runInFlight(b, 63, 5*time.Millise
 
 func startSleeper(d time.Duration) startFunc {
 	return func(ctx context.Context, in *io.PipeReader, out *io.PipeWriter) <-chan struct{} {
-		e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
-		if err != nil {
-			panic(err)
-		}
 		tool := app.Func(func(ctx context.Context, _ struct{}) (float64, error) {
 			t := time.NewTimer(d)
 			defer t.Stop()
@@ -40,17 +33,7 @@ func startSleeper(d time.Duration) startFunc {
 			}
 			return 3, nil
 		}, app.WithName("sleep"))
-		if err := e.AddTool(tool); err != nil {
-			panic(err)
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			defer in.Close()
-			_ = stdio.New(stdio.Options{In: in, Out: out}).Serve(ctx, e)
-			e.Close()
-		}()
-		return done
+		return serveStdio(ctx, in, out, app.Options{}, tool)
 	}
 }
 

@@ -12,9 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/memory"
-	"github.com/hexmcp/hexmcp/adapters/stdio"
 	"github.com/hexmcp/hexmcp/app"
 )
 
@@ -72,33 +69,19 @@ type smallInput struct {
 // that many small ones (tools/list answers them all in one page).
 func startLarge(tools int) startFunc {
 	return func(ctx context.Context, in *io.PipeReader, out *io.PipeWriter) <-chan struct{} {
-		e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), PageSize: tools + 2})
-		if err != nil {
-			panic(err)
+		all := []app.Tool{
+			app.Func(func(_ context.Context, in largeInput) (int, error) {
+				return len(in.Text), nil
+			}, app.WithName("measure"), app.WithDescription("Counts the bytes of a text.")),
+			app.Func(func(context.Context, struct{}) (string, error) {
+				return largeText, nil
+			}, app.WithName("produce"), app.WithDescription("Returns a long text.")),
 		}
-		add := func(t app.Tool) {
-			if err := e.AddTool(t); err != nil {
-				panic(err)
-			}
-		}
-		add(app.Func(func(_ context.Context, in largeInput) (int, error) {
-			return len(in.Text), nil
-		}, app.WithName("measure"), app.WithDescription("Counts the bytes of a text.")))
-		add(app.Func(func(context.Context, struct{}) (string, error) {
-			return largeText, nil
-		}, app.WithName("produce"), app.WithDescription("Returns a long text.")))
 		for i := range tools {
-			add(app.Func(func(context.Context, smallInput) (string, error) { return "", nil },
+			all = append(all, app.Func(func(context.Context, smallInput) (string, error) { return "", nil },
 				app.WithName(fmt.Sprintf("tool%04d", i)), app.WithDescription("Searches the archive number "+strconv.Itoa(i)+".")))
 		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			defer in.Close()
-			_ = stdio.New(stdio.Options{In: in, Out: out}).Serve(ctx, e)
-			e.Close()
-		}()
-		return done
+		return serveStdio(ctx, in, out, app.Options{PageSize: tools + 2}, all...)
 	}
 }
 

@@ -14,8 +14,6 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
-	"github.com/hexmcp/hexmcp/adapters/jsonschema"
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
 	"github.com/hexmcp/hexmcp/app"
 )
@@ -165,25 +163,14 @@ func (c *wsClient) close(tb testing.TB) {
 func runWSBench(b *testing.B, era *httpEra, newHandler httpHandlerFunc) {
 	c := connectWS(b, era, newHandler)
 	defer c.close(b)
-
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := c.call(&era.calls[i%len(era.calls)]); err != nil {
-			b.Fatalf("tools/call: %v", err)
-		}
-	}
-	b.StopTimer()
+	timeCalls(b, era, c)
 }
 
 // --- this SDK ---
 
 func newWSHexMCP(tb testing.TB) (http.Handler, func()) {
-	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
+	e, err := newEngine(app.Options{}, hexTool(false))
 	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := e.AddTool(hexTool(false)); err != nil {
 		tb.Fatal(err)
 	}
 	return websocket.NewHandler(e, websocket.Options{}), func() { _ = e.Close() }

@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // A small raw Streamable HTTP client: the tests see the wire (statuses,
@@ -96,21 +98,7 @@ func (r *reply) String() string {
 }
 
 // rpc is a JSON-RPC message as the tests read it.
-type rpc struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-// isResponse reports whether m is a JSON-RPC response.
-func (m rpc) isResponse() bool {
-	return m.Method == "" && len(m.ID) > 0 && (m.Result != nil || m.Error != nil)
-}
+type rpc = testtools.Message
 
 // request encodes a JSON-RPC request (id nil: a notification).
 func request(id any, method string, params any) []byte {
@@ -149,7 +137,7 @@ func (c *client) do(ctx context.Context, method string, body []byte, hdr map[str
 			}
 			r.Events = append(r.Events, ev)
 			var m rpc
-			if r.Message == nil && json.Unmarshal(ev.Data, &m) == nil && m.isResponse() {
+			if r.Message == nil && json.Unmarshal(ev.Data, &m) == nil && m.IsResponse() {
 				r.Message = ev.Data
 			}
 		}

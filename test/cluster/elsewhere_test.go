@@ -105,7 +105,7 @@ func TestClusterClientResponseElsewhere(t *testing.T) {
 		if err != nil || r.Status != http.StatusAccepted {
 			t.Fatalf("the answer to elicitation/create at %s: %v %v, want 202", then.Name, r, err)
 		}
-		seen, err := st.until(eventWait, rpc.isResponse)
+		seen, err := st.until(eventWait, rpc.IsResponse)
 		if err != nil {
 			t.Fatalf("bookTable at %s got no result after the answer at %s: %v (events %q)", first.Name, then.Name, err, seen)
 		}
@@ -134,7 +134,7 @@ func TestClusterCancelElsewhere(t *testing.T) {
 		if err != nil || r.Status != http.StatusAccepted {
 			t.Fatalf("notifications/cancelled at %s: %v %v, want 202", then.Name, r, err)
 		}
-		seen, err := st.until(eventWait, rpc.isResponse)
+		seen, err := st.until(eventWait, rpc.IsResponse)
 		switch {
 		case err == nil:
 			t.Fatalf("bookTable at %s, cancelled at %s, answered %s, want no response", first.Name, then.Name, seen[len(seen)-1].Data)
@@ -179,7 +179,7 @@ func TestClusterResumeElsewhere(t *testing.T) {
 			if err != nil {
 				t.Fatalf("countDown's stream at %s: %v (progress %v)", first.Name, err, progress)
 			}
-			if m := note(ev); m != nil && m.isResponse() {
+			if m := note(ev); m != nil && m.IsResponse() {
 				t.Fatalf("countDown answered before it was cut: %s", ev.Data)
 			}
 		}
@@ -198,7 +198,7 @@ func TestClusterResumeElsewhere(t *testing.T) {
 				t.Fatalf("the stream resumed at %s: %v (progress %v)", then.Name, err, progress)
 			}
 			m := note(ev)
-			if m == nil || !m.isResponse() {
+			if m == nil || !m.IsResponse() {
 				continue
 			}
 			if string(m.ID) != `"count"` || !bytes.Contains(m.Result, []byte(`"Counted down `+strconv.Itoa(countDownSteps)+` steps"`)) {

@@ -28,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -448,16 +447,6 @@ func forEachProxy(t *testing.T, c *Cluster, f func(t *testing.T, p proxy)) {
 		}
 		f(t, c.HAProxy)
 	})
-}
-
-// freePort returns a loopback port free at the time of the call.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // e2eDir is test/e2e, whose Node clients (clients/*.mjs), npm manifests

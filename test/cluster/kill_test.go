@@ -485,7 +485,7 @@ func TestClusterKillPostStream(t *testing.T) {
 		var m rpc
 		_ = json.Unmarshal(e.Data, &m)
 		switch {
-		case m.isResponse() && i == len(stored)-1:
+		case m.IsResponse() && i == len(stored)-1:
 			answered = true
 		case progressOf(sseEvent{Data: e.Data}) != read+1+i:
 			t.Fatalf("Redis keeps %s as event %d after progress %d, want progress %d", e.Data, i+1, read, read+1+i)

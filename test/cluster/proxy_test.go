@@ -24,6 +24,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // ---------------------------------------------------------------------------
@@ -340,7 +342,7 @@ func startHAProxy(tb testing.TB, instances []*Instance, checks bool) (*haProxy, 
 	var err error
 	for attempt := 0; attempt < startAttempts; attempt++ {
 		var port int
-		if port, err = freePort(); err != nil {
+		if port, err = testtools.FreePort(); err != nil {
 			continue
 		}
 		cfg := filepath.Join(dir, "haproxy.cfg")

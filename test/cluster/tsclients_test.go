@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // The official TypeScript clients through the cluster: test/e2e's scripts
@@ -44,35 +45,12 @@ func nodeEnv(t *testing.T) string {
 	t.Helper()
 	// As in test/e2e, E2E_REQUIRED=1 (make cluster) requires node.
 	required := ci() || os.Getenv("E2E_REQUIRED") == "1"
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skipOrFail(t, required, "node is not on PATH; install Node.js >= 20, then `cd test/e2e && npm ci`")
+	node, missing, err := testtools.NodeEnv(e2eDir)
+	if missing != "" {
+		skipOrFail(t, required, missing)
 	}
-	var pkg struct {
-		Dependencies map[string]string `json:"dependencies"`
-	}
-	raw, err := os.ReadFile(filepath.Join(e2eDir, "package.json"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &pkg); err != nil {
-		t.Fatalf("test/e2e/package.json: %v", err)
-	}
-	for name, want := range pkg.Dependencies {
-		raw, err := os.ReadFile(filepath.Join(e2eDir, "node_modules", filepath.FromSlash(name), "package.json"))
-		if errors.Is(err, os.ErrNotExist) {
-			skipOrFail(t, required, "test/e2e/node_modules lacks "+name+"; run `cd test/e2e && npm ci` (or make deps)")
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got struct{ Version string }
-		if err := json.Unmarshal(raw, &got); err != nil {
-			t.Fatal(err)
-		}
-		if got.Version != want {
-			t.Fatalf("test/e2e/node_modules has %s@%s, package.json pins %s; run `cd test/e2e && npm ci`", name, got.Version, want)
-		}
 	}
 	return node
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // These tests check the conformance server's tools through the engine, over
@@ -52,16 +53,8 @@ func newClient(t *testing.T) *rpcClient {
 	return &rpcClient{t: t, ctx: ctx, pipe: client}
 }
 
-type message struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code int             `json:"code"`
-		Data json.RawMessage `json:"data"`
-	} `json:"error"`
-}
+// message is a JSON-RPC message as the tests read it.
+type message = testtools.Message
 
 // call sends a request and returns its response and the notifications that
 // came before it. A request of the server's own fails the test.

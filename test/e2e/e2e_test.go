@@ -103,38 +103,12 @@ func nodeEnv(t *testing.T) (node, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node, err = exec.LookPath("node")
+	node, missing, err := testtools.NodeEnv(dir)
+	if missing != "" {
+		skipOrFail(t, "e2e: "+missing)
+	}
 	if err != nil {
-		skipOrFail(t, "e2e: node is not on PATH; install Node.js >= 20, then `cd test/e2e && npm ci`")
-	}
-	var pkg struct {
-		Dependencies map[string]string `json:"dependencies"`
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &pkg); err != nil {
-		t.Fatalf("package.json: %v", err)
-	}
-	for name, want := range pkg.Dependencies {
-		manifest := filepath.Join(dir, "node_modules", filepath.FromSlash(name), "package.json")
-		raw, err := os.ReadFile(manifest)
-		if errors.Is(err, os.ErrNotExist) {
-			skipOrFail(t, "e2e: test/e2e/node_modules is missing "+name+"; run `cd test/e2e && npm ci`")
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got struct {
-			Version string `json:"version"`
-		}
-		if err := json.Unmarshal(raw, &got); err != nil {
-			t.Fatalf("%s: %v", manifest, err)
-		}
-		if got.Version != want {
-			t.Fatalf("e2e: node_modules has %s@%s, package.json pins %s; run `cd test/e2e && npm ci`", name, got.Version, want)
-		}
+		t.Fatalf("e2e: %v", err)
 	}
 	return node, dir
 }

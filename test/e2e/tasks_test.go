@@ -262,12 +262,12 @@ func TestHTTPTasksExtTasks(t *testing.T) {
 	t.Run("plain", func(t *testing.T) { checkPlainRun(t, d) })
 }
 
-// checkTaskRun: buildReport {sections:4} became a task (a CreateTaskResult,
-// not a result), polled to completed with the report as its result.
-func checkTaskRun(t *testing.T, d tasksDocument) {
-	run := d.Task
+// wantTask returns run, the document's run called name, once it is there
+// and became a task.
+func wantTask(t *testing.T, run *taskRun, name string) *taskRun {
+	t.Helper()
 	if run == nil {
-		t.Fatal("the document has no task run")
+		t.Fatalf("the document has no %s run", name)
 	}
 	if run.Error != nil {
 		t.Fatalf("session.callTool threw: %v", run.Error)
@@ -275,6 +275,13 @@ func checkTaskRun(t *testing.T, d tasksDocument) {
 	if run.Kind != "task" || run.TaskID == "" {
 		t.Fatalf("execution kind %q, task id %q: want a task (the server answered synchronously?)", run.Kind, run.TaskID)
 	}
+	return run
+}
+
+// checkTaskRun: buildReport {sections:4} became a task (a CreateTaskResult,
+// not a result), polled to completed with the report as its result.
+func checkTaskRun(t *testing.T, d tasksDocument) {
+	run := wantTask(t, d.Task, "task")
 	calls := d.forTask("tools/call", run.TaskID)
 	if len(calls) != 1 {
 		t.Fatalf("%d tools/call answered with task %s on the wire, want 1", len(calls), run.TaskID)
@@ -318,16 +325,7 @@ func checkTaskRun(t *testing.T, d tasksDocument) {
 // checkCancelRun: buildReport {sections:50} became a task, cancelled by the
 // session (tasks/cancel acknowledged), and the server shows it cancelled.
 func checkCancelRun(t *testing.T, d tasksDocument) {
-	run := d.Cancelled
-	if run == nil {
-		t.Fatal("the document has no cancelled run")
-	}
-	if run.Error != nil {
-		t.Fatalf("session.callTool threw: %v", run.Error)
-	}
-	if run.Kind != "task" || run.TaskID == "" {
-		t.Fatalf("execution kind %q, task id %q: want a task", run.Kind, run.TaskID)
-	}
+	run := wantTask(t, d.Cancelled, "cancelled")
 	if calls := d.forTask("tools/call", run.TaskID); len(calls) != 1 || decodeWireTask(t, calls[0]).ResultType != "task" {
 		t.Errorf("want one tools/call answered with the CreateTaskResult of %s on the wire", run.TaskID)
 	}

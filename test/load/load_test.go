@@ -165,11 +165,11 @@ func checkResult(raw []byte, wantID string, sess, call int) error {
 	return nil
 }
 
-func TestHTTPLoad(t *testing.T) {
+// runLoad runs session, LOAD_SESSIONS of them (default 20) at once, each
+// making LOAD_CALLS calls (default 10) and recording them in st, and
+// reports the figures of transport.
+func runLoad(t *testing.T, transport string, session func(st *stats, sess, calls int)) {
 	sessions, calls := size("LOAD_SESSIONS", 20), size("LOAD_CALLS", 10)
-	srv := newServer(t)
-	url := srv.URL + "/mcp"
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: sessions, MaxConnsPerHost: 0}, Timeout: 30 * time.Second}
 	st := newStats()
 	stop := make(chan struct{})
 	peak := heapPeak(stop)
@@ -179,55 +179,64 @@ func TestHTTPLoad(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			post := func(body, sid string) (*http.Response, []byte, error) {
-				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-				testtools.MCPHeaders(req)
-				if sid != "" {
-					req.Header.Set("Mcp-Session-Id", sid)
-					req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-				}
-				resp, err := client.Do(req)
-				if err != nil {
-					return nil, nil, err
-				}
-				defer resp.Body.Close()
-				b, err := readBody(resp)
-				return resp, b, err
-			}
-			resp, _, err := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"load","version":"1"}}}`, "")
-			if err != nil || resp.StatusCode != 200 {
-				st.fail(fmt.Errorf("initialize: %v %v", resp, err))
-				return
-			}
-			sid := resp.Header.Get("Mcp-Session-Id")
-			if resp, _, err := post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, sid); err != nil || resp.StatusCode != http.StatusAccepted {
-				st.fail(fmt.Errorf("initialized: %v %v", resp, err))
-				return
-			}
-			for c := 0; c < calls; c++ {
-				id := strconv.Itoa(c + 1)
-				t0 := time.Now()
-				resp, body, err := post(callBody(id, sess, c), sid)
-				if err != nil {
-					st.fail(err)
-					return
-				}
-				if resp.StatusCode != 200 {
-					st.fail(fmt.Errorf("status %d: %s", resp.StatusCode, body))
-					return
-				}
-				if err := checkResult(body, id, sess, c); err != nil {
-					st.fail(err)
-					return
-				}
-				st.ok(fmt.Sprintf("%d/%d", sess, c), time.Since(t0))
-			}
+			session(st, sess, calls)
 		}()
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
 	close(stop)
-	st.report(t, "streamable-http", sessions, calls, elapsed, <-peak)
+	st.report(t, transport, sessions, calls, elapsed, <-peak)
+}
+
+func TestHTTPLoad(t *testing.T) {
+	srv := newServer(t)
+	url := srv.URL + "/mcp"
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: size("LOAD_SESSIONS", 20), MaxConnsPerHost: 0}, Timeout: 30 * time.Second}
+	runLoad(t, "streamable-http", func(st *stats, sess, calls int) {
+		post := func(body, sid string) (*http.Response, []byte, error) {
+			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+			testtools.MCPHeaders(req)
+			if sid != "" {
+				req.Header.Set("Mcp-Session-Id", sid)
+				req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				return nil, nil, err
+			}
+			defer resp.Body.Close()
+			b, err := readBody(resp)
+			return resp, b, err
+		}
+		resp, _, err := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"load","version":"1"}}}`, "")
+		if err != nil || resp.StatusCode != 200 {
+			st.fail(fmt.Errorf("initialize: %v %v", resp, err))
+			return
+		}
+		sid := resp.Header.Get("Mcp-Session-Id")
+		if resp, _, err := post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, sid); err != nil || resp.StatusCode != http.StatusAccepted {
+			st.fail(fmt.Errorf("initialized: %v %v", resp, err))
+			return
+		}
+		for c := 0; c < calls; c++ {
+			id := strconv.Itoa(c + 1)
+			t0 := time.Now()
+			resp, body, err := post(callBody(id, sess, c), sid)
+			if err != nil {
+				st.fail(err)
+				return
+			}
+			if resp.StatusCode != 200 {
+				st.fail(fmt.Errorf("status %d: %s", resp.StatusCode, body))
+				return
+			}
+			if err := checkResult(body, id, sess, c); err != nil {
+				st.fail(err)
+				return
+			}
+			st.ok(fmt.Sprintf("%d/%d", sess, c), time.Since(t0))
+		}
+	})
 }
 
 // readBody returns the JSON-RPC response of a POST: the body itself, or the
@@ -250,77 +259,63 @@ func readBody(resp *http.Response) ([]byte, error) {
 }
 
 func TestWebSocketLoad(t *testing.T) {
-	sessions, calls := size("LOAD_SESSIONS", 20), size("LOAD_CALLS", 10)
 	srv := newServer(t)
 	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws"
 	dialer := gws.Dialer{Subprotocols: []string{"mcp"}, HandshakeTimeout: 10 * time.Second}
-	st := newStats()
-	stop := make(chan struct{})
-	peak := heapPeak(stop)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for sess := 0; sess < sessions; sess++ {
-		wg.Add(1)
+	runLoad(t, "websocket", func(st *stats, sess, calls int) {
+		conn, _, err := dialer.Dial(url, nil)
+		if err != nil {
+			st.fail(err)
+			return
+		}
+		defer conn.Close()
+		_ = conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+		if err := conn.WriteMessage(gws.TextMessage, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"load","version":"1"}}}`)); err != nil {
+			st.fail(err)
+			return
+		}
+		if _, _, err := conn.ReadMessage(); err != nil {
+			st.fail(err)
+			return
+		}
+		_ = conn.WriteMessage(gws.TextMessage, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+		// All calls in flight at once on the connection; answers may
+		// come in any order and are matched by id.
+		sent := make(map[string]time.Time, calls)
+		var smu sync.Mutex
 		go func() {
-			defer wg.Done()
-			conn, _, err := dialer.Dial(url, nil)
-			if err != nil {
-				st.fail(err)
-				return
-			}
-			defer conn.Close()
-			_ = conn.SetReadDeadline(time.Now().Add(60 * time.Second))
-			if err := conn.WriteMessage(gws.TextMessage, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"load","version":"1"}}}`)); err != nil {
-				st.fail(err)
-				return
-			}
-			if _, _, err := conn.ReadMessage(); err != nil {
-				st.fail(err)
-				return
-			}
-			_ = conn.WriteMessage(gws.TextMessage, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
-			// All calls in flight at once on the connection; answers may
-			// come in any order and are matched by id.
-			sent := make(map[string]time.Time, calls)
-			var smu sync.Mutex
-			go func() {
-				for c := 0; c < calls; c++ {
-					id := strconv.Itoa(c + 1)
-					smu.Lock()
-					sent[id] = time.Now()
-					smu.Unlock()
-					if err := conn.WriteMessage(gws.TextMessage, []byte(callBody(id, sess, c))); err != nil {
-						st.fail(err)
-						return
-					}
-				}
-			}()
-			for got := 0; got < calls; got++ {
-				_, msg, err := conn.ReadMessage()
-				if err != nil {
-					st.fail(fmt.Errorf("session %d after %d answers: %w", sess, got, err))
-					return
-				}
-				var head struct{ ID json.RawMessage }
-				_ = json.Unmarshal(msg, &head)
-				c, err := strconv.Atoi(string(head.ID))
-				if err != nil || c < 1 || c > calls {
-					st.fail(fmt.Errorf("unexpected message %s", msg))
-					return
-				}
-				if err := checkResult(msg, string(head.ID), sess, c-1); err != nil {
+			for c := 0; c < calls; c++ {
+				id := strconv.Itoa(c + 1)
+				smu.Lock()
+				sent[id] = time.Now()
+				smu.Unlock()
+				if err := conn.WriteMessage(gws.TextMessage, []byte(callBody(id, sess, c))); err != nil {
 					st.fail(err)
 					return
 				}
-				smu.Lock()
-				t0 := sent[string(head.ID)]
-				smu.Unlock()
-				st.ok(fmt.Sprintf("%d/%d", sess, c-1), time.Since(t0))
 			}
 		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	close(stop)
-	st.report(t, "websocket", sessions, calls, elapsed, <-peak)
+		for got := 0; got < calls; got++ {
+			_, msg, err := conn.ReadMessage()
+			if err != nil {
+				st.fail(fmt.Errorf("session %d after %d answers: %w", sess, got, err))
+				return
+			}
+			var head struct{ ID json.RawMessage }
+			_ = json.Unmarshal(msg, &head)
+			c, err := strconv.Atoi(string(head.ID))
+			if err != nil || c < 1 || c > calls {
+				st.fail(fmt.Errorf("unexpected message %s", msg))
+				return
+			}
+			if err := checkResult(msg, string(head.ID), sess, c-1); err != nil {
+				st.fail(err)
+				return
+			}
+			smu.Lock()
+			t0 := sent[string(head.ID)]
+			smu.Unlock()
+			st.ok(fmt.Sprintf("%d/%d", sess, c-1), time.Since(t0))
+		}
+	})
 }
