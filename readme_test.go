@@ -75,7 +75,7 @@ func TestREADMECompiles(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	replace := map[string]string{}
-	var mains, tests []string
+	var mains, tests, testSrcs []string
 	for i, b := range readmeBlocks(t) {
 		where := fmt.Sprintf("README.md:%d", b.line)
 		if !strings.HasPrefix(b.src, "package ") {
@@ -92,6 +92,7 @@ func TestREADMECompiles(t *testing.T) {
 		if testFunc.MatchString(b.src) {
 			name = "readme_test.go"
 			tests = append(tests, "./"+pkg)
+			testSrcs = append(testSrcs, b.src)
 		} else {
 			mains = append(mains, "./"+pkg)
 		}
@@ -134,9 +135,24 @@ func TestREADMECompiles(t *testing.T) {
 		if t.Failed() {
 			continue
 		}
-		// A README test must also pass.
-		if out, err := exec.Command(bin).CombinedOutput(); err != nil {
-			t.Errorf("the README's %s: %v\n%s", p, err, out)
+		// A README test must also pass, in a directory of its own (with a
+		// testdata folder); one that checks a contract lock writes it first
+		// (HEXMCP_WRITE_CONTRACT=1), as its reader would, then checks it.
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, "testdata"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		envs := [][]string{nil}
+		if strings.Contains(testSrcs[i], "CheckContract") {
+			envs = [][]string{{"HEXMCP_WRITE_CONTRACT=1"}, {"HEXMCP_WRITE_CONTRACT="}}
+		}
+		for _, env := range envs {
+			cmd := exec.Command(bin)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), env...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("the README's %s %v: %v\n%s", p, env, err, out)
+			}
 		}
 	}
 }

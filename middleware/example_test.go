@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log"
 	"log/slog"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/hexmcptest"
 	"github.com/hexmcp/hexmcp/middleware"
 )
 
@@ -44,4 +46,38 @@ func Example_authorization() {
 		}
 	}
 	_, _ = hexmcp.New(hexmcp.Options{Middleware: []app.Middleware{requireAuth}})
+}
+
+// A destructive tool that runs only when the user confirms it: here the
+// user (a test client's elicitation handler) declines, and the tool does
+// not run.
+func ExampleConfirmDestructive() {
+	srv, err := hexmcp.New(hexmcp.Options{
+		Tools: []hexmcp.Tool{hexmcp.Func(func(_ context.Context, in echoIn) (string, error) { return "dropped " + in.S, nil },
+			hexmcp.WithName("dropTable"), hexmcp.WithAnnotations(hexmcp.ToolAnnotations{DestructiveHint: hexmcp.Bool(true)}))},
+		ToolMiddleware: []hexmcp.ToolMiddleware{middleware.ConfirmDestructive(middleware.ConfirmOptions{})},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	ctx := context.Background()
+	c, err := hexmcptest.NewClient(ctx, srv, hexmcptest.ClientOptions{
+		Elicitation: func(_ context.Context, p domain.ElicitParams) (*domain.ElicitResult, error) {
+			fmt.Println("asked:", p.Message)
+			return &domain.ElicitResult{Action: domain.ElicitDecline}, nil
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.CallTool(ctx, "dropTable", map[string]any{"s": "users"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.IsError, res.Text())
+	// Output:
+	// asked: dropTable is marked destructive: it may delete or overwrite data. Run it with the arguments {"s":"users"}?
+	// true The user declined running the destructive tool "dropTable". Nothing was done.
 }

@@ -1,8 +1,9 @@
 // Package middleware holds ready-made interceptors for an MCP server of
 // this SDK, and shows how to write your own: [Audit] logs every request
 // (log/slog), [RateLimit] bounds each client's request rate
-// (golang.org/x/time/rate) and [ToolTimeout] bounds how long a tool call
-// may run. Give them to a server through hexmcp.Options (app.Options):
+// (golang.org/x/time/rate), [ToolTimeout] bounds how long a tool call
+// may run and [ConfirmDestructive] asks the user before a destructive tool
+// runs. Give them to a server through hexmcp.Options (app.Options):
 //
 //	srv, err := hexmcp.New(hexmcp.Options{
 //		Tools:          tools,

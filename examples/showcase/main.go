@@ -48,6 +48,7 @@ import (
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/examples/showcase/tools"
+	"github.com/hexmcp/hexmcp/middleware"
 	"github.com/hexmcp/hexmcp/wiring"
 )
 
@@ -166,6 +167,8 @@ func main() {
 			Info:         hexmcp.Implementation{Name: "hexmcp-showcase", Title: "hexmcp showcase", Version: "0.1.0"},
 			Instructions: "Example tools of every kind: scalars, JSON, content blocks, structured output and errors.",
 			Extensions:   []hexmcp.Extension{skillsExt, appsExt, tools.Tasks().Extension()},
+			// resetCounter is destructive: the user confirms it first.
+			ToolMiddleware: []hexmcp.ToolMiddleware{middleware.ConfirmDestructive(middleware.ConfirmOptions{})},
 		}),
 		serve,
 		shared,

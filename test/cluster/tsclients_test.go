@@ -149,7 +149,7 @@ func checkTSDocument(t *testing.T, raw []byte, golden, version string, skip []st
 	for _, tl := range doc.Tools {
 		names = append(names, tl.Name)
 	}
-	// The 24 tools of every showcase (the golden checks which), and
+	// The 25 tools of every showcase (the golden checks which), and
 	// toggleGreeting (with -redis), not greet (nobody toggled it).
 	if len(names) != showcaseToolCount+1 || !slices.Contains(names, "toggleGreeting") || slices.Contains(names, "greet") {
 		t.Errorf("tools listed: %v, want the showcase's %d and toggleGreeting", names, showcaseToolCount)
@@ -183,7 +183,7 @@ func checkTSDocument(t *testing.T, raw []byte, golden, version string, skip []st
 
 // showcaseToolCount is the number of the showcase's tools on every
 // transport (test/e2e checks each by name).
-const showcaseToolCount = 24
+const showcaseToolCount = 25
 
 // clusterTools are the tools the showcase adds with -redis
 // (examples/showcase/tools/cluster.go): toggleGreeting, which adds greet

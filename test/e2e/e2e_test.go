@@ -52,7 +52,7 @@ var showcaseTools = []string{
 	"getFormattedCode", "getMarkdown", "getImage", "getAudio",
 	"getEmbeddedResource", "getResourceLink", "getMultipleContent",
 	"divideNumbers", "failInternally", "countDown", "logWork", "bookTable",
-	"counter", "buildReport",
+	"counter", "buildReport", "resetCounter",
 }
 
 // The elicitation bookTable sends (clients/common.mjs calls it with
@@ -66,6 +66,14 @@ const (
 		`"required":["name","seating"]}}`
 	bookTableAnswer = `{"action":"accept","content":{"name":"Ada","seating":"terrace","quiet":true}}`
 	bookTableBooked = "Booked a table for Ada at 19:30, on the terrace, in a quiet corner."
+
+	// resetCounter is destructive: the showcase's middleware.ConfirmDestructive
+	// asks the user first. The clients accept the first question and decline
+	// the second (DESTRUCTIVE_ANSWERS in clients/common.mjs).
+	resetQuestion = `Reset the counter (resetCounter) is marked destructive: it may delete or overwrite data. Run it with the arguments {}?`
+	resetAccept   = `{"action":"accept","content":{"confirm":true}}`
+	resetDecline  = `{"action":"decline"}`
+	resetDeclined = `The user declined running the destructive tool "resetCounter". Nothing was done.`
 )
 
 // clients are the Node scripts, by the name the tests use.
@@ -590,7 +598,7 @@ func checkCommon(t *testing.T, d document) {
 		switch name {
 		case "calculate":
 			n = 3
-		case "divideNumbers":
+		case "divideNumbers", "resetCounter":
 			n = 2
 		}
 		wantCalls += n
@@ -611,7 +619,7 @@ func checkCommon(t *testing.T, d document) {
 		if c.Result == nil && c.Error == nil {
 			t.Errorf("%v: neither result nor error recorded", c)
 		}
-		if c.Name != "bookTable" && (c.ServerRequests != nil || c.InputRounds != nil) {
+		if c.Name != "bookTable" && c.Name != "resetCounter" && (c.ServerRequests != nil || c.InputRounds != nil) {
 			t.Errorf("%v asked the client for input: %+v %+v", c, c.ServerRequests, c.InputRounds)
 		}
 	}
@@ -636,17 +644,30 @@ func checkCommon(t *testing.T, d document) {
 	if r := book.result(t); r.IsError || text(t, book, r) != bookTableBooked {
 		t.Errorf("%v = %s, want text %q", book, book.Result, bookTableBooked)
 	}
-	// A client without the elicitation capability is not asked: it gets a
-	// tool error it can show.
-	if len(d.WithoutElicitation) != 1 {
-		t.Errorf("withoutElicitation: %d calls, want 1 bookTable call", len(d.WithoutElicitation))
-	} else {
-		c := d.WithoutElicitation[0]
-		if c.Name != "bookTable" || c.ClientError != nil || c.ServerRequests != nil || c.InputRounds != nil {
-			t.Errorf("withoutElicitation: %+v, want one bookTable call answered without a question", c)
+	// resetCounter ran when the user confirmed, and not when the user
+	// declined.
+	if resets := d.calls("resetCounter"); len(resets) == 2 {
+		if r := resets[0].result(t); r.IsError || text(t, resets[0], r) != "Count: 0" {
+			t.Errorf("%v (confirmed) = %s, want text \"Count: 0\"", resets[0], resets[0].Result)
 		}
-		if r := c.result(t); !r.IsError || !strings.Contains(text(t, c, r), "cannot ask the user") {
-			t.Errorf("%v without elicitation = %s, want isError saying the client cannot ask the user", c, c.Result)
+		if r := resets[1].result(t); !r.IsError || text(t, resets[1], r) != resetDeclined {
+			t.Errorf("%v (declined) = %s, want isError %q", resets[1], resets[1].Result, resetDeclined)
+		}
+	}
+	// A client without the elicitation capability is not asked: it gets a
+	// tool error it can show, for bookTable and for resetCounter (which does
+	// not run).
+	if len(d.WithoutElicitation) != 2 {
+		t.Errorf("withoutElicitation: %d calls, want bookTable and resetCounter", len(d.WithoutElicitation))
+	} else {
+		for i, name := range []string{"bookTable", "resetCounter"} {
+			c := d.WithoutElicitation[i]
+			if c.Name != name || c.ClientError != nil || c.ServerRequests != nil || c.InputRounds != nil {
+				t.Errorf("withoutElicitation: %+v, want one %s call answered without a question", c, name)
+			}
+			if r := c.result(t); !r.IsError || !strings.Contains(text(t, c, r), "cannot ask the user") {
+				t.Errorf("%v without elicitation = %s, want isError saying the client cannot ask the user", c, c.Result)
+			}
 		}
 	}
 
@@ -793,6 +814,15 @@ func checkV1(t *testing.T, r *run) {
 		jsonEqual(t, "bookTable elicitation/create params", q.Params, bookTableElicitation)
 		jsonEqual(t, "the client's answer to elicitation/create", q.Answer.Result, bookTableAnswer)
 	}
+	// Each resetCounter call asked for confirmation with one request.
+	for i, c := range d.calls("resetCounter") {
+		if len(c.ServerRequests) != 1 || c.ServerRequests[0].Method != "elicitation/create" || c.InputRounds != nil {
+			t.Errorf("%v: server requests %+v, want one elicitation/create", c, c.ServerRequests)
+			continue
+		}
+		checkResetQuestion(t, c, c.ServerRequests[0].Params)
+		jsonEqual(t, "the client's answer to the confirmation", c.ServerRequests[0].Answer.Result, []string{resetAccept, resetDecline}[i])
+	}
 	// resultType is of the stateless era only.
 	for _, c := range append(slices.Clone(d.Calls), d.WithoutElicitation...) {
 		if c.Result == nil {
@@ -839,6 +869,22 @@ func checkV2(t *testing.T, r *run) {
 		} else {
 			jsonEqual(t, "bookTable inputResponses.table", r.Retry.InputResponses["table"], bookTableAnswer)
 		}
+	}
+
+	// Each resetCounter call asked for confirmation in one input_required
+	// round.
+	for i, c := range d.calls("resetCounter") {
+		if len(c.InputRounds) != 1 || c.ServerRequests != nil || c.WireExchanges != 2 {
+			t.Errorf("%v: input rounds %+v, %d exchanges, want one input_required round", c, c.InputRounds, c.WireExchanges)
+			continue
+		}
+		q, ok := c.InputRounds[0].Result.InputRequests["hexmcp.confirm"]
+		if !ok || q.Method != "elicitation/create" {
+			t.Errorf("%v: input requests %+v, want elicitation/create under \"hexmcp.confirm\"", c, c.InputRounds[0].Result.InputRequests)
+			continue
+		}
+		checkResetQuestion(t, c, q.Params)
+		jsonEqual(t, "the client's answer to the confirmation", c.InputRounds[0].Retry.InputResponses["hexmcp.confirm"], []string{resetAccept, resetDecline}[i])
 	}
 
 	// Every result of the stateless era is complete and names the server.
@@ -900,4 +946,25 @@ func mustCanonical(t *testing.T, raw json.RawMessage) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// checkResetQuestion checks the confirmation resetCounter's call asked: its
+// message, and a form of one required boolean, confirm.
+func checkResetQuestion(t *testing.T, c call, params json.RawMessage) {
+	t.Helper()
+	var q struct {
+		Message         string `json:"message"`
+		RequestedSchema struct {
+			Properties map[string]struct {
+				Type string `json:"type"`
+			} `json:"properties"`
+			Required []string `json:"required"`
+		} `json:"requestedSchema"`
+	}
+	if err := json.Unmarshal(params, &q); err != nil {
+		t.Fatalf("%v: confirmation %s: %v", c, params, err)
+	}
+	if q.Message != resetQuestion || q.RequestedSchema.Properties["confirm"].Type != "boolean" || !slices.Equal(q.RequestedSchema.Required, []string{"confirm"}) {
+		t.Errorf("%v: confirmation %s, want the message %q and one required boolean, confirm", c, params, resetQuestion)
+	}
 }

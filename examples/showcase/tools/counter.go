@@ -40,6 +40,21 @@ func counter(_ context.Context, rc *hexmcp.RequestContext, in CounterInput) (*he
 }
 
 // counterTool is the tool with a view.
+// resetCounter sets the counter back to zero. It is annotated
+// destructive, so the showcase's middleware.ConfirmDestructive asks the
+// user before it runs (elicitation, in both eras); a client that cannot be
+// asked gets a tool error and the count stays.
+func resetCounter(_ context.Context, _ struct{}) (*hexmcp.CallToolResult, error) {
+	return &hexmcp.CallToolResult{Content: []hexmcp.Content{hexmcp.Text("Count: 0")}, StructuredContent: json.RawMessage(`{"count":0}`)}, nil
+}
+
+func resetCounterTool() hexmcp.Tool {
+	return hexmcp.Func(resetCounter, hexmcp.WithName("resetCounter"), hexmcp.WithTitle("Reset the counter"),
+		hexmcp.WithDescription("Sets the counter back to zero. Destructive: the user is asked to confirm first."),
+		hexmcp.WithOutputSchema(json.RawMessage(counterSchema)),
+		hexmcp.WithAnnotations(hexmcp.ToolAnnotations{ReadOnlyHint: hexmcp.Bool(false), DestructiveHint: hexmcp.Bool(true), IdempotentHint: hexmcp.Bool(true), OpenWorldHint: hexmcp.Bool(false)}))
+}
+
 func counterTool() hexmcp.Tool {
 	return hexmcp.NewTool(counter, hexmcp.WithTitle("Counter"),
 		hexmcp.WithDescription("Adds one to a count and shows it in a small counter view (MCP Apps) where the client renders views."),

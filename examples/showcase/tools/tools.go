@@ -148,5 +148,6 @@ func All() []hexmcp.Tool {
 			hexmcp.WithDescription("Books a table, asking the user who it is for, where to sit and whether to sit quietly (elicitation).")),
 		reportTool(),
 		counterTool(),
+		resetCounterTool(),
 	)
 }

@@ -11,8 +11,11 @@
 // elicitation with ELICITATION_ANSWER (see answerElicitation): in the
 // handshake era the server sends elicitation/create on the session, in the
 // stateless era it answers input_required and the client retries. A second,
-// bare client without the capability calls bookTable once more
-// (doc.withoutElicitation).
+// bare client without the capability calls bookTable and resetCounter once
+// more (doc.withoutElicitation). resetCounter is destructive: the showcase
+// asks the user to confirm it (middleware.ConfirmDestructive), and the
+// clients answer the first such question accept and the second decline
+// (DESTRUCTIVE_ANSWERS).
 
 /** The fixed argument sets per tool, in the order they are called. */
 export const CALL_PLAN = {
@@ -26,19 +29,30 @@ export const CALL_PLAN = {
     { a: 1, b: 0 }, // tool error
     { a: 9, b: 3 }
   ],
-  bookTable: [{ time: '19:30' }] // asks the user: answered with ELICITATION_ANSWER
+  bookTable: [{ time: '19:30' }], // asks the user: answered with ELICITATION_ANSWER
+  resetCounter: [{}, {}] // asks the user to confirm: accepted, then declined (DESTRUCTIVE_ANSWERS)
   // every other tool: [{}]
 };
 
 /** What the user "answers" to every elicitation: the form bookTable asks for. */
 export const ELICITATION_ANSWER = { action: 'accept', content: { name: 'Ada', seating: 'terrace', quiet: true } };
 
+/** The answers to the confirmations of destructive tools, in turn. */
+export const DESTRUCTIVE_ANSWERS = [{ action: 'accept', content: { confirm: true } }, { action: 'decline' }];
+let destructiveAsked = 0;
+
 /**
  * The clients' elicitation/create handler (registered with the client's
  * setRequestHandler; the v2 client also runs it for the inputRequests of an
- * input_required result). It accepts with the fixed answer.
+ * input_required result). It accepts with the fixed answer, except the
+ * confirmation of a destructive tool, answered from DESTRUCTIVE_ANSWERS in
+ * turn.
  */
-export async function answerElicitation() {
+export async function answerElicitation(request) {
+  const message = request?.params?.message ?? request?.message ?? '';
+  if (message.includes('is marked destructive')) {
+    return structuredClone(DESTRUCTIVE_ANSWERS[destructiveAsked++ % DESTRUCTIVE_ANSWERS.length]);
+  }
   return structuredClone(ELICITATION_ANSWER);
 }
 
@@ -254,7 +268,8 @@ export async function run({ client, transport, listTools, describe, bare }) {
     }
   }
 
-  // bookTable from a client that cannot ask the user: a tool error, not a question.
+  // bookTable and resetCounter from a client that cannot ask the user: a
+  // tool error each, not a question.
   doc.withoutElicitation = [];
   if (bare) {
     const b = bare();
@@ -262,6 +277,7 @@ export async function run({ client, transport, listTools, describe, bare }) {
     try {
       await b.client.connect(b.transport);
       for (const args of CALL_PLAN.bookTable) doc.withoutElicitation.push(await callOne(b.client, bareTap, 'bookTable', args));
+      doc.withoutElicitation.push(await callOne(b.client, bareTap, 'resetCounter', {}));
     } catch (err) {
       doc.withoutElicitation.push({ name: 'bookTable', error: { ...errorOf(err), clientSide: true } });
     }
