@@ -68,9 +68,9 @@ const PromptGroup = "mcp.prompts"
 // Resources and Prompts are registered before those of the groups.
 type Config = hexmcp.Options
 
-// EngineParams are what [NewEngine] takes from the graph; everything is
+// engineParams are what newEngine takes from the graph; everything is
 // optional.
-type EngineParams struct {
+type engineParams struct {
 	fx.In
 
 	// Config and ConfigPtr: a supplied Config, as a value or as a pointer.
@@ -101,10 +101,10 @@ type EngineParams struct {
 // both as a value and as a pointer.
 var ErrConfigTwice = errors.New("hexmcp: wiring.Config is supplied both as a value and as a pointer; supply one")
 
-// NewEngine builds the engine with hexmcp.New and registers the groups'
+// newEngine builds the engine with hexmcp.New and registers the groups'
 // tools, resources and prompts; a bad one stops the application from
 // starting, with its error.
-func NewEngine(p EngineParams) (*app.Engine, error) {
+func newEngine(p engineParams) (*app.Engine, error) {
 	srv, err := newServer(p)
 	if err != nil {
 		return nil, err
@@ -112,9 +112,9 @@ func NewEngine(p EngineParams) (*app.Engine, error) {
 	return srv.Engine(), nil
 }
 
-// newServer is NewEngine's server: hexmcp.New of the supplied Config
+// newServer is newEngine's server: hexmcp.New of the supplied Config
 // completed from the graph.
-func newServer(p EngineParams) (*hexmcp.Server, error) {
+func newServer(p engineParams) (*hexmcp.Server, error) {
 	opts := p.Config
 	if p.ConfigPtr != nil {
 		if !reflect.ValueOf(p.Config).IsZero() {
@@ -155,7 +155,7 @@ func chooseLogger(l ports.Logger, s *slog.Logger, z *zap.Logger) ports.Logger {
 	return deflog.New()
 }
 
-// Core provides *hexmcp.Server, built as [NewEngine] builds the engine,
+// Core provides *hexmcp.Server, built as newEngine builds the engine,
 // and its *app.Engine (for the transports' modules and extenders), and
 // closes it ([hexmcp.Server.Close]: stop watching the registries, cancel
 // what still runs) on the application's stop, after the transports' own
@@ -168,7 +168,7 @@ var Core = fx.Module("hexmcp",
 )
 
 // newLifecycleServer is newServer with the server's close hooked into lc.
-func newLifecycleServer(p EngineParams, lc fx.Lifecycle) (*hexmcp.Server, error) {
+func newLifecycleServer(p engineParams, lc fx.Lifecycle) (*hexmcp.Server, error) {
 	srv, err := newServer(p)
 	if err != nil {
 		return nil, err
@@ -251,16 +251,16 @@ func Prompts(prompts ...app.Prompt) fx.Option { return supplyGroup(PromptGroup, 
 //	fx.Provide(wiring.AsPrompt(NewReviewPrompt))
 func AsPrompt(constructor any) any { return asGroup(constructor, PromptGroup) }
 
-// StdioParams are what the Stdio module takes from the graph.
-type StdioParams struct {
+// stdioParams are what the Stdio module takes from the graph.
+type stdioParams struct {
 	fx.In
 
 	Options *stdio.Options `optional:"true"`
 }
 
-// NewStdioTransport returns the stdio transport, configured by an optional
+// newStdioTransport returns the stdio transport, configured by an optional
 // *stdio.Options in the graph.
-func NewStdioTransport(p StdioParams) *stdio.Transport {
+func newStdioTransport(p stdioParams) *stdio.Transport {
 	var o stdio.Options
 	if p.Options != nil {
 		o = *p.Options
@@ -273,7 +273,7 @@ func NewStdioTransport(p StdioParams) *stdio.Transport {
 // in flight have answered; on fx's stop it stops reading and gives those
 // calls until the stop deadline.
 var Stdio = fx.Module("hexmcp.stdio",
-	fx.Provide(NewStdioTransport),
+	fx.Provide(newStdioTransport),
 	fx.Invoke(func(lc fx.Lifecycle, sd fx.Shutdowner, e *app.Engine, t *stdio.Transport) {
 		Serve(lc, sd, e, t)
 	}),
