@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
@@ -25,7 +26,7 @@ func TestBusContract(t *testing.T) {
 		return []ports.NotificationBus{b, b}
 	}
 	porttest.TestBus(t, newBus)
-	porttest.TestBusSizeLimit(t, ports.DefaultMaxNoticeBytes, newBus)
+	porttest.TestBusSizeLimit(t, portlimits.DefaultMaxNoticeBytes, newBus)
 	t.Run("SmallerLimit", func(t *testing.T) {
 		porttest.TestBusSizeLimit(t, 4096, func(t *testing.T) []ports.NotificationBus {
 			b := memory.NewBus(memory.BusOptions{MaxNoticeBytes: 4096})
@@ -197,8 +198,8 @@ func TestBusQueueByteBound(t *testing.T) {
 	sized := func(i, size int) ports.Notice {
 		n := id(i) // Kind "tools_changed" (13) + ID (4) + Origin (1)
 		n.Data = make([]byte, size-18)
-		if n.Size() != size {
-			t.Fatalf("NoticeSize = %d, want %d", n.Size(), size)
+		if portlimits.NoticeSize(n) != size {
+			t.Fatalf("NoticeSize = %d, want %d", portlimits.NoticeSize(n), size)
 		}
 		return n
 	}
@@ -252,7 +253,7 @@ func TestBusDefaults(t *testing.T) {
 	for _, opts := range []memory.BusOptions{{}, {MaxNoticeBytes: -1, MaxQueuedNotices: -1, MaxQueuedNoticeBytes: -1}} {
 		b := memory.NewBus(opts)
 		n := ports.Notice{Kind: ports.NoticeClientResponse, ID: "i", Origin: "o", Session: "s"}
-		n.Data = make([]byte, ports.DefaultMaxNoticeBytes-n.Size())
+		n.Data = make([]byte, portlimits.DefaultMaxNoticeBytes-portlimits.NoticeSize(n))
 		if err := b.Publish(ctx, n); err != nil {
 			t.Fatalf("a notice of DefaultMaxNoticeBytes: %v", err)
 		}
@@ -262,7 +263,7 @@ func TestBusDefaults(t *testing.T) {
 		}
 		// the queue takes DefaultMaxQueuedNotices besides the one handled
 		s, stop := subscribeStuck(b)
-		for i := range ports.DefaultMaxQueuedNotices + 10 {
+		for i := range portlimits.DefaultMaxQueuedNotices + 10 {
 			if err := b.Publish(ctx, id(i)); err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +275,7 @@ func TestBusDefaults(t *testing.T) {
 			t.Fatalf("Dropped() = %d, want 9", b.Dropped())
 		}
 		s.free()
-		waitIDs(t, s, ports.DefaultMaxQueuedNotices+1)
+		waitIDs(t, s, portlimits.DefaultMaxQueuedNotices+1)
 		stop()
 	}
 	porttest.NoGoroutines(t, busGoroutines)

@@ -11,7 +11,7 @@
 // are documented there (go doc
 // github.com/hexmcp/hexmcp/internal/memstore SessionStoreOptions). The
 // limits they share with the other implementations of the same ports are
-// in ports (ports.DefaultMaxSessions, ports.TaskLimits, …).
+// internal/portlimits's; each option's documentation gives its default.
 package memory
 
 import (

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hexmcp/hexmcp/internal/memstore"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -29,19 +30,19 @@ type BusOptions struct {
 	// first Subscribe waits for Redis to confirm the subscription (default
 	// defaultTimeout).
 	Timeout time.Duration
-	// MaxNoticeBytes bounds one notice ([ports.Notice.Size]): Publish
+	// MaxNoticeBytes bounds one notice (the lengths of its fields together): Publish
 	// refuses a larger one with an error wrapping
 	// [ports.ErrNoticeTooLarge], and a larger one read from the channel
-	// is dropped. Default [ports.DefaultMaxNoticeBytes] (4 MiB, the
+	// is dropped. Default 4 MiB (the
 	// largest message the transports accept by default); keep it the same
 	// on every instance, and below Redis's client-output-buffer-limit for
 	// pubsub (32 MB hard by default).
 	MaxNoticeBytes int
 	// MaxQueuedNotices bounds the notices waiting for one subscriber of
-	// this instance (default [ports.DefaultMaxQueuedNotices]).
+	// this instance (default 1,024).
 	MaxQueuedNotices int
 	// MaxQueuedNoticeBytes bounds their bytes, never below MaxNoticeBytes
-	// (default [ports.DefaultMaxQueuedNoticeBytes]).
+	// (default 16 MiB).
 	MaxQueuedNoticeBytes int
 	// Logger gets the bus's warnings: a subscriber whose queue is full,
 	// messages on the channel that are no notice, a subscription Redis did
@@ -117,7 +118,7 @@ func NewBus(c redis.UniversalClient, opts BusOptions) *Bus {
 		opts.Timeout = defaultTimeout
 	}
 	if opts.MaxNoticeBytes <= 0 {
-		opts.MaxNoticeBytes = ports.DefaultMaxNoticeBytes
+		opts.MaxNoticeBytes = portlimits.DefaultMaxNoticeBytes
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -143,7 +144,7 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	if b.closed.Load() {
 		return errBusClosed
 	}
-	if size := n.Size(); size > b.opts.MaxNoticeBytes {
+	if size := portlimits.NoticeSize(n); size > b.opts.MaxNoticeBytes {
 		return fmt.Errorf("hexmcp: mcpredis: %w: %d bytes, the bus carries %d", ports.ErrNoticeTooLarge, size, b.opts.MaxNoticeBytes)
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
@@ -373,7 +374,7 @@ const (
 	addressedVersion = 2
 )
 
-// frameOverhead bounds what a frame adds to [ports.Notice.Size]: the
+// frameOverhead bounds what a frame adds to [portlimits.NoticeSize]: the
 // version, six lengths and the Data flag.
 const frameOverhead = 1 + 6*binary.MaxVarintLen64 + 1
 
@@ -389,7 +390,7 @@ const frameOverhead = 1 + 6*binary.MaxVarintLen64 + 1
 // addressed notices existed (version 1), so that instances of an earlier
 // release read it.
 func EncodeNotice(n ports.Notice) []byte {
-	b := make([]byte, 0, n.Size()+frameOverhead)
+	b := make([]byte, 0, portlimits.NoticeSize(n)+frameOverhead)
 	fields := []string{string(n.Kind), n.ID, n.Origin, n.URI, n.Session}
 	if n.To == "" {
 		b = append(b, noticeVersion)
@@ -409,7 +410,7 @@ func EncodeNotice(n ports.Notice) []byte {
 }
 
 // DecodeNotice decodes a frame of [EncodeNotice] holding a notice of at
-// most maxNoticeBytes ([ports.Notice.Size]). It returns an error for
+// most maxNoticeBytes ([portlimits.NoticeSize]). It returns an error for
 // anything else (a frame of another version, cut short, with bytes left
 // over, or too large), never panics, and keeps no reference to frame.
 func DecodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
@@ -441,7 +442,7 @@ func DecodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
 	default:
 		return ports.Notice{}, errors.New("hexmcp: mcpredis: a notice frame with a bad Data flag")
 	}
-	if size := n.Size(); size > maxNoticeBytes {
+	if size := portlimits.NoticeSize(n); size > maxNoticeBytes {
 		return ports.Notice{}, fmt.Errorf("hexmcp: mcpredis: a notice of %d bytes: %w", size, ports.ErrNoticeTooLarge)
 	}
 	return n, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -27,26 +28,26 @@ type SessionStoreOptions struct {
 	// defaultPrefix).
 	Prefix string
 	// IdleTimeout is how long a ready session lives without activity
-	// (default [ports.DefaultSessionIdleTimeout]).
+	// (default 30 minutes).
 	IdleTimeout time.Duration
 	// PendingTimeout is how long a session whose client has not sent
 	// notifications/initialized lives without activity (default
-	// [ports.DefaultSessionPendingTimeout]; never longer than IdleTimeout).
+	// 30 s; never longer than IdleTimeout).
 	PendingTimeout time.Duration
 	// MaxSessions bounds the live sessions of every instance together
-	// (default [ports.DefaultMaxSessions]; there is no unbounded setting).
+	// (default 10,000; there is no unbounded setting).
 	MaxSessions int
 	// MaxSessionsPerClient bounds the live sessions of one client (one
-	// non-empty Peer; default [ports.DefaultMaxSessionsPerClient];
+	// non-empty Peer; default 100;
 	// [ports.UnlimitedSessionsPerClient]: no bound but MaxSessions).
 	MaxSessionsPerClient int
 	// MaxSessionBytes bounds the bytes the live sessions of every instance
-	// hold in Redis together (default [ports.DefaultMaxSessionBytes];
+	// hold in Redis together (default 64 MiB;
 	// [ports.UnlimitedSessionBytes]: no bound). A session counts the JSON of its
 	// state as stored, its Peer and 256 bytes.
 	MaxSessionBytes int
 	// MaxSessionBytesPerClient bounds the bytes of the live sessions of
-	// one client (default [ports.DefaultMaxSessionBytesPerClient];
+	// one client (default 1 MiB;
 	// [ports.UnlimitedSessionBytes]: no bound but MaxSessionBytes).
 	MaxSessionBytesPerClient int
 	// Timeout bounds each Redis call (default 1 second).
@@ -83,19 +84,19 @@ var _ ports.SessionStore = (*SessionStore)(nil)
 // NewSessionStore returns the session store on c.
 func NewSessionStore(c redis.UniversalClient, opts SessionStoreOptions) *SessionStore {
 	opts.Prefix = cmp.Or(opts.Prefix, defaultPrefix)
-	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, ports.DefaultSessionIdleTimeout)
-	opts.PendingTimeout = min(cmp.Or(opts.PendingTimeout, ports.DefaultSessionPendingTimeout), opts.IdleTimeout)
+	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, portlimits.DefaultSessionIdleTimeout)
+	opts.PendingTimeout = min(cmp.Or(opts.PendingTimeout, portlimits.DefaultSessionPendingTimeout), opts.IdleTimeout)
 	if opts.MaxSessions <= 0 {
-		opts.MaxSessions = ports.DefaultMaxSessions // never unbounded
+		opts.MaxSessions = portlimits.DefaultMaxSessions // never unbounded
 	}
 	switch {
 	case opts.MaxSessionsPerClient == 0:
-		opts.MaxSessionsPerClient = ports.DefaultMaxSessionsPerClient
+		opts.MaxSessionsPerClient = portlimits.DefaultMaxSessionsPerClient
 	case opts.MaxSessionsPerClient < 0: // ports.UnlimitedSessionsPerClient
 		opts.MaxSessionsPerClient = opts.MaxSessions
 	}
-	opts.MaxSessionBytes = cmp.Or(opts.MaxSessionBytes, ports.DefaultMaxSessionBytes)
-	opts.MaxSessionBytesPerClient = cmp.Or(opts.MaxSessionBytesPerClient, ports.DefaultMaxSessionBytesPerClient)
+	opts.MaxSessionBytes = cmp.Or(opts.MaxSessionBytes, portlimits.DefaultMaxSessionBytes)
+	opts.MaxSessionBytesPerClient = cmp.Or(opts.MaxSessionBytesPerClient, portlimits.DefaultMaxSessionBytesPerClient)
 	opts.Timeout = cmp.Or(opts.Timeout, defaultTimeout)
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -27,32 +28,32 @@ type TaskStoreOptions struct {
 	// defaultPrefix).
 	Prefix string
 	// MaxTasks bounds the live tasks of every instance together (default
-	// [ports.DefaultMaxTasks]).
+	// 10,000).
 	MaxTasks int
 	// MaxTasksPerClient bounds the live tasks of one client
-	// ([ports.Task.Client]; default [ports.DefaultMaxTasksPerClient]; never
+	// ([ports.Task.Client]; default 1,000; never
 	// more than MaxTasks).
 	MaxTasksPerClient int
 	// MaxTaskBytes bounds what one task keeps, its InputRequests,
-	// Result, Error and State together (default [ports.DefaultMaxTaskBytes]).
+	// Result, Error and State together (default 4 MiB).
 	MaxTaskBytes int
 	// MaxBytesPerClient bounds what the live tasks of one client keep
-	// together (default [ports.DefaultMaxTaskBytesPerClient]; never less than
+	// together (default 16 MiB; never less than
 	// MaxTaskBytes nor more than MaxBytes).
 	MaxBytesPerClient int
 	// MaxBytes bounds what the live tasks of every instance keep
-	// together (default [ports.DefaultMaxTaskStoreBytes]).
+	// together (default 128 MiB).
 	MaxBytes int
 	// MaxStatusMessageBytes bounds a task's StatusMessage (default
-	// [ports.DefaultMaxTaskStatusMessageBytes]).
+	// 4 KiB).
 	MaxStatusMessageBytes int
 	// DefaultTTL is the TTL of a task created with none (default
-	// [ports.DefaultTaskTTL]; never more than MaxTTL).
+	// 1 hour; never more than MaxTTL).
 	DefaultTTL time.Duration
-	// MaxTTL caps the TTL of every task (default [ports.DefaultMaxTaskTTL]).
+	// MaxTTL caps the TTL of every task (default 24 hours).
 	MaxTTL time.Duration
 	// MaxPage bounds the tasks of one List page (default
-	// [ports.DefaultMaxTaskPage]).
+	// 100).
 	MaxPage int
 	// Timeout bounds each Redis call (default 1 second).
 	Timeout time.Duration
@@ -83,7 +84,7 @@ type TaskStoreOptions struct {
 type TaskStore struct {
 	c    redis.UniversalClient
 	opts TaskStoreOptions
-	lim  ports.TaskLimits
+	lim  portlimits.TaskLimits
 }
 
 var _ ports.TaskStore = (*TaskStore)(nil)
@@ -91,7 +92,7 @@ var _ ports.TaskStore = (*TaskStore)(nil)
 // NewTaskStore returns the task store on c.
 func NewTaskStore(c redis.UniversalClient, opts TaskStoreOptions) *TaskStore {
 	opts.Prefix = cmp.Or(opts.Prefix, defaultPrefix)
-	lim := ports.TaskLimits{MaxTasks: opts.MaxTasks, MaxTasksPerClient: opts.MaxTasksPerClient, MaxTaskBytes: opts.MaxTaskBytes,
+	lim := portlimits.TaskLimits{MaxTasks: opts.MaxTasks, MaxTasksPerClient: opts.MaxTasksPerClient, MaxTaskBytes: opts.MaxTaskBytes,
 		MaxBytesPerClient: opts.MaxBytesPerClient, MaxBytes: opts.MaxBytes, MaxStatusMessageBytes: opts.MaxStatusMessageBytes,
 		DefaultTTL: opts.DefaultTTL, MaxTTL: opts.MaxTTL, MaxPage: opts.MaxPage}.WithDefaults()
 	opts.Timeout = positive(opts.Timeout, defaultTimeout)
@@ -337,7 +338,7 @@ return 1
 
 func (s *TaskStore) args(more ...any) []any {
 	return append([]any{s.opts.Prefix, s.opts.Clock.Now().UnixMilli(), s.lim.MaxTasks, s.lim.MaxTasksPerClient,
-		s.lim.MaxTaskBytes, s.lim.MaxBytesPerClient, s.lim.MaxBytes, ports.MinTaskBytes, taskCollectGrace.Milliseconds()}, more...)
+		s.lim.MaxTaskBytes, s.lim.MaxBytesPerClient, s.lim.MaxBytes, portlimits.MinTaskBytes, taskCollectGrace.Milliseconds()}, more...)
 }
 
 func raw(v any) json.RawMessage {
