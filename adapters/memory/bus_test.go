@@ -12,16 +12,17 @@ import (
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/internal/portlimits"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
-// busGoroutines names the goroutines of the bus, for porttest.NoGoroutines.
+// busGoroutines names the goroutines of the bus, for testtools.NoGoroutines.
 const busGoroutines = "adapters/memory.(*busSub)"
 
 func TestBusContract(t *testing.T) {
 	newBus := func(t *testing.T) []ports.NotificationBus {
-		t.Cleanup(func() { porttest.NoGoroutines(t, busGoroutines) })
+		t.Cleanup(func() { testtools.NoGoroutines(t, busGoroutines) })
 		b := memory.NewBus(memory.BusOptions{})
 		return []ports.NotificationBus{b, b}
 	}
@@ -35,7 +36,7 @@ func TestBusContract(t *testing.T) {
 	})
 	t.Run("Addressed", func(t *testing.T) {
 		porttest.TestAddressedBus(t, func(t *testing.T) []ports.AddressedBus {
-			t.Cleanup(func() { porttest.NoGoroutines(t, busGoroutines) })
+			t.Cleanup(func() { testtools.NoGoroutines(t, busGoroutines) })
 			b := memory.NewBus(memory.BusOptions{})
 			return []ports.AddressedBus{b, b}
 		})
@@ -97,8 +98,8 @@ func id(i int) ports.Notice {
 // A full queue drops the newest notices for that subscriber only, counts
 // them, warns once per overflow, and delivers what it kept in order.
 func TestBusQueueBoundDropsNewest(t *testing.T) {
-	defer porttest.NoGoroutines(t, busGoroutines)
-	log := &porttest.LogRecorder{}
+	defer testtools.NoGoroutines(t, busGoroutines)
+	log := &testtools.LogRecorder{}
 	b := memory.NewBus(memory.BusOptions{MaxQueuedNotices: 10, Logger: log})
 	ctx := context.Background()
 	s, stop := subscribeStuck(b)
@@ -140,7 +141,7 @@ func TestBusQueueBoundDropsNewest(t *testing.T) {
 
 // The other subscribers of a bus keep everything while one is stuck.
 func TestBusOneStuckSubscriberOthersComplete(t *testing.T) {
-	defer porttest.NoGoroutines(t, busGoroutines)
+	defer testtools.NoGoroutines(t, busGoroutines)
 	b := memory.NewBus(memory.BusOptions{MaxQueuedNotices: 4})
 	s, stop := subscribeStuck(b)
 	defer stop()
@@ -193,7 +194,7 @@ func waitLen(t *testing.T, mu *sync.Mutex, got *[]string, n int) {
 // The queue is bounded in bytes too (NoticeSize), never below one notice
 // of MaxNoticeBytes.
 func TestBusQueueByteBound(t *testing.T) {
-	defer porttest.NoGoroutines(t, busGoroutines)
+	defer testtools.NoGoroutines(t, busGoroutines)
 	ctx := context.Background()
 	sized := func(i, size int) ports.Notice {
 		n := id(i) // Kind "tools_changed" (13) + ID (4) + Origin (1)
@@ -278,7 +279,7 @@ func TestBusDefaults(t *testing.T) {
 		waitIDs(t, s, portlimits.DefaultMaxQueuedNotices+1)
 		stop()
 	}
-	porttest.NoGoroutines(t, busGoroutines)
+	testtools.NoGoroutines(t, busGoroutines)
 }
 
 // A done context publishes nothing.

@@ -25,6 +25,7 @@ import (
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/internal/redistest"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
@@ -45,7 +46,7 @@ func busPrefix() string {
 // left.
 func newBuses(t *testing.T, srv *redistest.Server, n int, opts mcpredis.BusOptions) []*mcpredis.Bus {
 	t.Helper()
-	t.Cleanup(func() { porttest.NoGoroutines(t, busGoroutines...) })
+	t.Cleanup(func() { testtools.NoGoroutines(t, busGoroutines...) })
 	if opts.Prefix == "" {
 		opts.Prefix = busPrefix()
 	}
@@ -143,7 +144,7 @@ func tick(id string) ports.Notice {
 // without a restart of anything, in order.
 func TestBusRedisDownAndBack(t *testing.T) {
 	srv := redistest.Start(t)
-	log := &porttest.LogRecorder{}
+	log := &testtools.LogRecorder{}
 	opts := mcpredis.BusOptions{Prefix: busPrefix(), Timeout: 300 * time.Millisecond, Logger: log}
 	bs := newBuses(t, srv, 3, opts)
 	a, b, c := bs[0], bs[1], bs[2]
@@ -329,7 +330,7 @@ func TestBusClose(t *testing.T) {
 // delivered.
 func TestBusHostileMessages(t *testing.T) {
 	srv := redistest.Start(t)
-	log := &porttest.LogRecorder{}
+	log := &testtools.LogRecorder{}
 	prefix := busPrefix()
 	b := newBuses(t, srv, 1, mcpredis.BusOptions{Prefix: prefix, MaxNoticeBytes: 1000, Logger: log})[0]
 	raw := client(t, srv)

@@ -35,12 +35,23 @@ func waitNoLeaks(d time.Duration, marks []string) string {
 	}
 }
 
+// NoGoroutines fails t when goroutines whose stacks name one of marks (a
+// package path, a function) are still running after 5 seconds: an
+// adapter's test calls it once every subscription stopped and every bus
+// was closed.
+func NoGoroutines(t testing.TB, marks ...string) {
+	t.Helper()
+	if left := waitNoLeaks(5*time.Second, marks); left != "" {
+		t.Fatalf("goroutines left running:\n%s", left)
+	}
+}
+
 func leakedGoroutines(marks []string) string {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	var out []string
 	for g := range strings.SplitSeq(string(buf), "\n\n") {
-		if strings.Contains(g, "RunWithLeakCheck") || strings.Contains(g, "waitNoLeaks") {
+		if strings.Contains(g, "RunWithLeakCheck") || strings.Contains(g, "testtools.waitNoLeaks") {
 			continue
 		}
 		for _, mark := range marks {

@@ -3,12 +3,10 @@ package porttest
 import (
 	"errors"
 	"reflect"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -118,48 +116,4 @@ func TestBusSizeLimit(t *testing.T, maxNoticeBytes int, newBus func(t *testing.T
 			t.Fatalf("got %s, want %s (or its Data differs)", describeNotice(n), describeNotice(fits))
 		}
 	}
-}
-
-// NoGoroutines fails t when goroutines whose stacks name one of marks (a
-// package path, a function) are still running after 5 seconds: an
-// adapter's test calls it once every subscription stopped and every bus
-// was closed.
-func NoGoroutines(t testing.TB, marks ...string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := goroutinesNaming(marks)
-		if left == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("goroutines left running:\n%s", left)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func goroutinesNaming(marks []string) string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var out []string
-	for g := range strings.SplitSeq(string(buf), "\n\n") {
-		if strings.Contains(g, "porttest.goroutinesNaming") {
-			continue
-		}
-		for _, mark := range marks {
-			if strings.Contains(g, mark) {
-				out = append(out, g)
-				break
-			}
-		}
-	}
-	return strings.Join(out, "\n\n")
 }
