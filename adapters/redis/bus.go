@@ -153,7 +153,7 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	if n.To != "" {
 		channel = b.addressed(n.To)
 	}
-	frame := EncodeNotice(n)
+	frame := encodeNotice(n)
 	if _, err := within(ctx, b.c, func(ctx context.Context) (int64, error) { return b.c.Publish(ctx, channel, frame).Result() }); err != nil {
 		return fmt.Errorf("hexmcp: mcpredis: publishing a notice: %w", err)
 	}
@@ -350,7 +350,7 @@ func (b *Bus) read(ch <-chan any, done chan struct{}) {
 }
 
 func (b *Bus) receive(payload string) {
-	n, err := DecodeNotice(payload, b.opts.MaxNoticeBytes)
+	n, err := decodeNotice(payload, b.opts.MaxNoticeBytes)
 	if err == nil {
 		err = b.local.Publish(context.Background(), n)
 	}
@@ -378,7 +378,7 @@ const (
 // version, six lengths and the Data flag.
 const frameOverhead = 1 + 6*binary.MaxVarintLen64 + 1
 
-// EncodeNotice returns the frame a [Bus] publishes for n: the byte 1 (the
+// encodeNotice returns the frame a [Bus] publishes for n: the byte 1 (the
 // frame's version), or 2 when n.To is not empty; Kind, ID, Origin, URI and
 // Session, then To in a frame of version 2, each as its length (an
 // unsigned varint, encoding/binary's) then its bytes; then the byte 0
@@ -389,7 +389,7 @@ const frameOverhead = 1 + 6*binary.MaxVarintLen64 + 1
 // few bounds checks. A notice to every instance is framed as before
 // addressed notices existed (version 1), so that instances of an earlier
 // release read it.
-func EncodeNotice(n ports.Notice) []byte {
+func encodeNotice(n ports.Notice) []byte {
 	b := make([]byte, 0, portlimits.NoticeSize(n)+frameOverhead)
 	fields := []string{string(n.Kind), n.ID, n.Origin, n.URI, n.Session}
 	if n.To == "" {
@@ -409,11 +409,11 @@ func EncodeNotice(n ports.Notice) []byte {
 	return append(b, n.Data...)
 }
 
-// DecodeNotice decodes a frame of [EncodeNotice] holding a notice of at
+// decodeNotice decodes a frame of [encodeNotice] holding a notice of at
 // most maxNoticeBytes ([portlimits.NoticeSize]). It returns an error for
 // anything else (a frame of another version, cut short, with bytes left
 // over, or too large), never panics, and keeps no reference to frame.
-func DecodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
+func decodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
 	if len(frame) > maxNoticeBytes+frameOverhead {
 		return ports.Notice{}, fmt.Errorf("hexmcp: mcpredis: a frame of %d bytes: %w", len(frame), ports.ErrNoticeTooLarge)
 	}
