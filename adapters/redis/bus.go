@@ -80,7 +80,7 @@ type BusOptions struct {
 // grow). PUBLISH and SUBSCRIBE work alike on one node and on a cluster
 // (which forwards a PUBLISH to every node).
 //
-// A notice travels as a small binary frame (see [EncodeNotice]); a message
+// A notice travels as a small binary frame (a version byte, then each field as its varint length and its bytes); a message
 // on the channel that is not one, or is over MaxNoticeBytes, is dropped
 // and counted. The subscribers of one notice share its Data: they must not
 // modify it. A subscription's stop must not be called from its own
@@ -364,7 +364,7 @@ func (b *Bus) receive(payload string) {
 	}
 }
 
-// The first byte of a frame of [EncodeNotice]: its version.
+// The first byte of a frame of [encodeNotice]: its version.
 const (
 	// noticeVersion: a notice to every instance (an empty To), five
 	// fields.
