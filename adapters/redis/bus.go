@@ -80,9 +80,9 @@ type BusOptions struct {
 // grow). PUBLISH and SUBSCRIBE work alike on one node and on a cluster
 // (which forwards a PUBLISH to every node).
 //
-// A notice travels as a small binary frame (a version byte, then each field as its varint length and its bytes); a message
-// on the channel that is not one, or is over MaxNoticeBytes, is dropped
-// and counted. The subscribers of one notice share its Data: they must not
+// A notice travels as a small binary frame (a version byte, then each
+// field as its varint length and its bytes); a message on the channel
+// that is not one, or is over MaxNoticeBytes, is dropped and counted. The subscribers of one notice share its Data: they must not
 // modify it. A subscription's stop must not be called from its own
 // function.
 type Bus struct {
