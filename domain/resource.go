@@ -172,11 +172,6 @@ func (f Features) ShapeResourceContents(c ResourceContents) ResourceContents {
 	return c
 }
 
-// ShapeResourceContents is [Features.ShapeResourceContents] of revision rev's features.
-func (p RevisionPolicy) ShapeResourceContents(c ResourceContents, rev Revision) ResourceContents {
-	return p.Features(rev).ShapeResourceContents(c)
-}
-
 // AppendJSON appends the resource's wire form to b; unset optional fields
 // are left out. Shape it for the revision first with
 // [RevisionPolicy.ShapeResource].
