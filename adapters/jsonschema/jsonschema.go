@@ -9,8 +9,9 @@
 // metaschemas, which are built in; a $ref to anything else is a compile error
 // and never a network or file-system access.
 //
-// A compiled [Schema] is safe for concurrent use. Its Validate returns nil or
-// a [*ValidationError] whose message is short, names each problem's instance
+// A compiled schema (the [ports.Schema] Compile returns, a
+// [ports.JSONSchema] too) is safe for concurrent use. Its Validate and
+// ValidateJSON return nil or a [*ValidationError] whose message is short, names each problem's instance
 // location as a JSON Pointer and is fit to show a client, for example:
 //
 //	/operation: value must be one of "add", "subtract", "multiply", "divide"
@@ -107,7 +108,8 @@ func New(opts ...Option) *Validator {
 const schemaURL = "mem:///schema.json"
 
 // Compile parses and compiles schema. The error, a [*CompileError], says
-// what is wrong with the schema.
+// what is wrong with the schema. The schema's Validate and ValidateJSON
+// return a [*ValidationError].
 func (v *Validator) Compile(schema json.RawMessage) (ports.Schema, error) {
 	s, err := v.compile(schema)
 	if err != nil {
@@ -116,7 +118,7 @@ func (v *Validator) Compile(schema json.RawMessage) (ports.Schema, error) {
 	return s, nil
 }
 
-func (v *Validator) compile(schema json.RawMessage) (*Schema, error) {
+func (v *Validator) compile(schema json.RawMessage) (*compiledSchema, error) {
 	doc, err := decodeJSON(schema)
 	if err != nil {
 		return nil, &CompileError{msg: "schema is not valid JSON: " + err.Error(), err: err}
@@ -134,7 +136,7 @@ func (v *Validator) compile(schema json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(err)
 	}
-	return &Schema{s: s, fast: buildFast(s)}, nil
+	return &compiledSchema{s: s, fast: buildFast(s)}, nil
 }
 
 // decodeJSON decodes one JSON value, keeping numbers exact.
@@ -230,16 +232,16 @@ func stripURL(s string) string {
 	return strings.ReplaceAll(s, "mem:///", "")
 }
 
-// Schema is a compiled JSON Schema. It implements [ports.Schema] and is
-// safe for concurrent use.
-type Schema struct {
+// compiledSchema is a compiled JSON Schema. It implements [ports.Schema]
+// and [ports.JSONSchema], and is safe for concurrent use.
+type compiledSchema struct {
 	s    *sjs.Schema
 	fast *fnode // nil when the schema has keywords the fast path lacks
 }
 
 var (
-	_ ports.Schema     = (*Schema)(nil)
-	_ ports.JSONSchema = (*Schema)(nil)
+	_ ports.Schema     = (*compiledSchema)(nil)
+	_ ports.JSONSchema = (*compiledSchema)(nil)
 )
 
 // Validate checks value, a JSON value as a Go JSON decoder produces it: nil,
@@ -248,7 +250,7 @@ var (
 // []string, ...) is converted through encoding/json first.
 //
 // The error, if any, is a [*ValidationError].
-func (s *Schema) Validate(value any) error {
+func (s *compiledSchema) Validate(value any) error {
 	if s.fast != nil && s.fast.check(value, 0) == valid {
 		return nil
 	}
@@ -286,7 +288,7 @@ func (s *Schema) Validate(value any) error {
 // allocates nothing. Otherwise it decodes data and validates the value.
 // Data that does not decode (a number beyond float64's range, text that is
 // not JSON) is a [*ValidationError] wrapping [ports.ErrUndecodable].
-func (s *Schema) ValidateJSON(data []byte) error {
+func (s *compiledSchema) ValidateJSON(data []byte) error {
 	if s.fast != nil && s.fast.checkJSON(data) == valid {
 		return nil
 	}

@@ -323,7 +323,7 @@ func runSuiteGroup(t *testing.T, v *Validator, file string, g suiteGroup, c *sui
 // as check does: never otherwise, and not unknown where check decides (the
 // suite's numbers are all finite float64s, the one thing checkJSON may
 // leave unknown).
-func checkEncodedCase(t *testing.T, s *Schema, data []byte, val any, verr error, where string, c *suiteCounts) {
+func checkEncodedCase(t *testing.T, s *compiledSchema, data []byte, val any, verr error, where string, c *suiteCounts) {
 	t.Helper()
 	c.jsonCases++
 	jerr := s.ValidateJSON(data)
