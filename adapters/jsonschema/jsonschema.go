@@ -11,8 +11,9 @@
 //
 // A compiled schema (the [ports.Schema] Compile returns, a
 // [ports.JSONSchema] too) is safe for concurrent use. Its Validate and
-// ValidateJSON return nil or a [*ValidationError] whose message is short, names each problem's instance
-// location as a JSON Pointer and is fit to show a client, for example:
+// ValidateJSON return nil or a [*ValidationError] whose message is
+// short, names each problem's instance location as a JSON Pointer and is
+// fit to show a client, for example:
 //
 //	/operation: value must be one of "add", "subtract", "multiply", "divide"
 //	missing property "b"
