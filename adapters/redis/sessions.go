@@ -21,7 +21,7 @@ import (
 // sorted sets and in the size index.
 const sessionOverhead = 256
 
-// SessionStoreOptions configure [SessionStore]. Zero fields take the
+// SessionStoreOptions configure [NewSessionStore]. Zero fields take the
 // defaults.
 type SessionStoreOptions struct {
 	// Prefix begins every Redis key of the store (default
@@ -58,8 +58,16 @@ type SessionStoreOptions struct {
 	Clock ports.Clock
 }
 
-// SessionStore is a [ports.SessionStore] shared through Redis: every
-// instance on the same Redis and Prefix sees every session. Each
+// sessionStore is the [ports.SessionStore] of [NewSessionStore].
+type sessionStore struct {
+	c    redis.UniversalClient
+	opts SessionStoreOptions
+}
+
+var _ ports.SessionStore = (*sessionStore)(nil)
+
+// NewSessionStore returns a [ports.SessionStore] on c, shared through
+// Redis: every instance on the same Redis and Prefix sees every session. Each
 // operation is one round trip (a Lua script run atomically by Redis). A
 // session is a hash "<Prefix>sess:<id>"; the sorted sets "<Prefix>sessions"
 // and "<Prefix>peer:<peer>" count the live sessions, in total and per
@@ -74,15 +82,7 @@ type SessionStoreOptions struct {
 // that makes a session larger (its subscriptions) past a byte budget is
 // refused the same way. The scripts name keys they compute, so the store
 // needs one Redis (or Valkey) node, not a cluster.
-type SessionStore struct {
-	c    redis.UniversalClient
-	opts SessionStoreOptions
-}
-
-var _ ports.SessionStore = (*SessionStore)(nil)
-
-// NewSessionStore returns the session store on c.
-func NewSessionStore(c redis.UniversalClient, opts SessionStoreOptions) *SessionStore {
+func NewSessionStore(c redis.UniversalClient, opts SessionStoreOptions) ports.SessionStore {
 	opts.Prefix = cmp.Or(opts.Prefix, defaultPrefix)
 	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, portlimits.DefaultSessionIdleTimeout)
 	opts.PendingTimeout = min(cmp.Or(opts.PendingTimeout, portlimits.DefaultSessionPendingTimeout), opts.IdleTimeout)
@@ -101,7 +101,7 @@ func NewSessionStore(c redis.UniversalClient, opts SessionStoreOptions) *Session
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
 	}
-	return &SessionStore{c: c, opts: opts}
+	return &sessionStore{c: c, opts: opts}
 }
 
 // luaCommon holds the functions every script uses. ARGV[1..4]: prefix,
@@ -246,11 +246,11 @@ remove(ARGV[5])
 return 1
 `)
 
-func (s *SessionStore) args(now time.Time, more ...any) []any {
+func (s *sessionStore) args(now time.Time, more ...any) []any {
 	return append([]any{s.opts.Prefix, now.UnixMilli(), s.opts.IdleTimeout.Milliseconds(), s.opts.PendingTimeout.Milliseconds()}, more...)
 }
 
-func (s *SessionStore) ttl() int64 { return (s.opts.IdleTimeout + time.Minute).Milliseconds() }
+func (s *sessionStore) ttl() int64 { return (s.opts.IdleTimeout + time.Minute).Milliseconds() }
 
 func flag(b bool) string {
 	if b {
@@ -283,7 +283,7 @@ func budget(n int) int {
 
 // sizeError is the error of a script's refusal past a byte budget (-4:
 // every session's, -5: the client's), or nil.
-func (s *SessionStore) sizeError(n int64) error {
+func (s *sessionStore) sizeError(n int64) error {
 	switch n {
 	case -4:
 		return fmt.Errorf("hexmcp: mcpredis: %w: the sessions would hold more than %d bytes", ports.ErrTooManySessions, s.opts.MaxSessionBytes)
@@ -293,8 +293,8 @@ func (s *SessionStore) sizeError(n int64) error {
 	return nil
 }
 
-// Create stores a new session (see [SessionStore] for the limits).
-func (s *SessionStore) Create(ctx context.Context, st ports.SessionState) error {
+// Create stores a new session (see [NewSessionStore] for the limits).
+func (s *sessionStore) Create(ctx context.Context, st ports.SessionState) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	now := s.opts.Clock.Now()
@@ -327,7 +327,7 @@ func (s *SessionStore) Create(ctx context.Context, st ports.SessionState) error 
 }
 
 // Get returns a live session; it counts as activity.
-func (s *SessionStore) Get(ctx context.Context, id string) (ports.SessionState, error) {
+func (s *sessionStore) Get(ctx context.Context, id string) (ports.SessionState, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	res, err := runScript(ctx, s.c, getScript, s.args(s.opts.Clock.Now(), id, s.ttl())...).StringSlice()
@@ -352,8 +352,8 @@ func (s *SessionStore) Get(ctx context.Context, id string) (ports.SessionState, 
 
 // Update replaces a live session's state (its Peer is kept); it counts as
 // activity. A larger state past a byte budget is refused (see
-// [SessionStore]); the stored one is then left as it was.
-func (s *SessionStore) Update(ctx context.Context, st ports.SessionState) error {
+// [NewSessionStore]); the stored one is then left as it was.
+func (s *sessionStore) Update(ctx context.Context, st ports.SessionState) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	enc, err := encodeState(st)
@@ -375,7 +375,7 @@ func (s *SessionStore) Update(ctx context.Context, st ports.SessionState) error 
 }
 
 // Delete ends a session; deleting an unknown one is not an error.
-func (s *SessionStore) Delete(ctx context.Context, id string) error {
+func (s *sessionStore) Delete(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	if err := runScript(ctx, s.c, deleteScript, s.args(s.opts.Clock.Now(), id)...).Err(); err != nil {
