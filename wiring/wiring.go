@@ -47,15 +47,15 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// ToolGroup is the fx value group that collects the server's tools.
-const ToolGroup = "mcp.tools"
+// toolGroup is the fx value group that collects the server's tools.
+const toolGroup = "mcp.tools"
 
-// ResourceGroup is the fx value group that collects the server's resources
+// resourceGroup is the fx value group that collects the server's resources
 // and resource templates.
-const ResourceGroup = "mcp.resources"
+const resourceGroup = "mcp.resources"
 
-// PromptGroup is the fx value group that collects the server's prompts.
-const PromptGroup = "mcp.prompts"
+// promptGroup is the fx value group that collects the server's prompts.
+const promptGroup = "mcp.prompts"
 
 // Config is the server's optional configuration: the options of
 // hexmcp.New (the same type), whose defaults every field left zero takes.
@@ -225,31 +225,31 @@ func asGroup(constructor any, group string) any {
 }
 
 // Tools adds tools to the server.
-func Tools(tools ...app.Tool) fx.Option { return supplyGroup(ToolGroup, tools) }
+func Tools(tools ...app.Tool) fx.Option { return supplyGroup(toolGroup, tools) }
 
 // AsTool annotates a constructor of an app.Tool (or of []app.Tool, with
 // flatten) so that its result joins the tool group:
 //
 //	fx.Provide(wiring.AsTool(NewCalculatorTool))
-func AsTool(constructor any) any { return asGroup(constructor, ToolGroup) }
+func AsTool(constructor any) any { return asGroup(constructor, toolGroup) }
 
 // Resources adds resources and resource templates to the server.
-func Resources(resources ...app.Resource) fx.Option { return supplyGroup(ResourceGroup, resources) }
+func Resources(resources ...app.Resource) fx.Option { return supplyGroup(resourceGroup, resources) }
 
 // AsResource annotates a constructor of an app.Resource (or of
 // []app.Resource, with flatten) so that its result joins the resource group:
 //
 //	fx.Provide(wiring.AsResource(NewConfigResource))
-func AsResource(constructor any) any { return asGroup(constructor, ResourceGroup) }
+func AsResource(constructor any) any { return asGroup(constructor, resourceGroup) }
 
 // Prompts adds prompts to the server.
-func Prompts(prompts ...app.Prompt) fx.Option { return supplyGroup(PromptGroup, prompts) }
+func Prompts(prompts ...app.Prompt) fx.Option { return supplyGroup(promptGroup, prompts) }
 
 // AsPrompt annotates a constructor of an app.Prompt (or of []app.Prompt,
 // with flatten) so that its result joins the prompt group:
 //
 //	fx.Provide(wiring.AsPrompt(NewReviewPrompt))
-func AsPrompt(constructor any) any { return asGroup(constructor, PromptGroup) }
+func AsPrompt(constructor any) any { return asGroup(constructor, promptGroup) }
 
 // stdioParams are what the Stdio module takes from the graph.
 type stdioParams struct {
