@@ -69,7 +69,7 @@ var encodedTexts = []string{
 
 func compileEncoded(t testing.TB, schema string, d Draft) *compiledSchema {
 	t.Helper()
-	s, err := New(WithDefaultDraft(d)).compile(json.RawMessage(schema))
+	s, err := newValidator(WithDefaultDraft(d)).compile(json.RawMessage(schema))
 	if err != nil {
 		t.Fatalf("%s: %v", schema, err)
 	}

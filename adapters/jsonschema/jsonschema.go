@@ -2,9 +2,9 @@
 // github.com/santhosh-tekuri/jsonschema/v6.
 //
 // Schemas are JSON Schema draft 2020-12 unless they name another draft with
-// $schema (or [WithDefaultDraft] says otherwise). Every [Validator.Compile]
-// is independent of the others: two tools may use the same $id without
-// clashing. References are resolved only inside the schema being compiled
+// $schema (or [WithDefaultDraft] says otherwise). Every Compile of the
+// validator [New] returns is independent of the others: two tools may use
+// the same $id without clashing. References are resolved only inside the schema being compiled
 // ("#/$defs/x", "#anchor", embedded $id resources) and the standard
 // metaschemas, which are built in; a $ref to anything else is a compile error
 // and never a network or file-system access.
@@ -64,13 +64,13 @@ func (d Draft) draft() *sjs.Draft {
 	return sjs.Draft2020
 }
 
-// Option configures a [Validator].
-type Option func(*Validator)
+// Option configures the validator [New] returns.
+type Option func(*validator)
 
 // WithDefaultDraft sets the dialect of schemas that have no $schema keyword.
 // The default is [Draft202012]. An unknown value means [Draft202012].
 func WithDefaultDraft(d Draft) Option {
-	return func(v *Validator) { v.draft = d }
+	return func(v *validator) { v.draft = d }
 }
 
 // WithFormatAssertions turns checking of the "format" keyword on or off.
@@ -82,21 +82,26 @@ func WithDefaultDraft(d Draft) Option {
 // drafts' own rules apply: formats are asserted for draft-07 and earlier,
 // and only annotations for 2019-09 and 2020-12.
 func WithFormatAssertions(on bool) Option {
-	return func(v *Validator) { v.formats = on }
+	return func(v *validator) { v.formats = on }
 }
 
-// Validator compiles JSON Schemas. It implements [ports.SchemaValidator]
-// and is safe for concurrent use.
-type Validator struct {
+// validator is the [ports.SchemaValidator] of [New].
+type validator struct {
 	draft   Draft
 	formats bool
 }
 
-var _ ports.SchemaValidator = (*Validator)(nil)
+var _ ports.SchemaValidator = (*validator)(nil)
 
-// New returns a Validator: draft 2020-12 by default, format assertions on.
-func New(opts ...Option) *Validator {
-	v := &Validator{draft: Draft202012, formats: true}
+// New returns a [ports.SchemaValidator], safe for concurrent use: draft
+// 2020-12 by default, format assertions on. The error of its Compile, a
+// [*CompileError], says what is wrong with a schema; the Validate and
+// ValidateJSON of a compiled schema return a [*ValidationError].
+func New(opts ...Option) ports.SchemaValidator { return newValidator(opts...) }
+
+// newValidator is [New]'s validator.
+func newValidator(opts ...Option) *validator {
+	v := &validator{draft: Draft202012, formats: true}
 	for _, o := range opts {
 		o(v)
 	}
@@ -111,7 +116,7 @@ const schemaURL = "mem:///schema.json"
 // Compile parses and compiles schema. The error, a [*CompileError], says
 // what is wrong with the schema. The schema's Validate and ValidateJSON
 // return a [*ValidationError].
-func (v *Validator) Compile(schema json.RawMessage) (ports.Schema, error) {
+func (v *validator) Compile(schema json.RawMessage) (ports.Schema, error) {
 	s, err := v.compile(schema)
 	if err != nil {
 		return nil, err
@@ -119,7 +124,7 @@ func (v *Validator) Compile(schema json.RawMessage) (ports.Schema, error) {
 	return s, nil
 }
 
-func (v *Validator) compile(schema json.RawMessage) (*compiledSchema, error) {
+func (v *validator) compile(schema json.RawMessage) (*compiledSchema, error) {
 	doc, err := decodeJSON(schema)
 	if err != nil {
 		return nil, &CompileError{msg: "schema is not valid JSON: " + err.Error(), err: err}
