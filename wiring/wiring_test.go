@@ -25,12 +25,12 @@ func hello() string { return "hello" }
 // test the client end.
 func memoryModule(client **memory.Pipe) fx.Option {
 	return fx.Options(
-		fx.Provide(func() *memory.Transport {
+		fx.Provide(func() ports.Transport {
 			t, c := memory.NewTransport()
 			*client = c
 			return t
 		}),
-		fx.Invoke(func(lc fx.Lifecycle, sd fx.Shutdowner, e *app.Engine, t *memory.Transport) {
+		fx.Invoke(func(lc fx.Lifecycle, sd fx.Shutdowner, e *app.Engine, t ports.Transport) {
 			wiring.Serve(lc, sd, e, t)
 		}),
 	)

@@ -80,23 +80,25 @@ func (p *Pipe) Close() error {
 	return nil
 }
 
-// Transport is a [ports.Transport] that serves one in-memory connection.
-type Transport struct {
+// pipeTransport is the [ports.Transport] of [NewTransport].
+type pipeTransport struct {
 	server *Pipe
 }
 
-// NewTransport returns a transport and the client end of its connection.
-func NewTransport() (*Transport, *Pipe) {
+// NewTransport returns a [ports.Transport] that serves one in-memory
+// connection until the client closes it or ctx ends, and the client end of
+// that connection.
+func NewTransport() (ports.Transport, *Pipe) {
 	c, s := NewPipe()
-	return &Transport{server: s}, c
+	return &pipeTransport{server: s}, c
 }
 
 // Serve serves the connection until the client closes it or ctx ends.
-func (t *Transport) Serve(ctx context.Context, h ports.ConnHandler) error {
+func (t *pipeTransport) Serve(ctx context.Context, h ports.ConnHandler) error {
 	return h.ServeConn(ctx, t.server)
 }
 
 var (
 	_ ports.Conn      = (*Pipe)(nil)
-	_ ports.Transport = (*Transport)(nil)
+	_ ports.Transport = (*pipeTransport)(nil)
 )
