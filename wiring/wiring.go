@@ -68,7 +68,7 @@ const promptGroup = "mcp.prompts"
 // Resources and Prompts are registered before those of the groups.
 type Config = hexmcp.Options
 
-// engineParams are what newEngine takes from the graph; everything is
+// engineParams are what Core takes from the graph; everything is
 // optional.
 type engineParams struct {
 	fx.In
@@ -101,19 +101,10 @@ type engineParams struct {
 // both as a value and as a pointer.
 var ErrConfigTwice = errors.New("hexmcp: wiring.Config is supplied both as a value and as a pointer; supply one")
 
-// newEngine builds the engine with hexmcp.New and registers the groups'
-// tools, resources and prompts; a bad one stops the application from
-// starting, with its error.
-func newEngine(p engineParams) (*app.Engine, error) {
-	srv, err := newServer(p)
-	if err != nil {
-		return nil, err
-	}
-	return srv.Engine(), nil
-}
-
-// newServer is newEngine's server: hexmcp.New of the supplied Config
-// completed from the graph.
+// newServer builds the server with hexmcp.New of the supplied Config
+// completed from the graph, and registers the groups' tools, resources
+// and prompts; a bad one stops the application from starting, with its
+// error.
 func newServer(p engineParams) (*hexmcp.Server, error) {
 	opts := p.Config
 	if p.ConfigPtr != nil {
@@ -155,7 +146,7 @@ func chooseLogger(l ports.Logger, s *slog.Logger, z *zap.Logger) ports.Logger {
 	return deflog.New()
 }
 
-// Core provides *hexmcp.Server, built as newEngine builds the engine,
+// Core provides *hexmcp.Server, built from the graph by hexmcp.New,
 // and its *app.Engine (for the transports' modules and extenders), and
 // closes it ([hexmcp.Server.Close]: stop watching the registries, cancel
 // what still runs) on the application's stop, after the transports' own
