@@ -10,6 +10,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 const abortMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
@@ -21,7 +22,7 @@ func callMsg(id int, tool string) []byte {
 
 // readText reads one response and returns its first text block, or the
 // JSON-RPC error message.
-func readText(t *testing.T, c *memory.Pipe) string {
+func readText(t *testing.T, c ports.Conn) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

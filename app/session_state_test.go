@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/ports"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
@@ -48,7 +49,7 @@ func handle(t *testing.T, e *app.Engine, sess *app.Session, raw, want string) {
 	equalJSON(t, string(got), want)
 }
 
-func readNote(t *testing.T, p *memory.Pipe) string {
+func readNote(t *testing.T, p ports.Conn) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -59,7 +60,7 @@ func readNote(t *testing.T, p *memory.Pipe) string {
 	return string(m)
 }
 
-func expectNoNote(t *testing.T, p *memory.Pipe) {
+func expectNoNote(t *testing.T, p ports.Conn) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 // These tests check the conformance server's tools through the engine, over
@@ -26,7 +27,7 @@ import (
 type rpcClient struct {
 	t    *testing.T
 	ctx  context.Context
-	pipe *memory.Pipe
+	pipe ports.Conn
 	id   int
 }
 
