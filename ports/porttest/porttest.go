@@ -34,8 +34,9 @@
 // one, starting at [Start], to the stores that tell the time, so that
 // expiry is tested without sleeping.
 //
-// The package imports only the standard library, domain and ports (and
-// a JSON helper of its own, internal/jsontest).
+// The package imports only the standard library, domain and ports (and,
+// of its own, internal/jsontest's JSON helpers and internal/portlimits's
+// task sizes).
 package porttest
 
 import (

@@ -25,8 +25,8 @@ type TaskLimits struct {
 	MaxTaskBytes int
 	// MaxBytesPerClient, MaxBytes: what the live tasks of one client,
 	// and of the store, keep together. For the suite, MaxBytesPerClient
-	// is at least 9 KiB and MaxTasksPerClient tasks of
-	// portlimits.MinTaskBytes fit in it, MaxTasks of them fit in MaxBytes,
+	// is at least 9 KiB and MaxTasksPerClient tasks of 1 KiB (the least
+	// a task counts) fit in it, MaxTasks of them fit in MaxBytes,
 	// and MaxBytes is over 2 × MaxBytesPerClient.
 	MaxBytesPerClient, MaxBytes int
 	// MaxStatusMessageBytes bounds StatusMessage.
