@@ -18,7 +18,6 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
-	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 // fakeBus is a ports.NotificationBus in one process: Publish hands the
@@ -352,7 +351,7 @@ func (b *fakeBus) sentOf(kind ports.NoticeKind) []ports.Notice {
 func TestBusForwardingBounds(t *testing.T) {
 	bus := &fakeBus{}
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-	log := &porttest.LogRecorder{}
+	log := &testtools.LogRecorder{}
 	e := newEngine(t, app.Options{Validator: jsonschema.New(), Bus: bus, Clock: clock, Logger: log,
 		MaxForwardsPerMessage: 3, MaxForwardsPerClient: 5})
 	sess := initSession(t, e, "s", &keyedWriter{})
@@ -459,7 +458,7 @@ func (b *heldBus) Publish(ctx context.Context, n ports.Notice) error {
 // rate.
 func TestBusPublishNeverWaits(t *testing.T) {
 	bus := &heldBus{release: make(chan struct{}), fail: true}
-	log := &porttest.LogRecorder{}
+	log := &testtools.LogRecorder{}
 	e := newEngine(t, app.Options{Validator: jsonschema.New(), Bus: bus, Logger: log, MaxBusQueue: 8,
 		ResourceRegistry: memory.NewResourceRegistry()})
 	addTool := func(name string) error {

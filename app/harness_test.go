@@ -8,12 +8,13 @@ import (
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 // client drives an engine over an in-memory connection.
 type client struct {
 	t    *testing.T
-	pipe *memory.Pipe
+	pipe ports.Conn
 	done chan error
 }
 

@@ -251,7 +251,7 @@ func (rc *RequestContext) checkCapabilities(reqs []InputRequest) error {
 	missing := map[string]any{}
 	var rev domain.Revision
 	for _, r := range reqs {
-		name := domain.ClientCapabilityOf(r.method)
+		name := clientCapabilityOf(r.method)
 		if !rc.env.policy.ClientMethodExists(rc.info.rev, r.method) {
 			missing[name], rev = map[string]any{}, rc.info.rev
 			continue

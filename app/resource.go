@@ -198,7 +198,7 @@ func BlobResource(uri, name string, data []byte, opts ...ResourceOption) Resourc
 // The values in vars are percent-decoded and safe as one path segment: a
 // URI whose value decodes to "." or "..", or holds '/', '\\', a control
 // character (NUL included) or bytes that are not UTF-8, does not match
-// ([domain.MatchTemplate]), so "file:///..%2Fsecret.txt" is answered
+// ([domain.ResourceTemplate.Match]), so "file:///..%2Fsecret.txt" is answered
 // resource-not-found and never reaches read, while "%20" arrives as a
 // space. A handler that maps values to files should still open them inside
 // a root (os.Root, or filepath.IsLocal before filepath.Join).

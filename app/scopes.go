@@ -45,7 +45,7 @@ func checkScopes(ctx context.Context, id jsontext.Value, required []string) *rpc
 // scopes, lacks one of required (nil when it lacks none); extra joins the
 // error's data.
 func insufficientScope(id jsontext.Value, required, granted []string, extra map[string]any) *rpcError {
-	missing := domain.MissingScopes(required, granted)
+	missing := missingScopes(required, granted)
 	if missing == nil {
 		return nil
 	}
@@ -81,7 +81,7 @@ func HideUnauthorized(v Visibility) Visibility {
 // viewerHolds reports whether the viewer's principal holds every scope of
 // scopes.
 func viewerHolds(p *Viewer, scopes []string) bool {
-	return len(scopes) == 0 || domain.MissingScopes(scopes, viewerScopes(p)) == nil
+	return len(scopes) == 0 || missingScopes(scopes, viewerScopes(p)) == nil
 }
 
 // viewerScopes are the scopes of the viewer's principal (none without

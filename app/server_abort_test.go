@@ -11,6 +11,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/testtools"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 const abortMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
@@ -21,7 +22,7 @@ func callMsg(id int, tool string) []byte {
 }
 
 // sendCall writes a call of tool, with id, to p.
-func sendCall(t *testing.T, ctx context.Context, p *memory.Pipe, id int, tool string) {
+func sendCall(t *testing.T, ctx context.Context, p ports.Conn, id int, tool string) {
 	t.Helper()
 	if err := p.WriteMessage(ctx, callMsg(id, tool)); err != nil {
 		t.Fatal(err)
@@ -30,7 +31,7 @@ func sendCall(t *testing.T, ctx context.Context, p *memory.Pipe, id int, tool st
 
 // readText reads one response and returns its first text block, or the
 // JSON-RPC error message.
-func readText(t *testing.T, c *memory.Pipe) string {
+func readText(t *testing.T, c ports.Conn) string {
 	t.Helper()
 	raw := readNote(t, c)
 	var r struct {

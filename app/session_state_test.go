@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/ports"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
@@ -49,7 +50,7 @@ func handle(t *testing.T, e *app.Engine, sess *app.Session, raw, want string) {
 }
 
 // readNote reads the next message of p (10 s at most).
-func readNote(t *testing.T, p *memory.Pipe) string {
+func readNote(t *testing.T, p ports.Conn) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -60,7 +61,7 @@ func readNote(t *testing.T, p *memory.Pipe) string {
 	return string(m)
 }
 
-func expectNoNote(t *testing.T, p *memory.Pipe) {
+func expectNoNote(t *testing.T, p ports.Conn) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()

@@ -189,7 +189,7 @@ func (tc *toolCatalog) call(ctx context.Context, m message, p *wireParams, ci ca
 		if out, rerr, ok := tc.input.errorResult(ctx, m, ci, rc.input, err); ok {
 			return out, rerr
 		}
-		if te, ok := domain.AsToolError(err); ok {
+		if te := (*domain.ToolError)(nil); errors.As(err, &te) {
 			res = ci.features.ShapeResult(domain.ErrorResult(te))
 			return tc.encodeResult(m, ci, res)
 		}

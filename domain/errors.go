@@ -42,15 +42,6 @@ func ToolErrorf(format string, args ...any) *ToolError {
 	return &ToolError{Message: err.Error(), Err: errors.Unwrap(err)}
 }
 
-// AsToolError finds a ToolError in err's chain.
-func AsToolError(err error) (*ToolError, bool) {
-	var te *ToolError
-	if errors.As(err, &te) {
-		return te, true
-	}
-	return nil, false
-}
-
 // JSON-RPC and MCP error codes.
 const (
 	CodeParseError                 = -32700

@@ -17,21 +17,6 @@ const (
 	MethodListRoots     = "roots/list"
 )
 
-// ClientCapabilityOf names the top-level client capability a client must
-// declare before the server may send it method ("elicitation", "sampling",
-// "roots"); "" for a method that is not a client method.
-func ClientCapabilityOf(method string) string {
-	switch method {
-	case MethodElicit:
-		return "elicitation"
-	case MethodCreateMessage:
-		return "sampling"
-	case MethodListRoots:
-		return "roots"
-	}
-	return ""
-}
-
 // ElicitMode is how an elicitation asks the user: a form the client renders
 // from a schema, or a URL the user opens (2025-11-25 on).
 type ElicitMode string

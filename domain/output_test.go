@@ -148,9 +148,9 @@ func TestWrapValueUnencodable(t *testing.T) {
 func TestToolError(t *testing.T) {
 	base := NewToolError("File not found: x")
 	wrapped := fmt.Errorf("reading: %w", base)
-	te, ok := AsToolError(wrapped)
-	if !ok || te.Message != "File not found: x" {
-		t.Fatalf("AsToolError(wrapped) = %v, %v", te, ok)
+	var te *ToolError
+	if !errors.As(wrapped, &te) || te.Message != "File not found: x" {
+		t.Fatalf("errors.As(wrapped) = %v", te)
 	}
 	cause := errors.New("disk")
 	te2 := ToolErrorf("cannot read: %w", cause)
@@ -160,7 +160,7 @@ func TestToolError(t *testing.T) {
 	if got := encode(t, ErrorResult(te)); got != `{"content":[{"type":"text","text":"File not found: x"}],"isError":true}` {
 		t.Fatal(got)
 	}
-	if _, ok := AsToolError(errors.New("plain")); ok {
+	if errors.As(errors.New("plain"), &te) {
 		t.Fatal("a plain error is not a ToolError")
 	}
 }

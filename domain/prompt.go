@@ -205,11 +205,6 @@ func (f Features) ShapePromptResult(r *GetPromptResult) *GetPromptResult {
 	return &s
 }
 
-// ShapePromptResult is [Features.ShapePromptResult] of revision rev's features.
-func (pol RevisionPolicy) ShapePromptResult(r *GetPromptResult, rev Revision) *GetPromptResult {
-	return pol.Features(rev).ShapePromptResult(r)
-}
-
 // AppendJSON appends the prompt's wire form to b; unset optional fields
 // are left out. Shape it for the revision first with
 // [RevisionPolicy.ShapePrompt].
@@ -238,7 +233,7 @@ func (p *Prompt) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil) }
 // AppendJSON appends the result's members (without braces) to b:
 // description when set, messages, and _meta when set (and meta is nil; the
 // engine passes the stateless era's _meta as meta). Shape it first with
-// [RevisionPolicy.ShapePromptResult].
+// [Features.ShapePromptResult].
 func (r *GetPromptResult) AppendJSON(b []byte) ([]byte, error) {
 	if r.Description != "" {
 		b = append(b, `"description":`...)

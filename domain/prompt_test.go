@@ -67,11 +67,11 @@ func TestPromptResult(t *testing.T) {
 	if err := r.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	s := pol.ShapePromptResult(r, domain.Revision20241105)
+	s := pol.Features(domain.Revision20241105).ShapePromptResult(r)
 	if s.Meta != nil || s.Messages[0].Content.ContentType() != "text" || r.Messages[0].Content.ContentType() != "audio" {
 		t.Fatalf("shaped %+v", s)
 	}
-	b, err := pol.ShapePromptResult(r, domain.Revision20250326).AppendJSON(nil)
+	b, err := pol.Features(domain.Revision20250326).ShapePromptResult(r).AppendJSON(nil)
 	want := `"description":"d","messages":[{"role":"user","content":{"type":"audio","data":"AQ==","mimeType":"audio/wav"}},{"role":"assistant","content":{"type":"text","text":"ok"}}]`
 	if err != nil || string(b) != want {
 		t.Fatalf("%s, %v", b, err)

@@ -172,11 +172,6 @@ func (f Features) ShapeResourceContents(c ResourceContents) ResourceContents {
 	return c
 }
 
-// ShapeResourceContents is [Features.ShapeResourceContents] of revision rev's features.
-func (p RevisionPolicy) ShapeResourceContents(c ResourceContents, rev Revision) ResourceContents {
-	return p.Features(rev).ShapeResourceContents(c)
-}
-
 // AppendJSON appends the resource's wire form to b; unset optional fields
 // are left out. Shape it for the revision first with
 // [RevisionPolicy.ShapeResource].
@@ -335,12 +330,27 @@ func TemplateVariables(tmpl string) []string {
 	return out
 }
 
-// MatchTemplate matches uri against a level-1 URI template and returns the
-// variables' values, percent-decoded. A variable matches one or more
+// matchTemplateDecoded is [ResourceTemplate.Match] of tmpl with decoded,
+// checked values.
+func matchTemplateDecoded(tmpl, uri string) (vars map[string]string, ok bool) {
+	return matchTemplate(tmpl, uri, false)
+}
+
+// matchTemplateRaw is [matchTemplateDecoded] without percent-decoding and
+// without the checks of the values: each value is the text of uri it matched,
+// exactly (it still holds no '/', and may hold "%2F", "%00" or be ".."). It
+// is for handlers that decode and check values themselves.
+func matchTemplateRaw(tmpl, uri string) (vars map[string]string, ok bool) {
+	return matchTemplate(tmpl, uri, true)
+}
+
+// Match matches uri against the template (a level-1 URI template) and
+// returns the variables' values, percent-decoded unless t.RawValues is
+// set. Resource registries match with it. A variable matches one or more
 // characters other than '/' (simple string expansion encodes '/', so a
 // value never holds one); when several splits of uri fit the template, each
 // variable takes the shortest value that lets the rest match, from the left.
-// ok is false when uri does not match or tmpl is not a valid template.
+// ok is false when uri does not match or the template is not valid.
 //
 // A decoded value is safe to use as one path segment or file name: uri does
 // not match when a value does not decode (a bad %-escape), or decodes to
@@ -350,25 +360,13 @@ func TemplateVariables(tmpl string) []string {
 // ("%20" is a space, "%C3%A9" is "é"). A handler that builds a file path
 // from a value should still confine it (os.Root, filepath.IsLocal): the
 // checks keep a value inside one segment, they do not know the handler's
-// directory layout. [MatchTemplateRaw] skips the decoding and the checks.
+// directory layout. RawValues skips the decoding and the checks: each
+// value is then the text of uri it matched, exactly (it still holds no
+// '/', and may hold "%2F", "%00" or be ".."), for handlers that decode
+// and check values themselves.
 //
 // Matching does not backtrack: its time grows with len(uri) times the
 // template's length, whatever uri holds.
-func MatchTemplate(tmpl, uri string) (vars map[string]string, ok bool) {
-	return matchTemplate(tmpl, uri, false)
-}
-
-// matchTemplateRaw is [MatchTemplate] without percent-decoding and without
-// the checks of the values: each value is the text of uri it matched,
-// exactly (it still holds no '/', and may hold "%2F", "%00" or be ".."). It
-// is for handlers that decode and check values themselves.
-func matchTemplateRaw(tmpl, uri string) (vars map[string]string, ok bool) {
-	return matchTemplate(tmpl, uri, true)
-}
-
-// Match matches uri against the template: [MatchTemplateRaw] when
-// t.RawValues is set, [MatchTemplate] (decoded, checked values) otherwise.
-// Resource registries match with it.
 func (t *ResourceTemplate) Match(uri string) (vars map[string]string, ok bool) {
 	return matchTemplate(t.URITemplate, uri, t.RawValues)
 }
@@ -474,7 +472,7 @@ func splitParts(parts []templatePart, s string) ([]int, bool) {
 }
 
 // decodeValue percent-decodes a matched template value and refuses a value
-// that would not stay one safe path segment (see [MatchTemplate]).
+// that would not stay one safe path segment (see [ResourceTemplate.Match]).
 func decodeValue(raw string) (string, bool) {
 	v, err := url.PathUnescape(raw)
 	if err != nil || v == "." || v == ".." || !utf8.ValidString(v) {

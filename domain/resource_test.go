@@ -119,7 +119,7 @@ func TestShapeResource(t *testing.T) {
 func TestResourceContentsJSON(t *testing.T) {
 	var p domain.RevisionPolicy
 	c := domain.ResourceContents{URI: "x://a", MimeType: "text/plain", Text: "hi", Meta: map[string]any{"k": 1}}
-	sc := p.ShapeResourceContents(c, domain.Revision20250326)
+	sc := p.Features(domain.Revision20250326).ShapeResourceContents(c)
 	b, _ := sc.AppendJSON(nil)
 	if string(b) != `{"uri":"x://a","mimeType":"text/plain","text":"hi"}` {
 		t.Errorf("text: %s", b)

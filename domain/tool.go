@@ -39,25 +39,6 @@ type Tool struct {
 	PassAccessToken bool
 }
 
-// MissingScopes returns the scopes of required that granted lacks, in
-// order (nil when none is missing).
-func MissingScopes(required, granted []string) []string {
-	var missing []string
-	for _, r := range required {
-		found := false
-		for _, g := range granted {
-			if g == r {
-				found = true
-				break
-			}
-		}
-		if !found {
-			missing = append(missing, r)
-		}
-	}
-	return missing
-}
-
 // ToolAnnotations are hints about a tool. Unset fields are omitted; a client
 // must not rely on hints for security decisions.
 type ToolAnnotations struct {

@@ -13,6 +13,7 @@ import (
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 // closeGrace is how long Close lets the server finish the calls still in
@@ -22,7 +23,7 @@ const closeGrace = 5 * time.Second
 // memoryConn is the client end of an in-memory connection served by the
 // engine (Engine.ServeConn), one JSON-RPC message per pipe message.
 type memoryConn struct {
-	pipe      *memory.Pipe
+	pipe      ports.Conn
 	in        *inbound
 	handshake bool
 	ids       atomic.Int64

@@ -72,38 +72,10 @@ type Notice struct {
 	Data []byte `json:"d,omitempty"`
 }
 
-// Size is what n counts against a bus's byte bounds (see
-// DefaultMaxNoticeBytes): the lengths of its fields together.
-func (n Notice) Size() int {
-	return len(n.Kind) + len(n.ID) + len(n.Origin) + len(n.To) + len(n.URI) + len(n.Session) + len(n.Data)
-}
-
-// The bounds every [NotificationBus] of the SDK (the in-memory one and
-// mcpredis's) takes by default. A bus's options take these when a field is
-// zero or negative: none of them can be turned off.
-const (
-	// DefaultMaxNoticeBytes bounds one notice ([Notice.Size]): 4 MiB, the
-	// size of the largest message the HTTP and WebSocket transports accept
-	// by default (their MaxBodyBytes and MaxMessageSize), so that a
-	// client's response (the Data of a NoticeClientResponse: a sampling
-	// result may carry an image) that a transport took in can always be
-	// handed to the instance that waits for it.
-	DefaultMaxNoticeBytes = 4 << 20
-	// DefaultMaxQueuedNotices bounds the notices waiting for one
-	// subscriber: 1,024. Notices come in bursts (a list changed, a
-	// resource updated several times); a subscriber that is 1,024 behind
-	// is stuck rather than slow.
-	DefaultMaxQueuedNotices = 1_024
-	// DefaultMaxQueuedNoticeBytes bounds the bytes ([Notice.Size]) of the
-	// notices waiting for one subscriber: 16 MiB, four notices of
-	// DefaultMaxNoticeBytes.
-	DefaultMaxQueuedNoticeBytes = 16 << 20
-)
-
 // NotificationBus carries [Notice]s between the instances of one server
 // (each instance's engine publishes and subscribes). Implementations must
-// be safe for concurrent use and bounded (a notice too large for them is
-// refused by Publish).
+// be safe for concurrent use and bounded (a notice too large for them, by
+// the lengths of its fields together, is refused by Publish).
 //
 // Delivery is at most once: a notice published while an instance's link to
 // the bus is down does not reach it. A notice reaches every subscriber,

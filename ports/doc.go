@@ -5,11 +5,9 @@
 //
 // Adapters in adapters/ implement these ports; wiring/ plugs them together.
 //
-// The limits and defaults every implementation of a port shares are part
-// of its contract and live here beside it: [DefaultMaxSessions] and its
-// kin for a [SessionStore], [DefaultMaxEventsPerStream] and its kin for an
-// [EventStore], [TaskLimits] for a [TaskStore], [DefaultMaxNoticeBytes]
-// and [Notice.Size] for a [NotificationBus].
+// Each interface's documentation says what bounds an implementation keeps;
+// the values the SDK's implementations (the in-memory ones and mcpredis's)
+// take by default are documented on their options.
 //
 // Errors: the sentinel errors here (ErrSessionNotFound, ErrTaskTooLarge,
 // …) are causes, as fs.ErrNotExist is: an implementation wraps one in the

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
@@ -85,46 +84,9 @@ func (st SessionState) Size() int {
 	return n
 }
 
-// The limits every [SessionStore] of the SDK (the in-memory one and
-// mcpredis's) takes by default, and the settings that turn one off. A
-// store's options take these when a field is zero.
+// The settings that turn a bound of a [SessionStore] of the SDK (the
+// in-memory one and mcpredis's) off.
 const (
-	// DefaultSessionIdleTimeout is how long a ready session lives without
-	// activity.
-	DefaultSessionIdleTimeout = 30 * time.Minute
-	// DefaultSessionPendingTimeout is how long a pending session (one
-	// whose client has not sent notifications/initialized) lives without
-	// activity. A client that completes the handshake sends the
-	// notification right after the initialize response, one round trip
-	// later; 30 s leaves room for the slowest network and a client that
-	// stalls briefly, and a session that never completes its handshake
-	// holds its place for seconds rather than for the idle timeout.
-	DefaultSessionPendingTimeout = 30 * time.Second
-	// DefaultMaxSessions bounds the live sessions of a store.
-	DefaultMaxSessions = 10_000
-	// DefaultMaxSessionsPerClient bounds the live sessions of one client
-	// (one SessionState.Peer). An MCP client uses one session per server
-	// connection; 100 leaves room for many client applications (or users
-	// behind one address) at once, and for a client that opens a session
-	// every second without ending any (a store that evicts idle sessions
-	// to make room, as the in-memory one does after a minute, replaces its
-	// oldest unused one by its 100th). One client fills at most 1% of
-	// DefaultMaxSessions.
-	DefaultMaxSessionsPerClient = 100
-	// DefaultMaxSessionBytes bounds the bytes the live sessions of a store
-	// hold together, as the store counts them ([SessionState.Size] in
-	// memory): 64 MiB, room for DefaultMaxSessions sessions of 6.5 KiB
-	// each (a session with a client's usual capabilities and a few
-	// subscriptions takes well under 1 KiB).
-	DefaultMaxSessionBytes = 64 << 20
-	// DefaultMaxSessionBytesPerClient bounds the bytes of one client's
-	// live sessions: 1 MiB, room for DefaultMaxSessionsPerClient sessions
-	// of 10 KiB each, or for 8 sessions at the engine's largest (64 KiB of
-	// capabilities and clientInfo, app.DefaultMaxClientDeclarationBytes,
-	// and 64 KiB of subscriptions, app.DefaultMaxSubscriptionBytes). One
-	// client fills at most 1/64 of DefaultMaxSessionBytes.
-	DefaultMaxSessionBytesPerClient = 1 << 20
-
 	// UnlimitedSessionsPerClient, as a store's MaxSessionsPerClient, lets
 	// one client hold up to the store's MaxSessions sessions.
 	UnlimitedSessionsPerClient = -1
@@ -217,8 +179,8 @@ type Event struct {
 // to keep still gets its id, from which a replay resumes (with the events
 // that came after it); a replay from an earlier id fails.
 //
-// A stream id may name a group: the part before its first '/' (see
-// [StreamGroup]). A store may bound the events a group holds together, so
+// A stream id may name a group: the part before its first '/' (or the
+// whole id when it has none). A store may bound the events a group holds together, so
 // that one group (for the Streamable HTTP transport, whose stream ids are
 // "<session id>/<stream>", one session) cannot crowd the others out. The
 // group is a documented naming rule of this port, not a guess about one
@@ -238,40 +200,6 @@ type EventStore interface {
 	// an unknown stream is not an error.
 	DeleteStream(ctx context.Context, streamID string) error
 }
-
-// StreamGroup returns the group of an event stream id: the part before its
-// first '/', or the whole id when it has none. See [EventStore].
-func StreamGroup(streamID string) string {
-	group, _, _ := strings.Cut(streamID, "/")
-	return group
-}
-
-// The limits every [EventStore] of the SDK (the in-memory one and
-// mcpredis's) takes by default. What all the events of a store hold
-// together is each store's own (one Redis serves every instance).
-const (
-	// DefaultMaxEventsPerStream is how many of its latest events a stream
-	// keeps.
-	DefaultMaxEventsPerStream = 1_000
-	// DefaultMaxEventStreams bounds the streams a store keeps; a new one
-	// beyond it evicts the least recently appended one.
-	DefaultMaxEventStreams = 10_000
-	// DefaultEventTTL is how long an event is kept; a stream without an
-	// event appended for that long is dropped.
-	DefaultEventTTL = 10 * time.Minute
-	// DefaultMaxEventBytesPerGroup bounds the bytes of the events of one
-	// group of streams ([StreamGroup]; one session of the Streamable HTTP
-	// transport): 16 MiB.
-	DefaultMaxEventBytesPerGroup = 16 << 20
-	// DefaultMaxEventBytesPerStream bounds the bytes of the events of one
-	// stream: 8 MiB.
-	DefaultMaxEventBytesPerStream = 8 << 20
-)
-
-// EventOverhead is what each kept event counts against an event store's
-// byte budgets on top of the length of its data: the store's own
-// bookkeeping of it, so that many tiny events are bounded too.
-const EventOverhead = 128
 
 // ErrEventNotFound is wrapped by Replay's error for an id the store does
 // not hold.

@@ -39,15 +39,6 @@ func (s TaskStatus) Valid() bool {
 	return s == TaskWorking || s == TaskInputRequired || s.Terminal()
 }
 
-// TaskTransitionAllowed reports whether a task of status from may be given
-// status to: a live task (working, input_required) may take any status,
-// its own included (to change its message or its input requests); a
-// terminal one none, not even its own. So a cancelled task never becomes
-// completed, whichever instance finishes the work.
-func TaskTransitionAllowed(from, to TaskStatus) bool {
-	return (from == TaskWorking || from == TaskInputRequired) && to.Valid()
-}
-
 // Task is a request run as a task (the tasks extension: a tools/call the
 // server answers with a task handle, then polled with tasks/get and
 // cancelled with tasks/cancel). The store keeps it until CreatedAt + TTL,
@@ -111,25 +102,6 @@ type Task struct {
 	// update conditional on it.
 	Version int64
 }
-
-// ExpiresAt is when the store may drop the task: CreatedAt + TTL.
-func (t Task) ExpiresAt() time.Time { return t.CreatedAt.Add(t.TTL) }
-
-// MinTaskBytes is the least a task counts against a store's byte bounds,
-// whatever its payloads: what keeping any task costs. An update that
-// leaves a task this small is never refused for those bounds, so that a
-// task can always be failed with a short error.
-const MinTaskBytes = 1 << 10
-
-// TaskBytes is what a task with these payloads and state counts against
-// a store's byte bounds: their lengths together, at least MinTaskBytes.
-// The status message, bounded apart, does not count.
-func TaskBytes(inputRequests, result, rpcError, state []byte) int {
-	return max(len(inputRequests)+len(result)+len(rpcError)+len(state), MinTaskBytes)
-}
-
-// Bytes is what t counts against a store's byte bounds ([TaskBytes]).
-func (t Task) Bytes() int { return TaskBytes(t.InputRequests, t.Result, t.Error, t.State) }
 
 // TaskUpdate is a change of a live task: its new status and what comes
 // with it. A terminal status and its Result or Error are written together,
@@ -202,8 +174,8 @@ func (u TaskUpdate) Check() error {
 // server is polled, cancelled and collected through any other.
 // Implementations must be safe for concurrent use and bounded, after
 // dropping expired tasks: in tasks, in total and per client
-// ([Task.Client]); in bytes ([Task.Bytes]: InputRequests, Result, Error
-// and State together), per task (an error wrapping ErrTaskTooLarge), per
+// ([Task.Client]); in bytes (InputRequests, Result, Error and State
+// together, at least 1 KiB a task), per task (an error wrapping ErrTaskTooLarge), per
 // client (ErrTooManyTasksForClient) and in total (ErrTooManyTasks); and a
 // StatusMessage apart (ErrTaskTooLarge). Create refuses past them, and so
 // does an Update that makes a task count more bytes than the client's or
@@ -227,8 +199,9 @@ type TaskStore interface {
 	// Get returns the task, or an error wrapping ErrTaskNotFound for an
 	// unknown, expired or deleted task or another owner's.
 	Get(ctx context.Context, id, owner string) (Task, error)
-	// Update applies u to a live task (compare-and-set on its status, see
-	// [TaskTransitionAllowed]) and returns the task as it now is. A
+	// Update applies u to a live task (compare-and-set on its status: a live
+	// task, working or input_required, may take any status, its own
+	// included; a terminal one none, not even its own) and returns the task as it now is. A
 	// terminal task is refused with an error wrapping ErrTaskTransition
 	// (the error's [TaskTransitionError] says its status), a malformed
 	// update with one wrapping ErrInvalidTaskUpdate, a conditional one

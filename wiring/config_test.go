@@ -11,9 +11,9 @@ import (
 
 	"go.uber.org/fx"
 
-	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/wiring"
 )
 
@@ -21,7 +21,7 @@ import (
 // returns the serverInfo name its engine answers with.
 func serverName(t *testing.T, opts ...fx.Option) (string, error) {
 	t.Helper()
-	var client *memory.Pipe
+	var client ports.Conn
 	a := fx.New(append(opts, wiring.Core, wiring.Tools(app.NewTool(hello)), memoryModule(&client), fx.NopLogger)...)
 	if err := a.Err(); err != nil {
 		return "", err
@@ -65,7 +65,7 @@ func TestConfigToolsAndValidation(t *testing.T) {
 	type in struct {
 		N int `json:"n" minimum:"1"`
 	}
-	var client *memory.Pipe
+	var client ports.Conn
 	a := fx.New(
 		fx.Supply(wiring.Config{Tools: []app.Tool{app.Func(func(_ context.Context, v in) (int, error) { return v.N, nil }, app.WithName("n"))}}),
 		wiring.Core, wiring.Tools(app.NewTool(hello)), memoryModule(&client), fx.NopLogger,
@@ -104,7 +104,7 @@ func captureStderr(t *testing.T, f func()) string {
 // and still says why a start fails.
 func TestNewIsQuietButTellsFailures(t *testing.T) {
 	out := captureStderr(t, func() {
-		var client *memory.Pipe
+		var client ports.Conn
 		a := wiring.New(wiring.Tools(app.NewTool(hello)), memoryModule(&client))
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -44,9 +44,9 @@ func Listen(addr string) fx.Option {
 	return fx.Supply(&HTTPConfig{Addr: addr})
 }
 
-// HTTPParams are what the HTTP module takes from the graph; all but the
+// httpParams are what the HTTP module takes from the graph; all but the
 // engine are optional.
-type HTTPParams struct {
+type httpParams struct {
 	fx.In
 
 	Engine       *app.Engine
@@ -55,12 +55,12 @@ type HTTPParams struct {
 	EventStore   ports.EventStore   `optional:"true"`
 }
 
-// NewHTTPHandler returns the Streamable HTTP handler of the engine,
+// newHTTPHandler returns the Streamable HTTP handler of the engine,
 // configured by an optional *mcphttp.Options in the graph. Stores the
 // options leave unset come from the graph (a ports.SessionStore or
 // ports.EventStore, to share sessions between instances), else are
 // in-memory; its Logger defaults to the engine's.
-func NewHTTPHandler(p HTTPParams) *mcphttp.Handler {
+func newHTTPHandler(p httpParams) *mcphttp.Handler {
 	var o mcphttp.Options
 	if p.Options != nil {
 		o = *p.Options
@@ -74,11 +74,11 @@ func NewHTTPHandler(p HTTPParams) *mcphttp.Handler {
 // engine (both protocol eras on one URL). It starts no listener: add
 // [HTTPServer], or mount the handler in a server of your own.
 var HTTP = fx.Module("hexmcp.http",
-	fx.Provide(NewHTTPHandler),
+	fx.Provide(newHTTPHandler),
 )
 
-// HTTPServerParams are what [NewHTTPServer] takes from the graph.
-type HTTPServerParams struct {
+// httpServerParams are what newHTTPServer takes from the graph.
+type httpServerParams struct {
 	fx.In
 
 	Lifecycle  fx.Lifecycle
@@ -89,7 +89,7 @@ type HTTPServerParams struct {
 	Config     *HTTPConfig        `optional:"true"`
 }
 
-// NewHTTPServer returns the HTTP server of the application, hooked into its
+// newHTTPServer returns the HTTP server of the application, hooked into its
 // lifecycle. It mounts the Streamable HTTP handler at /mcp and, when the
 // graph holds one ([WebSocket]), the WebSocket handler at /ws. It listens
 // on start (an address in use fails the start) and, on stop, shuts down
@@ -101,7 +101,7 @@ type HTTPServerParams struct {
 // WebSocket connections are shut down by the WebSocket module's own hook.
 // A server that stops by itself (a listener failure) stops the
 // application.
-func NewHTTPServer(p HTTPServerParams) *mcphttp.Server {
+func newHTTPServer(p httpServerParams) *mcphttp.Server {
 	cfg := HTTPConfig{Addr: DefaultHTTPAddr}
 	if p.Config != nil {
 		cfg = *p.Config
@@ -148,6 +148,6 @@ func NewHTTPServer(p HTTPServerParams) *mcphttp.Server {
 //
 //	fx.New(wiring.Core, wiring.HTTP, wiring.HTTPServer, wiring.Listen("127.0.0.1:3000"), wiring.Tools(tools...)).Run()
 var HTTPServer = fx.Module("hexmcp.httpserver",
-	fx.Provide(NewHTTPServer),
+	fx.Provide(newHTTPServer),
 	fx.Invoke(func(*mcphttp.Server) {}),
 )

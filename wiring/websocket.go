@@ -7,8 +7,8 @@ import (
 	"github.com/hexmcp/hexmcp/app"
 )
 
-// WebSocketParams are what the WebSocket module takes from the graph.
-type WebSocketParams struct {
+// webSocketParams are what the WebSocket module takes from the graph.
+type webSocketParams struct {
 	fx.In
 
 	Lifecycle fx.Lifecycle
@@ -16,12 +16,12 @@ type WebSocketParams struct {
 	Options   *websocket.Options `optional:"true"`
 }
 
-// NewWebSocketHandler returns the WebSocket handler serving the engine,
+// newWebSocketHandler returns the WebSocket handler serving the engine,
 // configured by an optional *websocket.Options in the graph. Its Logger
 // defaults to the engine's. On the application's stop it shuts
 // the handler down gracefully, within the stop deadline, and then cancels
 // its calls still running.
-func NewWebSocketHandler(p WebSocketParams) *websocket.Handler {
+func newWebSocketHandler(p webSocketParams) *websocket.Handler {
 	var o websocket.Options
 	if p.Options != nil {
 		o = *p.Options
@@ -46,5 +46,5 @@ func NewWebSocketHandler(p WebSocketParams) *websocket.Handler {
 // mcphttp.Options.AllowedHosts (or AllowedOrigins) must be listed in the
 // websocket.Options too for /ws to accept it.
 var WebSocket = fx.Module("hexmcp.websocket",
-	fx.Provide(NewWebSocketHandler),
+	fx.Provide(newWebSocketHandler),
 )

@@ -47,15 +47,15 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// ToolGroup is the fx value group that collects the server's tools.
-const ToolGroup = "mcp.tools"
+// toolGroup is the fx value group that collects the server's tools.
+const toolGroup = "mcp.tools"
 
-// ResourceGroup is the fx value group that collects the server's resources
+// resourceGroup is the fx value group that collects the server's resources
 // and resource templates.
-const ResourceGroup = "mcp.resources"
+const resourceGroup = "mcp.resources"
 
-// PromptGroup is the fx value group that collects the server's prompts.
-const PromptGroup = "mcp.prompts"
+// promptGroup is the fx value group that collects the server's prompts.
+const promptGroup = "mcp.prompts"
 
 // Config is the server's optional configuration: the options of
 // hexmcp.New (the same type), whose defaults every field left zero takes.
@@ -68,9 +68,9 @@ const PromptGroup = "mcp.prompts"
 // Resources and Prompts are registered before those of the groups.
 type Config = hexmcp.Options
 
-// EngineParams are what [NewEngine] takes from the graph; everything is
+// engineParams are what Core takes from the graph; everything is
 // optional.
-type EngineParams struct {
+type engineParams struct {
 	fx.In
 
 	// Config and ConfigPtr: a supplied Config, as a value or as a pointer.
@@ -101,20 +101,11 @@ type EngineParams struct {
 // both as a value and as a pointer.
 var ErrConfigTwice = errors.New("hexmcp: wiring.Config is supplied both as a value and as a pointer; supply one")
 
-// NewEngine builds the engine with hexmcp.New and registers the groups'
-// tools, resources and prompts; a bad one stops the application from
-// starting, with its error.
-func NewEngine(p EngineParams) (*app.Engine, error) {
-	srv, err := newServer(p)
-	if err != nil {
-		return nil, err
-	}
-	return srv.Engine(), nil
-}
-
-// newServer is NewEngine's server: hexmcp.New of the supplied Config
-// completed from the graph.
-func newServer(p EngineParams) (*hexmcp.Server, error) {
+// newServer builds the server with hexmcp.New of the supplied Config
+// completed from the graph, and registers the groups' tools, resources
+// and prompts; a bad one stops the application from starting, with its
+// error.
+func newServer(p engineParams) (*hexmcp.Server, error) {
 	opts := p.Config
 	if p.ConfigPtr != nil {
 		if !reflect.ValueOf(p.Config).IsZero() {
@@ -155,7 +146,7 @@ func chooseLogger(l ports.Logger, s *slog.Logger, z *zap.Logger) ports.Logger {
 	return deflog.New()
 }
 
-// Core provides *hexmcp.Server, built as [NewEngine] builds the engine,
+// Core provides *hexmcp.Server, built from the graph by hexmcp.New,
 // and its *app.Engine (for the transports' modules and extenders), and
 // closes it ([hexmcp.Server.Close]: stop watching the registries, cancel
 // what still runs) on the application's stop, after the transports' own
@@ -168,7 +159,7 @@ var Core = fx.Module("hexmcp",
 )
 
 // newLifecycleServer is newServer with the server's close hooked into lc.
-func newLifecycleServer(p EngineParams, lc fx.Lifecycle) (*hexmcp.Server, error) {
+func newLifecycleServer(p engineParams, lc fx.Lifecycle) (*hexmcp.Server, error) {
 	srv, err := newServer(p)
 	if err != nil {
 		return nil, err
@@ -231,42 +222,42 @@ func asGroup(constructor any, group string) any {
 }
 
 // Tools adds tools to the server.
-func Tools(tools ...app.Tool) fx.Option { return supplyGroup(ToolGroup, tools) }
+func Tools(tools ...app.Tool) fx.Option { return supplyGroup(toolGroup, tools) }
 
 // AsTool annotates a constructor of an app.Tool (or of []app.Tool, with
 // flatten) so that its result joins the tool group:
 //
 //	fx.Provide(wiring.AsTool(NewCalculatorTool))
-func AsTool(constructor any) any { return asGroup(constructor, ToolGroup) }
+func AsTool(constructor any) any { return asGroup(constructor, toolGroup) }
 
 // Resources adds resources and resource templates to the server.
-func Resources(resources ...app.Resource) fx.Option { return supplyGroup(ResourceGroup, resources) }
+func Resources(resources ...app.Resource) fx.Option { return supplyGroup(resourceGroup, resources) }
 
 // AsResource annotates a constructor of an app.Resource (or of
 // []app.Resource, with flatten) so that its result joins the resource group:
 //
 //	fx.Provide(wiring.AsResource(NewConfigResource))
-func AsResource(constructor any) any { return asGroup(constructor, ResourceGroup) }
+func AsResource(constructor any) any { return asGroup(constructor, resourceGroup) }
 
 // Prompts adds prompts to the server.
-func Prompts(prompts ...app.Prompt) fx.Option { return supplyGroup(PromptGroup, prompts) }
+func Prompts(prompts ...app.Prompt) fx.Option { return supplyGroup(promptGroup, prompts) }
 
 // AsPrompt annotates a constructor of an app.Prompt (or of []app.Prompt,
 // with flatten) so that its result joins the prompt group:
 //
 //	fx.Provide(wiring.AsPrompt(NewReviewPrompt))
-func AsPrompt(constructor any) any { return asGroup(constructor, PromptGroup) }
+func AsPrompt(constructor any) any { return asGroup(constructor, promptGroup) }
 
-// StdioParams are what the Stdio module takes from the graph.
-type StdioParams struct {
+// stdioParams are what the Stdio module takes from the graph.
+type stdioParams struct {
 	fx.In
 
 	Options *stdio.Options `optional:"true"`
 }
 
-// NewStdioTransport returns the stdio transport, configured by an optional
+// newStdioTransport returns the stdio transport, configured by an optional
 // *stdio.Options in the graph.
-func NewStdioTransport(p StdioParams) *stdio.Transport {
+func newStdioTransport(p stdioParams) *stdio.Transport {
 	var o stdio.Options
 	if p.Options != nil {
 		o = *p.Options
@@ -279,7 +270,7 @@ func NewStdioTransport(p StdioParams) *stdio.Transport {
 // in flight have answered; on fx's stop it stops reading and gives those
 // calls until the stop deadline.
 var Stdio = fx.Module("hexmcp.stdio",
-	fx.Provide(NewStdioTransport),
+	fx.Provide(newStdioTransport),
 	fx.Invoke(func(lc fx.Lifecycle, sd fx.Shutdowner, e *app.Engine, t *stdio.Transport) {
 		Serve(lc, sd, e, t)
 	}),

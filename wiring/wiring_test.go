@@ -24,20 +24,20 @@ func hello() string { return "hello" }
 
 // memoryModule serves the engine on an in-memory transport and hands the
 // test the client end.
-func memoryModule(client **memory.Pipe) fx.Option {
+func memoryModule(client *ports.Conn) fx.Option {
 	return fx.Options(
-		fx.Provide(func() *memory.Transport {
+		fx.Provide(func() ports.Transport {
 			t, c := memory.NewTransport()
 			*client = c
 			return t
 		}),
-		fx.Invoke(func(lc fx.Lifecycle, sd fx.Shutdowner, e *app.Engine, t *memory.Transport) {
+		fx.Invoke(func(lc fx.Lifecycle, sd fx.Shutdowner, e *app.Engine, t ports.Transport) {
 			wiring.Serve(lc, sd, e, t)
 		}),
 	)
 }
 
-func roundTrip(t *testing.T, c *memory.Pipe, msg string) string {
+func roundTrip(t *testing.T, c ports.Conn, msg string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -52,7 +52,7 @@ func roundTrip(t *testing.T, c *memory.Pipe, msg string) string {
 }
 
 func TestCoreServesTools(t *testing.T) {
-	var client *memory.Pipe
+	var client ports.Conn
 	a := fxtest.New(t,
 		fx.Supply(&wiring.Config{Info: domain.Implementation{Name: "wired", Version: "9"}}),
 		wiring.Core,
@@ -74,7 +74,7 @@ func TestCoreServesTools(t *testing.T) {
 // TestClientGoneStopsApp: when the transport ends (stdin EOF for stdio),
 // the application shuts down by itself.
 func TestClientGoneStopsApp(t *testing.T) {
-	var client *memory.Pipe
+	var client ports.Conn
 	a := fx.New(wiring.Core, wiring.Tools(app.NewTool(hello)), memoryModule(&client), fx.NopLogger)
 	if err := a.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestBadToolStopsStart(t *testing.T) {
 const meta2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 
 func TestCoreServesResources(t *testing.T) {
-	var client *memory.Pipe
+	var client ports.Conn
 	a := fxtest.New(t,
 		wiring.Core,
 		wiring.Resources(app.TextResource("x://readme", "readme", "read me")),
@@ -170,7 +170,7 @@ func TestCoreServesResources(t *testing.T) {
 // TestNoResourcesNoCapability: Core always has a resource registry, but an
 // empty one advertises nothing.
 func TestNoResourcesNoCapability(t *testing.T) {
-	var client *memory.Pipe
+	var client ports.Conn
 	a := fxtest.New(t, wiring.Core, wiring.Tools(app.NewTool(hello)), memoryModule(&client))
 	a.RequireStart()
 	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta2026+`}}`); strings.Contains(got, `"resources"`) {
@@ -200,7 +200,7 @@ func TestBadResourceStopsStart(t *testing.T) {
 }
 
 func TestCoreServesPrompts(t *testing.T) {
-	var client *memory.Pipe
+	var client ports.Conn
 	greet := func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 		return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text("hi " + args["who"]))}}, nil
 	}
@@ -224,7 +224,7 @@ func TestCoreServesPrompts(t *testing.T) {
 }
 
 func TestNoPromptsNoCapability(t *testing.T) {
-	var client *memory.Pipe
+	var client ports.Conn
 	a := fxtest.New(t, wiring.Core, wiring.Tools(app.NewTool(hello)), memoryModule(&client))
 	a.RequireStart()
 	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta2026+`}}`); strings.Contains(got, `"prompts"`) || strings.Contains(got, `"completions"`) {

@@ -13,7 +13,6 @@ import (
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
-	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 // failingStore refuses to create sessions.
@@ -26,7 +25,7 @@ func (failingStore) Create(context.Context, ports.SessionState) error {
 // A handler given no Logger logs through its engine's, instead of
 // dropping its own problems.
 func TestHandlerLogsThroughTheEngineByDefault(t *testing.T) {
-	log := &porttest.LogRecorder{}
+	log := &testtools.LogRecorder{}
 	e := testtools.NewEngine(t, app.Options{Logger: log})
 	defer e.Close()
 	h := mcphttp.NewHandler(e, mcphttp.Options{SessionStore: failingStore{memory.NewSessionStore(memory.SessionStoreOptions{})}})

@@ -18,9 +18,9 @@
 //     from the event store.
 //   - Sessions are bounded by the session store: with the in-memory one,
 //     a session whose client never sends notifications/initialized
-//     expires after ports.DefaultSessionPendingTimeout of inactivity, one
+//     expires after 30 s of inactivity, one
 //     client (the authenticated principal, else the remote IP; IPv6 by
-//     /64) holds at most ports.DefaultMaxSessionsPerClient, and at either
+//     /64) holds at most 100, and at either
 //     limit a session idle long enough is evicted (at a client's limit,
 //     one of its own) before a new one is refused. A store that reports
 //     removals (ports.SessionRemovalNotifier) also has the handler drop

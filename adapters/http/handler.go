@@ -156,7 +156,7 @@ type Options struct {
 	MaxLocalSessionBytes int
 	// ClientKey names the client a new session counts against for the
 	// session store's per-client limit (ports.SessionState.Peer; the
-	// in-memory store allows ports.DefaultMaxSessionsPerClient sessions
+	// in-memory store allows 100 sessions
 	// per client), and the client whose share of the budget of POST
 	// bodies a request counts in (MaxInFlightBytesPerClient). Default [DefaultClientKey]: the authenticated
 	// principal, else the remote IP address. Behind a reverse proxy every

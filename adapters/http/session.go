@@ -26,8 +26,7 @@ var localIdle = 30 * time.Minute
 const sweepEvery = time.Minute
 
 // defaultMaxLocalSessionBytes is the default Options.MaxLocalSessionBytes:
-// 64 MiB, what the in-memory session store holds at most
-// (ports.DefaultMaxSessionBytes).
+// 64 MiB, what the in-memory session store holds at most.
 //
 // A handler keeps in memory a copy of each session it served lately (the
 // engine's session, with the state the store holds), counted as the

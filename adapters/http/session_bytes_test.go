@@ -14,6 +14,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
@@ -101,7 +102,7 @@ func TestClientDeclarationBounded(t *testing.T) {
 
 // perClientBudget is the in-memory store's default budget of one client's
 // sessions.
-const perClientBudget = ports.DefaultMaxSessionBytesPerClient
+const perClientBudget = portlimits.DefaultMaxSessionBytesPerClient
 
 // openPadded opens ready sessions from c, each with pad bytes of
 // capabilities, until the store refuses one or max are open; it returns

@@ -12,6 +12,7 @@ import (
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
@@ -139,13 +140,13 @@ func TestOneClientCannotLockOutAnother(t *testing.T) {
 }
 
 // With the default limits, one client's sessions stop at
-// ports.DefaultMaxSessionsPerClient, far below the store's limit.
+// 100, far below the store's limit.
 func TestDefaultSessionsPerClient(t *testing.T) {
 	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	store := memory.NewSessionStore(memory.SessionStoreOptions{Clock: clock})
 	ev := newEnv(t, mcphttp.Options{SessionStore: store})
 	greedy, other := peerClient(t, "127.0.0.1"), peerClient(t, "127.0.0.2")
-	for range ports.DefaultMaxSessionsPerClient {
+	for range portlimits.DefaultMaxSessionsPerClient {
 		mustOpen(t, greedy, ev.url, true, nil)
 	}
 	wantRefused(t, greedy, ev.url, nil, http.StatusTooManyRequests, -32600, "30", "too many sessions")
@@ -172,7 +173,7 @@ func TestPendingSessionsExpire(t *testing.T) {
 		t.Fatalf("stored session after notifications/initialized: Ready %v", st.Ready)
 	}
 
-	clock.Advance(ports.DefaultSessionPendingTimeout + time.Second)
+	clock.Advance(portlimits.DefaultSessionPendingTimeout + time.Second)
 	if st := ping(t, c, ev.url, pending); st != http.StatusNotFound {
 		t.Fatalf("ping of a pending session past the pending timeout: %d, want 404", st)
 	}
@@ -241,7 +242,7 @@ func TestRemovedSessionsLeaveMemory(t *testing.T) {
 	}
 
 	// Expired: s2 and s3 are found expired by the next Create.
-	clock.Advance(ports.DefaultSessionIdleTimeout + time.Second)
+	clock.Advance(portlimits.DefaultSessionIdleTimeout + time.Second)
 	mustOpen(t, c, ev.url, true, nil)
 	if n := ev.e.NotifyResourceUpdated("test://doc"); n != 0 {
 		t.Fatalf("after the expiry, NotifyResourceUpdated told %d sessions, want 0", n)

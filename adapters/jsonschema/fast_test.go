@@ -81,7 +81,7 @@ func TestFastPathAgreesWithLibrary(t *testing.T) {
 		{schema: `{"additionalProperties": {"type": "string"}}`, values: []any{map[string]any{"a": math.NaN()}, map[string]any{"a": math.Inf(1)}, map[string]any{"a": struct{}{}}}},
 	}
 	for _, c := range cases {
-		s, err := New(WithDefaultDraft(c.draft)).compile(json.RawMessage(c.schema))
+		s, err := newValidator(WithDefaultDraft(c.draft)).compile(json.RawMessage(c.schema))
 		if err != nil {
 			t.Fatalf("%s: %v", c.schema, err)
 		}
@@ -115,7 +115,7 @@ func TestFastPathUsed(t *testing.T) {
 		`{"$dynamicAnchor": "x", "items": {"$dynamicRef": "#x"}}`:                           false,
 		`{"$schema": "https://json-schema.org/draft/2019-09/schema", "$recursiveRef": "#"}`: false,
 	} {
-		s, err := New().compile(json.RawMessage(schema))
+		s, err := newValidator().compile(json.RawMessage(schema))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestFastPathUsed(t *testing.T) {
 		}
 	}
 	// A valid value takes the fast path and allocates nothing.
-	s, err := New().compile(json.RawMessage(`{"type": "object", "properties": {"a": {"type": "number"}, "op": {"enum": ["add", "sub"]}}, "required": ["a", "op"]}`))
+	s, err := newValidator().compile(json.RawMessage(`{"type": "object", "properties": {"a": {"type": "number"}, "op": {"enum": ["add", "sub"]}}, "required": ["a", "op"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ const CalcSchema = `{
 // BenchmarkValidateWithoutFastPath is BenchmarkValidate/valid on the
 // library alone, to show what the fast path saves.
 func BenchmarkValidateWithoutFastPath(b *testing.B) {
-	s, err := New().compile(json.RawMessage(CalcSchema))
+	s, err := newValidator().compile(json.RawMessage(CalcSchema))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -67,9 +67,9 @@ var encodedTexts = []string{
 	`null`, `true`, `false`, `[1.0]`, `{"a": 1.0}`,
 }
 
-func compileEncoded(t testing.TB, schema string, d Draft) *Schema {
+func compileEncoded(t testing.TB, schema string, d Draft) *compiledSchema {
 	t.Helper()
-	s, err := New(WithDefaultDraft(d)).compile(json.RawMessage(schema))
+	s, err := newValidator(WithDefaultDraft(d)).compile(json.RawMessage(schema))
 	if err != nil {
 		t.Fatalf("%s: %v", schema, err)
 	}
@@ -78,7 +78,7 @@ func compileEncoded(t testing.TB, schema string, d Draft) *Schema {
 
 // encodedDiff checks checkJSON and ValidateJSON on text against check and
 // Validate on the decoded value; "" when they agree.
-func encodedDiff(s *Schema, text []byte) string {
+func encodedDiff(s *compiledSchema, text []byte) string {
 	jerr := s.ValidateJSON(text)
 	var val any
 	if err := jsonv2.Unmarshal(text, &val); err != nil {
@@ -169,7 +169,7 @@ func FuzzCheckJSON(f *testing.F) {
 	for _, text := range encodedTexts {
 		f.Add([]byte(text))
 	}
-	var schemas []*Schema
+	var schemas []*compiledSchema
 	for _, sc := range encodedSchemas {
 		schemas = append(schemas, compileEncoded(f, sc.schema, sc.draft))
 	}
@@ -198,7 +198,7 @@ func TestValidateJSONAllocations(t *testing.T) {
 	text := compileEncoded(t, `{"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}`, Draft202012)
 	big := []byte(`{"text": "` + strings.Repeat(`lorem ipsum \"dolor\"\n`, 50000) + `"}`)
 	for _, c := range []struct {
-		s    *Schema
+		s    *compiledSchema
 		data []byte
 	}{{calc, args}, {text, big}} {
 		if err := c.s.ValidateJSON(c.data); err != nil {

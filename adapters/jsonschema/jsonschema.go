@@ -2,16 +2,18 @@
 // github.com/santhosh-tekuri/jsonschema/v6.
 //
 // Schemas are JSON Schema draft 2020-12 unless they name another draft with
-// $schema (or [WithDefaultDraft] says otherwise). Every [Validator.Compile]
-// is independent of the others: two tools may use the same $id without
-// clashing. References are resolved only inside the schema being compiled
+// $schema (or [WithDefaultDraft] says otherwise). Every Compile of the
+// validator [New] returns is independent of the others: two tools may use
+// the same $id without clashing. References are resolved only inside the schema being compiled
 // ("#/$defs/x", "#anchor", embedded $id resources) and the standard
 // metaschemas, which are built in; a $ref to anything else is a compile error
 // and never a network or file-system access.
 //
-// A compiled [Schema] is safe for concurrent use. Its Validate returns nil or
-// a [*ValidationError] whose message is short, names each problem's instance
-// location as a JSON Pointer and is fit to show a client, for example:
+// A compiled schema (the [ports.Schema] Compile returns, a
+// [ports.JSONSchema] too) is safe for concurrent use. Its Validate and
+// ValidateJSON return nil or a [*ValidationError] whose message is
+// short, names each problem's instance location as a JSON Pointer and is
+// fit to show a client, for example:
 //
 //	/operation: value must be one of "add", "subtract", "multiply", "divide"
 //	missing property "b"
@@ -62,13 +64,13 @@ func (d Draft) draft() *sjs.Draft {
 	return sjs.Draft2020
 }
 
-// Option configures a [Validator].
-type Option func(*Validator)
+// Option configures the validator [New] returns.
+type Option func(*validator)
 
 // WithDefaultDraft sets the dialect of schemas that have no $schema keyword.
 // The default is [Draft202012]. An unknown value means [Draft202012].
 func WithDefaultDraft(d Draft) Option {
-	return func(v *Validator) { v.draft = d }
+	return func(v *validator) { v.draft = d }
 }
 
 // WithFormatAssertions turns checking of the "format" keyword on or off.
@@ -80,21 +82,26 @@ func WithDefaultDraft(d Draft) Option {
 // drafts' own rules apply: formats are asserted for draft-07 and earlier,
 // and only annotations for 2019-09 and 2020-12.
 func WithFormatAssertions(on bool) Option {
-	return func(v *Validator) { v.formats = on }
+	return func(v *validator) { v.formats = on }
 }
 
-// Validator compiles JSON Schemas. It implements [ports.SchemaValidator]
-// and is safe for concurrent use.
-type Validator struct {
+// validator is the [ports.SchemaValidator] of [New].
+type validator struct {
 	draft   Draft
 	formats bool
 }
 
-var _ ports.SchemaValidator = (*Validator)(nil)
+var _ ports.SchemaValidator = (*validator)(nil)
 
-// New returns a Validator: draft 2020-12 by default, format assertions on.
-func New(opts ...Option) *Validator {
-	v := &Validator{draft: Draft202012, formats: true}
+// New returns a [ports.SchemaValidator], safe for concurrent use: draft
+// 2020-12 by default, format assertions on. The error of its Compile, a
+// [*CompileError], says what is wrong with a schema; the Validate and
+// ValidateJSON of a compiled schema return a [*ValidationError].
+func New(opts ...Option) ports.SchemaValidator { return newValidator(opts...) }
+
+// newValidator is [New]'s validator.
+func newValidator(opts ...Option) *validator {
+	v := &validator{draft: Draft202012, formats: true}
 	for _, o := range opts {
 		o(v)
 	}
@@ -107,8 +114,9 @@ func New(opts ...Option) *Validator {
 const schemaURL = "mem:///schema.json"
 
 // Compile parses and compiles schema. The error, a [*CompileError], says
-// what is wrong with the schema.
-func (v *Validator) Compile(schema json.RawMessage) (ports.Schema, error) {
+// what is wrong with the schema. The schema's Validate and ValidateJSON
+// return a [*ValidationError].
+func (v *validator) Compile(schema json.RawMessage) (ports.Schema, error) {
 	s, err := v.compile(schema)
 	if err != nil {
 		return nil, err
@@ -116,7 +124,7 @@ func (v *Validator) Compile(schema json.RawMessage) (ports.Schema, error) {
 	return s, nil
 }
 
-func (v *Validator) compile(schema json.RawMessage) (*Schema, error) {
+func (v *validator) compile(schema json.RawMessage) (*compiledSchema, error) {
 	doc, err := decodeJSON(schema)
 	if err != nil {
 		return nil, &CompileError{msg: "schema is not valid JSON: " + err.Error(), err: err}
@@ -134,7 +142,7 @@ func (v *Validator) compile(schema json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(err)
 	}
-	return &Schema{s: s, fast: buildFast(s)}, nil
+	return &compiledSchema{s: s, fast: buildFast(s)}, nil
 }
 
 // decodeJSON decodes one JSON value, keeping numbers exact.
@@ -230,16 +238,16 @@ func stripURL(s string) string {
 	return strings.ReplaceAll(s, "mem:///", "")
 }
 
-// Schema is a compiled JSON Schema. It implements [ports.Schema] and is
-// safe for concurrent use.
-type Schema struct {
+// compiledSchema is a compiled JSON Schema. It implements [ports.Schema]
+// and [ports.JSONSchema], and is safe for concurrent use.
+type compiledSchema struct {
 	s    *sjs.Schema
 	fast *fnode // nil when the schema has keywords the fast path lacks
 }
 
 var (
-	_ ports.Schema     = (*Schema)(nil)
-	_ ports.JSONSchema = (*Schema)(nil)
+	_ ports.Schema     = (*compiledSchema)(nil)
+	_ ports.JSONSchema = (*compiledSchema)(nil)
 )
 
 // Validate checks value, a JSON value as a Go JSON decoder produces it: nil,
@@ -248,7 +256,7 @@ var (
 // []string, ...) is converted through encoding/json first.
 //
 // The error, if any, is a [*ValidationError].
-func (s *Schema) Validate(value any) error {
+func (s *compiledSchema) Validate(value any) error {
 	if s.fast != nil && s.fast.check(value, 0) == valid {
 		return nil
 	}
@@ -286,7 +294,7 @@ func (s *Schema) Validate(value any) error {
 // allocates nothing. Otherwise it decodes data and validates the value.
 // Data that does not decode (a number beyond float64's range, text that is
 // not JSON) is a [*ValidationError] wrapping [ports.ErrUndecodable].
-func (s *Schema) ValidateJSON(data []byte) error {
+func (s *compiledSchema) ValidateJSON(data []byte) error {
 	if s.fast != nil && s.fast.checkJSON(data) == valid {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/internal/jsontest"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
@@ -25,19 +26,19 @@ func TestContract(t *testing.T) {
 // TestDraft7Default checks WithDefaultDraft, and that $schema still wins.
 func TestDraft7Default(t *testing.T) {
 	v := jsonschema.New(jsonschema.WithDefaultDraft(jsonschema.Draft7))
-	s := porttest.MustCompile(t, v, `{"type": "array", "items": [{"type": "string"}], "additionalItems": false}`)
-	if err := s.Validate(porttest.DecodeJSON(t, `["a", "b"]`)); err == nil {
+	s := jsontest.MustCompile(t, v, `{"type": "array", "items": [{"type": "string"}], "additionalItems": false}`)
+	if err := s.Validate(jsontest.DecodeJSON(t, `["a", "b"]`)); err == nil {
 		t.Error("draft-07 tuple items not applied")
 	}
-	s = porttest.MustCompile(t, v, `{"$schema": "https://json-schema.org/draft/2020-12/schema", "prefixItems": [{"type": "string"}], "items": false}`)
-	if err := s.Validate(porttest.DecodeJSON(t, `["a", "b"]`)); err == nil {
+	s = jsontest.MustCompile(t, v, `{"$schema": "https://json-schema.org/draft/2020-12/schema", "prefixItems": [{"type": "string"}], "items": false}`)
+	if err := s.Validate(jsontest.DecodeJSON(t, `["a", "b"]`)); err == nil {
 		t.Error("$schema 2020-12 not honoured under a draft-07 default")
 	}
 }
 
 func compile(t *testing.T, schema string, opts ...jsonschema.Option) ports.Schema {
 	t.Helper()
-	return porttest.MustCompile(t, jsonschema.New(opts...), schema)
+	return jsontest.MustCompile(t, jsonschema.New(opts...), schema)
 }
 
 // check validates each value (JSON text) and compares the error message
@@ -45,7 +46,7 @@ func compile(t *testing.T, schema string, opts ...jsonschema.Option) ports.Schem
 func check(t *testing.T, s ports.Schema, cases map[string]string) {
 	t.Helper()
 	for value, want := range cases {
-		for _, decode := range []func(testing.TB, string) any{porttest.DecodeJSON, porttest.DecodeJSONUseNumber} {
+		for _, decode := range []func(testing.TB, string) any{jsontest.DecodeJSON, jsontest.DecodeJSONUseNumber} {
 			err := s.Validate(decode(t, value))
 			got := ""
 			if err != nil {
@@ -422,8 +423,8 @@ func TestConcurrentValidate(t *testing.T) {
 	// Both the fast path and the library's path (errors, unevaluated*).
 	for _, schema := range []string{jsonschema.CalcSchema, `{"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a", "b", "operation"], "unevaluatedProperties": {"type": ["number", "string"]}}`} {
 		s := compile(t, schema)
-		good := porttest.DecodeJSON(t, `{"a": 1, "b": 2, "operation": "add"}`)
-		bad := porttest.DecodeJSON(t, `{"a": "x", "c": [], "operation": "mod"}`)
+		good := jsontest.DecodeJSON(t, `{"a": 1, "b": 2, "operation": "add"}`)
+		bad := jsontest.DecodeJSON(t, `{"a": "x", "c": [], "operation": "mod"}`)
 		var wg sync.WaitGroup
 		for g := range 32 {
 			wg.Go(func() {

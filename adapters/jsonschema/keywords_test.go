@@ -185,7 +185,7 @@ func TestFastPathCoversDraft202012Vocabulary(t *testing.T) {
 				"add a sample to keywordSamples and handle it in fast.go and rules.go, or make buildFast fall back on it", kw)
 		}
 	}
-	v := New(WithDefaultDraft(Draft202012))
+	v := newValidator(WithDefaultDraft(Draft202012))
 	for _, kw := range slices.Sorted(maps.Keys(keywordSamples)) {
 		sample := keywordSamples[kw]
 		s, err := v.compile(json.RawMessage(sample.schema))

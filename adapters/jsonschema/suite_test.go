@@ -186,7 +186,7 @@ func TestFastPathAgainstSuite(t *testing.T) {
 	for _, d := range drafts {
 		for _, formats := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/formats=%v", d.name, formats), func(t *testing.T) {
-				v := New(WithDefaultDraft(d.draft), WithFormatAssertions(formats))
+				v := newValidator(WithDefaultDraft(d.draft), WithFormatAssertions(formats))
 				c := runSuiteDir(t, v, filepath.Join(dir, "tests", d.name))
 				t.Log(c)
 				total.add(c)
@@ -214,7 +214,7 @@ type suiteGroup struct {
 }
 
 // runSuiteDir checks every *.json file under root (optional/ included).
-func runSuiteDir(t *testing.T, v *Validator, root string) suiteCounts {
+func runSuiteDir(t *testing.T, v *validator, root string) suiteCounts {
 	t.Helper()
 	var c suiteCounts
 	err := filepath.WalkDir(root, func(path string, e os.DirEntry, err error) error {
@@ -242,7 +242,7 @@ func runSuiteDir(t *testing.T, v *Validator, root string) suiteCounts {
 	return c
 }
 
-func runSuiteGroup(t *testing.T, v *Validator, file string, g suiteGroup, c *suiteCounts) {
+func runSuiteGroup(t *testing.T, v *validator, file string, g suiteGroup, c *suiteCounts) {
 	t.Helper()
 	c.groups++
 	s, err := v.compile(g.Schema)
@@ -323,7 +323,7 @@ func runSuiteGroup(t *testing.T, v *Validator, file string, g suiteGroup, c *sui
 // as check does: never otherwise, and not unknown where check decides (the
 // suite's numbers are all finite float64s, the one thing checkJSON may
 // leave unknown).
-func checkEncodedCase(t *testing.T, s *Schema, data []byte, val any, verr error, where string, c *suiteCounts) {
+func checkEncodedCase(t *testing.T, s *compiledSchema, data []byte, val any, verr error, where string, c *suiteCounts) {
 	t.Helper()
 	c.jsonCases++
 	jerr := s.ValidateJSON(data)

@@ -11,21 +11,23 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
-// busGoroutines names the goroutines of the bus, for porttest.NoGoroutines.
+// busGoroutines names the goroutines of the bus, for testtools.NoGoroutines.
 const busGoroutines = "adapters/memory.(*busSub)"
 
 func TestBusContract(t *testing.T) {
 	newBus := func(t *testing.T) []ports.NotificationBus {
-		t.Cleanup(func() { porttest.NoGoroutines(t, busGoroutines) })
+		t.Cleanup(func() { testtools.NoGoroutines(t, busGoroutines) })
 		b := memory.NewBus(memory.BusOptions{})
 		return []ports.NotificationBus{b, b}
 	}
 	porttest.TestBus(t, newBus)
-	porttest.TestBusSizeLimit(t, ports.DefaultMaxNoticeBytes, newBus)
+	porttest.TestBusSizeLimit(t, portlimits.DefaultMaxNoticeBytes, newBus)
 	t.Run("SmallerLimit", func(t *testing.T) {
 		porttest.TestBusSizeLimit(t, 4096, func(t *testing.T) []ports.NotificationBus {
 			b := memory.NewBus(memory.BusOptions{MaxNoticeBytes: 4096})
@@ -34,7 +36,7 @@ func TestBusContract(t *testing.T) {
 	})
 	t.Run("Addressed", func(t *testing.T) {
 		porttest.TestAddressedBus(t, func(t *testing.T) []ports.AddressedBus {
-			t.Cleanup(func() { porttest.NoGoroutines(t, busGoroutines) })
+			t.Cleanup(func() { testtools.NoGoroutines(t, busGoroutines) })
 			b := memory.NewBus(memory.BusOptions{})
 			return []ports.AddressedBus{b, b}
 		})
@@ -96,8 +98,8 @@ func id(i int) ports.Notice {
 // A full queue drops the newest notices for that subscriber only, counts
 // them, warns once per overflow, and delivers what it kept in order.
 func TestBusQueueBoundDropsNewest(t *testing.T) {
-	defer porttest.NoGoroutines(t, busGoroutines)
-	log := &porttest.LogRecorder{}
+	defer testtools.NoGoroutines(t, busGoroutines)
+	log := &testtools.LogRecorder{}
 	b := memory.NewBus(memory.BusOptions{MaxQueuedNotices: 10, Logger: log})
 	ctx := context.Background()
 	s, stop := subscribeStuck(b)
@@ -139,7 +141,7 @@ func TestBusQueueBoundDropsNewest(t *testing.T) {
 
 // The other subscribers of a bus keep everything while one is stuck.
 func TestBusOneStuckSubscriberOthersComplete(t *testing.T) {
-	defer porttest.NoGoroutines(t, busGoroutines)
+	defer testtools.NoGoroutines(t, busGoroutines)
 	b := memory.NewBus(memory.BusOptions{MaxQueuedNotices: 4})
 	s, stop := subscribeStuck(b)
 	defer stop()
@@ -192,13 +194,13 @@ func waitLen(t *testing.T, mu *sync.Mutex, got *[]string, n int) {
 // The queue is bounded in bytes too (NoticeSize), never below one notice
 // of MaxNoticeBytes.
 func TestBusQueueByteBound(t *testing.T) {
-	defer porttest.NoGoroutines(t, busGoroutines)
+	defer testtools.NoGoroutines(t, busGoroutines)
 	ctx := context.Background()
 	sized := func(i, size int) ports.Notice {
 		n := id(i) // Kind "tools_changed" (13) + ID (4) + Origin (1)
 		n.Data = make([]byte, size-18)
-		if n.Size() != size {
-			t.Fatalf("NoticeSize = %d, want %d", n.Size(), size)
+		if portlimits.NoticeSize(n) != size {
+			t.Fatalf("NoticeSize = %d, want %d", portlimits.NoticeSize(n), size)
 		}
 		return n
 	}
@@ -252,7 +254,7 @@ func TestBusDefaults(t *testing.T) {
 	for _, opts := range []memory.BusOptions{{}, {MaxNoticeBytes: -1, MaxQueuedNotices: -1, MaxQueuedNoticeBytes: -1}} {
 		b := memory.NewBus(opts)
 		n := ports.Notice{Kind: ports.NoticeClientResponse, ID: "i", Origin: "o", Session: "s"}
-		n.Data = make([]byte, ports.DefaultMaxNoticeBytes-n.Size())
+		n.Data = make([]byte, portlimits.DefaultMaxNoticeBytes-portlimits.NoticeSize(n))
 		if err := b.Publish(ctx, n); err != nil {
 			t.Fatalf("a notice of DefaultMaxNoticeBytes: %v", err)
 		}
@@ -262,7 +264,7 @@ func TestBusDefaults(t *testing.T) {
 		}
 		// the queue takes DefaultMaxQueuedNotices besides the one handled
 		s, stop := subscribeStuck(b)
-		for i := range ports.DefaultMaxQueuedNotices + 10 {
+		for i := range portlimits.DefaultMaxQueuedNotices + 10 {
 			if err := b.Publish(ctx, id(i)); err != nil {
 				t.Fatal(err)
 			}
@@ -274,10 +276,10 @@ func TestBusDefaults(t *testing.T) {
 			t.Fatalf("Dropped() = %d, want 9", b.Dropped())
 		}
 		s.free()
-		waitIDs(t, s, ports.DefaultMaxQueuedNotices+1)
+		waitIDs(t, s, portlimits.DefaultMaxQueuedNotices+1)
 		stop()
 	}
-	porttest.NoGoroutines(t, busGoroutines)
+	testtools.NoGoroutines(t, busGoroutines)
 }
 
 // A done context publishes nothing.

@@ -11,7 +11,7 @@
 // are documented there (go doc
 // github.com/hexmcp/hexmcp/internal/memstore SessionStoreOptions). The
 // limits they share with the other implementations of the same ports are
-// in ports (ports.DefaultMaxSessions, ports.TaskLimits, …).
+// internal/portlimits's; each option's documentation gives its default.
 package memory
 
 import (
@@ -21,18 +21,18 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// Registry is a [ports.ToolRegistry] kept in memory. The zero value is
-// ready to use. List is answered from a sorted snapshot rebuilt only when
-// the set of tools changes.
-type Registry struct {
+// toolRegistry is the [ports.ToolRegistry] of [NewRegistry].
+type toolRegistry struct {
 	tools sortedSet[ports.RegisteredTool]
 }
 
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{} }
+// NewRegistry returns an empty [ports.ToolRegistry] kept in memory, safe
+// for concurrent use. List is answered from a sorted snapshot rebuilt only
+// when the set of tools changes.
+func NewRegistry() ports.ToolRegistry { return &toolRegistry{} }
 
 // Add stores t; a duplicate name is an error wrapping domain.ErrDuplicateTool.
-func (r *Registry) Add(t ports.RegisteredTool) error {
+func (r *toolRegistry) Add(t ports.RegisteredTool) error {
 	if t.Tool == nil {
 		return fmt.Errorf("hexmcp: memory registry: tool definition is nil")
 	}
@@ -40,15 +40,15 @@ func (r *Registry) Add(t ports.RegisteredTool) error {
 }
 
 // Remove deletes the tool of that name and reports whether it was there.
-func (r *Registry) Remove(name string) bool { return r.tools.remove(name) }
+func (r *toolRegistry) Remove(name string) bool { return r.tools.remove(name) }
 
 // Get finds a tool by name.
-func (r *Registry) Get(name string) (ports.RegisteredTool, bool) { return r.tools.get(name) }
+func (r *toolRegistry) Get(name string) (ports.RegisteredTool, bool) { return r.tools.get(name) }
 
 // List returns the tools sorted by name. The slice is shared: callers must
 // not modify it.
-func (r *Registry) List() []ports.RegisteredTool {
+func (r *toolRegistry) List() []ports.RegisteredTool {
 	return r.tools.list(func(t ports.RegisteredTool) string { return t.Tool.Name })
 }
 
-var _ ports.ToolRegistry = (*Registry)(nil)
+var _ ports.ToolRegistry = (*toolRegistry)(nil)

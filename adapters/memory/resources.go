@@ -7,20 +7,21 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// ResourceRegistry is a [ports.ResourceRegistry] kept in memory. The zero
-// value is ready to use. Lists are answered from sorted snapshots rebuilt
-// only when the set changes.
-type ResourceRegistry struct {
+// resourceRegistry is the [ports.ResourceRegistry] of
+// [NewResourceRegistry].
+type resourceRegistry struct {
 	resources sortedSet[ports.RegisteredResource]
 	templates sortedSet[ports.RegisteredResourceTemplate]
 }
 
-// NewResourceRegistry returns an empty resource registry.
-func NewResourceRegistry() *ResourceRegistry { return &ResourceRegistry{} }
+// NewResourceRegistry returns an empty [ports.ResourceRegistry] kept in
+// memory, safe for concurrent use. Lists are answered from sorted snapshots
+// rebuilt only when the set changes.
+func NewResourceRegistry() ports.ResourceRegistry { return &resourceRegistry{} }
 
 // Add stores r; a duplicate URI is an error wrapping
 // domain.ErrDuplicateResource.
-func (r *ResourceRegistry) Add(res ports.RegisteredResource) error {
+func (r *resourceRegistry) Add(res ports.RegisteredResource) error {
 	if res.Resource == nil {
 		return fmt.Errorf("hexmcp: memory resource registry: resource definition is nil")
 	}
@@ -28,22 +29,22 @@ func (r *ResourceRegistry) Add(res ports.RegisteredResource) error {
 }
 
 // Remove deletes a resource and reports whether it was there.
-func (r *ResourceRegistry) Remove(uri string) bool { return r.resources.remove(uri) }
+func (r *resourceRegistry) Remove(uri string) bool { return r.resources.remove(uri) }
 
 // Get finds a resource by URI.
-func (r *ResourceRegistry) Get(uri string) (ports.RegisteredResource, bool) {
+func (r *resourceRegistry) Get(uri string) (ports.RegisteredResource, bool) {
 	return r.resources.get(uri)
 }
 
 // List returns the resources sorted by URI. The slice is shared: callers
 // must not modify it.
-func (r *ResourceRegistry) List() []ports.RegisteredResource {
+func (r *resourceRegistry) List() []ports.RegisteredResource {
 	return r.resources.list(func(res ports.RegisteredResource) string { return res.Resource.URI })
 }
 
 // AddTemplate stores t; a duplicate URI template is an error wrapping
 // domain.ErrDuplicateResource.
-func (r *ResourceRegistry) AddTemplate(t ports.RegisteredResourceTemplate) error {
+func (r *resourceRegistry) AddTemplate(t ports.RegisteredResourceTemplate) error {
 	if t.Template == nil {
 		return fmt.Errorf("hexmcp: memory resource registry: template definition is nil")
 	}
@@ -51,20 +52,20 @@ func (r *ResourceRegistry) AddTemplate(t ports.RegisteredResourceTemplate) error
 }
 
 // RemoveTemplate deletes a template and reports whether it was there.
-func (r *ResourceRegistry) RemoveTemplate(uriTemplate string) bool {
+func (r *resourceRegistry) RemoveTemplate(uriTemplate string) bool {
 	return r.templates.remove(uriTemplate)
 }
 
 // ListTemplates returns the templates sorted by URI template. The slice is
 // shared: callers must not modify it.
-func (r *ResourceRegistry) ListTemplates() []ports.RegisteredResourceTemplate {
+func (r *resourceRegistry) ListTemplates() []ports.RegisteredResourceTemplate {
 	return r.templates.list(func(t ports.RegisteredResourceTemplate) string { return t.Template.URITemplate })
 }
 
 // Match finds the first template, in ListTemplates order, that uri matches
 // ([domain.ResourceTemplate.Match]: decoded, checked values unless the
 // template asks for raw ones).
-func (r *ResourceRegistry) Match(uri string) (ports.RegisteredResourceTemplate, map[string]string, bool) {
+func (r *resourceRegistry) Match(uri string) (ports.RegisteredResourceTemplate, map[string]string, bool) {
 	for _, t := range r.ListTemplates() {
 		if vars, ok := t.Template.Match(uri); ok {
 			return t, vars, true
@@ -73,4 +74,4 @@ func (r *ResourceRegistry) Match(uri string) (ports.RegisteredResourceTemplate, 
 	return ports.RegisteredResourceTemplate{}, nil, false
 }
 
-var _ ports.ResourceRegistry = (*ResourceRegistry)(nil)
+var _ ports.ResourceRegistry = (*resourceRegistry)(nil)

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 func TestSessionStorePendingContract(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
-		porttest.TestSessionPending(t, ports.DefaultSessionPendingTimeout, ports.DefaultSessionIdleTimeout, func(_ *testing.T, c ports.Clock) ports.SessionStore {
+		porttest.TestSessionPending(t, portlimits.DefaultSessionPendingTimeout, portlimits.DefaultSessionIdleTimeout, func(_ *testing.T, c ports.Clock) ports.SessionStore {
 			return memory.NewSessionStore(memory.SessionStoreOptions{Clock: c})
 		})
 	})
@@ -30,7 +31,7 @@ func TestSessionStorePendingContract(t *testing.T) {
 
 func TestSessionStorePerClientContract(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
-		porttest.TestSessionPerClientLimit(t, ports.DefaultMaxSessionsPerClient, func(_ *testing.T, c ports.Clock) ports.SessionStore {
+		porttest.TestSessionPerClientLimit(t, portlimits.DefaultMaxSessionsPerClient, func(_ *testing.T, c ports.Clock) ports.SessionStore {
 			return memory.NewSessionStore(memory.SessionStoreOptions{Clock: c})
 		})
 	})
@@ -116,7 +117,7 @@ func TestSessionPendingTimeout(t *testing.T) {
 	create(t, s, "ready", "", true)
 	c.Advance(20 * time.Second)
 	wantLive(t, s, "pinged")
-	c.Advance(ports.DefaultSessionPendingTimeout - 20*time.Second + time.Second) // pending: 31 s, pinged: 11 s
+	c.Advance(portlimits.DefaultSessionPendingTimeout - 20*time.Second + time.Second) // pending: 31 s, pinged: 11 s
 	if n := s.Sweep(); n != 1 {
 		t.Fatalf("Sweep dropped %d sessions, want 1", n)
 	}
@@ -133,7 +134,7 @@ func TestSessionPendingTimeout(t *testing.T) {
 	if err := s.Update(ctx, ports.SessionState{ID: "pinged"}); err != nil {
 		t.Fatal(err)
 	}
-	c.Advance(ports.DefaultSessionPendingTimeout + time.Second)
+	c.Advance(portlimits.DefaultSessionPendingTimeout + time.Second)
 	wantGone(t, s, "pinged")
 	wantLive(t, s, "ready")
 	c.Advance(10*time.Minute + time.Second)
@@ -252,7 +253,7 @@ func TestSessionNeverEvict(t *testing.T) {
 	})
 	create(t, s, "r", "a", true)
 	create(t, s, "p", "a", false)
-	c.Advance(ports.DefaultSessionPendingTimeout)
+	c.Advance(portlimits.DefaultSessionPendingTimeout)
 	if err := s.Create(ctx, ports.SessionState{ID: "x", Peer: "a", Ready: true}); !errors.Is(err, ports.ErrTooManySessions) {
 		t.Fatalf("Create at the limit with NeverEvict = %v, want ErrTooManySessions", err)
 	}
@@ -262,7 +263,7 @@ func TestSessionNeverEvict(t *testing.T) {
 	s, c = newStore(memory.SessionStoreOptions{MaxSessions: 2, MinIdleForEviction: memory.NeverEvict})
 	create(t, s, "r", "a", true)
 	create(t, s, "p", "b", false)
-	c.Advance(ports.DefaultSessionPendingTimeout)
+	c.Advance(portlimits.DefaultSessionPendingTimeout)
 	create(t, s, "x", "c", true)
 	wantGone(t, s, "p")
 	c.Advance(29 * time.Minute) // r idle 29m30s, within the idle timeout
@@ -275,7 +276,7 @@ func TestSessionNeverEvict(t *testing.T) {
 func TestSessionPerClientDefaults(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newStore(memory.SessionStoreOptions{})
-	for i := range ports.DefaultMaxSessionsPerClient {
+	for i := range portlimits.DefaultMaxSessionsPerClient {
 		create(t, s, fmt.Sprint(i), "one", true)
 	}
 	if err := s.Create(ctx, ports.SessionState{ID: "more", Peer: "one", Ready: true}); !errors.Is(err, ports.ErrTooManySessionsForClient) {
@@ -284,7 +285,7 @@ func TestSessionPerClientDefaults(t *testing.T) {
 	create(t, s, "other", "two", true)
 
 	u, _ := newStore(memory.SessionStoreOptions{MaxSessionsPerClient: ports.UnlimitedSessionsPerClient})
-	for i := range 2 * ports.DefaultMaxSessionsPerClient {
+	for i := range 2 * portlimits.DefaultMaxSessionsPerClient {
 		create(t, u, fmt.Sprint(i), "one", true)
 	}
 }

@@ -9,27 +9,27 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// StateKeys is a [ports.StateKeys] holding its keys in memory.
-type StateKeys struct {
+// stateKeys is a [ports.StateKeys] holding its keys in memory.
+type stateKeys struct {
 	keys [][]byte
 }
 
-var _ ports.StateKeys = (*StateKeys)(nil)
+var _ ports.StateKeys = (*stateKeys)(nil)
 
-// NewRandomStateKeys returns keys made of one fresh random 32-byte key. It
+// NewRandomStateKeys returns keys kept in memory, made of one fresh random 32-byte key. It
 // suits a single server instance (state it signed does not verify on
 // another instance, nor after a restart, and a client that retries then
 // gets a clear -32602 and starts over).
-func NewRandomStateKeys() *StateKeys {
+func NewRandomStateKeys() ports.StateKeys {
 	k := make([]byte, ports.MinStateKeyLen)
 	_, _ = rand.Read(k) // crypto/rand.Read never fails (Go 1.24 on)
-	return &StateKeys{keys: [][]byte{k}}
+	return &stateKeys{keys: [][]byte{k}}
 }
 
 // NewStateKeys returns fixed keys (for example read from a secret store and
 // shared by every instance): the first signs, all verify. Each must be at
 // least [ports.MinStateKeyLen] bytes.
-func NewStateKeys(keys ...[]byte) (*StateKeys, error) {
+func NewStateKeys(keys ...[]byte) (ports.StateKeys, error) {
 	if len(keys) == 0 {
 		return nil, fmt.Errorf("hexmcp: memory: state keys: %w", ports.ErrNoStateKey)
 	}
@@ -40,11 +40,11 @@ func NewStateKeys(keys ...[]byte) (*StateKeys, error) {
 		}
 		out[i] = slices.Clone(k)
 	}
-	return &StateKeys{keys: out}, nil
+	return &stateKeys{keys: out}, nil
 }
 
 // Keys returns the keys, the signing key first.
-func (s *StateKeys) Keys(context.Context) ([][]byte, error) {
+func (s *stateKeys) Keys(context.Context) ([][]byte, error) {
 	if s == nil || len(s.keys) == 0 {
 		return nil, ports.ErrNoStateKey
 	}

@@ -20,8 +20,8 @@ import "github.com/hexmcp/hexmcp/internal/memstore"
 type Bus = memstore.Bus
 
 // BusOptions configures [NewBus]. Zero (or negative) fields take their
-// defaults ([ports.DefaultMaxNoticeBytes], [ports.DefaultMaxQueuedNotices],
-// [ports.DefaultMaxQueuedNoticeBytes]): no field turns a bound off.
+// defaults (MaxNoticeBytes 4 MiB, MaxQueued 1,024 notices, MaxQueuedBytes
+// 16 MiB): no field turns a bound off.
 type BusOptions = memstore.BusOptions
 
 // NewBus returns an empty bus.
@@ -38,7 +38,7 @@ func NewBus(opts BusOptions) *Bus { return memstore.NewBus(opts) }
 type SessionStore = memstore.SessionStore
 
 // SessionStoreOptions configures [NewSessionStore]. Zero fields take their
-// defaults ([ports.DefaultMaxSessions] and its kin,
+// defaults (MaxSessions 10,000, MaxSessionsPerClient 100, …,
 // [DefaultMinIdleForEviction], 5 seconds);
 // turning a limit off takes an explicit setting
 // ([ports.UnlimitedSessionsPerClient], [ports.UnlimitedSessionBytes],
@@ -88,10 +88,10 @@ var ErrDuplicateSession = memstore.ErrDuplicateSession
 type EventStore = memstore.EventStore
 
 // EventStoreOptions configures [NewEventStore]. Zero (or negative) fields
-// take their defaults (64 MiB,
-// [ports.DefaultMaxEventsPerStream] and its kin): no field turns a bound
+// take their defaults (MaxBytes 64 MiB, MaxEventsPerStream 1,000,
+// …): no field turns a bound
 // off. The byte budgets count each kept event as len(data) +
-// [ports.EventOverhead]; past one, the oldest events under it are dropped
+// 128 bytes; past one, the oldest events under it are dropped
 // first.
 type EventStoreOptions = memstore.EventStoreOptions
 
@@ -99,16 +99,15 @@ type EventStoreOptions = memstore.EventStoreOptions
 func NewEventStore(opts EventStoreOptions) *EventStore { return memstore.NewEventStore(opts) }
 
 // DefaultMaxEventBytes bounds the bytes of all the events an in-memory
-// event store keeps: 64 MiB. (Its other defaults are every event store's:
-// [ports.DefaultMaxEventsPerStream] and those after it.)
+// event store keeps: 64 MiB. (Its other defaults are every event store's.)
 const defaultMaxEventBytes = memstore.DefaultMaxEventBytes
 
 // TaskStore is the in-memory [ports.TaskStore]: the tasks of one process,
-// bounded as [ports.TaskLimits] says. Expired tasks are dropped lazily.
+// bounded as [ports.TaskStore] says. Expired tasks are dropped lazily.
 type TaskStore = memstore.TaskStore
 
 // TaskStoreOptions configures [NewTaskStore]. Zero (or negative) fields
-// take their defaults ([ports.DefaultMaxTasks] and its kin).
+// take their defaults (MaxTasks 10,000, MaxTasksPerClient 1,000, …).
 type TaskStoreOptions = memstore.TaskStoreOptions
 
 // NewTaskStore returns an empty task store.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
@@ -25,7 +26,7 @@ func TestSessionStoreExpiryContract(t *testing.T) {
 	for _, idle := range []time.Duration{0, time.Minute} { // 0: the default
 		want := idle
 		if want == 0 {
-			want = ports.DefaultSessionIdleTimeout
+			want = portlimits.DefaultSessionIdleTimeout
 		}
 		t.Run(want.String(), func(t *testing.T) {
 			porttest.TestSessionExpiry(t, want, func(_ *testing.T, c ports.Clock) ports.SessionStore {
@@ -120,7 +121,7 @@ func TestSessionDefaults(t *testing.T) {
 
 	// The default bound is 10,000 sessions.
 	d, _ := newSessions(0, 0)
-	for i := range ports.DefaultMaxSessions {
+	for i := range portlimits.DefaultMaxSessions {
 		if err := d.Create(ctx, ports.SessionState{ID: fmt.Sprint(i)}); err != nil {
 			t.Fatalf("Create %d: %v", i, err)
 		}
@@ -329,7 +330,7 @@ func wantBytes(t *testing.T, s *memory.EventStore, want int64) {
 }
 
 // one is what an event of sized(…, 100) counts against the budgets.
-const one = 100 + ports.EventOverhead
+const one = 100 + portlimits.EventOverhead
 
 func TestEventMaxBytesPerStream(t *testing.T) {
 	s, _ := newEvents(memory.EventStoreOptions{MaxBytesPerStream: 3 * one})
@@ -341,7 +342,7 @@ func TestEventMaxBytesPerStream(t *testing.T) {
 	wantNames(t, s, ids[4])
 	wantNames(t, s, other[0], "g/t#1")
 	// A larger event drops as many old ones as it needs.
-	big := sized(t, s, "g/s", 1, 2*100+ports.EventOverhead)
+	big := sized(t, s, "g/s", 1, 2*100+portlimits.EventOverhead)
 	testtools.WantNotFound(t, s, ids[2])
 	wantNames(t, s, ids[3], "g/s#4", "g/s#0")
 	wantNames(t, s, big[0])
@@ -409,7 +410,7 @@ func TestEventTooLargeNotKept(t *testing.T) {
 			s, _ := newEvents(opts)
 			before := sized(t, s, "g/s", 2, 100)
 			other := sized(t, s, "g/o", 1, 100)
-			big := sized(t, s, "g/s", 1, 1000-ports.EventOverhead+1)
+			big := sized(t, s, "g/s", 1, 1000-portlimits.EventOverhead+1)
 			if big[0] == "" || big[0] == before[1] {
 				t.Fatalf("id %q", big[0])
 			}
@@ -423,7 +424,7 @@ func TestEventTooLargeNotKept(t *testing.T) {
 			wantNames(t, s, other[0])
 			wantBytes(t, s, 2*one)
 			// Exactly at the budget is kept.
-			fits := sized(t, s, "h/s", 2, 1000-ports.EventOverhead)
+			fits := sized(t, s, "h/s", 2, 1000-portlimits.EventOverhead)
 			wantNames(t, s, fits[0], "h/s#1")
 		})
 	}
@@ -464,19 +465,19 @@ func TestEventByteDefaults(t *testing.T) {
 	for _, v := range []int64{0, -1} {
 		t.Run(fmt.Sprint(v), func(t *testing.T) {
 			s, _ := newEvents(memory.EventStoreOptions{MaxBytes: v, MaxBytesPerGroup: v, MaxBytesPerStream: v})
-			const full = ports.DefaultMaxEventBytesPerStream - ports.EventOverhead // counts 8 MiB
+			const full = portlimits.DefaultMaxEventBytesPerStream - portlimits.EventOverhead // counts 8 MiB
 			// Per stream: one event of 8 MiB fits, a byte more does not.
 			a := sized(t, s, "a/1", 1, full)
-			wantBytes(t, s, ports.DefaultMaxEventBytesPerStream)
+			wantBytes(t, s, portlimits.DefaultMaxEventBytesPerStream)
 			sized(t, s, "a/2", 1, full+1)
-			wantBytes(t, s, ports.DefaultMaxEventBytesPerStream)
+			wantBytes(t, s, portlimits.DefaultMaxEventBytesPerStream)
 			// Per group: 16 MiB, so a third 8 MiB event of group a drops
 			// the first.
 			sized(t, s, "a/3", 1, full)
-			wantBytes(t, s, ports.DefaultMaxEventBytesPerGroup)
+			wantBytes(t, s, portlimits.DefaultMaxEventBytesPerGroup)
 			wantNames(t, s, a[0])
 			sized(t, s, "a/4", 1, full)
-			wantBytes(t, s, ports.DefaultMaxEventBytesPerGroup)
+			wantBytes(t, s, portlimits.DefaultMaxEventBytesPerGroup)
 			// In all: 64 MiB, eight such events; a ninth drops the oldest.
 			var first []string
 			for g := range 7 {
@@ -485,7 +486,7 @@ func TestEventByteDefaults(t *testing.T) {
 			wantBytes(t, s, memory.DefaultMaxEventBytes)
 			wantNames(t, s, first[0])
 			sized(t, s, "h/s", 1, 100)
-			wantBytes(t, s, memory.DefaultMaxEventBytes-ports.DefaultMaxEventBytesPerStream+one)
+			wantBytes(t, s, memory.DefaultMaxEventBytes-portlimits.DefaultMaxEventBytesPerStream+one)
 		})
 	}
 }

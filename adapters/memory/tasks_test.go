@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
@@ -25,9 +26,9 @@ func TestTaskStoreContract(t *testing.T) {
 // The defaults are the documented ones: a store with no options keeps to
 // them (one client's 1,000 tasks, 4 MiB a task, 16 MiB a client, 128 MiB in all).
 func TestTaskStoreDefaults(t *testing.T) {
-	porttest.TestTaskLimits(t, porttest.TaskLimits{MaxTasks: ports.DefaultMaxTasks, MaxTasksPerClient: ports.DefaultMaxTasksPerClient,
-		MaxTaskBytes: ports.DefaultMaxTaskBytes, MaxBytesPerClient: ports.DefaultMaxTaskBytesPerClient, MaxBytes: ports.DefaultMaxTaskStoreBytes,
-		MaxStatusMessageBytes: ports.DefaultMaxTaskStatusMessageBytes},
+	porttest.TestTaskLimits(t, porttest.TaskLimits{MaxTasks: portlimits.DefaultMaxTasks, MaxTasksPerClient: portlimits.DefaultMaxTasksPerClient,
+		MaxTaskBytes: portlimits.DefaultMaxTaskBytes, MaxBytesPerClient: portlimits.DefaultMaxTaskBytesPerClient, MaxBytes: portlimits.DefaultMaxTaskStoreBytes,
+		MaxStatusMessageBytes: portlimits.DefaultMaxTaskStatusMessageBytes},
 		func(t *testing.T, clock ports.Clock) ports.TaskStore {
 			return memory.NewTaskStore(memory.TaskStoreOptions{Clock: clock})
 		})

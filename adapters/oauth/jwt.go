@@ -110,7 +110,20 @@ type JWTOptions struct {
 	Clock ports.Clock
 }
 
-// JWTVerifier is a [ports.Authenticator] for JWT access tokens issued by
+// jwtVerifier is the [ports.Authenticator] of [NewJWTVerifier].
+type jwtVerifier struct {
+	algs   []string
+	atJWT  bool // RequireATJWT
+	keys   *keySet
+	checks checks
+	clock  ports.Clock
+	max    int
+}
+
+var _ ports.Authenticator = (*jwtVerifier)(nil)
+
+// NewJWTVerifier returns a verifier of the tokens of opts.Issuer for
+// opts.Audience: a [ports.Authenticator] for JWT access tokens issued by
 // one authorization server (RFC 9068 profile, RFC 7519 and RFC 7515 checks).
 // A token is accepted when all of these hold:
 //
@@ -156,24 +169,13 @@ type JWTOptions struct {
 // the rate limit allows as Retry-After).
 //
 // It is safe for concurrent use.
-type JWTVerifier struct {
-	algs   []string
-	atJWT  bool // RequireATJWT
-	keys   *keySet
-	checks checks
-	clock  ports.Clock
-	max    int
-}
-
-var _ ports.Authenticator = (*JWTVerifier)(nil)
-
-// NewJWTVerifier returns a verifier of the tokens of opts.Issuer for
-// opts.Audience. It fetches the issuer's metadata (unless opts.JWKSURI is
+//
+// NewJWTVerifier fetches the issuer's metadata (unless opts.JWKSURI is
 // set) and its key set within ctx: an error wrapping [ErrUnavailable] says
 // they could not be fetched, another that the options or what the server
 // published are wrong. With opts.Lazy it checks the options only, and
 // starts fetching in the background (with ctx's values, not its deadline).
-func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) {
+func NewJWTVerifier(ctx context.Context, opts JWTOptions) (ports.Authenticator, error) {
 	if _, err := parseSecureURL("issuer", opts.Issuer, false); err != nil {
 		return nil, err
 	}
@@ -201,7 +203,7 @@ func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) 
 		}
 	}
 	clock := cmp.Or[ports.Clock](opts.Clock, ports.SystemClock{})
-	v := &JWTVerifier{
+	v := &jwtVerifier{
 		algs:  slices.Clone(algs),
 		atJWT: opts.RequireATJWT,
 		keys: &keySet{
@@ -245,9 +247,9 @@ type joseHeader struct {
 	B64  jsontext.Value `json:"b64"`
 }
 
-// Authenticate verifies token (see [JWTVerifier]) and returns its
+// Authenticate verifies token (see [NewJWTVerifier]) and returns its
 // principal.
-func (v *JWTVerifier) Authenticate(ctx context.Context, token string) (ports.Principal, error) {
+func (v *jwtVerifier) Authenticate(ctx context.Context, token string) (ports.Principal, error) {
 	if len(token) > v.max {
 		return ports.Principal{}, reject("the token is longer than %d bytes", v.max)
 	}
@@ -289,7 +291,7 @@ func (v *JWTVerifier) Authenticate(ctx context.Context, token string) (ports.Pri
 }
 
 // checkType checks a token's typ header (nil: absent).
-func (v *JWTVerifier) checkType(typ *string) error {
+func (v *jwtVerifier) checkType(typ *string) error {
 	t := ""
 	if typ != nil {
 		t = strings.ToLower(*typ)

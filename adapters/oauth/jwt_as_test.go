@@ -39,7 +39,7 @@ type protected struct {
 	srv      *httptest.Server
 	url      string // the MCP endpoint: the resource
 	metaURL  string
-	verifier *mcpoauth.JWTVerifier
+	verifier ports.Authenticator
 	clock    *fakeClock
 	fetches  *countingClient
 }

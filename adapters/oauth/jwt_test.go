@@ -32,7 +32,7 @@ const (
 
 // keyed is a JWTVerifier over a JWK set the test serves and changes.
 type keyed struct {
-	v     *mcpoauth.JWTVerifier
+	v     ports.Authenticator
 	jwks  *jwksServer
 	clock *fakeClock
 }

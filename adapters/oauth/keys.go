@@ -38,7 +38,7 @@ type algorithm struct {
 	crv string // curve, for EC and OKP keys
 }
 
-// algorithms are every algorithm a JWTVerifier can be allowed: asymmetric
+// algorithms are every algorithm a JWT verifier can be allowed: asymmetric
 // signatures only. "none" and the HMAC algorithms (HS256…) are not here,
 // so no option can allow them: a verifier holds only public keys, and an
 // HMAC "verification" with a public key as secret would let anyone who

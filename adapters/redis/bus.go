@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hexmcp/hexmcp/internal/memstore"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -29,19 +30,19 @@ type BusOptions struct {
 	// first Subscribe waits for Redis to confirm the subscription (default
 	// defaultTimeout).
 	Timeout time.Duration
-	// MaxNoticeBytes bounds one notice ([ports.Notice.Size]): Publish
+	// MaxNoticeBytes bounds one notice (the lengths of its fields together): Publish
 	// refuses a larger one with an error wrapping
 	// [ports.ErrNoticeTooLarge], and a larger one read from the channel
-	// is dropped. Default [ports.DefaultMaxNoticeBytes] (4 MiB, the
+	// is dropped. Default 4 MiB (the
 	// largest message the transports accept by default); keep it the same
 	// on every instance, and below Redis's client-output-buffer-limit for
 	// pubsub (32 MB hard by default).
 	MaxNoticeBytes int
 	// MaxQueuedNotices bounds the notices waiting for one subscriber of
-	// this instance (default [ports.DefaultMaxQueuedNotices]).
+	// this instance (default 1,024).
 	MaxQueuedNotices int
 	// MaxQueuedNoticeBytes bounds their bytes, never below MaxNoticeBytes
-	// (default [ports.DefaultMaxQueuedNoticeBytes]).
+	// (default 16 MiB).
 	MaxQueuedNoticeBytes int
 	// Logger gets the bus's warnings: a subscriber whose queue is full,
 	// messages on the channel that are no notice, a subscription Redis did
@@ -79,9 +80,9 @@ type BusOptions struct {
 // grow). PUBLISH and SUBSCRIBE work alike on one node and on a cluster
 // (which forwards a PUBLISH to every node).
 //
-// A notice travels as a small binary frame (see [EncodeNotice]); a message
-// on the channel that is not one, or is over MaxNoticeBytes, is dropped
-// and counted. The subscribers of one notice share its Data: they must not
+// A notice travels as a small binary frame (a version byte, then each
+// field as its varint length and its bytes); a message on the channel
+// that is not one, or is over MaxNoticeBytes, is dropped and counted. The subscribers of one notice share its Data: they must not
 // modify it. A subscription's stop must not be called from its own
 // function.
 type Bus struct {
@@ -117,7 +118,7 @@ func NewBus(c redis.UniversalClient, opts BusOptions) *Bus {
 		opts.Timeout = defaultTimeout
 	}
 	if opts.MaxNoticeBytes <= 0 {
-		opts.MaxNoticeBytes = ports.DefaultMaxNoticeBytes
+		opts.MaxNoticeBytes = portlimits.DefaultMaxNoticeBytes
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -143,7 +144,7 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	if b.closed.Load() {
 		return errBusClosed
 	}
-	if size := n.Size(); size > b.opts.MaxNoticeBytes {
+	if size := portlimits.NoticeSize(n); size > b.opts.MaxNoticeBytes {
 		return fmt.Errorf("hexmcp: mcpredis: %w: %d bytes, the bus carries %d", ports.ErrNoticeTooLarge, size, b.opts.MaxNoticeBytes)
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
@@ -152,7 +153,7 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	if n.To != "" {
 		channel = b.addressed(n.To)
 	}
-	frame := EncodeNotice(n)
+	frame := encodeNotice(n)
 	if _, err := within(ctx, b.c, func(ctx context.Context) (int64, error) { return b.c.Publish(ctx, channel, frame).Result() }); err != nil {
 		return fmt.Errorf("hexmcp: mcpredis: publishing a notice: %w", err)
 	}
@@ -349,7 +350,7 @@ func (b *Bus) read(ch <-chan any, done chan struct{}) {
 }
 
 func (b *Bus) receive(payload string) {
-	n, err := DecodeNotice(payload, b.opts.MaxNoticeBytes)
+	n, err := decodeNotice(payload, b.opts.MaxNoticeBytes)
 	if err == nil {
 		err = b.local.Publish(context.Background(), n)
 	}
@@ -363,7 +364,7 @@ func (b *Bus) receive(payload string) {
 	}
 }
 
-// The first byte of a frame of [EncodeNotice]: its version.
+// The first byte of a frame of [encodeNotice]: its version.
 const (
 	// noticeVersion: a notice to every instance (an empty To), five
 	// fields.
@@ -373,11 +374,11 @@ const (
 	addressedVersion = 2
 )
 
-// frameOverhead bounds what a frame adds to [ports.Notice.Size]: the
+// frameOverhead bounds what a frame adds to [portlimits.NoticeSize]: the
 // version, six lengths and the Data flag.
 const frameOverhead = 1 + 6*binary.MaxVarintLen64 + 1
 
-// EncodeNotice returns the frame a [Bus] publishes for n: the byte 1 (the
+// encodeNotice returns the frame a [Bus] publishes for n: the byte 1 (the
 // frame's version), or 2 when n.To is not empty; Kind, ID, Origin, URI and
 // Session, then To in a frame of version 2, each as its length (an
 // unsigned varint, encoding/binary's) then its bytes; then the byte 0
@@ -388,8 +389,8 @@ const frameOverhead = 1 + 6*binary.MaxVarintLen64 + 1
 // few bounds checks. A notice to every instance is framed as before
 // addressed notices existed (version 1), so that instances of an earlier
 // release read it.
-func EncodeNotice(n ports.Notice) []byte {
-	b := make([]byte, 0, n.Size()+frameOverhead)
+func encodeNotice(n ports.Notice) []byte {
+	b := make([]byte, 0, portlimits.NoticeSize(n)+frameOverhead)
 	fields := []string{string(n.Kind), n.ID, n.Origin, n.URI, n.Session}
 	if n.To == "" {
 		b = append(b, noticeVersion)
@@ -408,11 +409,11 @@ func EncodeNotice(n ports.Notice) []byte {
 	return append(b, n.Data...)
 }
 
-// DecodeNotice decodes a frame of [EncodeNotice] holding a notice of at
-// most maxNoticeBytes ([ports.Notice.Size]). It returns an error for
+// decodeNotice decodes a frame of [encodeNotice] holding a notice of at
+// most maxNoticeBytes ([portlimits.NoticeSize]). It returns an error for
 // anything else (a frame of another version, cut short, with bytes left
 // over, or too large), never panics, and keeps no reference to frame.
-func DecodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
+func decodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
 	if len(frame) > maxNoticeBytes+frameOverhead {
 		return ports.Notice{}, fmt.Errorf("hexmcp: mcpredis: a frame of %d bytes: %w", len(frame), ports.ErrNoticeTooLarge)
 	}
@@ -441,7 +442,7 @@ func DecodeNotice(frame string, maxNoticeBytes int) (ports.Notice, error) {
 	default:
 		return ports.Notice{}, errors.New("hexmcp: mcpredis: a notice frame with a bad Data flag")
 	}
-	if size := n.Size(); size > maxNoticeBytes {
+	if size := portlimits.NoticeSize(n); size > maxNoticeBytes {
 		return ports.Notice{}, fmt.Errorf("hexmcp: mcpredis: a notice of %d bytes: %w", size, ports.ErrNoticeTooLarge)
 	}
 	return n, nil

@@ -23,6 +23,7 @@ import (
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
@@ -45,7 +46,7 @@ func busPrefix() string {
 // left.
 func newBuses(t *testing.T, srv *redistest.Server, n int, opts mcpredis.BusOptions) []*mcpredis.Bus {
 	t.Helper()
-	t.Cleanup(func() { porttest.NoGoroutines(t, busGoroutines...) })
+	t.Cleanup(func() { testtools.NoGoroutines(t, busGoroutines...) })
 	if opts.Prefix == "" {
 		opts.Prefix = busPrefix()
 	}
@@ -77,7 +78,7 @@ func TestBusContract(t *testing.T) {
 	t.Run("DefaultLimit", func(t *testing.T) {
 		// 4 MiB notices: a Timeout that waits, not the 1 s default (a
 		// loaded machine under -race took longer)
-		porttest.TestBusSizeLimit(t, ports.DefaultMaxNoticeBytes, newBus(mcpredis.BusOptions{Timeout: bigPayloadTimeout}))
+		porttest.TestBusSizeLimit(t, portlimits.DefaultMaxNoticeBytes, newBus(mcpredis.BusOptions{Timeout: bigPayloadTimeout}))
 	})
 	t.Run("SmallerLimit", func(t *testing.T) {
 		porttest.TestBusSizeLimit(t, 4096, newBus(mcpredis.BusOptions{MaxNoticeBytes: 4096}))
@@ -137,7 +138,7 @@ func tick(id string) ports.Notice {
 // without a restart of anything, in order.
 func TestBusRedisDownAndBack(t *testing.T) {
 	srv := redistest.Start(t)
-	log := &porttest.LogRecorder{}
+	log := &testtools.LogRecorder{}
 	opts := mcpredis.BusOptions{Prefix: busPrefix(), Timeout: 300 * time.Millisecond, Logger: log}
 	bs := newBuses(t, srv, 3, opts)
 	a, b, c := bs[0], bs[1], bs[2]
@@ -323,7 +324,7 @@ func TestBusClose(t *testing.T) {
 // delivered.
 func TestBusHostileMessages(t *testing.T) {
 	srv := redistest.Start(t)
-	log := &porttest.LogRecorder{}
+	log := &testtools.LogRecorder{}
 	prefix := busPrefix()
 	b := newBuses(t, srv, 1, mcpredis.BusOptions{Prefix: prefix, MaxNoticeBytes: 1000, Logger: log})[0]
 	raw := client(t, srv)
@@ -388,15 +389,15 @@ func TestEncodeDecodeNotice(t *testing.T) {
 		if v := byte(1 + min(len(n.To), 1)); frame[0] != v {
 			t.Fatalf("a frame of version %d for %+v, want %d", frame[0], n, v)
 		}
-		if len(frame) > n.Size()+62 {
-			t.Fatalf("a frame of %d bytes for a notice of %d", len(frame), n.Size())
+		if len(frame) > portlimits.NoticeSize(n)+62 {
+			t.Fatalf("a frame of %d bytes for a notice of %d", len(frame), portlimits.NoticeSize(n))
 		}
-		got, err := mcpredis.DecodeNotice(string(frame), n.Size())
+		got, err := mcpredis.DecodeNotice(string(frame), portlimits.NoticeSize(n))
 		if err != nil || !reflect.DeepEqual(got, n) {
 			t.Fatalf("DecodeNotice(EncodeNotice(%+v)) = %+v, %v", n, got, err)
 		}
-		if n.Size() > 0 {
-			if _, err := mcpredis.DecodeNotice(string(frame), n.Size()-1); !errors.Is(err, ports.ErrNoticeTooLarge) {
+		if portlimits.NoticeSize(n) > 0 {
+			if _, err := mcpredis.DecodeNotice(string(frame), portlimits.NoticeSize(n)-1); !errors.Is(err, ports.ErrNoticeTooLarge) {
 				t.Fatalf("a notice one byte over the bound: %v", err)
 			}
 		}
@@ -449,7 +450,7 @@ func FuzzDecodeNotice(f *testing.F) {
 		maxBytes = max(1, min(maxBytes, 1<<20))
 		n, err := mcpredis.DecodeNotice(string(frame), maxBytes)
 		ref, ok := refDecode(frame)
-		if ok && ref.Size() > maxBytes {
+		if ok && portlimits.NoticeSize(ref) > maxBytes {
 			ok = false
 		}
 		if (err == nil) != ok {

@@ -18,9 +18,9 @@ import (
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/internal/testtools"
-	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
@@ -435,7 +435,7 @@ func paddedInit(pad int) string {
 
 // redisPerClientBudget is the Redis store's default budget of one client's
 // sessions.
-const redisPerClientBudget = ports.DefaultMaxSessionBytesPerClient
+const redisPerClientBudget = portlimits.DefaultMaxSessionBytesPerClient
 
 // Sessions kept in Redis are bounded in bytes per client: one address
 // opening sessions of 60 KiB of capabilities is refused (429, Retry-After,
@@ -568,7 +568,7 @@ func TestLocalSessionCopiesBoundedInBytes(t *testing.T) {
 				t.Fatalf("%d sessions told, want 3", n)
 			}
 			// Redis drops the pending sessions; the instance is not told.
-			clock.Advance(ports.DefaultSessionPendingTimeout + time.Second)
+			clock.Advance(portlimits.DefaultSessionPendingTimeout + time.Second)
 			// Wait until the copies have gone unused for long enough to be
 			// dropped (a copy just used is never: its request may be on its
 			// way to counting itself in flight).

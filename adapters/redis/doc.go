@@ -5,7 +5,7 @@
 //
 // [Share] makes all of them at once, for app.Options.Shared
 // (hexmcp.Options.Shared) or, with fx, wiring.Redis:
-//   - [SessionStore]: the handshake-era sessions of Streamable HTTP, one
+//   - [NewSessionStore]: the handshake-era sessions of Streamable HTTP, one
 //     round trip per session request;
 //   - [EventStore]: the SSE events of every stream, so that a stream is
 //     resumed (Last-Event-ID) at any instance, and the session's own

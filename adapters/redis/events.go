@@ -14,11 +14,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
 // Defaults of [EventStoreOptions] of the Redis store's own. The others
-// are every event store's ([ports.DefaultMaxEventsPerStream] and those
+// are every event store's (1,000 and those
 // after it); the store-wide byte budget is larger than the in-memory
 // store's, since one Redis serves every instance.
 const (
@@ -47,7 +48,7 @@ const purgePerCall = 100
 // take their defaults: no field turns a bound off.
 //
 // The byte budgets count each kept event as len(data) +
-// [ports.EventOverhead] (in Redis, the store's bookkeeping of it).
+// 128 bytes (in Redis, the store's bookkeeping of it).
 // When appending an event would pass a budget, the oldest events under
 // that budget are dropped first (of the stream, of its group, or of the
 // whole store); a replay from the id of a dropped event then fails with
@@ -61,22 +62,22 @@ type EventStoreOptions struct {
 	// same Redis and Prefix.
 	Prefix string
 	// MaxEventsPerStream is how many of its latest events a stream keeps.
-	// Default [ports.DefaultMaxEventsPerStream].
+	// Default 1,000.
 	MaxEventsPerStream int
 	// MaxStreams bounds the streams kept by every instance together; a new
 	// stream beyond it evicts the least recently appended one. Default
-	// [ports.DefaultMaxEventStreams].
+	// 10,000.
 	MaxStreams int
 	// MaxBytes bounds the bytes of all the events kept, by every instance
 	// together. Default 256 MiB.
 	MaxBytes int64
 	// MaxBytesPerGroup bounds the bytes of the events of the streams of one
-	// group ([ports.StreamGroup]: the stream id up to its first '/'; for
+	// group (the stream id up to its first '/'; for
 	// the Streamable HTTP transport, one session). Default
-	// [ports.DefaultMaxEventBytesPerGroup].
+	// 16 MiB.
 	MaxBytesPerGroup int64
 	// MaxBytesPerStream bounds the bytes of the events of one stream.
-	// Default [ports.DefaultMaxEventBytesPerStream].
+	// Default 8 MiB.
 	MaxBytesPerStream int64
 	// MaxKeysPerStream is how many of its latest AppendOnce keys a stream
 	// remembers: an older key no longer stops an append. Default
@@ -91,7 +92,7 @@ type EventStoreOptions struct {
 	// store value at once. Default 10,000.
 	MaxWatchers int
 	// TTL is how long an event is kept; a stream without an event appended
-	// for that long is dropped. Default [ports.DefaultEventTTL].
+	// for that long is dropped. Default 10 minutes.
 	TTL time.Duration
 	// Timeout bounds each Redis call (default 1 second).
 	Timeout time.Duration
@@ -166,15 +167,15 @@ func NewEventStore(c redis.UniversalClient, opts EventStoreOptions) *EventStore 
 	if opts.Prefix == "" {
 		opts.Prefix = defaultPrefix
 	}
-	opts.MaxEventsPerStream = positive(opts.MaxEventsPerStream, ports.DefaultMaxEventsPerStream)
-	opts.MaxStreams = positive(opts.MaxStreams, ports.DefaultMaxEventStreams)
+	opts.MaxEventsPerStream = positive(opts.MaxEventsPerStream, portlimits.DefaultMaxEventsPerStream)
+	opts.MaxStreams = positive(opts.MaxStreams, portlimits.DefaultMaxEventStreams)
 	opts.MaxBytes = positive(opts.MaxBytes, defaultMaxEventBytes)
-	opts.MaxBytesPerGroup = positive(opts.MaxBytesPerGroup, ports.DefaultMaxEventBytesPerGroup)
-	opts.MaxBytesPerStream = positive(opts.MaxBytesPerStream, ports.DefaultMaxEventBytesPerStream)
+	opts.MaxBytesPerGroup = positive(opts.MaxBytesPerGroup, portlimits.DefaultMaxEventBytesPerGroup)
+	opts.MaxBytesPerStream = positive(opts.MaxBytesPerStream, portlimits.DefaultMaxEventBytesPerStream)
 	opts.MaxKeysPerStream = positive(opts.MaxKeysPerStream, defaultMaxKeysPerStream)
 	opts.ReplayPageBytes = positive(opts.ReplayPageBytes, defaultReplayPageBytes)
 	opts.MaxWatchers = positive(opts.MaxWatchers, defaultMaxWatchers)
-	opts.TTL = positive(opts.TTL, ports.DefaultEventTTL)
+	opts.TTL = positive(opts.TTL, portlimits.DefaultEventTTL)
 	opts.Timeout = positive(opts.Timeout, defaultTimeout)
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
@@ -509,7 +510,7 @@ func (s *EventStore) AppendOnce(ctx context.Context, streamID, key string, data 
 func (s *EventStore) append(ctx context.Context, streamID, once string, data []byte) (string, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	size := int64(len(data)) + ports.EventOverhead
+	size := int64(len(data)) + portlimits.EventOverhead
 	keep := size <= min(s.opts.MaxBytesPerStream, s.opts.MaxBytesPerGroup, s.opts.MaxBytes)
 	if !keep {
 		data = nil
@@ -642,7 +643,7 @@ func (s *EventStore) Len(ctx context.Context) (int, error) {
 }
 
 // Bytes returns what the kept events count against MaxBytes: the length
-// of their data plus [ports.EventOverhead] each, by every instance together (it
+// of their data plus 128 bytes each, by every instance together (it
 // drops expired streams first).
 func (s *EventStore) Bytes(ctx context.Context) (int64, error) {
 	_, bytes, err := s.stats(ctx)

@@ -17,6 +17,7 @@ import (
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
@@ -153,12 +154,12 @@ func TestEventGroupBudget(t *testing.T) {
 	}
 	testtools.WantReplay(t, s, quiet[0], "q1", "q2")
 	// The loud session kept what fits in its budget: its latest events.
-	per := int64(len(big) + 3 + ports.EventOverhead)
+	per := int64(len(big) + 3 + portlimits.EventOverhead)
 	bytes, err := s.Bytes(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	quietBytes := int64(3 * (2 + ports.EventOverhead))
+	quietBytes := int64(3 * (2 + portlimits.EventOverhead))
 	if loudBytes := bytes - quietBytes; loudBytes > group || loudBytes < group-per {
 		t.Fatalf("the loud session holds %d bytes, want at most %d and within one event of it", loudBytes, group)
 	}
@@ -186,7 +187,7 @@ func TestEventStoreBudget(t *testing.T) {
 			}
 		}
 	}
-	per := size + ports.EventOverhead
+	per := size + portlimits.EventOverhead
 	kept := max / per // the latest 28 of the 40 events: groups 3 to 9
 	if kept != 28 {
 		t.Fatalf("the test expects 28 events kept, not %d", kept)

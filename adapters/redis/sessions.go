@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -20,33 +21,33 @@ import (
 // sorted sets and in the size index.
 const sessionOverhead = 256
 
-// SessionStoreOptions configure [SessionStore]. Zero fields take the
+// SessionStoreOptions configure [NewSessionStore]. Zero fields take the
 // defaults.
 type SessionStoreOptions struct {
 	// Prefix begins every Redis key of the store (default
 	// defaultPrefix).
 	Prefix string
 	// IdleTimeout is how long a ready session lives without activity
-	// (default [ports.DefaultSessionIdleTimeout]).
+	// (default 30 minutes).
 	IdleTimeout time.Duration
 	// PendingTimeout is how long a session whose client has not sent
 	// notifications/initialized lives without activity (default
-	// [ports.DefaultSessionPendingTimeout]; never longer than IdleTimeout).
+	// 30 s; never longer than IdleTimeout).
 	PendingTimeout time.Duration
 	// MaxSessions bounds the live sessions of every instance together
-	// (default [ports.DefaultMaxSessions]; there is no unbounded setting).
+	// (default 10,000; there is no unbounded setting).
 	MaxSessions int
 	// MaxSessionsPerClient bounds the live sessions of one client (one
-	// non-empty Peer; default [ports.DefaultMaxSessionsPerClient];
+	// non-empty Peer; default 100;
 	// [ports.UnlimitedSessionsPerClient]: no bound but MaxSessions).
 	MaxSessionsPerClient int
 	// MaxSessionBytes bounds the bytes the live sessions of every instance
-	// hold in Redis together (default [ports.DefaultMaxSessionBytes];
+	// hold in Redis together (default 64 MiB;
 	// [ports.UnlimitedSessionBytes]: no bound). A session counts the JSON of its
 	// state as stored, its Peer and 256 bytes.
 	MaxSessionBytes int
 	// MaxSessionBytesPerClient bounds the bytes of the live sessions of
-	// one client (default [ports.DefaultMaxSessionBytesPerClient];
+	// one client (default 1 MiB;
 	// [ports.UnlimitedSessionBytes]: no bound but MaxSessionBytes).
 	MaxSessionBytesPerClient int
 	// Timeout bounds each Redis call (default 1 second).
@@ -57,8 +58,16 @@ type SessionStoreOptions struct {
 	Clock ports.Clock
 }
 
-// SessionStore is a [ports.SessionStore] shared through Redis: every
-// instance on the same Redis and Prefix sees every session. Each
+// sessionStore is the [ports.SessionStore] of [NewSessionStore].
+type sessionStore struct {
+	c    redis.UniversalClient
+	opts SessionStoreOptions
+}
+
+var _ ports.SessionStore = (*sessionStore)(nil)
+
+// NewSessionStore returns a [ports.SessionStore] on c, shared through
+// Redis: every instance on the same Redis and Prefix sees every session. Each
 // operation is one round trip (a Lua script run atomically by Redis). A
 // session is a hash "<Prefix>sess:<id>"; the sorted sets "<Prefix>sessions"
 // and "<Prefix>peer:<peer>" count the live sessions, in total and per
@@ -73,34 +82,26 @@ type SessionStoreOptions struct {
 // that makes a session larger (its subscriptions) past a byte budget is
 // refused the same way. The scripts name keys they compute, so the store
 // needs one Redis (or Valkey) node, not a cluster.
-type SessionStore struct {
-	c    redis.UniversalClient
-	opts SessionStoreOptions
-}
-
-var _ ports.SessionStore = (*SessionStore)(nil)
-
-// NewSessionStore returns the session store on c.
-func NewSessionStore(c redis.UniversalClient, opts SessionStoreOptions) *SessionStore {
+func NewSessionStore(c redis.UniversalClient, opts SessionStoreOptions) ports.SessionStore {
 	opts.Prefix = cmp.Or(opts.Prefix, defaultPrefix)
-	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, ports.DefaultSessionIdleTimeout)
-	opts.PendingTimeout = min(cmp.Or(opts.PendingTimeout, ports.DefaultSessionPendingTimeout), opts.IdleTimeout)
+	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, portlimits.DefaultSessionIdleTimeout)
+	opts.PendingTimeout = min(cmp.Or(opts.PendingTimeout, portlimits.DefaultSessionPendingTimeout), opts.IdleTimeout)
 	if opts.MaxSessions <= 0 {
-		opts.MaxSessions = ports.DefaultMaxSessions // never unbounded
+		opts.MaxSessions = portlimits.DefaultMaxSessions // never unbounded
 	}
 	switch {
 	case opts.MaxSessionsPerClient == 0:
-		opts.MaxSessionsPerClient = ports.DefaultMaxSessionsPerClient
+		opts.MaxSessionsPerClient = portlimits.DefaultMaxSessionsPerClient
 	case opts.MaxSessionsPerClient < 0: // ports.UnlimitedSessionsPerClient
 		opts.MaxSessionsPerClient = opts.MaxSessions
 	}
-	opts.MaxSessionBytes = cmp.Or(opts.MaxSessionBytes, ports.DefaultMaxSessionBytes)
-	opts.MaxSessionBytesPerClient = cmp.Or(opts.MaxSessionBytesPerClient, ports.DefaultMaxSessionBytesPerClient)
+	opts.MaxSessionBytes = cmp.Or(opts.MaxSessionBytes, portlimits.DefaultMaxSessionBytes)
+	opts.MaxSessionBytesPerClient = cmp.Or(opts.MaxSessionBytesPerClient, portlimits.DefaultMaxSessionBytesPerClient)
 	opts.Timeout = cmp.Or(opts.Timeout, defaultTimeout)
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
 	}
-	return &SessionStore{c: c, opts: opts}
+	return &sessionStore{c: c, opts: opts}
 }
 
 // luaCommon holds the functions every script uses. ARGV[1..4]: prefix,
@@ -245,11 +246,11 @@ remove(ARGV[5])
 return 1
 `)
 
-func (s *SessionStore) args(now time.Time, more ...any) []any {
+func (s *sessionStore) args(now time.Time, more ...any) []any {
 	return append([]any{s.opts.Prefix, now.UnixMilli(), s.opts.IdleTimeout.Milliseconds(), s.opts.PendingTimeout.Milliseconds()}, more...)
 }
 
-func (s *SessionStore) ttl() int64 { return (s.opts.IdleTimeout + time.Minute).Milliseconds() }
+func (s *sessionStore) ttl() int64 { return (s.opts.IdleTimeout + time.Minute).Milliseconds() }
 
 func flag(b bool) string {
 	if b {
@@ -282,7 +283,7 @@ func budget(n int) int {
 
 // sizeError is the error of a script's refusal past a byte budget (-4:
 // every session's, -5: the client's), or nil.
-func (s *SessionStore) sizeError(n int64) error {
+func (s *sessionStore) sizeError(n int64) error {
 	switch n {
 	case -4:
 		return fmt.Errorf("hexmcp: mcpredis: %w: the sessions would hold more than %d bytes", ports.ErrTooManySessions, s.opts.MaxSessionBytes)
@@ -292,8 +293,8 @@ func (s *SessionStore) sizeError(n int64) error {
 	return nil
 }
 
-// Create stores a new session (see [SessionStore] for the limits).
-func (s *SessionStore) Create(ctx context.Context, st ports.SessionState) error {
+// Create stores a new session (see [NewSessionStore] for the limits).
+func (s *sessionStore) Create(ctx context.Context, st ports.SessionState) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	now := s.opts.Clock.Now()
@@ -326,7 +327,7 @@ func (s *SessionStore) Create(ctx context.Context, st ports.SessionState) error 
 }
 
 // Get returns a live session; it counts as activity.
-func (s *SessionStore) Get(ctx context.Context, id string) (ports.SessionState, error) {
+func (s *sessionStore) Get(ctx context.Context, id string) (ports.SessionState, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	res, err := runScript(ctx, s.c, getScript, s.args(s.opts.Clock.Now(), id, s.ttl())...).StringSlice()
@@ -351,8 +352,8 @@ func (s *SessionStore) Get(ctx context.Context, id string) (ports.SessionState, 
 
 // Update replaces a live session's state (its Peer is kept); it counts as
 // activity. A larger state past a byte budget is refused (see
-// [SessionStore]); the stored one is then left as it was.
-func (s *SessionStore) Update(ctx context.Context, st ports.SessionState) error {
+// [NewSessionStore]); the stored one is then left as it was.
+func (s *sessionStore) Update(ctx context.Context, st ports.SessionState) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	enc, err := encodeState(st)
@@ -374,7 +375,7 @@ func (s *SessionStore) Update(ctx context.Context, st ports.SessionState) error 
 }
 
 // Delete ends a session; deleting an unknown one is not an error.
-func (s *SessionStore) Delete(ctx context.Context, id string) error {
+func (s *sessionStore) Delete(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	if err := runScript(ctx, s.c, deleteScript, s.args(s.opts.Clock.Now(), id)...).Err(); err != nil {

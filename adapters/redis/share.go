@@ -24,10 +24,10 @@ type ShareOptions struct {
 
 // Share returns everything the instances of one server share through one
 // Redis (or Valkey), for app.Options.Shared (hexmcp.Options.Shared):
-// the Streamable HTTP sessions ([SessionStore]), the SSE events for
+// the Streamable HTTP sessions ([NewSessionStore]), the SSE events for
 // resumption at any instance ([EventStore]), the requestState keys
 // ([StateKeys]), the notification bus ([Bus]) and the tasks of the tasks
-// extension ([TaskStore]). One line:
+// extension ([NewTaskStore]). One line:
 //
 //	srv, err := hexmcp.New(hexmcp.Options{Shared: mcpredis.Share(rdb, mcpredis.ShareOptions{}), Tools: tools})
 //

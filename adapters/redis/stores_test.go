@@ -11,6 +11,7 @@ import (
 	"time"
 
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/porttest"
@@ -95,9 +96,9 @@ func TestTaskStoreContract(t *testing.T) {
 func TestTaskStoreDefaults(t *testing.T) {
 	srv := redistest.Start(t)
 	c := client(t, srv)
-	porttest.TestTaskLimits(t, porttest.TaskLimits{MaxTasks: ports.DefaultMaxTasks, MaxTasksPerClient: ports.DefaultMaxTasksPerClient,
-		MaxTaskBytes: ports.DefaultMaxTaskBytes, MaxBytesPerClient: ports.DefaultMaxTaskBytesPerClient, MaxBytes: ports.DefaultMaxTaskStoreBytes,
-		MaxStatusMessageBytes: ports.DefaultMaxTaskStatusMessageBytes},
+	porttest.TestTaskLimits(t, porttest.TaskLimits{MaxTasks: portlimits.DefaultMaxTasks, MaxTasksPerClient: portlimits.DefaultMaxTasksPerClient,
+		MaxTaskBytes: portlimits.DefaultMaxTaskBytes, MaxBytesPerClient: portlimits.DefaultMaxTaskBytesPerClient, MaxBytes: portlimits.DefaultMaxTaskStoreBytes,
+		MaxStatusMessageBytes: portlimits.DefaultMaxTaskStatusMessageBytes},
 		func(t *testing.T, clock ports.Clock) ports.TaskStore {
 			// 4 MiB payloads: a Timeout that waits, not the 1 s default
 			return mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: taskPrefix(), Clock: clock, Timeout: bigPayloadTimeout})

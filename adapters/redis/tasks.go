@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -20,39 +21,39 @@ import (
 // asks for any more.
 const taskCollectGrace = time.Minute
 
-// TaskStoreOptions configure [TaskStore]. Zero (or negative) fields take
+// TaskStoreOptions configure [NewTaskStore]. Zero (or negative) fields take
 // the defaults.
 type TaskStoreOptions struct {
 	// Prefix begins every Redis key of the store (default
 	// defaultPrefix).
 	Prefix string
 	// MaxTasks bounds the live tasks of every instance together (default
-	// [ports.DefaultMaxTasks]).
+	// 10,000).
 	MaxTasks int
 	// MaxTasksPerClient bounds the live tasks of one client
-	// ([ports.Task.Client]; default [ports.DefaultMaxTasksPerClient]; never
+	// ([ports.Task.Client]; default 1,000; never
 	// more than MaxTasks).
 	MaxTasksPerClient int
 	// MaxTaskBytes bounds what one task keeps, its InputRequests,
-	// Result, Error and State together (default [ports.DefaultMaxTaskBytes]).
+	// Result, Error and State together (default 4 MiB).
 	MaxTaskBytes int
 	// MaxBytesPerClient bounds what the live tasks of one client keep
-	// together (default [ports.DefaultMaxTaskBytesPerClient]; never less than
+	// together (default 16 MiB; never less than
 	// MaxTaskBytes nor more than MaxBytes).
 	MaxBytesPerClient int
 	// MaxBytes bounds what the live tasks of every instance keep
-	// together (default [ports.DefaultMaxTaskStoreBytes]).
+	// together (default 128 MiB).
 	MaxBytes int
 	// MaxStatusMessageBytes bounds a task's StatusMessage (default
-	// [ports.DefaultMaxTaskStatusMessageBytes]).
+	// 4 KiB).
 	MaxStatusMessageBytes int
 	// DefaultTTL is the TTL of a task created with none (default
-	// [ports.DefaultTaskTTL]; never more than MaxTTL).
+	// 1 hour; never more than MaxTTL).
 	DefaultTTL time.Duration
-	// MaxTTL caps the TTL of every task (default [ports.DefaultMaxTaskTTL]).
+	// MaxTTL caps the TTL of every task (default 24 hours).
 	MaxTTL time.Duration
 	// MaxPage bounds the tasks of one List page (default
-	// [ports.DefaultMaxTaskPage]).
+	// 100).
 	MaxPage int
 	// Timeout bounds each Redis call (default 1 second).
 	Timeout time.Duration
@@ -62,8 +63,17 @@ type TaskStoreOptions struct {
 	Clock ports.Clock
 }
 
-// TaskStore is a [ports.TaskStore] shared through Redis: every instance on
-// the same Redis and Prefix sees every task, so a task started through one
+// taskStore is the [ports.TaskStore] of [NewTaskStore].
+type taskStore struct {
+	c    redis.UniversalClient
+	opts TaskStoreOptions
+	lim  portlimits.TaskLimits
+}
+
+var _ ports.TaskStore = (*taskStore)(nil)
+
+// NewTaskStore returns a [ports.TaskStore] on c, shared through Redis:
+// every instance on the same Redis and Prefix sees every task, so a task started through one
 // instance is polled, cancelled and collected through any other. Each
 // operation is one round trip (a Lua script run atomically by Redis, which
 // makes Update and Claim true compare-and-sets); Claim sends and reads the
@@ -80,25 +90,16 @@ type TaskStoreOptions struct {
 // the expired tasks of the client, then up to 1,000 of all, and then
 // refuses. The scripts name keys they compute, so the store needs one
 // Redis (or Valkey) node, not a cluster.
-type TaskStore struct {
-	c    redis.UniversalClient
-	opts TaskStoreOptions
-	lim  ports.TaskLimits
-}
-
-var _ ports.TaskStore = (*TaskStore)(nil)
-
-// NewTaskStore returns the task store on c.
-func NewTaskStore(c redis.UniversalClient, opts TaskStoreOptions) *TaskStore {
+func NewTaskStore(c redis.UniversalClient, opts TaskStoreOptions) ports.TaskStore {
 	opts.Prefix = cmp.Or(opts.Prefix, defaultPrefix)
-	lim := ports.TaskLimits{MaxTasks: opts.MaxTasks, MaxTasksPerClient: opts.MaxTasksPerClient, MaxTaskBytes: opts.MaxTaskBytes,
+	lim := portlimits.TaskLimits{MaxTasks: opts.MaxTasks, MaxTasksPerClient: opts.MaxTasksPerClient, MaxTaskBytes: opts.MaxTaskBytes,
 		MaxBytesPerClient: opts.MaxBytesPerClient, MaxBytes: opts.MaxBytes, MaxStatusMessageBytes: opts.MaxStatusMessageBytes,
 		DefaultTTL: opts.DefaultTTL, MaxTTL: opts.MaxTTL, MaxPage: opts.MaxPage}.WithDefaults()
 	opts.Timeout = positive(opts.Timeout, defaultTimeout)
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
 	}
-	return &TaskStore{c: c, opts: opts, lim: lim}
+	return &taskStore{c: c, opts: opts, lim: lim}
 }
 
 // luaTasks holds the functions every task script uses. ARGV[1..9]:
@@ -335,9 +336,9 @@ if live(ARGV[10], ARGV[11]) then forget(ARGV[10]) end
 return 1
 `)
 
-func (s *TaskStore) args(more ...any) []any {
+func (s *taskStore) args(more ...any) []any {
 	return append([]any{s.opts.Prefix, s.opts.Clock.Now().UnixMilli(), s.lim.MaxTasks, s.lim.MaxTasksPerClient,
-		s.lim.MaxTaskBytes, s.lim.MaxBytesPerClient, s.lim.MaxBytes, ports.MinTaskBytes, taskCollectGrace.Milliseconds()}, more...)
+		s.lim.MaxTaskBytes, s.lim.MaxBytesPerClient, s.lim.MaxBytes, portlimits.MinTaskBytes, taskCollectGrace.Milliseconds()}, more...)
 }
 
 func raw(v any) json.RawMessage {
@@ -375,7 +376,7 @@ func decodeTask(f []any, owner string) ports.Task {
 }
 
 // run runs a script that answers {code, ...}.
-func (s *TaskStore) run(ctx context.Context, what string, sc *redis.Script, args []any) (string, []any, error) {
+func (s *taskStore) run(ctx context.Context, what string, sc *redis.Script, args []any) (string, []any, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	res, err := runScript(ctx, s.c, sc, args...).Slice()
@@ -388,7 +389,7 @@ func (s *TaskStore) run(ctx context.Context, what string, sc *redis.Script, args
 	return str(res[0]), res[1:], nil
 }
 
-func (s *TaskStore) task(what, code string, rest []any, owner string) (ports.Task, error) {
+func (s *taskStore) task(what, code string, rest []any, owner string) (ports.Task, error) {
 	switch {
 	case code == "notfound":
 		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w", ports.ErrTaskNotFound)
@@ -417,9 +418,9 @@ func first(v []any) any {
 	return v[0]
 }
 
-// Create stores a new task (see [ports.TaskStore.Create] and [TaskStore]
+// Create stores a new task (see [ports.TaskStore.Create] and [NewTaskStore]
 // for the limits).
-func (s *TaskStore) Create(ctx context.Context, t ports.Task) (ports.Task, error) {
+func (s *taskStore) Create(ctx context.Context, t ports.Task) (ports.Task, error) {
 	u := ports.TaskUpdate{Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error, State: t.State}
 	if err := u.Check(); err != nil {
 		return ports.Task{}, err
@@ -448,7 +449,7 @@ func (s *TaskStore) Create(ctx context.Context, t ports.Task) (ports.Task, error
 }
 
 // Get returns the owner's live task.
-func (s *TaskStore) Get(ctx context.Context, id, owner string) (ports.Task, error) {
+func (s *taskStore) Get(ctx context.Context, id, owner string) (ports.Task, error) {
 	code, rest, err := s.run(ctx, "reading a task", getTaskScript, s.args(id, owner))
 	if err != nil {
 		return ports.Task{}, err
@@ -457,7 +458,7 @@ func (s *TaskStore) Get(ctx context.Context, id, owner string) (ports.Task, erro
 }
 
 // Update applies u to the owner's live task, atomically.
-func (s *TaskStore) Update(ctx context.Context, id, owner string, u ports.TaskUpdate) (ports.Task, error) {
+func (s *taskStore) Update(ctx context.Context, id, owner string, u ports.TaskUpdate) (ports.Task, error) {
 	if err := u.Check(); err != nil {
 		return ports.Task{}, err
 	}
@@ -485,7 +486,7 @@ func (s *TaskStore) Update(ctx context.Context, id, owner string, u ports.TaskUp
 // Claim changes the claim on the owner's working task (see
 // [ports.TaskStore.Claim]): one small script, which sends Redis the claim
 // and the status message, not the task's state.
-func (s *TaskStore) Claim(ctx context.Context, id, owner string, c ports.TaskClaim) (ports.Task, error) {
+func (s *taskStore) Claim(ctx context.Context, id, owner string, c ports.TaskClaim) (ports.Task, error) {
 	if c.Runner == "" {
 		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: a claim names its runner", ports.ErrInvalidTaskUpdate)
 	}
@@ -515,7 +516,7 @@ func (s *TaskStore) Claim(ctx context.Context, id, owner string, c ports.TaskCla
 
 // Cancel makes the owner's live task cancelled; a terminal one is returned
 // as it is.
-func (s *TaskStore) Cancel(ctx context.Context, id, owner, message string) (ports.Task, error) {
+func (s *taskStore) Cancel(ctx context.Context, id, owner, message string) (ports.Task, error) {
 	if err := s.lim.CheckSizes(message); err != nil {
 		return ports.Task{}, err
 	}
@@ -528,7 +529,7 @@ func (s *TaskStore) Cancel(ctx context.Context, id, owner, message string) (port
 
 // List returns a page of the owner's live tasks, oldest first. The cursor
 // is the creation number of the last task of the previous page.
-func (s *TaskStore) List(ctx context.Context, owner, cursor string, limit int) ([]ports.Task, string, error) {
+func (s *taskStore) List(ctx context.Context, owner, cursor string, limit int) ([]ports.Task, string, error) {
 	after := "0"
 	if cursor != "" {
 		if _, err := strconv.ParseUint(cursor, 10, 64); err != nil {
@@ -554,7 +555,7 @@ func (s *TaskStore) List(ctx context.Context, owner, cursor string, limit int) (
 }
 
 // Delete drops the owner's task.
-func (s *TaskStore) Delete(ctx context.Context, id, owner string) error {
+func (s *taskStore) Delete(ctx context.Context, id, owner string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	if err := runScript(ctx, s.c, deleteTaskScript, s.args(id, owner)...).Err(); err != nil && !errors.Is(err, redis.Nil) {

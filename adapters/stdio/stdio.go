@@ -62,8 +62,8 @@ func (t *Transport) Serve(ctx context.Context, h ports.ConnHandler) error {
 	return h.ServeConn(ctx, c)
 }
 
-// Conn is a newline-delimited message stream over a reader and a writer.
-type Conn struct {
+// lineConn is the [ports.Conn] of [NewConn].
+type lineConn struct {
 	r   *bufio.Reader
 	max int
 	w   io.Writer
@@ -82,13 +82,17 @@ type lineResult struct {
 	err error
 }
 
-// NewConn returns a Conn reading r and writing w, accepting lines of at most
-// max bytes.
-func NewConn(r io.Reader, w io.Writer, max int) *Conn {
+// NewConn returns a [ports.Conn] that is a newline-delimited message stream
+// reading r and writing w, accepting lines of at most max bytes. Its
+// ReadMessage returns the next line without its newline; a line over the
+// size limit yields a *ports.MessageTooLargeError holding the line's first
+// bytes, so that its id can still be answered, and the next call goes on
+// with the following line.
+func NewConn(r io.Reader, w io.Writer, max int) ports.Conn {
 	if max <= 0 {
 		max = defaultMaxMessageSize
 	}
-	return &Conn{r: bufio.NewReaderSize(r, readBufferSize), max: max, w: w, lines: make(chan lineResult), closed: make(chan struct{})}
+	return &lineConn{r: bufio.NewReaderSize(r, readBufferSize), max: max, w: w, lines: make(chan lineResult), closed: make(chan struct{})}
 }
 
 // ReadMessage returns the next line without its newline. A line over the
@@ -96,7 +100,7 @@ func NewConn(r io.Reader, w io.Writer, max int) *Conn {
 // ports.ErrMessageTooLarge) holding the line's first bytes, up to
 // ports.MaxMessageHead, so that its id can still be answered; the next call
 // goes on with the following line.
-func (c *Conn) ReadMessage(ctx context.Context) ([]byte, error) {
+func (c *lineConn) ReadMessage(ctx context.Context) ([]byte, error) {
 	// The blocking read runs in its own goroutine so that a cancelled ctx
 	// ends ReadMessage even while the input is silent.
 	c.start.Do(func() { go c.readLoop() })
@@ -113,7 +117,7 @@ func (c *Conn) ReadMessage(ctx context.Context) ([]byte, error) {
 	}
 }
 
-func (c *Conn) readLoop() {
+func (c *lineConn) readLoop() {
 	defer close(c.lines)
 	for {
 		msg, err := c.readLine()
@@ -143,7 +147,7 @@ var chunks = sync.Pool{New: func() any { b := make([]byte, 0, readBufferSize); r
 
 // readLine reads one line, copying it out of the reader's buffer. A line
 // over the limit is consumed whole but not kept, so memory stays bounded.
-func (c *Conn) readLine() ([]byte, error) {
+func (c *lineConn) readLine() ([]byte, error) {
 	var (
 		parts []*[]byte // the full fragments kept so far, copied
 		kept  int       // their bytes
@@ -212,7 +216,7 @@ func trimEOL(b []byte) []byte {
 // WriteMessage writes msg and a newline. A message that holds a raw
 // newline (possible only in JSON whitespace) is compacted first, since a
 // line is a message.
-func (c *Conn) WriteMessage(ctx context.Context, msg []byte) error {
+func (c *lineConn) WriteMessage(ctx context.Context, msg []byte) error {
 	if bytes.IndexByte(msg, '\n') >= 0 || bytes.IndexByte(msg, '\r') >= 0 {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, msg); err != nil {
@@ -244,12 +248,12 @@ const largeMessage = 64 << 10
 var newline = []byte{'\n'}
 
 // Close stops reading. It does not close the underlying streams.
-func (c *Conn) Close() error {
+func (c *lineConn) Close() error {
 	c.close.Do(func() { close(c.closed) })
 	return nil
 }
 
 var (
-	_ ports.Conn      = (*Conn)(nil)
+	_ ports.Conn      = (*lineConn)(nil)
 	_ ports.Transport = (*Transport)(nil)
 )

@@ -17,7 +17,6 @@ import (
 
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
-	"github.com/hexmcp/hexmcp/ports/porttest"
 
 	gws "github.com/gorilla/websocket"
 
@@ -749,7 +748,7 @@ func TestShutdownDeadlineCancelsOwnCallsOnly(t *testing.T) {
 
 // A handler given no Logger logs through its engine's.
 func TestHandlerLogsThroughTheEngineByDefault(t *testing.T) {
-	log := &porttest.LogRecorder{}
+	log := &testtools.LogRecorder{}
 	e := testtools.NewEngine(t, app.Options{Logger: log})
 	defer e.Close()
 	if h := NewHandler(e, Options{}); h.opts.Logger != ports.Logger(log) {

@@ -18,7 +18,6 @@ import (
 	"github.com/hexmcp/hexmcp/hexmcptest"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
-	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 const nameSchema = `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
@@ -391,7 +390,7 @@ func TestDeferredToolHandshakeEra(t *testing.T) {
 
 // A task's log messages, which reach no client, go to the server's log.
 func TestTaskLogsGoToTheServerLog(t *testing.T) {
-	rec := &porttest.LogRecorder{}
+	rec := &testtools.LogRecorder{}
 	x := tasks.New(tasks.Options{Logger: rec, Tools: map[string]tasks.Support{"chatty": tasks.Optional}})
 	t.Cleanup(func() { _ = x.Shutdown(context.Background()) })
 	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: []app.Tool{
@@ -517,7 +516,7 @@ func TestProgressMessageBounded(t *testing.T) {
 // A tool named in Options.Tools that the engine does not serve is warned
 // of (a typo would leave it synchronous for good).
 func TestUnknownToolWarned(t *testing.T) {
-	rec := &porttest.LogRecorder{}
+	rec := &testtools.LogRecorder{}
 	x := tasks.New(tasks.Options{Logger: rec, Tools: map[string]tasks.Support{"biuld": tasks.Optional}})
 	hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()},
 		Tools: []app.Tool{app.NewTool(func() string { return "ok" }, app.WithName("build"))}})

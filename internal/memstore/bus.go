@@ -8,24 +8,25 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
 // BusOptions configures [NewBus]. Zero (or negative) fields take their
 // defaults: no field turns a bound off.
 type BusOptions struct {
-	// MaxNoticeBytes bounds one notice ([ports.Notice.Size]); Publish
+	// MaxNoticeBytes bounds one notice (the lengths of its fields together); Publish
 	// refuses a larger one with an error wrapping
-	// [ports.ErrNoticeTooLarge]. Default [ports.DefaultMaxNoticeBytes].
+	// [ports.ErrNoticeTooLarge]. Default 4 MiB.
 	MaxNoticeBytes int
 	// MaxQueuedNotices bounds the notices waiting for one subscriber
 	// (besides the one its function is handling). Default
-	// [ports.DefaultMaxQueuedNotices].
+	// 1,024.
 	MaxQueuedNotices int
 	// MaxQueuedNoticeBytes bounds the bytes of the notices waiting for one
 	// subscriber (besides the one its function is handling); never less
 	// than MaxNoticeBytes, so that a notice Publish accepts fits an empty
-	// queue. Default [ports.DefaultMaxQueuedNoticeBytes].
+	// queue. Default 16 MiB.
 	MaxQueuedNoticeBytes int
 	// Logger gets a warning when a subscriber's queue is full and notices
 	// start being dropped for it: one per overflow (the next comes after
@@ -81,13 +82,13 @@ func NewBus(opts BusOptions) *Bus {
 		subs:           make(map[*busSub]struct{}),
 	}
 	if b.maxNotice <= 0 {
-		b.maxNotice = ports.DefaultMaxNoticeBytes
+		b.maxNotice = portlimits.DefaultMaxNoticeBytes
 	}
 	if b.maxQueued <= 0 {
-		b.maxQueued = ports.DefaultMaxQueuedNotices
+		b.maxQueued = portlimits.DefaultMaxQueuedNotices
 	}
 	if b.maxQueuedBytes <= 0 {
-		b.maxQueuedBytes = ports.DefaultMaxQueuedNoticeBytes
+		b.maxQueuedBytes = portlimits.DefaultMaxQueuedNoticeBytes
 	}
 	b.maxQueuedBytes = max(b.maxQueuedBytes, b.maxNotice)
 	if b.logger == nil {
@@ -105,7 +106,7 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("hexmcp: memory bus: publishing a notice: %w", err)
 	}
-	size := n.Size()
+	size := portlimits.NoticeSize(n)
 	if size > b.maxNotice {
 		return fmt.Errorf("hexmcp: memory bus: %w: %d bytes, the bus carries %d", ports.ErrNoticeTooLarge, size, b.maxNotice)
 	}
@@ -193,7 +194,7 @@ type busSub struct {
 	ring     []ports.Notice
 	head     int  // index of the oldest queued notice
 	n        int  // queued notices
-	bytes    int  // their sizes (ports.Notice.Size) together
+	bytes    int  // their sizes (portlimits.NoticeSize) together
 	dropping bool // a notice was dropped since the queue was last empty
 }
 
@@ -241,7 +242,7 @@ func (s *busSub) pop() (ports.Notice, bool) {
 	s.ring[s.head] = ports.Notice{}
 	s.head = (s.head + 1) % len(s.ring)
 	s.n--
-	s.bytes -= n.Size()
+	s.bytes -= portlimits.NoticeSize(n)
 	if s.n == 0 {
 		s.dropping = false
 		s.head = 0

@@ -11,6 +11,5 @@
 // extension's default task store, and the local delivery of mcpredis.Bus.
 //
 // The limits these share with the other implementations of their ports
-// (mcpredis's) are in ports: [ports.DefaultMaxSessions] and its kin,
-// [ports.TaskLimits], [ports.DefaultMaxNoticeBytes] and its kin.
+// (mcpredis's) are in internal/portlimits.
 package memstore

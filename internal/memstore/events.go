@@ -12,19 +12,20 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
 // DefaultMaxEventBytes bounds the bytes of all the events an in-memory
-// store keeps: 64 MiB. (Its other defaults are every event store's:
-// [ports.DefaultMaxEventsPerStream] and those after it.)
+// store keeps: 64 MiB. (Its other defaults are every event store's,
+// [portlimits.DefaultMaxEventsPerStream] and those after it.)
 const DefaultMaxEventBytes = 64 << 20
 
 // EventStoreOptions configures [NewEventStore]. Zero (or negative) fields
 // take their defaults: no field turns a bound off.
 //
 // The byte budgets count each kept event as len(data) +
-// [ports.EventOverhead].
+// 128 bytes.
 // When appending an event would pass a budget, the oldest events under
 // that budget are dropped first (of the stream, of its group, or of the
 // whole store); a replay from the id of a dropped event then fails with
@@ -34,26 +35,23 @@ const DefaultMaxEventBytes = 64 << 20
 // dropped with it, since a replay from them would have to skip it.
 type EventStoreOptions struct {
 	// MaxEventsPerStream is how many of its latest events a stream keeps.
-	// Default 1,000 ([ports.DefaultMaxEventsPerStream]).
+	// Default 1,000.
 	MaxEventsPerStream int
 	// MaxStreams bounds the number of streams kept; a new stream beyond it
-	// evicts the least recently appended one. Default 10,000
-	// ([ports.DefaultMaxEventStreams]).
+	// evicts the least recently appended one. Default 10,000.
 	MaxStreams int
 	// MaxBytes bounds the bytes of all the events kept. Default 64 MiB
 	// ([DefaultMaxEventBytes]).
 	MaxBytes int64
 	// MaxBytesPerGroup bounds the bytes of the events of the streams of one
-	// group ([ports.StreamGroup]: the stream id up to its first '/'; for
-	// the Streamable HTTP transport, one session). Default 16 MiB
-	// ([ports.DefaultMaxEventBytesPerGroup]).
+	// group (the stream id up to its first '/'; for
+	// the Streamable HTTP transport, one session). Default 16 MiB.
 	MaxBytesPerGroup int64
 	// MaxBytesPerStream bounds the bytes of the events of one stream.
-	// Default 8 MiB ([ports.DefaultMaxEventBytesPerStream]).
+	// Default 8 MiB.
 	MaxBytesPerStream int64
 	// TTL is how long an event is kept; a stream without an event appended
-	// for that long is dropped. Default 10 minutes
-	// ([ports.DefaultEventTTL]).
+	// for that long is dropped. Default 10 minutes.
 	TTL time.Duration
 	// Clock tells the time. Default ports.SystemClock{}.
 	Clock ports.Clock
@@ -113,7 +111,7 @@ type eventStream struct {
 	bytes  int64
 }
 
-// eventGroup is the streams of one group ([ports.StreamGroup]).
+// eventGroup is the streams of one group ([portlimits.StreamGroup]).
 type eventGroup struct {
 	name    string
 	streams int
@@ -130,7 +128,7 @@ type storedEvent struct {
 }
 
 // size is what the event counts against the byte budgets.
-func (e *storedEvent) size() int64 { return int64(len(e.data)) + ports.EventOverhead }
+func (e *storedEvent) size() int64 { return int64(len(e.data)) + portlimits.EventOverhead }
 
 type eventLinks struct{ prev, next *storedEvent }
 
@@ -189,22 +187,22 @@ func NewEventStore(opts EventStoreOptions) *EventStore {
 		all:            eventList{links: allLinks},
 	}
 	if s.maxEvents <= 0 {
-		s.maxEvents = ports.DefaultMaxEventsPerStream
+		s.maxEvents = portlimits.DefaultMaxEventsPerStream
 	}
 	if s.maxStreams <= 0 {
-		s.maxStreams = ports.DefaultMaxEventStreams
+		s.maxStreams = portlimits.DefaultMaxEventStreams
 	}
 	if s.maxBytes <= 0 {
 		s.maxBytes = DefaultMaxEventBytes
 	}
 	if s.maxGroupBytes <= 0 {
-		s.maxGroupBytes = ports.DefaultMaxEventBytesPerGroup
+		s.maxGroupBytes = portlimits.DefaultMaxEventBytesPerGroup
 	}
 	if s.maxStreamBytes <= 0 {
-		s.maxStreamBytes = ports.DefaultMaxEventBytesPerStream
+		s.maxStreamBytes = portlimits.DefaultMaxEventBytesPerStream
 	}
 	if s.ttl <= 0 {
-		s.ttl = ports.DefaultEventTTL
+		s.ttl = portlimits.DefaultEventTTL
 	}
 	if s.clock == nil {
 		s.clock = ports.SystemClock{}
@@ -222,7 +220,7 @@ func NewEventStore(opts EventStoreOptions) *EventStore {
 // but still gets its id.
 func (s *EventStore) Append(_ context.Context, streamID string, data []byte) (string, error) {
 	now := s.clock.Now()
-	size := int64(len(data)) + ports.EventOverhead
+	size := int64(len(data)) + portlimits.EventOverhead
 	keep := size <= min(s.maxStreamBytes, s.maxGroupBytes, s.maxBytes)
 	var ev *storedEvent
 	if keep {
@@ -334,7 +332,7 @@ func (s *EventStore) Len() int {
 }
 
 // Bytes returns what the kept events count against MaxBytes: the length of
-// their data plus [ports.EventOverhead] each (it drops the expired ones first).
+// their data plus 128 bytes each (it drops the expired ones first).
 func (s *EventStore) Bytes() int64 {
 	now := s.clock.Now()
 	s.mu.Lock()
@@ -393,7 +391,7 @@ func (s *EventStore) newStream(name string) *eventStream {
 	st.elem = s.lru.PushBack(st)
 	s.byName[name] = st
 	s.byKey[st.key] = st
-	gname := ports.StreamGroup(name)
+	gname := portlimits.StreamGroup(name)
 	g := s.groups[gname]
 	if g == nil {
 		g = &eventGroup{name: gname, events: eventList{links: groupLinks}}

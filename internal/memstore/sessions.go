@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
 // Defaults of [SessionStoreOptions] of the in-memory store's own (the
 // limits every session store shares, DefaultMaxSessions and the rest, are
-// in ports: [ports.DefaultSessionIdleTimeout] and those after it).
+// in portlimits: [portlimits.DefaultSessionIdleTimeout] and those after it).
 const (
 	// DefaultMinIdleForEviction is how long a ready session must have been
 	// idle before Create may evict it to make room: twice the Streamable
@@ -58,31 +59,26 @@ var ErrDuplicateSession = errors.New("duplicate session id")
 // sets its LastSeen.
 type SessionStoreOptions struct {
 	// IdleTimeout is how long a ready session lives without activity: one
-	// whose LastSeen is more than IdleTimeout ago is expired. Default 30
-	// minutes ([ports.DefaultSessionIdleTimeout]).
+	// whose LastSeen is more than IdleTimeout ago is expired. Default 30 minutes.
 	IdleTimeout time.Duration
 	// PendingTimeout is how long a pending session lives without activity.
-	// Default 30 s ([ports.DefaultSessionPendingTimeout]);
+	// Default 30 s;
 	// NoPendingTimeout: as long as a ready one. It is never longer than
 	// IdleTimeout.
 	PendingTimeout time.Duration
-	// MaxSessions bounds the number of live sessions. Default 10,000
-	// ([ports.DefaultMaxSessions]).
+	// MaxSessions bounds the number of live sessions. Default 10,000.
 	MaxSessions int
 	// MaxSessionsPerClient bounds the number of live sessions of one
 	// client (one non-empty SessionState.Peer; sessions without a Peer
-	// count only against MaxSessions). Default 100
-	// ([ports.DefaultMaxSessionsPerClient]);
+	// count only against MaxSessions). Default 100;
 	// [ports.UnlimitedSessionsPerClient]: no bound but MaxSessions.
 	MaxSessionsPerClient int
 	// MaxSessionBytes bounds the bytes the live sessions hold together, as
-	// [ports.SessionState.Size] counts them. Default 64 MiB
-	// ([ports.DefaultMaxSessionBytes]); [ports.UnlimitedSessionBytes]: no
+	// [ports.SessionState.Size] counts them. Default 64 MiB; [ports.UnlimitedSessionBytes]: no
 	// bound.
 	MaxSessionBytes int
 	// MaxSessionBytesPerClient bounds the bytes of the live sessions of one
-	// client (one non-empty SessionState.Peer). Default 1 MiB
-	// ([ports.DefaultMaxSessionBytesPerClient]);
+	// client (one non-empty SessionState.Peer). Default 1 MiB;
 	// [ports.UnlimitedSessionBytes]: no bound but MaxSessionBytes. A
 	// session larger than it alone is refused.
 	MaxSessionBytesPerClient int
@@ -182,11 +178,11 @@ func NewSessionStore(opts SessionStoreOptions) *SessionStore {
 		peers:          make(map[string]*sessionLists),
 	}
 	if s.idle <= 0 {
-		s.idle = ports.DefaultSessionIdleTimeout
+		s.idle = portlimits.DefaultSessionIdleTimeout
 	}
 	switch {
 	case s.pendingIdle == 0:
-		s.pendingIdle = ports.DefaultSessionPendingTimeout
+		s.pendingIdle = portlimits.DefaultSessionPendingTimeout
 	case s.pendingIdle < 0:
 		s.pendingIdle = s.idle
 	}
@@ -198,16 +194,16 @@ func NewSessionStore(opts SessionStoreOptions) *SessionStore {
 		s.minPendingIdle = DefaultMinPendingIdleForEviction
 	}
 	if s.max <= 0 {
-		s.max = ports.DefaultMaxSessions
+		s.max = portlimits.DefaultMaxSessions
 	}
 	if s.maxPerClient == 0 {
-		s.maxPerClient = ports.DefaultMaxSessionsPerClient
+		s.maxPerClient = portlimits.DefaultMaxSessionsPerClient
 	}
 	if s.maxBytes == 0 {
-		s.maxBytes = ports.DefaultMaxSessionBytes
+		s.maxBytes = portlimits.DefaultMaxSessionBytes
 	}
 	if s.maxBytesPer == 0 {
-		s.maxBytesPer = ports.DefaultMaxSessionBytesPerClient
+		s.maxBytesPer = portlimits.DefaultMaxSessionBytesPerClient
 	}
 	if s.clock == nil {
 		s.clock = ports.SystemClock{}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -18,40 +19,40 @@ import (
 // take their defaults.
 type TaskStoreOptions struct {
 	// MaxTasks bounds the live tasks of the store (default
-	// [ports.DefaultMaxTasks]).
+	// 10,000).
 	MaxTasks int
 	// MaxTasksPerClient bounds the live tasks of one client
-	// ([ports.Task.Client]; default [ports.DefaultMaxTasksPerClient]; never
+	// ([ports.Task.Client]; default 1,000; never
 	// more than MaxTasks).
 	MaxTasksPerClient int
 	// MaxTaskBytes bounds what one task keeps, its InputRequests,
-	// Result, Error and State together (default [ports.DefaultMaxTaskBytes]).
+	// Result, Error and State together (default 4 MiB).
 	MaxTaskBytes int
 	// MaxBytesPerClient bounds what the live tasks of one client keep
-	// together (default [ports.DefaultMaxTaskBytesPerClient]; never less than
+	// together (default 16 MiB; never less than
 	// MaxTaskBytes nor more than MaxBytes).
 	MaxBytesPerClient int
 	// MaxBytes bounds what the live tasks of the store keep together
-	// (default [ports.DefaultMaxTaskStoreBytes]).
+	// (default 128 MiB).
 	MaxBytes int
 	// MaxStatusMessageBytes bounds a task's StatusMessage (default
-	// [ports.DefaultMaxTaskStatusMessageBytes]).
+	// 4 KiB).
 	MaxStatusMessageBytes int
 	// DefaultTTL is the TTL of a task created with none (default
-	// [ports.DefaultTaskTTL]; never more than MaxTTL).
+	// 1 hour; never more than MaxTTL).
 	DefaultTTL time.Duration
-	// MaxTTL caps the TTL of every task (default [ports.DefaultMaxTaskTTL]).
+	// MaxTTL caps the TTL of every task (default 24 hours).
 	MaxTTL time.Duration
 	// MaxPage bounds the tasks of one List page (default
-	// [ports.DefaultMaxTaskPage]).
+	// 100).
 	MaxPage int
 	// Clock tells the time (default the system clock).
 	Clock ports.Clock
 }
 
 // limits are the limits opts configures, defaults applied.
-func (opts TaskStoreOptions) limits() ports.TaskLimits {
-	return ports.TaskLimits{
+func (opts TaskStoreOptions) limits() portlimits.TaskLimits {
+	return portlimits.TaskLimits{
 		MaxTasks: opts.MaxTasks, MaxTasksPerClient: opts.MaxTasksPerClient,
 		MaxTaskBytes: opts.MaxTaskBytes, MaxBytesPerClient: opts.MaxBytesPerClient, MaxBytes: opts.MaxBytes,
 		MaxStatusMessageBytes: opts.MaxStatusMessageBytes,
@@ -66,7 +67,7 @@ func (opts TaskStoreOptions) limits() ports.TaskLimits {
 // refuses.
 type TaskStore struct {
 	clock ports.Clock
-	lim   ports.TaskLimits
+	lim   portlimits.TaskLimits
 
 	mu       sync.Mutex
 	seq      uint64
@@ -79,7 +80,7 @@ type TaskStore struct {
 type taskEntry struct {
 	t     ports.Task
 	seq   uint64
-	bytes int // what t counts (ports.Task.Bytes)
+	bytes int // what t counts (portlimits.Bytes)
 }
 
 // clientTasks are the live tasks of one client and what they count.
@@ -127,7 +128,7 @@ func (s *TaskStore) live(id, owner string, now time.Time) *taskEntry {
 	if e == nil {
 		return nil
 	}
-	if !now.Before(e.t.ExpiresAt()) {
+	if !now.Before(portlimits.ExpiresAt(e.t)) {
 		s.remove(e)
 		return nil
 	}
@@ -159,7 +160,7 @@ func (s *TaskStore) remove(e *taskEntry) {
 // purge drops the expired tasks of m. s.mu is held.
 func (s *TaskStore) purge(m map[string]*taskEntry, now time.Time) {
 	for _, e := range m {
-		if !now.Before(e.t.ExpiresAt()) {
+		if !now.Before(portlimits.ExpiresAt(e.t)) {
 			s.remove(e)
 		}
 	}
@@ -217,14 +218,14 @@ func (s *TaskStore) Create(_ context.Context, t ports.Task) (ports.Task, error) 
 	t.TTL = s.lim.TTL(t.TTL)
 	t.PollInterval = max(t.PollInterval, 0).Truncate(time.Millisecond)
 	t = cloneTask(t)
-	n := t.Bytes()
+	n := portlimits.Bytes(t)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	t.CreatedAt, t.UpdatedAt, t.Version = now, now, 1
 	if e := s.tasks[t.ID]; e != nil {
-		if now.Before(e.t.ExpiresAt()) {
+		if now.Before(portlimits.ExpiresAt(e.t)) {
 			return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w: %q", ports.ErrTaskExists, t.ID)
 		}
 		s.remove(e)
@@ -279,7 +280,7 @@ func (s *TaskStore) Update(_ context.Context, id, owner string, u ports.TaskUpda
 	if e == nil {
 		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w", ports.ErrTaskNotFound)
 	}
-	if !ports.TaskTransitionAllowed(e.t.Status, u.Status) {
+	if !portlimits.TaskTransitionAllowed(e.t.Status, u.Status) {
 		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, &ports.TaskTransitionError{From: e.t.Status, To: u.Status})
 	}
 	if u.IfVersion > 0 && u.IfVersion != e.t.Version {
@@ -298,7 +299,7 @@ func (s *TaskStore) Update(_ context.Context, id, owner string, u ports.TaskUpda
 	if err := s.lim.CheckSizes("", u.InputRequests, u.Result, u.Error, state); err != nil {
 		return ports.Task{}, err
 	}
-	n := ports.TaskBytes(u.InputRequests, u.Result, u.Error, state)
+	n := portlimits.TaskBytes(u.InputRequests, u.Result, u.Error, state)
 	if grow := n - e.bytes; grow > 0 {
 		if err := s.room(e.t.Client, grow, false, now); err != nil {
 			return ports.Task{}, err
@@ -381,7 +382,7 @@ func (s *TaskStore) Cancel(_ context.Context, id, owner, message string) (ports.
 		e.t.Status, e.t.StatusMessage, e.t.UpdatedAt = ports.TaskCancelled, message, now
 		e.t.InputRequests, e.t.Result, e.t.Error, e.t.State = nil, nil, nil, nil
 		e.t.Runner, e.t.LeaseUntil = "", time.Time{}
-		s.recount(e, ports.MinTaskBytes)
+		s.recount(e, portlimits.MinTaskBytes)
 		e.t.Version++
 	}
 	return cloneTask(e.t), nil
@@ -407,7 +408,7 @@ func (s *TaskStore) List(_ context.Context, owner, cursor string, limit int) ([]
 		if e.seq <= after {
 			continue
 		}
-		if !now.Before(e.t.ExpiresAt()) {
+		if !now.Before(portlimits.ExpiresAt(e.t)) {
 			s.remove(e)
 			continue
 		}

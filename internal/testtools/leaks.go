@@ -23,3 +23,14 @@ func RunWithLeakCheck(m *testing.M, marks ...string) int {
 	}
 	return code
 }
+
+// NoGoroutines fails t when goroutines whose stacks name one of marks (a
+// package path, a function) are still running after 5 seconds: an
+// adapter's test calls it once every subscription stopped and every bus
+// was closed.
+func NoGoroutines(t testing.TB, marks ...string) {
+	t.Helper()
+	if left := leakcheck.Wait(5*time.Second, marks); left != "" {
+		t.Fatalf("goroutines left running:\n%s", left)
+	}
+}

@@ -7,9 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/hexmcp/hexmcp/internal/leakcheck"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -117,16 +115,5 @@ func TestBusSizeLimit(t *testing.T, maxNoticeBytes int, newBus func(t *testing.T
 		if n.ID == "fits" && !reflect.DeepEqual(n, fits) {
 			t.Fatalf("got %s, want %s (or its Data differs)", describeNotice(n), describeNotice(fits))
 		}
-	}
-}
-
-// NoGoroutines fails t when goroutines whose stacks name one of marks (a
-// package path, a function) are still running after 5 seconds: an
-// adapter's test calls it once every subscription stopped and every bus
-// was closed.
-func NoGoroutines(t testing.TB, marks ...string) {
-	t.Helper()
-	if left := leakcheck.Wait(5*time.Second, marks); left != "" {
-		t.Fatalf("goroutines left running:\n%s", left)
 	}
 }

@@ -12,8 +12,7 @@
 //
 //   - [ports.ToolRegistry], [ports.PromptRegistry], [ports.ResourceRegistry]:
 //     [TestToolRegistry], [TestPromptRegistry], [TestResourceRegistry];
-//   - [ports.SchemaValidator]: [TestSchemaValidator], with the helpers
-//     [MustCompile], [DecodeJSON] and [DecodeJSONUseNumber];
+//   - [ports.SchemaValidator]: [TestSchemaValidator];
 //   - [ports.SessionStore]: [TestSessionStore], and for the limits the store
 //     has (a store exposed to untrusted clients should have them all)
 //     [TestSessionExpiry] (idle expiry), [TestSessionPending] (the sooner
@@ -24,9 +23,8 @@
 //   - [ports.EventStore]: [TestEventStore], and [TestEventStoreShared] for a
 //     store that several instances share;
 //   - [ports.NotificationBus]: [TestBus], [TestAddressedBus] for a
-//     [ports.AddressedBus], [TestBusSizeLimit] with the bus's size bound,
-//     and [NoGoroutines] to check, once every subscription stopped, that the
-//     adapter left no goroutine running;
+//     [ports.AddressedBus], and [TestBusSizeLimit] with the bus's size
+//     bound;
 //   - [ports.StateKeys]: [TestStateKeys];
 //   - [ports.TaskStore]: [TestTaskStore], [TestTaskLimits] with the store's
 //     limits set small ([TaskLimits]), and [TestTaskStoreShared] for a store
@@ -36,7 +34,9 @@
 // one, starting at [Start], to the stores that tell the time, so that
 // expiry is tested without sleeping.
 //
-// The package imports only the standard library, domain and ports.
+// The package imports only the standard library, domain and ports (and,
+// of its own, internal/jsontest's JSON helpers and internal/portlimits's
+// task sizes).
 package porttest
 
 import (

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hexmcp/hexmcp/internal/jsontest"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -31,42 +32,6 @@ var calculatorInvalid = []string{
 	`{"a": 1, "b": 2, "operation": "add", "c": 3}`,
 	`[1, 2]`,
 	`null`,
-}
-
-// DecodeJSON decodes JSON text as the engine does (numbers as float64), and
-// fails the test if it is not valid JSON.
-func DecodeJSON(t testing.TB, text string) any {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal([]byte(text), &v); err != nil {
-		t.Fatalf("test data %s: %v", text, err)
-	}
-	return v
-}
-
-// DecodeJSONUseNumber decodes JSON text with numbers as json.Number.
-func DecodeJSONUseNumber(t testing.TB, text string) any {
-	t.Helper()
-	d := json.NewDecoder(strings.NewReader(text))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		t.Fatalf("test data %s: %v", text, err)
-	}
-	return v
-}
-
-// MustCompile compiles schema with v and fails the test on an error.
-func MustCompile(t testing.TB, v ports.SchemaValidator, schema string) ports.Schema {
-	t.Helper()
-	s, err := v.Compile(json.RawMessage(schema))
-	if err != nil {
-		t.Fatalf("Compile(%s): %v", schema, err)
-	}
-	if s == nil {
-		t.Fatalf("Compile(%s) returned a nil Schema and no error", schema)
-	}
-	return s
 }
 
 // TestSchemaValidator runs the contract of [ports.SchemaValidator] and
@@ -108,7 +73,7 @@ func (suite schemaSuite) CompileValid(t *testing.T) {
 		`{"type": "object", "properties": {"p": {"$ref": "#/$defs/point"}}, "$defs": {"point": {"type": "object"}}}`,
 		` {"type": "string"} `,
 	} {
-		MustCompile(t, suite.v, schema)
+		jsontest.MustCompile(t, suite.v, schema)
 	}
 }
 
@@ -138,8 +103,8 @@ func (suite schemaSuite) CompileInvalid(t *testing.T) {
 }
 
 func (suite schemaSuite) Independent(t *testing.T) {
-	a := MustCompile(t, suite.v, `{"$id": "https://example.com/same", "type": "string"}`)
-	b := MustCompile(t, suite.v, `{"$id": "https://example.com/same", "type": "number"}`)
+	a := jsontest.MustCompile(t, suite.v, `{"$id": "https://example.com/same", "type": "string"}`)
+	b := jsontest.MustCompile(t, suite.v, `{"$id": "https://example.com/same", "type": "number"}`)
 	wantValid(t, a, `"x"`)
 	wantInvalid(t, a, `1`)
 	wantValid(t, b, `1`)
@@ -148,14 +113,14 @@ func (suite schemaSuite) Independent(t *testing.T) {
 
 func wantValid(t *testing.T, s ports.Schema, value string) {
 	t.Helper()
-	if err := s.Validate(DecodeJSON(t, value)); err != nil {
+	if err := s.Validate(jsontest.DecodeJSON(t, value)); err != nil {
 		t.Errorf("Validate(%s) = %v, want nil", value, err)
 	}
 }
 
 func wantInvalid(t *testing.T, s ports.Schema, value string) error {
 	t.Helper()
-	err := s.Validate(DecodeJSON(t, value))
+	err := s.Validate(jsontest.DecodeJSON(t, value))
 	if err == nil {
 		t.Errorf("Validate(%s) = nil, want an error", value)
 	}
@@ -179,9 +144,9 @@ func (suite schemaSuite) Valid(t *testing.T) {
 		{`{"type": ["string", "null"]}`, []string{`"s"`, `null`}},
 		{`{"const": "fixed"}`, []string{`"fixed"`}},
 	} {
-		s := MustCompile(t, suite.v, c.schema)
+		s := jsontest.MustCompile(t, suite.v, c.schema)
 		for _, value := range c.values {
-			if err := s.Validate(DecodeJSON(t, value)); err != nil {
+			if err := s.Validate(jsontest.DecodeJSON(t, value)); err != nil {
 				t.Errorf("schema %s: Validate(%s) = %v, want nil", c.schema, value, err)
 			}
 		}
@@ -198,9 +163,9 @@ func (suite schemaSuite) Invalid(t *testing.T) {
 		{`{"anyOf": [{"type": "string"}, {"type": "null"}]}`, []string{`1`, `{}`}},
 		{`{"const": "fixed"}`, []string{`"other"`, `null`}},
 	} {
-		s := MustCompile(t, suite.v, c.schema)
+		s := jsontest.MustCompile(t, suite.v, c.schema)
 		for _, value := range c.values {
-			if err := s.Validate(DecodeJSON(t, value)); err == nil {
+			if err := s.Validate(jsontest.DecodeJSON(t, value)); err == nil {
 				t.Errorf("schema %s: Validate(%s) = nil, want an error", c.schema, value)
 			}
 		}
@@ -208,13 +173,13 @@ func (suite schemaSuite) Invalid(t *testing.T) {
 }
 
 func (suite schemaSuite) Numbers(t *testing.T) {
-	s := MustCompile(t, suite.v, `{"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 100}, "x": {"type": "number", "exclusiveMaximum": 1}}}`)
+	s := jsontest.MustCompile(t, suite.v, `{"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 100}, "x": {"type": "number", "exclusiveMaximum": 1}}}`)
 	okValues := []any{
 		map[string]any{"n": 5.0, "x": 0.5},
 		map[string]any{"n": json.Number("5"), "x": json.Number("0.5")},
 		map[string]any{"n": 5, "x": 0},
 		map[string]any{"n": int64(100), "x": int64(-3)},
-		DecodeJSONUseNumber(t, `{"n": 0, "x": 0.999}`),
+		jsontest.DecodeJSONUseNumber(t, `{"n": 0, "x": 0.999}`),
 	}
 	for _, val := range okValues {
 		if err := s.Validate(val); err != nil {
@@ -240,23 +205,23 @@ func (suite schemaSuite) Numbers(t *testing.T) {
 
 func (suite schemaSuite) Drafts(t *testing.T) {
 	// Draft 2020-12 by default.
-	s := MustCompile(t, suite.v, `{"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}], "items": false}`)
+	s := jsontest.MustCompile(t, suite.v, `{"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}], "items": false}`)
 	wantValid(t, s, `["a", 1]`)
 	wantInvalid(t, s, `[1, "a"]`)
 	wantInvalid(t, s, `["a", 1, true]`)
-	s = MustCompile(t, suite.v, `{"type": "object", "dependentRequired": {"a": ["b"]}}`)
+	s = jsontest.MustCompile(t, suite.v, `{"type": "object", "dependentRequired": {"a": ["b"]}}`)
 	wantValid(t, s, `{"b": 1}`)
 	wantInvalid(t, s, `{"a": 1}`)
 
 	// Draft-07 when the schema says so.
-	s = MustCompile(t, suite.v, `{"$schema": "http://json-schema.org/draft-07/schema#", "type": "array", "items": [{"type": "string"}], "additionalItems": false}`)
+	s = jsontest.MustCompile(t, suite.v, `{"$schema": "http://json-schema.org/draft-07/schema#", "type": "array", "items": [{"type": "string"}], "additionalItems": false}`)
 	wantValid(t, s, `["a"]`)
 	wantInvalid(t, s, `[1]`)
 	wantInvalid(t, s, `["a", "b"]`)
 }
 
 func (suite schemaSuite) ErrorMessages(t *testing.T) {
-	s := MustCompile(t, suite.v, `{
+	s := jsontest.MustCompile(t, suite.v, `{
 		"type": "object",
 		"properties": {
 			"point": {"type": "object", "properties": {"x": {"type": "number"}}},
@@ -293,9 +258,9 @@ func (suite schemaSuite) ErrorMessages(t *testing.T) {
 }
 
 func (suite schemaSuite) Concurrent(t *testing.T) {
-	s := MustCompile(t, suite.v, calculatorSchema)
-	good := DecodeJSON(t, `{"a": 1, "b": 2, "operation": "add"}`)
-	bad := DecodeJSON(t, `{"a": "x", "operation": "mod"}`)
+	s := jsontest.MustCompile(t, suite.v, calculatorSchema)
+	good := jsontest.DecodeJSON(t, `{"a": 1, "b": 2, "operation": "add"}`)
+	bad := jsontest.DecodeJSON(t, `{"a": "x", "operation": "mod"}`)
 	validateConcurrently(t, 16, s.Validate, good, bad)
 }
 
@@ -321,27 +286,27 @@ var encodedCases = []schemaCase{
 }
 
 func (suite schemaSuite) Encoded(t *testing.T) {
-	if _, ok := MustCompile(t, suite.v, `{}`).(ports.JSONSchema); !ok {
+	if _, ok := jsontest.MustCompile(t, suite.v, `{}`).(ports.JSONSchema); !ok {
 		t.Skip("the compiled schemas do not implement ports.JSONSchema")
 	}
 	for _, c := range encodedCases {
-		s := MustCompile(t, suite.v, c.schema).(ports.JSONSchema)
+		s := jsontest.MustCompile(t, suite.v, c.schema).(ports.JSONSchema)
 		for _, value := range c.values {
-			want := s.Validate(DecodeJSON(t, value))
+			want := s.Validate(jsontest.DecodeJSON(t, value))
 			got := s.ValidateJSON([]byte(value))
 			if (got == nil) != (want == nil) || got != nil && got.Error() != want.Error() {
 				t.Errorf("schema %s: ValidateJSON(%.60s) = %v, Validate = %v", c.schema, value, got, want)
 			}
 		}
 	}
-	s := MustCompile(t, suite.v, `{"type": "object", "properties": {"a": {"type": "number"}}}`).(ports.JSONSchema)
+	s := jsontest.MustCompile(t, suite.v, `{"type": "object", "properties": {"a": {"type": "number"}}}`).(ports.JSONSchema)
 	for _, value := range []string{`{"a": 1e400}`, `{"b": [1, -1e999]}`} {
 		if err := s.ValidateJSON([]byte(value)); !errors.Is(err, ports.ErrUndecodable) {
 			t.Errorf("ValidateJSON(%s) = %v, want an error wrapping ports.ErrUndecodable", value, err)
 		}
 	}
 	good, bad := []byte(`{"a": 1, "b": 2, "operation": "add"}`), []byte(`{"a": "x", "operation": "mod"}`)
-	calc := MustCompile(t, suite.v, calculatorSchema).(ports.JSONSchema)
+	calc := jsontest.MustCompile(t, suite.v, calculatorSchema).(ports.JSONSchema)
 	validateConcurrently(t, 8, calc.ValidateJSON, good, bad)
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -24,8 +25,8 @@ type TaskLimits struct {
 	MaxTaskBytes int
 	// MaxBytesPerClient, MaxBytes: what the live tasks of one client,
 	// and of the store, keep together. For the suite, MaxBytesPerClient
-	// is at least 9 KiB and MaxTasksPerClient tasks of
-	// ports.MinTaskBytes fit in it, MaxTasks of them fit in MaxBytes,
+	// is at least 9 KiB and MaxTasksPerClient tasks of 1 KiB (the least
+	// a task counts) fit in it, MaxTasks of them fit in MaxBytes,
 	// and MaxBytes is over 2 × MaxBytesPerClient.
 	MaxBytesPerClient, MaxBytes int
 	// MaxStatusMessageBytes bounds StatusMessage.
@@ -171,12 +172,12 @@ func (suite taskLimitsSuite) BytesPerClient(t *testing.T) {
 	s := suite.newStore(t, clock)
 	// One client fills its share exactly, with tasks of several
 	// owners (its sessions).
-	unit := min(suite.lim.MaxTaskBytes-2*ports.MinTaskBytes, suite.lim.MaxBytesPerClient/3)
+	unit := min(suite.lim.MaxTaskBytes-2*portlimits.MinTaskBytes, suite.lim.MaxBytesPerClient/3)
 	var sizes []int
 	for left := suite.lim.MaxBytesPerClient; left > 0; {
 		n := min(unit, left)
-		if rest := left - n; rest > 0 && rest < ports.MinTaskBytes {
-			n = left - ports.MinTaskBytes
+		if rest := left - n; rest > 0 && rest < portlimits.MinTaskBytes {
+			n = left - portlimits.MinTaskBytes
 		}
 		sizes = append(sizes, n)
 		left -= n
@@ -189,16 +190,16 @@ func (suite taskLimitsSuite) BytesPerClient(t *testing.T) {
 		}
 		filled = append(filled, mustCreate(t, s, task))
 	}
-	if _, err := s.Create(ctx, withState("more", "c", ports.MinTaskBytes)); !errors.Is(err, ports.ErrTooManyTasksForClient) {
+	if _, err := s.Create(ctx, withState("more", "c", portlimits.MinTaskBytes)); !errors.Is(err, ports.ErrTooManyTasksForClient) {
 		t.Fatalf("Create past the client's bytes: %v, want ErrTooManyTasksForClient", err)
 	}
 	// Another client is not bounded by it.
 	other := mustCreate(t, s, withState("d", "", unit))
 	// An update that grows a task past the client's share is refused,
 	// whatever it grows (input requests, a result, a state); one that
-	// leaves it at ports.MinTaskBytes never is.
+	// leaves it at portlimits.MinTaskBytes never is.
 	second := filled[1]
-	grow := taskPayload(unit + ports.MinTaskBytes)
+	grow := taskPayload(unit + portlimits.MinTaskBytes)
 	for _, u := range []ports.TaskUpdate{
 		{Status: ports.TaskInputRequired, InputRequests: grow, State: json.RawMessage(`{}`)},
 		{Status: ports.TaskCompleted, Result: grow},
@@ -211,13 +212,13 @@ func (suite taskLimitsSuite) BytesPerClient(t *testing.T) {
 	if _, err := s.Update(ctx, second.ID, second.Owner, ports.TaskUpdate{Status: ports.TaskFailed, Error: rpcError}); err != nil {
 		t.Fatalf("failing a task of a client at its share: %v", err)
 	}
-	// The failed task keeps ports.MinTaskBytes: room for a small one.
-	mustCreate(t, s, withState("small", "c", ports.MinTaskBytes))
+	// The failed task keeps portlimits.MinTaskBytes: room for a small one.
+	mustCreate(t, s, withState("small", "c", portlimits.MinTaskBytes))
 	if _, err := s.Update(ctx, other.ID, "d", ports.TaskUpdate{Status: ports.TaskWorking, State: grow}); err != nil {
 		t.Fatalf("another client's task grows within its share: %v", err)
 	}
 	// An expired task gives its bytes back.
-	late := withState("late", "c", unit-2*ports.MinTaskBytes+1)
+	late := withState("late", "c", unit-2*portlimits.MinTaskBytes+1)
 	if _, err := s.Create(ctx, late); !errors.Is(err, ports.ErrTooManyTasksForClient) {
 		t.Fatalf("Create past the client's bytes: %v, want ErrTooManyTasksForClient", err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/internal/testtools"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 // These tests check the conformance server's tools through the engine, over
@@ -27,7 +28,7 @@ import (
 type rpcClient struct {
 	t    *testing.T
 	ctx  context.Context
-	pipe *memory.Pipe
+	pipe ports.Conn
 	id   int
 }
 

@@ -60,7 +60,7 @@ func newServer(t *testing.T) *httptest.Server {
 	}
 	mux := http.NewServeMux()
 	// Every session of the load comes from one address: the per-client
-	// session limit (ports.DefaultMaxSessionsPerClient) would stop a full
+	// session limit (100) would stop a full
 	// size run, so it is lifted, as it would be for clients told apart by
 	// another key (mcphttp.Options.ClientKey).
 	sessions := memory.NewSessionStore(memory.SessionStoreOptions{MaxSessionsPerClient: ports.UnlimitedSessionsPerClient})

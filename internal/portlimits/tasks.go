@@ -1,12 +1,14 @@
-package ports
+package portlimits
 
 import (
 	"cmp"
 	"fmt"
 	"time"
+
+	"github.com/hexmcp/hexmcp/ports"
 )
 
-// The limits every [TaskStore] of the SDK (the in-memory one and
+// The limits every [ports.TaskStore] of the SDK (the in-memory one and
 // mcpredis's) takes by default: what [TaskLimits.WithDefaults] gives a
 // zero field.
 const (
@@ -36,16 +38,16 @@ const (
 	DefaultMaxTaskPage = 100
 )
 
-// TaskLimits are the bounds a [TaskStore] keeps to (see its documentation
+// TaskLimits are the bounds a [ports.TaskStore] keeps to (see its documentation
 // for what a store does at each). The SDK's task stores take them from
 // their options and apply [TaskLimits.WithDefaults], so that they bound
 // tasks alike.
 type TaskLimits struct {
 	// MaxTasks, MaxTasksPerClient: live tasks, in all and of one client
-	// ([Task.Client]).
+	// ([ports.Task.Client]).
 	MaxTasks, MaxTasksPerClient int
 	// MaxTaskBytes, MaxBytesPerClient, MaxBytes: what tasks keep
-	// ([Task.Bytes]), one task, one client's, all.
+	// ([Bytes]), one task, one client's, all.
 	MaxTaskBytes, MaxBytesPerClient, MaxBytes int
 	// MaxStatusMessageBytes: a task's status message.
 	MaxStatusMessageBytes int
@@ -104,18 +106,18 @@ func (l TaskLimits) Page(limit int) int {
 
 // CheckSizes checks a task's status message against
 // MaxStatusMessageBytes, and its payloads and state, their lengths
-// together, against MaxTaskBytes; the error wraps [ErrTaskTooLarge]. Every
+// together, against MaxTaskBytes; the error wraps [ports.ErrTaskTooLarge]. Every
 // task store of the SDK bounds tasks this way.
 func (l TaskLimits) CheckSizes(message string, payloads ...[]byte) error {
 	if len(message) > l.MaxStatusMessageBytes {
-		return fmt.Errorf("hexmcp: %w: status message of %d bytes, over %d", ErrTaskTooLarge, len(message), l.MaxStatusMessageBytes)
+		return fmt.Errorf("hexmcp: %w: status message of %d bytes, over %d", ports.ErrTaskTooLarge, len(message), l.MaxStatusMessageBytes)
 	}
 	n := 0
 	for _, p := range payloads {
 		n += len(p)
 	}
 	if n > l.MaxTaskBytes {
-		return fmt.Errorf("hexmcp: %w: %d bytes of payloads and state, over %d", ErrTaskTooLarge, n, l.MaxTaskBytes)
+		return fmt.Errorf("hexmcp: %w: %d bytes of payloads and state, over %d", ports.ErrTaskTooLarge, n, l.MaxTaskBytes)
 	}
 	return nil
 }

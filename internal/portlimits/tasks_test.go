@@ -1,4 +1,4 @@
-package ports_test
+package portlimits_test
 
 import (
 	"errors"
@@ -6,36 +6,37 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
 func TestTaskLimitsWithDefaults(t *testing.T) {
-	want := ports.TaskLimits{
-		MaxTasks: ports.DefaultMaxTasks, MaxTasksPerClient: ports.DefaultMaxTasksPerClient,
-		MaxTaskBytes: ports.DefaultMaxTaskBytes, MaxBytesPerClient: ports.DefaultMaxTaskBytesPerClient,
-		MaxBytes: ports.DefaultMaxTaskStoreBytes, MaxStatusMessageBytes: ports.DefaultMaxTaskStatusMessageBytes,
-		DefaultTTL: ports.DefaultTaskTTL, MaxTTL: ports.DefaultMaxTaskTTL, MaxPage: ports.DefaultMaxTaskPage,
+	want := portlimits.TaskLimits{
+		MaxTasks: portlimits.DefaultMaxTasks, MaxTasksPerClient: portlimits.DefaultMaxTasksPerClient,
+		MaxTaskBytes: portlimits.DefaultMaxTaskBytes, MaxBytesPerClient: portlimits.DefaultMaxTaskBytesPerClient,
+		MaxBytes: portlimits.DefaultMaxTaskStoreBytes, MaxStatusMessageBytes: portlimits.DefaultMaxTaskStatusMessageBytes,
+		DefaultTTL: portlimits.DefaultTaskTTL, MaxTTL: portlimits.DefaultMaxTaskTTL, MaxPage: portlimits.DefaultMaxTaskPage,
 	}
-	for _, l := range []ports.TaskLimits{{}, {MaxTasks: -1, MaxTasksPerClient: -1, MaxTaskBytes: -1, MaxBytesPerClient: -1,
+	for _, l := range []portlimits.TaskLimits{{}, {MaxTasks: -1, MaxTasksPerClient: -1, MaxTaskBytes: -1, MaxBytesPerClient: -1,
 		MaxBytes: -1, MaxStatusMessageBytes: -1, DefaultTTL: -1, MaxTTL: -1, MaxPage: -1}} {
 		if got := l.WithDefaults(); got != want {
 			t.Errorf("%+v.WithDefaults() = %+v, want %+v", l, got, want)
 		}
 	}
 	// The bounds are made consistent.
-	got := ports.TaskLimits{MaxTasks: 5, MaxTasksPerClient: 10, MaxTaskBytes: 100, MaxBytesPerClient: 50, MaxBytes: 80,
+	got := portlimits.TaskLimits{MaxTasks: 5, MaxTasksPerClient: 10, MaxTaskBytes: 100, MaxBytesPerClient: 50, MaxBytes: 80,
 		DefaultTTL: 2 * time.Hour, MaxTTL: time.Hour}.WithDefaults()
 	if got.MaxTasksPerClient != 5 || got.MaxTaskBytes != 80 || got.MaxBytesPerClient != 80 || got.DefaultTTL != time.Hour {
 		t.Errorf("inconsistent bounds made %+v", got)
 	}
-	got = ports.TaskLimits{MaxTaskBytes: 100, MaxBytesPerClient: 50, MaxBytes: 1000}.WithDefaults()
+	got = portlimits.TaskLimits{MaxTaskBytes: 100, MaxBytesPerClient: 50, MaxBytes: 1000}.WithDefaults()
 	if got.MaxBytesPerClient != 100 {
 		t.Errorf("MaxBytesPerClient below MaxTaskBytes: %d, want 100", got.MaxBytesPerClient)
 	}
 }
 
 func TestTaskLimitsTTLAndPage(t *testing.T) {
-	l := ports.TaskLimits{DefaultTTL: time.Minute, MaxTTL: time.Hour, MaxPage: 10}.WithDefaults()
+	l := portlimits.TaskLimits{DefaultTTL: time.Minute, MaxTTL: time.Hour, MaxPage: 10}.WithDefaults()
 	for ttl, want := range map[time.Duration]time.Duration{
 		0: time.Minute, -time.Second: time.Minute, 2 * time.Hour: time.Hour,
 		1500 * time.Microsecond: time.Millisecond, time.Microsecond: time.Millisecond, 5 * time.Second: 5 * time.Second,
@@ -52,7 +53,7 @@ func TestTaskLimitsTTLAndPage(t *testing.T) {
 }
 
 func TestTaskLimitsCheckSizes(t *testing.T) {
-	l := ports.TaskLimits{MaxStatusMessageBytes: 4, MaxTaskBytes: 6}.WithDefaults()
+	l := portlimits.TaskLimits{MaxStatusMessageBytes: 4, MaxTaskBytes: 6}.WithDefaults()
 	if err := l.CheckSizes("1234", []byte("123"), nil, []byte("456")); err != nil {
 		t.Fatalf("at the bounds: %v", err)
 	}
@@ -65,7 +66,7 @@ func TestTaskLimitsCheckSizes(t *testing.T) {
 
 func TestNoticeSize(t *testing.T) {
 	n := ports.Notice{Kind: "k", ID: "id", Origin: "ori", To: "to", URI: "u", Session: "sess", Data: []byte("data")}
-	if got := n.Size(); got != 1+2+3+2+1+4+4 {
+	if got := portlimits.NoticeSize(n); got != 1+2+3+2+1+4+4 {
 		t.Fatalf("Size() = %d, want 17", got)
 	}
 }

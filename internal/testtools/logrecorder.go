@@ -1,4 +1,4 @@
-package porttest
+package testtools
 
 import (
 	"context"

@@ -1,0 +1,37 @@
+package app
+
+import "github.com/hexmcp/hexmcp/domain"
+
+// clientCapabilityOf names the top-level client capability a client must
+// declare before the server may send it method ("elicitation", "sampling",
+// "roots"); "" for a method that is not a client method.
+func clientCapabilityOf(method string) string {
+	switch method {
+	case domain.MethodElicit:
+		return "elicitation"
+	case domain.MethodCreateMessage:
+		return "sampling"
+	case domain.MethodListRoots:
+		return "roots"
+	}
+	return ""
+}
+
+// missingScopes returns the scopes of required that granted lacks, in
+// order (nil when none is missing).
+func missingScopes(required, granted []string) []string {
+	var missing []string
+	for _, r := range required {
+		found := false
+		for _, g := range granted {
+			if g == r {
+				found = true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, r)
+		}
+	}
+	return missing
+}
