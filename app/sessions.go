@@ -10,7 +10,7 @@ import (
 // its connections (ServeConn) and those transports keep for it
 // (NewSession, RestoreSession). Notifications reach them through it; it
 // reports their end (Options.OnSessionEnd) and keeps a new session where
-// its transport keeps sessions (WithSessionCommit).
+// its transport keeps sessions (withSessionCommit).
 type sessionSet struct {
 	mu  sync.Mutex
 	all map[*session]struct{}

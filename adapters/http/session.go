@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/exchange"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -142,7 +142,7 @@ func (h *Handler) trimCopiesLocked(now time.Time) (idle, removed []*liveSession)
 // context that tells it ended here, and its streams.
 type liveSession struct {
 	id     string
-	sess   *app.Session
+	sess   exchange.Session
 	ctx    context.Context // cancelled when the session ends here, and on Abort
 	cancel context.CancelFunc
 	// gone is cancelled when the session itself ended (DELETE, or the store
@@ -181,7 +181,7 @@ type liveSession struct {
 // their deletion; older ones are left to the event store's expiry.
 const maxTrackedStreams = 256
 
-func (h *Handler) newLive(id string, sess *app.Session) *liveSession {
+func (h *Handler) newLive(id string, sess exchange.Session) *liveSession {
 	ls := &liveSession{id: id, sess: sess, lastUsed: time.Now()}
 	ls.ctx, ls.cancel = context.WithCancel(h.abortCtx)
 	ls.gone, ls.markGone = context.WithCancel(context.Background())
@@ -319,7 +319,7 @@ func DefaultClientKey(r *http.Request) string {
 	// The engine's rule, so that sessions and listen streams count the
 	// same client; a request has no connection to stand for an unknown
 	// address, so all such requests are one client.
-	if k := (app.TransportInfo{Principal: PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr}).ClientKey(); k != "" {
+	if k := exchange.ClientKey(exchange.Transport{Principal: PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr}); k != "" {
 		return k
 	}
 	return "addr:" + r.RemoteAddr
@@ -366,7 +366,7 @@ func (h *Handler) lookup(ctx context.Context, sid string, id json.RawMessage) (*
 	idle, removed := h.sweepLocked(now)
 	ls := h.live[sid]
 	if ls == nil {
-		ls = h.newLive(sid, h.e.RestoreSession(context.Background(), st, nil))
+		ls = h.newLive(sid, h.x.RestoreSession(st))
 		ls.stored = st
 		h.live[sid] = ls
 		h.addCopyLocked(ls, now)
@@ -440,7 +440,7 @@ func (h *Handler) storeRemoved(sid string) {
 	if ls == nil {
 		return
 	}
-	ls.sess.Ended(app.SessionRemoved)
+	ls.sess.Removed()
 	ls.mu.Lock()
 	busy := ls.inflight > 0
 	ls.removed = busy
@@ -590,7 +590,7 @@ func (h *Handler) undoGrowth(ctx context.Context, ls *liveSession, refused ports
 // (data.limit "maxSessionBytesPerClient" or "maxSessionBytes"), as the
 // engine answers a subscription past its own limits; the change is not
 // kept.
-func (h *Handler) syncAnswer(ctx context.Context, ls *liveSession, id json.RawMessage, ans app.Answer) app.Answer {
+func (h *Handler) syncAnswer(ctx context.Context, ls *liveSession, id json.RawMessage, ans exchange.Answer) exchange.Answer {
 	err := h.syncState(ctx, ls)
 	if err == nil || ans.Response == nil || ans.IsError {
 		return ans
@@ -602,7 +602,7 @@ func (h *Handler) syncAnswer(ctx context.Context, ls *liveSession, id json.RawMe
 		e.message = "Invalid params: this client's sessions hold as many bytes as they may; unsubscribe, or end the sessions it no longer uses (DELETE), first"
 		e.data = map[string]any{"limit": "maxSessionBytesPerClient"}
 	}
-	return app.Answer{Response: e.body(), IsError: true, Code: domain.CodeInvalidParams}
+	return exchange.Answer{Response: e.body(), IsError: true, Code: domain.CodeInvalidParams}
 }
 
 // sameState compares what the engine owns of two states (Created and
