@@ -60,9 +60,9 @@ func (e *Engine) HandleBatch(ctx context.Context, sess *Session, members []Messa
 func (e *Engine) HandleInspected(ctx context.Context, sess *Session, mi MessageInfo, related ports.MessageWriter) []byte {
 	var hs exchange.Session
 	if sess != nil {
-		hs = (*httpSession)(sess)
+		hs = &httpSession{Session: sess}
 	}
-	return e.Exchange().Serve(ctx, hs, mi.toExchange(), related).Response
+	return e.Exchange(nil).Serve(ctx, hs, mi.toExchange(), related).Response
 }
 
 // State is state.
@@ -79,7 +79,7 @@ func (sess *Session) SetPeer(peer string) {
 func (e *Engine) Answer(ctx context.Context, sess *Session, mi MessageInfo, related ports.MessageWriter) exchange.Answer {
 	var hs exchange.Session
 	if sess != nil {
-		hs = (*httpSession)(sess)
+		hs = &httpSession{Session: sess}
 	}
-	return e.Exchange().Serve(ctx, hs, mi.toExchange(), related)
+	return e.Exchange(nil).Serve(ctx, hs, mi.toExchange(), related)
 }

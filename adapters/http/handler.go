@@ -259,7 +259,7 @@ func NewHandler(e *app.Engine, opts Options) *Handler {
 		opts.Logger = e.Logger()
 	}
 	h := &Handler{
-		x:        e.Exchange(),
+		x:        e.Exchange(opts.SessionStore),
 		policy:   e.Policy(),
 		opts:     opts,
 		sessions: opts.SessionStore,

@@ -371,11 +371,9 @@ func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, mi exc
 	// sees (and audits), as the client does.
 	var stored bool
 	var refused *rpcErr
-	commit := func(ctx context.Context) error {
-		st := sess.State()
+	commit := func(ctx context.Context, st ports.SessionState) error {
 		// Known here before the store has it, so that a removal the store
 		// reports from now on (an eviction right after Create) finds it.
-		ls.stored = st
 		h.addLive(ls)
 		if err := h.sessions.Create(ctx, st); err != nil {
 			h.dropLive(ls)

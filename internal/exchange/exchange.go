@@ -213,11 +213,11 @@ type Port interface {
 	// responses in order (nil where a member has none).
 	ServeBatch(ctx context.Context, s Session, members []Message, related ports.MessageWriter) [][]byte
 	// Initialize serves an initialize in the new session s: commit runs
-	// once the engine has accepted it, before its answer leaves the engine
-	// and inside its middleware; an error from commit becomes the answer
-	// (a *domain.ProtocolError as it is, any other -32603) and s stays
-	// uninitialized.
-	Initialize(ctx context.Context, s Session, m Message, related ports.MessageWriter, commit func(ctx context.Context) error) Answer
+	// once the engine has accepted it, with the session's state to store,
+	// before its answer leaves the engine and inside its middleware; an
+	// error from commit becomes the answer (a *domain.ProtocolError as it
+	// is, any other -32603) and s stays uninitialized.
+	Initialize(ctx context.Context, s Session, m Message, related ports.MessageWriter, commit func(ctx context.Context, st ports.SessionState) error) Answer
 
 	// NewSession returns a new, uninitialized session with id, which
 	// belongs to owner and counts against the client peer.
@@ -226,14 +226,26 @@ type Port interface {
 	RestoreSession(st ports.SessionState) Session
 }
 
-// Session is a handshake-era conversation held by the transport.
+// Session is a handshake-era conversation, kept in the session store the
+// port was made with. The engine holds its state, and knows what the store
+// holds of it; the transport holds what is its own (streams, ids, budgets).
 type Session interface {
-	// State returns what must be stored to restore the session elsewhere
-	// (Created and LastSeen are left to the store); its Subscriptions
-	// must not be modified.
-	State() ports.SessionState
-	// Update replaces the session's state by st (all but the id).
-	Update(st ports.SessionState)
+	// Refresh takes st, the session's state as the store holds it now:
+	// when it differs from what the session knows the store holds
+	// (another instance changed the session), the session takes it, and
+	// Refresh reports true.
+	Refresh(st ports.SessionState) bool
+	// Sync writes the session's state to the store when a request changed
+	// it, and reports whether what the store holds changed. A store's
+	// refusal of a larger state (an error wrapping
+	// ports.ErrTooManySessions) is undone in the session too, and
+	// returned; so are other failures, but for ports.ErrSessionNotFound.
+	Sync(ctx context.Context) (bool, error)
+	// Size is the size of the session's state as the store holds it
+	// (ports.SessionState.Size).
+	Size() int
+	// Revision is the session's negotiated revision.
+	Revision() domain.Revision
 	// SetWriter attaches (or, with nil, detaches) the writer that
 	// receives the session's server-initiated messages.
 	SetWriter(w ports.MessageWriter)
