@@ -32,14 +32,14 @@ type callInfo struct {
 }
 
 // HandleMessage serves one message outside a connection loop (for
-// request-response transports such as Streamable HTTP): it returns the
-// response to send, or nil for a notification or a client response.
+// request-response transports, and tests): it returns the response to
+// send, or nil for a notification or a client response.
 // Notifications that belong to the request (progress) go to related, or to
 // the session's writer when related is nil.
 //
 // Stateless-era requests need no session (sess may be nil); handshake-era
-// ones are served by sess, from [Engine.NewSession] or
-// [Engine.RestoreSession]. Cancelling ctx cancels a tool call in progress.
+// ones are served by sess, from [Engine.NewSession]. Cancelling ctx
+// cancels a tool call in progress.
 //
 // The engine keeps parts of raw without copying them (the request's id and
 // params; a tool's handler gets its arguments as they are and may keep

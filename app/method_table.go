@@ -9,8 +9,8 @@ import (
 // The method table: every MCP request method the engine serves is one entry
 // here, and nothing else lists them. Dispatch (requestWith), the choice of
 // what runs apart from a connection's reader (runsAsCall), the HTTP
-// adapter's header rules ([LookupMethod]) and the middleware chain all read
-// it.
+// adapter's header rules (through the exchange port's Method) and the
+// middleware chain all read it.
 
 // serveFunc answers one request of a method, its era and revision resolved.
 type serveFunc func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError)

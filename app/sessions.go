@@ -8,7 +8,8 @@ import (
 
 // sessionSet holds the handshake-era sessions the engine serves: those of
 // its connections (ServeConn) and those transports keep for it
-// (NewSession, RestoreSession). Notifications reach them through it; it
+// (NewSession, and the exchange port's). Notifications reach them through
+// it; it
 // reports their end (Options.OnSessionEnd) and keeps a new session where
 // its transport keeps sessions (withSessionCommit).
 type sessionSet struct {

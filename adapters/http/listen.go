@@ -28,7 +28,7 @@ var keepAliveComment = []byte(": keep-alive\n\n")
 // request it refuses for such a cap (app.CodeListenLimit) is answered 429
 // with Retry-After.
 func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, mi exchange.Message, acc accepts, hold *bodyHold) {
-	// The body has been decoded (app.Inspect) and the engine keeps only
+	// The body has been decoded (the engine's Inspect) and the engine keeps only
 	// copies of the little it needs: the stream gives back what it holds
 	// of the budget of bodies in flight now (see keepRequest), lest open
 	// streams hold its client's share.

@@ -563,7 +563,7 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 		clientCallsFull(nil, h.budget.share).write(w)
 		return
 	}
-	// The engine serves the members (app.Engine.HandleBatch, the same on
+	// The engine serves the members (the port's ServeBatch, the same on
 	// every transport): a stateless-era request (its _meta names a
 	// protocol version; its request metadata headers cannot be checked
 	// inside a batch, where one set of headers comes with many bodies, and
