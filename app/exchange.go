@@ -76,11 +76,6 @@ func (p exchangePort) Serve(ctx context.Context, s exchange.Session, m exchange.
 	return p.e.handleAnswer(ctx, sessionOf(s), mi.msg, mi.params, mi.rerr, related)
 }
 
-func (p exchangePort) ServeRaw(ctx context.Context, s exchange.Session, raw []byte) []byte {
-	m, rerr := decodeMessage(bytes.TrimSpace(raw))
-	return p.e.handleAnswer(ctx, sessionOf(s), m, nil, rerr, nil).Response
-}
-
 func (p exchangePort) ServeBatch(ctx context.Context, s exchange.Session, members []exchange.Message, related ports.MessageWriter) [][]byte {
 	infos := make([]messageInfo, len(members))
 	for i, m := range members {

@@ -53,13 +53,12 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		if mi, ok = h.keepRequest(w, mi, bufCap, hold); !ok {
 			return
 		}
-		raw = nil // not used for a request: the buffer may go
 	}
 	switch {
 	case mi.Kind == exchange.Invalid:
 		// The engine words the error (-32700 for bad JSON, -32600 for a
 		// message that is not JSON-RPC); the request cannot be served: 400.
-		resp := h.x.ServeRaw(r.Context(), nil, raw)
+		resp := h.x.Serve(r.Context(), nil, mi, nil).Response
 		if resp == nil { // an invalid notification: the engine answers nothing
 			newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, "Invalid Request").write(w)
 			return
@@ -67,7 +66,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, resp)
 		return
 	case mi.Stateless():
-		h.serveStateless(w, r, raw, mi, acc, hold)
+		h.serveStateless(w, r, mi, acc, hold)
 		return
 	}
 	if e := h.checkVersionHeader(r, mi.ID); e != nil {
@@ -86,7 +85,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		// reaches the engine's middleware, which sees every one.
 		if mi.Kind == exchange.Notification {
 			ctx, done := h.statelessContext(r)
-			h.x.ServeRaw(ctx, nil, raw)
+			h.x.Serve(ctx, nil, mi, nil)
 			done()
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -108,7 +107,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sid := r.Header.Get(HeaderSessionID); sid != "" {
-		h.serveInSession(w, r, sid, raw, mi, acc, hold)
+		h.serveInSession(w, r, sid, mi, acc, hold)
 		return
 	}
 	if mi.Kind == exchange.Request && mi.Method == domain.MethodInitialize {
@@ -296,13 +295,13 @@ func (h *Handler) keepRequest(w http.ResponseWriter, mi exchange.Message, bufCap
 //
 // hold is the request's part of the budget of bodies in flight; a listen
 // stream gives it back as it starts (see serveListen).
-func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []byte, mi exchange.Message, acc accepts, hold *bodyHold) {
+func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, mi exchange.Message, acc accepts, hold *bodyHold) {
 	if mi.Kind != exchange.Request {
 		// 2026-07-28 defines no client notification over HTTP, nor headers
 		// for one: accept it (it has no effect without a session but
 		// reaches the engine's middleware).
 		ctx, done := h.statelessContext(r)
-		h.x.ServeRaw(ctx, nil, raw)
+		h.x.Serve(ctx, nil, mi, nil)
 		done()
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -431,11 +430,10 @@ func (h *Handler) createError(id json.RawMessage, err error) *rpcErr {
 	return e
 }
 
-// serveInSession serves a message of a handshake-era session (raw is nil
-// for a request). hold is what the POST holds of the budget of bodies in
+// serveInSession serves a message of a handshake-era session. hold is what the POST holds of the budget of bodies in
 // flight: a call that goes on after the POST has returned (see below)
 // takes it along.
-func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid string, raw []byte, mi exchange.Message, acc accepts, hold *bodyHold) {
+func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid string, mi exchange.Message, acc accepts, hold *bodyHold) {
 	ls, e := h.lookup(r.Context(), sid, mi.ID)
 	if e != nil {
 		e.write(w)
@@ -444,7 +442,7 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 	if mi.Kind != exchange.Request {
 		// Notifications (initialized, cancelled) and responses: 202.
 		ctx := h.withTransport(r.Context(), r)
-		h.x.ServeRaw(ctx, ls.sess, raw)
+		h.x.Serve(ctx, ls.sess, mi, nil)
 		h.syncState(ctx, ls)
 		w.WriteHeader(http.StatusAccepted)
 		return

@@ -205,9 +205,6 @@ type Port interface {
 	// is. related receives what the server sends meanwhile about the
 	// request (progress, its own requests to the client).
 	Serve(ctx context.Context, s Session, m Message, related ports.MessageWriter) Answer
-	// ServeRaw decodes raw and serves it, returning the response (nil
-	// when there is none).
-	ServeRaw(ctx context.Context, s Session, raw []byte) []byte
 	// ServeBatch serves the members of a JSON-RPC batch of a
 	// handshake-era session, each as Inspect decoded it, and returns their
 	// responses in order (nil where a member has none).
