@@ -83,3 +83,12 @@ func (e *Engine) Answer(ctx context.Context, sess *Session, mi MessageInfo, rela
 	}
 	return e.Exchange(nil).Serve(ctx, hs, mi.toExchange(), related)
 }
+
+// Methods returns every entry of the method table, in a fixed order.
+func Methods() []MethodSpec {
+	out := make([]MethodSpec, len(methodList))
+	for i := range methodList {
+		out[i] = methodList[i].MethodSpec
+	}
+	return out
+}

@@ -137,15 +137,6 @@ func LookupMethod(name string) (MethodSpec, bool) {
 	return MethodSpec{}, false
 }
 
-// Methods returns every entry of the method table, in a fixed order.
-func Methods() []MethodSpec {
-	out := make([]MethodSpec, len(methodList))
-	for i := range methodList {
-		out[i] = methodList[i].MethodSpec
-	}
-	return out
-}
-
 // runsAsCall tells the methods that a connection runs apart from its
 // reader ([MethodSpec.Call], [ExtensionMethod.Call]).
 func (e *Engine) runsAsCall(name string) bool {
