@@ -54,7 +54,7 @@ func (p exchangePort) Method(name string) (exchange.MethodSpec, bool) {
 	if !ok {
 		return exchange.MethodSpec{}, false
 	}
-	return exchange.MethodSpec(m.MethodSpec), true
+	return m.MethodSpec, true
 }
 
 func (p exchangePort) Tool(name string) (*domain.Tool, bool) { return p.e.LookupTool(name) }

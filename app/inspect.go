@@ -26,25 +26,11 @@ const (
 // [exchange.Message], its form outside the engine), and the decoded
 // message, so that the engine need not decode it again.
 type messageInfo struct {
-	Kind            messageKind
-	ID              json.RawMessage
-	Method          string
-	ProtocolVersion string
-	Name            string
-	URI             string
-	Arguments       json.RawMessage
+	exchange.Info
 
 	msg    message
 	params *wireParams
 	rerr   *rpcError
-}
-
-// Stateless reports whether the message is a stateless-era request or
-// notification: it names a protocol version in _meta. (An initialize that
-// does is stateless too, and answered -32601: the method does not exist in
-// the stateless era.)
-func (mi messageInfo) Stateless() bool {
-	return mi.ProtocolVersion != ""
 }
 
 // inspect decodes raw as the engine would, strictly, and reports what it
@@ -57,9 +43,9 @@ func (mi messageInfo) Stateless() bool {
 func inspect(raw []byte) messageInfo {
 	m, rerr := decodeMessage(raw)
 	if rerr != nil {
-		return messageInfo{Kind: kindInvalid, ID: json.RawMessage(rerr.id), Method: m.method, msg: m, rerr: rerr}
+		return messageInfo{Info: exchange.Info{Kind: kindInvalid, ID: json.RawMessage(rerr.id), Method: m.method}, msg: m, rerr: rerr}
 	}
-	mi := messageInfo{ID: json.RawMessage(m.id), Method: m.method, msg: m}
+	mi := messageInfo{Info: exchange.Info{ID: json.RawMessage(m.id), Method: m.method}, msg: m}
 	switch {
 	case m.isResponse:
 		mi.Kind = kindResponse
@@ -136,7 +122,7 @@ func (e *Engine) LookupTool(name string) (*domain.Tool, bool) {
 // toExchange is mi in the form a transport holds ([exchange.Message]).
 func (mi messageInfo) toExchange() exchange.Message {
 	m := mi.msg
-	x := exchange.Message{Kind: mi.Kind, ID: mi.ID, Method: mi.Method, ProtocolVersion: mi.ProtocolVersion, Name: mi.Name, URI: mi.URI, Arguments: mi.Arguments,
+	x := exchange.Message{Info: mi.Info,
 		Decoded: exchange.Decoded{ID: json.RawMessage(m.id), Params: json.RawMessage(m.params.raw), ParamsErr: m.params.err,
 			IsResponse: m.isResponse, IsError: m.isError, Payload: json.RawMessage(m.payload)}}
 	// Only non-nil pointers go in: an interface holding a nil pointer
@@ -160,7 +146,7 @@ func fromExchange(x exchange.Message) messageInfo {
 	pre, _ := d.Pre.(*wireParams)
 	checked, _ := d.Checked.(*wireParams)
 	rerr, _ := d.Err.(*rpcError)
-	return messageInfo{Kind: x.Kind, ID: x.ID, Method: x.Method, ProtocolVersion: x.ProtocolVersion, Name: x.Name, URI: x.URI, Arguments: x.Arguments,
+	return messageInfo{Info: x.Info,
 		msg: message{id: jsontext.Value(d.ID), method: x.Method, params: msgParams{raw: jsontext.Value(d.Params), p: pre, err: d.ParamsErr},
 			isResponse: d.IsResponse, isError: d.IsError, payload: jsontext.Value(d.Payload)},
 		params: checked, rerr: rerr}

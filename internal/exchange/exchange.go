@@ -38,14 +38,16 @@ const (
 // encoding/json does past the same bound).
 const MaxNestingDepth = 10000
 
-// Message is what a transport may need to know about a message before the
+// Info is what a transport may need to know about a message before the
 // engine serves it (Streamable HTTP checks headers against it and picks its
 // response mode), as [Port.Inspect] decoded it. It holds parts of the
 // buffer it was inspected from, which must not be written again.
-type Message struct {
+type Info struct {
 	Kind Kind
 	// ID is the request's id; for an Invalid message, the id its error
-	// answers when it could still be read (nil when it could not).
+	// answers when it could still be read (a request refused for
+	// duplicate member names or invalid UTF-8 in its params), nil when it
+	// could not.
 	ID     json.RawMessage
 	Method string
 	// ProtocolVersion is params._meta["io.modelcontextprotocol/protocolVersion"]
@@ -58,7 +60,18 @@ type Message struct {
 	URI  string
 	// Arguments is params.arguments (tools/call), as sent.
 	Arguments json.RawMessage
+}
 
+// Stateless reports whether the message is a stateless-era request or
+// notification: it names a protocol version in _meta. (An initialize that
+// does is stateless too, and answered -32601: the method does not exist in
+// the stateless era.)
+func (i Info) Stateless() bool { return i.ProtocolVersion != "" }
+
+// Message is a message as [Port.Inspect] decoded it: its [Info], and the
+// engine's decoding, which the transport hands back with it.
+type Message struct {
+	Info
 	// Decoded is the engine's own decoding of the message, handed back to
 	// it so that it does not decode again; a transport leaves it alone.
 	Decoded Decoded
@@ -78,12 +91,6 @@ type Decoded struct {
 	// answered with: pointers of the engine's types.
 	Pre, Checked, Err any
 }
-
-// Stateless reports whether the message is a stateless-era request or
-// notification: it names a protocol version in _meta. (An initialize that
-// does is stateless too, and answered -32601: the method does not exist in
-// the stateless era.)
-func (m Message) Stateless() bool { return m.ProtocolVersion != "" }
 
 // RetainedSize is how many bytes of the buffer the message was inspected
 // from it refers to while it is served: its id and its params (the members
@@ -114,14 +121,20 @@ type Answer struct {
 	Scopes []string
 }
 
-// MethodSpec is what a transport reads of an entry of the engine's method
-// table.
+// MethodSpec describes one request method of the engine's method table
+// (app.MethodSpec is this type).
 type MethodSpec struct {
 	// Name is the JSON-RPC method name.
 	Name string
-	// Handshake and Stateless tell the eras the method exists in.
+	// Handshake and Stateless tell the eras the method exists in: ping,
+	// initialize, logging/setLevel and resources/(un)subscribe belong to
+	// the handshake era only (2026-07-28 removed them), server/discover
+	// and subscriptions/listen to the stateless era only.
 	Handshake, Stateless bool
-	// Call marks the methods that run apart from a connection's reader.
+	// Call marks the methods that run apart from a connection's reader,
+	// cancellable (notifications/cancelled): those whose handlers may take
+	// long or wait for the client, and the long-lived listen stream. The
+	// others are answered in order by the reader.
 	Call bool
 	// Stream marks a long-lived request answered by a stream of
 	// notifications (subscriptions/listen).
