@@ -9,11 +9,7 @@ import (
 	"github.com/hexmcp/hexmcp/internal/exchange"
 )
 
-// messageKind classifies an incoming message (the kinds of
-// [exchange.Kind]).
-type messageKind = exchange.Kind
-
-// Kinds of message.
+// Kinds of message ([exchange.Kind]).
 const (
 	kindInvalid      = exchange.Invalid      // not a valid JSON-RPC message
 	kindRequest      = exchange.Request      // has an id and a method
