@@ -38,8 +38,9 @@
 // the engine reads each message, serves it and tells what it answered
 // (HTTP picks its status from that), and keeps each session's state and
 // what the session store holds of it. The adapter keeps what is HTTP's:
-// the session ids, the SSE streams and their event ids, the budgets of
-// bodies and requests in flight, and the headers.
+// the session ids (and which sessions it holds in memory), the SSE streams
+// and their event ids, the budgets of bodies and requests in flight, and
+// the headers.
 //
 // # Status codes
 //
