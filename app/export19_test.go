@@ -37,11 +37,6 @@ func WithSessionCommit(ctx context.Context, commit func(ctx context.Context) err
 	return withSessionCommit(ctx, commit)
 }
 
-// WithTransportInfo is withTransportInfo.
-func WithTransportInfo(ctx context.Context, info TransportInfo) context.Context {
-	return withTransportInfo(ctx, info)
-}
-
 // RestoreSession is restoreSession.
 func (e *Engine) RestoreSession(ctx context.Context, st ports.SessionState, out ports.MessageWriter) *Session {
 	return e.restoreSession(ctx, st, out)

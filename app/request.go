@@ -214,7 +214,7 @@ func (rc *RequestContext) writeRelated(ctx context.Context, msg []byte) error {
 
 // TransportInfo is what the transport knows about a request: for HTTP its
 // headers and the authenticated principal. Transports attach it with
-// [withTransportInfo]; handlers read it with [RequestContext.Transport].
+// [WithTransportInfo]; handlers read it with [RequestContext.Transport].
 type TransportInfo struct {
 	// Header holds the request's headers, keys in canonical form
 	// (http.Header can wrap it). Nil on transports without headers.
@@ -248,9 +248,9 @@ func (t TransportInfo) ClientKey() string { return exchange.ClientKey(exchange.T
 
 type transportKey struct{}
 
-// withTransportInfo returns ctx carrying info for the requests served with
+// WithTransportInfo returns ctx carrying info for the requests served with
 // it. Transport adapters call it.
-func withTransportInfo(ctx context.Context, info TransportInfo) context.Context {
+func WithTransportInfo(ctx context.Context, info TransportInfo) context.Context {
 	return context.WithValue(ctx, transportKey{}, info)
 }
 

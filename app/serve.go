@@ -146,7 +146,7 @@ func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
 			ti.Principal = pp.Principal()
 		}
 		if ti.RemoteAddr != "" || ti.Principal != nil {
-			ctx = withTransportInfo(ctx, ti)
+			ctx = WithTransportInfo(ctx, ti)
 		}
 	}
 	s := &session{set: &e.sessions, conn: c, inflight: make(map[string]context.CancelFunc), unread: make(chan struct{})}
