@@ -9,7 +9,7 @@ import (
 	"github.com/hexmcp/hexmcp/internal/wiretest"
 )
 
-// maxDepth is app.MaxNestingDepth.
+// maxDepth is the engine's bound on nesting (10000 levels).
 const maxDepth = 10_000
 
 // A request nested deeper than the decoder reads (maxDepth) is

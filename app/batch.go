@@ -8,9 +8,9 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// HandleBatch serves the members of a JSON-RPC batch of a handshake-era
+// batch serves the members of a JSON-RPC batch of a handshake-era
 // session (2025-03-26, the one revision with batches; the transport checks
-// that, and that the batch is a non-empty array), each as [Inspect]
+// that, and that the batch is a non-empty array), each as [inspect]
 // decoded it, and returns their responses in order (nil where a member has
 // none: a notification, a client's response). The requests run
 // concurrently, as a batch's members may; every transport serves batches
@@ -18,17 +18,9 @@ import (
 // and so is a stateless-era request (its _meta names a protocol version:
 // it must be sent on its own), each with its id, while the other members
 // are served; a stateless-era notification is served outside the session.
-func (e *Engine) HandleBatch(ctx context.Context, sess *Session, members []MessageInfo, related ports.MessageWriter) [][]byte {
-	var s *session
-	if sess != nil {
-		s = sess.s
-	}
-	return e.batch(ctx, s, members, related, nil)
-}
-
-// batch is HandleBatch; slot, when not nil, is the connection-loop call
+// slot, when not nil, is the connection-loop call
 // that serves the batch (its requests may wait for the client).
-func (e *Engine) batch(ctx context.Context, s *session, members []MessageInfo, related ports.MessageWriter, slot *callSlot) [][]byte {
+func (e *Engine) batch(ctx context.Context, s *session, members []messageInfo, related ports.MessageWriter, slot *callSlot) [][]byte {
 	out := make([][]byte, len(members))
 	if related != nil {
 		ctx = context.WithValue(ctx, relatedKey{}, related)

@@ -12,8 +12,8 @@ import (
 
 type sessionCommitKey struct{}
 
-// WithSessionCommit returns a copy of ctx with which an initialize is
-// served (Engine.Answer, HandleMessage) so that commit runs once the
+// withSessionCommit returns a copy of ctx with which an initialize is
+// served (by the exchange port's Initialize) so that commit runs once the
 // engine has accepted it, before its answer leaves the engine and inside
 // [Options.Middleware]: a transport that keeps sessions elsewhere (the
 // Streamable HTTP transport's session store) stores the new session there.
@@ -23,11 +23,11 @@ type sessionCommitKey struct{}
 // middleware sees the error: what it records (middleware.Audit) is what
 // the client gets. Without it, an initialize is accepted once the engine
 // answers it.
-func WithSessionCommit(ctx context.Context, commit func(ctx context.Context) error) context.Context {
+func withSessionCommit(ctx context.Context, commit func(ctx context.Context) error) context.Context {
 	return context.WithValue(ctx, sessionCommitKey{}, commit)
 }
 
-// commit runs the commit of WithSessionCommit, if ctx carries one,
+// commit runs the commit of withSessionCommit, if ctx carries one,
 // for the session s whose initialize (id) the engine accepted; on error s
 // is uninitialized again and the error is the answer.
 func (ss *sessionSet) commit(ctx context.Context, s *session, id jsontext.Value) *rpcError {

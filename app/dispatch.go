@@ -7,11 +7,12 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/exchange"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
 // The dispatch: how the engine serves one message, whatever brought it (a
-// connection's loop, HandleMessage, Answer, a batch). A client's response
+// connection's loop, HandleMessage, the exchange port, a batch). A client's response
 // goes to the server request it answers (forwarder), a notification to
 // notify (through the middleware), a request to its entry of the method
 // table, its era and revision resolved once (resolve); the parts of the
@@ -31,14 +32,14 @@ type callInfo struct {
 }
 
 // HandleMessage serves one message outside a connection loop (for
-// request-response transports such as Streamable HTTP): it returns the
-// response to send, or nil for a notification or a client response.
+// request-response transports, and tests): it returns the response to
+// send, or nil for a notification or a client response.
 // Notifications that belong to the request (progress) go to related, or to
 // the session's writer when related is nil.
 //
 // Stateless-era requests need no session (sess may be nil); handshake-era
-// ones are served by sess, from [Engine.NewSession] or
-// [Engine.RestoreSession]. Cancelling ctx cancels a tool call in progress.
+// ones are served by sess, from [Engine.NewSession]. Cancelling ctx
+// cancels a tool call in progress.
 //
 // The engine keeps parts of raw without copying them (the request's id and
 // params; a tool's handler gets its arguments as they are and may keep
@@ -54,20 +55,20 @@ func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte, r
 
 // handleAnswer serves a decoded message (params, when not nil, already
 // decoded) and tells what the answer is.
-func (e *Engine) handleAnswer(ctx context.Context, s *session, m message, p *wireParams, rerr *rpcError, related ports.MessageWriter) Answer {
+func (e *Engine) handleAnswer(ctx context.Context, s *session, m message, p *wireParams, rerr *rpcError, related ports.MessageWriter) exchange.Answer {
 	if rerr != nil {
 		if m.method != "" && m.id == nil {
-			return Answer{}
+			return exchange.Answer{}
 		}
 		return rerr.answer(encodeError(rerr))
 	}
 	if m.isResponse {
 		e.fwd.clientResponse(ctx, s, m)
-		return Answer{}
+		return exchange.Answer{}
 	}
 	if m.id == nil {
 		e.notification(ctx, s, m)
-		return Answer{}
+		return exchange.Answer{}
 	}
 	if related != nil {
 		ctx = context.WithValue(ctx, relatedKey{}, related)
@@ -82,7 +83,7 @@ func (e *Engine) handleAnswer(ctx context.Context, s *session, m message, p *wir
 	}
 	out, rerr := e.requestWith(call.ctx, s, m, p)
 	if out = call.end(out); out == nil {
-		return Answer{} // cancelled: no response
+		return exchange.Answer{} // cancelled: no response
 	}
 	return rerr.answer(out)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/exchange"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/mocks"
@@ -682,18 +683,18 @@ func TestServerShutdownDeadline(t *testing.T) {
 }
 
 func TestInspect(t *testing.T) {
-	for raw, want := range map[string]app.MessageInfo{
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1},` + meta2026 + `}}`: {Kind: app.KindRequest, ID: json.RawMessage(`1`), Method: "tools/call", ProtocolVersion: "2026-07-28", Name: "add", Arguments: json.RawMessage(`{"a":1}`)},
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`:                                                      {Kind: app.KindNotification, Method: "notifications/initialized"},
-		`{"jsonrpc":"2.0","id":"r","result":{}}`:                                                                      {Kind: app.KindResponse, ID: json.RawMessage(`"r"`)},
-		`{"jsonrpc":"2.0","id":2,"Method":"x"}`:                                                                       {Kind: app.KindInvalid, ID: json.RawMessage(`2`)},
-		`nope`:                                                                                                        {Kind: app.KindInvalid},
+	for raw, want := range map[string]exchange.Info{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1},` + meta2026 + `}}`: {Kind: exchange.Request, ID: json.RawMessage(`1`), Method: "tools/call", ProtocolVersion: "2026-07-28", Name: "add", Arguments: json.RawMessage(`{"a":1}`)},
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`:                                                      {Kind: exchange.Notification, Method: "notifications/initialized"},
+		`{"jsonrpc":"2.0","id":"r","result":{}}`:                                                                      {Kind: exchange.Response, ID: json.RawMessage(`"r"`)},
+		`{"jsonrpc":"2.0","id":2,"Method":"x"}`:                                                                       {Kind: exchange.Invalid, ID: json.RawMessage(`2`)},
+		`nope`:                                                                                                        {Kind: exchange.Invalid},
 	} {
 		got := app.Inspect([]byte(raw))
-		exported := func(mi app.MessageInfo) string {
+		exported := func(mi exchange.Info) string {
 			return fmt.Sprintf("%v %s %q %q %q %q %s", mi.Kind, mi.ID, mi.Method, mi.ProtocolVersion, mi.Name, mi.URI, mi.Arguments)
 		}
-		if exported(got) != exported(want) {
+		if exported(got.Info) != exported(want) {
 			t.Errorf("Inspect(%s)\n got %+v\nwant %+v", raw, got, want)
 		}
 	}

@@ -1,5 +1,89 @@
 package app
 
+import (
+	"context"
+
+	"github.com/hexmcp/hexmcp/internal/exchange"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
 // Names the external tests use, unexported by issue 19.
 const DefaultMaxListenSubscriptions = defaultMaxListenSubscriptions
 const DefaultMaxURILength = defaultMaxURILength
+
+// The engine's request-level plumbing, which issue 19 took out of the
+// public API (the Streamable HTTP transport reaches it through
+// Engine.Exchange): the external tests still reach it here.
+
+// Inspect is inspect.
+func Inspect(raw []byte) MessageInfo { return inspect(raw) }
+
+// MessageInfo is messageInfo.
+type MessageInfo = messageInfo
+
+// Kinds of message.
+const (
+	KindInvalid      = kindInvalid
+	KindRequest      = kindRequest
+	KindNotification = kindNotification
+	KindResponse     = kindResponse
+)
+
+// MaxNestingDepth is maxNestingDepth.
+const MaxNestingDepth = maxNestingDepth
+
+// WithSessionCommit is withSessionCommit.
+func WithSessionCommit(ctx context.Context, commit func(ctx context.Context) error) context.Context {
+	return withSessionCommit(ctx, commit)
+}
+
+// RestoreSession is restoreSession.
+func (e *Engine) RestoreSession(ctx context.Context, st ports.SessionState, out ports.MessageWriter) *Session {
+	return e.restoreSession(ctx, st, out)
+}
+
+// HandleBatch serves a batch of a session as the exchange port does.
+func (e *Engine) HandleBatch(ctx context.Context, sess *Session, members []MessageInfo, related ports.MessageWriter) [][]byte {
+	var s *session
+	if sess != nil {
+		s = sess.s
+	}
+	return e.batch(ctx, s, members, related, nil)
+}
+
+// HandleInspected serves a message as the exchange port does.
+func (e *Engine) HandleInspected(ctx context.Context, sess *Session, mi MessageInfo, related ports.MessageWriter) []byte {
+	var hs exchange.Session
+	if sess != nil {
+		hs = &httpSession{Session: sess}
+	}
+	return e.Exchange(nil).Serve(ctx, hs, mi.toExchange(), related).Response
+}
+
+// State is state.
+func (sess *Session) State() ports.SessionState { return sess.state() }
+
+// SetPeer sets the session's peer.
+func (sess *Session) SetPeer(peer string) {
+	sess.s.mu.Lock()
+	sess.s.peer = peer
+	sess.s.mu.Unlock()
+}
+
+// Answer serves a message as the exchange port does, and tells the answer.
+func (e *Engine) Answer(ctx context.Context, sess *Session, mi MessageInfo, related ports.MessageWriter) exchange.Answer {
+	var hs exchange.Session
+	if sess != nil {
+		hs = &httpSession{Session: sess}
+	}
+	return e.Exchange(nil).Serve(ctx, hs, mi.toExchange(), related)
+}
+
+// Methods returns every entry of the method table, in a fixed order.
+func Methods() []MethodSpec {
+	out := make([]MethodSpec, len(methodList))
+	for i := range methodList {
+		out[i] = methodList[i].MethodSpec
+	}
+	return out
+}

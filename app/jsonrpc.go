@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/exchange"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -262,11 +263,11 @@ type rpcError struct {
 
 // answer is the Answer of the response out, which is this error's
 // encoding (or, for a nil error, a result).
-func (r *rpcError) answer(out []byte) Answer {
+func (r *rpcError) answer(out []byte) exchange.Answer {
 	if r == nil || out == nil {
-		return Answer{Response: out}
+		return exchange.Answer{Response: out}
 	}
-	return Answer{Response: out, IsError: true, Code: r.err.Code, Malformed: r.malformed, Scopes: r.scopes}
+	return exchange.Answer{Response: out, IsError: true, Code: r.err.Code, Malformed: r.malformed, Scopes: r.scopes}
 }
 
 func newRPCError(id jsontext.Value, code int, msg string, data any) *rpcError {
@@ -297,14 +298,14 @@ func decodeMessageSlowly(raw []byte) (message, *rpcError) {
 	return w.message()
 }
 
-// MaxNestingDepth is the deepest nesting of objects and arrays an incoming
+// maxNestingDepth is the deepest nesting of objects and arrays an incoming
 // message may have, the message itself being level 1 (a 2025-03-26 batch
 // is a level too): the bound of the JSON decoder the engine reads with,
 // which no option raises (RFC 8259 section 9 lets a parser set one). A
 // message nested deeper is valid JSON, refused with -32600 "Invalid
 // Request" naming the limit, data {"limit":"maxNestingDepth","max":10000},
 // and the request's id when it can be read (over HTTP: 400).
-const MaxNestingDepth = 10000
+const maxNestingDepth = 10000
 
 // decodeError is the error to send for a message the decoder refused. Only
 // on this error path is the id read again, tolerantly, so that a request
@@ -316,7 +317,7 @@ func decodeError(raw []byte, err error) (message, *rpcError) {
 	case errors.Is(err, jsontext.ErrDuplicateName):
 		id, ok := readID(raw, true)
 		if !ok {
-			if nid, depth, ok := nesting(raw); ok && depth > MaxNestingDepth {
+			if nid, depth, ok := nesting(raw); ok && depth > maxNestingDepth {
 				id = nid // nested too deep for readID, after the duplicate
 			}
 		}
@@ -326,7 +327,7 @@ func decodeError(raw []byte, err error) (message, *rpcError) {
 			// well-formed but for invalid UTF-8 (RFC 8259 section 8.1)
 			return message{id: id}, newRPCError(id, domain.CodeParseError, "Parse error: the message is not valid UTF-8", pointerData(err))
 		}
-		if id, depth, ok := nesting(raw); ok && depth > MaxNestingDepth {
+		if id, depth, ok := nesting(raw); ok && depth > maxNestingDepth {
 			return message{id: id}, tooDeepError(id)
 		}
 		return message{}, newRPCError(nil, domain.CodeParseError, "Parse error: the message is not valid JSON", nil)
@@ -334,11 +335,11 @@ func decodeError(raw []byte, err error) (message, *rpcError) {
 	return message{}, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: a message must be a JSON-RPC 2.0 object", nil)
 }
 
-// tooDeepError answers a message nested deeper than MaxNestingDepth.
+// tooDeepError answers a message nested deeper than maxNestingDepth.
 func tooDeepError(id jsontext.Value) *rpcError {
 	return newRPCError(id, domain.CodeInvalidRequest,
-		"Invalid Request: the message nests objects and arrays deeper than "+strconv.Itoa(MaxNestingDepth)+" levels, the most this server reads",
-		map[string]any{"limit": "maxNestingDepth", "max": MaxNestingDepth})
+		"Invalid Request: the message nests objects and arrays deeper than "+strconv.Itoa(maxNestingDepth)+" levels, the most this server reads",
+		map[string]any{"limit": "maxNestingDepth", "max": maxNestingDepth})
 }
 
 // message checks the members read and makes the message.

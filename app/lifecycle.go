@@ -28,7 +28,7 @@ type lifecycle struct {
 }
 
 // initialize answers initialize: it negotiates the revision and makes the
-// session's state, kept (WithSessionCommit) before the answer leaves.
+// session's state, kept (withSessionCommit) before the answer leaves.
 func (lc *lifecycle) initialize(ctx context.Context, s *session, m message, p *wireParams) ([]byte, *rpcError) {
 	requested, ok := stringParam(p.ProtocolVersion)
 	if !ok {

@@ -4,13 +4,14 @@ import (
 	"context"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/exchange"
 )
 
 // The method table: every MCP request method the engine serves is one entry
 // here, and nothing else lists them. Dispatch (requestWith), the choice of
 // what runs apart from a connection's reader (runsAsCall), the HTTP
-// adapter's header rules ([LookupMethod]) and the middleware chain all read
-// it.
+// adapter's header rules (through the exchange port's Method) and the
+// middleware chain all read it.
 
 // serveFunc answers one request of a method, its era and revision resolved.
 type serveFunc func(e *Engine, ctx context.Context, s *session, m message, p *wireParams, ci callInfo) ([]byte, *rpcError)
@@ -25,30 +26,10 @@ type method struct {
 	serve   serveFunc
 }
 
-// MethodSpec describes one request method of the engine's method table.
-type MethodSpec struct {
-	// Name is the JSON-RPC method name.
-	Name string
-	// Handshake and Stateless tell the eras the method exists in: ping,
-	// initialize, logging/setLevel and resources/(un)subscribe belong to
-	// the handshake era only (2026-07-28 removed them), server/discover
-	// and subscriptions/listen to the stateless era only.
-	Handshake, Stateless bool
-	// Call marks the methods that run apart from a connection's reader,
-	// cancellable (notifications/cancelled): those whose handlers may take
-	// long or wait for the client, and the long-lived listen stream. The
-	// others are answered in order by the reader.
-	Call bool
-	// Stream marks a long-lived request answered by a stream of
-	// notifications (subscriptions/listen).
-	Stream bool
-	// NameParam names the member of params that the stateless era's
-	// Mcp-Name header carries ("name" or "uri"); empty when none does.
-	NameParam string
-	// ParamHeaders marks the method whose arguments may be mirrored in
-	// Mcp-Param-{Name} headers (x-mcp-header; tools/call).
-	ParamHeaders bool
-}
+// MethodSpec describes one request method of the engine's method table:
+// its name, the eras it exists in, whether it runs as a call or answers
+// with a stream, and the headers the stateless era mirrors of it.
+type MethodSpec = exchange.MethodSpec
 
 var methodList = []method{
 	{MethodSpec: MethodSpec{Name: "initialize", Handshake: true},
@@ -135,15 +116,6 @@ func LookupMethod(name string) (MethodSpec, bool) {
 		return m.MethodSpec, true
 	}
 	return MethodSpec{}, false
-}
-
-// Methods returns every entry of the method table, in a fixed order.
-func Methods() []MethodSpec {
-	out := make([]MethodSpec, len(methodList))
-	for i := range methodList {
-		out[i] = methodList[i].MethodSpec
-	}
-	return out
 }
 
 // runsAsCall tells the methods that a connection runs apart from its

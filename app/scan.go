@@ -399,7 +399,7 @@ func byteKind(c byte) jsontext.Kind {
 // nesting reads raw, a message the decoder refused, as readID does
 // (duplicate member names and invalid UTF-8 are read past, nothing else),
 // but with no bound on nesting, which the decoder has
-// ([MaxNestingDepth]). It returns the deepest nesting of objects and
+// ([maxNestingDepth]). It returns the deepest nesting of objects and
 // arrays (the message itself is 1), whether raw is one well-formed JSON
 // value apart from duplicate names and invalid UTF-8 (ok), and, when raw
 // is an object, its top-level "id" as readID returns it (a string or a

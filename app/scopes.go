@@ -20,7 +20,7 @@ import (
 // Over Streamable HTTP the answer is a 403 whose WWW-Authenticate header
 // carries error="insufficient_scope" and scope="<the required scopes>", as
 // the MCP authorization spec asks, so that the client can obtain a token
-// with them ([Answer.Scopes]).
+// with them (the Scopes of the transport's answer).
 const CodeInsufficientScope = -32052
 
 // principalScopes returns the scopes of the request's principal (none

@@ -683,7 +683,7 @@ func (l *connLoop) batch(raw []byte) ([]jsontext.Value, *rpcError) {
 		if errors.Is(err, jsontext.ErrDuplicateName) {
 			return nil, newRPCError(nil, domain.CodeInvalidRequest, "Invalid Request: duplicate member name", pointerData(err))
 		}
-		if _, depth, ok := nesting(raw); ok && depth > MaxNestingDepth {
+		if _, depth, ok := nesting(raw); ok && depth > maxNestingDepth {
 			return nil, tooDeepError(nil) // valid JSON: no batch member can be told
 		}
 		return nil, newRPCError(nil, domain.CodeParseError, "Parse error: the message is not valid JSON", nil)
@@ -698,9 +698,9 @@ func (l *connLoop) batch(raw []byte) ([]jsontext.Value, *rpcError) {
 // their responses as one array, in the order of the requests (nothing
 // when the batch held only notifications).
 func (l *connLoop) serveBatch(items []jsontext.Value, slot *callSlot) {
-	members := make([]MessageInfo, len(items))
+	members := make([]messageInfo, len(items))
 	for i, raw := range items {
-		members[i] = Inspect(raw)
+		members[i] = inspect(raw)
 	}
 	out := l.e.batch(l.s.base, l.s, members, nil, slot)
 	b := []byte{'['}

@@ -225,17 +225,16 @@ func (s *session) unsubscribe(uri string) {
 	s.subscriptions, s.subBytes = slices.Concat(s.subscriptions[:i], s.subscriptions[i+1:]), s.subBytes-len(uri)
 }
 
-// Session is a handshake-era conversation held by a transport that has no
-// long-lived connection of its own (such as Streamable HTTP).
+// Session is a handshake-era conversation held outside a connection
+// loop, served with [Engine.HandleMessage].
 type Session struct {
 	s    *session
 	stop func() bool // unhooks the session from Engine.Abort
 }
 
 // NewSession returns a new, uninitialized session with the given id (the
-// transport mints it). Server-initiated messages (list-changed
-// notifications) go to out, which may be nil until a stream is attached
-// with [Session.SetWriter].
+// caller mints it). Server-initiated messages (list-changed notifications)
+// go to out, which may be nil.
 func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWriter) *Session {
 	s := &session{set: &e.sessions, id: id, conn: out, inflight: make(map[string]context.CancelFunc)}
 	s.out.prefix = e.bus.instance
@@ -253,19 +252,19 @@ func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWri
 	return &Session{s: s, stop: stop}
 }
 
-// RestoreSession rebuilds a session from a stored state, so that a session
+// restoreSession rebuilds a session from a stored state, so that a session
 // created by another server instance can be served here.
-func (e *Engine) RestoreSession(ctx context.Context, st ports.SessionState, out ports.MessageWriter) *Session {
+func (e *Engine) restoreSession(ctx context.Context, st ports.SessionState, out ports.MessageWriter) *Session {
 	sess := e.NewSession(ctx, st.ID, out)
-	sess.Update(st)
+	sess.update(st)
 	return sess
 }
 
-// Update replaces the session's state by st (all but the id), as when
+// update replaces the session's state by st (all but the id), as when
 // another server instance changed it in a shared store: a transport that
 // keeps sessions in memory calls it when the stored state differs from the
 // one it last wrote or read.
-func (sess *Session) Update(st ports.SessionState) {
+func (sess *Session) update(st ports.SessionState) {
 	s := sess.s
 	// The session is known to the engine (notifications look at it): set
 	// its state under its lock.
@@ -292,13 +291,13 @@ func (sess *Session) Update(st ports.SessionState) {
 	}
 }
 
-// State returns what must be stored to restore the session elsewhere.
+// state returns what must be stored to restore the session elsewhere.
 // Created and LastSeen are left to the store. It costs the same however
 // many subscriptions the session holds: its Subscriptions slice is shared
-// with the session and with earlier States taken since the last change (a
+// with the session and with earlier states taken since the last change (a
 // subscription change makes a new slice, and never alters one handed out),
 // so callers must not modify it.
-func (sess *Session) State() ports.SessionState {
+func (sess *Session) state() ports.SessionState {
 	s := sess.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -309,40 +308,33 @@ func (sess *Session) State() ports.SessionState {
 	return st
 }
 
-// SetOwner records who the session belongs to (for HTTP, the
+// setOwner records who the session belongs to (for HTTP, the
 // authenticated subject), kept in its [ports.SessionState] so that every
-// server instance can refuse the session to anyone else.
-func (sess *Session) SetOwner(owner string) {
+// server instance can refuse the session to anyone else; setPeer the
+// client it counts against for a session store's per-client limit (for
+// HTTP, the authenticated subject or the remote address).
+func (sess *Session) setOwner(owner, peer string) {
 	sess.s.mu.Lock()
-	sess.s.owner = owner
+	sess.s.owner, sess.s.peer = owner, peer
 	sess.s.mu.Unlock()
 }
 
-// SetPeer records the client the session counts against for a session
-// store's per-client limit (for HTTP, the authenticated subject or the
-// remote address), kept in its [ports.SessionState] (Peer).
-func (sess *Session) SetPeer(peer string) {
-	sess.s.mu.Lock()
-	sess.s.peer = peer
-	sess.s.mu.Unlock()
-}
-
-// SetWriter attaches (or, with nil, detaches) the writer that receives the
+// setWriter attaches (or, with nil, detaches) the writer that receives the
 // session's server-initiated messages, such as the standalone GET stream.
-func (sess *Session) SetWriter(w ports.MessageWriter) {
+func (sess *Session) setWriter(w ports.MessageWriter) {
 	s := sess.s
 	s.wmu.Lock()
 	s.conn, s.broken = w, false
 	s.wmu.Unlock()
 }
 
-// Close ends the session, cancelling its running requests.
-// Ended reports that the session itself ended, not only this instance's
+// ended reports that the session itself ended, not only this instance's
 // copy of it (a DELETE, or the store dropped it): [Options.OnSessionEnd]
 // is called once, with reason. The transport still closes the session. A
 // transport that merely lets its copy go calls Close alone.
-func (sess *Session) Ended(reason string) { sess.s.set.ended(sess.s, reason) }
+func (sess *Session) ended(reason string) { sess.s.set.ended(sess.s, reason) }
 
+// Close ends the session, cancelling its running requests.
 func (sess *Session) Close() {
 	sess.stop()
 	sess.s.abort()

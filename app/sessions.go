@@ -8,9 +8,10 @@ import (
 
 // sessionSet holds the handshake-era sessions the engine serves: those of
 // its connections (ServeConn) and those transports keep for it
-// (NewSession, RestoreSession). Notifications reach them through it; it
+// (NewSession, and the exchange port's). Notifications reach them through
+// it; it
 // reports their end (Options.OnSessionEnd) and keeps a new session where
-// its transport keeps sessions (WithSessionCommit).
+// its transport keeps sessions (withSessionCommit).
 type sessionSet struct {
 	mu  sync.Mutex
 	all map[*session]struct{}

@@ -20,7 +20,6 @@ import (
 
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/xmcpheader"
 )
@@ -234,7 +233,7 @@ func (hc *httpConn) post(ctx context.Context, body []byte) (*http.Response, erro
 // Mcp-Method, Mcp-Name, and Mcp-Param-* for the arguments the tool's input
 // schema marks with x-mcp-header.
 func (hc *httpConn) requestMetadata(h http.Header, body []byte) {
-	mi := app.Inspect(body)
+	mi := hc.srv.Engine().Exchange(nil).Inspect(body) // read as the server reads it
 	h.Set(mcphttp.HeaderProtocolVersion, string(hc.rev))
 	if mi.Method == "" {
 		return

@@ -31,8 +31,16 @@
 // when the client accepts only text/event-stream.
 //
 // The adapter holds no protocol logic: the engine decides what each
-// revision allows, and the adapter only translates between HTTP and
-// [github.com/hexmcp/hexmcp/app.Engine.HandleMessage].
+// revision allows, and the adapter only translates between HTTP and the
+// engine's exchange port (what [github.com/hexmcp/hexmcp/app.Engine]
+// offers a transport that frames each exchange itself, as stdio and
+// WebSocket reach it through [github.com/hexmcp/hexmcp/ports.ConnHandler]):
+// the engine reads each message, serves it and tells what it answered
+// (HTTP picks its status from that), and keeps each session's state and
+// what the session store holds of it. The adapter keeps what is HTTP's:
+// the session ids (and which sessions it holds in memory), the SSE streams
+// and their event ids, the budgets of bodies and requests in flight, and
+// the headers.
 //
 // # Status codes
 //

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/exchange"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -149,7 +149,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ls *liveSession
 		st = h.standaloneStream(ls)
 	default:
 		st = h.liveStream(streamID)
-		if st == nil && h.watcher != nil && (len(evs) == 0 || app.Inspect(evs[len(evs)-1].data).Kind != app.KindResponse) {
+		if st == nil && h.watcher != nil && (len(evs) == 0 || h.x.Inspect(evs[len(evs)-1].data).Kind != exchange.Response) {
 			// Begun at another instance and not answered yet: follow
 			// it from the store until its response.
 			h.followFrom(w, r, ls, streamID, last, evs, true)
@@ -178,7 +178,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ls *liveSession
 		// that has not delivered its response yet may still be going on
 		// elsewhere: the client is told to come back (SSE retry) for the
 		// rest.
-		c.retry = st == nil && (len(evs) == 0 || app.Inspect(evs[len(evs)-1].data).Kind != app.KindResponse)
+		c.retry = st == nil && (len(evs) == 0 || h.x.Inspect(evs[len(evs)-1].data).Kind != exchange.Response)
 		c.end()
 	default:
 		if st.conn != nil {
@@ -298,7 +298,7 @@ func (h *Handler) follow(ctx context.Context, c *queuedConn, streamID, last stri
 				if !c.push(event{id: e.ID, data: e.Data}) {
 					return errStop
 				}
-				if untilResponse && app.Inspect(e.Data).Kind == app.KindResponse {
+				if untilResponse && h.x.Inspect(e.Data).Kind == exchange.Response {
 					answered = true
 					last = e.ID
 					return errStop
@@ -465,7 +465,7 @@ func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 		e.write(w)
 		return
 	}
-	ls.sess.Ended(app.SessionDeleted)
+	ls.sess.Deleted()
 	if err := h.sessions.Delete(r.Context(), sid); err != nil {
 		h.logf(slog.LevelError, "mcphttp: deleting a session from the store failed", slog.Any("error", err))
 		newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable").write(w)

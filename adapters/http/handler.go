@@ -11,6 +11,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/exchange"
 	"github.com/hexmcp/hexmcp/internal/httpguard"
 	"github.com/hexmcp/hexmcp/internal/memstore"
 	"github.com/hexmcp/hexmcp/ports"
@@ -103,7 +104,7 @@ type Options struct {
 	// (counted as they arrive), and what its calls being served keep of
 	// their requests, from decoding until answered: the body's buffer, or
 	// only the id and params that the call refers to when the rest is
-	// padding (see app.MessageInfo.Detach). A body past the first is
+	// padding (see exchange.Message.Detach). A body past the first is
 	// refused at once with 429, Retry-After and a JSON-RPC error without
 	// id (-32600); a request past the second with 429, Retry-After and
 	// the request's id. Other clients are not touched. Counting the two
@@ -179,7 +180,7 @@ type Options struct {
 // Mount it on any mux path ("/mcp" by convention). See the package
 // documentation for the status codes it answers with.
 type Handler struct {
-	e        *app.Engine
+	x        exchange.Port // the engine, as a transport that frames each exchange reaches it
 	policy   domain.RevisionPolicy
 	opts     Options
 	sessions ports.SessionStore
@@ -258,7 +259,7 @@ func NewHandler(e *app.Engine, opts Options) *Handler {
 		opts.Logger = e.Logger()
 	}
 	h := &Handler{
-		e:        e,
+		x:        e.Exchange(opts.SessionStore),
 		policy:   e.Policy(),
 		opts:     opts,
 		sessions: opts.SessionStore,
@@ -392,11 +393,11 @@ func (h *Handler) withTransport(ctx context.Context, r *http.Request) context.Co
 	if h.opts.ClientKey != nil {
 		info.Client = h.clientKey(r)
 	}
-	return app.WithTransportInfo(ctx, info)
+	return h.x.WithTransport(ctx, info)
 }
 
 // transportInfo is what withTransport attaches.
-func transportInfo(r *http.Request) app.TransportInfo {
+func transportInfo(r *http.Request) exchange.Transport {
 	// Credentials never reach tools; the copy is made only when there are
 	// some to remove (handlers must treat the headers as read-only).
 	hdr := r.Header
@@ -407,5 +408,5 @@ func transportInfo(r *http.Request) app.TransportInfo {
 	}
 	hdr.Del("Authorization")
 	hdr.Del("Proxy-Authorization")
-	return app.TransportInfo{Header: hdr, Principal: PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr}
+	return exchange.Transport{Header: hdr, Principal: PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr}
 }

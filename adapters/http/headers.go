@@ -11,8 +11,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/exchange"
 	"github.com/hexmcp/hexmcp/internal/xmcpheader"
 )
 
@@ -129,7 +129,7 @@ func decodeHeaderValue(v string) (string, bool) {
 // and "Server Validation"): MCP-Protocol-Version, Mcp-Method, Mcp-Name and
 // the Mcp-Param-* headers of the tool's x-mcp-header arguments. Any missing,
 // malformed or mismatching header is a 400 with -32020 (HeaderMismatch).
-func (h *Handler) checkStateless(r *http.Request, mi app.MessageInfo) *rpcErr {
+func (h *Handler) checkStateless(r *http.Request, mi exchange.Message) *rpcErr {
 	id := mi.ID
 	pv, ok, many := single(r.Header, HeaderProtocolVersion)
 	switch {
@@ -150,7 +150,7 @@ func (h *Handler) checkStateless(r *http.Request, mi app.MessageInfo) *rpcErr {
 		return headerMismatch(id, "the Mcp-Method header does not match the method of the body")
 	}
 	var want, what string
-	spec, _ := app.LookupMethod(mi.Method)
+	spec, _ := h.x.Method(mi.Method)
 	switch spec.NameParam {
 	case "name":
 		want, what = mi.Name, "params.name"
@@ -185,8 +185,8 @@ func (h *Handler) checkStateless(r *http.Request, mi app.MessageInfo) *rpcErr {
 // form, see [isCanonicalInteger], and is compared as a number); an absent or
 // null value needs the header to be absent. Headers the tool does not declare are
 // ignored. An unknown tool is left to the engine.
-func (h *Handler) checkParams(r *http.Request, mi app.MessageInfo) *rpcErr {
-	tool, ok := h.e.LookupTool(mi.Name)
+func (h *Handler) checkParams(r *http.Request, mi exchange.Message) *rpcErr {
+	tool, ok := h.x.Tool(mi.Name)
 	if !ok {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/exchange"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -105,24 +106,24 @@ func TestSameValue(t *testing.T) {
 
 func TestStatusFor(t *testing.T) {
 	cases := []struct {
-		ans       app.Answer
+		ans       exchange.Answer
 		stateless bool
 		want      int
 	}{
-		{app.Answer{}, true, 200},
-		{app.Answer{IsError: true, Code: -32601}, true, 404},
-		{app.Answer{IsError: true, Code: -32601}, false, 200},
-		{app.Answer{IsError: true, Code: -32022}, false, 400},
-		{app.Answer{IsError: true, Code: -32021}, true, 400},
-		{app.Answer{IsError: true, Code: -32021}, false, 200},
-		{app.Answer{IsError: true, Code: -32020}, true, 400},
+		{exchange.Answer{}, true, 200},
+		{exchange.Answer{IsError: true, Code: -32601}, true, 404},
+		{exchange.Answer{IsError: true, Code: -32601}, false, 200},
+		{exchange.Answer{IsError: true, Code: -32022}, false, 400},
+		{exchange.Answer{IsError: true, Code: -32021}, true, 400},
+		{exchange.Answer{IsError: true, Code: -32021}, false, 200},
+		{exchange.Answer{IsError: true, Code: -32020}, true, 400},
 		// -32602 is a 400 when a required per-request _meta field is
 		// missing (the engine says so), and an answer (200) otherwise
 		// (an unknown tool).
-		{app.Answer{IsError: true, Code: -32602}, true, 200},
-		{app.Answer{IsError: true, Code: -32602, Malformed: true}, true, 400},
-		{app.Answer{IsError: true, Code: -32602}, false, 200},
-		{app.Answer{IsError: true, Code: -32603}, true, 200},
+		{exchange.Answer{IsError: true, Code: -32602}, true, 200},
+		{exchange.Answer{IsError: true, Code: -32602, Malformed: true}, true, 400},
+		{exchange.Answer{IsError: true, Code: -32602}, false, 200},
+		{exchange.Answer{IsError: true, Code: -32603}, true, 200},
 	}
 	for _, c := range cases {
 		if got := statusFor(c.stateless, c.ans); got != c.want {

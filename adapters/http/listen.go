@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/exchange"
 )
 
 // listenRetryAfter is the Retry-After, in seconds, of a listen request
@@ -26,8 +27,8 @@ var keepAliveComment = []byte(": keep-alive\n\n")
 // each client (app.Options.MaxListenersPerClient) by Options.ClientKey. A
 // request it refuses for such a cap (app.CodeListenLimit) is answered 429
 // with Retry-After.
-func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, mi app.MessageInfo, acc accepts, hold *bodyHold) {
-	// The body has been decoded (app.Inspect) and the engine keeps only
+func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, mi exchange.Message, acc accepts, hold *bodyHold) {
+	// The body has been decoded (the engine's Inspect) and the engine keeps only
 	// copies of the little it needs: the stream gives back what it holds
 	// of the budget of bodies in flight now (see keepRequest), lest open
 	// streams hold its client's share.
@@ -48,7 +49,7 @@ func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, mi app.Mes
 	if h.opts.KeepAlive > 0 {
 		wg.Go(func() { h.keepListenAlive(pw, stop, quit) })
 	}
-	ans := h.e.Answer(ctx, nil, mi, pw)
+	ans := h.x.Serve(ctx, nil, mi, pw)
 	close(quit)
 	wg.Wait()
 	if ans.IsError && ans.Code == app.CodeListenLimit && !pw.streaming() {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/exchange"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -47,18 +48,17 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		h.serveBatch(w, r, raw, acc, hold)
 		return
 	}
-	mi := app.Inspect(raw)
-	if mi.Kind == app.KindRequest {
+	mi := h.x.Inspect(raw)
+	if mi.Kind == exchange.Request {
 		if mi, ok = h.keepRequest(w, mi, bufCap, hold); !ok {
 			return
 		}
-		raw = nil // not used for a request: the buffer may go
 	}
 	switch {
-	case mi.Kind == app.KindInvalid:
+	case mi.Kind == exchange.Invalid:
 		// The engine words the error (-32700 for bad JSON, -32600 for a
 		// message that is not JSON-RPC); the request cannot be served: 400.
-		resp := h.e.HandleMessage(r.Context(), nil, raw, nil)
+		resp := h.x.Serve(r.Context(), nil, mi, nil).Response
 		if resp == nil { // an invalid notification: the engine answers nothing
 			newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, "Invalid Request").write(w)
 			return
@@ -66,14 +66,14 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, resp)
 		return
 	case mi.Stateless():
-		h.serveStateless(w, r, raw, mi, acc, hold)
+		h.serveStateless(w, r, mi, acc, hold)
 		return
 	}
 	if e := h.checkVersionHeader(r, mi.ID); e != nil {
 		e.write(w)
 		return
 	}
-	if mi.Kind != app.KindRequest && r.Header.Get(HeaderSessionID) == "" {
+	if mi.Kind != exchange.Request && r.Header.Get(HeaderSessionID) == "" {
 		// A notification or response that names no session and no
 		// stateless-era version in _meta has nowhere to go: accepted and
 		// ignored ("If the server accepts the input, the server MUST return
@@ -83,9 +83,9 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		// header, no _meta) after a cancelled 2026-07-28 call, and takes any
 		// error status as the end of its session. A notification still
 		// reaches the engine's middleware, which sees every one.
-		if mi.Kind == app.KindNotification {
+		if mi.Kind == exchange.Notification {
 			ctx, done := h.statelessContext(r)
-			h.e.HandleMessage(ctx, nil, raw, nil)
+			h.x.Serve(ctx, nil, mi, nil)
 			done()
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -107,10 +107,10 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sid := r.Header.Get(HeaderSessionID); sid != "" {
-		h.serveInSession(w, r, sid, raw, mi, acc, hold)
+		h.serveInSession(w, r, sid, mi, acc, hold)
 		return
 	}
-	if mi.Kind == app.KindRequest && mi.Method == domain.MethodInitialize {
+	if mi.Kind == exchange.Request && mi.Method == domain.MethodInitialize {
 		h.serveInitialize(w, r, mi, acc)
 		return
 	}
@@ -264,7 +264,7 @@ func (h *Handler) bodyError(err error, timeout time.Duration) *rpcErr {
 
 // detachMin is the least padding (bytes of a body that its request does
 // not refer to) for which a request is decoded again from a copy of what
-// it refers to (app.MessageInfo.Detach) before it is served.
+// it refers to (exchange.Message.Detach) before it is served.
 const detachMin = 4 << 10
 
 // keepRequest ends the counting of a request's body in the budget of
@@ -272,13 +272,13 @@ const detachMin = 4 << 10
 // its call keeps until it has been served, in its client's calls
 // (Options.MaxInFlightBytesPerClient): the body's buffer (bufCap bytes),
 // or, when the request refers to much less of it (padding around its
-// params), a copy of what it refers to (app.MessageInfo.Detach), so that
+// params), a copy of what it refers to (exchange.Message.Detach), so that
 // the buffer is freed. A client whose calls keep its share already gets
 // 429 with Retry-After and the request's id.
-func (h *Handler) keepRequest(w http.ResponseWriter, mi app.MessageInfo, bufCap int, hold *bodyHold) (app.MessageInfo, bool) {
+func (h *Handler) keepRequest(w http.ResponseWriter, mi exchange.Message, bufCap int, hold *bodyHold) (exchange.Message, bool) {
 	keep := int64(bufCap)
 	if size := int64(mi.RetainedSize()); keep-size >= detachMin && keep-size > size {
-		mi = mi.Detach()
+		mi = h.x.Detach(mi)
 		keep = int64(mi.RetainedSize())
 	}
 	if !hold.keepForCall(keep) {
@@ -295,13 +295,13 @@ func (h *Handler) keepRequest(w http.ResponseWriter, mi app.MessageInfo, bufCap 
 //
 // hold is the request's part of the budget of bodies in flight; a listen
 // stream gives it back as it starts (see serveListen).
-func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []byte, mi app.MessageInfo, acc accepts, hold *bodyHold) {
-	if mi.Kind != app.KindRequest {
+func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, mi exchange.Message, acc accepts, hold *bodyHold) {
+	if mi.Kind != exchange.Request {
 		// 2026-07-28 defines no client notification over HTTP, nor headers
 		// for one: accept it (it has no effect without a session but
 		// reaches the engine's middleware).
 		ctx, done := h.statelessContext(r)
-		h.e.HandleMessage(ctx, nil, raw, nil)
+		h.x.Serve(ctx, nil, mi, nil)
 		done()
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -310,7 +310,7 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []b
 		e.write(w)
 		return
 	}
-	spec, _ := app.LookupMethod(mi.Method)
+	spec, _ := h.x.Method(mi.Method)
 	if spec.Stream && !acc.sse {
 		newErr(http.StatusNotAcceptable, mi.ID, domain.CodeInvalidRequest, "Not Acceptable: "+mi.Method+" answers with an SSE stream; the client must accept text/event-stream").write(w)
 		return
@@ -322,7 +322,7 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, raw []b
 	ctx, done := h.statelessContext(r)
 	defer done()
 	pw := &postWriter{h: h, w: w, acc: acc}
-	ans := h.e.Answer(ctx, nil, mi, pw)
+	ans := h.x.Serve(ctx, nil, mi, pw)
 	pw.finishAnswer(r, ans, true)
 }
 
@@ -356,13 +356,11 @@ func (h *Handler) listenContext(ctx context.Context, r *http.Request) (context.C
 // The session counts against its client (Options.ClientKey) for the
 // store's per-client limit: a refusal for that reason is a 429, one
 // because the store is full a 503, both with Retry-After.
-func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, mi app.MessageInfo, acc accepts) {
+func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, mi exchange.Message, acc accepts) {
 	sid := newSessionID()
-	sess := h.e.NewSession(context.Background(), sid, nil)
 	// The session belongs to the authenticated principal, on every
 	// instance: lookup refuses it to anyone else.
-	sess.SetOwner(owner(r.Context()))
-	sess.SetPeer(h.clientKey(r))
+	sess := h.x.NewSession(sid, owner(r.Context()), h.clientKey(r))
 	ls := h.newLive(sid, sess)
 	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
 	ctx, done := h.sessionContext(r, pw)
@@ -372,11 +370,9 @@ func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, mi app
 	// sees (and audits), as the client does.
 	var stored bool
 	var refused *rpcErr
-	ctx = app.WithSessionCommit(ctx, func(ctx context.Context) error {
-		st := sess.State()
+	commit := func(ctx context.Context, st ports.SessionState) error {
 		// Known here before the store has it, so that a removal the store
 		// reports from now on (an eviction right after Create) finds it.
-		ls.stored = st
 		h.addLive(ls)
 		if err := h.sessions.Create(ctx, st); err != nil {
 			h.dropLive(ls)
@@ -385,8 +381,8 @@ func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, mi app
 		}
 		stored = true
 		return nil
-	})
-	ans := h.e.Answer(ctx, sess, mi, pw)
+	}
+	ans := h.x.Initialize(ctx, sess, mi, pw, commit)
 	if !stored {
 		ls.markGone() // nothing to resume: the answer's events are not stored
 		ls.end()
@@ -434,20 +430,19 @@ func (h *Handler) createError(id json.RawMessage, err error) *rpcErr {
 	return e
 }
 
-// serveInSession serves a message of a handshake-era session (raw is nil
-// for a request). hold is what the POST holds of the budget of bodies in
+// serveInSession serves a message of a handshake-era session. hold is what the POST holds of the budget of bodies in
 // flight: a call that goes on after the POST has returned (see below)
 // takes it along.
-func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid string, raw []byte, mi app.MessageInfo, acc accepts, hold *bodyHold) {
+func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid string, mi exchange.Message, acc accepts, hold *bodyHold) {
 	ls, e := h.lookup(r.Context(), sid, mi.ID)
 	if e != nil {
 		e.write(w)
 		return
 	}
-	if mi.Kind != app.KindRequest {
+	if mi.Kind != exchange.Request {
 		// Notifications (initialized, cancelled) and responses: 202.
 		ctx := h.withTransport(r.Context(), r)
-		h.e.HandleMessage(ctx, ls.sess, raw, nil)
+		h.x.Serve(ctx, ls.sess, mi, nil)
 		h.syncState(ctx, ls)
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -461,7 +456,7 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 	serve := func() {
 		defer ls.release(1)
 		defer done()
-		ans := h.syncAnswer(ctx, ls, mi.ID, h.e.Answer(ctx, ls.sess, mi, pw))
+		ans := h.syncAnswer(ctx, ls, mi.ID, h.x.Serve(ctx, ls.sess, mi, pw))
 		if ans.Response == nil && ls.ctx.Err() != nil {
 			if h.abortCtx.Err() != nil {
 				pw.fail(newErr(http.StatusServiceUnavailable, mi.ID, domain.CodeInternalError, "Service unavailable: the server is stopping"))
@@ -542,12 +537,12 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 		var se *json.SyntaxError
 		if errors.As(err, &se) && strings.HasSuffix(se.Error(), "exceeded max depth") {
 			// Valid JSON nested past the decoder's bound (encoding/json's
-			// is the engine's, app.MaxNestingDepth): answered as the
+			// is the engine's, exchange.MaxNestingDepth): answered as the
 			// engine answers it on the other transports; no member can
 			// be told.
 			e := newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, fmt.Sprintf(
-				"Invalid Request: the message nests objects and arrays deeper than %d levels, the most this server reads", app.MaxNestingDepth))
-			e.data = map[string]any{"limit": "maxNestingDepth", "max": app.MaxNestingDepth}
+				"Invalid Request: the message nests objects and arrays deeper than %d levels, the most this server reads", exchange.MaxNestingDepth))
+			e.data = map[string]any{"limit": "maxNestingDepth", "max": exchange.MaxNestingDepth}
 			e.write(w)
 			return
 		}
@@ -566,18 +561,18 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 		clientCallsFull(nil, h.budget.share).write(w)
 		return
 	}
-	// The engine serves the members (app.Engine.HandleBatch, the same on
+	// The engine serves the members (the port's ServeBatch, the same on
 	// every transport): a stateless-era request (its _meta names a
 	// protocol version; its request metadata headers cannot be checked
 	// inside a batch, where one set of headers comes with many bodies, and
 	// the 2026-07-28 transport allows only "a single JSON-RPC request or
 	// notification" per POST) is refused by itself, with its id, and the
 	// other members are served.
-	infos := make([]app.MessageInfo, len(items))
+	infos := make([]exchange.Message, len(items))
 	requests := 0
 	for i, it := range items {
-		infos[i] = app.Inspect(it)
-		if infos[i].Kind == app.KindRequest && !infos[i].Stateless() {
+		infos[i] = h.x.Inspect(it)
+		if infos[i].Kind == exchange.Request && !infos[i].Stateless() {
 			requests++
 		}
 	}
@@ -589,7 +584,7 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
 	ctx, done := h.sessionContext(r, pw)
 	defer done()
-	out := h.e.HandleBatch(ctx, ls.sess, infos, pw)
+	out := h.x.ServeBatch(ctx, ls.sess, infos, pw)
 	h.syncState(ctx, ls)
 	pw.finishBatch(out)
 }

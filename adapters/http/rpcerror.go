@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/exchange"
 )
 
 // rpcErr is a JSON-RPC error the transport answers by itself, with the HTTP
@@ -110,7 +110,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 //   - anything else: 200, the JSON-RPC error being the answer. (Invalid
 //     JSON and invalid JSON-RPC messages never reach the engine's answer
 //     path: servePost answers them 400 itself.)
-func statusFor(stateless bool, ans app.Answer) int {
+func statusFor(stateless bool, ans exchange.Answer) int {
 	if !ans.IsError {
 		return http.StatusOK
 	}

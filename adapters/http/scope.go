@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/exchange"
 )
 
 type challengeKey struct{}
@@ -25,7 +26,7 @@ func withResourceMetadata(ctx context.Context, url string) context.Context {
 // for a missing scope ([app.CodeInsufficientScope]) is a 403 whose
 // WWW-Authenticate challenge names the scopes it needs (MCP authorization,
 // "Scope Challenge Handling"), unless the response is already a stream.
-func (pw *postWriter) finishAnswer(r *http.Request, ans app.Answer, stateless bool) {
+func (pw *postWriter) finishAnswer(r *http.Request, ans exchange.Answer, stateless bool) {
 	status := statusFor(stateless, ans)
 	if ans.IsError && ans.Code == app.CodeInsufficientScope && !pw.streaming() {
 		status = http.StatusForbidden

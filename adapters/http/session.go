@@ -1,7 +1,6 @@
 package mcphttp
 
 import (
-	"bytes"
 	"container/list"
 	"context"
 	"encoding/json"
@@ -12,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/exchange"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -68,13 +67,13 @@ func newLocalCopies(max int) localCopies {
 	return localCopies{max: max}
 }
 
-// copySize is what a copy of a session of state st counts.
-func copySize(st ports.SessionState) int { return st.Size() + copyOverhead }
+// copySize is what a copy of a session counts, whose state's size is n.
+func copySize(n int) int { return n + copyOverhead }
 
 // addCopyLocked counts ls, just made known here, as used now. h.mu is held.
 func (h *Handler) addCopyLocked(ls *liveSession, now time.Time) {
 	ls.elem = h.copies.lru.PushBack(ls)
-	ls.size = copySize(ls.stored)
+	ls.size = copySize(ls.sess.Size())
 	ls.touched = now
 	h.copies.bytes += ls.size
 }
@@ -87,10 +86,11 @@ func (h *Handler) touchCopyLocked(ls *liveSession, now time.Time) {
 	}
 }
 
-// resizeCopyLocked records ls's state st. h.mu is held.
-func (h *Handler) resizeCopyLocked(ls *liveSession, st ports.SessionState) {
+// resizeCopyLocked records the size of ls's state, which changed. h.mu is
+// held.
+func (h *Handler) resizeCopyLocked(ls *liveSession) {
 	if ls.elem != nil {
-		n := copySize(st)
+		n := copySize(ls.sess.Size())
 		h.copies.bytes += n - ls.size
 		ls.size = n
 	}
@@ -141,7 +141,7 @@ func (h *Handler) trimCopiesLocked(now time.Time) (idle, removed []*liveSession)
 // context that tells it ended here, and its streams.
 type liveSession struct {
 	id     string
-	sess   *app.Session
+	sess   exchange.Session
 	ctx    context.Context // cancelled when the session ends here, and on Abort
 	cancel context.CancelFunc
 	// gone is cancelled when the session itself ended (DELETE, or the store
@@ -151,7 +151,6 @@ type liveSession struct {
 	markGone context.CancelFunc
 
 	mu       sync.Mutex
-	stored   ports.SessionState // what the store holds, as far as we know
 	inflight int
 	// removed: the store reported the session gone while calls were in
 	// flight here; the sweep drops it once they are done.
@@ -180,7 +179,7 @@ type liveSession struct {
 // their deletion; older ones are left to the event store's expiry.
 const maxTrackedStreams = 256
 
-func (h *Handler) newLive(id string, sess *app.Session) *liveSession {
+func (h *Handler) newLive(id string, sess exchange.Session) *liveSession {
 	ls := &liveSession{id: id, sess: sess, lastUsed: time.Now()}
 	ls.ctx, ls.cancel = context.WithCancel(h.abortCtx)
 	ls.gone, ls.markGone = context.WithCancel(context.Background())
@@ -213,11 +212,8 @@ func (ls *liveSession) trackStream(id string) {
 	ls.postStreams = append(ls.postStreams, id)
 }
 
-func (ls *liveSession) revision() domain.Revision {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	return ls.stored.Revision
-}
+// revision is the session's negotiated revision, as the engine holds it.
+func (ls *liveSession) revision() domain.Revision { return ls.sess.Revision() }
 
 // acquire counts n requests in flight, unless that passes max.
 func (ls *liveSession) acquire(n, max int) bool {
@@ -318,7 +314,7 @@ func DefaultClientKey(r *http.Request) string {
 	// The engine's rule, so that sessions and listen streams count the
 	// same client; a request has no connection to stand for an unknown
 	// address, so all such requests are one client.
-	if k := (app.TransportInfo{Principal: PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr}).ClientKey(); k != "" {
+	if k := exchange.ClientKey(exchange.Transport{Principal: PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr}); k != "" {
 		return k
 	}
 	return "addr:" + r.RemoteAddr
@@ -365,8 +361,7 @@ func (h *Handler) lookup(ctx context.Context, sid string, id json.RawMessage) (*
 	idle, removed := h.sweepLocked(now)
 	ls := h.live[sid]
 	if ls == nil {
-		ls = h.newLive(sid, h.e.RestoreSession(context.Background(), st, nil))
-		ls.stored = st
+		ls = h.newLive(sid, h.x.RestoreSession(st))
 		h.live[sid] = ls
 		h.addCopyLocked(ls, now)
 	} else {
@@ -374,14 +369,12 @@ func (h *Handler) lookup(ctx context.Context, sid string, id json.RawMessage) (*
 	}
 	ls.mu.Lock()
 	ls.lastUsed = now
-	if !sameState(st, ls.stored) {
-		// Another instance changed the session (subscribe, setLevel):
-		// take its state rather than overwrite it later.
-		ls.sess.Update(st)
-		ls.stored = st
-		h.resizeCopyLocked(ls, st)
-	}
 	ls.mu.Unlock()
+	if ls.sess.Refresh(st) {
+		// Another instance changed the session (subscribe, setLevel):
+		// the engine took its state.
+		h.resizeCopyLocked(ls)
+	}
 	i2, r2 := h.trimCopiesLocked(now)
 	h.mu.Unlock()
 	h.endSwept(append(idle, i2...), append(removed, r2...))
@@ -439,7 +432,7 @@ func (h *Handler) storeRemoved(sid string) {
 	if ls == nil {
 		return
 	}
-	ls.sess.Ended(app.SessionRemoved)
+	ls.sess.Removed()
 	ls.mu.Lock()
 	busy := ls.inflight > 0
 	ls.removed = busy
@@ -511,76 +504,35 @@ func (h *Handler) dropLive(ls *liveSession) {
 	h.mu.Unlock()
 }
 
-// syncState writes the session's state to the store when a request
-// changed it (notifications/initialized, resources/subscribe and
-// unsubscribe, logging/setLevel): Ready once the handshake is complete,
-// so that the store no longer treats the session as pending.
+// syncState has the engine write the session's state to the store when a
+// request changed it (see [exchange.Session.Sync]): Ready once the
+// handshake is complete, so that the store no longer treats the session as
+// pending.
 //
 // A store may refuse a larger state past a byte budget (see
-// ports.SessionStore.Update): the change is then undone here too (the
-// session takes back the stored state, so that it holds nothing the store
-// refused), and the refusal, an error wrapping
-// ports.ErrTooManySessions, is returned for the request's answer (see
-// syncAnswer). Other failures are logged.
+// ports.SessionStore.Update): the engine then undoes the change, and the
+// refusal, an error wrapping ports.ErrTooManySessions, is returned for the
+// request's answer (see syncAnswer). Other failures are logged.
 func (h *Handler) syncState(ctx context.Context, ls *liveSession) error {
-	st := ls.sess.State()
-	ls.mu.Lock()
-	same := sameState(st, ls.stored)
-	ls.mu.Unlock()
-	if same {
-		return nil
+	changed, err := ls.sess.Sync(ctx)
+	if changed {
+		h.mu.Lock()
+		h.resizeCopyLocked(ls)
+		h.mu.Unlock()
 	}
-	if err := h.sessions.Update(context.WithoutCancel(ctx), st); err != nil {
-		switch {
-		case errors.Is(err, ports.ErrTooManySessions):
-			h.undoGrowth(ctx, ls, st)
-			h.logf(slog.LevelInfo, "mcphttp: the session store refused a larger session state; the change is undone", slog.Any("error", err))
-			return err
-		case !errors.Is(err, ports.ErrSessionNotFound):
-			// A session the store dropped meanwhile (expired or evicted
-			// during the request) is not a failure: its next request is
-			// 404.
-			h.logf(slog.LevelError, "mcphttp: updating the session store failed", slog.Any("error", err))
-		}
+	switch {
+	case err == nil:
 		return nil
+	case errors.Is(err, ports.ErrTooManySessions):
+		h.logf(slog.LevelInfo, "mcphttp: the session store refused a larger session state; the change is undone", slog.Any("error", err))
+		return err
+	case !errors.Is(err, ports.ErrSessionNotFound):
+		// A session the store dropped meanwhile (expired or evicted
+		// during the request) is not a failure: its next request is
+		// 404.
+		h.logf(slog.LevelError, "mcphttp: updating the session store failed", slog.Any("error", err))
 	}
-	h.mu.Lock()
-	ls.mu.Lock()
-	ls.stored = st
-	h.resizeCopyLocked(ls, st)
-	ls.mu.Unlock()
-	h.mu.Unlock()
 	return nil
-}
-
-// undoGrowth takes back the subscriptions of refused (a state the store
-// refused) that the store does not hold, and writes the rest of the
-// session's changes (such as Ready) to the store.
-func (h *Handler) undoGrowth(ctx context.Context, ls *liveSession, refused ports.SessionState) {
-	ls.mu.Lock()
-	added := map[string]bool{}
-	for _, uri := range refused.Subscriptions {
-		if _, ok := slices.BinarySearch(ls.stored.Subscriptions, uri); !ok {
-			added[uri] = true
-		}
-	}
-	st := ls.sess.State()
-	st.Subscriptions = slices.DeleteFunc(slices.Clone(st.Subscriptions), func(uri string) bool { return added[uri] })
-	if len(st.Subscriptions) == 0 {
-		st.Subscriptions = nil
-	}
-	ls.sess.Update(st)
-	same := sameState(st, ls.stored)
-	ls.mu.Unlock()
-	if same || h.sessions.Update(context.WithoutCancel(ctx), st) != nil {
-		return
-	}
-	h.mu.Lock()
-	ls.mu.Lock()
-	ls.stored = st
-	h.resizeCopyLocked(ls, st)
-	ls.mu.Unlock()
-	h.mu.Unlock()
 }
 
 // syncAnswer is syncState for a request whose answer is ans: when the
@@ -589,7 +541,7 @@ func (h *Handler) undoGrowth(ctx context.Context, ls *liveSession, refused ports
 // (data.limit "maxSessionBytesPerClient" or "maxSessionBytes"), as the
 // engine answers a subscription past its own limits; the change is not
 // kept.
-func (h *Handler) syncAnswer(ctx context.Context, ls *liveSession, id json.RawMessage, ans app.Answer) app.Answer {
+func (h *Handler) syncAnswer(ctx context.Context, ls *liveSession, id json.RawMessage, ans exchange.Answer) exchange.Answer {
 	err := h.syncState(ctx, ls)
 	if err == nil || ans.Response == nil || ans.IsError {
 		return ans
@@ -601,16 +553,7 @@ func (h *Handler) syncAnswer(ctx context.Context, ls *liveSession, id json.RawMe
 		e.message = "Invalid params: this client's sessions hold as many bytes as they may; unsubscribe, or end the sessions it no longer uses (DELETE), first"
 		e.data = map[string]any{"limit": "maxSessionBytesPerClient"}
 	}
-	return app.Answer{Response: e.body(), IsError: true, Code: domain.CodeInvalidParams}
-}
-
-// sameState compares what the engine owns of two states (Created and
-// LastSeen belong to the store).
-func sameState(a, b ports.SessionState) bool {
-	return a.ID == b.ID && a.Owner == b.Owner && a.Peer == b.Peer && a.Initialized == b.Initialized && a.Ready == b.Ready && a.Revision == b.Revision &&
-		a.Client.Name == b.Client.Name && a.Client.Version == b.Client.Version && a.Client.Title == b.Client.Title &&
-		bytes.Equal(a.Capabilities, b.Capabilities) && slices.Equal(a.Subscriptions, b.Subscriptions) &&
-		a.ResourcesAdvertised == b.ResourcesAdvertised && a.PromptsAdvertised == b.PromptsAdvertised && a.LogLevel == b.LogLevel
+	return exchange.Answer{Response: e.body(), IsError: true, Code: domain.CodeInvalidParams}
 }
 
 // checkVersionHeader refuses an MCP-Protocol-Version the server does not
