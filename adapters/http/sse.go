@@ -1,0 +1,493 @@
+package mcphttp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hexmcp/hexmcp/internal/deflog"
+	"github.com/hexmcp/hexmcp/internal/httpguard"
+	"github.com/hexmcp/hexmcp/ports"
+)
+
+// Defaults of [SSEOptions].
+const (
+	// DefaultSSEPath is where the servers of this module mount the
+	// HTTP+SSE stream (GET).
+	DefaultSSEPath = "/sse"
+	// DefaultSSEMessagePath is where clients of the HTTP+SSE transport
+	// POST their messages (SSEOptions.MessagePath).
+	DefaultSSEMessagePath = "/message"
+
+	defaultSSEMaxStreams          = 4096
+	defaultSSEMaxStreamsPerClient = 256
+	defaultSSEMaxMessageBytes     = 4 << 20
+	defaultSSEIncomingQueue       = 64
+	defaultSSEMaxIncomingBytes    = 8 << 20
+	defaultSSESendQueue           = 256
+	defaultSSEMaxQueueBytes       = 8 << 20
+	defaultSSEKeepAlive           = 30 * time.Second
+	defaultSSEWriteTimeout        = 10 * time.Second
+	defaultSSEIdleTimeout         = 30 * time.Minute
+)
+
+// sseRetryAfter is the Retry-After, in seconds, of a stream refused for
+// too many streams: streams are long-lived, so a quick retry would mostly
+// be refused again.
+const sseRetryAfter = "5"
+
+// SSEOptions configure an [SSEHandler]. The zero value is usable: every
+// zero field takes its default, and a negative bound (where the field says
+// so) turns that bound off.
+type SSEOptions struct {
+	// MessagePath is the path the endpoint event names for the client's
+	// POSTs, with "?sessionId=" and the stream's session id appended
+	// (default "/message"). Clients resolve it against the URL of the
+	// stream, so an absolute path is served on the stream's host. Mount
+	// the handler there too.
+	MessagePath string
+	// AllowedOrigins and AllowedHosts are the Host (DNS rebinding) and
+	// Origin rules of the Streamable HTTP [Handler] (see
+	// Options.AllowedOrigins and Options.AllowedHosts), applied to the
+	// GET and to every POST: a request they refuse gets 403.
+	AllowedOrigins []string
+	AllowedHosts   []string
+	// MaxStreams bounds the streams open at once (default 4096; negative:
+	// none). One more GET is refused with 503 and Retry-After.
+	MaxStreams int
+	// MaxStreamsPerClient bounds the streams of one client at once: the
+	// authenticated principal's subject, else the remote IP address
+	// (default 256; negative: none). One more GET is refused with 429 and
+	// Retry-After.
+	MaxStreamsPerClient int
+	// MaxMessageBytes bounds one POSTed message (default 4 MiB). A larger
+	// body is refused with 413.
+	MaxMessageBytes int64
+	// IncomingQueue bounds the messages POSTed to a stream that the
+	// engine has not read yet (default 64). One more POST is refused with
+	// 429 and Retry-After: the engine is at its bound of calls in flight
+	// on this stream (app.Options.MaxConcurrentRequests).
+	IncomingQueue int
+	// MaxIncomingBytes bounds the bytes of a stream's POST bodies being
+	// read or waiting for the engine (default 8 MiB, never less than
+	// MaxMessageBytes). A POST that would pass it is refused with 429 and
+	// Retry-After.
+	MaxIncomingBytes int64
+	// SendQueue bounds the messages waiting to be written to a stream
+	// whose client reads slower than the server writes (default 256);
+	// MaxQueueBytes bounds their bytes (default 8 MiB; negative: only
+	// SendQueue bounds them). A message that does not fit ends the
+	// stream: the client reconnects with a new session.
+	SendQueue     int
+	MaxQueueBytes int64
+	// KeepAlive is the interval of the comment lines written to an idle
+	// stream (default 30 s; negative: none), so that proxies keep it open
+	// and a dead client is noticed.
+	KeepAlive time.Duration
+	// WriteTimeout bounds the writing of one event (default 10 s); a
+	// client that does not take it in time loses the stream.
+	WriteTimeout time.Duration
+	// IdleTimeout ends a stream whose client has POSTed nothing for this
+	// long (default 30 min, the idle life of a Streamable HTTP session;
+	// negative: none). The calls in flight finish and answer first.
+	IdleTimeout time.Duration
+	// Logger receives the adapter's log (default: the logger of the
+	// ConnHandler when it has one, as the engine has, else slog on
+	// standard error).
+	Logger ports.Logger
+}
+
+func (o SSEOptions) withDefaults() SSEOptions {
+	if o.MessagePath == "" {
+		o.MessagePath = DefaultSSEMessagePath
+	}
+	o.MaxStreams = sseBound(o.MaxStreams, defaultSSEMaxStreams)
+	o.MaxStreamsPerClient = sseBound(o.MaxStreamsPerClient, defaultSSEMaxStreamsPerClient)
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = defaultSSEMaxMessageBytes
+	}
+	if o.IncomingQueue <= 0 {
+		o.IncomingQueue = defaultSSEIncomingQueue
+	}
+	if o.MaxIncomingBytes <= 0 {
+		o.MaxIncomingBytes = defaultSSEMaxIncomingBytes
+	}
+	o.MaxIncomingBytes = max(o.MaxIncomingBytes, o.MaxMessageBytes)
+	if o.SendQueue <= 0 {
+		o.SendQueue = defaultSSESendQueue
+	}
+	switch {
+	case o.MaxQueueBytes == 0:
+		o.MaxQueueBytes = defaultSSEMaxQueueBytes
+	case o.MaxQueueBytes < 0:
+		o.MaxQueueBytes = 0
+	}
+	o.KeepAlive = sseDuration(o.KeepAlive, defaultSSEKeepAlive)
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = defaultSSEWriteTimeout
+	}
+	o.IdleTimeout = sseDuration(o.IdleTimeout, defaultSSEIdleTimeout)
+	if o.Logger == nil {
+		o.Logger = deflog.New()
+	}
+	o.AllowedOrigins = slices.Clone(o.AllowedOrigins)
+	o.AllowedHosts = slices.Clone(o.AllowedHosts)
+	return o
+}
+
+// sseBound is v, def when v is 0, and 0 (none) when v is negative.
+func sseBound(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
+
+// sseDuration is v, def when v is 0, and 0 (none) when v is negative.
+func sseDuration(v, def time.Duration) time.Duration {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
+
+// SSEHandler serves the HTTP+SSE transport of MCP 2024-11-05, which the
+// clients of that era still speak (the TypeScript SDK's
+// SSEClientTransport, go-sdk's and mcp-go's SSE clients, older desktop and
+// IDE clients, mcp-remote): a GET opens an event stream whose first event,
+// "endpoint", names the URL the client POSTs its messages to (the
+// MessagePath with the stream's session id in the query); every response
+// and server message then arrives on the stream as an event "message".
+// Mount one handler on both paths ([DefaultSSEPath] and
+// [DefaultSSEMessagePath]): a GET anywhere opens a stream, a POST anywhere
+// delivers a message.
+//
+// Each stream is one connection of the engine ([ports.ConnHandler], as
+// stdio and WebSocket are): one handshake-era session, initialized by the
+// client's initialize (revisions 2024-11-05 to 2025-11-25), served with the
+// same middleware, visibility, scopes and limits as the other transports.
+// A stateless (2026-07-28) request POSTed to a stream is served too, as on
+// any connection, its answer arriving on the stream; clients of that
+// revision use Streamable HTTP.
+//
+// A GET is refused with 403 by the Host and Origin rules of the Streamable
+// HTTP handler, 503 while shutting down, 503 or 429 with Retry-After over
+// MaxStreams or MaxStreamsPerClient. A POST is answered 202 Accepted once
+// its message is queued for the engine; 404 when its sessionId names no
+// stream here, or a stream of another principal (the same answer, so that
+// session ids cannot be probed); 400 without a sessionId, or with a body
+// that is not one JSON value; 413 past MaxMessageBytes; 429 with
+// Retry-After when the stream's incoming queue is full; 403 as the GET.
+//
+// Session ids are 128 bits from crypto/rand, bound to the principal that
+// opened the stream (ports.PrincipalFrom: put [RequireBearer] in front of
+// both paths). A stream ends when the client goes away; when the server
+// shuts down (the [Server] serving it, or [SSEHandler.Shutdown]) after the
+// calls in flight have answered; when the client has POSTed nothing for
+// IdleTimeout, after the same; when its outgoing queue overflows or an
+// event cannot be written within WriteTimeout; and when the principal's
+// credential expires (ports.Principal.Expires), cancelling its calls.
+type SSEHandler struct {
+	h     ports.ConnHandler
+	opts  SSEOptions
+	guard *httpguard.Guard
+
+	mu        sync.Mutex
+	streams   map[string]*sseStream
+	perClient map[string]int
+	admitted  int
+	shutdown  bool
+	closing   chan struct{} // closed by Shutdown
+	wg        sync.WaitGroup
+
+	abortCtx context.Context
+	abort    context.CancelFunc
+}
+
+// NewSSEHandler returns the HTTP+SSE transport serving each stream with h
+// (the protocol engine, *app.Engine).
+func NewSSEHandler(h ports.ConnHandler, opts SSEOptions) *SSEHandler {
+	if l, ok := h.(interface{ Logger() ports.Logger }); ok && opts.Logger == nil {
+		opts.Logger = l.Logger()
+	}
+	opts = opts.withDefaults()
+	s := &SSEHandler{
+		h:         h,
+		opts:      opts,
+		guard:     httpguard.New(opts.AllowedOrigins, opts.AllowedHosts),
+		streams:   make(map[string]*sseStream),
+		perClient: make(map[string]int),
+		closing:   make(chan struct{}),
+	}
+	s.abortCtx, s.abort = context.WithCancel(context.Background())
+	return s
+}
+
+// ServeHTTP opens a stream (GET) or delivers a message (POST); any other
+// method gets 405.
+func (s *SSEHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := s.guard.Check(r); err != nil {
+		s.logf(r.Context(), slog.LevelInfo, "sse: refused a request by its Host or Origin", slog.Any("error", err), slog.Any("host", r.Host), slog.Any("origin", r.Header.Get("Origin")), slog.Any("remote", r.RemoteAddr))
+		http.Error(w, "sse: forbidden: "+err.Error(), http.StatusForbidden)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		s.serveStream(w, r)
+	case http.MethodPost:
+		s.serveMessage(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		http.Error(w, "sse: GET opens a stream, POST delivers a message", http.StatusMethodNotAllowed)
+	}
+}
+
+// Streams returns the number of streams open.
+func (s *SSEHandler) Streams() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.streams)
+}
+
+// Shutdown shuts the handler down gracefully: new streams are refused with
+// 503, every stream stops taking messages (a POST gets 404), its calls in
+// flight finish and their responses are written, then the stream ends.
+// Shutdown returns when every stream has ended, or, when ctx ends first,
+// cancels the calls of this handler's streams (the engine's other
+// transports go on), ends the streams and returns ctx.Err(). A [Server]
+// serving the handler does the same on its own Shutdown; a handler
+// mounted on a server of your own needs this call.
+func (s *SSEHandler) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.shutdown {
+		s.shutdown = true
+		close(s.closing)
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	s.abort()
+	s.mu.Lock()
+	for _, st := range s.streams {
+		st.drop("the server shut down")
+	}
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+// sseClientKey names the client of r for MaxStreamsPerClient: the
+// principal's subject, else the remote IP address.
+func sseClientKey(r *http.Request) string {
+	if p := ports.PrincipalFrom(r.Context()); p != nil && p.Subject != "" {
+		return "sub:" + p.Subject
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return "ip:" + ip.String()
+	}
+	return "addr:" + host
+}
+
+// admit takes a stream's place for client; a non-zero status is the
+// refusal (503 shutting down or MaxStreams, 429 MaxStreamsPerClient).
+func (s *SSEHandler) admit(client string) (int, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutdown {
+		return http.StatusServiceUnavailable, "the server is shutting down"
+	}
+	if limit := s.opts.MaxStreams; limit > 0 && s.admitted >= limit {
+		return http.StatusServiceUnavailable, fmt.Sprintf("the server is at its limit of %d streams; retry later", limit)
+	}
+	if limit := s.opts.MaxStreamsPerClient; limit > 0 && s.perClient[client] >= limit {
+		return http.StatusTooManyRequests, fmt.Sprintf("this client already has %d streams open, the limit per client; close one or retry later", limit)
+	}
+	s.admitted++
+	s.perClient[client]++
+	s.wg.Add(1)
+	return 0, ""
+}
+
+// release gives back what admit took.
+func (s *SSEHandler) release(client string) {
+	s.mu.Lock()
+	s.admitted--
+	if s.perClient[client]--; s.perClient[client] <= 0 {
+		delete(s.perClient, client)
+	}
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// newSSESessionID returns 128 bits from crypto/rand, in hex.
+func newSSESessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
+	return hex.EncodeToString(b[:])
+}
+
+// serveStream serves one GET: the stream of one session, until it ends.
+func (s *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
+	client := sseClientKey(r)
+	if status, why := s.admit(client); status != 0 {
+		s.logf(r.Context(), slog.LevelInfo, "sse: refused a stream", slog.Any("status", status), slog.Any("reason", why), slog.Any("client", client))
+		w.Header().Set("Retry-After", sseRetryAfter)
+		http.Error(w, "sse: "+why, status)
+		return
+	}
+	defer s.release(client)
+
+	st := newSSEStream(s, r)
+	s.mu.Lock()
+	s.streams[st.id] = st
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.streams, st.id)
+		s.mu.Unlock()
+	}()
+
+	// The engine serves the stream with a context that carries the
+	// request's values (the principal) and ends when reading must stop.
+	ctx, stopServe := context.WithCancel(r.Context())
+	defer stopServe()
+	expired, expire := context.WithCancel(context.Background())
+	defer expire()
+	if p := st.principal; p != nil && !p.Expires.IsZero() {
+		t := time.AfterFunc(time.Until(p.Expires), func() {
+			s.logf(ctx, slog.LevelInfo, "sse: ending a stream whose access token expired", slog.Any("expires", p.Expires.UTC().Format(time.RFC3339)))
+			expire()
+			st.drop("the access token expired")
+		})
+		defer t.Stop()
+	}
+	serveCtx := ports.WithAbort(ports.WithAbort(ctx, s.abortCtx), expired)
+	var serverClosing <-chan struct{}
+	sig := signalsFrom(r.Context())
+	if sig != nil {
+		serveCtx = ports.WithAbort(serveCtx, sig.abort)
+		serverClosing = sig.closing.Done()
+	}
+
+	if err := st.start(w, s.opts.MessagePath+"?sessionId="+st.id); err != nil {
+		s.logf(ctx, slog.LevelDebug, "sse: writing the endpoint event failed", slog.Any("error", err))
+		return
+	}
+	s.logf(ctx, slog.LevelDebug, "sse: stream opened", slog.Any("session", st.id), slog.Any("remote", r.RemoteAddr))
+
+	served := make(chan struct{})
+	var serveErr error
+	go func() {
+		defer close(served)
+		serveErr = s.h.ServeConn(serveCtx, st)
+	}()
+	why := st.pump(ctx, served, serverClosing)
+	// Reading has stopped (ServeConn returned, or the stream is lost); a
+	// ServeConn still running finishes its calls in the background, and
+	// their answers go nowhere. Shutdown waits for it.
+	stopServe()
+	select {
+	case <-served:
+		s.logf(ctx, slog.LevelDebug, "sse: stream closed", slog.Any("session", st.id), slog.Any("reason", why), slog.Any("error", serveErr))
+	default:
+		s.logf(ctx, slog.LevelDebug, "sse: stream lost", slog.Any("session", st.id), slog.Any("reason", why))
+		s.wg.Add(1)
+		if sig != nil {
+			sig.calls.Add(1) // the Server's Shutdown waits for it too
+		}
+		go func() {
+			defer s.wg.Done()
+			<-served
+			if sig != nil {
+				sig.calls.Done()
+			}
+		}()
+	}
+}
+
+// serveMessage serves one POST: a message for the stream its sessionId
+// names.
+func (s *SSEHandler) serveMessage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	id := q.Get("sessionId")
+	if id == "" {
+		id = q.Get("sessionid")
+	}
+	if id == "" {
+		http.Error(w, "sse: a message needs the sessionId of its stream in the query, as the endpoint event names it", http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	st := s.streams[id]
+	s.mu.Unlock()
+	if st == nil || st.owner != sseOwner(r.Context()) || !st.reading() {
+		http.Error(w, "sse: no such session: open a stream (GET) for a new one", http.StatusNotFound)
+		return
+	}
+	body, status, why := st.readBody(w, r)
+	if status != 0 {
+		if status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "1")
+		}
+		s.logf(r.Context(), slog.LevelDebug, "sse: refused a message", slog.Any("status", status), slog.Any("reason", why), slog.Any("session", id))
+		http.Error(w, "sse: "+why, status)
+		return
+	}
+	if status, why := st.enqueue(body); status != 0 {
+		if status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "1")
+		}
+		s.logf(r.Context(), slog.LevelDebug, "sse: refused a message", slog.Any("status", status), slog.Any("reason", why), slog.Any("session", id))
+		http.Error(w, "sse: "+why, status)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// sseOwner is who a request comes from, as a stream records it: the
+// principal's subject, "" without authentication.
+func sseOwner(ctx context.Context) string {
+	if p := ports.PrincipalFrom(ctx); p != nil {
+		return p.Subject
+	}
+	return ""
+}
+
+// sseValidJSON reports whether b holds one JSON value. encoding/json's
+// scanner refuses nesting past 10,000 levels, the engine's own bound.
+func sseValidJSON(b []byte) bool { return json.Valid(b) }
+
+func (s *SSEHandler) logf(ctx context.Context, level slog.Level, msg string, fields ...slog.Attr) {
+	if s.opts.Logger.Enabled(ctx, level) {
+		s.opts.Logger.LogAttrs(ctx, level, msg, fields...)
+	}
+}
+
+// errSSEStopped is what ReadMessage returns once a stream stops reading.
+var errSSEStopped = fmt.Errorf("sse: the stream stopped reading: %w", io.EOF)
