@@ -3,6 +3,7 @@ package wiring
 import (
 	"cmp"
 	"context"
+	"errors"
 	"net/http"
 
 	"go.uber.org/fx"
@@ -27,16 +28,23 @@ type HTTPConfig struct {
 	Addr string
 	// Server holds the HTTP server's timeouts.
 	Server mcphttp.ServerOptions
-	// Middleware, when set, wraps the MCP handler (at /mcp only), e.g.
-	// mcphttp.RequireBearer(auth, mcphttp.AuthOptions{...}).
+	// Middleware, when set, wraps the MCP handlers (at /mcp, /sse and
+	// /message), e.g. mcphttp.RequireBearer(auth, mcphttp.AuthOptions{...}).
 	Middleware func(http.Handler) http.Handler
 	// ServerMiddleware, when set, wraps the server's whole handler (every
-	// path: /mcp, after Middleware, and /ws alike), for what stands in
+	// path: /mcp, /sse and /message after Middleware, and /ws alike), for
+	// what stands in
 	// front of both endpoints or beside them: mcphttp.RequireBearer for
 	// /mcp and /ws (a WebSocket connection carries the principal of its
 	// upgrade request) with the OAuth metadata of mcpoauth.Mount served
 	// unauthenticated, say.
 	ServerMiddleware func(http.Handler) http.Handler
+	// SSE configures the HTTP+SSE transport of 2024-11-05, served by
+	// default at /sse (the stream) and its MessagePath (/message by
+	// default) for the clients that speak only it. See mcphttp.SSEOptions.
+	SSE mcphttp.SSEOptions
+	// DisableSSE turns /sse and /message off.
+	DisableSSE bool
 }
 
 // Listen sets the address [HTTPServer] listens on.
@@ -90,14 +98,17 @@ type HTTPServerParams struct {
 }
 
 // NewHTTPServer returns the HTTP server of the application, hooked into its
-// lifecycle. It mounts the Streamable HTTP handler at /mcp and, when the
-// graph holds one ([WebSocket]), the WebSocket handler at /ws. It listens
+// lifecycle. It mounts the Streamable HTTP handler at /mcp, the HTTP+SSE
+// transport of 2024-11-05 at /sse and /message (unless
+// HTTPConfig.DisableSSE) and, when the graph holds one ([WebSocket]), the
+// WebSocket handler at /ws. It listens
 // on start (an address in use fails the start) and, on stop, shuts down
 // gracefully: GET streams end, the calls in flight answer until the stop
 // deadline, after which they are cancelled. With an event store shared by
 // several instances, the SSE streams of the calls in flight end at once
 // too, for their clients to resume them at another instance while the
-// calls finish here (see [mcphttp.Server.Shutdown]). The
+// calls finish here (see [mcphttp.Server.Shutdown]). The HTTP+SSE streams
+// end once their calls have answered. The
 // WebSocket connections are shut down by the WebSocket module's own hook.
 // A server that stops by itself (a listener failure) stops the
 // application.
@@ -109,12 +120,20 @@ func NewHTTPServer(p HTTPServerParams) *mcphttp.Server {
 			cfg.Addr = DefaultHTTPAddr
 		}
 	}
-	var mcp http.Handler = p.Handler
-	if cfg.Middleware != nil {
-		mcp = cfg.Middleware(mcp)
+	wrap := func(h http.Handler) http.Handler {
+		if cfg.Middleware != nil {
+			return cfg.Middleware(h)
+		}
+		return h
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp)
+	mux.Handle("/mcp", wrap(p.Handler))
+	var sse *mcphttp.SSEHandler
+	if !cfg.DisableSSE {
+		sse = mcphttp.NewSSEHandler(p.Engine, cfg.SSE)
+		mux.Handle(mcphttp.DefaultSSEPath, wrap(sse))
+		mux.Handle(cmp.Or(cfg.SSE.MessagePath, mcphttp.DefaultSSEMessagePath), wrap(sse))
+	}
 	if p.WebSocket != nil {
 		mux.Handle("/ws", p.WebSocket)
 	}
@@ -141,7 +160,11 @@ func NewHTTPServer(p HTTPServerParams) *mcphttp.Server {
 			// only; Core closes the engine itself.
 			sctx, cancel := stopContext(ctx)
 			defer cancel()
-			return cutOnSchedule(ctx, p.Engine, "HTTP", srv.Shutdown(sctx))
+			err := srv.Shutdown(sctx)
+			if sse != nil {
+				err = errors.Join(err, sse.Shutdown(sctx))
+			}
+			return cutOnSchedule(ctx, p.Engine, "HTTP", err)
 		},
 	})
 	return srv
@@ -149,8 +172,9 @@ func NewHTTPServer(p HTTPServerParams) *mcphttp.Server {
 
 // HTTPServer serves the engine over HTTP on the address of an optional
 // *HTTPConfig (default 127.0.0.1:8080; see [Listen]): the Streamable HTTP
-// handler of [HTTP] at /mcp and, with [WebSocket] in the application, the
-// WebSocket handler at /ws. It needs [HTTP]:
+// handler of [HTTP] at /mcp, the HTTP+SSE transport of 2024-11-05 at /sse
+// and /message and, with [WebSocket] in the application, the WebSocket
+// handler at /ws. It needs [HTTP]:
 //
 //	fx.New(wiring.Core, wiring.HTTP, wiring.HTTPServer, wiring.Listen("127.0.0.1:3000"), wiring.Tools(tools...)).Run()
 var HTTPServer = fx.Module("hexmcp.httpserver",
