@@ -1,16 +1,19 @@
 package mcphttp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +41,7 @@ const (
 	defaultSSEKeepAlive           = 30 * time.Second
 	defaultSSEWriteTimeout        = 10 * time.Second
 	defaultSSEIdleTimeout         = 30 * time.Minute
+	defaultSSEMaxForwardingBytes  = 32 << 20
 )
 
 // sseRetryAfter is the Retry-After, in seconds, of a stream refused for
@@ -100,6 +104,19 @@ type SSEOptions struct {
 	// long (default 30 min, the idle life of a Streamable HTTP session;
 	// negative: none). The calls in flight finish and answer first.
 	IdleTimeout time.Duration
+	// Bus carries a message POSTed to an instance that does not hold the
+	// stream of its session to the instance that does (several instances
+	// behind a load balancer without sticky sessions; the session id
+	// names the instance holding its stream), as a
+	// ports.NoticeStreamMessage. Default: the Bus of the engine's shared
+	// state (app.Options.Shared: hexmcp.Options.Shared, wiring.Redis).
+	// Without one, such a POST gets 404 saying that another instance
+	// holds the stream.
+	Bus ports.NotificationBus
+	// MaxForwardingBytes bounds the bytes of the POST bodies being read
+	// at once for streams held by other instances (default 32 MiB). One
+	// more is refused with 429 and Retry-After.
+	MaxForwardingBytes int64
 	// Logger receives the adapter's log (default: the logger of the
 	// ConnHandler when it has one, as the engine has, else slog on
 	// standard error).
@@ -122,6 +139,10 @@ func (o SSEOptions) withDefaults() SSEOptions {
 		o.MaxIncomingBytes = defaultSSEMaxIncomingBytes
 	}
 	o.MaxIncomingBytes = max(o.MaxIncomingBytes, o.MaxMessageBytes)
+	if o.MaxForwardingBytes <= 0 {
+		o.MaxForwardingBytes = defaultSSEMaxForwardingBytes
+	}
+	o.MaxForwardingBytes = max(o.MaxForwardingBytes, o.MaxMessageBytes)
 	if o.SendQueue <= 0 {
 		o.SendQueue = defaultSSESendQueue
 	}
@@ -206,6 +227,10 @@ type SSEHandler struct {
 	h     ports.ConnHandler
 	opts  SSEOptions
 	guard *httpguard.Guard
+	// instance names this handler in its session ids and on the bus.
+	instance    string
+	unsubscribe func()
+	forwarding  sseBudget // bodies being read for other instances
 
 	mu        sync.Mutex
 	streams   map[string]*sseStream
@@ -225,16 +250,28 @@ func NewSSEHandler(h ports.ConnHandler, opts SSEOptions) *SSEHandler {
 	if l, ok := h.(interface{ Logger() ports.Logger }); ok && opts.Logger == nil {
 		opts.Logger = l.Logger()
 	}
+	if sh, ok := h.(interface{ Shared() ports.SharedState }); ok && opts.Bus == nil {
+		opts.Bus = sh.Shared().Bus
+	}
 	opts = opts.withDefaults()
 	s := &SSEHandler{
-		h:         h,
-		opts:      opts,
-		guard:     httpguard.New(opts.AllowedOrigins, opts.AllowedHosts),
-		streams:   make(map[string]*sseStream),
-		perClient: make(map[string]int),
-		closing:   make(chan struct{}),
+		h:          h,
+		opts:       opts,
+		guard:      httpguard.New(opts.AllowedOrigins, opts.AllowedHosts),
+		instance:   newSSEInstance(),
+		forwarding: sseBudget{limit: opts.MaxForwardingBytes},
+		streams:    make(map[string]*sseStream),
+		perClient:  make(map[string]int),
+		closing:    make(chan struct{}),
 	}
 	s.abortCtx, s.abort = context.WithCancel(context.Background())
+	if bus := opts.Bus; bus != nil {
+		if ab, ok := bus.(ports.AddressedBus); ok {
+			s.unsubscribe = ab.SubscribeAs(s.instance, s.onNotice)
+		} else {
+			s.unsubscribe = bus.Subscribe(s.onNotice)
+		}
+	}
 	return s
 }
 
@@ -266,7 +303,8 @@ func (s *SSEHandler) Streams() int {
 
 // Shutdown shuts the handler down gracefully: new streams are refused with
 // 503, every stream stops taking messages (a POST gets 404), its calls in
-// flight finish and their responses are written, then the stream ends.
+// flight finish and their responses are written, then the stream ends; the
+// handler's subscription to the bus ends with the last stream.
 // Shutdown returns when every stream has ended, or, when ctx ends first,
 // cancels the calls of this handler's streams (the engine's other
 // transports go on), ends the streams and returns ctx.Err(). A [Server]
@@ -286,6 +324,7 @@ func (s *SSEHandler) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		s.stopBus()
 		return nil
 	case <-ctx.Done():
 	}
@@ -295,7 +334,19 @@ func (s *SSEHandler) Shutdown(ctx context.Context) error {
 		st.drop("the server shut down")
 	}
 	s.mu.Unlock()
+	s.stopBus()
 	return ctx.Err()
+}
+
+// stopBus ends the subscription to the bus.
+func (s *SSEHandler) stopBus() {
+	s.mu.Lock()
+	stop := s.unsubscribe
+	s.unsubscribe = nil
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 }
 
 // sseClientKey names the client of r for MaxStreamsPerClient: the
@@ -345,11 +396,39 @@ func (s *SSEHandler) release(client string) {
 	s.wg.Done()
 }
 
-// newSSESessionID returns 128 bits from crypto/rand, in hex.
+// newSSESessionID returns 128 bits from crypto/rand, in hex. A stream's
+// session id is its handler's instance name, "-", and this.
 func newSSESessionID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
 	return hex.EncodeToString(b[:])
+}
+
+// newSSEInstance returns the name of a handler: 64 bits from crypto/rand,
+// in hex.
+func newSSEInstance() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// sseInstanceOf returns the instance a session id names, or "" for an id
+// not of this transport's form.
+func sseInstanceOf(id string) string {
+	inst, rest, ok := strings.Cut(id, "-")
+	if !ok || len(inst) != 16 || len(rest) != 32 || !isLowerHex(inst) || !isLowerHex(rest) {
+		return ""
+	}
+	return inst
+}
+
+func isLowerHex(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // serveStream serves one GET: the stream of one session, until it ends.
@@ -446,11 +525,15 @@ func (s *SSEHandler) serveMessage(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	st := s.streams[id]
 	s.mu.Unlock()
+	if inst := sseInstanceOf(id); st == nil && inst != "" && inst != s.instance {
+		s.forward(w, r, id, inst)
+		return
+	}
 	if st == nil || st.owner != sseOwner(r.Context()) || !st.reading() {
 		http.Error(w, "sse: no such session: open a stream (GET) for a new one", http.StatusNotFound)
 		return
 	}
-	body, status, why := st.readBody(w, r)
+	body, status, why := s.readBody(w, r, &st.inBytes)
 	if status != 0 {
 		if status == http.StatusTooManyRequests {
 			w.Header().Set("Retry-After", "1")
@@ -468,6 +551,66 @@ func (s *SSEHandler) serveMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// forward serves a POST for a session whose stream another instance, inst,
+// holds: its message goes there over the bus, or, without one, the POST
+// gets 404 saying so. The instance holding the stream checks the session
+// and its principal: an unknown session or another principal's is dropped
+// there, without an answer (the POST has its 202 by then).
+func (s *SSEHandler) forward(w http.ResponseWriter, r *http.Request, id, inst string) {
+	bus := s.opts.Bus
+	if bus == nil {
+		http.Error(w, "sse: no such session here: its stream is held by another instance of this server, and the instances share no state; "+
+			"route a client's /sse and /message to the same instance (sticky sessions), or share the server's state (a bus) between the instances", http.StatusNotFound)
+		return
+	}
+	body, status, why := s.readBody(w, r, &s.forwarding)
+	if status != 0 {
+		if status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "1")
+		}
+		http.Error(w, "sse: "+why, status)
+		return
+	}
+	defer s.forwarding.give(int64(len(body)))
+	n := ports.Notice{Kind: ports.NoticeStreamMessage, ID: newSSESessionID(), Origin: s.instance, To: inst,
+		Session: id, URI: sseOwner(r.Context()), Data: body}
+	if err := bus.Publish(r.Context(), n); err != nil {
+		s.logf(r.Context(), slog.LevelWarn, "sse: forwarding a message to the instance holding its stream failed", slog.Any("error", err), slog.Any("session", id))
+		if errors.Is(err, ports.ErrNoticeTooLarge) {
+			http.Error(w, "sse: the message is larger than this server forwards between its instances", http.StatusRequestEntityTooLarge)
+			return
+		}
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "sse: the message could not be handed to the instance holding the stream; retry later", http.StatusServiceUnavailable)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// onNotice takes the messages that other instances forward to the streams
+// held here.
+func (s *SSEHandler) onNotice(n ports.Notice) {
+	if n.Kind != ports.NoticeStreamMessage || n.To != s.instance || n.Origin == s.instance {
+		return
+	}
+	s.mu.Lock()
+	st := s.streams[n.Session]
+	s.mu.Unlock()
+	ctx := context.Background()
+	if st == nil || st.owner != n.URI || !st.reading() {
+		s.logf(ctx, slog.LevelDebug, "sse: dropped a forwarded message for a session not served here", slog.Any("session", n.Session), slog.Any("from", n.Origin))
+		return
+	}
+	msg := bytes.Clone(n.Data) // the engine keeps it; the bus may share it
+	if !st.inBytes.take(int64(len(msg))) {
+		s.logf(ctx, slog.LevelWarn, "sse: dropped a forwarded message: the stream's incoming queue is full", slog.Any("session", n.Session), slog.Any("max_incoming_bytes", s.opts.MaxIncomingBytes))
+		return
+	}
+	if status, why := st.enqueue(msg); status != 0 {
+		s.logf(ctx, slog.LevelWarn, "sse: dropped a forwarded message", slog.Any("session", n.Session), slog.Any("reason", why))
+	}
 }
 
 // sseOwner is who a request comes from, as a stream records it: the

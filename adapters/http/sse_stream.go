@@ -35,8 +35,9 @@ type sseStream struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
 
+	inBytes sseBudget // bytes of bodies being read or waiting in in
+
 	mu       sync.Mutex
-	inBytes  int64 // bytes of bodies being read or waiting in in
 	outBytes int64 // bytes of messages waiting in out or being written
 	unread   chan struct{}
 	gone     chan struct{}
@@ -47,13 +48,14 @@ type sseStream struct {
 func newSSEStream(h *SSEHandler, r *http.Request) *sseStream {
 	return &sseStream{
 		h:         h,
-		id:        newSSESessionID(),
+		id:        h.instance + "-" + newSSESessionID(),
 		owner:     sseOwner(r.Context()),
 		remote:    r.RemoteAddr,
 		principal: ports.PrincipalFrom(r.Context()),
 		in:        make(chan []byte, h.opts.IncomingQueue),
 		out:       make(chan []byte, h.opts.SendQueue),
 		active:    make(chan struct{}, 1),
+		inBytes:   sseBudget{limit: h.opts.MaxIncomingBytes},
 		unread:    make(chan struct{}),
 		gone:      make(chan struct{}),
 	}
@@ -248,10 +250,11 @@ func (st *sseStream) drop(why string) {
 	close(st.gone)
 }
 
-// readBody reads a POST's body within MaxMessageBytes, counting what has
-// arrived in the stream's MaxIncomingBytes; a non-zero status refuses it.
-func (st *sseStream) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
-	opts := &st.h.opts
+// readSSEBody reads a POST's body within MaxMessageBytes, counting what
+// has arrived in budget (which keeps it on success); a non-zero status
+// refuses it.
+func (s *SSEHandler) readBody(w http.ResponseWriter, r *http.Request, budget *sseBudget) ([]byte, int, string) {
+	opts := &s.opts
 	body := http.MaxBytesReader(w, r.Body, opts.MaxMessageBytes)
 	n := int64(4 << 10)
 	if r.ContentLength > 0 {
@@ -260,7 +263,7 @@ func (st *sseStream) readBody(w http.ResponseWriter, r *http.Request) ([]byte, i
 	buf := make([]byte, 0, n)
 	var held int64
 	refuse := func(status int, why string) ([]byte, int, string) {
-		st.releaseIn(held)
+		budget.give(held)
 		return nil, status, why
 	}
 	for {
@@ -269,8 +272,8 @@ func (st *sseStream) readBody(w http.ResponseWriter, r *http.Request) ([]byte, i
 		}
 		k, err := body.Read(buf[len(buf):cap(buf)])
 		if k > 0 {
-			if !st.reserveIn(int64(k)) {
-				return refuse(http.StatusTooManyRequests, fmt.Sprintf("the messages waiting for the server on this stream already take %d bytes, the most it keeps; retry later", opts.MaxIncomingBytes))
+			if !budget.take(int64(k)) {
+				return refuse(http.StatusTooManyRequests, fmt.Sprintf("the messages waiting for the server here already take %d bytes, the most it keeps; retry later", budget.limit))
 			}
 			held += int64(k)
 			buf = buf[:len(buf)+k]
@@ -298,32 +301,39 @@ func (st *sseStream) readBody(w http.ResponseWriter, r *http.Request) ([]byte, i
 	return buf, 0, ""
 }
 
-// reserveIn counts n more bytes of incoming messages, within
-// MaxIncomingBytes.
-func (st *sseStream) reserveIn(n int64) bool {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.inBytes+n > st.h.opts.MaxIncomingBytes {
+// sseBudget counts bytes within a limit.
+type sseBudget struct {
+	mu    sync.Mutex
+	used  int64
+	limit int64
+}
+
+// take counts n more bytes, within the limit.
+func (b *sseBudget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.limit {
 		return false
 	}
-	st.inBytes += n
+	b.used += n
 	return true
 }
 
-// releaseIn gives back n bytes of incoming messages.
-func (st *sseStream) releaseIn(n int64) {
-	st.mu.Lock()
-	st.inBytes -= n
-	st.mu.Unlock()
+// give gives back n bytes.
+func (b *sseBudget) give(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
 }
 
-// enqueue queues a message read by a POST for ReadMessage.
+// enqueue queues a message read by a POST for ReadMessage; its bytes are
+// already counted in inBytes (given back on a refusal).
 func (st *sseStream) enqueue(msg []byte) (int, string) {
 	st.mu.Lock()
 	select {
 	case <-st.unread:
-		st.inBytes -= int64(len(msg))
 		st.mu.Unlock()
+		st.inBytes.give(int64(len(msg)))
 		return http.StatusNotFound, "no such session: open a stream (GET) for a new one"
 	default:
 	}
@@ -331,8 +341,8 @@ func (st *sseStream) enqueue(msg []byte) (int, string) {
 	case st.in <- msg:
 		st.mu.Unlock()
 	default:
-		st.inBytes -= int64(len(msg))
 		st.mu.Unlock()
+		st.inBytes.give(int64(len(msg)))
 		return http.StatusTooManyRequests, fmt.Sprintf("%d messages wait for the server on this stream, the most it keeps; retry later", st.h.opts.IncomingQueue)
 	}
 	select {
@@ -347,7 +357,7 @@ func (st *sseStream) enqueue(msg []byte) (int, string) {
 func (st *sseStream) ReadMessage(ctx context.Context) ([]byte, error) {
 	select {
 	case msg := <-st.in:
-		st.releaseIn(int64(len(msg)))
+		st.inBytes.give(int64(len(msg)))
 		return msg, nil
 	case <-st.unread:
 		return nil, errSSEStopped

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
+	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
@@ -131,7 +132,7 @@ type sseRaw struct {
 	err                  error
 }
 
-var sseIDRe = regexp.MustCompile(`^/message\?sessionId=([0-9a-f]{32})$`)
+var sseIDRe = regexp.MustCompile(`^/message\?sessionId=([0-9a-f]{16}-[0-9a-f]{32})$`)
 
 // sseOpen opens a stream with headers h and reads its endpoint event.
 func sseOpen(t *testing.T, srv *httptest.Server, h http.Header) *sseConn {
@@ -769,5 +770,74 @@ func TestSSEServerShutdown(t *testing.T) {
 	c.ended()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Two instances: a POST reaching the one that does not hold the stream is
+// delivered to the one that does through the bus of the server's shared
+// state, and refused with a 404 saying so when there is none.
+func TestSSEForwardedBetweenInstances(t *testing.T) {
+	bus := memory.NewBus(memory.BusOptions{})
+	shared := app.Options{Shared: ports.SharedState{Bus: bus}}
+	ea, _ := newSSEEngine(t, shared)
+	eb, _ := newSSEEngine(t, shared)
+	a := sseServe(t, mcphttp.NewSSEHandler(ea, mcphttp.SSEOptions{}), asSubject(time.Time{}))
+	b := sseServe(t, mcphttp.NewSSEHandler(eb, mcphttp.SSEOptions{}), asSubject(time.Time{}))
+	alice := http.Header{"X-Sub": {"alice"}}
+	c := sseOpen(t, a, alice)
+	atB := b.URL + strings.TrimPrefix(c.post, a.URL)
+	viaB := func(body string, h http.Header) {
+		t.Helper()
+		resp, err := ssePost(atB, body, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("POST %s at the other instance: %d, want 202", body, resp.StatusCode)
+		}
+	}
+	viaB(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`, alice)
+	if m := c.message(); m.Result == nil || m.Result.ProtocolVersion != "2025-11-25" {
+		t.Fatalf("initialize: %s", m.raw)
+	}
+	viaB(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, alice)
+	viaB(sseCall(1, "whoami", `{}`), alice)
+	if m := c.message(); string(m.ID) != "1" || m.text() != "alice" {
+		t.Fatalf("whoami: %s", m.raw)
+	}
+	// An elicitation asked on the stream, answered through the other
+	// instance.
+	c.mustSend(sseCall(2, "ask_name", `{}`))
+	q := c.message()
+	if q.Method != "elicitation/create" {
+		t.Fatalf("want an elicitation/create, got %s", q.raw)
+	}
+	viaB(`{"jsonrpc":"2.0","id":`+string(q.ID)+`,"result":{"action":"accept","content":{"name":"Ada"}}}`, alice)
+	if m := c.message(); string(m.ID) != "2" || m.text() != "Hello, Ada!" {
+		t.Fatalf("ask_name: %s", m.raw)
+	}
+	// Another principal's message is accepted (the other instance cannot
+	// tell) and dropped where the stream is: the next answer is alice's.
+	viaB(sseCall(3, "whoami", `{}`), http.Header{"X-Sub": {"bob"}})
+	viaB(sseCall(4, "whoami", `{}`), alice)
+	if m := c.message(); string(m.ID) != "4" || m.text() != "alice" {
+		t.Fatalf("after bob's message: %s", m.raw)
+	}
+
+	// Without shared state: a clear 404.
+	ec, _ := newSSEEngine(t, app.Options{})
+	ed, _ := newSSEEngine(t, app.Options{})
+	cs := sseServe(t, mcphttp.NewSSEHandler(ec, mcphttp.SSEOptions{}), nil)
+	d := sseServe(t, mcphttp.NewSSEHandler(ed, mcphttp.SSEOptions{}), nil)
+	c2 := sseOpen(t, cs, nil)
+	resp, err := ssePost(d.URL+strings.TrimPrefix(c2.post, cs.URL), `{"jsonrpc":"2.0","id":1,"method":"ping"}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "another instance") {
+		t.Fatalf("without shared state: %d %s", resp.StatusCode, body)
 	}
 }
