@@ -841,3 +841,92 @@ func TestSSEForwardedBetweenInstances(t *testing.T) {
 		t.Fatalf("without shared state: %d %s", resp.StatusCode, body)
 	}
 }
+
+// An event the client does not take within WriteTimeout ends the stream.
+func TestSSEWriteTimeout(t *testing.T) {
+	failed := make(chan error, 1)
+	writer := connFunc(func(ctx context.Context, c ports.Conn) error {
+		msg := []byte(`{"jsonrpc":"2.0","method":"x","params":{"p":"` + strings.Repeat("x", 64<<10) + `"}}`)
+		for {
+			if err := c.WriteMessage(ctx, msg); err != nil {
+				failed <- err
+				return nil
+			}
+			time.Sleep(5 * time.Millisecond) // the queue never fills first
+		}
+	})
+	srv := sseServe(t, mcphttp.NewSSEHandler(writer, mcphttp.SSEOptions{WriteTimeout: 200 * time.Millisecond, SendQueue: 1 << 14, MaxQueueBytes: -1}), nil)
+	resp, err := sseGet(srv.URL+"/sse", nil) // never read
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	select {
+	case err := <-failed:
+		if !errors.Is(err, net.ErrClosed) || !strings.Contains(err.Error(), "writing an event failed") {
+			t.Fatalf("write error %v, want the failed write", err)
+		}
+	case <-time.After(120 * time.Second):
+		t.Fatal("the writes did not fail")
+	}
+}
+
+// The bodies being read for streams of other instances are bounded:
+// past MaxForwardingBytes a POST gets 429.
+func TestSSEForwardingBytes(t *testing.T) {
+	bus := memory.NewBus(memory.BusOptions{})
+	ea, _ := newSSEEngine(t, app.Options{Shared: ports.SharedState{Bus: bus}})
+	eb, _ := newSSEEngine(t, app.Options{Shared: ports.SharedState{Bus: bus}})
+	a := sseServe(t, mcphttp.NewSSEHandler(ea, mcphttp.SSEOptions{}), nil)
+	b := sseServe(t, mcphttp.NewSSEHandler(eb, mcphttp.SSEOptions{MaxMessageBytes: 1000, MaxForwardingBytes: 1000}), nil)
+	c := sseOpen(t, a, nil)
+	atB := b.URL + strings.TrimPrefix(c.post, a.URL)
+
+	// A body that arrives slowly holds 600 bytes of the budget.
+	pr, pw := io.Pipe()
+	slow := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, atB, pr)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			slow <- 0
+			return
+		}
+		resp.Body.Close()
+		slow <- resp.StatusCode
+	}()
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"p":"`
+	if _, err := pw.Write([]byte(ping + strings.Repeat("x", 600-len(ping)))); err != nil {
+		t.Fatal(err)
+	}
+	// Until the server has read it: a 600-byte body that is not JSON is
+	// refused 400 when it fits in the budget, 429 when it does not.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := ssePost(atB, strings.Repeat("x", 600), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests {
+			if resp.Header.Get("Retry-After") == "" {
+				t.Fatal("429 without Retry-After")
+			}
+			break
+		}
+		if resp.StatusCode != http.StatusBadRequest || time.Now().After(deadline) {
+			t.Fatalf("a second body: %d, want 429 while the first is read", resp.StatusCode)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := pw.Write([]byte(`"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	if got := <-slow; got != http.StatusAccepted {
+		t.Fatalf("the slow body: %d, want 202", got)
+	}
+	if m := c.message(); string(m.ID) != "1" {
+		t.Fatalf("the forwarded ping's answer: %s", m.raw)
+	}
+}
