@@ -127,8 +127,8 @@ func (o SSEOptions) withDefaults() SSEOptions {
 	if o.MessagePath == "" {
 		o.MessagePath = DefaultSSEMessagePath
 	}
-	o.MaxStreams = sseBound(o.MaxStreams, defaultSSEMaxStreams)
-	o.MaxStreamsPerClient = sseBound(o.MaxStreamsPerClient, defaultSSEMaxStreamsPerClient)
+	o.MaxStreams = bound(o.MaxStreams, defaultSSEMaxStreams)
+	o.MaxStreamsPerClient = bound(o.MaxStreamsPerClient, defaultSSEMaxStreamsPerClient)
 	if o.MaxMessageBytes <= 0 {
 		o.MaxMessageBytes = defaultSSEMaxMessageBytes
 	}
@@ -152,39 +152,17 @@ func (o SSEOptions) withDefaults() SSEOptions {
 	case o.MaxQueueBytes < 0:
 		o.MaxQueueBytes = 0
 	}
-	o.KeepAlive = sseDuration(o.KeepAlive, defaultSSEKeepAlive)
+	o.KeepAlive = timeout(o.KeepAlive, defaultSSEKeepAlive)
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = defaultSSEWriteTimeout
 	}
-	o.IdleTimeout = sseDuration(o.IdleTimeout, defaultSSEIdleTimeout)
+	o.IdleTimeout = timeout(o.IdleTimeout, defaultSSEIdleTimeout)
 	if o.Logger == nil {
 		o.Logger = deflog.New()
 	}
 	o.AllowedOrigins = slices.Clone(o.AllowedOrigins)
 	o.AllowedHosts = slices.Clone(o.AllowedHosts)
 	return o
-}
-
-// sseBound is v, def when v is 0, and 0 (none) when v is negative.
-func sseBound(v, def int) int {
-	switch {
-	case v == 0:
-		return def
-	case v < 0:
-		return 0
-	}
-	return v
-}
-
-// sseDuration is v, def when v is 0, and 0 (none) when v is negative.
-func sseDuration(v, def time.Duration) time.Duration {
-	switch {
-	case v == 0:
-		return def
-	case v < 0:
-		return 0
-	}
-	return v
 }
 
 // SSEHandler serves the HTTP+SSE transport of MCP 2024-11-05, which the
@@ -215,9 +193,13 @@ func sseDuration(v, def time.Duration) time.Duration {
 // that is not one JSON value; 413 past MaxMessageBytes; 429 with
 // Retry-After when the stream's incoming queue is full; 403 as the GET.
 //
-// Session ids are 128 bits from crypto/rand, bound to the principal that
-// opened the stream (ports.PrincipalFrom: put [RequireBearer] in front of
-// both paths). A stream ends when the client goes away; when the server
+// A session id is the handler's instance name and 128 bits from
+// crypto/rand, bound to the principal that opened the stream
+// (ports.PrincipalFrom: put [RequireBearer] in front of both paths). A POST
+// for a session whose stream another instance holds (behind a load
+// balancer without sticky sessions) goes to that instance over
+// SSEOptions.Bus and gets 202, or, without a bus, 404 saying so. A stream
+// ends when the client goes away; when the server
 // shuts down (the [Server] serving it, or [SSEHandler.Shutdown]) after the
 // calls in flight have answered; when the client has POSTed nothing for
 // IdleTimeout, after the same; when its outgoing queue overflows or an
