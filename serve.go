@@ -61,8 +61,9 @@ type HTTPOptions struct {
 	// SSE configures the HTTP+SSE transport of 2024-11-05 (a GET to /sse
 	// opens a stream, its client POSTs to /message), served by default for
 	// the clients that speak only it: its limits, allowed hosts and
-	// origins, its MessagePath (/message by default), which is mounted
-	// too. See mcphttp.SSEOptions.
+	// origins (those of Endpoint when it lists neither), its MessagePath
+	// (/message by default), which is mounted too. See
+	// mcphttp.SSEOptions.
 	SSE mcphttp.SSEOptions
 	// DisableSSE turns /sse and /message off: only Streamable HTTP (and
 	// WebSocket) are served.
@@ -152,7 +153,12 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, opts HTTPOptio
 	}
 	var stops []func(context.Context) error
 	if !opts.DisableSSE {
-		sse := s.SSEHandler(opts.SSE)
+		so := opts.SSE
+		if so.AllowedHosts == nil && so.AllowedOrigins == nil {
+			// The same names as /mcp, which a client of both reaches alike.
+			so.AllowedHosts, so.AllowedOrigins = opts.Endpoint.AllowedHosts, opts.Endpoint.AllowedOrigins
+		}
+		sse := s.SSEHandler(so)
 		if err := mount(mcphttp.DefaultSSEPath, sse); err != nil {
 			return err
 		}

@@ -124,3 +124,21 @@ func TestListenAndServeDisableSSE(t *testing.T) {
 		t.Fatalf("/sse: %d, want 404", resp.StatusCode)
 	}
 }
+
+// /sse takes the allowed hosts of /mcp when its options list none.
+func TestListenAndServeSSEAllowedHosts(t *testing.T) {
+	srv := scopedServer(t, hexmcp.Visibility{})
+	addr := listen(t, srv, hexmcp.HTTPOptions{Endpoint: mcphttp.Options{AllowedHosts: []string{"mcp.example"}}})
+	for host, want := range map[string]int{"mcp.example": http.StatusOK, "evil.example": http.StatusForbidden} {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/sse", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET /sse with Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+}

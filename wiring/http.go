@@ -41,7 +41,9 @@ type HTTPConfig struct {
 	ServerMiddleware func(http.Handler) http.Handler
 	// SSE configures the HTTP+SSE transport of 2024-11-05, served by
 	// default at /sse (the stream) and its MessagePath (/message by
-	// default) for the clients that speak only it. See mcphttp.SSEOptions.
+	// default) for the clients that speak only it. When it lists no
+	// allowed hosts or origins it takes those of the graph's
+	// *mcphttp.Options. See mcphttp.SSEOptions.
 	SSE mcphttp.SSEOptions
 	// DisableSSE turns /sse and /message off.
 	DisableSSE bool
@@ -95,6 +97,10 @@ type HTTPServerParams struct {
 	Handler    *mcphttp.Handler
 	WebSocket  *websocket.Handler `optional:"true"`
 	Config     *HTTPConfig        `optional:"true"`
+	// Options are the Streamable HTTP handler's, whose allowed hosts and
+	// origins the HTTP+SSE transport takes when HTTPConfig.SSE lists
+	// neither.
+	Options *mcphttp.Options `optional:"true"`
 }
 
 // NewHTTPServer returns the HTTP server of the application, hooked into its
@@ -130,7 +136,11 @@ func NewHTTPServer(p HTTPServerParams) *mcphttp.Server {
 	mux.Handle("/mcp", wrap(p.Handler))
 	var sse *mcphttp.SSEHandler
 	if !cfg.DisableSSE {
-		sse = mcphttp.NewSSEHandler(p.Engine, cfg.SSE)
+		so := cfg.SSE
+		if so.AllowedHosts == nil && so.AllowedOrigins == nil && p.Options != nil {
+			so.AllowedHosts, so.AllowedOrigins = p.Options.AllowedHosts, p.Options.AllowedOrigins
+		}
+		sse = mcphttp.NewSSEHandler(p.Engine, so)
 		mux.Handle(mcphttp.DefaultSSEPath, wrap(sse))
 		mux.Handle(cmp.Or(cfg.SSE.MessagePath, mcphttp.DefaultSSEMessagePath), wrap(sse))
 	}

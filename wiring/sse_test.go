@@ -132,3 +132,27 @@ func TestHTTPServerDisableSSE(t *testing.T) {
 		t.Fatalf("/sse: %d, want 404", resp.StatusCode)
 	}
 }
+
+// /sse takes the allowed hosts of the graph's *mcphttp.Options when
+// HTTPConfig.SSE lists none.
+func TestHTTPServerSSEAllowedHosts(t *testing.T) {
+	var srv *mcphttp.Server
+	a := fx.New(wiring.Core, wiring.HTTP, wiring.HTTPServer, wiring.Listen("127.0.0.1:0"),
+		fx.Supply(&mcphttp.Options{AllowedHosts: []string{"mcp.example"}}), fx.Populate(&srv), fx.NopLogger)
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = a.Stop(context.Background()) }()
+	for host, want := range map[string]int{"mcp.example": http.StatusOK, "evil.example": http.StatusForbidden} {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+srv.Addr()+"/sse", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET /sse with Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+}
