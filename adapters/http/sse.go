@@ -198,13 +198,17 @@ func (o SSEOptions) withDefaults() SSEOptions {
 // (ports.PrincipalFrom: put [RequireBearer] in front of both paths). A POST
 // for a session whose stream another instance holds (behind a load
 // balancer without sticky sessions) goes to that instance over
-// SSEOptions.Bus and gets 202, or, without a bus, 404 saying so. A stream
-// ends when the client goes away; when the server
-// shuts down (the [Server] serving it, or [SSEHandler.Shutdown]) after the
-// calls in flight have answered; when the client has POSTed nothing for
-// IdleTimeout, after the same; when its outgoing queue overflows or an
-// event cannot be written within WriteTimeout; and when the principal's
-// credential expires (ports.Principal.Expires), cancelling its calls.
+// SSEOptions.Bus and gets 202, or, without a bus, 404 saying so.
+//
+// A stream ends gracefully, after its calls in flight have answered on it,
+// when the server shuts down (the [Server] serving it, or
+// [SSEHandler.Shutdown]) and when the client has POSTed nothing for
+// IdleTimeout. It is lost at once, its calls cancelled since their answers
+// could reach no one, when the client goes away, when its outgoing queue
+// overflows or an event cannot be written within WriteTimeout, and when
+// the principal's credential expires (ports.Principal.Expires); a lost
+// stream counts against MaxStreams and MaxStreamsPerClient until its calls
+// have ended.
 type SSEHandler struct {
 	h     ports.ConnHandler
 	opts  SSEOptions
@@ -422,7 +426,14 @@ func (s *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "sse: "+why, status)
 		return
 	}
-	defer s.release(client)
+	// The stream's place is given back when the engine has finished with
+	// it: here, or after the calls of a lost stream have ended.
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			s.release(client)
+		}
+	}()
 
 	st := newSSEStream(s, r)
 	s.mu.Lock()
@@ -438,17 +449,19 @@ func (s *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 	// request's values (the principal) and ends when reading must stop.
 	ctx, stopServe := context.WithCancel(r.Context())
 	defer stopServe()
-	expired, expire := context.WithCancel(context.Background())
-	defer expire()
+	// The calls of this stream alone are cancelled when its credential
+	// expires or the stream is lost: their answers could reach no one.
+	lost, loseCalls := context.WithCancel(context.Background())
+	defer loseCalls()
 	if p := st.principal; p != nil && !p.Expires.IsZero() {
 		t := time.AfterFunc(time.Until(p.Expires), func() {
 			s.logf(ctx, slog.LevelInfo, "sse: ending a stream whose access token expired", slog.Any("expires", p.Expires.UTC().Format(time.RFC3339)))
-			expire()
+			loseCalls()
 			st.drop("the access token expired")
 		})
 		defer t.Stop()
 	}
-	serveCtx := ports.WithAbort(ports.WithAbort(ctx, s.abortCtx), expired)
+	serveCtx := ports.WithAbort(ports.WithAbort(ctx, s.abortCtx), lost)
 	var serverClosing <-chan struct{}
 	sig := signalsFrom(r.Context())
 	if sig != nil {
@@ -469,22 +482,26 @@ func (s *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 		serveErr = s.h.ServeConn(serveCtx, st)
 	}()
 	why := st.pump(ctx, served, serverClosing)
-	// Reading has stopped (ServeConn returned, or the stream is lost); a
-	// ServeConn still running finishes its calls in the background, and
-	// their answers go nowhere. Shutdown waits for it.
 	stopServe()
 	select {
 	case <-served:
 		s.logf(ctx, slog.LevelDebug, "sse: stream closed", slog.Any("session", st.id), slog.Any("reason", why), slog.Any("error", serveErr))
 	default:
+		// The stream is lost (the client went away, its queue overflowed,
+		// a write failed) while the engine still serves it: its calls are
+		// cancelled, and the stream's place (MaxStreams,
+		// MaxStreamsPerClient) is held until they have ended, so that a
+		// client cannot pile up calls by dropping streams. Shutdown, and
+		// the Server's, wait for them too.
 		s.logf(ctx, slog.LevelDebug, "sse: stream lost", slog.Any("session", st.id), slog.Any("reason", why))
-		s.wg.Add(1)
+		loseCalls()
+		handedOff = true
 		if sig != nil {
-			sig.calls.Add(1) // the Server's Shutdown waits for it too
+			sig.calls.Add(1)
 		}
 		go func() {
-			defer s.wg.Done()
 			<-served
+			s.release(client)
 			if sig != nil {
 				sig.calls.Done()
 			}

@@ -930,3 +930,39 @@ func TestSSEForwardingBytes(t *testing.T) {
 		t.Fatalf("the forwarded ping's answer: %s", m.raw)
 	}
 }
+
+// A client that goes away loses its stream: the calls are cancelled, and
+// the stream counts against the client's streams until they have ended.
+func TestSSELostStreamCancelsCalls(t *testing.T) {
+	e, tools := newSSEEngine(t, app.Options{})
+	srv := sseServe(t, mcphttp.NewSSEHandler(e, mcphttp.SSEOptions{MaxStreamsPerClient: 1}), nil)
+	c := sseOpen(t, srv, nil)
+	c.initialize("2025-06-18", `{}`)
+	c.mustSend(sseCall(1, "block", `{}`))
+	tools.waitStarted(t)
+	c.resp.Body.Close()
+	select {
+	case err := <-tools.stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("the call ended with %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call of a lost stream was not cancelled")
+	}
+	// The place comes back once the call has ended.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := sseGet(srv.URL+"/sse", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			break
+		}
+		if resp.StatusCode != http.StatusTooManyRequests || time.Now().After(deadline) {
+			t.Fatalf("a new stream: %d", resp.StatusCode)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
