@@ -1,6 +1,7 @@
 package hexmcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,10 +41,11 @@ func (s *Server) Serve(ctx context.Context, t ports.Transport) error {
 }
 
 // HTTPOptions configure [Server.ListenAndServe]. The zero value serves
-// Streamable HTTP at /mcp, open to whoever reaches the address, with the
-// SDK's defaults. Requests pass, from the outside in: Middleware, then
-// Mux, whose /mcp (and /ws) require the Authenticator's bearer tokens,
-// then the endpoint.
+// Streamable HTTP at /mcp and the HTTP+SSE transport of 2024-11-05 at /sse
+// and /message, open to whoever reaches the address, with the SDK's
+// defaults. Requests pass, from the outside in: Middleware, then Mux, whose
+// /mcp, /sse, /message (and /ws) require the Authenticator's bearer
+// tokens, then the endpoint.
 type HTTPOptions struct {
 	// Endpoint configures the Streamable HTTP endpoint at /mcp: its
 	// session and event stores (the server's shared ones by default,
@@ -56,7 +58,18 @@ type HTTPOptions struct {
 	// principal the Authenticator admitted at its upgrade, and is closed
 	// when that principal expires.
 	WebSocket *websocket.Options
-	// Authenticator, when set, lets through to /mcp and /ws only requests
+	// SSE configures the HTTP+SSE transport of 2024-11-05 (a GET to /sse
+	// opens a stream, its client POSTs to /message), served by default for
+	// the clients that speak only it: its limits, allowed hosts and
+	// origins (those of Endpoint when it lists neither), its MessagePath
+	// (/message by default), which is mounted too. See
+	// mcphttp.SSEOptions.
+	SSE mcphttp.SSEOptions
+	// DisableSSE turns /sse and /message off: only Streamable HTTP (and
+	// WebSocket) are served.
+	DisableSSE bool
+	// Authenticator, when set, lets through to /mcp, /sse, /message and
+	// /ws only requests
 	// with a valid "Authorization: Bearer" token (mcphttp.RequireBearer):
 	// an OAuth 2.1 verifier of adapters/oauth (mcpoauth.NewJWTVerifier,
 	// mcpoauth.NewIntrospector) or any ports.Authenticator. The principal
@@ -70,10 +83,11 @@ type HTTPOptions struct {
 	// failures (the server's logger by default). See mcphttp.AuthOptions.
 	// It is used only with an Authenticator.
 	Auth mcphttp.AuthOptions
-	// Mux, when not nil, is the mux /mcp (and /ws) are mounted on, beside
+	// Mux, when not nil, is the mux /mcp, /sse, /message (and /ws) are
+	// mounted on, beside
 	// what it already serves without authentication: the OAuth Protected
 	// Resource Metadata that mcpoauth.Mount puts there, a health check.
-	// A mux that already serves /mcp (or /ws) is ListenAndServe's error.
+	// A mux that already serves one of them is ListenAndServe's error.
 	// Default: a mux of their own.
 	Mux *http.ServeMux
 	// Middleware, when set, wraps everything served (every path, before
@@ -94,8 +108,10 @@ type HTTPOptions struct {
 }
 
 // ListenAndServe listens on addr ("127.0.0.1:8080") and serves the server
-// over Streamable HTTP at http://addr/mcp (and over WebSocket at
-// ws://addr/ws when opts.WebSocket is set) until ctx is cancelled or the
+// over Streamable HTTP at http://addr/mcp, over the HTTP+SSE transport of
+// 2024-11-05 at http://addr/sse (unless opts.DisableSSE), and over
+// WebSocket at ws://addr/ws when opts.WebSocket is set, until ctx is
+// cancelled or the
 // listener fails; then it shuts down gracefully: the calls in flight
 // finish and deliver their answers, for at most [DefaultShutdownTimeout],
 // after which they are cancelled. It returns nil after a stop by ctx.
@@ -111,8 +127,8 @@ type HTTPOptions struct {
 //
 // Without an Authenticator bind a loopback address: a loopback listener
 // also refuses requests whose Host or Origin names another site (DNS
-// rebinding). To serve on a server of your own, mount [Server.HTTPHandler]
-// and [Server.WebSocketHandler] instead.
+// rebinding). To serve on a server of your own, mount [Server.HTTPHandler],
+// [Server.SSEHandler] and [Server.WebSocketHandler] instead.
 func (s *Server) ListenAndServe(ctx context.Context, addr string, opts HTTPOptions) error {
 	var auth func(http.Handler) http.Handler
 	if opts.Authenticator != nil {
@@ -135,13 +151,28 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, opts HTTPOptio
 	if err := mount("/mcp", s.HTTPHandler(opts.Endpoint)); err != nil {
 		return err
 	}
-	var stopWS func(context.Context) error
+	var stops []func(context.Context) error
+	if !opts.DisableSSE {
+		so := opts.SSE
+		if so.AllowedHosts == nil && so.AllowedOrigins == nil {
+			// The same names as /mcp, which a client of both reaches alike.
+			so.AllowedHosts, so.AllowedOrigins = opts.Endpoint.AllowedHosts, opts.Endpoint.AllowedOrigins
+		}
+		sse := s.SSEHandler(so)
+		if err := mount(mcphttp.DefaultSSEPath, sse); err != nil {
+			return err
+		}
+		if err := mount(cmp.Or(opts.SSE.MessagePath, mcphttp.DefaultSSEMessagePath), sse); err != nil {
+			return err
+		}
+		stops = append(stops, sse.Shutdown)
+	}
 	if opts.WebSocket != nil {
 		ws := s.WebSocketHandler(*opts.WebSocket)
 		if err := mount("/ws", ws); err != nil {
 			return err
 		}
-		stopWS = ws.Shutdown
+		stops = append(stops, ws.Shutdown)
 	}
 	var root http.Handler = mux
 	if opts.Middleware != nil {
@@ -157,7 +188,13 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, opts HTTPOptio
 	if opts.OnListen != nil {
 		opts.OnListen(srv.Addr())
 	}
-	return runUntil(ctx, srv, stopWS)
+	return runUntil(ctx, srv, func(ctx context.Context) error {
+		var err error
+		for _, stop := range stops {
+			err = errors.Join(err, stop(ctx))
+		}
+		return err
+	})
 }
 
 // handle is mux.Handle, with the panic of a pattern the mux already serves
@@ -180,6 +217,16 @@ func handle(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
 // DNS-rebinding guard of a loopback listener; see mcphttp.Options.
 func (s *Server) HTTPHandler(opts mcphttp.Options) *mcphttp.Handler {
 	return mcphttp.NewHandler(s.eng, opts)
+}
+
+// SSEHandler returns the HTTP+SSE transport of 2024-11-05 for the server,
+// for the clients that speak only it, to mount on a mux of your own at
+// both "/sse" (the stream) and opts.MessagePath ("/message" by default),
+// behind mcphttp.RequireBearer when it needs authentication. A
+// mcphttp.Server serving it ends its streams on its Shutdown; on a server
+// of your own, call the handler's Shutdown too.
+func (s *Server) SSEHandler(opts mcphttp.SSEOptions) *mcphttp.SSEHandler {
+	return mcphttp.NewSSEHandler(s.eng, opts)
 }
 
 // WebSocketHandler returns the MCP-over-WebSocket endpoint of the server

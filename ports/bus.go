@@ -35,6 +35,14 @@ const (
 	// URL-mode elicitation Notice.URI (its elicitationId) of the session
 	// Notice.Session ended (notifications/elicitation/complete).
 	NoticeElicitationComplete NoticeKind = "elicitation_complete"
+	// NoticeStreamMessage: a message a client POSTed to the HTTP+SSE
+	// transport of 2024-11-05 (mcphttp.SSEHandler) through an instance
+	// that does not hold the stream of its session: Notice.Session is the
+	// session, Notice.To the instance holding its stream (the session id
+	// names it), Data the message as posted and URI the subject of the
+	// principal that posted it ("" without one), which must be the
+	// stream's.
+	NoticeStreamMessage NoticeKind = "stream_message"
 	// NoticeTopic: an extension's notification for the listen streams
 	// that listed an id under its topic (app.Engine.NotifyTopic); Data is
 	// the engine's encoding of it.

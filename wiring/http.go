@@ -3,6 +3,7 @@ package wiring
 import (
 	"cmp"
 	"context"
+	"errors"
 	"net/http"
 
 	"go.uber.org/fx"
@@ -27,16 +28,25 @@ type HTTPConfig struct {
 	Addr string
 	// Server holds the HTTP server's timeouts.
 	Server mcphttp.ServerOptions
-	// Middleware, when set, wraps the MCP handler (at /mcp only), e.g.
-	// mcphttp.RequireBearer(auth, mcphttp.AuthOptions{...}).
+	// Middleware, when set, wraps the MCP handlers (at /mcp, /sse and
+	// /message), e.g. mcphttp.RequireBearer(auth, mcphttp.AuthOptions{...}).
 	Middleware func(http.Handler) http.Handler
 	// ServerMiddleware, when set, wraps the server's whole handler (every
-	// path: /mcp, after Middleware, and /ws alike), for what stands in
+	// path: /mcp, /sse and /message after Middleware, and /ws alike), for
+	// what stands in
 	// front of both endpoints or beside them: mcphttp.RequireBearer for
 	// /mcp and /ws (a WebSocket connection carries the principal of its
 	// upgrade request) with the OAuth metadata of mcpoauth.Mount served
 	// unauthenticated, say.
 	ServerMiddleware func(http.Handler) http.Handler
+	// SSE configures the HTTP+SSE transport of 2024-11-05, served by
+	// default at /sse (the stream) and its MessagePath (/message by
+	// default) for the clients that speak only it. When it lists no
+	// allowed hosts or origins it takes those of the graph's
+	// *mcphttp.Options. See mcphttp.SSEOptions.
+	SSE mcphttp.SSEOptions
+	// DisableSSE turns /sse and /message off.
+	DisableSSE bool
 }
 
 // Listen sets the address [HTTPServer] listens on.
@@ -87,17 +97,24 @@ type httpServerParams struct {
 	Handler    *mcphttp.Handler
 	WebSocket  *websocket.Handler `optional:"true"`
 	Config     *HTTPConfig        `optional:"true"`
+	// Options are the Streamable HTTP handler's, whose allowed hosts and
+	// origins the HTTP+SSE transport takes when HTTPConfig.SSE lists
+	// neither.
+	Options *mcphttp.Options `optional:"true"`
 }
 
 // newHTTPServer returns the HTTP server of the application, hooked into its
-// lifecycle. It mounts the Streamable HTTP handler at /mcp and, when the
-// graph holds one ([WebSocket]), the WebSocket handler at /ws. It listens
+// lifecycle. It mounts the Streamable HTTP handler at /mcp, the HTTP+SSE
+// transport of 2024-11-05 at /sse and /message (unless
+// HTTPConfig.DisableSSE) and, when the graph holds one ([WebSocket]), the
+// WebSocket handler at /ws. It listens
 // on start (an address in use fails the start) and, on stop, shuts down
 // gracefully: GET streams end, the calls in flight answer until the stop
 // deadline, after which they are cancelled. With an event store shared by
 // several instances, the SSE streams of the calls in flight end at once
 // too, for their clients to resume them at another instance while the
-// calls finish here (see [mcphttp.Server.Shutdown]). The
+// calls finish here (see [mcphttp.Server.Shutdown]). The HTTP+SSE streams
+// end once their calls have answered. The
 // WebSocket connections are shut down by the WebSocket module's own hook.
 // A server that stops by itself (a listener failure) stops the
 // application.
@@ -109,12 +126,24 @@ func newHTTPServer(p httpServerParams) *mcphttp.Server {
 			cfg.Addr = DefaultHTTPAddr
 		}
 	}
-	var mcp http.Handler = p.Handler
-	if cfg.Middleware != nil {
-		mcp = cfg.Middleware(mcp)
+	wrap := func(h http.Handler) http.Handler {
+		if cfg.Middleware != nil {
+			return cfg.Middleware(h)
+		}
+		return h
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp)
+	mux.Handle("/mcp", wrap(p.Handler))
+	var sse *mcphttp.SSEHandler
+	if !cfg.DisableSSE {
+		so := cfg.SSE
+		if so.AllowedHosts == nil && so.AllowedOrigins == nil && p.Options != nil {
+			so.AllowedHosts, so.AllowedOrigins = p.Options.AllowedHosts, p.Options.AllowedOrigins
+		}
+		sse = mcphttp.NewSSEHandler(p.Engine, so)
+		mux.Handle(mcphttp.DefaultSSEPath, wrap(sse))
+		mux.Handle(cmp.Or(cfg.SSE.MessagePath, mcphttp.DefaultSSEMessagePath), wrap(sse))
+	}
 	if p.WebSocket != nil {
 		mux.Handle("/ws", p.WebSocket)
 	}
@@ -136,15 +165,22 @@ func newHTTPServer(p httpServerParams) *mcphttp.Server {
 			}()
 			return nil
 		},
-		OnStop: stopTransport(p.Engine, "HTTP", srv.Shutdown),
+		OnStop: stopTransport(p.Engine, "HTTP", func(ctx context.Context) error {
+			err := srv.Shutdown(ctx)
+			if sse != nil {
+				err = errors.Join(err, sse.Shutdown(ctx))
+			}
+			return err
+		}),
 	})
 	return srv
 }
 
 // HTTPServer serves the engine over HTTP on the address of an optional
 // *HTTPConfig (default 127.0.0.1:8080; see [Listen]): the Streamable HTTP
-// handler of [HTTP] at /mcp and, with [WebSocket] in the application, the
-// WebSocket handler at /ws. It needs [HTTP]:
+// handler of [HTTP] at /mcp, the HTTP+SSE transport of 2024-11-05 at /sse
+// and /message and, with [WebSocket] in the application, the WebSocket
+// handler at /ws. It needs [HTTP]:
 //
 //	fx.New(wiring.Core, wiring.HTTP, wiring.HTTPServer, wiring.Listen("127.0.0.1:3000"), wiring.Tools(tools...)).Run()
 var HTTPServer = fx.Module("hexmcp.httpserver",

@@ -8,7 +8,9 @@
 //
 //	go run ./examples/showcase
 //
-// or Streamable HTTP (at http://ADDR/mcp) or WebSocket (at ws://ADDR/ws):
+// or Streamable HTTP (at http://ADDR/mcp, with the HTTP+SSE transport of
+// 2024-11-05 beside it at http://ADDR/sse and /message, for the clients
+// that speak only that one) or WebSocket (at ws://ADDR/ws):
 //
 //	go run ./examples/showcase -transport http -addr 127.0.0.1:8080
 //	go run ./examples/showcase -transport ws -addr 127.0.0.1:8080
@@ -20,7 +22,8 @@
 // reaching the sessions of every instance.
 //
 // With -auth-issuer URL -auth-audience URL (and -auth-scopes a,b) it is an
-// OAuth 2.1 protected resource (adapters/oauth): /mcp and /ws take only JWT
+// OAuth 2.1 protected resource (adapters/oauth): /mcp, /sse, /message and
+// /ws take only JWT
 // access tokens of that authorization server issued for the audience (the
 // server's own /mcp URL) with the scopes, and the Protected Resource
 // Metadata is served at /.well-known/oauth-protected-resource. An http
@@ -53,7 +56,7 @@ import (
 )
 
 func main() {
-	transport := flag.String("transport", "stdio", "transport to serve: stdio, http (Streamable HTTP at /mcp) or ws (WebSocket at /ws)")
+	transport := flag.String("transport", "stdio", "transport to serve: stdio, http (Streamable HTTP at /mcp, and the 2024-11-05 HTTP+SSE transport at /sse) or ws (WebSocket at /ws)")
 	addr := flag.String("addr", wiring.DefaultHTTPAddr, "address to listen on for http and ws (port 0 picks a free port)")
 	verbose := flag.Bool("v", false, "log fx events and debug records to standard error")
 	redisURL := flag.String("redis", "", "share sessions and requestState keys with other instances through this Redis (redis://127.0.0.1:6379/0; http and ws only)")
@@ -123,6 +126,7 @@ func main() {
 						fmt.Fprintf(os.Stderr, "showcase: serving MCP over WebSocket at ws://%s/ws\n", srv.Addr())
 					} else {
 						fmt.Fprintf(os.Stderr, "showcase: serving MCP over Streamable HTTP at http://%s/mcp\n", srv.Addr())
+						fmt.Fprintf(os.Stderr, "showcase: and over the 2024-11-05 HTTP+SSE transport at http://%s/sse\n", srv.Addr())
 					}
 					return nil
 				}})

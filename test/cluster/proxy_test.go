@@ -264,6 +264,7 @@ global
 defaults
     mode http
     option http-keep-alive
+    option http-no-delay
     no option prefer-last-server
     timeout connect 5s
     timeout client 1h

@@ -155,22 +155,32 @@ func runClient(t *testing.T, name string) *run {
 }
 
 // runClientOver runs a Node client over a transport: stdio (the client
-// spawns the showcase), http or ws (a showcase serving that transport on a
-// free loopback port). mode "auto" lets the v2 client pick the era.
-func runClientOver(t *testing.T, name, transport, mode string) *run {
+// spawns the showcase), http, sse or ws (a showcase serving that transport
+// on a free loopback port; sse is the 2024-11-05 HTTP+SSE transport of
+// -transport http, at /sse). mode "auto" lets the v2 client pick the era;
+// extra are more environment variables of the client.
+func runClientOver(t *testing.T, name, transport, mode string, extra ...string) *run {
 	t.Helper()
 	node, dir := nodeEnv(t)
 	bin := showcaseBinary(t)
-	key := name + "/" + transport + "/" + mode
+	key := name + "/" + transport + "/" + mode + "/" + strings.Join(extra, ",")
 	runsMu.Lock()
 	defer runsMu.Unlock()
 	if r, ok := runs[key]; ok {
 		return r
 	}
 	env := append(os.Environ(), "SHOWCASE_BIN="+bin, "E2E_TRANSPORT="+transport, "E2E_V2_MODE="+mode)
+	env = append(env, extra...)
 	var serverLog *lockedBuffer
 	if transport != "stdio" {
-		url, logs := startShowcase(t, bin, transport)
+		serve := transport
+		if transport == "sse" {
+			serve = "http"
+		}
+		url, logs := startShowcase(t, bin, serve)
+		if transport == "sse" {
+			url = strings.TrimSuffix(url, "/mcp") + "/sse"
+		}
 		env = append(env, "SHOWCASE_URL="+url)
 		serverLog = logs
 	}

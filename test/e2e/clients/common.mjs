@@ -56,7 +56,7 @@ export async function answerElicitation(request) {
   return structuredClone(ELICITATION_ANSWER);
 }
 
-/** The transport to use: stdio (default), http or ws, from $E2E_TRANSPORT. */
+/** The transport to use: stdio (default), http, sse (the 2024-11-05 HTTP+SSE transport) or ws, from $E2E_TRANSPORT. */
 export function transportKind() {
   return process.env.E2E_TRANSPORT || 'stdio';
 }
@@ -65,7 +65,7 @@ export function transportKind() {
 export function serverURL() {
   const url = process.env.SHOWCASE_URL;
   if (!url) {
-    process.stderr.write('SHOWCASE_URL is not set: point it at a running showcase (http://…/mcp or ws://…/ws)\n');
+    process.stderr.write('SHOWCASE_URL is not set: point it at a running showcase (http://…/mcp, http://…/sse or ws://…/ws)\n');
     process.exit(1);
   }
   return new URL(url);
@@ -282,6 +282,19 @@ export async function run({ client, transport, listTools, describe, bare }) {
       doc.withoutElicitation.push({ name: 'bookTable', error: { ...errorOf(err), clientSide: true } });
     }
     await Promise.race([b.client.close().catch(() => {}), new Promise((r) => setTimeout(r, 5000).unref())]);
+  }
+
+  // $E2E_CONCURRENT=N: N calls of calculate at once on the same session
+  // (a · 2 for a = 1…N), their answers in doc.concurrent in call order.
+  const concurrent = Number(process.env.E2E_CONCURRENT ?? 0);
+  if (concurrent > 0) {
+    const calls = Array.from({ length: concurrent }, (_, i) =>
+      client
+        .callTool({ name: 'calculate', arguments: { a: i + 1, b: 2, operation: 'multiply' } })
+        .then((res) => ({ a: i + 1, text: res.content?.[0]?.text ?? null }))
+        .catch((err) => ({ a: i + 1, error: errorOf(err) }))
+    );
+    doc.concurrent = await Promise.all(calls);
   }
 
   await new Promise((resolve) => process.stdout.write(JSON.stringify(doc, null, 2) + '\n', resolve));

@@ -2,6 +2,7 @@
 // 2025 handshake (`initialize`), requesting the SDK's latest revision,
 // 2025-11-25. Prints one JSON document on stdout (see common.mjs).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
@@ -16,11 +17,15 @@ if (transportKind() === 'ws') {
 }
 
 // $E2E_TRANSPORT picks the transport: stdio (spawns $SHOWCASE_BIN), http
-// (Streamable HTTP at $SHOWCASE_URL) or ws (WebSocket at $SHOWCASE_URL).
+// (Streamable HTTP at $SHOWCASE_URL), sse (the 2024-11-05 HTTP+SSE
+// transport, its stream at $SHOWCASE_URL) or ws (WebSocket at
+// $SHOWCASE_URL).
 function newTransport() {
   switch (transportKind()) {
     case 'http':
       return new StreamableHTTPClientTransport(serverURL());
+    case 'sse':
+      return new SSEClientTransport(serverURL());
     case 'ws':
       return new WebSocketClientTransport(serverURL());
     default:
