@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"testing"
 
 	"github.com/hexmcp/hexmcp"
@@ -39,7 +38,7 @@ const WriteContractEnv = "HEXMCP_WRITE_CONTRACT"
 func CheckContract(tb testing.TB, srv *hexmcp.Server, lockFile string) {
 	tb.Helper()
 	if os.Getenv(WriteContractEnv) == "1" {
-		l, err := fetchContract(tb, srv, newestHandshake(srv))
+		l, err := fetchContract(tb, srv, contract.Revision(srv.Engine().Policy()))
 		if err != nil {
 			tb.Fatalf("hexmcptest: %v", err)
 		}
@@ -64,9 +63,10 @@ func CheckContract(tb testing.TB, srv *hexmcp.Server, lockFile string) {
 	if err != nil {
 		tb.Fatalf("hexmcptest: %s: %v", lockFile, err)
 	}
+	policy := srv.Engine().Policy()
 	rev := domain.Revision(lock.ProtocolVersion)
-	if !slices.Contains(Revisions(srv), rev) {
-		rev = newestHandshake(srv)
+	if !policy.Supports(rev) {
+		rev = contract.Revision(policy)
 	}
 	live, err := fetchContract(tb, srv, rev)
 	if err != nil {
@@ -84,21 +84,6 @@ func CheckContract(tb testing.TB, srv *hexmcp.Server, lockFile string) {
 	if breaking > 0 {
 		tb.Errorf("%s: %d breaking changes to the server's contract; if they are meant, tell the clients and write the lock again (%s=1)", lockFile, breaking, WriteContractEnv)
 	}
-}
-
-// newestHandshake is the newest revision of srv that opens a session with
-// initialize (the one mcpcontract writes a lock under), else its newest.
-func newestHandshake(srv *hexmcp.Server) domain.Revision {
-	revs := Revisions(srv)
-	for _, r := range slices.Backward(revs) {
-		if srv.Engine().Policy().Features(r).Era == domain.EraHandshake {
-			return r
-		}
-	}
-	if len(revs) > 0 {
-		return revs[len(revs)-1]
-	}
-	return ""
 }
 
 func fetchContract(tb testing.TB, srv *hexmcp.Server, rev domain.Revision) (*contract.Lock, error) {

@@ -3,9 +3,6 @@ package mcphttp
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -244,7 +241,7 @@ func NewSSEHandler(h ports.ConnHandler, opts SSEOptions) *SSEHandler {
 		h:          h,
 		opts:       opts,
 		guard:      httpguard.New(opts.AllowedOrigins, opts.AllowedHosts),
-		instance:   newSSEInstance(),
+		instance:   randomHex(8),
 		forwarding: sseBudget{limit: opts.MaxForwardingBytes},
 		streams:    make(map[string]*sseStream),
 		perClient:  make(map[string]int),
@@ -382,22 +379,6 @@ func (s *SSEHandler) release(client string) {
 	s.wg.Done()
 }
 
-// newSSESessionID returns 128 bits from crypto/rand, in hex. A stream's
-// session id is its handler's instance name, "-", and this.
-func newSSESessionID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
-	return hex.EncodeToString(b[:])
-}
-
-// newSSEInstance returns the name of a handler: 64 bits from crypto/rand,
-// in hex.
-func newSSEInstance() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // sseInstanceOf returns the instance a session id names, or "" for an id
 // not of this transport's form.
 func sseInstanceOf(id string) string {
@@ -528,7 +509,7 @@ func (s *SSEHandler) serveMessage(w http.ResponseWriter, r *http.Request) {
 		s.forward(w, r, id, inst)
 		return
 	}
-	if st == nil || st.owner != sseOwner(r.Context()) || !st.reading() {
+	if st == nil || st.owner != owner(r.Context()) || !st.reading() {
 		http.Error(w, "sse: no such session: open a stream (GET) for a new one", http.StatusNotFound)
 		return
 	}
@@ -573,8 +554,8 @@ func (s *SSEHandler) forward(w http.ResponseWriter, r *http.Request, id, inst st
 		return
 	}
 	defer s.forwarding.give(int64(len(body)))
-	n := ports.Notice{Kind: ports.NoticeStreamMessage, ID: newSSESessionID(), Origin: s.instance, To: inst,
-		Session: id, URI: sseOwner(r.Context()), Data: body}
+	n := ports.Notice{Kind: ports.NoticeStreamMessage, ID: randomHex(16), Origin: s.instance, To: inst,
+		Session: id, URI: owner(r.Context()), Data: body}
 	if err := bus.Publish(r.Context(), n); err != nil {
 		s.logf(r.Context(), slog.LevelWarn, "sse: forwarding a message to the instance holding its stream failed", slog.Any("error", err), slog.Any("session", id))
 		if errors.Is(err, ports.ErrNoticeTooLarge) {
@@ -611,19 +592,6 @@ func (s *SSEHandler) onNotice(n ports.Notice) {
 		s.logf(ctx, slog.LevelWarn, "sse: dropped a forwarded message", slog.Any("session", n.Session), slog.Any("reason", why))
 	}
 }
-
-// sseOwner is who a request comes from, as a stream records it: the
-// principal's subject, "" without authentication.
-func sseOwner(ctx context.Context) string {
-	if p := ports.PrincipalFrom(ctx); p != nil {
-		return p.Subject
-	}
-	return ""
-}
-
-// sseValidJSON reports whether b holds one JSON value. encoding/json's
-// scanner refuses nesting past 10,000 levels, the engine's own bound.
-func sseValidJSON(b []byte) bool { return json.Valid(b) }
 
 func (s *SSEHandler) logf(ctx context.Context, level slog.Level, msg string, fields ...slog.Attr) {
 	if s.opts.Logger.Enabled(ctx, level) {

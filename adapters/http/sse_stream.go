@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,8 +49,8 @@ type sseStream struct {
 func newSSEStream(h *SSEHandler, r *http.Request) *sseStream {
 	return &sseStream{
 		h:         h,
-		id:        h.instance + "-" + newSSESessionID(),
-		owner:     sseOwner(r.Context()),
+		id:        h.instance + "-" + newSessionID(),
+		owner:     owner(r.Context()),
 		remote:    r.RemoteAddr,
 		principal: ports.PrincipalFrom(r.Context()),
 		in:        make(chan []byte, h.opts.IncomingQueue),
@@ -63,52 +64,13 @@ func newSSEStream(h *SSEHandler, r *http.Request) *sseStream {
 
 // start writes the response's headers and the endpoint event.
 func (st *sseStream) start(w http.ResponseWriter, endpoint string) error {
-	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	st.w, st.rc = w, http.NewResponseController(w)
+	st.w, st.rc = w, startSSE(w, "")
 	return st.write([]byte("event: endpoint\ndata: " + endpoint + "\n\n"))
 }
 
 // write writes b and flushes it within WriteTimeout.
 func (st *sseStream) write(b []byte) error {
-	_ = st.rc.SetWriteDeadline(time.Now().Add(st.h.opts.WriteTimeout))
-	if _, err := st.w.Write(b); err != nil {
-		return err
-	}
-	if err := st.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return err
-	}
-	return nil
-}
-
-// appendSSEMessage appends msg as an event "message": one data line per
-// line of msg (compact JSON has one).
-func appendSSEMessage(b, msg []byte) []byte {
-	b = append(b, "event: message\n"...)
-	for {
-		i := slicesIndexLineEnd(msg)
-		b = append(b, "data: "...)
-		if i < 0 {
-			b = append(b, msg...)
-			b = append(b, '\n')
-			break
-		}
-		b = append(b, msg[:i]...)
-		b = append(b, '\n')
-		if msg[i] == '\r' && i+1 < len(msg) && msg[i+1] == '\n' {
-			i++
-		}
-		msg = msg[i+1:]
-	}
-	return append(b, '\n')
-}
-
-// slicesIndexLineEnd is the index of the first CR or LF of b, or -1.
-func slicesIndexLineEnd(b []byte) int {
-	return slices.IndexFunc(b, func(c byte) bool { return c == '\n' || c == '\r' })
+	return writeEvents(st.w, st.rc, st.h.opts.WriteTimeout, b)
 }
 
 // pump writes the stream's events until the stream ends, and returns why.
@@ -132,7 +94,7 @@ func (st *sseStream) pump(ctx context.Context, served <-chan struct{}, serverClo
 	closing := st.h.closing
 	var buf []byte
 	writeMsg := func(msg []byte) bool {
-		buf = appendSSEMessage(buf[:0], msg)
+		buf = appendEvent(buf[:0], event{data: msg})
 		err := st.write(buf)
 		st.sent(len(msg))
 		if cap(buf) > 64<<10 {
@@ -292,7 +254,7 @@ func (s *SSEHandler) readBody(w http.ResponseWriter, r *http.Request, budget *ss
 	if len(buf) == 0 {
 		return refuse(http.StatusBadRequest, "the body is empty: it must be one JSON-RPC message (or a batch)")
 	}
-	if !sseValidJSON(buf) {
+	if !json.Valid(buf) { // encoding/json refuses nesting past 10,000 levels, the engine's bound
 		return refuse(http.StatusBadRequest, "the body is not JSON: it must be one JSON-RPC message (or a batch)")
 	}
 	if int64(cap(buf)) > int64(len(buf))+int64(len(buf))/4 {

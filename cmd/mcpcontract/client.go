@@ -15,13 +15,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/contract"
 )
 
 // newestHandshake is the revision a lock is written under unless the
-// server negotiates an older one: the newest that opens a session with
-// initialize, which every MCP server up to 2025-11-25 serves.
-const newestHandshake = "2025-11-25"
+// server negotiates an older one: the newest this SDK knows that opens a
+// session with initialize.
+var newestHandshake = string(contract.Revision(domain.RevisionPolicy{}))
 
 // maxMessage bounds one message read from a server (64 MiB): a lock of a
 // very large server fits; a server that never ends its line does not take
@@ -137,7 +138,6 @@ type stdioExchange struct {
 	wmu    sync.Mutex
 	stderr *bytes.Buffer
 	done   chan struct{}
-	waited error
 	// broken is set when a call gave up waiting: its reader may still be
 	// reading, so no other call may read.
 	broken error
@@ -270,7 +270,7 @@ func (s *stdioExchange) failed(err error) error {
 // process given a moment to exit before it is killed.
 func (s *stdioExchange) close() error {
 	_ = s.in.Close()
-	go func() { s.waited = s.cmd.Wait(); close(s.done) }()
+	go func() { _ = s.cmd.Wait(); close(s.done) }()
 	select {
 	case <-s.done:
 	case <-time.After(5 * time.Second):

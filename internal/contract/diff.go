@@ -617,17 +617,11 @@ func stringSet(v any) map[string]bool {
 
 // number reads a numeric keyword exactly.
 func number(v any) (*big.Rat, bool) {
-	var text string
-	switch n := v.(type) {
-	case json.Number:
-		text = n.String()
-	case float64:
-		text = fmt.Sprint(n)
-	default:
+	n, ok := v.(json.Number) // locks are decoded with UseNumber
+	if !ok {
 		return nil, false
 	}
-	r, ok := new(big.Rat).SetString(text)
-	return r, ok
+	return new(big.Rat).SetString(n.String())
 }
 
 // sameValue compares JSON values, numbers by value (1 and 1.0 are one).

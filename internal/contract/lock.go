@@ -13,10 +13,28 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/hexmcp/hexmcp/domain"
 )
 
 // FormatVersion is the version of the lock file's format.
 const FormatVersion = 1
+
+// Revision is the revision a lock is read under for a server whose
+// revisions p says: the newest that opens a session with initialize (what
+// any MCP server up to the handshake era serves), else the newest.
+func Revision(p domain.RevisionPolicy) domain.Revision {
+	revs := p.Supported() // newest first
+	for _, r := range revs {
+		if p.Features(r).Era == domain.EraHandshake {
+			return r
+		}
+	}
+	if len(revs) > 0 {
+		return revs[0]
+	}
+	return ""
+}
 
 // maxPages bounds the pages read from one list method: a server whose
 // cursors never end is an error, not a hang.
