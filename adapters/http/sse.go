@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -65,9 +64,10 @@ type SSEOptions struct {
 	// MaxStreams bounds the streams open at once (default 4096; negative:
 	// none). One more GET is refused with 503 and Retry-After.
 	MaxStreams int
-	// MaxStreamsPerClient bounds the streams of one client at once: the
-	// authenticated principal's subject, else the remote IP address
-	// (default 256; negative: none). One more GET is refused with 429 and
+	// MaxStreamsPerClient bounds the streams of one client at once, the
+	// client as [DefaultClientKey] names it (the authenticated principal's
+	// subject, else the remote IP address, an IPv6 one by its /64), the
+	// rule Streamable HTTP sessions count by (default 256; negative: none). One more GET is refused with 429 and
 	// Retry-After.
 	MaxStreamsPerClient int
 	// MaxMessageBytes bounds one POSTed message (default 4 MiB). A larger
@@ -332,22 +332,6 @@ func (s *SSEHandler) stopBus() {
 	}
 }
 
-// sseClientKey names the client of r for MaxStreamsPerClient: the
-// principal's subject, else the remote IP address.
-func sseClientKey(r *http.Request) string {
-	if p := ports.PrincipalFrom(r.Context()); p != nil && p.Subject != "" {
-		return "sub:" + p.Subject
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	if ip := net.ParseIP(host); ip != nil {
-		return "ip:" + ip.String()
-	}
-	return "addr:" + host
-}
-
 // admit takes a stream's place for client; a non-zero status is the
 // refusal (503 shutting down or MaxStreams, 429 MaxStreamsPerClient).
 func (s *SSEHandler) admit(client string) (int, string) {
@@ -400,7 +384,7 @@ func isLowerHex(s string) bool {
 
 // serveStream serves one GET: the stream of one session, until it ends.
 func (s *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
-	client := sseClientKey(r)
+	client := DefaultClientKey(r)
 	if status, why := s.admit(client); status != 0 {
 		s.logf(r.Context(), slog.LevelInfo, "sse: refused a stream", slog.Any("status", status), slog.Any("reason", why), slog.Any("client", client))
 		w.Header().Set("Retry-After", sseRetryAfter)

@@ -552,6 +552,26 @@ func TestSSEStreamLimits(t *testing.T) {
 	}
 }
 
+// Without a principal a client is its IP address, an IPv6 one by its /64
+// (DefaultClientKey, the rule sessions count by): a host cannot multiply its
+// share by taking more addresses of its network.
+func TestSSEStreamsPerClientByIPv6Network(t *testing.T) {
+	e, _ := newSSEEngine(t, app.Options{})
+	from := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if a := r.Header.Get("X-Remote"); a != "" {
+				r.RemoteAddr = a
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	srv := sseServe(t, mcphttp.NewSSEHandler(e, mcphttp.SSEOptions{MaxStreamsPerClient: 1}), from)
+	sseOpen(t, srv, http.Header{"X-Remote": {"[2001:db8::1]:40000"}})
+	resp, err := sseGet(srv.URL+"/sse", http.Header{"X-Remote": {"[2001:db8::2]:40001"}})
+	expectRefusal(t, "a second address of the same /64", resp, err, http.StatusTooManyRequests)
+	sseOpen(t, srv, http.Header{"X-Remote": {"[2001:db8:0:1::1]:40002"}})
+}
+
 func TestSSEMessageLimits(t *testing.T) {
 	e, _ := newSSEEngine(t, app.Options{})
 	srv := sseServe(t, mcphttp.NewSSEHandler(e, mcphttp.SSEOptions{MaxMessageBytes: 200}), nil)
