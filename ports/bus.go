@@ -70,13 +70,15 @@ type Notice struct {
 	// not for drop it. Empty: every instance.
 	To string `json:"t,omitempty"`
 	// URI is the resource of NoticeResourceUpdated, the elicitationId of
-	// NoticeElicitationComplete.
+	// NoticeElicitationComplete, the poster's subject of
+	// NoticeStreamMessage.
 	URI string `json:"u,omitempty"`
-	// Session is the session of NoticeClientResponse, NoticeClientCancel
-	// and NoticeElicitationComplete.
+	// Session is the session of NoticeClientResponse, NoticeClientCancel,
+	// NoticeElicitationComplete and NoticeStreamMessage.
 	Session string `json:"s,omitempty"`
 	// Data is the message of NoticeClientResponse (one JSON-RPC response,
-	// compact JSON) and the notification of NoticeTopic.
+	// compact JSON), the notification of NoticeTopic and the posted message
+	// of NoticeStreamMessage.
 	Data []byte `json:"d,omitempty"`
 }
 
