@@ -237,6 +237,22 @@ func (c *sseConn) message() sseMsg {
 	return m
 }
 
+// reply returns the next message that is not a list_changed notification.
+// Instances sharing a bus tell each other's sessions when a tool list
+// changes, and the registrations of a test's second engine reach the first
+// asynchronously: such a notification may come at any point of a
+// cross-instance test.
+func (c *sseConn) reply() sseMsg {
+	c.t.Helper()
+	for {
+		m := c.message()
+		c.t.Logf("got %s", m.raw)
+		if !strings.HasSuffix(m.Method, "/list_changed") {
+			return m
+		}
+	}
+}
+
 // ended waits for the end of the stream, skipping what comes before.
 func (c *sseConn) ended() {
 	c.t.Helper()
@@ -818,30 +834,30 @@ func TestSSEForwardedBetweenInstances(t *testing.T) {
 		}
 	}
 	viaB(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`, alice)
-	if m := c.message(); m.Result == nil || m.Result.ProtocolVersion != "2025-11-25" {
+	if m := c.reply(); m.Result == nil || m.Result.ProtocolVersion != "2025-11-25" {
 		t.Fatalf("initialize: %s", m.raw)
 	}
 	viaB(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, alice)
 	viaB(sseCall(1, "whoami", `{}`), alice)
-	if m := c.message(); string(m.ID) != "1" || m.text() != "alice" {
+	if m := c.reply(); string(m.ID) != "1" || m.text() != "alice" {
 		t.Fatalf("whoami: %s", m.raw)
 	}
 	// An elicitation asked on the stream, answered through the other
 	// instance.
 	c.mustSend(sseCall(2, "ask_name", `{}`))
-	q := c.message()
+	q := c.reply()
 	if q.Method != "elicitation/create" {
 		t.Fatalf("want an elicitation/create, got %s", q.raw)
 	}
 	viaB(`{"jsonrpc":"2.0","id":`+string(q.ID)+`,"result":{"action":"accept","content":{"name":"Ada"}}}`, alice)
-	if m := c.message(); string(m.ID) != "2" || m.text() != "Hello, Ada!" {
+	if m := c.reply(); string(m.ID) != "2" || m.text() != "Hello, Ada!" {
 		t.Fatalf("ask_name: %s", m.raw)
 	}
 	// Another principal's message is accepted (the other instance cannot
 	// tell) and dropped where the stream is: the next answer is alice's.
 	viaB(sseCall(3, "whoami", `{}`), http.Header{"X-Sub": {"bob"}})
 	viaB(sseCall(4, "whoami", `{}`), alice)
-	if m := c.message(); string(m.ID) != "4" || m.text() != "alice" {
+	if m := c.reply(); string(m.ID) != "4" || m.text() != "alice" {
 		t.Fatalf("after bob's message: %s", m.raw)
 	}
 
@@ -946,7 +962,7 @@ func TestSSEForwardingBytes(t *testing.T) {
 	if got := <-slow; got != http.StatusAccepted {
 		t.Fatalf("the slow body: %d, want 202", got)
 	}
-	if m := c.message(); string(m.ID) != "1" {
+	if m := c.reply(); string(m.ID) != "1" {
 		t.Fatalf("the forwarded ping's answer: %s", m.raw)
 	}
 }
