@@ -368,14 +368,27 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []InputRequest) (map
 // record keeps the answers the client gave to the requests the server
 // sent it (handshake era), for Answers.
 func (rc *RequestContext) record(answers map[string]jsontext.Value) {
-	rc.round.mu.Lock()
-	defer rc.round.mu.Unlock()
-	if rc.round.used == nil {
-		rc.round.used = make(map[string]jsontext.Value, len(answers))
+	in := rc.answered(true)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.used == nil {
+		in.used = make(map[string]jsontext.Value, len(answers))
 	}
 	for k, v := range answers {
-		rc.round.used[k] = v
+		in.used[k] = v
 	}
+}
+
+// answered returns the round that keeps the answers received (nil when
+// none was and create is false), making it on the first answer of a call
+// whose revision has no input rounds.
+func (rc *RequestContext) answered(create bool) *inputRound {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.round == nil && create {
+		rc.round = new(inputRound)
+	}
+	return rc.round
 }
 
 // Answers returns the client's answers the handler has received so far
@@ -387,13 +400,17 @@ func (rc *RequestContext) Answers() map[string]stdjson.RawMessage {
 	if rc == nil {
 		return nil
 	}
-	rc.round.mu.Lock()
-	defer rc.round.mu.Unlock()
-	if len(rc.round.used) == 0 {
+	in := rc.answered(false)
+	if in == nil {
 		return nil
 	}
-	out := make(map[string]stdjson.RawMessage, len(rc.round.used))
-	for k, v := range rc.round.used {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if len(in.used) == 0 {
+		return nil
+	}
+	out := make(map[string]stdjson.RawMessage, len(in.used))
+	for k, v := range in.used {
 		out[k] = stdjson.RawMessage(bytes.Clone(v))
 	}
 	return out

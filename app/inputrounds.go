@@ -133,7 +133,7 @@ func (ir *inputRounds) begin(ctx context.Context, rc *RequestContext, m message,
 	}
 	// The digest of the arguments is computed only when state is checked
 	// or made: most calls never ask anything.
-	in := &rc.round
+	in := rc.round // allocated with rc (newRequestContext)
 	rc.input = in
 	in.want = stateV1{Method: m.method, Target: target}
 	in.args = args

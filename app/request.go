@@ -35,7 +35,10 @@ type RequestContext struct {
 	// input is the multi round-trip state of a stateless-era tools/call,
 	// prompts/get or resources/read (nil otherwise).
 	input *inputRound
-	round inputRound // what input points to, when set
+	// round holds the answers received (Answers) and, in a revision
+	// with input rounds, what input points to: allocated with rc there
+	// (requestWithRound), on the first answer in the handshake era.
+	round *inputRound
 	// wmu keeps writes to related one at a time.
 	wmu sync.Mutex
 	// slot is the connection-loop call running the handler (nil on HTTP).
@@ -65,12 +68,29 @@ type requestEnv struct {
 
 // newRequestContext is the context of a request served by a handler.
 func (env *requestEnv) newRequestContext(ctx context.Context, m message, ci callInfo) *RequestContext {
-	rc := &RequestContext{env: env, id: m.id, info: ci, slot: m.slot}
+	var rc *RequestContext
+	if ci.features.InputRequired {
+		w := new(requestWithRound)
+		rc = &w.rc
+		rc.round = &w.round
+	} else {
+		rc = new(RequestContext)
+	}
+	rc.env, rc.id, rc.info, rc.slot = env, m.id, ci, m.slot
 	rc.related, _ = ctx.Value(relatedKey{}).(ports.MessageWriter)
 	rc.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
 	rc.progressSink, _ = ctx.Value(progressSinkKey{}).(ProgressFunc)
 	rc.logSink, _ = ctx.Value(logSinkKey{}).(LogFunc)
 	return rc
+}
+
+// requestWithRound is a RequestContext and its round in one allocation,
+// for a revision whose calls may take input rounds (most stateless calls
+// ask nothing, and need no second allocation); a handshake-era call, which
+// carries no round, costs the smaller RequestContext alone.
+type requestWithRound struct {
+	rc    RequestContext
+	round inputRound
 }
 
 // RequestFrom returns the request context in ctx, or nil outside a tool call.
