@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -12,7 +11,7 @@ import (
 )
 
 // The dispatch: how the engine serves one message, whatever brought it (a
-// connection's loop, HandleMessage, the exchange port, a batch). A client's response
+// connection's loop, the exchange port, a batch). A client's response
 // goes to the server request it answers (forwarder), a notification to
 // notify (through the middleware), a request to its entry of the method
 // table, its era and revision resolved once (resolve); the parts of the
@@ -29,28 +28,6 @@ type callInfo struct {
 	logLevel      domain.LogLevel // stateless: from _meta ("" sends nothing)
 	trace         TraceContext
 	session       *session
-}
-
-// HandleMessage serves one message outside a connection loop (for
-// request-response transports, and tests): it returns the response to
-// send, or nil for a notification or a client response.
-// Notifications that belong to the request (progress) go to related, or to
-// the session's writer when related is nil.
-//
-// Stateless-era requests need no session (sess may be nil); handshake-era
-// ones are served by sess, from [Engine.NewSession]. Cancelling ctx
-// cancels a tool call in progress.
-//
-// The engine keeps parts of raw without copying them (the request's id and
-// params; a tool's handler gets its arguments as they are and may keep
-// them), also after HandleMessage returns: raw must not be written again.
-func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte, related ports.MessageWriter) []byte {
-	var s *session
-	if sess != nil {
-		s = sess.s
-	}
-	m, rerr := decodeMessage(bytes.TrimSpace(raw))
-	return e.handleAnswer(ctx, s, m, nil, rerr, related).Response
 }
 
 // handleAnswer serves a decoded message (params, when not nil, already

@@ -36,7 +36,7 @@ type exchangePort struct {
 // httpSession is a [Session] as an [exchange.Session]: a session that a
 // store keeps, with the state the store holds of it.
 type httpSession struct {
-	*Session
+	*sessionHandle
 	store ports.SessionStore
 
 	mu     sync.Mutex
@@ -66,7 +66,7 @@ func (p exchangePort) WithTransport(ctx context.Context, t exchange.Transport) c
 // sessionOf is the engine's session behind s (nil: none).
 func sessionOf(s exchange.Session) *session {
 	if hs, ok := s.(*httpSession); ok && hs != nil {
-		return hs.Session.s
+		return hs.sessionHandle.s
 	}
 	return nil
 }
@@ -101,13 +101,13 @@ func (p exchangePort) Initialize(ctx context.Context, s exchange.Session, m exch
 }
 
 func (p exchangePort) NewSession(id, owner, peer string) exchange.Session {
-	sess := p.e.NewSession(context.Background(), id, nil)
+	sess := p.e.newSession(context.Background(), id, nil)
 	sess.setOwner(owner, peer)
-	return &httpSession{Session: sess, store: p.store}
+	return &httpSession{sessionHandle: sess, store: p.store}
 }
 
 func (p exchangePort) RestoreSession(st ports.SessionState) exchange.Session {
-	return &httpSession{Session: p.e.restoreSession(context.Background(), st, nil), store: p.store, stored: st}
+	return &httpSession{sessionHandle: p.e.restoreSession(context.Background(), st, nil), store: p.store, stored: st}
 }
 
 func (hs *httpSession) SetWriter(w ports.MessageWriter) { hs.setWriter(w) }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 
 	"github.com/hexmcp/hexmcp/internal/exchange"
@@ -55,7 +56,7 @@ func (e *Engine) HandleBatch(ctx context.Context, sess *Session, members []Messa
 func (e *Engine) HandleInspected(ctx context.Context, sess *Session, mi MessageInfo, related ports.MessageWriter) []byte {
 	var hs exchange.Session
 	if sess != nil {
-		hs = &httpSession{Session: sess}
+		hs = &httpSession{sessionHandle: sess}
 	}
 	return e.Exchange(nil).Serve(ctx, hs, mi.toExchange(), related).Response
 }
@@ -74,7 +75,7 @@ func (sess *Session) SetPeer(peer string) {
 func (e *Engine) Answer(ctx context.Context, sess *Session, mi MessageInfo, related ports.MessageWriter) exchange.Answer {
 	var hs exchange.Session
 	if sess != nil {
-		hs = &httpSession{Session: sess}
+		hs = &httpSession{sessionHandle: sess}
 	}
 	return e.Exchange(nil).Serve(ctx, hs, mi.toExchange(), related)
 }
@@ -86,4 +87,36 @@ func Methods() []MethodSpec {
 		out[i] = methodList[i].MethodSpec
 	}
 	return out
+}
+
+// Session is sessionHandle: a handshake-era conversation held outside a
+// connection loop, for the external tests (the Streamable HTTP transport
+// reaches sessions through Engine.Exchange).
+type Session = sessionHandle
+
+// NewSession is newSession.
+func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWriter) *Session {
+	return e.newSession(ctx, id, out)
+}
+
+// HandleMessage serves one message outside a connection loop (for
+// request-response transports, and tests): it returns the response to
+// send, or nil for a notification or a client response.
+// Notifications that belong to the request (progress) go to related, or to
+// the session's writer when related is nil.
+//
+// Stateless-era requests need no session (sess may be nil); handshake-era
+// ones are served by sess, from NewSession. Cancelling ctx
+// cancels a tool call in progress.
+//
+// The engine keeps parts of raw without copying them (the request's id and
+// params; a tool's handler gets its arguments as they are and may keep
+// them), also after HandleMessage returns: raw must not be written again.
+func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte, related ports.MessageWriter) []byte {
+	var s *session
+	if sess != nil {
+		s = sess.s
+	}
+	m, rerr := decodeMessage(bytes.TrimSpace(raw))
+	return e.handleAnswer(ctx, s, m, nil, rerr, related).Response
 }

@@ -30,8 +30,8 @@ type messageInfo struct {
 }
 
 // inspect decodes raw as the engine would, strictly, and reports what it
-// is. The messageInfo holds parts of raw (see [Engine.HandleMessage]: raw
-// must not be written again). A message that is not valid yields
+// is. The messageInfo holds parts of raw (the engine keeps parts of a message
+// without copying them: raw must not be written again). A message that is not valid yields
 // kindInvalid; serve it anyway to get the right error response. Its ID is then
 // the request's id when it could still be read (a request refused for
 // duplicate member names or invalid UTF-8 in its params), the id that

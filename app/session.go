@@ -225,22 +225,22 @@ func (s *session) unsubscribe(uri string) {
 	s.subscriptions, s.subBytes = slices.Concat(s.subscriptions[:i], s.subscriptions[i+1:]), s.subBytes-len(uri)
 }
 
-// Session is a handshake-era conversation held outside a connection
-// loop, served with [Engine.HandleMessage].
-type Session struct {
+// sessionHandle is a handshake-era conversation held outside a connection
+// loop: a Streamable HTTP session (Engine.Exchange).
+type sessionHandle struct {
 	s    *session
 	stop func() bool // unhooks the session from Engine.Abort
 }
 
-// NewSession returns a new, uninitialized session with the given id (the
+// newSession returns a new, uninitialized session with the given id (the
 // caller mints it). Server-initiated messages (list-changed notifications)
 // go to out, which may be nil.
-func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWriter) *Session {
+func (e *Engine) newSession(ctx context.Context, id string, out ports.MessageWriter) *sessionHandle {
 	s := &session{set: &e.sessions, id: id, conn: out, inflight: make(map[string]context.CancelFunc)}
 	s.out.prefix = e.bus.instance
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	s.base = base
-	// The calls of a session served through HandleMessage run under their
+	// The calls of a session served through the exchange port run under their
 	// HTTP requests' contexts, not under base: ending the session cancels
 	// them through the in-flight table (no watcher per call).
 	s.abort = func() {
@@ -249,13 +249,13 @@ func (e *Engine) NewSession(ctx context.Context, id string, out ports.MessageWri
 	}
 	stop := hookAbort(e.abortCtx, ctx, s.abort)
 	e.sessions.track(s)
-	return &Session{s: s, stop: stop}
+	return &sessionHandle{s: s, stop: stop}
 }
 
 // restoreSession rebuilds a session from a stored state, so that a session
 // created by another server instance can be served here.
-func (e *Engine) restoreSession(ctx context.Context, st ports.SessionState, out ports.MessageWriter) *Session {
-	sess := e.NewSession(ctx, st.ID, out)
+func (e *Engine) restoreSession(ctx context.Context, st ports.SessionState, out ports.MessageWriter) *sessionHandle {
+	sess := e.newSession(ctx, st.ID, out)
 	sess.update(st)
 	return sess
 }
@@ -264,7 +264,7 @@ func (e *Engine) restoreSession(ctx context.Context, st ports.SessionState, out 
 // another server instance changed it in a shared store: a transport that
 // keeps sessions in memory calls it when the stored state differs from the
 // one it last wrote or read.
-func (sess *Session) update(st ports.SessionState) {
+func (sess *sessionHandle) update(st ports.SessionState) {
 	s := sess.s
 	// The session is known to the engine (notifications look at it): set
 	// its state under its lock.
@@ -297,7 +297,7 @@ func (sess *Session) update(st ports.SessionState) {
 // with the session and with earlier states taken since the last change (a
 // subscription change makes a new slice, and never alters one handed out),
 // so callers must not modify it.
-func (sess *Session) state() ports.SessionState {
+func (sess *sessionHandle) state() ports.SessionState {
 	s := sess.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -313,7 +313,7 @@ func (sess *Session) state() ports.SessionState {
 // server instance can refuse the session to anyone else; setPeer the
 // client it counts against for a session store's per-client limit (for
 // HTTP, the authenticated subject or the remote address).
-func (sess *Session) setOwner(owner, peer string) {
+func (sess *sessionHandle) setOwner(owner, peer string) {
 	sess.s.mu.Lock()
 	sess.s.owner, sess.s.peer = owner, peer
 	sess.s.mu.Unlock()
@@ -321,7 +321,7 @@ func (sess *Session) setOwner(owner, peer string) {
 
 // setWriter attaches (or, with nil, detaches) the writer that receives the
 // session's server-initiated messages, such as the standalone GET stream.
-func (sess *Session) setWriter(w ports.MessageWriter) {
+func (sess *sessionHandle) setWriter(w ports.MessageWriter) {
 	s := sess.s
 	s.wmu.Lock()
 	s.conn, s.broken = w, false
@@ -332,10 +332,10 @@ func (sess *Session) setWriter(w ports.MessageWriter) {
 // copy of it (a DELETE, or the store dropped it): [Options.OnSessionEnd]
 // is called once, with reason. The transport still closes the session. A
 // transport that merely lets its copy go calls Close alone.
-func (sess *Session) ended(reason string) { sess.s.set.ended(sess.s, reason) }
+func (sess *sessionHandle) ended(reason string) { sess.s.set.ended(sess.s, reason) }
 
 // Close ends the session, cancelling its running requests.
-func (sess *Session) Close() {
+func (sess *sessionHandle) Close() {
 	sess.stop()
 	sess.s.abort()
 	sess.s.set.untrack(sess.s)

@@ -8,7 +8,7 @@ import (
 
 // sessionSet holds the handshake-era sessions the engine serves: those of
 // its connections (ServeConn) and those transports keep for it
-// (NewSession, and the exchange port's). Notifications reach them through
+// (the exchange port's). Notifications reach them through
 // it; it
 // reports their end (Options.OnSessionEnd) and keeps a new session where
 // its transport keeps sessions (withSessionCommit).

@@ -147,7 +147,7 @@ func TestRequestStateAcrossInstances(t *testing.T) {
 	a, b := engine(), engine()
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
 	call := func(e *app.Engine, extra string) (string, string) {
-		resp := string(e.HandleMessage(context.Background(), nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"two","arguments":{},`+extra+meta+`}}`), nil))
+		resp := string(testtools.Exchange(t, e, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"two","arguments":{},`+extra+meta+`}}`)[0])
 		var m struct {
 			Result struct {
 				ResultType   string `json:"resultType"`

@@ -13,6 +13,7 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/extensions/apps"
 	"github.com/hexmcp/hexmcp/hexmcptest"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 const counterHTML = "<!DOCTYPE html><html><body><p id=count>0</p></body></html>"
@@ -74,23 +75,22 @@ func fullView() apps.View {
 
 const wantUIMeta = `{"csp":{"connectDomains":["https://api.example.com"],"resourceDomains":["https://*.cdn.example.com","https://cdn.example.org:8443"]},"domain":"abc.example-content.com","permissions":{"clipboardWrite":{}},"prefersBorder":true}`
 
-// roundTrip sends one raw message to the engine and returns the response.
-func roundTrip(t *testing.T, e *app.Engine, sess *app.Session, msg string) map[string]any {
+// roundTrip sends raw messages to the engine over one in-memory
+// connection and returns the result of each.
+func roundTrip(t *testing.T, e *app.Engine, msgs ...string) []map[string]any {
 	t.Helper()
-	out := e.HandleMessage(t.Context(), sess, []byte(msg), nil)
-	var r struct {
-		Result map[string]any  `json:"result"`
-		Error  json.RawMessage `json:"error"`
+	var out []map[string]any
+	for i, raw := range testtools.Exchange(t, e, msgs...) {
+		var r struct {
+			Result map[string]any `json:"result"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil || r.Result == nil {
+			t.Fatalf("%s answered %s (%v)", msgs[i], raw, err)
+		}
+		out = append(out, r.Result)
 	}
-	if err := json.Unmarshal(out, &r); err != nil || r.Result == nil {
-		t.Fatalf("%s answered %s (%v)", msg, out, err)
-	}
-	return r.Result
+	return out
 }
-
-type discard struct{}
-
-func (discard) WriteMessage(context.Context, []byte) error { return nil }
 
 // The capability is advertised with its settings in both eras: in the
 // initialize result (handshake) and in server/discover (stateless), with
@@ -98,9 +98,8 @@ func (discard) WriteMessage(context.Context, []byte) error { return nil }
 func TestCapabilityBothEras(t *testing.T) {
 	srv := server(t, fullView())
 	const want = `{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}`
-	sess := srv.Engine().NewSession(t.Context(), "s1", discard{})
-	init := roundTrip(t, srv.Engine(), sess, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
-	disc := roundTrip(t, srv.Engine(), nil, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"2"}}}}`)
+	init := roundTrip(t, srv.Engine(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)[0]
+	disc := roundTrip(t, srv.Engine(), `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"2"}}}}`)[0]
 	for name, res := range map[string]map[string]any{"initialize": init, "server/discover": disc} {
 		caps, _ := res["capabilities"].(map[string]any)
 		if got := jsonText(caps["extensions"]); got != want {

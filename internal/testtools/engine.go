@@ -1,6 +1,7 @@
 package testtools
 
 import (
+	"context"
 	"testing"
 
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
@@ -34,4 +35,31 @@ func NewEngine(t testing.TB, o app.Options, tools ...app.Tool) *app.Engine {
 		}
 	}
 	return e
+}
+
+// Exchange sends msgs to e one after the other over one in-memory
+// connection and returns the message answering each (the first message
+// the engine writes after it: a test that expects notifications first
+// reads the connection itself).
+func Exchange(t testing.TB, e *app.Engine, msgs ...string) [][]byte {
+	t.Helper()
+	client, server := memory.NewPipe()
+	done := make(chan error, 1)
+	go func() { done <- e.ServeConn(context.Background(), server) }()
+	defer func() {
+		client.Close()
+		<-done
+	}()
+	var out [][]byte
+	for _, msg := range msgs {
+		if err := client.WriteMessage(context.Background(), []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := client.ReadMessage(context.Background())
+		if err != nil {
+			t.Fatalf("%s: no answer: %v", msg, err)
+		}
+		out = append(out, raw)
+	}
+	return out
 }
