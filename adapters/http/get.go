@@ -34,12 +34,8 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		newErr(http.StatusServiceUnavailable, nil, domain.CodeInvalidRequest, "Service unavailable: the server is shutting down").write(w)
 		return
 	}
-	ls, e := h.lookup(r.Context(), sid, nil)
-	if e == nil {
-		e = h.checkVersionHeader(r, nil)
-	}
-	if e != nil {
-		e.write(w)
+	ls := h.lookupChecked(w, r, sid)
+	if ls == nil {
 		return
 	}
 	if last := r.Header.Get(headerLastEventID); last != "" {
@@ -457,12 +453,8 @@ func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 		newErr(http.StatusMethodNotAllowed, nil, domain.CodeInvalidRequest, "Method Not Allowed: DELETE needs an Mcp-Session-Id").write(w)
 		return
 	}
-	ls, e := h.lookup(r.Context(), sid, nil)
-	if e == nil {
-		e = h.checkVersionHeader(r, nil)
-	}
-	if e != nil {
-		e.write(w)
+	ls := h.lookupChecked(w, r, sid)
+	if ls == nil {
 		return
 	}
 	ls.sess.Deleted()

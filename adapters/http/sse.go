@@ -149,11 +149,11 @@ func (o SSEOptions) withDefaults() SSEOptions {
 	case o.MaxQueueBytes < 0:
 		o.MaxQueueBytes = 0
 	}
-	o.KeepAlive = timeout(o.KeepAlive, defaultSSEKeepAlive)
+	o.KeepAlive = bound(o.KeepAlive, defaultSSEKeepAlive)
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = defaultSSEWriteTimeout
 	}
-	o.IdleTimeout = timeout(o.IdleTimeout, defaultSSEIdleTimeout)
+	o.IdleTimeout = bound(o.IdleTimeout, defaultSSEIdleTimeout)
 	if o.Logger == nil {
 		o.Logger = deflog.New()
 	}
