@@ -2,6 +2,7 @@ package wiring_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -66,6 +67,20 @@ func TestStartDoesNotWaitForTheBus(t *testing.T) {
 	release := func() { openOnce.Do(func() { close(gate.open) }) }
 	t.Cleanup(release)
 	shared.Bus = gate
+	// returns waits for the error of ch (hangGuard at most) and fails t on
+	// one; on a hang it lets the bus go and fails t with hung().
+	returns := func(ch <-chan error, hung func() string) {
+		t.Helper()
+		select {
+		case err := <-ch:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(hangGuard):
+			release()
+			t.Fatal(hung())
+		}
+	}
 	var tools []app.Tool
 	for _, name := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"} {
 		tools = append(tools, app.NewTool(hello, app.WithName("hello_"+name)))
@@ -88,15 +103,9 @@ func TestStartDoesNotWaitForTheBus(t *testing.T) {
 			fx.Populate(&h, &e), fx.NopLogger, fx.StartTimeout(time.Hour))
 		started <- fxApp.Start(context.Background())
 	}()
-	select {
-	case err := <-started:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(hangGuard):
-		release()
-		t.Fatalf("the server did not start while its bus held the first publish (%d publishes waiting)", gate.calls.Load())
-	}
+	returns(started, func() string {
+		return fmt.Sprintf("the server did not start while its bus held the first publish (%d publishes waiting)", gate.calls.Load())
+	})
 	t.Cleanup(func() { fxApp.Stop(context.Background()) })
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
@@ -117,15 +126,7 @@ func TestStartDoesNotWaitForTheBus(t *testing.T) {
 	// Later registrations do not wait either.
 	added := make(chan error, 1)
 	go func() { added <- e.AddTool(app.NewTool(hello, app.WithName("hello_running"))) }()
-	select {
-	case err := <-added:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(hangGuard):
-		release()
-		t.Fatal("AddTool waited for the bus")
-	}
+	returns(added, func() string { return "AddTool waited for the bus" })
 	release()
 	if err := fxApp.Stop(context.Background()); err != nil {
 		t.Fatal(err)
