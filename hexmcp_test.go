@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -83,9 +82,9 @@ func opServer(t *testing.T, opts hexmcp.Options) *hexmcp.Server {
 
 // callOp sends over c a tools/call of "op" with the argument op (request
 // id id) and returns the result's text and isError.
-func callOp(t *testing.T, c *pipeClient, id int, op string) (string, bool) {
+func callOp(t *testing.T, c *pipeClient, id, op string) (string, bool) {
 	t.Helper()
-	return resultText(t, c.call(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"op","arguments":{"op":%q}}}`, id, op)))
+	return resultText(t, c.call(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"op","arguments":{"op":"`+op+`"}}}`))
 }
 
 func resultText(t *testing.T, m map[string]any) (string, bool) {
@@ -104,11 +103,11 @@ func resultText(t *testing.T, m map[string]any) (string, bool) {
 func TestNewValidatesByDefault(t *testing.T) {
 	c, done := servePipes(t, opServer(t, hexmcp.Options{}))
 	c.call(initLine)
-	text, isErr := callOp(t, c, 2, "mul")
+	text, isErr := callOp(t, c, "2", "mul")
 	if !isErr || strings.Contains(text, "ran") {
 		t.Fatalf("invalid op reached the handler: %q isError=%v", text, isErr)
 	}
-	text, isErr = callOp(t, c, 3, "add")
+	text, isErr = callOp(t, c, "3", "add")
 	if isErr || text != "ran add" {
 		t.Fatalf("valid op: %q isError=%v", text, isErr)
 	}
@@ -122,7 +121,7 @@ func TestNewValidatesByDefault(t *testing.T) {
 func TestDisableValidationByName(t *testing.T) {
 	c, _ := servePipes(t, opServer(t, hexmcp.Options{DisableValidation: true}))
 	c.call(initLine)
-	text, isErr := callOp(t, c, 2, "mul")
+	text, isErr := callOp(t, c, "2", "mul")
 	if isErr || text != "ran mul" {
 		t.Fatalf("with validation off: %q isError=%v", text, isErr)
 	}

@@ -2,7 +2,6 @@ package wiring_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -68,8 +67,8 @@ func TestStartDoesNotWaitForTheBus(t *testing.T) {
 	t.Cleanup(release)
 	shared.Bus = gate
 	// returns waits for the error of ch (hangGuard at most) and fails t on
-	// one; on a hang it lets the bus go and fails t with hung().
-	returns := func(ch <-chan error, hung func() string) {
+	// one; on a hang it lets the bus go and calls hung, which fails t.
+	returns := func(ch <-chan error, hung func()) {
 		t.Helper()
 		select {
 		case err := <-ch:
@@ -78,7 +77,7 @@ func TestStartDoesNotWaitForTheBus(t *testing.T) {
 			}
 		case <-time.After(hangGuard):
 			release()
-			t.Fatal(hung())
+			hung()
 		}
 	}
 	var tools []app.Tool
@@ -103,8 +102,8 @@ func TestStartDoesNotWaitForTheBus(t *testing.T) {
 			fx.Populate(&h, &e), fx.NopLogger, fx.StartTimeout(time.Hour))
 		started <- fxApp.Start(context.Background())
 	}()
-	returns(started, func() string {
-		return fmt.Sprintf("the server did not start while its bus held the first publish (%d publishes waiting)", gate.calls.Load())
+	returns(started, func() {
+		t.Fatalf("the server did not start while its bus held the first publish (%d publishes waiting)", gate.calls.Load())
 	})
 	t.Cleanup(func() { fxApp.Stop(context.Background()) })
 	hs := httptest.NewServer(h)
@@ -126,7 +125,7 @@ func TestStartDoesNotWaitForTheBus(t *testing.T) {
 	// Later registrations do not wait either.
 	added := make(chan error, 1)
 	go func() { added <- e.AddTool(app.NewTool(hello, app.WithName("hello_running"))) }()
-	returns(added, func() string { return "AddTool waited for the bus" })
+	returns(added, func() { t.Fatal("AddTool waited for the bus") })
 	release()
 	if err := fxApp.Stop(context.Background()); err != nil {
 		t.Fatal(err)
