@@ -57,7 +57,7 @@ type ServerOptions struct {
 
 // bound returns v, or def when v is 0; a negative v means none (0). It
 // reads the counts and the durations of the options alike.
-func bound[T int | time.Duration](v, def T) T {
+func bound[T int | int64 | time.Duration](v, def T) T {
 	switch {
 	case v == 0:
 		return def
