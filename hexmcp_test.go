@@ -68,6 +68,25 @@ func (c *pipeClient) call(line string) map[string]any {
 
 const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 
+// opServer is a server from New with opts whose one tool is "op"
+// (echoOp).
+func opServer(t *testing.T, opts hexmcp.Options) *hexmcp.Server {
+	t.Helper()
+	opts.Tools = []hexmcp.Tool{hexmcp.Func(echoOp, hexmcp.WithName("op"))}
+	srv, err := hexmcp.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// callOp sends over c a tools/call of "op" with the argument op (request
+// id id) and returns the result's text and isError.
+func callOp(t *testing.T, c *pipeClient, id, op string) (string, bool) {
+	t.Helper()
+	return resultText(t, c.call(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"op","arguments":{"op":"`+op+`"}}}`))
+}
+
 func resultText(t *testing.T, m map[string]any) (string, bool) {
 	t.Helper()
 	res, ok := m["result"].(map[string]any)
@@ -82,19 +101,13 @@ func resultText(t *testing.T, m map[string]any) (string, bool) {
 // A server from New validates arguments with no option set: a value outside
 // the enum never reaches the handler.
 func TestNewValidatesByDefault(t *testing.T) {
-	srv, err := hexmcp.New(hexmcp.Options{
-		Tools: []hexmcp.Tool{hexmcp.Func(echoOp, hexmcp.WithName("op"))},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, done := servePipes(t, srv)
+	c, done := servePipes(t, opServer(t, hexmcp.Options{}))
 	c.call(initLine)
-	text, isErr := resultText(t, c.call(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"op","arguments":{"op":"mul"}}}`))
+	text, isErr := callOp(t, c, "2", "mul")
 	if !isErr || strings.Contains(text, "ran") {
 		t.Fatalf("invalid op reached the handler: %q isError=%v", text, isErr)
 	}
-	text, isErr = resultText(t, c.call(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"op","arguments":{"op":"add"}}}`))
+	text, isErr = callOp(t, c, "3", "add")
 	if isErr || text != "ran add" {
 		t.Fatalf("valid op: %q isError=%v", text, isErr)
 	}
@@ -106,16 +119,9 @@ func TestNewValidatesByDefault(t *testing.T) {
 
 // Validation is off only by name, and then the handler sees what came.
 func TestDisableValidationByName(t *testing.T) {
-	srv, err := hexmcp.New(hexmcp.Options{
-		DisableValidation: true,
-		Tools:             []hexmcp.Tool{hexmcp.Func(echoOp, hexmcp.WithName("op"))},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _ := servePipes(t, srv)
+	c, _ := servePipes(t, opServer(t, hexmcp.Options{DisableValidation: true}))
 	c.call(initLine)
-	text, isErr := resultText(t, c.call(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"op","arguments":{"op":"mul"}}}`))
+	text, isErr := callOp(t, c, "2", "mul")
 	if isErr || text != "ran mul" {
 		t.Fatalf("with validation off: %q isError=%v", text, isErr)
 	}
@@ -214,10 +220,7 @@ func TestListenAndServe(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	srv, err := hexmcp.New(hexmcp.Options{Tools: []hexmcp.Tool{hexmcp.Func(echoOp, hexmcp.WithName("op"))}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := opServer(t, hexmcp.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.ListenAndServe(ctx, addr, hexmcp.HTTPOptions{}) }()

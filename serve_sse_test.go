@@ -10,6 +10,7 @@ import (
 
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // sseStream is a minimal client of the HTTP+SSE transport: the stream and
@@ -129,16 +130,5 @@ func TestListenAndServeDisableSSE(t *testing.T) {
 func TestListenAndServeSSEAllowedHosts(t *testing.T) {
 	srv := scopedServer(t, hexmcp.Visibility{})
 	addr := listen(t, srv, hexmcp.HTTPOptions{Endpoint: mcphttp.Options{AllowedHosts: []string{"mcp.example"}}})
-	for host, want := range map[string]int{"mcp.example": http.StatusOK, "evil.example": http.StatusForbidden} {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/sse", nil)
-		req.Host = host
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Errorf("GET /sse with Host %s: %d, want %d", host, resp.StatusCode, want)
-		}
-	}
+	testtools.WantStatusByHost(t, "http://"+addr+"/sse", map[string]int{"mcp.example": http.StatusOK, "evil.example": http.StatusForbidden})
 }

@@ -81,6 +81,17 @@ func (b *boundTool) tool() app.Tool {
 	}, app.WithName("work"))
 }
 
+// fill sends the held calls 1 to n on c and waits until all n have started.
+func (b *boundTool) fill(t *testing.T, c *client, n int) {
+	t.Helper()
+	for i := 1; i <= n; i++ {
+		c.send(heldCall(i))
+	}
+	for range n {
+		b.wait(t)
+	}
+}
+
 func (b *boundTool) serve(t *testing.T, opts app.Options) *client {
 	t.Helper()
 	opts.Validator = jsonschema.New()
@@ -171,12 +182,7 @@ func fillBound(c *client, n int) {
 func TestBoundPingNotBehindLongCall(t *testing.T) {
 	b := newBoundTool()
 	c := b.serve(t, app.Options{}) // MaxConcurrentRequests: 64
-	for i := 1; i <= 64; i++ {
-		c.send(heldCall(i))
-	}
-	for range 64 {
-		b.wait(t)
-	}
+	b.fill(t, c, 64)
 	c.send(heldCall(1000))
 	c.send(ping)
 	if id := responseID(t, c.recv()); id != "p" { // 5 s at most
@@ -228,12 +234,7 @@ func TestBoundCancelNotBehindLongCall(t *testing.T) {
 func TestBoundHolds(t *testing.T) {
 	b := newBoundTool()
 	c := b.serve(t, app.Options{MaxConcurrentRequests: 4})
-	for i := 1; i <= 4; i++ {
-		c.send(heldCall(i))
-	}
-	for range 4 {
-		b.wait(t)
-	}
+	b.fill(t, c, 4)
 	c.send(heldCall(5))
 	b.notStarted(t)
 	equalJSON(t, c.roundTrip(ping), pingResp) // call 5 is parked, reading goes on

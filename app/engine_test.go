@@ -340,14 +340,7 @@ func TestPagination(t *testing.T) {
 	}
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New(), PageSize: 2}, tools...))
 	c.initialize("2025-11-25")
-	var names []string
-	listPages(t, c, "tools/list", func(result string) {
-		var page struct{ Tools []struct{ Name string } }
-		decodeJSON(t, result, &page)
-		for _, tl := range page.Tools {
-			names = append(names, tl.Name)
-		}
-	})
+	names := listNames(t, c, "tools/list", "tools")
 	if strings.Join(names, ",") != "a,b,c,d,e" {
 		t.Fatalf("pages gave %v", names)
 	}

@@ -43,6 +43,19 @@ var noIDCases = []struct {
 	{"no id, duplicate", `{"jsonrpc":"2.0","method":"ping","params":{"x":1,"x":2}}`, -32600},
 }
 
+// refusedWith sends msg on c and reads its answer, which must be an error
+// with code want; it returns the answer's members and its text.
+func refusedWith(t *testing.T, c *client, msg string, want int) (map[string]json.RawMessage, string) {
+	t.Helper()
+	c.send(msg)
+	resp := c.recv()
+	m, code := idError(t, resp)
+	if code != want {
+		t.Fatalf("code %d, want %d: %s", code, want, resp)
+	}
+	return m, resp
+}
+
 func idError(t *testing.T, resp string) (map[string]json.RawMessage, int) {
 	t.Helper()
 	var m map[string]json.RawMessage
@@ -62,12 +75,7 @@ func TestRefusedRequestAnswersItsID(t *testing.T) {
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, addTool()))
 	for _, tc := range idCases {
 		t.Run(tc.name, func(t *testing.T) {
-			c.send(tc.msg)
-			resp := c.recv()
-			m, code := idError(t, resp)
-			if code != tc.code {
-				t.Fatalf("code %d, want %d: %s", code, tc.code, resp)
-			}
+			m, resp := refusedWith(t, c, tc.msg, tc.code)
 			if got := string(m["id"]); got != tc.id {
 				t.Fatalf("id %q, want %s: %s", got, tc.id, resp)
 			}
@@ -81,12 +89,7 @@ func TestUnreadableIDStaysAbsent(t *testing.T) {
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}))
 	for _, tc := range noIDCases {
 		t.Run(tc.name, func(t *testing.T) {
-			c.send(tc.msg)
-			resp := c.recv()
-			m, code := idError(t, resp)
-			if code != tc.code {
-				t.Fatalf("code %d, want %d: %s", code, tc.code, resp)
-			}
+			m, resp := refusedWith(t, c, tc.msg, tc.code)
 			if id, ok := m["id"]; ok {
 				t.Fatalf("id member %s in %s", id, resp)
 			}

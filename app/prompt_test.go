@@ -251,14 +251,7 @@ func TestPromptsPagination(t *testing.T) {
 	}
 	c := serve(t, promptEngine(t, app.Options{Validator: jsonschema.New(), PageSize: 2}, ps...))
 	c.initialize("2025-11-25")
-	var got []string
-	listPages(t, c, "prompts/list", func(result string) {
-		var page struct{ Prompts []struct{ Name string } }
-		decodeJSON(t, result, &page)
-		for _, p := range page.Prompts {
-			got = append(got, p.Name)
-		}
-	})
+	got := listNames(t, c, "prompts/list", "prompts")
 	if fmt.Sprint(got) != "[p0 p1 p2 p3 p4]" {
 		t.Fatalf("paged through %v", got)
 	}

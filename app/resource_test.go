@@ -305,6 +305,23 @@ func listPages(t *testing.T, c *client, method string, page func(result string))
 	}
 }
 
+// listNames pages through method with listPages and returns the names of
+// the items of member (tools, prompts) of every page in turn.
+func listNames(t *testing.T, c *client, method, member string) []string {
+	t.Helper()
+	var names []string
+	listPages(t, c, method, func(result string) {
+		var page map[string]json.RawMessage
+		decodeJSON(t, result, &page)
+		var items []struct{ Name string }
+		decodeJSON(t, string(page[member]), &items)
+		for _, it := range items {
+			names = append(names, it.Name)
+		}
+	})
+	return names
+}
+
 func decodeJSON(t *testing.T, s string, v any) {
 	t.Helper()
 	if err := json.Unmarshal([]byte(s), v); err != nil {

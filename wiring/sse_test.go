@@ -13,6 +13,7 @@ import (
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/wiring"
 )
 
@@ -143,16 +144,5 @@ func TestHTTPServerSSEAllowedHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = a.Stop(context.Background()) }()
-	for host, want := range map[string]int{"mcp.example": http.StatusOK, "evil.example": http.StatusForbidden} {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+srv.Addr()+"/sse", nil)
-		req.Host = host
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Errorf("GET /sse with Host %s: %d, want %d", host, resp.StatusCode, want)
-		}
-	}
+	testtools.WantStatusByHost(t, "http://"+srv.Addr()+"/sse", map[string]int{"mcp.example": http.StatusOK, "evil.example": http.StatusForbidden})
 }

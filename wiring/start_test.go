@@ -66,6 +66,20 @@ func TestStartDoesNotWaitForTheBus(t *testing.T) {
 	release := func() { openOnce.Do(func() { close(gate.open) }) }
 	t.Cleanup(release)
 	shared.Bus = gate
+	// returns waits for the error of ch (hangGuard at most) and fails t on
+	// one; on a hang it lets the bus go and calls hung, which fails t.
+	returns := func(ch <-chan error, hung func()) {
+		t.Helper()
+		select {
+		case err := <-ch:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(hangGuard):
+			release()
+			hung()
+		}
+	}
 	var tools []app.Tool
 	for _, name := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"} {
 		tools = append(tools, app.NewTool(hello, app.WithName("hello_"+name)))
@@ -88,15 +102,9 @@ func TestStartDoesNotWaitForTheBus(t *testing.T) {
 			fx.Populate(&h, &e), fx.NopLogger, fx.StartTimeout(time.Hour))
 		started <- fxApp.Start(context.Background())
 	}()
-	select {
-	case err := <-started:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(hangGuard):
-		release()
+	returns(started, func() {
 		t.Fatalf("the server did not start while its bus held the first publish (%d publishes waiting)", gate.calls.Load())
-	}
+	})
 	t.Cleanup(func() { fxApp.Stop(context.Background()) })
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
@@ -117,15 +125,7 @@ func TestStartDoesNotWaitForTheBus(t *testing.T) {
 	// Later registrations do not wait either.
 	added := make(chan error, 1)
 	go func() { added <- e.AddTool(app.NewTool(hello, app.WithName("hello_running"))) }()
-	select {
-	case err := <-added:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(hangGuard):
-		release()
-		t.Fatal("AddTool waited for the bus")
-	}
+	returns(added, func() { t.Fatal("AddTool waited for the bus") })
 	release()
 	if err := fxApp.Stop(context.Background()); err != nil {
 		t.Fatal(err)

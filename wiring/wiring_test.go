@@ -37,6 +37,14 @@ func memoryModule(client *ports.Conn) fx.Option {
 	)
 }
 
+// wantAnswer sends msg over c and fails t unless the answer holds want.
+func wantAnswer(t *testing.T, c ports.Conn, msg, want string) {
+	t.Helper()
+	if got := roundTrip(t, c, msg); !strings.Contains(got, want) {
+		t.Fatal(got)
+	}
+}
+
 func roundTrip(t *testing.T, c ports.Conn, msg string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -65,9 +73,7 @@ func TestCoreServesTools(t *testing.T) {
 	if !strings.Contains(got, `"text":"7"`) || !strings.Contains(got, `"name":"wired"`) {
 		t.Fatal(got)
 	}
-	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hello","arguments":{"extra":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`); !strings.Contains(got, `"text":"hello"`) {
-		t.Fatal(got)
-	}
+	wantAnswer(t, client, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hello","arguments":{"extra":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, `"text":"hello"`)
 	a.RequireStop()
 }
 
@@ -155,15 +161,9 @@ func TestCoreServesResources(t *testing.T) {
 		memoryModule(&client),
 	)
 	a.RequireStart()
-	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"x://readme",`+meta2026+`}}`); !strings.Contains(got, `"text":"read me"`) {
-		t.Fatal(got)
-	}
-	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"x://items/4",`+meta2026+`}}`); !strings.Contains(got, `"text":"item 4"`) {
-		t.Fatal(got)
-	}
-	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{`+meta2026+`}}`); !strings.Contains(got, `"resources":{"listChanged":true}`) {
-		t.Fatal(got)
-	}
+	wantAnswer(t, client, `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"x://readme",`+meta2026+`}}`, `"text":"read me"`)
+	wantAnswer(t, client, `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"x://items/4",`+meta2026+`}}`, `"text":"item 4"`)
+	wantAnswer(t, client, `{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{`+meta2026+`}}`, `"resources":{"listChanged":true}`)
 	a.RequireStop()
 }
 
@@ -211,15 +211,9 @@ func TestCoreServesPrompts(t *testing.T) {
 		memoryModule(&client),
 	)
 	a.RequireStart()
-	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"greet","arguments":{"who":"bob"},`+meta2026+`}}`); !strings.Contains(got, `"text":"hi bob"`) {
-		t.Fatal(got)
-	}
-	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":2,"method":"prompts/list","params":{`+meta2026+`}}`); !strings.Contains(got, `"name":"other"`) {
-		t.Fatal(got)
-	}
-	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{`+meta2026+`}}`); !strings.Contains(got, `"prompts":{"listChanged":true}`) {
-		t.Fatal(got)
-	}
+	wantAnswer(t, client, `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"greet","arguments":{"who":"bob"},`+meta2026+`}}`, `"text":"hi bob"`)
+	wantAnswer(t, client, `{"jsonrpc":"2.0","id":2,"method":"prompts/list","params":{`+meta2026+`}}`, `"name":"other"`)
+	wantAnswer(t, client, `{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{`+meta2026+`}}`, `"prompts":{"listChanged":true}`)
 	a.RequireStop()
 }
 

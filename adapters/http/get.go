@@ -14,16 +14,24 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
+// sessionOf returns the Mcp-Session-Id of a GET or a DELETE. Without one
+// (a stateless-era client, for which these endpoints do not exist:
+// 2026-07-28, "Backward Compatibility") it answers 405 and returns "".
+func sessionOf(w http.ResponseWriter, r *http.Request) string {
+	sid := r.Header.Get(HeaderSessionID)
+	if sid == "" {
+		w.Header().Set("Allow", "POST")
+		newErr(http.StatusMethodNotAllowed, nil, domain.CodeInvalidRequest, "Method Not Allowed: "+r.Method+" needs an Mcp-Session-Id").write(w)
+	}
+	return sid
+}
+
 // serveGet opens the session's standalone SSE stream, which carries the
 // server-initiated messages (notifications/tools/list_changed), or, with
 // Last-Event-ID, resumes a stream that was cut.
 func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
-	sid := r.Header.Get(HeaderSessionID)
+	sid := sessionOf(w, r)
 	if sid == "" {
-		// No session: a stateless-era client, for which the GET endpoint
-		// does not exist (2026-07-28, "Backward Compatibility": 405).
-		w.Header().Set("Allow", "POST")
-		newErr(http.StatusMethodNotAllowed, nil, domain.CodeInvalidRequest, "Method Not Allowed: GET needs an Mcp-Session-Id").write(w)
 		return
 	}
 	if !parseAccept(r.Header.Values("Accept")).sse {
@@ -34,12 +42,8 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		newErr(http.StatusServiceUnavailable, nil, domain.CodeInvalidRequest, "Service unavailable: the server is shutting down").write(w)
 		return
 	}
-	ls, e := h.lookup(r.Context(), sid, nil)
-	if e == nil {
-		e = h.checkVersionHeader(r, nil)
-	}
-	if e != nil {
-		e.write(w)
+	ls := h.lookupChecked(w, r, sid)
+	if ls == nil {
 		return
 	}
 	if last := r.Header.Get(headerLastEventID); last != "" {
@@ -451,18 +455,12 @@ func (h *Handler) streamsClosed(r *http.Request) bool {
 // without Mcp-Session-Id (a stateless-era client: 2026-07-28 has no
 // DELETE).
 func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
-	sid := r.Header.Get(HeaderSessionID)
+	sid := sessionOf(w, r)
 	if sid == "" {
-		w.Header().Set("Allow", "POST")
-		newErr(http.StatusMethodNotAllowed, nil, domain.CodeInvalidRequest, "Method Not Allowed: DELETE needs an Mcp-Session-Id").write(w)
 		return
 	}
-	ls, e := h.lookup(r.Context(), sid, nil)
-	if e == nil {
-		e = h.checkVersionHeader(r, nil)
-	}
-	if e != nil {
-		e.write(w)
+	ls := h.lookupChecked(w, r, sid)
+	if ls == nil {
 		return
 	}
 	ls.sess.Deleted()

@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"github.com/hexmcp/hexmcp/internal/exchange"
 	"github.com/hexmcp/hexmcp/internal/httpguard"
 	"github.com/hexmcp/hexmcp/internal/memstore"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -225,36 +227,14 @@ func NewHandler(e *app.Engine, opts Options) *Handler {
 	if opts.EventStore == nil {
 		opts.EventStore = memstore.NewEventStore(memstore.EventStoreOptions{})
 	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = defaultMaxBodyBytes
-	}
-	if opts.MaxInFlightPerSession <= 0 {
-		opts.MaxInFlightPerSession = defaultMaxInFlightPerSession
-	}
-	if opts.MaxInFlightBytes == 0 {
-		opts.MaxInFlightBytes = defaultMaxInFlightBytes
-	}
-	if opts.MaxInFlightBytesPerClient == 0 {
-		opts.MaxInFlightBytesPerClient = defaultMaxInFlightBytesPerClient
-	}
-	switch {
-	case opts.BodyTimeout == 0:
-		opts.BodyTimeout = defaultBodyTimeout
-	case opts.BodyTimeout < 0:
-		opts.BodyTimeout = 0
-	}
-	if opts.KeepAlive == 0 {
-		opts.KeepAlive = defaultKeepAlive
-	}
-	switch {
-	case opts.EventWriteTimeout == 0:
-		opts.EventWriteTimeout = defaultEventWriteTimeout
-	case opts.EventWriteTimeout < 0:
-		opts.EventWriteTimeout = 0
-	}
-	if opts.MaxStreamQueueBytes <= 0 {
-		opts.MaxStreamQueueBytes = defaultMaxStreamQueueBytes
-	}
+	opts.MaxBodyBytes = portlimits.Positive(opts.MaxBodyBytes, defaultMaxBodyBytes)
+	opts.MaxInFlightPerSession = portlimits.Positive(opts.MaxInFlightPerSession, defaultMaxInFlightPerSession)
+	opts.MaxInFlightBytes = cmp.Or(opts.MaxInFlightBytes, defaultMaxInFlightBytes)
+	opts.MaxInFlightBytesPerClient = cmp.Or(opts.MaxInFlightBytesPerClient, defaultMaxInFlightBytesPerClient)
+	opts.BodyTimeout = bound(opts.BodyTimeout, defaultBodyTimeout)
+	opts.KeepAlive = cmp.Or(opts.KeepAlive, defaultKeepAlive)
+	opts.EventWriteTimeout = bound(opts.EventWriteTimeout, defaultEventWriteTimeout)
+	opts.MaxStreamQueueBytes = portlimits.Positive(opts.MaxStreamQueueBytes, defaultMaxStreamQueueBytes)
 	if opts.Logger == nil {
 		opts.Logger = e.Logger()
 	}

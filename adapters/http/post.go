@@ -520,12 +520,8 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 		newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, "Invalid Request: JSON-RPC batches exist only in sessions of protocol revision 2025-03-26").write(w)
 		return
 	}
-	ls, e := h.lookup(r.Context(), sid, nil)
-	if e == nil {
-		e = h.checkVersionHeader(r, nil)
-	}
-	if e != nil {
-		e.write(w)
+	ls := h.lookupChecked(w, r, sid)
+	if ls == nil {
 		return
 	}
 	if !h.policy.Features(ls.revision()).Batches {

@@ -55,18 +55,9 @@ type ServerOptions struct {
 	TrustedProxies []netip.Prefix
 }
 
-// bound returns v, or def when v is 0; a negative v means none (0).
-func bound(v, def int) int {
-	switch {
-	case v == 0:
-		return def
-	case v < 0:
-		return 0
-	}
-	return v
-}
-
-func timeout(v, def time.Duration) time.Duration {
+// bound returns v, or def when v is 0; a negative v means none (0). It
+// reads the counts and the durations of the options alike.
+func bound[T int | int64 | time.Duration](v, def T) T {
 	switch {
 	case v == 0:
 		return def
@@ -126,10 +117,10 @@ func NewServer(addr string, h http.Handler, opts ServerOptions) *Server {
 	s.sig.abort, s.abort = context.WithCancel(context.Background())
 	s.srv = &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: timeout(opts.ReadHeaderTimeout, defaultReadHeaderTimeout),
-		ReadTimeout:       timeout(opts.ReadTimeout, defaultReadTimeout),
-		WriteTimeout:      timeout(opts.WriteTimeout, 0),
-		IdleTimeout:       timeout(opts.IdleTimeout, defaultIdleTimeout),
+		ReadHeaderTimeout: bound(opts.ReadHeaderTimeout, defaultReadHeaderTimeout),
+		ReadTimeout:       bound(opts.ReadTimeout, defaultReadTimeout),
+		WriteTimeout:      bound(opts.WriteTimeout, 0),
+		IdleTimeout:       bound(opts.IdleTimeout, defaultIdleTimeout),
 		MaxHeaderBytes:    opts.MaxHeaderBytes,
 	}
 	return s

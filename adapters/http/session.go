@@ -330,6 +330,21 @@ func (h *Handler) clientKey(r *http.Request) string {
 	return DefaultClientKey(r)
 }
 
+// lookupChecked is lookup of sid for a request without a JSON-RPC id (a
+// GET, a DELETE, a batch), then checkVersionHeader; on a refusal by either
+// it writes the error to w and returns nil.
+func (h *Handler) lookupChecked(w http.ResponseWriter, r *http.Request, sid string) *liveSession {
+	ls, e := h.lookup(r.Context(), sid, nil)
+	if e == nil {
+		e = h.checkVersionHeader(r, nil)
+	}
+	if e != nil {
+		e.write(w)
+		return nil
+	}
+	return ls
+}
+
 // lookup finds a live session. The store is asked every time: it decides
 // expiry, and another instance may have deleted the session. A session the
 // store holds but this instance does not (another instance created it, or

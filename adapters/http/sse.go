@@ -15,6 +15,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/internal/deflog"
 	"github.com/hexmcp/hexmcp/internal/httpguard"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -126,34 +127,17 @@ func (o SSEOptions) withDefaults() SSEOptions {
 	}
 	o.MaxStreams = bound(o.MaxStreams, defaultSSEMaxStreams)
 	o.MaxStreamsPerClient = bound(o.MaxStreamsPerClient, defaultSSEMaxStreamsPerClient)
-	if o.MaxMessageBytes <= 0 {
-		o.MaxMessageBytes = defaultSSEMaxMessageBytes
-	}
-	if o.IncomingQueue <= 0 {
-		o.IncomingQueue = defaultSSEIncomingQueue
-	}
-	if o.MaxIncomingBytes <= 0 {
-		o.MaxIncomingBytes = defaultSSEMaxIncomingBytes
-	}
+	o.MaxMessageBytes = portlimits.Positive(o.MaxMessageBytes, defaultSSEMaxMessageBytes)
+	o.IncomingQueue = portlimits.Positive(o.IncomingQueue, defaultSSEIncomingQueue)
+	o.MaxIncomingBytes = portlimits.Positive(o.MaxIncomingBytes, defaultSSEMaxIncomingBytes)
 	o.MaxIncomingBytes = max(o.MaxIncomingBytes, o.MaxMessageBytes)
-	if o.MaxForwardingBytes <= 0 {
-		o.MaxForwardingBytes = defaultSSEMaxForwardingBytes
-	}
+	o.MaxForwardingBytes = portlimits.Positive(o.MaxForwardingBytes, defaultSSEMaxForwardingBytes)
 	o.MaxForwardingBytes = max(o.MaxForwardingBytes, o.MaxMessageBytes)
-	if o.SendQueue <= 0 {
-		o.SendQueue = defaultSSESendQueue
-	}
-	switch {
-	case o.MaxQueueBytes == 0:
-		o.MaxQueueBytes = defaultSSEMaxQueueBytes
-	case o.MaxQueueBytes < 0:
-		o.MaxQueueBytes = 0
-	}
-	o.KeepAlive = timeout(o.KeepAlive, defaultSSEKeepAlive)
-	if o.WriteTimeout <= 0 {
-		o.WriteTimeout = defaultSSEWriteTimeout
-	}
-	o.IdleTimeout = timeout(o.IdleTimeout, defaultSSEIdleTimeout)
+	o.SendQueue = portlimits.Positive(o.SendQueue, defaultSSESendQueue)
+	o.MaxQueueBytes = bound(o.MaxQueueBytes, defaultSSEMaxQueueBytes)
+	o.KeepAlive = bound(o.KeepAlive, defaultSSEKeepAlive)
+	o.WriteTimeout = portlimits.Positive(o.WriteTimeout, defaultSSEWriteTimeout)
+	o.IdleTimeout = bound(o.IdleTimeout, defaultSSEIdleTimeout)
 	if o.Logger == nil {
 		o.Logger = deflog.New()
 	}

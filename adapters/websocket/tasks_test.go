@@ -66,11 +66,7 @@ type wsTask struct {
 
 func recvTask(t *testing.T, c *gws.Conn) wsTask {
 	t.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(testDeadline))
-	_, data, err := c.ReadMessage()
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readFrame(t, c)
 	var m wsTask
 	if err := json.Unmarshal(data, &m); err != nil || m.Result == nil {
 		t.Fatalf("not a result: %s", data)
@@ -201,11 +197,7 @@ func TestTaskNotificationsOverWebSocket(t *testing.T) {
 	}
 	read := func() message {
 		t.Helper()
-		_ = c.SetReadDeadline(time.Now().Add(testDeadline))
-		_, data, err := c.ReadMessage()
-		if err != nil {
-			t.Fatal(err)
-		}
+		data := readFrame(t, c)
 		var m message
 		if err := json.Unmarshal(data, &m); err != nil {
 			t.Fatalf("%s: %v", data, err)
@@ -281,11 +273,7 @@ func TestTaskOwnersOverWebSocket(t *testing.T) {
 	task := strconv.Quote(created.Result.TaskID)
 	for i, method := range []string{"tasks/get", "tasks/cancel"} {
 		send(t, b, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i+2)+`,"method":"`+method+`","params":{"taskId":`+task+`,`+meta+`}}`)
-		_ = b.SetReadDeadline(time.Now().Add(testDeadline))
-		_, data, err := b.ReadMessage()
-		if err != nil {
-			t.Fatal(err)
-		}
+		data := readFrame(t, b)
 		var m wsTask
 		if err := json.Unmarshal(data, &m); err != nil || m.Error == nil || m.Error.Code != -32602 {
 			t.Fatalf("%s of another client's task: %s, want -32602", method, data)

@@ -45,18 +45,25 @@ func newEngine(t testing.TB, tools ...app.Tool) *app.Engine {
 func serve(t testing.TB, e *app.Engine, opts Options) (*Handler, *httptest.Server) {
 	t.Helper()
 	h := NewHandler(e, opts)
-	mux := http.NewServeMux()
-	mux.Handle("/ws", h)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(func() {
+	srv := mount(t, h)
+	t.Cleanup(func() { // before mount's: shut down, then close the server
 		ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
 		defer cancel()
 		if err := h.Shutdown(ctx); err != nil {
 			t.Errorf("Shutdown: %v", err)
 		}
-		srv.Close()
 	})
 	return h, srv
+}
+
+// mount serves h at /ws of a test server on 127.0.0.1, closed when the
+// test ends; the test shuts h down itself.
+func mount(t testing.TB, h *Handler) *httptest.Server {
+	mux := http.NewServeMux()
+	mux.Handle("/ws", h)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 func wsURL(srv *httptest.Server) string { return "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws" }
@@ -110,6 +117,18 @@ func send(t testing.TB, c *gws.Conn, msg string) {
 	if err := c.WriteMessage(gws.TextMessage, []byte(msg)); err != nil {
 		t.Fatalf("send: %v", err)
 	}
+}
+
+// readFrame reads the next message of c (testDeadline at most) and fails
+// t if none comes.
+func readFrame(t testing.TB, c *gws.Conn) []byte {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(testDeadline))
+	_, data, err := c.ReadMessage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 func recv(t testing.TB, c *gws.Conn) rpcMessage {
@@ -499,15 +518,8 @@ func TestShutdownWithCallInFlight(t *testing.T) {
 	}, app.WithName("slow"))
 	e := newEngine(t, slow)
 	h := NewHandler(e, Options{})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	url := "ws" + strings.TrimPrefix(srv.URL, "http")
-
-	c, _, err := (&gws.Dialer{Subprotocols: []string{"mcp"}}).Dial(url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	srv := mount(t, h)
+	c := dial(t, srv)
 	send(t, c, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow",`+meta2026+`}}`)
 	<-started
 
@@ -523,7 +535,7 @@ func TestShutdownWithCallInFlight(t *testing.T) {
 		return h.shutdown
 	})
 	// New connections are refused while the call finishes.
-	c2, resp, err := (&gws.Dialer{Subprotocols: []string{"mcp"}}).Dial(url, nil)
+	c2, resp, err := dialRaw(t, srv, []string{"mcp"}, nil)
 	if c2 != nil {
 		c2.Close()
 	}
@@ -562,13 +574,7 @@ func TestShutdownDeadline(t *testing.T) {
 	}, app.WithName("stuck"))
 	e := newEngine(t, stuck)
 	h := NewHandler(e, Options{})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	c, _, err := (&gws.Dialer{Subprotocols: []string{"mcp"}}).Dial("ws"+strings.TrimPrefix(srv.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(t, mount(t, h))
 	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stuck",`+meta2026+`}}`)
 	<-started
 
@@ -710,15 +716,8 @@ func TestShutdownDeadlineCancelsOwnCallsOnly(t *testing.T) {
 	}, app.WithName("stuck"))
 	e := newEngine(t, stuck)
 	h1, h2 := NewHandler(e, Options{}), NewHandler(e, Options{})
-	s1, s2 := httptest.NewServer(h1), httptest.NewServer(h2)
-	defer s1.Close()
-	defer s2.Close()
-	for who, srv := range map[string]*httptest.Server{"one": s1, "two": s2} {
-		c, _, err := (&gws.Dialer{Subprotocols: []string{"mcp"}}).Dial("ws"+strings.TrimPrefix(srv.URL, "http"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+	for who, srv := range map[string]*httptest.Server{"one": mount(t, h1), "two": mount(t, h2)} {
+		c := dial(t, srv)
 		send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stuck","arguments":{"who":"`+who+`"},`+meta2026+`}}`)
 		<-started
 	}

@@ -110,6 +110,22 @@ func userServer(version string) hexmcp.Options {
 	return opts
 }
 
+// checkReport runs check of lock against the server of version; it must
+// exit with code and report every line of wants. It returns the report.
+func checkReport(t *testing.T, version, lock string, code int, wants ...string) string {
+	t.Helper()
+	got, out, stderr := runCLI(t, version, "check", lock, "--", self(t))
+	if got != code {
+		t.Errorf("exit %d, want %d\n%s%s", got, code, out, stderr)
+	}
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
+	}
+	return out
+}
+
 // runCLI runs the command with args; the server it starts is this test
 // binary serving version.
 func runCLI(t *testing.T, version string, args ...string) (code int, stdout, stderr string) {
@@ -157,17 +173,10 @@ func TestWriteAndCheckOverStdio(t *testing.T) {
 	}
 
 	t.Run("unchanged", func(t *testing.T) {
-		code, out, stderr := runCLI(t, "v1", "check", lock, "--", self(t))
-		if code != exitOK || !strings.Contains(out, "0 breaking, 0 compatible") {
-			t.Errorf("exit %d\n%s%s", code, out, stderr)
-		}
+		checkReport(t, "v1", lock, exitOK, "0 breaking, 0 compatible")
 	})
 	t.Run("compatible", func(t *testing.T) {
-		code, out, stderr := runCLI(t, "compatible", "check", lock, "--", self(t))
-		if code != exitOK {
-			t.Errorf("exit %d, want 0\n%s%s", code, out, stderr)
-		}
-		for _, want := range []string{
+		out := checkReport(t, "compatible", lock, exitOK,
 			`compatible tool "listUsers" /: new tool`,
 			`compatible tool "createUser" /inputSchema/properties/email: new optional parameter "email"`,
 			`compatible tool "createUser" /inputSchema/properties/name/maxLength: bound loosened`,
@@ -175,21 +184,13 @@ func TestWriteAndCheckOverStdio(t *testing.T) {
 			`compatible tool "createUser" /inputSchema/properties/role/enum: value "guest" added`,
 			`compatible tool "createUser" /description: description changed`,
 			"0 breaking, ",
-		} {
-			if !strings.Contains(out, want) {
-				t.Errorf("the report lacks %q:\n%s", want, out)
-			}
-		}
+		)
 		if strings.Contains(out, "BREAKING") {
 			t.Errorf("a compatible change reported as breaking:\n%s", out)
 		}
 	})
 	t.Run("breaking", func(t *testing.T) {
-		code, out, stderr := runCLI(t, "breaking", "check", lock, "--", self(t))
-		if code != exitBreaking {
-			t.Errorf("exit %d, want 1\n%s%s", code, out, stderr)
-		}
-		for _, want := range []string{
+		checkReport(t, "breaking", lock, exitBreaking,
 			`BREAKING tool "deleteUser" /: tool removed`,
 			`BREAKING tool "createUser" /inputSchema/required: new required parameter "email"`,
 			`BREAKING tool "createUser" /inputSchema/properties/age/maximum: bound tightened`,
@@ -198,11 +199,7 @@ func TestWriteAndCheckOverStdio(t *testing.T) {
 			`BREAKING tool "getUser" /annotations/readOnlyHint: no longer read-only`,
 			`BREAKING prompt "greet" /arguments/lang: new required argument "lang"`,
 			`BREAKING resource "config://app" /mimeType: MIME type changed`,
-		} {
-			if !strings.Contains(out, want) {
-				t.Errorf("the report lacks %q:\n%s", want, out)
-			}
-		}
+		)
 	})
 	t.Run("json", func(t *testing.T) {
 		code, out, stderr := runCLI(t, "breaking", "check", "-json", lock, "--", self(t))

@@ -75,20 +75,11 @@ var _ ports.AddressedBus = (*Bus)(nil)
 // NewBus returns an empty bus.
 func NewBus(opts BusOptions) *Bus {
 	b := &Bus{
-		maxNotice:      opts.MaxNoticeBytes,
-		maxQueued:      opts.MaxQueuedNotices,
-		maxQueuedBytes: opts.MaxQueuedNoticeBytes,
+		maxNotice:      portlimits.Positive(opts.MaxNoticeBytes, portlimits.DefaultMaxNoticeBytes),
+		maxQueued:      portlimits.Positive(opts.MaxQueuedNotices, portlimits.DefaultMaxQueuedNotices),
+		maxQueuedBytes: portlimits.Positive(opts.MaxQueuedNoticeBytes, portlimits.DefaultMaxQueuedNoticeBytes),
 		logger:         opts.Logger,
 		subs:           make(map[*busSub]struct{}),
-	}
-	if b.maxNotice <= 0 {
-		b.maxNotice = portlimits.DefaultMaxNoticeBytes
-	}
-	if b.maxQueued <= 0 {
-		b.maxQueued = portlimits.DefaultMaxQueuedNotices
-	}
-	if b.maxQueuedBytes <= 0 {
-		b.maxQueuedBytes = portlimits.DefaultMaxQueuedNoticeBytes
 	}
 	b.maxQueuedBytes = max(b.maxQueuedBytes, b.maxNotice)
 	if b.logger == nil {

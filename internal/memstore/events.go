@@ -174,35 +174,17 @@ func (st *eventStream) first() uint64 { return st.last + 1 - uint64(len(st.event
 // NewEventStore returns an empty store.
 func NewEventStore(opts EventStoreOptions) *EventStore {
 	s := &EventStore{
-		maxEvents:      opts.MaxEventsPerStream,
-		maxStreams:     opts.MaxStreams,
-		maxBytes:       opts.MaxBytes,
-		maxGroupBytes:  opts.MaxBytesPerGroup,
-		maxStreamBytes: opts.MaxBytesPerStream,
-		ttl:            opts.TTL,
+		maxEvents:      portlimits.Positive(opts.MaxEventsPerStream, portlimits.DefaultMaxEventsPerStream),
+		maxStreams:     portlimits.Positive(opts.MaxStreams, portlimits.DefaultMaxEventStreams),
+		maxBytes:       portlimits.Positive(opts.MaxBytes, DefaultMaxEventBytes),
+		maxGroupBytes:  portlimits.Positive(opts.MaxBytesPerGroup, portlimits.DefaultMaxEventBytesPerGroup),
+		maxStreamBytes: portlimits.Positive(opts.MaxBytesPerStream, portlimits.DefaultMaxEventBytesPerStream),
+		ttl:            portlimits.Positive(opts.TTL, portlimits.DefaultEventTTL),
 		clock:          opts.Clock,
 		byName:         make(map[string]*eventStream),
 		byKey:          make(map[uint64]*eventStream),
 		groups:         make(map[string]*eventGroup),
 		all:            eventList{links: allLinks},
-	}
-	if s.maxEvents <= 0 {
-		s.maxEvents = portlimits.DefaultMaxEventsPerStream
-	}
-	if s.maxStreams <= 0 {
-		s.maxStreams = portlimits.DefaultMaxEventStreams
-	}
-	if s.maxBytes <= 0 {
-		s.maxBytes = DefaultMaxEventBytes
-	}
-	if s.maxGroupBytes <= 0 {
-		s.maxGroupBytes = portlimits.DefaultMaxEventBytesPerGroup
-	}
-	if s.maxStreamBytes <= 0 {
-		s.maxStreamBytes = portlimits.DefaultMaxEventBytesPerStream
-	}
-	if s.ttl <= 0 {
-		s.ttl = portlimits.DefaultEventTTL
 	}
 	if s.clock == nil {
 		s.clock = ports.SystemClock{}

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"errors"
@@ -165,20 +166,17 @@ var (
 // NewSessionStore returns an empty store.
 func NewSessionStore(opts SessionStoreOptions) *SessionStore {
 	s := &SessionStore{
-		idle:           opts.IdleTimeout,
+		idle:           portlimits.Positive(opts.IdleTimeout, portlimits.DefaultSessionIdleTimeout),
 		pendingIdle:    opts.PendingTimeout,
-		minIdle:        opts.MinIdleForEviction,
-		minPendingIdle: opts.MinPendingIdleForEviction,
-		max:            opts.MaxSessions,
-		maxPerClient:   opts.MaxSessionsPerClient,
-		maxBytes:       opts.MaxSessionBytes,
-		maxBytesPer:    opts.MaxSessionBytesPerClient,
+		minIdle:        cmp.Or(opts.MinIdleForEviction, DefaultMinIdleForEviction),
+		minPendingIdle: cmp.Or(opts.MinPendingIdleForEviction, DefaultMinPendingIdleForEviction),
+		max:            portlimits.Positive(opts.MaxSessions, portlimits.DefaultMaxSessions),
+		maxPerClient:   cmp.Or(opts.MaxSessionsPerClient, portlimits.DefaultMaxSessionsPerClient),
+		maxBytes:       cmp.Or(opts.MaxSessionBytes, portlimits.DefaultMaxSessionBytes),
+		maxBytesPer:    cmp.Or(opts.MaxSessionBytesPerClient, portlimits.DefaultMaxSessionBytesPerClient),
 		clock:          opts.Clock,
 		byID:           make(map[string]*sessionEntry),
 		peers:          make(map[string]*sessionLists),
-	}
-	if s.idle <= 0 {
-		s.idle = portlimits.DefaultSessionIdleTimeout
 	}
 	switch {
 	case s.pendingIdle == 0:
@@ -187,24 +185,6 @@ func NewSessionStore(opts SessionStoreOptions) *SessionStore {
 		s.pendingIdle = s.idle
 	}
 	s.pendingIdle = min(s.pendingIdle, s.idle)
-	if s.minIdle == 0 {
-		s.minIdle = DefaultMinIdleForEviction
-	}
-	if s.minPendingIdle == 0 {
-		s.minPendingIdle = DefaultMinPendingIdleForEviction
-	}
-	if s.max <= 0 {
-		s.max = portlimits.DefaultMaxSessions
-	}
-	if s.maxPerClient == 0 {
-		s.maxPerClient = portlimits.DefaultMaxSessionsPerClient
-	}
-	if s.maxBytes == 0 {
-		s.maxBytes = portlimits.DefaultMaxSessionBytes
-	}
-	if s.maxBytesPer == 0 {
-		s.maxBytesPer = portlimits.DefaultMaxSessionBytesPerClient
-	}
 	if s.clock == nil {
 		s.clock = ports.SystemClock{}
 	}
@@ -350,22 +330,25 @@ func (s *SessionStore) OnRemoved(fn func(id string)) (unregister func()) {
 // Sweep drops the expired sessions now and returns how many it dropped.
 // Calling it is optional: expired sessions are also dropped lazily.
 func (s *SessionStore) Sweep() int {
-	now := s.clock.Now()
-	s.mu.Lock()
-	var gone []string
-	defer func() { s.unlockNotify(gone) }()
-	s.purge(now, &gone)
-	return len(gone)
+	dropped, _ := s.sweep()
+	return dropped
 }
 
 // Len returns the number of live sessions (it drops the expired ones).
 func (s *SessionStore) Len() int {
+	_, live := s.sweep()
+	return live
+}
+
+// sweep drops the expired sessions now; it returns how many it dropped and
+// how many live on.
+func (s *SessionStore) sweep() (dropped, live int) {
 	now := s.clock.Now()
 	s.mu.Lock()
 	var gone []string
 	defer func() { s.unlockNotify(gone) }()
 	s.purge(now, &gone)
-	return len(s.byID)
+	return len(gone), len(s.byID)
 }
 
 // unlockNotify releases s.mu and then tells the watchers which sessions

@@ -58,7 +58,9 @@ type TaskLimits struct {
 	MaxPage int
 }
 
-func positive[T int | time.Duration](v, def T) T {
+// Positive returns v, or def when v is zero or negative: the rule by which
+// the stores' options take their defaults.
+func Positive[T int | int64 | time.Duration](v, def T) T {
 	if v <= 0 {
 		return def
 	}
@@ -72,17 +74,17 @@ func positive[T int | time.Duration](v, def T) T {
 // at most MaxTTL.
 func (l TaskLimits) WithDefaults() TaskLimits {
 	d := TaskLimits{
-		MaxTasks:              positive(l.MaxTasks, DefaultMaxTasks),
-		MaxTaskBytes:          positive(l.MaxTaskBytes, DefaultMaxTaskBytes),
-		MaxBytes:              positive(l.MaxBytes, DefaultMaxTaskStoreBytes),
-		MaxStatusMessageBytes: positive(l.MaxStatusMessageBytes, DefaultMaxTaskStatusMessageBytes),
-		MaxTTL:                positive(l.MaxTTL, DefaultMaxTaskTTL),
-		MaxPage:               positive(l.MaxPage, DefaultMaxTaskPage),
+		MaxTasks:              Positive(l.MaxTasks, DefaultMaxTasks),
+		MaxTaskBytes:          Positive(l.MaxTaskBytes, DefaultMaxTaskBytes),
+		MaxBytes:              Positive(l.MaxBytes, DefaultMaxTaskStoreBytes),
+		MaxStatusMessageBytes: Positive(l.MaxStatusMessageBytes, DefaultMaxTaskStatusMessageBytes),
+		MaxTTL:                Positive(l.MaxTTL, DefaultMaxTaskTTL),
+		MaxPage:               Positive(l.MaxPage, DefaultMaxTaskPage),
 	}
-	d.MaxTasksPerClient = min(positive(l.MaxTasksPerClient, DefaultMaxTasksPerClient), d.MaxTasks)
+	d.MaxTasksPerClient = min(Positive(l.MaxTasksPerClient, DefaultMaxTasksPerClient), d.MaxTasks)
 	d.MaxTaskBytes = min(d.MaxTaskBytes, d.MaxBytes)
-	d.MaxBytesPerClient = min(max(positive(l.MaxBytesPerClient, DefaultMaxTaskBytesPerClient), d.MaxTaskBytes), d.MaxBytes)
-	d.DefaultTTL = min(positive(l.DefaultTTL, DefaultTaskTTL), d.MaxTTL)
+	d.MaxBytesPerClient = min(max(Positive(l.MaxBytesPerClient, DefaultMaxTaskBytesPerClient), d.MaxTaskBytes), d.MaxBytes)
+	d.DefaultTTL = min(Positive(l.DefaultTTL, DefaultTaskTTL), d.MaxTTL)
 	return d
 }
 

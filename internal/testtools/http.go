@@ -58,3 +58,18 @@ func FreePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// WantStatusByHost sends a GET for url once with each Host of want and fails
+// t where the status differs from the one want gives that Host.
+func WantStatusByHost(t testing.TB, url string, want map[string]int) {
+	t.Helper()
+	for host, status := range want {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req.Host = host
+		resp := Do(t, nil, req)
+		resp.Body.Close()
+		if resp.StatusCode != status {
+			t.Errorf("GET %s with Host %s: %d, want %d", req.URL.Path, host, resp.StatusCode, status)
+		}
+	}
+}

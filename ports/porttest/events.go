@@ -22,6 +22,16 @@ func collect(t *testing.T, s ports.EventStore, id string) (string, []ports.Event
 	return stream, got, err
 }
 
+// replayed is collect of a replay that must succeed.
+func replayed(t *testing.T, s ports.EventStore, id string) (string, []ports.Event) {
+	t.Helper()
+	stream, got, err := collect(t, s, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stream, got
+}
+
 // appendN appends n events "<prefix><i>" to stream and returns their ids.
 func appendN(t *testing.T, s ports.EventStore, stream, prefix string, n int) []string {
 	t.Helper()
@@ -221,27 +231,18 @@ func (suite eventStoreSuite) IDsUniqueAcrossStreams(t *testing.T) {
 func (suite eventStoreSuite) ReplayAfterMiddle(t *testing.T) {
 	s := suite.newStore(t)
 	ids := appendN(t, s, "s", "m", 10)
-	name, got, err := collect(t, s, ids[4])
-	if err != nil {
-		t.Fatal(err)
-	}
+	name, got := replayed(t, s, ids[4])
 	if name != "s" {
 		t.Fatalf("stream = %q, want s", name)
 	}
 	checkEvents(t, got, "s", "m", ids, 5)
 	// Replaying again gives the same events, and the ones appended since.
 	ids = append(ids, appendN(t, s, "s", "x", 1)...)
-	_, got, err = collect(t, s, ids[4])
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, got = replayed(t, s, ids[4])
 	if len(got) != 6 || got[5].ID != ids[10] || string(got[5].Data) != "x0" || string(got[0].Data) != "m5" {
 		t.Fatalf("second replay = %v", got)
 	}
-	_, got, err = collect(t, s, ids[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, got = replayed(t, s, ids[0])
 	if len(got) != 10 || got[0].ID != ids[1] {
 		t.Fatalf("replay after the first = %v", got)
 	}
@@ -250,10 +251,7 @@ func (suite eventStoreSuite) ReplayAfterMiddle(t *testing.T) {
 func (suite eventStoreSuite) ReplayAfterLast(t *testing.T) {
 	s := suite.newStore(t)
 	ids := appendN(t, s, "last", "e", 3)
-	name, got, err := collect(t, s, ids[2])
-	if err != nil {
-		t.Fatal(err)
-	}
+	name, got := replayed(t, s, ids[2])
 	if name != "last" || len(got) != 0 {
 		t.Fatalf("Replay after the last = %q, %v; want \"last\" and no events", name, got)
 	}
@@ -282,10 +280,7 @@ func (suite eventStoreSuite) TwoStreamsDontMix(t *testing.T) {
 		name string
 		ids  []string
 	}{{"A", a}, {"B", b}} {
-		name, got, err := collect(t, s, tc.ids[1])
-		if err != nil {
-			t.Fatal(err)
-		}
+		name, got := replayed(t, s, tc.ids[1])
 		if name != tc.name || len(got) != 4 {
 			t.Fatalf("Replay from %s's second = %q, %v", tc.name, name, got)
 		}
@@ -306,10 +301,7 @@ func (suite eventStoreSuite) AppendCopiesData(t *testing.T) {
 		t.Fatal(err)
 	}
 	copy(buf, "XXXX")
-	_, got, err := collect(t, s, first)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, got := replayed(t, s, first)
 	if len(got) != 1 || string(got[0].Data) != `{"jsonrpc":"2.0"}` {
 		t.Fatalf("replayed %v", got)
 	}
@@ -407,10 +399,7 @@ func (suite eventStoreSuite) Concurrent(t *testing.T) {
 		return
 	}
 	for w := range writers {
-		_, got, err := collect(t, s, own[w][0])
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, got := replayed(t, s, own[w][0])
 		if len(got) != n-1 {
 			t.Fatalf("own%d: replayed %d events, want %d", w, len(got), n-1)
 		}
@@ -420,10 +409,7 @@ func (suite eventStoreSuite) Concurrent(t *testing.T) {
 			}
 		}
 	}
-	_, got, err := collect(t, s, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, got := replayed(t, s, seed)
 	checkWriters(t, got, "w%d_%d", writers, n, sharedIDs)
 }
 

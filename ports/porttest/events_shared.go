@@ -83,10 +83,7 @@ func (suite sharedEventStoreSuite) ConcurrentAppendsThroughBoth(t *testing.T) {
 		return
 	}
 	for _, s := range []ports.EventStore{a, b} {
-		_, got, err := collect(t, s, seed)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, got := replayed(t, s, seed)
 		checkWriters(t, got, "%d_%d", 2, n, byData)
 	}
 }
@@ -109,10 +106,7 @@ func (suite sharedEventStoreSuite) DeleteThroughOther(t *testing.T) {
 	if _, err := b.Replay(ctx, gone[0], func(ports.Event) error { return nil }); !errors.Is(err, ports.ErrEventNotFound) {
 		t.Fatalf("Replay of an id of the deleted stream after a new one began = %v", err)
 	}
-	_, got, err := collect(t, b, fresh[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, got := replayed(t, b, fresh[0])
 	checkEvents(t, got, "sess/d", "n", fresh, 1)
 }
 
@@ -175,10 +169,7 @@ func (suite sharedEventStoreSuite) AppendOnceThroughBoth(t *testing.T) {
 		t.Fatalf("AppendOnce of the key on another stream = %v, %v", appended, err)
 	}
 	for _, s := range []ports.EventStore{a, b} {
-		_, got, err := collect(t, s, seed)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, got := replayed(t, s, seed)
 		if len(got) != 2 || got[0].ID != id || string(got[0].Data) != `"first"` || got[1].ID != id2 || string(got[1].Data) != `"second"` {
 			t.Fatalf("replay = %v; want the first and second events once each", got)
 		}

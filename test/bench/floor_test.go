@@ -114,19 +114,28 @@ func startFloorWith(in *io.PipeReader, out *io.PipeWriter, structured bool) <-ch
 	return done
 }
 
+// floorAnswer is the plain answer to a decoded tools/call of calculate:
+// the result as text, or the error as an isError result. It returns the
+// result too, and whether there was one.
+func floorAnswer(req *floorRequest) (resp floorResponse, v float64, ok bool) {
+	args := &req.Params.Arguments
+	resp = floorResponse{JSONRPC: "2.0", ID: req.ID}
+	v, err := calculate(args.A, args.B, args.Operation)
+	if err != nil {
+		resp.Result = floorResult{Content: []floorContent{{Type: "text", Text: err.Error()}}, IsError: true}
+		return resp, 0, false
+	}
+	resp.Result = floorResult{Content: []floorContent{{Type: "text", Text: formatResult(v)}}}
+	return resp, v, true
+}
+
 // floorCall computes the result of a decoded tools/call of calculate, with
 // structuredContent when structured. A 2026-07-28 request (its _meta names
 // that version) gets the envelope fields of that revision.
 func floorCall(req *floorRequest, structured bool) floorResponse {
-	args := &req.Params.Arguments
-	resp := floorResponse{JSONRPC: "2.0", ID: req.ID}
-	if v, err := calculate(args.A, args.B, args.Operation); err != nil {
-		resp.Result = floorResult{Content: []floorContent{{Type: "text", Text: err.Error()}}, IsError: true}
-	} else {
-		resp.Result = floorResult{Content: []floorContent{{Type: "text", Text: formatResult(v)}}}
-		if structured {
-			resp.Result.StructuredContent = &calcOutput{Result: v}
-		}
+	resp, v, ok := floorAnswer(req)
+	if ok && structured {
+		resp.Result.StructuredContent = &calcOutput{Result: v}
 	}
 	if req.Params.Meta.ProtocolVersion == eraStateless {
 		resp.Result.ResultType = "complete"

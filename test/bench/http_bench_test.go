@@ -158,12 +158,6 @@ func (f httpFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(&resp)
 		return
 	}
-	args := &req.Params.Arguments
-	resp := floorResponse{JSONRPC: "2.0", ID: req.ID}
-	if v, err := calculate(args.A, args.B, args.Operation); err != nil {
-		resp.Result = floorResult{Content: []floorContent{{Type: "text", Text: err.Error()}}, IsError: true}
-	} else {
-		resp.Result = floorResult{Content: []floorContent{{Type: "text", Text: formatResult(v)}}}
-	}
+	resp, _, _ := floorAnswer(&req)
 	_ = json.NewEncoder(w).Encode(&resp)
 }

@@ -91,10 +91,15 @@ const sseConcurrentCalls = 32
 // stream, answered by a POST).
 var sseRevisions = []string{"", "2025-11-25"}
 
-func TestSSEGoSDKClient(t *testing.T) {
+// eachSSERevision runs run in a subtest for each of sseRevisions.
+func eachSSERevision(t *testing.T, run func(t *testing.T, rev string)) {
 	for _, rev := range sseRevisions {
-		t.Run("revision "+cmp.Or(rev, "default"), func(t *testing.T) { goSDKOverSSE(t, rev) })
+		t.Run("revision "+cmp.Or(rev, "default"), func(t *testing.T) { run(t, rev) })
 	}
+}
+
+func TestSSEGoSDKClient(t *testing.T) {
+	eachSSERevision(t, goSDKOverSSE)
 }
 
 func goSDKOverSSE(t *testing.T, rev string) {
@@ -184,9 +189,7 @@ func (mcpgoElicitor) Elicit(_ context.Context, req mcpgo.ElicitationRequest) (*m
 }
 
 func TestSSEMcpGoClient(t *testing.T) {
-	for _, rev := range sseRevisions {
-		t.Run("revision "+cmp.Or(rev, "default"), func(t *testing.T) { mcpGoOverSSE(t, rev) })
-	}
+	eachSSERevision(t, mcpGoOverSSE)
 }
 
 func mcpGoOverSSE(t *testing.T, rev string) {

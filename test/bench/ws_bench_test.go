@@ -215,13 +215,7 @@ func (f *wsFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				Result  json.RawMessage `json:"result"`
 			}{"2.0", req.ID, floorInitResult})
 		} else {
-			args := &req.Params.Arguments
-			resp := floorResponse{JSONRPC: "2.0", ID: req.ID}
-			if v, cerr := calculate(args.A, args.B, args.Operation); cerr != nil {
-				resp.Result = floorResult{Content: []floorContent{{Type: "text", Text: cerr.Error()}}, IsError: true}
-			} else {
-				resp.Result = floorResult{Content: []floorContent{{Type: "text", Text: formatResult(v)}}}
-			}
+			resp, _, _ := floorAnswer(&req)
 			out, err = json.Marshal(&resp)
 		}
 		if err != nil || ws.WriteMessage(gws.TextMessage, out) != nil {

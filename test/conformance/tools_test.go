@@ -152,6 +152,21 @@ type toolResult struct {
 	IsError bool      `json:"isError"`
 }
 
+// mediaContent calls the tool name without arguments; its result must be
+// one block of type typ and MIME type mime, whose decoded data it returns.
+func (c *rpcClient) mediaContent(name, typ, mime string) []byte {
+	c.t.Helper()
+	r, _ := c.callTool(name, map[string]any{})
+	if len(r.Content) != 1 || r.Content[0].Type != typ || r.Content[0].MimeType != mime {
+		c.t.Fatalf("%s: %+v", name, r)
+	}
+	data, err := base64.StdEncoding.DecodeString(r.Content[0].Data)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return data
+}
+
 func (c *rpcClient) callTool(name string, args any) (toolResult, []message) {
 	c.t.Helper()
 	resp, notes := c.call("tools/call", map[string]any{"name": name, "arguments": args})
@@ -224,26 +239,12 @@ func TestContentTools(t *testing.T) {
 		t.Errorf("test_simple_text: %+v", r)
 	}
 
-	r, _ = c.callTool("test_image_content", map[string]any{})
-	if len(r.Content) != 1 || r.Content[0].Type != "image" || r.Content[0].MimeType != "image/png" {
-		t.Fatalf("test_image_content: %+v", r)
-	}
-	img, err := base64.StdEncoding.DecodeString(r.Content[0].Data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := c.mediaContent("test_image_content", "image", "image/png")
 	if cfg, err := png.DecodeConfig(bytes.NewReader(img)); err != nil || cfg.Width != 1 || cfg.Height != 1 {
 		t.Errorf("test_image_content: not a 1x1 PNG: %v %+v", err, cfg)
 	}
 
-	r, _ = c.callTool("test_audio_content", map[string]any{})
-	if len(r.Content) != 1 || r.Content[0].Type != "audio" || r.Content[0].MimeType != "audio/wav" {
-		t.Fatalf("test_audio_content: %+v", r)
-	}
-	wav, err := base64.StdEncoding.DecodeString(r.Content[0].Data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wav := c.mediaContent("test_audio_content", "audio", "audio/wav")
 	if len(wav) < 44 || string(wav[0:4]) != "RIFF" || string(wav[8:16]) != "WAVEfmt " || string(wav[36:40]) != "data" {
 		t.Errorf("test_audio_content: not a WAV file: % x", wav[:min(len(wav), 44)])
 	}
