@@ -607,6 +607,17 @@ func TestBatchNestedTooDeep(t *testing.T) {
 		m.Error.Data.Max != 10_000 || !strings.Contains(m.Error.Message, "deeper than 10000 levels") {
 		t.Fatalf("a batch nested 10,001 levels: %s", body)
 	}
+	// Not JSON before the depth is passed, or brackets inside a string:
+	// a parse error, not the depth.
+	for _, bad := range []string{
+		`[x` + strings.Repeat(`[`, 10_001),
+		`[{"x":"` + strings.Repeat(`[`, 10_001) + `"},}]`,
+	} {
+		body := expect(t, ev.post(bad, sessHdr(sid, "2025-03-26")), http.StatusBadRequest)
+		if err := json.Unmarshal([]byte(body), &m); err != nil || m.Error.Code != -32700 {
+			t.Fatalf("%.40s…: %s", bad, body)
+		}
+	}
 	// At the limit the batch is read (its member answered on its own).
 	if body := expect(t, ev.post(nested(10_000), sessHdr(sid, "2025-03-26")), http.StatusOK); !strings.HasPrefix(body, "[") {
 		t.Fatalf("a batch nested 10,000 levels: %.300s", body)

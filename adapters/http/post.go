@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/hexmcp/hexmcp/app"
@@ -531,11 +530,10 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		var se *json.SyntaxError
-		if errors.As(err, &se) && strings.HasSuffix(se.Error(), "exceeded max depth") {
-			// Valid JSON nested past the decoder's bound (encoding/json's
-			// is the engine's, exchange.MaxNestingDepth): answered as the
-			// engine answers it on the other transports; no member can
-			// be told.
+		if errors.As(err, &se) && deeperThan(raw[:min(max(se.Offset, 0), int64(len(raw)))], exchange.MaxNestingDepth) {
+			// JSON nested past the decoder's bound (encoding/json's is the
+			// engine's, exchange.MaxNestingDepth): answered as the engine
+			// answers it on the other transports; no member can be told.
 			e := newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, fmt.Sprintf(
 				"Invalid Request: the message nests objects and arrays deeper than %d levels, the most this server reads", exchange.MaxNestingDepth))
 			e.data = map[string]any{"limit": "maxNestingDepth", "max": exchange.MaxNestingDepth}
@@ -583,4 +581,36 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 	out := h.x.ServeBatch(ctx, ls.sess, infos, pw)
 	h.syncState(ctx, ls)
 	pw.finishBatch(out)
+}
+
+// deeperThan reports whether raw nests objects and arrays deeper than limit
+// levels (brackets inside strings do not count). It is asked of the part
+// of a body the decoder read before refusing it: nested past the bound
+// there, the body was refused for its depth (the decoder stops at the
+// first fault), whatever the decoder's error says; otherwise it is not
+// JSON.
+func deeperThan(raw []byte, limit int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > limit {
+				return true
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return false
 }
