@@ -87,6 +87,10 @@ type Engine struct {
 	// for their client's answer (Options.MaxWaitingBytesPerClient;
 	// serve.go).
 	waits waitBook
+	// flights holds the budgets of the calls in flight on those
+	// connections per client and in total (Options.MaxInFlightBytesPerClient,
+	// MaxInFlightBytes; flights.go).
+	flights *flightBook
 }
 
 // NewEngine returns an engine with the given options.
@@ -137,6 +141,7 @@ func NewEngine(opts Options) (*Engine, error) {
 // connects them.
 func compose(opts Options) *Engine {
 	e := &Engine{opts: opts, policy: opts.Policy, log: opts.Logger}
+	e.flights = newFlightBook(opts.MaxInFlightBytesPerClient, opts.MaxInFlightBytes)
 	e.abortCtx, e.abort = context.WithCancel(context.Background())
 	log := opts.Logger
 	e.vis = viewFilter{rules: opts.Visibility, tools: opts.ToolRegistry, resources: opts.ResourceRegistry, prompts: opts.PromptRegistry}

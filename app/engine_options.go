@@ -110,6 +110,18 @@ type Options struct {
 	// Streamable HTTP transport has its own bound (mcphttp
 	// Options.MaxInFlightBytes).
 	MaxInFlightBytesPerConn int
+	// MaxInFlightBytesPerClient bounds the same across the connections of
+	// one client (stdio, WebSocket and HTTP+SSE: the client is
+	// [TransportInfo.ClientKey], the remote IP address, an IPv6 one by its
+	// /64, or the authenticated subject; on stdio, the connection), so
+	// that a client cannot multiply MaxInFlightBytesPerConn by opening
+	// connections: default defaultMaxInFlightBytesPerClient, 64 MiB;
+	// [Unlimited]: no bound. Reading pauses as it does for
+	// MaxInFlightBytesPerConn, on the connection whose call does not fit.
+	MaxInFlightBytesPerClient int
+	// MaxInFlightBytes bounds the same for every client together (default
+	// defaultMaxInFlightBytes, 256 MiB; [Unlimited]: no bound).
+	MaxInFlightBytes int
 	// MaxWaitingBytesPerClient bounds, in bytes, the messages of one
 	// client's calls on stdio and WebSocket connections (ServeConn) that
 	// wait for the client's answer (elicitation, sampling, roots), which
@@ -296,6 +308,8 @@ func (opts Options) withDefaults() (Options, error) {
 		opts.MaxConcurrentRequests = 64
 	}
 	opts.MaxInFlightBytesPerConn = limitOr(opts.MaxInFlightBytesPerConn, defaultMaxInFlightBytesPerConn)
+	opts.MaxInFlightBytesPerClient = limitOr(opts.MaxInFlightBytesPerClient, defaultMaxInFlightBytesPerClient)
+	opts.MaxInFlightBytes = limitOr(opts.MaxInFlightBytes, defaultMaxInFlightBytes)
 	opts.MaxWaitingBytesPerClient = limitOr(opts.MaxWaitingBytesPerClient, defaultMaxWaitingBytesPerClient)
 	opts.MaxWaitingBytes = limitOr(opts.MaxWaitingBytes, defaultMaxWaitingBytes)
 	if opts.ClientRequestTimeout <= 0 {

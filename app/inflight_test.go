@@ -206,3 +206,67 @@ func TestInFlightBytesWaitingCallsGiveBack(t *testing.T) {
 	}
 	equalJSON(t, c.roundTrip(ping), pingResp)
 }
+
+// The bytes in flight are also bounded per client across its connections
+// (MaxInFlightBytesPerClient): a second connection of the same client
+// (the same IP address) pauses on a call that does not fit beside the
+// first connection's, while another client's call is served at once; the
+// paused call starts when the first one finishes.
+func TestInFlightBytesPerClientAcrossConnections(t *testing.T) {
+	g := newGatedTool(1, 2, 3)
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), MaxInFlightBytesPerClient: 4096}, g.tool())
+	a := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.1:1001"})
+	b := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.1:1002"})
+	other := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.2:1001"})
+	t.Cleanup(func() { close(g.stop) }) // runs before the connections' cleanups
+	for _, c := range []*client{a, b, other} {
+		c.initialize("2025-11-25")
+	}
+	a.send(slowCall(1, 3000))
+	if n := g.waitStarted(t); n != 1 {
+		t.Fatalf("call %d started", n)
+	}
+	b.send(slowCall(2, 3000)) // the client's budget holds call 1
+	b.send(ping)
+	g.notStarted(t)
+	b.expectNothing() // b's reader waits: the ping is not read
+	other.send(slowCall(3, 3000))
+	if n := g.waitStarted(t); n != 3 {
+		t.Fatalf("call %d started, want the other client's", n)
+	}
+	close(g.release[1])
+	equalJSON(t, a.recv(), slowResult(1))
+	if n := g.waitStarted(t); n != 2 {
+		t.Fatalf("call %d started", n)
+	}
+	equalJSON(t, b.recv(), pingResp)
+	close(g.release[2])
+	equalJSON(t, b.recv(), slowResult(2))
+	close(g.release[3])
+	equalJSON(t, other.recv(), slowResult(3))
+}
+
+// The total over every client (MaxInFlightBytes) pauses any connection
+// whose call does not fit.
+func TestInFlightBytesTotal(t *testing.T) {
+	g := newGatedTool(1, 2)
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), MaxInFlightBytes: 4096}, g.tool())
+	a := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.1:1001"})
+	b := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.2:1001"})
+	t.Cleanup(func() { close(g.stop) })
+	a.initialize("2025-11-25")
+	b.initialize("2025-11-25")
+	a.send(slowCall(1, 3000))
+	if n := g.waitStarted(t); n != 1 {
+		t.Fatalf("call %d started", n)
+	}
+	b.send(slowCall(2, 3000))
+	g.notStarted(t)
+	close(g.release[1])
+	equalJSON(t, a.recv(), slowResult(1))
+	if n := g.waitStarted(t); n != 2 {
+		t.Fatalf("call %d started", n)
+	}
+	close(g.release[2])
+	equalJSON(t, b.recv(), slowResult(2))
+}

@@ -172,6 +172,8 @@ func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
 	if l.client == "" {
 		l.client = fmt.Sprintf("conn:%p", l) // stdio: the connection is the client
 	}
+	l.flight = e.flights.join(l.client)
+	defer e.flights.leave(l.client, l.flight)
 	l.goroutines = 1
 	l.wg.Add(1)
 	l.run(true, pending{})
@@ -194,6 +196,11 @@ type connLoop struct {
 	// (Options.MaxInFlightBytesPerConn); nil: no bound.
 	budget     *semaphore.Weighted
 	budgetSize int64
+	// flight is the budget of the connection's client across its
+	// connections (Options.MaxInFlightBytesPerClient; nil: no bound),
+	// taken after budget, and before the engine's total
+	// (Options.MaxInFlightBytes; see flightBook).
+	flight *clientFlight
 
 	mu       sync.Mutex
 	bound    int     // Options.MaxConcurrentRequests
@@ -378,7 +385,7 @@ type callSlot struct {
 	l       *connLoop
 	mu      sync.Mutex
 	held    bool  // holds a place in the bound
-	bytes   int64 // held in l.budget
+	bytes   int64 // held in l.budget and the engine's flights (see admit)
 	n       int64 // the length of the call's message
 	waiting int64 // counted among the calls waiting for the client (bytes)
 
@@ -505,28 +512,42 @@ func (c *callSlot) finish() pending {
 
 func (c *callSlot) releaseBytesLocked() {
 	if c.bytes > 0 {
-		c.l.budget.Release(c.bytes)
+		c.l.give(c.bytes)
 		c.bytes = 0
 	}
 }
 
-// admit reserves the bytes of a call of n bytes in the connection's budget
-// and returns how many it holds (the whole budget for a call larger than
-// it: that one waits until nothing else is in flight). It waits while the
+// admit reserves the bytes of a call of n bytes in the connection's budget,
+// then in its client's and the engine's (flightBook), and returns how many
+// it holds (the whole of the smallest budget for a call larger than it:
+// that one waits until nothing else is in flight). It waits while a
 // budget has no room, and reports false when reading must end meanwhile
 // (ctx is done: a graceful stop).
 func (l *connLoop) admit(n int) (int64, bool) {
-	if l.budget == nil {
+	fb := l.e.flights
+	size := fb.size(l.budgetSize)
+	if size <= 0 {
 		return 0, true
 	}
-	w := min(int64(n), l.budgetSize)
-	if l.budget.TryAcquire(w) {
-		return w, true
+	w := min(int64(n), size)
+	if l.budget != nil && !l.budget.TryAcquire(w) && l.budget.Acquire(l.ctx, w) != nil {
+		return 0, false
 	}
-	if l.budget.Acquire(l.ctx, w) != nil {
+	if !fb.acquire(l.ctx, l.flight, w) {
+		if l.budget != nil {
+			l.budget.Release(w)
+		}
 		return 0, false
 	}
 	return w, true
+}
+
+// give gives back the w bytes a call held (see admit).
+func (l *connLoop) give(w int64) {
+	if l.budget != nil {
+		l.budget.Release(w)
+	}
+	l.e.flights.release(l.flight, w)
 }
 
 // wait waits until the reader may serve a call of n bytes: no call is
@@ -616,7 +637,7 @@ func (l *connLoop) read() (pending, bool) {
 		r, rerr := s.register(s.base, m.id)
 		if rerr != nil {
 			if size > 0 {
-				l.budget.Release(size)
+				l.give(size)
 			}
 			s.send(encodeError(rerr))
 			continue
