@@ -71,14 +71,17 @@ func late(ctx context.Context, err error) error {
 	return fmt.Errorf("no answer from Redis in time: %w (%w)", cause, err)
 }
 
-// runScript is sc.Run(ctx, c, nil, args...) within ctx (see within): the
-// command it returns holds the script's reply, or the error of a call
-// that ctx ended first.
-func runScript(ctx context.Context, c redis.UniversalClient, sc *redis.Script, args ...any) *redis.Cmd {
-	return runScriptKeys(ctx, c, sc, nil, args...)
+// runScript is sc.Run(ctx, c, []string{kp}, args...) within ctx (see
+// within): the command it returns holds the script's reply, or the error
+// of a call that ctx ended first. kp, the part's key prefix (see
+// keyPrefix), is the one key the script names: on a cluster it sends the
+// script to the node of the part's slot, where every key the script
+// computes is.
+func runScript(ctx context.Context, c redis.UniversalClient, sc *redis.Script, kp string, args ...any) *redis.Cmd {
+	return runScriptKeys(ctx, c, sc, []string{kp}, args...)
 }
 
-// runScriptKeys is runScript for a script that names its keys.
+// runScriptKeys runs a script that names its keys (see runScript).
 func runScriptKeys(ctx context.Context, c redis.UniversalClient, sc *redis.Script, keys []string, args ...any) *redis.Cmd {
 	cmd, err := within(ctx, c, func(ctx context.Context) (*redis.Cmd, error) {
 		cmd := sc.Run(ctx, c, keys, args...)

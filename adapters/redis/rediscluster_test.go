@@ -1,0 +1,111 @@
+package mcpredis_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
+	"github.com/hexmcp/hexmcp/internal/redistest"
+	"github.com/hexmcp/hexmcp/internal/testtools"
+	"github.com/hexmcp/hexmcp/ports"
+	"github.com/hexmcp/hexmcp/ports/porttest"
+)
+
+// clusterClient returns a go-redis cluster client on the seed nodes of rc,
+// closed when t ends.
+func clusterClient(t *testing.T, rc *redistest.Cluster) *redis.ClusterClient {
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: rc.Addrs, DialTimeout: time.Second})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Every store passes its contract on a real Redis Cluster (three masters,
+// three replicas), through go-redis's cluster client: each store keeps the
+// keys its scripts touch together under one hash tag, and the bus and the
+// event store's watchers use sharded Pub/Sub.
+func TestClusterContracts(t *testing.T) {
+	rc := redistest.StartCluster(t)
+	c := clusterClient(t, rc)
+	n := 0
+	fresh := func(kind string) string {
+		n++
+		return fmt.Sprintf("c%s%d-%s:", time.Now().Format("150405.000000"), n, kind)
+	}
+	t.Run("Sessions", func(t *testing.T) {
+		newStore := func(opts mcpredis.SessionStoreOptions) func(t *testing.T, clock ports.Clock) ports.SessionStore {
+			return func(t *testing.T, clock ports.Clock) ports.SessionStore {
+				opts.Prefix = fresh("s")
+				opts.Clock = clock
+				return mcpredis.NewSessionStore(c, opts)
+			}
+		}
+		porttest.TestSessionStore(t, newStore(mcpredis.SessionStoreOptions{}))
+		porttest.TestSessionExpiry(t, 10*time.Minute, newStore(mcpredis.SessionStoreOptions{IdleTimeout: 10 * time.Minute, PendingTimeout: 10 * time.Minute}))
+		porttest.TestSessionPending(t, 30*time.Second, 10*time.Minute, newStore(mcpredis.SessionStoreOptions{IdleTimeout: 10 * time.Minute, PendingTimeout: 30 * time.Second}))
+		porttest.TestSessionPerClientLimit(t, 5, newStore(mcpredis.SessionStoreOptions{MaxSessionsPerClient: 5}))
+		porttest.TestSessionByteLimits(t, 64<<10, 512<<10, newStore(mcpredis.SessionStoreOptions{MaxSessionBytesPerClient: 64 << 10, MaxSessionBytes: 512 << 10}))
+	})
+	t.Run("Events", func(t *testing.T) {
+		porttest.TestEventStore(t, func(t *testing.T) ports.EventStore {
+			return events(t, c, mcpredis.EventStoreOptions{Prefix: fresh("e")})
+		})
+		porttest.TestEventStoreShared(t, func(t *testing.T) (a, b ports.EventStore) {
+			opts := mcpredis.EventStoreOptions{Prefix: fresh("e")}
+			return events(t, c, opts), events(t, clusterClient(t, rc), opts)
+		})
+	})
+	t.Run("Watch", func(t *testing.T) {
+		p := fresh("w")
+		s := events(t, c, mcpredis.EventStoreOptions{Prefix: p})
+		other := events(t, clusterClient(t, rc), mcpredis.EventStoreOptions{Prefix: p})
+		wake, stop := other.Watch("sess/1")
+		defer stop()
+		waitWake(t, "the subscription's confirmation", wake)
+		drain(wake)
+		if _, err := s.Append(t.Context(), "sess/1", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		waitWake(t, "an append through another client", wake)
+	})
+	t.Run("StateKeys", func(t *testing.T) {
+		porttest.TestStateKeys(t, func(t *testing.T) []ports.StateKeys {
+			opts := mcpredis.StateKeysOptions{Prefix: fresh("k"), CacheFor: time.Nanosecond}
+			return []ports.StateKeys{mcpredis.NewStateKeys(c, opts), mcpredis.NewStateKeys(clusterClient(t, rc), opts)}
+		})
+	})
+	t.Run("Tasks", func(t *testing.T) {
+		porttest.TestTaskStore(t, func(t *testing.T, clock ports.Clock) ports.TaskStore {
+			return mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: fresh("t"), Clock: clock})
+		})
+		lim := porttest.TaskLimits{MaxTasks: 20, MaxTasksPerClient: 5, MaxTaskBytes: 6000, MaxBytesPerClient: 10_000, MaxBytes: 25_000, MaxStatusMessageBytes: 50}
+		porttest.TestTaskLimits(t, lim, func(t *testing.T, clock ports.Clock) ports.TaskStore {
+			return mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: fresh("t"), Clock: clock, MaxTasks: lim.MaxTasks,
+				MaxTasksPerClient: lim.MaxTasksPerClient, MaxTaskBytes: lim.MaxTaskBytes, MaxBytesPerClient: lim.MaxBytesPerClient,
+				MaxBytes: lim.MaxBytes, MaxStatusMessageBytes: lim.MaxStatusMessageBytes})
+		})
+		porttest.TestTaskStoreShared(t, func(t *testing.T, clock ports.Clock) (ports.TaskStore, ports.TaskStore) {
+			p := fresh("t")
+			return mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: p, Clock: clock}),
+				mcpredis.NewTaskStore(clusterClient(t, rc), mcpredis.TaskStoreOptions{Prefix: p, Clock: clock})
+		})
+	})
+	t.Run("Bus", func(t *testing.T) {
+		newBus := func(t *testing.T) []*mcpredis.Bus {
+			t.Cleanup(func() { testtools.NoGoroutines(t, busGoroutines...) })
+			opts := mcpredis.BusOptions{Prefix: fresh("b")}
+			bs := []*mcpredis.Bus{mcpredis.NewBus(c, opts), mcpredis.NewBus(clusterClient(t, rc), opts)}
+			for _, b := range bs {
+				t.Cleanup(func() { b.Close() })
+			}
+			return bs
+		}
+		porttest.TestBus(t, func(t *testing.T) []ports.NotificationBus { return ports2(newBus(t)) })
+		porttest.TestAddressedBus(t, func(t *testing.T) []ports.AddressedBus {
+			bs := newBus(t)
+			return []ports.AddressedBus{bs[0], bs[1]}
+		})
+	})
+}
