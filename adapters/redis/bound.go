@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,6 +29,7 @@ import (
 func within[T any](ctx context.Context, c redis.UniversalClient, fn func(context.Context) (T, error)) (T, error) {
 	if ctx.Done() == nil || enforcesDeadlines(c) {
 		v, err := fn(ctx)
+		failed(c, err)
 		return v, late(ctx, err)
 	}
 	type result struct {
@@ -41,10 +43,31 @@ func within[T any](ctx context.Context, c redis.UniversalClient, fn func(context
 	}()
 	select {
 	case r := <-done:
+		failed(c, r.err)
 		return r.v, late(ctx, r.err)
 	case <-ctx.Done():
+		failed(c, ctx.Err())
 		var zero T
 		return zero, fmt.Errorf("no answer from Redis in time: %w", ctx.Err())
+	}
+}
+
+// failed has a cluster client reload the cluster's layout (in the
+// background, at most one reload at a time) after a call failed other
+// than by an answer of Redis's: a master that died leaves go-redis
+// dialling it, until a MOVED or its periodic reload
+// (ClusterStateReloadInterval, a minute by default) tells it the replica
+// that replaced it.
+func failed(c redis.UniversalClient, err error) {
+	if err == nil || errors.Is(err, redis.Nil) {
+		return
+	}
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		var reply redis.Error
+		if errors.As(err, &reply) && !strings.HasPrefix(reply.Error(), "CLUSTERDOWN") && !strings.HasPrefix(reply.Error(), "TRYAGAIN") {
+			return // an answer: the node is there
+		}
+		cc.ReloadState(context.Background())
 	}
 }
 

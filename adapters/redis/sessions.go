@@ -83,11 +83,12 @@ var _ ports.SessionStore = (*sessionStore)(nil)
 // that makes a session larger (its subscriptions) past a byte budget is
 // refused the same way.
 //
-// A Get (one per request of a session) reads the session's hash, and
-// writes its activity only when a tenth of its timeout (IdleTimeout, or
-// PendingTimeout before the client's notifications/initialized) has
-// passed since it last did: a session thus expires between 0.9 and 1
-// timeout after its last request, by the store's Clock.
+// A Get (one per request of a session) is one HMGET of the session's
+// hash; it writes the session's activity (a script, a second round trip)
+// only when a tenth of its timeout (IdleTimeout, or PendingTimeout before
+// the client's notifications/initialized) has passed since it last did: a
+// session thus expires between 0.9 and 1 timeout after its last request,
+// by the store's Clock.
 //
 // On a Redis Cluster every key of the store begins with the hash tag
 // "{<Prefix>sess}" (see [Share]), so that the scripts, which compute the
@@ -205,10 +206,12 @@ count(peer, size)
 return 1
 `)
 
-// get: ARGV[5..] id, ttl. Returns {state, created, lastSeen, peer} or
-// nil. A live session is one HMGET; its activity is written (its last-seen
-// time, its key's TTL, its places in the sorted sets) only once a tenth of
-// its timeout has passed since it was last written (see [NewSessionStore]).
+// get: ARGV[5..] id, ttl. Returns {state, created, peer} or nil (gone or
+// expired: then removed). It writes the activity of a live session (its
+// last-seen time, its key's TTL, its places in the sorted sets) only once
+// a tenth of its timeout has passed since it was last written (see
+// [NewSessionStore]). Get runs it only when its plain HMGET found the
+// session gone, expired or due for that write.
 var getScript = redis.NewScript(luaCommon + `
 local id, ttl = ARGV[5], ARGV[6]
 local f = redis.call('HMGET', skey(id), 's', 'c', 'p', 'l', 'r')
@@ -229,7 +232,7 @@ if age * 10 >= lim then
   redis.call('ZADD', all, now, id)
   if f[3] and f[3] ~= '' then redis.call('ZADD', pkey(f[3]), now, id) end
 end
-return {f[1], f[2], tostring(now), f[3]}
+return {f[1], f[2], f[3]}
 `)
 
 // update: ARGV[5..] id, state, ready, ttl, size (without the Peer),
@@ -351,30 +354,62 @@ func (s *sessionStore) Create(ctx context.Context, st ports.SessionState) error 
 }
 
 // Get returns a live session; it counts as activity, and its LastSeen is
-// now. Redis is written only when a tenth of the session's timeout passed
-// since the activity it last wrote (see [NewSessionStore]): most Gets
-// are one read.
+// now. It is one HMGET, and a script (a second round trip) only when the
+// session is gone or expired (the script removes it), or a tenth of its
+// timeout has passed since its activity was last written (see
+// [NewSessionStore]).
 func (s *sessionStore) Get(ctx context.Context, id string) (ports.SessionState, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	res, err := runScript(ctx, s.c, getScript, s.kp, s.args(s.opts.Clock.Now(), id, s.ttl())...).StringSlice()
-	if errors.Is(err, redis.Nil) {
-		return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: %w", ports.ErrSessionNotFound)
-	}
+	now := s.opts.Clock.Now()
+	key := s.kp + "sess:" + id
+	f, err := within(ctx, s.c, func(ctx context.Context) ([]any, error) {
+		return s.c.HMGet(ctx, key, "s", "c", "p", "l", "r").Result()
+	})
 	if err != nil {
 		return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: reading a session: %w", err)
 	}
-	if len(res) != 4 {
-		return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: reading a session: %d fields", len(res))
+	res := make([]string, len(f))
+	for i, v := range f {
+		res[i], _ = v.(string)
+	}
+	if len(f) != 5 || f[3] == nil || !s.fresh(now, res[3], res[4]) {
+		// gone, expired or due for its activity to be written: the script
+		// decides again, atomically
+		res, err = runScript(ctx, s.c, getScript, s.kp, s.args(now, id, s.ttl())...).StringSlice()
+		if errors.Is(err, redis.Nil) {
+			return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: %w", ports.ErrSessionNotFound)
+		}
+		if err != nil {
+			return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: reading a session: %w", err)
+		}
+		if len(res) != 3 {
+			return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: reading a session: %d fields", len(res))
+		}
 	}
 	var st ports.SessionState
 	if err := json.Unmarshal([]byte(res[0]), &st); err != nil {
 		return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: decoding a session: %w", err)
 	}
 	created, _ := strconv.ParseInt(res[1], 10, 64)
-	seen, _ := strconv.ParseInt(res[2], 10, 64)
-	st.ID, st.Created, st.LastSeen, st.Peer = id, time.UnixMilli(created).UTC(), time.UnixMilli(seen).UTC(), res[3]
+	st.ID, st.Created, st.LastSeen, st.Peer = id, time.UnixMilli(created).UTC(), now.Truncate(time.Millisecond).UTC(), res[2]
 	return st, nil
+}
+
+// fresh reports whether a session whose hash holds last (its "l") and
+// ready ("r") is live at now and its activity was written less than a
+// tenth of its timeout ago (see getScript).
+func (s *sessionStore) fresh(now time.Time, last, ready string) bool {
+	l, err := strconv.ParseInt(last, 10, 64)
+	if err != nil {
+		return false
+	}
+	lim := s.opts.IdleTimeout.Milliseconds()
+	if ready == "0" {
+		lim = s.opts.PendingTimeout.Milliseconds()
+	}
+	age := now.UnixMilli() - l
+	return age*10 < lim // a time ahead of this clock (another instance's): fresh
 }
 
 // Update replaces a live session's state (its Peer is kept); it counts as

@@ -74,6 +74,19 @@ func StartCluster(t testing.TB) *Cluster {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+	// Every replica holds its master's data: only then can it replace it.
+	for _, addr := range c.Addrs {
+		for {
+			info, err := command(addr, "INFO", "replication")
+			if err == nil && (strings.Contains(info, "role:master") || strings.Contains(info, "master_link_status:up")) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("cluster node %s has not synced with its master: %q %v", addr, info, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 	return c
 }
 
@@ -90,7 +103,10 @@ func (c *Cluster) startNode(bin string) (string, error) {
 		p := strconv.Itoa(port)
 		cmd := exec.Command(bin, "--port", p, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 			"--dir", c.dir, "--protected-mode", "yes", "--cluster-enabled", "yes",
-			"--cluster-config-file", "nodes-"+p+".conf", "--cluster-node-timeout", strconv.Itoa(int(NodeTimeout.Milliseconds())))
+			"--cluster-config-file", "nodes-"+p+".conf", "--cluster-node-timeout", strconv.Itoa(int(NodeTimeout.Milliseconds())),
+			// a replica syncs at once (not 5 s later), so that it can
+			// take over as soon as the cluster is up
+			"--repl-diskless-sync-delay", "0")
 		if err := cmd.Start(); err != nil {
 			return "", err
 		}
@@ -219,15 +235,24 @@ func (c *Cluster) Running() []string {
 }
 
 // WaitHealthy waits, up to timeout, until every running node tells
-// "cluster_state:ok" (after a failover: the replica took over the dead
-// master's slots); it fails t past it.
+// "cluster_state:ok" and serves every slot with running masters (after a
+// kill: the killed master's replica took over its slots); it fails t past
+// it.
 func (c *Cluster) WaitHealthy(t testing.TB, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
+	running := map[string]bool{}
+	for _, addr := range c.Running() {
+		running[addr] = true
+	}
 	for _, addr := range c.Running() {
 		for {
 			info, err := command(addr, "CLUSTER", "INFO")
-			if err == nil && strings.Contains(info, "cluster_state:ok") {
+			var nodes string
+			if err == nil {
+				nodes, err = command(addr, "CLUSTER", "NODES")
+			}
+			if err == nil && strings.Contains(info, "cluster_state:ok") && slotsOn(nodes, running) {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -236,6 +261,18 @@ func (c *Cluster) WaitHealthy(t testing.TB, timeout time.Duration) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+}
+
+// slotsOn reports whether every node that CLUSTER NODES (nodes) shows
+// serving slots is running.
+func slotsOn(nodes string, running map[string]bool) bool {
+	for _, line := range strings.Split(nodes, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 9 && !running[strings.Split(f[1], "@")[0]] {
+			return false
+		}
+	}
+	return true
 }
 
 // command sends one command in RESP to addr and returns its reply's text:
@@ -277,4 +314,26 @@ func command(addr string, args ...string) (string, error) {
 		return string(buf[:n]), nil
 	}
 	return line, nil
+}
+
+// Masters returns the addresses of the running masters, as the first
+// running node tells them (CLUSTER NODES).
+func (c *Cluster) Masters(t testing.TB) []string {
+	t.Helper()
+	for _, addr := range c.Running() {
+		nodes, err := command(addr, "CLUSTER", "NODES")
+		if err != nil {
+			continue
+		}
+		var out []string
+		for _, line := range strings.Split(nodes, "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 9 && strings.Contains(f[2], "master") && !strings.Contains(f[2], "fail") {
+				out = append(out, strings.Split(f[1], "@")[0])
+			}
+		}
+		return out
+	}
+	t.Fatal("redistest: no cluster node answers")
+	return nil
 }
