@@ -92,6 +92,10 @@ func TestClusterContracts(t *testing.T) {
 				mcpredis.NewTaskStore(clusterClient(t, rc), mcpredis.TaskStoreOptions{Prefix: p, Clock: clock})
 		})
 	})
+	t.Run("RateLimiter", func(t *testing.T) {
+		a, b := limiterPair(t, c, clusterClient(t, rc))
+		checkSharedRateLimit(t, a, b)
+	})
 	t.Run("Bus", func(t *testing.T) {
 		newBus := func(t *testing.T) []*mcpredis.Bus {
 			t.Cleanup(func() { testtools.NoGoroutines(t, busGoroutines...) })
