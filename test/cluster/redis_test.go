@@ -186,17 +186,18 @@ func statelessRedisCost(tb testing.TB, redisAddr []string, url string, n int) re
 // EVALSHA's, which includes the commands it ran), and the bytes Redis read
 // and wrote.
 type redisUse struct {
-	usec    float64
+	usec    float64 // the commands' time (INFO commandstats)
+	cpu     float64 // the process's CPU time, µs (used_cpu_user + used_cpu_sys: network I/O included)
 	in, out int64
 }
 
 func (u redisUse) String() string {
-	return fmt.Sprintf("%.1f µs of Redis time, %d B in, %d B out", u.usec, u.in, u.out)
+	return fmt.Sprintf("%.1f µs of Redis command time, %.1f µs of Redis CPU, %d B in, %d B out", u.usec, u.cpu, u.in, u.out)
 }
 
 // perCall divides u by n calls.
 func (u redisUse) perCall(n int) redisUse {
-	return redisUse{usec: u.usec / float64(n), in: u.in / int64(n), out: u.out / int64(n)}
+	return redisUse{usec: u.usec / float64(n), cpu: u.cpu / float64(n), in: u.in / int64(n), out: u.out / int64(n)}
 }
 
 // measureRedis runs during and returns what the redis-servers at addrs
@@ -224,6 +225,10 @@ func measureRedis(tb testing.TB, addrs []string, during func()) redisUse {
 					}
 				}
 			}
+			for _, k := range []string{"used_cpu_user", "used_cpu_sys"} {
+				x, _ := strconv.ParseFloat(info[k], 64)
+				u.cpu += x * 1e6
+			}
 			in, _ := strconv.ParseInt(info["total_net_input_bytes"], 10, 64)
 			out, _ := strconv.ParseInt(info["total_net_output_bytes"], 10, 64)
 			u.in += in
@@ -231,7 +236,7 @@ func measureRedis(tb testing.TB, addrs []string, during func()) redisUse {
 		}
 		return u
 	}
-	sub := func(a, b redisUse) redisUse { return redisUse{a.usec - b.usec, a.in - b.in, a.out - b.out} }
+	sub := func(a, b redisUse) redisUse { return redisUse{a.usec - b.usec, a.cpu - b.cpu, a.in - b.in, a.out - b.out} }
 	t0 := take()
 	t1 := take()
 	overhead := sub(t1, t0)
