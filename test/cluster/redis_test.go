@@ -236,7 +236,9 @@ func measureRedis(tb testing.TB, addrs []string, during func()) redisUse {
 		}
 		return u
 	}
-	sub := func(a, b redisUse) redisUse { return redisUse{a.usec - b.usec, a.cpu - b.cpu, a.in - b.in, a.out - b.out} }
+	sub := func(a, b redisUse) redisUse {
+		return redisUse{a.usec - b.usec, a.cpu - b.cpu, a.in - b.in, a.out - b.out}
+	}
 	t0 := take()
 	t1 := take()
 	overhead := sub(t1, t0)
