@@ -83,7 +83,8 @@ type BusOptions struct {
 // slot: a notice goes to the master of that slot and its replicas, not to
 // every node, and the Bus's one connection is to that master (after a
 // failover, go-redis connects to the new one and subscribes again, as
-// after a Redis restart).
+// after a Redis restart: while the connection is open, the client reloads
+// the cluster's layout every 2 seconds, so that it knows the new one).
 //
 // A notice travels as a small binary frame (a version byte, then each
 // field as its varint length and its bytes); a message on the channel
@@ -304,6 +305,7 @@ func (b *Bus) open() {
 	b.ps = newPubSub(b.c, b.channel+":") // connects on the first subscription; no instance is named ""
 	b.reader = make(chan struct{})
 	go b.read(b.ps.ChannelWithSubscriptions(), b.reader)
+	followLayout(b.c, b.reader)
 	b.await(b.channel)
 }
 

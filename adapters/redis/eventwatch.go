@@ -94,6 +94,7 @@ func (h *watchHub) add(channel string) (<-chan struct{}, func()) {
 		h.ps = newPubSub(h.c, h.prefix)
 		h.done = make(chan struct{})
 		go h.run(h.ps.ChannelWithSubscriptions())
+		followLayout(h.c, h.done)
 	}
 	if h.n >= h.max {
 		h.overflow[w] = struct{}{}

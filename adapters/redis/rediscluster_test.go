@@ -113,3 +113,68 @@ func TestClusterContracts(t *testing.T) {
 		})
 	})
 }
+
+// The master of the bus's slot dies: once its replica took over, the
+// subscriptions of a Bus whose client sends nothing else receive again,
+// without a restart, and so does an event store's watcher.
+func TestClusterBusFailover(t *testing.T) {
+	rc := redistest.StartCluster(t)
+	// a prefix whose bus and events are on one master: it is killed once
+	// (a second kill, of the replica that replaced it, would leave its
+	// slots unserved)
+	prefix := ""
+	for i := 0; prefix == ""; i++ {
+		p := fmt.Sprintf("fo%d:", i)
+		if rc.MasterOf(t, "{"+p+"bus}") == rc.MasterOf(t, "{"+p+"ev}") {
+			prefix = p
+		}
+	}
+	sub := mcpredis.NewBus(clusterClient(t, rc), mcpredis.BusOptions{Prefix: prefix})
+	t.Cleanup(func() { sub.Close() })
+	pub := mcpredis.NewBus(clusterClient(t, rc), mcpredis.BusOptions{Prefix: prefix})
+	t.Cleanup(func() { pub.Close() })
+	var rec recorder
+	stop := sub.Subscribe(rec.fn)
+	defer stop()
+	watcher := events(t, clusterClient(t, rc), mcpredis.EventStoreOptions{Prefix: prefix})
+	appender := events(t, clusterClient(t, rc), mcpredis.EventStoreOptions{Prefix: prefix})
+	wake, stopWatch := watcher.Watch("s/1")
+	defer stopWatch()
+	waitWake(t, "the subscription's confirmation", wake)
+
+	ctx := t.Context()
+	// delivered publishes notices until one arrives (the bus delivers at
+	// most once: those published while the link is down are lost).
+	delivered := func(what string) {
+		t.Helper()
+		n := 0
+		eventually(t, what, func() bool {
+			n++
+			id := fmt.Sprintf("%s-%d", what, n)
+			_ = pub.Publish(ctx, tick(id))
+			time.Sleep(100 * time.Millisecond)
+			return rec.has(id)
+		})
+	}
+	appended := func(what string) {
+		t.Helper()
+		eventually(t, what, func() bool {
+			drain(wake)
+			_, _ = appender.Append(ctx, "s/1", []byte("x"))
+			select {
+			case <-wake:
+				return true
+			case <-time.After(100 * time.Millisecond):
+				return false
+			}
+		})
+	}
+	delivered("before")
+	appended("an append before")
+	master := rc.MasterOf(t, "{"+prefix+"bus}")
+	t.Logf("killing %s, the master of the bus's and the events' slots", master)
+	rc.Kill(t, master)
+	rc.WaitHealthy(t, hangGuard)
+	delivered("after the failover")
+	appended("an append after the failover")
+}

@@ -3,6 +3,7 @@ package mcpredis
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -92,4 +93,35 @@ func publish(ctx context.Context, c redis.UniversalClient, channel string, msg a
 		return c.SPublish(ctx, channel, msg).Result()
 	}
 	return c.Publish(ctx, channel, msg).Result()
+}
+
+// layoutReload is how often a cluster client reloads the cluster's layout
+// while a part holds a Pub/Sub connection (see followLayout).
+const layoutReload = 2 * time.Second
+
+// followLayout has c, when it is a cluster client, reload the cluster's
+// layout every layoutReload (one CLUSTER SLOTS, in the background) until
+// done is closed. A sharded Pub/Sub connection whose master died
+// reconnects to the master go-redis's layout names for its slot: without
+// a reload it would dial the dead one until go-redis's own periodic
+// reload (ClusterStateReloadInterval, a minute by default), or until a
+// command of the client failed (see failed), which a client that only
+// listens never sends.
+func followLayout(c redis.UniversalClient, done <-chan struct{}) {
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok {
+		return
+	}
+	go func() {
+		t := time.NewTicker(layoutReload)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				cc.ReloadState(context.Background())
+			}
+		}
+	}()
 }
