@@ -1,7 +1,10 @@
 package mcpredis_test
 
 import (
+	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,6 +98,43 @@ func TestClusterContracts(t *testing.T) {
 	t.Run("RateLimiter", func(t *testing.T) {
 		a, b := limiterPair(t, c, clusterClient(t, rc))
 		checkSharedRateLimit(t, a, b)
+	})
+	t.Run("Sharded", func(t *testing.T) {
+		// The bus and the watchers subscribe with SSUBSCRIBE, on the master
+		// of their tag's slot, and nothing with SUBSCRIBE.
+		p := fresh("p")
+		b := mcpredis.NewBus(c, mcpredis.BusOptions{Prefix: p})
+		defer b.Close()
+		defer b.Subscribe(func(ports.Notice) {})()
+		s := events(t, c, mcpredis.EventStoreOptions{Prefix: p})
+		wake, stop := s.Watch("x/1")
+		defer stop()
+		waitWake(t, "the subscription's confirmation", wake)
+		var mu sync.Mutex
+		var sharded, plain []string
+		err := c.ForEachMaster(t.Context(), func(ctx context.Context, n *redis.Client) error {
+			sh, err := n.PubSubShardChannels(ctx, "*").Result()
+			if err != nil {
+				return err
+			}
+			pl, err := n.PubSubChannels(ctx, "*").Result()
+			mu.Lock()
+			defer mu.Unlock()
+			sharded, plain = append(sharded, sh...), append(plain, pl...)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"{" + p + "bus}bus", "{" + p + "ev}ev:x/1"}
+		for _, ch := range want {
+			if !slices.Contains(sharded, ch) {
+				t.Errorf("sharded channels %q lack %q", sharded, ch)
+			}
+		}
+		if len(plain) != 0 {
+			t.Errorf("plain channels subscribed: %q", plain)
+		}
 	})
 	t.Run("Bus", func(t *testing.T) {
 		newBus := func(t *testing.T) []*mcpredis.Bus {
