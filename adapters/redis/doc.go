@@ -41,4 +41,6 @@
 // by their tags, and each part's load is its master's. The bus and the
 // event store's watchers use sharded Pub/Sub there (Redis 7 or later).
 // On one node the keys are those of earlier releases (Prefix, no tag).
+// A [redis.Ring] (client-side sharding) is not supported: the scripts
+// compute keys that a ring would place on other shards.
 package mcpredis
