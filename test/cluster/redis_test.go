@@ -325,6 +325,12 @@ func roundTrips(t *testing.T, c *Cluster) {
 	if sent, _ := calls.perCall(roundTripCalls); sent > 1 {
 		t.Errorf("a session's tools/call costs %.2f Redis round trips, want at most 1: %v", sent, calls)
 	}
+	// The lookup writes the session's activity once a tenth of its idle
+	// timeout (3 minutes by default) has passed, not within these calls
+	// (bounded by a minute).
+	if calls.InScripts != 0 || calls.Commands["hmget"] != roundTripCalls {
+		t.Errorf("a session's tools/call is not one HMGET: %v", calls)
+	}
 	stateless := statelessRedisCost(t, addrs, c.Go.URL(), roundTripCalls)
 	t.Logf("%d stateless calls: %v", roundTripCalls, stateless)
 	if stateless.Sent != 0 || stateless.InScripts != 0 {
