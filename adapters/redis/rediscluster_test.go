@@ -52,9 +52,22 @@ func TestClusterContracts(t *testing.T) {
 		porttest.TestSessionByteLimits(t, 64<<10, 512<<10, newStore(mcpredis.SessionStoreOptions{MaxSessionBytesPerClient: 64 << 10, MaxSessionBytes: 512 << 10}))
 	})
 	t.Run("Events", func(t *testing.T) {
-		porttest.TestEventStore(t, func(t *testing.T) ports.EventStore {
-			return events(t, c, mcpredis.EventStoreOptions{Prefix: fresh("e")})
-		})
+		for _, tc := range []struct {
+			name string
+			opts mcpredis.EventStoreOptions
+		}{
+			{"Defaults", mcpredis.EventStoreOptions{}},
+			{"SmallBudgets", mcpredis.EventStoreOptions{MaxBytesPerStream: 128 << 10, MaxBytesPerGroup: 256 << 10, MaxBytes: 1 << 20}},
+			{"SmallPages", mcpredis.EventStoreOptions{ReplayPageBytes: 300}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				porttest.TestEventStore(t, func(t *testing.T) ports.EventStore {
+					opts := tc.opts
+					opts.Prefix = fresh("e")
+					return events(t, c, opts)
+				})
+			})
+		}
 		porttest.TestEventStoreShared(t, func(t *testing.T) (a, b ports.EventStore) {
 			opts := mcpredis.EventStoreOptions{Prefix: fresh("e")}
 			return events(t, c, opts), events(t, clusterClient(t, rc), opts)
@@ -150,6 +163,16 @@ func TestClusterContracts(t *testing.T) {
 		porttest.TestAddressedBus(t, func(t *testing.T) []ports.AddressedBus {
 			bs := newBus(t)
 			return []ports.AddressedBus{bs[0], bs[1]}
+		})
+		t.Run("SmallerLimit", func(t *testing.T) {
+			porttest.TestBusSizeLimit(t, 4096, func(t *testing.T) []ports.NotificationBus {
+				opts := mcpredis.BusOptions{Prefix: fresh("b"), MaxNoticeBytes: 4096}
+				bs := []*mcpredis.Bus{mcpredis.NewBus(c, opts), mcpredis.NewBus(clusterClient(t, rc), opts)}
+				for _, b := range bs {
+					t.Cleanup(func() { b.Close() })
+				}
+				return ports2(bs)
+			})
 		})
 	})
 }
