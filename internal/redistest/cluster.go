@@ -181,9 +181,9 @@ func (c *Cluster) Kill(t testing.TB, addr string) {
 	_ = cmd.Wait()
 }
 
-// MasterOf returns the address of the master that serves key now, as the
-// running node at addr tells it (CLUSTER KEYSLOT, then CLUSTER SHARDS is
-// not in every version: CLUSTER NODES).
+// MasterOf returns the address of the master that serves key's slot now,
+// as the first running node that answers tells it (CLUSTER KEYSLOT, then
+// CLUSTER NODES); it fails t when none does.
 func (c *Cluster) MasterOf(t testing.TB, key string) string {
 	t.Helper()
 	for _, addr := range c.Running() {
