@@ -21,10 +21,11 @@ import (
 type Cluster struct {
 	// Addrs are the host:port of every node (the first three were made
 	// masters, each of the last three a replica), as seed nodes.
-	Addrs []string
-	dir   string
-	mu    sync.Mutex
-	nodes map[string]*exec.Cmd
+	Addrs    []string
+	dir      string
+	external bool // not started here (ExternalClusterEnv)
+	mu       sync.Mutex
+	nodes    map[string]*exec.Cmd
 }
 
 // NodeTimeout is the cluster-node-timeout of a [StartCluster] cluster:
@@ -32,12 +33,29 @@ type Cluster struct {
 // replica (a few seconds later: the replica's election).
 const NodeTimeout = 2 * time.Second
 
+// ExternalClusterEnv names the environment variable that gives
+// [StartCluster] the seed nodes (host:port,host:port,...) of a cluster
+// already running, to test against it instead of starting one: its nodes
+// are never stopped nor killed (a test that kills one is skipped), and
+// the tests write keys under prefixes of their own.
+const ExternalClusterEnv = "HEXMCP_REDIS_CLUSTER"
+
 // StartCluster starts a cluster of six nodes for t and stops it when t
 // ends. It waits until every node tells "cluster_state:ok" and knows six
 // nodes. Without redis-server or redis-cli the test is skipped, unless CI
-// is set, where it fails: CI installs them (.ci/run).
+// is set, where it fails: CI installs them (.ci/run). With
+// ExternalClusterEnv set, it returns that cluster instead.
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
+	if seeds := os.Getenv(ExternalClusterEnv); seeds != "" {
+		c := &Cluster{Addrs: strings.Split(seeds, ","), external: true}
+		for _, addr := range c.Addrs {
+			if info, err := command(addr, "CLUSTER", "INFO"); err != nil || !strings.Contains(info, "cluster_state:ok") {
+				t.Fatalf("%s: cluster node %s is not ready: %q %v", ExternalClusterEnv, addr, info, err)
+			}
+		}
+		return c
+	}
 	bin, err := exec.LookPath("redis-server")
 	cli, err2 := exec.LookPath("redis-cli")
 	if err != nil || err2 != nil {
@@ -170,6 +188,9 @@ func (c *Cluster) Stop() {
 // Kill kills the node at addr with SIGKILL, as a crash; it stays down.
 func (c *Cluster) Kill(t testing.TB, addr string) {
 	t.Helper()
+	if c.external {
+		t.Skipf("%s: the nodes of an external cluster are not killed", ExternalClusterEnv)
+	}
 	c.mu.Lock()
 	cmd := c.nodes[addr]
 	delete(c.nodes, addr)
@@ -223,6 +244,9 @@ func (c *Cluster) MasterOf(t testing.TB, key string) string {
 
 // Running returns the addresses of the nodes that were not killed.
 func (c *Cluster) Running() []string {
+	if c.external {
+		return c.Addrs
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []string
@@ -337,3 +361,7 @@ func (c *Cluster) Masters(t testing.TB) []string {
 	t.Fatal("redistest: no cluster node answers")
 	return nil
 }
+
+// External reports whether the cluster was given by ExternalClusterEnv
+// rather than started here.
+func (c *Cluster) External() bool { return c.external }
