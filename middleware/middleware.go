@@ -108,6 +108,25 @@ type RateLimitOptions struct {
 	// with a full burst), so that the limiter's memory is bounded however
 	// many addresses send requests.
 	MaxClients int
+	// Limiter, when set, keeps each client's allowance where every
+	// instance of the server sees it (mcpredis.NewRateLimiter: on the
+	// Redis the instances share), so that Rate and Burst hold per client
+	// across the service; without it they hold per instance (three
+	// instances behind a load balancer allow a client three times the
+	// rate). A request the Limiter cannot decide (its store unreachable)
+	// is decided by this instance's own buckets, as without a Limiter.
+	Limiter Limiter
+}
+
+// Limiter decides, for [RateLimit], whether a client may make one more
+// request now, with an allowance shared by every instance of the server.
+type Limiter interface {
+	// Allow takes one request from the allowance of the client key, which
+	// is rate requests per second on average and burst at once (a
+	// generic cell rate, as a token bucket of burst tokens refilled at
+	// rate). It returns 0 when the request is allowed, else how long
+	// until it would be; an error when it cannot tell.
+	Allow(ctx context.Context, key string, rate float64, burst int) (retryAfter time.Duration, err error)
 }
 
 // RateLimit returns method middleware that gives each client a token
@@ -115,7 +134,8 @@ type RateLimitOptions struct {
 // over the limit is answered at once with the JSON-RPC error
 // [CodeRateLimited] "Too many requests" (data: retryAfterMs); the
 // connection and the session stay. Notifications are never limited: a
-// notifications/cancelled must always get through.
+// notifications/cancelled must always get through. The buckets are this
+// instance's, unless opts.Limiter shares them (see [RateLimitOptions]).
 func RateLimit(opts RateLimitOptions) app.Middleware {
 	if opts.Rate <= 0 {
 		opts.Rate = 10
@@ -135,7 +155,19 @@ func RateLimit(opts RateLimitOptions) app.Middleware {
 			if req.IsNotification() {
 				return next(ctx, req)
 			}
-			if wait, ok := l.allow(opts.Key(req), time.Now()); !ok {
+			key := opts.Key(req)
+			wait, ok := time.Duration(0), false
+			if opts.Limiter != nil {
+				var err error
+				if wait, err = opts.Limiter.Allow(ctx, key, float64(opts.Rate), opts.Burst); err == nil {
+					ok = wait <= 0
+				} else {
+					wait, ok = l.allow(key, time.Now())
+				}
+			} else {
+				wait, ok = l.allow(key, time.Now())
+			}
+			if !ok {
 				return nil, domain.NewProtocolError(CodeRateLimited, "Too many requests: retry later",
 					map[string]any{"retryAfterMs": wait.Milliseconds()})
 			}

@@ -38,6 +38,11 @@ type redisParams struct {
 // and answers what needs a session 503 until Redis is back.
 //
 //	wiring.New(wiring.HTTP, wiring.HTTPServer, wiring.Redis(redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})), …)
+//
+// c is any go-redis client: one node as above, a Redis Cluster
+// (redis.NewClusterClient with its seed nodes) or a Sentinel's master
+// (redis.NewFailoverClient); see the package doc of adapters/redis for
+// how the parts keep their keys on a cluster.
 func Redis(c redis.UniversalClient) fx.Option {
 	return fx.Provide(func(p redisParams) ports.SharedState {
 		s := mcpredis.Share(c, mcpredis.ShareOptions{Notification: mcpredis.BusOptions{Logger: chooseLogger(p.Logger, p.Slog, p.Zap)}})

@@ -128,7 +128,9 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ls *liveSession
 	if err != nil {
 		if !errors.Is(err, ports.ErrEventNotFound) && r.Context().Err() == nil {
 			h.logf(slog.LevelError, "mcphttp: replaying events failed", slog.Any("error", err))
-			newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable").write(w)
+			e := newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable: the event store cannot be reached; retry later")
+			e.retryAfter = retryAfterStore
+			e.write(w)
 			return
 		}
 		newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, "Bad Request: unknown or expired Last-Event-ID").write(w)
@@ -466,7 +468,9 @@ func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 	ls.sess.Deleted()
 	if err := h.sessions.Delete(r.Context(), sid); err != nil {
 		h.logf(slog.LevelError, "mcphttp: deleting a session from the store failed", slog.Any("error", err))
-		newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable").write(w)
+		e := newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable: the session store cannot be reached; retry later")
+		e.retryAfter = retryAfterStore
+		e.write(w)
 		return
 	}
 	h.forget(sid)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,6 +29,7 @@ import (
 func within[T any](ctx context.Context, c redis.UniversalClient, fn func(context.Context) (T, error)) (T, error) {
 	if ctx.Done() == nil || enforcesDeadlines(c) {
 		v, err := fn(ctx)
+		failed(c, err)
 		return v, late(ctx, err)
 	}
 	type result struct {
@@ -41,10 +43,31 @@ func within[T any](ctx context.Context, c redis.UniversalClient, fn func(context
 	}()
 	select {
 	case r := <-done:
+		failed(c, r.err)
 		return r.v, late(ctx, r.err)
 	case <-ctx.Done():
+		failed(c, ctx.Err())
 		var zero T
 		return zero, fmt.Errorf("no answer from Redis in time: %w", ctx.Err())
+	}
+}
+
+// failed has a cluster client reload the cluster's layout (in the
+// background, at most one reload at a time) after a call failed other
+// than by an answer of Redis's: a master that died leaves go-redis
+// dialling it, until a MOVED or its periodic reload
+// (ClusterStateReloadInterval, a minute by default) tells it the replica
+// that replaced it.
+func failed(c redis.UniversalClient, err error) {
+	if err == nil || errors.Is(err, redis.Nil) {
+		return
+	}
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		var reply redis.Error
+		if errors.As(err, &reply) && !strings.HasPrefix(reply.Error(), "CLUSTERDOWN") && !strings.HasPrefix(reply.Error(), "TRYAGAIN") {
+			return // an answer: the node is there
+		}
+		cc.ReloadState(context.Background())
 	}
 }
 
@@ -71,14 +94,17 @@ func late(ctx context.Context, err error) error {
 	return fmt.Errorf("no answer from Redis in time: %w (%w)", cause, err)
 }
 
-// runScript is sc.Run(ctx, c, nil, args...) within ctx (see within): the
-// command it returns holds the script's reply, or the error of a call
-// that ctx ended first.
-func runScript(ctx context.Context, c redis.UniversalClient, sc *redis.Script, args ...any) *redis.Cmd {
-	return runScriptKeys(ctx, c, sc, nil, args...)
+// runScript is sc.Run(ctx, c, []string{kp}, args...) within ctx (see
+// within): the command it returns holds the script's reply, or the error
+// of a call that ctx ended first. kp, the part's key prefix (see
+// keyPrefix), is the one key the script names: on a cluster it sends the
+// script to the node of the part's slot, where every key the script
+// computes is.
+func runScript(ctx context.Context, c redis.UniversalClient, sc *redis.Script, kp string, args ...any) *redis.Cmd {
+	return runScriptKeys(ctx, c, sc, []string{kp}, args...)
 }
 
-// runScriptKeys is runScript for a script that names its keys.
+// runScriptKeys runs a script that names its keys (see runScript).
 func runScriptKeys(ctx context.Context, c redis.UniversalClient, sc *redis.Script, keys []string, args ...any) *redis.Cmd {
 	cmd, err := within(ctx, c, func(ctx context.Context) (*redis.Cmd, error) {
 		cmd := sc.Run(ctx, c, keys, args...)

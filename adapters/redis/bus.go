@@ -77,8 +77,14 @@ type BusOptions struct {
 // subscriber and counted by [Bus.Dropped]; a slow subscriber never holds
 // up the connection, the other subscribers, or Redis (the connection is
 // read as fast as Redis writes, so its output buffer for it does not
-// grow). PUBLISH and SUBSCRIBE work alike on one node and on a cluster
-// (which forwards a PUBLISH to every node).
+// grow). On a Redis Cluster (a [redis.ClusterClient]) the bus uses
+// sharded Pub/Sub (SPUBLISH, SSUBSCRIBE, Redis 7 or later) on the channel
+// "{<Prefix>bus}bus" and its addressed ones "{<Prefix>bus}bus:<To>", one
+// slot: a notice goes to the master of that slot and its replicas, not to
+// every node, and the Bus's one connection is to that master (after a
+// failover, go-redis connects to the new one and subscribes again, as
+// after a Redis restart: while the connection is open, the client reloads
+// the cluster's layout every 2 seconds, so that it knows the new one).
 //
 // A notice travels as a small binary frame (a version byte, then each
 // field as its varint length and its bytes); a message on the channel
@@ -126,7 +132,7 @@ func NewBus(c redis.UniversalClient, opts BusOptions) *Bus {
 	return &Bus{
 		c:       c,
 		opts:    opts,
-		channel: opts.Prefix + "bus",
+		channel: keyPrefix(c, opts.Prefix, "bus") + "bus",
 		local: memstore.NewBus(memstore.BusOptions{
 			MaxNoticeBytes:       opts.MaxNoticeBytes,
 			MaxQueuedNotices:     opts.MaxQueuedNotices,
@@ -154,7 +160,7 @@ func (b *Bus) Publish(ctx context.Context, n ports.Notice) error {
 		channel = b.addressed(n.To)
 	}
 	frame := encodeNotice(n)
-	if _, err := within(ctx, b.c, func(ctx context.Context) (int64, error) { return b.c.Publish(ctx, channel, frame).Result() }); err != nil {
+	if _, err := within(ctx, b.c, func(ctx context.Context) (int64, error) { return publish(ctx, b.c, channel, frame) }); err != nil {
 		return fmt.Errorf("hexmcp: mcpredis: publishing a notice: %w", err)
 	}
 	return nil
@@ -225,7 +231,7 @@ func (b *Bus) subscribe(name string, fn func(ports.Notice)) (stop func()) {
 				delete(b.names, name)
 				ctx, cancel := context.WithTimeout(context.Background(), b.opts.Timeout)
 				defer cancel()
-				_ = b.ps.Unsubscribe(ctx, b.addressed(name)) // without Redis: not subscribed again
+				_ = unsubscribe(ctx, b.c, b.ps, b.addressed(name)) // without Redis: not subscribed again
 			}
 		}
 	}
@@ -248,7 +254,7 @@ func (b *Bus) await(channel string) {
 	defer cancel()
 	// without Redis: subscribed once it is back
 	ps := b.ps
-	_, err := within(ctx, b.c, func(ctx context.Context) (struct{}, error) { return struct{}{}, ps.Subscribe(ctx, channel) })
+	_, err := within(ctx, b.c, func(ctx context.Context) (struct{}, error) { return struct{}{}, subscribe(ctx, b.c, ps, channel) })
 	if err == nil {
 		select {
 		case <-confirmed:
@@ -296,9 +302,10 @@ func (b *Bus) Dropped() uint64 { return b.local.Dropped() + b.bad.Load() }
 // open opens the Pub/Sub connection and its reader, subscribes it to the
 // bus's channel and waits for the confirmation; b.mu is held.
 func (b *Bus) open() {
-	b.ps = b.c.Subscribe(context.Background()) // no channel yet: connects on the first
+	b.ps = newPubSub(b.c, b.channel+":") // connects on the first subscription; no instance is named ""
 	b.reader = make(chan struct{})
 	go b.read(b.ps.ChannelWithSubscriptions(), b.reader)
+	followLayout(b.c, b.reader)
 	b.await(b.channel)
 }
 
@@ -324,7 +331,7 @@ func (b *Bus) read(ch <-chan any, done chan struct{}) {
 	for m := range ch {
 		switch m := m.(type) {
 		case *redis.Subscription:
-			if m.Kind != "subscribe" {
+			if m.Kind != confirmKind(b.c) {
 				continue
 			}
 			b.cmu.Lock()

@@ -29,6 +29,18 @@
 // context.DeadlineExceeded while its command finishes in the background,
 // until go-redis's own ReadTimeout ends it (at most one such command per
 // connection of the client's pool: a command waiting for a connection
-// gives up at the deadline). The Lua scripts name keys
-// they compute, so the store needs one Redis node, not a cluster.
+// gives up at the deadline).
+//
+// The client is any [redis.UniversalClient]: one node ([redis.Client]), a
+// Sentinel's master ([redis.NewFailoverClient]) or a Redis Cluster
+// ([redis.ClusterClient]). On a cluster each part keeps its keys under a
+// hash tag of its own ("{<Prefix>sess}", "{<Prefix>ev}",
+// "{<Prefix>tasks}"), so that its Lua scripts, which compute the keys
+// they touch, run on one node, and its bounds (per client, in total) stay
+// exact, for every instance together; the parts spread over the masters
+// by their tags, and each part's load is its master's. The bus and the
+// event store's watchers use sharded Pub/Sub there (Redis 7 or later).
+// On one node the keys are those of earlier releases (Prefix, no tag).
+// A [redis.Ring] (client-side sharding) is not supported: the scripts
+// compute keys that a ring would place on other shards.
 package mcpredis

@@ -119,10 +119,14 @@ type EventStoreOptions struct {
 // given to each stream started and never reused, so that an id of a
 // deleted or expired stream never finds a new stream of the same name.
 // Sorted sets of the streams by last append and by oldest event, in all
-// and per group, and a hash of byte counts, keep the bounds. The scripts
-// name keys they compute, so the store needs one Redis (or Valkey) node,
-// not a cluster, and one that does not evict keys by itself
-// (maxmemory-policy noeviction): the store bounds its own memory.
+// and per group, and a hash of byte counts, keep the bounds. The Redis
+// must not evict keys by itself (maxmemory-policy noeviction): the store
+// bounds its own memory. On a Redis Cluster (a [redis.ClusterClient]),
+// the keys begin with the hash tag "{<Prefix>ev}" rather than Prefix, so
+// that the scripts, which compute the keys they touch, run on the one
+// node of that slot and the bounds hold exactly; the watchers' channels
+// share the tag, and appends publish to them with SPUBLISH (sharded
+// Pub/Sub, Redis 7 or later).
 //
 // Event ids are "<epoch>.<generation>.<seq>", made of the SSE-safe
 // characters [A-Za-z0-9._-]. The epoch is made at random when the store's
@@ -146,6 +150,7 @@ type EventStoreOptions struct {
 type EventStore struct {
 	c     redis.UniversalClient
 	opts  EventStoreOptions
+	kp    string // the key prefix (see keyPrefix)
 	watch watchHub
 }
 
@@ -180,8 +185,8 @@ func NewEventStore(c redis.UniversalClient, opts EventStoreOptions) *EventStore 
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
 	}
-	s := &EventStore{c: c, opts: opts}
-	s.watch.init(c, opts.Prefix+"ev:", opts.MaxWatchers, opts.Timeout)
+	s := &EventStore{c: c, opts: opts, kp: keyPrefix(c, opts.Prefix, "ev")}
+	s.watch.init(c, s.kp+"ev:", opts.MaxWatchers, opts.Timeout)
 	return s
 }
 
@@ -291,7 +296,7 @@ end
 // size, max events, max streams, max bytes, max group bytes, max stream
 // bytes, max keys, once key ("" for none). Returns {id, 1}, or {"", 0}
 // when the once key was seen.
-var eventAppendScript = redis.NewScript(luaEvents + `
+const eventAppendSrc = luaEvents + `
 local function freeFront(gen, g, need)
   local info, n, freed = key('info', gen), 0, 0
   while freed < need do
@@ -402,13 +407,15 @@ for _, k in ipairs({key('name', name), meta, info, key('data', gen), key('once',
 end
 redis.call('PUBLISH', P .. 'ev:' .. name, id)
 return {id, 1}
-`)
+`
+
+var eventAppendScript = eventScript(eventAppendSrc)
 
 // eventReplayScript: ARGV[6..] epoch, generation, after (seq), up to (seq; 0
 // on the first page), page bytes, max events. Returns {stream id, up to,
 // entry id, data, entry id, data, ...} with the events after "after" that
 // fit in a page, or false for an id not found.
-var eventReplayScript = redis.NewScript(luaEvents + `
+const eventReplaySrc = luaEvents + `
 if redis.call('HGET', ids, 'e') ~= ARGV[6] then return false end
 purge()
 local gen, after, upto = ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9])
@@ -441,10 +448,12 @@ for _, e in ipairs(redis.call('XRANGE', key('data', gen), int(after + 1) .. '-0'
   out[#out + 1] = e[2][2]
 end
 return out
-`)
+`
+
+var eventReplayScript = eventScript(eventReplaySrc)
 
 // eventDeleteScript: ARGV[6] stream id.
-var eventDeleteScript = redis.NewScript(luaEvents + `
+const eventDeleteSrc = luaEvents + `
 purge()
 local gen = redis.call('GET', key('name', ARGV[6]))
 if gen then
@@ -452,19 +461,40 @@ if gen then
   redis.call('PUBLISH', P .. 'ev:' .. ARGV[6], '')
 end
 return 1
-`)
+`
+
+var eventDeleteScript = eventScript(eventDeleteSrc)
 
 // eventStatsScript returns {streams, bytes}.
-var eventStatsScript = redis.NewScript(luaEvents + `
+const eventStatsSrc = luaEvents + `
 purge()
 return {redis.call('ZCARD', lru), num(redis.call('HGET', acct, 'total'))}
-`)
+`
+
+var eventStatsScript = eventScript(eventStatsSrc)
+
+// eventScripts are the scripts of an event store: for one node (or a
+// Sentinel's master), and for a cluster (where their appends publish with
+// SPUBLISH, see shardedScript).
+type eventScripts struct{ single, sharded *redis.Script }
+
+func eventScript(src string) eventScripts {
+	return eventScripts{redis.NewScript(src), shardedScript(src)}
+}
+
+// script returns sc for the store's client.
+func (s *EventStore) script(sc eventScripts) *redis.Script {
+	if clustered(s.c) {
+		return sc.sharded
+	}
+	return sc.single
+}
 
 func (s *EventStore) args(more ...any) []any {
 	// the scripts keep times as unsigned decimal numbers
 	now := max(s.opts.Clock.Now().UnixMilli(), 0)
 	return append([]any{
-		s.opts.Prefix, now, s.opts.TTL.Milliseconds(),
+		s.kp, now, s.opts.TTL.Milliseconds(),
 		(s.opts.TTL + time.Minute).Milliseconds(), purgePerCall,
 	}, more...)
 }
@@ -517,7 +547,7 @@ func (s *EventStore) append(ctx context.Context, streamID, once string, data []b
 	} else if !enforcesDeadlines(s.c) {
 		data = bytes.Clone(data) // the caller's, which a call past Timeout would go on reading (see within)
 	}
-	res, err := runScript(ctx, s.c, eventAppendScript, s.args(newEpoch(), streamID, data, flag(keep), size,
+	res, err := runScript(ctx, s.c, s.script(eventAppendScript), s.kp, s.args(newEpoch(), streamID, data, flag(keep), size,
 		s.opts.MaxEventsPerStream, s.opts.MaxStreams, s.opts.MaxBytes, s.opts.MaxBytesPerGroup,
 		s.opts.MaxBytesPerStream, s.opts.MaxKeysPerStream, once)...).Slice()
 	if err != nil {
@@ -595,7 +625,7 @@ type pageEvent struct {
 func (s *EventStore) page(ctx context.Context, epoch, gen string, after, upto uint64) (replayPage, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	res, err := runScript(ctx, s.c, eventReplayScript, s.args(epoch, gen, after, upto, s.opts.ReplayPageBytes, s.opts.MaxEventsPerStream)...).Slice()
+	res, err := runScript(ctx, s.c, s.script(eventReplayScript), s.kp, s.args(epoch, gen, after, upto, s.opts.ReplayPageBytes, s.opts.MaxEventsPerStream)...).Slice()
 	if errors.Is(err, redis.Nil) {
 		return replayPage{}, ports.ErrEventNotFound
 	}
@@ -629,7 +659,7 @@ func (s *EventStore) page(ctx context.Context, epoch, gen string, after, upto ui
 func (s *EventStore) DeleteStream(ctx context.Context, streamID string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	if err := runScript(ctx, s.c, eventDeleteScript, s.args(streamID)...).Err(); err != nil {
+	if err := runScript(ctx, s.c, s.script(eventDeleteScript), s.kp, s.args(streamID)...).Err(); err != nil {
 		return fmt.Errorf("hexmcp: mcpredis: deleting an event stream: %w", err)
 	}
 	return nil
@@ -653,7 +683,7 @@ func (s *EventStore) Bytes(ctx context.Context) (int64, error) {
 func (s *EventStore) stats(ctx context.Context) (streams, bytes int64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	res, err := runScript(ctx, s.c, eventStatsScript, s.args()...).Int64Slice()
+	res, err := runScript(ctx, s.c, s.script(eventStatsScript), s.kp, s.args()...).Int64Slice()
 	if err != nil {
 		return 0, 0, fmt.Errorf("hexmcp: mcpredis: reading the event store's size: %w", err)
 	}

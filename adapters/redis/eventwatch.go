@@ -91,9 +91,10 @@ func (h *watchHub) add(channel string) (<-chan struct{}, func()) {
 	if h.ps == nil {
 		// No I/O here: the connection is made by go-redis's receiving
 		// goroutine, and subscriptions by ours.
-		h.ps = h.c.Subscribe(context.Background())
+		h.ps = newPubSub(h.c, h.prefix)
 		h.done = make(chan struct{})
 		go h.run(h.ps.ChannelWithSubscriptions())
+		followLayout(h.c, h.done)
 	}
 	if h.n >= h.max {
 		h.overflow[w] = struct{}{}
@@ -174,7 +175,7 @@ func (h *watchHub) run(msgs <-chan any) {
 			case *redis.Subscription:
 				// Also sent when go-redis re-subscribes on a new
 				// connection: what was published meanwhile was lost.
-				if m.Kind == "subscribe" {
+				if m.Kind == confirmKind(h.c) {
 					h.wakeChannel(m.Channel)
 				}
 			}
@@ -224,7 +225,7 @@ func (h *watchHub) sync(subscribed map[string]bool, retry, again map[string]stru
 	if len(unsub) > 0 {
 		// go-redis forgets them even when the command fails; a channel
 		// left subscribed only brings messages nobody waits for.
-		_ = ps.Unsubscribe(ctx, unsub...)
+		_ = unsubscribe(ctx, h.c, ps, unsub...)
 		for _, ch := range unsub {
 			delete(subscribed, ch)
 			delete(retry, ch)
@@ -235,7 +236,7 @@ func (h *watchHub) sync(subscribed map[string]bool, retry, again map[string]stru
 		// subscribes on every new connection; a failure on the current
 		// one is retried, since a reconnection during the command would
 		// not know of them yet.
-		err := ps.Subscribe(ctx, sub...)
+		err := subscribe(ctx, h.c, ps, sub...)
 		for _, ch := range sub {
 			subscribed[ch] = true
 			if err != nil {

@@ -62,6 +62,7 @@ type SessionStoreOptions struct {
 type sessionStore struct {
 	c    redis.UniversalClient
 	opts SessionStoreOptions
+	kp   string // the key prefix (see keyPrefix)
 }
 
 var _ ports.SessionStore = (*sessionStore)(nil)
@@ -80,8 +81,20 @@ var _ ports.SessionStore = (*sessionStore)(nil)
 // [ports.ErrTooManySessions] or [ports.ErrTooManySessionsForClient]; it
 // does not evict live idle sessions as the in-memory store does. An Update
 // that makes a session larger (its subscriptions) past a byte budget is
-// refused the same way. The scripts name keys they compute, so the store
-// needs one Redis (or Valkey) node, not a cluster.
+// refused the same way.
+//
+// A Get (one per request of a session) is one HMGET of the session's
+// hash; it writes the session's activity (a script, a second round trip)
+// only when a tenth of its timeout (IdleTimeout, or PendingTimeout before
+// the client's notifications/initialized) has passed since it last did: a
+// session thus expires between 0.9 and 1 timeout after its last request,
+// by the store's Clock.
+//
+// On a Redis Cluster every key of the store begins with the hash tag
+// "{<Prefix>sess}" (see [Share]), so that the scripts, which compute the
+// keys they touch, run on the one node of that slot, and the bounds
+// above hold exactly, for every instance together; the store's load is
+// that node's (and its replica's).
 func NewSessionStore(c redis.UniversalClient, opts SessionStoreOptions) ports.SessionStore {
 	opts.Prefix = cmp.Or(opts.Prefix, defaultPrefix)
 	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, portlimits.DefaultSessionIdleTimeout)
@@ -101,7 +114,7 @@ func NewSessionStore(c redis.UniversalClient, opts SessionStoreOptions) ports.Se
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
 	}
-	return &sessionStore{c: c, opts: opts}
+	return &sessionStore{c: c, opts: opts, kp: keyPrefix(c, opts.Prefix, "sess")}
 }
 
 // luaCommon holds the functions every script uses. ARGV[1..4]: prefix,
@@ -193,19 +206,33 @@ count(peer, size)
 return 1
 `)
 
-// get: ARGV[5..] id, ttl. Returns {state, created, lastSeen} or nil.
+// get: ARGV[5..] id, ttl. Returns {state, created, peer} or nil (gone or
+// expired: then removed). It writes the activity of a live session (its
+// last-seen time, its key's TTL, its places in the sorted sets) only once
+// a tenth of its timeout has passed since it was last written (see
+// [NewSessionStore]). Get runs it only when its plain HMGET found the
+// session gone, expired or due for that write.
 var getScript = redis.NewScript(luaCommon + `
 local id, ttl = ARGV[5], ARGV[6]
-if expired(id) then
-  if redis.call('EXISTS', skey(id)) == 1 or redis.call('ZSCORE', all, id) then remove(id) end
+local f = redis.call('HMGET', skey(id), 's', 'c', 'p', 'l', 'r')
+if not f[4] then
+  if redis.call('ZSCORE', all, id) then remove(id) end
   return false
 end
-local f = redis.call('HMGET', skey(id), 's', 'c', 'p')
-redis.call('HSET', skey(id), 'l', now)
-redis.call('PEXPIRE', skey(id), ttl)
-redis.call('ZADD', all, now, id)
-if f[3] and f[3] ~= '' then redis.call('ZADD', prefix .. 'peer:' .. f[3], now, id) end
-return {f[1], f[2], tostring(now), f[3]}
+local lim = idle
+if f[5] == '0' then lim = pending end
+local age = now - tonumber(f[4])
+if age > lim then
+  remove(id)
+  return false
+end
+if age * 10 >= lim then
+  redis.call('HSET', skey(id), 'l', now)
+  redis.call('PEXPIRE', skey(id), ttl)
+  redis.call('ZADD', all, now, id)
+  if f[3] and f[3] ~= '' then redis.call('ZADD', pkey(f[3]), now, id) end
+end
+return {f[1], f[2], f[3]}
 `)
 
 // update: ARGV[5..] id, state, ready, ttl, size (without the Peer),
@@ -247,7 +274,7 @@ return 1
 `)
 
 func (s *sessionStore) args(now time.Time, more ...any) []any {
-	return append([]any{s.opts.Prefix, now.UnixMilli(), s.opts.IdleTimeout.Milliseconds(), s.opts.PendingTimeout.Milliseconds()}, more...)
+	return append([]any{s.kp, now.UnixMilli(), s.opts.IdleTimeout.Milliseconds(), s.opts.PendingTimeout.Milliseconds()}, more...)
 }
 
 func (s *sessionStore) ttl() int64 { return (s.opts.IdleTimeout + time.Minute).Milliseconds() }
@@ -306,7 +333,7 @@ func (s *sessionStore) Create(ctx context.Context, st ports.SessionState) error 
 	if err != nil {
 		return err
 	}
-	n, err := runScript(ctx, s.c, createScript, s.args(now, st.ID, enc, flag(st.Ready), st.Peer,
+	n, err := runScript(ctx, s.c, createScript, s.kp, s.args(now, st.ID, enc, flag(st.Ready), st.Peer,
 		created.UnixMilli(), s.ttl(), s.opts.MaxSessions, s.opts.MaxSessionsPerClient,
 		len(enc)+len(st.Peer)+sessionOverhead, budget(s.opts.MaxSessionBytes), budget(s.opts.MaxSessionBytesPerClient))...).Int64()
 	if err != nil {
@@ -326,28 +353,63 @@ func (s *sessionStore) Create(ctx context.Context, st ports.SessionState) error 
 	return nil
 }
 
-// Get returns a live session; it counts as activity.
+// Get returns a live session; it counts as activity, and its LastSeen is
+// now. It is one HMGET, and a script (a second round trip) only when the
+// session is gone or expired (the script removes it), or a tenth of its
+// timeout has passed since its activity was last written (see
+// [NewSessionStore]).
 func (s *sessionStore) Get(ctx context.Context, id string) (ports.SessionState, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	res, err := runScript(ctx, s.c, getScript, s.args(s.opts.Clock.Now(), id, s.ttl())...).StringSlice()
-	if errors.Is(err, redis.Nil) {
-		return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: %w", ports.ErrSessionNotFound)
-	}
+	now := s.opts.Clock.Now()
+	key := s.kp + "sess:" + id
+	f, err := within(ctx, s.c, func(ctx context.Context) ([]any, error) {
+		return s.c.HMGet(ctx, key, "s", "c", "p", "l", "r").Result()
+	})
 	if err != nil {
 		return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: reading a session: %w", err)
 	}
-	if len(res) != 4 {
-		return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: reading a session: %d fields", len(res))
+	res := make([]string, len(f))
+	for i, v := range f {
+		res[i], _ = v.(string)
+	}
+	if len(f) != 5 || f[3] == nil || !s.fresh(now, res[3], res[4]) {
+		// gone, expired or due for its activity to be written: the script
+		// decides again, atomically
+		res, err = runScript(ctx, s.c, getScript, s.kp, s.args(now, id, s.ttl())...).StringSlice()
+		if errors.Is(err, redis.Nil) {
+			return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: %w", ports.ErrSessionNotFound)
+		}
+		if err != nil {
+			return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: reading a session: %w", err)
+		}
+		if len(res) != 3 {
+			return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: reading a session: %d fields", len(res))
+		}
 	}
 	var st ports.SessionState
 	if err := json.Unmarshal([]byte(res[0]), &st); err != nil {
 		return ports.SessionState{}, fmt.Errorf("hexmcp: mcpredis: decoding a session: %w", err)
 	}
 	created, _ := strconv.ParseInt(res[1], 10, 64)
-	seen, _ := strconv.ParseInt(res[2], 10, 64)
-	st.ID, st.Created, st.LastSeen, st.Peer = id, time.UnixMilli(created).UTC(), time.UnixMilli(seen).UTC(), res[3]
+	st.ID, st.Created, st.LastSeen, st.Peer = id, time.UnixMilli(created).UTC(), now.Truncate(time.Millisecond).UTC(), res[2]
 	return st, nil
+}
+
+// fresh reports whether a session whose hash holds last (its "l") and
+// ready ("r") is live at now and its activity was written less than a
+// tenth of its timeout ago (see getScript).
+func (s *sessionStore) fresh(now time.Time, last, ready string) bool {
+	l, err := strconv.ParseInt(last, 10, 64)
+	if err != nil {
+		return false
+	}
+	lim := s.opts.IdleTimeout.Milliseconds()
+	if ready == "0" {
+		lim = s.opts.PendingTimeout.Milliseconds()
+	}
+	age := now.UnixMilli() - l
+	return age*10 < lim // a time ahead of this clock (another instance's): fresh
 }
 
 // Update replaces a live session's state (its Peer is kept); it counts as
@@ -360,7 +422,7 @@ func (s *sessionStore) Update(ctx context.Context, st ports.SessionState) error 
 	if err != nil {
 		return err
 	}
-	n, err := runScript(ctx, s.c, updateScript, s.args(s.opts.Clock.Now(), st.ID, enc, flag(st.Ready), s.ttl(),
+	n, err := runScript(ctx, s.c, updateScript, s.kp, s.args(s.opts.Clock.Now(), st.ID, enc, flag(st.Ready), s.ttl(),
 		len(enc)+sessionOverhead, budget(s.opts.MaxSessionBytes), budget(s.opts.MaxSessionBytesPerClient))...).Int64()
 	if err != nil {
 		return fmt.Errorf("hexmcp: mcpredis: updating a session: %w", err)
@@ -378,7 +440,7 @@ func (s *sessionStore) Update(ctx context.Context, st ports.SessionState) error 
 func (s *sessionStore) Delete(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	if err := runScript(ctx, s.c, deleteScript, s.args(s.opts.Clock.Now(), id)...).Err(); err != nil {
+	if err := runScript(ctx, s.c, deleteScript, s.kp, s.args(s.opts.Clock.Now(), id)...).Err(); err != nil {
 		return fmt.Errorf("hexmcp: mcpredis: deleting a session: %w", err)
 	}
 	return nil

@@ -68,6 +68,7 @@ type taskStore struct {
 	c    redis.UniversalClient
 	opts TaskStoreOptions
 	lim  portlimits.TaskLimits
+	kp   string // the key prefix (see keyPrefix)
 }
 
 var _ ports.TaskStore = (*taskStore)(nil)
@@ -88,8 +89,10 @@ var _ ports.TaskStore = (*taskStore)(nil)
 // (per client) and "<Prefix>tbytes:all". Every Create drops a few expired
 // tasks; at a limit, Create (or an Update that grows a task) first drops
 // the expired tasks of the client, then up to 1,000 of all, and then
-// refuses. The scripts name keys they compute, so the store needs one
-// Redis (or Valkey) node, not a cluster.
+// refuses. On a Redis Cluster (a [redis.ClusterClient]) the keys begin
+// with the hash tag "{<Prefix>tasks}" rather than Prefix, so that the
+// scripts, which compute the keys they touch, run on the one node of that
+// slot, and the bounds hold exactly.
 func NewTaskStore(c redis.UniversalClient, opts TaskStoreOptions) ports.TaskStore {
 	opts.Prefix = cmp.Or(opts.Prefix, defaultPrefix)
 	lim := portlimits.TaskLimits{MaxTasks: opts.MaxTasks, MaxTasksPerClient: opts.MaxTasksPerClient, MaxTaskBytes: opts.MaxTaskBytes,
@@ -99,7 +102,7 @@ func NewTaskStore(c redis.UniversalClient, opts TaskStoreOptions) ports.TaskStor
 	if opts.Clock == nil {
 		opts.Clock = ports.SystemClock{}
 	}
-	return &taskStore{c: c, opts: opts, lim: lim}
+	return &taskStore{c: c, opts: opts, lim: lim, kp: keyPrefix(c, opts.Prefix, "tasks")}
 }
 
 // luaTasks holds the functions every task script uses. ARGV[1..9]:
@@ -337,7 +340,7 @@ return 1
 `)
 
 func (s *taskStore) args(more ...any) []any {
-	return append([]any{s.opts.Prefix, s.opts.Clock.Now().UnixMilli(), s.lim.MaxTasks, s.lim.MaxTasksPerClient,
+	return append([]any{s.kp, s.opts.Clock.Now().UnixMilli(), s.lim.MaxTasks, s.lim.MaxTasksPerClient,
 		s.lim.MaxTaskBytes, s.lim.MaxBytesPerClient, s.lim.MaxBytes, portlimits.MinTaskBytes, taskCollectGrace.Milliseconds()}, more...)
 }
 
@@ -379,7 +382,7 @@ func decodeTask(f []any, owner string) ports.Task {
 func (s *taskStore) run(ctx context.Context, what string, sc *redis.Script, args []any) (string, []any, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	res, err := runScript(ctx, s.c, sc, args...).Slice()
+	res, err := runScript(ctx, s.c, sc, s.kp, args...).Slice()
 	if err != nil {
 		return "", nil, fmt.Errorf("hexmcp: mcpredis: %s: %w", what, err)
 	}
@@ -540,7 +543,7 @@ func (s *taskStore) List(ctx context.Context, owner, cursor string, limit int) (
 	limit = s.lim.Page(limit)
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	res, err := runScript(ctx, s.c, listTasksScript, s.args(owner, after, limit)...).Slice()
+	res, err := runScript(ctx, s.c, listTasksScript, s.kp, s.args(owner, after, limit)...).Slice()
 	if err != nil {
 		return nil, "", fmt.Errorf("hexmcp: mcpredis: listing tasks: %w", err)
 	}
@@ -558,7 +561,7 @@ func (s *taskStore) List(ctx context.Context, owner, cursor string, limit int) (
 func (s *taskStore) Delete(ctx context.Context, id, owner string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	if err := runScript(ctx, s.c, deleteTaskScript, s.args(id, owner)...).Err(); err != nil && !errors.Is(err, redis.Nil) {
+	if err := runScript(ctx, s.c, deleteTaskScript, s.kp, s.args(id, owner)...).Err(); err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("hexmcp: mcpredis: deleting a task: %w", err)
 	}
 	return nil

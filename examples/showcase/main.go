@@ -19,7 +19,9 @@
 // -redis redis://HOST:PORT/DB, instances share their sessions, SSE events,
 // requestState keys and notifications through that Redis (see
 // adapters/redis), and the tool toggleGreeting shows a tool list change
-// reaching the sessions of every instance.
+// reaching the sessions of every instance. With -redis-cluster
+// HOST:PORT,HOST:PORT,... (seed nodes) they share them through a Redis
+// Cluster instead.
 //
 // With -auth-issuer URL -auth-audience URL (and -auth-scopes a,b) it is an
 // OAuth 2.1 protected resource (adapters/oauth): /mcp, /sse, /message and
@@ -60,6 +62,7 @@ func main() {
 	addr := flag.String("addr", wiring.DefaultHTTPAddr, "address to listen on for http and ws (port 0 picks a free port)")
 	verbose := flag.Bool("v", false, "log fx events and debug records to standard error")
 	redisURL := flag.String("redis", "", "share sessions and requestState keys with other instances through this Redis (redis://127.0.0.1:6379/0; http and ws only)")
+	redisCluster := flag.String("redis-cluster", "", "share them through this Redis Cluster instead: seed nodes HOST:PORT,HOST:PORT,... (http and ws only)")
 	trusted := flag.String("trusted-proxy", "", "comma-separated CIDR prefixes of the reverse proxies in front of the server (127.0.0.1/32): their clients are counted by X-Forwarded-For, their connections are not bounded per address (http and ws only)")
 	authIssuer := flag.String("auth-issuer", "", "accept only OAuth 2.1 JWT access tokens of this authorization server on /mcp and /ws (https; http only on a loopback host); needs -auth-audience (http and ws only)")
 	authAudience := flag.String("auth-audience", "", "this server's resource URL, which tokens must name in aud and the metadata names as resource (https://mcp.example.com/mcp)")
@@ -138,13 +141,22 @@ func main() {
 	}
 
 	shared := fx.Options()
-	if *redisURL != "" {
-		ro, err := redis.ParseURL(*redisURL)
-		if err != nil || *transport == "stdio" {
-			fmt.Fprintf(os.Stderr, "showcase: -redis needs a redis:// URL and -transport http or ws (%v)\n", err)
+	if *redisURL != "" || *redisCluster != "" {
+		var rdb redis.UniversalClient
+		switch {
+		case *transport == "stdio" || *redisURL != "" && *redisCluster != "":
+			fmt.Fprintln(os.Stderr, "showcase: -redis or -redis-cluster (one of them) needs -transport http or ws")
 			os.Exit(2)
+		case *redisCluster != "":
+			rdb = redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(*redisCluster, ",")})
+		default:
+			ro, err := redis.ParseURL(*redisURL)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "showcase: -redis needs a redis:// URL (%v)\n", err)
+				os.Exit(2)
+			}
+			rdb = redis.NewClient(ro)
 		}
-		rdb := redis.NewClient(ro)
 		defer rdb.Close()
 		shared = fx.Options(wiring.Redis(rdb), fx.Invoke(func(s *hexmcp.Server) error {
 			return s.AddTools(tools.ClusterTools(s)...)

@@ -22,14 +22,21 @@ import (
 // Server is a running redis-server.
 type Server struct {
 	// Addr is its host:port on 127.0.0.1.
-	Addr string
-	cmd  *exec.Cmd
-	port int
-	dir  string
+	Addr  string
+	cmd   *exec.Cmd
+	port  int
+	dir   string
+	extra []string // more arguments of redis-server
 }
 
 // Start starts a redis-server for t and stops it when t ends.
 func Start(t testing.TB) *Server {
+	t.Helper()
+	return start(t)
+}
+
+// start starts a redis-server with the arguments extra too.
+func start(t testing.TB, extra ...string) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -38,7 +45,7 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skip("redis-server is not installed (apt-get install redis-server); CI runs this test")
 	}
-	s := &Server{dir: t.TempDir()}
+	s := &Server{dir: t.TempDir(), extra: extra}
 	for attempt := 0; attempt < 5; attempt++ {
 		if err = s.start(bin); err == nil {
 			break
@@ -58,8 +65,7 @@ func (s *Server) start(bin string) error {
 	}
 	s.port = port
 	s.Addr = "127.0.0.1:" + strconv.Itoa(port)
-	s.cmd = exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", s.dir, "--protected-mode", "yes")
+	s.cmd = exec.Command(bin, s.args()...)
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}
@@ -73,6 +79,12 @@ func (s *Server) start(bin string) error {
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
 	return fmt.Errorf("redis-server on %s did not answer PING", s.Addr)
+}
+
+// args are the arguments of the server's redis-server.
+func (s *Server) args() []string {
+	return append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dir, "--protected-mode", "yes"}, s.extra...)
 }
 
 // ping sends PING over RESP and expects +PONG.
@@ -111,8 +123,7 @@ func (s *Server) Restart(t testing.TB) {
 	t.Helper()
 	s.Stop()
 	bin, _ := exec.LookPath("redis-server")
-	s.cmd = exec.Command(bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", s.dir, "--protected-mode", "yes")
+	s.cmd = exec.Command(bin, s.args()...)
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

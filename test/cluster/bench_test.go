@@ -61,9 +61,9 @@ func BenchmarkCluster(b *testing.B) {
 				if counted == nil {
 					var rc redisCount
 					if era == revHandshake {
-						_, rc, _ = sessionRedisCost(b, tg.redis.Addr, tg.url, roundTripCalls)
+						_, rc, _ = sessionRedisCost(b, []string{tg.redis.Addr}, tg.url, roundTripCalls)
 					} else {
-						rc = statelessRedisCost(b, tg.redis.Addr, tg.url, roundTripCalls)
+						rc = statelessRedisCost(b, []string{tg.redis.Addr}, tg.url, roundTripCalls)
 					}
 					counted = &rc
 				}

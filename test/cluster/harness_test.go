@@ -343,6 +343,10 @@ type clusterOptions struct {
 	// It also gives the in-process proxy fresh connections (see
 	// startGoProxy).
 	healthChecks bool
+	// redisCluster puts the instances on a Redis Cluster
+	// (redistest.StartCluster: three masters, three replicas) rather than
+	// one redis-server, with -redis-cluster.
+	redisCluster bool
 	// freshUpstream gives the in-process proxy a connection per request
 	// (see startGoProxy), for scenarios whose clients cancel requests.
 	freshUpstream bool
@@ -350,8 +354,11 @@ type clusterOptions struct {
 
 // Cluster is a running set of instances and the proxies in front of them.
 type Cluster struct {
-	// Redis is the redis-server the instances share (nil with memory).
+	// Redis is the redis-server the instances share (nil with memory or
+	// redisCluster).
 	Redis *redistest.Server
+	// RedisCluster is the Redis Cluster they share (redisCluster).
+	RedisCluster *redistest.Cluster
 	// Instances are the showcase processes, i0 first.
 	Instances []*Instance
 	// Go is the in-process round-robin reverse proxy.
@@ -372,12 +379,16 @@ func startCluster(tb testing.TB, o clusterOptions) *Cluster {
 	}
 	c := &Cluster{}
 	redisAddr := ""
-	if !o.memory {
+	var extra []string
+	switch {
+	case o.redisCluster:
+		c.RedisCluster = redistest.StartCluster(tb)
+		extra = append(extra, "-redis-cluster", strings.Join(c.RedisCluster.Addrs, ","))
+	case !o.memory:
 		c.Redis = redistest.Start(tb)
 		redisAddr = c.Redis.Addr
 	}
 	showcaseBinary(tb) // build before starting anything
-	var extra []string
 	if o.trustedProxy {
 		extra = append(extra, "-trusted-proxy", trustedProxies)
 	}
@@ -396,6 +407,16 @@ func startCluster(tb testing.TB, o clusterOptions) *Cluster {
 		}
 	})
 	return c
+}
+
+// redisAddrs returns the redis-server the instances share, or the masters
+// of their Redis Cluster.
+func (c *Cluster) redisAddrs(tb testing.TB) []string {
+	tb.Helper()
+	if c.RedisCluster != nil {
+		return c.RedisCluster.Masters(tb)
+	}
+	return []string{c.Redis.Addr}
 }
 
 // Kill kills the instance in (Instance.Kill) and takes it out of the
