@@ -84,23 +84,26 @@ func (c *wsConn) Read(context.Context) ([]byte, error) {
 	}
 }
 
+// Write sends msg as a text frame; a write the server does not take
+// before ctx ends is left to finish in the background (or to fail when
+// the connection closes), and the next Write waits for it.
 func (c *wsConn) Write(ctx context.Context, msg []byte) error {
 	select {
 	case c.wsem <- struct{}{}:
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
-	defer func() { <-c.wsem }()
-	// A deadline makes a write the server does not take return: the
-	// connection is then broken, as WebSocket writes cannot be resumed.
-	dl, ok := ctx.Deadline()
-	if !ok {
-		dl = time.Time{}
+	done := make(chan error, 1)
+	go func() {
+		defer func() { <-c.wsem }()
+		done <- c.ws.WriteMessage(gws.TextMessage, msg)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
-	_ = c.ws.SetWriteDeadline(dl)
-	stop := context.AfterFunc(ctx, func() { _ = c.ws.SetWriteDeadline(time.Unix(1, 0)) })
-	defer stop()
-	return c.ws.WriteMessage(gws.TextMessage, msg)
 }
 
 func (c *wsConn) Close() error {

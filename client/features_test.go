@@ -1,0 +1,206 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hexmcp/hexmcp"
+	"github.com/hexmcp/hexmcp/client"
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// A server that does not serve the stateless era is spoken to with
+// initialize, and the client takes the older revision it offers.
+func TestFallsBackToInitialize(t *testing.T) {
+	for _, tc := range []struct {
+		disabled []domain.Revision
+		want     domain.Revision
+	}{
+		{[]domain.Revision{domain.Revision20260728}, domain.Revision20251125},
+		{[]domain.Revision{domain.Revision20260728, domain.Revision20251125}, domain.Revision20250618},
+	} {
+		srv := testServer(t, nil, func(o *hexmcp.Options) { o.Policy = domain.RevisionPolicy{Disabled: tc.disabled} })
+		for _, tr := range transports {
+			t.Run(fmt.Sprintf("%s/%s", tr.name, tc.want), func(t *testing.T) {
+				s := connect(t, client.New(client.Options{}), tr.dial(t, srv))
+				if s.Revision() != tc.want || s.Features().Era != domain.EraHandshake {
+					t.Fatalf("session speaks %s, want %s", s.Revision(), tc.want)
+				}
+				res, err := s.CallTool(t.Context(), "add", AddInput{A: 1, B: 2})
+				if err != nil || res.Text() != "3" {
+					t.Fatalf("add = %+v, %v", res, err)
+				}
+				if s.ServerInfo().Name == "" {
+					t.Errorf("no server info")
+				}
+			})
+		}
+	}
+	// A pinned revision the server refuses fails the connection.
+	srv := testServer(t, nil, func(o *hexmcp.Options) {
+		o.Policy = domain.RevisionPolicy{Disabled: []domain.Revision{domain.Revision20260728, domain.Revision20241105}}
+	})
+	for _, rev := range []domain.Revision{domain.Revision20260728, domain.Revision20241105} {
+		for _, tr := range transports {
+			t.Run(fmt.Sprintf("pinned/%s/%s", tr.name, rev), func(t *testing.T) {
+				s, err := client.New(client.Options{Revision: rev}).Connect(t.Context(), tr.dial(t, srv))
+				if err == nil {
+					s.Close()
+					t.Fatalf("connected at %s to a server that refuses it", s.Revision())
+				}
+			})
+		}
+	}
+}
+
+// A call whose context ends is cancelled on the server, in both eras.
+func TestCancellation(t *testing.T) {
+	g := newGate()
+	srv := testServer(t, g)
+	forEach(t, srv, client.Options{}, func(t *testing.T, s *client.Session) {
+		ctx, cancel := context.WithCancelCause(t.Context())
+		errc := make(chan error, 1)
+		go func() {
+			_, err := s.CallTool(ctx, "slow", nil)
+			errc <- err
+		}()
+		<-g.started
+		stop := errors.New("the user gave up")
+		cancel(stop)
+		if err := <-errc; !errors.Is(err, stop) {
+			t.Fatalf("cancelled call: %v, want the cause", err)
+		}
+		<-g.cancelled // the server's handler saw its context end
+		// The session goes on.
+		if res, err := s.CallTool(t.Context(), "add", AddInput{A: 1, B: 1}); err != nil || res.Text() != "2" {
+			t.Fatalf("add after a cancellation = %+v, %v", res, err)
+		}
+	})
+}
+
+func TestProgress(t *testing.T) {
+	srv := testServer(t, nil)
+	forEach(t, srv, client.Options{}, func(t *testing.T, s *client.Session) {
+		var got []string
+		ctx := client.WithProgress(t.Context(), func(p client.Progress) {
+			got = append(got, fmt.Sprintf("%g/%g %s", p.Progress, p.Total, p.Message))
+		})
+		res, err := s.CallTool(ctx, "count", nil)
+		if err != nil || res.Text() != "counted" {
+			t.Fatalf("count = %+v, %v", res, err)
+		}
+		if want := "1/3 step 1,2/3 step 2,3/3 step 3"; strings.Join(got, ",") != want {
+			t.Fatalf("progress = %q, want %q", got, want)
+		}
+		// Without WithProgress, no token and no callback.
+		if _, err := s.CallTool(t.Context(), "count", nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestLogging(t *testing.T) {
+	srv := testServer(t, nil)
+	var mu sync.Mutex
+	var got []string
+	opts := client.Options{
+		LogLevel: domain.LogInfo,
+		Logging: func(m client.LogMessage) {
+			mu.Lock()
+			got = append(got, fmt.Sprintf("%s %s %s", m.Level, m.Logger, m.Data))
+			mu.Unlock()
+		},
+	}
+	forEach(t, srv, opts, func(t *testing.T, s *client.Session) {
+		mu.Lock()
+		got = nil
+		mu.Unlock()
+		if _, err := s.CallTool(t.Context(), "log", nil); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if want := `warning work "careful"`; strings.Join(got, ",") != want {
+			t.Fatalf("log = %q, want %q (info and above)", got, want)
+		}
+	})
+}
+
+// notifications/tools/list_changed reaches the callback on a connection
+// (the GET stream of Streamable HTTP and subscriptions/listen are not in
+// the client yet).
+func TestToolListChanged(t *testing.T) {
+	srv := testServer(t, nil)
+	for _, tr := range transports {
+		if tr.name == "http" {
+			continue
+		}
+		t.Run(tr.name, func(t *testing.T) {
+			changed := make(chan struct{}, 10)
+			var names []string
+			s := connect(t, client.New(client.Options{
+				Revision:        domain.Revision20251125,
+				ToolListChanged: func() { changed <- struct{}{} },
+				Notification:    func(n client.Notification) { names = append(names, n.Method) },
+			}), tr.dial(t, srv))
+			if _, err := client.Collect(s.ListTools(t.Context())); err != nil {
+				t.Fatal(err)
+			}
+			name := "extra_" + tr.name
+			if err := srv.AddTool(hexmcp.Func(add, hexmcp.WithName(name))); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { srv.RemoveTool(name) })
+			<-changed
+			tools, err := client.Collect(s.ListTools(t.Context()))
+			if err != nil || !containsTool(tools, name) {
+				t.Fatalf("after the change: %v %v", tools, err)
+			}
+		})
+	}
+}
+
+func containsTool(ts []client.Tool, name string) bool {
+	for _, t := range ts {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// A handler's error: the client's answer in the handshake era; the call's
+// error in the stateless era.
+func TestHandlerErrors(t *testing.T) {
+	srv := testServer(t, nil)
+	boom := errors.New("boom")
+	opts := client.Options{Sampling: func(context.Context, domain.CreateMessageParams) (*domain.CreateMessageResult, error) {
+		return nil, boom
+	}}
+	forEach(t, srv, opts, func(t *testing.T, s *client.Session) {
+		_, err := s.CallTool(t.Context(), "ask_twice", nil)
+		if s.Features().Era == domain.EraStateless {
+			if !errors.Is(err, boom) {
+				t.Fatalf("stateless: %v, want the handler's error", err)
+			}
+			return
+		}
+		var rpcErr *client.RPCError
+		if !errors.As(err, &rpcErr) || rpcErr.Code != client.CodeInternalError {
+			t.Fatalf("handshake: %v", err)
+		}
+	})
+	// No handler: the server refuses to ask (-32021) or the client says it
+	// has none.
+	forEach(t, srv, client.Options{}, func(t *testing.T, s *client.Session) {
+		_, err := s.CallTool(t.Context(), "ask_twice", nil)
+		var rpcErr *client.RPCError
+		if !errors.As(err, &rpcErr) {
+			t.Fatalf("without a Sampling handler: %v", err)
+		}
+	})
+}
