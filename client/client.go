@@ -224,8 +224,8 @@ func (s *Session) open(ctx context.Context) error {
 			return fmt.Errorf("client: server/discover: %w", err)
 		}
 	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("client: server/discover: %w", err)
+	if ctx.Err() != nil || errors.Is(err, ErrClosed) {
+		return err
 	}
 	// A server of the handshake era: whatever it answered (or its silence).
 	return s.initialize(ctx, newestHandshake, false)
@@ -280,7 +280,7 @@ func (s *Session) initialize(ctx context.Context, rev domain.Revision, pinned bo
 		"clientInfo":      s.c.opts.ClientInfo,
 	})
 	if err != nil {
-		return fmt.Errorf("client: initialize: %w", err)
+		return err
 	}
 	var res struct {
 		ProtocolVersion domain.Revision       `json:"protocolVersion"`
@@ -304,7 +304,7 @@ func (s *Session) initialize(ctx context.Context, rev domain.Revision, pinned bo
 	}
 	if lv := s.c.opts.LogLevel; lv != "" && s.hasCapability("logging") {
 		if _, err := s.roundTrip(ctx, "logging/setLevel", map[string]any{"level": lv}); err != nil {
-			return fmt.Errorf("client: logging/setLevel: %w", err)
+			return err
 		}
 	}
 	return nil

@@ -311,7 +311,7 @@ func outcome(method string, r reply) (json.RawMessage, error) {
 		return nil, fmt.Errorf("client: %s: %w", method, r.err)
 	}
 	if r.m.Error != nil {
-		return nil, r.m.Error
+		return nil, fmt.Errorf("client: %s: %w", method, r.m.Error)
 	}
 	if len(r.m.Result) == 0 || string(r.m.Result) == "null" {
 		return nil, fmt.Errorf("client: the server answered %s with neither a result nor an error", method)
