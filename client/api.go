@@ -131,6 +131,13 @@ func (s *Session) CallTool(ctx context.Context, name string, args any) (*CallToo
 		params["arguments"] = json.RawMessage(b)
 	}
 	raw, err := s.request(ctx, "tools/call", params)
+	if err != nil && s.mayNeedSchema(name, err) {
+		// The tool may mirror arguments into Mcp-Param headers that only
+		// its input schema names: learn it, and call once more.
+		if _, lerr := Collect(s.ListTools(ctx)); lerr == nil && s.toolSchema(name) != nil {
+			raw, err = s.request(ctx, "tools/call", params)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -268,4 +275,12 @@ func (s *Session) Call(ctx context.Context, method string, params, result any) e
 		return fmt.Errorf("client: decoding the result of %s: %w", method, err)
 	}
 	return nil
+}
+
+// mayNeedSchema reports whether err is the HeaderMismatch of a stateless
+// HTTP call to a tool whose input schema the session does not know.
+func (s *Session) mayNeedSchema(name string, err error) bool {
+	var re *RPCError
+	return s.hc != nil && s.Features().Era == domain.EraStateless && s.toolSchema(name) == nil &&
+		errors.As(err, &re) && re.Code == CodeHeaderMismatch
 }

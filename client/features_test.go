@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -203,4 +204,34 @@ func TestHandlerErrors(t *testing.T) {
 			t.Fatalf("without a Sampling handler: %v", err)
 		}
 	})
+}
+
+// Over HTTP at 2026-07-28 the client mirrors the arguments a tool marks
+// with x-mcp-header into Mcp-Param headers, learning the tool's schema
+// when the server asks for headers it did not send.
+func TestHTTPMirrorsHeaderArguments(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{
+		"region":{"type":"string","x-mcp-header":"Region"},
+		"count":{"type":"integer","x-mcp-header":"Count"},
+		"where":{"type":"object","properties":{"zone":{"type":"string","x-mcp-header":"Zone"}}},
+		"query":{"type":"string"}}}`)
+	tool := hexmcp.NewRawTool("sql", schema, func(ctx context.Context, args json.RawMessage) (any, error) {
+		h := hexmcp.RequestFrom(ctx).Transport().Header
+		return fmt.Sprintf("%v|%v|%v", h["Mcp-Param-Region"], h["Mcp-Param-Count"], h["Mcp-Param-Zone"]), nil
+	})
+	srv := testServer(t, nil, func(o *hexmcp.Options) { o.Tools = append(o.Tools, tool) })
+	s := connect(t, client.New(client.Options{Revision: domain.Revision20260728}), httpTransport(t, srv))
+	for _, tc := range []struct {
+		args any
+		want string
+	}{
+		{map[string]any{"region": "eu-west", "count": 42, "where": map[string]any{"zone": "a b"}, "query": "select"}, "[eu-west]|[42]|[a b]"},
+		{map[string]any{"region": "Zürich"}, "[=?base64?WsO8cmljaA==?=]|[]|[]"},
+		{nil, "[]|[]|[]"},
+	} {
+		res, err := s.CallTool(t.Context(), "sql", tc.args)
+		if err != nil || res.Text() != tc.want {
+			t.Errorf("args %v: %+v, %v; want %q", tc.args, res, err, tc.want)
+		}
+	}
 }

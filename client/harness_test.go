@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hexmcp/hexmcp"
@@ -140,7 +139,6 @@ type CityInput struct {
 type gate struct {
 	started   chan struct{}
 	cancelled chan struct{}
-	once      sync.Once
 }
 
 func newGate() *gate { return &gate{started: make(chan struct{}, 100), cancelled: make(chan struct{}, 100)} }
