@@ -235,3 +235,59 @@ func TestHTTPMirrorsHeaderArguments(t *testing.T) {
 		}
 	}
 }
+
+// URL-mode elicitation (2025-11-25 on) and completion/complete.
+func TestURLElicitationAndComplete(t *testing.T) {
+	visit := hexmcp.NewTool(func(ctx context.Context, rc *hexmcp.RequestContext) (string, error) {
+		res, err := rc.Elicit(ctx, "consent", domain.ElicitURL("Sign in", "https://example.com/consent", "e1"))
+		if err != nil {
+			return "", err
+		}
+		return string(res.Action), nil
+	}, hexmcp.WithName("visit"))
+	colors := func(_ context.Context, value string, _ map[string]string) ([]string, error) {
+		var out []string
+		for _, c := range []string{"red", "green", "grey"} {
+			if strings.HasPrefix(c, value) {
+				out = append(out, c)
+			}
+		}
+		return out, nil
+	}
+	paint := hexmcp.NewPrompt("paint", func(ctx context.Context, args map[string]string) (*domain.GetPromptResult, error) {
+		return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text("paint it " + args["color"]))}}, nil
+	}, hexmcp.WithArgument(domain.PromptArgument{Name: "color"}, colors))
+	srv := testServer(t, nil, func(o *hexmcp.Options) {
+		o.Tools = append(o.Tools, visit)
+		o.Prompts = append(o.Prompts, paint)
+	})
+	var urls []string
+	var mu sync.Mutex
+	opts := client.Options{
+		ElicitURL: true,
+		Elicitation: func(_ context.Context, p domain.ElicitParams) (*domain.ElicitResult, error) {
+			mu.Lock()
+			urls = append(urls, p.URL)
+			mu.Unlock()
+			if p.Mode != domain.ElicitModeURL || p.ElicitationID != "e1" {
+				return nil, fmt.Errorf("unexpected %+v", p)
+			}
+			return &domain.ElicitResult{Action: domain.ElicitAccept}, nil
+		},
+	}
+	forEach(t, srv, opts, func(t *testing.T, s *client.Session) {
+		if s.Features().ElicitationURL {
+			res, err := s.CallTool(t.Context(), "visit", nil)
+			if err != nil || res.Text() != "accept" {
+				t.Errorf("visit = %+v, %v", res, err)
+			}
+		}
+		c, err := s.Complete(t.Context(), client.CompleteRef{Type: "ref/prompt", Name: "paint"}, "color", "gr", nil)
+		if err != nil || strings.Join(c.Values, ",") != "green,grey" {
+			t.Errorf("complete = %+v, %v", c, err)
+		}
+	})
+	if len(urls) != 3*len(transports) { // 2025-11-25, 2026-07-28, and auto (2026-07-28)
+		t.Errorf("the URL handler ran %d times: %v", len(urls), urls)
+	}
+}

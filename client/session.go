@@ -321,10 +321,12 @@ func outcome(method string, r reply) (json.RawMessage, error) {
 
 // cancelRequest tells the server the client no longer waits for request
 // id (notifications/cancelled), unless closing the request's HTTP stream
-// says it (the stateless era) or the request is initialize.
+// says it (the stateless era), or the request is initialize or the
+// server/discover probe (a server of the handshake era expects nothing
+// before initialize).
 func (s *Session) cancelRequest(method, id string, ctx context.Context) {
 	era, _, _ := s.eraRev()
-	if method == "initialize" || (s.hc != nil && era == domain.EraStateless) {
+	if method == "initialize" || method == "server/discover" || (s.hc != nil && era == domain.EraStateless) {
 		return
 	}
 	reason := "the client stopped waiting"
