@@ -98,6 +98,7 @@ type httpConn struct {
 	rev     domain.Revision
 	session string
 	schemas func(string) json.RawMessage
+	closed  bool // no stream is read after Close
 
 	closeOnce sync.Once
 	closeErr  error
@@ -183,11 +184,21 @@ func (c *httpConn) Write(ctx context.Context, msg []byte) error {
 		if isRequest {
 			id = idKey(h.ID)
 		}
-		c.wg.Go(func() {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			done()
+			resp.Body.Close()
+			return io.ErrClosedPipe
+		}
+		c.wg.Add(1) // before Close's Wait, under mu
+		c.mu.Unlock()
+		go func() {
+			defer c.wg.Done()
 			defer done()
 			defer resp.Body.Close()
 			c.stream(resp.Body, id)
-		})
+		}()
 		return nil
 	case ok && ct == "application/json":
 		defer done()
@@ -320,6 +331,9 @@ func (c *httpConn) setHeaders(hd http.Header, h *head) {
 // the session with DELETE.
 func (c *httpConn) Close() error {
 	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
 		c.stop()
 		c.wg.Wait()
 		c.mu.Lock()
