@@ -291,3 +291,38 @@ func TestURLElicitationAndComplete(t *testing.T) {
 		t.Errorf("the URL handler ran %d times: %v", len(urls), urls)
 	}
 }
+
+// The server's question is cancelled when the client gives up the call
+// it belongs to: over HTTP the server's cancellation would come on the
+// call's stream, which the client no longer reads, so the client cancels
+// the handler itself.
+func TestCancellationReachesTheHandler(t *testing.T) {
+	srv := testServer(t, nil)
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			started := make(chan struct{}, 1)
+			ended := make(chan error, 1)
+			s := connect(t, client.New(client.Options{Revision: domain.Revision20251125,
+				Sampling: func(ctx context.Context, _ domain.CreateMessageParams) (*domain.CreateMessageResult, error) {
+					started <- struct{}{}
+					<-ctx.Done()
+					ended <- ctx.Err()
+					return nil, ctx.Err()
+				}}), tr.dial(t, srv))
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan error, 1)
+			go func() {
+				_, err := s.CallTool(ctx, "ask_twice", nil)
+				done <- err
+			}()
+			<-started
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("CallTool = %v, want context.Canceled", err)
+			}
+			if err := <-ended; !errors.Is(err, context.Canceled) {
+				t.Fatalf("the handler's context: %v", err)
+			}
+		})
+	}
+}

@@ -248,6 +248,7 @@ func responseError(b []byte, id json.RawMessage, status int) *RPCError {
 // before that response fails the request.
 func (c *httpConn) stream(body io.Reader, id string) {
 	r := sseReader{br: bufio.NewReaderSize(body, 32<<10), max: c.max}
+	var asked []string // the server's requests on the stream
 	for {
 		data, err := r.next()
 		if err != nil {
@@ -255,13 +256,20 @@ func (c *httpConn) stream(body io.Reader, id string) {
 				if errors.Is(err, io.EOF) {
 					err = io.ErrUnexpectedEOF
 				}
-				c.put(inItem{fail: &streamFailure{id: id, err: fmt.Errorf("the response stream ended before the response: %w", err)}})
+				// The server's requests on the stream belong to the call: the
+				// server's cancellations of them would come on this stream,
+				// which nobody reads any more.
+				c.put(inItem{fail: &streamFailure{id: id, abandon: asked,
+					err: fmt.Errorf("the response stream ended before the response: %w", err)}})
 			}
 			return
 		}
 		var m message
 		if json.Unmarshal(data, &m) != nil {
 			continue
+		}
+		if m.isRequest() {
+			asked = append(asked, idKey(m.ID))
 		}
 		if id != "" && m.Method == "" && idKey(m.ID) == id {
 			if m.Error != nil {

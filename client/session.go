@@ -69,6 +69,9 @@ type httpHooks interface {
 type streamFailure struct {
 	id  string
 	err error
+	// abandon names the server's requests that came with the call: their
+	// handlers are cancelled, as no cancellation of them can come.
+	abandon []string
 }
 
 func (f *streamFailure) Error() string { return f.err.Error() }
@@ -196,6 +199,9 @@ func (s *Session) readLoop() {
 			var sf *streamFailure
 			if errors.As(err, &sf) {
 				s.deliver(sf.id, reply{err: sf.err})
+				for _, q := range sf.abandon {
+					s.cancelHandler(q)
+				}
 				continue
 			}
 			s.mu.Lock()
@@ -529,17 +535,23 @@ func (s *Session) handleNotification(m *message) {
 			RequestID json.RawMessage `json:"requestId"`
 		}
 		if json.Unmarshal(m.Params, &p) == nil {
-			s.mu.Lock()
-			cancel, ok := s.handling[idKey(p.RequestID)]
-			delete(s.handling, idKey(p.RequestID))
-			s.mu.Unlock()
-			if ok {
-				cancel()
-			}
+			s.cancelHandler(idKey(p.RequestID))
 		}
 	}
 	if o.Notification != nil {
 		o.Notification(Notification{Method: m.Method, Params: m.Params})
+	}
+}
+
+// cancelHandler cancels the handler of the server's request id, which is
+// answered no more.
+func (s *Session) cancelHandler(id string) {
+	s.mu.Lock()
+	cancel, ok := s.handling[id]
+	delete(s.handling, id)
+	s.mu.Unlock()
+	if ok {
+		cancel()
 	}
 }
 
