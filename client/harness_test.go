@@ -141,7 +141,9 @@ type gate struct {
 	cancelled chan struct{}
 }
 
-func newGate() *gate { return &gate{started: make(chan struct{}, 100), cancelled: make(chan struct{}, 100)} }
+func newGate() *gate {
+	return &gate{started: make(chan struct{}, 100), cancelled: make(chan struct{}, 100)}
+}
 
 // testServer is a server with a tool of every kind the tests call.
 func testServer(t *testing.T, g *gate, opts ...func(*hexmcp.Options)) *hexmcp.Server {
