@@ -168,9 +168,9 @@ func (s *Session) hasCapability(name string) bool {
 }
 
 // Close ends the session: the handlers still answering the server are
-// cancelled, the calls still waiting fail with [ErrClosed], and the
-// connection is closed (an HTTP session is deleted, a server process
-// ended). It is safe to call more than once.
+// cancelled (Close waits for them to return), the calls still waiting
+// fail with [ErrClosed], and the connection is closed (an HTTP session is
+// deleted, a server process ended). It is safe to call more than once.
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
 		s.stop()
