@@ -90,6 +90,9 @@ type Options struct {
 	ToolListChanged     func()
 	PromptListChanged   func()
 	ResourceListChanged func()
+	// ResourceUpdated is called on notifications/resources/updated, with
+	// the resource's URI (see [Session.Subscribe]).
+	ResourceUpdated func(uri string)
 	// Notification receives every notification of the server, after the
 	// callbacks above.
 	Notification func(Notification)

@@ -326,3 +326,55 @@ func TestCancellationReachesTheHandler(t *testing.T) {
 		})
 	}
 }
+
+// subscriptions/listen (2026-07-28): list changes and resource updates
+// reach the callbacks once the server has acknowledged the stream.
+func TestSubscribe(t *testing.T) {
+	srv := testServer(t, nil)
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			changed := make(chan struct{}, 10)
+			updated := make(chan string, 10)
+			s := connect(t, client.New(client.Options{
+				ToolListChanged: func() { changed <- struct{}{} },
+				ResourceUpdated: func(uri string) { updated <- uri },
+			}), tr.dial(t, srv))
+			sub, err := s.Subscribe(t.Context(), client.Subscriptions{ToolsListChanged: true, ResourceSubscriptions: []string{"file:///readme.txt"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sub.Acknowledged.ToolsListChanged {
+				t.Errorf("acknowledged %+v", sub.Acknowledged)
+			}
+			name := "extra_" + tr.name
+			if err := srv.AddTool(hexmcp.Func(add, hexmcp.WithName(name))); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { srv.RemoveTool(name) })
+			<-changed
+			if len(sub.Acknowledged.ResourceSubscriptions) == 1 {
+				srv.NotifyResourceUpdated("file:///readme.txt")
+				if uri := <-updated; uri != "file:///readme.txt" {
+					t.Errorf("updated %q", uri)
+				}
+			} else {
+				t.Errorf("resource subscriptions acknowledged: %+v", sub.Acknowledged)
+			}
+			if err := sub.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := sub.Wait(); err != nil {
+				t.Errorf("wait after close: %v", err)
+			}
+			// The session goes on.
+			if _, err := s.CallTool(t.Context(), "add", AddInput{A: 1, B: 2}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	// Not in the handshake era.
+	s := connect(t, client.New(client.Options{Revision: domain.Revision20251125}), pipeTransport(t, srv))
+	if _, err := s.Subscribe(t.Context(), client.Subscriptions{ToolsListChanged: true}); err == nil {
+		t.Error("subscribed in the handshake era")
+	}
+}

@@ -33,6 +33,7 @@ type Session struct {
 	progress     map[string]func(Progress)     // by the token's JSON
 	handling     map[string]context.CancelFunc // the server's requests, by id
 	toolSchemas  map[string]json.RawMessage    // input schemas, by tool name
+	acks         map[string]chan Subscriptions // subscriptions/listen waiting for their acknowledgment, by id
 	readErr      error
 
 	ids      atomic.Int64
@@ -84,6 +85,7 @@ func newSession(c *Client, conn Conn) *Session {
 		progress:    map[string]func(Progress){},
 		handling:    map[string]context.CancelFunc{},
 		toolSchemas: map[string]json.RawMessage{},
+		acks:        map[string]chan Subscriptions{},
 		hsem:        make(chan struct{}, maxHandlers),
 		base:        base, stop: stop,
 		readDone: make(chan struct{}),
@@ -263,7 +265,14 @@ func (s *Session) closedErr(method string) error {
 // roundTrip sends one request and returns its result, or an error: an
 // *RPCError when the server answered one.
 func (s *Session) roundTrip(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
-	id := strconv.FormatInt(s.ids.Add(1), 10)
+	return s.roundTripID(ctx, s.newID(), method, params)
+}
+
+// newID returns a new request id.
+func (s *Session) newID() string { return strconv.FormatInt(s.ids.Add(1), 10) }
+
+// roundTripID is roundTrip with the request's id chosen.
+func (s *Session) roundTripID(ctx context.Context, id, method string, params map[string]any) (json.RawMessage, error) {
 	body, err := encodeRequest(json.RawMessage(id), method, params)
 	if err != nil {
 		return nil, err
@@ -529,6 +538,29 @@ func (s *Session) handleNotification(m *message) {
 	case "notifications/resources/list_changed":
 		if o.ResourceListChanged != nil {
 			o.ResourceListChanged()
+		}
+	case "notifications/resources/updated":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if o.ResourceUpdated != nil && json.Unmarshal(m.Params, &p) == nil {
+			o.ResourceUpdated(p.URI)
+		}
+	case "notifications/subscriptions/acknowledged":
+		var p struct {
+			Meta struct {
+				ID json.RawMessage `json:"io.modelcontextprotocol/subscriptionId"`
+			} `json:"_meta"`
+			Notifications Subscriptions `json:"notifications"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil {
+			s.mu.Lock()
+			ch, ok := s.acks[idKey(p.Meta.ID)]
+			delete(s.acks, idKey(p.Meta.ID))
+			s.mu.Unlock()
+			if ok {
+				ch <- p.Notifications // buffered
+			}
 		}
 	case "notifications/cancelled":
 		var p struct {
