@@ -1,13 +1,16 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"sync"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 // Collect gathers the values of a list ([Session.ListTools], ...) into a
@@ -29,9 +32,16 @@ func Collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
 func (s *Session) ListTools(ctx context.Context) iter.Seq2[Tool, error] {
 	return func(yield func(Tool, error) bool) {
 		for t, err := range pages[Tool](ctx, s, "tools/list", "tools") {
-			if err == nil && len(t.InputSchema) > 0 {
+			if err == nil {
 				s.mu.Lock()
-				s.toolSchemas[t.Name] = t.InputSchema
+				if len(t.InputSchema) > 0 {
+					s.toolSchemas[t.Name] = t.InputSchema
+				}
+				if len(t.OutputSchema) > 0 {
+					s.outSchemas[t.Name] = &outputSchema{raw: t.OutputSchema}
+				} else {
+					delete(s.outSchemas, t.Name)
+				}
 				s.mu.Unlock()
 			}
 			if !yield(t, err) {
@@ -151,8 +161,11 @@ func (s *Session) CallTool(ctx context.Context, name string, args any) (*CallToo
 // CallToolAs calls the tool name with args as [Session.CallTool] does and
 // decodes its structured result into a T. Before 2025-06-18, which has no
 // structuredContent, it decodes the result's text, where a server puts
-// the same JSON. A tool that fails is a [*ToolError]; a result with
-// nothing to decode is [ErrNoStructuredContent].
+// the same JSON. When a list of the session gave the tool's output
+// schema, the structured result is checked against it first
+// ([ErrOutputSchema]; see [Options.Validator]). A tool that fails is a
+// [*ToolError]; a result with nothing to decode is
+// [ErrNoStructuredContent].
 func CallToolAs[T any](ctx context.Context, s *Session, name string, args any) (T, error) {
 	var out T
 	res, err := s.CallTool(ctx, name, args)
@@ -161,6 +174,11 @@ func CallToolAs[T any](ctx context.Context, s *Session, name string, args any) (
 	}
 	if res.IsError {
 		return out, &ToolError{Name: name, Result: res}
+	}
+	if len(res.StructuredContent) > 0 {
+		if err := s.checkOutput(name, res.StructuredContent); err != nil {
+			return out, err
+		}
 	}
 	err = res.DecodeStructured(&out)
 	if errors.Is(err, ErrNoStructuredContent) {
@@ -283,4 +301,44 @@ func (s *Session) mayNeedSchema(name string, err error) bool {
 	var re *RPCError
 	return s.hc != nil && s.Features().Era == domain.EraStateless && s.toolSchema(name) == nil &&
 		errors.As(err, &re) && re.Code == CodeHeaderMismatch
+}
+
+// ErrOutputSchema is the error of [CallToolAs] for a structured result
+// that does not match the tool's output schema.
+var ErrOutputSchema = errors.New("client: the structured result does not match the tool's output schema")
+
+// outputSchema is a tool's output schema, compiled on first use.
+type outputSchema struct {
+	raw      json.RawMessage
+	once     sync.Once
+	compiled ports.Schema
+	err      error
+}
+
+// checkOutput checks the structured result v of the tool name against
+// its output schema, when the session knows it.
+func (s *Session) checkOutput(name string, v json.RawMessage) error {
+	if s.c.opts.SkipOutputValidation {
+		return nil
+	}
+	s.mu.Lock()
+	os := s.outSchemas[name]
+	s.mu.Unlock()
+	if os == nil {
+		return nil
+	}
+	os.once.Do(func() { os.compiled, os.err = s.c.opts.Validator.Compile(os.raw) })
+	if os.err != nil {
+		return fmt.Errorf("client: the output schema of %s: %w", name, os.err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	var val any
+	if err := dec.Decode(&val); err != nil {
+		return fmt.Errorf("client: decoding structuredContent of %s: %w", name, err)
+	}
+	if err := os.compiled.Validate(val); err != nil {
+		return fmt.Errorf("%w (%s): %w", ErrOutputSchema, name, err)
+	}
+	return nil
 }

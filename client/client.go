@@ -8,7 +8,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 // Defaults of [Options].
@@ -97,6 +99,12 @@ type Options struct {
 	// callbacks above.
 	Notification func(Notification)
 
+	// Validator compiles the output schemas [CallToolAs] checks structured
+	// results against (default adapters/jsonschema: JSON Schema 2020-12).
+	Validator ports.SchemaValidator
+	// SkipOutputValidation turns those checks off.
+	SkipOutputValidation bool
+
 	// MaxMessageBytes bounds one message from the server (default
 	// [DefaultMaxMessageBytes]); a longer one ends the session.
 	MaxMessageBytes int64
@@ -134,6 +142,9 @@ func New(opts Options) *Client {
 	}
 	if opts.ProbeTimeout <= 0 {
 		opts.ProbeTimeout = DefaultProbeTimeout
+	}
+	if opts.Validator == nil {
+		opts.Validator = jsonschema.New()
 	}
 	if opts.LogLevel == "" && opts.Logging != nil {
 		opts.LogLevel = domain.LogInfo

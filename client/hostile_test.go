@@ -241,3 +241,32 @@ func TestHostileHTTPServer(t *testing.T) {
 		t.Errorf("DELETE with session %q", sid)
 	}
 }
+
+// CallToolAs checks a structured result against the output schema the
+// tool was listed with.
+func TestOutputSchemaChecked(t *testing.T) {
+	ctx := t.Context()
+	s := connect(t, client.New(client.Options{}), fake(t, stateless(func(m rpc) []string {
+		switch {
+		case m.Method == "tools/list":
+			return []string{result(m, `{"resultType":"complete","tools":[{"name":"n","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}]}`)}
+		case strings.Contains(string(m.Params), `"good"`):
+			return []string{result(m, `{"resultType":"complete","content":[],"structuredContent":{"n":7}}`)}
+		}
+		return []string{result(m, `{"resultType":"complete","content":[],"structuredContent":{"n":"seven"}}`)}
+	})))
+	type out struct{ N any }
+	// Not listed yet: nothing to check against.
+	if _, err := client.CallToolAs[out](ctx, s, "n", nil); err != nil {
+		t.Fatalf("before the list: %v", err)
+	}
+	if _, err := client.Collect(s.ListTools(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CallToolAs[out](ctx, s, "n", nil); !errors.Is(err, client.ErrOutputSchema) {
+		t.Fatalf("after the list: %v, want ErrOutputSchema", err)
+	}
+	if v, err := client.CallToolAs[out](ctx, s, "n", map[string]any{"good": true}); err != nil || v.N != float64(7) {
+		t.Fatalf("good = %+v, %v", v, err)
+	}
+}

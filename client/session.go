@@ -33,6 +33,7 @@ type Session struct {
 	progress     map[string]func(Progress)     // by the token's JSON
 	handling     map[string]context.CancelFunc // the server's requests, by id
 	toolSchemas  map[string]json.RawMessage    // input schemas, by tool name
+	outSchemas   map[string]*outputSchema      // output schemas, by tool name
 	acks         map[string]chan Subscriptions // subscriptions/listen waiting for their acknowledgment, by id
 	readErr      error
 
@@ -85,6 +86,7 @@ func newSession(c *Client, conn Conn) *Session {
 		progress:    map[string]func(Progress){},
 		handling:    map[string]context.CancelFunc{},
 		toolSchemas: map[string]json.RawMessage{},
+		outSchemas:  map[string]*outputSchema{},
 		acks:        map[string]chan Subscriptions{},
 		hsem:        make(chan struct{}, maxHandlers),
 		base:        base, stop: stop,
@@ -527,6 +529,7 @@ func (s *Session) handleNotification(m *message) {
 	case "notifications/tools/list_changed":
 		s.mu.Lock()
 		clear(s.toolSchemas)
+		clear(s.outSchemas)
 		s.mu.Unlock()
 		if o.ToolListChanged != nil {
 			o.ToolListChanged()
