@@ -40,6 +40,20 @@
 // with IsError), not an error, except for [CallToolAs], whose error is
 // then a [*ToolError].
 //
+// # Typed calls
+//
+// [CallToolAs] decodes a tool's structured result into a Go value, after
+// checking it against the output schema the tool was listed with (when
+// the session listed it: [Session.ListTools]).
+//
+// # Notifications
+//
+// The callbacks of [Options] get the server's log records, list changes
+// and resource updates. In the handshake era they come on the session
+// (over HTTP, only on the stream of a request: the GET stream is not
+// opened yet); in the stateless era on a subscriptions/listen stream
+// that [Session.Subscribe] opens.
+//
 // # Cancellation and progress
 //
 // Every method honours its context. A call whose context ends is
