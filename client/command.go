@@ -29,7 +29,8 @@ const stderrTail = 8 << 10
 //
 // Closing the session closes the server's standard input, waits
 // [CommandGrace] for it to exit, then sends SIGTERM, waits again, and
-// kills it. It serves one session.
+// kills it. cmd.WaitDelay, when zero, is set to CommandGrace. It serves
+// one session.
 func CommandTransport(cmd *exec.Cmd) Transport {
 	return &commandTransport{cmd: cmd}
 }
@@ -65,6 +66,11 @@ func (t *commandTransport) Connect(_ context.Context, opts ConnOptions) (Conn, e
 		cmd.Stderr = tail
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
+	if cmd.WaitDelay == 0 {
+		// A child of the server that keeps its standard error open must
+		// not keep Close waiting.
+		cmd.WaitDelay = CommandGrace
+	}
 	if err := cmd.Start(); err != nil {
 		for _, f := range []*os.File{inR, inW, outR, outW} {
 			f.Close()

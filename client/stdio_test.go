@@ -5,8 +5,10 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
@@ -83,5 +85,24 @@ func TestStdioProcessFails(t *testing.T) {
 	cmd.Stderr = &stderr
 	if _, err := client.New(client.Options{}).Connect(t.Context(), client.CommandTransport(cmd)); err == nil || !strings.Contains(stderr.String(), "no-such-flag") {
 		t.Fatalf("connect: %v; stderr %q", err, stderr.String())
+	}
+}
+
+// A server that neither answers nor exits when its standard input closes
+// is stopped by Close (SIGTERM after CommandGrace, then kill).
+func TestCommandClosedStopsTheProcess(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("needs sh")
+	}
+	cmd := exec.Command("sh", "-c", "trap '' TERM; while :; do sleep 1; done")
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	_, err := client.New(client.Options{ProbeTimeout: 20 * time.Millisecond}).Connect(ctx, client.CommandTransport(cmd))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("connect: %v", err)
+	}
+	// Connect closed the session: the process is gone.
+	if cmd.ProcessState == nil || cmd.ProcessState.Success() {
+		t.Fatalf("process state %v", cmd.ProcessState)
 	}
 }
