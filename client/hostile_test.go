@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	gws "github.com/gorilla/websocket"
+
 	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
 )
@@ -268,5 +270,37 @@ func TestOutputSchemaChecked(t *testing.T) {
 	}
 	if v, err := client.CallToolAs[out](ctx, s, "n", map[string]any{"good": true}); err != nil || v.N != float64(7) {
 		t.Fatalf("good = %+v, %v", v, err)
+	}
+}
+
+func TestHostileWebSocketServer(t *testing.T) {
+	serve := func(subprotocols []string, reply string) string {
+		up := gws.Upgrader{Subprotocols: subprotocols}
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ws, err := up.Upgrade(w, r, nil)
+			if err != nil {
+				return
+			}
+			defer ws.Close()
+			for {
+				if _, _, err := ws.ReadMessage(); err != nil {
+					return
+				}
+				if err := ws.WriteMessage(gws.TextMessage, []byte(reply)); err != nil {
+					return
+				}
+			}
+		}))
+		t.Cleanup(ts.Close)
+		return "ws" + strings.TrimPrefix(ts.URL, "http")
+	}
+	big := `{"jsonrpc":"2.0","id":1,"result":{"x":"` + strings.Repeat("a", 2<<10) + `"}}`
+	_, err := client.New(client.Options{MaxMessageBytes: 1 << 10}).Connect(t.Context(), client.WebSocketTransport(serve([]string{"mcp"}, big), client.WebSocketOptions{}))
+	if !errors.Is(err, client.ErrMessageTooLarge) {
+		t.Errorf("a message over the bound: %v, want ErrMessageTooLarge", err)
+	}
+	_, err = client.New(client.Options{}).Connect(t.Context(), client.WebSocketTransport(serve(nil, big), client.WebSocketOptions{}))
+	if err == nil || !strings.Contains(err.Error(), "subprotocol") {
+		t.Errorf("a server without the subprotocol mcp: %v", err)
 	}
 }
