@@ -2,16 +2,15 @@ package hexmcptest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hexmcp/hexmcp"
+	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
 )
 
@@ -118,26 +117,17 @@ func (o ClientOptions) capabilities() map[string]any {
 	return caps
 }
 
-// conn is one way to the server.
-type conn interface {
-	// call sends a request and returns its result, or an *RPCError.
-	call(ctx context.Context, method string, params map[string]any) (json.RawMessage, error)
-	// notify sends a notification.
-	notify(ctx context.Context, method string, params map[string]any) error
-	// close ends the connection and what serves it.
-	close() error
-}
-
-// Client is a test client of one revision connected to a real server. Its
-// methods are safe for concurrent use. Close it (or let [Connect] do so at
-// the end of the test).
+// Client is a test client of one revision connected to a real server: a
+// session of package client ([github.com/hexmcp/hexmcp/client]), with
+// the test's bounds and the lists as slices. Its methods are safe for
+// concurrent use. Close it (or let [Connect] do so at the end of the
+// test).
 type Client struct {
 	opts      ClientOptions
 	rev       domain.Revision
 	features  domain.Features
-	meta      map[string]any // stateless era: the _meta of every request
-	conn      conn
-	in        *inbound
+	sess      *client.Session
+	cleanup   func() error // what serves the client
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -232,58 +222,42 @@ func NewClient(ctx context.Context, srv *hexmcp.Server, opts ClientOptions) (*Cl
 	if opts.Timeout == 0 {
 		opts.Timeout = defaultTimeout
 	}
-	c := &Client{opts: opts, rev: rev, features: srv.Engine().Policy().Features(rev)}
-	caps := opts.capabilities()
-	handshake := c.features.Era == domain.EraHandshake
-	if !handshake {
-		c.meta = map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    rev,
-			"io.modelcontextprotocol/clientCapabilities": caps,
-			"io.modelcontextprotocol/clientInfo":         opts.ClientInfo,
-		}
+	copts := client.Options{
+		ClientInfo:     opts.ClientInfo,
+		Revision:       rev,
+		Elicitation:    opts.Elicitation,
+		Sampling:       opts.Sampling,
+		Roots:          opts.Roots,
+		Capabilities:   opts.capabilities(),
+		MaxInputRounds: maxRounds,
 	}
-	c.in = newInbound(c.answer, opts.OnNotification)
+	if opts.OnNotification != nil {
+		copts.Notification = func(n client.Notification) { opts.OnNotification(n) }
+	}
+	var (
+		tr      client.Transport
+		cleanup func() error
+	)
 	switch opts.Transport {
 	case InMemory:
-		c.conn = dialMemory(srv, c.in, handshake)
+		tr = memoryTransport{srv}
 	case StreamableHTTP:
-		c.conn = dialHTTP(srv, c.in, rev, handshake)
+		tr, cleanup = serveHTTP(srv)
 	default:
 		return nil, fmt.Errorf("hexmcptest: unknown transport %v", opts.Transport)
 	}
-	if handshake {
-		if err := c.initialize(ctx, caps); err != nil {
-			return nil, errors.Join(err, c.Close())
-		}
+	if cleanup == nil {
+		cleanup = func() error { return nil }
 	}
-	return c, nil
-}
-
-// initialize opens the handshake-era session.
-func (c *Client) initialize(ctx context.Context, caps map[string]any) error {
-	ctx, cancel := c.withTimeout(ctx)
+	c := &Client{opts: opts, rev: rev, features: srv.Engine().Policy().Features(rev), cleanup: cleanup}
+	cctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	raw, err := c.conn.call(ctx, "initialize", map[string]any{
-		"protocolVersion": c.rev,
-		"capabilities":    caps,
-		"clientInfo":      c.opts.ClientInfo,
-	})
+	sess, err := client.New(copts).Connect(cctx, tr)
 	if err != nil {
-		return fmt.Errorf("hexmcptest: initialize: %w", err)
+		return nil, errors.Join(fmt.Errorf("hexmcptest: %w", err), cleanup())
 	}
-	var res struct {
-		ProtocolVersion domain.Revision `json:"protocolVersion"`
-	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("hexmcptest: decoding the initialize result: %w", err)
-	}
-	if res.ProtocolVersion != c.rev {
-		return fmt.Errorf("hexmcptest: the server answered initialize for %s with protocol revision %q", c.rev, res.ProtocolVersion)
-	}
-	if err := c.conn.notify(ctx, "notifications/initialized", nil); err != nil {
-		return fmt.Errorf("hexmcptest: notifications/initialized: %w", err)
-	}
-	return nil
+	c.sess = sess
+	return c, nil
 }
 
 // Revision is the protocol revision the client speaks.
@@ -299,16 +273,16 @@ func (c *Client) Features() domain.Features { return c.features }
 // stops. It is safe to call more than once.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
-		c.in.stop()
-		c.closeErr = c.conn.close()
-		c.in.wait()
+		c.closeErr = errors.Join(c.sess.Close(), c.cleanup())
 	})
 	return c.closeErr
 }
 
 // ListTools returns every tool the server lists, all pages of tools/list.
 func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
-	return listAll[Tool](ctx, c, "tools/list", "tools")
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	return client.Collect(c.sess.ListTools(ctx))
 }
 
 // CallTool calls the tool name with args (any value that encodes as the
@@ -318,73 +292,51 @@ func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
 // [*RPCError] (an unknown tool, invalid arguments before 2025-11-25, a
 // question the client cannot answer: -32021).
 func (c *Client) CallTool(ctx context.Context, name string, args any) (*ToolResult, error) {
-	params := map[string]any{"name": name}
-	if args != nil {
-		b, err := json.Marshal(args)
-		if err != nil {
-			return nil, fmt.Errorf("hexmcptest: encoding the arguments of %s: %w", name, err)
-		}
-		params["arguments"] = json.RawMessage(b)
-	}
-	raw, err := c.request(ctx, "tools/call", params)
-	if err != nil {
-		return nil, err
-	}
-	res := &ToolResult{Raw: raw}
-	if err := json.Unmarshal(raw, res); err != nil {
-		return nil, fmt.Errorf("hexmcptest: decoding the result of %s: %w", name, err)
-	}
-	return res, nil
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	return c.sess.CallTool(ctx, name, args)
 }
 
 // ListPrompts returns every prompt the server lists, all pages of
 // prompts/list.
 func (c *Client) ListPrompts(ctx context.Context) ([]Prompt, error) {
-	return listAll[Prompt](ctx, c, "prompts/list", "prompts")
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	return client.Collect(c.sess.ListPrompts(ctx))
 }
 
 // GetPrompt renders the prompt name with args (prompts/get), answering the
 // server's questions with the handlers.
 func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) (*PromptResult, error) {
-	params := map[string]any{"name": name}
-	if args != nil {
-		params["arguments"] = args
-	}
-	raw, err := c.request(ctx, "prompts/get", params)
-	if err != nil {
-		return nil, err
-	}
-	res := &PromptResult{Raw: raw}
-	if err := json.Unmarshal(raw, res); err != nil {
-		return nil, fmt.Errorf("hexmcptest: decoding the prompt %s: %w", name, err)
-	}
-	return res, nil
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	return c.sess.GetPrompt(ctx, name, args)
 }
 
 // ListResources returns every resource the server lists, all pages of
 // resources/list.
 func (c *Client) ListResources(ctx context.Context) ([]Resource, error) {
-	return listAll[Resource](ctx, c, "resources/list", "resources")
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	return client.Collect(c.sess.ListResources(ctx))
 }
 
 // ListResourceTemplates returns every resource template the server lists,
 // all pages of resources/templates/list.
 func (c *Client) ListResourceTemplates(ctx context.Context) ([]ResourceTemplate, error) {
-	return listAll[ResourceTemplate](ctx, c, "resources/templates/list", "resourceTemplates")
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	return client.Collect(c.sess.ListResourceTemplates(ctx))
 }
 
 // ReadResource reads the resource at uri (resources/read), answering the
 // server's questions with the handlers.
 func (c *Client) ReadResource(ctx context.Context, uri string) ([]ResourceContents, error) {
-	raw, err := c.request(ctx, "resources/read", map[string]any{"uri": uri})
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	res, err := c.sess.ReadResource(ctx, uri)
 	if err != nil {
 		return nil, err
-	}
-	var res struct {
-		Contents []ResourceContents `json:"contents"`
-	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("hexmcptest: decoding the contents of %s: %w", uri, err)
 	}
 	return res.Contents, nil
 }
@@ -395,31 +347,9 @@ func (c *Client) ReadResource(ctx context.Context, uri string) ([]ResourceConten
 // with a _meta of params) and answers input_required results as for
 // CallTool.
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
-	p := map[string]any{}
-	if params != nil {
-		b, err := json.Marshal(params)
-		if err != nil {
-			return fmt.Errorf("hexmcptest: encoding the params of %s: %w", method, err)
-		}
-		var members map[string]json.RawMessage
-		if err := json.Unmarshal(b, &members); err != nil {
-			return fmt.Errorf("hexmcptest: the params of %s must be an object: %w", method, err)
-		}
-		for k, v := range members {
-			p[k] = v
-		}
-	}
-	raw, err := c.request(ctx, method, p)
-	if err != nil {
-		return err
-	}
-	if result == nil {
-		return nil
-	}
-	if err := json.Unmarshal(raw, result); err != nil {
-		return fmt.Errorf("hexmcptest: decoding the result of %s: %w", method, err)
-	}
-	return nil
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	return c.sess.Call(ctx, method, params, result)
 }
 
 // withTimeout applies the client's Timeout to ctx.
@@ -428,203 +358,4 @@ func (c *Client) withTimeout(ctx context.Context) (context.Context, context.Canc
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, c.opts.Timeout)
-}
-
-// request sends a request and returns its final result. In the stateless
-// era it adds the client's _meta and answers input_required results with
-// the handlers, round after round.
-func (c *Client) request(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
-	ctx, cancel := c.withTimeout(ctx)
-	defer cancel()
-	if c.meta == nil {
-		return c.conn.call(ctx, method, params)
-	}
-	meta := maps.Clone(c.meta)
-	if m, ok := params["_meta"]; ok {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return nil, fmt.Errorf("hexmcptest: encoding the _meta of %s: %w", method, err)
-		}
-		var own map[string]any
-		if err := json.Unmarshal(b, &own); err != nil {
-			return nil, fmt.Errorf("hexmcptest: the _meta of %s must be an object: %w", method, err)
-		}
-		for k, v := range own {
-			if _, ours := meta[k]; !ours {
-				meta[k] = v
-			}
-		}
-	}
-	var (
-		answers map[string]any
-		state   string
-	)
-	for round := 0; ; round++ {
-		p := maps.Clone(params)
-		p["_meta"] = meta
-		if len(answers) > 0 {
-			p["inputResponses"] = answers
-		}
-		if state != "" {
-			p["requestState"] = state
-		}
-		raw, err := c.conn.call(ctx, method, p)
-		if err != nil {
-			return nil, err
-		}
-		var head struct {
-			ResultType    string `json:"resultType"`
-			InputRequests map[string]struct {
-				Method string          `json:"method"`
-				Params json.RawMessage `json:"params"`
-			} `json:"inputRequests"`
-			RequestState string `json:"requestState"`
-		}
-		if err := json.Unmarshal(raw, &head); err != nil {
-			return nil, fmt.Errorf("hexmcptest: decoding the result of %s: %w", method, err)
-		}
-		if head.ResultType != "input_required" {
-			return raw, nil
-		}
-		if len(head.InputRequests) == 0 {
-			return nil, fmt.Errorf("hexmcptest: %s answered input_required without inputRequests", method)
-		}
-		if round+1 == maxRounds {
-			return nil, fmt.Errorf("hexmcptest: %s still asks for input after %d rounds", method, maxRounds)
-		}
-		// The answers of earlier rounds travel in the requestState; a
-		// server that keeps none gets them all again.
-		if head.RequestState != "" || answers == nil {
-			answers = map[string]any{}
-		}
-		state = head.RequestState
-		for _, key := range slices.Sorted(maps.Keys(head.InputRequests)) {
-			q := head.InputRequests[key]
-			res, err := c.answer(ctx, q.Method, q.Params)
-			if err != nil {
-				return nil, fmt.Errorf("hexmcptest: answering %s %q of %s: %w", q.Method, key, method, err)
-			}
-			answers[key] = res
-		}
-	}
-}
-
-// listAll gathers every page of a list method.
-func listAll[T any](ctx context.Context, c *Client, method, field string) ([]T, error) {
-	out := []T{}
-	cursor := ""
-	seen := map[string]bool{}
-	for {
-		params := map[string]any{}
-		if cursor != "" {
-			params["cursor"] = cursor
-		}
-		raw, err := c.request(ctx, method, params)
-		if err != nil {
-			return nil, err
-		}
-		var page map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &page); err != nil {
-			return nil, fmt.Errorf("hexmcptest: decoding the result of %s: %w", method, err)
-		}
-		var items []T
-		if v, ok := page[field]; ok {
-			if err := json.Unmarshal(v, &items); err != nil {
-				return nil, fmt.Errorf("hexmcptest: decoding %s of %s: %w", field, method, err)
-			}
-		}
-		out = append(out, items...)
-		var next string
-		if v, ok := page["nextCursor"]; ok && string(v) != "null" {
-			if err := json.Unmarshal(v, &next); err != nil {
-				return nil, fmt.Errorf("hexmcptest: decoding nextCursor of %s: %w", method, err)
-			}
-		}
-		if next == "" {
-			return out, nil
-		}
-		if seen[next] {
-			return nil, fmt.Errorf("hexmcptest: %s gave the cursor %q twice", method, next)
-		}
-		seen[next] = true
-		cursor = next
-	}
-}
-
-// answer runs the handler of one of the server's questions and returns its
-// answer.
-func (c *Client) answer(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	switch method {
-	case domain.MethodElicit:
-		if c.opts.Elicitation == nil {
-			return nil, methodNotFound(method)
-		}
-		p, err := decodeElicit(params)
-		if err != nil {
-			return nil, &RPCError{Code: domain.CodeInvalidParams, Message: "Invalid params: " + err.Error()}
-		}
-		res, err := c.opts.Elicitation(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		if res == nil {
-			return nil, errors.New("hexmcptest: the Elicitation handler returned no result")
-		}
-		return res, nil
-	case domain.MethodCreateMessage:
-		if c.opts.Sampling == nil {
-			return nil, methodNotFound(method)
-		}
-		var p domain.CreateMessageParams
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, &RPCError{Code: domain.CodeInvalidParams, Message: "Invalid params: " + err.Error()}
-		}
-		res, err := c.opts.Sampling(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		if res == nil {
-			return nil, errors.New("hexmcptest: the Sampling handler returned no result")
-		}
-		return res, nil
-	case domain.MethodListRoots:
-		if c.opts.Roots == nil {
-			return nil, methodNotFound(method)
-		}
-		roots, err := c.opts.Roots(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if roots == nil {
-			roots = []domain.Root{}
-		}
-		return &domain.ListRootsResult{Roots: roots}, nil
-	case "ping":
-		return struct{}{}, nil
-	}
-	return nil, methodNotFound(method)
-}
-
-func methodNotFound(method string) *RPCError {
-	return &RPCError{Code: domain.CodeMethodNotFound, Message: "Method not found: the client has no handler for " + method}
-}
-
-// decodeElicit decodes the params of elicitation/create.
-func decodeElicit(raw json.RawMessage) (domain.ElicitParams, error) {
-	var w struct {
-		Meta            map[string]any    `json:"_meta"`
-		Mode            domain.ElicitMode `json:"mode"`
-		Message         string            `json:"message"`
-		RequestedSchema json.RawMessage   `json:"requestedSchema"`
-		URL             string            `json:"url"`
-		ElicitationID   string            `json:"elicitationId"`
-	}
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return domain.ElicitParams{}, err
-	}
-	if w.Mode == "" {
-		w.Mode = domain.ElicitModeForm
-	}
-	return domain.ElicitParams{Mode: w.Mode, Message: w.Message, RequestedSchema: w.RequestedSchema,
-		URL: w.URL, ElicitationID: w.ElicitationID, Meta: w.Meta}, nil
 }

@@ -20,7 +20,9 @@
 // connection as it serves stdio) or, with [StreamableHTTP], over the
 // server's Streamable HTTP handler on an httptest server.
 //
-// The client decodes what the server answers: [ToolResult] (content
+// The client is a session of package client
+// ([github.com/hexmcp/hexmcp/client]) with the test's bounds. It decodes
+// what the server answers: [ToolResult] (content
 // blocks, structuredContent, isError), prompts, resources, and an
 // [*RPCError] (code, message, data) when a request fails. Handlers of
 // [ClientOptions] answer the questions a tool asks the client

@@ -1,7 +1,7 @@
 // Package xmcpheader reads the x-mcp-header annotations of a tool's input
 // schema (2026-07-28 Streamable HTTP, "Schema Extension"): the arguments a
 // stateless-era client mirrors into Mcp-Param-{Name} headers. The HTTP
-// adapter checks them and the test kit's client sends them, by one rule.
+// adapter checks them and package client sends them, by one rule.
 package xmcpheader
 
 import (

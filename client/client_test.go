@@ -1,0 +1,180 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hexmcp/hexmcp/client"
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+func TestTools(t *testing.T) {
+	srv := testServer(t, nil)
+	forEach(t, srv, client.Options{}, func(t *testing.T, s *client.Session) {
+		ctx := t.Context()
+		tools, err := client.Collect(s.ListTools(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range tools {
+			names = append(names, tool.Name)
+		}
+		if want := []string{"add", "ask_all", "ask_twice", "count", "fly", "log", "slow", "weather"}; !slices.Equal(names, want) {
+			t.Fatalf("tools = %v, want %v (every page)", names, want)
+		}
+		// Stopping a range early stops the paging.
+		for tool, err := range s.ListTools(ctx) {
+			if err != nil || tool.Name != "add" {
+				t.Fatalf("first tool %v %v", tool, err)
+			}
+			break
+		}
+
+		res, err := s.CallTool(ctx, "add", map[string]any{"a": 2, "b": 3})
+		if err != nil || res.Text() != "5" || res.IsError {
+			t.Fatalf("add = %+v, %v", res, err)
+		}
+
+		w, err := client.CallToolAs[Weather](ctx, s, "weather", CityInput{City: "Lyon"})
+		if err != nil || w.Conditions != "sunny in Lyon" || w.Temperature != 21.5 {
+			t.Fatalf("weather = %+v, %v", w, err)
+		}
+		res, err = s.CallTool(ctx, "weather", CityInput{City: "Lyon"})
+		if err != nil || (len(res.StructuredContent) > 0) != s.Features().StructuredContent {
+			t.Fatalf("weather at %s = %s, %v", s.Revision(), res.Raw, err)
+		}
+
+		res, err = s.CallTool(ctx, "fly", CityInput{City: "Mars"})
+		if err != nil || !res.IsError || res.Text() != "no flights to Mars" {
+			t.Errorf("fly = %+v, %v: want a tool error", res, err)
+		}
+		_, err = client.CallToolAs[string](ctx, s, "fly", CityInput{City: "Mars"})
+		var te *client.ToolError
+		if !errors.As(err, &te) || te.Result.Text() != "no flights to Mars" {
+			t.Errorf("typed fly: %v, want a *ToolError", err)
+		}
+
+		// Invalid arguments: -32602 before 2025-11-25, a tool error since.
+		res, err = s.CallTool(ctx, "weather", map[string]any{"city": ""})
+		var rpcErr *client.RPCError
+		if s.Features().InputErrorsAsResults {
+			if err != nil || !res.IsError {
+				t.Errorf("invalid arguments = %+v, %v: want a tool error", res, err)
+			}
+		} else if !errors.As(err, &rpcErr) || rpcErr.Code != client.CodeInvalidParams {
+			t.Errorf("invalid arguments = %+v, %v: want -32602", res, err)
+		}
+
+		_, err = s.CallTool(ctx, "nope", nil)
+		if !errors.As(err, &rpcErr) || rpcErr.Code != client.CodeInvalidParams || !strings.Contains(rpcErr.Message, "nope") {
+			t.Fatalf("unknown tool: %v", err)
+		}
+		if (rpcErr.HTTPStatus != 0) != strings.Contains(t.Name(), "/http/") {
+			t.Errorf("HTTPStatus %d in %s", rpcErr.HTTPStatus, t.Name())
+		}
+		if err := s.Ping(ctx); err != nil {
+			t.Errorf("ping: %v", err)
+		}
+	})
+}
+
+func TestPromptsAndResources(t *testing.T) {
+	srv := testServer(t, nil)
+	forEach(t, srv, client.Options{}, func(t *testing.T, s *client.Session) {
+		ctx := t.Context()
+		prompts, err := client.Collect(s.ListPrompts(ctx))
+		if err != nil || len(prompts) != 1 || prompts[0].Name != "greet" {
+			t.Fatalf("prompts = %+v, %v", prompts, err)
+		}
+		p, err := s.GetPrompt(ctx, "greet", map[string]string{"who": "Ada"})
+		if err != nil || len(p.Messages) != 1 || p.Messages[0].Content.Text != "Hello, Ada" {
+			t.Fatalf("greet = %+v, %v", p, err)
+		}
+		rs, err := client.Collect(s.ListResources(ctx))
+		if err != nil || len(rs) != 2 {
+			t.Fatalf("resources = %+v, %v", rs, err)
+		}
+		r, err := s.ReadResource(ctx, "file:///readme.txt")
+		if err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "read me" {
+			t.Fatalf("read = %+v, %v", r, err)
+		}
+		if _, err := client.Collect(s.ListResourceTemplates(ctx)); err != nil {
+			t.Fatalf("templates: %v", err)
+		}
+		_, err = s.ReadResource(ctx, "file:///nope")
+		var rpcErr *client.RPCError
+		if !errors.As(err, &rpcErr) {
+			t.Fatalf("unknown resource: %v", err)
+		}
+	})
+}
+
+func TestHandlersAnswerInBothEras(t *testing.T) {
+	srv := testServer(t, nil)
+	var mu sync.Mutex
+	calls := map[string]int{}
+	count := func(what string) {
+		mu.Lock()
+		calls[what]++
+		mu.Unlock()
+	}
+	opts := client.Options{
+		Elicitation: func(ctx context.Context, p domain.ElicitParams) (*domain.ElicitResult, error) {
+			count("elicitation")
+			if p.Message != "Name?" || p.Mode != domain.ElicitModeForm || !strings.Contains(string(p.RequestedSchema), `"name"`) {
+				return nil, errors.New("unexpected question")
+			}
+			return client.Accept(map[string]string{"name": "Ada"})
+		},
+		Sampling: func(ctx context.Context, p domain.CreateMessageParams) (*domain.CreateMessageResult, error) {
+			count("sampling")
+			var block struct{ Text string }
+			_ = json.Unmarshal(p.Messages[0].Content, &block)
+			return client.Reply("test", "re: "+block.Text), nil
+		},
+		Roots: func(ctx context.Context) ([]domain.Root, error) {
+			count("roots")
+			return []domain.Root{{URI: "file:///a"}, {URI: "file:///b"}}, nil
+		},
+	}
+	forEach(t, srv, opts, func(t *testing.T, s *client.Session) {
+		ctx := t.Context()
+		res, err := s.CallTool(ctx, "ask_all", nil)
+		want := "re: A haiku|2 roots"
+		if s.Features().Elicitation {
+			want += `|{"name":"Ada"}`
+		}
+		if err != nil || res.Text() != want {
+			t.Fatalf("ask_all = %+v, %v; want %q", res, err, want)
+		}
+		res, err = s.CallTool(ctx, "ask_twice", nil)
+		if err != nil || res.Text() != "re: one then re: two" {
+			t.Fatalf("ask_twice = %+v, %v", res, err)
+		}
+	})
+	// Per transport and session: sampling 1+2, roots 1; elicitation where
+	// the revision has it (2025-06-18 on: four sessions of six).
+	n := len(transports)
+	want := map[string]int{"sampling": 3 * 6 * n, "roots": 6 * n, "elicitation": 4 * n}
+	if !mapsEqual(calls, want) {
+		t.Errorf("handler calls = %v, want %v", calls, want)
+	}
+}
+
+func mapsEqual(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}

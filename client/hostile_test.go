@@ -1,0 +1,306 @@
+package client_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	gws "github.com/gorilla/websocket"
+
+	"github.com/hexmcp/hexmcp/client"
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// rpc is a message a fake server reads.
+type rpc struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// fake serves a scripted server over pipes: answer returns the lines to
+// write for each message of the client (nil: none).
+func fake(t *testing.T, answer func(m rpc) []string) client.Transport {
+	t.Helper()
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer fromServer.Close()
+		sc := bufio.NewScanner(toServer)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m rpc
+			if json.Unmarshal(sc.Bytes(), &m) != nil {
+				continue
+			}
+			for _, l := range answer(m) {
+				if l == hangUp {
+					return
+				}
+				if _, err := io.WriteString(fromServer, l+"\n"); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		fromClient.Close()
+		toServer.Close()
+		<-done
+	})
+	return client.IOTransport(toClient, fromClient)
+}
+
+// hangUp, as a line to write, makes the fake server close the connection.
+const hangUp = "\x00hang up"
+
+func result(m rpc, v string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, v)
+}
+
+// stateless answers server/discover for 2026-07-28 and calls more for the
+// rest.
+func stateless(more func(m rpc) []string) func(m rpc) []string {
+	return func(m rpc) []string {
+		if m.Method == "server/discover" {
+			return []string{result(m, `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public"}`)}
+		}
+		return more(m)
+	}
+}
+
+func TestHostileServer(t *testing.T) {
+	ctx := t.Context()
+	t.Run("message too large", func(t *testing.T) {
+		tr := fake(t, func(m rpc) []string {
+			return []string{result(m, `{"x":"`+strings.Repeat("a", 2<<10)+`"}`)}
+		})
+		_, err := client.New(client.Options{MaxMessageBytes: 1 << 10}).Connect(ctx, tr)
+		if !errors.Is(err, client.ErrMessageTooLarge) || !errors.Is(err, client.ErrClosed) {
+			t.Fatalf("connect: %v, want ErrMessageTooLarge", err)
+		}
+	})
+	t.Run("silence", func(t *testing.T) {
+		tr := fake(t, func(rpc) []string { return nil })
+		cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		defer cancel()
+		_, err := client.New(client.Options{ProbeTimeout: 50 * time.Millisecond}).Connect(cctx, tr)
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "initialize") {
+			t.Fatalf("connect: %v, want initialize to time out after the probe", err)
+		}
+	})
+	t.Run("endless pages", func(t *testing.T) {
+		n := 0
+		s := connect(t, client.New(client.Options{MaxPages: 5}), fake(t, stateless(func(m rpc) []string {
+			n++
+			return []string{result(m, fmt.Sprintf(`{"resultType":"complete","tools":[{"name":"t%d","inputSchema":{"type":"object"}}],"nextCursor":"c%d"}`, n, n))}
+		})))
+		tools, err := client.Collect(s.ListTools(ctx))
+		if err == nil || !strings.Contains(err.Error(), "more than 5 pages") || tools != nil {
+			t.Fatalf("list = %v, %v", tools, err)
+		}
+	})
+	t.Run("cursor loop", func(t *testing.T) {
+		s := connect(t, client.New(client.Options{}), fake(t, stateless(func(m rpc) []string {
+			return []string{result(m, `{"resultType":"complete","tools":[],"nextCursor":"same"}`)}
+		})))
+		if _, err := client.Collect(s.ListTools(ctx)); err == nil || !strings.Contains(err.Error(), "twice") {
+			t.Fatalf("list: %v", err)
+		}
+	})
+	t.Run("endless input rounds", func(t *testing.T) {
+		rounds := 0
+		s := connect(t, client.New(client.Options{
+			MaxInputRounds: 3,
+			Roots:          func(context.Context) ([]domain.Root, error) { return nil, nil },
+		}), fake(t, stateless(func(m rpc) []string {
+			rounds++
+			return []string{result(m, `{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list","params":{}}},"requestState":"s"}`)}
+		})))
+		_, err := s.CallTool(ctx, "x", nil)
+		if err == nil || !strings.Contains(err.Error(), "after 3 rounds") || rounds != 3 {
+			t.Fatalf("call: %v after %d rounds", err, rounds)
+		}
+	})
+	t.Run("garbage and strangers", func(t *testing.T) {
+		s := connect(t, client.New(client.Options{}), fake(t, stateless(func(m rpc) []string {
+			return []string{
+				`not json`, `[1,2`, `{"jsonrpc":"2.0","id":999,"result":{}}`, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"nobody","progress":1}}`,
+				`{"jsonrpc":"2.0","id":"srv-1","method":"sampling/createMessage","params":{}}`,
+				result(m, `{"resultType":"complete","content":[{"type":"text","text":"ok"}]}`),
+			}
+		})))
+		res, err := s.CallTool(ctx, "x", nil)
+		if err != nil || res.Text() != "ok" {
+			t.Fatalf("call = %+v, %v", res, err)
+		}
+	})
+	t.Run("server leaves", func(t *testing.T) {
+		s := connect(t, client.New(client.Options{}), fake(t, stateless(func(m rpc) []string {
+			return []string{hangUp}
+		})))
+		_, err := s.CallTool(ctx, "x", nil)
+		if !errors.Is(err, client.ErrClosed) {
+			t.Fatalf("call: %v, want ErrClosed", err)
+		}
+	})
+	t.Run("no answer", func(t *testing.T) {
+		s := connect(t, client.New(client.Options{}), fake(t, stateless(func(rpc) []string { return nil })))
+		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		if _, err := s.CallTool(cctx, "x", nil); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("call: %v", err)
+		}
+	})
+}
+
+// legacyHTTP is a handshake-era Streamable HTTP server of its own making,
+// as a peer SDK's might be: it refuses a request without a session with
+// a 400 that is no modern error.
+func legacyHTTP(t *testing.T, deleted chan<- string) string {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		sid := r.Header.Get("Mcp-Session-Id")
+		if r.Method == http.MethodDelete {
+			deleted <- sid
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		var m rpc
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case m.Method == "initialize":
+			w.Header().Set("Mcp-Session-Id", "s1")
+			fmt.Fprint(w, result(m, `{"protocolVersion":"2025-03-26","capabilities":{"tools":{}},"serverInfo":{"name":"legacy","version":"1"}}`))
+		case sid != "s1":
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: no valid session ID"}}`)
+		case m.ID == nil:
+			w.WriteHeader(http.StatusAccepted)
+		case m.Method == "tools/list":
+			fmt.Fprint(w, result(m, `{"tools":[{"name":"big","inputSchema":{"type":"object"}}]}`))
+		case m.Method == "tools/call" && strings.Contains(string(m.Params), `"big"`):
+			fmt.Fprint(w, result(m, `{"content":[{"type":"text","text":"`+strings.Repeat("a", 4<<10)+`"}]}`))
+		case m.Method == "tools/call" && strings.Contains(string(m.Params), `"cut"`):
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n\n")
+		case m.Method == "tools/call" && strings.Contains(string(m.Params), `"locked"`):
+			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://x/.well-known/oauth-protected-resource"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, "no")
+		default:
+			fmt.Fprint(w, result(m, `{"content":[{"type":"text","text":"ok"}]}`))
+		}
+	})
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return ts.URL + "/mcp"
+}
+
+func TestHostileHTTPServer(t *testing.T) {
+	ctx := t.Context()
+	deleted := make(chan string, 1)
+	s, err := client.New(client.Options{MaxMessageBytes: 2 << 10}).Connect(ctx, client.HTTPTransport(legacyHTTP(t, deleted), client.HTTPOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Revision() != "2025-03-26" || s.ServerInfo().Name != "legacy" {
+		t.Fatalf("session at %s with %+v", s.Revision(), s.ServerInfo())
+	}
+	if res, err := s.CallTool(ctx, "small", nil); err != nil || res.Text() != "ok" {
+		t.Fatalf("call = %+v, %v", res, err)
+	}
+	if _, err := s.CallTool(ctx, "big", nil); !errors.Is(err, client.ErrMessageTooLarge) {
+		t.Errorf("big: %v, want ErrMessageTooLarge", err)
+	}
+	if _, err := s.CallTool(ctx, "cut", nil); err == nil || !strings.Contains(err.Error(), "stream ended before the response") {
+		t.Errorf("cut: %v", err)
+	}
+	_, err = s.CallTool(ctx, "locked", nil)
+	var he *client.HTTPError
+	if !errors.As(err, &he) || he.StatusCode != http.StatusUnauthorized || !strings.Contains(he.Header.Get("WWW-Authenticate"), "resource_metadata") {
+		t.Errorf("locked: %v, want an *HTTPError 401", err)
+	}
+	if res, err := s.CallTool(ctx, "small", nil); err != nil || res.Text() != "ok" {
+		t.Fatalf("call after the failures = %+v, %v", res, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if sid := <-deleted; sid != "s1" {
+		t.Errorf("DELETE with session %q", sid)
+	}
+}
+
+// CallToolAs checks a structured result against the output schema the
+// tool was listed with.
+func TestOutputSchemaChecked(t *testing.T) {
+	ctx := t.Context()
+	s := connect(t, client.New(client.Options{}), fake(t, stateless(func(m rpc) []string {
+		switch {
+		case m.Method == "tools/list":
+			return []string{result(m, `{"resultType":"complete","tools":[{"name":"n","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}]}`)}
+		case strings.Contains(string(m.Params), `"good"`):
+			return []string{result(m, `{"resultType":"complete","content":[],"structuredContent":{"n":7}}`)}
+		}
+		return []string{result(m, `{"resultType":"complete","content":[],"structuredContent":{"n":"seven"}}`)}
+	})))
+	type out struct{ N any }
+	// Not listed yet: nothing to check against.
+	if _, err := client.CallToolAs[out](ctx, s, "n", nil); err != nil {
+		t.Fatalf("before the list: %v", err)
+	}
+	if _, err := client.Collect(s.ListTools(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CallToolAs[out](ctx, s, "n", nil); !errors.Is(err, client.ErrOutputSchema) {
+		t.Fatalf("after the list: %v, want ErrOutputSchema", err)
+	}
+	if v, err := client.CallToolAs[out](ctx, s, "n", map[string]any{"good": true}); err != nil || v.N != float64(7) {
+		t.Fatalf("good = %+v, %v", v, err)
+	}
+}
+
+func TestHostileWebSocketServer(t *testing.T) {
+	serve := func(subprotocols []string, reply string) string {
+		up := gws.Upgrader{Subprotocols: subprotocols}
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ws, err := up.Upgrade(w, r, nil)
+			if err != nil {
+				return
+			}
+			defer ws.Close()
+			for {
+				if _, _, err := ws.ReadMessage(); err != nil {
+					return
+				}
+				if err := ws.WriteMessage(gws.TextMessage, []byte(reply)); err != nil {
+					return
+				}
+			}
+		}))
+		t.Cleanup(ts.Close)
+		return "ws" + strings.TrimPrefix(ts.URL, "http")
+	}
+	big := `{"jsonrpc":"2.0","id":1,"result":{"x":"` + strings.Repeat("a", 2<<10) + `"}}`
+	_, err := client.New(client.Options{MaxMessageBytes: 1 << 10}).Connect(t.Context(), client.WebSocketTransport(serve([]string{"mcp"}, big), client.WebSocketOptions{}))
+	if !errors.Is(err, client.ErrMessageTooLarge) {
+		t.Errorf("a message over the bound: %v, want ErrMessageTooLarge", err)
+	}
+	_, err = client.New(client.Options{}).Connect(t.Context(), client.WebSocketTransport(serve(nil, big), client.WebSocketOptions{}))
+	if err == nil || !strings.Contains(err.Error(), "subprotocol") {
+		t.Errorf("a server without the subprotocol mcp: %v", err)
+	}
+}

@@ -1,0 +1,156 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// DefaultMaxMessageBytes bounds one message read from the server unless
+// [Options.MaxMessageBytes] says otherwise: 4 MiB.
+const DefaultMaxMessageBytes = 4 << 20
+
+// Transport opens a connection to a server: [CommandTransport] (stdio),
+// [IOTransport], [HTTPTransport] (Streamable HTTP) and
+// [WebSocketTransport]. [Client.Connect] calls Connect once per session.
+type Transport interface {
+	Connect(ctx context.Context, opts ConnOptions) (Conn, error)
+}
+
+// ConnOptions are what a [Client] asks of the connections it opens.
+type ConnOptions struct {
+	// MaxMessageBytes bounds one message read from the server (always
+	// set by the Client). A connection that reads a longer one fails its
+	// Read: the session ends.
+	MaxMessageBytes int64
+}
+
+// Conn is one connection to a server: JSON-RPC messages each way. A
+// session reads it from one goroutine and writes it from several.
+type Conn interface {
+	// Read returns the next message of the server; io.EOF when the
+	// server ended the connection. Close makes a Read in progress return.
+	Read(ctx context.Context) ([]byte, error)
+	// Write sends one message. It returns when ctx ends, even when the
+	// server does not read.
+	Write(ctx context.Context, msg []byte) error
+	// Close ends the connection.
+	Close() error
+}
+
+// ErrMessageTooLarge is the error of a connection that read a message
+// over its MaxMessageBytes.
+var ErrMessageTooLarge = errors.New("client: message from the server too large")
+
+// IOTransport is a connection over a pair of streams, one JSON-RPC message
+// per line, as on stdio: r is read for the server's messages and w
+// written with the client's. Close closes both. It serves one session.
+func IOTransport(r io.ReadCloser, w io.WriteCloser) Transport {
+	return &ioTransport{r: r, w: w}
+}
+
+type ioTransport struct {
+	r    io.ReadCloser
+	w    io.WriteCloser
+	used sync.Once
+}
+
+func (t *ioTransport) Connect(_ context.Context, opts ConnOptions) (Conn, error) {
+	first := false
+	t.used.Do(func() { first = true })
+	if !first {
+		return nil, errors.New("client: an IOTransport serves one session")
+	}
+	return newLineConn(t.r, t.w, opts.MaxMessageBytes, nil), nil
+}
+
+// lineConn is a connection of newline-delimited messages.
+type lineConn struct {
+	br      *bufio.Reader
+	r       io.Closer
+	w       io.WriteCloser
+	max     int64
+	wsem    chan struct{} // one write at a time
+	onClose func() error  // instead of closing r on Close (a process to end)
+	once    sync.Once
+	err     error
+}
+
+func newLineConn(r io.ReadCloser, w io.WriteCloser, max int64, onClose func() error) *lineConn {
+	if max <= 0 {
+		max = DefaultMaxMessageBytes
+	}
+	return &lineConn{br: bufio.NewReaderSize(r, 64<<10), r: r, w: w, max: max, wsem: make(chan struct{}, 1), onClose: onClose}
+}
+
+// Read returns the next non-empty line; a line over max fails with
+// ErrMessageTooLarge.
+func (c *lineConn) Read(context.Context) ([]byte, error) {
+	for {
+		var line []byte
+		for {
+			chunk, err := c.br.ReadSlice('\n')
+			if int64(len(line)+len(chunk)) > c.max+2 { // the line's \r\n
+				return nil, fmt.Errorf("%w (over %d bytes)", ErrMessageTooLarge, c.max)
+			}
+			line = append(line, chunk...)
+			if err == nil {
+				break
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			if len(bytes.TrimSpace(line)) > 0 && err == io.EOF {
+				return bytes.TrimSpace(line), nil
+			}
+			return nil, err
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			return line, nil
+		}
+	}
+}
+
+// Write writes msg and a newline; a write the server does not take before
+// ctx ends is left to finish in the background, and the next Write waits
+// for it.
+func (c *lineConn) Write(ctx context.Context, msg []byte) error {
+	if bytes.ContainsAny(msg, "\r\n") {
+		return errors.New("client: a message on a line transport must not contain a newline")
+	}
+	select {
+	case c.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer func() { <-c.wsem }()
+		b := make([]byte, 0, len(msg)+1)
+		b = append(append(b, msg...), '\n')
+		_, err := c.w.Write(b)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (c *lineConn) Close() error {
+	c.once.Do(func() {
+		errW := c.w.Close()
+		if c.onClose != nil {
+			c.err = errors.Join(errW, c.onClose()) // it closes r
+			return
+		}
+		c.err = errors.Join(errW, c.r.Close())
+	})
+	return c.err
+}
