@@ -303,8 +303,10 @@ func (t *Transport) clientCredentials(ctx context.Context, d *discovered, scopes
 	return t.tokenRequest(ctx, d, c, form)
 }
 
-// refresh uses old's refresh token (RFC 6749 section 6); the new token
-// keeps it when the server sends none.
+// refresh uses old's refresh token (RFC 6749 section 6), asking for
+// scopes (those asked before, which the section allows; some servers
+// grant only what the request names) unless nil; the new token keeps the
+// refresh token when the server sends none.
 func (t *Transport) refresh(ctx context.Context, d *discovered, old *oauth2.Token, scopes []string) (*oauth2.Token, error) {
 	c, err := t.clientFor(ctx, d, scopes)
 	if err != nil {

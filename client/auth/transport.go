@@ -351,7 +351,7 @@ func (t *Transport) current(ctx context.Context, s *server, resURL *url.URL, res
 	}
 	var fresh *oauth2.Token
 	if tok.RefreshToken != "" {
-		fresh, err = t.refresh(ctx, s.found, tok, nil)
+		fresh, err = t.refresh(ctx, s.found, tok, s.scopes)
 	} else {
 		fresh, err = t.clientCredentials(ctx, s.found, t.scopes(s, nil))
 	}
@@ -406,7 +406,7 @@ func (t *Transport) unauthorized(ctx context.Context, s *server, resURL *url.URL
 	s.found = d
 	scopes := t.scopes(s, ch.scopes())
 	if failed != nil && failed.RefreshToken != "" {
-		if tok, err := t.refresh(ctx, d, failed, nil); err == nil {
+		if tok, err := t.refresh(ctx, d, failed, s.scopes); err == nil {
 			return tok, t.put(ctx, k, tok)
 		}
 	}
