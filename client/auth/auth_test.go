@@ -295,4 +295,19 @@ func TestStoreSharedAcrossTransports(t *testing.T) {
 	}})
 	s.rec.lines()
 	wantTool(t, c2, s.mcp.url, "whoami", "app|")
+	if l := s.rec.lines(); !slices.Equal(l, []string{"POST /mcp 200"}) {
+		t.Fatalf("requests %q", l)
+	}
+}
+
+func TestLargeBodyNotReplayed(t *testing.T) {
+	s := newSetup(t, asConfig{registration: true}, serverOpts{})
+	c, _ := s.client(t, auth.Options{MaxReplayBytes: 16})
+	status, _, err := callTool(c, s.mcp.url, "whoami")
+	if err != nil || status != http.StatusUnauthorized {
+		t.Fatalf("status %d, error %v", status, err)
+	}
+	if r := s.as.requests(); r != nil {
+		t.Fatalf("the AS saw %q", r)
+	}
 }
