@@ -3,14 +3,18 @@ package auth_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hexmcp/hexmcp/client/auth"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 const redirectURL = "http://127.0.0.1/callback"
@@ -308,5 +312,88 @@ func TestLargeBodyNotReplayed(t *testing.T) {
 	}
 	if r := s.as.requests(); r != nil {
 		t.Fatalf("the AS saw %q", r)
+	}
+}
+
+func TestConcurrentRequestsOneAuthorization(t *testing.T) {
+	s := newSetup(t, asConfig{registration: true}, serverOpts{})
+	c, _ := s.client(t, auth.Options{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			status, body, err := callTool(c, s.mcp.url, "whoami")
+			if err == nil && (status != http.StatusOK || !strings.Contains(body, "|mcp:tools")) {
+				err = fmt.Errorf("status %d, body %s", status, body)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := s.as.requests()
+	if len(find(reqs, "authorize")) != 1 || len(find(reqs, "register")) != 1 {
+		t.Fatalf("the AS saw %q", reqs)
+	}
+}
+
+func TestAuthorizationServerMigration(t *testing.T) {
+	as1 := newGoAS(t, asConfig{registration: true})
+	as2 := newGoAS(t, asConfig{registration: true})
+	var current atomic.Pointer[goAS]
+	current.Store(as1)
+	var resource string
+	m := newMCPServer(t, serverOpts{issuer: as1.issuer, issuerFunc: func() string { return current.Load().issuer },
+		authn: authFunc(func(ctx context.Context, tok string) (ports.Principal, error) {
+			return current.Load().authenticator(&resource).Authenticate(ctx, tok)
+		})})
+	resource = m.url
+	s := &setup{as: as1, mcp: m, rec: &recorder{}}
+	c, _ := s.client(t, auth.Options{})
+	wantTool(t, c, m.url, "whoami", "|mcp:tools")
+	as1.requests()
+	current.Store(as2)
+	wantTool(t, c, m.url, "whoami", "|mcp:tools")
+	reqs := as2.requests()
+	if len(find(reqs, "register")) != 1 || find(reqs, "token")[0].Get("grant_type") != "authorization_code" {
+		t.Fatalf("the new AS saw %q", reqs)
+	}
+	for _, r := range reqs {
+		if strings.Contains(r, "refresh_token=") {
+			t.Fatalf("a refresh token of the old AS went to the new one: %q", r)
+		}
+	}
+	if r := as1.requests(); r != nil {
+		t.Fatalf("the old AS saw %q", r)
+	}
+}
+
+func TestClientIssuerBinding(t *testing.T) {
+	s := newSetup(t, asConfig{registration: true}, serverOpts{})
+	s.as.addClient("app", "", redirectURL)
+	c, _ := s.client(t, auth.Options{ClientID: "app", ClientIssuer: "https://other.example"})
+	wantTool(t, c, s.mcp.url, "whoami", "dyn-")
+	c, _ = s.client(t, auth.Options{ClientID: "app", ClientIssuer: s.as.issuer})
+	wantTool(t, c, s.mcp.url, "whoami", "app|")
+}
+
+func TestOfflineAccess(t *testing.T) {
+	for _, listed := range []bool{false, true} {
+		cfg := asConfig{registration: true}
+		if listed {
+			cfg.scopesSupported = []string{"mcp:tools", "offline_access"}
+		}
+		s := newSetup(t, cfg, serverOpts{})
+		c, _ := s.client(t, auth.Options{})
+		wantTool(t, c, s.mcp.url, "whoami", "|mcp:tools")
+		a := find(s.as.requests(), "authorize")[0]
+		if got := strings.Contains(a.Get("scope"), "offline_access"); got != listed {
+			t.Fatalf("listed %v: scope %q", listed, a.Get("scope"))
+		}
 	}
 }

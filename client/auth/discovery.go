@@ -17,17 +17,17 @@ import (
 // a token response read.
 const maxDocumentBytes = 1 << 20
 
-// ResourceMetadata is the part of an MCP server's OAuth 2.0 Protected
+// resourceMetadata is the part of an MCP server's OAuth 2.0 Protected
 // Resource Metadata (RFC 9728 section 2) the flow uses.
-type ResourceMetadata struct {
+type resourceMetadata struct {
 	Resource             string   `json:"resource"`
 	AuthorizationServers []string `json:"authorization_servers"`
 	ScopesSupported      []string `json:"scopes_supported"`
 }
 
-// ServerMetadata is the part of an authorization server's metadata (RFC
+// serverMetadata is the part of an authorization server's metadata (RFC
 // 8414 section 2, OpenID Connect Discovery) the flow uses.
-type ServerMetadata struct {
+type serverMetadata struct {
 	Issuer                            string   `json:"issuer"`
 	AuthorizationEndpoint             string   `json:"authorization_endpoint"`
 	TokenEndpoint                     string   `json:"token_endpoint"`
@@ -179,8 +179,8 @@ func readBounded(r io.Reader) ([]byte, error) {
 // discovered is what discovery found for one MCP server.
 type discovered struct {
 	resource string // the RFC 8707 resource sent
-	prm      ResourceMetadata
-	as       ServerMetadata
+	prm      resourceMetadata
+	as       serverMetadata
 }
 
 // discover finds the protected resource metadata of resource (from
@@ -195,11 +195,11 @@ func discover(ctx context.Context, c *http.Client, resource *url.URL, metadataUR
 		candidates = []string{metadataURL}
 	}
 	res := canonicalResource(resource)
-	var prm ResourceMetadata
+	var prm resourceMetadata
 	var errs []error
 	found := false
 	for _, u := range candidates {
-		prm = ResourceMetadata{}
+		prm = resourceMetadata{}
 		if err := getJSON(ctx, c, u, &prm); err != nil {
 			errs = append(errs, err)
 			continue
@@ -230,7 +230,7 @@ func discover(ctx context.Context, c *http.Client, resource *url.URL, metadataUR
 	}
 	errs = nil
 	for _, u := range wellKnownServerURLs(iu) {
-		var m ServerMetadata
+		var m serverMetadata
 		if err := getJSON(ctx, c, u, &m); err != nil {
 			errs = append(errs, err)
 			continue
@@ -260,6 +260,6 @@ func discover(ctx context.Context, c *http.Client, resource *url.URL, metadataUR
 }
 
 // supportsS256 reports whether m lists S256 among its PKCE methods.
-func (m ServerMetadata) supportsS256() bool {
+func (m serverMetadata) supportsS256() bool {
 	return slices.Contains(m.CodeChallengeMethodsSupported, "S256")
 }

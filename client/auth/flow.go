@@ -120,7 +120,7 @@ func (t *Transport) register(ctx context.Context, d *discovered, scopes []string
 // the spec's order: pre-registered, Client ID Metadata Document, dynamic
 // registration (kept in memory per issuer).
 func (t *Transport) clientFor(ctx context.Context, d *discovered, scopes []string) (*client, error) {
-	if t.opts.ClientID != "" {
+	if t.opts.ClientID != "" && (t.opts.ClientIssuer == "" || t.opts.ClientIssuer == d.as.Issuer) {
 		return &client{id: t.opts.ClientID, secret: t.opts.ClientSecret,
 			method: authMethod(t.opts.ClientSecret, d.as.TokenEndpointAuthMethodsSupported)}, nil
 	}
@@ -239,6 +239,11 @@ func (t *Transport) authorize(ctx context.Context, d *discovered, scopes []strin
 	}
 	if !d.as.supportsS256() {
 		return nil, fail(ReasonPKCEUnsupported, "the authorization server does not list S256 in code_challenge_methods_supported", nil)
+	}
+	if !t.opts.NoOfflineAccess && slices.Contains(d.as.ScopesSupported, "offline_access") {
+		// The MCP spec's way to ask for a refresh token: the server lists
+		// the scope; never asked of one that does not.
+		scopes = union(scopes, []string{"offline_access"})
 	}
 	c, err := t.clientFor(ctx, d, scopes)
 	if err != nil {

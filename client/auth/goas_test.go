@@ -42,20 +42,22 @@ type goAS struct {
 }
 
 type asConfig struct {
-	path          string // the issuer's path ("/tenant")
-	openIDOnly    bool   // metadata only at OpenID Connect's well-known URLs
-	wrongIssuer   bool   // the metadata names another issuer
-	noS256        bool   // code_challenge_methods_supported: plain only
-	noPKCEField   bool   // no code_challenge_methods_supported at all
-	registration  bool   // a registration_endpoint
-	cimd          bool   // client_id_metadata_document_supported
-	issSupported  bool   // authorization_response_iss_parameter_supported
-	iss           string // "" the issuer, "none" none, else that value
-	wrongState    bool   // the redirect carries another state
-	authMethods   []string
-	grantOnly     []string // when set, the scopes a token may get
-	noRefresh     bool
-	tokenLifetime time.Duration
+	path         string // the issuer's path ("/tenant")
+	openIDOnly   bool   // metadata only at OpenID Connect's well-known URLs
+	wrongIssuer  bool   // the metadata names another issuer
+	noS256       bool   // code_challenge_methods_supported: plain only
+	noPKCEField  bool   // no code_challenge_methods_supported at all
+	registration bool   // a registration_endpoint
+	cimd         bool   // client_id_metadata_document_supported
+	issSupported bool   // authorization_response_iss_parameter_supported
+	iss          string // "" the issuer, "none" none, else that value
+	wrongState   bool   // the redirect carries another state
+	authMethods  []string
+	grantOnly    []string // when set, the scopes a token may get
+	noRefresh    bool
+	// scopesSupported, when set, is the metadata's scopes_supported.
+	scopesSupported []string
+	tokenLifetime   time.Duration
 }
 
 type asClient struct {
@@ -141,6 +143,9 @@ func (as *goAS) metadata(w http.ResponseWriter, _ *http.Request) {
 	}
 	if as.cfg.issSupported {
 		m["authorization_response_iss_parameter_supported"] = true
+	}
+	if as.cfg.scopesSupported != nil {
+		m["scopes_supported"] = as.cfg.scopesSupported
 	}
 	if as.cfg.authMethods != nil {
 		m["token_endpoint_auth_methods_supported"] = as.cfg.authMethods

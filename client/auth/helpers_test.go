@@ -40,6 +40,9 @@ type serverOpts struct {
 	// customIssuer, when set, is the authorization server the metadata
 	// names instead (one mcpoauth.Mount refuses), served at /wrong-prm.
 	customIssuer string
+	// issuerFunc, when set, tells the authorization server the metadata
+	// names at each request (served at /wrong-prm).
+	issuerFunc func() string
 }
 
 func whoami(ctx context.Context, _ struct{}) (string, error) {
@@ -65,7 +68,7 @@ func newMCPServer(t *testing.T, o serverOpts) *mcpServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.metadataResource != "" || o.customIssuer != "" {
+	if o.metadataResource != "" || o.customIssuer != "" || o.issuerFunc != nil {
 		res, issuer := o.metadataResource, o.customIssuer
 		if res == "" {
 			res = m.url
@@ -74,6 +77,9 @@ func newMCPServer(t *testing.T, o serverOpts) *mcpServer {
 			issuer = o.issuer
 		}
 		m.mux.HandleFunc("/wrong-prm", func(w http.ResponseWriter, _ *http.Request) {
+			if o.issuerFunc != nil {
+				issuer = o.issuerFunc()
+			}
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, res, issuer)
 		})

@@ -53,6 +53,11 @@ type Options struct {
 	// registered beforehand with the authorization server, used first.
 	ClientID     string
 	ClientSecret string
+	// ClientIssuer, when set, is the issuer of the authorization server
+	// that registered ClientID: with another one ClientID is not used
+	// (the spec binds credentials to their server), and the Transport
+	// falls back to a metadata document or a registration.
+	ClientIssuer string
 	// ClientMetadataURL is the https URL of the client's Client ID
 	// Metadata Document, used as its client_id when the authorization
 	// server says client_id_metadata_document_supported (and no ClientID
@@ -75,8 +80,12 @@ type Options struct {
 	ClientCredentials bool
 
 	// Scopes are added to those the flow asks for (the challenge's, else
-	// the resource's scopes_supported).
-	Scopes []string
+	// the resource's scopes_supported). The authorization code flow adds
+	// offline_access too when the authorization server lists it in its
+	// scopes_supported (so that it issues a refresh token), unless
+	// NoOfflineAccess.
+	Scopes          []string
+	NoOfflineAccess bool
 	// Resource, when set, is the MCP server's resource identifier;
 	// default: the request's URL without query or fragment.
 	Resource string
@@ -108,6 +117,16 @@ type server struct {
 	sem    chan struct{} // held while a token is being obtained
 	found  *discovered
 	scopes []string // the scopes last asked for
+	// issuer is the authorization server that issued the token this
+	// Transport last stored ("" when it came from the store): a refresh
+	// token goes to no other.
+	issuer string
+}
+
+// mayRefresh reports whether tok's refresh token may go to d's
+// authorization server.
+func (s *server) mayRefresh(tok *oauth2.Token, d *discovered) bool {
+	return tok.RefreshToken != "" && (s.issuer == "" || s.issuer == d.as.Issuer)
 }
 
 // NewTransport returns a Transport with opts, checked: the
@@ -350,15 +369,15 @@ func (t *Transport) current(ctx context.Context, s *server, resURL *url.URL, res
 		s.found = d
 	}
 	var fresh *oauth2.Token
-	if tok.RefreshToken != "" {
+	switch {
+	case s.mayRefresh(tok, s.found):
 		fresh, err = t.refresh(ctx, s.found, tok, s.scopes)
-	} else {
+	case t.opts.ClientCredentials:
 		fresh, err = t.clientCredentials(ctx, s.found, t.scopes(s, nil))
-	}
-	if err != nil {
+	default:
 		return tok
 	}
-	if t.opts.Store.Put(ctx, k, fresh) != nil {
+	if err != nil || t.put(ctx, s, k, fresh) != nil {
 		return tok
 	}
 	return fresh
@@ -405,9 +424,9 @@ func (t *Transport) unauthorized(ctx context.Context, s *server, resURL *url.URL
 	}
 	s.found = d
 	scopes := t.scopes(s, ch.scopes())
-	if failed != nil && failed.RefreshToken != "" {
+	if failed != nil && s.mayRefresh(failed, d) {
 		if tok, err := t.refresh(ctx, d, failed, s.scopes); err == nil {
-			return tok, t.put(ctx, k, tok)
+			return tok, t.put(ctx, s, k, tok)
 		}
 	}
 	return t.obtain(ctx, s, k, scopes)
@@ -420,6 +439,10 @@ func (t *Transport) stepUp(ctx context.Context, s *server, resURL *url.URL, reso
 		return nil, err
 	}
 	defer s.unlock()
+	k := t.key(resource)
+	if now, err := t.opts.Store.Get(ctx, k); err == nil && now != nil && now.AccessToken != failed.AccessToken && now.Valid() {
+		return now, nil // another request stepped up
+	}
 	if s.found == nil {
 		d, err := discover(ctx, t.client, resURL, ch.resourceMetadata())
 		if err != nil {
@@ -431,7 +454,7 @@ func (t *Transport) stepUp(ctx context.Context, s *server, resURL *url.URL, reso
 	if len(prev) == 0 {
 		prev = t.scopes(s, nil)
 	}
-	return t.obtain(ctx, s, t.key(resource), union(prev, ch.scopes()))
+	return t.obtain(ctx, s, k, union(prev, ch.scopes()))
 }
 
 // obtain gets a new token for scopes (client_credentials or the
@@ -448,12 +471,14 @@ func (t *Transport) obtain(ctx context.Context, s *server, k Key, scopes []strin
 		return nil, err
 	}
 	s.scopes = scopes
-	return tok, t.put(ctx, k, tok)
+	return tok, t.put(ctx, s, k, tok)
 }
 
-func (t *Transport) put(ctx context.Context, k Key, tok *oauth2.Token) error {
+// put stores tok, issued by s.found's authorization server.
+func (t *Transport) put(ctx context.Context, s *server, k Key, tok *oauth2.Token) error {
 	if err := t.opts.Store.Put(ctx, k, tok); err != nil {
 		return fmt.Errorf("auth: storing the token: %w", err)
 	}
+	s.issuer = s.found.as.Issuer
 	return nil
 }
