@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/client/auth"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -395,5 +396,39 @@ func TestOfflineAccess(t *testing.T) {
 		if got := strings.Contains(a.Get("scope"), "offline_access"); got != listed {
 			t.Fatalf("listed %v: scope %q", listed, a.Get("scope"))
 		}
+	}
+}
+
+func TestLoopbackAuthorizer(t *testing.T) {
+	s := newSetup(t, asConfig{}, serverOpts{})
+	port, err := testtools.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", port)
+	s.as.addClient("app", "", redirect)
+	browser := make(chan string, 1)
+	a, err := auth.LoopbackAuthorizer(redirect, func(_ context.Context, u string) error {
+		go func() { // the user's browser: follows the AS's redirect to the listener
+			resp, err := http.Get(u)
+			if err != nil {
+				browser <- err.Error()
+				return
+			}
+			resp.Body.Close()
+			browser <- resp.Status
+		}()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := s.client(t, auth.Options{ClientID: "app", RedirectURL: redirect, Authorizer: a})
+	wantTool(t, c, s.mcp.url, "whoami", "app|mcp:tools")
+	if b := <-browser; b != "200 OK" {
+		t.Fatalf("the browser got %s", b)
+	}
+	if _, err := auth.LoopbackAuthorizer("https://127.0.0.1:1/cb", nil); err == nil {
+		t.Fatal("an https redirect URL accepted")
 	}
 }

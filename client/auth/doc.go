@@ -36,6 +36,15 @@
 // a refresh token tries the refresh before a new authorization. A machine
 // client (Options.ClientCredentials) uses the client_credentials grant
 // instead, authenticated with client_secret_basic or client_secret_post.
+// A refresh token goes only to the authorization server that issued it,
+// and a registration serves only the server that made it: when the
+// resource's metadata names another authorization server, the client
+// registers there and authorizes again. offline_access is asked when the
+// authorization server lists it in scopes_supported.
+//
+// [LoopbackAuthorizer] is an Authorizer for a native application (a
+// browser and a listener on a loopback redirect URI);
+// [HeadlessAuthorizer] one for a server that answers at once.
 //
 // Tokens are kept in a [TokenStore], by resource and client (a
 // [MemoryStore] by default). A request's body is buffered (up to
