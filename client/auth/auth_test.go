@@ -432,3 +432,33 @@ func TestLoopbackAuthorizer(t *testing.T) {
 		t.Fatal("an https redirect URL accepted")
 	}
 }
+
+func TestRegisteredAuthMethod(t *testing.T) {
+	for _, method := range []string{"none", "client_secret_basic", "client_secret_post"} {
+		s := newSetup(t, asConfig{registration: true, authMethods: []string{method}}, serverOpts{})
+		rec := &headerRecorder{}
+		c, _ := s.client(t, auth.Options{HTTPClient: &http.Client{Transport: rec}})
+		wantTool(t, c, s.mcp.url, "whoami", "dyn-")
+		tok := find(s.as.requests(), "token")[0]
+		got := "none"
+		switch {
+		case rec.basic:
+			got = "client_secret_basic"
+		case tok.Get("client_secret") != "":
+			got = "client_secret_post"
+		}
+		if got != method {
+			t.Fatalf("the server registered %s, the client used %s", method, got)
+		}
+	}
+}
+
+// headerRecorder notes whether a token request had HTTP Basic credentials.
+type headerRecorder struct{ basic bool }
+
+func (h *headerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	if _, _, ok := req.BasicAuth(); ok && strings.HasSuffix(req.URL.Path, "/token") {
+		h.basic = true
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}

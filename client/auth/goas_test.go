@@ -182,6 +182,9 @@ func (as *goAS) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	as.record(fmt.Sprintf("register %s %s %s", strings.Join(req.GrantTypes, ","), req.AuthMethod, req.AppType))
+	if as.cfg.authMethods != nil {
+		req.AuthMethod = as.cfg.authMethods[0] // the server decides
+	}
 	id, c := "dyn-"+random(), asClient{redirects: req.RedirectURIs}
 	out := map[string]any{"client_id": id, "token_endpoint_auth_method": req.AuthMethod}
 	if req.AuthMethod != "none" {
