@@ -52,6 +52,6 @@
 // again after a 401 or a 403. Metadata and token responses are read up to
 // 1 MiB; the metadata fetches follow no redirect to another host; every URL
 // of the flow must be https, or http on a loopback host; tokens are never
-// logged nor put in an error. Failures of the flow are [*Error]s, whose
+// logged nor put in an error. Failures of the flow are [*Error] values, whose
 // Reason tells which step failed.
 package auth

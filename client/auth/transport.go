@@ -246,7 +246,7 @@ func (t *Transport) body(req *http.Request) (first io.ReadCloser, again func() (
 // RoundTrip sends req with the bearer token of its server, obtaining one
 // when the server answers 401 (then sending req again), authorizing again
 // on a 403 insufficient_scope (step-up). The errors of the flow are
-// [*Error]s.
+// [*Error] values.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	resURL, err := t.resourceURL(req)
