@@ -462,3 +462,20 @@ func (h *headerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return http.DefaultTransport.RoundTrip(req)
 }
+
+func TestResourceOption(t *testing.T) {
+	s := newSetup(t, asConfig{registration: true}, serverOpts{})
+	c, _ := s.client(t, auth.Options{Resource: s.mcp.url})
+	wantTool(t, c, s.mcp.url, "whoami", "|mcp:tools")
+	// Another host: sent as it is, without the token.
+	var got string
+	other := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r.Header.Get("Authorization") }))
+	resp, err := c.Get(other + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got != "" {
+		t.Fatalf("a token went to another host: %q", got)
+	}
+}

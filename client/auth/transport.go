@@ -86,8 +86,11 @@ type Options struct {
 	// NoOfflineAccess.
 	Scopes          []string
 	NoOfflineAccess bool
-	// Resource, when set, is the MCP server's resource identifier;
-	// default: the request's URL without query or fragment.
+	// Resource, when set, is the MCP server's resource identifier, for
+	// every request whose URL it names (the same origin, its path a prefix
+	// of the request's); requests to other URLs are sent as they are,
+	// without a token. Default: each request's URL without query or
+	// fragment.
 	Resource string
 
 	// Store keeps the tokens. Default: a [MemoryStore] of the Transport.
@@ -256,6 +259,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	if resURL == nil {
+		return t.opts.Base.RoundTrip(req) // not the resource's: no token
+	}
 	resource := canonicalResource(resURL)
 	_, secureErr := secureURL("the MCP server's URL", resource)
 	first, again, replay, err := t.body(req)
@@ -327,18 +333,22 @@ func discard(resp *http.Response) {
 	_ = resp.Body.Close()
 }
 
-// resourceURL is the request's resource: Options.Resource, else its URL
-// without query or fragment.
+// resourceURL is the request's resource: Options.Resource when it names
+// the request's URL (nil when it does not), else that URL without query or
+// fragment.
 func (t *Transport) resourceURL(req *http.Request) (*url.URL, error) {
+	u := *req.URL
+	u.RawQuery, u.Fragment, u.User = "", "", nil
 	if t.opts.Resource != "" {
-		u, err := url.Parse(t.opts.Resource)
+		r, err := url.Parse(t.opts.Resource)
 		if err != nil {
 			return nil, fmt.Errorf("auth: Options.Resource: %w", err)
 		}
-		return u, nil
+		if !resourceMatches(t.opts.Resource, canonicalResource(&u)) {
+			return nil, nil
+		}
+		return r, nil
 	}
-	u := *req.URL
-	u.RawQuery, u.Fragment, u.User = "", "", nil
 	return &u, nil
 }
 
