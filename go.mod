@@ -12,6 +12,7 @@ require (
 	go.uber.org/mock v0.6.0
 	go.uber.org/zap v1.28.0
 	go.uber.org/zap/exp v0.3.0
+	golang.org/x/oauth2 v0.35.0
 	golang.org/x/sync v0.22.0
 	golang.org/x/text v0.14.0
 	golang.org/x/time v0.15.0

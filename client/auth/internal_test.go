@@ -1,0 +1,78 @@
+package auth
+
+import (
+	"net/http"
+	"net/url"
+	"reflect"
+	"testing"
+)
+
+func TestBearerChallenge(t *testing.T) {
+	for _, tc := range []struct {
+		header []string
+		want   map[string]string
+	}{
+		{[]string{`Bearer error="insufficient_scope", scope="a b", resource_metadata="https://x/.well-known/oauth-protected-resource"`},
+			map[string]string{"error": "insufficient_scope", "scope": "a b", "resource_metadata": "https://x/.well-known/oauth-protected-resource"}},
+		{[]string{`Basic realm="x", DPoP algs="ES256", bearer Scope=read, error="a\"b"`},
+			map[string]string{"scope": "read", "error": `a"b`}},
+		{[]string{`Negotiate abc123==`, `Bearer`}, map[string]string{}},
+		{[]string{`Basic realm="x"`}, nil},
+	} {
+		h := http.Header{"Www-Authenticate": tc.header}
+		c := bearerChallenge(h)
+		if c.found != (tc.want != nil) || (tc.want != nil && !reflect.DeepEqual(c.params, tc.want)) {
+			t.Errorf("%q: %v %v, want %v", tc.header, c.found, c.params, tc.want)
+		}
+	}
+}
+
+func TestWellKnownURLs(t *testing.T) {
+	u, _ := url.Parse("https://as.example/tenant/1")
+	want := []string{"https://as.example/.well-known/oauth-authorization-server/tenant/1",
+		"https://as.example/.well-known/openid-configuration/tenant/1", "https://as.example/tenant/1/.well-known/openid-configuration"}
+	if got := wellKnownServerURLs(u); !reflect.DeepEqual(got, want) {
+		t.Errorf("%q", got)
+	}
+	u, _ = url.Parse("https://as.example")
+	want = []string{"https://as.example/.well-known/oauth-authorization-server", "https://as.example/.well-known/openid-configuration"}
+	if got := wellKnownServerURLs(u); !reflect.DeepEqual(got, want) {
+		t.Errorf("%q", got)
+	}
+	u, _ = url.Parse("https://MCP.example/mcp/")
+	want = []string{"https://MCP.example/.well-known/oauth-protected-resource/mcp", "https://MCP.example/.well-known/oauth-protected-resource"}
+	if got := wellKnownResourceURLs(u); !reflect.DeepEqual(got, want) {
+		t.Errorf("%q", got)
+	}
+}
+
+func TestResourceMatches(t *testing.T) {
+	for _, tc := range []struct {
+		prm, res string
+		ok       bool
+	}{
+		{"https://mcp.example/mcp", "https://mcp.example/mcp", true},
+		{"https://MCP.example/mcp/", "https://mcp.example/mcp", true},
+		{"https://mcp.example", "https://mcp.example/mcp", true},
+		{"https://mcp.example/m", "https://mcp.example/mcp", false},
+		{"https://mcp.example/other", "https://mcp.example/mcp", false},
+		{"https://evil.example/mcp", "https://mcp.example/mcp", false},
+		{"http://mcp.example/mcp", "https://mcp.example/mcp", false},
+		{"https://mcp.example/mcp?x=1", "https://mcp.example/mcp", false},
+	} {
+		if got := resourceMatches(tc.prm, tc.res); got != tc.ok {
+			t.Errorf("%s for %s: %v", tc.prm, tc.res, got)
+		}
+	}
+}
+
+func TestSecureURL(t *testing.T) {
+	for raw, ok := range map[string]bool{
+		"https://as.example/x": true, "http://127.0.0.1:8080/x": true, "http://localhost/x": true, "http://[::1]/x": true,
+		"http://as.example/x": false, "ftp://as.example": false, "https://u:p@as.example": false, "/relative": false, "https://as.example#f": false,
+	} {
+		if _, err := secureURL("x", raw); (err == nil) != ok {
+			t.Errorf("%s: %v", raw, err)
+		}
+	}
+}
