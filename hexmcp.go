@@ -159,7 +159,7 @@ func New(opts Options) (*Server, error) {
 
 // Engine returns the protocol engine the server runs, for those who extend
 // the SDK: the wiring package, adapters constructed by hand
-// (mcphttp.NewHandler, websocket.NewHandler, app.NewServer), tests that
+// (mcphttp.NewHandler, websocket.NewHandler, a transport's Serve), tests that
 // drive the engine message by message. A server's own code needs none of
 // it: the Server's methods are the front door. It returns nil for a nil
 // Server.

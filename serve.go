@@ -11,7 +11,7 @@ import (
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/stdio"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
-	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/serving"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -33,7 +33,7 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // Serve serves the server on t until t ends or ctx is cancelled, as
 // [Server.ServeStdio] does on stdio.
 func (s *Server) Serve(ctx context.Context, t ports.Transport) error {
-	srv := app.NewServer(s.eng, t)
+	srv := serving.New(s.eng, t)
 	if err := srv.Start(ctx); err != nil {
 		return err
 	}
@@ -237,7 +237,7 @@ func (s *Server) WebSocketHandler(opts websocket.Options) *websocket.Handler {
 	return websocket.NewHandler(s.eng, opts)
 }
 
-// lifecycle is what Serve and ListenAndServe run: an app.Server or an
+// lifecycle is what Serve and ListenAndServe run: a serving.Server or an
 // mcphttp.Server, started.
 type lifecycle interface {
 	Done() <-chan struct{}

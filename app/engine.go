@@ -223,7 +223,7 @@ func (e *Engine) RemoveTool(name string) bool {
 // connection and session of every server of the engine, and of those it
 // serves later: it is the engine-wide, permanent hard stop (Close calls
 // it). A server whose own graceful shutdown runs out of time cancels only
-// its own calls instead: see [WithAbort] and [Server.Shutdown].
+// its own calls instead: see [WithAbort].
 func (e *Engine) Abort() { e.abort() }
 
 // WithAbort returns a copy of ctx carrying abort as a hard stop of its own:
@@ -231,8 +231,8 @@ func (e *Engine) Abort() { e.abort() }
 // the engine serves with the returned context (or one derived from it)
 // cancel their handlers' contexts when abort is done, as on
 // [Engine.Abort], while the engine's other connections go on. A transport
-// or [Server] uses it to cancel its own calls when its shutdown deadline
-// passes. It is [ports.WithAbort], for transports that do not import app.
+// or a server's lifecycle (the front door's Serve) uses it to cancel its
+// own calls when its shutdown deadline passes. It is [ports.WithAbort], for transports that do not import app.
 func WithAbort(ctx, abort context.Context) context.Context { return ports.WithAbort(ctx, abort) }
 
 // hookAbort makes cancel run when engineAbort (Engine.Abort) and any hard

@@ -19,6 +19,7 @@ import (
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/exchange"
+	"github.com/hexmcp/hexmcp/internal/serving"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/ports/mocks"
@@ -647,11 +648,11 @@ func TestServerShutdownDeadline(t *testing.T) {
 	}, app.WithName("forever"))
 	e := newEngine(t, app.Options{Validator: jsonschema.New()}, tool)
 	tr, cl := memory.NewTransport()
-	srv := app.NewServer(e, tr)
+	srv := serving.New(e, tr)
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Start(context.Background()); !errors.Is(err, app.ErrAlreadyStarted) {
+	if err := srv.Start(context.Background()); !errors.Is(err, serving.ErrAlreadyStarted) {
 		t.Fatalf("second Start = %v", err)
 	}
 	c := &client{t: t, pipe: cl}

@@ -18,6 +18,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/serving"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -373,7 +374,7 @@ func TestMiddlewareReplacesTheResult(t *testing.T) {
 func TestServerRunUntilTheTransportEnds(t *testing.T) {
 	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool())
 	tr, cl := memory.NewTransport()
-	srv := app.NewServer(e, tr)
+	srv := serving.New(e, tr)
 	ran := make(chan error, 1)
 	go func() { ran <- srv.Run(context.Background()) }()
 	c := &client{t: t, pipe: cl}
@@ -387,10 +388,10 @@ func TestServerRunUntilTheTransportEnds(t *testing.T) {
 
 	again := make(chan error, 1)
 	go func() { again <- srv.Run(context.Background()) }()
-	if err := awaitErr(t, again, "a second Run"); !errors.Is(err, app.ErrAlreadyStarted) {
+	if err := awaitErr(t, again, "a second Run"); !errors.Is(err, serving.ErrAlreadyStarted) {
 		t.Fatalf("a second Run = %v, want ErrAlreadyStarted", err)
 	}
-	if err := srv.Start(context.Background()); !errors.Is(err, app.ErrAlreadyStarted) {
+	if err := srv.Start(context.Background()); !errors.Is(err, serving.ErrAlreadyStarted) {
 		t.Fatalf("Start of a running server = %v, want ErrAlreadyStarted", err)
 	}
 

@@ -10,6 +10,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/serving"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -98,9 +99,9 @@ func TestServerShutdownTimeoutCancelsOnlyItsOwnCalls(t *testing.T) {
 
 	ta, ca := memory.NewTransport()
 	tb, cb := memory.NewTransport()
-	srvA, srvB := app.NewServer(engine, ta), app.NewServer(engine, tb)
+	srvA, srvB := serving.New(engine, ta), serving.New(engine, tb)
 	ctx := context.Background()
-	for _, s := range []*app.Server{srvA, srvB} {
+	for _, s := range []*serving.Server{srvA, srvB} {
 		if err := s.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +144,7 @@ func TestServerShutdownTimeoutCancelsOnlyItsOwnCalls(t *testing.T) {
 	}
 	tc, cc := memory.NewTransport()
 	defer cc.Close()
-	srvC := app.NewServer(engine, tc)
+	srvC := serving.New(engine, tc)
 	if err := srvC.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestServerShutdownTimeoutCancelsOnlyItsOwnCalls(t *testing.T) {
 		t.Fatalf("a new server answered %q, want alive", got)
 	}
 
-	for _, s := range []*app.Server{srvB, srvC} {
+	for _, s := range []*serving.Server{srvB, srvC} {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		if err := s.Shutdown(sctx); err != nil {
 			t.Errorf("Shutdown: %v", err)
@@ -182,7 +183,7 @@ func TestEngineAbortCancelsEveryServer(t *testing.T) {
 	for range 2 {
 		tr, c := memory.NewTransport()
 		defer c.Close()
-		if err := app.NewServer(engine, tr).Start(ctx); err != nil {
+		if err := serving.New(engine, tr).Start(ctx); err != nil {
 			t.Fatal(err)
 		}
 		sendCall(t, ctx, c, 1, "wait")

@@ -44,6 +44,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/stdio"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/deflog"
+	"github.com/hexmcp/hexmcp/internal/serving"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -279,8 +280,8 @@ var Stdio = fx.Module("hexmcp.stdio",
 // Serve hooks a server for e on t into the lifecycle: started with the
 // application, shut down gracefully with it, and shutting the application
 // down when the transport ends by itself. Transport modules use it.
-func Serve(lc fx.Lifecycle, sd fx.Shutdowner, e *app.Engine, t ports.Transport) *app.Server {
-	srv := app.NewServer(e, t)
+func Serve(lc fx.Lifecycle, sd fx.Shutdowner, e *app.Engine, t ports.Transport) {
+	srv := serving.New(e, t)
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			if err := srv.Start(context.Background()); err != nil {
@@ -300,5 +301,4 @@ func Serve(lc fx.Lifecycle, sd fx.Shutdowner, e *app.Engine, t ports.Transport) 
 			return srv.Shutdown(ctx)
 		},
 	})
-	return srv
 }

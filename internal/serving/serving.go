@@ -1,10 +1,15 @@
-package app
+// Package serving runs an engine on a transport with a lifecycle (Start,
+// Done, Err, Shutdown): what the front door's Serve and ServeStdio and the
+// fx modules of wiring run. Users serve through those, or call a
+// transport's Serve with the engine themselves.
+package serving
 
 import (
 	"context"
 	"errors"
 	"sync"
 
+	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -14,7 +19,7 @@ import (
 // ends, then cancels what is left. That hard stop is the server's own:
 // other servers of the same engine, and the engine itself, go on.
 type Server struct {
-	engine    *Engine
+	engine    *app.Engine
 	transport ports.Transport
 
 	mu     sync.Mutex
@@ -24,13 +29,13 @@ type Server struct {
 	err    error
 }
 
-// NewServer returns a server for e on t.
-func NewServer(e *Engine, t ports.Transport) *Server {
+// New returns a server for e on t.
+func New(e *app.Engine, t ports.Transport) *Server {
 	return &Server{engine: e, transport: t}
 }
 
 // Engine returns the server's engine, to add or remove tools at run time.
-func (s *Server) Engine() *Engine { return s.engine }
+func (s *Server) Engine() *app.Engine { return s.engine }
 
 // Run serves until the transport ends (for stdio: standard input closed)
 // or ctx is cancelled, and returns after requests in flight have answered.
@@ -54,7 +59,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return ErrAlreadyStarted
 	}
 	abortCtx, abort := context.WithCancel(context.Background())
-	serveCtx, cancel := context.WithCancel(WithAbort(ctx, abortCtx))
+	serveCtx, cancel := context.WithCancel(app.WithAbort(ctx, abortCtx))
 	s.cancel, s.abort, s.done = cancel, abort, make(chan struct{})
 	go func() {
 		err := s.transport.Serve(serveCtx, s.engine)
@@ -86,7 +91,7 @@ func (s *Server) Err() error {
 
 // Shutdown stops reading new messages and waits for the requests in flight
 // to answer. When ctx ends first, it cancels their contexts (this server's
-// only: the engine and its other servers are not touched; [Engine.Abort]
+// only: the engine and its other servers are not touched; [app.Engine.Abort]
 // is the engine-wide stop), waits for the transport to return, and reports
 // ctx's error.
 func (s *Server) Shutdown(ctx context.Context) error {
