@@ -1,7 +1,7 @@
 // Package hostile holds the hostile-load test: the showcase server, built and
 // run as its own process on loopback, is attacked by clients that try to make
 // it hold memory and connections without bound (floods of listen streams,
-// sessions and subscriptions; slow readers on SSE and WebSocket; SSE answers
+// sessions, subscriptions and HTTP+SSE streams; slow readers on SSE and WebSocket; SSE answers
 // of megabytes left in the event store), while a well-behaved client keeps
 // calling tools. It asserts that the server's peak resident memory stays
 // within the bound the README's table of limits implies, that the attackers
@@ -60,7 +60,7 @@ const peakRSSBound = 512 << 20
 
 // enabled reports whether the attack named is to run: all of them, unless
 // HOSTILE_ONLY lists some (comma-separated: listen, fatlisten, wslisten,
-// sessions, sseread, sseunread, ws; and the second round's taskpad,
+// sessions, ssestreams, sseread, sseunread, ws; and the second round's taskpad,
 // taskquota, fatcaps, slowbody, heldcalls, wsheld, deep), to see what one
 // costs.
 func enabled(name string) bool {
@@ -572,7 +572,7 @@ func TestHostileClients(t *testing.T) {
 	var hd hold
 	defer hd.closeAll()
 
-	var listens, fatListens, wsListens, sessions, subs, sseRead, sseUnread tally
+	var listens, fatListens, wsListens, sessions, subs, sseRead, sseUnread, sseStreams tally
 	var wsClosed atomic.Int64
 	var r2 round2
 	var attack sync.WaitGroup
@@ -592,6 +592,7 @@ func TestHostileClients(t *testing.T) {
 				subscribeFlood(ctx, c, srv.base, sids[0], 300*k, 10*k, &subs)
 			}
 		})
+		run("ssestreams", func() { sseStreamFlood(ctx, c, srv.base, 300*k, &sseStreams, &hd) })
 		run("sseread", func() { sseHoarders(ctx, c, srv.base, 40*k, 3<<20, true, &sseRead, &hd) })
 		run("sseunread", func() { sseHoarders(ctx, c, srv.base, 8*k, 3<<20, false, &sseUnread, &hd) })
 		run("ws", func() {
@@ -617,7 +618,7 @@ func TestHostileClients(t *testing.T) {
 	peak := srv.peakRSS(t)
 	t.Logf("listen streams: %v; listen streams with 3 MiB of subscriptions: %v", &listens, &fatListens)
 	t.Logf("listen streams over 5 WebSocket connections per address: %v", &wsListens)
-	t.Logf("sessions: %v; subscriptions: %v", &sessions, &subs)
+	t.Logf("sessions: %v; subscriptions: %v; HTTP+SSE streams: %v", &sessions, &subs, &sseStreams)
 	t.Logf("SSE answers of 3 MiB read whole: %v; left unread: %v; WebSocket hoarders closed by the server: %d of 2", &sseRead, &sseUnread, wsClosed.Load())
 	t.Logf("during the attack: peak RSS %.1f MiB (bound %d MiB); well-behaved calls %d, p50 %v p99 %v",
 		float64(peak)/(1<<20), peakRSSBound>>20, len(during), percentile(during, .5), percentile(during, .99))
@@ -637,6 +638,9 @@ func TestHostileClients(t *testing.T) {
 	}
 	if enabled("sessions") && sessions.refused.Load() == 0 {
 		t.Errorf("no session of %d was refused: one client can fill the store", sessions.accepted.Load())
+	}
+	if enabled("ssestreams") && (sseStreams.refused.Load() == 0 || sseStreams.accepted.Load() > 2*256) {
+		t.Errorf("HTTP+SSE streams from 2 addresses: %v; past 256 per client they must be refused", &sseStreams)
 	}
 	if subs.accepted.Load() != 0 {
 		t.Errorf("%d subscriptions to unknown or 1 MiB URIs were accepted", subs.accepted.Load())
@@ -1030,4 +1034,37 @@ func flood(n, conc int, f func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// sseStreamFlood opens n streams of the 2024-11-05 HTTP+SSE transport
+// (GET /sse), keeping open those that get their endpoint event: past the
+// bound of streams per client the server must refuse them (429), not hold
+// a goroutine and buffers for each.
+func sseStreamFlood(ctx context.Context, c *http.Client, base string, n int, tl *tally, hd *hold) {
+	flood(n, 16, func(i int) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/sse", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := c.Do(req)
+		if err != nil {
+			tl.refused.Add(1)
+			return
+		}
+		if resp.StatusCode == http.StatusOK {
+			br := bufio.NewReader(resp.Body)
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					break
+				}
+				if strings.HasPrefix(line, "event: endpoint") {
+					tl.accepted.Add(1)
+					hd.add(resp.Body)
+					return
+				}
+			}
+		}
+		tl.refused.Add(1)
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+	})
 }
