@@ -302,3 +302,41 @@ func TestReconnectsBounded(t *testing.T) {
 		t.Errorf("GETs with Last-Event-ID %q, want %q", gets, want)
 	}
 }
+
+// resources/subscribe (handshake era): the server's updates of the
+// resource reach ResourceUpdated until resources/unsubscribe.
+func TestSubscribeResource(t *testing.T) {
+	for _, tr := range transports {
+		for _, rev := range handshakeRevisions {
+			t.Run(tr.name+"/"+string(rev), func(t *testing.T) {
+				srv := testServer(t, nil)
+				updated := make(chan string, 10)
+				s := connect(t, client.New(client.Options{
+					Revision:        rev,
+					ResourceUpdated: func(uri string) { updated <- uri },
+				}), tr.dial(t, srv))
+				const uri = "file:///readme.txt"
+				if err := s.SubscribeResource(t.Context(), uri); err != nil {
+					t.Fatal(err)
+				}
+				if n := srv.NotifyResourceUpdated(uri); n != 1 {
+					t.Fatalf("the server told %d sessions", n)
+				}
+				if got := <-updated; got != uri {
+					t.Errorf("updated %q", got)
+				}
+				if err := s.UnsubscribeResource(t.Context(), uri); err != nil {
+					t.Fatal(err)
+				}
+				if n := srv.NotifyResourceUpdated(uri); n != 0 {
+					t.Errorf("after unsubscribing, the server told %d sessions", n)
+				}
+			})
+		}
+	}
+	// Not in the stateless era.
+	s := connect(t, client.New(client.Options{}), pipeTransport(t, testServer(t, nil)))
+	if err := s.SubscribeResource(t.Context(), "file:///readme.txt"); err == nil {
+		t.Error("resources/subscribe in the stateless era")
+	}
+}
