@@ -239,6 +239,9 @@ type sseReader struct {
 	idBuf, lastID string
 	// retry is the reconnection time the server asked for (0: none).
 	retry time.Duration
+	// event is the type of the event next returned last ("" when it had
+	// none: "message").
+	event string
 }
 
 // reset reads body from now on.
@@ -249,7 +252,7 @@ func (r *sseReader) reset(body io.Reader) {
 // next returns the data of the next event that has some.
 func (r *sseReader) next() ([]byte, error) {
 	var data []byte
-	has := false
+	has, event := false, ""
 	for {
 		line, err := r.line(r.max - int64(len(data)))
 		if err != nil {
@@ -258,8 +261,10 @@ func (r *sseReader) next() ([]byte, error) {
 		if len(line) == 0 {
 			r.lastID = r.idBuf
 			if has {
+				r.event = event
 				return data, nil
 			}
+			event = ""
 			continue
 		}
 		if line[0] == ':' {
@@ -274,6 +279,8 @@ func (r *sseReader) next() ([]byte, error) {
 			}
 			data = append(data, v...)
 			has = true
+		case "event":
+			event = string(v)
 		case "id":
 			if !bytes.ContainsRune(v, 0) && len(v) <= maxEventIDBytes {
 				r.idBuf = string(v)
