@@ -72,6 +72,10 @@ type Options struct {
 	// Roots answers roots/list; when set the client declares the roots
 	// capability.
 	Roots func(ctx context.Context) ([]domain.Root, error)
+	// Tasks declares the tasks extension ([TasksExtension]): the server
+	// may then run a task-supporting tool's call as a task, which
+	// [Session.CallTool] awaits (and [Session.StartTool] returns).
+	Tasks bool
 	// Capabilities, when not nil, are declared instead of the ones the
 	// handlers imply.
 	Capabilities map[string]any
@@ -171,6 +175,9 @@ func (c *Client) capabilities() map[string]any {
 	}
 	if c.opts.Roots != nil {
 		caps["roots"] = map[string]any{}
+	}
+	if c.opts.Tasks {
+		caps["extensions"] = map[string]any{TasksExtension: map[string]any{}}
 	}
 	return caps
 }

@@ -179,6 +179,7 @@ type head struct {
 	Params struct {
 		Name      string          `json:"name"`
 		URI       string          `json:"uri"`
+		TaskID    string          `json:"taskId"`
 		Arguments json.RawMessage `json:"arguments"`
 	} `json:"params"`
 }
@@ -307,6 +308,8 @@ func (c *httpConn) setHeaders(hd http.Header, h *head) {
 		hd.Set(headerName, headerValue(h.Params.Name))
 	case "resources/read":
 		hd.Set(headerName, headerValue(h.Params.URI))
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		hd.Set(headerName, headerValue(h.Params.TaskID))
 	}
 	if h.Method != "tools/call" || schemas == nil {
 		return

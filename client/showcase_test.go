@@ -55,7 +55,7 @@ func showcaseHTTP(t *testing.T) string {
 
 // The showcase over HTTP+SSE and over Streamable HTTP's GET stream: calls
 // with progress and logging, and a resource subscription in the
-// handshake era.
+// handshake era, and the tasks extension (buildReport).
 func TestHTTPShowcase(t *testing.T) {
 	base := showcaseHTTP(t)
 	transports := map[string]client.Transport{
@@ -73,6 +73,7 @@ func TestHTTPShowcase(t *testing.T) {
 				var logs []string
 				s := connect(t, client.New(client.Options{
 					Revision: rev,
+					Tasks:    true,
 					LogLevel: domain.LogInfo,
 					Logging:  func(m client.LogMessage) { logs = append(logs, string(m.Level)) },
 				}), tr)
@@ -90,6 +91,16 @@ func TestHTTPShowcase(t *testing.T) {
 				res, err := s.ReadResource(ctx, "showcase://readme")
 				if err != nil || len(res.Contents) != 1 {
 					t.Fatalf("readme: %+v, %v", res, err)
+				}
+				if rev == "" || rev == domain.Revision20251125 {
+					// The tasks extension: buildReport runs as a task.
+					task, err := s.StartTool(ctx, "buildReport", map[string]any{"sections": 2, "stepMs": 1})
+					if err != nil || task.ID == "" {
+						t.Fatalf("buildReport: %+v, %v; want a task", task, err)
+					}
+					if res, err := s.AwaitTask(ctx, task.ID); err != nil || res.Text() != "Report ready: 2 sections" {
+						t.Errorf("the task's result: %+v, %v", res, err)
+					}
 				}
 				if s.Features().Era == domain.EraHandshake {
 					if err := s.SubscribeResource(ctx, "showcase://readme"); err != nil {
