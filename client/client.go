@@ -103,6 +103,10 @@ type Options struct {
 	// callbacks above.
 	Notification func(Notification)
 
+	// Middleware wraps every request the client sends, the first
+	// outermost (see [Middleware]).
+	Middleware []Middleware
+
 	// Validator compiles the output schemas [CallToolAs] checks structured
 	// results against (default adapters/jsonschema: JSON Schema 2020-12).
 	Validator ports.SchemaValidator

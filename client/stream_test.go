@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -338,5 +339,61 @@ func TestSubscribeResource(t *testing.T) {
 	s := connect(t, client.New(client.Options{}), pipeTransport(t, testServer(t, nil)))
 	if err := s.SubscribeResource(t.Context(), "file:///readme.txt"); err == nil {
 		t.Error("resources/subscribe in the stateless era")
+	}
+}
+
+// Client middleware wraps every request: it sees the method and params,
+// may change them, and may answer itself.
+func TestMiddleware(t *testing.T) {
+	srv := testServer(t, nil)
+	var mu sync.Mutex
+	var seen []string
+	record := func(next client.MethodHandler) client.MethodHandler {
+		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
+			mu.Lock()
+			seen = append(seen, req.Method)
+			mu.Unlock()
+			return next(ctx, req)
+		}
+	}
+	// double doubles the arguments of add; answering itself, it refuses
+	// the tool fly.
+	double := func(next client.MethodHandler) client.MethodHandler {
+		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
+			if req.Method != "tools/call" {
+				return next(ctx, req)
+			}
+			var p map[string]any
+			if err := json.Unmarshal(req.Params, &p); err != nil {
+				return nil, err
+			}
+			switch p["name"] {
+			case "fly":
+				return nil, &client.RPCError{Code: client.CodeInvalidParams, Message: "no flying"}
+			case "add":
+				args := p["arguments"].(map[string]any)
+				args["a"], args["b"] = args["a"].(float64)*2, args["b"].(float64)*2
+				b, _ := json.Marshal(p)
+				r := *req
+				r.Params = b
+				return next(ctx, &r)
+			}
+			return next(ctx, req)
+		}
+	}
+	forEach(t, srv, client.Options{Middleware: []client.Middleware{record, double}}, func(t *testing.T, s *client.Session) {
+		res, err := s.CallTool(t.Context(), "add", AddInput{A: 1, B: 2})
+		if err != nil || res.Text() != "6" {
+			t.Fatalf("add through middleware = %+v, %v", res, err)
+		}
+		var re *client.RPCError
+		if _, err := s.CallTool(t.Context(), "fly", CityInput{City: "Oslo"}); !errors.As(err, &re) || re.Message != "no flying" {
+			t.Fatalf("fly = %v, want the middleware's error", err)
+		}
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 || (seen[0] != "server/discover" && seen[0] != "initialize") {
+		t.Errorf("the middleware saw %v", seen)
 	}
 }
