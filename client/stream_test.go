@@ -397,3 +397,25 @@ func TestMiddleware(t *testing.T) {
 		t.Errorf("the middleware saw %v", seen)
 	}
 }
+
+// An HTTP+SSE server whose endpoint event names another origin, or that
+// sends none, is not connected to.
+func TestSSEEndpointChecked(t *testing.T) {
+	for name, first := range map[string]string{
+		"foreign origin": "event: endpoint\ndata: http://elsewhere.example/message?sessionId=1\n\n",
+		"no endpoint":    "event: message\ndata: {}\n\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, first)
+			}))
+			t.Cleanup(ts.Close)
+			s, err := client.New(client.Options{Revision: domain.Revision20241105}).Connect(t.Context(), client.SSETransport(ts.URL+"/sse", client.SSEOptions{}))
+			if err == nil {
+				s.Close()
+				t.Fatal("connected")
+			}
+		})
+	}
+}
