@@ -99,6 +99,10 @@ type Options struct {
 	// ResourceUpdated is called on notifications/resources/updated, with
 	// the resource's URI (see [Session.Subscribe]).
 	ResourceUpdated func(uri string)
+	// TaskStatus is called on notifications/tasks: a task a
+	// subscriptions/listen stream listens to ([Subscriptions].TaskIDs)
+	// changed, as tasks/get would now answer.
+	TaskStatus func(Task)
 	// Notification receives every notification of the server, after the
 	// callbacks above.
 	Notification func(Notification)

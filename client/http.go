@@ -43,7 +43,7 @@ type HTTPOptions struct {
 	MaxReconnects int
 	// ReconnectDelay is the wait before a reconnection when the server
 	// gave no SSE retry field (default [DefaultReconnectDelay]). A retry
-	// of the server is honoured up to [MaxRetryDelay].
+	// of the server is honoured from 10 ms up to [MaxRetryDelay].
 	ReconnectDelay time.Duration
 }
 

@@ -16,6 +16,10 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 )
 
+// minRetryDelay is the least wait an SSE retry field gets: a server
+// cannot make the client reconnect in a tight loop.
+const minRetryDelay = 10 * time.Millisecond
+
 // maxEventIDBytes bounds an SSE event id the client keeps to resume
 // with: a longer id is ignored.
 const maxEventIDBytes = 4 << 10
@@ -157,7 +161,7 @@ func (c *httpConn) follow(ctx context.Context, body io.ReadCloser, id string) {
 		}
 		delay := c.opts.ReconnectDelay
 		if r.retry > 0 {
-			delay = min(r.retry, MaxRetryDelay)
+			delay = min(max(r.retry, minRetryDelay), MaxRetryDelay)
 		}
 		t := time.NewTimer(delay)
 		select {

@@ -569,6 +569,11 @@ func (s *Session) handleNotification(m *message) {
 		if o.ResourceUpdated != nil && json.Unmarshal(m.Params, &p) == nil {
 			o.ResourceUpdated(p.URI)
 		}
+	case "notifications/tasks":
+		t := Task{Raw: m.Params}
+		if o.TaskStatus != nil && json.Unmarshal(m.Params, &t) == nil {
+			o.TaskStatus(t)
+		}
 	case "notifications/subscriptions/acknowledged":
 		var p struct {
 			Meta struct {

@@ -16,6 +16,10 @@ type Subscriptions struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	// TaskIDs are tasks of the tasks extension whose changes of status
+	// reach [Options.TaskStatus] (notifications/tasks; [Options.Tasks]
+	// must declare the extension).
+	TaskIDs []string `json:"taskIds,omitempty"`
 }
 
 // Subscription is an open subscriptions/listen stream (2026-07-28): the

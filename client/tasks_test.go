@@ -115,3 +115,40 @@ func TestTasks(t *testing.T) {
 		t.Fatalf("StartTool without the extension = %+v, %v", task, err)
 	}
 }
+
+// At 2026-07-28 a subscriptions/listen stream tells of a task's changes
+// (notifications/tasks).
+func TestTaskStatusNotifications(t *testing.T) {
+	started := make(chan struct{}, 100)
+	srv := tasksServer(t, started)
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			statuses := make(chan client.Task, 10)
+			s := connect(t, client.New(client.Options{Tasks: true, TaskStatus: func(t client.Task) { statuses <- t }}), tr.dial(t, srv))
+			task, err := s.StartTool(t.Context(), "forever", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-started
+			sub, err := s.Subscribe(t.Context(), client.Subscriptions{TaskIDs: []string{task.ID}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			if len(sub.Acknowledged.TaskIDs) != 1 || sub.Acknowledged.TaskIDs[0] != task.ID {
+				t.Fatalf("acknowledged %+v", sub.Acknowledged)
+			}
+			if err := s.CancelTask(t.Context(), task.ID); err != nil {
+				t.Fatal(err)
+			}
+			for got := range statuses {
+				if got.ID != task.ID {
+					t.Fatalf("notified of %+v", got)
+				}
+				if got.Status == client.TaskCancelled {
+					break
+				}
+			}
+		})
+	}
+}
