@@ -263,6 +263,11 @@ func (s *Session) discover(ctx context.Context, rev domain.Revision) error {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("client: decoding the result of server/discover: %w", err)
 	}
+	if len(res.SupportedVersions) == 0 {
+		// No revision at all: a server of the handshake era answering
+		// every request it does not know with an empty result.
+		return errNotDiscover
+	}
 	if !slices.Contains(res.SupportedVersions, rev) {
 		return &RPCError{Code: CodeUnsupportedProtocolVersion, Message: "server/discover does not list " + string(rev),
 			Data: mustJSON(map[string]any{"supported": res.SupportedVersions, "requested": rev})}
@@ -276,6 +281,10 @@ func (s *Session) discover(ctx context.Context, rev domain.Revision) error {
 	s.mu.Unlock()
 	return nil
 }
+
+// errNotDiscover is the error of a server/discover whose result lists no
+// revision: open falls back to initialize.
+var errNotDiscover = errors.New("client: the result of server/discover lists no revision")
 
 type discoverResult struct {
 	SupportedVersions []domain.Revision          `json:"supportedVersions"`

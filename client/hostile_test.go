@@ -304,3 +304,27 @@ func TestHostileWebSocketServer(t *testing.T) {
 		t.Errorf("a server without the subprotocol mcp: %v", err)
 	}
 }
+
+// A handshake-era server that answers every request it does not know with
+// an empty result (as the suite's sse-retry server does) gets initialize:
+// a server/discover result listing no revision is no stateless server.
+func TestDiscoverAnsweredEmpty(t *testing.T) {
+	tr := fake(t, func(m rpc) []string {
+		switch {
+		case m.ID == nil:
+			return nil
+		case m.Method == "initialize":
+			return []string{result(m, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"lax","version":"1"}}`)}
+		default:
+			return []string{result(m, `{}`)}
+		}
+	})
+	s, err := client.New(client.Options{}).Connect(t.Context(), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Revision() != "2025-11-25" || s.ServerInfo().Name != "lax" {
+		t.Fatalf("session at %s with %+v", s.Revision(), s.ServerInfo())
+	}
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/hexmcp/hexmcp/client"
+	"github.com/hexmcp/hexmcp/client/auth"
+)
+
+// The client's identity in the authorization scenarios: its redirect URI
+// (the suite's authorization server redirects to it at once, nobody
+// listens there) and its Client ID Metadata Document's URL.
+const (
+	redirectURL       = "http://localhost:3000/callback"
+	clientMetadataURL = "https://conformance-test.local/client-metadata.json"
+)
+
+// authScenario connects through the authorization flow of client/auth,
+// lists the tools and calls test-tool: the suite's server answers 401
+// (or 403) until the token is right.
+func authScenario(ctx context.Context, url string, sc scenarioContext) error {
+	opts := auth.Options{
+		ClientID:          sc.ClientID,
+		ClientSecret:      sc.ClientSecret,
+		ClientMetadataURL: clientMetadataURL,
+		RedirectURL:       redirectURL,
+		Authorizer:        auth.HeadlessAuthorizer(nil),
+	}
+	tr, err := auth.NewTransport(opts)
+	if err != nil {
+		return err
+	}
+	s, err := connect(ctx, url, options(), client.HTTPOptions{Client: &http.Client{Transport: tr}})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if _, err := client.Collect(s.ListTools(ctx)); err != nil {
+		return fmt.Errorf("tools/list: %w", err)
+	}
+	if _, err := s.CallTool(ctx, "test-tool", map[string]any{}); err != nil {
+		return fmt.Errorf("tools/call: %w", err)
+	}
+	return nil
+}
