@@ -215,10 +215,28 @@ func (s *Session) open(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
+	var re *RPCError
+	if errors.As(err, &re) && re.Code == CodeUnsupportedProtocolVersion {
+		// The server refused the revision: ask again once with the
+		// newest stateless revision it lists (the one asked for, when
+		// the refusal was of something else).
+		var data struct {
+			Supported []domain.Revision `json:"supported"`
+		}
+		_ = json.Unmarshal(re.Data, &data)
+		for _, r := range policy.Supported() {
+			if policy.Features(r).Era == domain.EraStateless && slices.Contains(data.Supported, r) &&
+				(s.c.opts.Revision == "" || r == s.c.opts.Revision) {
+				if err = s.discover(ctx, r); err == nil {
+					return nil
+				}
+				break
+			}
+		}
+	}
 	if s.c.opts.Revision != "" {
 		return err // pinned
 	}
-	var re *RPCError
 	if errors.As(err, &re) {
 		switch re.Code {
 		case CodeUnsupportedProtocolVersion:
