@@ -138,7 +138,27 @@ func pages[T any](ctx context.Context, s *Session, method, field string) iter.Se
 // server's questions with the handlers. A tool that fails is a result
 // whose IsError is set; a request the server refuses is an [*RPCError]
 // (an unknown tool; invalid arguments before 2025-11-25).
+//
+// With [Options.Tasks], a server may answer a task-supporting tool's call
+// with a task: CallTool then awaits it ([Session.AwaitTask]) and returns
+// its result ([Session.StartTool] returns the task instead).
 func (s *Session) CallTool(ctx context.Context, name string, args any) (*CallToolResult, error) {
+	raw, err := s.callTool(ctx, name, args)
+	if err != nil {
+		return nil, err
+	}
+	if t, ok := asTask(raw); ok {
+		return s.AwaitTask(ctx, t.ID)
+	}
+	res := &CallToolResult{Raw: raw}
+	if err := json.Unmarshal(raw, res); err != nil {
+		return nil, fmt.Errorf("client: decoding the result of %s: %w", name, err)
+	}
+	return res, nil
+}
+
+// callTool sends tools/call and returns its final result as sent.
+func (s *Session) callTool(ctx context.Context, name string, args any) (json.RawMessage, error) {
 	params := map[string]any{"name": name}
 	if args != nil {
 		b, err := json.Marshal(args)
@@ -155,14 +175,7 @@ func (s *Session) CallTool(ctx context.Context, name string, args any) (*CallToo
 			raw, err = s.request(ctx, "tools/call", params)
 		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	res := &CallToolResult{Raw: raw}
-	if err := json.Unmarshal(raw, res); err != nil {
-		return nil, fmt.Errorf("client: decoding the result of %s: %w", name, err)
-	}
-	return res, nil
+	return raw, err
 }
 
 // CallToolAs calls the tool name with args as [Session.CallTool] does and

@@ -72,6 +72,10 @@ type Options struct {
 	// Roots answers roots/list; when set the client declares the roots
 	// capability.
 	Roots func(ctx context.Context) ([]domain.Root, error)
+	// Tasks declares the tasks extension ([TasksExtension]): the server
+	// may then run a task-supporting tool's call as a task, which
+	// [Session.CallTool] awaits (and [Session.StartTool] returns).
+	Tasks bool
 	// Capabilities, when not nil, are declared instead of the ones the
 	// handlers imply.
 	Capabilities map[string]any
@@ -95,9 +99,17 @@ type Options struct {
 	// ResourceUpdated is called on notifications/resources/updated, with
 	// the resource's URI (see [Session.Subscribe]).
 	ResourceUpdated func(uri string)
+	// TaskStatus is called on notifications/tasks: a task a
+	// subscriptions/listen stream listens to ([Subscriptions].TaskIDs)
+	// changed, as tasks/get would now answer.
+	TaskStatus func(Task)
 	// Notification receives every notification of the server, after the
 	// callbacks above.
 	Notification func(Notification)
+
+	// Middleware wraps every request the client sends, the first
+	// outermost (see [Middleware]).
+	Middleware []Middleware
 
 	// Validator compiles the output schemas [CallToolAs] checks structured
 	// results against (default adapters/jsonschema: JSON Schema 2020-12).
@@ -171,6 +183,9 @@ func (c *Client) capabilities() map[string]any {
 	}
 	if c.opts.Roots != nil {
 		caps["roots"] = map[string]any{}
+	}
+	if c.opts.Tasks {
+		caps["extensions"] = map[string]any{TasksExtension: map[string]any{}}
 	}
 	return caps
 }

@@ -1,5 +1,6 @@
 // Package client is an MCP client: it connects to a server over stdio
-// ([CommandTransport]), Streamable HTTP ([HTTPTransport]) or WebSocket
+// ([CommandTransport]), Streamable HTTP ([HTTPTransport]), the HTTP+SSE
+// transport of 2024-11-05 ([SSETransport]) or WebSocket
 // ([WebSocketTransport]), speaks every revision this SDK knows
 // (2024-11-05 to 2026-07-28) in both eras, and answers the server's
 // questions (elicitation, sampling, roots) with the handlers of its
@@ -50,9 +51,25 @@
 //
 // The callbacks of [Options] get the server's log records, list changes
 // and resource updates. In the handshake era they come on the session
-// (over HTTP, only on the stream of a request: the GET stream is not
-// opened yet); in the stateless era on a subscriptions/listen stream
-// that [Session.Subscribe] opens.
+// (over Streamable HTTP, on the GET stream the client opens after
+// initialize, resumed with Last-Event-ID when it is cut), and
+// [Session.SubscribeResource] asks for a resource's updates; in the
+// stateless era they come on a subscriptions/listen stream that
+// [Session.Subscribe] opens.
+//
+// # Tasks
+//
+// With [Options.Tasks] the client declares the tasks extension: a server
+// may run a task-supporting tool's call as a task, which
+// [Session.CallTool] awaits and [Session.StartTool] returns
+// ([Session.AwaitTask], [Session.GetTask], [Session.UpdateTask],
+// [Session.CancelTask]).
+//
+// # Middleware
+//
+// [Options.Middleware] wraps every request the client sends, in the shape
+// of the server's method middleware: func(next MethodHandler)
+// MethodHandler.
 //
 // # Cancellation and progress
 //
@@ -67,6 +84,7 @@
 // A server cannot make the client hold more than [Options.MaxMessageBytes]
 // per message (a longer one ends the session), follow more than
 // [Options.MaxPages] pages of a list, run more than
-// [Options.MaxInputRounds] input rounds for one request, or have more than
-// 64 of its requests answered at once.
+// [Options.MaxInputRounds] input rounds for one request, have more than
+// 64 of its requests answered at once, or have a cut stream reconnected
+// more than [HTTPOptions.MaxReconnects] times in a row for nothing new.
 package client

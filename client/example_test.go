@@ -175,3 +175,31 @@ func ExampleWithProgress() {
 	// 3 of 3
 	// done <nil>
 }
+
+// Middleware around every request the client sends: here, a log of the
+// methods.
+func ExampleMiddleware() {
+	url, stop := exampleServer(hexmcp.Func(add))
+	defer stop()
+	ctx := context.Background()
+
+	logMethods := func(next client.MethodHandler) client.MethodHandler {
+		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
+			res, err := next(ctx, req)
+			fmt.Printf("%s (%s): error %v\n", req.Method, req.Era, err)
+			return res, err
+		}
+	}
+	c := client.New(client.Options{Revision: domain.Revision20251125, Middleware: []client.Middleware{logMethods}})
+	s, err := c.Connect(ctx, client.HTTPTransport(url, client.HTTPOptions{}))
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	if _, err := s.CallTool(ctx, "add", map[string]any{"a": 2, "b": 3}); err != nil {
+		panic(err)
+	}
+	// Output:
+	// initialize (handshake): error <nil>
+	// tools/call (handshake): error <nil>
+}

@@ -132,14 +132,10 @@ func TestLogging(t *testing.T) {
 }
 
 // notifications/tools/list_changed reaches the callback on a connection
-// (the GET stream of Streamable HTTP and subscriptions/listen are not in
-// the client yet).
+// of the handshake era (over HTTP, on the GET stream).
 func TestToolListChanged(t *testing.T) {
 	srv := testServer(t, nil)
 	for _, tr := range transports {
-		if tr.name == "http" {
-			continue
-		}
 		t.Run(tr.name, func(t *testing.T) {
 			changed := make(chan struct{}, 10)
 			var names []string

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -32,6 +33,7 @@ var transports = []transport{
 	{"http", httpTransport},
 	{"ws", wsTransport},
 	{"pipe", pipeTransport},
+	{"sse", sseTransport},
 }
 
 func httpTransport(t *testing.T, srv *hexmcp.Server) client.Transport {
@@ -43,6 +45,23 @@ func httpTransport(t *testing.T, srv *hexmcp.Server) client.Transport {
 		ts.Close()
 	})
 	return client.HTTPTransport(ts.URL, client.HTTPOptions{Client: ts.Client()})
+}
+
+// sseTransport serves srv's HTTP+SSE transport (2024-11-05) at /sse and
+// /message.
+func sseTransport(t *testing.T, srv *hexmcp.Server) client.Transport {
+	h := srv.SSEHandler(mcphttp.SSEOptions{})
+	mux := http.NewServeMux()
+	mux.Handle(mcphttp.DefaultSSEPath, h)
+	mux.Handle(mcphttp.DefaultSSEMessagePath, h)
+	ts := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // no grace: the test is over
+		_ = h.Shutdown(ctx)
+		ts.Close()
+	})
+	return client.SSETransport(ts.URL+mcphttp.DefaultSSEPath, client.SSEOptions{Client: ts.Client()})
 }
 
 func wsTransport(t *testing.T, srv *hexmcp.Server) client.Transport {

@@ -1,12 +1,10 @@
 package client
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -37,7 +35,28 @@ type HTTPOptions struct {
 	Client *http.Client
 	// Header is sent with every request.
 	Header http.Header
+	// NoGetStream keeps the client from opening the GET stream of the
+	// handshake era.
+	NoGetStream bool
+	// MaxReconnects bounds the reconnections of one stream in a row that
+	// bring no new event (default [DefaultMaxReconnects]; negative: none).
+	MaxReconnects int
+	// ReconnectDelay is the wait before a reconnection when the server
+	// gave no SSE retry field (default [DefaultReconnectDelay]). A retry
+	// of the server is honoured from 10 ms up to [MaxRetryDelay].
+	ReconnectDelay time.Duration
 }
+
+// Defaults and bounds of the reconnection of streams.
+const (
+	DefaultMaxReconnects  = 5
+	DefaultReconnectDelay = time.Second
+	// MaxRetryDelay bounds the wait an SSE retry field asks for.
+	MaxRetryDelay = time.Minute
+	// getStreamWait bounds how long Connect waits for the GET stream's
+	// answer before it goes on.
+	getStreamWait = 10 * time.Second
+)
 
 // HTTPTransport reaches a Streamable HTTP server at url (its MCP endpoint,
 // "http://127.0.0.1:8080/mcp"). Each message is a POST; the server answers
@@ -49,9 +68,15 @@ type HTTPOptions struct {
 // MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* headers, and
 // a call the client gives up is cancelled by closing its stream.
 //
-// Not here yet: the GET stream of the handshake era (notifications the
-// server sends outside a request), resuming a stream with Last-Event-ID,
-// authorization, and the HTTP+SSE transport of 2024-11-05.
+// In the handshake era the client opens the GET stream once the session
+// is initialized (unless the server answers 405, or
+// [HTTPOptions.NoGetStream]): it carries the server's notifications and
+// requests outside a call. A stream cut before its end (the GET stream, or
+// a call's stream before its response) is resumed with GET and
+// Last-Event-ID after the server's SSE retry, when the server gave its
+// events ids; [HTTPOptions.MaxReconnects] bounds the reconnections in a
+// row that bring nothing new. The stateless era has no GET stream and no
+// resumption. Authorization is client/auth's (an http.Client).
 func HTTPTransport(url string, opts HTTPOptions) Transport {
 	return &httpTransport{url: url, opts: opts}
 }
@@ -71,7 +96,14 @@ func (t *httpTransport) Connect(_ context.Context, opts ConnOptions) (Conn, erro
 	if max <= 0 {
 		max = DefaultMaxMessageBytes
 	}
-	return &httpConn{url: t.url, client: hc, header: t.opts.Header.Clone(), max: max,
+	o := t.opts
+	if o.MaxReconnects == 0 {
+		o.MaxReconnects = DefaultMaxReconnects
+	}
+	if o.ReconnectDelay <= 0 {
+		o.ReconnectDelay = DefaultReconnectDelay
+	}
+	return &httpConn{url: t.url, client: hc, header: t.opts.Header.Clone(), max: max, opts: o,
 		in: make(chan inItem, 16), base: base, stop: stop}, nil
 }
 
@@ -88,6 +120,7 @@ type httpConn struct {
 	client *http.Client
 	header http.Header
 	max    int64
+	opts   HTTPOptions
 	in     chan inItem
 	base   context.Context
 	stop   context.CancelFunc
@@ -99,6 +132,7 @@ type httpConn struct {
 	session string
 	schemas func(string) json.RawMessage
 	closed  bool // no stream is read after Close
+	getOpen bool // the GET stream was asked for
 
 	closeOnce sync.Once
 	closeErr  error
@@ -145,6 +179,7 @@ type head struct {
 	Params struct {
 		Name      string          `json:"name"`
 		URI       string          `json:"uri"`
+		TaskID    string          `json:"taskId"`
 		Arguments json.RawMessage `json:"arguments"`
 	} `json:"params"`
 }
@@ -196,8 +231,7 @@ func (c *httpConn) Write(ctx context.Context, msg []byte) error {
 		go func() {
 			defer c.wg.Done()
 			defer done()
-			defer resp.Body.Close()
-			c.stream(resp.Body, id)
+			c.follow(rctx, resp.Body, id)
 		}()
 		return nil
 	case ok && ct == "application/json":
@@ -213,9 +247,12 @@ func (c *httpConn) Write(ctx context.Context, msg []byte) error {
 		c.put(inItem{msg: b})
 		return nil
 	case ok && !isRequest:
-		defer done()
-		defer resp.Body.Close()
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		resp.Body.Close()
+		done()
+		if h.Method == "notifications/initialized" {
+			c.openGet(ctx)
+		}
 		return nil
 	}
 	defer done()
@@ -241,47 +278,6 @@ func responseError(b []byte, id json.RawMessage, status int) *RPCError {
 	}
 	m.Error.HTTPStatus = status
 	return m.Error
-}
-
-// stream reads an SSE stream and hands its messages to Read, up to the
-// response to request id (when id is not empty). A stream that ends
-// before that response fails the request.
-func (c *httpConn) stream(body io.Reader, id string) {
-	r := sseReader{br: bufio.NewReaderSize(body, 32<<10), max: c.max}
-	var asked []string // the server's requests on the stream
-	for {
-		data, err := r.next()
-		if err != nil {
-			if id != "" {
-				if errors.Is(err, io.EOF) {
-					err = io.ErrUnexpectedEOF
-				}
-				// The server's requests on the stream belong to the call: the
-				// server's cancellations of them would come on this stream,
-				// which nobody reads any more.
-				c.put(inItem{fail: &streamFailure{id: id, abandon: asked,
-					err: fmt.Errorf("the response stream ended before the response: %w", err)}})
-			}
-			return
-		}
-		var m message
-		if json.Unmarshal(data, &m) != nil {
-			continue
-		}
-		if m.isRequest() {
-			asked = append(asked, idKey(m.ID))
-		}
-		if id != "" && m.Method == "" && idKey(m.ID) == id {
-			if m.Error != nil {
-				m.Error.HTTPStatus = http.StatusOK
-				c.put(inItem{fail: &streamFailure{id: id, err: m.Error}})
-			} else {
-				c.put(inItem{msg: data})
-			}
-			return
-		}
-		c.put(inItem{msg: data})
-	}
 }
 
 // setHeaders sets the headers of a POST of h.
@@ -312,6 +308,8 @@ func (c *httpConn) setHeaders(hd http.Header, h *head) {
 		hd.Set(headerName, headerValue(h.Params.Name))
 	case "resources/read":
 		hd.Set(headerName, headerValue(h.Params.URI))
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		hd.Set(headerName, headerValue(h.Params.TaskID))
 	}
 	if h.Method != "tools/call" || schemas == nil {
 		return
@@ -390,59 +388,6 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w (over %d bytes)", ErrMessageTooLarge, max)
 	}
 	return b, nil
-}
-
-// sseReader reads the data of SSE events, each at most max bytes.
-type sseReader struct {
-	br  *bufio.Reader
-	max int64
-}
-
-// next returns the data of the next event that has some.
-func (r *sseReader) next() ([]byte, error) {
-	var data []byte
-	has := false
-	for {
-		line, err := r.line(r.max - int64(len(data)))
-		if err != nil {
-			return nil, err
-		}
-		if len(line) == 0 {
-			if has {
-				return data, nil
-			}
-			continue
-		}
-		v, ok := bytes.CutPrefix(line, []byte("data:"))
-		if !ok {
-			continue // id:, event:, retry: and comments
-		}
-		v = bytes.TrimPrefix(v, []byte(" "))
-		if has {
-			data = append(data, '\n')
-		}
-		data = append(data, v...)
-		has = true
-	}
-}
-
-// line reads one line without its end (\n, \r\n or \r before \n), at
-// most max bytes.
-func (r *sseReader) line(max int64) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := r.br.ReadSlice('\n')
-		if int64(len(line)+len(chunk)) > max+2 {
-			return nil, fmt.Errorf("%w (an event over %d bytes)", ErrMessageTooLarge, r.max)
-		}
-		line = append(line, chunk...)
-		if err == nil {
-			return bytes.TrimRight(line, "\r\n"), nil
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return nil, err
-		}
-	}
 }
 
 // primitiveHeader is the header form of an argument: strings encoded by

@@ -273,9 +273,29 @@ func (s *Session) roundTrip(ctx context.Context, method string, params map[strin
 // newID returns a new request id.
 func (s *Session) newID() string { return strconv.FormatInt(s.ids.Add(1), 10) }
 
-// roundTripID is roundTrip with the request's id chosen.
+// roundTripID is roundTrip with the request's id chosen, through the
+// client's middleware.
 func (s *Session) roundTripID(ctx context.Context, id, method string, params map[string]any) (json.RawMessage, error) {
-	body, err := encodeRequest(json.RawMessage(id), method, params)
+	p, err := encodeParams(method, params)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.c.opts.Middleware) == 0 {
+		return s.send(ctx, id, method, p)
+	}
+	era, rev, _ := s.eraRev()
+	return s.handler(func(ctx context.Context, req *Request) (json.RawMessage, error) {
+		return s.send(ctx, id, req.Method, req.Params)
+	})(ctx, &Request{Method: method, Params: p, Revision: rev, Era: era})
+}
+
+// send sends one request with the id and waits for its result.
+func (s *Session) send(ctx context.Context, id, method string, params json.RawMessage) (json.RawMessage, error) {
+	var pv any
+	if params != nil {
+		pv = params
+	}
+	body, err := encodeRequest(json.RawMessage(id), method, pv)
 	if err != nil {
 		return nil, err
 	}
@@ -548,6 +568,11 @@ func (s *Session) handleNotification(m *message) {
 		}
 		if o.ResourceUpdated != nil && json.Unmarshal(m.Params, &p) == nil {
 			o.ResourceUpdated(p.URI)
+		}
+	case "notifications/tasks":
+		t := Task{Raw: m.Params}
+		if o.TaskStatus != nil && json.Unmarshal(m.Params, &t) == nil {
+			o.TaskStatus(t)
 		}
 	case "notifications/subscriptions/acknowledged":
 		var p struct {

@@ -16,6 +16,10 @@ type Subscriptions struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	// TaskIDs are tasks of the tasks extension whose changes of status
+	// reach [Options.TaskStatus] (notifications/tasks; [Options.Tasks]
+	// must declare the extension).
+	TaskIDs []string `json:"taskIds,omitempty"`
 }
 
 // Subscription is an open subscriptions/listen stream (2026-07-28): the
@@ -37,8 +41,8 @@ type Subscription struct {
 // after Subscribe returns is missed. The stream lasts until ctx ends,
 // Close is called, the server ends it, or the session ends. It needs the
 // stateless era: in the handshake era the server sends its notifications
-// on the session (over stdio and WebSocket; over HTTP on a GET stream this
-// client does not open yet).
+// on the session (over HTTP, on its GET stream), and
+// [Session.SubscribeResource] asks for a resource's updates.
 func (s *Session) Subscribe(ctx context.Context, sub Subscriptions) (*Subscription, error) {
 	if s.Features().Era != domain.EraStateless {
 		return nil, fmt.Errorf("client: subscriptions/listen needs the stateless era; this session speaks %s", s.Revision())

@@ -1,0 +1,116 @@
+package client_test
+
+import (
+	"bufio"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/hexmcp/hexmcp/client"
+	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/showcasebin"
+)
+
+// showcaseHTTP runs the showcase binary over HTTP on a free loopback port
+// and returns its base URL ("http://127.0.0.1:PORT"), which serves
+// Streamable HTTP at /mcp and HTTP+SSE at /sse.
+func showcaseHTTP(t *testing.T) string {
+	t.Helper()
+	bin := showcasebin.Build(t, showcasebin.Options{})
+	cmd := exec.Command(bin, "-transport", "http", "-addr", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	found := make(chan string, 1)
+	go func() {
+		defer close(found)
+		sc := bufio.NewScanner(stderr)
+		sent := false
+		for sc.Scan() {
+			if _, u, ok := strings.Cut(sc.Text(), "serving MCP over Streamable HTTP at "); ok && !sent {
+				found <- strings.TrimSuffix(u, "/mcp")
+				sent = true
+			}
+		}
+	}()
+	select {
+	case u, ok := <-found:
+		if !ok {
+			t.Fatal("the showcase exited before serving")
+		}
+		return u
+	case <-t.Context().Done():
+		t.Fatal("the showcase did not start")
+	}
+	return ""
+}
+
+// The showcase over HTTP+SSE and over Streamable HTTP's GET stream: calls
+// with progress and logging, and a resource subscription in the
+// handshake era, and the tasks extension (buildReport).
+func TestHTTPShowcase(t *testing.T) {
+	base := showcaseHTTP(t)
+	transports := map[string]client.Transport{
+		"sse":  client.SSETransport(base+"/sse", client.SSEOptions{}),
+		"http": client.HTTPTransport(base+"/mcp", client.HTTPOptions{}),
+	}
+	for name, tr := range transports {
+		for _, rev := range revisions {
+			label := string(rev)
+			if label == "" {
+				label = "auto"
+			}
+			t.Run(name+"/"+label, func(t *testing.T) {
+				ctx := t.Context()
+				var logs []string
+				s := connect(t, client.New(client.Options{
+					Revision: rev,
+					Tasks:    true,
+					LogLevel: domain.LogInfo,
+					Logging:  func(m client.LogMessage) { logs = append(logs, string(m.Level)) },
+				}), tr)
+				var steps int
+				pctx := client.WithProgress(ctx, func(client.Progress) { steps++ })
+				if res, err := s.CallTool(pctx, "countDown", map[string]any{"steps": 2}); err != nil || res.Text() != "Counted down 2 steps" || steps != 2 {
+					t.Errorf("countDown = %+v, %v, %d progress notifications", res, err, steps)
+				}
+				if _, err := s.CallTool(ctx, "logWork", nil); err != nil {
+					t.Fatal(err)
+				}
+				if len(logs) == 0 {
+					t.Errorf("no log record reached the client")
+				}
+				res, err := s.ReadResource(ctx, "showcase://readme")
+				if err != nil || len(res.Contents) != 1 {
+					t.Fatalf("readme: %+v, %v", res, err)
+				}
+				if rev == "" || rev == domain.Revision20251125 {
+					// The tasks extension: buildReport runs as a task.
+					task, err := s.StartTool(ctx, "buildReport", map[string]any{"sections": 2, "stepMs": 1})
+					if err != nil || task.ID == "" {
+						t.Fatalf("buildReport: %+v, %v; want a task", task, err)
+					}
+					if res, err := s.AwaitTask(ctx, task.ID); err != nil || res.Text() != "Report ready: 2 sections" {
+						t.Errorf("the task's result: %+v, %v", res, err)
+					}
+				}
+				if s.Features().Era == domain.EraHandshake {
+					if err := s.SubscribeResource(ctx, "showcase://readme"); err != nil {
+						t.Fatal(err)
+					}
+					if err := s.UnsubscribeResource(ctx, "showcase://readme"); err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
