@@ -2,6 +2,9 @@ package auth_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/http"
@@ -276,6 +279,32 @@ func TestClientCredentials(t *testing.T) {
 			(toks[0].Get("client_secret") != "") != (methods[0] == "client_secret_post") {
 			t.Fatalf("token requests %v", toks)
 		}
+	}
+}
+
+// A machine client with a key authenticates with private_key_jwt: a
+// signed assertion per token request, no secret.
+func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSetup(t, asConfig{authMethods: []string{"private_key_jwt"}}, serverOpts{})
+	s.as.addKeyClient("machine", &key.PublicKey)
+	c, _ := s.client(t, auth.Options{ClientCredentials: true, ClientID: "machine", ClientKey: key})
+	wantTool(t, c, s.mcp.url, "whoami", "machine|mcp:tools")
+	toks := find(s.as.requests(), "token")
+	if len(toks) != 1 || toks[0].Get("client_secret") != "" || toks[0].Get("grant_type") != "client_credentials" {
+		t.Fatalf("token requests %v", toks)
+	}
+	// Another key is refused.
+	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	c2, _ := s.client(t, auth.Options{ClientCredentials: true, ClientID: "machine", ClientKey: other})
+	if code, _, err := callTool(c2, s.mcp.url, "whoami"); err == nil && code == http.StatusOK {
+		t.Fatal("a call with a token got by another key")
+	}
+	if _, err := auth.NewTransport(auth.Options{ClientCredentials: true, ClientID: "machine"}); err == nil {
+		t.Fatal("ClientCredentials with a ClientID and neither secret nor key")
 	}
 }
 

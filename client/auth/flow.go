@@ -3,6 +3,7 @@ package auth
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -20,8 +21,10 @@ import (
 // client is the identity the flow presents to an authorization server.
 type client struct {
 	id, secret string
+	// key signs its private_key_jwt assertions.
+	key crypto.Signer
 	// method is how it authenticates at the token endpoint: "none",
-	// "client_secret_basic" or "client_secret_post".
+	// "client_secret_basic", "client_secret_post" or "private_key_jwt".
 	method string
 }
 
@@ -121,6 +124,9 @@ func (t *Transport) register(ctx context.Context, d *discovered, scopes []string
 // registration (kept in memory per issuer).
 func (t *Transport) clientFor(ctx context.Context, d *discovered, scopes []string) (*client, error) {
 	if t.opts.ClientID != "" && (t.opts.ClientIssuer == "" || t.opts.ClientIssuer == d.as.Issuer) {
+		if t.opts.ClientKey != nil {
+			return &client{id: t.opts.ClientID, key: t.opts.ClientKey, method: "private_key_jwt"}, nil
+		}
 		return &client{id: t.opts.ClientID, secret: t.opts.ClientSecret,
 			method: authMethod(t.opts.ClientSecret, d.as.TokenEndpointAuthMethodsSupported)}, nil
 	}
@@ -165,6 +171,14 @@ func (t *Transport) tokenRequest(ctx context.Context, d *discovered, c *client, 
 	case "client_secret_post":
 		form.Set("client_id", c.id)
 		form.Set("client_secret", c.secret)
+	case "private_key_jwt":
+		a, err := clientAssertion(c.key, c.id, d.as.Issuer)
+		if err != nil {
+			return nil, fail(ReasonToken, "", err)
+		}
+		form.Set("client_id", c.id)
+		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		form.Set("client_assertion", a)
 	default:
 		form.Set("client_id", c.id)
 	}
@@ -298,8 +312,8 @@ func (t *Transport) clientCredentials(ctx context.Context, d *discovered, scopes
 	if err != nil {
 		return nil, err
 	}
-	if c.secret == "" {
-		return nil, fail(ReasonNoClient, "the client_credentials grant needs a client secret", nil)
+	if c.secret == "" && c.key == nil {
+		return nil, fail(ReasonNoClient, "the client_credentials grant needs a client secret or key", nil)
 	}
 	form := url.Values{"grant_type": {"client_credentials"}}
 	if len(scopes) > 0 {

@@ -3,6 +3,7 @@ package auth
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"errors"
 	"fmt"
 	"io"
@@ -78,6 +79,12 @@ type Options struct {
 	// client_credentials grant (a machine client acting on its own
 	// behalf) instead of a user's authorization.
 	ClientCredentials bool
+	// ClientKey, with ClientID, authenticates the client at the token
+	// endpoint with private_key_jwt (RFC 7523) instead of a secret: a
+	// signed assertion (iss and sub the ClientID, aud the authorization
+	// server's issuer) per token request. ECDSA P-256 (ES256), RSA (RS256)
+	// or Ed25519 (EdDSA).
+	ClientKey crypto.Signer
 
 	// Scopes are added to those the flow asks for (the challenge's, else
 	// the resource's scopes_supported). The authorization code flow adds
@@ -150,11 +157,16 @@ func NewTransport(opts Options) (*Transport, error) {
 		opts.MaxReplayBytes = 16 << 20
 	}
 	if opts.ClientCredentials {
-		if opts.ClientID != "" && opts.ClientSecret == "" {
-			return nil, errors.New("auth: Options.ClientCredentials with a ClientID needs a ClientSecret")
+		if opts.ClientID != "" && opts.ClientSecret == "" && opts.ClientKey == nil {
+			return nil, errors.New("auth: Options.ClientCredentials with a ClientID needs a ClientSecret or a ClientKey")
 		}
 	} else if opts.Authorizer != nil && opts.RedirectURL == "" {
 		return nil, errors.New("auth: Options.Authorizer needs a RedirectURL")
+	}
+	if opts.ClientKey != nil {
+		if _, err := jwtAlg(opts.ClientKey); err != nil {
+			return nil, err
+		}
 	}
 	if opts.ClientMetadataURL != "" {
 		u, err := secureURL("Options.ClientMetadataURL", opts.ClientMetadataURL)

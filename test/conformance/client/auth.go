@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -28,6 +32,16 @@ func authScenario(ctx context.Context, url string, sc scenarioContext) error {
 		RedirectURL:       redirectURL,
 		Authorizer:        auth.HeadlessAuthorizer(nil),
 	}
+	switch sc.Name {
+	case "auth/client-credentials-basic":
+		opts.ClientCredentials = true
+	case "auth/client-credentials-jwt":
+		key, err := parseKey(sc.PrivateKeyPEM)
+		if err != nil {
+			return err
+		}
+		opts.ClientCredentials, opts.ClientKey = true, key
+	}
 	tr, err := auth.NewTransport(opts)
 	if err != nil {
 		return err
@@ -44,4 +58,21 @@ func authScenario(ctx context.Context, url string, sc scenarioContext) error {
 		return fmt.Errorf("tools/call: %w", err)
 	}
 	return nil
+}
+
+// parseKey reads a PKCS #8 private key in PEM.
+func parseKey(s string) (crypto.Signer, error) {
+	b, _ := pem.Decode([]byte(s))
+	if b == nil {
+		return nil, errors.New("the context's private_key_pem is no PEM")
+	}
+	k, err := x509.ParsePKCS8PrivateKey(b.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	signer, ok := k.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("a private key of type %T", k)
+	}
+	return signer, nil
 }

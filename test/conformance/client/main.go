@@ -32,6 +32,8 @@ type scenarioContext struct {
 	Name         string `json:"name"`
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret"`
+	// PrivateKeyPEM is the client's key for private_key_jwt.
+	PrivateKeyPEM string `json:"private_key_pem"`
 	ToolCalls    []struct {
 		Name      string         `json:"name"`
 		Arguments map[string]any `json:"arguments"`
