@@ -308,6 +308,48 @@ func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
 	}
 }
 
+// The JWT bearer grant: the assertion of Options.JWTBearer (asked with
+// the authorization server's issuer) for a token; a refused assertion is
+// the request's error, asked once, with no other grant tried.
+func TestJWTBearer(t *testing.T) {
+	s := newSetup(t, asConfig{}, serverOpts{})
+	s.as.addClient("workload", "")
+	var issuers []string
+	assertion := "workload:build-7"
+	c, _ := s.client(t, auth.Options{ClientID: "workload", JWTBearer: func(_ context.Context, issuer string) (string, error) {
+		issuers = append(issuers, issuer)
+		return assertion, nil
+	}})
+	wantTool(t, c, s.mcp.url, "whoami", "build-7|mcp:tools")
+	toks := find(s.as.requests(), "token")
+	if len(toks) != 1 || toks[0].Get("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer" ||
+		toks[0].Get("assertion") != assertion || toks[0].Get("client_id") != "workload" || len(issuers) != 1 || issuers[0] != s.as.issuer {
+		t.Fatalf("token requests %v, issuers %v", toks, issuers)
+	}
+
+	s2 := newSetup(t, asConfig{}, serverOpts{})
+	s2.as.addClient("workload", "")
+	assertion = "expired"
+	c2, _ := s2.client(t, auth.Options{ClientID: "workload", JWTBearer: func(context.Context, string) (string, error) { return assertion, nil }})
+	_, _, err := callTool(c2, s2.mcp.url, "whoami")
+	var ae *auth.Error
+	if !errors.As(err, &ae) || ae.Code != "invalid_grant" {
+		t.Fatalf("refused assertion: %v", err)
+	}
+	var grants []string
+	for _, r := range s2.as.requests() {
+		if strings.HasPrefix(r, "token ") || strings.HasPrefix(r, "authorize ") || strings.HasPrefix(r, "register ") {
+			grants = append(grants, r)
+		}
+	}
+	if len(grants) != 1 {
+		t.Fatalf("after a refused assertion the AS saw %q", grants)
+	}
+	if _, err := auth.NewTransport(auth.Options{ClientCredentials: true, JWTBearer: func(context.Context, string) (string, error) { return "", nil }}); err == nil {
+		t.Fatal("two grants at once")
+	}
+}
+
 func TestClientCredentialsRegistered(t *testing.T) {
 	s := newSetup(t, asConfig{registration: true}, serverOpts{})
 	c, _ := s.client(t, auth.Options{ClientCredentials: true})

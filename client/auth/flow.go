@@ -130,7 +130,7 @@ func (t *Transport) clientFor(ctx context.Context, d *discovered, scopes []strin
 		return &client{id: t.opts.ClientID, secret: t.opts.ClientSecret,
 			method: authMethod(t.opts.ClientSecret, d.as.TokenEndpointAuthMethodsSupported)}, nil
 	}
-	if t.opts.ClientMetadataURL != "" && d.as.ClientIDMetadataDocumentSupported && !t.opts.ClientCredentials {
+	if t.opts.ClientMetadataURL != "" && d.as.ClientIDMetadataDocumentSupported && !t.machine() {
 		return &client{id: t.opts.ClientMetadataURL, method: "none"}, nil
 	}
 	if d.as.RegistrationEndpoint == "" {
@@ -316,6 +316,24 @@ func (t *Transport) clientCredentials(ctx context.Context, d *discovered, scopes
 		return nil, fail(ReasonNoClient, "the client_credentials grant needs a client secret or key", nil)
 	}
 	form := url.Values{"grant_type": {"client_credentials"}}
+	if len(scopes) > 0 {
+		form.Set("scope", strings.Join(scopes, " "))
+	}
+	return t.tokenRequest(ctx, d, c, form)
+}
+
+// jwtBearer gets a token with the JWT bearer grant (RFC 7523 section 2.1)
+// and the assertion of Options.JWTBearer.
+func (t *Transport) jwtBearer(ctx context.Context, d *discovered, scopes []string) (*oauth2.Token, error) {
+	c, err := t.clientFor(ctx, d, scopes)
+	if err != nil {
+		return nil, err
+	}
+	assertion, err := t.opts.JWTBearer(ctx, d.as.Issuer)
+	if err != nil {
+		return nil, fail(ReasonToken, "Options.JWTBearer", err)
+	}
+	form := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:jwt-bearer"}, "assertion": {assertion}}
 	if len(scopes) > 0 {
 		form.Set("scope", strings.Join(scopes, " "))
 	}

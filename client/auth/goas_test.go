@@ -364,6 +364,14 @@ func (as *goAS) token(w http.ResponseWriter, r *http.Request) {
 		g = old
 	case "client_credentials":
 		g = asGrant{client: id, resource: resource, scopes: as.grant(strings.Fields(f.Get("scope")))}
+	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
+		// The assertion stands for a subject: "workload:NAME".
+		sub, ok := strings.CutPrefix(f.Get("assertion"), "workload:")
+		if !ok {
+			oauthErr(w, http.StatusBadRequest, "invalid_grant", "")
+			return
+		}
+		g = asGrant{client: sub, resource: resource, scopes: as.grant(strings.Fields(f.Get("scope")))}
 	default:
 		oauthErr(w, http.StatusBadRequest, "unsupported_grant_type", "")
 		return
@@ -378,7 +386,7 @@ func (as *goAS) token(w http.ResponseWriter, r *http.Request) {
 		"scope": strings.Join(g.scopes, " ")}
 	as.mu.Lock()
 	as.tokens[access] = g
-	if f.Get("grant_type") != "client_credentials" && !as.cfg.noRefresh {
+	if (f.Get("grant_type") == "authorization_code" || f.Get("grant_type") == "refresh_token") && !as.cfg.noRefresh {
 		rt := random()
 		as.refreshes[rt] = g
 		out["refresh_token"] = rt

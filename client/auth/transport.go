@@ -85,6 +85,15 @@ type Options struct {
 	// server's issuer) per token request. ECDSA P-256 (ES256), RSA (RS256)
 	// or Ed25519 (EdDSA).
 	ClientKey crypto.Signer
+	// JWTBearer, when set, makes the Transport get tokens with the JWT
+	// bearer grant (RFC 7523 section 2.1): the assertion is what
+	// JWTBearer returns for the authorization server (its issuer), a
+	// workload identity token or an identity assertion of the
+	// enterprise's identity provider. A refused assertion is the
+	// request's error: the Transport does not retry it nor fall back to
+	// another grant. The client is ClientID (with its secret or key, if
+	// any).
+	JWTBearer func(ctx context.Context, issuer string) (string, error)
 
 	// Scopes are added to those the flow asks for (the challenge's, else
 	// the resource's scopes_supported). The authorization code flow adds
@@ -156,7 +165,11 @@ func NewTransport(opts Options) (*Transport, error) {
 	if opts.MaxReplayBytes <= 0 {
 		opts.MaxReplayBytes = 16 << 20
 	}
-	if opts.ClientCredentials {
+	if opts.JWTBearer != nil {
+		if opts.ClientCredentials {
+			return nil, errors.New("auth: Options.JWTBearer and ClientCredentials are two grants: set one")
+		}
+	} else if opts.ClientCredentials {
 		if opts.ClientID != "" && opts.ClientSecret == "" && opts.ClientKey == nil {
 			return nil, errors.New("auth: Options.ClientCredentials with a ClientID needs a ClientSecret or a ClientKey")
 		}
@@ -204,7 +217,7 @@ func (t *Transport) Client() *http.Client { return &http.Client{Transport: t} }
 // key is the store's key of the tokens for resource.
 func (t *Transport) key(resource string) Key {
 	c := t.opts.ClientID
-	if c == "" && !t.opts.ClientCredentials {
+	if c == "" && !t.machine() {
 		c = t.opts.ClientMetadataURL
 	}
 	return Key{Resource: resource, Client: c}
@@ -373,7 +386,7 @@ func (t *Transport) current(ctx context.Context, s *server, resURL *url.URL, res
 	if err != nil || tok == nil || tok.Valid() {
 		return tok
 	}
-	if tok.RefreshToken == "" && !t.opts.ClientCredentials {
+	if tok.RefreshToken == "" && !t.machine() {
 		return tok
 	}
 	if s.lock(ctx) != nil {
@@ -394,8 +407,8 @@ func (t *Transport) current(ctx context.Context, s *server, resURL *url.URL, res
 	switch {
 	case s.mayRefresh(tok, s.found):
 		fresh, err = t.refresh(ctx, s.found, tok, s.scopes)
-	case t.opts.ClientCredentials:
-		fresh, err = t.clientCredentials(ctx, s.found, t.scopes(s, nil))
+	case t.machine():
+		fresh, err = t.machineGrant(ctx, s.found, t.scopes(s, nil))
 	default:
 		return tok
 	}
@@ -484,8 +497,8 @@ func (t *Transport) stepUp(ctx context.Context, s *server, resURL *url.URL, reso
 func (t *Transport) obtain(ctx context.Context, s *server, k Key, scopes []string) (*oauth2.Token, error) {
 	var tok *oauth2.Token
 	var err error
-	if t.opts.ClientCredentials {
-		tok, err = t.clientCredentials(ctx, s.found, scopes)
+	if t.machine() {
+		tok, err = t.machineGrant(ctx, s.found, scopes)
 	} else {
 		tok, err = t.authorize(ctx, s.found, scopes)
 	}
@@ -494,6 +507,18 @@ func (t *Transport) obtain(ctx context.Context, s *server, k Key, scopes []strin
 	}
 	s.scopes = scopes
 	return tok, t.put(ctx, s, k, tok)
+}
+
+// machine reports whether the Transport gets its tokens without a user:
+// client_credentials or the JWT bearer grant.
+func (t *Transport) machine() bool { return t.opts.ClientCredentials || t.opts.JWTBearer != nil }
+
+// machineGrant gets a token without a user.
+func (t *Transport) machineGrant(ctx context.Context, d *discovered, scopes []string) (*oauth2.Token, error) {
+	if t.opts.JWTBearer != nil {
+		return t.jwtBearer(ctx, d, scopes)
+	}
+	return t.clientCredentials(ctx, d, scopes)
 }
 
 // put stores tok, issued by s.found's authorization server.

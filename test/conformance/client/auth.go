@@ -41,6 +41,9 @@ func authScenario(ctx context.Context, url string, sc scenarioContext) error {
 			return err
 		}
 		opts.ClientCredentials, opts.ClientKey = true, key
+	case "auth/wif-jwt-bearer":
+		// The workload's identity token, as its platform would issue it.
+		opts.JWTBearer = func(context.Context, string) (string, error) { return sc.ValidJWT, nil }
 	}
 	tr, err := auth.NewTransport(opts)
 	if err != nil {

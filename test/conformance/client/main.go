@@ -34,6 +34,8 @@ type scenarioContext struct {
 	ClientSecret string `json:"client_secret"`
 	// PrivateKeyPEM is the client's key for private_key_jwt.
 	PrivateKeyPEM string `json:"private_key_pem"`
+	// ValidJWT is a workload identity token (auth/wif-jwt-bearer).
+	ValidJWT string `json:"valid_jwt"`
 	ToolCalls    []struct {
 		Name      string         `json:"name"`
 		Arguments map[string]any `json:"arguments"`
