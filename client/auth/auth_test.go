@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -316,7 +317,7 @@ func TestJWTBearer(t *testing.T) {
 	s.as.addClient("workload", "")
 	var issuers []string
 	assertion := "workload:build-7"
-	c, _ := s.client(t, auth.Options{ClientID: "workload", JWTBearer: func(_ context.Context, issuer string) (string, error) {
+	c, _ := s.client(t, auth.Options{ClientID: "workload", JWTBearer: func(_ context.Context, issuer, _ string) (string, error) {
 		issuers = append(issuers, issuer)
 		return assertion, nil
 	}})
@@ -330,7 +331,7 @@ func TestJWTBearer(t *testing.T) {
 	s2 := newSetup(t, asConfig{}, serverOpts{})
 	s2.as.addClient("workload", "")
 	assertion = "expired"
-	c2, _ := s2.client(t, auth.Options{ClientID: "workload", JWTBearer: func(context.Context, string) (string, error) { return assertion, nil }})
+	c2, _ := s2.client(t, auth.Options{ClientID: "workload", JWTBearer: func(context.Context, string, string) (string, error) { return assertion, nil }})
 	_, _, err := callTool(c2, s2.mcp.url, "whoami")
 	var ae *auth.Error
 	if !errors.As(err, &ae) || ae.Code != "invalid_grant" {
@@ -345,8 +346,44 @@ func TestJWTBearer(t *testing.T) {
 	if len(grants) != 1 {
 		t.Fatalf("after a refused assertion the AS saw %q", grants)
 	}
-	if _, err := auth.NewTransport(auth.Options{ClientCredentials: true, JWTBearer: func(context.Context, string) (string, error) { return "", nil }}); err == nil {
+	if _, err := auth.NewTransport(auth.Options{ClientCredentials: true, JWTBearer: func(context.Context, string, string) (string, error) { return "", nil }}); err == nil {
 		t.Fatal("two grants at once")
+	}
+}
+
+// Enterprise-Managed Authorization: the ID token exchanged at the
+// identity provider for an ID-JAG (audience the authorization server,
+// resource the MCP server), presented with the JWT bearer grant.
+func TestIDJAGExchange(t *testing.T) {
+	s := newSetup(t, asConfig{}, serverOpts{})
+	s.as.addClient("app", "app-secret")
+	var seen url.Values
+	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		seen = r.PostForm
+		if id, secret, _ := r.BasicAuth(); id != "idp-app" || secret != "idp-secret" || r.PostForm.Get("subject_token") != "id-token-of-alice" {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"error":"invalid_grant"}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"access_token":"workload:alice","issued_token_type":"urn:ietf:params:oauth:token-type:id-jag","token_type":"N_A"}`)
+	}))
+	t.Cleanup(idp.Close)
+	c, _ := s.client(t, auth.Options{ClientID: "app", ClientSecret: "app-secret", JWTBearer: auth.IDJAGExchange(auth.IDJAGOptions{
+		TokenEndpoint: idp.URL + "/token", ClientID: "idp-app", ClientSecret: "idp-secret",
+		IDToken: func(context.Context) (string, error) { return "id-token-of-alice", nil },
+	})})
+	wantTool(t, c, s.mcp.url, "whoami", "alice|mcp:tools")
+	if seen.Get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange" ||
+		seen.Get("requested_token_type") != "urn:ietf:params:oauth:token-type:id-jag" ||
+		seen.Get("subject_token_type") != "urn:ietf:params:oauth:token-type:id_token" ||
+		seen.Get("audience") != s.as.issuer || seen.Get("resource") != s.mcp.url {
+		t.Fatalf("the identity provider saw %v", seen)
+	}
+	toks := find(s.as.requests(), "token")
+	if len(toks) != 1 || toks[0].Get("assertion") != "workload:alice" {
+		t.Fatalf("token requests %v", toks)
 	}
 }
 

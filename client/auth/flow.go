@@ -329,7 +329,7 @@ func (t *Transport) jwtBearer(ctx context.Context, d *discovered, scopes []strin
 	if err != nil {
 		return nil, err
 	}
-	assertion, err := t.opts.JWTBearer(ctx, d.as.Issuer)
+	assertion, err := t.opts.JWTBearer(ctx, d.as.Issuer, d.resource)
 	if err != nil {
 		return nil, fail(ReasonToken, "Options.JWTBearer", err)
 	}

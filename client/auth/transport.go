@@ -87,13 +87,13 @@ type Options struct {
 	ClientKey crypto.Signer
 	// JWTBearer, when set, makes the Transport get tokens with the JWT
 	// bearer grant (RFC 7523 section 2.1): the assertion is what
-	// JWTBearer returns for the authorization server (its issuer), a
-	// workload identity token or an identity assertion of the
-	// enterprise's identity provider. A refused assertion is the
-	// request's error: the Transport does not retry it nor fall back to
-	// another grant. The client is ClientID (with its secret or key, if
-	// any).
-	JWTBearer func(ctx context.Context, issuer string) (string, error)
+	// JWTBearer returns for the authorization server (its issuer) and the
+	// MCP server (its resource): a workload identity token, or an
+	// identity assertion of the enterprise's identity provider
+	// ([IDJAGExchange]). A refused assertion is the request's error: the
+	// Transport does not retry it nor fall back to another grant. The
+	// client is ClientID (with its secret or key, if any).
+	JWTBearer func(ctx context.Context, issuer, resource string) (string, error)
 
 	// Scopes are added to those the flow asks for (the challenge's, else
 	// the resource's scopes_supported). The authorization code flow adds

@@ -41,9 +41,16 @@ func authScenario(ctx context.Context, url string, sc scenarioContext) error {
 			return err
 		}
 		opts.ClientCredentials, opts.ClientKey = true, key
+	case "auth/enterprise-managed-authorization":
+		// The user's ID token from the enterprise's single sign-on,
+		// exchanged at its identity provider for an ID-JAG.
+		opts.JWTBearer = auth.IDJAGExchange(auth.IDJAGOptions{
+			TokenEndpoint: sc.IDPTokenEndpoint, ClientID: sc.IDPClientID,
+			IDToken: func(context.Context) (string, error) { return sc.IDPIDToken, nil },
+		})
 	case "auth/wif-jwt-bearer":
 		// The workload's identity token, as its platform would issue it.
-		opts.JWTBearer = func(context.Context, string) (string, error) { return sc.ValidJWT, nil }
+		opts.JWTBearer = func(context.Context, string, string) (string, error) { return sc.ValidJWT, nil }
 	}
 	tr, err := auth.NewTransport(opts)
 	if err != nil {

@@ -36,7 +36,11 @@ type scenarioContext struct {
 	PrivateKeyPEM string `json:"private_key_pem"`
 	// ValidJWT is a workload identity token (auth/wif-jwt-bearer).
 	ValidJWT string `json:"valid_jwt"`
-	ToolCalls    []struct {
+	// The enterprise's identity provider (auth/enterprise-managed-authorization).
+	IDPTokenEndpoint string `json:"idp_token_endpoint"`
+	IDPClientID      string `json:"idp_client_id"`
+	IDPIDToken       string `json:"idp_id_token"`
+	ToolCalls        []struct {
 		Name      string         `json:"name"`
 		Arguments map[string]any `json:"arguments"`
 	} `json:"toolCalls"`
