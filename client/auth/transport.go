@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -94,6 +95,13 @@ type Options struct {
 	// Transport does not retry it nor fall back to another grant. The
 	// client is ClientID (with its secret or key, if any).
 	JWTBearer func(ctx context.Context, issuer, resource string) (string, error)
+	// DPoPKey, when set, binds the tokens to this key (DPoP, RFC 9449):
+	// every token request carries a proof of it, a DPoP token is sent
+	// with the DPoP scheme and a fresh proof per request, and a server's
+	// use_dpop_nonce answer (the token endpoint's or the MCP server's) is
+	// followed once with its DPoP-Nonce. ECDSA P-256 (ES256), RSA or
+	// Ed25519.
+	DPoPKey crypto.Signer
 
 	// Scopes are added to those the flow asks for (the challenge's, else
 	// the resource's scopes_supported). The authorization code flow adds
@@ -129,6 +137,7 @@ type Transport struct {
 	mu         sync.Mutex
 	servers    map[string]*server
 	registered map[string]*client // dynamic registrations by issuer
+	nonces     map[string]string  // DPoP nonces by origin
 }
 
 // server is what the Transport knows of one MCP server (a resource).
@@ -176,9 +185,11 @@ func NewTransport(opts Options) (*Transport, error) {
 	} else if opts.Authorizer != nil && opts.RedirectURL == "" {
 		return nil, errors.New("auth: Options.Authorizer needs a RedirectURL")
 	}
-	if opts.ClientKey != nil {
-		if _, err := jwtAlg(opts.ClientKey); err != nil {
-			return nil, err
+	for _, k := range []crypto.Signer{opts.ClientKey, opts.DPoPKey} {
+		if k != nil {
+			if _, err := jwtAlg(k); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if opts.ClientMetadataURL != "" {
@@ -194,7 +205,7 @@ func NewTransport(opts Options) (*Transport, error) {
 	if c == nil {
 		c = &http.Client{Transport: opts.Base, Timeout: 30 * time.Second, CheckRedirect: sameHostRedirects}
 	}
-	return &Transport{opts: opts, client: c, servers: map[string]*server{}, registered: map[string]*client{}}, nil
+	return &Transport{opts: opts, client: c, servers: map[string]*server{}, registered: map[string]*client{}, nonces: map[string]string{}}, nil
 }
 
 // sameHostRedirects follows at most 5 redirects, all on the first
@@ -298,7 +309,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if secureErr == nil {
 		tok = t.current(ctx, s, resURL, resource)
 	}
-	authorized, stepUps := false, 0
+	authorized, stepUps, nonced := false, 0, false
 	for attempt := 0; ; attempt++ {
 		body := first
 		if attempt > 0 {
@@ -312,7 +323,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			r.GetBody = again
 		}
 		if tok != nil {
-			r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+			if t.opts.DPoPKey != nil && strings.EqualFold(tok.TokenType, "DPoP") {
+				proof, err := t.dpopProof(r.Method, r.URL, tok.AccessToken)
+				if err != nil {
+					return nil, err
+				}
+				r.Header.Set("Authorization", "DPoP "+tok.AccessToken)
+				r.Header.Set("DPoP", proof)
+			} else {
+				r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+			}
 		}
 		resp, err := t.opts.Base.RoundTrip(r)
 		if err != nil {
@@ -320,6 +340,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		switch resp.StatusCode {
 		case http.StatusUnauthorized:
+			if tok != nil && t.opts.DPoPKey != nil && !nonced && replay && bearerChallenge(resp.Header).error() == "use_dpop_nonce" && t.takeNonce(r.URL, resp) {
+				// The MCP server asks for its nonce in the proof: once.
+				discard(resp)
+				nonced = true
+				continue
+			}
 			if authorized || !replay {
 				return resp, nil
 			}

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -48,6 +51,12 @@ func authScenario(ctx context.Context, url string, sc scenarioContext) error {
 			TokenEndpoint: sc.IDPTokenEndpoint, ClientID: sc.IDPClientID,
 			IDToken: func(context.Context) (string, error) { return sc.IDPIDToken, nil },
 		})
+	case "auth/dpop", "auth/dpop-nonce":
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return err
+		}
+		opts.DPoPKey = key
 	case "auth/wif-jwt-bearer":
 		// The workload's identity token, as its platform would issue it.
 		opts.JWTBearer = func(context.Context, string, string) (string, error) { return sc.ValidJWT, nil }

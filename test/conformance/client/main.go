@@ -81,6 +81,7 @@ func main() {
 		}
 		_ = json.Unmarshal([]byte(raw), &sc.Raw)
 	}
+	sc.Name = name // the context is there only for some scenarios
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
 	if err := run(ctx, os.Args[len(os.Args)-1], sc); err != nil {
