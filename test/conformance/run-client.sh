@@ -7,11 +7,11 @@
 # each with no baseline of expected failures, -o results-client/<run>.
 # The suite starts a server of its own per scenario and runs the client
 # with the scenario's name in MCP_CONFORMANCE_SCENARIO and the server's URL
-# as its argument. Exits non-zero when a scored scenario fails; its last
-# line is
+# as its argument. Exits non-zero when a scenario fails, scored or not;
+# its last line is
 #   conformance client: N passed, N failed (scored)
 # after a line of its own for the scenarios the sets run without scoring
-# (the authorization extensions, those added after the release).
+# (the authorization extensions, json-schema-2020-12-preservation).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

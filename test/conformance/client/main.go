@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -58,6 +59,7 @@ var scenarios = map[string]scenario{
 	"http-standard-headers":               standardHeaders,
 	"http-custom-headers":                 customHeaders,
 	"http-invalid-tool-headers":           invalidToolHeaders,
+	"json-schema-2020-12-preservation":    schemaPreservation,
 }
 
 func main() {
@@ -275,6 +277,27 @@ func invalidToolHeaders(ctx context.Context, url string, _ scenarioContext) erro
 		logErr(s.CallTool(ctx, t.Name, map[string]any{"region": "us-west1"}))
 	}
 	return nil
+}
+
+// schemaPreservation hands the input schema of json_schema_2020_12_tool,
+// as the client listed it, back to the server's json_schema_echo.
+func schemaPreservation(ctx context.Context, url string, _ scenarioContext) error {
+	s, err := connect(ctx, url, options(), client.HTTPOptions{})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	tools, err := client.Collect(s.ListTools(ctx))
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if t.Name == "json_schema_2020_12_tool" {
+			_, err := s.CallTool(ctx, "json_schema_echo", map[string]any{"schema": t.InputSchema})
+			return err
+		}
+	}
+	return errors.New("the server lists no json_schema_2020_12_tool")
 }
 
 func logErr[T any](_ T, err error) {
