@@ -1,14 +1,14 @@
 # The two commands a newcomer needs:
 #   make run    serve the example server on stdio (go run ./examples/showcase)
 #   make test   run every check CI runs (installs the Node clients first)
-.PHONY: run test deps check-generated lint unit e2e apps cluster conformance load bench-smoke bench mutate
+.PHONY: run test deps check-generated lint unit e2e apps cluster conformance conformance-client load bench-smoke bench mutate
 
 GO ?= go
 
 run:
 	$(GO) run ./examples/showcase
 
-test: deps lint check-generated bench-smoke unit conformance e2e apps cluster
+test: deps lint check-generated bench-smoke unit conformance conformance-client e2e apps cluster
 
 # The official JSON-Schema-Test-Suite that adapters/jsonschema's fast pre-check
 # is tested against comes pinned inside a Go module (cuelang.org/go vendors it;
@@ -60,6 +60,12 @@ cluster:
 # 2026-07-28) against test/conformance over Streamable HTTP.
 conformance:
 	bash test/conformance/run.sh
+
+# The suite's client scenarios (0.2.0-alpha.12, --requirements 2025-11-25
+# and 2026-07-28, no baseline) against test/conformance/client, the client
+# built on package client and client/auth.
+conformance-client:
+	bash test/conformance/run-client.sh
 
 # The load test at full size (CI runs it small, with -race, in unit).
 load:

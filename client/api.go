@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/xmcpheader"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -28,10 +29,16 @@ func Collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
 
 // ListTools lists the server's tools, every page of tools/list, one tool
 // at a time: a page is asked for when the range reaches it. An error ends
-// the range. Use [Collect] for a slice.
+// the range. Use [Collect] for a slice. In the stateless era a tool whose
+// input schema has an invalid x-mcp-header annotation (not an HTTP token,
+// on a property that is not a string, integer or boolean, or a name used
+// twice) is left out, as the spec asks of clients.
 func (s *Session) ListTools(ctx context.Context) iter.Seq2[Tool, error] {
 	return func(yield func(Tool, error) bool) {
 		for t, err := range pages[Tool](ctx, s, "tools/list", "tools") {
+			if era, _, _ := s.eraRev(); err == nil && era == domain.EraStateless && xmcpheader.Check(t.InputSchema) != nil {
+				continue
+			}
 			if err == nil {
 				s.mu.Lock()
 				if len(t.InputSchema) > 0 {

@@ -230,10 +230,28 @@ func (s *Session) open(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
+	var re *RPCError
+	if errors.As(err, &re) && re.Code == CodeUnsupportedProtocolVersion {
+		// The server refused the revision: ask again once with the
+		// newest stateless revision it lists (the one asked for, when
+		// the refusal was of something else).
+		var data struct {
+			Supported []domain.Revision `json:"supported"`
+		}
+		_ = json.Unmarshal(re.Data, &data)
+		for _, r := range policy.Supported() {
+			if policy.Features(r).Era == domain.EraStateless && slices.Contains(data.Supported, r) &&
+				(s.c.opts.Revision == "" || r == s.c.opts.Revision) {
+				if err = s.discover(ctx, r); err == nil {
+					return nil
+				}
+				break
+			}
+		}
+	}
 	if s.c.opts.Revision != "" {
 		return err // pinned
 	}
-	var re *RPCError
 	if errors.As(err, &re) {
 		switch re.Code {
 		case CodeUnsupportedProtocolVersion:
@@ -278,6 +296,11 @@ func (s *Session) discover(ctx context.Context, rev domain.Revision) error {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("client: decoding the result of server/discover: %w", err)
 	}
+	if len(res.SupportedVersions) == 0 {
+		// No revision at all: a server of the handshake era answering
+		// every request it does not know with an empty result.
+		return errNotDiscover
+	}
 	if !slices.Contains(res.SupportedVersions, rev) {
 		return &RPCError{Code: CodeUnsupportedProtocolVersion, Message: "server/discover does not list " + string(rev),
 			Data: mustJSON(map[string]any{"supported": res.SupportedVersions, "requested": rev})}
@@ -291,6 +314,10 @@ func (s *Session) discover(ctx context.Context, rev domain.Revision) error {
 	s.mu.Unlock()
 	return nil
 }
+
+// errNotDiscover is the error of a server/discover whose result lists no
+// revision: open falls back to initialize.
+var errNotDiscover = errors.New("client: the result of server/discover lists no revision")
 
 type discoverResult struct {
 	SupportedVersions []domain.Revision          `json:"supportedVersions"`

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -302,5 +303,76 @@ func TestHostileWebSocketServer(t *testing.T) {
 	_, err = client.New(client.Options{}).Connect(t.Context(), client.WebSocketTransport(serve(nil, big), client.WebSocketOptions{}))
 	if err == nil || !strings.Contains(err.Error(), "subprotocol") {
 		t.Errorf("a server without the subprotocol mcp: %v", err)
+	}
+}
+
+// A handshake-era server that answers every request it does not know with
+// an empty result (as the suite's sse-retry server does) gets initialize:
+// a server/discover result listing no revision is no stateless server.
+func TestDiscoverAnsweredEmpty(t *testing.T) {
+	tr := fake(t, func(m rpc) []string {
+		switch {
+		case m.ID == nil:
+			return nil
+		case m.Method == "initialize":
+			return []string{result(m, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"lax","version":"1"}}`)}
+		default:
+			return []string{result(m, `{}`)}
+		}
+	})
+	s, err := client.New(client.Options{}).Connect(t.Context(), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Revision() != "2025-11-25" || s.ServerInfo().Name != "lax" {
+		t.Fatalf("session at %s with %+v", s.Revision(), s.ServerInfo())
+	}
+}
+
+// A server that refuses the first server/discover with
+// UnsupportedProtocolVersion, listing the revision asked for, is asked
+// once more (and only once) with the newest stateless revision it lists.
+func TestDiscoverRetriedOnUnsupportedVersion(t *testing.T) {
+	for _, refusals := range []int{1, 2} {
+		var discovers int
+		tr := fake(t, func(m rpc) []string {
+			if m.Method != "server/discover" {
+				return []string{result(m, `{"resultType":"complete"}`)}
+			}
+			if discovers++; discovers <= refusals {
+				return []string{fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}}`, m.ID)}
+			}
+			return stateless(nil)(m)
+		})
+		s, err := client.New(client.Options{}).Connect(t.Context(), tr)
+		if refusals == 1 {
+			if err != nil || s.Revision() != "2026-07-28" {
+				t.Fatalf("after one refusal: %v", err)
+			}
+			s.Close()
+		} else if err == nil || discovers != 2 {
+			t.Fatalf("after two refusals: %v, %d discovers", err, discovers)
+		}
+	}
+}
+
+// In the stateless era a tool with an invalid x-mcp-header annotation is
+// left out of the list; the others stay.
+func TestInvalidHeaderToolsLeftOut(t *testing.T) {
+	ctx := t.Context()
+	s := connect(t, client.New(client.Options{}), fake(t, stateless(func(m rpc) []string {
+		return []string{result(m, `{"resultType":"complete","tools":[{"name":"valid","inputSchema":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"}}}},{"name":"number","inputSchema":{"type":"object","properties":{"s":{"type":"number","x-mcp-header":"Score"}}}},{"name":"twice","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"F"},"b":{"type":"string","x-mcp-header":"f"}}}},{"name":"space","inputSchema":{"type":"object","properties":{"v":{"type":"string","x-mcp-header":"My Region"}}}},{"name":"plain","inputSchema":{"type":"object"}}]}`)}
+	})))
+	tools, err := client.Collect(s.ListTools(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools {
+		names = append(names, tool.Name)
+	}
+	if !slices.Equal(names, []string{"valid", "plain"}) {
+		t.Fatalf("tools = %v, want [valid plain]", names)
 	}
 }

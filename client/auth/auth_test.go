@@ -2,9 +2,13 @@ package auth_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -276,6 +280,110 @@ func TestClientCredentials(t *testing.T) {
 			(toks[0].Get("client_secret") != "") != (methods[0] == "client_secret_post") {
 			t.Fatalf("token requests %v", toks)
 		}
+	}
+}
+
+// A machine client with a key authenticates with private_key_jwt: a
+// signed assertion per token request, no secret.
+func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSetup(t, asConfig{authMethods: []string{"private_key_jwt"}}, serverOpts{})
+	s.as.addKeyClient("machine", &key.PublicKey)
+	c, _ := s.client(t, auth.Options{ClientCredentials: true, ClientID: "machine", ClientKey: key})
+	wantTool(t, c, s.mcp.url, "whoami", "machine|mcp:tools")
+	toks := find(s.as.requests(), "token")
+	if len(toks) != 1 || toks[0].Get("client_secret") != "" || toks[0].Get("grant_type") != "client_credentials" {
+		t.Fatalf("token requests %v", toks)
+	}
+	// Another key is refused.
+	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	c2, _ := s.client(t, auth.Options{ClientCredentials: true, ClientID: "machine", ClientKey: other})
+	if code, _, err := callTool(c2, s.mcp.url, "whoami"); err == nil && code == http.StatusOK {
+		t.Fatal("a call with a token got by another key")
+	}
+	if _, err := auth.NewTransport(auth.Options{ClientCredentials: true, ClientID: "machine"}); err == nil {
+		t.Fatal("ClientCredentials with a ClientID and neither secret nor key")
+	}
+}
+
+// The JWT bearer grant: the assertion of Options.JWTBearer (asked with
+// the authorization server's issuer) for a token; a refused assertion is
+// the request's error, asked once, with no other grant tried.
+func TestJWTBearer(t *testing.T) {
+	s := newSetup(t, asConfig{}, serverOpts{})
+	s.as.addClient("workload", "")
+	var issuers []string
+	assertion := "workload:build-7"
+	c, _ := s.client(t, auth.Options{ClientID: "workload", JWTBearer: func(_ context.Context, issuer, _ string) (string, error) {
+		issuers = append(issuers, issuer)
+		return assertion, nil
+	}})
+	wantTool(t, c, s.mcp.url, "whoami", "build-7|mcp:tools")
+	toks := find(s.as.requests(), "token")
+	if len(toks) != 1 || toks[0].Get("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer" ||
+		toks[0].Get("assertion") != assertion || toks[0].Get("client_id") != "workload" || len(issuers) != 1 || issuers[0] != s.as.issuer {
+		t.Fatalf("token requests %v, issuers %v", toks, issuers)
+	}
+
+	s2 := newSetup(t, asConfig{}, serverOpts{})
+	s2.as.addClient("workload", "")
+	assertion = "expired"
+	c2, _ := s2.client(t, auth.Options{ClientID: "workload", JWTBearer: func(context.Context, string, string) (string, error) { return assertion, nil }})
+	_, _, err := callTool(c2, s2.mcp.url, "whoami")
+	var ae *auth.Error
+	if !errors.As(err, &ae) || ae.Code != "invalid_grant" {
+		t.Fatalf("refused assertion: %v", err)
+	}
+	var grants []string
+	for _, r := range s2.as.requests() {
+		if strings.HasPrefix(r, "token ") || strings.HasPrefix(r, "authorize ") || strings.HasPrefix(r, "register ") {
+			grants = append(grants, r)
+		}
+	}
+	if len(grants) != 1 {
+		t.Fatalf("after a refused assertion the AS saw %q", grants)
+	}
+	if _, err := auth.NewTransport(auth.Options{ClientCredentials: true, JWTBearer: func(context.Context, string, string) (string, error) { return "", nil }}); err == nil {
+		t.Fatal("two grants at once")
+	}
+}
+
+// Enterprise-Managed Authorization: the ID token exchanged at the
+// identity provider for an ID-JAG (audience the authorization server,
+// resource the MCP server), presented with the JWT bearer grant.
+func TestIDJAGExchange(t *testing.T) {
+	s := newSetup(t, asConfig{}, serverOpts{})
+	s.as.addClient("app", "app-secret")
+	var seen url.Values
+	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		seen = r.PostForm
+		if id, secret, _ := r.BasicAuth(); id != "idp-app" || secret != "idp-secret" || r.PostForm.Get("subject_token") != "id-token-of-alice" {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"error":"invalid_grant"}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"access_token":"workload:alice","issued_token_type":"urn:ietf:params:oauth:token-type:id-jag","token_type":"N_A"}`)
+	}))
+	t.Cleanup(idp.Close)
+	c, _ := s.client(t, auth.Options{ClientID: "app", ClientSecret: "app-secret", JWTBearer: auth.IDJAGExchange(auth.IDJAGOptions{
+		TokenEndpoint: idp.URL + "/token", ClientID: "idp-app", ClientSecret: "idp-secret",
+		IDToken: func(context.Context) (string, error) { return "id-token-of-alice", nil },
+	})})
+	wantTool(t, c, s.mcp.url, "whoami", "alice|mcp:tools")
+	if seen.Get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange" ||
+		seen.Get("requested_token_type") != "urn:ietf:params:oauth:token-type:id-jag" ||
+		seen.Get("subject_token_type") != "urn:ietf:params:oauth:token-type:id_token" ||
+		seen.Get("audience") != s.as.issuer || seen.Get("resource") != s.mcp.url {
+		t.Fatalf("the identity provider saw %v", seen)
+	}
+	toks := find(s.as.requests(), "token")
+	if len(toks) != 1 || toks[0].Get("assertion") != "workload:alice" {
+		t.Fatalf("token requests %v", toks)
 	}
 }
 

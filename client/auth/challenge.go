@@ -17,16 +17,21 @@ func (c challenge) scopes() []string         { return strings.Fields(c.params["s
 func (c challenge) resourceMetadata() string { return c.params["resource_metadata"] }
 
 // bearerChallenge returns the first Bearer challenge of h's
-// WWW-Authenticate headers (RFC 9110 section 11.6.1), if any.
+// WWW-Authenticate headers (RFC 9110 section 11.6.1), else the first DPoP
+// one (RFC 9449 section 7.1), if any.
 func bearerChallenge(h http.Header) challenge {
+	var dpop challenge
 	for _, v := range h.Values("WWW-Authenticate") {
 		for _, c := range parseChallenges(v) {
 			if strings.EqualFold(c.scheme, "Bearer") {
 				return challenge{found: true, params: c.params}
 			}
+			if strings.EqualFold(c.scheme, "DPoP") && !dpop.found {
+				dpop = challenge{found: true, params: c.params}
+			}
 		}
 	}
-	return challenge{}
+	return dpop
 }
 
 type rawChallenge struct {

@@ -35,7 +35,13 @@
 // about to expire is refreshed before it is sent, and a 401 on a token with
 // a refresh token tries the refresh before a new authorization. A machine
 // client (Options.ClientCredentials) uses the client_credentials grant
-// instead, authenticated with client_secret_basic or client_secret_post.
+// instead, authenticated with client_secret_basic or client_secret_post,
+// or with private_key_jwt (Options.ClientKey, RFC 7523). Options.JWTBearer
+// uses the JWT bearer grant with an assertion of the application (a
+// workload identity token, or the ID-JAG of Enterprise-Managed
+// Authorization: [IDJAGExchange]). Options.DPoPKey binds the tokens to a
+// key (DPoP, RFC 9449): proofs at the token endpoint and on every request,
+// the DPoP scheme, and the servers' use_dpop_nonce followed once.
 // A refresh token goes only to the authorization server that issued it,
 // and a registration serves only the server that made it: when the
 // resource's metadata names another authorization server, the client

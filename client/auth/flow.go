@@ -3,6 +3,7 @@ package auth
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -20,8 +21,10 @@ import (
 // client is the identity the flow presents to an authorization server.
 type client struct {
 	id, secret string
+	// key signs its private_key_jwt assertions.
+	key crypto.Signer
 	// method is how it authenticates at the token endpoint: "none",
-	// "client_secret_basic" or "client_secret_post".
+	// "client_secret_basic", "client_secret_post" or "private_key_jwt".
 	method string
 }
 
@@ -121,10 +124,13 @@ func (t *Transport) register(ctx context.Context, d *discovered, scopes []string
 // registration (kept in memory per issuer).
 func (t *Transport) clientFor(ctx context.Context, d *discovered, scopes []string) (*client, error) {
 	if t.opts.ClientID != "" && (t.opts.ClientIssuer == "" || t.opts.ClientIssuer == d.as.Issuer) {
+		if t.opts.ClientKey != nil {
+			return &client{id: t.opts.ClientID, key: t.opts.ClientKey, method: "private_key_jwt"}, nil
+		}
 		return &client{id: t.opts.ClientID, secret: t.opts.ClientSecret,
 			method: authMethod(t.opts.ClientSecret, d.as.TokenEndpointAuthMethodsSupported)}, nil
 	}
-	if t.opts.ClientMetadataURL != "" && d.as.ClientIDMetadataDocumentSupported && !t.opts.ClientCredentials {
+	if t.opts.ClientMetadataURL != "" && d.as.ClientIDMetadataDocumentSupported && !t.machine() {
 		return &client{id: t.opts.ClientMetadataURL, method: "none"}, nil
 	}
 	if d.as.RegistrationEndpoint == "" {
@@ -159,18 +165,37 @@ func oauthError(b []byte) *Error {
 // tokenRequest posts form to the token endpoint, the client authenticated
 // as c says, and reads the token. The form carries the resource.
 func (t *Transport) tokenRequest(ctx context.Context, d *discovered, c *client, form url.Values) (*oauth2.Token, error) {
+	tok, retry, err := t.tokenRequestOnce(ctx, d, c, form)
+	if retry {
+		// The authorization server asks for its DPoP nonce: once.
+		tok, _, err = t.tokenRequestOnce(ctx, d, c, form)
+	}
+	return tok, err
+}
+
+// tokenRequestOnce is one request of tokenRequest; retry reports a
+// use_dpop_nonce answer with a new nonce.
+func (t *Transport) tokenRequestOnce(ctx context.Context, d *discovered, c *client, form url.Values) (tok *oauth2.Token, retry bool, err error) {
 	form.Set("resource", d.resource)
 	switch c.method {
 	case "client_secret_basic":
 	case "client_secret_post":
 		form.Set("client_id", c.id)
 		form.Set("client_secret", c.secret)
+	case "private_key_jwt":
+		a, err := clientAssertion(c.key, c.id, d.as.Issuer)
+		if err != nil {
+			return nil, false, fail(ReasonToken, "", err)
+		}
+		form.Set("client_id", c.id)
+		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		form.Set("client_assertion", a)
 	default:
 		form.Set("client_id", c.id)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.as.TokenEndpoint, strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, fail(ReasonToken, "", err)
+		return nil, false, fail(ReasonToken, "", err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
@@ -178,22 +203,32 @@ func (t *Transport) tokenRequest(ctx context.Context, d *discovered, c *client, 
 		// RFC 6749 section 2.3.1: both form-encoded first.
 		req.SetBasicAuth(url.QueryEscape(c.id), url.QueryEscape(c.secret))
 	}
+	if t.opts.DPoPKey != nil {
+		proof, err := t.dpopProof(http.MethodPost, req.URL, "")
+		if err != nil {
+			return nil, false, fail(ReasonToken, "", err)
+		}
+		req.Header.Set("DPoP", proof)
+	}
 	resp, err := t.httpClient().Do(req)
 	if err != nil {
-		return nil, fail(ReasonToken, "", err)
+		return nil, false, fail(ReasonToken, "", err)
 	}
 	defer resp.Body.Close()
 	b, err := readBounded(resp.Body)
 	if err != nil {
-		return nil, fail(ReasonToken, "", err)
+		return nil, false, fail(ReasonToken, "", err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := oauthError(b)
+		if t.opts.DPoPKey != nil && e.Code == "use_dpop_nonce" && t.takeNonce(req.URL, resp) {
+			return nil, true, e
+		}
 		e.Reason = ReasonToken
 		if e.Code == "" && e.Description == "" {
 			e.Description = fmt.Sprintf("status %d", resp.StatusCode)
 		}
-		return nil, e
+		return nil, false, e
 	}
 	var out struct {
 		AccessToken  string      `json:"access_token"`
@@ -203,15 +238,19 @@ func (t *Transport) tokenRequest(ctx context.Context, d *discovered, c *client, 
 		Scope        string      `json:"scope"`
 	}
 	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, fail(ReasonToken, "the token response is not JSON", nil)
+		return nil, false, fail(ReasonToken, "the token response is not JSON", nil)
 	}
 	if out.AccessToken == "" {
-		return nil, fail(ReasonToken, "the token response has no access_token", nil)
+		return nil, false, fail(ReasonToken, "the token response has no access_token", nil)
 	}
-	if !strings.EqualFold(out.TokenType, "bearer") {
-		return nil, fail(ReasonToken, fmt.Sprintf("the token type %q is not Bearer", out.TokenType), nil)
+	typ := "Bearer"
+	switch {
+	case t.opts.DPoPKey != nil && strings.EqualFold(out.TokenType, "DPoP"):
+		typ = "DPoP"
+	case !strings.EqualFold(out.TokenType, "bearer"):
+		return nil, false, fail(ReasonToken, fmt.Sprintf("the token type %q is not Bearer", out.TokenType), nil)
 	}
-	tok := &oauth2.Token{AccessToken: out.AccessToken, TokenType: "Bearer", RefreshToken: out.RefreshToken}
+	tok = &oauth2.Token{AccessToken: out.AccessToken, TokenType: typ, RefreshToken: out.RefreshToken}
 	if n, err := out.ExpiresIn.Int64(); err == nil && n > 0 {
 		tok.ExpiresIn = n
 		tok.Expiry = time.Now().Add(time.Duration(n) * time.Second)
@@ -219,7 +258,7 @@ func (t *Transport) tokenRequest(ctx context.Context, d *discovered, c *client, 
 	if out.Scope != "" {
 		tok = tok.WithExtra(map[string]any{"scope": out.Scope})
 	}
-	return tok, nil
+	return tok, false, nil
 }
 
 // randomString returns n random bytes, base64url without padding.
@@ -298,10 +337,28 @@ func (t *Transport) clientCredentials(ctx context.Context, d *discovered, scopes
 	if err != nil {
 		return nil, err
 	}
-	if c.secret == "" {
-		return nil, fail(ReasonNoClient, "the client_credentials grant needs a client secret", nil)
+	if c.secret == "" && c.key == nil {
+		return nil, fail(ReasonNoClient, "the client_credentials grant needs a client secret or key", nil)
 	}
 	form := url.Values{"grant_type": {"client_credentials"}}
+	if len(scopes) > 0 {
+		form.Set("scope", strings.Join(scopes, " "))
+	}
+	return t.tokenRequest(ctx, d, c, form)
+}
+
+// jwtBearer gets a token with the JWT bearer grant (RFC 7523 section 2.1)
+// and the assertion of Options.JWTBearer.
+func (t *Transport) jwtBearer(ctx context.Context, d *discovered, scopes []string) (*oauth2.Token, error) {
+	c, err := t.clientFor(ctx, d, scopes)
+	if err != nil {
+		return nil, err
+	}
+	assertion, err := t.opts.JWTBearer(ctx, d.as.Issuer, d.resource)
+	if err != nil {
+		return nil, fail(ReasonToken, "Options.JWTBearer", err)
+	}
+	form := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:jwt-bearer"}, "assertion": {assertion}}
 	if len(scopes) > 0 {
 		form.Set("scope", strings.Join(scopes, " "))
 	}

@@ -2,11 +2,13 @@ package auth_test
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -63,6 +65,7 @@ type asConfig struct {
 type asClient struct {
 	secret    string
 	redirects []string
+	key       *ecdsa.PublicKey // private_key_jwt (ES256)
 }
 
 type asCode struct {
@@ -258,8 +261,44 @@ func (as *goAS) grant(asked []string) []string {
 	return slices.DeleteFunc(asked, func(s string) bool { return !slices.Contains(as.cfg.grantOnly, s) })
 }
 
+// addKeyClient registers a client that authenticates with private_key_jwt.
+func (as *goAS) addKeyClient(id string, key *ecdsa.PublicKey) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	as.clients[id] = asClient{key: key}
+}
+
+// assertionOK checks a private_key_jwt client assertion: ES256 by key,
+// iss and sub id, aud the issuer, not expired.
+func (as *goAS) assertionOK(assertion, id string, key *ecdsa.PublicKey) bool {
+	parts := strings.Split(assertion, ".")
+	if len(parts) != 3 || key == nil {
+		return false
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	d := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if err != nil || len(sig) != 64 ||
+		!ecdsa.Verify(key, d[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+		return false
+	}
+	var c struct {
+		Iss, Sub, Aud, Jti string
+		Exp                int64
+	}
+	b, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	return json.Unmarshal(b, &c) == nil && c.Iss == id && c.Sub == id && c.Aud == as.issuer && c.Jti != "" &&
+		c.Exp > time.Now().Unix()
+}
+
 // clientAuth returns the authenticated client of a token request.
 func (as *goAS) clientAuth(r *http.Request) (string, bool) {
+	if r.PostForm.Get("client_assertion_type") == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
+		id := r.PostForm.Get("client_id")
+		as.mu.Lock()
+		c := as.clients[id]
+		as.mu.Unlock()
+		return id, as.assertionOK(r.PostForm.Get("client_assertion"), id, c.key)
+	}
 	id, secret, basic := r.BasicAuth()
 	if basic {
 		id, _ = url.QueryUnescape(id)
@@ -325,6 +364,14 @@ func (as *goAS) token(w http.ResponseWriter, r *http.Request) {
 		g = old
 	case "client_credentials":
 		g = asGrant{client: id, resource: resource, scopes: as.grant(strings.Fields(f.Get("scope")))}
+	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
+		// The assertion stands for a subject: "workload:NAME".
+		sub, ok := strings.CutPrefix(f.Get("assertion"), "workload:")
+		if !ok {
+			oauthErr(w, http.StatusBadRequest, "invalid_grant", "")
+			return
+		}
+		g = asGrant{client: sub, resource: resource, scopes: as.grant(strings.Fields(f.Get("scope")))}
 	default:
 		oauthErr(w, http.StatusBadRequest, "unsupported_grant_type", "")
 		return
@@ -339,7 +386,7 @@ func (as *goAS) token(w http.ResponseWriter, r *http.Request) {
 		"scope": strings.Join(g.scopes, " ")}
 	as.mu.Lock()
 	as.tokens[access] = g
-	if f.Get("grant_type") != "client_credentials" && !as.cfg.noRefresh {
+	if (f.Get("grant_type") == "authorization_code" || f.Get("grant_type") == "refresh_token") && !as.cfg.noRefresh {
 		rt := random()
 		as.refreshes[rt] = g
 		out["refresh_token"] = rt

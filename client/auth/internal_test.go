@@ -18,6 +18,8 @@ func TestBearerChallenge(t *testing.T) {
 			map[string]string{"scope": "read", "error": `a"b`}},
 		{[]string{`Negotiate abc123==`, `Bearer`}, map[string]string{}},
 		{[]string{`Basic realm="x"`}, nil},
+		{[]string{`DPoP error="use_dpop_nonce", resource_metadata="https://x/m"`},
+			map[string]string{"error": "use_dpop_nonce", "resource_metadata": "https://x/m"}},
 	} {
 		h := http.Header{"Www-Authenticate": tc.header}
 		c := bearerChallenge(h)

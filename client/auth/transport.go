@@ -3,12 +3,14 @@ package auth
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -78,6 +80,28 @@ type Options struct {
 	// client_credentials grant (a machine client acting on its own
 	// behalf) instead of a user's authorization.
 	ClientCredentials bool
+	// ClientKey, with ClientID, authenticates the client at the token
+	// endpoint with private_key_jwt (RFC 7523) instead of a secret: a
+	// signed assertion (iss and sub the ClientID, aud the authorization
+	// server's issuer) per token request. ECDSA P-256 (ES256), RSA (RS256)
+	// or Ed25519 (EdDSA).
+	ClientKey crypto.Signer
+	// JWTBearer, when set, makes the Transport get tokens with the JWT
+	// bearer grant (RFC 7523 section 2.1): the assertion is what
+	// JWTBearer returns for the authorization server (its issuer) and the
+	// MCP server (its resource): a workload identity token, or an
+	// identity assertion of the enterprise's identity provider
+	// ([IDJAGExchange]). A refused assertion is the request's error: the
+	// Transport does not retry it nor fall back to another grant. The
+	// client is ClientID (with its secret or key, if any).
+	JWTBearer func(ctx context.Context, issuer, resource string) (string, error)
+	// DPoPKey, when set, binds the tokens to this key (DPoP, RFC 9449):
+	// every token request carries a proof of it, a DPoP token is sent
+	// with the DPoP scheme and a fresh proof per request, and a server's
+	// use_dpop_nonce answer (the token endpoint's or the MCP server's) is
+	// followed once with its DPoP-Nonce. ECDSA P-256 (ES256), RSA or
+	// Ed25519.
+	DPoPKey crypto.Signer
 
 	// Scopes are added to those the flow asks for (the challenge's, else
 	// the resource's scopes_supported). The authorization code flow adds
@@ -113,6 +137,7 @@ type Transport struct {
 	mu         sync.Mutex
 	servers    map[string]*server
 	registered map[string]*client // dynamic registrations by issuer
+	nonces     map[string]string  // DPoP nonces by origin
 }
 
 // server is what the Transport knows of one MCP server (a resource).
@@ -149,12 +174,23 @@ func NewTransport(opts Options) (*Transport, error) {
 	if opts.MaxReplayBytes <= 0 {
 		opts.MaxReplayBytes = 16 << 20
 	}
-	if opts.ClientCredentials {
-		if opts.ClientID != "" && opts.ClientSecret == "" {
-			return nil, errors.New("auth: Options.ClientCredentials with a ClientID needs a ClientSecret")
+	if opts.JWTBearer != nil {
+		if opts.ClientCredentials {
+			return nil, errors.New("auth: Options.JWTBearer and ClientCredentials are two grants: set one")
+		}
+	} else if opts.ClientCredentials {
+		if opts.ClientID != "" && opts.ClientSecret == "" && opts.ClientKey == nil {
+			return nil, errors.New("auth: Options.ClientCredentials with a ClientID needs a ClientSecret or a ClientKey")
 		}
 	} else if opts.Authorizer != nil && opts.RedirectURL == "" {
 		return nil, errors.New("auth: Options.Authorizer needs a RedirectURL")
+	}
+	for _, k := range []crypto.Signer{opts.ClientKey, opts.DPoPKey} {
+		if k != nil {
+			if _, err := jwtAlg(k); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if opts.ClientMetadataURL != "" {
 		u, err := secureURL("Options.ClientMetadataURL", opts.ClientMetadataURL)
@@ -169,7 +205,7 @@ func NewTransport(opts Options) (*Transport, error) {
 	if c == nil {
 		c = &http.Client{Transport: opts.Base, Timeout: 30 * time.Second, CheckRedirect: sameHostRedirects}
 	}
-	return &Transport{opts: opts, client: c, servers: map[string]*server{}, registered: map[string]*client{}}, nil
+	return &Transport{opts: opts, client: c, servers: map[string]*server{}, registered: map[string]*client{}, nonces: map[string]string{}}, nil
 }
 
 // sameHostRedirects follows at most 5 redirects, all on the first
@@ -192,7 +228,7 @@ func (t *Transport) Client() *http.Client { return &http.Client{Transport: t} }
 // key is the store's key of the tokens for resource.
 func (t *Transport) key(resource string) Key {
 	c := t.opts.ClientID
-	if c == "" && !t.opts.ClientCredentials {
+	if c == "" && !t.machine() {
 		c = t.opts.ClientMetadataURL
 	}
 	return Key{Resource: resource, Client: c}
@@ -273,7 +309,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if secureErr == nil {
 		tok = t.current(ctx, s, resURL, resource)
 	}
-	authorized, stepUps := false, 0
+	authorized, stepUps, nonced := false, 0, false
 	for attempt := 0; ; attempt++ {
 		body := first
 		if attempt > 0 {
@@ -287,7 +323,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			r.GetBody = again
 		}
 		if tok != nil {
-			r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+			if t.opts.DPoPKey != nil && strings.EqualFold(tok.TokenType, "DPoP") {
+				proof, err := t.dpopProof(r.Method, r.URL, tok.AccessToken)
+				if err != nil {
+					return nil, err
+				}
+				r.Header.Set("Authorization", "DPoP "+tok.AccessToken)
+				r.Header.Set("DPoP", proof)
+			} else {
+				r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+			}
 		}
 		resp, err := t.opts.Base.RoundTrip(r)
 		if err != nil {
@@ -295,6 +340,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		switch resp.StatusCode {
 		case http.StatusUnauthorized:
+			if tok != nil && t.opts.DPoPKey != nil && !nonced && replay && bearerChallenge(resp.Header).error() == "use_dpop_nonce" && t.takeNonce(r.URL, resp) {
+				// The MCP server asks for its nonce in the proof: once.
+				discard(resp)
+				nonced = true
+				continue
+			}
 			if authorized || !replay {
 				return resp, nil
 			}
@@ -361,7 +412,7 @@ func (t *Transport) current(ctx context.Context, s *server, resURL *url.URL, res
 	if err != nil || tok == nil || tok.Valid() {
 		return tok
 	}
-	if tok.RefreshToken == "" && !t.opts.ClientCredentials {
+	if tok.RefreshToken == "" && !t.machine() {
 		return tok
 	}
 	if s.lock(ctx) != nil {
@@ -382,8 +433,8 @@ func (t *Transport) current(ctx context.Context, s *server, resURL *url.URL, res
 	switch {
 	case s.mayRefresh(tok, s.found):
 		fresh, err = t.refresh(ctx, s.found, tok, s.scopes)
-	case t.opts.ClientCredentials:
-		fresh, err = t.clientCredentials(ctx, s.found, t.scopes(s, nil))
+	case t.machine():
+		fresh, err = t.machineGrant(ctx, s.found, t.scopes(s, nil))
 	default:
 		return tok
 	}
@@ -472,8 +523,8 @@ func (t *Transport) stepUp(ctx context.Context, s *server, resURL *url.URL, reso
 func (t *Transport) obtain(ctx context.Context, s *server, k Key, scopes []string) (*oauth2.Token, error) {
 	var tok *oauth2.Token
 	var err error
-	if t.opts.ClientCredentials {
-		tok, err = t.clientCredentials(ctx, s.found, scopes)
+	if t.machine() {
+		tok, err = t.machineGrant(ctx, s.found, scopes)
 	} else {
 		tok, err = t.authorize(ctx, s.found, scopes)
 	}
@@ -482,6 +533,18 @@ func (t *Transport) obtain(ctx context.Context, s *server, k Key, scopes []strin
 	}
 	s.scopes = scopes
 	return tok, t.put(ctx, s, k, tok)
+}
+
+// machine reports whether the Transport gets its tokens without a user:
+// client_credentials or the JWT bearer grant.
+func (t *Transport) machine() bool { return t.opts.ClientCredentials || t.opts.JWTBearer != nil }
+
+// machineGrant gets a token without a user.
+func (t *Transport) machineGrant(ctx context.Context, d *discovered, scopes []string) (*oauth2.Token, error) {
+	if t.opts.JWTBearer != nil {
+		return t.jwtBearer(ctx, d, scopes)
+	}
+	return t.clientCredentials(ctx, d, scopes)
 }
 
 // put stores tok, issued by s.found's authorization server.

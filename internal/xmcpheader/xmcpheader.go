@@ -6,6 +6,7 @@ package xmcpheader
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -83,4 +84,54 @@ func IsToken(s string) bool {
 		}
 	}
 	return true
+}
+
+// Check reports why a tool's input schema has an x-mcp-header annotation a
+// client must reject the tool for (2026-07-28, "x-mcp-header"): one that
+// is not a non-empty HTTP token, one on a property whose type is not
+// string, integer or boolean, or a name used twice (case-insensitively).
+// Annotations are looked for where [Params] looks. nil: none.
+func Check(schema json.RawMessage) error {
+	var root map[string]any
+	if len(schema) == 0 || json.Unmarshal(schema, &root) != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var walk func(node map[string]any) error
+	walk = func(node map[string]any) error {
+		props, ok := node["properties"].(map[string]any)
+		if !ok {
+			return nil
+		}
+		keys := make([]string, 0, len(props))
+		for k := range props {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			sub, ok := props[k].(map[string]any)
+			if !ok {
+				continue
+			}
+			if v, ok := sub["x-mcp-header"]; ok {
+				name, _ := v.(string)
+				if !IsToken(name) {
+					return fmt.Errorf("property %q: x-mcp-header %q is not an HTTP token", k, v)
+				}
+				if t, ok := sub["type"]; ok && t != "string" && t != "integer" && t != "boolean" {
+					return fmt.Errorf("property %q: x-mcp-header on a property of type %v (string, integer or boolean only)", k, t)
+				}
+				lower := strings.ToLower(name)
+				if seen[lower] {
+					return fmt.Errorf("property %q: x-mcp-header %q used twice", k, name)
+				}
+				seen[lower] = true
+			}
+			if err := walk(sub); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(root)
 }
