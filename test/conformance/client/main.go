@@ -115,6 +115,17 @@ func connect(ctx context.Context, url string, opts client.Options, hopts client.
 	return s, nil
 }
 
+// withSession connects to url with the scenario's usual options, runs fn
+// on the session and closes it.
+func withSession(ctx context.Context, url string, fn func(s *client.Session) error) error {
+	s, err := connect(ctx, url, options(), client.HTTPOptions{})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return fn(s)
+}
+
 func connectOnly(ctx context.Context, url string, _ scenarioContext) error {
 	s, err := connect(ctx, url, options(), client.HTTPOptions{})
 	if err != nil {
@@ -124,13 +135,10 @@ func connectOnly(ctx context.Context, url string, _ scenarioContext) error {
 }
 
 func listTools(ctx context.Context, url string, _ scenarioContext) error {
-	s, err := connect(ctx, url, options(), client.HTTPOptions{})
-	if err != nil {
+	return withSession(ctx, url, func(s *client.Session) error {
+		_, err := client.Collect(s.ListTools(ctx))
 		return err
-	}
-	defer s.Close()
-	_, err = client.Collect(s.ListTools(ctx))
-	return err
+	})
 }
 
 // callListed lists the tools and calls name with args when it is listed.
@@ -149,12 +157,9 @@ func callListed(ctx context.Context, s *client.Session, name string, args any) e
 }
 
 func toolsCall(ctx context.Context, url string, _ scenarioContext) error {
-	s, err := connect(ctx, url, options(), client.HTTPOptions{})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	return callListed(ctx, s, "add_numbers", map[string]any{"a": 5, "b": 3})
+	return withSession(ctx, url, func(s *client.Session) error {
+		return callListed(ctx, s, "add_numbers", map[string]any{"a": 5, "b": 3})
+	})
 }
 
 // elicitationDefaults accepts every form as a user who changes nothing:
@@ -193,12 +198,9 @@ func formDefaults(schema json.RawMessage) map[string]any {
 }
 
 func sseRetry(ctx context.Context, url string, _ scenarioContext) error {
-	s, err := connect(ctx, url, options(), client.HTTPOptions{})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	return callListed(ctx, s, "test_reconnection", map[string]any{})
+	return withSession(ctx, url, func(s *client.Session) error {
+		return callListed(ctx, s, "test_reconnection", map[string]any{})
+	})
 }
 
 // requestState answers the input requests of the SEP-2322 tools; some are
@@ -223,81 +225,69 @@ func requestState(ctx context.Context, url string, _ scenarioContext) error {
 
 // standardHeaders makes one call of each kind the headers name.
 func standardHeaders(ctx context.Context, url string, _ scenarioContext) error {
-	s, err := connect(ctx, url, options(), client.HTTPOptions{})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	if tools, err := client.Collect(s.ListTools(ctx)); err == nil && len(tools) > 0 {
-		logErr(s.CallTool(ctx, tools[0].Name, map[string]any{}))
-	}
-	if res, err := client.Collect(s.ListResources(ctx)); err == nil && len(res) > 0 {
-		logErr(s.ReadResource(ctx, res[0].URI))
-	}
-	if prompts, err := client.Collect(s.ListPrompts(ctx)); err == nil && len(prompts) > 0 {
-		logErr(s.GetPrompt(ctx, prompts[0].Name, map[string]string{}))
-	}
-	return nil
+	return withSession(ctx, url, func(s *client.Session) error {
+		if tools, err := client.Collect(s.ListTools(ctx)); err == nil && len(tools) > 0 {
+			logErr(s.CallTool(ctx, tools[0].Name, map[string]any{}))
+		}
+		if res, err := client.Collect(s.ListResources(ctx)); err == nil && len(res) > 0 {
+			logErr(s.ReadResource(ctx, res[0].URI))
+		}
+		if prompts, err := client.Collect(s.ListPrompts(ctx)); err == nil && len(prompts) > 0 {
+			logErr(s.GetPrompt(ctx, prompts[0].Name, map[string]string{}))
+		}
+		return nil
+	})
 }
 
 // customHeaders lists the tools (their x-mcp-header parameters), then
 // makes the calls the suite asks for.
 func customHeaders(ctx context.Context, url string, sc scenarioContext) error {
-	s, err := connect(ctx, url, options(), client.HTTPOptions{})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	if _, err := client.Collect(s.ListTools(ctx)); err != nil {
-		return err
-	}
-	for _, c := range sc.ToolCalls {
-		args := c.Arguments
-		if args == nil {
-			args = map[string]any{}
+	return withSession(ctx, url, func(s *client.Session) error {
+		if _, err := client.Collect(s.ListTools(ctx)); err != nil {
+			return err
 		}
-		logErr(s.CallTool(ctx, c.Name, args))
-	}
-	return nil
+		for _, c := range sc.ToolCalls {
+			args := c.Arguments
+			if args == nil {
+				args = map[string]any{}
+			}
+			logErr(s.CallTool(ctx, c.Name, args))
+		}
+		return nil
+	})
 }
 
 // invalidToolHeaders calls every tool the client kept from the list (a
 // tool whose x-mcp-header annotations are invalid is left out of it).
 func invalidToolHeaders(ctx context.Context, url string, _ scenarioContext) error {
-	s, err := connect(ctx, url, options(), client.HTTPOptions{})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	tools, err := client.Collect(s.ListTools(ctx))
-	if err != nil {
-		return err
-	}
-	for _, t := range tools {
-		logErr(s.CallTool(ctx, t.Name, map[string]any{"region": "us-west1"}))
-	}
-	return nil
+	return withSession(ctx, url, func(s *client.Session) error {
+		tools, err := client.Collect(s.ListTools(ctx))
+		if err != nil {
+			return err
+		}
+		for _, t := range tools {
+			logErr(s.CallTool(ctx, t.Name, map[string]any{"region": "us-west1"}))
+		}
+		return nil
+	})
 }
 
 // schemaPreservation hands the input schema of json_schema_2020_12_tool,
 // as the client listed it, back to the server's json_schema_echo.
 func schemaPreservation(ctx context.Context, url string, _ scenarioContext) error {
-	s, err := connect(ctx, url, options(), client.HTTPOptions{})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	tools, err := client.Collect(s.ListTools(ctx))
-	if err != nil {
-		return err
-	}
-	for _, t := range tools {
-		if t.Name == "json_schema_2020_12_tool" {
-			_, err := s.CallTool(ctx, "json_schema_echo", map[string]any{"schema": t.InputSchema})
+	return withSession(ctx, url, func(s *client.Session) error {
+		tools, err := client.Collect(s.ListTools(ctx))
+		if err != nil {
 			return err
 		}
-	}
-	return errors.New("the server lists no json_schema_2020_12_tool")
+		for _, t := range tools {
+			if t.Name == "json_schema_2020_12_tool" {
+				_, err := s.CallTool(ctx, "json_schema_echo", map[string]any{"schema": t.InputSchema})
+				return err
+			}
+		}
+		return errors.New("the server lists no json_schema_2020_12_tool")
+	})
 }
 
 func logErr[T any](_ T, err error) {
