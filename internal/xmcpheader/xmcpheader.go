@@ -7,6 +7,7 @@ package xmcpheader
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -29,16 +30,8 @@ func Params(schema json.RawMessage) []Param {
 	var out []Param
 	var walk func(node map[string]any, path []string)
 	walk = func(node map[string]any, path []string) {
-		props, ok := node["properties"].(map[string]any)
-		if !ok {
-			return
-		}
-		keys := make([]string, 0, len(props))
-		for k := range props {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		props, _ := node["properties"].(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(props)) {
 			sub, ok := props[k].(map[string]any)
 			if !ok {
 				continue
@@ -99,16 +92,8 @@ func Check(schema json.RawMessage) error {
 	seen := map[string]bool{}
 	var walk func(node map[string]any) error
 	walk = func(node map[string]any) error {
-		props, ok := node["properties"].(map[string]any)
-		if !ok {
-			return nil
-		}
-		keys := make([]string, 0, len(props))
-		for k := range props {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		props, _ := node["properties"].(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(props)) {
 			sub, ok := props[k].(map[string]any)
 			if !ok {
 				continue
