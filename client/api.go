@@ -134,10 +134,11 @@ func pages[T any](ctx context.Context, s *Session, method, field string) iter.Se
 }
 
 // CallTool calls the tool name with args (any value that encodes as a JSON
-// object; nil sends none) and returns its result, after answering the
-// server's questions with the handlers. A tool that fails is a result
-// whose IsError is set; a request the server refuses is an [*RPCError]
-// (an unknown tool; invalid arguments before 2025-11-25).
+// object; nil, or a nil map or pointer, sends none) and returns its
+// result, after answering the server's questions with the handlers. A
+// tool that fails is a result whose IsError is set; a request the server
+// refuses is an [*RPCError] (an unknown tool; invalid arguments before
+// 2025-11-25).
 //
 // With [Options.Tasks], a server may answer a task-supporting tool's call
 // with a task: CallTool then awaits it ([Session.AwaitTask]) and returns
@@ -165,7 +166,11 @@ func (s *Session) callTool(ctx context.Context, name string, args any) (json.Raw
 		if err != nil {
 			return nil, fmt.Errorf("client: encoding the arguments of %s: %w", name, err)
 		}
-		params["arguments"] = json.RawMessage(b)
+		// A nil map, slice or pointer in args encodes as null, which is no
+		// object: send no arguments then, as for a nil args.
+		if !bytes.Equal(b, []byte("null")) {
+			params["arguments"] = json.RawMessage(b)
+		}
 	}
 	raw, err := s.request(ctx, "tools/call", params)
 	if err != nil && s.mayNeedSchema(name, err) {

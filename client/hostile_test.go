@@ -376,3 +376,36 @@ func TestInvalidHeaderToolsLeftOut(t *testing.T) {
 		t.Fatalf("tools = %v, want [valid plain]", names)
 	}
 }
+
+// A nil map or pointer as a tool's arguments sends no arguments, not
+// "arguments": null (which servers validating an object refuse).
+func TestNilArgumentsLeftOut(t *testing.T) {
+	calls := make(chan json.RawMessage, 4)
+	tr := fake(t, stateless(func(m rpc) []string {
+		if m.Method != "tools/call" {
+			return nil
+		}
+		calls <- m.Params
+		return []string{result(m, `{"resultType":"complete","content":[{"type":"text","text":"ok"}]}`)}
+	}))
+	s, err := client.New(client.Options{}).Connect(t.Context(), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var nilMap map[string]any
+	var nilPtr *AddInput
+	for i, args := range []any{nil, nilMap, nilPtr, map[string]any{}} {
+		if _, err := s.CallTool(t.Context(), "t", args); err != nil {
+			t.Fatalf("CallTool(%#v): %v", args, err)
+		}
+		var p map[string]json.RawMessage
+		if err := json.Unmarshal(<-calls, &p); err != nil {
+			t.Fatal(err)
+		}
+		a, ok := p["arguments"]
+		if want := i == 3; ok != want || (ok && string(a) != "{}") {
+			t.Errorf("CallTool(%#v) sent arguments %s (present %v)", args, a, ok)
+		}
+	}
+}
