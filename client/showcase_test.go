@@ -16,8 +16,16 @@ import (
 // Streamable HTTP at /mcp and HTTP+SSE at /sse.
 func showcaseHTTP(t *testing.T) string {
 	t.Helper()
+	return strings.TrimSuffix(showcaseServing(t, "http", "Streamable HTTP"), "/mcp")
+}
+
+// showcaseServing runs the showcase binary with -transport transport on a
+// free loopback port and returns the URL it says it serves MCP over what
+// at.
+func showcaseServing(t *testing.T, transport, what string) string {
+	t.Helper()
 	bin := showcasebin.Build(t, showcasebin.Options{})
-	cmd := exec.Command(bin, "-transport", "http", "-addr", "127.0.0.1:0")
+	cmd := exec.Command(bin, "-transport", transport, "-addr", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -35,8 +43,8 @@ func showcaseHTTP(t *testing.T) string {
 		sc := bufio.NewScanner(stderr)
 		sent := false
 		for sc.Scan() {
-			if _, u, ok := strings.Cut(sc.Text(), "serving MCP over Streamable HTTP at "); ok && !sent {
-				found <- strings.TrimSuffix(u, "/mcp")
+			if _, u, ok := strings.Cut(sc.Text(), "serving MCP over "+what+" at "); ok && !sent {
+				found <- u
 				sent = true
 			}
 		}
@@ -53,14 +61,15 @@ func showcaseHTTP(t *testing.T) string {
 	return ""
 }
 
-// The showcase over HTTP+SSE and over Streamable HTTP's GET stream: calls
-// with progress and logging, and a resource subscription in the
-// handshake era, and the tasks extension (buildReport).
+// The showcase over HTTP+SSE, over Streamable HTTP's GET stream and over
+// WebSocket: calls with progress and logging, and a resource subscription
+// in the handshake era, and the tasks extension (buildReport).
 func TestHTTPShowcase(t *testing.T) {
 	base := showcaseHTTP(t)
 	transports := map[string]client.Transport{
 		"sse":  client.SSETransport(base+"/sse", client.SSEOptions{}),
 		"http": client.HTTPTransport(base+"/mcp", client.HTTPOptions{}),
+		"ws":   client.WebSocketTransport(showcaseServing(t, "ws", "WebSocket"), client.WebSocketOptions{}),
 	}
 	for name, tr := range transports {
 		for _, rev := range revisions {
