@@ -207,6 +207,9 @@ func discover(ctx context.Context, c *http.Client, resource *url.URL, metadataUR
 		found = true
 		break
 	}
+	if !found && metadataURL == "" && allNotFound(errs) {
+		return legacyDiscover(ctx, c, resource, res, errs)
+	}
 	if !found {
 		return nil, fail(ReasonDiscovery, "no protected resource metadata for "+res, errors.Join(errs...))
 	}
@@ -257,6 +260,62 @@ func discover(ctx context.Context, c *http.Client, resource *url.URL, metadataUR
 		return d, nil
 	}
 	return nil, fail(ReasonDiscovery, "no authorization server metadata for "+issuer, errors.Join(errs...))
+}
+
+// allNotFound reports whether every error is a document not there.
+func allNotFound(errs []error) bool {
+	for _, err := range errs {
+		if !errors.Is(err, errNotFound) {
+			return false
+		}
+	}
+	return len(errs) > 0
+}
+
+// legacyDiscover is the discovery of protocol revision 2025-03-26, for a
+// server that publishes no protected resource metadata: the authorization
+// server is the MCP server's origin (its "authorization base URL"), whose
+// RFC 8414 metadata is at the root, or, without metadata, the default
+// endpoints /authorize, /token and /register there (PKCE S256, as that
+// revision requires it).
+func legacyDiscover(ctx context.Context, c *http.Client, resource *url.URL, res string, prmErrs []error) (*discovered, error) {
+	origin := (&url.URL{Scheme: resource.Scheme, Host: resource.Host}).String()
+	d := &discovered{resource: res}
+	var m serverMetadata
+	err := getJSON(ctx, c, origin+"/.well-known/oauth-authorization-server", &m)
+	switch {
+	case err == nil:
+		if strings.TrimSuffix(m.Issuer, "/") != origin {
+			return nil, fail(ReasonIssuerMismatch, fmt.Sprintf("the metadata at %s names the issuer %q, not %q", origin, m.Issuer, origin), nil)
+		}
+		if m.TokenEndpoint == "" {
+			return nil, fail(ReasonDiscovery, "the authorization server metadata has no token_endpoint", nil)
+		}
+	case errors.Is(err, errNotFound):
+		m = serverMetadata{
+			Issuer:                        origin,
+			AuthorizationEndpoint:         origin + "/authorize",
+			TokenEndpoint:                 origin + "/token",
+			RegistrationEndpoint:          origin + "/register",
+			CodeChallengeMethodsSupported: []string{"S256"},
+		}
+	default:
+		return nil, fail(ReasonDiscovery, "no protected resource metadata for "+res, errors.Join(append(prmErrs, err)...))
+	}
+	for _, e := range []struct{ what, url string }{
+		{"authorization_endpoint", m.AuthorizationEndpoint},
+		{"token_endpoint", m.TokenEndpoint},
+		{"registration_endpoint", m.RegistrationEndpoint},
+	} {
+		if e.url == "" {
+			continue
+		}
+		if _, err := secureURL(e.what, e.url); err != nil {
+			return nil, err
+		}
+	}
+	d.as = m
+	return d, nil
 }
 
 // supportsS256 reports whether m lists S256 among its PKCE methods.

@@ -4,7 +4,8 @@
 # client/auth; see README.md):
 #   2025-11-25  @modelcontextprotocol/conformance@0.2.0-alpha.12 client --requirements 2025-11-25
 #   2026-07-28  @modelcontextprotocol/conformance@0.2.0-alpha.12 client --requirements 2026-07-28
-# each with no baseline of expected failures, -o results-client/<run>.
+# each with no baseline of expected failures, -o results-client/<run>;
+# then the two authorization scenarios of 2025-03-26 by name.
 # The suite starts a server of its own per scenario and runs the client
 # with the scenario's name in MCP_CONFORMANCE_SCENARIO and the server's URL
 # as its argument. Exits non-zero when a scenario fails, scored or not;
@@ -49,6 +50,24 @@ for req in 2025-11-25 2026-07-28; do
   fi
 done
 
+# The authorization of revision 2025-03-26 (no protected resource
+# metadata: the server's origin as the authorization server), which the
+# frozen sets no longer run: each scenario by name.
+legacy_pass=0
+legacy_fail=0
+for sc in auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback; do
+  name=${sc//\//-}
+  if timeout "$run_timeout" "$node" "$suite02" client --command "$tmp/conformance-client" --scenario "$sc" \
+    -o "$results/$name" >"$results/$name.log" 2>&1; then
+    legacy_pass=$((legacy_pass + 1))
+  else
+    legacy_fail=$((legacy_fail + 1))
+    echo "conformance client: $sc failed (full output: test/conformance/results-client/$name.log)"
+    status=1
+  fi
+done
+
 echo
+echo "conformance client, 2025-03-26 authorization (by name): $legacy_pass passed, $legacy_fail failed"
 "$node" "$here/summarize-client.mjs" "$results" 2025-11-25 2026-07-28 || status=1
 exit "$status"
