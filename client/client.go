@@ -193,8 +193,29 @@ func (c *Client) capabilities() map[string]any {
 // policy knows the revisions this package speaks.
 var policy domain.RevisionPolicy
 
-// newestHandshake is the newest revision of the handshake era.
-const newestHandshake = domain.Revision20251125
+// newest returns the newest revision of era this package speaks, among
+// those listed when listed is not nil (a server's "supported").
+func newest(era domain.Era, listed []domain.Revision) (domain.Revision, bool) {
+	for _, r := range policy.Supported() {
+		if policy.Features(r).Era == era && (listed == nil || slices.Contains(listed, r)) {
+			return r, true
+		}
+	}
+	return "", false
+}
+
+// supportedOf reads the revisions an UnsupportedProtocolVersion error lists
+// (never nil: none listed is none, not any).
+func supportedOf(re *RPCError) []domain.Revision {
+	var data struct {
+		Supported []domain.Revision `json:"supported"`
+	}
+	_ = json.Unmarshal(re.Data, &data)
+	if data.Supported == nil {
+		return []domain.Revision{}
+	}
+	return data.Supported
+}
 
 // Connect opens a session over t: in the stateless era it asks
 // server/discover; in the handshake era it initializes the session
@@ -224,7 +245,7 @@ func (s *Session) open(ctx context.Context) error {
 		return s.initialize(ctx, want, true)
 	}
 	if want == "" {
-		want = domain.Revision20260728
+		want, _ = newest(domain.EraStateless, nil)
 	}
 	err := s.discover(ctx, want)
 	if err == nil {
@@ -235,17 +256,13 @@ func (s *Session) open(ctx context.Context) error {
 		// The server refused the revision: ask again once with the
 		// newest stateless revision it lists (the one asked for, when
 		// the refusal was of something else).
-		var data struct {
-			Supported []domain.Revision `json:"supported"`
+		listed := supportedOf(re)
+		if s.c.opts.Revision != "" {
+			listed = slices.DeleteFunc(listed, func(r domain.Revision) bool { return r != s.c.opts.Revision })
 		}
-		_ = json.Unmarshal(re.Data, &data)
-		for _, r := range policy.Supported() {
-			if policy.Features(r).Era == domain.EraStateless && slices.Contains(data.Supported, r) &&
-				(s.c.opts.Revision == "" || r == s.c.opts.Revision) {
-				if err = s.discover(ctx, r); err == nil {
-					return nil
-				}
-				break
+		if r, ok := newest(domain.EraStateless, listed); ok {
+			if err = s.discover(ctx, r); err == nil {
+				return nil
 			}
 		}
 	}
@@ -257,14 +274,8 @@ func (s *Session) open(ctx context.Context) error {
 		case CodeUnsupportedProtocolVersion:
 			// A server of this era that serves none of its revisions we
 			// know: speak its newest handshake revision, if it lists one.
-			var data struct {
-				Supported []domain.Revision `json:"supported"`
-			}
-			_ = json.Unmarshal(re.Data, &data)
-			for _, r := range policy.Supported() {
-				if policy.Features(r).Era == domain.EraHandshake && slices.Contains(data.Supported, r) {
-					return s.initialize(ctx, r, false)
-				}
+			if r, ok := newest(domain.EraHandshake, supportedOf(re)); ok {
+				return s.initialize(ctx, r, false)
 			}
 			return fmt.Errorf("client: the server supports none of this client's revisions: %w", err)
 		case CodeMissingClientCapability, CodeHeaderMismatch:
@@ -275,7 +286,8 @@ func (s *Session) open(ctx context.Context) error {
 		return err
 	}
 	// A server of the handshake era: whatever it answered (or its silence).
-	return s.initialize(ctx, newestHandshake, false)
+	r, _ := newest(domain.EraHandshake, nil)
+	return s.initialize(ctx, r, false)
 }
 
 // discover sends server/discover for rev; it makes the session stateless
