@@ -122,18 +122,28 @@ func (c *lineConn) Write(ctx context.Context, msg []byte) error {
 	if bytes.ContainsAny(msg, "\r\n") {
 		return errors.New("client: a message on a line transport must not contain a newline")
 	}
+	return writeAlone(ctx, c.wsem, func() error {
+		b := make([]byte, 0, len(msg)+1)
+		b = append(append(b, msg...), '\n')
+		_, err := c.w.Write(b)
+		return err
+	})
+}
+
+// writeAlone runs write once the semaphore sem (capacity 1) is free, in a
+// goroutine that holds it until write returns: the caller returns when
+// write does or ctx ends, and a write left running makes the next one
+// wait.
+func writeAlone(ctx context.Context, sem chan struct{}, write func() error) error {
 	select {
-	case c.wsem <- struct{}{}:
+	case sem <- struct{}{}:
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
 	done := make(chan error, 1)
 	go func() {
-		defer func() { <-c.wsem }()
-		b := make([]byte, 0, len(msg)+1)
-		b = append(append(b, msg...), '\n')
-		_, err := c.w.Write(b)
-		done <- err
+		defer func() { <-sem }()
+		done <- write()
 	}()
 	select {
 	case err := <-done:

@@ -88,22 +88,7 @@ func (c *wsConn) Read(context.Context) ([]byte, error) {
 // before ctx ends is left to finish in the background (or to fail when
 // the connection closes), and the next Write waits for it.
 func (c *wsConn) Write(ctx context.Context, msg []byte) error {
-	select {
-	case c.wsem <- struct{}{}:
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-	done := make(chan error, 1)
-	go func() {
-		defer func() { <-c.wsem }()
-		done <- c.ws.WriteMessage(gws.TextMessage, msg)
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+	return writeAlone(ctx, c.wsem, func() error { return c.ws.WriteMessage(gws.TextMessage, msg) })
 }
 
 func (c *wsConn) Close() error {
