@@ -83,19 +83,12 @@ func TestClientInterop(t *testing.T) {
 				}
 				defer s.Close()
 				t.Logf("%s speaks %s", s.ServerInfo().Name, s.Revision())
-				tools, err := mcpclient.Collect(s.ListTools(ctx))
-				if err != nil || len(tools) != 1 || tools[0].Name != calcToolName {
-					t.Fatalf("tools = %+v, %v", tools, err)
-				}
-				res, err := s.CallTool(ctx, calcToolName, map[string]any{"a": 6, "b": 7, "operation": "multiply"})
-				if err != nil || res.IsError || res.Text() != "42" {
-					t.Fatalf("calculate = %+v, %v", res, err)
-				}
+				wantCalculator(t, s)
 				out, err := mcpclient.CallToolAs[calcOutput](ctx, s, calcToolName, map[string]any{"a": 1, "b": 2, "operation": "add"})
 				if tc.structured && s.Features().StructuredContent && (err != nil || out.Result != 3) {
 					t.Errorf("typed calculate = %+v, %v", out, err)
 				}
-				res, err = s.CallTool(ctx, calcToolName, map[string]any{"a": 1, "b": 0, "operation": "divide"})
+				res, err := s.CallTool(ctx, calcToolName, map[string]any{"a": 1, "b": 0, "operation": "divide"})
 				if err != nil || !res.IsError {
 					t.Errorf("divide by zero = %+v, %v: want a tool error", res, err)
 				}
@@ -104,5 +97,20 @@ func TestClientInterop(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// wantCalculator checks that s lists the one calculator tool and that it
+// multiplies.
+func wantCalculator(t *testing.T, s *mcpclient.Session) {
+	t.Helper()
+	ctx := t.Context()
+	tools, err := mcpclient.Collect(s.ListTools(ctx))
+	if err != nil || len(tools) != 1 || tools[0].Name != calcToolName {
+		t.Fatalf("tools = %+v, %v", tools, err)
+	}
+	res, err := s.CallTool(ctx, calcToolName, map[string]any{"a": 6, "b": 7, "operation": "multiply"})
+	if err != nil || res.IsError || res.Text() != "42" {
+		t.Fatalf("calculate = %+v, %v", res, err)
 	}
 }

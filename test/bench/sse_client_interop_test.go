@@ -41,14 +41,7 @@ func TestSSEClientInterop(t *testing.T) {
 				}
 				defer s.Close()
 				t.Logf("%s speaks %s", s.ServerInfo().Name, s.Revision())
-				tools, err := mcpclient.Collect(s.ListTools(ctx))
-				if err != nil || len(tools) != 1 || tools[0].Name != calcToolName {
-					t.Fatalf("tools = %+v, %v", tools, err)
-				}
-				res, err := s.CallTool(ctx, calcToolName, map[string]any{"a": 6, "b": 7, "operation": "multiply"})
-				if err != nil || res.IsError || res.Text() != "42" {
-					t.Fatalf("calculate = %+v, %v", res, err)
-				}
+				wantCalculator(t, s)
 				if err := s.Ping(ctx); err != nil {
 					t.Errorf("ping: %v", err)
 				}
