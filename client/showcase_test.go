@@ -1,8 +1,6 @@
 package client_test
 
 import (
-	"bufio"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -16,49 +14,7 @@ import (
 // Streamable HTTP at /mcp and HTTP+SSE at /sse.
 func showcaseHTTP(t *testing.T) string {
 	t.Helper()
-	return strings.TrimSuffix(showcaseServing(t, "http", "Streamable HTTP"), "/mcp")
-}
-
-// showcaseServing runs the showcase binary with -transport transport on a
-// free loopback port and returns the URL it says it serves MCP over what
-// at.
-func showcaseServing(t *testing.T, transport, what string) string {
-	t.Helper()
-	bin := showcasebin.Build(t, showcasebin.Options{})
-	cmd := exec.Command(bin, "-transport", transport, "-addr", "127.0.0.1:0")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	found := make(chan string, 1)
-	go func() {
-		defer close(found)
-		sc := bufio.NewScanner(stderr)
-		sent := false
-		for sc.Scan() {
-			if _, u, ok := strings.Cut(sc.Text(), "serving MCP over "+what+" at "); ok && !sent {
-				found <- u
-				sent = true
-			}
-		}
-	}()
-	select {
-	case u, ok := <-found:
-		if !ok {
-			t.Fatal("the showcase exited before serving")
-		}
-		return u
-	case <-t.Context().Done():
-		t.Fatal("the showcase did not start")
-	}
-	return ""
+	return strings.TrimSuffix(showcasebin.Serve(t.Context(), t, showcasebin.Build(t, showcasebin.Options{}), "http", nil), "/mcp")
 }
 
 // The showcase over HTTP+SSE, over Streamable HTTP's GET stream and over
@@ -69,7 +25,7 @@ func TestHTTPShowcase(t *testing.T) {
 	transports := map[string]client.Transport{
 		"sse":  client.SSETransport(base+"/sse", client.SSEOptions{}),
 		"http": client.HTTPTransport(base+"/mcp", client.HTTPOptions{}),
-		"ws":   client.WebSocketTransport(showcaseServing(t, "ws", "WebSocket"), client.WebSocketOptions{}),
+		"ws":   client.WebSocketTransport(showcasebin.Serve(t.Context(), t, showcasebin.Build(t, showcasebin.Options{}), "ws", nil), client.WebSocketOptions{}),
 	}
 	for name, tr := range transports {
 		for _, rev := range revisions {

@@ -8,7 +8,6 @@
 package apps
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -27,6 +26,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hexmcp/hexmcp/internal/showcasebin"
 )
 
 // testTimeout bounds the whole test, and stepTimeout each wait for the
@@ -107,7 +108,7 @@ func TestCounterView(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	mcpURL := startShowcase(ctx, t, bin, logs)
+	mcpURL := showcasebin.Serve(ctx, t, bin, "http", logs)
 	hostOrigin := serve(t, hostMux(t, dir, mcpURL, logs))
 	sandboxOrigin := serve(t, sandboxMux())
 
@@ -272,49 +273,6 @@ func waitCount(ctx context.Context, t *testing.T, p *page, view int, want string
 		t.Errorf("the view's status: %s", got.Status)
 	}
 	return got.Count
-}
-
-// startShowcase runs the showcase over Streamable HTTP on a free loopback
-// port and returns its /mcp URL.
-func startShowcase(ctx context.Context, t *testing.T, bin string, logs *lockedBuffer) string {
-	t.Helper()
-	cmd := exec.Command(bin, "-transport", "http", "-addr", "127.0.0.1:0")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(logs, "showcase: "+line)
-			if _, u, ok := strings.Cut(line, "serving MCP over Streamable HTTP at "); ok {
-				select {
-				case found <- u:
-				default:
-				}
-			}
-		}
-		close(found)
-	}()
-	select {
-	case u, ok := <-found:
-		if !ok {
-			t.Fatal("the showcase exited before serving")
-		}
-		return u
-	case <-ctx.Done():
-		t.Fatalf("the showcase did not start: %v", ctx.Err())
-	}
-	return ""
 }
 
 // hostMux serves the host page and proxies /mcp to the showcase, keeping
