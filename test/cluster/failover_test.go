@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // failoverGuard bounds the waits of the failover test for what must
@@ -145,6 +147,18 @@ func TestClusterRedisFailover(t *testing.T) {
 	waitOK("before the failover", make([]int64, len(counts)), 20)
 
 	master := c.RedisCluster.MasterOf(t, "{hexmcp:sess}")
+	// The sessions must be on the replica before their master dies: a
+	// write the master has not replicated yet is lost with it (Redis
+	// replicates asynchronously; README, "Behind a load balancer": such a
+	// session's next request gets 404 and its client initializes again).
+	// That is not what this test is about: WAIT until a replica has every
+	// write so far (the sessions were made before the load began).
+	rdb := redis.NewClient(&redis.Options{Addr: master})
+	acked, err := rdb.Do(ctx, "WAIT", 1, int(failoverGuard/time.Millisecond)).Int()
+	rdb.Close()
+	if err != nil || acked < 1 {
+		t.Fatalf("WAIT for a replica of %s: %d replicas, %v", master, acked, err)
+	}
 	t.Logf("killing the master of the sessions' slot, %s", master)
 	c.RedisCluster.Kill(t, master)
 	killed := time.Now()
