@@ -227,7 +227,7 @@ func (e *Engine) RemoveTool(name string) bool {
 func (e *Engine) Abort() { e.abort() }
 
 // WithAbort returns a copy of ctx carrying abort as a hard stop of its own:
-// the connections ([Engine.ServeConn]) and the Streamable HTTP sessions ([Engine.Exchange])
+// the connections ([Engine.ServeConn]) and the Streamable HTTP sessions (the exchange port, [exchange.PortOf])
 // the engine serves with the returned context (or one derived from it)
 // cancel their handlers' contexts when abort is done, as on
 // [Engine.Abort], while the engine's other connections go on. A transport

@@ -12,18 +12,29 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// Exchange returns the port through which a transport that frames each
-// exchange itself reaches the engine: the SDK's Streamable HTTP transport,
-// which serves one message (or batch) per POST and must know what a
-// message is, and what it was answered with, to choose its headers and
-// status. Its types are internal to the SDK's module; transports of other
-// modules serve connections ([Engine.ServeConn]).
+// The engine reaches a transport that frames each exchange itself (the
+// SDK's Streamable HTTP transport, which serves one message or batch per
+// POST and must know what a message is, and what it was answered with, to
+// choose its headers and status) through an [exchange.Port], which
+// [exchange.PortOf] returns. Its types are internal to the SDK's module;
+// transports of other modules serve connections ([Engine.ServeConn]).
 //
-// The sessions it opens are kept in store: each knows the state the store
-// holds of it, takes the store's when another instance changed it
-// ([exchange.Session.Refresh]) and writes its own when a request changed
-// it ([exchange.Session.Sync]).
-func (e *Engine) Exchange(store ports.SessionStore) exchange.Port {
+// The sessions it opens are kept in the store given: each knows the state
+// the store holds of it, takes the store's when another instance changed
+// it ([exchange.Session.Refresh]) and writes its own when a request
+// changed it ([exchange.Session.Sync]).
+func init() {
+	exchange.SetEngine(func(engine any, store ports.SessionStore) (exchange.Port, bool) {
+		e, ok := engine.(*Engine)
+		if !ok || e == nil {
+			return nil, false
+		}
+		return exchangePort{e: e, store: store}, true
+	})
+}
+
+// exchangeOf is the engine's exchange port for store.
+func (e *Engine) exchangeOf(store ports.SessionStore) exchange.Port {
 	return exchangePort{e: e, store: store}
 }
 

@@ -14,7 +14,7 @@ const DefaultMaxURILength = defaultMaxURILength
 
 // The engine's request-level plumbing, which issue 19 took out of the
 // public API (the Streamable HTTP transport reaches it through
-// Engine.Exchange): the external tests still reach it here.
+// exchange.PortOf): the external tests still reach it here.
 
 // Inspect is inspect.
 func Inspect(raw []byte) MessageInfo { return inspect(raw) }
@@ -58,7 +58,7 @@ func (e *Engine) HandleInspected(ctx context.Context, sess *Session, mi MessageI
 	if sess != nil {
 		hs = &httpSession{sessionHandle: sess}
 	}
-	return e.Exchange(nil).Serve(ctx, hs, mi.toExchange(), related).Response
+	return e.exchangeOf(nil).Serve(ctx, hs, mi.toExchange(), related).Response
 }
 
 // State is state.
@@ -77,7 +77,7 @@ func (e *Engine) Answer(ctx context.Context, sess *Session, mi MessageInfo, rela
 	if sess != nil {
 		hs = &httpSession{sessionHandle: sess}
 	}
-	return e.Exchange(nil).Serve(ctx, hs, mi.toExchange(), related)
+	return e.exchangeOf(nil).Serve(ctx, hs, mi.toExchange(), related)
 }
 
 // Methods returns every entry of the method table, in a fixed order.
@@ -91,7 +91,7 @@ func Methods() []MethodSpec {
 
 // Session is sessionHandle: a handshake-era conversation held outside a
 // connection loop, for the external tests (the Streamable HTTP transport
-// reaches sessions through Engine.Exchange).
+// reaches sessions through exchange.PortOf).
 type Session = sessionHandle
 
 // NewSession is newSession.

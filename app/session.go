@@ -226,7 +226,7 @@ func (s *session) unsubscribe(uri string) {
 }
 
 // sessionHandle is a handshake-era conversation held outside a connection
-// loop: a Streamable HTTP session (Engine.Exchange).
+// loop: a Streamable HTTP session (exchange.PortOf).
 type sessionHandle struct {
 	s    *session
 	stop func() bool // unhooks the session from Engine.Abort

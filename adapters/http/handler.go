@@ -238,8 +238,11 @@ func NewHandler(e *app.Engine, opts Options) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = e.Logger()
 	}
+	// The engine's exchange port (never missing for an engine: package
+	// app sets the hook when it is loaded, which importing it does).
+	x, _ := exchange.PortOf(e, opts.SessionStore)
 	h := &Handler{
-		x:        e.Exchange(opts.SessionStore),
+		x:        x,
 		policy:   e.Policy(),
 		opts:     opts,
 		sessions: opts.SessionStore,

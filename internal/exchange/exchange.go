@@ -268,3 +268,22 @@ type Session interface {
 	// requests.
 	Close()
 }
+
+// portOf is the engine's constructor of its Port, which package app sets
+// when it is loaded (see [SetEngine]).
+var portOf func(engine any, store ports.SessionStore) (Port, bool)
+
+// SetEngine is for package app alone: it tells this package how to reach
+// the engine's Port (a hook, so that the engine need not export a method
+// whose types are internal to the module, and this package need not import
+// the engine's).
+func SetEngine(f func(engine any, store ports.SessionStore) (Port, bool)) { portOf = f }
+
+// PortOf returns the Port of engine (an *app.Engine) whose sessions are
+// kept in store; false when engine is none (nil, or not an engine).
+func PortOf(engine any, store ports.SessionStore) (Port, bool) {
+	if portOf == nil {
+		return nil, false
+	}
+	return portOf(engine, store)
+}
