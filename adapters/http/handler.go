@@ -371,10 +371,13 @@ func validSessionID(id string) bool {
 // With Options.ClientKey, the client it names is the request's client for
 // every limit the engine and extensions count per client
 // (TransportInfo.Client: listen streams, tasks, …), as it is for sessions.
-func (h *Handler) withTransport(ctx context.Context, r *http.Request) context.Context {
+//
+// client is the client Options.ClientKey named for the request (the
+// caller asks once per request); it is used only when that option is set.
+func (h *Handler) withTransport(ctx context.Context, r *http.Request, client string) context.Context {
 	info := transportInfo(r)
 	if h.opts.ClientKey != nil {
-		info.Client = h.clientKey(r)
+		info.Client = client
 	}
 	return h.x.WithTransport(ctx, info)
 }

@@ -27,7 +27,7 @@ var keepAliveComment = []byte(": keep-alive\n\n")
 // each client (app.Options.MaxListenersPerClient) by Options.ClientKey. A
 // request it refuses for such a cap (app.CodeListenLimit) is answered 429
 // with Retry-After.
-func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, mi exchange.Message, acc accepts, hold *bodyHold) {
+func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, mi exchange.Message, acc accepts, hold *bodyHold, client string) {
 	// The body has been decoded (the engine's Inspect) and the engine keeps only
 	// copies of the little it needs: the stream gives back what it holds
 	// of the budget of bodies in flight now (see keepRequest), lest open
@@ -36,7 +36,7 @@ func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, mi exchang
 	hold.release()
 	// The engine counts listen streams per client: the client is the one
 	// Options.ClientKey names (statelessContext), as for sessions.
-	ctx, done := h.statelessContext(r)
+	ctx, done := h.statelessContext(r, client)
 	defer done()
 	// A listen stream never ends by itself: a graceful stop (CloseStreams,
 	// Server.Shutdown) ends it, as it ends GET streams, and the engine

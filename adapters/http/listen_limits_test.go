@@ -396,6 +396,41 @@ func TestClientKeyReachesEveryRequest(t *testing.T) {
 	expect(t, ev.post(statelessCall(3, "who", `{}`), sh), http.StatusOK, "fwd:198.51.100.8")
 }
 
+// A user's Options.ClientKey is asked once per POST, however many of the
+// handler's parts count per client (the body budget, the new session, the
+// engine's limits): it may cost (a lookup), and answering differently
+// within one request would count one request against two clients.
+func TestClientKeyOncePerRequest(t *testing.T) {
+	e := testtools.NewEngine(t, app.Options{})
+	if err := e.AddTools(app.NewTool(func() string { return "ok" }, app.WithName("ok"))); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var calls int
+	ev := envFor(t, e, mcphttp.Options{ClientKey: func(r *http.Request) string {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		return "fwd:" + r.Header.Get("X-Forwarded-For")
+	}})
+	asked := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := calls
+		calls = 0
+		return n
+	}
+	sid := ev.initialize("2025-11-25") // initialize, then notifications/initialized
+	if n := asked(); n != 2 {
+		t.Fatalf("ClientKey asked %d times for 2 POSTs (initialize, initialized)", n)
+	}
+	expect(t, ev.post(callBody(2, "ok", `{}`), sessHdr(sid, "2025-11-25")), http.StatusOK, `"ok"`)
+	expect(t, ev.post(statelessCall(3, "ok", `{}`), statelessHdr("tools/call", "ok")), http.StatusOK, `"ok"`)
+	if n := asked(); n != 2 {
+		t.Fatalf("ClientKey asked %d times for 2 tools/call POSTs", n)
+	}
+}
+
 const listenParams = `"notifications":{"toolsListChanged":true}`
 
 // A POST subscriptions/listen becomes an SSE stream that starts with the

@@ -30,7 +30,15 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		newErr(http.StatusNotAcceptable, nil, domain.CodeInvalidRequest, "Not Acceptable: the client must accept application/json or text/event-stream").write(w)
 		return
 	}
-	raw, hold, ok := h.readBody(w, r)
+	// The client the request comes from, named once per request (a
+	// user's Options.ClientKey may cost): now when its body counts in its
+	// client's share or the engine is told the client, else when a
+	// session is created for it ("" until then).
+	client := ""
+	if h.budget.perClient() || h.opts.ClientKey != nil {
+		client = h.clientKey(r)
+	}
+	raw, hold, ok := h.readBody(w, r, client)
 	if !ok {
 		return
 	}
@@ -44,7 +52,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	bufCap := cap(raw)
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '[' {
-		h.serveBatch(w, r, raw, acc, hold)
+		h.serveBatch(w, r, raw, acc, hold, client)
 		return
 	}
 	mi := h.x.Inspect(raw)
@@ -65,7 +73,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, resp)
 		return
 	case mi.Stateless():
-		h.serveStateless(w, r, mi, acc, hold)
+		h.serveStateless(w, r, mi, acc, hold, client)
 		return
 	}
 	if e := h.checkVersionHeader(r, mi.ID); e != nil {
@@ -83,7 +91,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		// error status as the end of its session. A notification still
 		// reaches the engine's middleware, which sees every one.
 		if mi.Kind == exchange.Notification {
-			ctx, done := h.statelessContext(r)
+			ctx, done := h.statelessContext(r, client)
 			h.x.Serve(ctx, nil, mi, nil)
 			done()
 		}
@@ -106,11 +114,11 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sid := r.Header.Get(HeaderSessionID); sid != "" {
-		h.serveInSession(w, r, sid, mi, acc, hold)
+		h.serveInSession(w, r, sid, mi, acc, hold, client)
 		return
 	}
 	if mi.Kind == exchange.Request && mi.Method == domain.MethodInitialize {
-		h.serveInitialize(w, r, mi, acc)
+		h.serveInitialize(w, r, mi, acc, client)
 		return
 	}
 	// 2025-11-25, "Session Management": a server that requires a session
@@ -128,7 +136,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 // with Retry-After when the client's other bodies take it) and in the
 // whole (Options.MaxInFlightBytes; waiting for room a short time, else
 // 503 with Retry-After). The caller releases the hold it returns.
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *bodyHold, bool) {
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, client string) ([]byte, *bodyHold, bool) {
 	limit := h.opts.MaxBodyBytes
 	if r.ContentLength > limit {
 		newErr(http.StatusRequestEntityTooLarge, nil, domain.CodeInvalidRequest, "Request Entity Too Large").write(w)
@@ -138,7 +146,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *bod
 	if h.budget != nil {
 		key := ""
 		if h.budget.perClient() {
-			key = h.clientKey(r)
+			key = client
 		}
 		hold = h.budget.hold(key)
 	}
@@ -294,12 +302,12 @@ func (h *Handler) keepRequest(w http.ResponseWriter, mi exchange.Message, bufCap
 //
 // hold is the request's part of the budget of bodies in flight; a listen
 // stream gives it back as it starts (see serveListen).
-func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, mi exchange.Message, acc accepts, hold *bodyHold) {
+func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, mi exchange.Message, acc accepts, hold *bodyHold, client string) {
 	if mi.Kind != exchange.Request {
 		// 2026-07-28 defines no client notification over HTTP, nor headers
 		// for one: accept it (it has no effect without a session but
 		// reaches the engine's middleware).
-		ctx, done := h.statelessContext(r)
+		ctx, done := h.statelessContext(r, client)
 		h.x.Serve(ctx, nil, mi, nil)
 		done()
 		w.WriteHeader(http.StatusAccepted)
@@ -315,10 +323,10 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, mi exch
 		return
 	}
 	if spec.Stream {
-		h.serveListen(w, r, mi, acc, hold)
+		h.serveListen(w, r, mi, acc, hold, client)
 		return
 	}
-	ctx, done := h.statelessContext(r)
+	ctx, done := h.statelessContext(r, client)
 	defer done()
 	pw := &postWriter{h: h, w: w, acc: acc}
 	ans := h.x.Serve(ctx, nil, mi, pw)
@@ -355,14 +363,17 @@ func (h *Handler) listenContext(ctx context.Context, r *http.Request) (context.C
 // The session counts against its client (Options.ClientKey) for the
 // store's per-client limit: a refusal for that reason is a 429, one
 // because the store is full a 503, both with Retry-After.
-func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, mi exchange.Message, acc accepts) {
+func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, mi exchange.Message, acc accepts, client string) {
 	sid := newSessionID()
 	// The session belongs to the authenticated principal, on every
 	// instance: lookup refuses it to anyone else.
-	sess := h.x.NewSession(sid, owner(r.Context()), h.clientKey(r))
+	if client == "" {
+		client = h.clientKey(r)
+	}
+	sess := h.x.NewSession(sid, owner(r.Context()), client)
 	ls := h.newLive(sid, sess)
 	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
-	ctx, done := h.sessionContext(r, pw)
+	ctx, done := h.sessionContext(r, pw, client)
 	defer done()
 	// The session is stored once the engine accepted initialize, inside
 	// its middleware: a refusal of the store is the answer middleware
@@ -432,7 +443,7 @@ func (h *Handler) createError(id json.RawMessage, err error) *rpcErr {
 // serveInSession serves a message of a handshake-era session. hold is what the POST holds of the budget of bodies in
 // flight: a call that goes on after the POST has returned (see below)
 // takes it along.
-func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid string, mi exchange.Message, acc accepts, hold *bodyHold) {
+func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid string, mi exchange.Message, acc accepts, hold *bodyHold, client string) {
 	ls, e := h.lookup(r.Context(), sid, mi.ID)
 	if e != nil {
 		e.write(w)
@@ -440,7 +451,7 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 	}
 	if mi.Kind != exchange.Request {
 		// Notifications (initialized, cancelled) and responses: 202.
-		ctx := h.withTransport(r.Context(), r)
+		ctx := h.withTransport(r.Context(), r, client)
 		h.x.Serve(ctx, ls.sess, mi, nil)
 		h.syncState(ctx, ls)
 		w.WriteHeader(http.StatusAccepted)
@@ -451,7 +462,7 @@ func (h *Handler) serveInSession(w http.ResponseWriter, r *http.Request, sid str
 		return
 	}
 	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
-	ctx, done := h.sessionContext(r, pw)
+	ctx, done := h.sessionContext(r, pw, client)
 	serve := func() {
 		defer ls.release(1)
 		defer done()
@@ -513,7 +524,7 @@ func tooMany(id json.RawMessage) *rpcErr {
 // hold is what the POST holds of the budget of bodies in flight: once
 // decoded, the batch's members (copies) are counted in the client's calls
 // instead of its body (see keepRequest).
-func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte, acc accepts, hold *bodyHold) {
+func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte, acc accepts, hold *bodyHold, client string) {
 	sid := r.Header.Get(HeaderSessionID)
 	if sid == "" {
 		newErr(http.StatusBadRequest, nil, domain.CodeInvalidRequest, "Invalid Request: JSON-RPC batches exist only in sessions of protocol revision 2025-03-26").write(w)
@@ -576,7 +587,7 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, raw []byte,
 	}
 	defer ls.release(requests)
 	pw := &postWriter{h: h, w: w, acc: acc, ls: ls}
-	ctx, done := h.sessionContext(r, pw)
+	ctx, done := h.sessionContext(r, pw, client)
 	defer done()
 	out := h.x.ServeBatch(ctx, ls.sess, infos, pw)
 	h.syncState(ctx, ls)

@@ -602,8 +602,8 @@ func (h *Handler) checkVersionHeader(r *http.Request, id json.RawMessage) *rpcEr
 // JSON answer could not be resumed. The engine ends the call by itself
 // when the session ends here (DELETE, expiry, Abort: the engine's session
 // is closed) and on Engine.Abort.
-func (h *Handler) sessionContext(r *http.Request, pw *postWriter) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(h.withTransport(context.WithoutCancel(r.Context()), r))
+func (h *Handler) sessionContext(r *http.Request, pw *postWriter, client string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(h.withTransport(context.WithoutCancel(r.Context()), r, client))
 	stops := []func() bool{
 		context.AfterFunc(r.Context(), func() {
 			if !pw.streaming() {
@@ -625,8 +625,8 @@ func (h *Handler) sessionContext(r *http.Request, pw *postWriter) (context.Conte
 // statelessContext is the context of a stateless-era request: cancelled
 // when the client goes away (2026-07-28, "Cancellation": closing the
 // stream is the cancellation) and on Abort.
-func (h *Handler) statelessContext(r *http.Request) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(h.withTransport(r.Context(), r))
+func (h *Handler) statelessContext(r *http.Request, client string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(h.withTransport(r.Context(), r, client))
 	stop := context.AfterFunc(h.abortCtx, cancel)
 	return ctx, func() {
 		stop()
