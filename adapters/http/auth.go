@@ -21,18 +21,6 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// WithPrincipal returns ctx carrying the authenticated principal of a
-// request ([ports.WithPrincipal]). [RequireBearer] calls it; an
-// authentication middleware of your own may too. The [Handler] passes it to
-// tool handlers as app.TransportInfo.Principal, and the WebSocket handler
-// to every request of the connection it upgrades.
-func WithPrincipal(ctx context.Context, p ports.Principal) context.Context {
-	return ports.WithPrincipal(ctx, p)
-}
-
-// PrincipalFrom returns the principal in ctx, or nil ([ports.PrincipalFrom]).
-func PrincipalFrom(ctx context.Context) *ports.Principal { return ports.PrincipalFrom(ctx) }
-
 // AuthOptions configure [RequireBearer].
 type AuthOptions struct {
 	// ResourceMetadataURL is the URL of the server's OAuth 2.0 Protected
@@ -71,7 +59,7 @@ const DefaultMaxAuthLogsPerSecond = 10
 // RequireBearer returns a middleware that lets through only requests with
 // a valid "Authorization: Bearer <token>" (RFC 6750): the authenticator
 // judges the token, and the principal it returns is put in the request's
-// context ([WithPrincipal]) for the tool handlers. A token in the URL's
+// context ([ports.WithPrincipal]) for the tool handlers. A token in the URL's
 // query string (access_token, which the MCP authorization spec forbids
 // clients to send) is a 400 with error="invalid_request", even beside a
 // header; a missing or malformed header is a 401 whose WWW-Authenticate
@@ -160,7 +148,7 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 				InsufficientScope(w, opts, opts.RequiredScopes...)
 				return
 			}
-			ctx := withResourceMetadata(WithPrincipal(r.Context(), p), opts.ResourceMetadataURL)
+			ctx := withResourceMetadata(ports.WithPrincipal(r.Context(), p), opts.ResourceMetadataURL)
 			if !p.Expires.IsZero() && longLived(r) {
 				var end context.CancelCauseFunc
 				ctx, end = context.WithCancelCause(ctx)

@@ -113,11 +113,11 @@ func TestStaticTokens(t *testing.T) {
 	if _, err := tokens.Authenticate(context.Background(), "b"); !errors.Is(err, ports.ErrUnauthenticated) {
 		t.Fatal(err)
 	}
-	if mcphttp.PrincipalFrom(context.Background()) != nil {
+	if ports.PrincipalFrom(context.Background()) != nil {
 		t.Fatal("principal from nowhere")
 	}
-	ctx := mcphttp.WithPrincipal(context.Background(), ports.Principal{Subject: "x"})
-	if p := mcphttp.PrincipalFrom(ctx); p == nil || p.Subject != "x" {
+	ctx := ports.WithPrincipal(context.Background(), ports.Principal{Subject: "x"})
+	if p := ports.PrincipalFrom(ctx); p == nil || p.Subject != "x" {
 		t.Fatalf("%+v", p)
 	}
 }

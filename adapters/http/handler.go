@@ -394,5 +394,5 @@ func transportInfo(r *http.Request) exchange.Transport {
 	}
 	hdr.Del("Authorization")
 	hdr.Del("Proxy-Authorization")
-	return exchange.Transport{Header: hdr, Principal: PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr}
+	return exchange.Transport{Header: hdr, Principal: ports.PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr}
 }

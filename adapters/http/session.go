@@ -296,7 +296,7 @@ func standaloneID(sid string) string { return sid + "/_" }
 // owner is who a request comes from, as a session records it: the
 // authenticated principal's subject, "" without authentication.
 func owner(ctx context.Context) string {
-	if p := PrincipalFrom(ctx); p != nil {
+	if p := ports.PrincipalFrom(ctx); p != nil {
 		return p.Subject
 	}
 	return ""
@@ -314,7 +314,7 @@ func DefaultClientKey(r *http.Request) string {
 	// The engine's rule, so that sessions and listen streams count the
 	// same client; a request has no connection to stand for an unknown
 	// address, so all such requests are one client.
-	if k := exchange.ClientKey(exchange.Transport{Principal: PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr}); k != "" {
+	if k := exchange.ClientKey(exchange.Transport{Principal: ports.PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr}); k != "" {
 		return k
 	}
 	return "addr:" + r.RemoteAddr

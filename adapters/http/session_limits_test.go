@@ -319,7 +319,7 @@ func TestDefaultClientKey(t *testing.T) {
 		}
 	}
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-	r = r.WithContext(mcphttp.WithPrincipal(r.Context(), ports.Principal{Subject: "carol"}))
+	r = r.WithContext(ports.WithPrincipal(r.Context(), ports.Principal{Subject: "carol"}))
 	if got := mcphttp.DefaultClientKey(r); got != "sub:carol" {
 		t.Errorf("DefaultClientKey with a principal = %q", got)
 	}
