@@ -13,7 +13,7 @@ import (
 // wraps an http.Handler: func(next MethodHandler) MethodHandler. It may
 // look at the [*Request], call next (or answer itself), and look at or
 // replace what next answered; it runs the same on every transport and in
-// both eras. The package middleware ships Audit and RateLimit.
+// both eras. [Audit] and [RateLimit] are ready-made.
 type Middleware = app.Middleware
 
 // MethodHandler answers a [*Request] with the encoded JSON-RPC result or
@@ -31,7 +31,7 @@ type Request = app.Request
 // ToolMiddleware wraps every tool call, inside [Middleware]
 // (Options.ToolMiddleware): func(next ToolHandler) ToolHandler. It sees
 // the tool, its validated arguments and the handler's value or error, and
-// may answer itself. The package middleware ships ToolTimeout.
+// may answer itself. [ToolTimeout] and [ConfirmDestructive] are ready-made.
 type ToolMiddleware = app.ToolMiddleware
 
 // ToolHandler runs one [*ToolCall] and returns the handler's value or

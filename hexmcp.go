@@ -44,7 +44,8 @@
 //
 // [Options].Middleware wraps every request ([Middleware], in the net/http
 // shape), [Options].ToolMiddleware every tool call ([ToolMiddleware]); the
-// package middleware ships Audit, RateLimit and ToolTimeout.
+// ready-made ones are [Audit], [RateLimit], [ToolTimeout] and
+// [ConfirmDestructive].
 // [Options].Visibility ([Visibility]) decides per request which tools,
 // prompts and resources a caller sees; [WithScopes] makes a definition
 // require OAuth scopes of the caller, and [HideUnauthorized] hides it from

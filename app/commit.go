@@ -20,7 +20,7 @@ type sessionCommitKey struct{}
 // An error from commit becomes the answer to initialize (a
 // *[domain.ProtocolError], or one it wraps, as it is; any other error
 // -32603 "Internal error", logged), the session stays uninitialized, and
-// middleware sees the error: what it records (middleware.Audit) is what
+// middleware sees the error: what it records (hexmcp.Audit) is what
 // the client gets. Without it, an initialize is accepted once the engine
 // answers it.
 func withSessionCommit(ctx context.Context, commit func(ctx context.Context) error) context.Context {

@@ -22,21 +22,21 @@ import (
 	"github.com/hexmcp/hexmcp/internal/serving"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
-	"github.com/hexmcp/hexmcp/ports/mocks"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 )
 
 // okSchema is a mock schema that accepts everything.
 func okValidator(ctrl *gomock.Controller) ports.SchemaValidator {
-	v := mocks.NewMockSchemaValidator(ctrl)
-	s := mocks.NewMockSchema(ctrl)
+	v := porttest.NewMockSchemaValidator(ctrl)
+	s := porttest.NewMockSchema(ctrl)
 	s.EXPECT().Validate(gomock.Any()).Return(nil).AnyTimes()
 	v.EXPECT().Compile(gomock.Any()).Return(s, nil).AnyTimes()
 	return v
 }
 
 // quietLogger is a mock logger that takes anything.
-func quietLogger(ctrl *gomock.Controller) *mocks.MockLogger {
-	l := mocks.NewMockLogger(ctrl)
+func quietLogger(ctrl *gomock.Controller) *porttest.MockLogger {
+	l := porttest.NewMockLogger(ctrl)
 	l.EXPECT().Enabled(gomock.Any(), gomock.Any()).Return(true).AnyTimes()
 	return l
 }
@@ -234,8 +234,8 @@ func TestStatelessOnlyConnection(t *testing.T) {
 
 func TestInputValidationPerRevision(t *testing.T) {
 	ctrl := gomock.NewController(t)
-	v := mocks.NewMockSchemaValidator(ctrl)
-	s := mocks.NewMockSchema(ctrl)
+	v := porttest.NewMockSchemaValidator(ctrl)
+	s := porttest.NewMockSchema(ctrl)
 	v.EXPECT().Compile(gomock.Any()).Return(s, nil)
 	s.EXPECT().Validate(gomock.Any()).Return(errors.New("/a: got string, want number")).Times(3)
 	c := serve(t, newEngine(t, app.Options{Validator: v}, addTool()))
@@ -254,7 +254,7 @@ func TestInputValidationPerRevision(t *testing.T) {
 }
 
 func okValidatorWith(ctrl *gomock.Controller, s ports.Schema) ports.SchemaValidator {
-	v := mocks.NewMockSchemaValidator(ctrl)
+	v := porttest.NewMockSchemaValidator(ctrl)
 	v.EXPECT().Compile(gomock.Any()).Return(s, nil).AnyTimes()
 	return v
 }
@@ -299,8 +299,8 @@ func TestHandlerErrors(t *testing.T) {
 func TestOutputSchemaWarningAndMismatch(t *testing.T) {
 	ctrl := gomock.NewController(t)
 	log := quietLogger(ctrl)
-	v := mocks.NewMockSchemaValidator(ctrl)
-	in, out := mocks.NewMockSchema(ctrl), mocks.NewMockSchema(ctrl)
+	v := porttest.NewMockSchemaValidator(ctrl)
+	in, out := porttest.NewMockSchema(ctrl), porttest.NewMockSchema(ctrl)
 	in.EXPECT().Validate(gomock.Any()).Return(nil).AnyTimes()
 	gomock.InOrder(
 		v.EXPECT().Compile(gomock.Any()).Return(in, nil),
@@ -483,8 +483,8 @@ func TestGracefulShutdownFinishesCalls(t *testing.T) {
 
 func TestRegistrationErrors(t *testing.T) {
 	ctrl := gomock.NewController(t)
-	v := mocks.NewMockSchemaValidator(ctrl)
-	s := mocks.NewMockSchema(ctrl)
+	v := porttest.NewMockSchemaValidator(ctrl)
+	s := porttest.NewMockSchema(ctrl)
 	v.EXPECT().Compile(json.RawMessage(`{"type":"object","properties":{"x":{"type":"nonsense"}}}`)).Return(nil, errors.New("bad type"))
 	v.EXPECT().Compile(gomock.Any()).Return(s, nil).AnyTimes()
 	e := newEngine(t, app.Options{Validator: v}, addTool())

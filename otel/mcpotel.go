@@ -15,7 +15,7 @@
 //	t := mcpotel.New(mcpotel.Options{})
 //	srv, err := hexmcp.New(hexmcp.Options{
 //		Tools:        tools,
-//		Middleware:   []app.Middleware{t.Middleware(), middleware.RateLimit(middleware.RateLimitOptions{})},
+//		Middleware:   []app.Middleware{t.Middleware(), hexmcp.RateLimit(hexmcp.RateLimitOptions{})},
 //		OnSessionEnd: t.OnSessionEnd,
 //	})
 //

@@ -15,7 +15,10 @@
 // as every error the SDK returns does (so do those of the functions and
 // methods here, such as [TaskUpdate.Check]). Test for them with
 // errors.Is.
-// Mocks of every port live in ports/mocks, generated with go.uber.org/mock:
 //
-//go:generate go tool mockgen -typed -destination mocks/mocks.go -package mocks . Logger,SchemaValidator,Schema,ToolRegistry,ToolRegistryWatcher,ResourceRegistry,PromptRegistry,Conn,MessageWriter,Transport,ConnHandler,Clock,SessionStore,SessionRemovalNotifier,EventStore,Authenticator,StateKeys,PeerAddr,PeerPrincipal,NotificationBus,AddressedBus,KeyedMessageWriter,EventWatcher,OnceAppender,TaskStore
+// Mocks of every port (MockToolRegistry, MockSessionStore, …) live in
+// ports/porttest, with the contract suites and the fake clock, generated
+// with go.uber.org/mock:
+//
+//go:generate go tool mockgen -typed -write_package_comment=false -destination porttest/mocks.go -package porttest . Logger,SchemaValidator,Schema,ToolRegistry,ToolRegistryWatcher,ResourceRegistry,PromptRegistry,Conn,MessageWriter,Transport,ConnHandler,Clock,SessionStore,SessionRemovalNotifier,EventStore,Authenticator,StateKeys,PeerAddr,PeerPrincipal,NotificationBus,AddressedBus,KeyedMessageWriter,EventWatcher,OnceAppender,TaskStore
 package ports

@@ -16,7 +16,7 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
-	"github.com/hexmcp/hexmcp/ports/mocks"
+	"github.com/hexmcp/hexmcp/ports/porttest"
 	"github.com/hexmcp/hexmcp/wiring"
 )
 
@@ -96,16 +96,16 @@ func TestClientGoneStopsApp(t *testing.T) {
 // replace the defaults just by being provided.
 func TestPortsCanBeSwapped(t *testing.T) {
 	ctrl := gomock.NewController(t)
-	reg := mocks.NewMockToolRegistry(ctrl)
+	reg := porttest.NewMockToolRegistry(ctrl)
 	reg.EXPECT().Add(gomock.Any()).DoAndReturn(func(rt ports.RegisteredTool) error {
 		if rt.Tool.Name != "hello" {
 			t.Errorf("registered %q", rt.Tool.Name)
 		}
 		return nil
 	})
-	val := mocks.NewMockSchemaValidator(ctrl)
-	val.EXPECT().Compile(gomock.Any()).Return(mocks.NewMockSchema(ctrl), nil)
-	log := mocks.NewMockLogger(ctrl)
+	val := porttest.NewMockSchemaValidator(ctrl)
+	val.EXPECT().Compile(gomock.Any()).Return(porttest.NewMockSchema(ctrl), nil)
+	log := porttest.NewMockLogger(ctrl)
 	var e *app.Engine
 	fxtest.New(t,
 		wiring.Core,

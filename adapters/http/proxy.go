@@ -14,7 +14,7 @@ import (
 // that a client cannot choose its own by sending the header), with port 0.
 // Everything that counts per client then counts the real one: the session
 // store's per-client bound ([DefaultClientKey]), the listen streams per
-// client, middleware.RateLimit. A request from any other address, or
+// client, hexmcp.RateLimit. A request from any other address, or
 // without a usable X-Forwarded-For, is served as it came.
 //
 // Pair it with [ServerOptions.TrustedProxies], which exempts the proxies'

@@ -23,9 +23,9 @@ type RateLimiterOptions struct {
 }
 
 // RateLimiter keeps the request allowance of each client in Redis, for
-// middleware.RateLimit (its RateLimitOptions.Limiter), so that a client's
-// rate holds across every instance of the server on the same Redis and
-// Prefix, not per instance. It is a generic cell rate algorithm (GCRA):
+// hexmcp.RateLimit (a hexmcp.RateLimiter, for RateLimitOptions.Limiter), so
+// that a client's rate holds across every instance of the server on the
+// same Redis and Prefix, not per instance. It is a generic cell rate algorithm (GCRA):
 // one key per client holds the time at which its allowance is whole
 // again, read and moved forward by one Lua script (one round trip, two
 // commands and Redis's clock, so the instances' clocks do not matter); the
@@ -65,7 +65,7 @@ return 0
 // Allow takes one request from the allowance of the client key: rate
 // requests per second, burst at once. It returns 0 when the request is
 // allowed, else how long until it would be; with Redis unreachable, an
-// error within Timeout (middleware.RateLimit then decides with the
+// error within Timeout (hexmcp.RateLimit then decides with the
 // instance's own buckets).
 func (l *RateLimiter) Allow(ctx context.Context, key string, rate float64, burst int) (time.Duration, error) {
 	if rate <= 0 || math.IsNaN(rate) || math.IsInf(rate, 0) || burst <= 0 {

@@ -53,7 +53,6 @@ import (
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/examples/showcase/tools"
-	"github.com/hexmcp/hexmcp/middleware"
 	"github.com/hexmcp/hexmcp/wiring"
 )
 
@@ -184,7 +183,7 @@ func main() {
 			Instructions: "Example tools of every kind: scalars, JSON, content blocks, structured output and errors.",
 			Extensions:   []hexmcp.Extension{skillsExt, appsExt, tools.Tasks().Extension()},
 			// resetCounter is destructive: the user confirms it first.
-			ToolMiddleware: []hexmcp.ToolMiddleware{middleware.ConfirmDestructive(middleware.ConfirmOptions{})},
+			ToolMiddleware: []hexmcp.ToolMiddleware{hexmcp.ConfirmDestructive(hexmcp.ConfirmOptions{})},
 		}),
 		serve,
 		shared,

@@ -34,9 +34,14 @@
 // one, starting at [Start], to the stores that tell the time, so that
 // expiry is tested without sleeping.
 //
-// The package imports only the standard library, domain and ports (and,
-// of its own, internal/jsontest's JSON helpers and internal/portlimits's
-// task sizes).
+// Mocks of every port, generated with go.uber.org/mock (mockgen -typed),
+// are here too: [NewMockToolRegistry], [NewMockSessionStore], … one
+// Mock… type per interface of ports, for a unit test of code that depends
+// on a port (mocks.go; go generate ./ports/... writes it again).
+//
+// The package imports only the standard library, domain, ports and
+// go.uber.org/mock's gomock (and, of its own, internal/jsontest's JSON
+// helpers and internal/portlimits's task sizes).
 package porttest
 
 import (

@@ -67,7 +67,7 @@ const (
 	bookTableAnswer = `{"action":"accept","content":{"name":"Ada","seating":"terrace","quiet":true}}`
 	bookTableBooked = "Booked a table for Ada at 19:30, on the terrace, in a quiet corner."
 
-	// resetCounter is destructive: the showcase's middleware.ConfirmDestructive
+	// resetCounter is destructive: the showcase's hexmcp.ConfirmDestructive
 	// asks the user first. The clients accept the first question and decline
 	// the second (DESTRUCTIVE_ANSWERS in clients/common.mjs).
 	resetQuestion = `Reset the counter (resetCounter) is marked destructive: it may delete or overwrite data. Run it with the arguments {}?`

@@ -41,7 +41,7 @@ func counter(_ context.Context, rc *hexmcp.RequestContext, in CounterInput) (*he
 
 // counterTool is the tool with a view.
 // resetCounter sets the counter back to zero. It is annotated
-// destructive, so the showcase's middleware.ConfirmDestructive asks the
+// destructive, so the showcase's hexmcp.ConfirmDestructive asks the
 // user before it runs (elicitation, in both eras); a client that cannot be
 // asked gets a tool error and the count stays.
 func resetCounter(_ context.Context, _ struct{}) (*hexmcp.CallToolResult, error) {

@@ -1,20 +1,11 @@
-// Package middleware holds ready-made interceptors for an MCP server of
-// this SDK, and shows how to write your own: [Audit] logs every request
-// (log/slog), [RateLimit] bounds each client's request rate
-// (golang.org/x/time/rate), [ToolTimeout] bounds how long a tool call
-// may run and [ConfirmDestructive] asks the user before a destructive tool
-// runs. Give them to a server through hexmcp.Options (app.Options):
-//
-//	srv, err := hexmcp.New(hexmcp.Options{
-//		Tools:          tools,
-//		Middleware:     []app.Middleware{middleware.Audit(logger), middleware.RateLimit(middleware.RateLimitOptions{})},
-//		ToolMiddleware: []app.ToolMiddleware{middleware.ToolTimeout(30*time.Second, nil)},
-//	})
-//
-// Method middleware ([app.Middleware]) wraps every incoming request and
-// notification on every transport and in both eras; tool middleware
-// ([app.ToolMiddleware]) wraps every tool call, inside it.
-package middleware
+package hexmcp
+
+// Ready-made middleware (the examples show how to write your own): [Audit] logs every
+// request (log/slog), [RateLimit] bounds each client's request rate
+// (golang.org/x/time/rate), [ToolTimeout] bounds how long a tool call may
+// run and [ConfirmDestructive] (confirm.go) asks the user before a
+// destructive tool runs. They go in [Options].Middleware and
+// [Options].ToolMiddleware.
 
 import (
 	"context"
@@ -28,7 +19,6 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 )
 
@@ -39,12 +29,12 @@ import (
 // address), how long it took, and the JSON-RPC error code and message of a
 // failure. Notifications are logged at Debug. Arguments are never logged:
 // they may hold what a user typed.
-func Audit(l *slog.Logger) app.Middleware {
+func Audit(l *slog.Logger) Middleware {
 	if l == nil {
 		l = slog.Default()
 	}
-	return func(next app.MethodHandler) app.MethodHandler {
-		return func(ctx context.Context, req *app.Request) (json.RawMessage, error) {
+	return func(next MethodHandler) MethodHandler {
+		return func(ctx context.Context, req *Request) (json.RawMessage, error) {
 			start := time.Now()
 			res, err := next(ctx, req)
 			attrs := []slog.Attr{slog.String("method", req.Method)}
@@ -99,10 +89,10 @@ type RateLimitOptions struct {
 	// Burst is how many requests one client may send at once above the
 	// rate (default 20).
 	Burst int
-	// Key names the client of a request (default [app.Request.ClientKey]:
+	// Key names the client of a request (default [Request.ClientKey]:
 	// the authenticated subject, else the peer's IP address; stdio's one
 	// client has the empty key, which is limited too).
-	Key func(*app.Request) string
+	Key func(*Request) string
 	// MaxClients bounds the clients remembered at once (default 10,000):
 	// past it, the clients idle longest are forgotten (and start afresh
 	// with a full burst), so that the limiter's memory is bounded however
@@ -115,12 +105,12 @@ type RateLimitOptions struct {
 	// instances behind a load balancer allow a client three times the
 	// rate). A request the Limiter cannot decide (its store unreachable)
 	// is decided by this instance's own buckets, as without a Limiter.
-	Limiter Limiter
+	Limiter RateLimiter
 }
 
-// Limiter decides, for [RateLimit], whether a client may make one more
+// RateLimiter decides, for [RateLimit], whether a client may make one more
 // request now, with an allowance shared by every instance of the server.
-type Limiter interface {
+type RateLimiter interface {
 	// Allow takes one request from the allowance of the client key, which
 	// is rate requests per second on average and burst at once (a
 	// generic cell rate, as a token bucket of burst tokens refilled at
@@ -136,7 +126,7 @@ type Limiter interface {
 // connection and the session stay. Notifications are never limited: a
 // notifications/cancelled must always get through. The buckets are this
 // instance's, unless opts.Limiter shares them (see [RateLimitOptions]).
-func RateLimit(opts RateLimitOptions) app.Middleware {
+func RateLimit(opts RateLimitOptions) Middleware {
 	if opts.Rate <= 0 {
 		opts.Rate = 10
 	}
@@ -144,14 +134,14 @@ func RateLimit(opts RateLimitOptions) app.Middleware {
 		opts.Burst = 20
 	}
 	if opts.Key == nil {
-		opts.Key = (*app.Request).ClientKey
+		opts.Key = (*Request).ClientKey
 	}
 	if opts.MaxClients <= 0 {
 		opts.MaxClients = 10_000
 	}
 	l := &limiters{opts: opts, m: make(map[string]*clientLimiter)}
-	return func(next app.MethodHandler) app.MethodHandler {
-		return func(ctx context.Context, req *app.Request) (json.RawMessage, error) {
+	return func(next MethodHandler) MethodHandler {
+		return func(ctx context.Context, req *Request) (json.RawMessage, error) {
 			if req.IsNotification() {
 				return next(ctx, req)
 			}
@@ -234,9 +224,9 @@ func (l *limiters) forgetIdle() {
 // running when it passes is abandoned (its ctx is done; whatever it
 // returns later is dropped) and the model reads the tool error "tool NAME
 // timed out after D", so that a call never outlives its bound.
-func ToolTimeout(d time.Duration, perTool map[string]time.Duration) app.ToolMiddleware {
-	return func(next app.ToolHandler) app.ToolHandler {
-		return func(ctx context.Context, call *app.ToolCall) (any, error) {
+func ToolTimeout(d time.Duration, perTool map[string]time.Duration) ToolMiddleware {
+	return func(next ToolHandler) ToolHandler {
+		return func(ctx context.Context, call *ToolCall) (any, error) {
 			limit := d
 			if t, ok := perTool[call.Tool.Name]; ok {
 				limit = t

@@ -1,4 +1,4 @@
-package middleware_test
+package hexmcp_test
 
 import (
 	"encoding/json"
@@ -18,7 +18,6 @@ import (
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/internal/testtools"
-	"github.com/hexmcp/hexmcp/middleware"
 )
 
 // An initialize that the Streamable HTTP transport answers 503 because the
@@ -33,7 +32,7 @@ func TestAuditRecordsWhatTheClientGot(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 	var audit lockedBuffer
 	s, err := hexmcp.New(hexmcp.Options{
-		Middleware: []app.Middleware{middleware.Audit(slog.New(slog.NewJSONHandler(&audit, &slog.HandlerOptions{Level: slog.LevelDebug})))},
+		Middleware: []app.Middleware{hexmcp.Audit(slog.New(slog.NewJSONHandler(&audit, &slog.HandlerOptions{Level: slog.LevelDebug})))},
 		Logger:     slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

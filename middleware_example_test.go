@@ -1,4 +1,4 @@
-package middleware_test
+package hexmcp_test
 
 import (
 	"context"
@@ -10,23 +10,20 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp"
-	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/hexmcptest"
-	"github.com/hexmcp/hexmcp/middleware"
 )
 
 // A server that logs every request, limits each client to 5 requests a
 // second (10 at once) and gives every tool call 30 seconds.
-func Example() {
+func Example_middleware() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	srv, err := hexmcp.New(hexmcp.Options{
 		Tools: []hexmcp.Tool{hexmcp.Func(func(_ context.Context, in echoIn) (string, error) { return in.S, nil }, hexmcp.WithName("echo"))},
-		Middleware: []app.Middleware{
-			middleware.Audit(logger),
-			middleware.RateLimit(middleware.RateLimitOptions{Rate: 5, Burst: 10}),
+		Middleware: []hexmcp.Middleware{
+			hexmcp.Audit(logger),
+			hexmcp.RateLimit(hexmcp.RateLimitOptions{Rate: 5, Burst: 10}),
 		},
-		ToolMiddleware: []app.ToolMiddleware{middleware.ToolTimeout(30*time.Second, nil)},
+		ToolMiddleware: []hexmcp.ToolMiddleware{hexmcp.ToolTimeout(30*time.Second, nil)},
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -36,16 +33,16 @@ func Example() {
 
 // Middleware of your own: refuse every tool call of a client that is not
 // authenticated, over every transport.
-func Example_authorization() {
-	requireAuth := func(next app.MethodHandler) app.MethodHandler {
-		return func(ctx context.Context, req *app.Request) (json.RawMessage, error) {
+func Example_authorizationMiddleware() {
+	requireAuth := func(next hexmcp.MethodHandler) hexmcp.MethodHandler {
+		return func(ctx context.Context, req *hexmcp.Request) (json.RawMessage, error) {
 			if req.Method == "tools/call" && req.Transport.Principal == nil {
-				return nil, domain.NewProtocolError(-32001, "Unauthorized: sign in first", nil)
+				return nil, hexmcp.NewProtocolError(-32001, "Unauthorized: sign in first", nil)
 			}
 			return next(ctx, req)
 		}
 	}
-	_, _ = hexmcp.New(hexmcp.Options{Middleware: []app.Middleware{requireAuth}})
+	_, _ = hexmcp.New(hexmcp.Options{Middleware: []hexmcp.Middleware{requireAuth}})
 }
 
 // A destructive tool that runs only when the user confirms it: here the
@@ -55,7 +52,7 @@ func ExampleConfirmDestructive() {
 	srv, err := hexmcp.New(hexmcp.Options{
 		Tools: []hexmcp.Tool{hexmcp.Func(func(_ context.Context, in echoIn) (string, error) { return "dropped " + in.S, nil },
 			hexmcp.WithName("dropTable"), hexmcp.WithAnnotations(hexmcp.ToolAnnotations{DestructiveHint: hexmcp.Bool(true)}))},
-		ToolMiddleware: []hexmcp.ToolMiddleware{middleware.ConfirmDestructive(middleware.ConfirmOptions{})},
+		ToolMiddleware: []hexmcp.ToolMiddleware{hexmcp.ConfirmDestructive(hexmcp.ConfirmOptions{})},
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -63,9 +60,9 @@ func ExampleConfirmDestructive() {
 	defer srv.Close()
 	ctx := context.Background()
 	c, err := hexmcptest.NewClient(ctx, srv, hexmcptest.ClientOptions{
-		Elicitation: func(_ context.Context, p domain.ElicitParams) (*domain.ElicitResult, error) {
+		Elicitation: func(_ context.Context, p hexmcp.ElicitParams) (*hexmcp.ElicitResult, error) {
 			fmt.Println("asked:", p.Message)
-			return &domain.ElicitResult{Action: domain.ElicitDecline}, nil
+			return &hexmcp.ElicitResult{Action: hexmcp.ElicitDecline}, nil
 		},
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package middleware_test
+package hexmcp_test
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
-	"github.com/hexmcp/hexmcp/middleware"
 )
 
 // fakeLimiter is a shared limiter: a burst per key, counted for every
@@ -45,9 +45,9 @@ func (f *fakeLimiter) Allow(_ context.Context, key string, rate float64, burst i
 // Limiter that fails leaves the decision to the instance's own buckets.
 func TestRateLimitSharedLimiter(t *testing.T) {
 	shared := &fakeLimiter{taken: map[string]int{}}
-	opts := middleware.RateLimitOptions{Rate: 0.001, Burst: 2, Limiter: shared, Key: func(r *app.Request) string { return string(r.Params) }}
+	opts := hexmcp.RateLimitOptions{Rate: 0.001, Burst: 2, Limiter: shared, Key: func(r *app.Request) string { return string(r.Params) }}
 	next := func(context.Context, *app.Request) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }
-	a, b := middleware.RateLimit(opts)(next), middleware.RateLimit(opts)(next)
+	a, b := hexmcp.RateLimit(opts)(next), hexmcp.RateLimit(opts)(next)
 	req := func(client string) *app.Request {
 		return &app.Request{Method: "tools/list", ID: json.RawMessage(`1`), Params: json.RawMessage(client)}
 	}
@@ -59,7 +59,7 @@ func TestRateLimitSharedLimiter(t *testing.T) {
 	}
 	_, err := a(ctx, req("x"))
 	var pe *domain.ProtocolError
-	if !errors.As(err, &pe) || pe.Code != middleware.CodeRateLimited {
+	if !errors.As(err, &pe) || pe.Code != hexmcp.CodeRateLimited {
 		t.Fatalf("past the shared burst: %v, want CodeRateLimited", err)
 	}
 	if data, _ := json.Marshal(pe.Data); string(data) != `{"retryAfterMs":1500}` {
@@ -78,7 +78,7 @@ func TestRateLimitSharedLimiter(t *testing.T) {
 			t.Fatalf("request %d with the limiter down: %v", i+1, err)
 		}
 	}
-	if _, err := a(ctx, req("y")); !errors.As(err, &pe) || pe.Code != middleware.CodeRateLimited {
+	if _, err := a(ctx, req("y")); !errors.As(err, &pe) || pe.Code != hexmcp.CodeRateLimited {
 		t.Fatalf("past the instance's own burst with the limiter down: %v", err)
 	}
 }

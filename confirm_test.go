@@ -1,4 +1,4 @@
-package middleware_test
+package hexmcp_test
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/hexmcptest"
-	"github.com/hexmcp/hexmcp/middleware"
 )
 
 type wipeIn struct {
@@ -21,7 +20,7 @@ type wipeIn struct {
 // confirmServer serves a destructive tool, a read-only one, an
 // unannotated one and a destructive one that asks a question of its own;
 // runs counts the handlers that ran.
-func confirmServer(t *testing.T, opts middleware.ConfirmOptions, runs *atomic.Int64) *hexmcp.Server {
+func confirmServer(t *testing.T, opts hexmcp.ConfirmOptions, runs *atomic.Int64) *hexmcp.Server {
 	t.Helper()
 	yes, no := hexmcp.Bool(true), hexmcp.Bool(false)
 	run := func(context.Context, wipeIn) (string, error) { runs.Add(1); return "wiped", nil }
@@ -44,7 +43,7 @@ func confirmServer(t *testing.T, opts middleware.ConfirmOptions, runs *atomic.In
 			hexmcp.Func(run, hexmcp.WithName("safe"), hexmcp.WithAnnotations(hexmcp.ToolAnnotations{ReadOnlyHint: no, DestructiveHint: no})),
 			hexmcp.Func(asking, hexmcp.WithName("wipeWhy"), hexmcp.WithAnnotations(hexmcp.ToolAnnotations{DestructiveHint: yes})),
 		},
-		ToolMiddleware: []hexmcp.ToolMiddleware{middleware.ConfirmDestructive(opts)},
+		ToolMiddleware: []hexmcp.ToolMiddleware{hexmcp.ConfirmDestructive(opts)},
 	})
 }
 
@@ -99,7 +98,7 @@ func TestConfirmDestructive(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
 					var runs atomic.Int64
-					srv := confirmServer(t, middleware.ConfirmOptions{}, &runs)
+					srv := confirmServer(t, hexmcp.ConfirmOptions{}, &runs)
 					a := &answerer{action: tc.action, content: tc.content}
 					hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{Transport: tr, Elicitation: a.answer}, func(t *testing.T, c *hexmcptest.Client) {
 						before := runs.Load()
@@ -146,7 +145,7 @@ func TestConfirmDestructive(t *testing.T) {
 func TestConfirmOnlyDestructive(t *testing.T) {
 	for _, include := range []bool{false, true} {
 		var runs atomic.Int64
-		srv := confirmServer(t, middleware.ConfirmOptions{IncludeUnannotated: include}, &runs)
+		srv := confirmServer(t, hexmcp.ConfirmOptions{IncludeUnannotated: include}, &runs)
 		a := &answerer{action: domain.ElicitDecline}
 		c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Elicitation: a.answer})
 		for _, name := range []string{"peek", "safe", "plain"} {
@@ -168,7 +167,7 @@ func TestConfirmOnlyDestructive(t *testing.T) {
 func TestConfirmWithoutElicitation(t *testing.T) {
 	for _, allow := range []bool{false, true} {
 		var runs atomic.Int64
-		srv := confirmServer(t, middleware.ConfirmOptions{AllowWithoutElicitation: allow}, &runs)
+		srv := confirmServer(t, hexmcp.ConfirmOptions{AllowWithoutElicitation: allow}, &runs)
 		hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *hexmcptest.Client) {
 			before := runs.Load()
 			res, err := c.CallTool(t.Context(), "wipe", map[string]any{"table": "t"})
@@ -197,7 +196,7 @@ func TestConfirmThenTheToolsOwnQuestion(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.String(), func(t *testing.T) {
 			var runs atomic.Int64
-			srv := confirmServer(t, middleware.ConfirmOptions{}, &runs)
+			srv := confirmServer(t, hexmcp.ConfirmOptions{}, &runs)
 			a := &answerer{action: domain.ElicitAccept, content: `{"confirm":true}`}
 			hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{Transport: tr, Elicitation: a.answer}, func(t *testing.T, c *hexmcptest.Client) {
 				if !c.Features().Elicitation {
@@ -222,7 +221,7 @@ func TestConfirmThenTheToolsOwnQuestion(t *testing.T) {
 
 func TestConfirmMessageOption(t *testing.T) {
 	var runs atomic.Int64
-	srv := confirmServer(t, middleware.ConfirmOptions{Message: func(call *hexmcp.ToolCall) string { return "Really " + call.Tool.Name + "?" }}, &runs)
+	srv := confirmServer(t, hexmcp.ConfirmOptions{Message: func(call *hexmcp.ToolCall) string { return "Really " + call.Tool.Name + "?" }}, &runs)
 	a := &answerer{action: domain.ElicitAccept, content: `{"confirm":true}`}
 	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Elicitation: a.answer})
 	if res, err := c.CallTool(t.Context(), "wipe", map[string]any{"table": strings.Repeat("x", 5000)}); err != nil || res.IsError {
@@ -235,7 +234,7 @@ func TestConfirmMessageOption(t *testing.T) {
 
 func TestConfirmQuotesLongArgumentsCut(t *testing.T) {
 	var runs atomic.Int64
-	srv := confirmServer(t, middleware.ConfirmOptions{}, &runs)
+	srv := confirmServer(t, hexmcp.ConfirmOptions{}, &runs)
 	a := &answerer{action: domain.ElicitDecline}
 	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Elicitation: a.answer})
 	if _, err := c.CallTool(t.Context(), "wipe", map[string]any{"table": strings.Repeat("é", 3000)}); err != nil {

@@ -1,4 +1,4 @@
-package middleware
+package hexmcp
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 )
 
 // ConfirmKey is the key under which [ConfirmDestructive] asks its question
-// (app.ElicitInput): a tool that asks questions of its own must use other
+// ([ElicitInput]): a tool that asks questions of its own must use other
 // keys.
 const ConfirmKey = "hexmcp.confirm"
 
@@ -27,7 +27,7 @@ type ConfirmOptions struct {
 	// Message writes the question put to the user (default: it names the
 	// tool, says that it is marked destructive, and quotes the arguments, cut
 	// at 1 KiB).
-	Message func(call *app.ToolCall) string
+	Message func(call *ToolCall) string
 	// IncludeUnannotated confirms also the tools whose annotations say
 	// neither readOnlyHint nor destructiveHint, which the specification
 	// presumes destructive (default: only those that say destructiveHint:
@@ -58,19 +58,19 @@ type ConfirmOptions struct {
 //
 // Put it first in Options.ToolMiddleware (the outermost), so that the time
 // the user takes to answer is not counted by a ToolTimeout inside it.
-func ConfirmDestructive(opts ConfirmOptions) app.ToolMiddleware {
+func ConfirmDestructive(opts ConfirmOptions) ToolMiddleware {
 	message := opts.Message
 	if message == nil {
 		message = defaultQuestion
 	}
-	return func(next app.ToolHandler) app.ToolHandler {
-		return func(ctx context.Context, call *app.ToolCall) (any, error) {
+	return func(next ToolHandler) ToolHandler {
+		return func(ctx context.Context, call *ToolCall) (any, error) {
 			if !destructive(call.Tool, opts.IncludeUnannotated) {
 				return next(ctx, call)
 			}
 			rc := app.RequestFrom(ctx)
 			if rc == nil {
-				return nil, errors.New("middleware: ConfirmDestructive runs only inside a tool call")
+				return nil, errors.New("hexmcp: ConfirmDestructive runs only inside a tool call")
 			}
 			q := app.ElicitInput(ConfirmKey, domain.ElicitForm(message(call), confirmSchema(call.Tool)))
 			if !rc.CanAsk(q) {
@@ -123,7 +123,7 @@ func destructive(t *domain.Tool, unannotated bool) bool {
 	return unannotated && a.ReadOnlyHint == nil
 }
 
-func defaultQuestion(call *app.ToolCall) string {
+func defaultQuestion(call *ToolCall) string {
 	name := call.Tool.Name
 	if call.Tool.Title != "" {
 		name = fmt.Sprintf("%s (%s)", call.Tool.Title, call.Tool.Name)

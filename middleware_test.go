@@ -1,4 +1,4 @@
-package middleware_test
+package hexmcp_test
 
 import (
 	"context"
@@ -16,7 +16,6 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/internal/wiretest"
-	"github.com/hexmcp/hexmcp/middleware"
 )
 
 type echoIn struct {
@@ -68,11 +67,11 @@ func newServer(t *testing.T, rec *recorder, audit io.Writer) *hexmcp.Server {
 			}, hexmcp.WithName("slow")),
 		},
 		Middleware: []app.Middleware{
-			middleware.Audit(slog.New(slog.NewJSONHandler(audit, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+			hexmcp.Audit(slog.New(slog.NewJSONHandler(audit, &slog.HandlerOptions{Level: slog.LevelDebug}))),
 			rec.middleware,
-			middleware.RateLimit(middleware.RateLimitOptions{Rate: 0.001, Burst: 6}),
+			hexmcp.RateLimit(hexmcp.RateLimitOptions{Rate: 0.001, Burst: 6}),
 		},
-		ToolMiddleware: []app.ToolMiddleware{middleware.ToolTimeout(0, map[string]time.Duration{"slow": 100 * time.Millisecond})},
+		ToolMiddleware: []app.ToolMiddleware{hexmcp.ToolTimeout(0, map[string]time.Duration{"slow": 100 * time.Millisecond})},
 		Logger:         nil,
 	})
 	if err != nil {
@@ -155,7 +154,7 @@ func TestMiddlewareOnEveryTransportAndEra(t *testing.T) {
 					m := c.Send(t, call(era, id, "echo"))
 					if _, ok := m["error"]; ok {
 						e := rpcError(t, m, id)
-						if e["code"] != float64(middleware.CodeRateLimited) {
+						if e["code"] != float64(hexmcp.CodeRateLimited) {
 							t.Fatalf("over the limit: %v", e)
 						}
 						limited = true
@@ -187,7 +186,7 @@ func TestNotificationsReachMiddleware(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	srv, err := hexmcp.New(hexmcp.Options{Middleware: []app.Middleware{
-		middleware.RateLimit(middleware.RateLimitOptions{Rate: 0.001, Burst: 1}),
+		hexmcp.RateLimit(hexmcp.RateLimitOptions{Rate: 0.001, Burst: 1}),
 		func(next app.MethodHandler) app.MethodHandler {
 			return func(ctx context.Context, req *app.Request) (json.RawMessage, error) {
 				if req.IsNotification() {
