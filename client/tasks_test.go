@@ -74,7 +74,7 @@ func TestTasks(t *testing.T) {
 		switch {
 		case !s.Features().Elicitation:
 			// A failed task: its error.
-			if !errors.As(err, &re) || re.Code != client.CodeMissingClientCapability {
+			if !errors.As(err, &re) || re.Code != domain.CodeMissingClientCapability {
 				t.Fatalf("askName without elicitation = %+v, %v", res, err)
 			}
 		case err != nil || res.Text() != `hello {"name":"Ada"}`:
