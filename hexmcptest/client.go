@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -172,8 +171,9 @@ func ForEachRevision(t *testing.T, srv *hexmcp.Server, opts ClientOptions, fn fu
 	}
 }
 
-// Connect returns a client of srv made by [NewClient], failing the test
-// when it cannot connect, and closes it when the test ends.
+// Connect returns a client of srv made as [NewClient] makes one, failing
+// the test when it cannot connect, and closes it (and stops what serves
+// it) when the test ends.
 func Connect(tb testing.TB, srv *hexmcp.Server, opts ClientOptions) *client.Session {
 	tb.Helper()
 	sess, stop, err := connect(tb.Context(), srv, opts)
@@ -181,7 +181,11 @@ func Connect(tb testing.TB, srv *hexmcp.Server, opts ClientOptions) *client.Sess
 		tb.Fatalf("hexmcptest: connecting: %v", err)
 	}
 	tb.Cleanup(func() {
-		if err := errors.Join(sess.Close(), stop()); err != nil {
+		err := sess.Close()
+		if stop != nil {
+			err = errors.Join(err, stop())
+		}
+		if err != nil {
 			tb.Errorf("hexmcptest: closing the client: %v", err)
 		}
 	})
@@ -201,15 +205,18 @@ func NewClient(ctx context.Context, srv *hexmcp.Server, opts ClientOptions) (*cl
 	if err != nil {
 		return nil, err
 	}
-	go func() {
-		_ = sess.Wait()
-		_ = stop()
-	}()
+	if stop != nil {
+		go func() {
+			_ = sess.Wait()
+			_ = stop()
+		}()
+	}
 	return sess, nil
 }
 
 // connect opens the session and returns it with what stops the server's
-// end, to call once the session is closed.
+// end, to call once the session is closed (nil when closing the session
+// is enough).
 func connect(ctx context.Context, srv *hexmcp.Server, opts ClientOptions) (*client.Session, func() error, error) {
 	if srv.Engine() == nil {
 		return nil, nil, errors.New("hexmcptest: no server")
@@ -239,12 +246,10 @@ func connect(ctx context.Context, srv *hexmcp.Server, opts ClientOptions) (*clie
 		Roots:          boundRoots(opts.Timeout, opts.Roots),
 		Capabilities:   opts.capabilities(),
 		MaxInputRounds: maxRounds,
+		Notification:   opts.OnNotification,
 	}
 	if opts.Timeout > 0 {
 		copts.Middleware = []client.Middleware{timeout(opts.Timeout)}
-	}
-	if opts.OnNotification != nil {
-		copts.Notification = opts.OnNotification
 	}
 	var (
 		tr   client.Transport
@@ -258,20 +263,15 @@ func connect(ctx context.Context, srv *hexmcp.Server, opts ClientOptions) (*clie
 	default:
 		return nil, nil, fmt.Errorf("hexmcptest: unknown transport %v", opts.Transport)
 	}
-	if stop == nil {
-		stop = func() error { return nil }
-	}
-	var once sync.Once
-	stopOnce := func() error {
-		var err error
-		once.Do(func() { err = stop() })
-		return err
-	}
 	sess, err := client.New(copts).Connect(ctx, tr)
 	if err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("hexmcptest: %w", err), stopOnce())
+		err = fmt.Errorf("hexmcptest: %w", err)
+		if stop != nil {
+			err = errors.Join(err, stop())
+		}
+		return nil, nil, err
 	}
-	return sess, stopOnce, nil
+	return sess, stop, nil
 }
 
 // timeout returns the client middleware that bounds each request by d,
