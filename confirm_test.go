@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hexmcp/hexmcp"
+	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/hexmcptest"
 )
@@ -100,7 +101,7 @@ func TestConfirmDestructive(t *testing.T) {
 					var runs atomic.Int64
 					srv := confirmServer(t, hexmcp.ConfirmOptions{}, &runs)
 					a := &answerer{action: tc.action, content: tc.content}
-					hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{Transport: tr, Elicitation: a.answer}, func(t *testing.T, c *hexmcptest.Client) {
+					hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{Transport: tr, Elicitation: a.answer}, func(t *testing.T, c *client.Session) {
 						before := runs.Load()
 						asked := len(a.questions())
 						res, err := c.CallTool(t.Context(), "wipe", map[string]any{"table": "users"})
@@ -168,7 +169,7 @@ func TestConfirmWithoutElicitation(t *testing.T) {
 	for _, allow := range []bool{false, true} {
 		var runs atomic.Int64
 		srv := confirmServer(t, hexmcp.ConfirmOptions{AllowWithoutElicitation: allow}, &runs)
-		hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *hexmcptest.Client) {
+		hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *client.Session) {
 			before := runs.Load()
 			res, err := c.CallTool(t.Context(), "wipe", map[string]any{"table": "t"})
 			if err != nil {
@@ -198,7 +199,7 @@ func TestConfirmThenTheToolsOwnQuestion(t *testing.T) {
 			var runs atomic.Int64
 			srv := confirmServer(t, hexmcp.ConfirmOptions{}, &runs)
 			a := &answerer{action: domain.ElicitAccept, content: `{"confirm":true}`}
-			hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{Transport: tr, Elicitation: a.answer}, func(t *testing.T, c *hexmcptest.Client) {
+			hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{Transport: tr, Elicitation: a.answer}, func(t *testing.T, c *client.Session) {
 				if !c.Features().Elicitation {
 					return
 				}

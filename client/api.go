@@ -325,7 +325,7 @@ func (s *Session) Call(ctx context.Context, method string, params, result any) e
 func (s *Session) mayNeedSchema(name string, err error) bool {
 	var re *RPCError
 	return s.hc != nil && s.Features().Era == domain.EraStateless && s.toolSchema(name) == nil &&
-		errors.As(err, &re) && re.Code == CodeHeaderMismatch
+		errors.As(err, &re) && re.Code == domain.CodeHeaderMismatch
 }
 
 // ErrOutputSchema is the error of [CallToolAs] for a structured result

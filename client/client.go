@@ -252,7 +252,7 @@ func (s *Session) open(ctx context.Context) error {
 		return nil
 	}
 	var re *RPCError
-	if errors.As(err, &re) && re.Code == CodeUnsupportedProtocolVersion {
+	if errors.As(err, &re) && re.Code == domain.CodeUnsupportedProtocolVersion {
 		// The server refused the revision: ask again once with the
 		// newest stateless revision it lists (the one asked for, when
 		// the refusal was of something else).
@@ -271,14 +271,14 @@ func (s *Session) open(ctx context.Context) error {
 	}
 	if errors.As(err, &re) {
 		switch re.Code {
-		case CodeUnsupportedProtocolVersion:
+		case domain.CodeUnsupportedProtocolVersion:
 			// A server of this era that serves none of its revisions we
 			// know: speak its newest handshake revision, if it lists one.
 			if r, ok := newest(domain.EraHandshake, supportedOf(re)); ok {
 				return s.initialize(ctx, r, false)
 			}
 			return fmt.Errorf("client: the server supports none of this client's revisions: %w", err)
-		case CodeMissingClientCapability, CodeHeaderMismatch:
+		case domain.CodeMissingClientCapability, domain.CodeHeaderMismatch:
 			return fmt.Errorf("client: server/discover: %w", err)
 		}
 	}
@@ -314,7 +314,7 @@ func (s *Session) discover(ctx context.Context, rev domain.Revision) error {
 		return errNotDiscover
 	}
 	if !slices.Contains(res.SupportedVersions, rev) {
-		return &RPCError{Code: CodeUnsupportedProtocolVersion, Message: "server/discover does not list " + string(rev),
+		return &RPCError{Code: domain.CodeUnsupportedProtocolVersion, Message: "server/discover does not list " + string(rev),
 			Data: mustJSON(map[string]any{"supported": res.SupportedVersions, "requested": rev})}
 	}
 	var info domain.Implementation

@@ -67,12 +67,12 @@ func TestTools(t *testing.T) {
 			if err != nil || !res.IsError {
 				t.Errorf("invalid arguments = %+v, %v: want a tool error", res, err)
 			}
-		} else if !errors.As(err, &rpcErr) || rpcErr.Code != client.CodeInvalidParams {
+		} else if !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeInvalidParams {
 			t.Errorf("invalid arguments = %+v, %v: want -32602", res, err)
 		}
 
 		_, err = s.CallTool(ctx, "nope", nil)
-		if !errors.As(err, &rpcErr) || rpcErr.Code != client.CodeInvalidParams || !strings.Contains(rpcErr.Message, "nope") {
+		if !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeInvalidParams || !strings.Contains(rpcErr.Message, "nope") {
 			t.Fatalf("unknown tool: %v", err)
 		}
 		if (rpcErr.HTTPStatus != 0) != strings.Contains(t.Name(), "/http/") {

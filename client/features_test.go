@@ -187,7 +187,7 @@ func TestHandlerErrors(t *testing.T) {
 			return
 		}
 		var rpcErr *client.RPCError
-		if !errors.As(err, &rpcErr) || rpcErr.Code != client.CodeInternalError {
+		if !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeInternalError {
 			t.Fatalf("handshake: %v", err)
 		}
 	})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 // rpc is a message a fake server reads.
@@ -87,7 +88,7 @@ func TestHostileServer(t *testing.T) {
 			return []string{result(m, `{"x":"`+strings.Repeat("a", 2<<10)+`"}`)}
 		})
 		_, err := client.New(client.Options{MaxMessageBytes: 1 << 10}).Connect(ctx, tr)
-		if !errors.Is(err, client.ErrMessageTooLarge) || !errors.Is(err, client.ErrClosed) {
+		if !errors.Is(err, ports.ErrMessageTooLarge) || !errors.Is(err, client.ErrClosed) {
 			t.Fatalf("connect: %v, want ErrMessageTooLarge", err)
 		}
 	})
@@ -223,7 +224,7 @@ func TestHostileHTTPServer(t *testing.T) {
 	if res, err := s.CallTool(ctx, "small", nil); err != nil || res.Text() != "ok" {
 		t.Fatalf("call = %+v, %v", res, err)
 	}
-	if _, err := s.CallTool(ctx, "big", nil); !errors.Is(err, client.ErrMessageTooLarge) {
+	if _, err := s.CallTool(ctx, "big", nil); !errors.Is(err, ports.ErrMessageTooLarge) {
 		t.Errorf("big: %v, want ErrMessageTooLarge", err)
 	}
 	if _, err := s.CallTool(ctx, "cut", nil); err == nil || !strings.Contains(err.Error(), "stream ended before the response") {
@@ -297,7 +298,7 @@ func TestHostileWebSocketServer(t *testing.T) {
 	}
 	big := `{"jsonrpc":"2.0","id":1,"result":{"x":"` + strings.Repeat("a", 2<<10) + `"}}`
 	_, err := client.New(client.Options{MaxMessageBytes: 1 << 10}).Connect(t.Context(), client.WebSocketTransport(serve([]string{"mcp"}, big), client.WebSocketOptions{}))
-	if !errors.Is(err, client.ErrMessageTooLarge) {
+	if !errors.Is(err, ports.ErrMessageTooLarge) {
 		t.Errorf("a message over the bound: %v, want ErrMessageTooLarge", err)
 	}
 	_, err = client.New(client.Options{}).Connect(t.Context(), client.WebSocketTransport(serve(nil, big), client.WebSocketOptions{}))

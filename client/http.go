@@ -17,6 +17,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/xmcpheader"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 // The headers of Streamable HTTP.
@@ -385,7 +386,7 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%w (over %d bytes)", ErrMessageTooLarge, max)
+		return nil, fmt.Errorf("client: %w (over %d bytes)", ports.ErrMessageTooLarge, max)
 	}
 	return b, nil
 }

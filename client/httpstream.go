@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 // minRetryDelay is the least wait an SSE retry field gets: a server
@@ -135,7 +136,7 @@ func (c *httpConn) follow(ctx context.Context, body io.ReadCloser, id string) {
 				return
 			}
 			cause = err
-			if errors.Is(err, ErrMessageTooLarge) {
+			if errors.Is(err, ports.ErrMessageTooLarge) {
 				fail(err)
 				return
 			}
@@ -304,7 +305,7 @@ func (r *sseReader) line(max int64) ([]byte, error) {
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		if int64(len(line)+len(chunk)) > max+2 {
-			return nil, fmt.Errorf("%w (an event over %d bytes)", ErrMessageTooLarge, r.max)
+			return nil, fmt.Errorf("client: %w (an event over %d bytes)", ports.ErrMessageTooLarge, r.max)
 		}
 		line = append(line, chunk...)
 		if err == nil {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/hexmcp/hexmcp/domain"
 )
 
 // message is any JSON-RPC message as the client reads it.
@@ -59,7 +61,7 @@ func encodeResponse(id json.RawMessage, result any, err error) []byte {
 	if err != nil {
 		var re *RPCError
 		if !errors.As(err, &re) {
-			re = &RPCError{Code: CodeInternalError, Message: err.Error()}
+			re = &RPCError{Code: domain.CodeInternalError, Message: err.Error()}
 		}
 		r.Error = re
 	}
@@ -67,29 +69,12 @@ func encodeResponse(id json.RawMessage, result any, err error) []byte {
 	return b
 }
 
-// JSON-RPC and MCP error codes a client meets.
-const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternalError  = -32603
-	// CodeHeaderMismatch: the HTTP headers of a 2026-07-28 request do not
-	// match its body.
-	CodeHeaderMismatch = -32020
-	// CodeMissingClientCapability: the request needs a capability the
-	// client did not declare (2026-07-28).
-	CodeMissingClientCapability = -32021
-	// CodeUnsupportedProtocolVersion: the server does not serve the
-	// revision the request names; Data lists the supported ones
-	// (2026-07-28).
-	CodeUnsupportedProtocolVersion = -32022
-)
-
 // RPCError is the JSON-RPC error a request was answered with: the error of
 // every Session method whose request the server refused (find it with
 // errors.As). A handler of the server's questions may return one to
-// answer with that error in the handshake era.
+// answer with that error in the handshake era. Its Code is one of
+// domain's (domain.CodeInvalidParams, domain.CodeMissingClientCapability,
+// domain.CodeUnsupportedProtocolVersion, ...) or the server's own.
 type RPCError struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`

@@ -501,7 +501,7 @@ func (s *Session) handleRequest(m *message) {
 		s.wg.Go(func() {
 			ctx, cancel := context.WithTimeout(s.base, 5*time.Second)
 			defer cancel()
-			_ = s.conn.Write(ctx, encodeResponse(m.ID, nil, &RPCError{Code: CodeInternalError, Message: "the client answers too many requests at once"}))
+			_ = s.conn.Write(ctx, encodeResponse(m.ID, nil, &RPCError{Code: domain.CodeInternalError, Message: "the client answers too many requests at once"}))
 		})
 		return
 	}
@@ -626,7 +626,7 @@ func (s *Session) answer(ctx context.Context, method string, params json.RawMess
 		}
 		p, err := decodeElicit(params)
 		if err != nil {
-			return nil, &RPCError{Code: CodeInvalidParams, Message: "Invalid params: " + err.Error()}
+			return nil, &RPCError{Code: domain.CodeInvalidParams, Message: "Invalid params: " + err.Error()}
 		}
 		res, err := o.Elicitation(ctx, p)
 		if err != nil {
@@ -642,7 +642,7 @@ func (s *Session) answer(ctx context.Context, method string, params json.RawMess
 		}
 		var p domain.CreateMessageParams
 		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, &RPCError{Code: CodeInvalidParams, Message: "Invalid params: " + err.Error()}
+			return nil, &RPCError{Code: domain.CodeInvalidParams, Message: "Invalid params: " + err.Error()}
 		}
 		res, err := o.Sampling(ctx, p)
 		if err != nil {
@@ -671,7 +671,7 @@ func (s *Session) answer(ctx context.Context, method string, params json.RawMess
 }
 
 func methodNotFound(method string) *RPCError {
-	return &RPCError{Code: CodeMethodNotFound, Message: "Method not found: the client has no handler for " + method}
+	return &RPCError{Code: domain.CodeMethodNotFound, Message: "Method not found: the client has no handler for " + method}
 }
 
 // decodeElicit decodes the params of elicitation/create.

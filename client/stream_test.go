@@ -369,7 +369,7 @@ func TestMiddleware(t *testing.T) {
 			}
 			switch p["name"] {
 			case "fly":
-				return nil, &client.RPCError{Code: client.CodeInvalidParams, Message: "no flying"}
+				return nil, &client.RPCError{Code: domain.CodeInvalidParams, Message: "no flying"}
 			case "add":
 				args := p["arguments"].(map[string]any)
 				args["a"], args["b"] = args["a"].(float64)*2, args["b"].(float64)*2

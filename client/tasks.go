@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 // TasksExtension is the identifier of the tasks extension (SEP-2663),
@@ -22,32 +24,18 @@ const (
 	maxTaskPollInterval     = time.Minute
 )
 
-// TaskStatus is the status of a task.
-type TaskStatus string
-
-// The statuses of a task; the last three are terminal.
-const (
-	TaskWorking       TaskStatus = "working"
-	TaskInputRequired TaskStatus = "input_required"
-	TaskCompleted     TaskStatus = "completed"
-	TaskFailed        TaskStatus = "failed"
-	TaskCancelled     TaskStatus = "cancelled"
-)
-
-// Terminal reports whether the task has ended.
-func (s TaskStatus) Terminal() bool {
-	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
-}
-
 // Task is a task of the tasks extension: the answer of a task-supporting
 // tools/call (a CreateTaskResult), or of tasks/get (with the result, the
 // error or the input requests).
 type Task struct {
-	ID            string     `json:"taskId"`
-	Status        TaskStatus `json:"status"`
-	StatusMessage string     `json:"statusMessage,omitempty"`
-	CreatedAt     string     `json:"createdAt,omitempty"`
-	LastUpdatedAt string     `json:"lastUpdatedAt,omitempty"`
+	ID string `json:"taskId"`
+	// Status is one of the tasks extension's (ports.TaskWorking,
+	// TaskInputRequired, TaskCompleted, TaskFailed, TaskCancelled; the
+	// last three are terminal: Status.Terminal()).
+	Status        ports.TaskStatus `json:"status"`
+	StatusMessage string           `json:"statusMessage,omitempty"`
+	CreatedAt     string           `json:"createdAt,omitempty"`
+	LastUpdatedAt string           `json:"lastUpdatedAt,omitempty"`
 	// TTLMs is how long the server keeps the task, in milliseconds.
 	TTLMs *int64 `json:"ttlMs,omitempty"`
 	// PollIntervalMs is the server's suggested poll interval.
@@ -80,7 +68,7 @@ func (s *Session) StartTool(ctx context.Context, name string, args any) (*Task, 
 	if t, ok := asTask(raw); ok {
 		return t, nil
 	}
-	return &Task{Status: TaskCompleted, Result: raw, Raw: raw}, nil
+	return &Task{Status: ports.TaskCompleted, Result: raw, Raw: raw}, nil
 }
 
 // asTask returns the task of a CreateTaskResult.
@@ -142,20 +130,20 @@ func (s *Session) AwaitTask(ctx context.Context, id string) (*CallToolResult, er
 			return nil, err
 		}
 		switch t.Status {
-		case TaskCompleted:
+		case ports.TaskCompleted:
 			res := &CallToolResult{Raw: t.Result}
 			if err := json.Unmarshal(t.Result, res); err != nil {
 				return nil, fmt.Errorf("client: decoding the result of the task %s: %w", id, err)
 			}
 			return res, nil
-		case TaskFailed:
+		case ports.TaskFailed:
 			if t.Error == nil {
 				return nil, fmt.Errorf("client: the task %s failed", id)
 			}
 			return nil, fmt.Errorf("client: the task %s failed: %w", id, t.Error)
-		case TaskCancelled:
+		case ports.TaskCancelled:
 			return nil, fmt.Errorf("client: %s: %w", id, ErrTaskCancelled)
-		case TaskInputRequired:
+		case ports.TaskInputRequired:
 			answers := map[string]any{}
 			for _, key := range slices.Sorted(maps.Keys(t.InputRequests)) {
 				if answered[key] {

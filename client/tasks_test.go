@@ -11,6 +11,7 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/examples/showcase/tools"
 	"github.com/hexmcp/hexmcp/extensions/tasks"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 // tasksServer is a server with the tasks extension: the showcase's
@@ -74,14 +75,14 @@ func TestTasks(t *testing.T) {
 		switch {
 		case !s.Features().Elicitation:
 			// A failed task: its error.
-			if !errors.As(err, &re) || re.Code != client.CodeMissingClientCapability {
+			if !errors.As(err, &re) || re.Code != domain.CodeMissingClientCapability {
 				t.Fatalf("askName without elicitation = %+v, %v", res, err)
 			}
 		case err != nil || res.Text() != `hello {"name":"Ada"}`:
 			t.Fatalf("askName = %+v, %v", res, err)
 		}
 		// A tool that does not run as a task answers at once.
-		if task, err := s.StartTool(ctx, "add", AddInput{A: 1, B: 2}); err != nil || task.Status != client.TaskCompleted {
+		if task, err := s.StartTool(ctx, "add", AddInput{A: 1, B: 2}); err != nil || task.Status != ports.TaskCompleted {
 			t.Fatalf("StartTool(add) = %+v, %v", task, err)
 		}
 		// tasks/cancel.
@@ -111,7 +112,7 @@ func TestTasks(t *testing.T) {
 	})
 	// Without the extension declared, the call runs at once.
 	s := connect(t, client.New(client.Options{}), pipeTransport(t, srv))
-	if task, err := s.StartTool(t.Context(), "buildReport", map[string]any{"sections": 1, "stepMs": 1}); err != nil || task.Status != client.TaskCompleted {
+	if task, err := s.StartTool(t.Context(), "buildReport", map[string]any{"sections": 1, "stepMs": 1}); err != nil || task.Status != ports.TaskCompleted {
 		t.Fatalf("StartTool without the extension = %+v, %v", task, err)
 	}
 }
@@ -145,7 +146,7 @@ func TestTaskStatusNotifications(t *testing.T) {
 				if got.ID != task.ID {
 					t.Fatalf("notified of %+v", got)
 				}
-				if got.Status == client.TaskCancelled {
+				if got.Status == ports.TaskCancelled {
 					break
 				}
 			}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 // DefaultMaxMessageBytes bounds one message read from the server unless
@@ -25,7 +27,8 @@ type Transport interface {
 type ConnOptions struct {
 	// MaxMessageBytes bounds one message read from the server (always
 	// set by the Client). A connection that reads a longer one fails its
-	// Read: the session ends.
+	// Read with an error that wraps ports.ErrMessageTooLarge: the session
+	// ends, and its calls fail with that error.
 	MaxMessageBytes int64
 }
 
@@ -41,10 +44,6 @@ type Conn interface {
 	// Close ends the connection.
 	Close() error
 }
-
-// ErrMessageTooLarge is the error of a connection that read a message
-// over its MaxMessageBytes.
-var ErrMessageTooLarge = errors.New("client: message from the server too large")
 
 // IOTransport is a connection over a pair of streams, one JSON-RPC message
 // per line, as on stdio: r is read for the server's messages and w
@@ -88,14 +87,14 @@ func newLineConn(r io.ReadCloser, w io.WriteCloser, max int64, onClose func() er
 }
 
 // Read returns the next non-empty line; a line over max fails with
-// ErrMessageTooLarge.
+// ports.ErrMessageTooLarge.
 func (c *lineConn) Read(context.Context) ([]byte, error) {
 	for {
 		var line []byte
 		for {
 			chunk, err := c.br.ReadSlice('\n')
 			if int64(len(line)+len(chunk)) > c.max+2 { // the line's \r\n
-				return nil, fmt.Errorf("%w (over %d bytes)", ErrMessageTooLarge, c.max)
+				return nil, fmt.Errorf("client: %w (over %d bytes)", ports.ErrMessageTooLarge, c.max)
 			}
 			line = append(line, chunk...)
 			if err == nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	gws "github.com/gorilla/websocket"
+	"github.com/hexmcp/hexmcp/ports"
 )
 
 // WebSocketOptions configure a [WebSocketTransport].
@@ -74,7 +75,7 @@ func (c *wsConn) Read(context.Context) ([]byte, error) {
 		typ, b, err := c.ws.ReadMessage()
 		if err != nil {
 			if errors.Is(err, gws.ErrReadLimit) {
-				return nil, fmt.Errorf("%w: %w", ErrMessageTooLarge, err)
+				return nil, fmt.Errorf("client: %w: %w", ports.ErrMessageTooLarge, err)
 			}
 			return nil, err
 		}

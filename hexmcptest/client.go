@@ -2,10 +2,10 @@ package hexmcptest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,8 +14,8 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 )
 
-// defaultTimeout bounds each request of a [Client] (the rounds of a
-// stateless-era call and the answers of its handlers included) unless
+// defaultTimeout bounds each request of a client (each round of a
+// stateless-era call) and each answer of its handlers unless
 // [ClientOptions.Timeout] says otherwise, so that a test that waits for an
 // answer that never comes fails instead of hanging.
 const defaultTimeout = 30 * time.Second
@@ -23,7 +23,7 @@ const defaultTimeout = 30 * time.Second
 // maxRounds bounds the input_required rounds of one stateless-era request.
 const maxRounds = 32
 
-// Transport is how a [Client] reaches the server.
+// Transport is how a client of [NewClient] reaches the server.
 type Transport int
 
 const (
@@ -50,7 +50,9 @@ func (t Transport) String() string {
 	return fmt.Sprintf("Transport(%d)", int(t))
 }
 
-// ClientOptions configure a [Client]. The zero value is a client of the
+// ClientOptions configure the client of [NewClient], [Connect] and
+// [ForEachRevision]: a session of package client
+// ([github.com/hexmcp/hexmcp/client]). The zero value is a client of the
 // newest revision the server supports, in memory, that declares no
 // capability.
 //
@@ -62,9 +64,10 @@ func (t Transport) String() string {
 // calls again with their answers (inputResponses) and the requestState,
 // until the result is complete. Handlers may run concurrently. A handler's
 // error is the client's answer in the handshake era (a JSON-RPC error:
-// return an [*RPCError] to choose it, any other error is -32603 with its
-// text); the stateless era has no error answer, so there it fails the call
-// with that error.
+// return a [*client.RPCError] to choose it, any other error is -32603 with
+// its text); the stateless era has no error answer, so there it fails the
+// call with that error. [client.Accept] and [client.Reply] make the
+// answers of an elicitation and of a sampling.
 type ClientOptions struct {
 	// Revision is the protocol revision the client speaks (default: the
 	// newest the server supports). [ForEachRevision] sets it.
@@ -93,9 +96,12 @@ type ClientOptions struct {
 	// sends: on the connection in memory, on a request's own stream over
 	// HTTP. It is called on the client's reading goroutine, in order, and
 	// must not block.
-	OnNotification func(Notification)
-	// Timeout bounds each request (default 30 seconds; negative: no
-	// bound but the context's).
+	OnNotification func(client.Notification)
+	// Timeout bounds each request the client sends (each page of a list,
+	// each round of a stateless-era call; a subscriptions/listen stream
+	// excepted) and each answer of a handler, so that a test that waits
+	// for an answer that never comes fails instead of hanging (default 30
+	// seconds; negative: no bound but the context's).
 	Timeout time.Duration
 }
 
@@ -115,21 +121,6 @@ func (o ClientOptions) capabilities() map[string]any {
 		caps["roots"] = map[string]any{}
 	}
 	return caps
-}
-
-// Client is a test client of one revision connected to a real server: a
-// session of package client ([github.com/hexmcp/hexmcp/client]), with
-// the test's bounds and the lists as slices. Its methods are safe for
-// concurrent use. Close it (or let [Connect] do so at the end of the
-// test).
-type Client struct {
-	opts      ClientOptions
-	rev       domain.Revision
-	features  domain.Features
-	sess      *client.Session
-	cleanup   func() error // what serves the client
-	closeOnce sync.Once
-	closeErr  error
 }
 
 // NewServer returns a server built from opts by [hexmcp.New], failing the
@@ -159,13 +150,13 @@ func Revisions(srv *hexmcp.Server) []domain.Revision {
 // first, as a subtest named after the revision, with a client of that
 // revision made by [Connect] with opts (whose Revision it sets):
 //
-//	hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *hexmcptest.Client) {
+//	hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *client.Session) {
 //		res, err := c.CallTool(t.Context(), "add", map[string]any{"a": 2, "b": 3})
 //		if err != nil || res.Text() != "5" {
 //			t.Fatalf("add: %v %v", res, err)
 //		}
 //	})
-func ForEachRevision(t *testing.T, srv *hexmcp.Server, opts ClientOptions, fn func(t *testing.T, c *Client)) {
+func ForEachRevision(t *testing.T, srv *hexmcp.Server, opts ClientOptions, fn func(t *testing.T, c *client.Session)) {
 	t.Helper()
 	revs := Revisions(srv)
 	if len(revs) == 0 {
@@ -180,41 +171,66 @@ func ForEachRevision(t *testing.T, srv *hexmcp.Server, opts ClientOptions, fn fu
 	}
 }
 
-// Connect returns a client of srv made by [NewClient], failing the test
-// when it cannot connect, and closes it when the test ends.
-func Connect(tb testing.TB, srv *hexmcp.Server, opts ClientOptions) *Client {
+// Connect returns a client of srv made as [NewClient] makes one, failing
+// the test when it cannot connect, and closes it (and stops what serves
+// it) when the test ends.
+func Connect(tb testing.TB, srv *hexmcp.Server, opts ClientOptions) *client.Session {
 	tb.Helper()
-	c, err := NewClient(tb.Context(), srv, opts)
+	sess, stop, err := connect(tb.Context(), srv, opts)
 	if err != nil {
 		tb.Fatalf("hexmcptest: connecting: %v", err)
 	}
 	tb.Cleanup(func() {
-		if err := c.Close(); err != nil {
+		err := sess.Close()
+		if stop != nil {
+			err = errors.Join(err, stop())
+		}
+		if err != nil {
 			tb.Errorf("hexmcptest: closing the client: %v", err)
 		}
 	})
-	return c
+	return sess
 }
 
-// NewClient connects a client to srv as opts say. In the handshake era it
-// initializes the session (initialize, then notifications/initialized) and
-// fails when the server does not agree to the revision; in the stateless
-// era every request carries the revision, the capabilities and the client
-// info in _meta. ctx bounds the connecting only.
-func NewClient(ctx context.Context, srv *hexmcp.Server, opts ClientOptions) (*Client, error) {
+// NewClient connects a client to srv as opts say: a session of package
+// client whose revision is pinned. In the handshake era it initializes the
+// session (initialize, then notifications/initialized) and fails when the
+// server does not agree to the revision; in the stateless era every
+// request carries the revision, the capabilities and the client info in
+// _meta. ctx bounds the connecting only. Closing the session stops what
+// serves it (over [StreamableHTTP], an httptest server of its own, stopped
+// once the session has ended).
+func NewClient(ctx context.Context, srv *hexmcp.Server, opts ClientOptions) (*client.Session, error) {
+	sess, stop, err := connect(ctx, srv, opts)
+	if err != nil {
+		return nil, err
+	}
+	if stop != nil {
+		go func() {
+			_ = sess.Wait()
+			_ = stop()
+		}()
+	}
+	return sess, nil
+}
+
+// connect opens the session and returns it with what stops the server's
+// end, to call once the session is closed (nil when closing the session
+// is enough).
+func connect(ctx context.Context, srv *hexmcp.Server, opts ClientOptions) (*client.Session, func() error, error) {
 	if srv.Engine() == nil {
-		return nil, errors.New("hexmcptest: no server")
+		return nil, nil, errors.New("hexmcptest: no server")
 	}
 	rev := opts.Revision
 	if rev == "" {
 		supported := srv.Engine().Policy().Supported()
 		if len(supported) == 0 {
-			return nil, errors.New("hexmcptest: the server supports no revision")
+			return nil, nil, errors.New("hexmcptest: the server supports no revision")
 		}
 		rev = supported[0]
 	}
 	if !(domain.RevisionPolicy{}).Supports(rev) {
-		return nil, fmt.Errorf("hexmcptest: unknown protocol revision %q", rev)
+		return nil, nil, fmt.Errorf("hexmcptest: unknown protocol revision %q", rev)
 	}
 	if opts.ClientInfo.Name == "" && opts.ClientInfo.Version == "" {
 		opts.ClientInfo = domain.Implementation{Name: "hexmcptest", Version: "1.0.0"}
@@ -225,137 +241,75 @@ func NewClient(ctx context.Context, srv *hexmcp.Server, opts ClientOptions) (*Cl
 	copts := client.Options{
 		ClientInfo:     opts.ClientInfo,
 		Revision:       rev,
-		Elicitation:    opts.Elicitation,
-		Sampling:       opts.Sampling,
-		Roots:          opts.Roots,
+		Elicitation:    bound(opts.Timeout, opts.Elicitation),
+		Sampling:       bound(opts.Timeout, opts.Sampling),
+		Roots:          boundRoots(opts.Timeout, opts.Roots),
 		Capabilities:   opts.capabilities(),
 		MaxInputRounds: maxRounds,
+		Notification:   opts.OnNotification,
 	}
-	if opts.OnNotification != nil {
-		copts.Notification = func(n client.Notification) { opts.OnNotification(n) }
+	if opts.Timeout > 0 {
+		copts.Middleware = []client.Middleware{timeout(opts.Timeout)}
 	}
 	var (
-		tr      client.Transport
-		cleanup func() error
+		tr   client.Transport
+		stop func() error
 	)
 	switch opts.Transport {
 	case InMemory:
 		tr = memoryTransport{srv}
 	case StreamableHTTP:
-		tr, cleanup = serveHTTP(srv)
+		tr, stop = serveHTTP(srv)
 	default:
-		return nil, fmt.Errorf("hexmcptest: unknown transport %v", opts.Transport)
+		return nil, nil, fmt.Errorf("hexmcptest: unknown transport %v", opts.Transport)
 	}
-	if cleanup == nil {
-		cleanup = func() error { return nil }
-	}
-	c := &Client{opts: opts, rev: rev, features: srv.Engine().Policy().Features(rev), cleanup: cleanup}
-	cctx, cancel := c.withTimeout(ctx)
-	defer cancel()
-	sess, err := client.New(copts).Connect(cctx, tr)
+	sess, err := client.New(copts).Connect(ctx, tr)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("hexmcptest: %w", err), cleanup())
+		err = fmt.Errorf("hexmcptest: %w", err)
+		if stop != nil {
+			err = errors.Join(err, stop())
+		}
+		return nil, nil, err
 	}
-	c.sess = sess
-	return c, nil
+	return sess, stop, nil
 }
 
-// Revision is the protocol revision the client speaks.
-func (c *Client) Revision() domain.Revision { return c.rev }
-
-// Features is what the client's revision supports, as the server's policy
-// says: for assertions that depend on the revision
-// (c.Features().StructuredContent, c.Features().Elicitation, ...).
-func (c *Client) Features() domain.Features { return c.features }
-
-// Close ends the connection: the HTTP session is deleted, the handlers
-// still answering the server are cancelled and what serves the client
-// stops. It is safe to call more than once.
-func (c *Client) Close() error {
-	c.closeOnce.Do(func() {
-		c.closeErr = errors.Join(c.sess.Close(), c.cleanup())
-	})
-	return c.closeErr
-}
-
-// ListTools returns every tool the server lists, all pages of tools/list.
-func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
-	ctx, cancel := c.withTimeout(ctx)
-	defer cancel()
-	return client.Collect(c.sess.ListTools(ctx))
-}
-
-// CallTool calls the tool name with args (any value that encodes as the
-// arguments object; nil sends none) and returns its result, after
-// answering the server's questions with the handlers. A tool error is a
-// result whose IsError is set; a request the server refuses is an
-// [*RPCError] (an unknown tool, invalid arguments before 2025-11-25, a
-// question the client cannot answer: -32021).
-func (c *Client) CallTool(ctx context.Context, name string, args any) (*ToolResult, error) {
-	ctx, cancel := c.withTimeout(ctx)
-	defer cancel()
-	return c.sess.CallTool(ctx, name, args)
-}
-
-// ListPrompts returns every prompt the server lists, all pages of
-// prompts/list.
-func (c *Client) ListPrompts(ctx context.Context) ([]Prompt, error) {
-	ctx, cancel := c.withTimeout(ctx)
-	defer cancel()
-	return client.Collect(c.sess.ListPrompts(ctx))
-}
-
-// GetPrompt renders the prompt name with args (prompts/get), answering the
-// server's questions with the handlers.
-func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) (*PromptResult, error) {
-	ctx, cancel := c.withTimeout(ctx)
-	defer cancel()
-	return c.sess.GetPrompt(ctx, name, args)
-}
-
-// ListResources returns every resource the server lists, all pages of
-// resources/list.
-func (c *Client) ListResources(ctx context.Context) ([]Resource, error) {
-	ctx, cancel := c.withTimeout(ctx)
-	defer cancel()
-	return client.Collect(c.sess.ListResources(ctx))
-}
-
-// ListResourceTemplates returns every resource template the server lists,
-// all pages of resources/templates/list.
-func (c *Client) ListResourceTemplates(ctx context.Context) ([]ResourceTemplate, error) {
-	ctx, cancel := c.withTimeout(ctx)
-	defer cancel()
-	return client.Collect(c.sess.ListResourceTemplates(ctx))
-}
-
-// ReadResource reads the resource at uri (resources/read), answering the
-// server's questions with the handlers.
-func (c *Client) ReadResource(ctx context.Context, uri string) ([]ResourceContents, error) {
-	ctx, cancel := c.withTimeout(ctx)
-	defer cancel()
-	res, err := c.sess.ReadResource(ctx, uri)
-	if err != nil {
-		return nil, err
+// timeout returns the client middleware that bounds each request by d,
+// but for the subscriptions/listen stream, which lasts by design.
+func timeout(d time.Duration) client.Middleware {
+	return func(next client.MethodHandler) client.MethodHandler {
+		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
+			if req.Method == "subscriptions/listen" {
+				return next(ctx, req)
+			}
+			ctx, cancel := context.WithTimeout(ctx, d)
+			defer cancel()
+			return next(ctx, req)
+		}
 	}
-	return res.Contents, nil
 }
 
-// Call sends any request: params (nil, or a value that encodes as an
-// object) as the request's params, and decodes its result into result
-// (when not nil). In the stateless era the client adds its _meta (merged
-// with a _meta of params) and answers input_required results as for
-// CallTool.
-func (c *Client) Call(ctx context.Context, method string, params, result any) error {
-	ctx, cancel := c.withTimeout(ctx)
-	defer cancel()
-	return c.sess.Call(ctx, method, params, result)
-}
-
-// withTimeout applies the client's Timeout to ctx.
-func (c *Client) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if c.opts.Timeout < 0 {
-		return context.WithCancel(ctx)
+// bound returns handler h with each answer bounded by d (h itself when
+// nil or d is negative).
+func bound[P, R any](d time.Duration, h func(context.Context, P) (R, error)) func(context.Context, P) (R, error) {
+	if h == nil || d < 0 {
+		return h
 	}
-	return context.WithTimeout(ctx, c.opts.Timeout)
+	return func(ctx context.Context, p P) (R, error) {
+		ctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		return h(ctx, p)
+	}
+}
+
+// boundRoots is bound for the roots handler, which takes no params.
+func boundRoots(d time.Duration, h func(context.Context) ([]domain.Root, error)) func(context.Context) ([]domain.Root, error) {
+	if h == nil || d < 0 {
+		return h
+	}
+	return func(ctx context.Context) ([]domain.Root, error) {
+		ctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		return h(ctx)
+	}
 }

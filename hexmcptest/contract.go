@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hexmcp/hexmcp"
+	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/contract"
 )
@@ -96,8 +97,8 @@ func fetchContract(tb testing.TB, srv *hexmcp.Server, rev domain.Revision) (*con
 	return l, nil
 }
 
-// lister reads list pages with a Client.
-type lister struct{ c *Client }
+// lister reads list pages with a session.
+type lister struct{ c *client.Session }
 
 func (l lister) List(ctx context.Context, method, cursor string) (json.RawMessage, error) {
 	var params any
@@ -106,7 +107,7 @@ func (l lister) List(ctx context.Context, method, cursor string) (json.RawMessag
 	}
 	var raw json.RawMessage
 	err := l.c.Call(ctx, method, params, &raw)
-	if e := (*RPCError)(nil); errors.As(err, &e) && e.Code == -32601 {
+	if e := (*client.RPCError)(nil); errors.As(err, &e) && e.Code == domain.CodeMethodNotFound {
 		return nil, fmt.Errorf("%w: %w", contract.ErrNoMethod, err)
 	}
 	return raw, err

@@ -4,7 +4,7 @@
 //
 //	func TestAdd(t *testing.T) {
 //		srv := hexmcptest.NewServer(t, hexmcp.Options{Tools: []hexmcp.Tool{hexmcp.Func(add)}})
-//		hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *hexmcptest.Client) {
+//		hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *client.Session) {
 //			res, err := c.CallTool(t.Context(), "add", map[string]any{"a": 2, "b": 3})
 //			if err != nil || res.Text() != "5" {
 //				t.Fatalf("add = %v, %v", res, err)
@@ -15,16 +15,18 @@
 // [ForEachRevision] runs the test once per revision the server supports
 // (2024-11-05 to 2025-11-25 open a session with initialize; 2026-07-28
 // carries the revision in the _meta of every request), each as a subtest
-// with a [Client] of its own; [Connect] makes one client of a chosen
+// with a client of its own; [Connect] makes one client of a chosen
 // revision. Clients reach the server in memory (the engine serves the
 // connection as it serves stdio) or, with [StreamableHTTP], over the
 // server's Streamable HTTP handler on an httptest server.
 //
-// The client is a session of package client
-// ([github.com/hexmcp/hexmcp/client]) with the test's bounds. It decodes
-// what the server answers: [ToolResult] (content
-// blocks, structuredContent, isError), prompts, resources, and an
-// [*RPCError] (code, message, data) when a request fails. Handlers of
+// The client is a [*client.Session] of package client
+// ([github.com/hexmcp/hexmcp/client]), its revision pinned, each request
+// bounded by [ClientOptions.Timeout]. It decodes what the server answers:
+// [client.CallToolResult] (content blocks, structuredContent, isError),
+// prompts, resources (the lists are iterators: [client.Collect] makes
+// them slices), and a [*client.RPCError] (code, message, data) when a
+// request fails. Handlers of
 // [ClientOptions] answer the questions a tool asks the client
 // (elicitation, sampling, roots), and declare the matching capabilities;
 // the same handler serves both eras, whether the server sends its

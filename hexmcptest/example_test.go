@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/hexmcp/hexmcp"
+	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/hexmcptest"
 )
@@ -73,7 +74,7 @@ func ExampleClientOptions_elicitation() {
 				Revision:  rev,
 				Transport: transport,
 				Elicitation: func(ctx context.Context, p domain.ElicitParams) (*domain.ElicitResult, error) {
-					return hexmcptest.Accept(map[string]string{"name": "Ada"})
+					return client.Accept(map[string]string{"name": "Ada"})
 				},
 			})
 			if err != nil {
@@ -91,8 +92,8 @@ func ExampleClientOptions_elicitation() {
 	// http 2026-07-28 Hello, Ada. <nil>
 }
 
-// A request the server refuses is an *RPCError: here an unknown tool.
-func ExampleRPCError() {
+// A request the server refuses is a *client.RPCError: here an unknown tool.
+func Example_rpcError() {
 	srv, err := hexmcp.New(hexmcp.Options{Tools: []hexmcp.Tool{hexmcp.Func(add)}})
 	if err != nil {
 		panic(err)
@@ -106,7 +107,7 @@ func ExampleRPCError() {
 	defer c.Close()
 
 	_, err = c.CallTool(ctx, "subtract", AddInput{A: 2, B: 3})
-	var rpcErr *hexmcptest.RPCError
+	var rpcErr *client.RPCError
 	if errors.As(err, &rpcErr) {
 		fmt.Println(rpcErr.Code, rpcErr.Message)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/hexmcptest"
 	"github.com/hexmcp/hexmcp/internal/testtools"
@@ -23,7 +24,7 @@ import (
 var transports = []hexmcptest.Transport{hexmcptest.InMemory, hexmcptest.StreamableHTTP}
 
 // forEach runs fn for every revision over every transport.
-func forEach(t *testing.T, srv *hexmcp.Server, opts hexmcptest.ClientOptions, fn func(t *testing.T, c *hexmcptest.Client)) {
+func forEach(t *testing.T, srv *hexmcp.Server, opts hexmcptest.ClientOptions, fn func(t *testing.T, c *client.Session)) {
 	t.Helper()
 	for _, tr := range transports {
 		t.Run(tr.String(), func(t *testing.T) {
@@ -63,13 +64,13 @@ func TestToolsEveryRevision(t *testing.T) {
 	}))
 	var mu sync.Mutex
 	seen := map[domain.Revision]int{}
-	forEach(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *hexmcptest.Client) {
+	forEach(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *client.Session) {
 		ctx := t.Context()
 		mu.Lock()
 		seen[c.Revision()]++
 		mu.Unlock()
 
-		tools, err := c.ListTools(ctx)
+		tools, err := client.Collect(c.ListTools(ctx))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +117,7 @@ func TestToolsEveryRevision(t *testing.T) {
 
 		// Invalid arguments: -32602 before 2025-11-25, a tool error since.
 		res, err = c.CallTool(ctx, "weather", map[string]any{"city": ""})
-		var rpcErr *hexmcptest.RPCError
+		var rpcErr *client.RPCError
 		if c.Features().InputErrorsAsResults {
 			if err != nil || !res.IsError {
 				t.Errorf("invalid arguments = %+v, %v: want a tool error", res, err)
@@ -206,20 +207,20 @@ func TestHandlersAnswerInBothEras(t *testing.T) {
 			if p.Message != "Name?" || p.Mode != domain.ElicitModeForm || !strings.Contains(string(p.RequestedSchema), `"name"`) {
 				return nil, fmt.Errorf("unexpected question %+v", p)
 			}
-			return hexmcptest.Accept(map[string]string{"name": "Ada"})
+			return client.Accept(map[string]string{"name": "Ada"})
 		},
 		Sampling: func(ctx context.Context, p domain.CreateMessageParams) (*domain.CreateMessageResult, error) {
 			count("sampling")
 			var block struct{ Text string }
 			_ = json.Unmarshal(p.Messages[0].Content, &block)
-			return hexmcptest.Reply("re: " + block.Text)
+			return client.Reply("hexmcptest", "re: "+block.Text), nil
 		},
 		Roots: func(ctx context.Context) ([]domain.Root, error) {
 			count("roots")
 			return []domain.Root{{URI: "file:///a"}, {URI: "file:///b"}}, nil
 		},
 	}
-	forEach(t, srv, opts, func(t *testing.T, c *hexmcptest.Client) {
+	forEach(t, srv, opts, func(t *testing.T, c *client.Session) {
 		ctx := t.Context()
 		res, err := c.CallTool(ctx, "ask_all", nil)
 		want := "re: A haiku|2 roots"
@@ -263,7 +264,7 @@ func TestCapabilitiesFollowHandlers(t *testing.T) {
 		{hexmcptest.ClientOptions{Elicitation: elicit, Sampling: sample, Roots: roots}, `{"elicitation":{},"roots":{},"sampling":{}}`},
 		{hexmcptest.ClientOptions{Elicitation: elicit, Capabilities: map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}}, `{"elicitation":{"url":{}}}`},
 	} {
-		forEach(t, srv, tc.opts, func(t *testing.T, c *hexmcptest.Client) {
+		forEach(t, srv, tc.opts, func(t *testing.T, c *client.Session) {
 			res, err := c.CallTool(t.Context(), "caps", nil)
 			if err != nil {
 				t.Fatal(err)
@@ -282,9 +283,9 @@ func TestCapabilitiesFollowHandlers(t *testing.T) {
 
 func TestMissingHandler(t *testing.T) {
 	srv := askingServer(t)
-	forEach(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *hexmcptest.Client) {
+	forEach(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *client.Session) {
 		_, err := c.CallTool(t.Context(), "ask_twice", nil)
-		var rpcErr *hexmcptest.RPCError
+		var rpcErr *client.RPCError
 		if !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeMissingClientCapability || !strings.Contains(string(rpcErr.Data), `"sampling"`) {
 			t.Fatalf("without a Sampling handler: %v, want -32021 naming sampling", err)
 		}
@@ -299,14 +300,14 @@ func TestHandlerErrors(t *testing.T) {
 		err  error
 		want string // the tool's error text in the handshake era
 	}{
-		{"rpc", &hexmcptest.RPCError{Code: -1, Message: "User rejected sampling request"}, "-1 User rejected sampling request"},
+		{"rpc", &client.RPCError{Code: -1, Message: "User rejected sampling request"}, "-1 User rejected sampling request"},
 		{"other", boom, "-32603 boom"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := hexmcptest.ClientOptions{Sampling: func(context.Context, domain.CreateMessageParams) (*domain.CreateMessageResult, error) {
 				return nil, tc.err
 			}}
-			forEach(t, srv, opts, func(t *testing.T, c *hexmcptest.Client) {
+			forEach(t, srv, opts, func(t *testing.T, c *client.Session) {
 				_, err := c.CallTool(t.Context(), "ask_twice", nil)
 				if c.Features().Era == domain.EraStateless {
 					// No error answer exists: the call fails with the
@@ -318,7 +319,7 @@ func TestHandlerErrors(t *testing.T) {
 				}
 				// The tool got *app.ClientError and failed with it: the
 				// engine answers -32603 and logs the details.
-				var rpcErr *hexmcptest.RPCError
+				var rpcErr *client.RPCError
 				if !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeInternalError {
 					t.Fatalf("handshake: %v", err)
 				}
@@ -340,7 +341,7 @@ func TestHandlerErrors(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&hexmcptest.RPCError{Code: -1, Message: "User rejected"}, "-1 User rejected"},
+		{&client.RPCError{Code: -1, Message: "User rejected"}, "-1 User rejected"},
 		{boom, "-32603 boom"},
 	} {
 		c := hexmcptest.Connect(t, srv2, hexmcptest.ClientOptions{Revision: domain.Revision20251125,
@@ -376,9 +377,9 @@ func TestPromptsAndResources(t *testing.T) {
 			}),
 		},
 	}))
-	forEach(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *hexmcptest.Client) {
+	forEach(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *client.Session) {
 		ctx := t.Context()
-		prompts, err := c.ListPrompts(ctx)
+		prompts, err := client.Collect(c.ListPrompts(ctx))
 		if err != nil || len(prompts) != 2 || prompts[0].Name != "bye" || prompts[1].Name != "greet" ||
 			len(prompts[1].Arguments) != 1 || !prompts[1].Arguments[0].Required {
 			t.Fatalf("prompts = %+v, %v", prompts, err)
@@ -388,30 +389,30 @@ func TestPromptsAndResources(t *testing.T) {
 			p.Messages[1].Role != domain.RoleAssistant {
 			t.Fatalf("greet = %+v, %v", p, err)
 		}
-		var rpcErr *hexmcptest.RPCError
+		var rpcErr *client.RPCError
 		if _, err := c.GetPrompt(ctx, "greet", nil); !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeInvalidParams {
 			t.Errorf("a missing argument: %v", err)
 		}
 
-		resources, err := c.ListResources(ctx)
+		resources, err := client.Collect(c.ListResources(ctx))
 		if err != nil || len(resources) != 2 {
 			t.Fatalf("resources = %+v, %v", resources, err)
 		}
-		templates, err := c.ListResourceTemplates(ctx)
+		templates, err := client.Collect(c.ListResourceTemplates(ctx))
 		if err != nil || len(templates) != 1 || templates[0].URITemplate != "test://users/{id}" {
 			t.Fatalf("templates = %+v, %v", templates, err)
 		}
-		contents, err := c.ReadResource(ctx, "test://readme")
-		if err != nil || len(contents) != 1 || contents[0].Text != "Read me." || contents[0].MimeType != "text/plain" {
-			t.Fatalf("readme = %+v, %v", contents, err)
+		read, err := c.ReadResource(ctx, "test://readme")
+		if err != nil || len(read.Contents) != 1 || read.Contents[0].Text != "Read me." || read.Contents[0].MimeType != "text/plain" {
+			t.Fatalf("readme = %+v, %v", read, err)
 		}
-		contents, err = c.ReadResource(ctx, "test://blob")
-		if err != nil || len(contents) != 1 || contents[0].Blob != "AQID" {
-			t.Fatalf("blob = %+v, %v", contents, err)
+		read, err = c.ReadResource(ctx, "test://blob")
+		if err != nil || len(read.Contents) != 1 || read.Contents[0].Blob != "AQID" {
+			t.Fatalf("blob = %+v, %v", read, err)
 		}
-		contents, err = c.ReadResource(ctx, "test://users/7")
-		if err != nil || len(contents) != 1 || contents[0].Text != "user 7" {
-			t.Fatalf("user = %+v, %v", contents, err)
+		read, err = c.ReadResource(ctx, "test://users/7")
+		if err != nil || len(read.Contents) != 1 || read.Contents[0].Text != "user 7" {
+			t.Fatalf("user = %+v, %v", read, err)
 		}
 		_, err = c.ReadResource(ctx, "test://missing")
 		if !errors.As(err, &rpcErr) || rpcErr.Code != srv.Engine().Policy().ResourceNotFoundCode(c.Revision()) {
@@ -436,7 +437,7 @@ func TestCallAndNotifications(t *testing.T) {
 		t.Run(tr.String(), func(t *testing.T) {
 			var mu sync.Mutex
 			var progress []float64
-			opts := hexmcptest.ClientOptions{Transport: tr, OnNotification: func(n hexmcptest.Notification) {
+			opts := hexmcptest.ClientOptions{Transport: tr, OnNotification: func(n client.Notification) {
 				if n.Method != "notifications/progress" {
 					return
 				}
@@ -450,11 +451,11 @@ func TestCallAndNotifications(t *testing.T) {
 					mu.Unlock()
 				}
 			}}
-			hexmcptest.ForEachRevision(t, srv, opts, func(t *testing.T, c *hexmcptest.Client) {
+			hexmcptest.ForEachRevision(t, srv, opts, func(t *testing.T, c *client.Session) {
 				mu.Lock()
 				progress = nil
 				mu.Unlock()
-				var res hexmcptest.ToolResult
+				var res client.CallToolResult
 				err := c.Call(t.Context(), "tools/call", map[string]any{"name": "steps", "_meta": map[string]any{"progressToken": "tok"}}, &res)
 				if err != nil || res.Text() != "done" {
 					t.Fatalf("steps = %+v, %v", res, err)
@@ -535,6 +536,43 @@ func TestRevisionsFollowThePolicy(t *testing.T) {
 	}
 	if _, err := c.CallTool(t.Context(), "add", nil); err == nil {
 		t.Error("a closed client called a tool")
+	}
+}
+
+// ClientOptions.Timeout bounds each request the client sends and each
+// answer of a handler: a call whose tool never answers fails with
+// context.DeadlineExceeded, and so does, in the stateless era, a call
+// whose handler never answers (in the handshake era the handler answers
+// within the request, which either bound may end first). The bound is
+// long enough for connecting on a busy machine.
+func TestTimeoutBoundsRequestsAndHandlers(t *testing.T) {
+	srv := askingServer(t)
+	if err := srv.AddTool(hexmcp.NewTool(func(ctx context.Context, _ *hexmcp.RequestContext) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}, hexmcp.WithName("never"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range transports {
+		for _, rev := range []domain.Revision{domain.Revision20251125, domain.Revision20260728} {
+			t.Run(tr.String()+"/"+string(rev), func(t *testing.T) {
+				t.Parallel()
+				c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: rev, Transport: tr, Timeout: time.Second,
+					Sampling: func(ctx context.Context, _ domain.CreateMessageParams) (*domain.CreateMessageResult, error) {
+						<-ctx.Done()
+						return nil, ctx.Err()
+					}})
+				tools := []string{"never"}
+				if c.Features().Era == domain.EraStateless {
+					tools = append(tools, "ask_twice")
+				}
+				for _, tool := range tools {
+					if _, err := c.CallTool(t.Context(), tool, nil); !errors.Is(err, context.DeadlineExceeded) {
+						t.Errorf("%s: %v, want context.DeadlineExceeded", tool, err)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/hexmcptest"
 	mcpotel "github.com/hexmcp/hexmcp/otel"
@@ -78,8 +79,8 @@ func traceparent(t *testing.T) (string, trace.TraceID, trace.SpanID) {
 }
 
 // call sends tools/call of name with the trace context tp in _meta.
-func call(ctx context.Context, c *hexmcptest.Client, name, arg, tp string) (*hexmcptest.ToolResult, error) {
-	var res hexmcptest.ToolResult
+func call(ctx context.Context, c *client.Session, name, arg, tp string) (*client.CallToolResult, error) {
+	var res client.CallToolResult
 	err := c.Call(ctx, "tools/call", map[string]any{
 		"name": name, "arguments": map[string]any{"s": arg},
 		"_meta": map[string]any{"traceparent": tp, "tracestate": "rojo=00f067aa0ba902b7"},
@@ -136,7 +137,7 @@ func TestToolCallSpan(t *testing.T) {
 	r := newRig(t)
 	for _, tr := range transports {
 		t.Run(tr.String(), func(t *testing.T) {
-			hexmcptest.ForEachRevision(t, r.srv, hexmcptest.ClientOptions{Transport: tr}, func(t *testing.T, c *hexmcptest.Client) {
+			hexmcptest.ForEachRevision(t, r.srv, hexmcptest.ClientOptions{Transport: tr}, func(t *testing.T, c *client.Session) {
 				tp, tid, parent := traceparent(t)
 				res, err := call(t.Context(), c, "echo", tp, tp)
 				if err != nil || res.IsError {
@@ -186,7 +187,7 @@ func TestErrorSpans(t *testing.T) {
 	r := newRig(t)
 	for _, tr := range transports {
 		t.Run(tr.String(), func(t *testing.T) {
-			hexmcptest.ForEachRevision(t, r.srv, hexmcptest.ClientOptions{Transport: tr}, func(t *testing.T, c *hexmcptest.Client) {
+			hexmcptest.ForEachRevision(t, r.srv, hexmcptest.ClientOptions{Transport: tr}, func(t *testing.T, c *client.Session) {
 				for _, tc := range []struct {
 					tool, code, message, errorType, span string
 				}{
@@ -196,7 +197,7 @@ func TestErrorSpans(t *testing.T) {
 				} {
 					tp, tid, _ := traceparent(t)
 					res, err := call(t.Context(), c, tc.tool, "x", tp)
-					var rpcErr *hexmcptest.RPCError
+					var rpcErr *client.RPCError
 					if tc.code != "" && (!errors.As(err, &rpcErr) || fmt.Sprint(rpcErr.Code) != tc.code) {
 						t.Fatalf("%s: %v, want the JSON-RPC error %s", tc.tool, err, tc.code)
 					}

@@ -10,6 +10,7 @@ import (
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/extensions/apps"
 	"github.com/hexmcp/hexmcp/hexmcptest"
@@ -123,9 +124,9 @@ func TestViewEveryRevision(t *testing.T) {
 			opts.Capabilities = uiCaps
 		}
 		t.Run(map[bool]string{true: "declared", false: "undeclared"}[declared], func(t *testing.T) {
-			hexmcptest.ForEachRevision(t, srv, opts, func(t *testing.T, c *hexmcptest.Client) {
+			hexmcptest.ForEachRevision(t, srv, opts, func(t *testing.T, c *client.Session) {
 				ctx := t.Context()
-				tools, err := c.ListTools(ctx)
+				tools, err := client.Collect(c.ListTools(ctx))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -146,18 +147,18 @@ func TestViewEveryRevision(t *testing.T) {
 					}
 				}
 
-				listed, err := c.ListResources(ctx)
+				listed, err := client.Collect(c.ListResources(ctx))
 				if err != nil {
 					t.Fatal(err)
 				}
 				if len(listed) != 1 || listed[0].URI != counterURI || listed[0].MimeType != apps.MimeType || listed[0].Name != "Counter" || listed[0].Description != "Shows a count" {
 					t.Fatalf("resources/list = %+v", listed)
 				}
-				contents, err := c.ReadResource(ctx, counterURI)
-				if err != nil || len(contents) != 1 {
-					t.Fatalf("resources/read = %+v, %v", contents, err)
+				read, err := c.ReadResource(ctx, counterURI)
+				if err != nil || len(read.Contents) != 1 {
+					t.Fatalf("resources/read = %+v, %v", read, err)
 				}
-				got := contents[0]
+				got := read.Contents[0]
 				if got.URI != counterURI || got.MimeType != apps.MimeType || got.Text != counterHTML {
 					t.Errorf("contents = %+v", got)
 				}
@@ -193,13 +194,13 @@ func TestViewFromFS(t *testing.T) {
 	fsys := fstest.MapFS{"ui/counter.html": {Data: []byte(counterHTML)}}
 	srv := server(t, apps.View{URI: counterURI, Name: "Counter", FS: fsys, Path: "ui/counter.html"})
 	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{})
-	contents, err := c.ReadResource(t.Context(), counterURI)
-	if err != nil || len(contents) != 1 || contents[0].Text != counterHTML {
-		t.Fatalf("resources/read = %+v, %v", contents, err)
+	read, err := c.ReadResource(t.Context(), counterURI)
+	if err != nil || len(read.Contents) != 1 || read.Contents[0].Text != counterHTML {
+		t.Fatalf("resources/read = %+v, %v", read, err)
 	}
 	// No settings: no _meta.ui at all.
-	if contents[0].Meta != nil {
-		t.Errorf("_meta = %v, want none", contents[0].Meta)
+	if read.Contents[0].Meta != nil {
+		t.Errorf("_meta = %v, want none", read.Contents[0].Meta)
 	}
 }
 
@@ -279,7 +280,7 @@ func TestClientSupports(t *testing.T) {
 		{map[string]any{"extensions": map[string]any{apps.ID: map[string]any{"mimeTypes": []string{"text/html"}}}}, "false"},
 		{map[string]any{"extensions": map[string]any{apps.ID: true}}, "false"},
 	} {
-		hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{Capabilities: tc.caps}, func(t *testing.T, c *hexmcptest.Client) {
+		hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{Capabilities: tc.caps}, func(t *testing.T, c *client.Session) {
 			res, err := c.CallTool(t.Context(), "probe", nil)
 			if err != nil || res.Text() != tc.want {
 				t.Errorf("caps %v: probe = %+v, %v; want %s", tc.caps, res, err, tc.want)

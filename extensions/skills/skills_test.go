@@ -11,6 +11,7 @@ import (
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/extensions/skills"
 	"github.com/hexmcp/hexmcp/hexmcptest"
@@ -59,7 +60,7 @@ func digest(b []byte) string {
 
 func TestSkillsEveryRevision(t *testing.T) {
 	srv := server(t, skills.Options{Skills: []skills.Skill{pdfSkill()}})
-	hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *hexmcptest.Client) {
+	hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *client.Session) {
 		ctx := context.Background()
 		var list struct {
 			Skills     []entry `json:"skills"`
@@ -97,11 +98,11 @@ func TestSkillsEveryRevision(t *testing.T) {
 
 		// The files are resources; SKILL.md is named and described from
 		// its frontmatter.
-		contents, err := c.ReadResource(ctx, "skill://pdf-processing/SKILL.md")
-		if err != nil || len(contents) != 1 || contents[0].Text != wantSkillMD || contents[0].MimeType != "text/markdown" {
-			t.Fatalf("read SKILL.md = %+v, %v", contents, err)
+		read, err := c.ReadResource(ctx, "skill://pdf-processing/SKILL.md")
+		if err != nil || len(read.Contents) != 1 || read.Contents[0].Text != wantSkillMD || read.Contents[0].MimeType != "text/markdown" {
+			t.Fatalf("read SKILL.md = %+v, %v", read, err)
 		}
-		listed, err := c.ListResources(ctx)
+		listed, err := client.Collect(c.ListResources(ctx))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +152,7 @@ func TestSkillsEveryRevision(t *testing.T) {
 
 func expectInvalid(t *testing.T, err error) {
 	t.Helper()
-	var re *hexmcptest.RPCError
+	var re *client.RPCError
 	if !errors.As(err, &re) || re.Code != domain.CodeInvalidParams {
 		t.Errorf("error = %v, want -32602", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/extensions/tasks"
 	"github.com/hexmcp/hexmcp/hexmcptest"
@@ -83,7 +84,7 @@ func newInstance(t *testing.T, store ports.TaskStore, lease time.Duration, relea
 	return instance{x, srv}
 }
 
-func get(t *testing.T, c *hexmcptest.Client, id string) taskView {
+func get(t *testing.T, c *client.Session, id string) taskView {
 	t.Helper()
 	var v taskView
 	if err := c.Call(context.Background(), "tasks/get", map[string]any{"taskId": id}, &v); err != nil {
@@ -93,7 +94,7 @@ func get(t *testing.T, c *hexmcptest.Client, id string) taskView {
 }
 
 // await polls until cond holds (bounded: 5 s).
-func await(t *testing.T, c *hexmcptest.Client, id, what string, cond func(taskView) bool) taskView {
+func await(t *testing.T, c *client.Session, id, what string, cond func(taskView) bool) taskView {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -108,7 +109,7 @@ func await(t *testing.T, c *hexmcptest.Client, id, what string, cond func(taskVi
 	}
 }
 
-func start(t *testing.T, c *hexmcptest.Client, tool string) string {
+func start(t *testing.T, c *client.Session, tool string) string {
 	t.Helper()
 	var v taskView
 	if err := c.Call(context.Background(), "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}}, &v); err != nil {
@@ -120,7 +121,7 @@ func start(t *testing.T, c *hexmcptest.Client, tool string) string {
 	return v.TaskID
 }
 
-func update(t *testing.T, c *hexmcptest.Client, id string, answers map[string]any) {
+func update(t *testing.T, c *client.Session, id string, answers map[string]any) {
 	t.Helper()
 	var ack map[string]any
 	if err := c.Call(context.Background(), "tasks/update", map[string]any{"taskId": id, "inputResponses": answers}, &ack); err != nil {
@@ -142,7 +143,7 @@ func accept(name string) map[string]any {
 
 // connectAsk connects a stateless client that declared the extension
 // and elicitation.
-func connectAsk(t *testing.T, srv *hexmcp.Server) *hexmcptest.Client {
+func connectAsk(t *testing.T, srv *hexmcp.Server) *client.Session {
 	return hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: domain.Revision20260728,
 		Capabilities: map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ID: map[string]any{}}}})
 }
@@ -150,7 +151,7 @@ func connectAsk(t *testing.T, srv *hexmcp.Server) *hexmcptest.Client {
 // answering connects a client that declared elicitation (and the
 // extension, when ext) and accepts every elicitation with {"name": name},
 // counting them in asked when not nil.
-func answering(t *testing.T, srv *hexmcp.Server, rev domain.Revision, ext bool, name string, asked *int) *hexmcptest.Client {
+func answering(t *testing.T, srv *hexmcp.Server, rev domain.Revision, ext bool, name string, asked *int) *client.Session {
 	caps := map[string]any{"elicitation": map[string]any{}}
 	if ext {
 		caps["extensions"] = map[string]any{tasks.ID: map[string]any{}}
@@ -411,7 +412,7 @@ func TestTaskLogsGoToTheServerLog(t *testing.T) {
 
 // syncAsk calls ask and checks that it was answered synchronously (no
 // task) with the name the client gives.
-func syncAsk(t *testing.T, c *hexmcptest.Client, name, what string) {
+func syncAsk(t *testing.T, c *client.Session, name, what string) {
 	t.Helper()
 	var res struct {
 		ResultType string `json:"resultType"`

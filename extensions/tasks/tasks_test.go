@@ -9,6 +9,7 @@ import (
 
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/extensions/tasks"
 	"github.com/hexmcp/hexmcp/hexmcptest"
@@ -45,7 +46,7 @@ func setup(t *testing.T) (*tasks.Tasks, *hexmcp.Server) {
 	return x, srv
 }
 
-func connect(t *testing.T, srv *hexmcp.Server, declare bool) *hexmcptest.Client {
+func connect(t *testing.T, srv *hexmcp.Server, declare bool) *client.Session {
 	caps := map[string]any{}
 	if declare {
 		caps["extensions"] = map[string]any{tasks.ID: map[string]any{}}
@@ -77,7 +78,7 @@ type taskView struct {
 	Meta    map[string]stdjson.RawMessage `json:"_meta"`
 }
 
-func call(t *testing.T, c *hexmcptest.Client, method string, params map[string]any) taskView {
+func call(t *testing.T, c *client.Session, method string, params map[string]any) taskView {
 	t.Helper()
 	var d taskView
 	if err := c.Call(context.Background(), method, params, &d); err != nil {
@@ -88,7 +89,7 @@ func call(t *testing.T, c *hexmcptest.Client, method string, params map[string]a
 
 func rpcCode(t *testing.T, err error) int {
 	t.Helper()
-	var re *hexmcptest.RPCError
+	var re *client.RPCError
 	if !errors.As(err, &re) {
 		t.Fatalf("want a JSON-RPC error, got %v", err)
 	}
@@ -163,7 +164,7 @@ func TestToolErrorAndProtocolError(t *testing.T) {
 func TestSyncAndGating(t *testing.T) {
 	_, srv := setup(t)
 	with, without := connect(t, srv, true), connect(t, srv, false)
-	for _, c := range []*hexmcptest.Client{with, without} {
+	for _, c := range []*client.Session{with, without} {
 		if got := call(t, c, "tools/call", map[string]any{"name": "sync", "arguments": map[string]any{}}); got.ResultType != "complete" || got.TaskID != "" {
 			t.Fatalf("sync tool: %+v", got)
 		}

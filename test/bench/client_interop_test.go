@@ -73,7 +73,7 @@ func TestClientInterop(t *testing.T) {
 				s, err := mcpclient.New(mcpclient.Options{Revision: rev}).Connect(ctx, tc.dial(t))
 				if tc.handshake && rev == domain.Revision20260728 {
 					var re *mcpclient.RPCError
-					if !errors.As(err, &re) || re.Code != mcpclient.CodeUnsupportedProtocolVersion {
+					if !errors.As(err, &re) || re.Code != domain.CodeUnsupportedProtocolVersion {
 						t.Fatalf("pinned to %s: %v, want -32022", rev, err)
 					}
 					return

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hexmcp/hexmcp"
+	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/hexmcptest"
 )
 
@@ -66,10 +67,10 @@ func TestBookTableAnswers(t *testing.T) {
 		want   string
 	}{
 		{func() (*hexmcp.ElicitResult, error) {
-			return hexmcptest.Accept(map[string]any{"name": "Ada", "seating": "terrace", "quiet": true})
+			return client.Accept(map[string]any{"name": "Ada", "seating": "terrace", "quiet": true})
 		}, "Booked a table for Ada at 19:30, on the terrace, in a quiet corner."},
 		{func() (*hexmcp.ElicitResult, error) {
-			return hexmcptest.Accept(map[string]any{"name": "Bob", "seating": "bar"})
+			return client.Accept(map[string]any{"name": "Bob", "seating": "bar"})
 		}, "Booked a table for Bob at 19:30, at the bar."},
 		{func() (*hexmcp.ElicitResult, error) { return &hexmcp.ElicitResult{Action: hexmcp.ElicitDecline}, nil },
 			"No table was booked: you declined. Ask again any time."},
@@ -79,7 +80,7 @@ func TestBookTableAnswers(t *testing.T) {
 		user := &answering{answer: tc.answer}
 		for _, tr := range []hexmcptest.Transport{hexmcptest.InMemory, hexmcptest.StreamableHTTP} {
 			opts := hexmcptest.ClientOptions{Transport: tr, Elicitation: user.elicit}
-			hexmcptest.ForEachRevision(t, srv, opts, func(t *testing.T, c *hexmcptest.Client) {
+			hexmcptest.ForEachRevision(t, srv, opts, func(t *testing.T, c *client.Session) {
 				if !c.Features().Elicitation {
 					return // TestBookTableNeedsElicitation
 				}
@@ -101,7 +102,7 @@ func TestBookTableAnswers(t *testing.T) {
 
 	// Without a time, the table is at 20:00.
 	user := &answering{answer: func() (*hexmcp.ElicitResult, error) {
-		return hexmcptest.Accept(map[string]any{"name": "Ada", "seating": "inside"})
+		return client.Accept(map[string]any{"name": "Ada", "seating": "inside"})
 	}}
 	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: hexmcp.Revision20251125, Elicitation: user.elicit})
 	res, err := c.CallTool(t.Context(), "bookTable", nil)
@@ -119,9 +120,9 @@ func TestBookTableAnswers(t *testing.T) {
 // A client that declares it, at a revision that has it, is asked.
 func TestBookTableNeedsElicitation(t *testing.T) {
 	srv := bookingServer(t)
-	polite := func(t *testing.T, res *hexmcptest.ToolResult, err error) {
+	polite := func(t *testing.T, res *client.CallToolResult, err error) {
 		t.Helper()
-		var rpcErr *hexmcptest.RPCError
+		var rpcErr *client.RPCError
 		if errors.As(err, &rpcErr) {
 			t.Fatalf("JSON-RPC error %d %q, want bookTable's tool error", rpcErr.Code, rpcErr.Message)
 		}
@@ -131,7 +132,7 @@ func TestBookTableNeedsElicitation(t *testing.T) {
 	}
 
 	// Not declared: every revision.
-	hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *hexmcptest.Client) {
+	hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *client.Session) {
 		res, err := c.CallTool(t.Context(), "bookTable", nil)
 		polite(t, res, err)
 		if c.Features().Elicitation && !strings.Contains(res.Text(), "did not declare the elicitation capability") {
@@ -141,7 +142,7 @@ func TestBookTableNeedsElicitation(t *testing.T) {
 
 	// Declared, at 2025-03-26 (no elicitation in that revision).
 	user := &answering{answer: func() (*hexmcp.ElicitResult, error) {
-		return hexmcptest.Accept(map[string]any{"name": "Ada", "seating": "inside"})
+		return client.Accept(map[string]any{"name": "Ada", "seating": "inside"})
 	}}
 	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: hexmcp.Revision20250326, Elicitation: user.elicit})
 	res, err := c.CallTool(t.Context(), "bookTable", nil)
@@ -155,7 +156,7 @@ func TestBookTableNeedsElicitation(t *testing.T) {
 
 	// Declared, every revision: asked exactly where the revision has
 	// elicitation (2025-06-18 on).
-	hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{Elicitation: user.elicit}, func(t *testing.T, c *hexmcptest.Client) {
+	hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{Elicitation: user.elicit}, func(t *testing.T, c *client.Session) {
 		user.reset()
 		res, err := c.CallTool(t.Context(), "bookTable", nil)
 		wantAsked := c.Revision() >= hexmcp.Revision20250618

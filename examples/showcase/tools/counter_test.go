@@ -6,6 +6,7 @@ import (
 
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/memory"
+	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/extensions/apps"
 	"github.com/hexmcp/hexmcp/hexmcptest"
 )
@@ -25,20 +26,20 @@ func TestCounterView(t *testing.T) {
 	})
 	uiCaps := map[string]any{"extensions": map[string]any{apps.ID: map[string]any{"mimeTypes": []string{apps.MimeType}}}}
 	for _, caps := range []map[string]any{uiCaps, {}} {
-		hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{Capabilities: caps}, func(t *testing.T, c *hexmcptest.Client) {
+		hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{Capabilities: caps}, func(t *testing.T, c *client.Session) {
 			ctx := t.Context()
-			tools, err := c.ListTools(ctx)
+			tools, err := client.Collect(c.ListTools(ctx))
 			if err != nil || len(tools) != 1 {
 				t.Fatalf("tools/list = %+v, %v", tools, err)
 			}
 			if ui, _ := tools[0].Meta["ui"].(map[string]any); c.Features().Meta && ui["resourceUri"] != CounterViewURI {
 				t.Errorf("counter _meta = %v", tools[0].Meta)
 			}
-			contents, err := c.ReadResource(ctx, CounterViewURI)
-			if err != nil || len(contents) != 1 || contents[0].MimeType != apps.MimeType {
-				t.Fatalf("resources/read = %+v, %v", contents, err)
+			read, err := c.ReadResource(ctx, CounterViewURI)
+			if err != nil || len(read.Contents) != 1 || read.Contents[0].MimeType != apps.MimeType {
+				t.Fatalf("resources/read = %+v, %v", read, err)
 			}
-			if html := contents[0].Text; !strings.Contains(html, `import { App } from "https://cdn.jsdelivr.net/npm/@modelcontextprotocol/ext-apps@`) ||
+			if html := read.Contents[0].Text; !strings.Contains(html, `import { App } from "https://cdn.jsdelivr.net/npm/@modelcontextprotocol/ext-apps@`) ||
 				!strings.Contains(html, `name: "counter"`) {
 				t.Errorf("the view does not load the App API from its declared origin or does not call counter:\n%s", html)
 			}

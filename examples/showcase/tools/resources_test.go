@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hexmcp/hexmcp"
+	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/hexmcptest"
 )
 
@@ -15,7 +16,7 @@ import (
 // found: -32002 up to 2025-11-25, -32602 since).
 func TestUserTemplateIsSafe(t *testing.T) {
 	srv := hexmcptest.NewServer(t, hexmcp.Options{Resources: Resources()})
-	hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *hexmcptest.Client) {
+	hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *client.Session) {
 		for uri, id := range map[string]string{
 			"showcase://users/42":                 "42",
 			"showcase://users/a%20b":              "a b",
@@ -23,16 +24,16 @@ func TestUserTemplateIsSafe(t *testing.T) {
 			"showcase://users/%F3%A0%80%81":       "\U000E0001", // %q would write \U000e0001, which is not JSON
 			"showcase://users/%E2%80%A8caf%C3%A9": "\u2028café",
 		} {
-			contents, err := c.ReadResource(t.Context(), uri)
+			read, err := c.ReadResource(t.Context(), uri)
 			var got struct{ ID string }
-			if err != nil || len(contents) != 1 || json.Unmarshal([]byte(contents[0].Text), &got) != nil || got.ID != id {
-				t.Errorf("%s: %+v (%v), want id %q", uri, contents, err, id)
+			if err != nil || len(read.Contents) != 1 || json.Unmarshal([]byte(read.Contents[0].Text), &got) != nil || got.ID != id {
+				t.Errorf("%s: %+v (%v), want id %q", uri, read, err, id)
 			}
 		}
 		notFound := srv.Engine().Policy().ResourceNotFoundCode(c.Revision())
 		for _, uri := range []string{"showcase://users/..%2Fx", "showcase://users/%00", "showcase://users/a/b"} {
 			_, err := c.ReadResource(t.Context(), uri)
-			var rpcErr *hexmcptest.RPCError
+			var rpcErr *client.RPCError
 			if !errors.As(err, &rpcErr) || rpcErr.Code != notFound {
 				t.Errorf("%s: %v, want resource not found (%d)", uri, err, notFound)
 			}
