@@ -223,20 +223,15 @@ func (e *Engine) RemoveTool(name string) bool {
 // connection and session of every server of the engine, and of those it
 // serves later: it is the engine-wide, permanent hard stop (Close calls
 // it). A server whose own graceful shutdown runs out of time cancels only
-// its own calls instead: see [WithAbort].
+// its own calls instead: the connections ([Engine.ServeConn]) and
+// Streamable HTTP sessions the engine serves with a context given a hard
+// stop of its own by [ports.WithAbort] (or one derived from it) cancel
+// their handlers' contexts when that stop is done, as on Abort, while the
+// engine's other connections go on.
 func (e *Engine) Abort() { e.abort() }
 
-// WithAbort returns a copy of ctx carrying abort as a hard stop of its own:
-// the connections ([Engine.ServeConn]) and the Streamable HTTP sessions (the exchange port, [exchange.PortOf])
-// the engine serves with the returned context (or one derived from it)
-// cancel their handlers' contexts when abort is done, as on
-// [Engine.Abort], while the engine's other connections go on. A transport
-// or a server's lifecycle (the front door's Serve) uses it to cancel its
-// own calls when its shutdown deadline passes. It is [ports.WithAbort], for transports that do not import app.
-func WithAbort(ctx, abort context.Context) context.Context { return ports.WithAbort(ctx, abort) }
-
 // hookAbort makes cancel run when engineAbort (Engine.Abort) and any hard
-// stop ctx carries (WithAbort) is done. The returned func unhooks all of
+// stop ctx carries (ports.WithAbort) is done. The returned func unhooks all of
 // them.
 func hookAbort(engineAbort, ctx context.Context, cancel func()) func() bool {
 	stop := context.AfterFunc(engineAbort, cancel)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/memory"
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -27,7 +26,7 @@ func (t memoryTransport) Connect(context.Context, client.ConnOptions) (client.Co
 	mc := &memoryConn{pipe: c, served: make(chan error, 1), abort: abort}
 	// The connection's own hard stop: Close cancels this connection's
 	// calls only, never the engine's others.
-	ctx := app.WithAbort(context.Background(), abortCtx)
+	ctx := ports.WithAbort(context.Background(), abortCtx)
 	go func() { mc.served <- t.srv.Engine().ServeConn(ctx, s) }()
 	return mc, nil
 }

@@ -59,7 +59,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return ErrAlreadyStarted
 	}
 	abortCtx, abort := context.WithCancel(context.Background())
-	serveCtx, cancel := context.WithCancel(app.WithAbort(ctx, abortCtx))
+	serveCtx, cancel := context.WithCancel(ports.WithAbort(ctx, abortCtx))
 	s.cancel, s.abort, s.done = cancel, abort, make(chan struct{})
 	go func() {
 		err := s.transport.Serve(serveCtx, s.engine)
