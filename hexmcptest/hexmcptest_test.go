@@ -544,7 +544,9 @@ func TestRevisionsFollowThePolicy(t *testing.T) {
 // context.DeadlineExceeded, and so does, in the stateless era, a call
 // whose handler never answers (in the handshake era the handler answers
 // within the request, which either bound may end first). The bound is
-// long enough for connecting on a busy machine.
+// long enough for connecting on a busy machine (the connection's
+// requests are bounded too): 3 s, well over a hundred times what an
+// initialize takes under the race detector.
 func TestTimeoutBoundsRequestsAndHandlers(t *testing.T) {
 	srv := askingServer(t)
 	if err := srv.AddTool(hexmcp.NewTool(func(ctx context.Context, _ *hexmcp.RequestContext) (string, error) {
@@ -557,7 +559,7 @@ func TestTimeoutBoundsRequestsAndHandlers(t *testing.T) {
 		for _, rev := range []domain.Revision{domain.Revision20251125, domain.Revision20260728} {
 			t.Run(tr.String()+"/"+string(rev), func(t *testing.T) {
 				t.Parallel()
-				c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: rev, Transport: tr, Timeout: time.Second,
+				c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Revision: rev, Transport: tr, Timeout: 3 * time.Second,
 					Sampling: func(ctx context.Context, _ domain.CreateMessageParams) (*domain.CreateMessageResult, error) {
 						<-ctx.Done()
 						return nil, ctx.Err()
