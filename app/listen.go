@@ -208,9 +208,11 @@ func (ls *listeners) serve(ctx context.Context, s *session, m message, p *wirePa
 	// (id, revision, filter), not the request (which may be as large as the
 	// transport allows).
 	id := jsontext.Value(bytes.Clone(m.id))
+	// The stream's revision is the request's, as dispatch resolved it
+	// (subscriptions/listen exists only in the stateless era).
 	var rev string
-	if p.Meta != nil {
-		rev, _ = stringParam(p.Meta.ProtocolVersion)
+	if ci.era == domain.EraStateless {
+		rev = string(ci.rev)
 	}
 	l, f, acked, rerr := ls.newListener(id, p.Notifications)
 	if rerr != nil {
