@@ -130,13 +130,7 @@ func validateResourceURI(uri string) error {
 // annotations.lastModified before 2025-06-18 are removed. r is not modified.
 func (f Features) shapeResource(r *Resource) *Resource {
 	s := *r
-	if !f.ToolTitle {
-		s.Title = ""
-	}
-	if !f.Icons {
-		s.Icons = nil
-	}
-	s.Meta = stripMeta(r.Meta, f)
+	f.stripListed(&s.Title, &s.Icons, &s.Meta)
 	s.Annotations = stripAnn(r.Annotations, f)
 	return &s
 }
@@ -149,13 +143,7 @@ func (p RevisionPolicy) ShapeResource(r *Resource, rev Revision) *Resource {
 // shapeResourceTemplate is [RevisionPolicy.ShapeResource] for templates.
 func (f Features) shapeResourceTemplate(t *ResourceTemplate) *ResourceTemplate {
 	s := *t
-	if !f.ToolTitle {
-		s.Title = ""
-	}
-	if !f.Icons {
-		s.Icons = nil
-	}
-	s.Meta = stripMeta(t.Meta, f)
+	f.stripListed(&s.Title, &s.Icons, &s.Meta)
 	s.Annotations = stripAnn(t.Annotations, f)
 	return &s
 }
