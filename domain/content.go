@@ -209,11 +209,9 @@ func (c *ResourceLink) appendJSON(b []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if len(c.Icons) > 0 {
-		var err error
-		if b, err = appendMember(b, "icons", c.Icons); err != nil {
-			return nil, err
-		}
+	var err error
+	if b, err = appendIcons(b, c.Icons); err != nil {
+		return nil, err
 	}
 	return closeBlock(b, c.Annotations, c.Meta)
 }
@@ -301,6 +299,14 @@ func appendMember(b []byte, key string, v any) ([]byte, error) {
 	b = append(b, key...)
 	b = append(b, '"', ':')
 	return append(b, raw...), nil
+}
+
+// appendIcons appends the member "icons" when there are icons.
+func appendIcons(b []byte, icons []Icon) ([]byte, error) {
+	if len(icons) == 0 {
+		return b, nil
+	}
+	return appendMember(b, "icons", icons)
 }
 
 // closeBlock appends annotations and _meta when set, and the closing brace.

@@ -213,10 +213,8 @@ func (p *Prompt) AppendJSON(b []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if len(p.Icons) > 0 {
-		if b, err = appendMember(b, "icons", p.Icons); err != nil {
-			return nil, err
-		}
+	if b, err = appendIcons(b, p.Icons); err != nil {
+		return nil, err
 	}
 	return closeBlock(b, nil, p.Meta)
 }

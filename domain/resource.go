@@ -177,10 +177,8 @@ func (r *Resource) AppendJSON(b []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if len(r.Icons) > 0 {
-		if b, err = appendMember(b, "icons", r.Icons); err != nil {
-			return nil, err
-		}
+	if b, err = appendIcons(b, r.Icons); err != nil {
+		return nil, err
 	}
 	return closeBlock(b, r.Annotations, r.Meta)
 }
@@ -198,11 +196,9 @@ func (t *ResourceTemplate) AppendJSON(b []byte) ([]byte, error) {
 	b = appendOptString(b, "title", t.Title)
 	b = appendOptString(b, "description", t.Description)
 	b = appendOptString(b, "mimeType", t.MimeType)
-	if len(t.Icons) > 0 {
-		var err error
-		if b, err = appendMember(b, "icons", t.Icons); err != nil {
-			return nil, err
-		}
+	var err error
+	if b, err = appendIcons(b, t.Icons); err != nil {
+		return nil, err
 	}
 	return closeBlock(b, t.Annotations, t.Meta)
 }

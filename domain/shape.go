@@ -214,10 +214,8 @@ func (t *Tool) AppendJSON(b []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if len(t.Icons) > 0 {
-		if b, err = appendMember(b, "icons", t.Icons); err != nil {
-			return nil, err
-		}
+	if b, err = appendIcons(b, t.Icons); err != nil {
+		return nil, err
 	}
 	if len(t.Meta) > 0 {
 		if b, err = appendMember(b, "_meta", t.Meta); err != nil {
