@@ -174,7 +174,7 @@ func TestClusterBusFailover(t *testing.T) {
 	pub := mcpredis.NewBus(clusterClient(t, rc), mcpredis.BusOptions{Prefix: prefix})
 	t.Cleanup(func() { pub.Close() })
 	var rec recorder
-	stop := sub.Subscribe(rec.fn)
+	stop := sub.Subscribe(rec.Add)
 	defer stop()
 	watcher := events(t, clusterClient(t, rc), mcpredis.EventStoreOptions{Prefix: prefix})
 	appender := events(t, clusterClient(t, rc), mcpredis.EventStoreOptions{Prefix: prefix})
