@@ -164,7 +164,15 @@ func (f Features) ShapeResourceContents(c ResourceContents) ResourceContents {
 // are left out. Shape it for the revision first with
 // [RevisionPolicy.ShapeResource].
 func (r *Resource) AppendJSON(b []byte) ([]byte, error) {
-	b = append(b, `{"uri":`...)
+	return appendResourceJSON(b, `{"uri":`, r)
+}
+
+// appendResourceJSON appends the wire form that a resource, a resource
+// template and a resource link share: head (the opening, up to the key of
+// the first member), r.URI as that member's value, then r's other fields;
+// unset optional fields are left out.
+func appendResourceJSON(b []byte, head string, r *Resource) ([]byte, error) {
+	b = append(b, head...)
 	b = appendJSONString(b, r.URI)
 	b = append(b, `,"name":`...)
 	b = appendJSONString(b, r.Name)
@@ -189,18 +197,8 @@ func (r *Resource) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil) }
 // AppendJSON appends the template's wire form to b; unset optional fields
 // are left out.
 func (t *ResourceTemplate) AppendJSON(b []byte) ([]byte, error) {
-	b = append(b, `{"uriTemplate":`...)
-	b = appendJSONString(b, t.URITemplate)
-	b = append(b, `,"name":`...)
-	b = appendJSONString(b, t.Name)
-	b = appendOptString(b, "title", t.Title)
-	b = appendOptString(b, "description", t.Description)
-	b = appendOptString(b, "mimeType", t.MimeType)
-	var err error
-	if b, err = appendIcons(b, t.Icons); err != nil {
-		return nil, err
-	}
-	return closeBlock(b, t.Annotations, t.Meta)
+	return appendResourceJSON(b, `{"uriTemplate":`, &Resource{URI: t.URITemplate, Name: t.Name, Title: t.Title,
+		Description: t.Description, MimeType: t.MimeType, Icons: t.Icons, Annotations: t.Annotations, Meta: t.Meta})
 }
 
 // MarshalJSON encodes the template as it is (unshaped).
