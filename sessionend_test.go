@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,27 +11,19 @@ import (
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
+// endRecorder collects session ends (Add is an OnSessionEnd).
 type endRecorder struct {
-	mu   sync.Mutex
-	ends []hexmcp.SessionEnd
-}
-
-func (r *endRecorder) record(e hexmcp.SessionEnd) {
-	r.mu.Lock()
-	r.ends = append(r.ends, e)
-	r.mu.Unlock()
+	testtools.Collector[hexmcp.SessionEnd]
 }
 
 func (r *endRecorder) wait(t *testing.T, n int) []hexmcp.SessionEnd {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		r.mu.Lock()
-		got := append([]hexmcp.SessionEnd(nil), r.ends...)
-		r.mu.Unlock()
-		if len(got) >= n || time.Now().After(deadline) {
+		if got := r.All(); len(got) >= n || time.Now().After(deadline) {
 			return got
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -46,7 +37,7 @@ const initMsg = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protoc
 // reports it removed).
 func TestOnSessionEnd(t *testing.T) {
 	rec := &endRecorder{}
-	srv, err := hexmcp.New(hexmcp.Options{OnSessionEnd: rec.record})
+	srv, err := hexmcp.New(hexmcp.Options{OnSessionEnd: rec.Add})
 	if err != nil {
 		t.Fatal(err)
 	}

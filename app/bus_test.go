@@ -62,15 +62,13 @@ func (b *fakeBus) Subscribe(fn func(ports.Notice)) func() {
 // keyedWriter records messages; several sessions may share one (a
 // session held by several instances), and a key is written once.
 type keyedWriter struct {
+	msgs testtools.Collector[string]
 	mu   sync.Mutex
-	msgs []string
 	keys map[string]bool
 }
 
 func (w *keyedWriter) WriteMessage(_ context.Context, msg []byte) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.msgs = append(w.msgs, string(msg))
+	w.msgs.Add(string(msg))
 	return nil
 }
 
@@ -89,29 +87,18 @@ func (w *keyedWriter) WriteKeyedMessage(ctx context.Context, key string, msg []b
 }
 
 func (w *keyedWriter) count(substr string) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := 0
-	for _, m := range w.msgs {
-		if strings.Contains(m, substr) {
-			n++
-		}
-	}
-	return n
+	return w.msgs.Count(func(m string) bool { return strings.Contains(m, substr) })
 }
 
 func (w *keyedWriter) wait(t *testing.T, substr string) string {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		w.mu.Lock()
-		for _, m := range w.msgs {
+		for _, m := range w.msgs.All() {
 			if strings.Contains(m, substr) {
-				w.mu.Unlock()
 				return m
 			}
 		}
-		w.mu.Unlock()
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("no message with %q", substr)

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -151,14 +150,7 @@ func (cs *completions) serve(ctx context.Context, m message, p *wireParams, ci c
 		var err error
 		values, err = cs.run(withRequest(ctx, cs.env.newRequestContext(ctx, m, ci)), c, *cp.Argument.Value, context)
 		if err != nil {
-			var pe *domain.ProtocolError
-			if errors.As(err, &pe) {
-				return nil, &rpcError{id: m.id, err: pe}
-			}
-			if ctx.Err() == nil && err != errPanic {
-				logf(cs.log, ctx, slog.LevelError, "hexmcp: completer failed", slog.Any("ref", cp.Ref.Name+cp.Ref.URI), slog.Any("argument", *cp.Argument.Name), slog.Any("error", err))
-			}
-			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+			return nil, handlerFailed(ctx, cs.log, m, err, "hexmcp: completer failed", slog.Any("ref", cp.Ref.Name+cp.Ref.URI), slog.Any("argument", *cp.Argument.Name))
 		}
 	}
 	total := len(values)

@@ -201,22 +201,30 @@ func (e *Engine) AddTool(t Tool) error {
 }
 
 // AddTools registers several tools and stops at the first error.
-func (e *Engine) AddTools(ts ...Tool) error {
-	for _, t := range ts {
-		if err := e.AddTool(t); err != nil {
+func (e *Engine) AddTools(ts ...Tool) error { return addEach(ts, e.AddTool) }
+
+// RemoveTool removes a tool and reports whether it was registered.
+func (e *Engine) RemoveTool(name string) bool {
+	return announce(e.tools.registry.Remove(name), e.tools.changed)
+}
+
+// addEach adds every item with add and stops at the first error.
+func addEach[T any](items []T, add func(T) error) error {
+	for _, it := range items {
+		if err := add(it); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// RemoveTool removes a tool and reports whether it was registered.
-func (e *Engine) RemoveTool(name string) bool {
-	ok := e.tools.registry.Remove(name)
-	if ok {
-		e.tools.changed()
+// announce calls changed (a list-changed notice) when removed, and returns
+// removed.
+func announce(removed bool, changed func()) bool {
+	if removed {
+		changed()
 	}
-	return ok
+	return removed
 }
 
 // Abort cancels the context of every handler still running, on every

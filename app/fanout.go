@@ -30,10 +30,10 @@ func (fo *fanout) deliver(n ports.Notice) int {
 		fo.tools.cache.invalidate()
 		fo.listChanged(listenTools, "notifications/tools/list_changed", (*session).wantsListChanged, n.ID)
 	case ports.NoticeResourcesChanged:
-		fo.resources.cache.Clear()
+		fo.resources.cache.invalidate()
 		fo.listChanged(listenResources, "notifications/resources/list_changed", (*session).wantsResourceListChanged, n.ID)
 	case ports.NoticePromptsChanged:
-		fo.prompts.cache.Clear()
+		fo.prompts.cache.invalidate()
 		fo.listChanged(listenPrompts, "notifications/prompts/list_changed", (*session).wantsPromptListChanged, n.ID)
 	case ports.NoticeVisibilityChanged:
 		fo.visibilityChanged(n.ID)

@@ -65,6 +65,21 @@ func (g *gatedTool) waitStarted(t *testing.T) int {
 	return testtools.Recv(t, g.started, 30*time.Second, "no call started")
 }
 
+// expectStarted fails unless the next call that starts is call want.
+func (g *gatedTool) expectStarted(t *testing.T, want int) {
+	t.Helper()
+	if n := g.waitStarted(t); n != want {
+		t.Fatalf("call %d started, want call %d", n, want)
+	}
+}
+
+// finish lets call n answer and checks that c receives its result.
+func (g *gatedTool) finish(t *testing.T, c *client, n int) {
+	t.Helper()
+	close(g.release[n])
+	equalJSON(t, c.recv(), slowResult(n))
+}
+
 // notStarted fails if a call starts within a short time.
 func (g *gatedTool) notStarted(t *testing.T) {
 	t.Helper()
@@ -94,21 +109,15 @@ func TestInFlightBytesPauseReading(t *testing.T) {
 	c.send(slowCall(1, 3000))
 	c.send(slowCall(2, 3000)) // does not fit beside call 1
 	c.send(ping)
-	if n := g.waitStarted(t); n != 1 {
-		t.Fatalf("call %d started first", n)
-	}
+	g.expectStarted(t, 1)
 	g.notStarted(t)
 	c.expectNothing() // the ping is not read yet
 
-	close(g.release[1])
-	equalJSON(t, c.recv(), slowResult(1))
-	if n := g.waitStarted(t); n != 2 {
-		t.Fatalf("call %d started", n)
-	}
+	g.finish(t, c, 1)
+	g.expectStarted(t, 2)
 	// Reading has resumed, while call 2 still runs.
 	equalJSON(t, c.recv(), pingResp)
-	close(g.release[2])
-	equalJSON(t, c.recv(), slowResult(2))
+	g.finish(t, c, 2)
 }
 
 // A small call that fits beside the calls in flight is served at once, and
@@ -126,16 +135,11 @@ func TestInFlightBytesAdmitsWhatFits(t *testing.T) {
 	}
 	c.send(slowCall(3, 10000)) // larger than the budget: waits for both
 	g.notStarted(t)
-	close(g.release[1])
-	equalJSON(t, c.recv(), slowResult(1))
+	g.finish(t, c, 1)
 	g.notStarted(t)
-	close(g.release[2])
-	equalJSON(t, c.recv(), slowResult(2))
-	if n := g.waitStarted(t); n != 3 {
-		t.Fatalf("call %d started", n)
-	}
-	close(g.release[3])
-	equalJSON(t, c.recv(), slowResult(3))
+	g.finish(t, c, 2)
+	g.expectStarted(t, 3)
+	g.finish(t, c, 3)
 	equalJSON(t, c.roundTrip(ping), pingResp)
 }
 
@@ -173,11 +177,8 @@ func TestInFlightBytesListenStreamsGiveBack(t *testing.T) {
 		}
 	}
 	c.send(slowCall(1, 3000))
-	if n := g.waitStarted(t); n != 1 {
-		t.Fatalf("call %d started", n)
-	}
-	close(g.release[1])
-	equalJSON(t, c.recv(), slowResult(1))
+	g.expectStarted(t, 1)
+	g.finish(t, c, 1)
 }
 
 // A call waiting for the client's answer (elicitation) gives its bytes
@@ -223,27 +224,18 @@ func TestInFlightBytesPerClientAcrossConnections(t *testing.T) {
 		c.initialize("2025-11-25")
 	}
 	a.send(slowCall(1, 3000))
-	if n := g.waitStarted(t); n != 1 {
-		t.Fatalf("call %d started", n)
-	}
+	g.expectStarted(t, 1)
 	b.send(slowCall(2, 3000)) // the client's budget holds call 1
 	b.send(ping)
 	g.notStarted(t)
 	b.expectNothing() // b's reader waits: the ping is not read
 	other.send(slowCall(3, 3000))
-	if n := g.waitStarted(t); n != 3 {
-		t.Fatalf("call %d started, want the other client's", n)
-	}
-	close(g.release[1])
-	equalJSON(t, a.recv(), slowResult(1))
-	if n := g.waitStarted(t); n != 2 {
-		t.Fatalf("call %d started", n)
-	}
+	g.expectStarted(t, 3)
+	g.finish(t, a, 1)
+	g.expectStarted(t, 2)
 	equalJSON(t, b.recv(), pingResp)
-	close(g.release[2])
-	equalJSON(t, b.recv(), slowResult(2))
-	close(g.release[3])
-	equalJSON(t, other.recv(), slowResult(3))
+	g.finish(t, b, 2)
+	g.finish(t, other, 3)
 }
 
 // The total over every client (MaxInFlightBytes) pauses any connection
@@ -257,16 +249,10 @@ func TestInFlightBytesTotal(t *testing.T) {
 	a.initialize("2025-11-25")
 	b.initialize("2025-11-25")
 	a.send(slowCall(1, 3000))
-	if n := g.waitStarted(t); n != 1 {
-		t.Fatalf("call %d started", n)
-	}
+	g.expectStarted(t, 1)
 	b.send(slowCall(2, 3000))
 	g.notStarted(t)
-	close(g.release[1])
-	equalJSON(t, a.recv(), slowResult(1))
-	if n := g.waitStarted(t); n != 2 {
-		t.Fatalf("call %d started", n)
-	}
-	close(g.release[2])
-	equalJSON(t, b.recv(), slowResult(2))
+	g.finish(t, a, 1)
+	g.expectStarted(t, 2)
+	g.finish(t, b, 2)
 }

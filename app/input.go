@@ -183,33 +183,29 @@ func (rc *RequestContext) Ask(ctx context.Context, reqs ...InputRequest) (InputR
 // Elicit asks the user (elicitation/create) and returns the answer; see
 // [RequestContext.Ask].
 func (rc *RequestContext) Elicit(ctx context.Context, key string, p domain.ElicitParams) (*domain.ElicitResult, error) {
-	res, err := rc.Ask(ctx, ElicitInput(key, p))
-	if err != nil {
-		return nil, err
-	}
-	v, _ := res.Elicitation(key)
-	return v, nil
+	return askOne(ctx, rc, ElicitInput(key, p), InputResponses.Elicitation)
 }
 
 // CreateMessage asks the client's LLM for a completion
 // (sampling/createMessage); see [RequestContext.Ask].
 func (rc *RequestContext) CreateMessage(ctx context.Context, key string, p domain.CreateMessageParams) (*domain.CreateMessageResult, error) {
-	res, err := rc.Ask(ctx, SamplingInput(key, p))
-	if err != nil {
-		return nil, err
-	}
-	v, _ := res.Sampling(key)
-	return v, nil
+	return askOne(ctx, rc, SamplingInput(key, p), InputResponses.Sampling)
 }
 
 // ListRoots asks for the client's roots (roots/list); see
 // [RequestContext.Ask].
 func (rc *RequestContext) ListRoots(ctx context.Context, key string) (*domain.ListRootsResult, error) {
-	res, err := rc.Ask(ctx, RootsInput(key))
+	return askOne(ctx, rc, RootsInput(key), InputResponses.Roots)
+}
+
+// askOne asks req alone and returns its answer, read with get.
+func askOne[T any](ctx context.Context, rc *RequestContext, req InputRequest, get func(InputResponses, string) (T, bool)) (T, error) {
+	res, err := rc.Ask(ctx, req)
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
-	v, _ := res.Roots(key)
+	v, _ := get(res, req.key)
 	return v, nil
 }
 

@@ -114,23 +114,12 @@ func (pc *promptCatalog) add(p Prompt) error {
 }
 
 // AddPrompts registers several prompts and stops at the first error.
-func (e *Engine) AddPrompts(ps ...Prompt) error {
-	for _, p := range ps {
-		if err := e.AddPrompt(p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (e *Engine) AddPrompts(ps ...Prompt) error { return addEach(ps, e.AddPrompt) }
 
 // RemovePrompt removes the prompt name and reports whether it was
 // registered.
 func (e *Engine) RemovePrompt(name string) bool {
-	if e.prompts.registry == nil || !e.prompts.registry.Remove(name) {
-		return false
-	}
-	e.prompts.changed()
-	return true
+	return e.prompts.registry != nil && announce(e.prompts.registry.Remove(name), e.prompts.changed)
 }
 
 // has reports whether a prompt is registered: the prompts

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -21,23 +20,10 @@ import (
 type promptCatalog struct {
 	registry ports.PromptRegistry // nil: no prompts
 	policy   domain.RevisionPolicy
-	cache    sync.Map // resKey -> encoded prompt
+	cache    encodingCache
 	log      ports.Logger
 
 	catalogParts
-}
-
-func (pc *promptCatalog) encoded(p *domain.Prompt, rev domain.Revision) ([]byte, error) {
-	k := resKey{p, rev}
-	if b, ok := pc.cache.Load(k); ok {
-		return b.([]byte), nil
-	}
-	b, err := pc.policy.ShapePrompt(p, rev).AppendJSON(nil)
-	if err != nil {
-		return nil, err
-	}
-	pc.cache.Store(k, b)
-	return b, nil
 }
 
 func (pc *promptCatalog) list(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
@@ -48,7 +34,9 @@ func (pc *promptCatalog) list(ctx context.Context, m message, p *wireParams, ci 
 	}
 	return encodePage(pc.res, m, p, ci, "prompts", items,
 		func(r ports.RegisteredPrompt) string { return r.Prompt.Name },
-		func(r ports.RegisteredPrompt) ([]byte, error) { return pc.encoded(r.Prompt, ci.rev) })
+		func(r ports.RegisteredPrompt) ([]byte, error) {
+			return cachedEncoding(&pc.cache, pc.policy, r.Prompt, ci.rev, domain.RevisionPolicy.ShapePrompt)
+		})
 }
 
 // stringMap decodes an optional JSON object of strings (prompt arguments,
@@ -110,14 +98,7 @@ func (pc *promptCatalog) get(ctx context.Context, m message, p *wireParams, ci c
 		if out, rerr, ok := pc.input.errorResult(ctx, m, ci, rc.input, err); ok {
 			return out, rerr
 		}
-		var pe *domain.ProtocolError
-		if errors.As(err, &pe) {
-			return nil, &rpcError{id: m.id, err: pe}
-		}
-		if ctx.Err() == nil && err != errPanic {
-			logf(pc.log, ctx, slog.LevelError, "hexmcp: prompt handler failed", slog.Any("prompt", name), slog.Any("error", err))
-		}
-		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+		return nil, handlerFailed(ctx, pc.log, m, err, "hexmcp: prompt handler failed", slog.Any("prompt", name))
 	}
 	shaped := ci.features.ShapePromptResult(res)
 	b := appendResponseHead(make([]byte, 0, 256), m.id)

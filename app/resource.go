@@ -297,33 +297,18 @@ func (e *Engine) AddResourceTemplate(t Resource) error {
 
 // AddResources registers several resources or templates and stops at the
 // first error.
-func (e *Engine) AddResources(rs ...Resource) error {
-	for _, r := range rs {
-		if err := e.AddResource(r); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (e *Engine) AddResources(rs ...Resource) error { return addEach(rs, e.AddResource) }
 
 // RemoveResource removes the resource at uri and reports whether it was
 // registered.
 func (e *Engine) RemoveResource(uri string) bool {
-	if e.resources.registry == nil || !e.resources.registry.Remove(uri) {
-		return false
-	}
-	e.resources.changed()
-	return true
+	return e.resources.registry != nil && announce(e.resources.registry.Remove(uri), e.resources.changed)
 }
 
 // RemoveResourceTemplate removes the template of that URI template and
 // reports whether it was registered.
 func (e *Engine) RemoveResourceTemplate(uriTemplate string) bool {
-	if e.resources.registry == nil || !e.resources.registry.RemoveTemplate(uriTemplate) {
-		return false
-	}
-	e.resources.changed()
-	return true
+	return e.resources.registry != nil && announce(e.resources.registry.RemoveTemplate(uriTemplate), e.resources.changed)
 }
 
 // has reports whether anything is registered in the resource

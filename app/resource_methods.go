@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -22,45 +21,13 @@ import (
 type resourceCatalog struct {
 	registry             ports.ResourceRegistry // nil: no resources
 	policy               domain.RevisionPolicy
-	maxURILength         int      // Options.MaxURILength
-	maxSubscriptions     int      // Options.MaxSubscriptions
-	maxSubscriptionBytes int      // Options.MaxSubscriptionBytes
-	cache                sync.Map // resKey -> encoded resource or template
+	maxURILength         int // Options.MaxURILength
+	maxSubscriptions     int // Options.MaxSubscriptions
+	maxSubscriptionBytes int // Options.MaxSubscriptionBytes
+	cache                encodingCache
 	log                  ports.Logger
 
 	catalogParts
-}
-
-// resKey keys the encoded form of a resource or template per revision.
-type resKey struct {
-	p any // *domain.Resource or *domain.ResourceTemplate
-	r domain.Revision
-}
-
-func (rs *resourceCatalog) encoded(r *domain.Resource, rev domain.Revision) ([]byte, error) {
-	k := resKey{r, rev}
-	if b, ok := rs.cache.Load(k); ok {
-		return b.([]byte), nil
-	}
-	b, err := rs.policy.ShapeResource(r, rev).AppendJSON(nil)
-	if err != nil {
-		return nil, err
-	}
-	rs.cache.Store(k, b)
-	return b, nil
-}
-
-func (rs *resourceCatalog) encodedTemplate(t *domain.ResourceTemplate, rev domain.Revision) ([]byte, error) {
-	k := resKey{t, rev}
-	if b, ok := rs.cache.Load(k); ok {
-		return b.([]byte), nil
-	}
-	b, err := rs.policy.ShapeResourceTemplate(t, rev).AppendJSON(nil)
-	if err != nil {
-		return nil, err
-	}
-	rs.cache.Store(k, b)
-	return b, nil
 }
 
 // pageStart finds where a page begins: after the item whose key the cursor
@@ -129,7 +96,9 @@ func (rs *resourceCatalog) list(ctx context.Context, m message, p *wireParams, c
 	}
 	return encodePage(rs.res, m, p, ci, "resources", items,
 		func(r ports.RegisteredResource) string { return r.Resource.URI },
-		func(r ports.RegisteredResource) ([]byte, error) { return rs.encoded(r.Resource, ci.rev) })
+		func(r ports.RegisteredResource) ([]byte, error) {
+			return cachedEncoding(&rs.cache, rs.policy, r.Resource, ci.rev, domain.RevisionPolicy.ShapeResource)
+		})
 }
 
 func (rs *resourceCatalog) listTemplates(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
@@ -143,7 +112,7 @@ func (rs *resourceCatalog) listTemplates(ctx context.Context, m message, p *wire
 	return encodePage(rs.res, m, p, ci, "resourceTemplates", items,
 		func(t ports.RegisteredResourceTemplate) string { return t.Template.URITemplate },
 		func(t ports.RegisteredResourceTemplate) ([]byte, error) {
-			return rs.encodedTemplate(t.Template, ci.rev)
+			return cachedEncoding(&rs.cache, rs.policy, t.Template, ci.rev, domain.RevisionPolicy.ShapeResourceTemplate)
 		})
 }
 
@@ -241,14 +210,7 @@ func (rs *resourceCatalog) read(ctx context.Context, m message, p *wireParams, c
 		if errors.Is(err, domain.ErrResourceNotFound) {
 			return nil, rs.notFound(m, ci, uri)
 		}
-		var pe *domain.ProtocolError
-		if errors.As(err, &pe) {
-			return nil, &rpcError{id: m.id, err: pe}
-		}
-		if ctx.Err() == nil && err != errPanic {
-			logf(rs.log, ctx, slog.LevelError, "hexmcp: resource handler failed", slog.Any("uri", uri), slog.Any("error", err))
-		}
-		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+		return nil, handlerFailed(ctx, rs.log, m, err, "hexmcp: resource handler failed", slog.Any("uri", uri))
 	}
 	b := appendResponseHead(make([]byte, 0, 256), m.id)
 	b = append(b, '{')

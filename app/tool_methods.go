@@ -26,7 +26,7 @@ type toolCatalog struct {
 	validator  ports.SchemaValidator // nil: no validation (Options.DisableValidation)
 	policy     domain.RevisionPolicy
 	middleware ToolHandler // Options.ToolMiddleware, composed (nil: none)
-	cache      toolListCache
+	cache      encodingCache
 	log        ports.Logger
 
 	catalogParts
@@ -49,22 +49,32 @@ type catalogParts struct {
 	bus   *noticeBus
 }
 
-// toolListCache keeps each tool's encoded form per revision.
-type toolListCache struct{ m sync.Map } // toolKey -> []byte
+// encodingCache keeps the encoded form of each listed item (a tool,
+// prompt, resource or resource template) per revision, until its list
+// changes.
+type encodingCache struct{ m sync.Map } // encodingKey[P] -> []byte
 
-type toolKey struct {
-	t *domain.Tool
-	r domain.Revision
+type encodingKey[P any] struct {
+	item P
+	r    domain.Revision
 }
 
-func (c *toolListCache) invalidate() { c.m.Clear() }
+func (c *encodingCache) invalidate() { c.m.Clear() }
 
-func (c *toolListCache) encoded(p domain.RevisionPolicy, t *domain.Tool, r domain.Revision) ([]byte, error) {
-	k := toolKey{t, r}
+// listedItem is a pointer to what a list result holds.
+type listedItem interface {
+	comparable
+	AppendJSON(b []byte) ([]byte, error)
+}
+
+// cachedEncoding returns item as revision r's list carries it: shaped by
+// shape (a RevisionPolicy method) and encoded, once per item and revision.
+func cachedEncoding[P listedItem](c *encodingCache, p domain.RevisionPolicy, item P, r domain.Revision, shape func(domain.RevisionPolicy, P, domain.Revision) P) ([]byte, error) {
+	k := encodingKey[P]{item, r}
 	if b, ok := c.m.Load(k); ok {
 		return b.([]byte), nil
 	}
-	b, err := p.ShapeTool(t, r).AppendJSON(nil)
+	b, err := shape(p, item, r).AppendJSON(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +123,7 @@ func (tc *toolCatalog) list(ctx context.Context, m message, p *wireParams, ci ca
 	// one buffer of about its size.
 	size := 256 + len(m.id)
 	for _, t := range tools[start:end] {
-		enc, err := tc.cache.encoded(tc.policy, t.Tool, ci.rev)
+		enc, err := cachedEncoding(&tc.cache, tc.policy, t.Tool, ci.rev, domain.RevisionPolicy.ShapeTool)
 		if err != nil {
 			logf(tc.log, context.Background(), slog.LevelError, "hexmcp: encoding a tool failed", slog.Any("tool", t.Tool.Name), slog.Any("error", err))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
@@ -133,7 +143,7 @@ func (tc *toolCatalog) list(ctx context.Context, m message, p *wireParams, ci ca
 		if i > 0 {
 			b = append(b, ',')
 		}
-		enc, err := tc.cache.encoded(tc.policy, t.Tool, ci.rev) // cached by the first loop
+		enc, err := cachedEncoding(&tc.cache, tc.policy, t.Tool, ci.rev, domain.RevisionPolicy.ShapeTool) // cached by the first loop
 		if err != nil {
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 		}
@@ -197,14 +207,7 @@ func (tc *toolCatalog) call(ctx context.Context, m message, p *wireParams, ci ca
 		if errors.As(err, &ae) {
 			return tc.invalidArguments(m, ci, name, ae.Error())
 		}
-		var pe *domain.ProtocolError
-		if errors.As(err, &pe) {
-			return nil, &rpcError{id: m.id, err: pe}
-		}
-		if ctx.Err() == nil && err != errPanic {
-			logf(tc.log, ctx, slog.LevelError, "hexmcp: tool failed", slog.Any("tool", name), slog.Any("error", err))
-		}
-		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+		return nil, handlerFailed(ctx, tc.log, m, err, "hexmcp: tool failed", slog.Any("tool", name))
 	}
 	out, err := ci.features.WrapValue(rt.Tool, value)
 	if err != nil {
@@ -309,6 +312,22 @@ func (tc *toolCatalog) invoke(ctx context.Context, rt ports.RegisteredTool, args
 }
 
 var errPanic = errors.New("tool handler panicked")
+
+// handlerFailed answers a request whose handler (a tool, prompt, resource
+// or completer) failed with err, when nothing more particular applies: a
+// *domain.ProtocolError is sent as it is; anything else as an internal
+// error, logged as msg with attrs unless the request was cancelled or the
+// handler panicked (logged then).
+func handlerFailed(ctx context.Context, log ports.Logger, m message, err error, msg string, attrs ...slog.Attr) *rpcError {
+	var pe *domain.ProtocolError
+	if errors.As(err, &pe) {
+		return &rpcError{id: m.id, err: pe}
+	}
+	if ctx.Err() == nil && err != errPanic {
+		logf(log, ctx, slog.LevelError, msg, append(attrs, slog.Any("error", err))...)
+	}
+	return newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
+}
 
 // prepare checks a tool's definition and compiles its schemas.
 func (tc *toolCatalog) prepare(t Tool) (ports.RegisteredTool, error) {

@@ -84,7 +84,7 @@ func (t *commandTransport) Connect(_ context.Context, opts ConnOptions) (Conn, e
 		p.err = cmd.Wait()
 		close(p.exited)
 	}()
-	lc := newLineConn(outR, inW, opts.MaxMessageBytes, func() error { return p.stop(outR) })
+	lc := newLineConn(outR, inW, opts.maxMessage(), func() error { return p.stop(outR) })
 	return &commandConn{lineConn: lc, p: p}, nil
 }
 

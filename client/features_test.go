@@ -148,16 +148,24 @@ func TestToolListChanged(t *testing.T) {
 				t.Fatal(err)
 			}
 			name := "extra_" + tr.name
-			if err := srv.AddTool(hexmcp.Func(add, hexmcp.WithName(name))); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { srv.RemoveTool(name) })
-			<-changed
-			tools, err := client.Collect(s.ListTools(t.Context()))
-			if err != nil || !containsTool(tools, name) {
-				t.Fatalf("after the change: %v %v", tools, err)
-			}
+			addToolSeen(t, srv, s, changed, name)
 		})
+	}
+}
+
+// addToolSeen adds the tool name (add) to srv until the test ends, waits
+// for changed (the session's ToolListChanged) and checks that the session
+// lists the tool then.
+func addToolSeen(t *testing.T, srv *hexmcp.Server, s *client.Session, changed <-chan struct{}, name string) {
+	t.Helper()
+	if err := srv.AddTool(hexmcp.Func(add, hexmcp.WithName(name))); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.RemoveTool(name) })
+	<-changed
+	tools, err := client.Collect(s.ListTools(t.Context()))
+	if err != nil || !containsTool(tools, name) {
+		t.Fatalf("after the change: %v %v", tools, err)
 	}
 }
 

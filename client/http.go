@@ -88,15 +88,7 @@ type httpTransport struct {
 }
 
 func (t *httpTransport) Connect(_ context.Context, opts ConnOptions) (Conn, error) {
-	hc := t.opts.Client
-	if hc == nil {
-		hc = http.DefaultClient
-	}
 	base, stop := context.WithCancel(context.Background())
-	max := opts.MaxMessageBytes
-	if max <= 0 {
-		max = DefaultMaxMessageBytes
-	}
 	o := t.opts
 	if o.MaxReconnects == 0 {
 		o.MaxReconnects = DefaultMaxReconnects
@@ -104,7 +96,7 @@ func (t *httpTransport) Connect(_ context.Context, opts ConnOptions) (Conn, erro
 	if o.ReconnectDelay <= 0 {
 		o.ReconnectDelay = DefaultReconnectDelay
 	}
-	return &httpConn{url: t.url, client: hc, header: t.opts.Header.Clone(), max: max, opts: o,
+	return &httpConn{url: t.url, client: httpClientOr(t.opts.Client), header: t.opts.Header.Clone(), max: opts.maxMessage(), opts: o,
 		in: make(chan inItem, 16), base: base, stop: stop}, nil
 }
 

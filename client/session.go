@@ -617,6 +617,19 @@ func (s *Session) cancelHandler(id string) {
 
 // answer runs the handler of one of the server's questions and returns
 // its answer.
+// handlerResult is the answer of an Options handler (named so in the
+// error) to a server request: its error, or its result, which must not be
+// nil.
+func handlerResult[R any](res *R, err error, named string) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, errors.New("client: the " + named + " handler returned no result")
+	}
+	return res, nil
+}
+
 func (s *Session) answer(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	o := &s.c.opts
 	switch method {
@@ -629,13 +642,7 @@ func (s *Session) answer(ctx context.Context, method string, params json.RawMess
 			return nil, &RPCError{Code: domain.CodeInvalidParams, Message: "Invalid params: " + err.Error()}
 		}
 		res, err := o.Elicitation(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		if res == nil {
-			return nil, errors.New("client: the Elicitation handler returned no result")
-		}
-		return res, nil
+		return handlerResult(res, err, "Elicitation")
 	case domain.MethodCreateMessage:
 		if o.Sampling == nil {
 			return nil, methodNotFound(method)
@@ -645,13 +652,7 @@ func (s *Session) answer(ctx context.Context, method string, params json.RawMess
 			return nil, &RPCError{Code: domain.CodeInvalidParams, Message: "Invalid params: " + err.Error()}
 		}
 		res, err := o.Sampling(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		if res == nil {
-			return nil, errors.New("client: the Sampling handler returned no result")
-		}
-		return res, nil
+		return handlerResult(res, err, "Sampling")
 	case domain.MethodListRoots:
 		if o.Roots == nil {
 			return nil, methodNotFound(method)

@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -15,6 +16,25 @@ import (
 func showcaseHTTP(t *testing.T) string {
 	t.Helper()
 	return strings.TrimSuffix(showcasebin.Serve(t.Context(), t, showcasebin.Build(t, showcasebin.Options{}), "http", nil), "/mcp")
+}
+
+// checkCountDownAndLog calls the showcase's countDown (2 steps) with a
+// progress callback and checks its answer and progress, then logWork;
+// logs are the log records the session received (its Logging appends
+// them), of which there must be one at least.
+func checkCountDownAndLog(ctx context.Context, t *testing.T, s *client.Session, logs *[]string) {
+	t.Helper()
+	var steps int
+	pctx := client.WithProgress(ctx, func(client.Progress) { steps++ })
+	if res, err := s.CallTool(pctx, "countDown", map[string]any{"steps": 2}); err != nil || res.Text() != "Counted down 2 steps" || steps != 2 {
+		t.Errorf("countDown = %+v, %v, %d progress notifications", res, err, steps)
+	}
+	if _, err := s.CallTool(ctx, "logWork", nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(*logs) == 0 {
+		t.Errorf("no log record reached the client")
+	}
 }
 
 // The showcase over HTTP+SSE, over Streamable HTTP's GET stream and over
@@ -42,17 +62,7 @@ func TestHTTPShowcase(t *testing.T) {
 					LogLevel: domain.LogInfo,
 					Logging:  func(m client.LogMessage) { logs = append(logs, string(m.Level)) },
 				}), tr)
-				var steps int
-				pctx := client.WithProgress(ctx, func(client.Progress) { steps++ })
-				if res, err := s.CallTool(pctx, "countDown", map[string]any{"steps": 2}); err != nil || res.Text() != "Counted down 2 steps" || steps != 2 {
-					t.Errorf("countDown = %+v, %v, %d progress notifications", res, err, steps)
-				}
-				if _, err := s.CallTool(ctx, "logWork", nil); err != nil {
-					t.Fatal(err)
-				}
-				if len(logs) == 0 {
-					t.Errorf("no log record reached the client")
-				}
+				checkCountDownAndLog(ctx, t, s, &logs)
 				res, err := s.ReadResource(ctx, "showcase://readme")
 				if err != nil || len(res.Contents) != 1 {
 					t.Fatalf("readme: %+v, %v", res, err)

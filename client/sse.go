@@ -38,14 +38,8 @@ type sseTransport struct {
 }
 
 func (t *sseTransport) Connect(ctx context.Context, opts ConnOptions) (Conn, error) {
-	hc := t.opts.Client
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	max := opts.MaxMessageBytes
-	if max <= 0 {
-		max = DefaultMaxMessageBytes
-	}
+	hc := httpClientOr(t.opts.Client)
+	max := opts.maxMessage()
 	base, err := url.Parse(t.url)
 	if err != nil {
 		return nil, fmt.Errorf("client: the SSE URL: %w", err)

@@ -57,17 +57,7 @@ func TestStdioShowcase(t *testing.T) {
 			} else if !res.IsError {
 				t.Errorf("bookTable without elicitation = %q, want a tool error", res.Text())
 			}
-			var steps int
-			pctx := client.WithProgress(ctx, func(client.Progress) { steps++ })
-			if res, err := s.CallTool(pctx, "countDown", map[string]any{"steps": 2}); err != nil || res.Text() != "Counted down 2 steps" || steps != 2 {
-				t.Errorf("countDown = %+v, %v, %d progress notifications", res, err, steps)
-			}
-			if _, err := s.CallTool(ctx, "logWork", nil); err != nil {
-				t.Fatal(err)
-			}
-			if len(logs) == 0 {
-				t.Errorf("no log record reached the client")
-			}
+			checkCountDownAndLog(ctx, t, s, &logs)
 		})
 	}
 }

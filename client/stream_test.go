@@ -133,15 +133,7 @@ func TestGetStream(t *testing.T) {
 				PromptListChanged: func() { changed <- struct{}{} },
 			}), client.HTTPTransport(serveHTTP(t, srv), client.HTTPOptions{}))
 			name := "extra_get_" + string(rev)
-			if err := srv.AddTool(hexmcp.Func(add, hexmcp.WithName(name))); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { srv.RemoveTool(name) })
-			<-changed
-			tools, err := client.Collect(s.ListTools(t.Context()))
-			if err != nil || !containsTool(tools, name) {
-				t.Fatalf("after the change: %v %v", tools, err)
-			}
+			addToolSeen(t, srv, s, changed, name)
 		})
 	}
 	// Without it, nothing is asked.

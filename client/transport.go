@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sync"
 
 	"github.com/hexmcp/hexmcp/ports"
@@ -30,6 +31,23 @@ type ConnOptions struct {
 	// Read with an error that wraps ports.ErrMessageTooLarge: the session
 	// ends, and its calls fail with that error.
 	MaxMessageBytes int64
+}
+
+// maxMessage is MaxMessageBytes, or DefaultMaxMessageBytes when it is not
+// set (a Transport used without a Client).
+func (o ConnOptions) maxMessage() int64 {
+	if o.MaxMessageBytes <= 0 {
+		return DefaultMaxMessageBytes
+	}
+	return o.MaxMessageBytes
+}
+
+// httpClientOr returns c, or http.DefaultClient when c is nil.
+func httpClientOr(c *http.Client) *http.Client {
+	if c == nil {
+		return http.DefaultClient
+	}
+	return c
 }
 
 // Conn is one connection to a server: JSON-RPC messages each way. A
@@ -64,7 +82,7 @@ func (t *ioTransport) Connect(_ context.Context, opts ConnOptions) (Conn, error)
 	if !first {
 		return nil, errors.New("client: an IOTransport serves one session")
 	}
-	return newLineConn(t.r, t.w, opts.MaxMessageBytes, nil), nil
+	return newLineConn(t.r, t.w, opts.maxMessage(), nil), nil
 }
 
 // lineConn is a connection of newline-delimited messages.
@@ -80,9 +98,6 @@ type lineConn struct {
 }
 
 func newLineConn(r io.ReadCloser, w io.WriteCloser, max int64, onClose func() error) *lineConn {
-	if max <= 0 {
-		max = DefaultMaxMessageBytes
-	}
 	return &lineConn{br: bufio.NewReaderSize(r, 64<<10), r: r, w: w, max: max, wsem: make(chan struct{}, 1), onClose: onClose}
 }
 

@@ -54,11 +54,7 @@ func (t *wsTransport) Connect(ctx context.Context, opts ConnOptions) (Conn, erro
 		ws.Close()
 		return nil, fmt.Errorf("client: websocket %s: the server did not select the subprotocol mcp", t.url)
 	}
-	max := opts.MaxMessageBytes
-	if max <= 0 {
-		max = DefaultMaxMessageBytes
-	}
-	ws.SetReadLimit(max)
+	ws.SetReadLimit(opts.maxMessage())
 	return &wsConn{ws: ws, wsem: make(chan struct{}, 1)}, nil
 }
 

@@ -196,26 +196,8 @@ func (c *ResourceLink) MarshalJSON() ([]byte, error) {
 }
 
 func (c *ResourceLink) appendJSON(b []byte) ([]byte, error) {
-	b = append(b, `{"type":"resource_link","uri":`...)
-	b = appendJSONString(b, c.URI)
-	b = append(b, `,"name":`...)
-	b = appendJSONString(b, c.Name)
-	b = appendOptString(b, "title", c.Title)
-	b = appendOptString(b, "description", c.Description)
-	b = appendOptString(b, "mimeType", c.MimeType)
-	if c.Size != nil {
-		var err error
-		if b, err = appendMember(b, "size", *c.Size); err != nil {
-			return nil, err
-		}
-	}
-	if len(c.Icons) > 0 {
-		var err error
-		if b, err = appendMember(b, "icons", c.Icons); err != nil {
-			return nil, err
-		}
-	}
-	return closeBlock(b, c.Annotations, c.Meta)
+	return appendResourceJSON(b, `{"type":"resource_link","uri":`, &Resource{URI: c.URI, Name: c.Name, Title: c.Title,
+		Description: c.Description, MimeType: c.MimeType, Size: c.Size, Icons: c.Icons, Annotations: c.Annotations, Meta: c.Meta})
 }
 
 // MarshalJSON encodes the block in its wire form.
@@ -301,6 +283,14 @@ func appendMember(b []byte, key string, v any) ([]byte, error) {
 	b = append(b, key...)
 	b = append(b, '"', ':')
 	return append(b, raw...), nil
+}
+
+// appendIcons appends the member "icons" when there are icons.
+func appendIcons(b []byte, icons []Icon) ([]byte, error) {
+	if len(icons) == 0 {
+		return b, nil
+	}
+	return appendMember(b, "icons", icons)
 }
 
 // closeBlock appends annotations and _meta when set, and the closing brace.

@@ -169,20 +169,14 @@ func (r *GetPromptResult) Validate() error {
 // before 2025-11-25 are removed. p is not modified.
 func (f Features) shapePrompt(p *Prompt) *Prompt {
 	s := *p
-	if !f.ToolTitle {
-		s.Title = ""
-		if len(p.Arguments) > 0 {
-			s.Arguments = make([]PromptArgument, len(p.Arguments))
-			for i, a := range p.Arguments {
-				a.Title = ""
-				s.Arguments[i] = a
-			}
+	f.stripListed(&s.Title, &s.Icons, &s.Meta)
+	if !f.ToolTitle && len(p.Arguments) > 0 {
+		s.Arguments = make([]PromptArgument, len(p.Arguments))
+		for i, a := range p.Arguments {
+			a.Title = ""
+			s.Arguments[i] = a
 		}
 	}
-	if !f.Icons {
-		s.Icons = nil
-	}
-	s.Meta = stripMeta(p.Meta, f)
 	return &s
 }
 
@@ -219,10 +213,8 @@ func (p *Prompt) AppendJSON(b []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if len(p.Icons) > 0 {
-		if b, err = appendMember(b, "icons", p.Icons); err != nil {
-			return nil, err
-		}
+	if b, err = appendIcons(b, p.Icons); err != nil {
+		return nil, err
 	}
 	return closeBlock(b, nil, p.Meta)
 }

@@ -130,13 +130,7 @@ func validateResourceURI(uri string) error {
 // annotations.lastModified before 2025-06-18 are removed. r is not modified.
 func (f Features) shapeResource(r *Resource) *Resource {
 	s := *r
-	if !f.ToolTitle {
-		s.Title = ""
-	}
-	if !f.Icons {
-		s.Icons = nil
-	}
-	s.Meta = stripMeta(r.Meta, f)
+	f.stripListed(&s.Title, &s.Icons, &s.Meta)
 	s.Annotations = stripAnn(r.Annotations, f)
 	return &s
 }
@@ -149,13 +143,7 @@ func (p RevisionPolicy) ShapeResource(r *Resource, rev Revision) *Resource {
 // shapeResourceTemplate is [RevisionPolicy.ShapeResource] for templates.
 func (f Features) shapeResourceTemplate(t *ResourceTemplate) *ResourceTemplate {
 	s := *t
-	if !f.ToolTitle {
-		s.Title = ""
-	}
-	if !f.Icons {
-		s.Icons = nil
-	}
-	s.Meta = stripMeta(t.Meta, f)
+	f.stripListed(&s.Title, &s.Icons, &s.Meta)
 	s.Annotations = stripAnn(t.Annotations, f)
 	return &s
 }
@@ -176,7 +164,15 @@ func (f Features) ShapeResourceContents(c ResourceContents) ResourceContents {
 // are left out. Shape it for the revision first with
 // [RevisionPolicy.ShapeResource].
 func (r *Resource) AppendJSON(b []byte) ([]byte, error) {
-	b = append(b, `{"uri":`...)
+	return appendResourceJSON(b, `{"uri":`, r)
+}
+
+// appendResourceJSON appends the wire form that a resource, a resource
+// template and a resource link share: head (the opening, up to the key of
+// the first member), r.URI as that member's value, then r's other fields;
+// unset optional fields are left out.
+func appendResourceJSON(b []byte, head string, r *Resource) ([]byte, error) {
+	b = append(b, head...)
 	b = appendJSONString(b, r.URI)
 	b = append(b, `,"name":`...)
 	b = appendJSONString(b, r.Name)
@@ -189,10 +185,8 @@ func (r *Resource) AppendJSON(b []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if len(r.Icons) > 0 {
-		if b, err = appendMember(b, "icons", r.Icons); err != nil {
-			return nil, err
-		}
+	if b, err = appendIcons(b, r.Icons); err != nil {
+		return nil, err
 	}
 	return closeBlock(b, r.Annotations, r.Meta)
 }
@@ -203,20 +197,8 @@ func (r *Resource) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil) }
 // AppendJSON appends the template's wire form to b; unset optional fields
 // are left out.
 func (t *ResourceTemplate) AppendJSON(b []byte) ([]byte, error) {
-	b = append(b, `{"uriTemplate":`...)
-	b = appendJSONString(b, t.URITemplate)
-	b = append(b, `,"name":`...)
-	b = appendJSONString(b, t.Name)
-	b = appendOptString(b, "title", t.Title)
-	b = appendOptString(b, "description", t.Description)
-	b = appendOptString(b, "mimeType", t.MimeType)
-	if len(t.Icons) > 0 {
-		var err error
-		if b, err = appendMember(b, "icons", t.Icons); err != nil {
-			return nil, err
-		}
-	}
-	return closeBlock(b, t.Annotations, t.Meta)
+	return appendResourceJSON(b, `{"uriTemplate":`, &Resource{URI: t.URITemplate, Name: t.Name, Title: t.Title,
+		Description: t.Description, MimeType: t.MimeType, Icons: t.Icons, Annotations: t.Annotations, Meta: t.Meta})
 }
 
 // MarshalJSON encodes the template as it is (unshaped).

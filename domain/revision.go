@@ -171,42 +171,39 @@ func (p RevisionPolicy) AcceptsStateless(requested string) bool {
 // known ones is treated as the newest known one; an older unknown one as
 // 2024-11-05.
 func (p RevisionPolicy) Features(r Revision) Features {
-	f := Features{Revision: r, Era: EraHandshake, ResourceSubscriptions: true}
-	if r >= Revision20250326 {
-		f.ToolAnnotations = true
-		f.AudioContent = true
-		f.CompletionsCapability = true
+	// Each feature with the revisions that have it (see its field's doc).
+	since := func(first Revision) bool { return r >= first }
+	stateless := since(Revision20260728)
+	era := EraHandshake
+	if stateless {
+		era = EraStateless
 	}
-	if r == Revision20250326 {
-		f.Batches = true
+	return Features{
+		Revision:                      r,
+		Era:                           era,
+		ToolAnnotations:               since(Revision20250326),
+		AudioContent:                  since(Revision20250326),
+		CompletionsCapability:         since(Revision20250326),
+		Batches:                       r == Revision20250326,
+		ToolTitle:                     since(Revision20250618),
+		OutputSchema:                  since(Revision20250618),
+		StructuredContent:             since(Revision20250618),
+		ResourceLink:                  since(Revision20250618),
+		Elicitation:                   since(Revision20250618),
+		Meta:                          since(Revision20250618),
+		LastModified:                  since(Revision20250618),
+		Icons:                         since(Revision20251125),
+		InputErrorsAsResults:          since(Revision20251125),
+		ElicitationURL:                since(Revision20251125),
+		SamplingTools:                 since(Revision20251125),
+		SSEPriming:                    since(Revision20251125) && !stateless, // no resumability without sessions
+		AnyStructuredContent:          stateless,
+		ResultType:                    stateless,
+		InputRequired:                 stateless,
+		Caching:                       stateless,
+		ResourceNotFoundInvalidParams: stateless,
+		ResourceSubscriptions:         !stateless, // subscriptions/listen instead
 	}
-	if r >= Revision20250618 {
-		f.ToolTitle = true
-		f.OutputSchema = true
-		f.StructuredContent = true
-		f.ResourceLink = true
-		f.Elicitation = true
-		f.Meta = true
-		f.LastModified = true
-	}
-	if r >= Revision20251125 {
-		f.Icons = true
-		f.InputErrorsAsResults = true
-		f.SSEPriming = true
-		f.ElicitationURL = true
-		f.SamplingTools = true
-	}
-	if r >= Revision20260728 {
-		f.Era = EraStateless
-		f.AnyStructuredContent = true
-		f.ResultType = true
-		f.InputRequired = true
-		f.Caching = true
-		f.ResourceNotFoundInvalidParams = true
-		f.ResourceSubscriptions = false // subscriptions/listen instead
-		f.SSEPriming = false            // no resumability without sessions
-	}
-	return f
 }
 
 // ResourceNotFoundCode is the JSON-RPC error code of a resources/read for a

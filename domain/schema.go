@@ -191,15 +191,15 @@ func (e *SchemaError) Error() string {
 // keyword in place, or is inserted after the keywords listed before it
 // above. No "$schema" keyword is written.
 func InferSchema(t reflect.Type) (json.RawMessage, error) {
-	if t == nil {
-		return nil, &SchemaError{Type: "<nil>", Reason: "the type is nil"}
-	}
-	g := newSchemaGen(t)
-	n, err := g.describe(t)
+	g, err := newRootSchemaGen(t)
 	if err != nil {
 		return nil, err
 	}
-	return g.document(n).json(), nil
+	doc, err := g.rootDocument()
+	if err != nil {
+		return nil, err
+	}
+	return doc.json(), nil
 }
 
 // InferInputSchema is InferSchema for a tool's input: t (or a pointer to it)
@@ -210,10 +210,10 @@ func InferSchema(t reflect.Type) (json.RawMessage, error) {
 // encoding.TextMarshaler, or its JSONSchema method returns no
 // "type":"object") is a *SchemaError too. All the rules of InferSchema apply.
 func InferInputSchema(t reflect.Type) (json.RawMessage, error) {
-	if t == nil {
-		return nil, &SchemaError{Type: "<nil>", Reason: "the type is nil"}
+	g, err := newRootSchemaGen(t)
+	if err != nil {
+		return nil, err
 	}
-	g := newSchemaGen(t)
 	base, err := g.deref(t)
 	if err != nil {
 		return nil, err
@@ -221,11 +221,10 @@ func InferInputSchema(t reflect.Type) (json.RawMessage, error) {
 	if base.Kind() != reflect.Struct && (base.Kind() != reflect.Map || base.Key().Kind() != reflect.String) {
 		return nil, g.fail("tool input must be a struct or a map with string keys, not %s", base)
 	}
-	n, err := g.describe(t)
+	doc, err := g.rootDocument()
 	if err != nil {
 		return nil, err
 	}
-	doc := g.document(n)
 	if doc.schemaType() != "object" {
 		return nil, g.fail("tool input must be described by an object schema, but %s is described as %s (a json.Marshaler or encoding.TextMarshaler can declare its shape with a JSONSchema method)", base, doc.json())
 	}
@@ -359,6 +358,24 @@ func newSchemaGen(root reflect.Type) *schemaGen {
 		defs:     map[reflect.Type]*schemaDef{},
 		defNames: map[string]bool{},
 	}
+}
+
+// newRootSchemaGen is newSchemaGen for the type an Infer function is
+// given; a nil type is a *SchemaError.
+func newRootSchemaGen(t reflect.Type) (*schemaGen, error) {
+	if t == nil {
+		return nil, &SchemaError{Type: "<nil>", Reason: "the type is nil"}
+	}
+	return newSchemaGen(t), nil
+}
+
+// rootDocument describes the root type and returns its schema document.
+func (g *schemaGen) rootDocument() (*schemaNode, error) {
+	n, err := g.describe(g.root)
+	if err != nil {
+		return nil, err
+	}
+	return g.document(n), nil
 }
 
 func (g *schemaGen) fail(format string, args ...any) *SchemaError {

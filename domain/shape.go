@@ -12,20 +12,25 @@ import (
 // object is removed too (it could not be honoured). t is not modified.
 func (f Features) shapeTool(t *Tool) *Tool {
 	s := *t
-	if !f.ToolTitle {
-		s.Title = ""
-	}
+	f.stripListed(&s.Title, &s.Icons, &s.Meta)
 	s.OutputSchema = f.shapeOutputSchema(t.OutputSchema)
 	if !f.ToolAnnotations || s.Annotations.IsZero() {
 		s.Annotations = nil
 	}
-	if !f.Icons {
-		s.Icons = nil
-	}
-	if !f.Meta {
-		s.Meta = nil
-	}
 	return &s
+}
+
+// stripListed clears, in place, what a tool, prompt, resource or resource
+// template shares and the revision does not know: the title and _meta
+// before 2025-06-18, the icons before 2025-11-25.
+func (f Features) stripListed(title *string, icons *[]Icon, meta *map[string]any) {
+	if !f.ToolTitle {
+		*title = ""
+	}
+	if !f.Icons {
+		*icons = nil
+	}
+	*meta = stripMeta(*meta, f)
 }
 
 // ShapeTool is Features.shapeTool of revision r's features.
@@ -209,10 +214,8 @@ func (t *Tool) AppendJSON(b []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if len(t.Icons) > 0 {
-		if b, err = appendMember(b, "icons", t.Icons); err != nil {
-			return nil, err
-		}
+	if b, err = appendIcons(b, t.Icons); err != nil {
+		return nil, err
 	}
 	if len(t.Meta) > 0 {
 		if b, err = appendMember(b, "_meta", t.Meta); err != nil {

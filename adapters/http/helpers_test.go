@@ -29,15 +29,52 @@ func TestMain(m *testing.M) {
 // env is a handler on a test server, with an engine whose tools tests can
 // steer.
 type env struct {
-	t       *testing.T
-	e       *app.Engine
-	h       *mcphttp.Handler
-	srv     *httptest.Server
-	url     string
+	t   *testing.T
+	e   *app.Engine
+	h   *mcphttp.Handler
+	srv *httptest.Server
+	url string
+	*blocker
+}
+
+// blocker steers the blocking tools of a test engine: each call reports
+// on started, then waits until release is closed (and answers "released")
+// or until its context ends (which it reports on stopped).
+type blocker struct {
 	started chan struct{} // a blocking tool began
 	release chan struct{} // closed to let blocking tools return
 	stopped chan error    // a blocking tool saw its context end
-	relOnce sync.Once
+	once    sync.Once
+}
+
+func newBlocker(queue int) *blocker {
+	return &blocker{started: make(chan struct{}, queue), release: make(chan struct{}), stopped: make(chan error, queue)}
+}
+
+// wait is the body of a blocking tool.
+func (b *blocker) wait(ctx context.Context) (string, error) {
+	b.started <- struct{}{}
+	select {
+	case <-b.release:
+		return "released", nil
+	case <-ctx.Done():
+		b.stopped <- ctx.Err()
+		return "", ctx.Err()
+	}
+}
+
+// releaseAll lets every blocking tool return, now and from now on.
+func (b *blocker) releaseAll() { b.once.Do(func() { close(b.release) }) }
+
+// waitStarted fails t unless a blocking tool starts (20 s at most: a
+// wait, not a bound).
+func (b *blocker) waitStarted(t testing.TB) {
+	t.Helper()
+	select {
+	case <-b.started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the blocking tool did not start")
+	}
 }
 
 func newEngine(t *testing.T, ev *env) *app.Engine {
@@ -47,16 +84,6 @@ func newEngine(t *testing.T, ev *env) *app.Engine {
 		Text string `json:"text"`
 	}
 	type noIn struct{}
-	wait := func(ctx context.Context) (string, error) {
-		ev.started <- struct{}{}
-		select {
-		case <-ev.release:
-			return "released", nil
-		case <-ctx.Done():
-			ev.stopped <- ctx.Err()
-			return "", ctx.Err()
-		}
-	}
 	err := e.AddTools(
 		app.Func(func(ctx context.Context, in textIn) (string, error) { return "echo: " + in.Text, nil },
 			app.WithName("echo")),
@@ -66,12 +93,12 @@ func newEngine(t *testing.T, ev *env) *app.Engine {
 			}
 			return "done", nil
 		}, app.WithName("progress")),
-		app.Func(func(ctx context.Context, in noIn) (string, error) { return wait(ctx) }, app.WithName("block")),
+		app.Func(func(ctx context.Context, in noIn) (string, error) { return ev.wait(ctx) }, app.WithName("block")),
 		app.Func(func(ctx context.Context, in noIn) (string, error) {
 			if err := app.RequestFrom(ctx).ReportProgress(ctx, 1, 2, "half"); err != nil {
 				return "", err
 			}
-			return wait(ctx)
+			return ev.wait(ctx)
 		}, app.WithName("progress_block")),
 		app.Func(func(ctx context.Context, in noIn) (string, error) {
 			tr := app.RequestFrom(ctx).Transport()
@@ -104,7 +131,7 @@ func newEnv(t *testing.T, opts mcphttp.Options) *env {
 }
 
 func newBareEnv(t *testing.T) *env {
-	return &env{t: t, started: make(chan struct{}, 16), release: make(chan struct{}), stopped: make(chan error, 16)}
+	return &env{t: t, blocker: newBlocker(16)}
 }
 
 // envFor serves e through a Handler with opts, for tests that build their
@@ -130,15 +157,9 @@ func (ev *env) serve(e *app.Engine, opts mcphttp.Options) {
 	})
 }
 
-func (ev *env) releaseAll() { ev.relOnce.Do(func() { close(ev.release) }) }
-
 func (ev *env) waitStarted() {
 	ev.t.Helper()
-	select {
-	case <-ev.started:
-	case <-time.After(10 * time.Second):
-		ev.t.Fatal("the blocking tool did not start")
-	}
+	ev.blocker.waitStarted(ev.t)
 }
 
 // blockedCall opens a handshake-era session and calls the blocking tool

@@ -26,33 +26,18 @@ import (
 // The HTTP+SSE transport of 2024-11-05, on the wire: a raw HTTP client
 // reads the event stream.
 
-// sseTools is an engine with echo, a blocking tool and an eliciting one.
-type sseTools struct {
-	started chan struct{}
-	release chan struct{}
-	stopped chan error
-	once    sync.Once
-}
-
-func newSSEEngine(t *testing.T, o app.Options) (*app.Engine, *sseTools) {
+// newSSEEngine returns an engine with echo, a blocking tool (steered by
+// the blocker) and an eliciting one.
+func newSSEEngine(t *testing.T, o app.Options) (*app.Engine, *blocker) {
 	t.Helper()
-	st := &sseTools{started: make(chan struct{}, 64), release: make(chan struct{}), stopped: make(chan error, 64)}
+	st := newBlocker(64)
 	type textIn struct {
 		Text string `json:"text"`
 	}
 	type noIn struct{}
 	e := testtools.NewEngine(t, o,
 		app.Func(func(ctx context.Context, in textIn) (string, error) { return "echo: " + in.Text, nil }, app.WithName("echo")),
-		app.Func(func(ctx context.Context, in noIn) (string, error) {
-			st.started <- struct{}{}
-			select {
-			case <-st.release:
-				return "released", nil
-			case <-ctx.Done():
-				st.stopped <- ctx.Err()
-				return "", ctx.Err()
-			}
-		}, app.WithName("block")),
+		app.Func(func(ctx context.Context, in noIn) (string, error) { return st.wait(ctx) }, app.WithName("block")),
 		app.Func(func(ctx context.Context, in noIn) (string, error) {
 			who := "anonymous"
 			if p := app.RequestFrom(ctx).Transport().Principal; p != nil {
@@ -67,17 +52,6 @@ func newSSEEngine(t *testing.T, o app.Options) (*app.Engine, *sseTools) {
 		_ = e.Close()
 	})
 	return e, st
-}
-
-func (st *sseTools) releaseAll() { st.once.Do(func() { close(st.release) }) }
-
-func (st *sseTools) waitStarted(t *testing.T) {
-	t.Helper()
-	select {
-	case <-st.started:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the blocking tool did not start")
-	}
 }
 
 // sseServe serves h at /sse and /message on a loopback test server, behind

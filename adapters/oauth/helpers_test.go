@@ -49,27 +49,16 @@ func (c *fakeClock) advance(d time.Duration) {
 // countingClient counts the requests whose path ends with each suffix
 // asked about.
 type countingClient struct {
-	mu    sync.Mutex
-	paths []string
+	paths testtools.Collector[string]
 }
 
 func (c *countingClient) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.mu.Lock()
-	c.paths = append(c.paths, r.URL.Path)
-	c.mu.Unlock()
+	c.paths.Add(r.URL.Path)
 	return http.DefaultTransport.RoundTrip(r)
 }
 
 func (c *countingClient) count(suffix string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, p := range c.paths {
-		if strings.HasSuffix(p, suffix) {
-			n++
-		}
-	}
-	return n
+	return c.paths.Count(func(p string) bool { return strings.HasSuffix(p, suffix) })
 }
 
 func (c *countingClient) client() *http.Client {

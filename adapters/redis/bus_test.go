@@ -12,7 +12,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,23 +90,15 @@ func TestBusContract(t *testing.T) {
 	})
 }
 
-// recorder collects notices.
+// recorder collects notices (Add is a subscriber).
 type recorder struct {
-	mu  sync.Mutex
-	got []ports.Notice
-}
-
-func (r *recorder) fn(n ports.Notice) {
-	r.mu.Lock()
-	r.got = append(r.got, n)
-	r.mu.Unlock()
+	testtools.Collector[ports.Notice]
 }
 
 func (r *recorder) ids() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ids := make([]string, len(r.got))
-	for i, n := range r.got {
+	got := r.All()
+	ids := make([]string, len(got))
+	for i, n := range got {
 		ids[i] = n.ID
 	}
 	return ids
@@ -144,8 +135,8 @@ func TestBusRedisDownAndBack(t *testing.T) {
 	a, b, c := bs[0], bs[1], bs[2]
 	ctx := context.Background()
 	ra, rb, rc := &recorder{}, &recorder{}, &recorder{}
-	defer a.Subscribe(ra.fn)()
-	defer b.Subscribe(rb.fn)()
+	defer a.Subscribe(ra.Add)()
+	defer b.Subscribe(rb.Add)()
 	if err := a.Publish(ctx, tick("before")); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +149,7 @@ func TestBusRedisDownAndBack(t *testing.T) {
 		}
 	}
 	// the first subscription of c, Redis down: returns, with a warning
-	defer c.Subscribe(rc.fn)()
+	defer c.Subscribe(rc.Add)()
 	if !log.Has("not confirmed") {
 		t.Fatalf("no warning for an unconfirmed subscription: %q", log.Messages())
 	}
@@ -250,7 +241,7 @@ func TestBusOneConnectionPerBus(t *testing.T) {
 	stopB() // after Close: nothing to do
 	// a opens a new one
 	r := &recorder{}
-	defer a.Subscribe(r.fn)()
+	defer a.Subscribe(r.Add)()
 	if n := numsub(t, admin, channel); n != 1 {
 		t.Fatalf("a new subscription after the last stopped: %d connections", n)
 	}
@@ -303,7 +294,7 @@ func TestBusClose(t *testing.T) {
 	var late atomic.Int64
 	stopLate := a.Subscribe(func(ports.Notice) { late.Add(1) })
 	r := &recorder{}
-	defer b.Subscribe(r.fn)()
+	defer b.Subscribe(r.Add)()
 	if err := b.Publish(ctx, tick("z")); err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +320,7 @@ func TestBusHostileMessages(t *testing.T) {
 	b := newBuses(t, srv, 1, mcpredis.BusOptions{Prefix: prefix, MaxNoticeBytes: 1000, Logger: log})[0]
 	raw := client(t, srv)
 	r := &recorder{}
-	defer b.Subscribe(r.fn)()
+	defer b.Subscribe(r.Add)()
 	big := tick("big")
 	big.Data = make([]byte, 1000)
 	overBy1 := tick("o") // NoticeSize 1001
@@ -479,9 +470,9 @@ func TestBusAddressedChannel(t *testing.T) {
 	bs := newBuses(t, srv, 2, mcpredis.BusOptions{Prefix: prefix})
 	a, b := bs[0], bs[1]
 	ra, rb := &recorder{}, &recorder{}
-	stopA := a.SubscribeAs("inst-a", ra.fn)
+	stopA := a.SubscribeAs("inst-a", ra.Add)
 	defer a.Subscribe(func(ports.Notice) {})() // keeps a's connection
-	defer b.SubscribeAs("inst-b", rb.fn)()
+	defer b.SubscribeAs("inst-b", rb.Add)()
 	if n := numsub(t, admin, prefix+"bus:inst-a"); n != 1 {
 		t.Fatalf("%d connections on the channel of inst-a, want 1", n)
 	}
@@ -522,7 +513,7 @@ func TestBusAddressedChannel(t *testing.T) {
 	}
 	// subscribed anew: the channel is subscribed again
 	rc := &recorder{}
-	defer a.SubscribeAs("inst-a", rc.fn)()
+	defer a.SubscribeAs("inst-a", rc.Add)()
 	if err := b.Publish(ctx, ports.Notice{Kind: ports.NoticeToolsChanged, ID: "again", Origin: "b", To: "inst-a"}); err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,14 @@ func subscribers(t *testing.T, c redis.UniversalClient, prefix, stream string) i
 // read one small page at a time.
 func TestEventStoreContract(t *testing.T) {
 	srv := redistest.Start(t)
-	c := client(t, srv)
+	eventStoreContract(t, client(t, srv), freshPrefix)
+}
+
+// eventStoreContract runs the event store contract on stores of c, with
+// the default bounds, with bounds small enough for the contract's large
+// events to be dropped or not kept, and with replays read one small page
+// at a time; each store's keys begin with a prefix() of its own.
+func eventStoreContract(t *testing.T, c redis.UniversalClient, prefix func() string) {
 	for _, tc := range []struct {
 		name string
 		opts mcpredis.EventStoreOptions
@@ -92,7 +99,11 @@ func TestEventStoreContract(t *testing.T) {
 		{"SmallPages", mcpredis.EventStoreOptions{ReplayPageBytes: 300}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			porttest.TestEventStore(t, func(t *testing.T) ports.EventStore { return events(t, c, tc.opts) })
+			porttest.TestEventStore(t, func(t *testing.T) ports.EventStore {
+				opts := tc.opts
+				opts.Prefix = prefix()
+				return events(t, c, opts)
+			})
 		})
 	}
 }

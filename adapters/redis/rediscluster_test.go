@@ -38,36 +38,10 @@ func TestClusterContracts(t *testing.T) {
 		return fmt.Sprintf("c%s%d-%s:", time.Now().Format("150405.000000"), n, kind)
 	}
 	t.Run("Sessions", func(t *testing.T) {
-		newStore := func(opts mcpredis.SessionStoreOptions) func(t *testing.T, clock ports.Clock) ports.SessionStore {
-			return func(t *testing.T, clock ports.Clock) ports.SessionStore {
-				opts.Prefix = fresh("s")
-				opts.Clock = clock
-				return mcpredis.NewSessionStore(c, opts)
-			}
-		}
-		porttest.TestSessionStore(t, newStore(mcpredis.SessionStoreOptions{}))
-		porttest.TestSessionExpiry(t, 10*time.Minute, newStore(mcpredis.SessionStoreOptions{IdleTimeout: 10 * time.Minute, PendingTimeout: 10 * time.Minute}))
-		porttest.TestSessionPending(t, 30*time.Second, 10*time.Minute, newStore(mcpredis.SessionStoreOptions{IdleTimeout: 10 * time.Minute, PendingTimeout: 30 * time.Second}))
-		porttest.TestSessionPerClientLimit(t, 5, newStore(mcpredis.SessionStoreOptions{MaxSessionsPerClient: 5}))
-		porttest.TestSessionByteLimits(t, 64<<10, 512<<10, newStore(mcpredis.SessionStoreOptions{MaxSessionBytesPerClient: 64 << 10, MaxSessionBytes: 512 << 10}))
+		sessionStoreContract(t, c, func() string { return fresh("s") })
 	})
 	t.Run("Events", func(t *testing.T) {
-		for _, tc := range []struct {
-			name string
-			opts mcpredis.EventStoreOptions
-		}{
-			{"Defaults", mcpredis.EventStoreOptions{}},
-			{"SmallBudgets", mcpredis.EventStoreOptions{MaxBytesPerStream: 128 << 10, MaxBytesPerGroup: 256 << 10, MaxBytes: 1 << 20}},
-			{"SmallPages", mcpredis.EventStoreOptions{ReplayPageBytes: 300}},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				porttest.TestEventStore(t, func(t *testing.T) ports.EventStore {
-					opts := tc.opts
-					opts.Prefix = fresh("e")
-					return events(t, c, opts)
-				})
-			})
-		}
+		eventStoreContract(t, c, func() string { return fresh("e") })
 		porttest.TestEventStoreShared(t, func(t *testing.T) (a, b ports.EventStore) {
 			opts := mcpredis.EventStoreOptions{Prefix: fresh("e")}
 			return events(t, c, opts), events(t, clusterClient(t, rc), opts)
@@ -200,7 +174,7 @@ func TestClusterBusFailover(t *testing.T) {
 	pub := mcpredis.NewBus(clusterClient(t, rc), mcpredis.BusOptions{Prefix: prefix})
 	t.Cleanup(func() { pub.Close() })
 	var rec recorder
-	stop := sub.Subscribe(rec.fn)
+	stop := sub.Subscribe(rec.Add)
 	defer stop()
 	watcher := events(t, clusterClient(t, rc), mcpredis.EventStoreOptions{Prefix: prefix})
 	appender := events(t, clusterClient(t, rc), mcpredis.EventStoreOptions{Prefix: prefix})

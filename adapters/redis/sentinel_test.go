@@ -50,7 +50,7 @@ func TestSentinel(t *testing.T) {
 	bus := mcpredis.NewBus(sentinelClient(t, s), mcpredis.BusOptions{Prefix: "failover:"})
 	t.Cleanup(func() { bus.Close() })
 	var rec recorder
-	defer bus.Subscribe(rec.fn)()
+	defer bus.Subscribe(rec.Add)()
 	s.Master.Stop()
 	s.WaitFailover(t, hangGuard)
 	eventually(t, "the session served by the new master", func() bool {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/internal/redistest"
@@ -21,12 +23,20 @@ import (
 // against a real redis-server; each subtest gets a prefix of its own.
 func TestSessionStoreContract(t *testing.T) {
 	srv := redistest.Start(t)
-	c := client(t, srv)
 	n := 0
+	sessionStoreContract(t, client(t, srv), func() string {
+		n++
+		return "t" + time.Now().Format("150405.000000") + "-" + string(rune('a'+n%26)) + ":"
+	})
+}
+
+// sessionStoreContract runs every session store contract on stores of c,
+// with the bounds each needs; each store's keys begin with a prefix() of
+// its own.
+func sessionStoreContract(t *testing.T, c redis.UniversalClient, prefix func() string) {
 	newStore := func(opts mcpredis.SessionStoreOptions) func(t *testing.T, clock ports.Clock) ports.SessionStore {
 		return func(t *testing.T, clock ports.Clock) ports.SessionStore {
-			n++
-			opts.Prefix = "t" + time.Now().Format("150405.000000") + "-" + string(rune('a'+n%26)) + ":"
+			opts.Prefix = prefix()
 			opts.Clock = clock
 			return mcpredis.NewSessionStore(c, opts)
 		}

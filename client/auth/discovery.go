@@ -241,17 +241,8 @@ func discover(ctx context.Context, c *http.Client, resource *url.URL, metadataUR
 		if m.Issuer != issuer {
 			return nil, fail(ReasonIssuerMismatch, fmt.Sprintf("the metadata at %s names the issuer %q, not %q", u, m.Issuer, issuer), nil)
 		}
-		for _, e := range []struct{ what, url string }{
-			{"authorization_endpoint", m.AuthorizationEndpoint},
-			{"token_endpoint", m.TokenEndpoint},
-			{"registration_endpoint", m.RegistrationEndpoint},
-		} {
-			if e.url == "" {
-				continue
-			}
-			if _, err := secureURL(e.what, e.url); err != nil {
-				return nil, err
-			}
+		if err := m.secureEndpoints(); err != nil {
+			return nil, err
 		}
 		if m.TokenEndpoint == "" {
 			return nil, fail(ReasonDiscovery, "the authorization server metadata has no token_endpoint", nil)
@@ -260,6 +251,23 @@ func discover(ctx context.Context, c *http.Client, resource *url.URL, metadataUR
 		return d, nil
 	}
 	return nil, fail(ReasonDiscovery, "no authorization server metadata for "+issuer, errors.Join(errs...))
+}
+
+// secureEndpoints checks the endpoints m names (see secureURL).
+func (m *serverMetadata) secureEndpoints() error {
+	for _, e := range []struct{ what, url string }{
+		{"authorization_endpoint", m.AuthorizationEndpoint},
+		{"token_endpoint", m.TokenEndpoint},
+		{"registration_endpoint", m.RegistrationEndpoint},
+	} {
+		if e.url == "" {
+			continue
+		}
+		if _, err := secureURL(e.what, e.url); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // allNotFound reports whether every error is a document not there.
@@ -302,17 +310,8 @@ func legacyDiscover(ctx context.Context, c *http.Client, resource *url.URL, res 
 	default:
 		return nil, fail(ReasonDiscovery, "no protected resource metadata for "+res, errors.Join(append(prmErrs, err)...))
 	}
-	for _, e := range []struct{ what, url string }{
-		{"authorization_endpoint", m.AuthorizationEndpoint},
-		{"token_endpoint", m.TokenEndpoint},
-		{"registration_endpoint", m.RegistrationEndpoint},
-	} {
-		if e.url == "" {
-			continue
-		}
-		if _, err := secureURL(e.what, e.url); err != nil {
-			return nil, err
-		}
+	if err := m.secureEndpoints(); err != nil {
+		return nil, err
 	}
 	d.as = m
 	return d, nil

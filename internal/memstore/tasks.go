@@ -255,13 +255,22 @@ func (s *TaskStore) Create(_ context.Context, t ports.Task) (ports.Task, error) 
 
 // Get returns the owner's live task.
 func (s *TaskStore) Get(_ context.Context, id, owner string) (ports.Task, error) {
+	return s.withLive(id, owner, func(e *taskEntry, _ time.Time) (ports.Task, error) {
+		return cloneTask(e.t), nil
+	})
+}
+
+// withLive runs f, under s.mu, on the owner's live task and the time it
+// found it live; without such a task it returns ErrTaskNotFound.
+func (s *TaskStore) withLive(id, owner string, f func(e *taskEntry, now time.Time) (ports.Task, error)) (ports.Task, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.live(id, owner, s.now())
+	now := s.now()
+	e := s.live(id, owner, now)
 	if e == nil {
 		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w", ports.ErrTaskNotFound)
 	}
-	return cloneTask(e.t), nil
+	return f(e, now)
 }
 
 // Update applies u to the owner's live task.
@@ -273,46 +282,41 @@ func (s *TaskStore) Update(_ context.Context, id, owner string, u ports.TaskUpda
 		return ports.Task{}, err
 	}
 	u.InputRequests, u.Result, u.Error, u.State = cloneRaw(u.InputRequests), cloneRaw(u.Result), cloneRaw(u.Error), cloneRaw(u.State)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	e := s.live(id, owner, now)
-	if e == nil {
-		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w", ports.ErrTaskNotFound)
-	}
-	if !portlimits.TaskTransitionAllowed(e.t.Status, u.Status) {
-		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, &ports.TaskTransitionError{From: e.t.Status, To: u.Status})
-	}
-	if u.IfVersion > 0 && u.IfVersion != e.t.Version {
-		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q at version %d, not %d: %w", id, e.t.Version, u.IfVersion, ports.ErrTaskConflict)
-	}
-	if u.IfRunner != "" && u.IfRunner != e.t.Runner {
-		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, ports.ErrTaskClaimed)
-	}
-	state := e.t.State
-	switch {
-	case u.Status.Terminal():
-		state = nil
-	case u.State != nil:
-		state = u.State
-	}
-	if err := s.lim.CheckSizes("", u.InputRequests, u.Result, u.Error, state); err != nil {
-		return ports.Task{}, err
-	}
-	n := portlimits.TaskBytes(u.InputRequests, u.Result, u.Error, state)
-	if grow := n - e.bytes; grow > 0 {
-		if err := s.room(e.t.Client, grow, false, now); err != nil {
+	return s.withLive(id, owner, func(e *taskEntry, now time.Time) (ports.Task, error) {
+		if !portlimits.TaskTransitionAllowed(e.t.Status, u.Status) {
+			return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, &ports.TaskTransitionError{From: e.t.Status, To: u.Status})
+		}
+		if u.IfVersion > 0 && u.IfVersion != e.t.Version {
+			return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q at version %d, not %d: %w", id, e.t.Version, u.IfVersion, ports.ErrTaskConflict)
+		}
+		if u.IfRunner != "" && u.IfRunner != e.t.Runner {
+			return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, ports.ErrTaskClaimed)
+		}
+		state := e.t.State
+		switch {
+		case u.Status.Terminal():
+			state = nil
+		case u.State != nil:
+			state = u.State
+		}
+		if err := s.lim.CheckSizes("", u.InputRequests, u.Result, u.Error, state); err != nil {
 			return ports.Task{}, err
 		}
-	}
-	e.t.Status, e.t.StatusMessage, e.t.UpdatedAt = u.Status, u.StatusMessage, now
-	e.t.InputRequests, e.t.Result, e.t.Error, e.t.State = u.InputRequests, u.Result, u.Error, state
-	if u.Status != ports.TaskWorking {
-		e.t.Runner, e.t.LeaseUntil = "", time.Time{}
-	}
-	s.recount(e, n)
-	e.t.Version++
-	return cloneTask(e.t), nil
+		n := portlimits.TaskBytes(u.InputRequests, u.Result, u.Error, state)
+		if grow := n - e.bytes; grow > 0 {
+			if err := s.room(e.t.Client, grow, false, now); err != nil {
+				return ports.Task{}, err
+			}
+		}
+		e.t.Status, e.t.StatusMessage, e.t.UpdatedAt = u.Status, u.StatusMessage, now
+		e.t.InputRequests, e.t.Result, e.t.Error, e.t.State = u.InputRequests, u.Result, u.Error, state
+		if u.Status != ports.TaskWorking {
+			e.t.Runner, e.t.LeaseUntil = "", time.Time{}
+		}
+		s.recount(e, n)
+		e.t.Version++
+		return cloneTask(e.t), nil
+	})
 }
 
 // recount makes e count n bytes. s.mu is held.
@@ -336,33 +340,28 @@ func (s *TaskStore) Claim(_ context.Context, id, owner string, c ports.TaskClaim
 			return ports.Task{}, err
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	e := s.live(id, owner, now)
-	if e == nil {
-		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w", ports.ErrTaskNotFound)
-	}
-	if e.t.Status != ports.TaskWorking {
-		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, &ports.TaskTransitionError{From: e.t.Status, To: ports.TaskWorking})
-	}
-	if c.IfVersion > 0 && c.IfVersion != e.t.Version {
-		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q at version %d, not %d: %w", id, e.t.Version, c.IfVersion, ports.ErrTaskConflict)
-	}
-	held := e.t.Runner != "" && now.Before(e.t.LeaseUntil)
-	switch {
-	case c.Lease > 0 && held && e.t.Runner != c.Runner, c.Lease <= 0 && e.t.Runner != c.Runner:
-		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, ports.ErrTaskClaimed)
-	case c.Lease > 0:
-		e.t.Runner, e.t.LeaseUntil = c.Runner, now.Add(c.Lease.Truncate(time.Millisecond))
-	default:
-		e.t.Runner, e.t.LeaseUntil = "", time.Time{}
-	}
-	if c.StatusMessage != nil && *c.StatusMessage != e.t.StatusMessage {
-		e.t.StatusMessage, e.t.UpdatedAt = *c.StatusMessage, now
-		e.t.Version++
-	}
-	return bare(e.t), nil
+	return s.withLive(id, owner, func(e *taskEntry, now time.Time) (ports.Task, error) {
+		if e.t.Status != ports.TaskWorking {
+			return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, &ports.TaskTransitionError{From: e.t.Status, To: ports.TaskWorking})
+		}
+		if c.IfVersion > 0 && c.IfVersion != e.t.Version {
+			return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q at version %d, not %d: %w", id, e.t.Version, c.IfVersion, ports.ErrTaskConflict)
+		}
+		held := e.t.Runner != "" && now.Before(e.t.LeaseUntil)
+		switch {
+		case c.Lease > 0 && held && e.t.Runner != c.Runner, c.Lease <= 0 && e.t.Runner != c.Runner:
+			return ports.Task{}, fmt.Errorf("hexmcp: memory task store: task %q: %w", id, ports.ErrTaskClaimed)
+		case c.Lease > 0:
+			e.t.Runner, e.t.LeaseUntil = c.Runner, now.Add(c.Lease.Truncate(time.Millisecond))
+		default:
+			e.t.Runner, e.t.LeaseUntil = "", time.Time{}
+		}
+		if c.StatusMessage != nil && *c.StatusMessage != e.t.StatusMessage {
+			e.t.StatusMessage, e.t.UpdatedAt = *c.StatusMessage, now
+			e.t.Version++
+		}
+		return bare(e.t), nil
+	})
 }
 
 // Cancel makes the owner's live task cancelled; a terminal one is returned
@@ -371,21 +370,16 @@ func (s *TaskStore) Cancel(_ context.Context, id, owner, message string) (ports.
 	if err := s.lim.CheckSizes(message); err != nil {
 		return ports.Task{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	e := s.live(id, owner, now)
-	if e == nil {
-		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w", ports.ErrTaskNotFound)
-	}
-	if !e.t.Status.Terminal() {
-		e.t.Status, e.t.StatusMessage, e.t.UpdatedAt = ports.TaskCancelled, message, now
-		e.t.InputRequests, e.t.Result, e.t.Error, e.t.State = nil, nil, nil, nil
-		e.t.Runner, e.t.LeaseUntil = "", time.Time{}
-		s.recount(e, portlimits.MinTaskBytes)
-		e.t.Version++
-	}
-	return cloneTask(e.t), nil
+	return s.withLive(id, owner, func(e *taskEntry, now time.Time) (ports.Task, error) {
+		if !e.t.Status.Terminal() {
+			e.t.Status, e.t.StatusMessage, e.t.UpdatedAt = ports.TaskCancelled, message, now
+			e.t.InputRequests, e.t.Result, e.t.Error, e.t.State = nil, nil, nil, nil
+			e.t.Runner, e.t.LeaseUntil = "", time.Time{}
+			s.recount(e, portlimits.MinTaskBytes)
+			e.t.Version++
+		}
+		return cloneTask(e.t), nil
+	})
 }
 
 // List returns a page of the owner's live tasks, oldest first. The cursor

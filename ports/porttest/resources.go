@@ -17,16 +17,12 @@ func TestResourceRegistry(t *testing.T, newRegistry func(t *testing.T) ports.Res
 	testRegistry(t, newRegistry, registryContract[ports.RegisteredResource, ports.ResourceRegistry]{
 		noun: "resource", keyName: "URI", one: "x://a", duplicate: domain.ErrDuplicateResource,
 		unsorted: []string{"x://m", "x://b", "x://z", "a://a", "x://B"}, sorted: "[a://a x://B x://b x://m x://z]", prefix: "x://r",
-		item: resource,
-		key:  func(r ports.RegisteredResource) string { return r.Resource.URI },
-		kept: func(t *testing.T, got ports.RegisteredResource, uri string) {
-			t.Helper()
-			if got.Handler == nil {
-				t.Fatalf("Get = %+v: no handler", got)
-			}
-			if c, _ := got.Handler(ctx, uri, nil); len(c) != 1 || c[0].Text != uri {
-				t.Fatal("handler not kept")
-			}
+		item:      resource,
+		key:       func(r ports.RegisteredResource) string { return r.Resource.URI },
+		noHandler: func(r ports.RegisteredResource) bool { return r.Handler == nil },
+		handles: func(r ports.RegisteredResource, uri string) bool {
+			c, _ := r.Handler(ctx, uri, nil)
+			return len(c) == 1 && c[0].Text == uri
 		},
 		alsoDuplicate:   duplicateTemplate,
 		alsoConcurrent:  concurrentTemplates,

@@ -113,17 +113,11 @@ func benchCalls(b *testing.B, url, era string, workers int) {
 					return
 				}
 				key, a := callKey(w, i), i+1
-				var r *reply
-				var err error
+				calc := cl.calculateStateless
 				if s := sessions[w]; s != nil {
-					r, err = s.call(ctx, key, "calculate", calcArgs(a))
-				} else {
-					r, err = cl.stateless(ctx, key, "tools/call", "calculate", map[string]any{"arguments": calcArgs(a)})
+					calc = s.calculate
 				}
-				if err == nil {
-					err = checkCalc(r, key, a)
-				}
-				if err != nil {
+				if _, err := calc(ctx, key, a); err != nil {
 					failed.Add(1)
 					first.CompareAndSwap(nil, fmt.Sprint(err))
 				}

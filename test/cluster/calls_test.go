@@ -43,6 +43,36 @@ func calcArgs(a int) map[string]any {
 	return map[string]any{"a": a, "b": 0.5, "operation": "add"}
 }
 
+// calculate sends calculate(add, a, 0.5) with id key on the session and
+// checks the reply (checkCalc).
+func (s *session) calculate(ctx context.Context, key string, a int) (*reply, error) {
+	r, err := s.call(ctx, key, "calculate", calcArgs(a))
+	if err == nil {
+		err = checkCalc(r, key, a)
+	}
+	return r, err
+}
+
+// calculateStateless is [session.calculate] as a stateless request of c.
+func (c *client) calculateStateless(ctx context.Context, key string, a int) (*reply, error) {
+	r, err := c.stateless(ctx, key, "tools/call", "calculate", map[string]any{"arguments": calcArgs(a)})
+	if err == nil {
+		err = checkCalc(r, key, a)
+	}
+	return r, err
+}
+
+// calculateN makes n checked calls through calc, call k with id
+// callKey(0, k) and operand callOperand(0, k, n); a failure is fatal.
+func calculateN(ctx context.Context, tb testing.TB, n int, calc func(ctx context.Context, key string, a int) (*reply, error)) {
+	tb.Helper()
+	for k := range n {
+		if _, err := calc(ctx, callKey(0, k), callOperand(0, k, n)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
 // checkCalc checks the reply to calculate(add, a, 0.5) sent with id key:
 // 200, the response names key, its only content is the text of a+0.5.
 func checkCalc(r *reply, key string, a int) error {
@@ -275,12 +305,8 @@ func TestClusterSessionEverywhere(t *testing.T) {
 		}
 		const calls = 2 * defaultInstances
 		for k := range calls {
-			key, a := callKey(0, k), callOperand(0, k, calls)
-			r, err := sess.call(ctx, key, "calculate", calcArgs(a))
+			r, err := sess.calculate(ctx, callKey(0, k), callOperand(0, k, calls))
 			if err != nil {
-				t.Fatal(err)
-			}
-			if err := checkCalc(r, key, a); err != nil {
 				t.Fatal(err)
 			}
 			by[r.Instance]++

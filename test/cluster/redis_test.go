@@ -140,16 +140,7 @@ func sessionRedisCost(tb testing.TB, redisAddr []string, url string, n int) (set
 		}
 	})
 	calls = countRedis(tb, redisAddr, func() {
-		for k := range n {
-			key, a := callKey(0, k), callOperand(0, k, n)
-			r, err := sess.call(ctx, key, "calculate", calcArgs(a))
-			if err == nil {
-				err = checkCalc(r, key, a)
-			}
-			if err != nil {
-				tb.Fatal(err)
-			}
-		}
+		calculateN(ctx, tb, n, sess.calculate)
 	})
 	end = countRedis(tb, redisAddr, func() {
 		if r, err := sess.end(ctx); err != nil || r.Status != http.StatusNoContent {
@@ -168,16 +159,7 @@ func statelessRedisCost(tb testing.TB, redisAddr []string, url string, n int) re
 	cl := newClient(url, 1)
 	defer cl.close()
 	return countRedis(tb, redisAddr, func() {
-		for k := range n {
-			key, a := callKey(0, k), callOperand(0, k, n)
-			r, err := cl.stateless(ctx, key, "tools/call", "calculate", map[string]any{"arguments": calcArgs(a)})
-			if err == nil {
-				err = checkCalc(r, key, a)
-			}
-			if err != nil {
-				tb.Fatal(err)
-			}
-		}
+		calculateN(ctx, tb, n, cl.calculateStateless)
 	})
 }
 
@@ -296,16 +278,7 @@ func sessionCalls(tb testing.TB, url string, n int, during func(run func())) {
 		tb.Fatal(err)
 	}
 	during(func() {
-		for k := range n {
-			key, a := callKey(0, k), callOperand(0, k, n)
-			r, err := sess.call(ctx, key, "calculate", calcArgs(a))
-			if err == nil {
-				err = checkCalc(r, key, a)
-			}
-			if err != nil {
-				tb.Fatal(err)
-			}
-		}
+		calculateN(ctx, tb, n, sess.calculate)
 	})
 	if _, err := sess.end(ctx); err != nil {
 		tb.Fatal(err)

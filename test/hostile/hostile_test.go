@@ -261,24 +261,12 @@ func (t *tally) String() string {
 }
 
 // hold keeps the responses an attacker leaves open until the test ends.
-type hold struct {
-	mu     sync.Mutex
-	bodies []io.Closer
-}
-
-func (h *hold) add(c io.Closer) {
-	h.mu.Lock()
-	h.bodies = append(h.bodies, c)
-	h.mu.Unlock()
-}
+type hold struct{ testtools.Collector[io.Closer] }
 
 func (h *hold) closeAll() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, b := range h.bodies {
+	for _, b := range h.Take() {
 		_ = b.Close()
 	}
-	h.bodies = nil
 }
 
 // listenFlood opens n subscriptions/listen streams and keeps the accepted
@@ -319,7 +307,7 @@ func listenFlood(ctx context.Context, c *http.Client, base string, n, uris, uriL
 			}
 			if ack {
 				tl.accepted.Add(1)
-				hd.add(resp.Body)
+				hd.Add(resp.Body)
 				return
 			}
 		}
@@ -401,7 +389,7 @@ func sseHoarders(ctx context.Context, c *http.Client, base string, n, size int, 
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		} else {
-			hd.add(resp.Body)
+			hd.Add(resp.Body)
 		}
 	})
 }
@@ -463,7 +451,7 @@ func wsListenFlood(ctx context.Context, base, ip string, conns, per int, tl *tal
 			tl.refused.Add(int64(per))
 			continue
 		}
-		hd.add(ws.NetConn())
+		hd.Add(ws.NetConn())
 		for i := range per {
 			if err := ws.WriteMessage(gws.TextMessage, statelessBody(1+i, "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}})); err != nil {
 				tl.refused.Add(1)
@@ -1063,7 +1051,7 @@ func sseStreamFlood(ctx context.Context, c *http.Client, base string, n int, tl 
 				}
 				if strings.HasPrefix(line, "event: endpoint") {
 					tl.accepted.Add(1)
-					hd.add(resp.Body)
+					hd.Add(resp.Body)
 					return
 				}
 			}
