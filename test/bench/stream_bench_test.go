@@ -78,10 +78,11 @@ type callFeed struct {
 	part  []byte        // rest of it not yet read
 }
 
-// streamLine is a tools/call line whose id is the ten digits at
-// streamIDAt: every call of a run has its own id (calls may overlap: the
-// server reads ahead), and every line the same length.
-var streamLine = []byte(`{"jsonrpc":"2.0","id":1000000000,"method":"tools/call","params":{"name":"calculate","arguments":{"a":1,"b":2,"operation":"add"}}}` + "\n")
+// streamLine is a tools/call line whose id is the six digits at
+// streamIDAt, 100000 to 999999 in turn: calls may overlap (the server may
+// read ahead), so no id comes back before 900,000 others, and every line
+// has the same length.
+var streamLine = []byte(`{"jsonrpc":"2.0","id":100000,"method":"tools/call","params":{"name":"calculate","arguments":{"a":1,"b":2,"operation":"add"}}}` + "\n")
 
 const streamIDAt = len(`{"jsonrpc":"2.0","id":`)
 
@@ -99,11 +100,13 @@ func (f *callFeed) Read(p []byte) (int, error) {
 				break
 			}
 			id := f.id
-			for i := streamIDAt + 9; i >= streamIDAt; i-- {
+			for i := streamIDAt + 5; i >= streamIDAt; i-- {
 				f.line[i] = byte('0' + id%10)
 				id /= 10
 			}
-			f.id++
+			if f.id++; f.id > 999999 {
+				f.id = 100000
+			}
 			f.part = f.line
 			f.n--
 		}
@@ -171,7 +174,7 @@ func runStreamBench(b *testing.B, serve streamServe) {
 		head:  append(append([]byte(nil), initializeLine...), initializedLine...),
 		start: start,
 		n:     b.N,
-		id:    1000000000,
+		id:    100000,
 		line:  bytes.Clone(streamLine),
 	}
 	inited := make(chan struct{})
