@@ -68,6 +68,18 @@ type lineConn struct {
 	max int
 	w   io.Writer
 
+	// Reading. ReadMessage reads a line itself when the reader's buffer
+	// holds a whole one, which cannot block; otherwise it asks the reading
+	// goroutine (want), whose blocking read a cancelled ctx need not wait
+	// for, and takes its answer from lines. asked: a line was asked and
+	// its answer not yet taken (a ReadMessage ended by its ctx leaves it
+	// for the next); the goroutine owns r from the ask to the answer.
+	// ended: the input ended or failed, every later read is io.EOF.
+	// asked and ended belong to ReadMessage, which is called from one
+	// goroutine at a time (ports.Conn).
+	asked  bool
+	ended  bool
+	want   chan struct{}
 	lines  chan lineResult
 	start  sync.Once
 	closed chan struct{}
@@ -92,7 +104,7 @@ func NewConn(r io.Reader, w io.Writer, max int) ports.Conn {
 	if max <= 0 {
 		max = defaultMaxMessageSize
 	}
-	return &lineConn{r: bufio.NewReaderSize(r, readBufferSize), max: max, w: w, lines: make(chan lineResult), closed: make(chan struct{})}
+	return &lineConn{r: bufio.NewReaderSize(r, readBufferSize), max: max, w: w, want: make(chan struct{}, 1), lines: make(chan lineResult), closed: make(chan struct{})}
 }
 
 // ReadMessage returns the next line without its newline. A line over the
@@ -101,12 +113,26 @@ func NewConn(r io.Reader, w io.Writer, max int) ports.Conn {
 // ports.MaxMessageHead, so that its id can still be answered; the next call
 // goes on with the following line.
 func (c *lineConn) ReadMessage(ctx context.Context) ([]byte, error) {
-	// The blocking read runs in its own goroutine so that a cancelled ctx
-	// ends ReadMessage even while the input is silent.
-	c.start.Do(func() { go c.readLoop() })
+	if c.ended {
+		return nil, io.EOF
+	}
+	if !c.asked {
+		if c.lineBuffered() {
+			// A whole line is in the buffer: read here, without waking the
+			// goroutine and being woken by it.
+			return c.readLine()
+		}
+		// The blocking read runs in its own goroutine so that a cancelled
+		// ctx ends ReadMessage even while the input is silent.
+		c.start.Do(func() { go c.readLoop() })
+		c.asked = true
+		c.want <- struct{}{} // never blocks: the goroutine has no ask
+	}
 	select {
-	case l, ok := <-c.lines:
-		if !ok {
+	case l := <-c.lines:
+		c.asked = false
+		if l.err != nil && !errors.Is(l.err, ports.ErrMessageTooLarge) {
+			c.ended = true
 			return nil, io.EOF
 		}
 		return l.msg, l.err
@@ -117,19 +143,37 @@ func (c *lineConn) ReadMessage(ctx context.Context) ([]byte, error) {
 	}
 }
 
+// lineBuffered reports whether the reader's buffer holds a whole line
+// (its newline included), which readLine then reads without blocking.
+func (c *lineConn) lineBuffered() bool {
+	n := c.r.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := c.r.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
+// readLoop reads a line each time one is asked (want) and answers it on
+// lines; it ends after the input has ended or failed (that answer is the
+// error), or once the connection is closed.
 func (c *lineConn) readLoop() {
-	defer close(c.lines)
 	for {
+		select {
+		case <-c.want:
+		case <-c.closed:
+			return
+		}
 		msg, err := c.readLine()
 		if err == io.EOF && len(msg) > 0 {
 			err = nil // a last line without newline
 		}
-		if err != nil && !errors.Is(err, ports.ErrMessageTooLarge) {
-			return
-		}
 		select {
 		case c.lines <- lineResult{msg, err}:
 		case <-c.closed:
+			return
+		}
+		if err != nil && !errors.Is(err, ports.ErrMessageTooLarge) {
 			return
 		}
 	}
