@@ -289,3 +289,37 @@ func TestInitializeDeclarationBoundedOverStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestConnReadsBufferedAndWaitedLines reads lines that arrive together
+// (the second is already buffered when the first is returned), a line
+// that arrives after a read ended by its context, and the end of input.
+func TestConnReadsBufferedAndWaitedLines(t *testing.T) {
+	r, w := io.Pipe()
+	c := stdio.NewConn(r, io.Discard, 0)
+	ctx := context.Background()
+	go func() { _, _ = w.Write([]byte("{\"a\":1}\n{\"b\":2}\n{\"c\":")) }()
+	for _, want := range []string{`{"a":1}`, `{"b":2}`} {
+		if got, err := c.ReadMessage(ctx); err != nil || string(got) != want {
+			t.Fatalf("ReadMessage = %q, %v; want %q", got, err, want)
+		}
+	}
+	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	if _, err := c.ReadMessage(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a read of a silent input: want its ctx's error, got %v", err)
+	}
+	go func() {
+		_, _ = w.Write([]byte("3}\n{\"d\":4}\n"))
+		_ = w.Close()
+	}()
+	for _, want := range []string{`{"c":3}`, `{"d":4}`} {
+		if got, err := c.ReadMessage(ctx); err != nil || string(got) != want {
+			t.Fatalf("ReadMessage = %q, %v; want %q", got, err, want)
+		}
+	}
+	for range 2 {
+		if _, err := c.ReadMessage(ctx); !errors.Is(err, io.EOF) {
+			t.Fatalf("want EOF, got %v", err)
+		}
+	}
+}
