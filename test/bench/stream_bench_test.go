@@ -17,8 +17,9 @@ import (
 // response before writing the next request, so every call costs two
 // goroutine wake-ups through io.Pipe on each side, which dominate and hide
 // what the server itself costs. Here the server's input is a reader that
-// yields the handshake, then b.N tools/call lines (the lines of callLines,
-// copied into the server's buffer as fast as it reads), then EOF; its
+// yields the handshake, then b.N tools/call lines (streamLine with its id
+// filled in, copied into the server's buffer as fast as it reads), then
+// EOF; its
 // output is a writer that counts and checks the responses in place. No
 // pipe, no client goroutine: ns/op is the server's own work per call
 // (reading, decoding, dispatch, validation, the tool, encoding, writing),
@@ -35,12 +36,22 @@ import (
 // BenchmarkStreamHexMCPStructured run this SDK's stdio transport over the
 // engine of BenchmarkHexMCP and BenchmarkHexMCPStructured.
 
+// BenchmarkStreamFloor is the floor loop of BenchmarkFloor over the
+// streamed input (text "3").
 func BenchmarkStreamFloor(b *testing.B) { runStreamBench(b, streamFloor(false)) }
 
+// BenchmarkStreamFloorStructured is the floor loop of
+// BenchmarkFloorStructured over the streamed input (text "3" and
+// structuredContent {"result":3}).
 func BenchmarkStreamFloorStructured(b *testing.B) { runStreamBench(b, streamFloor(true)) }
 
+// BenchmarkStreamHexMCP is this SDK's stdio transport over the engine of
+// BenchmarkHexMCP, over the streamed input.
 func BenchmarkStreamHexMCP(b *testing.B) { runStreamBench(b, streamHexMCP(false)) }
 
+// BenchmarkStreamHexMCPStructured is this SDK's stdio transport over the
+// engine of BenchmarkHexMCPStructured (input and output validated), over
+// the streamed input.
 func BenchmarkStreamHexMCPStructured(b *testing.B) { runStreamBench(b, streamHexMCP(true)) }
 
 // streamServe serves in and out until in ends, and returns then (all
