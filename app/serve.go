@@ -116,7 +116,10 @@ func (e *tooManyWaiting) Unwrap() []error { return []error{ErrTooManyWaiting, e.
 // the reading to an idle follower (or starts one) and runs the call itself,
 // so that a call costs no goroutine switch on its way from the transport to
 // the handler, while later messages (a cancellation, another call) are read
-// as soon as they arrive.
+// as soon as they arrive. A connection that can tell when a message
+// arrives (stdio, WebSocket) has no goroutine wait to read meanwhile: one
+// is woken when a message comes, and otherwise the call's own goroutine
+// reads on once it has answered.
 //
 // At the bound, the call read waits, parked, while the reader goes on
 // reading and serving what it serves itself; the goroutine whose call
@@ -174,6 +177,11 @@ func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
 	}
 	l.flight = e.flights.join(l.client)
 	defer e.flights.leave(l.client, l.flight)
+	if rn, ok := c.(readNotifier); ok {
+		l.notifier, l.wake = rn, l.wakeReader
+		// A graceful stop must reach a connection nobody reads.
+		defer context.AfterFunc(ctx, l.wake)()
+	}
 	l.goroutines = 1
 	l.wg.Add(1)
 	l.run(true, pending{})
@@ -202,11 +210,17 @@ type connLoop struct {
 	// (Options.MaxInFlightBytes; see flightBook).
 	flight *clientFlight
 
+	// notifier is the connection's readNotifier, if it is one; wake is
+	// l.wakeReader, made once.
+	notifier readNotifier
+	wake     func()
+
 	mu       sync.Mutex
-	bound    int     // Options.MaxConcurrentRequests
-	running  int     // calls holding a place in the bound
-	parked   pending // the call waiting for a place (call nil: none)
-	roomWait bool    // the reader waits on room
+	reading  readState // who reads (see handOff)
+	bound    int       // Options.MaxConcurrentRequests
+	running  int       // calls holding a place in the bound
+	parked   pending   // the call waiting for a place (call nil: none)
+	roomWait bool      // the reader waits on room
 	// goroutines counts the reader, the followers and the goroutines of
 	// calls holding a place; those beyond max retire instead of following.
 	goroutines int
@@ -249,7 +263,12 @@ func (c *soloCall) run(slot *callSlot) {
 	c.m.slot = slot
 	slot.single = c.e.mw.handler == nil
 	out, _ := c.e.requestWith(c.r.ctx, c.s, c.m, nil)
-	if sent := c.r.end(out); sent != nil {
+	sent := c.r.end(out)
+	// The reading is taken back before the answer goes: a client that
+	// waits for it sends its next message as soon as it has it, and
+	// nobody need be woken to read that (see handOff).
+	slot.lead = slot.l.takeReading()
+	if sent != nil {
 		c.s.send(sent)
 	}
 	slot.recycle(out)
@@ -287,6 +306,14 @@ func (l *connLoop) run(leader bool, next pending) {
 		slot.reset(next.size, next.n)
 		next.call.run(slot)
 		next = slot.finish()
+		if slot.lead || next.call == nil && l.takeReading() {
+			slot.lead = false
+			if next.call == nil {
+				leader = true
+			} else {
+				l.giveReading() // this goroutine runs the parked call
+			}
+		}
 	}
 }
 
@@ -357,9 +384,93 @@ func (l *connLoop) surplus() bool {
 	return false
 }
 
-// handOff gives the reader role to an idle follower, or to a new goroutine
-// when none is idle.
+// readNotifier is implemented by a [ports.Conn] that can tell when a
+// message arrives (stdio, WebSocket). NotifyReadable is called by the
+// goroutine that may read: with f, as it stops reading, to have f called
+// once, from another goroutine, as soon as ReadMessage would return
+// without waiting (a message, an error, the end or the connection
+// closed); it reports false, arming nothing, when ReadMessage would return
+// at once already. With nil, as that goroutine or another (after f was
+// called, or to take reading back) is about to read, it disarms f.
+type readNotifier interface {
+	NotifyReadable(f func()) bool
+}
+
+// readState says who reads a connection whose Conn is a readNotifier.
+type readState uint8
+
+const (
+	readHeld   readState = iota // a goroutine reads, or is woken to
+	readArming                  // handOff arms the notifier
+	readWoken                   // the notifier (or ctx) fired while arming
+	readNobody                  // armed: the first to come reads (takeReading, wakeReader)
+)
+
+// handOff gives the reader role away as the reader starts to run the call
+// it read. With a readNotifier, nobody reads until a message arrives
+// (wakeReader then wakes a goroutine to read it) or the call ends first
+// (takeReading: its goroutine reads on), so that a client that waits for
+// each answer before it sends costs no goroutine hand-off per call.
+// Otherwise, and when a message is there already, an idle follower is
+// woken to read, or a new goroutine started.
 func (l *connLoop) handOff() {
+	if l.notifier != nil {
+		l.mu.Lock()
+		l.reading = readArming
+		l.mu.Unlock()
+		armed := l.notifier.NotifyReadable(l.wake)
+		l.mu.Lock()
+		if armed && l.reading == readArming {
+			l.reading = readNobody
+			l.mu.Unlock()
+			return
+		}
+		l.reading = readHeld
+		l.mu.Unlock()
+		if armed {
+			l.notifier.NotifyReadable(nil)
+		}
+	}
+	l.giveReading()
+}
+
+// wakeReader is the notifier's f (and runs when ctx ends): a message is
+// there, so a goroutine must read, if nobody does.
+func (l *connLoop) wakeReader() {
+	l.mu.Lock()
+	switch l.reading {
+	case readArming:
+		l.reading = readWoken // handOff gives the reading
+		l.mu.Unlock()
+	case readNobody:
+		l.reading = readHeld
+		l.mu.Unlock()
+		l.giveReading()
+	default:
+		l.mu.Unlock()
+	}
+}
+
+// takeReading reports whether nobody reads, in which case the caller,
+// whose call has ended, reads from now on.
+func (l *connLoop) takeReading() bool {
+	if l.notifier == nil {
+		return false
+	}
+	l.mu.Lock()
+	if l.reading != readNobody {
+		l.mu.Unlock()
+		return false
+	}
+	l.reading = readHeld
+	l.mu.Unlock()
+	l.notifier.NotifyReadable(nil)
+	return true
+}
+
+// giveReading gives the reader role to an idle follower, or to a new
+// goroutine when none is idle.
+func (l *connLoop) giveReading() {
 	select {
 	case l.lead <- struct{}{}:
 		return
@@ -395,8 +506,11 @@ type callSlot struct {
 	// may keep what it answered) uses it: single marks such a call.
 	// Owned by the goroutine running the call.
 	single bool
-	out    []byte // the buffer, free (nil while a response holds it)
-	made   []byte // the response encoded into it (see outBuffer)
+	// lead: the goroutine took the reading back as its call ended (see
+	// soloCall.run): it reads next.
+	lead bool
+	out  []byte // the buffer, free (nil while a response holds it)
+	made []byte // the response encoded into it (see outBuffer)
 }
 
 func (c *callSlot) reset(bytes, n int64) {

@@ -68,18 +68,43 @@ type lineConn struct {
 	max int
 	w   io.Writer
 
-	lines  chan lineResult
-	start  sync.Once
-	closed chan struct{}
-	close  sync.Once
+	// Reading. ReadMessage reads a line itself when the reader's buffer
+	// holds a whole one, which cannot block; otherwise it asks the reading
+	// goroutine (want), whose blocking read a cancelled ctx need not wait
+	// for, and takes its answer from lines. The goroutine then reads on,
+	// line after line, for as long as its last read left no whole line in
+	// the buffer (the lines come one at a time: it waits for the next, as
+	// the reader would); once one is there, it says so in its answer (more
+	// false) and waits to be asked again, the buffered lines being
+	// ReadMessage's. asked: the goroutine owns r (it was asked, or reads
+	// on), and ReadMessage takes its next answer; a ReadMessage ended by
+	// its ctx leaves that answer for the next. ended: the input ended or
+	// failed, every later read is io.EOF. asked and ended belong to
+	// ReadMessage, which is called from one goroutine at a time
+	// (ports.Conn).
+	asked bool
+	ended bool
+	// nmu guards notify, the function NotifyReadable armed, and answers,
+	// the goroutine's answers so far; taken counts those ReadMessage took
+	// (it is ReadMessage's): one is waiting while they differ.
+	nmu     sync.Mutex
+	notify  func()
+	answers uint64
+	taken   uint64
+	want    chan struct{}
+	lines   chan lineResult
+	start   sync.Once
+	closed  chan struct{}
+	close   sync.Once
 
 	wmu sync.Mutex
 	wb  []byte
 }
 
 type lineResult struct {
-	msg []byte
-	err error
+	msg  []byte
+	err  error
+	more bool // the goroutine reads on: it still owns the reader
 }
 
 // NewConn returns a [ports.Conn] that is a newline-delimited message stream
@@ -92,7 +117,7 @@ func NewConn(r io.Reader, w io.Writer, max int) ports.Conn {
 	if max <= 0 {
 		max = defaultMaxMessageSize
 	}
-	return &lineConn{r: bufio.NewReaderSize(r, readBufferSize), max: max, w: w, lines: make(chan lineResult), closed: make(chan struct{})}
+	return &lineConn{r: bufio.NewReaderSize(r, readBufferSize), max: max, w: w, want: make(chan struct{}, 1), lines: make(chan lineResult), closed: make(chan struct{})}
 }
 
 // ReadMessage returns the next line without its newline. A line over the
@@ -101,12 +126,27 @@ func NewConn(r io.Reader, w io.Writer, max int) ports.Conn {
 // ports.MaxMessageHead, so that its id can still be answered; the next call
 // goes on with the following line.
 func (c *lineConn) ReadMessage(ctx context.Context) ([]byte, error) {
-	// The blocking read runs in its own goroutine so that a cancelled ctx
-	// ends ReadMessage even while the input is silent.
-	c.start.Do(func() { go c.readLoop() })
+	if c.ended {
+		return nil, io.EOF
+	}
+	if !c.asked {
+		if c.lineBuffered() {
+			// A whole line is in the buffer: read here, without waking the
+			// goroutine and being woken by it.
+			return c.readLine()
+		}
+		// The blocking read runs in its own goroutine so that a cancelled
+		// ctx ends ReadMessage even while the input is silent.
+		c.start.Do(func() { go c.readLoop() })
+		c.asked = true
+		c.want <- struct{}{} // never blocks: the goroutine has no ask
+	}
 	select {
-	case l, ok := <-c.lines:
-		if !ok {
+	case l := <-c.lines:
+		c.asked = l.more
+		c.taken++
+		if l.err != nil && !errors.Is(l.err, ports.ErrMessageTooLarge) {
+			c.ended = true
 			return nil, io.EOF
 		}
 		return l.msg, l.err
@@ -117,20 +157,94 @@ func (c *lineConn) ReadMessage(ctx context.Context) ([]byte, error) {
 	}
 }
 
+// lineBuffered reports whether the reader's buffer holds a whole line
+// (its newline included), which readLine then reads without blocking.
+func (c *lineConn) lineBuffered() bool {
+	n := c.r.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := c.r.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
+// NotifyReadable arms f to be called once, from the reading goroutine, as
+// soon as ReadMessage would return without waiting; it reports false,
+// arming nothing, when ReadMessage would return at once already (a whole
+// line is buffered, an answer is waiting, the input has ended). nil
+// disarms. The engine (app.Engine.ServeConn) calls it instead of waiting
+// in ReadMessage while it runs a call, so that a client that waits for
+// each answer costs no goroutine hand-off per call. Like ReadMessage, it
+// is called from the goroutine that may read.
+func (c *lineConn) NotifyReadable(f func()) bool {
+	if f == nil {
+		c.nmu.Lock()
+		c.notify = nil
+		c.nmu.Unlock()
+		return false
+	}
+	if c.ended {
+		return false
+	}
+	if !c.asked {
+		if c.lineBuffered() {
+			return false
+		}
+		c.start.Do(func() { go c.readLoop() })
+		c.asked = true
+		c.want <- struct{}{} // never blocks: the goroutine has no ask
+	}
+	c.nmu.Lock()
+	defer c.nmu.Unlock()
+	select {
+	case <-c.closed:
+		return false
+	default:
+	}
+	if c.answers != c.taken {
+		return false
+	}
+	c.notify = f
+	return true
+}
+
+// readLoop reads lines each time it is asked (want) and answers them on
+// lines, reading on while no whole line is left in the buffer (see
+// lineConn); it ends after the input has ended or failed (that answer is
+// the error), or once the connection is closed.
 func (c *lineConn) readLoop() {
-	defer close(c.lines)
 	for {
-		msg, err := c.readLine()
-		if err == io.EOF && len(msg) > 0 {
-			err = nil // a last line without newline
-		}
-		if err != nil && !errors.Is(err, ports.ErrMessageTooLarge) {
-			return
-		}
 		select {
-		case c.lines <- lineResult{msg, err}:
+		case <-c.want:
 		case <-c.closed:
 			return
+		}
+		for {
+			msg, err := c.readLine()
+			if err == io.EOF && len(msg) > 0 {
+				err = nil // a last line without newline
+			}
+			final := err != nil && !errors.Is(err, ports.ErrMessageTooLarge)
+			more := !final && !c.lineBuffered()
+			c.nmu.Lock()
+			c.answers++
+			f := c.notify
+			c.notify = nil
+			c.nmu.Unlock()
+			if f != nil {
+				f()
+			}
+			select {
+			case c.lines <- lineResult{msg, err, more}:
+			case <-c.closed:
+				return
+			}
+			if final {
+				return
+			}
+			if !more {
+				break
+			}
 		}
 	}
 }
@@ -249,7 +363,16 @@ var newline = []byte{'\n'}
 
 // Close stops reading. It does not close the underlying streams.
 func (c *lineConn) Close() error {
-	c.close.Do(func() { close(c.closed) })
+	c.close.Do(func() {
+		c.nmu.Lock()
+		close(c.closed)
+		f := c.notify
+		c.notify = nil
+		c.nmu.Unlock()
+		if f != nil {
+			f() // ReadMessage returns at once now
+		}
+	})
 	return nil
 }
 

@@ -289,3 +289,100 @@ func TestInitializeDeclarationBoundedOverStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestConnReadsBufferedAndWaitedLines reads lines that arrive together
+// (the second is already buffered when the first is returned), a line
+// that arrives after a read ended by its context, and the end of input.
+func TestConnReadsBufferedAndWaitedLines(t *testing.T) {
+	r, w := io.Pipe()
+	c := stdio.NewConn(r, io.Discard, 0)
+	ctx := context.Background()
+	go func() { _, _ = w.Write([]byte("{\"a\":1}\n{\"b\":2}\n{\"c\":")) }()
+	for _, want := range []string{`{"a":1}`, `{"b":2}`} {
+		if got, err := c.ReadMessage(ctx); err != nil || string(got) != want {
+			t.Fatalf("ReadMessage = %q, %v; want %q", got, err, want)
+		}
+	}
+	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	if _, err := c.ReadMessage(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a read of a silent input: want its ctx's error, got %v", err)
+	}
+	go func() {
+		_, _ = w.Write([]byte("3}\n{\"d\":4}\n"))
+		_ = w.Close()
+	}()
+	for _, want := range []string{`{"c":3}`, `{"d":4}`} {
+		if got, err := c.ReadMessage(ctx); err != nil || string(got) != want {
+			t.Fatalf("ReadMessage = %q, %v; want %q", got, err, want)
+		}
+	}
+	for range 2 {
+		if _, err := c.ReadMessage(ctx); !errors.Is(err, io.EOF) {
+			t.Fatalf("want EOF, got %v", err)
+		}
+	}
+}
+
+// TestMessagesReadWhileCallsRun checks that the messages a client sends
+// while a call runs are read and served then (the engine has nobody wait
+// to read during a call on stdio, and is woken when a line arrives): a
+// ping, then the cancellation of the call, which ends it unanswered; and
+// that cancelling Serve's ctx while a call runs, no message coming, ends
+// reading: Serve returns once that call has answered, the input still
+// open.
+func TestMessagesReadWhileCallsRun(t *testing.T) {
+	e := testtools.NewEngine(t, app.Options{})
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	err := e.AddTool(app.Func(func(ctx context.Context, in struct {
+		Until string `json:"until"`
+	}) (string, error) {
+		started <- struct{}{}
+		if in.Until == "cancelled" {
+			<-ctx.Done()
+			return "cancelled", nil
+		}
+		<-release
+		return "released", nil
+	}, app.WithName("wait")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	p := servePipes(ctx, t, e, stdio.Options{})
+	defer p.in.Close()
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`)
+	if got := p.recv(); !strings.Contains(got, `"protocolVersion":"2025-11-25"`) {
+		t.Fatal(got)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait","arguments":{"until":"cancelled"}}}`)
+	<-started
+	p.send(`{"jsonrpc":"2.0","id":6,"method":"ping"}`)
+	if got := p.recv(); got != `{"jsonrpc":"2.0","id":6,"result":{}}` {
+		t.Fatal(got)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+	if got := p.recv(); got != `{"jsonrpc":"2.0","id":7,"result":{}}` {
+		t.Fatalf("want the ping's answer alone (the cancelled call gets none), got %s", got)
+	}
+
+	p.send(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"wait","arguments":{"until":"released"}}}`)
+	<-started
+	stop()
+	select {
+	case err := <-p.served:
+		t.Fatalf("Serve returned (%v) before the call in flight answered", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if got := p.recv(); got != `{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"released"}]}}` {
+		t.Fatal(got)
+	}
+	if err := testtools.Recv(t, p.served, 5*time.Second, "Serve did not return after its ctx was cancelled"); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}

@@ -8,7 +8,8 @@ import (
 // TestFairFloors checks that each fair floor writes byte for byte the
 // response this SDK writes for the same request, so that the ratio of the
 // SDK's benchmark to its floor measures the SDK's overhead and not a
-// smaller answer: stdio lines are compared whole (newline included), HTTP
+// smaller answer: stdio lines are compared whole (newline included), so are
+// WebSocket messages (BenchmarkWSFloor and BenchmarkWSHexMCP), HTTP
 // bodies without the trailing newline that encoding/json's Encoder adds
 // (the SDK's body has none; both are application/json). The requests are
 // the benchmarks' calls plus a multiply (text "4.5") and a division by zero
@@ -52,6 +53,25 @@ func TestFairFloors(t *testing.T) {
 		})
 	}
 	for _, era := range httpEras {
+		t.Run("WS/Floor/HexMCP/"+era.name, func(t *testing.T) {
+			floor, sdk := connectWS(t, era, newWSFloor), connectWS(t, era, newWSHexMCP)
+			defer floor.close(t)
+			defer sdk.close(t)
+			for _, req := range requests(era) {
+				want, err := sdk.roundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = bytes.Clone(want)
+				got, err := floor.roundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("request %s:\nfloor %s\nSDK   %s", req, got, want)
+				}
+			}
+		})
 		t.Run("HTTP/FloorFair/HexMCP/"+era.name, func(t *testing.T) {
 			floor, sdk := connectHTTP(t, era, newHTTPFloorFair), connectHTTP(t, era, newHTTPHexMCP)
 			defer floor.close(t)

@@ -170,6 +170,7 @@ func runBench(b *testing.B, start startFunc) {
 
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
 		call := &callLines[i%len(callLines)]
 		resp, err := c.roundTrip(call.line)
@@ -182,4 +183,5 @@ func runBench(b *testing.B, start startFunc) {
 		}
 	}
 	b.StopTimer()
+	cpu.report(b)
 }

@@ -309,12 +309,14 @@ func runHTTPBench(b *testing.B, era *httpEra, newHandler httpHandlerFunc) {
 func timeCalls(b *testing.B, era *httpEra, c interface{ call(*callLine) error }) {
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
 		if err := c.call(&era.calls[i%len(era.calls)]); err != nil {
 			b.Fatalf("tools/call: %v", err)
 		}
 	}
 	b.StopTimer()
+	cpu.report(b)
 }
 
 // benchHTTPEras runs one sub-benchmark per era. Every implementation

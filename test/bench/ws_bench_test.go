@@ -41,6 +41,9 @@ func BenchmarkWSHexMCP(b *testing.B) {
 // reads a text frame into a reused buffer, decodes it with encoding/json,
 // calls calculate, encodes the response with encoding/json and writes it
 // as one text frame, on the handler's goroutine. No validation, no dispatch.
+// It writes the bytes this SDK writes in each era (floorCall: at
+// 2026-07-28, which it reads in _meta, with "resultType":"complete" and
+// the server's _meta), which TestFairFloors checks.
 func BenchmarkWSFloor(b *testing.B) {
 	benchWSEras(b, newWSFloor)
 }
@@ -215,7 +218,7 @@ func (f *wsFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				Result  json.RawMessage `json:"result"`
 			}{"2.0", req.ID, floorInitResult})
 		} else {
-			resp, _, _ := floorAnswer(&req)
+			resp := floorCall(&req, false)
 			out, err = json.Marshal(&resp)
 		}
 		if err != nil || ws.WriteMessage(gws.TextMessage, out) != nil {
