@@ -270,11 +270,7 @@ func rpcErrorDiff(got, want *rpcError) string {
 func structDiff(got, want reflect.Value) string {
 	var d []string
 	for i := range got.NumField() {
-		f := got.Type().Field(i)
-		if !f.IsExported() {
-			continue // a cache of what was decoded (requestMeta.version), not decoded
-		}
-		name := f.Name
+		name := got.Type().Field(i).Name
 		g, w := got.Field(i), want.Field(i)
 		switch g.Kind() {
 		case reflect.Pointer:

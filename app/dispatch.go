@@ -151,7 +151,7 @@ func (e *Engine) resolve(s *session, m message, p *wireParams) (callInfo, *rpcEr
 		}
 	}
 	if p.Meta != nil && p.Meta.ProtocolVersion != nil {
-		v, ok := p.Meta.protocolVersion()
+		v, ok := stringParam(p.Meta.ProtocolVersion)
 		if !ok {
 			rerr := newRPCError(m.id, domain.CodeInvalidParams, `Invalid params: _meta["`+metaProtocolVersion+`"] must be a string`, nil)
 			rerr.malformed = true

@@ -57,7 +57,7 @@ func inspect(raw []byte) messageInfo {
 	}
 	mi.params = p
 	if p.Meta != nil {
-		mi.ProtocolVersion, _ = p.Meta.protocolVersion()
+		mi.ProtocolVersion, _ = stringParam(p.Meta.ProtocolVersion)
 	}
 	mi.Name, _ = stringParam(p.Name)
 	mi.URI, _ = stringParam(p.URI)

@@ -28,24 +28,6 @@ type requestMeta struct {
 	TraceParent jsontext.Value `json:"traceparent"`
 	TraceState  jsontext.Value `json:"tracestate"`
 	Baggage     jsontext.Value `json:"baggage"`
-
-	// version is ProtocolVersion as a string, read once for both who ask
-	// (a transport inspecting the message, then the dispatch deciding its
-	// era); see protocolVersion.
-	version                string
-	versionOK, versionRead bool
-}
-
-// protocolVersion returns _meta's protocol version and whether it is a
-// string (false when absent or of another kind). The message's era is
-// decided from it once: the transport's view (Inspect) and the engine's
-// dispatch read the same value.
-func (m *requestMeta) protocolVersion() (string, bool) {
-	if !m.versionRead {
-		m.version, m.versionOK = stringParam(m.ProtocolVersion)
-		m.versionRead = true
-	}
-	return m.version, m.versionOK
 }
 
 // wireParams is the union of the params of every method the engine serves,
