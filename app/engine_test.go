@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -130,6 +131,7 @@ func TestBadInput(t *testing.T) {
 		{"id object", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: id must be a string or a number"}}`},
 		{"id null", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: id must be a string or a number"}}`},
 		{"duplicate keys", `{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: duplicate member name","data":{"pointer":"/method"}}}`},
+		{"duplicate ids", `{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: duplicate member name","data":{"pointer":"/id"}}}`}, // which id? none
 		{"duplicate nested keys", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"a":2,"b":1}}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: duplicate member name","data":{"pointer":"/params/arguments/a"}}}`},
 		{"Method smuggling", `{"jsonrpc":"2.0","id":1,"Method":"ping"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: \"method\" is missing"}}`},
 		{"METHOD and method", `{"jsonrpc":"2.0","id":1,"method":"ping","METHOD":"tools/call"}`, `{"jsonrpc":"2.0","id":1,"result":{}}`},
@@ -423,6 +425,32 @@ func TestProgress(t *testing.T) {
 	got = nil
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"work",`+meta2026+`}}`),
 		`{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","content":[{"type":"text","text":"false 2026-07-28 c"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"hexmcp-server","version":"0.0.0"}}}}`)
+}
+
+// Progress must be a finite number: NaN and the infinities are refused
+// with an error and send nothing (JSON has no way to write them).
+func TestProgressMustBeFinite(t *testing.T) {
+	var got []error
+	tool := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+		for _, p := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+			got = append(got, rc.ReportProgress(ctx, p, 0, ""))
+		}
+		got = append(got, rc.ReportProgress(ctx, 1, 0, ""))
+		return "done", nil
+	}, app.WithName("work"))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, tool))
+	c.initialize("2025-11-25")
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","_meta":{"progressToken":"tok"}}}`)
+	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":1}}`)
+	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done"}]}}`)
+	if len(got) != 4 || got[3] != nil {
+		t.Fatalf("ReportProgress errors = %v", got)
+	}
+	for i, err := range got[:3] {
+		if err == nil || !strings.Contains(err.Error(), "finite") {
+			t.Errorf("progress %d: error %v, want one saying it must be finite", i, err)
+		}
+	}
 }
 
 func TestConcurrentCalls(t *testing.T) {
