@@ -2,7 +2,6 @@ package client_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +16,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/websocket"
 	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // revisions are the pinned revisions every test runs; "" is the client's
@@ -167,7 +167,6 @@ func newGate() *gate {
 // testServer is a server with a tool of every kind the tests call.
 func testServer(t *testing.T, g *gate, opts ...func(*hexmcp.Options)) *hexmcp.Server {
 	t.Helper()
-	name := json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)
 	tools := []hexmcp.Tool{
 		hexmcp.Func(add),
 		hexmcp.Func(func(_ context.Context, in CityInput) (Weather, error) {
@@ -176,37 +175,6 @@ func testServer(t *testing.T, g *gate, opts ...func(*hexmcp.Options)) *hexmcp.Se
 		hexmcp.Func(func(_ context.Context, in CityInput) (string, error) {
 			return "", hexmcp.NewToolError("no flights to " + in.City)
 		}, hexmcp.WithName("fly")),
-		hexmcp.NewTool(func(ctx context.Context, rc *hexmcp.RequestContext) (string, error) {
-			qs := []hexmcp.InputRequest{
-				hexmcp.SamplingInput("haiku", domain.CreateMessageParams{Messages: []domain.SamplingMessage{domain.UserText("A haiku")}, MaxTokens: 50}),
-				hexmcp.RootsInput("roots"),
-			}
-			if rc.Features().Elicitation {
-				qs = append(qs, hexmcp.ElicitInput("name", domain.ElicitForm("Name?", name)))
-			}
-			res, err := rc.Ask(ctx, qs...)
-			if err != nil {
-				return "", err
-			}
-			s, _ := res.Sampling("haiku")
-			r, _ := res.Roots("roots")
-			out := fmt.Sprintf("%s|%d roots", s.Text(), len(r.Roots))
-			if e, ok := res.Elicitation("name"); ok {
-				out += "|" + string(e.Content)
-			}
-			return out, nil
-		}, hexmcp.WithName("ask_all")),
-		hexmcp.NewTool(func(ctx context.Context, rc *hexmcp.RequestContext) (string, error) {
-			first, err := rc.CreateMessage(ctx, "first", domain.CreateMessageParams{Messages: []domain.SamplingMessage{domain.UserText("one")}, MaxTokens: 5})
-			if err != nil {
-				return "", err
-			}
-			second, err := rc.CreateMessage(ctx, "second", domain.CreateMessageParams{Messages: []domain.SamplingMessage{domain.UserText("two")}, MaxTokens: 5})
-			if err != nil {
-				return "", err
-			}
-			return first.Text() + " then " + second.Text(), nil
-		}, hexmcp.WithName("ask_twice")),
 		hexmcp.NewTool(func(ctx context.Context, rc *hexmcp.RequestContext) (string, error) {
 			for i := 1; i <= 3; i++ {
 				if err := rc.ReportProgress(ctx, float64(i), 3, fmt.Sprintf("step %d", i)); err != nil {
@@ -237,7 +205,7 @@ func testServer(t *testing.T, g *gate, opts ...func(*hexmcp.Options)) *hexmcp.Se
 	o := hexmcp.Options{
 		Logger:    slog.New(slog.DiscardHandler),
 		PageSize:  2,
-		Tools:     tools,
+		Tools:     append(tools, testtools.AskingTools()...),
 		Prompts:   []hexmcp.Prompt{prompt},
 		Resources: []hexmcp.Resource{hexmcp.TextResource("file:///readme.txt", "readme", "read me"), hexmcp.TextResource("file:///b.txt", "b", "bee")},
 	}

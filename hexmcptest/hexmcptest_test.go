@@ -144,42 +144,10 @@ func TestToolsEveryRevision(t *testing.T) {
 	}
 }
 
-// askAll asks the three kinds of question at once; askTwice asks one
-// question, then another.
+// askingServer has the asking tools (testtools.AskingTools), a tool
+// that answers the client capabilities it saw, and a prompt that asks.
 func askingServer(t *testing.T) *hexmcp.Server {
 	t.Helper()
-	name := json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)
-	askAll := hexmcp.NewTool(func(ctx context.Context, rc *hexmcp.RequestContext) (string, error) {
-		qs := []app.InputRequest{
-			app.SamplingInput("haiku", domain.CreateMessageParams{Messages: []domain.SamplingMessage{domain.UserText("A haiku")}, MaxTokens: 50}),
-			app.RootsInput("roots"),
-		}
-		if rc.Features().Elicitation {
-			qs = append(qs, app.ElicitInput("name", domain.ElicitForm("Name?", name)))
-		}
-		res, err := rc.Ask(ctx, qs...)
-		if err != nil {
-			return "", err
-		}
-		s, _ := res.Sampling("haiku")
-		r, _ := res.Roots("roots")
-		out := fmt.Sprintf("%s|%d roots", s.Text(), len(r.Roots))
-		if e, ok := res.Elicitation("name"); ok {
-			out += "|" + string(e.Content)
-		}
-		return out, nil
-	}, hexmcp.WithName("ask_all"))
-	askTwice := hexmcp.NewTool(func(ctx context.Context, rc *hexmcp.RequestContext) (string, error) {
-		first, err := rc.CreateMessage(ctx, "first", domain.CreateMessageParams{Messages: []domain.SamplingMessage{domain.UserText("one")}, MaxTokens: 5})
-		if err != nil {
-			return "", err
-		}
-		second, err := rc.CreateMessage(ctx, "second", domain.CreateMessageParams{Messages: []domain.SamplingMessage{domain.UserText("two")}, MaxTokens: 5})
-		if err != nil {
-			return "", err
-		}
-		return first.Text() + " then " + second.Text(), nil
-	}, hexmcp.WithName("ask_twice"))
 	caps := hexmcp.NewTool(func(rc *hexmcp.RequestContext) string { return string(rc.ClientCapabilities()) }, hexmcp.WithName("caps"))
 	prompt := hexmcp.NewPrompt("intro", func(ctx context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 		res, err := hexmcp.RequestFrom(ctx).CreateMessage(ctx, "intro", domain.CreateMessageParams{
@@ -189,7 +157,7 @@ func askingServer(t *testing.T) *hexmcp.Server {
 		}
 		return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text(res.Text()))}}, nil
 	}, hexmcp.WithArguments(domain.PromptArgument{Name: "who", Required: true}))
-	return hexmcptest.NewServer(t, quiet(hexmcp.Options{Tools: []hexmcp.Tool{askAll, askTwice, caps}, Prompts: []hexmcp.Prompt{prompt}}))
+	return hexmcptest.NewServer(t, quiet(hexmcp.Options{Tools: append(testtools.AskingTools(), caps), Prompts: []hexmcp.Prompt{prompt}}))
 }
 
 func TestHandlersAnswerInBothEras(t *testing.T) {
