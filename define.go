@@ -4,59 +4,59 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// The definitions: tools, prompts, resources and their options. Each name
-// here is the app package's (the protocol engine), so that a server needs
-// one import.
+// The definitions: tools, prompts, resources and their options. These are
+// their only public names: the engine (package app) takes them as they are
+// (Engine.AddTool, app.Options.Tools, …), and so do the extensions.
 
 // Tool is a tool declared with [Func], [NewTool], [NewRawTool] or
 // [ToolsOf], for Options.Tools or [Server.AddTool]. Its Definition method
 // returns what clients are sent ([ToolDefinition]); Err the declaration's
 // error, if any (New and AddTool return it too).
-type Tool = app.Tool
+type Tool = decl.Tool
 
 // Prompt is a prompt declared with [NewPrompt], for Options.Prompts or
 // [Server.AddPrompt]. Its Definition method returns what clients are sent
 // ([PromptDefinition]).
-type Prompt = app.Prompt
+type Prompt = decl.Prompt
 
 // Resource is a resource or resource template declared with
 // [NewResource], [NewResourceTemplate], [TextResource] or [BlobResource],
 // for Options.Resources or [Server.AddResource]. Its methods: Definition
 // (of a resource), TemplateDefinition (of a template), IsTemplate, Err.
-type Resource = app.Resource
+type Resource = decl.Resource
 
 // ToolOption sets one field of a tool's definition: [WithName],
 // [WithInputSchema], [WithOutputSchema], [WithAccessToken], and every
 // [Option].
-type ToolOption = app.ToolOption
+type ToolOption = decl.ToolOption
 
 // PromptOption sets one field of a prompt's definition: [WithArguments],
 // [WithArgument], and every [Option].
-type PromptOption = app.PromptOption
+type PromptOption = decl.PromptOption
 
 // ResourceOption sets one field of a resource's or template's definition:
 // [WithMimeType], [WithSize], [WithTemplateCompleter],
 // [WithRawTemplateValues], and every [Option].
-type ResourceOption = app.ResourceOption
+type ResourceOption = decl.ResourceOption
 
 // Option sets a field every kind of definition has (title, description,
 // icons, _meta, scopes): it is a ToolOption, a PromptOption and a
 // ResourceOption. [WithTitle], [WithDescription], [WithIcons], [WithMeta],
 // [WithScopes] make one.
-type Option = app.Option
+type Option = decl.Option
 
 // AnnotationsOption sets the annotations of a tool ([ToolAnnotations]) or
 // a resource ([Annotations]); [WithAnnotations] makes one.
-type AnnotationsOption = app.AnnotationsOption
+type AnnotationsOption = decl.AnnotationsOption
 
 // DiscoverOption changes how [ToolsOf] finds tools: [WithNamePrefix],
 // [StrictDiscovery].
-type DiscoverOption = app.DiscoverOption
+type DiscoverOption = decl.DiscoverOption
 
 // RawToolHandler runs a tool declared with [NewRawTool]: arguments is the
 // JSON object the client sent, already checked against the tool's input
@@ -95,7 +95,7 @@ type Completer = ports.Completer
 // [WithoutOutputSchema]. Without [WithName] the name is the function's Go
 // name as [NewTool] derives it.
 func Func[In, Out any](fn func(ctx context.Context, in In) (Out, error), opts ...ToolOption) Tool {
-	return app.Func(fn, opts...)
+	return decl.Func(fn, opts...)
 }
 
 // NewTool declares a tool from any function or method value of the form
@@ -109,13 +109,13 @@ func Func[In, Out any](fn func(ctx context.Context, in In) (Out, error), opts ..
 // initialisms read: GetWeather → getWeather, URLFetch → urlFetch. Closures
 // have no usable name and need WithName. A bad declaration is the error of
 // [New] or [Server.AddTool], never a panic.
-func NewTool(fn any, opts ...ToolOption) Tool { return app.NewTool(fn, opts...) }
+func NewTool(fn any, opts ...ToolOption) Tool { return decl.NewTool(fn, opts...) }
 
 // NewRawTool declares a tool built at run time: a JSON Schema of its own
 // (the input schema, which the arguments are checked against) and a
 // handler of the raw arguments.
 func NewRawTool(name string, inputSchema json.RawMessage, h RawToolHandler, opts ...ToolOption) Tool {
-	return app.NewRawTool(name, inputSchema, h, opts...)
+	return decl.NewRawTool(name, inputSchema, h, opts...)
 }
 
 // ToolsOf declares a tool for every exported method of v of the [NewTool]
@@ -124,59 +124,59 @@ func NewRawTool(name string, inputSchema json.RawMessage, h RawToolHandler, opts
 // skipped, or errors with [StrictDiscovery]. Reflection sees no comments:
 // the tools have no description (the mcpgen generator takes them from doc
 // comments).
-func ToolsOf(v any, opts ...DiscoverOption) ([]Tool, error) { return app.ToolsOf(v, opts...) }
+func ToolsOf(v any, opts ...DiscoverOption) ([]Tool, error) { return decl.ToolsOf(v, opts...) }
 
 // WithNamePrefix puts prefix in front of every name [ToolsOf] derives:
 // WithNamePrefix("calc.") turns the method Add into the tool "calc.add".
-func WithNamePrefix(prefix string) DiscoverOption { return app.WithNamePrefix(prefix) }
+func WithNamePrefix(prefix string) DiscoverOption { return decl.WithNamePrefix(prefix) }
 
 // StrictDiscovery makes [ToolsOf] fail on every exported method that does
 // not have the tool shape, instead of skipping it.
-func StrictDiscovery() DiscoverOption { return app.StrictDiscovery() }
+func StrictDiscovery() DiscoverOption { return decl.StrictDiscovery() }
 
 // NewPrompt declares the prompt name, rendered by handler. Its arguments
 // are declared with [WithArguments] or [WithArgument].
 func NewPrompt(name string, handler PromptHandler, opts ...PromptOption) Prompt {
-	return app.NewPrompt(name, handler, opts...)
+	return decl.NewPrompt(name, handler, opts...)
 }
 
 // NewResource declares the resource at uri, named name, read by read.
 func NewResource(uri, name string, read ResourceHandler, opts ...ResourceOption) Resource {
-	return app.NewResource(uri, name, read, opts...)
+	return decl.NewResource(uri, name, read, opts...)
 }
 
 // NewResourceTemplate declares a resource template (RFC 6570 level 1,
 // "files:///{path}"): read gets the URI asked for and the template's
 // variables, decoded and checked unless [WithRawTemplateValues].
 func NewResourceTemplate(uriTemplate, name string, read ResourceHandler, opts ...ResourceOption) Resource {
-	return app.NewResourceTemplate(uriTemplate, name, read, opts...)
+	return decl.NewResourceTemplate(uriTemplate, name, read, opts...)
 }
 
 // TextResource declares a resource whose contents are the fixed text
 // (MIME type text/plain unless [WithMimeType]).
 func TextResource(uri, name, text string, opts ...ResourceOption) Resource {
-	return app.TextResource(uri, name, text, opts...)
+	return decl.TextResource(uri, name, text, opts...)
 }
 
 // BlobResource declares a resource whose contents are the fixed bytes.
 func BlobResource(uri, name string, data []byte, opts ...ResourceOption) Resource {
-	return app.BlobResource(uri, name, data, opts...)
+	return decl.BlobResource(uri, name, data, opts...)
 }
 
 // WithName sets a tool's name: 1 to 128 characters of A-Za-z0-9_.-.
-func WithName(name string) ToolOption { return app.WithName(name) }
+func WithName(name string) ToolOption { return decl.WithName(name) }
 
 // WithTitle sets the human-readable title of a tool, prompt or resource.
-func WithTitle(title string) Option { return app.WithTitle(title) }
+func WithTitle(title string) Option { return decl.WithTitle(title) }
 
 // WithDescription sets the description of a tool, prompt or resource.
-func WithDescription(d string) Option { return app.WithDescription(d) }
+func WithDescription(d string) Option { return decl.WithDescription(d) }
 
 // WithIcons adds icons to a tool, prompt or resource.
-func WithIcons(icons ...Icon) Option { return app.WithIcons(icons...) }
+func WithIcons(icons ...Icon) Option { return decl.WithIcons(icons...) }
 
 // WithMeta sets members of the _meta of a tool, prompt or resource.
-func WithMeta(meta map[string]any) Option { return app.WithMeta(meta) }
+func WithMeta(meta map[string]any) Option { return decl.WithMeta(meta) }
 
 // WithScopes names the OAuth scopes a caller must hold, all of them, to
 // call the tool, get the prompt or read (and follow) the resource: the
@@ -185,57 +185,57 @@ func WithMeta(meta map[string]any) Option { return app.WithMeta(meta) }
 // Streamable HTTP a 403 whose challenge names the scopes, so that the
 // client can ask for them). A request with no principal is refused too.
 // [HideUnauthorized] also hides the definition from callers who lack them.
-func WithScopes(scopes ...string) Option { return app.WithScopes(scopes...) }
+func WithScopes(scopes ...string) Option { return decl.WithScopes(scopes...) }
 
 // WithAnnotations sets the annotations of a tool ([ToolAnnotations]) or a
 // resource ([Annotations]).
 func WithAnnotations[A ToolAnnotations | Annotations](a A) AnnotationsOption {
-	return app.WithAnnotations(a)
+	return decl.WithAnnotations(a)
 }
 
 // WithInputSchema replaces a tool's inferred input schema.
-func WithInputSchema(schema json.RawMessage) ToolOption { return app.WithInputSchema(schema) }
+func WithInputSchema(schema json.RawMessage) ToolOption { return decl.WithInputSchema(schema) }
 
 // WithOutputSchema declares the JSON Schema of a tool's structuredContent.
-func WithOutputSchema(schema json.RawMessage) ToolOption { return app.WithOutputSchema(schema) }
+func WithOutputSchema(schema json.RawMessage) ToolOption { return decl.WithOutputSchema(schema) }
 
 // WithOutputSchemaFrom declares a tool's output schema inferred from the Go
 // type of v.
-func WithOutputSchemaFrom(v any) ToolOption { return app.WithOutputSchemaFrom(v) }
+func WithOutputSchemaFrom(v any) ToolOption { return decl.WithOutputSchemaFrom(v) }
 
 // WithoutOutputSchema stops a struct output type from declaring an output
 // schema.
-func WithoutOutputSchema() ToolOption { return app.WithoutOutputSchema() }
+func WithoutOutputSchema() ToolOption { return decl.WithoutOutputSchema() }
 
 // WithAccessToken lets the tool's handler read the caller's raw bearer
 // token ([RequestContext.AccessToken]), for a tool that must call another
 // service on the user's behalf with it. Without it a handler sees the
 // authenticated principal only, never the token: the MCP authorization
 // spec forbids passing a token issued for this server on to others.
-func WithAccessToken() ToolOption { return app.WithAccessToken() }
+func WithAccessToken() ToolOption { return decl.WithAccessToken() }
 
 // WithArguments declares arguments of a prompt.
-func WithArguments(args ...PromptArgument) PromptOption { return app.WithArguments(args...) }
+func WithArguments(args ...PromptArgument) PromptOption { return decl.WithArguments(args...) }
 
 // WithArgument declares one argument of a prompt, with its completer.
 func WithArgument(arg PromptArgument, complete Completer) PromptOption {
-	return app.WithArgument(arg, complete)
+	return decl.WithArgument(arg, complete)
 }
 
 // WithMimeType sets the MIME type of a resource or template.
-func WithMimeType(mime string) ResourceOption { return app.WithMimeType(mime) }
+func WithMimeType(mime string) ResourceOption { return decl.WithMimeType(mime) }
 
 // WithSize sets the size of a resource's raw contents in bytes.
-func WithSize(n int64) ResourceOption { return app.WithSize(n) }
+func WithSize(n int64) ResourceOption { return decl.WithSize(n) }
 
 // WithTemplateCompleter sets the completer of a template variable.
 func WithTemplateCompleter(name string, complete Completer) ResourceOption {
-	return app.WithTemplateCompleter(name, complete)
+	return decl.WithTemplateCompleter(name, complete)
 }
 
 // WithRawTemplateValues hands a template's variables to its handler as they
 // appear in the URI, neither decoded nor checked.
-func WithRawTemplateValues() ResourceOption { return app.WithRawTemplateValues() }
+func WithRawTemplateValues() ResourceOption { return decl.WithRawTemplateValues() }
 
 // ToolDefinition is a tool as clients are sent it (name, title,
 // description, schemas, annotations, icons, scopes): what

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 
 	"github.com/hexmcp/hexmcp/app"
@@ -15,7 +16,7 @@ import (
 // the tool never runs.
 func TestBatchRefusesStatelessMembers(t *testing.T) {
 	ran := 0
-	tool := app.Func(func(context.Context, struct{}) (string, error) { ran++; return "ran", nil }, app.WithName("count"))
+	tool := hexmcp.Func(func(context.Context, struct{}) (string, error) { ran++; return "ran", nil }, hexmcp.WithName("count"))
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, tool))
 	c.initialize("2025-03-26")
 	got := c.roundTrip(`[` +

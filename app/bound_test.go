@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
@@ -48,8 +49,8 @@ func (b *boundTool) gate(n int) chan struct{} {
 // let lets the held call n end.
 func (b *boundTool) let(n int) { close(b.gate(n)) }
 
-func (b *boundTool) tool() app.Tool {
-	return app.Func(func(ctx context.Context, in struct {
+func (b *boundTool) tool() hexmcp.Tool {
+	return hexmcp.Func(func(ctx context.Context, in struct {
 		N    int  `json:"n"`
 		Ms   int  `json:"ms,omitempty"`
 		Hold bool `json:"hold,omitempty"`
@@ -78,7 +79,7 @@ func (b *boundTool) tool() app.Tool {
 			}
 		}
 		return in.N, nil
-	}, app.WithName("work"))
+	}, hexmcp.WithName("work"))
 }
 
 // fill sends the held calls 1 to n on c and waits until all n have started.
@@ -366,7 +367,7 @@ func TestBoundGracefulStop(t *testing.T) {
 func TestBoundWaitingCallGivesPlace(t *testing.T) {
 	b := newBoundTool()
 	entered, gate := make(chan struct{}), make(chan struct{})
-	ask := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+	ask := hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		close(entered)
 		<-gate
 		res, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(testtools.NameSchema)))
@@ -374,7 +375,7 @@ func TestBoundWaitingCallGivesPlace(t *testing.T) {
 			return "", err
 		}
 		return "answered " + string(res.Action), nil
-	}, app.WithName("ask_later"))
+	}, hexmcp.WithName("ask_later"))
 	c := serve(t, newEngine(t, app.Options{MaxConcurrentRequests: 1, Validator: jsonschema.New()}, b.tool(), ask))
 	t.Cleanup(func() { close(b.stop) }) // runs before serve's cleanup
 	initializeWith(c, "2025-11-25", `{"elicitation":{}}`)

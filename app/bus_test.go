@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
@@ -108,7 +109,7 @@ func (w *keyedWriter) wait(t *testing.T, substr string) string {
 func busEngine(t *testing.T, bus ports.NotificationBus) *app.Engine {
 	e := newEngine(t, app.Options{Validator: jsonschema.New(), Bus: bus,
 		ResourceRegistry: memory.NewResourceRegistry(), PromptRegistry: memory.NewPromptRegistry()})
-	if err := e.AddResource(app.TextResource("test://r", "r", "text")); err != nil {
+	if err := e.AddResource(hexmcp.TextResource("test://r", "r", "text")); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -147,7 +148,7 @@ func TestBusCarriesChangesToEveryInstance(t *testing.T) {
 	// What the engines published when they started has gone through.
 	flush(t, bus, a)
 	flush(t, bus, b)
-	if err := a.AddTool(app.NewRawTool("new", []byte(`{"type":"object"}`), func(context.Context, json.RawMessage) (any, error) { return "x", nil })); err != nil {
+	if err := a.AddTool(hexmcp.NewRawTool("new", []byte(`{"type":"object"}`), func(context.Context, json.RawMessage) (any, error) { return "x", nil })); err != nil {
 		t.Fatal(err)
 	}
 	// a's own sessions are told at once; b's once the bus carried it.
@@ -188,14 +189,14 @@ func TestBusForwardsClientResponses(t *testing.T) {
 	bus := &fakeBus{}
 	a, b := busEngine(t, bus), busEngine(t, bus)
 	got := make(chan string, 1)
-	if err := a.AddTool(app.NewTool(func(ctx context.Context, rc *app.RequestContext, _ struct{}) (string, error) {
+	if err := a.AddTool(hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext, _ struct{}) (string, error) {
 		r, err := rc.Elicit(ctx, "k", domain.ElicitParams{Message: "name?", RequestedSchema: []byte(`{"type":"object","properties":{"n":{"type":"string"}}}`)})
 		if err != nil {
 			return "", err
 		}
 		got <- string(r.Content)
 		return "ok", nil
-	}, app.WithName("ask"))); err != nil {
+	}, hexmcp.WithName("ask"))); err != nil {
 		t.Fatal(err)
 	}
 	wa, wb := &keyedWriter{}, &keyedWriter{}
@@ -231,12 +232,12 @@ func TestBusForwardsCancellation(t *testing.T) {
 	bus := &fakeBus{}
 	a, b := busEngine(t, bus), busEngine(t, bus)
 	started, cancelled := make(chan struct{}), make(chan error, 1)
-	if err := a.AddTool(app.NewTool(func(ctx context.Context, _ struct{}) (string, error) {
+	if err := a.AddTool(hexmcp.NewTool(func(ctx context.Context, _ struct{}) (string, error) {
 		close(started)
 		<-ctx.Done()
 		cancelled <- ctx.Err()
 		return "", ctx.Err()
-	}, app.WithName("block"))); err != nil {
+	}, hexmcp.WithName("block"))); err != nil {
 		t.Fatal(err)
 	}
 	sa := initSession(t, a, "s", &keyedWriter{})
@@ -449,7 +450,7 @@ func TestBusPublishNeverWaits(t *testing.T) {
 	e := newEngine(t, app.Options{Validator: jsonschema.New(), Bus: bus, Logger: log, MaxBusQueue: 8,
 		ResourceRegistry: memory.NewResourceRegistry()})
 	addTool := func(name string) error {
-		return e.AddTool(app.NewRawTool(name, []byte(`{"type":"object"}`), func(context.Context, json.RawMessage) (any, error) { return "x", nil }))
+		return e.AddTool(hexmcp.NewRawTool(name, []byte(`{"type":"object"}`), func(context.Context, json.RawMessage) (any, error) { return "x", nil }))
 	}
 	// The first notice is taken by the bus, which holds it.
 	if err := addTool("first"); err != nil {
@@ -467,7 +468,7 @@ func TestBusPublishNeverWaits(t *testing.T) {
 			if err := addTool(fmt.Sprintf("t%d", i)); err != nil {
 				t.Error(err)
 			}
-			if err := e.AddResource(app.TextResource(fmt.Sprintf("test://r%d", i), "r", "text")); err != nil {
+			if err := e.AddResource(hexmcp.TextResource(fmt.Sprintf("test://r%d", i), "r", "text")); err != nil {
 				t.Error(err)
 			}
 			e.NotifyResourceUpdated("test://r0") // the same URI: queued once

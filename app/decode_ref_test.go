@@ -8,6 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 )
 
 // refWireMessage is one incoming JSON-RPC message, decoded strictly: member
@@ -95,7 +96,7 @@ func refDecodeParams(raw jsontext.Value, id jsontext.Value) (*wireParams, *rpcEr
 	}
 	var p wireParamsJSON
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, newRPCError(id, domain.CodeInvalidParams, "Invalid params: "+describeDecodeError(err), nil)
+		return nil, newRPCError(id, domain.CodeInvalidParams, "Invalid params: "+decl.DescribeDecodeError(err), nil)
 	}
 	return p.params(), nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"weak"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/app"
 )
@@ -34,7 +35,7 @@ func TestRequestDetached(t *testing.T) {
 			return json.RawMessage(`{"started":true}`), nil
 		}
 	}
-	tool := app.Func(func(context.Context, struct{}) (string, error) { return "ran", nil }, app.WithName("work"))
+	tool := hexmcp.Func(func(context.Context, struct{}) (string, error) { return "ran", nil }, hexmcp.WithName("work"))
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New(), Middleware: []app.Middleware{mw}}, tool))
 	c.initialize("2025-11-25")
 	got := c.roundTrip(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"work","arguments":{}}}`)
@@ -61,7 +62,7 @@ func TestDeriveKeepsNoMessageBytes(t *testing.T) {
 			return next(ctx, r)
 		}
 	}
-	tool := app.Func(func(context.Context, struct{}) (string, error) { return "ran", nil }, app.WithName("work"))
+	tool := hexmcp.Func(func(context.Context, struct{}) (string, error) { return "ran", nil }, hexmcp.WithName("work"))
 	e := newEngine(t, app.Options{Validator: jsonschema.New(), Middleware: []app.Middleware{mw}}, tool)
 	raw := []byte(`{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"name":"work","arguments":{},"_meta":{` +
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},` +

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 
 	"github.com/hexmcp/hexmcp/app"
@@ -46,7 +47,7 @@ func (c *discoverCalc) Pair(addIn, addIn) float64          { return 0 }
 func (c *discoverCalc) Many(...addIn) float64              { return 0 }
 func (c *discoverCalc) Twice(addIn) (float64, float64)     { return 0, 0 }
 
-func toolNames(ts []app.Tool) []string {
+func toolNames(ts []hexmcp.Tool) []string {
 	var names []string
 	for _, t := range ts {
 		names = append(names, t.Definition().Name)
@@ -55,7 +56,7 @@ func toolNames(ts []app.Tool) []string {
 }
 
 func TestToolsOfNamesAndShapes(t *testing.T) {
-	ts, err := app.ToolsOf(&discoverCalc{})
+	ts, err := hexmcp.ToolsOf(&discoverCalc{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestToolsOfNamesAndShapes(t *testing.T) {
 
 func TestToolsOfCallsTheMethods(t *testing.T) {
 	calc := &discoverCalc{}
-	ts, err := app.ToolsOf(calc, app.WithNamePrefix("calc."))
+	ts, err := hexmcp.ToolsOf(calc, hexmcp.WithNamePrefix("calc."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestToolsOfCallsTheMethods(t *testing.T) {
 }
 
 func TestToolsOfStrict(t *testing.T) {
-	_, err := app.ToolsOf(&discoverCalc{}, app.StrictDiscovery())
+	_, err := hexmcp.ToolsOf(&discoverCalc{}, hexmcp.StrictDiscovery())
 	if err == nil {
 		t.Fatal("StrictDiscovery accepted methods of other shapes")
 	}
@@ -114,7 +115,7 @@ func TestToolsOfStrict(t *testing.T) {
 		t.Errorf("the error is not a *domain.ToolDefinitionError: %T", err)
 	}
 	// A type whose exported methods are all tools passes.
-	ts, err := app.ToolsOf(onlyTools{}, app.StrictDiscovery())
+	ts, err := hexmcp.ToolsOf(onlyTools{}, hexmcp.StrictDiscovery())
 	if err != nil || len(ts) != 1 {
 		t.Fatalf("ToolsOf(onlyTools) = %d tools, %v", len(ts), err)
 	}
@@ -141,7 +142,7 @@ func TestToolsOfErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		v    any
-		opts []app.DiscoverOption
+		opts []hexmcp.DiscoverOption
 		want string
 	}{
 		{"nil", nil, nil, "needs a value with methods"},
@@ -150,10 +151,10 @@ func TestToolsOfErrors(t *testing.T) {
 		{"no tools", noTools{}, nil, "no exported method of app_test.noTools has the tool shape"},
 		{"duplicate names", dupNames{}, nil, "URLFetch and UrlFetch"},
 		{"bad input type", badInput{}, nil, "input type"},
-		{"bad prefix", onlyTools{}, []app.DiscoverOption{app.WithNamePrefix("calc/")}, `"calc/echo"`},
+		{"bad prefix", onlyTools{}, []hexmcp.DiscoverOption{hexmcp.WithNamePrefix("calc/")}, `"calc/echo"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts, err := app.ToolsOf(tc.v, tc.opts...)
+			ts, err := hexmcp.ToolsOf(tc.v, tc.opts...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("ToolsOf = %d tools, %v; want an error containing %q", len(ts), err, tc.want)
 			}
@@ -180,7 +181,7 @@ func (Shapes) RectArea(_ context.Context, in RectIn) (float64, error) { return i
 func (Shapes) String() string { return "shapes" }
 
 func ExampleToolsOf() {
-	tools, err := app.ToolsOf(Shapes{}, app.WithNamePrefix("shapes."))
+	tools, err := hexmcp.ToolsOf(Shapes{}, hexmcp.WithNamePrefix("shapes."))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -45,6 +45,7 @@ import (
 	"log/slog"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -188,7 +189,7 @@ func (e *Engine) Policy() domain.RevisionPolicy { return e.policy }
 // compiles the schemas, stores it in the registry and tells connected
 // clients that the list changed. A bad definition or a duplicate name is a
 // returned error (see [domain.ToolDefinitionError]), never a panic.
-func (e *Engine) AddTool(t Tool) error {
+func (e *Engine) AddTool(t decl.Tool) error {
 	rt, err := e.tools.prepare(t)
 	if err != nil {
 		return err
@@ -201,7 +202,7 @@ func (e *Engine) AddTool(t Tool) error {
 }
 
 // AddTools registers several tools and stops at the first error.
-func (e *Engine) AddTools(ts ...Tool) error { return addEach(ts, e.AddTool) }
+func (e *Engine) AddTools(ts ...decl.Tool) error { return addEach(ts, e.AddTool) }
 
 // RemoveTool removes a tool and reports whether it was registered.
 func (e *Engine) RemoveTool(name string) bool {

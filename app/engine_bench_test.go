@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
@@ -14,7 +15,7 @@ import (
 // in one goroutine, in each era. test/bench measures the same over the
 // transports, beside the other SDKs.
 func BenchmarkHandleMessageToolsCall(b *testing.B) {
-	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), Tools: []app.Tool{addTool()}})
+	e, err := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), Tools: []hexmcp.Tool{addTool()}})
 	if err != nil {
 		b.Fatal(err)
 	}

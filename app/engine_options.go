@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/internal/deflog"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -31,9 +32,9 @@ type Options struct {
 	// the first bad definition fails NewEngine with its error. More can be
 	// added (and removed) while the engine runs: [Engine.AddTool] and its
 	// kin.
-	Tools     []Tool
-	Resources []Resource
-	Prompts   []Prompt
+	Tools     []decl.Tool
+	Resources []decl.Resource
+	Prompts   []decl.Prompt
 	// Extensions are the MCP extensions the engine serves (SEP-2133), in
 	// order: each is advertised under capabilities.extensions in the
 	// initialize result and server/discover, its methods join the method

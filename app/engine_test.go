@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 
 	"go.uber.org/mock/gomock"
@@ -47,7 +48,7 @@ type addIn struct {
 	B float64 `json:"b"`
 }
 
-func newEngine(t *testing.T, opts app.Options, tools ...app.Tool) *app.Engine {
+func newEngine(t *testing.T, opts app.Options, tools ...hexmcp.Tool) *app.Engine {
 	t.Helper()
 	if opts.ToolRegistry == nil {
 		opts.ToolRegistry = memory.NewRegistry()
@@ -65,19 +66,19 @@ func newEngine(t *testing.T, opts app.Options, tools ...app.Tool) *app.Engine {
 
 // blockTool is the tool name: it answers answer once release is closed, or
 // fails with its context's error when that ends first.
-func blockTool(name, answer string, release <-chan struct{}) app.Tool {
-	return app.NewTool(func(ctx context.Context) (string, error) {
+func blockTool(name, answer string, release <-chan struct{}) hexmcp.Tool {
+	return hexmcp.NewTool(func(ctx context.Context) (string, error) {
 		select {
 		case <-release:
 			return answer, nil
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
-	}, app.WithName(name))
+	}, hexmcp.WithName(name))
 }
 
-func addTool() app.Tool {
-	return app.Func(func(_ context.Context, in addIn) (float64, error) { return in.A + in.B, nil }, app.WithName("add"))
+func addTool() hexmcp.Tool {
+	return hexmcp.Func(func(_ context.Context, in addIn) (float64, error) { return in.A + in.B, nil }, hexmcp.WithName("add"))
 }
 
 const (
@@ -204,7 +205,7 @@ func TestRequestsBeforeInitialize(t *testing.T) {
 }
 
 func TestBothErasOnOneConnection(t *testing.T) {
-	flat := app.NewTool(func() []int { return []int{1, 2} }, app.WithName("flat"))
+	flat := hexmcp.NewTool(func() []int { return []int{1, 2} }, hexmcp.WithName("flat"))
 	e := newEngine(t, app.Options{Validator: jsonschema.New(), Info: domain.Implementation{Name: "srv", Version: "1"}, ListTTL: 5 * time.Second}, flat)
 	c := serve(t, e)
 	c.initialize("2025-11-25")
@@ -272,13 +273,13 @@ func TestHandlerErrors(t *testing.T) {
 		defer mu.Unlock()
 		logged = append(logged, fmt.Sprint(msg, fields))
 	}).Times(2)
-	tools := []app.Tool{
-		app.NewTool(func() error { return secret }, app.WithName("fails")),
-		app.NewTool(func() (int, error) { panic("boom: " + secret.Error()) }, app.WithName("panics")),
-		app.NewTool(func() error { return fmt.Errorf("while checking: %w", domain.NewToolError("File not found: x.txt")) }, app.WithName("toolErr")),
-		app.NewTool(func() error {
+	tools := []hexmcp.Tool{
+		hexmcp.NewTool(func() error { return secret }, hexmcp.WithName("fails")),
+		hexmcp.NewTool(func() (int, error) { panic("boom: " + secret.Error()) }, hexmcp.WithName("panics")),
+		hexmcp.NewTool(func() error { return fmt.Errorf("while checking: %w", domain.NewToolError("File not found: x.txt")) }, hexmcp.WithName("toolErr")),
+		hexmcp.NewTool(func() error {
 			return domain.NewProtocolError(-32002, "Resource not found", map[string]string{"uri": "file:///x"})
-		}, app.WithName("protoErr")),
+		}, hexmcp.WithName("protoErr")),
 	}
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New(), Logger: log}, tools...))
 	c.initialize("2025-11-25")
@@ -310,12 +311,12 @@ func TestOutputSchemaWarningAndMismatch(t *testing.T) {
 	)
 	out.EXPECT().Validate(map[string]any{"items": []any{1.0}}).Return(errors.New("/items/0: got number, want object"))
 	var mode string
-	tool := app.NewRawTool("listUsers", json.RawMessage(`{"type":"object"}`), func(context.Context, json.RawMessage) (any, error) {
+	tool := hexmcp.NewRawTool("listUsers", json.RawMessage(`{"type":"object"}`), func(context.Context, json.RawMessage) (any, error) {
 		if mode == "list" {
 			return []int{1}, nil
 		}
 		return map[string]any{"items": []int{1}}, nil
-	}, app.WithOutputSchema(json.RawMessage(`{"type":"object","properties":{"items":{"type":"array"}}}`)))
+	}, hexmcp.WithOutputSchema(json.RawMessage(`{"type":"object","properties":{"items":{"type":"array"}}}`)))
 	log.EXPECT().LogAttrs(gomock.Any(), slog.LevelWarn, gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ slog.Level, msg string, _ ...slog.Attr) {
 		if !strings.Contains(msg, `"listUsers"`) || !strings.Contains(msg, "[]int") {
 			t.Errorf("warning does not name the tool and type: %s", msg)
@@ -337,9 +338,9 @@ func TestOutputSchemaWarningAndMismatch(t *testing.T) {
 }
 
 func TestPagination(t *testing.T) {
-	var tools []app.Tool
+	var tools []hexmcp.Tool
 	for _, n := range []string{"e", "b", "d", "a", "c"} {
-		tools = append(tools, app.NewTool(func() string { return n }, app.WithName(n)))
+		tools = append(tools, hexmcp.NewTool(func() string { return n }, hexmcp.WithName(n)))
 	}
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New(), PageSize: 2}, tools...))
 	c.initialize("2025-11-25")
@@ -352,12 +353,12 @@ func TestPagination(t *testing.T) {
 func TestCancellation(t *testing.T) {
 	started := make(chan struct{})
 	stopped := make(chan error, 1)
-	slow := app.NewTool(func(ctx context.Context) error {
+	slow := hexmcp.NewTool(func(ctx context.Context) error {
 		close(started)
 		<-ctx.Done()
 		stopped <- ctx.Err()
 		return ctx.Err()
-	}, app.WithName("slow"))
+	}, hexmcp.WithName("slow"))
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, slow, addTool()))
 	c.initialize("2025-11-25")
 	c.send(`{"jsonrpc":"2.0","id":"s1","method":"tools/call","params":{"name":"slow"}}`)
@@ -373,7 +374,7 @@ func TestCancellation(t *testing.T) {
 
 func TestDuplicateInFlightID(t *testing.T) {
 	release := make(chan struct{})
-	block := app.NewTool(func(ctx context.Context) error { <-release; return nil }, app.WithName("block"))
+	block := hexmcp.NewTool(func(ctx context.Context) error { <-release; return nil }, hexmcp.WithName("block"))
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, block))
 	c.initialize("2025-11-25")
 	c.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"block"}}`)
@@ -390,7 +391,7 @@ func TestListChanged(t *testing.T) {
 	stateless := serve(t, e)
 	equalJSON(t, stateless.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+meta2026+`}}`),
 		`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"],"additionalProperties":false}}],"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"hexmcp-server","version":"0.0.0"}}}}`)
-	if err := e.AddTool(app.NewTool(func() string { return "x" }, app.WithName("late"))); err != nil {
+	if err := e.AddTool(hexmcp.NewTool(func() string { return "x" }, hexmcp.WithName("late"))); err != nil {
 		t.Fatal(err)
 	}
 	equalJSON(t, handshake.recv(), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
@@ -406,12 +407,12 @@ func TestListChanged(t *testing.T) {
 
 func TestProgress(t *testing.T) {
 	var got []error
-	tool := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+	tool := hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		got = append(got, rc.ReportProgress(ctx, 1, 2, "half"))
 		got = append(got, rc.ReportProgress(ctx, 1, 2, "again"))
 		got = append(got, rc.ReportProgress(ctx, 2, 2, ""))
 		return fmt.Sprintf("%v %s %s", rc.CanReportProgress(), rc.Revision(), rc.Client().Name), nil
-	}, app.WithName("work"))
+	}, hexmcp.WithName("work"))
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, tool))
 	c.initialize("2025-11-25")
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","_meta":{"progressToken":"tok"}}}`)
@@ -431,13 +432,13 @@ func TestProgress(t *testing.T) {
 // with an error and send nothing (JSON has no way to write them).
 func TestProgressMustBeFinite(t *testing.T) {
 	var got []error
-	tool := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+	tool := hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		for _, p := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
 			got = append(got, rc.ReportProgress(ctx, p, 0, ""))
 		}
 		got = append(got, rc.ReportProgress(ctx, 1, 0, ""))
 		return "done", nil
-	}, app.WithName("work"))
+	}, hexmcp.WithName("work"))
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, tool))
 	c.initialize("2025-11-25")
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","_meta":{"progressToken":"tok"}}}`)
@@ -455,12 +456,12 @@ func TestProgressMustBeFinite(t *testing.T) {
 
 func TestConcurrentCalls(t *testing.T) {
 	gate := make(chan struct{})
-	echo := app.Func(func(ctx context.Context, in struct {
+	echo := hexmcp.Func(func(ctx context.Context, in struct {
 		N int `json:"n"`
 	}) (int, error) {
 		<-gate
 		return in.N, nil
-	}, app.WithName("echo"))
+	}, hexmcp.WithName("echo"))
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New(), MaxConcurrentRequests: 100}, echo))
 	c.initialize("2025-11-25")
 	const n = 50
@@ -516,25 +517,25 @@ func TestRegistrationErrors(t *testing.T) {
 	v.EXPECT().Compile(json.RawMessage(`{"type":"object","properties":{"x":{"type":"nonsense"}}}`)).Return(nil, errors.New("bad type"))
 	v.EXPECT().Compile(gomock.Any()).Return(s, nil).AnyTimes()
 	e := newEngine(t, app.Options{Validator: v}, addTool())
-	cases := map[string]app.Tool{
+	cases := map[string]hexmcp.Tool{
 		"duplicate":   addTool(),
-		"bad name":    app.NewTool(func() {}, app.WithName("has space")),
-		"empty name":  app.NewTool(func() {}, app.WithName("")),
-		"anonymous":   app.NewTool(func() {}),
-		"not a func":  app.NewTool(42, app.WithName("x")),
-		"bad shape":   app.NewTool(func(a, b int) {}, app.WithName("x")),
-		"bad results": app.NewTool(func() (int, int) { return 0, 0 }, app.WithName("x")),
-		"bad input":   app.NewTool(func(s string) {}, app.WithName("x")),
-		"bad schema":  app.NewRawTool("x", json.RawMessage(`{"type":"object","properties":{"x":{"type":"nonsense"}}}`), func(context.Context, json.RawMessage) (any, error) { return nil, nil }),
-		"not object":  app.NewRawTool("x", json.RawMessage(`{"type":"string"}`), func(context.Context, json.RawMessage) (any, error) { return nil, nil }),
-		"bad JSON":    app.NewRawTool("x", json.RawMessage(`{`), func(context.Context, json.RawMessage) (any, error) { return nil, nil }),
-		"nil handler": app.NewRawTool("x", json.RawMessage(`{"type":"object"}`), nil),
-		"bad icon":    app.NewTool(func() {}, app.WithName("x"), app.WithIcons(domain.Icon{Src: "ftp://x"})),
-		"bad tag": app.Func(func(context.Context, struct {
+		"bad name":    hexmcp.NewTool(func() {}, hexmcp.WithName("has space")),
+		"empty name":  hexmcp.NewTool(func() {}, hexmcp.WithName("")),
+		"anonymous":   hexmcp.NewTool(func() {}),
+		"not a func":  hexmcp.NewTool(42, hexmcp.WithName("x")),
+		"bad shape":   hexmcp.NewTool(func(a, b int) {}, hexmcp.WithName("x")),
+		"bad results": hexmcp.NewTool(func() (int, int) { return 0, 0 }, hexmcp.WithName("x")),
+		"bad input":   hexmcp.NewTool(func(s string) {}, hexmcp.WithName("x")),
+		"bad schema":  hexmcp.NewRawTool("x", json.RawMessage(`{"type":"object","properties":{"x":{"type":"nonsense"}}}`), func(context.Context, json.RawMessage) (any, error) { return nil, nil }),
+		"not object":  hexmcp.NewRawTool("x", json.RawMessage(`{"type":"string"}`), func(context.Context, json.RawMessage) (any, error) { return nil, nil }),
+		"bad JSON":    hexmcp.NewRawTool("x", json.RawMessage(`{`), func(context.Context, json.RawMessage) (any, error) { return nil, nil }),
+		"nil handler": hexmcp.NewRawTool("x", json.RawMessage(`{"type":"object"}`), nil),
+		"bad icon":    hexmcp.NewTool(func() {}, hexmcp.WithName("x"), hexmcp.WithIcons(domain.Icon{Src: "ftp://x"})),
+		"bad tag": hexmcp.Func(func(context.Context, struct {
 			N int `json:"n" minimum:"abc"`
 		}) (int, error) {
 			return 0, nil
-		}, app.WithName("x")),
+		}, hexmcp.WithName("x")),
 	}
 	for name, tool := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -552,16 +553,16 @@ func TestNamesFromFunctions(t *testing.T) {
 	e := newEngine(t, app.Options{Validator: jsonschema.New()})
 	var calc calculator
 	for _, tc := range []struct {
-		tool app.Tool
+		tool hexmcp.Tool
 		want string
 	}{
-		{app.NewTool(GetWeather), "getWeather"},
-		{app.NewTool(URLFetch), "urlFetch"},
-		{app.NewTool(listUsers), "listUsers"},
-		{app.NewTool(calc.PerformCalculation), "performCalculation"},
-		{app.NewTool((*calculator).Reset), "reset"},
-		{app.NewTool(ID), "id"},
-		{app.NewTool(GetWeather, app.WithName("get_weather")), "get_weather"},
+		{hexmcp.NewTool(GetWeather), "getWeather"},
+		{hexmcp.NewTool(URLFetch), "urlFetch"},
+		{hexmcp.NewTool(listUsers), "listUsers"},
+		{hexmcp.NewTool(calc.PerformCalculation), "performCalculation"},
+		{hexmcp.NewTool((*calculator).Reset), "reset"},
+		{hexmcp.NewTool(ID), "id"},
+		{hexmcp.NewTool(GetWeather, hexmcp.WithName("get_weather")), "get_weather"},
 	} {
 		if err := tc.tool.Err(); err != nil {
 			t.Fatal(err)
@@ -592,29 +593,29 @@ func TestOutputSchemaInferredForStructs(t *testing.T) {
 	type out struct {
 		Temperature float64 `json:"temperature"`
 	}
-	tl := app.Func(func(context.Context, struct{}) (out, error) { return out{1}, nil }, app.WithName("w"))
+	tl := hexmcp.Func(func(context.Context, struct{}) (out, error) { return out{1}, nil }, hexmcp.WithName("w"))
 	if got := string(tl.Definition().OutputSchema); got != `{"type":"object","properties":{"temperature":{"type":"number"}},"required":["temperature"],"additionalProperties":false}` {
 		t.Fatalf("outputSchema = %s", got)
 	}
-	if s := app.Func(func(context.Context, struct{}) (out, error) { return out{}, nil }, app.WithName("w"), app.WithoutOutputSchema()).Definition().OutputSchema; s != nil {
+	if s := hexmcp.Func(func(context.Context, struct{}) (out, error) { return out{}, nil }, hexmcp.WithName("w"), hexmcp.WithoutOutputSchema()).Definition().OutputSchema; s != nil {
 		t.Fatal("WithoutOutputSchema ignored")
 	}
-	if s := app.NewTool(func() []int { return nil }, app.WithName("l")).Definition().OutputSchema; s != nil {
+	if s := hexmcp.NewTool(func() []int { return nil }, hexmcp.WithName("l")).Definition().OutputSchema; s != nil {
 		t.Fatal("a slice output must not get a schema implicitly")
 	}
-	if s := app.NewTool(func() []int { return nil }, app.WithName("l"), app.WithOutputSchemaFrom([]int{})).Definition().OutputSchema; string(s) != `{"type":"array","items":{"type":"integer"}}` {
+	if s := hexmcp.NewTool(func() []int { return nil }, hexmcp.WithName("l"), hexmcp.WithOutputSchemaFrom([]int{})).Definition().OutputSchema; string(s) != `{"type":"array","items":{"type":"integer"}}` {
 		t.Fatalf("WithOutputSchemaFrom = %s", s)
 	}
 }
 
 func TestHandleMessage(t *testing.T) {
-	progress := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+	progress := hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		if err := rc.ReportProgress(ctx, 1, 0, "step"); err != nil {
 			return "", err
 		}
 		tr := rc.Transport()
 		return fmt.Sprintf("%s %s %s", rc.Revision(), tr.Header["X-Trace"], tr.Principal.Subject), nil
-	}, app.WithName("progress"))
+	}, hexmcp.WithName("progress"))
 	e := newEngine(t, app.Options{Validator: jsonschema.New()}, addTool(), progress)
 	ctx := context.Background()
 	// stateless without a session
@@ -668,12 +669,12 @@ func TestHandleMessage(t *testing.T) {
 func TestServerShutdownDeadline(t *testing.T) {
 	cancelled := make(chan struct{})
 	started := make(chan struct{})
-	tool := app.NewTool(func(ctx context.Context) error {
+	tool := hexmcp.NewTool(func(ctx context.Context) error {
 		close(started)
 		<-ctx.Done()
 		close(cancelled)
 		return ctx.Err()
-	}, app.WithName("forever"))
+	}, hexmcp.WithName("forever"))
 	e := newEngine(t, app.Options{Validator: jsonschema.New()}, tool)
 	tr, cl := memory.NewTransport()
 	srv := serving.New(e, tr)
@@ -771,7 +772,7 @@ func TestAnswerAndHandleInspected(t *testing.T) {
 }
 
 func TestLoggingToTheClient(t *testing.T) {
-	logs := app.NewTool(func(ctx context.Context, rc *app.RequestContext) error {
+	logs := hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) error {
 		for _, l := range []domain.LogLevel{domain.LogDebug, domain.LogInfo, domain.LogError} {
 			if err := rc.Log(ctx, l, "calc", map[string]any{"step": string(l)}); err != nil {
 				return err
@@ -781,7 +782,7 @@ func TestLoggingToTheClient(t *testing.T) {
 			return errors.New("an invalid level was accepted")
 		}
 		return nil
-	}, app.WithName("logs"))
+	}, hexmcp.WithName("logs"))
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, logs))
 	c.initialize("2025-11-25")
 	// no level set: nothing is sent
@@ -812,10 +813,10 @@ func TestLoggingToTheClient(t *testing.T) {
 }
 
 func TestTraceContext(t *testing.T) {
-	tool := app.NewTool(func(rc *app.RequestContext) string {
+	tool := hexmcp.NewTool(func(rc *app.RequestContext) string {
 		tr := rc.Trace()
 		return tr.TraceParent + "|" + tr.TraceState + "|" + tr.Baggage
-	}, app.WithName("trace"))
+	}, hexmcp.WithName("trace"))
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, tool))
 	c.initialize("2025-11-25")
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"trace","_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01","tracestate":"k=v","baggage":"user=1"}}}`),

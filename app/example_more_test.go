@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
@@ -31,9 +32,9 @@ func Example() {
 	type GreetInput struct {
 		Name string `json:"name" minLength:"1"`
 	}
-	if err := engine.AddTool(app.Func(func(_ context.Context, in GreetInput) (string, error) {
+	if err := engine.AddTool(hexmcp.Func(func(_ context.Context, in GreetInput) (string, error) {
 		return "Hello, " + in.Name + "!", nil
-	}, app.WithName("greet"))); err != nil {
+	}, hexmcp.WithName("greet"))); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -53,7 +54,7 @@ func Example() {
 }
 
 func ExampleNewPrompt() {
-	review := app.NewPrompt("code_review",
+	review := hexmcp.NewPrompt("code_review",
 		func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 			return &domain.GetPromptResult{
 				Description: "Review in " + args["language"],
@@ -62,8 +63,8 @@ func ExampleNewPrompt() {
 				},
 			}, nil
 		},
-		app.WithDescription("Asks for a code review."),
-		app.WithArguments(domain.PromptArgument{Name: "language", Required: true}),
+		hexmcp.WithDescription("Asks for a code review."),
+		hexmcp.WithArguments(domain.PromptArgument{Name: "language", Required: true}),
 	)
 
 	engine, _ := app.NewEngine(app.Options{
@@ -93,13 +94,13 @@ func ExampleNewPrompt() {
 }
 
 func ExampleNewResource() {
-	readme := app.NewResource("file:///docs/readme.md", "readme",
+	readme := hexmcp.NewResource("file:///docs/readme.md", "readme",
 		func(_ context.Context, uri string, _ map[string]string) ([]domain.ResourceContents, error) {
 			return []domain.ResourceContents{{URI: uri, MimeType: "text/markdown", Text: "# Read me"}}, nil
 		},
-		app.WithMimeType("text/markdown"))
+		hexmcp.WithMimeType("text/markdown"))
 	// TextResource is the short form for fixed text.
-	motd := app.TextResource("memo://motd", "motd", "Have a nice day.")
+	motd := hexmcp.TextResource("memo://motd", "motd", "Have a nice day.")
 
 	engine, _ := app.NewEngine(app.Options{
 		ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New(), ResourceRegistry: memory.NewResourceRegistry(),
@@ -134,13 +135,13 @@ func ExampleNewRawTool() {
 	// gets the arguments only after they passed that schema; arguments that
 	// fail it are answered with an isError result the model can read.
 	schema := json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`)
-	add := app.NewRawTool("add", schema, func(_ context.Context, args json.RawMessage) (any, error) {
+	add := hexmcp.NewRawTool("add", schema, func(_ context.Context, args json.RawMessage) (any, error) {
 		var in struct{ A, B float64 }
 		if err := json.Unmarshal(args, &in); err != nil {
 			return nil, domain.NewToolError("bad arguments")
 		}
 		return in.A + in.B, nil
-	}, app.WithDescription("Adds two numbers."))
+	}, hexmcp.WithDescription("Adds two numbers."))
 
 	engine, _ := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
 	if err := engine.AddTool(add); err != nil {

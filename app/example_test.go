@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
@@ -26,12 +27,12 @@ type Weather struct {
 }
 
 func ExampleFunc() {
-	tool := app.Func(func(ctx context.Context, in WeatherInput) (Weather, error) {
+	tool := hexmcp.Func(func(ctx context.Context, in WeatherInput) (Weather, error) {
 		if in.City == "Atlantis" {
 			return Weather{}, domain.NewToolError("unknown city: " + in.City) // the model sees this
 		}
 		return Weather{Temperature: 22.5, Conditions: "sunny"}, nil
-	}, app.WithName("get_weather"), app.WithDescription("Current weather of a city."))
+	}, hexmcp.WithName("get_weather"), hexmcp.WithDescription("Current weather of a city."))
 
 	def := tool.Definition()
 	fmt.Println(def.Name)
@@ -47,7 +48,7 @@ func ExampleFunc() {
 func GetString() string { return "Hello" }
 
 func ExampleNewTool() {
-	tool := app.NewTool(GetString)
+	tool := hexmcp.NewTool(GetString)
 	fmt.Println(tool.Definition().Name, tool.Err())
 	// Output: getString <nil>
 }
@@ -58,7 +59,7 @@ func ExampleEngine_ServeConn() {
 		ToolRegistry: memory.NewRegistry(),
 		Validator:    jsonschema.New(),
 	})
-	_ = engine.AddTool(app.NewTool(GetString))
+	_ = engine.AddTool(hexmcp.NewTool(GetString))
 
 	client, server := memory.NewPipe()
 	go engine.ServeConn(context.Background(), server)
@@ -90,7 +91,7 @@ type Booking struct {
 
 func ExampleRequestContext_Elicit() {
 	form, _ := domain.ElicitSchemaFor(reflect.TypeFor[Booking]())
-	book := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+	book := hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		// The same code serves both eras; return Elicit's error unchanged.
 		res, err := rc.Elicit(ctx, "booking", domain.ElicitForm("Who is the table for?", form))
 		if err != nil {
@@ -101,7 +102,7 @@ func ExampleRequestContext_Elicit() {
 			return "No booking made.", nil
 		}
 		return fmt.Sprintf("Table for %d booked for %s (%s).", b.Guests, b.Name, b.Seat), nil
-	}, app.WithName("book_table"))
+	}, hexmcp.WithName("book_table"))
 
 	engine, _ := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
 	_ = engine.AddTool(book)

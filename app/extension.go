@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -38,7 +39,7 @@ type Extension struct {
 	Methods []ExtensionMethod
 	// Resources are registered with Options.Resources by NewEngine (they
 	// need Options.ResourceRegistry).
-	Resources []Resource
+	Resources []decl.Resource
 	// Middleware, when not nil, wraps the handling of every request like
 	// Options.Middleware, inside all of those (the extensions' own in
 	// the order of Options.Extensions): an extension that changes how

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
@@ -44,7 +45,7 @@ func echoExtension() app.Extension {
 				return struct{}{}, nil
 			}},
 		},
-		Resources: []app.Resource{app.TextResource("echo://readme", "readme", "hello")},
+		Resources: []hexmcp.Resource{hexmcp.TextResource("echo://readme", "readme", "hello")},
 	}
 }
 

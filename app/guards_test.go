@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
@@ -39,9 +40,9 @@ func describeAnswer[T any](v *T, err error, show func(*T) string) string {
 
 // shortcutTools are tools that ask through the shortcuts of Ask
 // (ListRoots, CreateMessage): each returns what it got.
-func shortcutTools() []app.Tool {
-	return []app.Tool{
-		app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+func shortcutTools() []hexmcp.Tool {
+	return []hexmcp.Tool{
+		hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 			res, err := rc.ListRoots(ctx, "roots")
 			return describeAnswer(res, err, func(r *domain.ListRootsResult) string {
 				uris := make([]string, 0, len(r.Roots))
@@ -50,14 +51,14 @@ func shortcutTools() []app.Tool {
 				}
 				return "roots: " + strings.Join(uris, " ")
 			}), nil
-		}, app.WithName("list_roots")),
-		app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+		}, hexmcp.WithName("list_roots")),
+		hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 			res, err := rc.CreateMessage(ctx, "completion", domain.CreateMessageParams{
 				Messages: []domain.SamplingMessage{domain.UserText("Say hi")}, MaxTokens: 10})
 			return describeAnswer(res, err, func(r *domain.CreateMessageResult) string {
 				return "sampled: " + r.Text()
 			}), nil
-		}, app.WithName("sample")),
+		}, hexmcp.WithName("sample")),
 	}
 }
 
@@ -117,10 +118,10 @@ func toolText(t *testing.T, resp string) string {
 }
 
 // staffPrompt is a prompt with a completable argument, named name.
-func staffPrompt(name string) app.Prompt {
-	return app.NewPrompt(name, func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
+func staffPrompt(name string) hexmcp.Prompt {
+	return hexmcp.NewPrompt(name, func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 		return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text("for " + args["team"]))}}, nil
-	}, app.WithArgument(domain.PromptArgument{Name: "team"}, func(context.Context, string, map[string]string) ([]string, error) {
+	}, hexmcp.WithArgument(domain.PromptArgument{Name: "team"}, func(context.Context, string, map[string]string) ([]string, error) {
 		return []string{"ops"}, nil
 	}))
 }
@@ -193,9 +194,9 @@ func TestResourceVisibilityByViewer(t *testing.T) {
 		}},
 	})
 	err := e.AddResources(
-		app.TextResource("test://open", "open", "for all"),
-		app.TextResource("test://staff", "staff", "for staff"),
-		app.NewResourceTemplate("test://staff/{id}", "staff item", func(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
+		hexmcp.TextResource("test://open", "open", "for all"),
+		hexmcp.TextResource("test://staff", "staff", "for staff"),
+		hexmcp.NewResourceTemplate("test://staff/{id}", "staff item", func(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
 			return []domain.ResourceContents{{URI: uri, Text: "item " + vars["id"]}}, nil
 		}))
 	if err != nil {
@@ -229,9 +230,9 @@ func TestResourceVisibilityByViewer(t *testing.T) {
 // missing, to one that lacks any, and to a request with no principal.
 func TestScopesRefuseWhatThePrincipalLacks(t *testing.T) {
 	e := newEngine(t, app.Options{Validator: jsonschema.New(), ResourceRegistry: memory.NewResourceRegistry()},
-		app.NewTool(func(context.Context) (string, error) { return "written", nil },
-			app.WithName("write"), app.WithScopes("files:read", "files:write")))
-	if err := e.AddResource(app.TextResource("test://secret", "secret", "s3cr3t", app.WithScopes("files:read"))); err != nil {
+		hexmcp.NewTool(func(context.Context) (string, error) { return "written", nil },
+			hexmcp.WithName("write"), hexmcp.WithScopes("files:read", "files:write")))
+	if err := e.AddResource(hexmcp.TextResource("test://secret", "secret", "s3cr3t", hexmcp.WithScopes("files:read"))); err != nil {
 		t.Fatal(err)
 	}
 	const (
@@ -267,11 +268,11 @@ func TestScopesRefuseWhatThePrincipalLacks(t *testing.T) {
 // the definition is added.
 func TestWithAnnotations(t *testing.T) {
 	e := newEngine(t, app.Options{Validator: jsonschema.New(), ResourceRegistry: memory.NewResourceRegistry()},
-		app.NewTool(func(context.Context) (string, error) { return "", nil }, app.WithName("look"),
-			app.WithAnnotations(domain.ToolAnnotations{Title: "Look", ReadOnlyHint: domain.Bool(true)})))
+		hexmcp.NewTool(func(context.Context) (string, error) { return "", nil }, hexmcp.WithName("look"),
+			hexmcp.WithAnnotations(domain.ToolAnnotations{Title: "Look", ReadOnlyHint: domain.Bool(true)})))
 	priority := 0.5
-	if err := e.AddResource(app.TextResource("test://a", "a", "x",
-		app.WithAnnotations(domain.Annotations{Audience: []string{"user"}, Priority: &priority}))); err != nil {
+	if err := e.AddResource(hexmcp.TextResource("test://a", "a", "x",
+		hexmcp.WithAnnotations(domain.Annotations{Audience: []string{"user"}, Priority: &priority}))); err != nil {
 		t.Fatal(err)
 	}
 	c := serve(t, e)
@@ -281,12 +282,12 @@ func TestWithAnnotations(t *testing.T) {
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"resources/list"}`),
 		`{"jsonrpc":"2.0","id":2,"result":{"resources":[{"uri":"test://a","name":"a","mimeType":"text/plain","annotations":{"audience":["user"],"priority":0.5}}]}}`)
 
-	err := e.AddTool(app.NewTool(func(context.Context) (string, error) { return "", nil }, app.WithName("wrong"),
-		app.WithAnnotations(domain.Annotations{Audience: []string{"user"}})))
+	err := e.AddTool(hexmcp.NewTool(func(context.Context) (string, error) { return "", nil }, hexmcp.WithName("wrong"),
+		hexmcp.WithAnnotations(domain.Annotations{Audience: []string{"user"}})))
 	if err == nil || !strings.Contains(err.Error(), "domain.ToolAnnotations") {
 		t.Fatalf("a tool with domain.Annotations: %v, want an error naming domain.ToolAnnotations", err)
 	}
-	err = e.AddResource(app.TextResource("test://b", "b", "x", app.WithAnnotations(domain.ToolAnnotations{Title: "B"})))
+	err = e.AddResource(hexmcp.TextResource("test://b", "b", "x", hexmcp.WithAnnotations(domain.ToolAnnotations{Title: "B"})))
 	if err == nil || !strings.Contains(err.Error(), "domain.Annotations") {
 		t.Fatalf("a resource with domain.ToolAnnotations: %v, want an error naming domain.Annotations", err)
 	}
@@ -294,18 +295,18 @@ func TestWithAnnotations(t *testing.T) {
 
 // sessionOnlyTools try what only a handshake-era session offers, and
 // return what they got.
-func sessionOnlyTools() []app.Tool {
+func sessionOnlyTools() []hexmcp.Tool {
 	noop := func(context.Context, json.RawMessage) (any, error) { return "", nil }
-	return []app.Tool{
-		app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
-			bad := rc.AddSessionTool(app.NewRawTool("bad name!", json.RawMessage(`{"type":"object"}`), noop))
-			good := rc.AddSessionTool(app.NewRawTool("mine", json.RawMessage(`{"type":"object"}`), noop))
+	return []hexmcp.Tool{
+		hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+			bad := rc.AddSessionTool(hexmcp.NewRawTool("bad name!", json.RawMessage(`{"type":"object"}`), noop))
+			good := rc.AddSessionTool(hexmcp.NewRawTool("mine", json.RawMessage(`{"type":"object"}`), noop))
 			return fmt.Sprintf("bad: %v | good: %v | no session: %t", bad, good, errors.Is(good, app.ErrNoSession)), nil
-		}, app.WithName("add_own")),
-		app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+		}, hexmcp.WithName("add_own")),
+		hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 			notify, err := rc.NotifyElicitationComplete()
 			return fmt.Sprintf("notifier: %t | %v", notify != nil, err), nil
-		}, app.WithName("notifier")),
+		}, hexmcp.WithName("notifier")),
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 
 	"github.com/hexmcp/hexmcp/app"
@@ -31,8 +32,8 @@ func newGatedTool(ns ...int) *gatedTool {
 	return g
 }
 
-func (g *gatedTool) tool() app.Tool {
-	return app.Func(func(ctx context.Context, in struct {
+func (g *gatedTool) tool() hexmcp.Tool {
+	return hexmcp.Func(func(ctx context.Context, in struct {
 		N   int    `json:"n"`
 		Pad string `json:"pad"`
 	}) (int, error) {
@@ -45,7 +46,7 @@ func (g *gatedTool) tool() app.Tool {
 			return 0, ctx.Err()
 		}
 		return in.N, nil
-	}, app.WithName("slow"))
+	}, hexmcp.WithName("slow"))
 }
 
 // serve serves an engine with the tool and opts over an in-memory pipe;

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/mock/gomock"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
@@ -23,8 +24,8 @@ import (
 const nameSchema = testtools.NameSchema
 
 // askAll asks three questions at once.
-func askAll() app.Tool {
-	return app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+func askAll() hexmcp.Tool {
+	return hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		res, err := rc.Ask(ctx,
 			app.ElicitInput("user_name", domain.ElicitForm("Name?", json.RawMessage(nameSchema))),
 			app.SamplingInput("greeting", domain.CreateMessageParams{Messages: []domain.SamplingMessage{domain.UserText("Greet")}, MaxTokens: 50}),
@@ -36,12 +37,12 @@ func askAll() app.Tool {
 		s, _ := res.Sampling("greeting")
 		r, _ := res.Roots("client_roots")
 		return fmt.Sprintf("%s|%s|%d roots", e.Content, s.Text(), len(r.Roots)), nil
-	}, app.WithName("ask_all"))
+	}, hexmcp.WithName("ask_all"))
 }
 
 // twoSteps asks one question, then another.
-func twoSteps() app.Tool {
-	return app.NewTool(func(ctx context.Context, rc *app.RequestContext, in struct {
+func twoSteps() hexmcp.Tool {
+	return hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext, in struct {
 		Topic string `json:"topic,omitempty"`
 	}) (string, error) {
 		first, err := rc.Elicit(ctx, "step1", domain.ElicitForm("Step 1: name?", json.RawMessage(nameSchema)))
@@ -54,7 +55,7 @@ func twoSteps() app.Tool {
 			return "", err
 		}
 		return string(first.Content) + " " + string(second.Content), nil
-	}, app.WithName("two_steps"))
+	}, hexmcp.WithName("two_steps"))
 }
 
 func inputEngine(t *testing.T, opts app.Options) *app.Engine {
@@ -171,19 +172,19 @@ func TestMissingClientCapability(t *testing.T) {
 	equalJSON(t, resp, `{"jsonrpc":"2.0","id":2,"error":{"code":-32021,"message":"Missing required client capability: roots, sampling","data":{"requiredCapabilities":{"roots":{},"sampling":{}}}}}`)
 
 	// url mode needs elicitation.url.
-	e.AddTool(app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+	e.AddTool(hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		_, err := rc.Elicit(ctx, "consent", domain.ElicitURL("Open this", "https://example.com/consent", "el-1"))
 		return "", err
-	}, app.WithName("ask_url")))
+	}, hexmcp.WithName("ask_url")))
 	c.recv() // notifications/tools/list_changed
 
 	// CanAsk checks the same rules without asking; a capability that is not
 	// an object is not declared.
-	e.AddTool(app.NewTool(func(rc *app.RequestContext) string {
+	e.AddTool(hexmcp.NewTool(func(rc *app.RequestContext) string {
 		form := app.ElicitInput("k", domain.ElicitForm("x", json.RawMessage(nameSchema)))
 		url := app.ElicitInput("k", domain.ElicitURL("x", "https://example.com", "e"))
 		return fmt.Sprint(rc.CanAsk(form), rc.CanAsk(url), rc.CanAsk(app.RootsInput("r")))
-	}, app.WithName("can_ask")))
+	}, hexmcp.WithName("can_ask")))
 	c.recv() // notifications/tools/list_changed
 	for caps, want := range map[string]string{
 		`{"elicitation":{}}`:                      "true false false",
@@ -416,7 +417,7 @@ func TestRequestStateBinding(t *testing.T) {
 
 func TestInputRequiredSeveralAndPrompt(t *testing.T) {
 	e := inputEngine(t, app.Options{Validator: jsonschema.New(), PromptRegistry: memory.NewPromptRegistry()})
-	if err := e.AddPrompt(app.NewPrompt("ctx_prompt", func(ctx context.Context, args map[string]string) (*domain.GetPromptResult, error) {
+	if err := e.AddPrompt(hexmcp.NewPrompt("ctx_prompt", func(ctx context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 		res, err := app.RequestFrom(ctx).Elicit(ctx, "user_context", domain.ElicitForm("Context?",
 			json.RawMessage(`{"type":"object","properties":{"context":{"type":"string"}},"required":["context"]}`)))
 		if err != nil {
@@ -474,14 +475,14 @@ func TestURLElicitation(t *testing.T) {
 		mu     sync.Mutex
 		notify func(context.Context, string) error
 	)
-	connect := app.NewTool(func(rc *app.RequestContext) (string, error) {
+	connect := hexmcp.NewTool(func(rc *app.RequestContext) (string, error) {
 		if n, err := rc.NotifyElicitationComplete(); err == nil {
 			mu.Lock()
 			notify = n
 			mu.Unlock()
 		}
 		return "", rc.RequireURLElicitation(domain.ElicitURL("Authorize access", "https://example.com/auth", "el-1"))
-	}, app.WithName("connect"))
+	}, hexmcp.WithName("connect"))
 	e := inputEngine(t, app.Options{Validator: jsonschema.New()})
 	if err := e.AddTool(connect); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -81,7 +82,7 @@ func (ir *inputRounds) decodeAnswer(r InputRequest, raw jsontext.Value) (any, er
 		v, value = x, x
 	}
 	if err := json.Unmarshal(raw, value); err != nil {
-		return nil, bad(describeDecodeError(err))
+		return nil, bad(decl.DescribeDecodeError(err))
 	}
 	if err := v.Check(); err != nil {
 		return nil, bad(err.Error())
@@ -146,7 +147,7 @@ func (ir *inputRounds) begin(ctx context.Context, rc *RequestContext, m message,
 		}
 		var rs map[string]jsontext.Value
 		if err := json.Unmarshal(v, &rs); err != nil {
-			return newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: inputResponses: "+describeDecodeError(err), nil)
+			return newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: inputResponses: "+decl.DescribeDecodeError(err), nil)
 		}
 		in.responses = make(map[string]jsontext.Value, len(rs))
 		for k, r := range rs {

@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/internal/exchange"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -180,7 +181,7 @@ func (w *wireMessage) readParams(dec *jsontext.Decoder) error {
 				p.Meta = nil // null: as if absent
 			default:
 				if w.Params.err == "" {
-					w.Params.err = "unexpected " + kindName(k) + " at /_meta"
+					w.Params.err = "unexpected " + decl.KindName(k) + " at /_meta"
 				}
 			}
 			if err := dec.SkipValue(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -46,7 +47,7 @@ func (lc *lifecycle) initialize(ctx context.Context, s *session, m message, p *w
 	var client domain.Implementation
 	if p.ClientInfo != nil {
 		if err := json.Unmarshal(p.ClientInfo, &client); err != nil {
-			return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: clientInfo: "+describeDecodeError(err), nil)
+			return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: clientInfo: "+decl.DescribeDecodeError(err), nil)
 		}
 	}
 	rev, ok := lc.policy.Negotiate(requested)

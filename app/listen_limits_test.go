@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 
 	"github.com/hexmcp/hexmcp/app"
@@ -97,7 +98,7 @@ func TestListenMaxListeners(t *testing.T) {
 		t.Fatalf("discover past the cap: %s", resp)
 	}
 	// both open streams still get their notifications
-	if err := e.AddTool(app.NewTool(func() string { return "x" }, app.WithName("late"))); err != nil {
+	if err := e.AddTool(hexmcp.NewTool(func() string { return "x" }, hexmcp.WithName("late"))); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []*client{a, b} {
@@ -298,7 +299,7 @@ func TestListenStalledListenerDelaysNobody(t *testing.T) {
 		defer close(changed)
 		for i := range rounds {
 			name := fmt.Sprint("t", i)
-			_ = e.AddTool(app.NewTool(func() string { return "x" }, app.WithName(name)))
+			_ = e.AddTool(hexmcp.NewTool(func() string { return "x" }, hexmcp.WithName(name)))
 			e.NotifyResourceUpdated("test://static-text")
 			e.NotifyResourceUpdated("test://static-binary")
 			e.RemoveTool(name)
@@ -452,10 +453,10 @@ func TestListenFollowsOnlyWhatItMaySee(t *testing.T) {
 		return !hidden || uri != "test://static-text"
 	}}
 	e := resourceEngine(t, app.Options{Validator: jsonschema.New(), Visibility: vis}, append(sampleResources(),
-		app.TextResource("test://scoped", "scoped", "s", app.WithScopes("a", "b")),
-		app.NewResourceTemplate("test://scoped/{x}", "scopedT", func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) {
+		hexmcp.TextResource("test://scoped", "scoped", "s", hexmcp.WithScopes("a", "b")),
+		hexmcp.NewResourceTemplate("test://scoped/{x}", "scopedT", func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) {
 			return nil, nil
-		}, app.WithScopes("c")))...)
+		}, hexmcp.WithScopes("c")))...)
 	c := serveAs(t, e, app.TransportInfo{Principal: &ports.Principal{Subject: "u", Scopes: []string{"a"}}})
 	resp := c.roundTrip(listenReq("1", `{"resourceSubscriptions":["test://nothing","test://template/1/other"]}`))
 	equalJSON(t, resp, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1},"notifications":{}}}`)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 
 	"github.com/hexmcp/hexmcp/app"
@@ -32,7 +33,7 @@ func TestListenToolsListChanged(t *testing.T) {
 		t.Fatal(resp)
 	}
 
-	if err := e.AddTool(app.NewTool(func() string { return "x" }, app.WithName("late"))); err != nil {
+	if err := e.AddTool(hexmcp.NewTool(func() string { return "x" }, hexmcp.WithName("late"))); err != nil {
 		t.Fatal(err)
 	}
 	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}`)
@@ -55,11 +56,11 @@ func TestListenHonorsFilter(t *testing.T) {
 	if err := e.AddTool(addTool()); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.AddResource(app.TextResource("test://a", "a", "A")); err != nil {
+	if err := e.AddResource(hexmcp.TextResource("test://a", "a", "A")); err != nil {
 		t.Fatal(err)
 	}
 	c.expectNothing()
-	if err := e.AddPrompt(app.NewPrompt("p1", func(context.Context, map[string]string) (*domain.GetPromptResult, error) { return nil, nil })); err != nil {
+	if err := e.AddPrompt(hexmcp.NewPrompt("p1", func(context.Context, map[string]string) (*domain.GetPromptResult, error) { return nil, nil })); err != nil {
 		t.Fatal(err)
 	}
 	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"p"}}}`)
@@ -80,7 +81,7 @@ func TestListenResources(t *testing.T) {
 		t.Fatalf("NotifyResourceUpdated = %d", n)
 	}
 	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://static-text","_meta":{"io.modelcontextprotocol/subscriptionId":3}}}`)
-	if err := e.AddResource(app.TextResource("test://b", "b", "B")); err != nil {
+	if err := e.AddResource(hexmcp.TextResource("test://b", "b", "B")); err != nil {
 		t.Fatal(err)
 	}
 	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/resources/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":3}}}`)
@@ -286,12 +287,12 @@ func TestListenListChangedPerVisibleList(t *testing.T) {
 		c.send(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{` + meta(name) + `,"notifications":{"toolsListChanged":true}}}`)
 		c.recv() // acknowledged
 	}
-	if err := e.AddTool(app.NewTool(func() string { return "x" }, app.WithName("admin_only"))); err != nil {
+	if err := e.AddTool(hexmcp.NewTool(func() string { return "x" }, hexmcp.WithName("admin_only"))); err != nil {
 		t.Fatal(err)
 	}
 	equalJSON(t, admin.recv(), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`)
 	user.expectNothing()
-	if err := e.AddTool(app.NewTool(func() string { return "y" }, app.WithName("everyone"))); err != nil {
+	if err := e.AddTool(hexmcp.NewTool(func() string { return "y" }, hexmcp.WithName("everyone"))); err != nil {
 		t.Fatal(err)
 	}
 	equalJSON(t, user.recv(), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`)

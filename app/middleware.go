@@ -347,7 +347,7 @@ func (r *Request) WithLog(f LogFunc) *Request {
 // its caller sees it. An unknown tool, or one hidden from the caller
 // ([Options.Visibility], [HideUnauthorized]), is an error answered
 // -32602 "Unknown tool: <name>" (a name that is no string too); a tool
-// whose scopes ([WithScopes]) the caller's principal lacks, one answered
+// whose scopes (hexmcp.WithScopes) the caller's principal lacks, one answered
 // [CodeInsufficientScope] with the scope challenge (over Streamable HTTP,
 // 403 and WWW-Authenticate). Returned by the middleware, the error is
 // answered exactly as the engine's own would be. nil: the call may go on

@@ -5,6 +5,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 )
 
 // Keys of the stateless era's request _meta.
@@ -221,35 +222,9 @@ func decodeParams(mp msgParams, id jsontext.Value) (*wireParams, *rpcError) {
 	}
 	var p wireParamsJSON
 	if err := json.Unmarshal(mp.raw, &p); err != nil {
-		return nil, newRPCError(id, domain.CodeInvalidParams, "Invalid params: "+describeDecodeError(err), nil)
+		return nil, newRPCError(id, domain.CodeInvalidParams, "Invalid params: "+decl.DescribeDecodeError(err), nil)
 	}
 	return p.params(), nil
-}
-
-// describeDecodeError says where a semantic decode error happened, without
-// echoing internal type names.
-func describeDecodeError(err error) string {
-	var se *json.SemanticError
-	if ok := asSemantic(err, &se); ok && se.JSONPointer != "" {
-		kind := kindName(se.JSONKind)
-		return "unexpected " + kind + " at " + string(se.JSONPointer)
-	}
-	return "malformed params"
-}
-
-func asSemantic(err error, target **json.SemanticError) bool {
-	for err != nil {
-		if se, ok := err.(*json.SemanticError); ok {
-			*target = se
-			return true
-		}
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		err = u.Unwrap()
-	}
-	return false
 }
 
 // stringParam decodes a member that must be a string.
@@ -258,23 +233,4 @@ func stringParam(v jsontext.Value) (string, bool) {
 		return "", false
 	}
 	return unquote(v), true
-}
-
-// kindName names a JSON kind in words.
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case '0':
-		return "number"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "value"
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 
 	"go.uber.org/mock/gomock"
@@ -18,7 +19,7 @@ import (
 )
 
 // promptEngine is an engine with a prompt and a resource registry, holding ps.
-func promptEngine(t *testing.T, opts app.Options, ps ...app.Prompt) *app.Engine {
+func promptEngine(t *testing.T, opts app.Options, ps ...hexmcp.Prompt) *app.Engine {
 	t.Helper()
 	if opts.PromptRegistry == nil {
 		opts.PromptRegistry = memory.NewPromptRegistry()
@@ -40,12 +41,12 @@ func cities(_ context.Context, value string, _ map[string]string) ([]string, err
 	return out, nil
 }
 
-func samplePrompts() []app.Prompt {
-	return []app.Prompt{
-		app.NewPrompt("simple", func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
+func samplePrompts() []hexmcp.Prompt {
+	return []hexmcp.Prompt{
+		hexmcp.NewPrompt("simple", func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
 			return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text("hello"))}}, nil
-		}, app.WithDescription("A simple prompt"), app.WithTitle("Simple")),
-		app.NewPrompt("args", func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
+		}, hexmcp.WithDescription("A simple prompt"), hexmcp.WithTitle("Simple")),
+		hexmcp.NewPrompt("args", func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 			switch args["city"] {
 			case "boom":
 				return nil, errors.New("db down")
@@ -63,9 +64,9 @@ func samplePrompts() []app.Prompt {
 				domain.UserMessage(domain.Audio([]byte{3}, "audio/wav")),
 				domain.UserMessage(&domain.ResourceLink{URI: "x://l", Name: "l"}),
 			}}, nil
-		}, app.WithArgument(domain.PromptArgument{Name: "city", Title: "City", Required: true}, cities),
-			app.WithArguments(domain.PromptArgument{Name: "unit", Description: "C or F"}),
-			app.WithIcons(domain.Icon{Src: "https://example.com/i.png"}), app.WithMeta(map[string]any{"k": "v"})),
+		}, hexmcp.WithArgument(domain.PromptArgument{Name: "city", Title: "City", Required: true}, cities),
+			hexmcp.WithArguments(domain.PromptArgument{Name: "unit", Description: "C or F"}),
+			hexmcp.WithIcons(domain.Icon{Src: "https://example.com/i.png"}), hexmcp.WithMeta(map[string]any{"k": "v"})),
 	}
 }
 
@@ -166,17 +167,17 @@ func TestCompletion(t *testing.T) {
 	}
 	var gotCtx map[string]string
 	e := promptEngine(t, app.Options{Validator: jsonschema.New()}, samplePrompts()...)
-	if err := e.AddResource(app.NewResourceTemplate("x://{owner}/{repo}", "repo", func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil },
-		app.WithTemplateCompleter("repo", func(_ context.Context, v string, ctx map[string]string) ([]string, error) {
+	if err := e.AddResource(hexmcp.NewResourceTemplate("x://{owner}/{repo}", "repo", func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil },
+		hexmcp.WithTemplateCompleter("repo", func(_ context.Context, v string, ctx map[string]string) ([]string, error) {
 			gotCtx = ctx
 			return []string{ctx["owner"] + "/" + v + "1"}, nil
 		}),
-		app.WithTemplateCompleter("owner", many),
-		app.WithTemplateCompleter("owner", func(context.Context, string, map[string]string) ([]string, error) { return nil, errors.New("x") }))); err != nil {
+		hexmcp.WithTemplateCompleter("owner", many),
+		hexmcp.WithTemplateCompleter("owner", func(context.Context, string, map[string]string) ([]string, error) { return nil, errors.New("x") }))); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.AddResource(app.NewResourceTemplate("x://big/{n}", "big", func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil },
-		app.WithTemplateCompleter("n", many))); err != nil {
+	if err := e.AddResource(hexmcp.NewResourceTemplate("x://big/{n}", "big", func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil },
+		hexmcp.WithTemplateCompleter("n", many))); err != nil {
 		t.Fatal(err)
 	}
 	c := serve(t, e)
@@ -245,9 +246,9 @@ func TestPromptsListChanged(t *testing.T) {
 }
 
 func TestPromptsPagination(t *testing.T) {
-	var ps []app.Prompt
+	var ps []hexmcp.Prompt
 	for i := 0; i < 5; i++ {
-		ps = append(ps, app.NewPrompt(fmt.Sprintf("p%d", i), func(context.Context, map[string]string) (*domain.GetPromptResult, error) { return nil, nil }))
+		ps = append(ps, hexmcp.NewPrompt(fmt.Sprintf("p%d", i), func(context.Context, map[string]string) (*domain.GetPromptResult, error) { return nil, nil }))
 	}
 	c := serve(t, promptEngine(t, app.Options{Validator: jsonschema.New(), PageSize: 2}, ps...))
 	c.initialize("2025-11-25")
@@ -280,15 +281,15 @@ func TestPromptRegistrationErrors(t *testing.T) {
 	e := promptEngine(t, app.Options{Validator: jsonschema.New()}, samplePrompts()[0])
 	h := func(context.Context, map[string]string) (*domain.GetPromptResult, error) { return nil, nil }
 	noop := func(context.Context, string, map[string]string) ([]string, error) { return nil, nil }
-	bad := map[string]app.Prompt{
-		"duplicate":   app.NewPrompt("simple", h),
-		"bad name":    app.NewPrompt("a b", h),
-		"no name":     app.NewPrompt("", h),
-		"no handler":  app.NewPrompt("x", nil),
-		"arg no name": app.NewPrompt("x", h, app.WithArguments(domain.PromptArgument{})),
-		"arg twice":   app.NewPrompt("x", h, app.WithArguments(domain.PromptArgument{Name: "a"}, domain.PromptArgument{Name: "a"})),
-		"bad icon":    app.NewPrompt("x", h, app.WithIcons(domain.Icon{Src: "ftp://x"})),
-		"bad meta":    app.NewPrompt("x", h, app.WithMeta(map[string]any{"f": func() {}})),
+	bad := map[string]hexmcp.Prompt{
+		"duplicate":   hexmcp.NewPrompt("simple", h),
+		"bad name":    hexmcp.NewPrompt("a b", h),
+		"no name":     hexmcp.NewPrompt("", h),
+		"no handler":  hexmcp.NewPrompt("x", nil),
+		"arg no name": hexmcp.NewPrompt("x", h, hexmcp.WithArguments(domain.PromptArgument{})),
+		"arg twice":   hexmcp.NewPrompt("x", h, hexmcp.WithArguments(domain.PromptArgument{Name: "a"}, domain.PromptArgument{Name: "a"})),
+		"bad icon":    hexmcp.NewPrompt("x", h, hexmcp.WithIcons(domain.Icon{Src: "ftp://x"})),
+		"bad meta":    hexmcp.NewPrompt("x", h, hexmcp.WithMeta(map[string]any{"f": func() {}})),
 		"empty":       {},
 	}
 	for name, p := range bad {
@@ -297,13 +298,13 @@ func TestPromptRegistrationErrors(t *testing.T) {
 			t.Errorf("%s: AddPrompt = %v, want a PromptDefinitionError", name, err)
 		}
 	}
-	if err := e.AddPrompt(app.NewPrompt("simple", h)); !errors.Is(err, domain.ErrDuplicatePrompt) {
+	if err := e.AddPrompt(hexmcp.NewPrompt("simple", h)); !errors.Is(err, domain.ErrDuplicatePrompt) {
 		t.Fatalf("duplicate: %v", err)
 	}
 	read := func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil }
-	for name, r := range map[string]app.Resource{
-		"plain resource": app.NewResource("x://a", "a", read, app.WithTemplateCompleter("a", noop)),
-		"no variable":    app.NewResourceTemplate("x://{a}", "a", read, app.WithTemplateCompleter("b", noop)),
+	for name, r := range map[string]hexmcp.Resource{
+		"plain resource": hexmcp.NewResource("x://a", "a", read, hexmcp.WithTemplateCompleter("a", noop)),
+		"no variable":    hexmcp.NewResourceTemplate("x://{a}", "a", read, hexmcp.WithTemplateCompleter("b", noop)),
 	} {
 		var de *domain.ResourceDefinitionError
 		if err := e.AddResource(r); !errors.As(err, &de) {

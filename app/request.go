@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/internal/exchange"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -22,7 +23,7 @@ type requestKey struct{}
 // RequestContext describes the request a tool handler is serving: the
 // protocol revision it came under, the client, and a way to report progress.
 // Get it with [RequestFrom], or take a *RequestContext parameter in a handler
-// given to [NewTool]. It is valid only while the handler runs.
+// given to hexmcp.NewTool. It is valid only while the handler runs.
 type RequestContext struct {
 	env     *requestEnv
 	id      jsontext.Value
@@ -93,6 +94,10 @@ type requestWithRound struct {
 	round inputRound
 }
 
+// A tool declared with hexmcp.NewTool or hexmcp.ToolsOf may take the
+// request context as a parameter; the declarations learn its type here.
+func init() { decl.SetRequestContext(RequestFrom) }
+
 // RequestFrom returns the request context in ctx, or nil outside a tool call.
 func RequestFrom(ctx context.Context) *RequestContext {
 	rc, _ := ctx.Value(requestKey{}).(*RequestContext)
@@ -107,7 +112,7 @@ func (rc *RequestContext) Revision() domain.Revision { return rc.info.rev }
 func (rc *RequestContext) Era() domain.Era { return rc.info.era }
 
 // AccessToken returns the caller's raw bearer token for a tool declared
-// with [WithAccessToken], and "" for every other tool (and without
+// with hexmcp.WithAccessToken, and "" for every other tool (and without
 // authentication).
 func (rc *RequestContext) AccessToken() string { return rc.token }
 

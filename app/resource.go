@@ -2,15 +2,14 @@ package app
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"slices"
 	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -43,190 +42,6 @@ func limitOr[T int | time.Duration](v, def T) T {
 // within reports whether n is within limit (a negative limit: no bound).
 func within(n, limit int) bool { return limit < 0 || n <= limit }
 
-// Resource is a declared resource or resource template, ready for
-// [Engine.AddResource]: its definition and the handler that reads it. Build
-// one with [NewResource], [TextResource], [BlobResource] or
-// [NewResourceTemplate]. A mistake in the declaration is kept and returned
-// by Engine.AddResource; Err reports it earlier.
-type Resource struct {
-	res        *domain.Resource
-	tmpl       *domain.ResourceTemplate
-	handler    ports.ResourceHandler
-	completers map[string]ports.Completer
-	err        error
-}
-
-// IsTemplate reports whether r declares a resource template.
-func (r Resource) IsTemplate() bool { return r.tmpl != nil }
-
-// Definition returns the resource's definition as it will be listed, or nil
-// for a template.
-func (r Resource) Definition() *domain.Resource { return r.res }
-
-// TemplateDefinition returns the template's definition as it will be
-// listed, or nil for a plain resource.
-func (r Resource) TemplateDefinition() *domain.ResourceTemplate { return r.tmpl }
-
-// Err returns the declaration error, if any.
-func (r Resource) Err() error { return r.err }
-
-// uri is the resource's URI or the template's URI template.
-func (r Resource) uri() string {
-	switch {
-	case r.res != nil:
-		return r.res.URI
-	case r.tmpl != nil:
-		return r.tmpl.URITemplate
-	}
-	return ""
-}
-
-type resourceConfig struct {
-	common      commonConfig
-	mimeType    string
-	size        *int64
-	annotations *domain.Annotations
-	completers  map[string]ports.Completer
-	rawValues   bool
-	err         string // a declaration error of an option
-}
-
-func (c *resourceConfig) setErr(reason string) {
-	if c.err == "" {
-		c.err = reason
-	}
-}
-
-// WithMimeType sets the MIME type of a resource or template; contents read
-// without one get it.
-func WithMimeType(mime string) ResourceOption {
-	return resourceOption(func(c *resourceConfig) { c.mimeType = mime })
-}
-
-// WithSize sets the size of a resource's raw contents in bytes (resources
-// only; a template with a size is a declaration error).
-func WithSize(n int64) ResourceOption {
-	return resourceOption(func(c *resourceConfig) { c.size = &n })
-}
-
-// WithTemplateCompleter sets the completer that suggests values of the
-// template variable name for completion/complete (templates only; a plain
-// resource with one, or a variable the template lacks, is a declaration
-// error).
-func WithTemplateCompleter(name string, complete ports.Completer) ResourceOption {
-	return resourceOption(func(c *resourceConfig) {
-		if c.completers == nil {
-			c.completers = make(map[string]ports.Completer)
-		}
-		c.completers[name] = complete
-	})
-}
-
-// WithRawTemplateValues hands the template's variables to its handler
-// exactly as they appear in the URI: neither percent-decoded nor checked
-// ([domain.MatchTemplateRaw]), so "file:///..%2Fsecret" gives the value
-// "..%2Fsecret" and "%00" stays "%00" (templates only; a plain resource
-// with it is a declaration error). Without it a value is decoded and a
-// value that would leave one path segment ("..", '/', '\\', a control
-// character) does not match, so the request is answered like any unknown
-// URI. A handler that takes raw values must decode and check them itself.
-func WithRawTemplateValues() ResourceOption {
-	return resourceOption(func(c *resourceConfig) { c.rawValues = true })
-}
-
-func applyResourceOptions(opts []ResourceOption) *resourceConfig {
-	c := &resourceConfig{}
-	for _, o := range opts {
-		if o != nil {
-			o.applyResource(c)
-		}
-	}
-	return c
-}
-
-// NewResource declares the resource at uri, named name, read by read (whose
-// vars argument is nil).
-func NewResource(uri, name string, read ports.ResourceHandler, opts ...ResourceOption) Resource {
-	c := applyResourceOptions(opts)
-	r := Resource{
-		res: &domain.Resource{
-			URI: uri, Name: name, Title: c.common.title, Description: c.common.description, MimeType: c.mimeType,
-			Size: c.size, Icons: c.common.icons, Annotations: c.annotations, Meta: c.common.meta, Scopes: c.common.scopes,
-		},
-		handler: read,
-	}
-	if len(c.completers) > 0 {
-		r.err = &domain.ResourceDefinitionError{URI: uri, Reason: "a plain resource has no variables to complete"}
-	}
-	if c.rawValues {
-		r.err = &domain.ResourceDefinitionError{URI: uri, Reason: "a plain resource has no template values (WithRawTemplateValues)"}
-	}
-	if c.err != "" {
-		r.err = &domain.ResourceDefinitionError{URI: uri, Reason: c.err}
-	}
-	return r
-}
-
-// TextResource declares a resource whose contents are the fixed text. Its
-// MIME type is text/plain unless an option sets another.
-func TextResource(uri, name, text string, opts ...ResourceOption) Resource {
-	opts = append([]ResourceOption{WithMimeType("text/plain")}, opts...)
-	return NewResource(uri, name, func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) {
-		return []domain.ResourceContents{{Text: text}}, nil
-	}, opts...)
-}
-
-// BlobResource declares a resource whose contents are the fixed bytes, sent
-// base64-encoded. Its MIME type is application/octet-stream unless an option
-// sets another.
-func BlobResource(uri, name string, data []byte, opts ...ResourceOption) Resource {
-	opts = append([]ResourceOption{WithMimeType("application/octet-stream")}, opts...)
-	blob := base64.StdEncoding.EncodeToString(data)
-	return NewResource(uri, name, func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) {
-		if blob == "" {
-			return []domain.ResourceContents{{Text: ""}}, nil
-		}
-		return []domain.ResourceContents{{Blob: blob}}, nil
-	}, opts...)
-}
-
-// NewResourceTemplate declares a resource template: every URI that matches
-// uriTemplate (a level-1 RFC 6570 template such as "file:///logs/{day}.txt")
-// is read by read, with the template's variables in vars. A plain resource
-// of the same URI wins over a template.
-//
-// The values in vars are percent-decoded and safe as one path segment: a
-// URI whose value decodes to "." or "..", or holds '/', '\\', a control
-// character (NUL included) or bytes that are not UTF-8, does not match
-// ([domain.ResourceTemplate.Match]), so "file:///..%2Fsecret.txt" is answered
-// resource-not-found and never reaches read, while "%20" arrives as a
-// space. A handler that maps values to files should still open them inside
-// a root (os.Root, or filepath.IsLocal before filepath.Join).
-// [WithRawTemplateValues] hands read the undecoded, unchecked text instead.
-func NewResourceTemplate(uriTemplate, name string, read ports.ResourceHandler, opts ...ResourceOption) Resource {
-	c := applyResourceOptions(opts)
-	r := Resource{
-		tmpl: &domain.ResourceTemplate{
-			URITemplate: uriTemplate, Name: name, Title: c.common.title, Description: c.common.description, MimeType: c.mimeType,
-			Icons: c.common.icons, Annotations: c.annotations, Meta: c.common.meta, Scopes: c.common.scopes, RawValues: c.rawValues,
-		},
-		handler:    read,
-		completers: c.completers,
-	}
-	for v := range c.completers {
-		if !slices.Contains(domain.TemplateVariables(uriTemplate), v) {
-			r.err = &domain.ResourceDefinitionError{URI: uriTemplate, Reason: fmt.Sprintf("completer for variable %q, which the template lacks", v)}
-		}
-	}
-	if c.size != nil {
-		r.err = &domain.ResourceDefinitionError{URI: uriTemplate, Reason: "a resource template has no size"}
-	}
-	if c.err != "" {
-		r.err = &domain.ResourceDefinitionError{URI: uriTemplate, Reason: c.err}
-	}
-	return r
-}
-
 var errNoResourceRegistry = errors.New("hexmcp: the engine has no resource registry (Options.ResourceRegistry)")
 
 // AddResource registers a resource or a resource template: it checks the
@@ -236,7 +51,7 @@ var errNoResourceRegistry = errors.New("hexmcp: the engine has no resource regis
 // Options.MaxURILength is a returned error (see
 // [domain.ResourceDefinitionError]); so is an engine without
 // Options.ResourceRegistry.
-func (e *Engine) AddResource(r Resource) error {
+func (e *Engine) AddResource(r decl.Resource) error {
 	if err := e.resources.add(r); err != nil {
 		return err
 	}
@@ -245,37 +60,44 @@ func (e *Engine) AddResource(r Resource) error {
 }
 
 // add checks and registers a resource or template (Engine.AddResource).
-func (rs *resourceCatalog) add(r Resource) error {
+func (rs *resourceCatalog) add(r decl.Resource) error {
 	if rs.registry == nil {
 		return errNoResourceRegistry
 	}
-	if r.err != nil {
-		return r.err
+	res, tmpl, handler, completers, err := decl.ResourceOf(r)
+	if err != nil {
+		return err
 	}
-	if r.res == nil && r.tmpl == nil {
+	var uri string
+	switch {
+	case res != nil:
+		uri = res.URI
+	case tmpl != nil:
+		uri = tmpl.URITemplate
+	default:
 		return &domain.ResourceDefinitionError{Reason: "empty declaration (use NewResource or NewResourceTemplate)"}
 	}
-	if r.handler == nil {
-		return &domain.ResourceDefinitionError{URI: r.uri(), Reason: "no handler"}
+	if handler == nil {
+		return &domain.ResourceDefinitionError{URI: uri, Reason: "no handler"}
 	}
-	if uri := r.uri(); !within(len(uri), rs.maxURILength) {
+	if !within(len(uri), rs.maxURILength) {
 		return &domain.ResourceDefinitionError{URI: uri,
 			Reason: fmt.Sprintf("longer than Options.MaxURILength (%d bytes > %d): no client could name it", len(uri), rs.maxURILength)}
 	}
-	if r.res != nil {
-		def := *r.res
+	if res != nil {
+		def := *res
 		if err := def.Validate(); err != nil {
 			return err
 		}
-		if err := rs.registry.Add(ports.RegisteredResource{Resource: &def, Handler: r.handler}); err != nil {
+		if err := rs.registry.Add(ports.RegisteredResource{Resource: &def, Handler: handler}); err != nil {
 			return &domain.ResourceDefinitionError{URI: def.URI, Reason: err.Error(), Err: err}
 		}
 	} else {
-		def := *r.tmpl
+		def := *tmpl
 		if err := def.Validate(); err != nil {
 			return err
 		}
-		if err := rs.registry.AddTemplate(ports.RegisteredResourceTemplate{Template: &def, Handler: r.handler, Completers: r.completers}); err != nil {
+		if err := rs.registry.AddTemplate(ports.RegisteredResourceTemplate{Template: &def, Handler: handler, Completers: completers}); err != nil {
 			return &domain.ResourceDefinitionError{URI: def.URITemplate, Reason: err.Error(), Err: err}
 		}
 	}
@@ -283,12 +105,12 @@ func (rs *resourceCatalog) add(r Resource) error {
 }
 
 // AddResourceTemplate is [Engine.AddResource] for a declaration that must
-// be a template (from [NewResourceTemplate]).
-func (e *Engine) AddResourceTemplate(t Resource) error {
-	if t.err == nil && !t.IsTemplate() {
+// be a template (from hexmcp.NewResourceTemplate).
+func (e *Engine) AddResourceTemplate(t decl.Resource) error {
+	if t.Err() == nil && !t.IsTemplate() {
 		uri := ""
-		if t.res != nil {
-			uri = t.res.URI
+		if res := t.Definition(); res != nil {
+			uri = res.URI
 		}
 		return &domain.ResourceDefinitionError{URI: uri, Reason: "not a resource template (use NewResourceTemplate)"}
 	}
@@ -297,7 +119,7 @@ func (e *Engine) AddResourceTemplate(t Resource) error {
 
 // AddResources registers several resources or templates and stops at the
 // first error.
-func (e *Engine) AddResources(rs ...Resource) error { return addEach(rs, e.AddResource) }
+func (e *Engine) AddResources(rs ...decl.Resource) error { return addEach(rs, e.AddResource) }
 
 // RemoveResource removes the resource at uri and reports whether it was
 // registered.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 
 	"github.com/hexmcp/hexmcp/app"
@@ -42,8 +43,8 @@ func request(id int, method string, params map[string]any) string {
 	return string(b)
 }
 
-func itemTemplate() app.Resource {
-	return app.NewResourceTemplate("x://items/{id}", "item", func(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
+func itemTemplate() hexmcp.Resource {
+	return hexmcp.NewResourceTemplate("x://items/{id}", "item", func(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
 		return []domain.ResourceContents{{Text: vars["id"]}}, nil
 	})
 }
@@ -73,7 +74,7 @@ func wantError(t *testing.T, r rpcReply, code int, what string) {
 // resources/read of it (resource not found, -32002 at 2025-11-25) and is
 // not kept; unsubscribing needs no lookup.
 func TestSubscribeOnlyResolvableURIs(t *testing.T) {
-	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, app.TextResource("x://a", "a", "one"), itemTemplate())
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, hexmcp.TextResource("x://a", "a", "one"), itemTemplate())
 	c := serve(t, e)
 	c.initialize("2025-11-25")
 	wantOK(t, subscribeTo(t, c, 1, "x://a"), "registered resource")
@@ -158,7 +159,7 @@ func TestSubscribeByteLimit(t *testing.T) {
 // send.
 func TestURILengthLimit(t *testing.T) {
 	var got []string
-	tmpl := app.NewResourceTemplate("x://items/{id}", "item", func(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
+	tmpl := hexmcp.NewResourceTemplate("x://items/{id}", "item", func(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
 		got = append(got, uri)
 		return []domain.ResourceContents{{Text: "ok"}}, nil
 	})
@@ -193,9 +194,9 @@ func TestURILengthLimit(t *testing.T) {
 	}
 
 	// completion/complete's ref.uri (a URI template) too.
-	withCompleter := serve(t, resourceEngine(t, app.Options{Validator: jsonschema.New()}, app.NewResourceTemplate("x://c/{id}", "c",
+	withCompleter := serve(t, resourceEngine(t, app.Options{Validator: jsonschema.New()}, hexmcp.NewResourceTemplate("x://c/{id}", "c",
 		func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil },
-		app.WithTemplateCompleter("id", func(context.Context, string, map[string]string) ([]string, error) { return []string{"1"}, nil }))))
+		hexmcp.WithTemplateCompleter("id", func(context.Context, string, map[string]string) ([]string, error) { return []string{"1"}, nil }))))
 	withCompleter.initialize("2025-11-25")
 	complete := func(uri string) rpcReply {
 		return decodeReply(t, withCompleter.roundTrip(request(40, "completion/complete", map[string]any{
@@ -217,16 +218,16 @@ func TestURILengthLimit(t *testing.T) {
 
 	small := resourceEngine(t, app.Options{Validator: jsonschema.New(), MaxURILength: 20})
 	read := func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil }
-	for name, r := range map[string]app.Resource{
-		"resource": app.TextResource(uriOf(21), "long", "t"),
-		"template": app.NewResourceTemplate("x://items/{id}/and/more", "long", read),
+	for name, r := range map[string]hexmcp.Resource{
+		"resource": hexmcp.TextResource(uriOf(21), "long", "t"),
+		"template": hexmcp.NewResourceTemplate("x://items/{id}/and/more", "long", read),
 	} {
 		var de *domain.ResourceDefinitionError
 		if err := small.AddResource(r); !errors.As(err, &de) || !strings.Contains(err.Error(), "MaxURILength") {
 			t.Errorf("AddResource of a long %s = %v", name, err)
 		}
 	}
-	if err := small.AddResource(app.TextResource(uriOf(20), "fits", "t")); err != nil {
+	if err := small.AddResource(hexmcp.TextResource(uriOf(20), "fits", "t")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -234,8 +235,8 @@ func TestURILengthLimit(t *testing.T) {
 // fileTemplate is the template of the SDK's own example, file:///{path},
 // read by a handler that trusts the value enough to join it to a root:
 // the engine must not hand it a value that leaves the root.
-func fileTemplate(root string, seen *[]string, opts ...app.ResourceOption) app.Resource {
-	return app.NewResourceTemplate("file:///{path}", "file", func(_ context.Context, _ string, vars map[string]string) ([]domain.ResourceContents, error) {
+func fileTemplate(root string, seen *[]string, opts ...hexmcp.ResourceOption) hexmcp.Resource {
+	return hexmcp.NewResourceTemplate("file:///{path}", "file", func(_ context.Context, _ string, vars map[string]string) ([]domain.ResourceContents, error) {
 		*seen = append(*seen, vars["path"])
 		b, err := os.ReadFile(filepath.Join(root, vars["path"]))
 		if err != nil {
@@ -300,7 +301,7 @@ func TestTemplateValuesCannotTraverse(t *testing.T) {
 // undecoded text; a plain resource with it is a declaration error.
 func TestRawTemplateValues(t *testing.T) {
 	var seen []string
-	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, fileTemplate(t.TempDir(), &seen, app.WithRawTemplateValues()))
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, fileTemplate(t.TempDir(), &seen, hexmcp.WithRawTemplateValues()))
 	c := serve(t, e)
 	c.initialize("2025-11-25")
 	for i, uri := range []string{"file:///..%2Fsecret.txt", "file:///a%00b", "file:///a%20b"} {
@@ -313,7 +314,7 @@ func TestRawTemplateValues(t *testing.T) {
 	if strings.Contains(strings.ToLower(string(tmpls.Result)), "raw") {
 		t.Fatalf("the option shows on the wire: %s", tmpls.Result)
 	}
-	r := app.TextResource("x://a", "a", "t", app.WithRawTemplateValues())
+	r := hexmcp.TextResource("x://a", "a", "t", hexmcp.WithRawTemplateValues())
 	var de *domain.ResourceDefinitionError
 	if err := e.AddResource(r); !errors.As(err, &de) {
 		t.Fatalf("plain resource with WithRawTemplateValues: %v", err)

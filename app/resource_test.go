@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 
 	"go.uber.org/mock/gomock"
@@ -22,7 +23,7 @@ import (
 const srvMeta = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}`
 
 // resourceEngine is an engine with a resource registry holding rs.
-func resourceEngine(t *testing.T, opts app.Options, rs ...app.Resource) *app.Engine {
+func resourceEngine(t *testing.T, opts app.Options, rs ...hexmcp.Resource) *app.Engine {
 	t.Helper()
 	opts.Info = domain.Implementation{Name: "srv", Version: "1"}
 	if opts.ResourceRegistry == nil {
@@ -35,12 +36,12 @@ func resourceEngine(t *testing.T, opts app.Options, rs ...app.Resource) *app.Eng
 	return e
 }
 
-func sampleResources() []app.Resource {
-	return []app.Resource{
-		app.TextResource("test://static-text", "static-text", "This is the content of the static text resource.",
-			app.WithTitle("Static text"), app.WithDescription("A text resource")),
-		app.BlobResource("test://static-binary", "static-binary", []byte{0, 1, 2}, app.WithMimeType("image/png")),
-		app.NewResourceTemplate("test://template/{id}/data", "template", func(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
+func sampleResources() []hexmcp.Resource {
+	return []hexmcp.Resource{
+		hexmcp.TextResource("test://static-text", "static-text", "This is the content of the static text resource.",
+			hexmcp.WithTitle("Static text"), hexmcp.WithDescription("A text resource")),
+		hexmcp.BlobResource("test://static-binary", "static-binary", []byte{0, 1, 2}, hexmcp.WithMimeType("image/png")),
+		hexmcp.NewResourceTemplate("test://template/{id}/data", "template", func(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
 			if vars["id"] == "missing" {
 				return nil, fmt.Errorf("no row: %w", domain.ErrResourceNotFound)
 			}
@@ -54,7 +55,7 @@ func sampleResources() []app.Resource {
 				return nil, domain.NewProtocolError(-32001, "denied", nil)
 			}
 			return []domain.ResourceContents{{Text: `{"id":"` + vars["id"] + `"}`}}, nil
-		}, app.WithMimeType("application/json"), app.WithTitle("Data")),
+		}, hexmcp.WithMimeType("application/json"), hexmcp.WithTitle("Data")),
 	}
 }
 
@@ -130,9 +131,9 @@ func TestResourcesStateless(t *testing.T) {
 }
 
 func TestResourcesShapedPerRevision(t *testing.T) {
-	r := app.TextResource("x://a", "a", "hi", app.WithTitle("A"),
-		app.WithIcons(domain.Icon{Src: "https://example.com/a.png"}), app.WithMeta(map[string]any{"k": "v"}),
-		app.WithSize(2))
+	r := hexmcp.TextResource("x://a", "a", "hi", hexmcp.WithTitle("A"),
+		hexmcp.WithIcons(domain.Icon{Src: "https://example.com/a.png"}), hexmcp.WithMeta(map[string]any{"k": "v"}),
+		hexmcp.WithSize(2))
 	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, r)
 	old := serve(t, e)
 	init := old.initialize("2024-11-05")
@@ -148,10 +149,10 @@ func TestResourcesShapedPerRevision(t *testing.T) {
 }
 
 func TestResourcesPagination(t *testing.T) {
-	var rs []app.Resource
+	var rs []hexmcp.Resource
 	for i := 0; i < 5; i++ {
-		rs = append(rs, app.TextResource(fmt.Sprintf("x://r%d", i), "r", "t"))
-		rs = append(rs, app.NewResourceTemplate(fmt.Sprintf("x://t%d/{id}", i), "t", func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil }))
+		rs = append(rs, hexmcp.TextResource(fmt.Sprintf("x://r%d", i), "r", "t"))
+		rs = append(rs, hexmcp.NewResourceTemplate(fmt.Sprintf("x://t%d/{id}", i), "t", func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil }))
 	}
 	c := serve(t, resourceEngine(t, app.Options{Validator: jsonschema.New(), PageSize: 2}, rs...))
 	c.initialize("2025-11-25")
@@ -183,7 +184,7 @@ func TestResourcesListChangedAndSubscriptions(t *testing.T) {
 	if init := early.initialize("2025-11-25"); strings.Contains(init, `"resources"`) {
 		t.Fatal("resources advertised with an empty registry: " + init)
 	}
-	if err := e.AddResource(app.TextResource("x://a", "a", "one")); err != nil {
+	if err := e.AddResource(hexmcp.TextResource("x://a", "a", "one")); err != nil {
 		t.Fatal(err)
 	}
 	early.expectNothing()
@@ -195,7 +196,7 @@ func TestResourcesListChangedAndSubscriptions(t *testing.T) {
 	stateless := serve(t, e)
 	stateless.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{` + meta2026 + `}}`)
 
-	if err := e.AddResource(app.NewResourceTemplate("x://{id}", "t", func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil })); err != nil {
+	if err := e.AddResource(hexmcp.NewResourceTemplate("x://{id}", "t", func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil })); err != nil {
 		t.Fatal(err)
 	}
 	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`)
@@ -239,7 +240,7 @@ func TestNoResourceRegistry(t *testing.T) {
 			t.Fatalf("%s: %s", m, got)
 		}
 	}
-	if err := e.AddResource(app.TextResource("x://a", "a", "t")); err == nil {
+	if err := e.AddResource(hexmcp.TextResource("x://a", "a", "t")); err == nil {
 		t.Fatal("AddResource without a registry succeeded")
 	}
 	if e.RemoveResource("x://a") {
@@ -248,17 +249,17 @@ func TestNoResourceRegistry(t *testing.T) {
 }
 
 func TestResourceRegistrationErrors(t *testing.T) {
-	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, app.TextResource("x://a", "a", "t"))
+	e := resourceEngine(t, app.Options{Validator: jsonschema.New()}, hexmcp.TextResource("x://a", "a", "t"))
 	read := func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) { return nil, nil }
-	bad := map[string]app.Resource{
-		"duplicate":    app.TextResource("x://a", "a", "t"),
-		"no scheme":    app.TextResource("nope", "a", "t"),
-		"no name":      app.TextResource("x://b", "", "t"),
-		"no handler":   app.NewResource("x://c", "c", nil),
-		"bad template": app.NewResourceTemplate("x://{a}{b}", "t", read),
-		"level 2":      app.NewResourceTemplate("x://{+path}", "t", read),
-		"sized tmpl":   app.NewResourceTemplate("x://{a}", "t", read, app.WithSize(3)),
-		"bad icon":     app.TextResource("x://d", "d", "t", app.WithIcons(domain.Icon{Src: "ftp://x"})),
+	bad := map[string]hexmcp.Resource{
+		"duplicate":    hexmcp.TextResource("x://a", "a", "t"),
+		"no scheme":    hexmcp.TextResource("nope", "a", "t"),
+		"no name":      hexmcp.TextResource("x://b", "", "t"),
+		"no handler":   hexmcp.NewResource("x://c", "c", nil),
+		"bad template": hexmcp.NewResourceTemplate("x://{a}{b}", "t", read),
+		"level 2":      hexmcp.NewResourceTemplate("x://{+path}", "t", read),
+		"sized tmpl":   hexmcp.NewResourceTemplate("x://{a}", "t", read, hexmcp.WithSize(3)),
+		"bad icon":     hexmcp.TextResource("x://d", "d", "t", hexmcp.WithIcons(domain.Icon{Src: "ftp://x"})),
 		"empty":        {},
 	}
 	for name, r := range bad {
@@ -268,16 +269,16 @@ func TestResourceRegistrationErrors(t *testing.T) {
 			t.Errorf("%s: AddResource = %v, want a ResourceDefinitionError", name, err)
 		}
 	}
-	if err := e.AddResource(app.NewResourceTemplate("x://{a}", "t", read)); err != nil {
+	if err := e.AddResource(hexmcp.NewResourceTemplate("x://{a}", "t", read)); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.AddResource(app.NewResourceTemplate("x://{a}", "t", read)); !errors.Is(err, domain.ErrDuplicateResource) {
+	if err := e.AddResource(hexmcp.NewResourceTemplate("x://{a}", "t", read)); !errors.Is(err, domain.ErrDuplicateResource) {
 		t.Fatalf("duplicate template: %v", err)
 	}
-	if err := e.AddResourceTemplate(app.TextResource("x://z", "z", "t")); err == nil {
+	if err := e.AddResourceTemplate(hexmcp.TextResource("x://z", "z", "t")); err == nil {
 		t.Fatal("AddResourceTemplate took a plain resource")
 	}
-	if err := e.AddResourceTemplate(app.NewResourceTemplate("x://t/{a}", "t", read)); err != nil {
+	if err := e.AddResourceTemplate(hexmcp.NewResourceTemplate("x://t/{a}", "t", read)); err != nil {
 		t.Fatal(err)
 	}
 }

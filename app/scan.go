@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/hexmcp/hexmcp/internal/decl"
 )
 
 // The fast path of decodeMessage.
@@ -360,7 +361,7 @@ func (s *scanner) meta(w *wireMessage, p *wireParams, start int) (int, bool) {
 		return s.value(start)
 	default:
 		if w.Params.err == "" {
-			w.Params.err = "unexpected " + kindName(byteKind(c)) + " at /_meta"
+			w.Params.err = "unexpected " + decl.KindName(byteKind(c)) + " at /_meta"
 		}
 		return s.value(start)
 	}

@@ -12,7 +12,7 @@ import (
 
 // CodeInsufficientScope is the JSON-RPC error code of a tools/call (or
 // prompts/get) refused because the caller's principal lacks a scope the
-// tool declares ([WithScopes]). -32052 lies in the range JSON-RPC 2.0
+// tool declares (hexmcp.WithScopes). -32052 lies in the range JSON-RPC 2.0
 // leaves to servers; data names the scopes required and those missing:
 //
 //	{"code":-32052,"message":"Insufficient scope: needs files:write","data":{"scopes":["files:read","files:write"],"missing":["files:write"]}}
@@ -57,7 +57,7 @@ func insufficientScope(id jsontext.Value, required, granted []string, extra map[
 }
 
 // HideUnauthorized returns v with tools, prompts and resources (and
-// resource templates) whose scopes ([WithScopes]) the viewer's principal
+// resource templates) whose scopes (hexmcp.WithScopes) the viewer's principal
 // lacks hidden as well: absent from its lists and answered as unknown,
 // rather than refused with [CodeInsufficientScope]. Use it as
 // Options.Visibility when a client should not learn of tools it cannot

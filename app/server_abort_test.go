@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
@@ -71,13 +72,13 @@ func TestServerShutdownTimeoutCancelsOnlyItsOwnCalls(t *testing.T) {
 	}
 	defer engine.Close()
 	err = engine.AddTools(
-		app.NewTool(func(ctx context.Context) (string, error) {
+		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			close(stuckStarted)
 			<-ctx.Done() // ignores everything but its context
 			close(stuckCancelled)
 			return "", ctx.Err()
-		}, app.WithName("stuck")),
-		app.NewTool(func(ctx context.Context) (string, error) {
+		}, hexmcp.WithName("stuck")),
+		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			gateStarted <- struct{}{}
 			select {
 			case <-release:
@@ -85,13 +86,13 @@ func TestServerShutdownTimeoutCancelsOnlyItsOwnCalls(t *testing.T) {
 			case <-ctx.Done():
 				return "cancelled", nil
 			}
-		}, app.WithName("gate")),
-		app.NewTool(func(ctx context.Context) (string, error) {
+		}, hexmcp.WithName("gate")),
+		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			if ctx.Err() != nil {
 				return "cancelled", nil
 			}
 			return "alive", nil
-		}, app.WithName("alive")),
+		}, hexmcp.WithName("alive")),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -171,12 +172,12 @@ func TestEngineAbortCancelsEveryServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer engine.Close()
-	if err := engine.AddTool(app.NewTool(func(ctx context.Context) (string, error) {
+	if err := engine.AddTool(hexmcp.NewTool(func(ctx context.Context) (string, error) {
 		started <- struct{}{}
 		<-ctx.Done()
 		cancelled <- struct{}{}
 		return "cancelled", nil
-	}, app.WithName("wait"))); err != nil {
+	}, hexmcp.WithName("wait"))); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/ports"
 
@@ -141,11 +142,11 @@ func TestSessionStateKeepsSubscriptionsFlagsAndLogLevel(t *testing.T) {
 
 	// The advertised capabilities: list-changed notifications of resources
 	// and prompts.
-	if err := b.AddResource(app.TextResource("test://new", "new", "x")); err != nil {
+	if err := b.AddResource(hexmcp.TextResource("test://new", "new", "x")); err != nil {
 		t.Fatal(err)
 	}
 	equalJSON(t, readNote(t, client), `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`)
-	if err := b.AddPrompt(app.NewPrompt("new", func(context.Context, map[string]string) (*domain.GetPromptResult, error) { return nil, nil })); err != nil {
+	if err := b.AddPrompt(hexmcp.NewPrompt("new", func(context.Context, map[string]string) (*domain.GetPromptResult, error) { return nil, nil })); err != nil {
 		t.Fatal(err)
 	}
 	equalJSON(t, readNote(t, client), `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`)
@@ -178,10 +179,10 @@ func TestSessionStateFlagsAreNotRecomputed(t *testing.T) {
 	client, srv := memory.NewPipe()
 	restored := b.RestoreSession(ctx, st, srv)
 	defer restored.Close()
-	if err := b.AddResource(app.TextResource("test://new", "new", "x")); err != nil {
+	if err := b.AddResource(hexmcp.TextResource("test://new", "new", "x")); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.AddPrompt(app.NewPrompt("new", func(context.Context, map[string]string) (*domain.GetPromptResult, error) { return nil, nil })); err != nil {
+	if err := b.AddPrompt(hexmcp.NewPrompt("new", func(context.Context, map[string]string) (*domain.GetPromptResult, error) { return nil, nil })); err != nil {
 		t.Fatal(err)
 	}
 	// No log level: nothing is logged.

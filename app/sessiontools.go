@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -37,7 +38,7 @@ func (s *session) ownTool(name string) (ports.RegisteredTool, bool) {
 // (its own, or a registered tool it sees) is [domain.ErrDuplicateTool]; a
 // stateless-era request has no session to add to
 // ([ErrNoSession]).
-func (rc *RequestContext) AddSessionTool(t Tool) error {
+func (rc *RequestContext) AddSessionTool(t decl.Tool) error {
 	s := rc.info.session
 	if s == nil || rc.info.era != domain.EraHandshake {
 		return ErrNoSession

@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -203,7 +204,7 @@ func (tc *toolCatalog) call(ctx context.Context, m message, p *wireParams, ci ca
 			res = ci.features.ShapeResult(domain.ErrorResult(te))
 			return tc.encodeResult(m, ci, res)
 		}
-		var ae *ArgumentsError
+		var ae *decl.ArgumentsError
 		if errors.As(err, &ae) {
 			return tc.invalidArguments(m, ci, name, ae.Error())
 		}
@@ -330,20 +331,20 @@ func handlerFailed(ctx context.Context, log ports.Logger, m message, err error, 
 }
 
 // prepare checks a tool's definition and compiles its schemas.
-func (tc *toolCatalog) prepare(t Tool) (ports.RegisteredTool, error) {
-	if t.err != nil {
-		return ports.RegisteredTool{}, t.err
+func (tc *toolCatalog) prepare(t decl.Tool) (ports.RegisteredTool, error) {
+	def, handler, err := decl.ToolOf(t)
+	if err != nil {
+		return ports.RegisteredTool{}, err
 	}
-	if t.handler == nil {
-		return ports.RegisteredTool{}, &domain.ToolDefinitionError{Tool: t.def.Name, Reason: "no handler"}
+	if handler == nil {
+		return ports.RegisteredTool{}, &domain.ToolDefinitionError{Tool: def.Name, Reason: "no handler"}
 	}
-	def := t.def
 	def.InputSchema = compactJSON(def.InputSchema)
 	def.OutputSchema = compactJSON(def.OutputSchema)
 	if err := def.Validate(); err != nil {
 		return ports.RegisteredTool{}, err
 	}
-	rt := ports.RegisteredTool{Tool: &def, Handler: t.handler}
+	rt := ports.RegisteredTool{Tool: &def, Handler: handler}
 	if v := tc.validator; v != nil {
 		in, err := v.Compile(def.InputSchema)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/mock/gomock"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -39,16 +40,16 @@ func TestArgumentsValidatedAsEncoded(t *testing.T) {
 	type out struct {
 		R float64 `json:"r"`
 	}
-	tools := func() []app.Tool {
-		return []app.Tool{
-			app.Func(func(_ context.Context, in opIn) (float64, error) { return in.A, nil }, app.WithName("op")),
-			app.Func(func(_ context.Context, in opIn) (*domain.CallToolResult, error) {
+	tools := func() []hexmcp.Tool {
+		return []hexmcp.Tool{
+			hexmcp.Func(func(_ context.Context, in opIn) (float64, error) { return in.A, nil }, hexmcp.WithName("op")),
+			hexmcp.Func(func(_ context.Context, in opIn) (*domain.CallToolResult, error) {
 				sc := json.RawMessage(`{"r":"not a number"}`)
 				if in.Op == "add" {
 					sc = json.RawMessage(`{"r":1}`)
 				}
 				return &domain.CallToolResult{Content: []domain.Content{domain.Text("x")}, StructuredContent: sc}, nil
-			}, app.WithName("structured"), app.WithOutputSchemaFrom(out{})),
+			}, hexmcp.WithName("structured"), hexmcp.WithOutputSchemaFrom(out{})),
 		}
 	}
 	calls := []struct{ name, args, want string }{

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
@@ -18,8 +19,8 @@ import (
 
 // askTool is "ask": it asks the client for a name and answers with the
 // action; its pad argument makes a call as large as a test needs.
-func askTool() app.Tool {
-	return app.Func(func(ctx context.Context, in struct {
+func askTool() hexmcp.Tool {
+	return hexmcp.Func(func(ctx context.Context, in struct {
 		Pad string `json:"pad"`
 	}) (string, error) {
 		res, err := app.RequestFrom(ctx).Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(testtools.NameSchema)))
@@ -27,7 +28,7 @@ func askTool() app.Tool {
 			return "", err
 		}
 		return "answered " + string(res.Action), nil
-	}, app.WithName("ask"))
+	}, hexmcp.WithName("ask"))
 }
 
 func askCall(id, pad int) string {
@@ -140,11 +141,11 @@ func TestWaitingCallsUnlimited(t *testing.T) {
 // with ErrClientGone (not at ClientRequestTimeout), and ServeConn returns.
 func TestWaitingCallEndsWhenTheClientGoes(t *testing.T) {
 	got := make(chan error, 1)
-	tool := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+	tool := hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		_, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(testtools.NameSchema)))
 		got <- err
 		return "", err
-	}, app.WithName("ask_once"))
+	}, hexmcp.WithName("ask_once"))
 	e := newEngine(t, app.Options{ClientRequestTimeout: time.Hour, Validator: jsonschema.New()}, tool)
 	c, s := memory.NewPipe()
 	done := make(chan error, 1)

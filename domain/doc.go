@@ -29,7 +29,7 @@
 //   - The values a server sends to and gets from a client mid-call
 //     (elicitation, sampling, roots) and log levels.
 //
-// Most programs meet these types through package app (app.NewTool,
-// app.NewPrompt, app.NewResource), which build them from Go functions; the
+// Most programs meet these types through the root package (hexmcp.NewTool,
+// hexmcp.NewPrompt, hexmcp.NewResource), which build them from Go functions; the
 // InferInputSchema example shows schema inference on its own.
 package domain

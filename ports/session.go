@@ -265,7 +265,7 @@ type accessTokenKey struct{}
 // WithAccessToken returns ctx carrying the raw bearer token of a request,
 // which authentication middleware (mcphttp.RequireBearer) records. The
 // engine hands it only to the tools that ask for it by name
-// (app.WithAccessToken): tools see the principal, not the token, so that
+// (hexmcp.WithAccessToken): tools see the principal, not the token, so that
 // a token issued for this server is not passed on to another.
 func WithAccessToken(ctx context.Context, token string) context.Context {
 	return context.WithValue(ctx, accessTokenKey{}, token)

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/ports"
@@ -22,7 +23,7 @@ import (
 func serverName(t *testing.T, opts ...fx.Option) (string, error) {
 	t.Helper()
 	var client ports.Conn
-	a := fx.New(append(opts, wiring.Core, wiring.Tools(app.NewTool(hello)), memoryModule(&client), fx.NopLogger)...)
+	a := fx.New(append(opts, wiring.Core, wiring.Tools(hexmcp.NewTool(hello)), memoryModule(&client), fx.NopLogger)...)
 	if err := a.Err(); err != nil {
 		return "", err
 	}
@@ -67,8 +68,8 @@ func TestConfigToolsAndValidation(t *testing.T) {
 	}
 	var client ports.Conn
 	a := fx.New(
-		fx.Supply(wiring.Config{Tools: []app.Tool{app.Func(func(_ context.Context, v in) (int, error) { return v.N, nil }, app.WithName("n"))}}),
-		wiring.Core, wiring.Tools(app.NewTool(hello)), memoryModule(&client), fx.NopLogger,
+		fx.Supply(wiring.Config{Tools: []hexmcp.Tool{hexmcp.Func(func(_ context.Context, v in) (int, error) { return v.N, nil }, hexmcp.WithName("n"))}}),
+		wiring.Core, wiring.Tools(hexmcp.NewTool(hello)), memoryModule(&client), fx.NopLogger,
 	)
 	if err := a.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -105,7 +106,7 @@ func captureStderr(t *testing.T, f func()) string {
 func TestNewIsQuietButTellsFailures(t *testing.T) {
 	out := captureStderr(t, func() {
 		var client ports.Conn
-		a := wiring.New(wiring.Tools(app.NewTool(hello)), memoryModule(&client))
+		a := wiring.New(wiring.Tools(hexmcp.NewTool(hello)), memoryModule(&client))
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := a.Start(ctx); err != nil {
@@ -119,7 +120,7 @@ func TestNewIsQuietButTellsFailures(t *testing.T) {
 		t.Fatalf("a good start printed %q", out)
 	}
 	out = captureStderr(t, func() {
-		a := wiring.New(wiring.Tools(app.NewTool(hello, app.WithName("bad name"))), fx.Invoke(func(*app.Engine) {}))
+		a := wiring.New(wiring.Tools(hexmcp.NewTool(hello, hexmcp.WithName("bad name"))), fx.Invoke(func(*app.Engine) {}))
 		if a.Err() == nil {
 			t.Error("a bad tool did not fail the application")
 		}

@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/wiring"
@@ -21,9 +22,9 @@ func Example() {
 	type GreetInput struct {
 		Name string `json:"name" description:"Who to greet"`
 	}
-	greet := app.Func(func(ctx context.Context, in GreetInput) (string, error) {
+	greet := hexmcp.Func(func(ctx context.Context, in GreetInput) (string, error) {
 		return "Hello, " + in.Name, nil
-	}, app.WithName("greet"), app.WithDescription("Greets someone."))
+	}, hexmcp.WithName("greet"), hexmcp.WithDescription("Greets someone."))
 
 	var engine *app.Engine
 	fxApp := fx.New(

@@ -10,8 +10,8 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/wiring"
@@ -25,7 +25,7 @@ func TestRedisSharesSessions(t *testing.T) {
 	defer rdb.Close()
 	instance := func() string {
 		var h *mcphttp.Handler
-		fxtest.New(t, wiring.Core, wiring.HTTP, wiring.Redis(rdb), wiring.Tools(app.NewTool(hello)), fx.Populate(&h), fx.NopLogger).RequireStart()
+		fxtest.New(t, wiring.Core, wiring.HTTP, wiring.Redis(rdb), wiring.Tools(hexmcp.NewTool(hello)), fx.Populate(&h), fx.NopLogger).RequireStart()
 		hs := httptest.NewServer(h)
 		t.Cleanup(hs.Close)
 		return hs.URL

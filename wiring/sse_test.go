@@ -11,8 +11,8 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/wiring"
 )
@@ -21,7 +21,7 @@ import (
 // waits for release.
 func sseApp(t *testing.T, cfg *wiring.HTTPConfig, started chan<- struct{}, release <-chan struct{}) (*fx.App, string) {
 	t.Helper()
-	slow := app.NewTool(func(ctx context.Context) (string, error) {
+	slow := hexmcp.NewTool(func(ctx context.Context) (string, error) {
 		started <- struct{}{}
 		select {
 		case <-release:
@@ -29,7 +29,7 @@ func sseApp(t *testing.T, cfg *wiring.HTTPConfig, started chan<- struct{}, relea
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
-	}, app.WithName("slow"))
+	}, hexmcp.WithName("slow"))
 	var srv *mcphttp.Server
 	cfg.Addr = "127.0.0.1:0"
 	a := fx.New(wiring.Core, wiring.HTTP, wiring.HTTPServer, fx.Supply(cfg), wiring.Tools(slow),

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/fx"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/app"
@@ -80,13 +81,13 @@ func TestStartDoesNotWaitForTheBus(t *testing.T) {
 			hung()
 		}
 	}
-	var tools []app.Tool
+	var tools []hexmcp.Tool
 	for _, name := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"} {
-		tools = append(tools, app.NewTool(hello, app.WithName("hello_"+name)))
+		tools = append(tools, hexmcp.NewTool(hello, hexmcp.WithName("hello_"+name)))
 	}
-	var resources []app.Resource
+	var resources []hexmcp.Resource
 	for _, name := range []string{"a", "b", "c", "d", "e"} {
-		resources = append(resources, app.TextResource("test://"+name, name, "text"))
+		resources = append(resources, hexmcp.TextResource("test://"+name, name, "text"))
 	}
 	logs := &testtools.LockedBuffer{}
 	var h *mcphttp.Handler
@@ -98,7 +99,7 @@ func TestStartDoesNotWaitForTheBus(t *testing.T) {
 		fxApp = fx.New(wiring.Core, wiring.HTTP, wiring.Tools(tools...), wiring.Resources(resources...),
 			fx.Provide(func() ports.SharedState { return shared }),
 			fx.Supply(slog.New(slog.NewTextHandler(logs, nil))),
-			fx.Invoke(func(e *app.Engine) error { return e.AddTool(app.NewTool(hello, app.WithName("hello_later"))) }),
+			fx.Invoke(func(e *app.Engine) error { return e.AddTool(hexmcp.NewTool(hello, hexmcp.WithName("hello_later"))) }),
 			fx.Populate(&h, &e), fx.NopLogger, fx.StartTimeout(time.Hour))
 		started <- fxApp.Start(context.Background())
 	}()
@@ -124,7 +125,7 @@ func TestStartDoesNotWaitForTheBus(t *testing.T) {
 	}
 	// Later registrations do not wait either.
 	added := make(chan error, 1)
-	go func() { added <- e.AddTool(app.NewTool(hello, app.WithName("hello_running"))) }()
+	go func() { added <- e.AddTool(hexmcp.NewTool(hello, hexmcp.WithName("hello_running"))) }()
 	returns(added, func() { t.Fatal("AddTool waited for the bus") })
 	release()
 	if err := fxApp.Stop(context.Background()); err != nil {

@@ -9,8 +9,8 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/wiring"
 )
@@ -22,12 +22,12 @@ import (
 func TestStopCutsCallsOnSchedule(t *testing.T) {
 	started := make(chan struct{})
 	ended := make(chan error, 1)
-	hang := app.NewTool(func(ctx context.Context) (string, error) {
+	hang := hexmcp.NewTool(func(ctx context.Context) (string, error) {
 		close(started)
 		<-ctx.Done()
 		ended <- ctx.Err()
 		return "", ctx.Err()
-	}, app.WithName("hang"))
+	}, hexmcp.WithName("hang"))
 	var srv *mcphttp.Server
 	a := fx.New(wiring.Core, wiring.HTTP, wiring.HTTPServer, wiring.Listen("127.0.0.1:0"), wiring.Tools(hang),
 		fx.Populate(&srv), fx.NopLogger, fx.StopTimeout(3*time.Second))

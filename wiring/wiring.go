@@ -82,13 +82,13 @@ type engineParams struct {
 	Logger    ports.Logger          `optional:"true"`
 	Slog      *slog.Logger          `optional:"true"`
 	Zap       *zap.Logger           `optional:"true"`
-	Tools     []app.Tool            `group:"mcp.tools"`
+	Tools     []hexmcp.Tool         `group:"mcp.tools"`
 	// ResourceRegistry stores resources; an in-memory one by default.
 	ResourceRegistry ports.ResourceRegistry `optional:"true"`
-	Resources        []app.Resource         `group:"mcp.resources"`
+	Resources        []hexmcp.Resource      `group:"mcp.resources"`
 	// PromptRegistry stores prompts; an in-memory one by default.
 	PromptRegistry ports.PromptRegistry `optional:"true"`
-	Prompts        []app.Prompt         `group:"mcp.prompts"`
+	Prompts        []hexmcp.Prompt      `group:"mcp.prompts"`
 	// StateKeys sign the requestState of multi round-trip requests; a
 	// random key by default, which suits one instance only: servers
 	// behind a load balancer provide shared keys (memory.NewStateKeys).
@@ -223,27 +223,27 @@ func asGroup(constructor any, group string) any {
 }
 
 // Tools adds tools to the server.
-func Tools(tools ...app.Tool) fx.Option { return supplyGroup(toolGroup, tools) }
+func Tools(tools ...hexmcp.Tool) fx.Option { return supplyGroup(toolGroup, tools) }
 
-// AsTool annotates a constructor of an app.Tool (or of []app.Tool, with
+// AsTool annotates a constructor of an hexmcp.Tool (or of []hexmcp.Tool, with
 // flatten) so that its result joins the tool group:
 //
 //	fx.Provide(wiring.AsTool(NewCalculatorTool))
 func AsTool(constructor any) any { return asGroup(constructor, toolGroup) }
 
 // Resources adds resources and resource templates to the server.
-func Resources(resources ...app.Resource) fx.Option { return supplyGroup(resourceGroup, resources) }
+func Resources(resources ...hexmcp.Resource) fx.Option { return supplyGroup(resourceGroup, resources) }
 
-// AsResource annotates a constructor of an app.Resource (or of
-// []app.Resource, with flatten) so that its result joins the resource group:
+// AsResource annotates a constructor of an hexmcp.Resource (or of
+// []hexmcp.Resource, with flatten) so that its result joins the resource group:
 //
 //	fx.Provide(wiring.AsResource(NewConfigResource))
 func AsResource(constructor any) any { return asGroup(constructor, resourceGroup) }
 
 // Prompts adds prompts to the server.
-func Prompts(prompts ...app.Prompt) fx.Option { return supplyGroup(promptGroup, prompts) }
+func Prompts(prompts ...hexmcp.Prompt) fx.Option { return supplyGroup(promptGroup, prompts) }
 
-// AsPrompt annotates a constructor of an app.Prompt (or of []app.Prompt,
+// AsPrompt annotates a constructor of an hexmcp.Prompt (or of []hexmcp.Prompt,
 // with flatten) so that its result joins the prompt group:
 //
 //	fx.Provide(wiring.AsPrompt(NewReviewPrompt))

@@ -64,8 +64,8 @@ func TestCoreServesTools(t *testing.T) {
 	a := fxtest.New(t,
 		fx.Supply(&wiring.Config{Info: domain.Implementation{Name: "wired", Version: "9"}}),
 		wiring.Core,
-		wiring.Tools(app.NewTool(hello)),
-		fx.Provide(wiring.AsTool(func() app.Tool { return app.NewTool(func() int { return 7 }, app.WithName("seven")) })),
+		wiring.Tools(hexmcp.NewTool(hello)),
+		fx.Provide(wiring.AsTool(func() hexmcp.Tool { return hexmcp.NewTool(func() int { return 7 }, hexmcp.WithName("seven")) })),
 		memoryModule(&client),
 	)
 	a.RequireStart()
@@ -81,7 +81,7 @@ func TestCoreServesTools(t *testing.T) {
 // the application shuts down by itself.
 func TestClientGoneStopsApp(t *testing.T) {
 	var client ports.Conn
-	a := fx.New(wiring.Core, wiring.Tools(app.NewTool(hello)), memoryModule(&client), fx.NopLogger)
+	a := fx.New(wiring.Core, wiring.Tools(hexmcp.NewTool(hello)), memoryModule(&client), fx.NopLogger)
 	if err := a.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestPortsCanBeSwapped(t *testing.T) {
 	var e *app.Engine
 	fxtest.New(t,
 		wiring.Core,
-		wiring.Tools(app.NewTool(hello)),
+		wiring.Tools(hexmcp.NewTool(hello)),
 		fx.Provide(
 			func() ports.ToolRegistry { return reg },
 			func() ports.SchemaValidator { return val },
@@ -131,7 +131,7 @@ func TestCoreProvidesServer(t *testing.T) {
 	if srv == nil || srv.Engine() != e {
 		t.Fatalf("server %p, engine %p", srv, e)
 	}
-	if err := srv.AddTool(app.NewTool(hello)); err != nil {
+	if err := srv.AddTool(hexmcp.NewTool(hello)); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := e.LookupTool("hello"); !ok {
@@ -140,7 +140,7 @@ func TestCoreProvidesServer(t *testing.T) {
 }
 
 func TestBadToolStopsStart(t *testing.T) {
-	a := fx.New(wiring.Core, wiring.Tools(app.NewTool(hello, app.WithName("bad name"))), fx.Invoke(func(*app.Engine) {}), fx.NopLogger)
+	a := fx.New(wiring.Core, wiring.Tools(hexmcp.NewTool(hello, hexmcp.WithName("bad name"))), fx.Invoke(func(*app.Engine) {}), fx.NopLogger)
 	if err := a.Err(); err == nil || !strings.Contains(err.Error(), `invalid tool "bad name"`) {
 		t.Fatalf("want the tool's error, got %v", err)
 	}
@@ -152,9 +152,9 @@ func TestCoreServesResources(t *testing.T) {
 	var client ports.Conn
 	a := fxtest.New(t,
 		wiring.Core,
-		wiring.Resources(app.TextResource("x://readme", "readme", "read me")),
-		fx.Provide(wiring.AsResource(func() app.Resource {
-			return app.NewResourceTemplate("x://items/{id}", "item", func(_ context.Context, _ string, vars map[string]string) ([]domain.ResourceContents, error) {
+		wiring.Resources(hexmcp.TextResource("x://readme", "readme", "read me")),
+		fx.Provide(wiring.AsResource(func() hexmcp.Resource {
+			return hexmcp.NewResourceTemplate("x://items/{id}", "item", func(_ context.Context, _ string, vars map[string]string) ([]domain.ResourceContents, error) {
 				return []domain.ResourceContents{{Text: "item " + vars["id"]}}, nil
 			})
 		})),
@@ -171,7 +171,7 @@ func TestCoreServesResources(t *testing.T) {
 // empty one advertises nothing.
 func TestNoResourcesNoCapability(t *testing.T) {
 	var client ports.Conn
-	a := fxtest.New(t, wiring.Core, wiring.Tools(app.NewTool(hello)), memoryModule(&client))
+	a := fxtest.New(t, wiring.Core, wiring.Tools(hexmcp.NewTool(hello)), memoryModule(&client))
 	a.RequireStart()
 	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta2026+`}}`); strings.Contains(got, `"resources"`) {
 		t.Fatal(got)
@@ -183,7 +183,7 @@ func TestResourceRegistryCanBeSwapped(t *testing.T) {
 	reg := memory.NewResourceRegistry()
 	fxtest.New(t,
 		wiring.Core,
-		wiring.Resources(app.TextResource("x://a", "a", "t")),
+		wiring.Resources(hexmcp.TextResource("x://a", "a", "t")),
 		fx.Provide(func() ports.ResourceRegistry { return reg }),
 		fx.Invoke(func(*app.Engine) {}),
 	).RequireStart().RequireStop()
@@ -193,7 +193,7 @@ func TestResourceRegistryCanBeSwapped(t *testing.T) {
 }
 
 func TestBadResourceStopsStart(t *testing.T) {
-	a := fx.New(wiring.Core, wiring.Resources(app.TextResource("no-scheme", "a", "t")), fx.Invoke(func(*app.Engine) {}), fx.NopLogger)
+	a := fx.New(wiring.Core, wiring.Resources(hexmcp.TextResource("no-scheme", "a", "t")), fx.Invoke(func(*app.Engine) {}), fx.NopLogger)
 	if err := a.Err(); err == nil || !strings.Contains(err.Error(), `invalid resource "no-scheme"`) {
 		t.Fatalf("want the resource's error, got %v", err)
 	}
@@ -206,8 +206,8 @@ func TestCoreServesPrompts(t *testing.T) {
 	}
 	a := fxtest.New(t,
 		wiring.Core,
-		wiring.Prompts(app.NewPrompt("greet", greet, app.WithArguments(domain.PromptArgument{Name: "who", Required: true}))),
-		fx.Provide(wiring.AsPrompt(func() app.Prompt { return app.NewPrompt("other", greet) })),
+		wiring.Prompts(hexmcp.NewPrompt("greet", greet, hexmcp.WithArguments(domain.PromptArgument{Name: "who", Required: true}))),
+		fx.Provide(wiring.AsPrompt(func() hexmcp.Prompt { return hexmcp.NewPrompt("other", greet) })),
 		memoryModule(&client),
 	)
 	a.RequireStart()
@@ -219,7 +219,7 @@ func TestCoreServesPrompts(t *testing.T) {
 
 func TestNoPromptsNoCapability(t *testing.T) {
 	var client ports.Conn
-	a := fxtest.New(t, wiring.Core, wiring.Tools(app.NewTool(hello)), memoryModule(&client))
+	a := fxtest.New(t, wiring.Core, wiring.Tools(hexmcp.NewTool(hello)), memoryModule(&client))
 	a.RequireStart()
 	if got := roundTrip(t, client, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta2026+`}}`); strings.Contains(got, `"prompts"`) || strings.Contains(got, `"completions"`) {
 		t.Fatal(got)
@@ -228,7 +228,7 @@ func TestNoPromptsNoCapability(t *testing.T) {
 }
 
 func TestBadPromptStopsStart(t *testing.T) {
-	a := fx.New(wiring.Core, wiring.Prompts(app.NewPrompt("bad name", nil)), fx.Invoke(func(*app.Engine) {}), fx.NopLogger)
+	a := fx.New(wiring.Core, wiring.Prompts(hexmcp.NewPrompt("bad name", nil)), fx.Invoke(func(*app.Engine) {}), fx.NopLogger)
 	if err := a.Err(); err == nil || !strings.Contains(err.Error(), `invalid prompt`) {
 		t.Fatalf("want the prompt's error, got %v", err)
 	}

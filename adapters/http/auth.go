@@ -300,7 +300,7 @@ func MissingScopes(p ports.Principal, required ...string) []string {
 // tokens (printable ASCII without space, '"' or '\') are left out of the
 // challenge. [RequireBearer] answers this way for AuthOptions.RequiredScopes,
 // and the [Handler] the same way for a call refused by a tool's or prompt's
-// scopes (app.WithScopes); an http.Handler of your own that checks scopes
+// scopes (hexmcp.WithScopes); an http.Handler of your own that checks scopes
 // calls it.
 func InsufficientScope(w http.ResponseWriter, opts AuthOptions, scopes ...string) {
 	challenge(w, http.StatusForbidden, opts, "insufficient_scope", strings.Join(slices.DeleteFunc(slices.Clone(scopes), badScope), " "))

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -50,7 +51,7 @@ func newBudgetEnvOver(t *testing.T, opts mcphttp.Options, h2 bool) *budgetEnv {
 		Text string `json:"text"`
 	}
 	if err := e.AddTools(testtools.AskName(),
-		app.Func(func(ctx context.Context, in textIn) (string, error) { return "echo: " + in.Text, nil }, app.WithName("echo"))); err != nil {
+		hexmcp.Func(func(ctx context.Context, in textIn) (string, error) { return "echo: " + in.Text, nil }, hexmcp.WithName("echo"))); err != nil {
 		t.Fatal(err)
 	}
 	if opts.ClientKey == nil {

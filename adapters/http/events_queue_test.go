@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
@@ -106,7 +107,7 @@ func TestQueuedStreamBoundedInBytes(t *testing.T) {
 	start, returned := make(chan struct{}), make(chan struct{})
 	var gl *gateListener
 	type noIn struct{}
-	tool := app.Func(func(ctx context.Context, _ noIn) (string, error) {
+	tool := hexmcp.Func(func(ctx context.Context, _ noIn) (string, error) {
 		defer close(returned)
 		rc := app.RequestFrom(ctx)
 		if err := rc.ReportProgress(ctx, 0, burst, "started"); err != nil {
@@ -133,7 +134,7 @@ func TestQueuedStreamBoundedInBytes(t *testing.T) {
 			}
 		}
 		return "done", nil
-	}, app.WithName("burst"))
+	}, hexmcp.WithName("burst"))
 	if err := e.AddTool(tool); err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +248,7 @@ func promptEngine(t *testing.T, size int) *app.Engine {
 	big := func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
 		return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text(text))}}, nil
 	}
-	if err := e.AddPrompt(app.NewPrompt("big", big)); err != nil {
+	if err := e.AddPrompt(hexmcp.NewPrompt("big", big)); err != nil {
 		t.Fatal(err)
 	}
 	return e

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
@@ -56,9 +57,9 @@ func ExampleNewHandler() {
 	type GreetInput struct {
 		Name string `json:"name"`
 	}
-	_ = engine.AddTool(app.Func(func(ctx context.Context, in GreetInput) (string, error) {
+	_ = engine.AddTool(hexmcp.Func(func(ctx context.Context, in GreetInput) (string, error) {
 		return "Hello, " + in.Name, nil
-	}, app.WithName("greet")))
+	}, hexmcp.WithName("greet")))
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcphttp.NewHandler(engine, mcphttp.Options{}))
@@ -89,13 +90,13 @@ func ExampleRequireBearer() {
 	engine, _ := app.NewEngine(app.Options{ToolRegistry: memory.NewRegistry(), Validator: jsonschema.New()})
 	defer engine.Close()
 	type NoInput struct{}
-	_ = engine.AddTool(app.Func(func(ctx context.Context, _ NoInput) (string, error) {
+	_ = engine.AddTool(hexmcp.Func(func(ctx context.Context, _ NoInput) (string, error) {
 		p := app.RequestFrom(ctx).Transport().Principal
 		if p == nil {
 			return "nobody", nil
 		}
 		return "you are " + p.Subject, nil
-	}, app.WithName("whoami")))
+	}, hexmcp.WithName("whoami")))
 
 	auth := mcphttp.StaticTokens{"s3cret": {Subject: "alice", Scopes: []string{"mcp"}}}
 	h := mcphttp.RequireBearer(auth, mcphttp.AuthOptions{

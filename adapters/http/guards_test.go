@@ -17,6 +17,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
@@ -359,7 +360,7 @@ func TestSweepKeepsSessionsWithAGETStreamOverTime(t *testing.T) {
 		if r := b.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`, sessHdr(quiet, "2025-11-25")); r.Code != http.StatusOK {
 			t.Fatalf("ping of an idle session: %d %s", r.Code, r.Body)
 		}
-		if err := b.e.AddTool(app.NewTool(func(context.Context) (string, error) { return "", nil }, app.WithName("added"))); err != nil {
+		if err := b.e.AddTool(hexmcp.NewTool(func(context.Context) (string, error) { return "", nil }, hexmcp.WithName("added"))); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
@@ -420,7 +421,7 @@ func stepsEngine(t *testing.T, next <-chan struct{}) *app.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = e.AddTool(app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+	err = e.AddTool(hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		if err := rc.ReportProgress(ctx, 1, 3, "one"); err != nil {
 			return "", err
 		}
@@ -433,7 +434,7 @@ func stepsEngine(t *testing.T, next <-chan struct{}) *app.Engine {
 			return "", err
 		}
 		return "done", nil
-	}, app.WithName("steps")))
+	}, hexmcp.WithName("steps")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,8 +502,8 @@ func TestSharedSessionStreamFollowedAtAnotherInstance(t *testing.T) {
 	b := envFor(t, stepsEngine(t, next), opts)
 	const rev = "2025-11-25"
 	sid := initializeAt(t, a.url, rev)
-	noop := func(name string) app.Tool {
-		return app.NewTool(func(context.Context) (string, error) { return "", nil }, app.WithName(name))
+	noop := func(name string) hexmcp.Tool {
+		return hexmcp.NewTool(func(context.Context) (string, error) { return "", nil }, hexmcp.WithName(name))
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -559,7 +560,7 @@ func TestLocalCopyBudgetKeepsSessionsWithAGETStream(t *testing.T) {
 		if r := b.post(`{"jsonrpc":"2.0","id":7,"method":"ping"}`, sessHdr(b.session(), "2025-11-25")); r.Code != http.StatusOK {
 			t.Fatalf("ping: %d %s", r.Code, r.Body)
 		}
-		if err := b.e.AddTool(app.NewTool(func(context.Context) (string, error) { return "", nil }, app.WithName("added"))); err != nil {
+		if err := b.e.AddTool(hexmcp.NewTool(func(context.Context) (string, error) { return "", nil }, hexmcp.WithName("added"))); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
@@ -583,8 +584,8 @@ func TestToolScopeChallenge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.AddTool(app.NewTool(func(context.Context) (string, error) { return "written", nil },
-		app.WithName("write"), app.WithScopes("files:read", "files:write"))); err != nil {
+	if err := e.AddTool(hexmcp.NewTool(func(context.Context) (string, error) { return "written", nil },
+		hexmcp.WithName("write"), hexmcp.WithScopes("files:read", "files:write"))); err != nil {
 		t.Fatal(err)
 	}
 	ev := envFor(t, e, mcphttp.Options{})

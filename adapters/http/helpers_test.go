@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/testtools"
@@ -85,22 +86,22 @@ func newEngine(t *testing.T, ev *env) *app.Engine {
 	}
 	type noIn struct{}
 	err := e.AddTools(
-		app.Func(func(ctx context.Context, in textIn) (string, error) { return "echo: " + in.Text, nil },
-			app.WithName("echo")),
-		app.Func(func(ctx context.Context, in noIn) (string, error) {
+		hexmcp.Func(func(ctx context.Context, in textIn) (string, error) { return "echo: " + in.Text, nil },
+			hexmcp.WithName("echo")),
+		hexmcp.Func(func(ctx context.Context, in noIn) (string, error) {
 			if err := app.RequestFrom(ctx).ReportProgress(ctx, 1, 2, "half"); err != nil {
 				return "", err
 			}
 			return "done", nil
-		}, app.WithName("progress")),
-		app.Func(func(ctx context.Context, in noIn) (string, error) { return ev.wait(ctx) }, app.WithName("block")),
-		app.Func(func(ctx context.Context, in noIn) (string, error) {
+		}, hexmcp.WithName("progress")),
+		hexmcp.Func(func(ctx context.Context, in noIn) (string, error) { return ev.wait(ctx) }, hexmcp.WithName("block")),
+		hexmcp.Func(func(ctx context.Context, in noIn) (string, error) {
 			if err := app.RequestFrom(ctx).ReportProgress(ctx, 1, 2, "half"); err != nil {
 				return "", err
 			}
 			return ev.wait(ctx)
-		}, app.WithName("progress_block")),
-		app.Func(func(ctx context.Context, in noIn) (string, error) {
+		}, hexmcp.WithName("progress_block")),
+		hexmcp.Func(func(ctx context.Context, in noIn) (string, error) {
 			tr := app.RequestFrom(ctx).Transport()
 			who := "anonymous"
 			if tr.Principal != nil {
@@ -108,8 +109,8 @@ func newEngine(t *testing.T, ev *env) *app.Engine {
 			}
 			h := http.Header(tr.Header)
 			return fmt.Sprintf("%s|%s|%s|%t", who, h.Get("X-Test"), h.Get("Authorization"), tr.RemoteAddr != ""), nil
-		}, app.WithName("whoami")),
-		app.NewRawTool("sql", json.RawMessage(`{"type":"object","properties":{
+		}, hexmcp.WithName("whoami")),
+		hexmcp.NewRawTool("sql", json.RawMessage(`{"type":"object","properties":{
 			"region":{"type":"string","x-mcp-header":"Region"},
 			"count":{"type":"integer","x-mcp-header":"Count"},
 			"dry":{"type":"boolean","x-mcp-header":"Dry"},

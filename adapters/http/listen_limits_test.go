@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
@@ -32,7 +33,7 @@ func listenEngine(t *testing.T, opts app.Options) *app.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.AddTool(app.NewTool(func() string { return "pong" }, app.WithName("ping"))); err != nil {
+	if err := e.AddTool(hexmcp.NewTool(func() string { return "pong" }, hexmcp.WithName("ping"))); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -147,7 +148,7 @@ func TestListenPerClientCap(t *testing.T) {
 	a3 := listenEventually(t, a, ev.url, 5, nil)
 	expectListenRefused(t, a, ev.url, 6, nil, "maxListenersPerClient")
 
-	if err := e.AddTool(app.NewTool(func() string { return "x" }, app.WithName("late"))); err != nil {
+	if err := e.AddTool(hexmcp.NewTool(func() string { return "x" }, hexmcp.WithName("late"))); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []*openStream{a2, b1, a3} {
@@ -379,9 +380,9 @@ func TestListenIdleTimeoutOverHTTP(t *testing.T) {
 // and extensions count per client (TransportInfo.ClientKey: tasks, waiting
 // calls…), in sessions and statelessly alike, not only of listen streams.
 func TestClientKeyReachesEveryRequest(t *testing.T) {
-	who := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+	who := hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		return rc.Transport().ClientKey(), nil
-	}, app.WithName("who"))
+	}, hexmcp.WithName("who"))
 	e := testtools.NewEngine(t, app.Options{})
 	if err := e.AddTools(who); err != nil {
 		t.Fatal(err)
@@ -402,7 +403,7 @@ func TestClientKeyReachesEveryRequest(t *testing.T) {
 // within one request would count one request against two clients.
 func TestClientKeyOncePerRequest(t *testing.T) {
 	e := testtools.NewEngine(t, app.Options{})
-	if err := e.AddTools(app.NewTool(func() string { return "ok" }, app.WithName("ok"))); err != nil {
+	if err := e.AddTools(hexmcp.NewTool(func() string { return "ok" }, hexmcp.WithName("ok"))); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -446,7 +447,7 @@ func TestListenStream(t *testing.T) {
 	if ev0 := stream.nextEvent(t); ev0.data != `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":5},"notifications":{"toolsListChanged":true}}}` {
 		t.Fatalf("first event %q", ev0.data)
 	}
-	if err := ev.e.AddTool(app.NewTool(func() string { return "x" }, app.WithName("late"))); err != nil {
+	if err := ev.e.AddTool(hexmcp.NewTool(func() string { return "x" }, hexmcp.WithName("late"))); err != nil {
 		t.Fatal(err)
 	}
 	if ev1 := stream.nextEvent(t); ev1.data != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":5}}}` {

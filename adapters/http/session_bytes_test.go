@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
@@ -190,7 +191,7 @@ func TestSessionBytesPerClient(t *testing.T) {
 func newTemplateEnv(t *testing.T, opts mcphttp.Options) *env {
 	t.Helper()
 	e := testtools.NewEngine(t, app.Options{Info: testtools.Info, ResourceRegistry: memory.NewResourceRegistry()})
-	err := e.AddResourceTemplate(app.NewResourceTemplate("x://items/{id}", "item", func(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
+	err := e.AddResourceTemplate(hexmcp.NewResourceTemplate("x://items/{id}", "item", func(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
 		return []domain.ResourceContents{{URI: uri, Text: vars["id"]}}, nil
 	}))
 	if err != nil {
@@ -286,7 +287,7 @@ func TestSessionKeepsCompactCapabilities(t *testing.T) {
 func newResourceEnv(t *testing.T, opts mcphttp.Options) *env {
 	t.Helper()
 	e := testtools.NewEngine(t, app.Options{Info: testtools.Info, ResourceRegistry: memory.NewResourceRegistry()})
-	if err := e.AddResource(app.TextResource("test://doc", "doc", "text")); err != nil {
+	if err := e.AddResource(hexmcp.TextResource("test://doc", "doc", "text")); err != nil {
 		t.Fatal(err)
 	}
 	logs := testtools.LogEveryLevel()
@@ -345,7 +346,7 @@ func TestSessionStateAcrossInstances(t *testing.T) {
 		t.Fatalf("event %+v", e)
 	}
 	// resources was advertised: list changes are sent too.
-	if err := b.e.AddResource(app.TextResource("test://other", "other", "x")); err != nil {
+	if err := b.e.AddResource(hexmcp.TextResource("test://other", "other", "x")); err != nil {
 		t.Fatal(err)
 	}
 	if e := s.nextEvent(t); e.data != `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}` {

@@ -17,6 +17,7 @@ import (
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 )
@@ -32,7 +33,7 @@ func sharedInstance(t *testing.T, addr string, sessions *memory.SessionStore, to
 	t.Helper()
 	e := testtools.NewEngine(t, app.Options{Info: domain.Implementation{Name: "t", Version: "1"}})
 	t.Cleanup(func() { e.Close() })
-	if err := e.AddTool(app.NewTool(func(ctx context.Context, rc *app.RequestContext, _ struct{}) (string, error) {
+	if err := e.AddTool(decl.NewTool(func(ctx context.Context, rc *app.RequestContext, _ struct{}) (string, error) {
 		if err := rc.ReportProgress(ctx, 1, 2, "one"); err != nil {
 			return "", err
 		}
@@ -45,7 +46,7 @@ func sharedInstance(t *testing.T, addr string, sessions *memory.SessionStore, to
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
-	}, app.WithName(tool))); err != nil {
+	}, decl.WithName(tool))); err != nil {
 		t.Fatal(err)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: addr})

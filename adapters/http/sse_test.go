@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
@@ -36,15 +37,15 @@ func newSSEEngine(t *testing.T, o app.Options) (*app.Engine, *blocker) {
 	}
 	type noIn struct{}
 	e := testtools.NewEngine(t, o,
-		app.Func(func(ctx context.Context, in textIn) (string, error) { return "echo: " + in.Text, nil }, app.WithName("echo")),
-		app.Func(func(ctx context.Context, in noIn) (string, error) { return st.wait(ctx) }, app.WithName("block")),
-		app.Func(func(ctx context.Context, in noIn) (string, error) {
+		hexmcp.Func(func(ctx context.Context, in textIn) (string, error) { return "echo: " + in.Text, nil }, hexmcp.WithName("echo")),
+		hexmcp.Func(func(ctx context.Context, in noIn) (string, error) { return st.wait(ctx) }, hexmcp.WithName("block")),
+		hexmcp.Func(func(ctx context.Context, in noIn) (string, error) {
 			who := "anonymous"
 			if p := app.RequestFrom(ctx).Transport().Principal; p != nil {
 				who = p.Subject
 			}
 			return who, nil
-		}, app.WithName("whoami")),
+		}, hexmcp.WithName("whoami")),
 		testtools.AskName(),
 	)
 	t.Cleanup(func() {

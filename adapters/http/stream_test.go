@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports/porttest"
 )
@@ -21,7 +21,7 @@ import (
 func (ev *env) addTool(name string) {
 	ev.t.Helper()
 	type noIn struct{}
-	if err := ev.e.AddTool(app.Func(func(context.Context, noIn) (string, error) { return name, nil }, app.WithName(name))); err != nil {
+	if err := ev.e.AddTool(hexmcp.Func(func(context.Context, noIn) (string, error) { return name, nil }, hexmcp.WithName(name))); err != nil {
 		ev.t.Fatal(err)
 	}
 }

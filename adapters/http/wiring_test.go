@@ -9,8 +9,8 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/wiring"
 )
@@ -22,7 +22,7 @@ func TestWiringHTTPServer(t *testing.T) {
 	type In struct {
 		Name string `json:"name"`
 	}
-	greet := app.Func(func(ctx context.Context, in In) (string, error) { return "Hello, " + in.Name, nil }, app.WithName("greet"))
+	greet := hexmcp.Func(func(ctx context.Context, in In) (string, error) { return "Hello, " + in.Name, nil }, hexmcp.WithName("greet"))
 	var srv *mcphttp.Server
 	fxApp := fxtest.New(t,
 		fx.Provide(func() ports.Logger { return slog.New(slog.DiscardHandler) }),

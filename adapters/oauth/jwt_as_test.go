@@ -26,7 +26,6 @@ import (
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpoauth "github.com/hexmcp/hexmcp/adapters/oauth"
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/mockas"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -76,7 +75,7 @@ func newProtected(t *testing.T) *protected {
 		Info: hexmcp.Implementation{Name: "whoami", Version: "1"},
 		Tools: []hexmcp.Tool{
 			hexmcp.Func(whoami, hexmcp.WithName("whoami")),
-			hexmcp.Func(whoami, hexmcp.WithName("admin"), app.WithScopes("mcp:tools", "mcp:admin")),
+			hexmcp.Func(whoami, hexmcp.WithName("admin"), hexmcp.WithScopes("mcp:tools", "mcp:admin")),
 		},
 	})
 	if err != nil {

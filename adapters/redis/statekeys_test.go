@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hexmcp/hexmcp"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
@@ -128,7 +129,7 @@ func TestStateKeysRedisDown(t *testing.T) {
 // another: both engines take their keys from the same Redis.
 func TestRequestStateAcrossInstances(t *testing.T) {
 	srv := redistest.Start(t)
-	twoQuestions := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+	twoQuestions := hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		first, err := rc.Elicit(ctx, "first", domain.ElicitForm("First?", json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)))
 		if err != nil {
 			return "", err
@@ -138,9 +139,9 @@ func TestRequestStateAcrossInstances(t *testing.T) {
 			return "", err
 		}
 		return string(first.Content) + string(second.Content), nil
-	}, app.WithName("two"))
+	}, hexmcp.WithName("two"))
 	engine := func() *app.Engine {
-		e := testtools.NewEngine(t, app.Options{Logger: slog.New(slog.DiscardHandler), StateKeys: mcpredis.NewStateKeys(client(t, srv), mcpredis.StateKeysOptions{}), Tools: []app.Tool{twoQuestions}})
+		e := testtools.NewEngine(t, app.Options{Logger: slog.New(slog.DiscardHandler), StateKeys: mcpredis.NewStateKeys(client(t, srv), mcpredis.StateKeysOptions{}), Tools: []hexmcp.Tool{twoQuestions}})
 		t.Cleanup(func() { e.Close() })
 		return e
 	}

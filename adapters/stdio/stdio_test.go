@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/stdio"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/testtools"
@@ -88,7 +89,7 @@ func TestReadMessageHonoursContext(t *testing.T) {
 func TestServeOverPipes(t *testing.T) {
 	e := testtools.NewEngine(t, app.Options{})
 	release := make(chan struct{})
-	if err := e.AddTool(app.NewTool(func() string { <-release; return "done" }, app.WithName("slow"))); err != nil {
+	if err := e.AddTool(hexmcp.NewTool(func() string { <-release; return "done" }, hexmcp.WithName("slow"))); err != nil {
 		t.Fatal(err)
 	}
 	p := servePipes(context.Background(), t, e, stdio.Options{MaxMessageSize: 1024})
@@ -335,7 +336,7 @@ func TestMessagesReadWhileCallsRun(t *testing.T) {
 	e := testtools.NewEngine(t, app.Options{})
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
-	err := e.AddTool(app.Func(func(ctx context.Context, in struct {
+	err := e.AddTool(hexmcp.Func(func(ctx context.Context, in struct {
 		Until string `json:"until"`
 	}) (string, error) {
 		started <- struct{}{}
@@ -345,7 +346,7 @@ func TestMessagesReadWhileCallsRun(t *testing.T) {
 		}
 		<-release
 		return "released", nil
-	}, app.WithName("wait")))
+	}, hexmcp.WithName("wait")))
 	if err != nil {
 		t.Fatal(err)
 	}

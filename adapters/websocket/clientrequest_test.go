@@ -8,6 +8,7 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
@@ -20,7 +21,7 @@ const crNameSchema = `{"type":"object","properties":{"name":{"type":"string"}},"
 func crEngine(t *testing.T) *app.Engine {
 	t.Helper()
 	e := testtools.NewEngine(t, app.Options{})
-	hi := app.NewTool(func() string { return "hi" }, app.WithName("hi"))
+	hi := decl.NewTool(func() string { return "hi" }, decl.WithName("hi"))
 	if err := e.AddTools(hi, testtools.AskName(), testtools.Summarize()); err != nil {
 		t.Fatal(err)
 	}

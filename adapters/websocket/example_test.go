@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 
 	gws "github.com/gorilla/websocket"
@@ -22,7 +23,7 @@ func ExampleNewHandler() {
 		Info:         domain.Implementation{Name: "example", Version: "1.0.0"},
 		ToolRegistry: memory.NewRegistry(),
 	})
-	_ = engine.AddTool(app.NewTool(func() string { return "hi" }, app.WithName("hi")))
+	_ = engine.AddTool(hexmcp.NewTool(func() string { return "hi" }, hexmcp.WithName("hi")))
 
 	// Mount the handler on a server; browsers from these origins may connect.
 	ws := websocket.NewHandler(engine, websocket.Options{AllowedOrigins: []string{"http://localhost:6274"}})

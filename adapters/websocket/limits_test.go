@@ -16,6 +16,7 @@ import (
 	gws "github.com/gorilla/websocket"
 
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -35,7 +36,7 @@ func TestSendQueueBytes(t *testing.T) {
 		calls  = 64 // 64 MiB of results: far more than the socket buffers hold
 	)
 	big := strings.Repeat("x", size)
-	e := newEngine(t, app.NewTool(func() string { return big }, app.WithName("big")))
+	e := newEngine(t, decl.NewTool(func() string { return big }, decl.WithName("big")))
 	h, srv := serve(t, e, Options{MaxQueueBytes: budget})
 
 	mute := dial(t, srv)
@@ -77,7 +78,7 @@ func TestSendQueueBytes(t *testing.T) {
 func TestMessageLargerThanQueue(t *testing.T) {
 	const budget = 64 << 10
 	huge := strings.Repeat("y", budget+1)
-	e := newEngine(t, app.NewTool(func() string { return huge }, app.WithName("huge")))
+	e := newEngine(t, decl.NewTool(func() string { return huge }, decl.WithName("huge")))
 	h, srv := serve(t, e, Options{MaxQueueBytes: budget})
 	c := dial(t, srv)
 	send(t, c, bigCall(1, "hi"))
@@ -317,12 +318,12 @@ func TestRefusedRequestAnswersItsIDOverWebSocket(t *testing.T) {
 func TestTokenExpiryClosesConnection(t *testing.T) {
 	started := make(chan struct{})
 	cancelled := make(chan struct{})
-	e := newEngine(t, app.NewTool(func(ctx context.Context) (string, error) {
+	e := newEngine(t, decl.NewTool(func(ctx context.Context) (string, error) {
 		close(started)
 		<-ctx.Done()
 		close(cancelled)
 		return "late", nil
-	}, app.WithName("wait")))
+	}, decl.WithName("wait")))
 	h := NewHandler(e, Options{Logger: slog.New(slog.DiscardHandler)})
 	expires := make(chan time.Time, 1)
 	mux := http.NewServeMux()

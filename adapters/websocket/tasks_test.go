@@ -15,6 +15,7 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/extensions/skills"
 	"github.com/hexmcp/hexmcp/extensions/tasks"
+	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
@@ -23,10 +24,10 @@ import (
 // is collected with tasks/get; skills/list lists the Skills extension's
 // skill.
 
-func tasksEngine(t *testing.T, tools ...app.Tool) *app.Engine {
+func tasksEngine(t *testing.T, tools ...decl.Tool) *app.Engine {
 	t.Helper()
 	if len(tools) == 0 {
-		tools = []app.Tool{testtools.AskName()}
+		tools = []decl.Tool{testtools.AskName()}
 	}
 	x := tasks.New(tasks.Options{Tools: map[string]tasks.Support{"ask_name": tasks.Optional}})
 	sk, err := skills.New(skills.Options{Skills: []skills.Skill{{Name: "greeting", Description: "Greet people by name", Body: "# Greeting\n"}}})
@@ -132,8 +133,8 @@ func TestTasksOverWebSocket(t *testing.T) {
 
 // gatedAskName is ask_name (testtools.AskName) whose every run first
 // waits for a token from proceed.
-func gatedAskName(proceed <-chan struct{}) app.Tool {
-	return app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+func gatedAskName(proceed <-chan struct{}) decl.Tool {
+	return decl.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		select {
 		case <-proceed:
 		case <-ctx.Done():
@@ -150,7 +151,7 @@ func gatedAskName(proceed <-chan struct{}) app.Tool {
 			return "", err
 		}
 		return "Hello, " + in.Name + "!", nil
-	}, app.WithName("ask_name"))
+	}, decl.WithName("ask_name"))
 }
 
 // A listen stream that lists a task's id is told of its changes

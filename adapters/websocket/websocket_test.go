@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 
@@ -30,10 +31,10 @@ const (
 	testDeadline = 10 * time.Second
 )
 
-func newEngine(t testing.TB, tools ...app.Tool) *app.Engine {
+func newEngine(t testing.TB, tools ...decl.Tool) *app.Engine {
 	t.Helper()
 	e := testtools.NewEngine(t, app.Options{})
-	tools = append([]app.Tool{app.NewTool(func() string { return "hi" }, app.WithName("hi"))}, tools...)
+	tools = append([]decl.Tool{decl.NewTool(func() string { return "hi" }, decl.WithName("hi"))}, tools...)
 	if err := e.AddTools(tools...); err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestServerNotification(t *testing.T) {
 	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	recv(t, c)
 
-	if err := e.AddTool(app.NewTool(func() string { return "new" }, app.WithName("new"))); err != nil {
+	if err := e.AddTool(decl.NewTool(func() string { return "new" }, decl.WithName("new"))); err != nil {
 		t.Fatal(err)
 	}
 	if m := recv(t, c); m.Method != "notifications/tools/list_changed" || m.ID != nil {
@@ -398,7 +399,7 @@ func TestSlowReader(t *testing.T) {
 	h, srv := serve(t, e, Options{SendQueue: queue})
 	sent := 0
 	flooded := make(chan struct{})
-	flood := app.NewTool(func(ctx context.Context, rc *app.RequestContext) string {
+	flood := decl.NewTool(func(ctx context.Context, rc *app.RequestContext) string {
 		defer close(flooded)
 		// Progress until the server gives up on the client (bounded, in
 		// case it never does).
@@ -409,7 +410,7 @@ func TestSlowReader(t *testing.T) {
 			}
 		}
 		return "done"
-	}, app.WithName("flood"))
+	}, decl.WithName("flood"))
 	if err := e.AddTool(flood); err != nil {
 		t.Fatal(err)
 	}
@@ -511,11 +512,11 @@ func TestPing(t *testing.T) {
 
 func TestShutdownWithCallInFlight(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
-	slow := app.NewTool(func() string {
+	slow := decl.NewTool(func() string {
 		close(started)
 		<-release
 		return "finished"
-	}, app.WithName("slow"))
+	}, decl.WithName("slow"))
 	e := newEngine(t, slow)
 	h := NewHandler(e, Options{})
 	srv := mount(t, h)
@@ -567,11 +568,11 @@ func TestShutdownWithCallInFlight(t *testing.T) {
 
 func TestShutdownDeadline(t *testing.T) {
 	started := make(chan struct{})
-	stuck := app.NewTool(func(ctx context.Context) string {
+	stuck := decl.NewTool(func(ctx context.Context) string {
 		close(started)
 		<-ctx.Done() // until the engine aborts
 		return "aborted"
-	}, app.WithName("stuck"))
+	}, decl.WithName("stuck"))
 	e := newEngine(t, stuck)
 	h := NewHandler(e, Options{})
 	c := dial(t, mount(t, h))
@@ -704,7 +705,7 @@ func TestShutdownDeadlineCancelsOwnCallsOnly(t *testing.T) {
 	type in struct {
 		Who string `json:"who"`
 	}
-	stuck := app.Func(func(ctx context.Context, v in) (string, error) {
+	stuck := decl.Func(func(ctx context.Context, v in) (string, error) {
 		started <- v.Who
 		select {
 		case <-ctx.Done():
@@ -713,7 +714,7 @@ func TestShutdownDeadlineCancelsOwnCallsOnly(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			return "finished", nil
 		}
-	}, app.WithName("stuck"))
+	}, decl.WithName("stuck"))
 	e := newEngine(t, stuck)
 	h1, h2 := NewHandler(e, Options{}), NewHandler(e, Options{})
 	for who, srv := range map[string]*httptest.Server{"one": mount(t, h1), "two": mount(t, h2)} {

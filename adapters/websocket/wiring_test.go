@@ -11,8 +11,8 @@ import (
 	gws "github.com/gorilla/websocket"
 	"go.uber.org/fx"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/ports"
 	"github.com/hexmcp/hexmcp/wiring"
 )
@@ -28,7 +28,7 @@ func TestWiring(t *testing.T) {
 		fx.Supply(&websocket.Options{AllowedOrigins: []string{"http://localhost:6274"}, AllowedHosts: []string{"mcp.internal"}}),
 		wiring.Core,
 		wiring.WebSocket,
-		wiring.Tools(app.NewTool(func() string { return "hi" }, app.WithName("hi"))),
+		wiring.Tools(hexmcp.NewTool(func() string { return "hi" }, hexmcp.WithName("hi"))),
 		fx.Populate(&h),
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

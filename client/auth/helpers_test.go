@@ -14,7 +14,6 @@ import (
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	mcpoauth "github.com/hexmcp/hexmcp/adapters/oauth"
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -89,7 +88,7 @@ func newMCPServer(t *testing.T, o serverOpts) *mcpServer {
 		Info: hexmcp.Implementation{Name: "whoami", Version: "1"},
 		Tools: []hexmcp.Tool{
 			hexmcp.Func(whoami, hexmcp.WithName("whoami")),
-			hexmcp.Func(whoami, hexmcp.WithName("admin"), app.WithScopes("mcp:tools", "mcp:admin")),
+			hexmcp.Func(whoami, hexmcp.WithName("admin"), hexmcp.WithScopes("mcp:tools", "mcp:admin")),
 		},
 	})
 	if err != nil {

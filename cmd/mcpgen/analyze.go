@@ -14,8 +14,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 )
 
 type paramKind int
@@ -153,7 +153,7 @@ func (g *generator) analyze(f *ast.File, fd *ast.FuncDecl) *tool {
 	}
 
 	// name
-	t.name = app.ToolNameFromGo(t.goName)
+	t.name = decl.ToolNameFromGo(t.goName)
 	if t.opts.hasName {
 		t.name = t.opts.name
 	}
@@ -652,7 +652,7 @@ func inputTypeName(tool string) string {
 	var b strings.Builder
 	for i, p := range parts {
 		if i == 0 {
-			b.WriteString(app.ToolNameFromGo(p))
+			b.WriteString(decl.ToolNameFromGo(p))
 			continue
 		}
 		b.WriteString(exported(p))

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp"
+	"github.com/hexmcp/hexmcp/internal/decl"
 )
 
 func TestSplitOptions(t *testing.T) {
@@ -164,21 +165,21 @@ func (namesCase) A(struct{})             {}
 func (namesCase) HTTPServerURL(struct{}) {}
 func (namesCase) X2Y(struct{})           {}
 
-// TestLowerInitialMatchesApp: the generator names tools as app.NewTool and
-// app.ToolsOf do.
+// TestLowerInitialMatchesApp: the generator names tools as hexmcp.NewTool and
+// hexmcp.ToolsOf do.
 func TestLowerInitialMatchesApp(t *testing.T) {
-	tools, err := app.ToolsOf(namesCase{})
+	tools, err := hexmcp.ToolsOf(namesCase{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rt := reflect.TypeOf(namesCase{})
 	for i, tool := range tools {
 		goName := rt.Method(i).Name
-		if got, want := app.ToolNameFromGo(goName), tool.Definition().Name; got != want {
-			t.Errorf("app.ToolNameFromGo(%s) = %s, app says %s", goName, got, want)
+		if got, want := decl.ToolNameFromGo(goName), tool.Definition().Name; got != want {
+			t.Errorf("decl.ToolNameFromGo(%s) = %s, app says %s", goName, got, want)
 		}
 	}
-	if app.ToolNameFromGo("listUsers") != "listUsers" || app.ToolNameFromGo("URLFetch") != "urlFetch" {
+	if decl.ToolNameFromGo("listUsers") != "listUsers" || decl.ToolNameFromGo("URLFetch") != "urlFetch" {
 		t.Error("ToolNameFromGo breaks the documented examples")
 	}
 }

@@ -13,7 +13,7 @@
 //		HTML: dashboardHTML, // or FS and Path: an embed.FS file
 //		CSP:  &apps.CSP{ConnectDomains: []string{"https://api.example.com"}},
 //	}}})
-//	weather := app.NewTool(getWeather, apps.WithView("ui://weather/dashboard.html"))
+//	weather := hexmcp.NewTool(getWeather, apps.WithView("ui://weather/dashboard.html"))
 //	engine, err := app.NewEngine(app.Options{..., Tools: ..., Extensions: []app.Extension{ext}})
 //
 // The engine then advertises capabilities.extensions
@@ -47,6 +47,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 )
@@ -147,7 +148,7 @@ type Options struct {
 // rule of [View] or [CSP], or [MaxViewBytes], is an error naming it.
 func New(opts Options) (app.Extension, error) {
 	seen := make(map[string]bool, len(opts.Views))
-	resources := make([]app.Resource, 0, len(opts.Views))
+	resources := make([]hexmcp.Resource, 0, len(opts.Views))
 	for _, v := range opts.Views {
 		if seen[v.URI] {
 			return app.Extension{}, fmt.Errorf("apps: view %q is declared twice", v.URI)
@@ -167,38 +168,38 @@ func New(opts Options) (app.Extension, error) {
 }
 
 // resource checks a view and declares its resource.
-func resource(v View) (app.Resource, error) {
+func resource(v View) (hexmcp.Resource, error) {
 	if err := checkURI(v.URI); err != nil {
-		return app.Resource{}, fmt.Errorf("apps: view %q: %w", v.URI, err)
+		return hexmcp.Resource{}, fmt.Errorf("apps: view %q: %w", v.URI, err)
 	}
 	if strings.TrimSpace(v.Name) == "" {
-		return app.Resource{}, fmt.Errorf("apps: view %q has no name", v.URI)
+		return hexmcp.Resource{}, fmt.Errorf("apps: view %q has no name", v.URI)
 	}
 	html, err := document(v)
 	if err != nil {
-		return app.Resource{}, fmt.Errorf("apps: view %q: %w", v.URI, err)
+		return hexmcp.Resource{}, fmt.Errorf("apps: view %q: %w", v.URI, err)
 	}
 	meta, err := uiMeta(v)
 	if err != nil {
-		return app.Resource{}, fmt.Errorf("apps: view %q: %w", v.URI, err)
+		return hexmcp.Resource{}, fmt.Errorf("apps: view %q: %w", v.URI, err)
 	}
-	opts := []app.ResourceOption{app.WithMimeType(MimeType)}
+	opts := []hexmcp.ResourceOption{hexmcp.WithMimeType(MimeType)}
 	if v.Title != "" {
-		opts = append(opts, app.WithTitle(v.Title))
+		opts = append(opts, hexmcp.WithTitle(v.Title))
 	}
 	if v.Description != "" {
-		opts = append(opts, app.WithDescription(v.Description))
+		opts = append(opts, hexmcp.WithDescription(v.Description))
 	}
 	var contentMeta map[string]any
 	if len(meta) > 0 {
-		opts = append(opts, app.WithMeta(map[string]any{"ui": meta}))
+		opts = append(opts, hexmcp.WithMeta(map[string]any{"ui": meta}))
 		contentMeta = map[string]any{"ui": meta}
 	}
 	uri := v.URI
 	read := func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) {
 		return []domain.ResourceContents{{URI: uri, MimeType: MimeType, Text: html, Meta: contentMeta}}, nil
 	}
-	return app.NewResource(uri, v.Name, read, opts...), nil
+	return hexmcp.NewResource(uri, v.Name, read, opts...), nil
 }
 
 // checkURI applies the rule of [View.URI].
@@ -332,10 +333,10 @@ func checkOrigin(o string) error {
 // without any, the host's default is both). The URI should be that of a
 // view of the extension; the tool and its view are registered separately.
 //
-// It is an [app.WithMeta] of the "ui" and "ui/resourceUri" members: a
+// It is an [hexmcp.WithMeta] of the "ui" and "ui/resourceUri" members: a
 // later WithMeta of "ui" replaces it. _meta on tools exists from protocol
 // revision 2025-06-18; older clients see a plain tool.
-func WithView(uri string, visibility ...Visibility) app.ToolOption {
+func WithView(uri string, visibility ...Visibility) hexmcp.ToolOption {
 	ui := map[string]any{"resourceUri": uri}
 	var vis []string
 	for _, want := range []Visibility{VisibilityModel, VisibilityApp} {
@@ -349,7 +350,7 @@ func WithView(uri string, visibility ...Visibility) app.ToolOption {
 	if len(vis) > 0 {
 		ui["visibility"] = vis
 	}
-	return app.WithMeta(map[string]any{"ui": ui, LegacyResourceURIKey: uri})
+	return hexmcp.WithMeta(map[string]any{"ui": ui, LegacyResourceURIKey: uri})
 }
 
 // ClientSupports reports whether the client of the request declared the

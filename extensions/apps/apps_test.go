@@ -54,9 +54,9 @@ func server(t *testing.T, views ...apps.View) *hexmcp.Server {
 	return hexmcptest.NewServer(t, hexmcp.Options{
 		ResourceRegistry: memory.NewResourceRegistry(),
 		Extensions:       []app.Extension{ext},
-		Tools: []app.Tool{
-			app.NewTool(counter, app.WithDescription("Adds one"), apps.WithView(counterURI)),
-			app.NewTool(counter, app.WithName("bump"), apps.WithView(counterURI, apps.VisibilityApp, "bogus", apps.VisibilityApp)),
+		Tools: []hexmcp.Tool{
+			hexmcp.NewTool(counter, hexmcp.WithDescription("Adds one"), apps.WithView(counterURI)),
+			hexmcp.NewTool(counter, hexmcp.WithName("bump"), apps.WithView(counterURI, apps.VisibilityApp, "bogus", apps.VisibilityApp)),
 		},
 	})
 }
@@ -252,7 +252,7 @@ func TestWithViewVisibility(t *testing.T) {
 		{[]apps.Visibility{apps.VisibilityApp, apps.VisibilityModel}, `{"resourceUri":"ui://a","visibility":["model","app"]}`},
 		{[]apps.Visibility{"other"}, `{"resourceUri":"ui://a"}`},
 	} {
-		tool := app.NewTool(func() string { return "x" }, app.WithName("t"), apps.WithView("ui://a", tc.vis...))
+		tool := hexmcp.NewTool(func() string { return "x" }, hexmcp.WithName("t"), apps.WithView("ui://a", tc.vis...))
 		if err := tool.Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -267,10 +267,10 @@ func TestClientSupports(t *testing.T) {
 	if apps.ClientSupports(nil) {
 		t.Error("ClientSupports(nil) = true")
 	}
-	probe := app.NewTool(func(_ context.Context, rc *app.RequestContext) string {
+	probe := hexmcp.NewTool(func(_ context.Context, rc *app.RequestContext) string {
 		return jsonText(apps.ClientSupports(rc))
-	}, app.WithName("probe"))
-	srv := hexmcptest.NewServer(t, hexmcp.Options{Tools: []app.Tool{probe}})
+	}, hexmcp.WithName("probe"))
+	srv := hexmcptest.NewServer(t, hexmcp.Options{Tools: []hexmcp.Tool{probe}})
 	for _, tc := range []struct {
 		caps map[string]any
 		want string

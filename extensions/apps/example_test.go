@@ -25,17 +25,17 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	now := app.NewTool(func(context.Context) (*domain.CallToolResult, error) {
+	now := hexmcp.NewTool(func(context.Context) (*domain.CallToolResult, error) {
 		return &domain.CallToolResult{
 			Content:           []domain.Content{domain.Text("It is 12:00.")},
 			StructuredContent: []byte(`{"hour":12,"minute":0}`),
 		}, nil
-	}, app.WithName("now"), app.WithDescription("Tells the time on a clock face"), apps.WithView("ui://clock/face.html"))
+	}, hexmcp.WithName("now"), hexmcp.WithDescription("Tells the time on a clock face"), apps.WithView("ui://clock/face.html"))
 	srv, err := hexmcp.New(hexmcp.Options{
 		Info:             hexmcp.Implementation{Name: "clock", Version: "1.0.0"},
 		ResourceRegistry: memory.NewResourceRegistry(),
 		Extensions:       []app.Extension{ext},
-		Tools:            []app.Tool{now},
+		Tools:            []hexmcp.Tool{now},
 	})
 	if err != nil {
 		log.Fatal(err)

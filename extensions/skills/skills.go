@@ -52,6 +52,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/decl"
 )
 
 // ID is the extension's identifier.
@@ -169,7 +170,7 @@ func New(opts Options) (app.Extension, error) {
 		dirs:     make(map[string][]child),
 		pageSize: cmp.Or(max(opts.PageSize, 0), defaultPageSize),
 	}
-	var resources []app.Resource
+	var resources []decl.Resource
 	c.entries = make([]entry, 0, len(opts.Skills))
 	for _, s := range opts.Skills {
 		res, err := c.add(s)
@@ -197,7 +198,7 @@ func New(opts Options) (app.Extension, error) {
 }
 
 // add checks one skill and adds its entry, directories and resources.
-func (c *catalog) add(s Skill) ([]app.Resource, error) {
+func (c *catalog) add(s Skill) ([]decl.Resource, error) {
 	if err := check(s); err != nil {
 		return nil, err
 	}
@@ -211,8 +212,8 @@ func (c *catalog) add(s Skill) ([]app.Resource, error) {
 	md := renderSkillMD(s)
 	e := entry{URI: skillURI, Frontmatter: fm}
 	e.Resources = append(e.Resources, digestOf(skillURI, []byte(md)))
-	resources := []app.Resource{app.TextResource(skillURI, s.Name, md,
-		app.WithMimeType("text/markdown"), app.WithDescription(s.Description))}
+	resources := []decl.Resource{decl.TextResource(skillURI, s.Name, md,
+		decl.WithMimeType("text/markdown"), decl.WithDescription(s.Description))}
 	c.addChild(root, skillURI, "SKILL.md", "text/markdown", len(md))
 	total := len(md)
 	seen := map[string]bool{"SKILL.md": true}
@@ -239,9 +240,9 @@ func (c *catalog) add(s Skill) ([]app.Resource, error) {
 		total += len(data)
 		e.Resources = append(e.Resources, digestOf(uri, data))
 		if blob {
-			resources = append(resources, app.BlobResource(uri, f.Path, data, app.WithMimeType(mt)))
+			resources = append(resources, decl.BlobResource(uri, f.Path, data, decl.WithMimeType(mt)))
 		} else {
-			resources = append(resources, app.TextResource(uri, f.Path, f.Text, app.WithMimeType(mt)))
+			resources = append(resources, decl.TextResource(uri, f.Path, f.Text, decl.WithMimeType(mt)))
 		}
 		// The directories on the way, then the file.
 		dir, rel := root, ""

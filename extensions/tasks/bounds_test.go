@@ -32,17 +32,17 @@ type dataIn struct {
 // hold (asks the client a question: input_required, kept for its TTL)
 // and slow (reports progress, then waits for release or cancellation),
 // each taking any data.
-func wireTools(release <-chan struct{}) []app.Tool {
-	return []app.Tool{
-		app.NewTool(func(context.Context, dataIn) (string, error) { return "done", nil }, app.WithName("job")),
-		app.NewTool(func(ctx context.Context, _ dataIn) (string, error) {
+func wireTools(release <-chan struct{}) []hexmcp.Tool {
+	return []hexmcp.Tool{
+		hexmcp.NewTool(func(context.Context, dataIn) (string, error) { return "done", nil }, hexmcp.WithName("job")),
+		hexmcp.NewTool(func(ctx context.Context, _ dataIn) (string, error) {
 			res, err := app.RequestFrom(ctx).Elicit(ctx, "who", domain.ElicitForm("Name?", stdjson.RawMessage(nameSchema)))
 			if err != nil {
 				return "", err
 			}
 			return "hello " + string(res.Content), nil
-		}, app.WithName("hold")),
-		app.NewTool(func(ctx context.Context, _ dataIn) (string, error) { return slow(ctx, release) }, app.WithName("slow")),
+		}, hexmcp.WithName("hold")),
+		hexmcp.NewTool(func(ctx context.Context, _ dataIn) (string, error) { return slow(ctx, release) }, hexmcp.WithName("slow")),
 	}
 }
 
@@ -198,7 +198,7 @@ func TestRedisTaskRenewalSendsNoState(t *testing.T) {
 
 // hexmcptestServer serves tools with the extension x and the visibility
 // vis.
-func hexmcptestServer(t *testing.T, x *tasks.Tasks, vis app.Visibility, tools []app.Tool) *hexmcp.Server {
+func hexmcptestServer(t *testing.T, x *tasks.Tasks, vis app.Visibility, tools []hexmcp.Tool) *hexmcp.Server {
 	t.Helper()
 	srv, err := hexmcp.New(hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: tools, Visibility: vis})
 	if err != nil {
@@ -312,8 +312,8 @@ func TestTaskToolLookedUpFirst(t *testing.T) {
 		"reader": {Subject: "r", Scopes: []string{"files:read"}},
 		"writer": {Subject: "w", Scopes: []string{"files:read", "files:write"}},
 	}
-	quick := func(name string, opts ...app.ToolOption) app.Tool {
-		return app.NewTool(func() string { return name + " done" }, append(opts, app.WithName(name))...)
+	quick := func(name string, opts ...hexmcp.ToolOption) hexmcp.Tool {
+		return hexmcp.NewTool(func() string { return name + " done" }, append(opts, hexmcp.WithName(name))...)
 	}
 	for _, hide := range []bool{false, true} {
 		t.Run("HideUnauthorized="+strconv.FormatBool(hide), func(t *testing.T) {
@@ -325,7 +325,7 @@ func TestTaskToolLookedUpFirst(t *testing.T) {
 			}
 			x := tasks.New(tasks.Options{Tools: map[string]tasks.Support{"secret": tasks.Optional, "secretRequired": tasks.Required, "write": tasks.Optional}})
 			t.Cleanup(func() { _ = x.Shutdown(context.Background()) })
-			srv := hexmcptestServer(t, x, vis, []app.Tool{quick("secret"), quick("secretRequired"), quick("write", app.WithScopes("files:write"))})
+			srv := hexmcptestServer(t, x, vis, []hexmcp.Tool{quick("secret"), quick("secretRequired"), quick("write", hexmcp.WithScopes("files:write"))})
 			url := serveHTTP(t, srv, mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{ResourceMetadataURL: prm, Logger: slog.New(slog.DiscardHandler)}))
 
 			reader := newWire(t, url, "127.0.0.2")

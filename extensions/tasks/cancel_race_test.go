@@ -68,10 +68,10 @@ func TestConcurrentCancelsNotifyOnce(t *testing.T) {
 	srv := hexmcptest.NewServer(t, hexmcp.Options{
 		Bus:        bus,
 		Extensions: []app.Extension{x.Extension()},
-		Tools: []app.Tool{app.NewTool(func(ctx context.Context, in blockIn) (string, error) {
+		Tools: []hexmcp.Tool{hexmcp.NewTool(func(ctx context.Context, in blockIn) (string, error) {
 			<-ctx.Done()
 			return "", ctx.Err()
-		}, app.WithName("job"))},
+		}, hexmcp.WithName("job"))},
 	})
 	c := connect(t, srv, true)
 	created := call(t, c, "tools/call", map[string]any{"name": "job", "arguments": map[string]any{"block": true}})

@@ -26,16 +26,16 @@ const nameSchema = `{"type":"object","properties":{"name":{"type":"string"}},"re
 // inputTools are tools that ask for input: ask (one question), two (two
 // at once), deferred (asks, then Detach) and slow (reports progress,
 // then waits for release or cancellation).
-func inputTools(release <-chan struct{}, runs *atomic.Int32) []app.Tool {
-	return []app.Tool{
-		app.NewTool(func(ctx context.Context) (string, error) {
+func inputTools(release <-chan struct{}, runs *atomic.Int32) []hexmcp.Tool {
+	return []hexmcp.Tool{
+		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			res, err := app.RequestFrom(ctx).Elicit(ctx, "who", domain.ElicitForm("Name?", stdjson.RawMessage(nameSchema)))
 			if err != nil {
 				return "", err
 			}
 			return "hello " + string(res.Content), nil
-		}, app.WithName("ask")),
-		app.NewTool(func(ctx context.Context) (string, error) {
+		}, hexmcp.WithName("ask")),
+		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			ans, err := app.RequestFrom(ctx).Ask(ctx,
 				app.ElicitInput("a", domain.ElicitForm("A?", stdjson.RawMessage(nameSchema))),
 				app.ElicitInput("b", domain.ElicitForm("B?", stdjson.RawMessage(nameSchema))))
@@ -45,8 +45,8 @@ func inputTools(release <-chan struct{}, runs *atomic.Int32) []app.Tool {
 			a, _ := ans.Elicitation("a")
 			b, _ := ans.Elicitation("b")
 			return string(a.Content) + "+" + string(b.Content), nil
-		}, app.WithName("two")),
-		app.NewTool(func(ctx context.Context) (string, error) {
+		}, hexmcp.WithName("two")),
+		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			res, err := app.RequestFrom(ctx).Elicit(ctx, "who", domain.ElicitForm("Name?", stdjson.RawMessage(nameSchema)))
 			if err != nil {
 				return "", err
@@ -55,11 +55,11 @@ func inputTools(release <-chan struct{}, runs *atomic.Int32) []app.Tool {
 				return "", err
 			}
 			return "task for " + string(res.Content), nil
-		}, app.WithName("deferred")),
-		app.NewTool(func(ctx context.Context) (string, error) {
+		}, hexmcp.WithName("deferred")),
+		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			runs.Add(1)
 			return slow(ctx, release)
-		}, app.WithName("slow")),
+		}, hexmcp.WithName("slow")),
 	}
 }
 
@@ -394,13 +394,13 @@ func TestTaskLogsGoToTheServerLog(t *testing.T) {
 	rec := &testtools.LogRecorder{}
 	x := tasks.New(tasks.Options{Logger: rec, Tools: map[string]tasks.Support{"chatty": tasks.Optional}})
 	t.Cleanup(func() { _ = x.Shutdown(context.Background()) })
-	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: []app.Tool{
-		app.NewTool(func(ctx context.Context) (string, error) {
+	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: []hexmcp.Tool{
+		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			if err := app.RequestFrom(ctx).Log(ctx, domain.LogWarning, "builder", "disk almost full"); err != nil {
 				return "", err
 			}
 			return "logged", nil
-		}, app.WithName("chatty")),
+		}, hexmcp.WithName("chatty")),
 	}})
 	c := connect(t, srv, true)
 	id := start(t, c, "chatty")
@@ -494,8 +494,8 @@ func TestProgressMessageBounded(t *testing.T) {
 	t.Cleanup(func() { _ = x.Shutdown(context.Background()) })
 	hold := make(chan struct{})
 	t.Cleanup(func() { close(hold) })
-	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: []app.Tool{
-		app.NewTool(func(ctx context.Context) (string, error) {
+	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: []hexmcp.Tool{
+		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			if err := app.RequestFrom(ctx).ReportProgress(ctx, 1, 0, strings.Repeat("é", 2000)); err != nil {
 				return "", err
 			}
@@ -504,7 +504,7 @@ func TestProgressMessageBounded(t *testing.T) {
 			case <-ctx.Done():
 			}
 			return "done", nil
-		}, app.WithName("long")),
+		}, hexmcp.WithName("long")),
 	}})
 	c := connect(t, srv, true)
 	id := start(t, c, "long")
@@ -520,7 +520,7 @@ func TestUnknownToolWarned(t *testing.T) {
 	rec := &testtools.LogRecorder{}
 	x := tasks.New(tasks.Options{Logger: rec, Tools: map[string]tasks.Support{"biuld": tasks.Optional}})
 	hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()},
-		Tools: []app.Tool{app.NewTool(func() string { return "ok" }, app.WithName("build"))}})
+		Tools: []hexmcp.Tool{hexmcp.NewTool(func() string { return "ok" }, hexmcp.WithName("build"))}})
 	if !rec.Has("does not serve") {
 		t.Fatalf("log %v: no warning for a tool the engine does not serve", rec.Messages())
 	}

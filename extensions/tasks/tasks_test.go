@@ -30,17 +30,17 @@ func setup(t *testing.T) (*tasks.Tasks, *hexmcp.Server) {
 	t.Cleanup(x.Wait)
 	srv := hexmcptest.NewServer(t, hexmcp.Options{
 		Extensions: []app.Extension{x.Extension()},
-		Tools: []app.Tool{
-			app.NewTool(func() string { return "sync" }, app.WithName("sync")),
-			app.NewTool(func(ctx context.Context, in blockIn) (string, error) {
+		Tools: []hexmcp.Tool{
+			hexmcp.NewTool(func() string { return "sync" }, hexmcp.WithName("sync")),
+			hexmcp.NewTool(func(ctx context.Context, in blockIn) (string, error) {
 				if in.Block {
 					<-ctx.Done()
 					return "", ctx.Err()
 				}
 				return "done", nil
-			}, app.WithName("job")),
-			app.NewTool(func() (string, error) { return "", domain.NewToolError("it failed") }, app.WithName("fail")),
-			app.NewTool(func() (string, error) { panic("boom") }, app.WithName("boom")),
+			}, hexmcp.WithName("job")),
+			hexmcp.NewTool(func() (string, error) { return "", domain.NewToolError("it failed") }, hexmcp.WithName("fail")),
+			hexmcp.NewTool(func() (string, error) { panic("boom") }, hexmcp.WithName("boom")),
 		},
 	})
 	return x, srv

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/serving"
@@ -65,12 +66,12 @@ func TestRunUntilTheTransportEnds(t *testing.T) {
 // server's calls and reports the deadline.
 func TestShutdownDeadline(t *testing.T) {
 	started, cancelled := make(chan struct{}), make(chan struct{})
-	tool := app.NewTool(func(ctx context.Context) error {
+	tool := hexmcp.NewTool(func(ctx context.Context) error {
 		close(started)
 		<-ctx.Done()
 		close(cancelled)
 		return ctx.Err()
-	}, app.WithName("forever"))
+	}, hexmcp.WithName("forever"))
 	e := testtools.NewEngine(t, app.Options{}, tool)
 	defer e.Close()
 	tr, c := memory.NewTransport()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 )
 
 // AskingTools are two tools that ask the client, for tests of a client's
@@ -15,9 +16,9 @@ import (
 // it, and answers "<sampled>|<n> roots" (then "|<elicited content>");
 // ask_twice asks for a sampling of "one", then of "two", and answers
 // "<first> then <second>".
-func AskingTools() []app.Tool {
+func AskingTools() []decl.Tool {
 	name := json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)
-	askAll := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+	askAll := decl.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		qs := []app.InputRequest{
 			app.SamplingInput("haiku", domain.CreateMessageParams{Messages: []domain.SamplingMessage{domain.UserText("A haiku")}, MaxTokens: 50}),
 			app.RootsInput("roots"),
@@ -36,8 +37,8 @@ func AskingTools() []app.Tool {
 			out += "|" + string(e.Content)
 		}
 		return out, nil
-	}, app.WithName("ask_all"))
-	askTwice := app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+	}, decl.WithName("ask_all"))
+	askTwice := decl.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		first, err := rc.CreateMessage(ctx, "first", domain.CreateMessageParams{Messages: []domain.SamplingMessage{domain.UserText("one")}, MaxTokens: 5})
 		if err != nil {
 			return "", err
@@ -47,6 +48,6 @@ func AskingTools() []app.Tool {
 			return "", err
 		}
 		return first.Text() + " then " + second.Text(), nil
-	}, app.WithName("ask_twice"))
-	return []app.Tool{askAll, askTwice}
+	}, decl.WithName("ask_twice"))
+	return []decl.Tool{askAll, askTwice}
 }

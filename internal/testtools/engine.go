@@ -8,6 +8,7 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 )
 
 // Info is the implementation most of the SDK's tests name their engine by.
@@ -17,7 +18,7 @@ var Info = domain.Implementation{Name: "test", Version: "1.0.0"}
 // an in-memory tool registry and the jsonschema validator, serving tools.
 // It fails t when the engine cannot be made or a tool added; closing the
 // engine stays with the caller.
-func NewEngine(t testing.TB, o app.Options, tools ...app.Tool) *app.Engine {
+func NewEngine(t testing.TB, o app.Options, tools ...decl.Tool) *app.Engine {
 	t.Helper()
 	if o.ToolRegistry == nil {
 		o.ToolRegistry = memory.NewRegistry()

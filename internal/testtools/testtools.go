@@ -14,6 +14,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/decl"
 )
 
 // NameSchema is the form AskName asks the user to fill in.
@@ -23,8 +24,8 @@ const NameSchema = `{"type":"object","properties":{"name":{"type":"string"}},"re
 // "user_name" and answers "Hello, NAME!", "The user said ACTION." when the
 // user did not accept, or ClientErrorText when the client answered with an
 // error.
-func AskName() app.Tool {
-	return app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+func AskName() decl.Tool {
+	return decl.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		res, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(NameSchema)))
 		if err != nil {
 			return ClientErrorText(err)
@@ -36,13 +37,13 @@ func AskName() app.Tool {
 			return "The user said " + string(res.Action) + ".", nil
 		}
 		return "Hello, " + in.Name + "!", nil
-	}, app.WithName("ask_name"))
+	}, decl.WithName("ask_name"))
 }
 
 // Summarize is the tool "summarize": it asks the client's LLM (key
 // "summary") and answers "summary: TEXT".
-func Summarize() app.Tool {
-	return app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+func Summarize() decl.Tool {
+	return decl.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		res, err := rc.CreateMessage(ctx, "summary", domain.CreateMessageParams{
 			Messages:  []domain.SamplingMessage{domain.UserText("Summarize the weather")},
 			MaxTokens: 100,
@@ -51,7 +52,7 @@ func Summarize() app.Tool {
 			return ClientErrorText(err)
 		}
 		return "summary: " + res.Text(), nil
-	}, app.WithName("summarize"))
+	}, decl.WithName("summarize"))
 }
 
 // ClientErrorText turns a client's error answer into the tool's text
@@ -67,15 +68,15 @@ func ClientErrorText(err error) (string, error) {
 // LogEveryLevel is the tool "logs": it logs one message (its level's
 // name, logger "state") at each level from debug to error, so that a test
 // sees which ones a client's level lets through.
-func LogEveryLevel() app.Tool {
-	return app.NewTool(func(ctx context.Context, rc *app.RequestContext) error {
+func LogEveryLevel() decl.Tool {
+	return decl.NewTool(func(ctx context.Context, rc *app.RequestContext) error {
 		for _, l := range []domain.LogLevel{domain.LogDebug, domain.LogInfo, domain.LogWarning, domain.LogError} {
 			if err := rc.Log(ctx, l, "state", string(l)); err != nil {
 				return err
 			}
 		}
 		return nil
-	}, app.WithName("logs"))
+	}, decl.WithName("logs"))
 }
 
 // Recv returns the next value received from ch, or fails t with what (the

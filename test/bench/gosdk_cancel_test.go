@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,7 +34,7 @@ func TestGoSDKClientSurvivesCancel(t *testing.T) {
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	err = e.AddTools(
-		app.Func(func(ctx context.Context, _ noIn) (string, error) {
+		hexmcp.Func(func(ctx context.Context, _ noIn) (string, error) {
 			started <- struct{}{}
 			select {
 			case <-ctx.Done():
@@ -41,8 +42,8 @@ func TestGoSDKClientSurvivesCancel(t *testing.T) {
 			case <-release:
 				return "released", nil
 			}
-		}, app.WithName("block")),
-		app.Func(func(context.Context, noIn) (string, error) { return "pong", nil }, app.WithName("quick")),
+		}, hexmcp.WithName("block")),
+		hexmcp.Func(func(context.Context, noIn) (string, error) { return "pong", nil }, hexmcp.WithName("quick")),
 	)
 	if err != nil {
 		t.Fatal(err)

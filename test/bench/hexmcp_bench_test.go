@@ -6,6 +6,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/stdio"
@@ -37,17 +38,17 @@ type hexCalcInput struct {
 	Operation string  `json:"operation" description:"The operation to perform" enum:"add,subtract,multiply,divide"`
 }
 
-func hexTool(structured bool) app.Tool {
+func hexTool(structured bool) hexmcp.Tool {
 	if !structured {
-		return app.Func(func(_ context.Context, in hexCalcInput) (float64, error) {
+		return hexmcp.Func(func(_ context.Context, in hexCalcInput) (float64, error) {
 			v, err := calculate(in.A, in.B, in.Operation)
 			if err != nil {
 				return 0, domain.NewToolError(err.Error())
 			}
 			return v, nil
-		}, app.WithName(calcToolName), app.WithDescription(calcDescription))
+		}, hexmcp.WithName(calcToolName), hexmcp.WithDescription(calcDescription))
 	}
-	return app.Func(func(_ context.Context, in hexCalcInput) (*domain.CallToolResult, error) {
+	return hexmcp.Func(func(_ context.Context, in hexCalcInput) (*domain.CallToolResult, error) {
 		v, err := calculate(in.A, in.B, in.Operation)
 		if err != nil {
 			return nil, domain.NewToolError(err.Error())
@@ -57,7 +58,7 @@ func hexTool(structured bool) app.Tool {
 			return nil, err
 		}
 		return &domain.CallToolResult{Content: []domain.Content{domain.Text(formatResult(v))}, StructuredContent: sc}, nil
-	}, app.WithName(calcToolName), app.WithDescription(calcDescription), app.WithOutputSchemaFrom(calcOutput{}))
+	}, hexmcp.WithName(calcToolName), hexmcp.WithDescription(calcDescription), hexmcp.WithOutputSchemaFrom(calcOutput{}))
 }
 
 func startHexMCP(structured bool) startFunc {
@@ -68,7 +69,7 @@ func startHexMCP(structured bool) startFunc {
 
 // newEngine makes an engine with opts (its registry a memory one and its
 // validator jsonschema's) and tools.
-func newEngine(opts app.Options, tools ...app.Tool) (*app.Engine, error) {
+func newEngine(opts app.Options, tools ...hexmcp.Tool) (*app.Engine, error) {
 	opts.ToolRegistry, opts.Validator = memory.NewRegistry(), jsonschema.New()
 	e, err := app.NewEngine(opts)
 	if err != nil {
@@ -85,7 +86,7 @@ func newEngine(opts app.Options, tools ...app.Tool) (*app.Engine, error) {
 
 // serveStdio starts an engine (see newEngine) and serves it over stdio on in and
 // out until ctx ends; the channel closes once the engine is closed.
-func serveStdio(ctx context.Context, in *io.PipeReader, out *io.PipeWriter, opts app.Options, tools ...app.Tool) <-chan struct{} {
+func serveStdio(ctx context.Context, in *io.PipeReader, out *io.PipeWriter, opts app.Options, tools ...hexmcp.Tool) <-chan struct{} {
 	e, err := newEngine(opts, tools...)
 	if err != nil {
 		panic(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/app"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkHexMCPInFlight63(b *testing.B) { runInFlight(b, 63, 5*time.Millise
 
 func startSleeper(d time.Duration) startFunc {
 	return func(ctx context.Context, in *io.PipeReader, out *io.PipeWriter) <-chan struct{} {
-		tool := app.Func(func(ctx context.Context, _ struct{}) (float64, error) {
+		tool := hexmcp.Func(func(ctx context.Context, _ struct{}) (float64, error) {
 			t := time.NewTimer(d)
 			defer t.Stop()
 			select {
@@ -32,7 +33,7 @@ func startSleeper(d time.Duration) startFunc {
 			case <-ctx.Done():
 			}
 			return 3, nil
-		}, app.WithName("sleep"))
+		}, hexmcp.WithName("sleep"))
 		return serveStdio(ctx, in, out, app.Options{}, tool)
 	}
 }

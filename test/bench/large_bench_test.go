@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/app"
 )
 
@@ -69,17 +70,17 @@ type smallInput struct {
 // that many small ones (tools/list answers them all in one page).
 func startLarge(tools int) startFunc {
 	return func(ctx context.Context, in *io.PipeReader, out *io.PipeWriter) <-chan struct{} {
-		all := []app.Tool{
-			app.Func(func(_ context.Context, in largeInput) (int, error) {
+		all := []hexmcp.Tool{
+			hexmcp.Func(func(_ context.Context, in largeInput) (int, error) {
 				return len(in.Text), nil
-			}, app.WithName("measure"), app.WithDescription("Counts the bytes of a text.")),
-			app.Func(func(context.Context, struct{}) (string, error) {
+			}, hexmcp.WithName("measure"), hexmcp.WithDescription("Counts the bytes of a text.")),
+			hexmcp.Func(func(context.Context, struct{}) (string, error) {
 				return largeText, nil
-			}, app.WithName("produce"), app.WithDescription("Returns a long text.")),
+			}, hexmcp.WithName("produce"), hexmcp.WithDescription("Returns a long text.")),
 		}
 		for i := range tools {
-			all = append(all, app.Func(func(context.Context, smallInput) (string, error) { return "", nil },
-				app.WithName(fmt.Sprintf("tool%04d", i)), app.WithDescription("Searches the archive number "+strconv.Itoa(i)+".")))
+			all = append(all, hexmcp.Func(func(context.Context, smallInput) (string, error) { return "", nil },
+				hexmcp.WithName(fmt.Sprintf("tool%04d", i)), hexmcp.WithDescription("Searches the archive number "+strconv.Itoa(i)+".")))
 		}
 		return serveStdio(ctx, in, out, app.Options{PageSize: tools + 2}, all...)
 	}

@@ -15,6 +15,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
@@ -45,9 +46,9 @@ func sseInteropServer(t *testing.T) string {
 	}
 	type noIn struct{}
 	err = e.AddTools(
-		app.Func(func(_ context.Context, in textIn) (string, error) { return "echo: " + in.Text, nil }, app.WithName("echo")),
-		app.Func(func(_ context.Context, in numIn) (string, error) { return fmt.Sprint(2 * in.N), nil }, app.WithName("double")),
-		app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+		hexmcp.Func(func(_ context.Context, in textIn) (string, error) { return "echo: " + in.Text, nil }, hexmcp.WithName("echo")),
+		hexmcp.Func(func(_ context.Context, in numIn) (string, error) { return fmt.Sprint(2 * in.N), nil }, hexmcp.WithName("double")),
+		hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 			res, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?",
 				json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)))
 			if err != nil {
@@ -60,7 +61,7 @@ func sseInteropServer(t *testing.T) string {
 				return "The user said " + string(res.Action) + ".", nil
 			}
 			return "Hello, " + in.Name + "!", nil
-		}, app.WithName("ask_name")),
+		}, hexmcp.WithName("ask_name")),
 	)
 	if err != nil {
 		t.Fatal(err)

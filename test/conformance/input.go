@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 )
@@ -96,71 +97,71 @@ const (
 )
 
 // inputTools returns the tools that ask the client for input.
-func inputTools() []app.Tool {
-	return []app.Tool{
+func inputTools() []hexmcp.Tool {
+	return []hexmcp.Tool{
 		// tools-call-sampling
-		app.NewTool(testSampling,
-			app.WithName("test_sampling"),
-			app.WithDescription("Asks the client's LLM to answer the prompt (sampling/createMessage, maxTokens 100) and returns its answer.")),
+		hexmcp.NewTool(testSampling,
+			hexmcp.WithName("test_sampling"),
+			hexmcp.WithDescription("Asks the client's LLM to answer the prompt (sampling/createMessage, maxTokens 100) and returns its answer.")),
 		// tools-call-elicitation
-		app.NewTool(testElicitation,
-			app.WithName("test_elicitation"),
-			app.WithDescription("Asks the user for a username and an email address (elicitation/create) with the given message.")),
+		hexmcp.NewTool(testElicitation,
+			hexmcp.WithName("test_elicitation"),
+			hexmcp.WithDescription("Asks the user for a username and an email address (elicitation/create) with the given message.")),
 		// elicitation-sep1034-defaults
-		app.NewTool(elicitWith("Please review your profile; every field has a default.", sep1034Schema),
-			app.WithName("test_elicitation_sep1034_defaults"),
-			app.WithDescription("Elicits a form whose string, integer, number, enum and boolean fields all have defaults (SEP-1034).")),
+		hexmcp.NewTool(elicitWith("Please review your profile; every field has a default.", sep1034Schema),
+			hexmcp.WithName("test_elicitation_sep1034_defaults"),
+			hexmcp.WithDescription("Elicits a form whose string, integer, number, enum and boolean fields all have defaults (SEP-1034).")),
 		// elicitation-sep1330-enums
-		app.NewTool(elicitWith("Please choose from each list.", sep1330Schema),
-			app.WithName("test_elicitation_sep1330_enums"),
-			app.WithDescription("Elicits a form with the five enum variants of SEP-1330 (untitled and titled single-select, legacy enumNames, untitled and titled multi-select).")),
+		hexmcp.NewTool(elicitWith("Please choose from each list.", sep1330Schema),
+			hexmcp.WithName("test_elicitation_sep1330_enums"),
+			hexmcp.WithDescription("Elicits a form with the five enum variants of SEP-1330 (untitled and titled single-select, legacy enumNames, untitled and titled multi-select).")),
 
 		// input-required-result-basic-elicitation, -result-type,
 		// -missing-input-response, -ignore-extra-params
-		app.NewTool(mrtrElicitation,
-			app.WithName("test_input_required_result_elicitation"),
-			app.WithDescription(`Asks the user's name (elicitation under the key "user_name") and greets them.`)),
+		hexmcp.NewTool(mrtrElicitation,
+			hexmcp.WithName("test_input_required_result_elicitation"),
+			hexmcp.WithDescription(`Asks the user's name (elicitation under the key "user_name") and greets them.`)),
 		// input-required-result-basic-sampling
-		app.NewTool(mrtrSampling,
-			app.WithName("test_input_required_result_sampling"),
-			app.WithDescription(`Asks the client's LLM for the capital of France (sampling under the key "capital_question").`)),
+		hexmcp.NewTool(mrtrSampling,
+			hexmcp.WithName("test_input_required_result_sampling"),
+			hexmcp.WithDescription(`Asks the client's LLM for the capital of France (sampling under the key "capital_question").`)),
 		// input-required-result-basic-list-roots
-		app.NewTool(mrtrListRoots,
-			app.WithName("test_input_required_result_list_roots"),
-			app.WithDescription(`Asks for the client's roots (roots/list under the key "client_roots") and lists them.`)),
+		hexmcp.NewTool(mrtrListRoots,
+			hexmcp.WithName("test_input_required_result_list_roots"),
+			hexmcp.WithDescription(`Asks for the client's roots (roots/list under the key "client_roots") and lists them.`)),
 		// input-required-result-request-state
-		app.NewTool(confirmTool("state-ok"),
-			app.WithName("test_input_required_result_request_state"),
-			app.WithDescription(`Asks the user to confirm (key "confirm"); the retry must echo the signed requestState, and the result says "state-ok".`)),
+		hexmcp.NewTool(confirmTool("state-ok"),
+			hexmcp.WithName("test_input_required_result_request_state"),
+			hexmcp.WithDescription(`Asks the user to confirm (key "confirm"); the retry must echo the signed requestState, and the result says "state-ok".`)),
 		// input-required-result-multiple-input-requests
-		app.NewTool(mrtrMultipleInputs,
-			app.WithName("test_input_required_result_multiple_inputs"),
-			app.WithDescription(`Asks an elicitation ("user_name"), a sampling ("greeting") and roots/list ("client_roots") at once.`)),
+		hexmcp.NewTool(mrtrMultipleInputs,
+			hexmcp.WithName("test_input_required_result_multiple_inputs"),
+			hexmcp.WithDescription(`Asks an elicitation ("user_name"), a sampling ("greeting") and roots/list ("client_roots") at once.`)),
 		// input-required-result-multi-round
-		app.NewTool(mrtrMultiRound,
-			app.WithName("test_input_required_result_multi_round"),
-			app.WithDescription(`Asks the user's name ("step1"), then, in a second round, their favorite color ("step2").`)),
+		hexmcp.NewTool(mrtrMultiRound,
+			hexmcp.WithName("test_input_required_result_multi_round"),
+			hexmcp.WithDescription(`Asks the user's name ("step1"), then, in a second round, their favorite color ("step2").`)),
 		// input-required-result-tampered-state
-		app.NewTool(confirmTool("confirmed"),
-			app.WithName("test_input_required_result_tampered_state"),
-			app.WithDescription(`Asks the user to confirm (key "confirm"); a retry whose requestState was altered is refused (-32602).`)),
+		hexmcp.NewTool(confirmTool("confirmed"),
+			hexmcp.WithName("test_input_required_result_tampered_state"),
+			hexmcp.WithDescription(`Asks the user to confirm (key "confirm"); a retry whose requestState was altered is refused (-32602).`)),
 		// input-required-result-capability-check
-		app.NewTool(mrtrCapabilities,
-			app.WithName("test_input_required_result_capabilities"),
-			app.WithDescription("Asks only what the client declared the capability for: elicitation, sampling and/or roots.")),
+		hexmcp.NewTool(mrtrCapabilities,
+			hexmcp.WithName("test_input_required_result_capabilities"),
+			hexmcp.WithDescription("Asks only what the client declared the capability for: elicitation, sampling and/or roots.")),
 
 		// server-stateless (2026-07-28): a call that needs a client
 		// capability the client did not declare is -32021 with
 		// data.requiredCapabilities naming it.
-		app.NewTool(missingCapability,
-			app.WithName("test_missing_capability"),
-			app.WithDescription("Needs the client's sampling capability: without it the call is MissingRequiredClientCapability (-32021).")),
+		hexmcp.NewTool(missingCapability,
+			hexmcp.WithName("test_missing_capability"),
+			hexmcp.WithDescription("Needs the client's sampling capability: without it the call is MissingRequiredClientCapability (-32021).")),
 		// server-stateless: the tool elicits; in the stateless era its
 		// response stream carries only the input_required result, never a
 		// server-to-client request.
-		app.NewTool(confirmTool("confirmed"),
-			app.WithName("test_streaming_elicitation"),
-			app.WithDescription(`Asks the user to confirm (key "confirm"): a server request in a session, an input_required result when stateless.`)),
+		hexmcp.NewTool(confirmTool("confirmed"),
+			hexmcp.WithName("test_streaming_elicitation"),
+			hexmcp.WithDescription(`Asks the user to confirm (key "confirm"): a server request in a session, an input_required result when stateless.`)),
 	}
 }
 
@@ -387,8 +388,8 @@ func missingCapability(ctx context.Context, rc *app.RequestContext) (string, err
 
 // inputPrompt is the prompt of input-required-result-non-tool-request: it
 // elicits its context (key "user_context") before it can be rendered.
-func inputPrompt() app.Prompt {
-	return app.NewPrompt("test_input_required_result_prompt", func(ctx context.Context, _ map[string]string) (*domain.GetPromptResult, error) {
+func inputPrompt() hexmcp.Prompt {
+	return hexmcp.NewPrompt("test_input_required_result_prompt", func(ctx context.Context, _ map[string]string) (*domain.GetPromptResult, error) {
 		res, err := app.RequestFrom(ctx).Elicit(ctx, "user_context",
 			domain.ElicitForm("What context should the prompt use?", json.RawMessage(contextSchema)))
 		if err != nil {
@@ -404,5 +405,5 @@ func inputPrompt() app.Prompt {
 			Description: "A prompt that needs the user's context first.",
 			Messages:    []domain.PromptMessage{domain.UserMessage(domain.Text("Use this context: " + v.Context))},
 		}, nil
-	}, app.WithDescription("Asks the user for its context (elicitation under the key \"user_context\") before rendering."))
+	}, hexmcp.WithDescription("Asks the user for its context (elicitation under the key \"user_context\") before rendering."))
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/domain"
 )
 
@@ -13,20 +13,20 @@ import (
 // Requirements"); test_prompt_with_arguments's arg1 has a completer for
 // completion-complete; test_input_required_result_prompt asks the user
 // for input before it renders.
-func conformancePrompts() []app.Prompt {
+func conformancePrompts() []hexmcp.Prompt {
 	one := func(ms ...domain.PromptMessage) *domain.GetPromptResult {
 		return &domain.GetPromptResult{Messages: ms}
 	}
-	return []app.Prompt{
+	return []hexmcp.Prompt{
 		// prompts-list, prompts-get-simple
-		app.NewPrompt("test_simple_prompt", func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
+		hexmcp.NewPrompt("test_simple_prompt", func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
 			return one(domain.UserMessage(domain.Text("This is a simple prompt for testing."))), nil
-		}, app.WithDescription("A simple prompt without arguments.")),
+		}, hexmcp.WithDescription("A simple prompt without arguments.")),
 		// prompts-get-with-args, completion-complete
-		app.NewPrompt("test_prompt_with_arguments", func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
+		hexmcp.NewPrompt("test_prompt_with_arguments", func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 			return one(domain.UserMessage(domain.Text("Prompt with arguments: arg1='" + args["arg1"] + "', arg2='" + args["arg2"] + "'"))), nil
-		}, app.WithDescription("A prompt with two required arguments."),
-			app.WithArgument(domain.PromptArgument{Name: "arg1", Description: "First test argument", Required: true},
+		}, hexmcp.WithDescription("A prompt with two required arguments."),
+			hexmcp.WithArgument(domain.PromptArgument{Name: "arg1", Description: "First test argument", Required: true},
 				func(_ context.Context, value string, _ map[string]string) ([]string, error) {
 					var out []string
 					for _, v := range []string{"paris", "park", "party", "test", "testing"} {
@@ -36,22 +36,22 @@ func conformancePrompts() []app.Prompt {
 					}
 					return out, nil
 				}),
-			app.WithArguments(domain.PromptArgument{Name: "arg2", Description: "Second test argument", Required: true})),
+			hexmcp.WithArguments(domain.PromptArgument{Name: "arg2", Description: "Second test argument", Required: true})),
 		// prompts-get-embedded-resource
-		app.NewPrompt("test_prompt_with_embedded_resource", func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
+		hexmcp.NewPrompt("test_prompt_with_embedded_resource", func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 			return one(
 				domain.UserMessage(domain.EmbeddedText(args["resourceUri"], "Embedded resource content for testing.", "text/plain")),
 				domain.UserMessage(domain.Text("Please process the embedded resource above.")),
 			), nil
-		}, app.WithDescription("A prompt that embeds a resource."),
-			app.WithArguments(domain.PromptArgument{Name: "resourceUri", Description: "URI of the resource to embed", Required: true})),
+		}, hexmcp.WithDescription("A prompt that embeds a resource."),
+			hexmcp.WithArguments(domain.PromptArgument{Name: "resourceUri", Description: "URI of the resource to embed", Required: true})),
 		// prompts-get-with-image
-		app.NewPrompt("test_prompt_with_image", func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
+		hexmcp.NewPrompt("test_prompt_with_image", func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
 			return one(
 				domain.UserMessage(domain.Image(redPixelPNG(), "image/png")),
 				domain.UserMessage(domain.Text("Please analyze the image above.")),
 			), nil
-		}, app.WithDescription("A prompt with an image.")),
+		}, hexmcp.WithDescription("A prompt with an image.")),
 		// input-required-result-non-tool-request (input.go)
 		inputPrompt(),
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/extensions/tasks"
@@ -17,7 +18,7 @@ import (
 // (task-supporting; they ask for input inside the task) and
 // test_tool_with_task (required and deferred: it asks for user_name before
 // it goes on as a task).
-func conformanceTasks() (*tasks.Tasks, []app.Tool) {
+func conformanceTasks() (*tasks.Tasks, []hexmcp.Tool) {
 	t := tasks.New(tasks.Options{
 		PollInterval: 100 * time.Millisecond,
 		Tools: map[string]tasks.Support{
@@ -40,25 +41,25 @@ func conformanceTasks() (*tasks.Tasks, []app.Tool) {
 		Seconds float64 `json:"seconds"`
 		Label   string  `json:"label,omitempty"`
 	}
-	tools := []app.Tool{
-		app.NewTool(func(_ context.Context, in greetIn) (string, error) { return "Hello, " + in.Name + "!", nil },
-			app.WithName("greet"), app.WithDescription("Greets name; never a task.")),
-		app.NewTool(func(ctx context.Context, in slowIn) (string, error) {
+	tools := []hexmcp.Tool{
+		hexmcp.NewTool(func(_ context.Context, in greetIn) (string, error) { return "Hello, " + in.Name + "!", nil },
+			hexmcp.WithName("greet"), hexmcp.WithDescription("Greets name; never a task.")),
+		hexmcp.NewTool(func(ctx context.Context, in slowIn) (string, error) {
 			if err := sleep(ctx, time.Duration(min(max(in.Seconds, 0), 600)*float64(time.Second))); err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("computed %s after %gs", in.Label, in.Seconds), nil
-		}, app.WithName("slow_compute"), app.WithDescription("Sleeps seconds, then answers; may run as a task.")),
-		app.NewTool(func(ctx context.Context) (string, error) {
+		}, hexmcp.WithName("slow_compute"), hexmcp.WithDescription("Sleeps seconds, then answers; may run as a task.")),
+		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			if err := sleep(ctx, time.Second); err != nil {
 				return "", err
 			}
 			return "", domain.NewToolError("failing_job always fails")
-		}, app.WithName("failing_job"), app.WithDescription("Fails with a tool error after a second; runs only as a task.")),
-		app.NewTool(func(context.Context) (string, error) {
+		}, hexmcp.WithName("failing_job"), hexmcp.WithDescription("Fails with a tool error after a second; runs only as a task.")),
+		hexmcp.NewTool(func(context.Context) (string, error) {
 			panic("protocol_error_job: a deliberate panic")
-		}, app.WithName("protocol_error_job"), app.WithDescription("Panics into a protocol error; may run as a task.")),
-		app.NewTool(func(ctx context.Context, in deleteIn) (string, error) {
+		}, hexmcp.WithName("protocol_error_job"), hexmcp.WithDescription("Panics into a protocol error; may run as a task.")),
+		hexmcp.NewTool(func(ctx context.Context, in deleteIn) (string, error) {
 			rc := app.RequestFrom(ctx)
 			res, err := rc.Elicit(ctx, "confirm", domain.ElicitForm("Delete "+in.Filename+"?", json.RawMessage(confirmDeleteSchema)))
 			if err != nil {
@@ -68,8 +69,8 @@ func conformanceTasks() (*tasks.Tasks, []app.Tool) {
 				return "Kept " + in.Filename + ".", nil
 			}
 			return "Deleted " + in.Filename + ".", nil
-		}, app.WithName("confirm_delete"), app.WithDescription("Asks to confirm, inside the task, then deletes filename (nothing is deleted).")),
-		app.NewTool(func(ctx context.Context) (string, error) {
+		}, hexmcp.WithName("confirm_delete"), hexmcp.WithDescription("Asks to confirm, inside the task, then deletes filename (nothing is deleted).")),
+		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			rc := app.RequestFrom(ctx)
 			ans, err := rc.Ask(ctx,
 				app.ElicitInput("first", domain.ElicitForm("First input?", json.RawMessage(multiInputSchema))),
@@ -80,8 +81,8 @@ func conformanceTasks() (*tasks.Tasks, []app.Tool) {
 			a, _ := ans.Elicitation("first")
 			b, _ := ans.Elicitation("second")
 			return "got " + string(a.Action) + " and " + string(b.Action), nil
-		}, app.WithName("multi_input"), app.WithDescription("Asks two questions at once, inside the task.")),
-		app.NewTool(func(ctx context.Context) (string, error) {
+		}, hexmcp.WithName("multi_input"), hexmcp.WithDescription("Asks two questions at once, inside the task.")),
+		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			rc := app.RequestFrom(ctx)
 			res, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(userNameSchema)))
 			if err != nil {
@@ -95,7 +96,7 @@ func conformanceTasks() (*tasks.Tasks, []app.Tool) {
 			}
 			_ = json.Unmarshal(res.Content, &content)
 			return "Hello, " + content.Name + ", from the task!", nil
-		}, app.WithName("test_tool_with_task"), app.WithDescription("Asks for user_name synchronously, then goes on as a task.")),
+		}, hexmcp.WithName("test_tool_with_task"), hexmcp.WithDescription("Asks for user_name synchronously, then goes on as a task.")),
 	}
 	return t, tools
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 )
@@ -25,95 +26,95 @@ import (
 // conformanceTools returns every tool the server registers. e is the
 // engine they are registered on (test_trigger_tool_change changes its tool
 // list).
-func conformanceTools(e *app.Engine) []app.Tool {
-	tools := []app.Tool{
+func conformanceTools(e *app.Engine) []hexmcp.Tool {
+	tools := []hexmcp.Tool{
 		// tools-call-simple-text
-		app.NewTool(func() string { return "This is a simple text response for testing." },
-			app.WithName("test_simple_text"),
-			app.WithDescription("Returns one text block.")),
+		hexmcp.NewTool(func() string { return "This is a simple text response for testing." },
+			hexmcp.WithName("test_simple_text"),
+			hexmcp.WithDescription("Returns one text block.")),
 
 		// tools-call-image
-		app.NewTool(func() domain.Content { return domain.Image(redPixelPNG(), "image/png") },
-			app.WithName("test_image_content"),
-			app.WithDescription("Returns one image block: a 1x1 red PNG.")),
+		hexmcp.NewTool(func() domain.Content { return domain.Image(redPixelPNG(), "image/png") },
+			hexmcp.WithName("test_image_content"),
+			hexmcp.WithDescription("Returns one image block: a 1x1 red PNG.")),
 
 		// tools-call-audio (the scenario requires mimeType audio/wav)
-		app.NewTool(func() domain.Content { return domain.Audio(silentWAV(), "audio/wav") },
-			app.WithName("test_audio_content"),
-			app.WithDescription("Returns one audio block: a short silent WAV.")),
+		hexmcp.NewTool(func() domain.Content { return domain.Audio(silentWAV(), "audio/wav") },
+			hexmcp.WithName("test_audio_content"),
+			hexmcp.WithDescription("Returns one audio block: a short silent WAV.")),
 
 		// tools-call-embedded-resource (uri, mimeType and text are checked)
-		app.NewTool(func() domain.Content {
+		hexmcp.NewTool(func() domain.Content {
 			return domain.EmbeddedText("test://embedded-resource", "This is an embedded resource content.", "text/plain")
 		},
-			app.WithName("test_embedded_resource"),
-			app.WithDescription("Returns one embedded text resource.")),
+			hexmcp.WithName("test_embedded_resource"),
+			hexmcp.WithDescription("Returns one embedded text resource.")),
 
 		// tools-call-mixed-content: text, image and resource blocks
-		app.NewTool(func() []domain.Content {
+		hexmcp.NewTool(func() []domain.Content {
 			return []domain.Content{
 				domain.Text("Multiple content types test:"),
 				domain.Image(redPixelPNG(), "image/png"),
 				domain.EmbeddedText("test://mixed-content-resource", `{"test":"data","value":123}`, "application/json"),
 			}
 		},
-			app.WithName("test_multiple_content_types"),
-			app.WithDescription("Returns a text, an image and an embedded resource block.")),
+			hexmcp.WithName("test_multiple_content_types"),
+			hexmcp.WithDescription("Returns a text, an image and an embedded resource block.")),
 
 		// tools-call-error: a tool error is a result with isError:true
-		app.NewTool(func() error {
+		hexmcp.NewTool(func() error {
 			return domain.NewToolError("This tool intentionally returns an error for testing")
 		},
-			app.WithName("test_error_handling"),
-			app.WithDescription("Always fails with a tool error (isError: true).")),
+			hexmcp.WithName("test_error_handling"),
+			hexmcp.WithDescription("Always fails with a tool error (isError: true).")),
 
 		// tools-call-with-progress: 0, 50, 100 of 100, about 50 ms apart
-		app.NewTool(toolWithProgress,
-			app.WithName("test_tool_with_progress"),
-			app.WithDescription("Reports progress 0, 50 and 100 of 100 when the call carries a progressToken.")),
+		hexmcp.NewTool(toolWithProgress,
+			hexmcp.WithName("test_tool_with_progress"),
+			hexmcp.WithDescription("Reports progress 0, 50 and 100 of 100 when the call carries a progressToken.")),
 
 		// json-schema-2020-12: the input schema must be listed verbatim
-		app.NewRawTool("json_schema_2020_12_tool", json.RawMessage(jsonSchema202012),
+		hexmcp.NewRawTool("json_schema_2020_12_tool", json.RawMessage(jsonSchema202012),
 			func(_ context.Context, args json.RawMessage) (any, error) {
 				return "JSON Schema 2020-12 tool called with: " + string(args), nil
 			},
-			app.WithDescription("Tool with JSON Schema 2020-12 features ($schema, $defs, $anchor, allOf/anyOf, if/then/else).")),
+			hexmcp.WithDescription("Tool with JSON Schema 2020-12 features ($schema, $defs, $anchor, allOf/anyOf, if/then/else).")),
 
 		// http-custom-header-server-validation (2026-07-28): a string
 		// argument mirrored into the Mcp-Param-Region header (x-mcp-header),
 		// which the transport checks against the body.
-		app.NewRawTool("test_custom_header", json.RawMessage(customHeaderSchema),
+		hexmcp.NewRawTool("test_custom_header", json.RawMessage(customHeaderSchema),
 			func(_ context.Context, args json.RawMessage) (any, error) {
 				return "Called with " + string(args), nil
 			},
-			app.WithDescription("Takes a region that clients mirror into the Mcp-Param-Region header.")),
+			hexmcp.WithDescription("Takes a region that clients mirror into the Mcp-Param-Region header.")),
 
 		// server-stateless: no notifications/message without _meta logLevel
 		// (the engine filters; the tool logs regardless).
-		app.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+		hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 			if err := rc.Log(ctx, domain.LogInfo, "conformance", "a log message only a client that set a level receives"); err != nil {
 				return "", err
 			}
 			return "Logged one info message; it is sent only when the request set a log level.", nil
 		},
-			app.WithName("test_logging_tool"),
-			app.WithDescription("Used to check that no log notification is sent when the request set no log level.")),
+			hexmcp.WithName("test_logging_tool"),
+			hexmcp.WithDescription("Used to check that no log notification is sent when the request set no log level.")),
 
 		// server-stateless calls it once server/discover advertises
 		// tools.listChanged (delivered on subscriptions/listen streams).
-		app.NewTool(triggerToolChange(e),
-			app.WithName("test_trigger_tool_change"),
-			app.WithDescription("Adds or removes a transient tool, so that the tool list changes.")),
+		hexmcp.NewTool(triggerToolChange(e),
+			hexmcp.WithName("test_trigger_tool_change"),
+			hexmcp.WithDescription("Adds or removes a transient tool, so that the tool list changes.")),
 		// server-stateless calls it once server/discover advertises
 		// prompts.listChanged.
-		app.NewTool(triggerPromptChange(e),
-			app.WithName("test_trigger_prompt_change"),
-			app.WithDescription("Adds and removes a transient prompt, so that the prompt list changes (twice) and ends as it was.")),
+		hexmcp.NewTool(triggerPromptChange(e),
+			hexmcp.WithName("test_trigger_prompt_change"),
+			hexmcp.WithDescription("Adds and removes a transient prompt, so that the prompt list changes (twice) and ends as it was.")),
 
 		// tools-call-with-logging
-		app.NewTool(toolWithLogging,
-			app.WithName("test_tool_with_logging"),
-			app.WithDescription("Sends three info log messages while it runs.")),
+		hexmcp.NewTool(toolWithLogging,
+			hexmcp.WithName("test_tool_with_logging"),
+			hexmcp.WithDescription("Sends three info log messages while it runs.")),
 	}
 	// The tools that ask the client for input (input.go).
 	return append(tools, inputTools()...)
@@ -165,9 +166,9 @@ func triggerToolChange(e *app.Engine) func() (string, error) {
 		if e.RemoveTool(transientTool) {
 			return "removed " + transientTool, nil
 		}
-		err := e.AddTool(app.NewTool(func() string { return "transient" },
-			app.WithName(transientTool),
-			app.WithDescription("Added by test_trigger_tool_change.")))
+		err := e.AddTool(hexmcp.NewTool(func() string { return "transient" },
+			hexmcp.WithName(transientTool),
+			hexmcp.WithDescription("Added by test_trigger_tool_change.")))
 		if err != nil {
 			return "", err
 		}
@@ -184,7 +185,7 @@ func triggerPromptChange(e *app.Engine) func() (string, error) {
 	return func() (string, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		err := e.AddPrompt(app.NewPrompt(transientPrompt, func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
+		err := e.AddPrompt(hexmcp.NewPrompt(transientPrompt, func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
 			return &domain.GetPromptResult{}, nil
 		}))
 		if err != nil {

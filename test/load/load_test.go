@@ -27,6 +27,7 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
@@ -52,9 +53,9 @@ type echoIn struct {
 func newServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	e := testtools.NewEngine(t, app.Options{MaxConcurrentRequests: 64})
-	echo := app.Func(func(_ context.Context, in echoIn) (string, error) {
+	echo := hexmcp.Func(func(_ context.Context, in echoIn) (string, error) {
 		return fmt.Sprintf("%d/%d", in.Session, in.Call), nil
-	}, app.WithName("echo"))
+	}, hexmcp.WithName("echo"))
 	if err := e.AddTool(echo); err != nil {
 		t.Fatal(err)
 	}

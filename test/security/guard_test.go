@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
 	"github.com/hexmcp/hexmcp/app"
@@ -45,7 +46,7 @@ func serve(t *testing.T, cfg guardtest.Config) endpoints {
 	t.Helper()
 	calls := new(atomic.Int64)
 	e := testtools.NewEngine(t, app.Options{})
-	probe := app.NewTool(func() string { calls.Add(1); return served }, app.WithName("probe"))
+	probe := hexmcp.NewTool(func() string { calls.Add(1); return served }, hexmcp.WithName("probe"))
 	if err := e.AddTool(probe); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package app
+package decl
 
 import (
 	"bytes"
@@ -21,11 +21,11 @@ import (
 	"github.com/hexmcp/hexmcp/ports"
 )
 
-// Tool is a declared tool, ready for [Engine.AddTool]: its definition and
-// handler. Build one with [NewTool], [Func] or [NewRawTool]. A mistake in the
+// Tool is a declared tool, ready for the engine's AddTool: its definition
+// and handler. Build one with [NewTool], [Func] or [NewRawTool]. A mistake in the
 // declaration (a bad name, a function of the wrong shape, a struct tag that
-// does not parse) is kept in the Tool and returned by Engine.AddTool; Err
-// reports it earlier.
+// does not parse) is kept in the Tool and returned by AddTool; Err reports
+// it earlier.
 type Tool struct {
 	def     domain.Tool
 	handler ports.ToolHandler
@@ -61,7 +61,7 @@ func WithName(name string) ToolOption {
 }
 
 // WithAccessToken lets the tool's handler read the caller's raw bearer
-// token ([RequestContext.AccessToken]), for a tool that must call another
+// token (hexmcp.RequestContext.AccessToken), for a tool that must call another
 // service on the user's behalf with it. Without it a handler sees the
 // authenticated principal only (TransportInfo.Principal), never the token:
 // the MCP authorization spec forbids passing a token issued for this
@@ -128,7 +128,7 @@ func NewRawTool(name string, inputSchema json.RawMessage, h ports.ToolHandler, o
 // Func declares a tool from a typed function. In must be a struct (or a
 // pointer to one, or a map with string keys): its fields become the input
 // schema (see [domain.InferInputSchema] for the struct tags). The function
-// may read the request with [RequestFrom](ctx). Its result is turned into
+// may read the request with hexmcp.RequestFrom(ctx). Its result is turned into
 // content as [domain.RevisionPolicy.WrapValue] describes; when Out is a
 // struct its schema is declared as outputSchema unless [WithoutOutputSchema]
 // is given. Without [WithName], the name is derived from the function's Go
@@ -268,14 +268,13 @@ func stringTagsSafe(t reflect.Type, seen map[reflect.Type]bool) bool {
 type ArgumentsError struct{ Err error }
 
 // Error describes the problem without Go type names.
-func (e *ArgumentsError) Error() string { return describeDecodeError(e.Err) }
+func (e *ArgumentsError) Error() string { return DescribeDecodeError(e.Err) }
 
 // Unwrap returns the decoding error.
 func (e *ArgumentsError) Unwrap() error { return e.Err }
 
 var (
 	ctxType      = reflect.TypeFor[context.Context]()
-	rcType       = reflect.TypeFor[*RequestContext]()
 	errorType    = reflect.TypeFor[error]()
 	marshalerT   = reflect.TypeFor[json.Marshaler]()
 	textMarshalT = reflect.TypeFor[encoding.TextMarshaler]()
@@ -285,7 +284,7 @@ var (
 
 // NewTool declares a tool from any function or method value of the form
 //
-//	func([ctx context.Context,] [rc *app.RequestContext,] [in In]) ([Out,] [error])
+//	func([ctx context.Context,] [rc *hexmcp.RequestContext,] [in In]) ([Out,] [error])
 //
 // where each bracketed part is optional and In is as for [Func]. A function
 // that returns only an error (or nothing) is "void": its result is the text
@@ -353,7 +352,7 @@ func NewTool(fn any, opts ...ToolOption) Tool {
 			in = append(in, reflect.ValueOf(ctx))
 		}
 		if hasRC {
-			in = append(in, reflect.ValueOf(RequestFrom(ctx)))
+			in = append(in, requestFrom(ctx))
 		}
 		if inT != nil {
 			pv := reflect.New(derefType(inT))

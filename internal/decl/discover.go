@@ -1,4 +1,4 @@
-package app
+package decl
 
 import (
 	"errors"
@@ -34,7 +34,7 @@ func WithNamePrefix(prefix string) DiscoverOption {
 
 // ToolsOf declares a tool for every exported method of v whose signature is
 //
-//	func([ctx context.Context,] [rc *app.RequestContext,] in In) ([Out,] [error])
+//	func([ctx context.Context,] [rc *hexmcp.RequestContext,] in In) ([Out,] [error])
 //
 // where In is a struct or a pointer to a struct, as for [Func]: its fields
 // and their tags are the input schema. The method set is that of v's dynamic
