@@ -185,7 +185,8 @@ func (e *Engine) Shared() ports.SharedState { return e.opts.Shared }
 // Policy returns the engine's revision policy.
 func (e *Engine) Policy() domain.RevisionPolicy { return e.policy }
 
-// AddTool registers a tool: it checks the definition (name, schemas, icons),
+// AddTool registers a tool (a hexmcp.Tool: declared with hexmcp.Func,
+// hexmcp.NewTool and their kin): it checks the definition (name, schemas, icons),
 // compiles the schemas, stores it in the registry and tells connected
 // clients that the list changed. A bad definition or a duplicate name is a
 // returned error (see [domain.ToolDefinitionError]), never a panic.

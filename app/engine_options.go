@@ -28,7 +28,9 @@ type Options struct {
 	// Policy decides what each revision allows; the zero value serves all.
 	Policy domain.RevisionPolicy
 
-	// Tools, Resources and Prompts are registered by NewEngine, in order;
+	// Tools, Resources and Prompts (declared with hexmcp.Func,
+	// hexmcp.NewPrompt, hexmcp.NewResource and their kin: hexmcp.Tool,
+	// hexmcp.Prompt, hexmcp.Resource) are registered by NewEngine, in order;
 	// the first bad definition fails NewEngine with its error. More can be
 	// added (and removed) while the engine runs: [Engine.AddTool] and its
 	// kin.

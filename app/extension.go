@@ -37,7 +37,8 @@ type Extension struct {
 	// engine already serves (tools/call, …) or another extension adds
 	// fails NewEngine.
 	Methods []ExtensionMethod
-	// Resources are registered with Options.Resources by NewEngine (they
+	// Resources (hexmcp.Resource) are registered with Options.Resources by
+	// NewEngine (they
 	// need Options.ResourceRegistry).
 	Resources []decl.Resource
 	// Middleware, when not nil, wraps the handling of every request like

@@ -14,7 +14,8 @@ import (
 
 var errNoPromptRegistry = errors.New("hexmcp: the engine has no prompt registry (Options.PromptRegistry)")
 
-// AddPrompt registers a prompt: it checks the definition, stores it in the
+// AddPrompt registers a prompt (a hexmcp.Prompt, from hexmcp.NewPrompt):
+// it checks the definition, stores it in the
 // prompt registry and tells connected clients that the list changed
 // (notifications/prompts/list_changed). A bad definition or a duplicate
 // name is a returned error (see [domain.PromptDefinitionError]); so is an

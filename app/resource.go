@@ -44,7 +44,8 @@ func within(n, limit int) bool { return limit < 0 || n <= limit }
 
 var errNoResourceRegistry = errors.New("hexmcp: the engine has no resource registry (Options.ResourceRegistry)")
 
-// AddResource registers a resource or a resource template: it checks the
+// AddResource registers a resource or a resource template (a
+// hexmcp.Resource, from hexmcp.NewResource and its kin): it checks the
 // definition, stores it in the resource registry and tells connected
 // clients that the list changed (notifications/resources/list_changed). A
 // bad definition, a duplicate URI or a URI (template) longer than
