@@ -18,6 +18,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/clienttest"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -361,19 +362,10 @@ func TestDiscoverRetriedOnUnsupportedVersion(t *testing.T) {
 // In the stateless era a tool with an invalid x-mcp-header annotation is
 // left out of the list; the others stay.
 func TestInvalidHeaderToolsLeftOut(t *testing.T) {
-	ctx := t.Context()
 	s := connect(t, client.New(client.Options{}), fake(t, stateless(func(m rpc) []string {
 		return []string{result(m, `{"resultType":"complete","tools":[{"name":"valid","inputSchema":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"}}}},{"name":"number","inputSchema":{"type":"object","properties":{"s":{"type":"number","x-mcp-header":"Score"}}}},{"name":"twice","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"F"},"b":{"type":"string","x-mcp-header":"f"}}}},{"name":"space","inputSchema":{"type":"object","properties":{"v":{"type":"string","x-mcp-header":"My Region"}}}},{"name":"plain","inputSchema":{"type":"object"}}]}`)}
 	})))
-	tools, err := client.Collect(s.ListTools(ctx))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range tools {
-		names = append(names, tool.Name)
-	}
-	if !slices.Equal(names, []string{"valid", "plain"}) {
+	if names := clienttest.ToolNames(t, s); !slices.Equal(names, []string{"valid", "plain"}) {
 		t.Fatalf("tools = %v, want [valid plain]", names)
 	}
 }
