@@ -4,11 +4,9 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/hexmcp/hexmcp/client"
-	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/clienttest"
 )
 
@@ -52,24 +50,7 @@ func TestTools(t *testing.T) {
 			t.Errorf("typed fly: %v, want a *ToolError", err)
 		}
 
-		// Invalid arguments: -32602 before 2025-11-25, a tool error since.
-		res, err = s.CallTool(ctx, "weather", map[string]any{"city": ""})
-		var rpcErr *client.RPCError
-		if s.Features().InputErrorsAsResults {
-			if err != nil || !res.IsError {
-				t.Errorf("invalid arguments = %+v, %v: want a tool error", res, err)
-			}
-		} else if !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeInvalidParams {
-			t.Errorf("invalid arguments = %+v, %v: want -32602", res, err)
-		}
-
-		_, err = s.CallTool(ctx, "nope", nil)
-		if !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeInvalidParams || !strings.Contains(rpcErr.Message, "nope") {
-			t.Fatalf("unknown tool: %v", err)
-		}
-		if (rpcErr.HTTPStatus != 0) != strings.Contains(t.Name(), "/http/") {
-			t.Errorf("HTTPStatus %d in %s", rpcErr.HTTPStatus, t.Name())
-		}
+		clienttest.CheckRefusedCalls(t, s)
 		if err := s.Ping(ctx); err != nil {
 			t.Errorf("ping: %v", err)
 		}

@@ -116,24 +116,7 @@ func TestToolsEveryRevision(t *testing.T) {
 			t.Errorf("fly = %+v, %v: want a tool error", res, err)
 		}
 
-		// Invalid arguments: -32602 before 2025-11-25, a tool error since.
-		res, err = c.CallTool(ctx, "weather", map[string]any{"city": ""})
-		var rpcErr *client.RPCError
-		if c.Features().InputErrorsAsResults {
-			if err != nil || !res.IsError {
-				t.Errorf("invalid arguments = %+v, %v: want a tool error", res, err)
-			}
-		} else if !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeInvalidParams {
-			t.Errorf("invalid arguments = %+v, %v: want -32602", res, err)
-		}
-
-		_, err = c.CallTool(ctx, "nope", nil)
-		if !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeInvalidParams || !strings.Contains(rpcErr.Message, "nope") {
-			t.Fatalf("unknown tool: %v", err)
-		}
-		if (rpcErr.HTTPStatus != 0) != (strings.Contains(t.Name(), "/http/")) {
-			t.Errorf("HTTPStatus %d in %s", rpcErr.HTTPStatus, t.Name())
-		}
+		clienttest.CheckRefusedCalls(t, c)
 	})
 	for _, rev := range hexmcptest.Revisions(srv) {
 		if seen[rev] != len(transports) {

@@ -2,13 +2,14 @@
 // hexmcptest, which both drive a [client.Session] against a test server,
 // would otherwise each keep a copy of: the client's side of
 // testtools.AskingTools (handlers that answer its questions and count
-// them, and the checks of its tools' answers) and the names a session
-// lists.
+// them, and the checks of its tools' answers), the names a session lists,
+// and the checks of the calls a server refuses.
 package clienttest
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -104,4 +105,32 @@ func ToolNames(t testing.TB, s *client.Session) []string {
 		names = append(names, tool.Name)
 	}
 	return names
+}
+
+// CheckRefusedCalls calls two tools on s and fails t unless each is
+// refused as the session's revision says: "weather" with an empty city,
+// which its input schema refuses (a tool error from 2025-11-25 on, -32602
+// before), and "nope", which the server does not have (-32602 naming it,
+// with an HTTP status where the test's name has "/http/", a status-less
+// error elsewhere).
+func CheckRefusedCalls(t testing.TB, s *client.Session) {
+	t.Helper()
+	ctx := t.Context()
+	res, err := s.CallTool(ctx, "weather", map[string]any{"city": ""})
+	var rpcErr *client.RPCError
+	if s.Features().InputErrorsAsResults {
+		if err != nil || !res.IsError {
+			t.Errorf("invalid arguments = %+v, %v: want a tool error", res, err)
+		}
+	} else if !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeInvalidParams {
+		t.Errorf("invalid arguments = %+v, %v: want -32602", res, err)
+	}
+
+	_, err = s.CallTool(ctx, "nope", nil)
+	if !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeInvalidParams || !strings.Contains(rpcErr.Message, "nope") {
+		t.Fatalf("unknown tool: %v", err)
+	}
+	if (rpcErr.HTTPStatus != 0) != strings.Contains(t.Name(), "/http/") {
+		t.Errorf("HTTPStatus %d in %s", rpcErr.HTTPStatus, t.Name())
+	}
 }
