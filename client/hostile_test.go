@@ -402,3 +402,37 @@ func TestNilArgumentsLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// A result that does not decode is an error naming what was asked.
+func TestUndecodableResults(t *testing.T) {
+	ctx := t.Context()
+	s := connect(t, client.New(client.Options{}), fake(t, stateless(func(m rpc) []string {
+		switch m.Method {
+		case "tools/call":
+			return []string{result(m, `{"resultType":"complete","content":"text"}`)}
+		case "prompts/get":
+			return []string{result(m, `{"resultType":"complete","messages":"text"}`)}
+		case "resources/read":
+			return []string{result(m, `{"resultType":"complete","contents":5}`)}
+		case "tasks/get":
+			return []string{result(m, `{"resultType":"complete","taskId":5}`)}
+		}
+		return nil
+	})))
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{second(s.CallTool(ctx, "add", nil)), "client: decoding the result of add: "},
+		{second(s.GetPrompt(ctx, "intro", nil)), "client: decoding the prompt intro: "},
+		{second(s.ReadResource(ctx, "file:///a")), "client: decoding the resource file:///a: "},
+		{second(s.GetTask(ctx, "t1")), "client: decoding the task t1: "},
+	} {
+		if tc.err == nil || !strings.HasPrefix(tc.err.Error(), tc.want) {
+			t.Errorf("error %v, want one that starts with %q", tc.err, tc.want)
+		}
+	}
+}
+
+// second returns the second of two values.
+func second[A, B any](_ A, b B) B { return b }
