@@ -151,11 +151,7 @@ func (s *Session) CallTool(ctx context.Context, name string, args any) (*CallToo
 	if t, ok := asTask(raw); ok {
 		return s.AwaitTask(ctx, t.ID)
 	}
-	res := &CallToolResult{Raw: raw}
-	if err := json.Unmarshal(raw, res); err != nil {
-		return nil, fmt.Errorf("client: decoding the result of %s: %w", name, err)
-	}
-	return res, nil
+	return decodeResult(raw, &CallToolResult{Raw: raw}, "the result of ", name)
 }
 
 // callTool sends tools/call and returns its final result as sent.
@@ -226,9 +222,14 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]st
 	if err != nil {
 		return nil, err
 	}
-	res := &GetPromptResult{Raw: raw}
+	return decodeResult(raw, &GetPromptResult{Raw: raw}, "the prompt ", name)
+}
+
+// decodeResult decodes raw into res (whose Raw the caller set) and
+// returns it; a decoding error says "client: decoding ", what and name.
+func decodeResult[R any](raw json.RawMessage, res *R, what, name string) (*R, error) {
 	if err := json.Unmarshal(raw, res); err != nil {
-		return nil, fmt.Errorf("client: decoding the prompt %s: %w", name, err)
+		return nil, fmt.Errorf("client: decoding %s%s: %w", what, name, err)
 	}
 	return res, nil
 }
@@ -240,11 +241,7 @@ func (s *Session) ReadResource(ctx context.Context, uri string) (*ReadResourceRe
 	if err != nil {
 		return nil, err
 	}
-	res := &ReadResourceResult{Raw: raw}
-	if err := json.Unmarshal(raw, res); err != nil {
-		return nil, fmt.Errorf("client: decoding the resource %s: %w", uri, err)
-	}
-	return res, nil
+	return decodeResult(raw, &ReadResourceResult{Raw: raw}, "the resource ", uri)
 }
 
 // CompleteRef names what completion/complete completes: a prompt's

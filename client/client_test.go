@@ -1,30 +1,20 @@
 package client_test
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hexmcp/hexmcp/client"
-	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/clienttest"
 )
 
 func TestTools(t *testing.T) {
 	srv := testServer(t, nil)
 	forEach(t, srv, client.Options{}, func(t *testing.T, s *client.Session) {
 		ctx := t.Context()
-		tools, err := client.Collect(s.ListTools(ctx))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, tool := range tools {
-			names = append(names, tool.Name)
-		}
+		names := clienttest.ToolNames(t, s)
 		if want := []string{"add", "ask_all", "ask_twice", "count", "fly", "log", "slow", "weather"}; !slices.Equal(names, want) {
 			t.Fatalf("tools = %v, want %v (every page)", names, want)
 		}
@@ -60,24 +50,7 @@ func TestTools(t *testing.T) {
 			t.Errorf("typed fly: %v, want a *ToolError", err)
 		}
 
-		// Invalid arguments: -32602 before 2025-11-25, a tool error since.
-		res, err = s.CallTool(ctx, "weather", map[string]any{"city": ""})
-		var rpcErr *client.RPCError
-		if s.Features().InputErrorsAsResults {
-			if err != nil || !res.IsError {
-				t.Errorf("invalid arguments = %+v, %v: want a tool error", res, err)
-			}
-		} else if !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeInvalidParams {
-			t.Errorf("invalid arguments = %+v, %v: want -32602", res, err)
-		}
-
-		_, err = s.CallTool(ctx, "nope", nil)
-		if !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeInvalidParams || !strings.Contains(rpcErr.Message, "nope") {
-			t.Fatalf("unknown tool: %v", err)
-		}
-		if (rpcErr.HTTPStatus != 0) != strings.Contains(t.Name(), "/http/") {
-			t.Errorf("HTTPStatus %d in %s", rpcErr.HTTPStatus, t.Name())
-		}
+		clienttest.CheckRefusedCalls(t, s)
 		if err := s.Ping(ctx); err != nil {
 			t.Errorf("ping: %v", err)
 		}
@@ -117,64 +90,16 @@ func TestPromptsAndResources(t *testing.T) {
 
 func TestHandlersAnswerInBothEras(t *testing.T) {
 	srv := testServer(t, nil)
-	var mu sync.Mutex
-	calls := map[string]int{}
-	count := func(what string) {
-		mu.Lock()
-		calls[what]++
-		mu.Unlock()
-	}
-	opts := client.Options{
-		Elicitation: func(ctx context.Context, p domain.ElicitParams) (*domain.ElicitResult, error) {
-			count("elicitation")
-			if p.Message != "Name?" || p.Mode != domain.ElicitModeForm || !strings.Contains(string(p.RequestedSchema), `"name"`) {
-				return nil, errors.New("unexpected question")
-			}
-			return client.Accept(map[string]string{"name": "Ada"})
-		},
-		Sampling: func(ctx context.Context, p domain.CreateMessageParams) (*domain.CreateMessageResult, error) {
-			count("sampling")
-			var block struct{ Text string }
-			_ = json.Unmarshal(p.Messages[0].Content, &block)
-			return client.Reply("test", "re: "+block.Text), nil
-		},
-		Roots: func(ctx context.Context) ([]domain.Root, error) {
-			count("roots")
-			return []domain.Root{{URI: "file:///a"}, {URI: "file:///b"}}, nil
-		},
-	}
+	var answers clienttest.Answers
+	opts := client.Options{Elicitation: answers.Elicitation, Sampling: answers.Sampling, Roots: answers.Roots}
 	forEach(t, srv, opts, func(t *testing.T, s *client.Session) {
-		ctx := t.Context()
-		res, err := s.CallTool(ctx, "ask_all", nil)
-		want := "re: A haiku|2 roots"
-		if s.Features().Elicitation {
-			want += `|{"name":"Ada"}`
-		}
-		if err != nil || res.Text() != want {
-			t.Fatalf("ask_all = %+v, %v; want %q", res, err, want)
-		}
-		res, err = s.CallTool(ctx, "ask_twice", nil)
-		if err != nil || res.Text() != "re: one then re: two" {
-			t.Fatalf("ask_twice = %+v, %v", res, err)
-		}
+		clienttest.CallAskingTools(t, s)
 	})
 	// Per transport and session: sampling 1+2, roots 1; elicitation where
 	// the revision has it (2025-06-18 on: four sessions of six).
 	n := len(transports)
 	want := map[string]int{"sampling": 3 * 6 * n, "roots": 6 * n, "elicitation": 4 * n}
-	if !mapsEqual(calls, want) {
+	if calls := answers.Calls(); !maps.Equal(calls, want) {
 		t.Errorf("handler calls = %v, want %v", calls, want)
 	}
-}
-
-func mapsEqual(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }

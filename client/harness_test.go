@@ -37,13 +37,7 @@ var transports = []transport{
 }
 
 func httpTransport(t *testing.T, srv *hexmcp.Server) client.Transport {
-	h := srv.HTTPHandler(mcphttp.Options{})
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() {
-		h.CloseStreams()
-		h.Abort()
-		ts.Close()
-	})
+	ts := serveHTTP(t, srv)
 	return client.HTTPTransport(ts.URL, client.HTTPOptions{Client: ts.Client()})
 }
 
@@ -54,26 +48,27 @@ func sseTransport(t *testing.T, srv *hexmcp.Server) client.Transport {
 	mux := http.NewServeMux()
 	mux.Handle(mcphttp.DefaultSSEPath, h)
 	mux.Handle(mcphttp.DefaultSSEMessagePath, h)
-	ts := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel() // no grace: the test is over
-		_ = h.Shutdown(ctx)
-		ts.Close()
-	})
+	ts := serveShutDown(t, mux, h.Shutdown)
 	return client.SSETransport(ts.URL+mcphttp.DefaultSSEPath, client.SSEOptions{Client: ts.Client()})
 }
 
 func wsTransport(t *testing.T, srv *hexmcp.Server) client.Transport {
 	h := srv.WebSocketHandler(websocket.Options{})
+	ts := serveShutDown(t, h, h.Shutdown)
+	return client.WebSocketTransport("ws"+strings.TrimPrefix(ts.URL, "http"), client.WebSocketOptions{})
+}
+
+// serveShutDown serves h on httptest until the test is over, then calls
+// shutdown with no grace and closes the server.
+func serveShutDown(t *testing.T, h http.Handler, shutdown func(context.Context) error) *httptest.Server {
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // no grace: the test is over
-		_ = h.Shutdown(ctx)
+		_ = shutdown(ctx)
 		ts.Close()
 	})
-	return client.WebSocketTransport("ws"+strings.TrimPrefix(ts.URL, "http"), client.WebSocketOptions{})
+	return ts
 }
 
 // pipeTransport serves srv as on stdio, over in-memory pipes.

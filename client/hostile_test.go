@@ -18,6 +18,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/clienttest"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -361,19 +362,10 @@ func TestDiscoverRetriedOnUnsupportedVersion(t *testing.T) {
 // In the stateless era a tool with an invalid x-mcp-header annotation is
 // left out of the list; the others stay.
 func TestInvalidHeaderToolsLeftOut(t *testing.T) {
-	ctx := t.Context()
 	s := connect(t, client.New(client.Options{}), fake(t, stateless(func(m rpc) []string {
 		return []string{result(m, `{"resultType":"complete","tools":[{"name":"valid","inputSchema":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"}}}},{"name":"number","inputSchema":{"type":"object","properties":{"s":{"type":"number","x-mcp-header":"Score"}}}},{"name":"twice","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"F"},"b":{"type":"string","x-mcp-header":"f"}}}},{"name":"space","inputSchema":{"type":"object","properties":{"v":{"type":"string","x-mcp-header":"My Region"}}}},{"name":"plain","inputSchema":{"type":"object"}}]}`)}
 	})))
-	tools, err := client.Collect(s.ListTools(ctx))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range tools {
-		names = append(names, tool.Name)
-	}
-	if !slices.Equal(names, []string{"valid", "plain"}) {
+	if names := clienttest.ToolNames(t, s); !slices.Equal(names, []string{"valid", "plain"}) {
 		t.Fatalf("tools = %v, want [valid plain]", names)
 	}
 }
@@ -410,3 +402,37 @@ func TestNilArgumentsLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// A result that does not decode is an error naming what was asked.
+func TestUndecodableResults(t *testing.T) {
+	ctx := t.Context()
+	s := connect(t, client.New(client.Options{}), fake(t, stateless(func(m rpc) []string {
+		switch m.Method {
+		case "tools/call":
+			return []string{result(m, `{"resultType":"complete","content":"text"}`)}
+		case "prompts/get":
+			return []string{result(m, `{"resultType":"complete","messages":"text"}`)}
+		case "resources/read":
+			return []string{result(m, `{"resultType":"complete","contents":5}`)}
+		case "tasks/get":
+			return []string{result(m, `{"resultType":"complete","taskId":5}`)}
+		}
+		return nil
+	})))
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{second(s.CallTool(ctx, "add", nil)), "client: decoding the result of add: "},
+		{second(s.GetPrompt(ctx, "intro", nil)), "client: decoding the prompt intro: "},
+		{second(s.ReadResource(ctx, "file:///a")), "client: decoding the resource file:///a: "},
+		{second(s.GetTask(ctx, "t1")), "client: decoding the task t1: "},
+	} {
+		if tc.err == nil || !strings.HasPrefix(tc.err.Error(), tc.want) {
+			t.Errorf("error %v, want one that starts with %q", tc.err, tc.want)
+		}
+	}
+}
+
+// second returns the second of two values.
+func second[A, B any](_ A, b B) B { return b }

@@ -109,7 +109,7 @@ func (b *cutBody) Read(p []byte) (int, error) {
 func (b *cutBody) Close() error { return b.rc.Close() }
 
 // serveHTTP serves srv's Streamable HTTP handler on httptest.
-func serveHTTP(t *testing.T, srv *hexmcp.Server) string {
+func serveHTTP(t *testing.T, srv *hexmcp.Server) *httptest.Server {
 	h := srv.HTTPHandler(mcphttp.Options{})
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
@@ -117,7 +117,7 @@ func serveHTTP(t *testing.T, srv *hexmcp.Server) string {
 		h.Abort()
 		ts.Close()
 	})
-	return ts.URL
+	return ts
 }
 
 // In the handshake era the GET stream carries the server's notifications
@@ -131,7 +131,7 @@ func TestGetStream(t *testing.T) {
 				Revision:          rev,
 				ToolListChanged:   func() { changed <- struct{}{} },
 				PromptListChanged: func() { changed <- struct{}{} },
-			}), client.HTTPTransport(serveHTTP(t, srv), client.HTTPOptions{}))
+			}), client.HTTPTransport(serveHTTP(t, srv).URL, client.HTTPOptions{}))
 			name := "extra_get_" + string(rev)
 			addToolSeen(t, srv, s, changed, name)
 		})
@@ -167,7 +167,7 @@ func TestGetStreamResumes(t *testing.T) {
 			s := connect(t, client.New(client.Options{
 				Revision:        rev,
 				ToolListChanged: func() { changed <- struct{}{} },
-			}), client.HTTPTransport(serveHTTP(t, srv), client.HTTPOptions{Client: &http.Client{Transport: cut}, ReconnectDelay: time.Millisecond}))
+			}), client.HTTPTransport(serveHTTP(t, srv).URL, client.HTTPOptions{Client: &http.Client{Transport: cut}, ReconnectDelay: time.Millisecond}))
 			for i := range 2 {
 				name := fmt.Sprintf("extra_cut_%s_%d", rev, i)
 				if err := srv.AddTool(hexmcp.Func(add, hexmcp.WithName(name))); err != nil {
@@ -210,7 +210,7 @@ func TestCallStreamResumes(t *testing.T) {
 		t.Run(string(rev), func(t *testing.T) {
 			cut := &cutter{}
 			s := connect(t, client.New(client.Options{Revision: rev}),
-				client.HTTPTransport(serveHTTP(t, srv), client.HTTPOptions{Client: &http.Client{Transport: cut}, ReconnectDelay: time.Millisecond, NoGetStream: true}))
+				client.HTTPTransport(serveHTTP(t, srv).URL, client.HTTPOptions{Client: &http.Client{Transport: cut}, ReconnectDelay: time.Millisecond, NoGetStream: true}))
 			cut.cutPOST.Store(1)
 			var once sync.Once
 			var mu sync.Mutex

@@ -92,11 +92,7 @@ func (s *Session) GetTask(ctx context.Context, id string) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Task{Raw: raw}
-	if err := json.Unmarshal(raw, t); err != nil {
-		return nil, fmt.Errorf("client: decoding the task %s: %w", id, err)
-	}
-	return t, nil
+	return decodeResult(raw, &Task{Raw: raw}, "the task ", id)
 }
 
 // UpdateTask answers the input requests of the task id (tasks/update):
@@ -131,11 +127,7 @@ func (s *Session) AwaitTask(ctx context.Context, id string) (*CallToolResult, er
 		}
 		switch t.Status {
 		case ports.TaskCompleted:
-			res := &CallToolResult{Raw: t.Result}
-			if err := json.Unmarshal(t.Result, res); err != nil {
-				return nil, fmt.Errorf("client: decoding the result of the task %s: %w", id, err)
-			}
-			return res, nil
+			return decodeResult(t.Result, &CallToolResult{Raw: t.Result}, "the result of the task ", id)
 		case ports.TaskFailed:
 			if t.Error == nil {
 				return nil, fmt.Errorf("client: the task %s failed", id)

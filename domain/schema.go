@@ -1229,6 +1229,20 @@ func (w *schemaWriter) props(k string, props []schemaProp) {
 	w.comma = true
 }
 
+// schemaArray writes the member k, an array of items, each appended by
+// add.
+func schemaArray[T any](w *schemaWriter, k string, items []T, add func([]byte, T) []byte) {
+	w.key(k)
+	w.buf = append(w.buf, '[')
+	for i, v := range items {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.buf = add(w.buf, v)
+	}
+	w.buf = append(w.buf, ']')
+}
+
 func (w *schemaWriter) node(n *schemaNode) {
 	w.buf = append(w.buf, '{')
 	w.comma = false
@@ -1247,15 +1261,7 @@ func (w *schemaWriter) node(n *schemaNode) {
 	w.str("format", n.format)
 	w.str("contentEncoding", n.contentEncoding)
 	if n.enum != nil {
-		w.key("enum")
-		w.buf = append(w.buf, '[')
-		for i, v := range n.enum {
-			if i > 0 {
-				w.buf = append(w.buf, ',')
-			}
-			w.buf = append(w.buf, v...)
-		}
-		w.buf = append(w.buf, ']')
+		schemaArray(w, "enum", n.enum, func(b []byte, v json.RawMessage) []byte { return append(b, v...) })
 	}
 	w.raw("default", string(n.def))
 	w.raw("minimum", n.minimum)
@@ -1278,15 +1284,7 @@ func (w *schemaWriter) node(n *schemaNode) {
 		w.props("properties", n.props)
 	}
 	if len(n.required) > 0 {
-		w.key("required")
-		w.buf = append(w.buf, '[')
-		for i, name := range n.required {
-			if i > 0 {
-				w.buf = append(w.buf, ',')
-			}
-			w.buf = schemaAppendString(w.buf, name)
-		}
-		w.buf = append(w.buf, ']')
+		schemaArray(w, "required", n.required, schemaAppendString)
 	}
 	if n.addl != nil {
 		w.sub("additionalProperties", n.addl)

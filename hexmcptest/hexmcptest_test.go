@@ -18,6 +18,7 @@ import (
 	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/hexmcptest"
+	"github.com/hexmcp/hexmcp/internal/clienttest"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
@@ -115,24 +116,7 @@ func TestToolsEveryRevision(t *testing.T) {
 			t.Errorf("fly = %+v, %v: want a tool error", res, err)
 		}
 
-		// Invalid arguments: -32602 before 2025-11-25, a tool error since.
-		res, err = c.CallTool(ctx, "weather", map[string]any{"city": ""})
-		var rpcErr *client.RPCError
-		if c.Features().InputErrorsAsResults {
-			if err != nil || !res.IsError {
-				t.Errorf("invalid arguments = %+v, %v: want a tool error", res, err)
-			}
-		} else if !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeInvalidParams {
-			t.Errorf("invalid arguments = %+v, %v: want -32602", res, err)
-		}
-
-		_, err = c.CallTool(ctx, "nope", nil)
-		if !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeInvalidParams || !strings.Contains(rpcErr.Message, "nope") {
-			t.Fatalf("unknown tool: %v", err)
-		}
-		if (rpcErr.HTTPStatus != 0) != (strings.Contains(t.Name(), "/http/")) {
-			t.Errorf("HTTPStatus %d in %s", rpcErr.HTTPStatus, t.Name())
-		}
+		clienttest.CheckRefusedCalls(t, c)
 	})
 	for _, rev := range hexmcptest.Revisions(srv) {
 		if seen[rev] != len(transports) {
@@ -162,46 +146,11 @@ func askingServer(t *testing.T) *hexmcp.Server {
 
 func TestHandlersAnswerInBothEras(t *testing.T) {
 	srv := askingServer(t)
-	var mu sync.Mutex
-	calls := map[string]int{}
-	count := func(what string) {
-		mu.Lock()
-		calls[what]++
-		mu.Unlock()
-	}
-	opts := hexmcptest.ClientOptions{
-		Elicitation: func(ctx context.Context, p domain.ElicitParams) (*domain.ElicitResult, error) {
-			count("elicitation")
-			if p.Message != "Name?" || p.Mode != domain.ElicitModeForm || !strings.Contains(string(p.RequestedSchema), `"name"`) {
-				return nil, fmt.Errorf("unexpected question %+v", p)
-			}
-			return client.Accept(map[string]string{"name": "Ada"})
-		},
-		Sampling: func(ctx context.Context, p domain.CreateMessageParams) (*domain.CreateMessageResult, error) {
-			count("sampling")
-			var block struct{ Text string }
-			_ = json.Unmarshal(p.Messages[0].Content, &block)
-			return client.Reply("hexmcptest", "re: "+block.Text), nil
-		},
-		Roots: func(ctx context.Context) ([]domain.Root, error) {
-			count("roots")
-			return []domain.Root{{URI: "file:///a"}, {URI: "file:///b"}}, nil
-		},
-	}
+	var answers clienttest.Answers
+	opts := hexmcptest.ClientOptions{Elicitation: answers.Elicitation, Sampling: answers.Sampling, Roots: answers.Roots}
 	forEach(t, srv, opts, func(t *testing.T, c *client.Session) {
 		ctx := t.Context()
-		res, err := c.CallTool(ctx, "ask_all", nil)
-		want := "re: A haiku|2 roots"
-		if c.Features().Elicitation {
-			want += `|{"name":"Ada"}`
-		}
-		if err != nil || res.Text() != want {
-			t.Fatalf("ask_all = %+v, %v; want %q", res, err, want)
-		}
-		res, err = c.CallTool(ctx, "ask_twice", nil)
-		if err != nil || res.Text() != "re: one then re: two" {
-			t.Fatalf("ask_twice = %+v, %v", res, err)
-		}
+		clienttest.CallAskingTools(t, c)
 		p, err := c.GetPrompt(ctx, "intro", map[string]string{"who": "Bob"})
 		if err != nil || len(p.Messages) != 1 || p.Messages[0].Role != domain.RoleUser || p.Messages[0].Content.Text != "re: introduce Bob" {
 			t.Fatalf("intro = %+v, %v", p, err)
@@ -210,7 +159,7 @@ func TestHandlersAnswerInBothEras(t *testing.T) {
 	// Per revision and transport: sampling 1+2+1, roots 1; elicitation
 	// only where the revision has it (three revisions).
 	want := map[string]int{"sampling": 4 * 10, "roots": 10, "elicitation": 3 * 2}
-	if !reflect.DeepEqual(calls, want) {
+	if calls := answers.Calls(); !reflect.DeepEqual(calls, want) {
 		t.Errorf("handler calls = %v, want %v", calls, want)
 	}
 }

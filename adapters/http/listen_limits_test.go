@@ -265,16 +265,7 @@ func TestListenKeepAliveFreesDeadPeer(t *testing.T) {
 		defer close(done2)
 		h.ServeHTTP(rec, listenRequest(2).WithContext(ctx))
 	}()
-	deadline := time.After(10 * time.Second)
-	for !strings.Contains(rec.body(), "notifications/subscriptions/acknowledged") {
-		select {
-		case <-rec.wrote:
-		case <-done2:
-			t.Fatalf("refused: %q", rec.body())
-		case <-deadline:
-			t.Fatalf("no acknowledgement: %q", rec.body())
-		}
-	}
+	rec.waitAcknowledged(t, done2)
 	cancel()
 	<-done2
 }
@@ -530,14 +521,7 @@ func TestListenClientCancelGetsNoResponse(t *testing.T) {
 		defer close(done)
 		ev.h.ServeHTTP(w, req)
 	}()
-	deadline := time.After(10 * time.Second)
-	for !strings.Contains(w.body(), "notifications/subscriptions/acknowledged") {
-		select {
-		case <-w.wrote:
-		case <-deadline:
-			t.Fatalf("no acknowledgement: %q", w.body())
-		}
-	}
+	w.waitAcknowledged(t, nil)
 	cancel() // the client goes away
 	testtools.Recv(t, done, 10*time.Second, "the listen request did not end when the client went away")
 	ev.h.CloseStreams()
@@ -574,4 +558,22 @@ func (w *streamRecorder) body() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.buf.String()
+}
+
+// waitAcknowledged waits until the body holds the acknowledgement of a
+// listen stream; it fails t when ended is closed first (the handler
+// returned: the stream was refused) or when none came within ten seconds.
+// A nil ended is never closed.
+func (w *streamRecorder) waitAcknowledged(t *testing.T, ended <-chan struct{}) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for !strings.Contains(w.body(), "notifications/subscriptions/acknowledged") {
+		select {
+		case <-w.wrote:
+		case <-ended:
+			t.Fatalf("refused: %q", w.body())
+		case <-deadline:
+			t.Fatalf("no acknowledgement: %q", w.body())
+		}
+	}
 }

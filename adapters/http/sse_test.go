@@ -133,15 +133,22 @@ func sseOpen(t *testing.T, srv *httptest.Server, h http.Header) *sseConn {
 	return c
 }
 
+// sseGet opens a stream at url: a GET with h and Accept: text/event-stream.
 func sseGet(url string, h http.Header) (*http.Response, error) {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	return sseDo(http.MethodGet, url, nil, h, "Accept", "text/event-stream")
+}
+
+// sseDo sends a request of method to url with h, and the header key set
+// to value.
+func sseDo(method, url string, body io.Reader, h http.Header, key, value string) (*http.Response, error) {
+	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		return nil, err
 	}
 	for k, v := range h {
 		req.Header[k] = v
 	}
-	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(key, value)
 	return http.DefaultClient.Do(req)
 }
 
@@ -291,16 +298,9 @@ func (c *sseConn) mustSend(body string) {
 	}
 }
 
+// ssePost posts body to url with h and Content-Type: application/json.
 func ssePost(url, body string, h http.Header) (*http.Response, error) {
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range h {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	return http.DefaultClient.Do(req)
+	return sseDo(http.MethodPost, url, strings.NewReader(body), h, "Content-Type", "application/json")
 }
 
 // initialize runs the handshake at rev with caps.

@@ -424,14 +424,7 @@ func first(v []any) any {
 // Create stores a new task (see [ports.TaskStore.Create] and [NewTaskStore]
 // for the limits).
 func (s *taskStore) Create(ctx context.Context, t ports.Task) (ports.Task, error) {
-	u := ports.TaskUpdate{Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error, State: t.State}
-	if err := u.Check(); err != nil {
-		return ports.Task{}, err
-	}
-	if t.Status.Terminal() {
-		return ports.Task{}, fmt.Errorf("hexmcp: mcpredis: %w: a new task cannot be %s", ports.ErrInvalidTaskUpdate, t.Status)
-	}
-	if err := s.lim.CheckSizes(t.StatusMessage, t.InputRequests, t.State); err != nil {
+	if err := s.lim.CheckNew("hexmcp: mcpredis", t); err != nil {
 		return ports.Task{}, err
 	}
 	if t.ID == "" {

@@ -108,6 +108,16 @@ func dialFrom(t *testing.T, srv *httptest.Server, ip string) (*gws.Conn, *http.R
 	return c, resp, err
 }
 
+// mustDialFrom is dialFrom that fails t when the dial fails.
+func mustDialFrom(t *testing.T, srv *httptest.Server, ip string) *gws.Conn {
+	t.Helper()
+	c, _, err := dialFrom(t, srv, ip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // mustServe checks that c is served.
 func mustServe(t *testing.T, c *gws.Conn, err error) {
 	t.Helper()
@@ -227,14 +237,8 @@ func TestListenStreamsCountedPerAddress(t *testing.T) {
 		send(t, c, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},%s}}`, id, meta2026))
 		return recv(t, c)
 	}
-	a, _, err := dialFrom(t, srv, "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _, err := dialFrom(t, srv, "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := mustDialFrom(t, srv, "127.0.0.1")
+	b := mustDialFrom(t, srv, "127.0.0.1")
 	for id := 1; id <= 2; id++ {
 		if m := listen(a, id); m.Method != "notifications/subscriptions/acknowledged" {
 			t.Fatalf("listen %d: %+v, want its acknowledgement", id, m)
@@ -243,10 +247,7 @@ func TestListenStreamsCountedPerAddress(t *testing.T) {
 	if m := listen(b, 3); m.Error == nil || m.Error.Code != app.CodeListenLimit {
 		t.Fatalf("a third listen from the same address on another connection: %+v, want error %d", m, app.CodeListenLimit)
 	}
-	c, _, err := dialFrom(t, srv, "127.0.0.2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustDialFrom(t, srv, "127.0.0.2")
 	if m := listen(c, 4); m.Method != "notifications/subscriptions/acknowledged" {
 		t.Fatalf("a listen from another address: %+v, want its acknowledgement", m)
 	}

@@ -258,14 +258,8 @@ func TestTaskOwnersOverWebSocket(t *testing.T) {
 	const caps = `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
 	_, srv := serve(t, tasksEngine(t), Options{})
-	a, _, err := dialFrom(t, srv, "127.0.0.2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _, err := dialFrom(t, srv, "127.0.0.3")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := mustDialFrom(t, srv, "127.0.0.2")
+	b := mustDialFrom(t, srv, "127.0.0.3")
 	send(t, a, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_name","arguments":{},`+meta+`}}`)
 	created := recvTask(t, a)
 	if created.Result.ResultType != "task" {

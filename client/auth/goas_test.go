@@ -40,7 +40,7 @@ type goAS struct {
 	refreshes map[string]asGrant
 	// seen records what the clients sent: "authorize <query>",
 	// "token <form>", "register <json>".
-	seen []string
+	seen lineLog
 }
 
 type asConfig struct {
@@ -106,19 +106,9 @@ func (as *goAS) addClient(id, secret string, redirects ...string) {
 }
 
 // requests returns (and forgets) what the clients sent.
-func (as *goAS) requests() []string {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	s := as.seen
-	as.seen = nil
-	return s
-}
+func (as *goAS) requests() []string { return as.seen.take() }
 
-func (as *goAS) record(s string) {
-	as.mu.Lock()
-	as.seen = append(as.seen, s)
-	as.mu.Unlock()
-}
+func (as *goAS) record(s string) { as.seen.add(s) }
 
 func (as *goAS) metadata(w http.ResponseWriter, _ *http.Request) {
 	m := map[string]any{

@@ -143,8 +143,7 @@ func wantTool(t *testing.T, c *http.Client, url, tool, want string) {
 // recorder is a RoundTripper that records every request it sends:
 // "METHOD path status", and for a form POST "grant_type=…".
 type recorder struct {
-	mu  sync.Mutex
-	log []string
+	log lineLog
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -162,19 +161,32 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil {
 		line += fmt.Sprintf(" %d", resp.StatusCode)
 	}
-	r.mu.Lock()
-	r.log = append(r.log, line)
-	r.mu.Unlock()
+	r.log.add(line)
 	return resp, err
 }
 
 // lines returns the lines recorded since the last call.
-func (r *recorder) lines() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	l := r.log
-	r.log = nil
-	return l
+func (r *recorder) lines() []string { return r.log.take() }
+
+// lineLog keeps the lines added to it, from any goroutine, until taken.
+type lineLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *lineLog) add(line string) {
+	l.mu.Lock()
+	l.lines = append(l.lines, line)
+	l.mu.Unlock()
+}
+
+// take returns the lines added since the last take.
+func (l *lineLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lines := l.lines
+	l.lines = nil
+	return lines
 }
 
 // count returns how many of lines contain s.

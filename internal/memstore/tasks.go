@@ -200,14 +200,7 @@ func (s *TaskStore) room(client string, grow int, adding bool, now time.Time) er
 // Create stores a new task (see [ports.TaskStore.Create] and
 // [TaskStoreOptions] for the limits).
 func (s *TaskStore) Create(_ context.Context, t ports.Task) (ports.Task, error) {
-	u := ports.TaskUpdate{Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error, State: t.State}
-	if err := u.Check(); err != nil {
-		return ports.Task{}, err
-	}
-	if t.Status.Terminal() {
-		return ports.Task{}, fmt.Errorf("hexmcp: memory task store: %w: a new task cannot be %s", ports.ErrInvalidTaskUpdate, t.Status)
-	}
-	if err := s.lim.CheckSizes(t.StatusMessage, t.InputRequests, t.State); err != nil {
+	if err := s.lim.CheckNew("hexmcp: memory task store", t); err != nil {
 		return ports.Task{}, err
 	}
 	if t.ID == "" {

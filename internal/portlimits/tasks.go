@@ -123,3 +123,19 @@ func (l TaskLimits) CheckSizes(message string, payloads ...[]byte) error {
 	}
 	return nil
 }
+
+// CheckNew checks a task a store is asked to create: its status and
+// payloads as [ports.TaskUpdate.Check] checks an update's, a status that
+// is not terminal (an error wrapping [ports.ErrInvalidTaskUpdate] that
+// begins with prefix, the store's), and its sizes ([TaskLimits.CheckSizes]).
+// Every task store of the SDK checks a new task this way.
+func (l TaskLimits) CheckNew(prefix string, t ports.Task) error {
+	u := ports.TaskUpdate{Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error, State: t.State}
+	if err := u.Check(); err != nil {
+		return err
+	}
+	if t.Status.Terminal() {
+		return fmt.Errorf("%s: %w: a new task cannot be %s", prefix, ports.ErrInvalidTaskUpdate, t.Status)
+	}
+	return l.CheckSizes(t.StatusMessage, t.InputRequests, t.State)
+}

@@ -64,6 +64,26 @@ func TestTaskLimitsCheckSizes(t *testing.T) {
 	}
 }
 
+func TestTaskLimitsCheckNew(t *testing.T) {
+	l := portlimits.TaskLimits{MaxStatusMessageBytes: 4, MaxTaskBytes: 6}.WithDefaults()
+	if err := l.CheckNew("store", ports.Task{Status: ports.TaskWorking, StatusMessage: "1234", State: []byte("123456")}); err != nil {
+		t.Fatalf("a working task at the bounds: %v", err)
+	}
+	err := l.CheckNew("hexmcp: store", ports.Task{Status: ports.TaskCompleted, Result: []byte(`{}`)})
+	if !errors.Is(err, ports.ErrInvalidTaskUpdate) || err.Error() != "hexmcp: store: "+ports.ErrInvalidTaskUpdate.Error()+": a new task cannot be completed" {
+		t.Errorf("a completed task: %v, want an error wrapping ErrInvalidTaskUpdate that starts with the prefix", err)
+	}
+	if err := l.CheckNew("store", ports.Task{Status: ports.TaskWorking, Result: []byte(`{}`)}); !errors.Is(err, ports.ErrInvalidTaskUpdate) {
+		t.Errorf("a working task with a result: %v, want an error wrapping ErrInvalidTaskUpdate", err)
+	}
+	if err := l.CheckNew("store", ports.Task{Status: ports.TaskWorking, StatusMessage: "12345"}); !errors.Is(err, ports.ErrTaskTooLarge) {
+		t.Errorf("past MaxStatusMessageBytes: %v, want an error wrapping ErrTaskTooLarge", err)
+	}
+	if err := l.CheckNew("store", ports.Task{Status: ports.TaskInputRequired, InputRequests: []byte("1234"), State: []byte("567")}); !errors.Is(err, ports.ErrTaskTooLarge) {
+		t.Errorf("past MaxTaskBytes: %v, want an error wrapping ErrTaskTooLarge", err)
+	}
+}
+
 func TestNoticeSize(t *testing.T) {
 	n := ports.Notice{Kind: "k", ID: "id", Origin: "ori", To: "to", URI: "u", Session: "sess", Data: []byte("data")}
 	if got := portlimits.NoticeSize(n); got != 1+2+3+2+1+4+4 {

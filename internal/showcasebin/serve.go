@@ -18,6 +18,14 @@ import (
 // before serving or ctx ends first.
 func Serve(ctx context.Context, tb testing.TB, bin, transport string, log io.Writer) string {
 	tb.Helper()
+	_, u := Start(ctx, tb, bin, transport, log)
+	return u
+}
+
+// Start is [Serve] that also returns the process, for a test that watches
+// it (its /proc entry, say).
+func Start(ctx context.Context, tb testing.TB, bin, transport string, log io.Writer) (*exec.Cmd, string) {
+	tb.Helper()
 	cmd := exec.Command(bin, "-transport", transport, "-addr", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -34,6 +42,7 @@ func Serve(ctx context.Context, tb testing.TB, bin, transport string, log io.Wri
 	go func() {
 		defer close(found)
 		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
 			if log != nil {
@@ -54,9 +63,9 @@ func Serve(ctx context.Context, tb testing.TB, bin, transport string, log io.Wri
 		if !ok {
 			tb.Fatal("the showcase exited before serving")
 		}
-		return u
+		return cmd, u
 	case <-ctx.Done():
 		tb.Fatalf("the showcase did not start: %v", ctx.Err())
 	}
-	return ""
+	return cmd, ""
 }

@@ -37,18 +37,7 @@ func TestFairFloors(t *testing.T) {
 			defer sdk.close(t)
 			for _, req := range requests(httpEras[0]) {
 				line := append(bytes.Clone(req), '\n')
-				want, err := sdk.roundTrip(line)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want = bytes.Clone(want)
-				got, err := floor.roundTrip(line)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("request %s:\nfloor %s\nSDK   %s", req, got, want)
-				}
+				sameAnswer(t, req, func() ([]byte, error) { return sdk.roundTrip(line) }, func() ([]byte, error) { return floor.roundTrip(line) }, "")
 			}
 		})
 	}
@@ -58,18 +47,7 @@ func TestFairFloors(t *testing.T) {
 			defer floor.close(t)
 			defer sdk.close(t)
 			for _, req := range requests(era) {
-				want, err := sdk.roundTrip(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want = bytes.Clone(want)
-				got, err := floor.roundTrip(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("request %s:\nfloor %s\nSDK   %s", req, got, want)
-				}
+				sameAnswer(t, req, func() ([]byte, error) { return sdk.roundTrip(req) }, func() ([]byte, error) { return floor.roundTrip(req) }, "")
 			}
 		})
 		t.Run("HTTP/FloorFair/HexMCP/"+era.name, func(t *testing.T) {
@@ -77,19 +55,32 @@ func TestFairFloors(t *testing.T) {
 			defer floor.close(t)
 			defer sdk.close(t)
 			for _, req := range requests(era) {
-				_, _, want, err := sdk.post(req, sdk.header)
-				if err != nil {
-					t.Fatal(err)
+				body := func(c *httpClient) func() ([]byte, error) {
+					return func() ([]byte, error) {
+						_, _, b, err := c.post(req, c.header)
+						return b, err
+					}
 				}
-				want = bytes.Clone(want)
-				_, _, got, err := floor.post(req, floor.header)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(bytes.TrimSuffix(got, []byte("\n")), want) {
-					t.Errorf("request %s:\nfloor %s\nSDK   %s", req, got, want)
-				}
+				sameAnswer(t, req, body(sdk), body(floor), "\n")
 			}
 		})
+	}
+}
+
+// sameAnswer fails t unless floor answers req byte for byte as sdk does,
+// once trim is cut from the end of the floor's answer.
+func sameAnswer(t *testing.T, req []byte, sdk, floor func() ([]byte, error), trim string) {
+	t.Helper()
+	want, err := sdk()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = bytes.Clone(want)
+	got, err := floor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(bytes.TrimSuffix(got, []byte(trim)), want) {
+		t.Errorf("request %s:\nfloor %s\nSDK   %s", req, got, want)
 	}
 }

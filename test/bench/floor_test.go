@@ -144,6 +144,15 @@ func floorCall(req *floorRequest, structured bool) floorResponse {
 	return resp
 }
 
+// readFloorRequest reads the next line of br and decodes it into req.
+func readFloorRequest(br *bufio.Reader, req *floorRequest) error {
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(line, req)
+}
+
 func serveFloor(in io.Reader, out io.Writer, structured bool) error {
 	br := bufio.NewReader(in)
 	enc := json.NewEncoder(out) // Encode = one Write of value + '\n'
@@ -151,12 +160,8 @@ func serveFloor(in io.Reader, out io.Writer, structured bool) error {
 	// Handshake, outside the hot loop: answer initialize, then wait for
 	// notifications/initialized.
 	for {
-		line, err := br.ReadSlice('\n')
-		if err != nil {
-			return err
-		}
 		var req floorRequest
-		if err := json.Unmarshal(line, &req); err != nil {
+		if err := readFloorRequest(br, &req); err != nil {
 			return err
 		}
 		if req.Method == "initialize" {
@@ -177,12 +182,8 @@ func serveFloor(in io.Reader, out io.Writer, structured bool) error {
 
 	// Hot loop: every request is assumed to be a tools/call of calculate.
 	for {
-		line, err := br.ReadSlice('\n')
-		if err != nil {
-			return err
-		}
 		var req floorRequest
-		if err := json.Unmarshal(line, &req); err != nil {
+		if err := readFloorRequest(br, &req); err != nil {
 			return err
 		}
 		if len(req.ID) == 0 {

@@ -34,7 +34,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -46,6 +45,7 @@ import (
 
 	gws "github.com/gorilla/websocket"
 
+	"github.com/hexmcp/hexmcp/internal/showcasebin"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
@@ -75,6 +75,10 @@ func scale() int {
 	return 1
 }
 
+// TestMain runs the tests within showcasebin.Run, which makes the directory
+// the showcase is built into.
+func TestMain(m *testing.M) { os.Exit(showcasebin.Run(m, "hostile")) }
+
 // server is the showcase running as a child process.
 type server struct {
 	cmd  *exec.Cmd
@@ -89,52 +93,10 @@ func startShowcase(t *testing.T) *server {
 	if testing.Short() {
 		t.Skip("builds and attacks the showcase")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "showcase")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	build := exec.Command(gobin, "build", "-o", bin, "github.com/hexmcp/hexmcp/examples/showcase")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the showcase: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "-transport", "http", "-addr", "127.0.0.1:0")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		sent := false
-		for sc.Scan() {
-			line := sc.Text()
-			if i := strings.Index(line, "http://"); i >= 0 && !sent && strings.Contains(line, "serving MCP") {
-				urls <- strings.TrimSuffix(strings.Fields(line[i:])[0], "/mcp")
-				sent = true
-			}
-		}
-	}()
-	select {
-	case u := <-urls:
-		return &server{cmd: cmd, base: u}
-	case <-time.After(60 * time.Second):
-		t.Fatal("the showcase did not say where it serves")
-	}
-	return nil
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd, u := showcasebin.Start(ctx, t, showcasebin.Build(t, showcasebin.Options{}), "http", nil)
+	return &server{cmd: cmd, base: strings.TrimSuffix(u, "/mcp")}
 }
 
 // peakRSS reads the process's high-water mark of resident memory.
