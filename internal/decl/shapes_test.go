@@ -243,3 +243,28 @@ func TestToolNameFromGo(t *testing.T) {
 		}
 	}
 }
+
+// Large arguments decode as small ones do: a string with a bad escape is
+// refused, and a type whose string fields take the string option (which
+// the one-copy decoder of large strings would not honour) gets what the
+// default decoder gives for small ones.
+func TestNewToolLargeArguments(t *testing.T) {
+	pad := strings.Repeat("x", 70000)
+	tool := decl.NewTool(func(in greetIn) string { return in.Name }, decl.WithName("t"))
+	var ae *decl.ArgumentsError
+	for _, args := range []string{`{"name":"` + pad + `\q"}`, `{"name":"` + pad + "\xff" + `"}`} {
+		if _, err := call(t, tool, args); !errors.As(err, &ae) {
+			t.Errorf("a bad string in large arguments: %v, want an *ArgumentsError", err)
+		}
+	}
+	type quoted struct {
+		S   string `json:"s,string"`
+		Pad string `json:"pad"`
+	}
+	tool = decl.NewTool(func(in quoted) string { return in.S }, decl.WithName("q"))
+	small, serr := call(t, tool, `{"s":"\"abc\"","pad":""}`)
+	large, lerr := call(t, tool, `{"s":"\"abc\"","pad":"`+pad+`"}`)
+	if small != large || fmt.Sprint(serr) != fmt.Sprint(lerr) {
+		t.Errorf("the string option: %q, %v in large arguments, %q, %v in small ones", large, lerr, small, serr)
+	}
+}
