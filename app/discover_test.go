@@ -2,8 +2,6 @@ package app_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -11,11 +9,10 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 
 	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
 )
 
-// discoverCalc holds tools of every accepted shape and methods of other
-// shapes that discovery must skip.
+// discoverCalc holds tools of every accepted shape (internal/decl's tests
+// try the shapes ToolsOf skips and refuses).
 type discoverCalc struct{ calls int }
 
 type fetchIn struct {
@@ -39,14 +36,6 @@ func (c *discoverCalc) WhoAmI(_ context.Context, rc *app.RequestContext, _ struc
 // Reset is void.
 func (c *discoverCalc) Reset(struct{}) error { c.calls = 0; return nil }
 
-// Skipped shapes.
-func (c *discoverCalc) Ping(context.Context) error         { return nil }
-func (c *discoverCalc) String() string                     { return "calc" }
-func (c *discoverCalc) Scale(_ context.Context, f float64) {}
-func (c *discoverCalc) Pair(addIn, addIn) float64          { return 0 }
-func (c *discoverCalc) Many(...addIn) float64              { return 0 }
-func (c *discoverCalc) Twice(addIn) (float64, float64)     { return 0, 0 }
-
 func toolNames(ts []hexmcp.Tool) []string {
 	var names []string
 	for _, t := range ts {
@@ -55,26 +44,8 @@ func toolNames(ts []hexmcp.Tool) []string {
 	return names
 }
 
-func TestToolsOfNamesAndShapes(t *testing.T) {
-	ts, err := hexmcp.ToolsOf(&discoverCalc{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := strings.Join(toolNames(ts), " "), "add reset urlFetch whoAmI"; got != want {
-		t.Fatalf("names = %q, want %q (method-name order, skipped shapes left out)", got, want)
-	}
-	for _, tool := range ts {
-		def := tool.Definition()
-		if def.Description != "" || def.Title != "" || def.Annotations != nil {
-			t.Errorf("%s: discovery made up a description, title or annotations: %+v", def.Name, def)
-		}
-	}
-	equalJSON(t, string(ts[0].Definition().InputSchema),
-		`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"],"additionalProperties":false}`)
-	equalJSON(t, string(ts[2].Definition().InputSchema),
-		`{"type":"object","properties":{"url":{"type":"string","description":"Address to fetch"}},"required":["url"],"additionalProperties":false}`)
-}
-
+// The tools ToolsOf discovers are served: called over the wire, they call
+// the methods, with the request context the engine gives.
 func TestToolsOfCallsTheMethods(t *testing.T) {
 	calc := &discoverCalc{}
 	ts, err := hexmcp.ToolsOf(calc, hexmcp.WithNamePrefix("calc."))
@@ -98,98 +69,4 @@ func TestToolsOfCallsTheMethods(t *testing.T) {
 	if calc.calls != 0 {
 		t.Errorf("calls = %d after reset, want 0", calc.calls)
 	}
-}
-
-func TestToolsOfStrict(t *testing.T) {
-	_, err := hexmcp.ToolsOf(&discoverCalc{}, hexmcp.StrictDiscovery())
-	if err == nil {
-		t.Fatal("StrictDiscovery accepted methods of other shapes")
-	}
-	for _, m := range []string{"Ping", "String", "Scale", "Pair", "Many", "Twice"} {
-		if !strings.Contains(err.Error(), "discoverCalc)."+m+" ") {
-			t.Errorf("the error does not name %s: %v", m, err)
-		}
-	}
-	var de *domain.ToolDefinitionError
-	if !errors.As(err, &de) {
-		t.Errorf("the error is not a *domain.ToolDefinitionError: %T", err)
-	}
-	// A type whose exported methods are all tools passes.
-	ts, err := hexmcp.ToolsOf(onlyTools{}, hexmcp.StrictDiscovery())
-	if err != nil || len(ts) != 1 {
-		t.Fatalf("ToolsOf(onlyTools) = %d tools, %v", len(ts), err)
-	}
-}
-
-type onlyTools struct{}
-
-func (onlyTools) Echo(in fetchIn) string { return in.URL }
-
-type dupNames struct{}
-
-func (dupNames) URLFetch(fetchIn) string { return "" }
-func (dupNames) UrlFetch(fetchIn) string { return "" }
-
-type badInput struct{}
-
-func (badInput) Stream(struct{ C chan int }) string { return "" }
-
-type noTools struct{}
-
-func (noTools) String() string { return "" }
-
-func TestToolsOfErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		v    any
-		opts []hexmcp.DiscoverOption
-		want string
-	}{
-		{"nil", nil, nil, "needs a value with methods"},
-		{"nil pointer", (*discoverCalc)(nil), nil, "needs a value with methods"},
-		{"value with pointer methods", discoverCalc{}, nil, "pass &v"},
-		{"no tools", noTools{}, nil, "no exported method of app_test.noTools has the tool shape"},
-		{"duplicate names", dupNames{}, nil, "URLFetch and UrlFetch"},
-		{"bad input type", badInput{}, nil, "input type"},
-		{"bad prefix", onlyTools{}, []hexmcp.DiscoverOption{hexmcp.WithNamePrefix("calc/")}, `"calc/echo"`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ts, err := hexmcp.ToolsOf(tc.v, tc.opts...)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("ToolsOf = %d tools, %v; want an error containing %q", len(ts), err, tc.want)
-			}
-			if ts != nil {
-				t.Errorf("ToolsOf returned tools with an error")
-			}
-		})
-	}
-}
-
-// Shapes is a type whose methods become tools with ToolsOf.
-type Shapes struct{}
-
-// RectIn is the input of Shapes.RectArea.
-type RectIn struct {
-	W float64 `json:"w" description:"Width"`
-	H float64 `json:"h" description:"Height"`
-}
-
-// RectArea is a tool: it takes one input struct.
-func (Shapes) RectArea(_ context.Context, in RectIn) (float64, error) { return in.W * in.H, nil }
-
-// String is skipped: it takes no input struct.
-func (Shapes) String() string { return "shapes" }
-
-func ExampleToolsOf() {
-	tools, err := hexmcp.ToolsOf(Shapes{}, hexmcp.WithNamePrefix("shapes."))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, t := range tools {
-		def := t.Definition()
-		fmt.Println(def.Name, string(def.InputSchema))
-	}
-	// Output:
-	// shapes.rectArea {"type":"object","properties":{"w":{"type":"number","description":"Width"},"h":{"type":"number","description":"Height"}},"required":["w","h"],"additionalProperties":false}
 }

@@ -549,65 +549,6 @@ func TestRegistrationErrors(t *testing.T) {
 	}
 }
 
-func TestNamesFromFunctions(t *testing.T) {
-	e := newEngine(t, app.Options{Validator: jsonschema.New()})
-	var calc calculator
-	for _, tc := range []struct {
-		tool hexmcp.Tool
-		want string
-	}{
-		{hexmcp.NewTool(GetWeather), "getWeather"},
-		{hexmcp.NewTool(URLFetch), "urlFetch"},
-		{hexmcp.NewTool(listUsers), "listUsers"},
-		{hexmcp.NewTool(calc.PerformCalculation), "performCalculation"},
-		{hexmcp.NewTool((*calculator).Reset), "reset"},
-		{hexmcp.NewTool(ID), "id"},
-		{hexmcp.NewTool(GetWeather, hexmcp.WithName("get_weather")), "get_weather"},
-	} {
-		if err := tc.tool.Err(); err != nil {
-			t.Fatal(err)
-		}
-		if got := tc.tool.Definition().Name; got != tc.want {
-			t.Errorf("name = %q, want %q", got, tc.want)
-		}
-		if d := tc.tool.Definition().Description; d != "" {
-			t.Errorf("description made up: %q", d)
-		}
-		if err := e.AddTool(tc.tool); err != nil {
-			t.Error(err)
-		}
-	}
-}
-
-func GetWeather() string { return "" }
-func URLFetch() string   { return "" }
-func listUsers() []int   { return nil }
-func ID() int            { return 0 }
-
-type calculator struct{}
-
-func (calculator) PerformCalculation(a addIn) float64 { return a.A }
-func (*calculator) Reset()                            {}
-
-func TestOutputSchemaInferredForStructs(t *testing.T) {
-	type out struct {
-		Temperature float64 `json:"temperature"`
-	}
-	tl := hexmcp.Func(func(context.Context, struct{}) (out, error) { return out{1}, nil }, hexmcp.WithName("w"))
-	if got := string(tl.Definition().OutputSchema); got != `{"type":"object","properties":{"temperature":{"type":"number"}},"required":["temperature"],"additionalProperties":false}` {
-		t.Fatalf("outputSchema = %s", got)
-	}
-	if s := hexmcp.Func(func(context.Context, struct{}) (out, error) { return out{}, nil }, hexmcp.WithName("w"), hexmcp.WithoutOutputSchema()).Definition().OutputSchema; s != nil {
-		t.Fatal("WithoutOutputSchema ignored")
-	}
-	if s := hexmcp.NewTool(func() []int { return nil }, hexmcp.WithName("l")).Definition().OutputSchema; s != nil {
-		t.Fatal("a slice output must not get a schema implicitly")
-	}
-	if s := hexmcp.NewTool(func() []int { return nil }, hexmcp.WithName("l"), hexmcp.WithOutputSchemaFrom([]int{})).Definition().OutputSchema; string(s) != `{"type":"array","items":{"type":"integer"}}` {
-		t.Fatalf("WithOutputSchemaFrom = %s", s)
-	}
-}
-
 func TestHandleMessage(t *testing.T) {
 	progress := hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		if err := rc.ReportProgress(ctx, 1, 0, "step"); err != nil {
