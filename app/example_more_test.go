@@ -53,7 +53,7 @@ func Example() {
 	// {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"Hello, Ada!"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"hello","version":"1.0.0"}}}}
 }
 
-func ExampleNewPrompt() {
+func ExampleEngine_AddPrompt() {
 	review := hexmcp.NewPrompt("code_review",
 		func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 			return &domain.GetPromptResult{
@@ -93,7 +93,7 @@ func ExampleNewPrompt() {
 	// user {"type":"text","text":"Please review this Go code."}
 }
 
-func ExampleNewResource() {
+func ExampleEngine_AddResources() {
 	readme := hexmcp.NewResource("file:///docs/readme.md", "readme",
 		func(_ context.Context, uri string, _ map[string]string) ([]domain.ResourceContents, error) {
 			return []domain.ResourceContents{{URI: uri, MimeType: "text/markdown", Text: "# Read me"}}, nil
@@ -130,7 +130,7 @@ func ExampleNewResource() {
 	// memo://motd text/plain Have a nice day.
 }
 
-func ExampleNewRawTool() {
+func ExampleEngine_AddTool() {
 	// A tool built at run time: its schema is plain JSON, and the handler
 	// gets the arguments only after they passed that schema; arguments that
 	// fail it are answered with an isError result the model can read.
