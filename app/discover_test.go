@@ -1,40 +1,15 @@
 package app_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 
 	"github.com/hexmcp/hexmcp/app"
 )
-
-// discoverCalc holds tools of every accepted shape (internal/decl's tests
-// try the shapes ToolsOf skips and refuses).
-type discoverCalc struct{ calls int }
-
-type fetchIn struct {
-	URL string `json:"url" description:"Address to fetch"`
-}
-
-// Add has the full shape: ctx, input struct, (Out, error).
-func (c *discoverCalc) Add(_ context.Context, in addIn) (float64, error) {
-	c.calls++
-	return in.A + in.B, nil
-}
-
-// URLFetch takes only the input, by pointer, and returns only a value.
-func (c *discoverCalc) URLFetch(in *fetchIn) string { return "fetched " + in.URL }
-
-// WhoAmI reads the request context.
-func (c *discoverCalc) WhoAmI(_ context.Context, rc *app.RequestContext, _ struct{}) (string, error) {
-	return rc.ToolName(), nil
-}
-
-// Reset is void.
-func (c *discoverCalc) Reset(struct{}) error { c.calls = 0; return nil }
 
 func toolNames(ts []hexmcp.Tool) []string {
 	var names []string
@@ -47,7 +22,7 @@ func toolNames(ts []hexmcp.Tool) []string {
 // The tools ToolsOf discovers are served: called over the wire, they call
 // the methods, with the request context the engine gives.
 func TestToolsOfCallsTheMethods(t *testing.T) {
-	calc := &discoverCalc{}
+	calc := &testtools.Calc{}
 	ts, err := hexmcp.ToolsOf(calc, hexmcp.WithNamePrefix("calc."))
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +41,7 @@ func TestToolsOfCallsTheMethods(t *testing.T) {
 		resp := c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + tc.call + `}`)
 		equalJSON(t, resp, `{"jsonrpc":"2.0","id":1,"result":`+tc.want+`}`)
 	}
-	if calc.calls != 0 {
-		t.Errorf("calls = %d after reset, want 0", calc.calls)
+	if calc.Calls != 0 {
+		t.Errorf("calls = %d after reset, want 0", calc.Calls)
 	}
 }

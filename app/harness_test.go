@@ -2,12 +2,12 @@ package app_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/jsontest"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -88,16 +88,5 @@ func (c *client) initialize(rev string) string {
 // equalJSON fails unless got and want are the same JSON (member order aside).
 func equalJSON(t *testing.T, got, want string) {
 	t.Helper()
-	var g, w any
-	if err := json.Unmarshal([]byte(got), &g); err != nil {
-		t.Fatalf("got invalid JSON %q: %v", got, err)
-	}
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatalf("want invalid JSON %q: %v", want, err)
-	}
-	gb, _ := json.Marshal(g)
-	wb, _ := json.Marshal(w)
-	if string(gb) != string(wb) {
-		t.Fatalf("JSON differs\n got: %s\nwant: %s", got, want)
-	}
+	jsontest.Equal(t, got, want)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hexmcp/hexmcp/internal/decl"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // strictShapes has, by value receiver, one method of each shape ToolsOf
@@ -91,7 +92,7 @@ func TestToolsOfMoreErrors(t *testing.T) {
 
 // A tool ToolsOf finds calls the method, on the value given.
 func TestToolsOfHandlers(t *testing.T) {
-	calc := &discoverCalc{calls: 5}
+	calc := &discoverCalc{testtools.Calc{Calls: 5}}
 	ts, err := decl.ToolsOf(calc)
 	if err != nil {
 		t.Fatal(err)
@@ -100,13 +101,13 @@ func TestToolsOfHandlers(t *testing.T) {
 	for _, tool := range ts {
 		byName[tool.Definition().Name] = tool
 	}
-	if got, err := call(t, byName["add"], `{"a":2,"b":3}`); got != 5.0 || err != nil || calc.calls != 6 {
-		t.Errorf("add = %v, %v, calls %d", got, err, calc.calls)
+	if got, err := call(t, byName["add"], `{"a":2,"b":3}`); got != 5.0 || err != nil || calc.Calls != 6 {
+		t.Errorf("add = %v, %v, calls %d", got, err, calc.Calls)
 	}
 	if got, err := call(t, byName["urlFetch"], `{"url":"u"}`); got != "fetched u" || err != nil {
 		t.Errorf("urlFetch = %v, %v", got, err)
 	}
-	if got, err := call(t, byName["reset"], `{}`); got != nil || err != nil || calc.calls != 0 {
-		t.Errorf("reset = %v, %v, calls %d", got, err, calc.calls)
+	if got, err := call(t, byName["reset"], `{}`); got != nil || err != nil || calc.Calls != 0 {
+		t.Errorf("reset = %v, %v, calls %d", got, err, calc.Calls)
 	}
 }

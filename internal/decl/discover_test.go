@@ -7,35 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/decl"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
-// discoverCalc holds tools of every accepted shape and methods of other
-// shapes that discovery must skip.
-type discoverCalc struct{ calls int }
-
-type fetchIn struct {
-	URL string `json:"url" description:"Address to fetch"`
-}
-
-// Add has the full shape: ctx, input struct, (Out, error).
-func (c *discoverCalc) Add(_ context.Context, in addIn) (float64, error) {
-	c.calls++
-	return in.A + in.B, nil
-}
-
-// URLFetch takes only the input, by pointer, and returns only a value.
-func (c *discoverCalc) URLFetch(in *fetchIn) string { return "fetched " + in.URL }
-
-// WhoAmI reads the request context.
-func (c *discoverCalc) WhoAmI(_ context.Context, rc *hexmcp.RequestContext, _ struct{}) (string, error) {
-	return rc.ToolName(), nil
-}
-
-// Reset is void.
-func (c *discoverCalc) Reset(struct{}) error { c.calls = 0; return nil }
+// discoverCalc holds tools of every accepted shape (testtools.Calc's) and
+// methods of other shapes that discovery must skip.
+type discoverCalc struct{ testtools.Calc }
 
 // Skipped shapes.
 func (c *discoverCalc) Ping(context.Context) error         { return nil }
@@ -96,12 +75,12 @@ func TestToolsOfStrict(t *testing.T) {
 
 type onlyTools struct{}
 
-func (onlyTools) Echo(in fetchIn) string { return in.URL }
+func (onlyTools) Echo(in testtools.FetchIn) string { return in.URL }
 
 type dupNames struct{}
 
-func (dupNames) URLFetch(fetchIn) string { return "" }
-func (dupNames) UrlFetch(fetchIn) string { return "" }
+func (dupNames) URLFetch(testtools.FetchIn) string { return "" }
+func (dupNames) UrlFetch(testtools.FetchIn) string { return "" }
 
 type badInput struct{}
 

@@ -1,12 +1,12 @@
 package decl_test
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/jsontest"
 )
 
 type addIn struct {
@@ -17,18 +17,7 @@ type addIn struct {
 // equalJSON fails unless got and want are the same JSON (member order aside).
 func equalJSON(t *testing.T, got, want string) {
 	t.Helper()
-	var g, w any
-	if err := json.Unmarshal([]byte(got), &g); err != nil {
-		t.Fatalf("got invalid JSON %q: %v", got, err)
-	}
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatalf("want invalid JSON %q: %v", want, err)
-	}
-	gb, _ := json.Marshal(g)
-	wb, _ := json.Marshal(w)
-	if string(gb) != string(wb) {
-		t.Fatalf("JSON differs\n got: %s\nwant: %s", got, want)
-	}
+	jsontest.Equal(t, got, want)
 }
 
 // wantToolError fails unless err is a *domain.ToolDefinitionError whose

@@ -45,3 +45,21 @@ func MustCompile(t testing.TB, v ports.SchemaValidator, schema string) ports.Sch
 	}
 	return s
 }
+
+// Equal fails the test unless got and want are the same JSON, member order
+// aside.
+func Equal(t testing.TB, got, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		t.Fatalf("got invalid JSON %q: %v", got, err)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("want invalid JSON %q: %v", want, err)
+	}
+	gb, _ := json.Marshal(g)
+	wb, _ := json.Marshal(w)
+	if string(gb) != string(wb) {
+		t.Fatalf("JSON differs\n got: %s\nwant: %s", got, want)
+	}
+}
