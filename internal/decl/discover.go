@@ -115,7 +115,7 @@ func ToolsOf(v any, opts ...DiscoverOption) ([]Tool, error) {
 				}
 			}
 		}
-		return nil, &domain.ToolDefinitionError{Reason: fmt.Sprintf("no exported method of %s has the tool shape func([context.Context,] [*app.RequestContext,] In) ([Out,] [error]) with In a struct%s", rt, hint)}
+		return nil, &domain.ToolDefinitionError{Reason: fmt.Sprintf("no exported method of %s has the tool shape func([context.Context,] [*hexmcp.RequestContext,] In) ([Out,] [error]) with In a struct%s", rt, hint)}
 	}
 	return tools, nil
 }
@@ -161,7 +161,7 @@ func toolShape(ft reflect.Type) string {
 		return fmt.Sprintf("takes %s, not an input struct", ft.In(i))
 	}
 	if i+1 != ft.NumIn() {
-		return "takes more than ([context.Context,] [*app.RequestContext,] In)"
+		return "takes more than ([context.Context,] [*hexmcp.RequestContext,] In)"
 	}
 	switch ft.NumOut() {
 	case 0, 1:

@@ -321,7 +321,7 @@ func NewTool(fn any, opts ...ToolOption) Tool {
 		i++
 	}
 	if i != ft.NumIn() {
-		return Tool{def: c.def, err: &domain.ToolDefinitionError{Tool: c.def.Name, Reason: "parameters must be ([context.Context,] [*app.RequestContext,] [input])"}}
+		return Tool{def: c.def, err: &domain.ToolDefinitionError{Tool: c.def.Name, Reason: "parameters must be ([context.Context,] [*hexmcp.RequestContext,] [input])"}}
 	}
 	// results
 	var outT reflect.Type
