@@ -64,9 +64,7 @@ func insufficientScope(id jsontext.Value, required, granted []string, extra map[
 // call; without it, such tools are listed and refused with a scope
 // challenge (step-up).
 func HideUnauthorized(v Visibility) Visibility {
-	allowed := func(p *Viewer, scopes []string) bool {
-		return len(scopes) == 0 || viewerHolds(p, scopes)
-	}
+	allowed := viewerHolds // a definition without scopes is everyone's
 	tool, prompt := v.Tool, v.Prompt
 	v.Tool = func(ctx context.Context, p *Viewer, t *domain.Tool) bool {
 		return allowed(p, t.Scopes) && (tool == nil || tool(ctx, p, t))
