@@ -304,6 +304,9 @@ func sessionOnlyTools() []hexmcp.Tool {
 			return fmt.Sprintf("bad: %v | good: %v | no session: %t", bad, good, errors.Is(good, app.ErrNoSession)), nil
 		}, hexmcp.WithName("add_own")),
 		hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+			return fmt.Sprintf("removed: %t", rc.RemoveSessionTool("mine")), nil
+		}, hexmcp.WithName("drop_own")),
+		hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 			notify, err := rc.NotifyElicitationComplete()
 			return fmt.Sprintf("notifier: %t | %v", notify != nil, err), nil
 		}, hexmcp.WithName("notifier")),
@@ -327,6 +330,16 @@ func TestSessionOnlyRequestContext(t *testing.T) {
 	}
 	if got := toolText(t, session.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"notifier","arguments":{}}}`)); got != "notifier: true | <nil>" {
 		t.Fatalf("2025-11-25 session: %s", got)
+	}
+	// A stateless-era request on the session's connection has no session:
+	// it removes nothing of the session's.
+	if got := toolText(t, session.roundTrip(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"drop_own","arguments":{},`+metaCaps(`{}`)+`}}`)); got != "removed: false" {
+		t.Fatalf("stateless era on the session's connection: %s", got)
+	}
+	session.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"drop_own","arguments":{}}}`)
+	equalJSON(t, session.recv(), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	if got := toolText(t, session.recv()); got != "removed: true" {
+		t.Fatalf("handshake era: %s", got)
 	}
 
 	old := serve(t, e)
