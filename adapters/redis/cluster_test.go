@@ -80,7 +80,39 @@ func newCluster(t *testing.T, n int) *cluster {
 		c.servers = append(c.servers, s)
 		c.urls = append(c.urls, hs.URL)
 	}
+	c.settle()
 	return c
+}
+
+// settle returns once every notice the instances raised as they started
+// has reached every other instance. New registers an instance's tools and
+// resources and announces them (tools/list_changed, resources/list_changed)
+// to the whole cluster through the bus, which delivers them later; a test's
+// stream opened before they arrive would hear them before what the test
+// raises. Each instance publishes its notices in order, so a marker each
+// raises after starting (an update of test://doc), heard at every instance,
+// comes after all of them.
+func (c *cluster) settle() {
+	c.t.Helper()
+	streams := make([]*sseStream, len(c.urls))
+	for i, u := range c.urls {
+		sid := c.session(i)
+		if resp, body := post(c.t, u, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://doc"}}`, sessionHeaders(sid)); resp.StatusCode != 200 {
+			c.t.Fatalf("settle: subscribe: %d %s", resp.StatusCode, body)
+		}
+		streams[i] = get(c.t, u, sid, "")
+	}
+	for _, s := range c.servers {
+		s.NotifyResourceUpdated("test://doc")
+	}
+	for _, g := range streams {
+		for heard := 0; heard < len(c.servers); {
+			if strings.Contains(g.next().data, `"notifications/resources/updated"`) {
+				heard++
+			}
+		}
+		g.resp.Body.Close()
+	}
 }
 
 // session initializes a session through instance i and returns its id.
