@@ -157,6 +157,8 @@ func TestBadInput(t *testing.T) {
 		{"stateless ping", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{` + meta2026 + `}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: ping does not exist in protocol revision 2026-07-28"}}`},
 		{"discover in a session", `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: server/discover does not exist in protocol revision 2025-11-25"}}`},
 		{"initialize in a stateless request", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",` + meta2026 + `}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: initialize does not exist in protocol revision 2026-07-28"}}`},
+		{"initialize capabilities not an object", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":5,"clientInfo":{"name":"c","version":"1"}}}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: capabilities must be an object"}}`},
 		{"bad progress token", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":{}}}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: _meta.progressToken must be a string or a number"}}`},
 	}
 	for _, tc := range cases {

@@ -198,7 +198,7 @@ func TestResourceVisibilityByViewer(t *testing.T) {
 		hexmcp.TextResource("test://staff", "staff", "for staff"),
 		hexmcp.NewResourceTemplate("test://staff/{id}", "staff item", func(_ context.Context, uri string, vars map[string]string) ([]domain.ResourceContents, error) {
 			return []domain.ResourceContents{{URI: uri, Text: "item " + vars["id"]}}, nil
-		}))
+		}, hexmcp.WithTemplateCompleter("id", func(context.Context, string, map[string]string) ([]string, error) { return []string{"42"}, nil })))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +223,11 @@ func TestResourceVisibilityByViewer(t *testing.T) {
 			t.Fatalf("guest reads %s:\n got %s\nwant %s (as an unknown URI)", uri, got, want)
 		}
 	}
+	// completion/complete knows the hidden template only for those it admits.
+	complete := `{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"test://staff/{id}"},"argument":{"name":"id","value":"4"}}}`
+	equalJSON(t, guest.roundTrip(complete),
+		`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Invalid params: unknown resource template \"test://staff/{id}\"","data":{"uri":"test://staff/{id}"}}}`)
+	equalJSON(t, staff.roundTrip(complete), `{"jsonrpc":"2.0","id":5,"result":{"completion":{"values":["42"]}}}`)
 }
 
 // A tool or resource that declares scopes (WithScopes) is served to a
