@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -175,5 +176,31 @@ func TestResultsTail(t *testing.T) {
 	ci.features = r.policy.Features(ci.rev)
 	if got := r.appendStatelessTail(nil, ci, false); len(got) != 0 {
 		t.Fatalf("a handshake-era result got a tail: %s", got)
+	}
+}
+
+// An engine with a bus bounds what waits to be published as the README's
+// table of limits says when Options leave it: 1,024 notices, 16 MiB; a
+// smaller byte bound is raised to one notice's worth, and Unlimited turns
+// both off.
+func TestBusQueueDefaults(t *testing.T) {
+	for _, c := range []struct {
+		name                 string
+		queue, bytes         int
+		wantQueue, wantBytes int
+	}{
+		{"defaults", 0, 0, 1_024, 16 << 20},
+		{"set", 10, 8 << 20, 10, 8 << 20},
+		{"too small", 10, 1, 10, minBusQueueBytes},
+		{"unlimited", Unlimited, Unlimited, Unlimited, Unlimited},
+	} {
+		e, err := NewEngine(Options{ToolRegistry: memory.NewRegistry(), DisableValidation: true, Bus: newRecordingBus(), MaxBusQueue: c.queue, MaxBusQueueBytes: c.bytes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := e.bus.pub; p.maxQueue != c.wantQueue || p.maxBytes != c.wantBytes {
+			t.Errorf("%s: queue %d notices, %d bytes; want %d, %d", c.name, p.maxQueue, p.maxBytes, c.wantQueue, c.wantBytes)
+		}
+		_ = e.Close()
 	}
 }
