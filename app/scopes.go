@@ -64,20 +64,19 @@ func insufficientScope(id jsontext.Value, required, granted []string, extra map[
 // call; without it, such tools are listed and refused with a scope
 // challenge (step-up).
 func HideUnauthorized(v Visibility) Visibility {
-	allowed := viewerHolds // a definition without scopes is everyone's
 	tool, prompt := v.Tool, v.Prompt
 	v.Tool = func(ctx context.Context, p *Viewer, t *domain.Tool) bool {
-		return allowed(p, t.Scopes) && (tool == nil || tool(ctx, p, t))
+		return viewerHolds(p, t.Scopes) && (tool == nil || tool(ctx, p, t))
 	}
 	v.Prompt = func(ctx context.Context, p *Viewer, pr *domain.Prompt) bool {
-		return allowed(p, pr.Scopes) && (prompt == nil || prompt(ctx, p, pr))
+		return viewerHolds(p, pr.Scopes) && (prompt == nil || prompt(ctx, p, pr))
 	}
 	v.hideScoped = true
 	return v
 }
 
 // viewerHolds reports whether the viewer's principal holds every scope of
-// scopes.
+// scopes (a definition without scopes is everyone's).
 func viewerHolds(p *Viewer, scopes []string) bool {
 	return len(scopes) == 0 || missingScopes(scopes, viewerScopes(p)) == nil
 }

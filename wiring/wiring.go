@@ -225,7 +225,7 @@ func asGroup(constructor any, group string) any {
 // Tools adds tools to the server.
 func Tools(tools ...hexmcp.Tool) fx.Option { return supplyGroup(toolGroup, tools) }
 
-// AsTool annotates a constructor of an hexmcp.Tool (or of []hexmcp.Tool, with
+// AsTool annotates a constructor of a hexmcp.Tool (or of []hexmcp.Tool, with
 // flatten) so that its result joins the tool group:
 //
 //	fx.Provide(wiring.AsTool(NewCalculatorTool))
@@ -234,7 +234,7 @@ func AsTool(constructor any) any { return asGroup(constructor, toolGroup) }
 // Resources adds resources and resource templates to the server.
 func Resources(resources ...hexmcp.Resource) fx.Option { return supplyGroup(resourceGroup, resources) }
 
-// AsResource annotates a constructor of an hexmcp.Resource (or of
+// AsResource annotates a constructor of a hexmcp.Resource (or of
 // []hexmcp.Resource, with flatten) so that its result joins the resource group:
 //
 //	fx.Provide(wiring.AsResource(NewConfigResource))
@@ -243,7 +243,7 @@ func AsResource(constructor any) any { return asGroup(constructor, resourceGroup
 // Prompts adds prompts to the server.
 func Prompts(prompts ...hexmcp.Prompt) fx.Option { return supplyGroup(promptGroup, prompts) }
 
-// AsPrompt annotates a constructor of an hexmcp.Prompt (or of []hexmcp.Prompt,
+// AsPrompt annotates a constructor of a hexmcp.Prompt (or of []hexmcp.Prompt,
 // with flatten) so that its result joins the prompt group:
 //
 //	fx.Provide(wiring.AsPrompt(NewReviewPrompt))
