@@ -120,3 +120,7 @@ func (e *Engine) HandleMessage(ctx context.Context, sess *Session, raw []byte, r
 	m, rerr := decodeMessage(bytes.TrimSpace(raw))
 	return e.handleAnswer(ctx, s, m, nil, rerr, related).Response
 }
+
+// Delete ends the session as a Streamable HTTP DELETE does: it calls
+// Options.OnSessionEnd with SessionDeleted.
+func (sess *Session) Delete() { (&httpSession{sessionHandle: sess}).Deleted() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -194,4 +195,36 @@ func TestSessionStateFlagsAreNotRecomputed(t *testing.T) {
 	}
 	equalJSON(t, readNote(t, client), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
 	expectNoNote(t, client)
+}
+
+// TestRestoredSessionEndStartsWhenStored: a session restored from a stored
+// state ends with Started = the state's Created (when the store made it,
+// on whichever instance), not when this engine restored it; with no Created
+// in the state, Started is when the session initialized here.
+func TestRestoredSessionEndStartsWhenStored(t *testing.T) {
+	ctx := context.Background()
+	ends := make(chan app.SessionEnd, 2)
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), OnSessionEnd: func(end app.SessionEnd) { ends <- end }})
+	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	st := ports.SessionState{ID: "s-stored", Initialized: true, Ready: true, Revision: domain.Revision20251125,
+		Client: domain.Implementation{Name: "c", Version: "1"}, Created: created}
+	restored := e.RestoreSession(ctx, st, nil)
+	restored.Delete()
+	restored.Close()
+	end := <-ends
+	if end.ID != "s-stored" || end.Reason != app.SessionDeleted || !end.Started.Equal(created) || end.Ended.Before(created) {
+		t.Fatalf("restored session's end = %+v, want ID s-stored, deleted, Started %v", end, created)
+	}
+
+	before := time.Now()
+	fresh := e.NewSession(ctx, "s-here", nil)
+	if got := string(e.HandleMessage(ctx, fresh, []byte(stateInit), nil)); !strings.Contains(got, `"protocolVersion":"2025-11-25"`) {
+		t.Fatalf("initialize = %s", got)
+	}
+	fresh.Delete()
+	fresh.Close()
+	end = <-ends
+	if end.ID != "s-here" || end.Started.Before(before) || end.Ended.Before(end.Started) {
+		t.Fatalf("fresh session's end = %+v, want Started at or after %v", end, before)
+	}
 }
