@@ -170,10 +170,15 @@ func TestMiddlewareOnEveryTransportAndEra(t *testing.T) {
 				if id-1 != wantLimited {
 					t.Fatalf("the limit answered request %d, want %d (burst 6)", id-1, wantLimited)
 				}
-				for _, want := range []string{`"method":"tools/call"`, `"name":"echo"`, `"code":-32001`, `"code":-32051`, `"duration"`} {
+				for _, want := range []string{`"method":"tools/call"`, `"name":"echo"`, `"code":-32001`, `"code":-32051`, `"duration"`, `"revision":"` + strings.TrimPrefix(wantRev, "rev=") + `"`} {
 					if !strings.Contains(audit.String(), want) {
 						t.Errorf("the audit log lacks %s:\n%s", want, audit.String())
 					}
+				}
+				// The session is named where the transport names one: a
+				// handshake-era session of Streamable HTTP (Mcp-Session-Id).
+				if named := tr.Name == "http" && era == "handshake"; strings.Contains(audit.String(), `"session":"`) != named {
+					t.Errorf("the audit log names a session: %v, want %v:\n%s", !named, named, audit.String())
 				}
 			})
 		}

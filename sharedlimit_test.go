@@ -82,3 +82,28 @@ func TestRateLimitSharedLimiter(t *testing.T) {
 		t.Fatalf("past the instance's own burst with the limiter down: %v", err)
 	}
 }
+
+// RateLimit's zero options take the documented defaults: a burst of 20
+// requests at once (Rate 10 per second refills too slowly to matter
+// within the test), then CodeRateLimited.
+func TestRateLimitDefaultBurst(t *testing.T) {
+	next := func(context.Context, *app.Request) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }
+	h := hexmcp.RateLimit(hexmcp.RateLimitOptions{Key: func(*app.Request) string { return "one client" }})(next)
+	ctx := context.Background()
+	req := &app.Request{Method: "tools/list", ID: json.RawMessage(`1`)}
+	passed := 0
+	for range 40 {
+		if _, err := h(ctx, req); err != nil {
+			var pe *domain.ProtocolError
+			if !errors.As(err, &pe) || pe.Code != hexmcp.CodeRateLimited {
+				t.Fatalf("after %d requests: %v, want CodeRateLimited", passed, err)
+			}
+			break
+		}
+		passed++
+	}
+	// 20 at once, and at most a token or so more if the loop is slow.
+	if passed < 20 || passed > 22 {
+		t.Fatalf("%d requests passed at once, want the default burst of 20", passed)
+	}
+}
