@@ -3,6 +3,7 @@ package websocket
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -189,8 +190,18 @@ func TestConnectionLimits(t *testing.T) {
 // Unlimited turns the bounds off explicitly.
 func TestConnectionLimitsDefaults(t *testing.T) {
 	o := Options{}.withDefaults()
-	if o.MaxConns != defaultMaxConns || o.MaxConnsPerClient != defaultMaxConnsPerClient || o.MaxQueueBytes != defaultMaxQueueBytes {
-		t.Fatalf("defaults: %d %d %d", o.MaxConns, o.MaxConnsPerClient, o.MaxQueueBytes)
+	// The values Options documents (a limit is a promise).
+	type defaults struct {
+		subprotocol                 string
+		maxMessageSize, sendQueue   int
+		maxQueueBytes               int64
+		maxConns, maxConnsPerClient int
+		ping, pong, write           time.Duration
+	}
+	want := defaults{"mcp", 4 << 20, 256, 8 << 20, 4096, 256, 30 * time.Second, 60 * time.Second, 10 * time.Second}
+	got := defaults{o.Subprotocol, o.MaxMessageSize, o.SendQueue, o.MaxQueueBytes, o.MaxConns, o.MaxConnsPerClient, o.PingInterval, o.PongWait, o.WriteTimeout}
+	if got != want {
+		t.Fatalf("defaults:\n got %+v\nwant %+v", got, want)
 	}
 	h := NewHandler(newEngine(t), Options{MaxConns: Unlimited, MaxConnsPerClient: Unlimited, MaxQueueBytes: Unlimited})
 	for range defaultMaxConnsPerClient + 1 {
@@ -368,4 +379,73 @@ func TestTokenExpiryClosesConnection(t *testing.T) {
 		t.Fatal("the call in flight was not cancelled")
 	}
 	eventually(t, "the connection to be dropped", func() bool { return h.Conns() == 0 })
+}
+
+// clientOf names a client by its IP address alone, in canonical form, so
+// that MaxConnsPerClient counts the same client the same whatever the
+// port or the spelling of its address.
+func TestClientOfCanonicalIP(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:5000":          "127.0.0.1",
+		"[::ffff:127.0.0.1]:5001": "127.0.0.1",
+		"[0:0:0:0:0:0:0:1]:80":    "::1",
+		"[2001:DB8::1]:443":       "2001:db8::1",
+		"not an address":          "not an address",
+		"host.example:8080":       "host.example",
+	} {
+		r := &http.Request{RemoteAddr: addr}
+		if got := clientOf(r); got != want {
+			t.Errorf("clientOf(%q) = %q, want %q", addr, got, want)
+		}
+	}
+}
+
+// TestQueueByteBoundEdges: MaxQueueBytes is the most the queue holds. A
+// message of exactly that size is queued into an empty queue; while other
+// bytes are queued it is refused as a slow reader's (1013), since it would
+// fit later; only a message larger than the bound by itself is 1009. The
+// writer is not started, so what is queued stays.
+func TestQueueByteBoundEdges(t *testing.T) {
+	const limit = 100
+	upgraded := make(chan *gws.Conn, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := (&gws.Upgrader{}).Upgrade(w, r, nil)
+		if err != nil {
+			t.Errorf("upgrade: %v", err)
+			return
+		}
+		upgraded <- ws
+	}))
+	t.Cleanup(srv.Close)
+	open := func() *conn {
+		t.Helper()
+		cl, _, err := gws.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cl.Close() })
+		ws := <-upgraded
+		t.Cleanup(func() { ws.Close() })
+		opts := Options{MaxQueueBytes: limit}.withDefaults()
+		return newConn(context.Background(), ws, &opts, &queueStats{})
+	}
+	full := []byte(strings.Repeat("x", limit))
+
+	c := open()
+	if err := c.WriteMessage(context.Background(), full); err != nil {
+		t.Fatalf("a message of exactly MaxQueueBytes into an empty queue: %v", err)
+	}
+
+	c = open()
+	if err := c.WriteMessage(context.Background(), []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteMessage(context.Background(), full); !errors.Is(err, net.ErrClosed) || c.code != gws.CloseTryAgainLater {
+		t.Fatalf("a message of MaxQueueBytes behind 2 queued bytes: %v, close code %d, want 1013", err, c.code)
+	}
+
+	c = open()
+	if err := c.WriteMessage(context.Background(), append(full, 'x')); !errors.Is(err, net.ErrClosed) || c.code != gws.CloseMessageTooBig {
+		t.Fatalf("a message one byte over MaxQueueBytes: %v, close code %d, want 1009", err, c.code)
+	}
 }
