@@ -372,6 +372,24 @@ func TestPeerClose(t *testing.T) {
 	expectClose(t, c, gws.CloseNormalClosure) // the server's answer
 	eventually(t, "the connection to be released", func() bool { return h.Conns() == 0 })
 
+	// The server echoes the peer's status code (RFC 6455, 5.5.1); a close
+	// frame without one (1005, which must never be sent) is answered 1000.
+	for _, tc := range []struct {
+		payload []byte
+		want    int
+	}{
+		{gws.FormatCloseMessage(gws.CloseGoingAway, "tab closed"), gws.CloseGoingAway},
+		{gws.FormatCloseMessage(4001, ""), 4001},
+		{nil, gws.CloseNormalClosure},
+	} {
+		c = dial(t, srv)
+		if err := c.WriteControl(gws.CloseMessage, tc.payload, time.Now().Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		expectClose(t, c, tc.want)
+		eventually(t, "the connection to be released", func() bool { return h.Conns() == 0 })
+	}
+
 	// A peer that vanishes without a close frame is released too.
 	c = dial(t, srv)
 	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hi",`+meta2026+`}}`)
