@@ -68,6 +68,11 @@ func TestConnWriteCompactsNewlines(t *testing.T) {
 	if b.String() != "{\"a\":\"x\\ny\"}\n{\"b\":1}\n" {
 		t.Fatalf("wrote %q", b.String())
 	}
+	// A newline anywhere, the first byte included, is compacted away.
+	b.Reset()
+	if err := c.WriteMessage(context.Background(), []byte("\n{\"c\":2}")); err != nil || b.String() != "{\"c\":2}\n" {
+		t.Fatalf("a message that begins with a newline: wrote %q, %v", b.String(), err)
+	}
 	if err := c.WriteMessage(context.Background(), []byte("not\njson")); err == nil {
 		t.Fatal("a message with a newline that is not JSON must be refused")
 	}
@@ -385,5 +390,33 @@ func TestMessagesReadWhileCallsRun(t *testing.T) {
 	}
 	if err := testtools.Recv(t, p.served, 5*time.Second, "Serve did not return after its ctx was cancelled"); err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
+	}
+}
+
+// TestConnLineAtTheLimit: a line of exactly the limit is read whole, with
+// either end of line, also when it spans several fragments of the reader's
+// buffer and is longer than the head kept of an oversized line; one byte
+// more is refused. The zero limit is the documented 4 MiB.
+func TestConnLineAtTheLimit(t *testing.T) {
+	for _, limit := range []int{100, 200 << 10, 4 << 20} {
+		for _, eol := range []string{"\n", "\r\n"} {
+			line := `"` + strings.Repeat("z", limit-2) + `"`
+			max := limit
+			if limit == 4<<20 {
+				max = 0 // the default
+			}
+			c := stdio.NewConn(strings.NewReader(line+eol+line+"z"+eol+`{}`+eol), io.Discard, max)
+			ctx := context.Background()
+			if got, err := c.ReadMessage(ctx); err != nil || len(got) != limit || string(got) != line {
+				t.Fatalf("limit %d, eol %q: a line of the limit read as %d bytes, %v", limit, eol, len(got), err)
+			}
+			var tooLarge *ports.MessageTooLargeError
+			if _, err := c.ReadMessage(ctx); !errors.As(err, &tooLarge) || tooLarge.Size != int64(limit+1) || tooLarge.Limit != int64(limit) {
+				t.Fatalf("limit %d, eol %q: one byte over: %v", limit, eol, err)
+			}
+			if got, err := c.ReadMessage(ctx); err != nil || string(got) != `{}` {
+				t.Fatalf("limit %d, eol %q: the next line: %q, %v", limit, eol, got, err)
+			}
+		}
 	}
 }
