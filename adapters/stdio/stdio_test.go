@@ -420,3 +420,26 @@ func TestConnLineAtTheLimit(t *testing.T) {
 		}
 	}
 }
+
+// failOnce fails its first write and takes the others.
+type failOnce struct{ failed bool }
+
+func (f *failOnce) Write(p []byte) (int, error) {
+	if !f.failed {
+		f.failed = true
+		return 0, errors.New("broken pipe")
+	}
+	return len(p), nil
+}
+
+// TestConnWriteReportsAFailedWrite: a write that fails is reported, for a
+// small message and for a large one (written apart from its newline).
+func TestConnWriteReportsAFailedWrite(t *testing.T) {
+	for _, n := range []int{10, 64 << 10, 1 << 20} {
+		c := stdio.NewConn(strings.NewReader(""), &failOnce{}, 0)
+		msg := []byte(`"` + strings.Repeat("w", n-2) + `"`)
+		if err := c.WriteMessage(context.Background(), msg); err == nil {
+			t.Errorf("a message of %d bytes whose write failed: no error", n)
+		}
+	}
+}
