@@ -97,9 +97,6 @@ func (e *ToolDefinitionError) Unwrap() error { return e.Err }
 // is already registered.
 var ErrDuplicateTool = errors.New("a tool with this name is already registered")
 
-// ErrUnknownTool is wrapped by errors about a tool name nobody registered.
-var ErrUnknownTool = errors.New("unknown tool")
-
 // ResourceDefinitionError reports a resource or resource template that
 // cannot be registered: a bad URI, template, name, icon or a duplicate.
 type ResourceDefinitionError struct {
