@@ -82,8 +82,8 @@ bench:
 
 # A round of mutation testing (not part of make test: minutes per package):
 # plants one small fault at a time in PKG's non-test files and lists the
-# faults its own tests miss. make mutate PKG=app N=40
+# faults its own tests miss. make mutate PKG=app N=40 (TESTS=dir,dir: judge by those packages' tests instead)
 PKG ?= app
 N ?= 40
 mutate:
-	$(GO) run ./internal/mutate -pkg $(PKG) -n $(N) -seed 1
+	$(GO) run ./internal/mutate -pkg $(PKG) -n $(N) -seed 1 $(if $(TESTS),-tests $(TESTS))

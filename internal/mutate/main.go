@@ -26,7 +26,10 @@
 // that does not match its original afterwards stops the run. A mutant that
 // does not compile is counted apart. -before REV hides the package's test
 // files added since REV during the run, to measure what the tests of REV
-// noticed; they are restored afterwards.
+// noticed; they are restored afterwards. -tests names the packages whose
+// tests judge the mutants instead (comma-separated directories), for a
+// package that is tested through another: internal/memstore, whose stores
+// adapters/memory names and tests.
 //
 // The result is printed, and with -out written as tab-separated lines
 // (status, file:line:col, kind, the line before, the line after) that
@@ -87,18 +90,23 @@ func main() {
 	before := flag.String("before", "", "hide the package's test files added since this revision during the run")
 	timeout := flag.Duration("timeout", 120*time.Second, "go test -timeout")
 	list := flag.Bool("list", false, "only list the sampled sites")
+	tests := flag.String("tests", "", "the packages whose tests judge the mutants, comma-separated directories (default -pkg)")
 	flag.Parse()
 	if *pkg == "" {
 		fmt.Fprintln(os.Stderr, "mutate: -pkg is required")
 		os.Exit(2)
 	}
-	if err := run(*pkg, *n, *seed, *out, *rerun, *before, *timeout, *list); err != nil {
+	judges := []string{*pkg}
+	if *tests != "" {
+		judges = strings.Split(*tests, ",")
+	}
+	if err := run(*pkg, judges, *n, *seed, *out, *rerun, *before, *timeout, *list); err != nil {
 		fmt.Fprintln(os.Stderr, "mutate:", err)
 		os.Exit(1)
 	}
 }
 
-func run(pkg string, n int, seed uint64, out, rerun, before string, timeout time.Duration, list bool) error {
+func run(pkg string, judges []string, n int, seed uint64, out, rerun, before string, timeout time.Duration, list bool) error {
 	pkg = filepath.Clean(pkg)
 	if dirty, err := git("status", "--porcelain", "--untracked-files=no", "--", pkg); err != nil {
 		return err
@@ -132,7 +140,7 @@ func run(pkg string, n int, seed uint64, out, rerun, before string, timeout time
 	}
 	var results []result
 	for i, s := range sites {
-		r, err := try(s, pkg, timeout)
+		r, err := try(s, judges, timeout)
 		if err != nil {
 			return err
 		}
@@ -347,8 +355,8 @@ func init() {
 	}()
 }
 
-// try plants s, runs the package's tests and restores the file.
-func try(s site, pkg string, timeout time.Duration) (result, error) {
+// try plants s, runs the judges' tests and restores the file.
+func try(s site, judges []string, timeout time.Duration) (result, error) {
 	orig, err := os.ReadFile(s.file)
 	if err != nil {
 		return result{}, err
@@ -367,7 +375,7 @@ func try(s site, pkg string, timeout time.Duration) (result, error) {
 		return r, err
 	}
 	start := time.Now()
-	status, testErr := runTests(pkg, timeout)
+	status, testErr := runTests(judges, timeout)
 	r.took = time.Since(start)
 	r.status = status
 
@@ -384,11 +392,16 @@ func try(s site, pkg string, timeout time.Duration) (result, error) {
 	return r, testErr
 }
 
-// runTests runs the package's tests and tells what they made of the mutant.
-func runTests(pkg string, timeout time.Duration) (string, error) {
+// runTests runs the tests of the judges (package directories) and tells
+// what they made of the mutant.
+func runTests(judges []string, timeout time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*timeout+time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-timeout", timeout.String(), "./"+pkg+"/")
+	args := []string{"test", "-count=1", "-timeout", timeout.String()}
+	for _, j := range judges {
+		args = append(args, "./"+filepath.Clean(strings.TrimSpace(j))+"/")
+	}
+	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	outp, err := cmd.CombinedOutput()
