@@ -118,6 +118,9 @@ type httpConn struct {
 	base   context.Context
 	stop   context.CancelFunc
 	wg     sync.WaitGroup // the streams being read
+	// posts counts the Writes in flight, which Close waits for before its
+	// DELETE (see Close).
+	posts sync.WaitGroup
 
 	mu      sync.Mutex
 	era     domain.Era
@@ -183,6 +186,14 @@ func (c *httpConn) Write(ctx context.Context, msg []byte) error {
 		return fmt.Errorf("client: not a JSON-RPC message: %w", err)
 	}
 	isRequest := h.Method != "" && len(h.ID) > 0
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return io.ErrClosedPipe
+	}
+	c.posts.Add(1) // before Close's Wait, under mu
+	c.mu.Unlock()
+	defer c.posts.Done()
 	rctx, cancel := context.WithCancel(ctx)
 	unhook := context.AfterFunc(c.base, cancel)
 	done := func() { unhook(); cancel() }
@@ -327,7 +338,14 @@ func (c *httpConn) setHeaders(hd http.Header, h *head) {
 }
 
 // Close stops reading the streams and, in a handshake-era session, ends
-// the session with DELETE.
+// the session with DELETE. The DELETE waits until every POST in flight,
+// which stopping cancels, has returned: net/http puts the connection of a
+// response without a body back in its idle pool before the request's
+// caller has it, and a cancellation that wins that race closes the
+// connection there; a request that takes it from the pool in that moment
+// fails with the other request's "context canceled". Once the cancelled
+// requests have returned, their connections are marked broken and never
+// handed out.
 func (c *httpConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
@@ -335,6 +353,7 @@ func (c *httpConn) Close() error {
 		c.mu.Unlock()
 		c.stop()
 		c.wg.Wait()
+		c.posts.Wait()
 		c.mu.Lock()
 		sid, rev := c.session, c.rev
 		c.mu.Unlock()
