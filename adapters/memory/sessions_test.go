@@ -452,3 +452,27 @@ func TestSessionStoreEvictsForBytes(t *testing.T) {
 	wantRemoved(t, r, "s2")
 	wantLive(t, s, "s3", "big", "q0")
 }
+
+// A session larger by itself than every session may hold together is
+// refused as such (ErrTooManySessions, saying so), whether or not other
+// sessions are idle, and none of them is evicted for it.
+func TestSessionLargerThanTheStore(t *testing.T) {
+	ctx := context.Background()
+	s, c := newStore(memory.SessionStoreOptions{MaxSessionBytes: 40 << 10})
+	r, stop := watch(s)
+	defer stop()
+	for i := range 2 {
+		if err := s.Create(ctx, sizedSession(fmt.Sprint("s", i), "", 9)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Advance(memory.DefaultMinIdleForEviction) // both may go
+	err := s.Create(ctx, sizedSession("huge", "", 50))
+	if !errors.Is(err, ports.ErrTooManySessions) || !strings.Contains(err.Error(), "bytes more for one session, past the 40960 the sessions may hold") {
+		t.Fatalf("Create of a session past the store's bytes = %v, want ErrTooManySessions for one session", err)
+	}
+	wantRemoved(t, r)
+	if _, err := s.Get(ctx, "s0"); err != nil {
+		t.Fatalf("an idle session went for a session that could never fit: %v", err)
+	}
+}
