@@ -50,6 +50,10 @@ func fake(t *testing.T, answer func(m rpc) []string) client.Transport {
 				if l == hangUp {
 					return
 				}
+				if last, ok := strings.CutPrefix(l, unterminated); ok {
+					_, _ = io.WriteString(fromServer, last) // no newline, then the end
+					return
+				}
 				if _, err := io.WriteString(fromServer, l+"\n"); err != nil {
 					return
 				}
@@ -66,6 +70,10 @@ func fake(t *testing.T, answer func(m rpc) []string) client.Transport {
 
 // hangUp, as a line to write, makes the fake server close the connection.
 const hangUp = "\x00hang up"
+
+// unterminated begins a line that the fake server writes as its last,
+// without a newline, before it closes the connection.
+const unterminated = "\x00last:"
 
 func result(m rpc, v string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, v)
@@ -146,6 +154,15 @@ func TestHostileServer(t *testing.T) {
 		res, err := s.CallTool(ctx, "x", nil)
 		if err != nil || res.Text() != "ok" {
 			t.Fatalf("call = %+v, %v", res, err)
+		}
+	})
+	t.Run("last message without a newline", func(t *testing.T) {
+		s := connect(t, client.New(client.Options{}), fake(t, stateless(func(m rpc) []string {
+			return []string{unterminated + result(m, `{"resultType":"complete","content":[{"type":"text","text":"bye"}]}`)}
+		})))
+		res, err := s.CallTool(ctx, "x", nil)
+		if err != nil || res.Text() != "bye" {
+			t.Fatalf("call = %+v, %v; want the answer the server wrote before it left", res, err)
 		}
 	})
 	t.Run("server leaves", func(t *testing.T) {

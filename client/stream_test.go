@@ -411,3 +411,113 @@ func TestSSEEndpointChecked(t *testing.T) {
 		})
 	}
 }
+
+// A call's stream cut after an event, whose resumption the server refuses
+// with 400 (it no longer knows the event id), fails the call with that
+// answer after one GET: only the GET stream starts afresh on a 400.
+func TestCallStreamResumeRefused(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		gets []string
+	)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			mu.Lock()
+			gets = append(gets, r.Header.Get("Last-Event-ID"))
+			mu.Unlock()
+			http.Error(w, "unknown event id", http.StatusBadRequest)
+			return
+		case http.MethodDelete:
+			return
+		}
+		var m rpc
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		switch m.Method {
+		case "initialize":
+			w.Header().Set("Mcp-Session-Id", "s1")
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"f","version":"1"}}}`, m.ID)
+		case "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "id: e1\nretry: 2\ndata:\n\n") // then cut
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	s := connect(t, client.New(client.Options{Revision: domain.Revision20251125}),
+		client.HTTPTransport(ts.URL, client.HTTPOptions{NoGetStream: true, MaxReconnects: 3, ReconnectDelay: time.Millisecond}))
+	_, err := s.CallTool(t.Context(), "x", nil)
+	var herr *client.HTTPError
+	if !errors.As(err, &herr) || herr.StatusCode != http.StatusBadRequest {
+		t.Fatalf("call = %v, want the 400 of the refused resumption", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(gets) != "[e1]" {
+		t.Errorf("GETs with Last-Event-ID %q, want one with e1", gets)
+	}
+}
+
+// A GET stream that ends before any event id, and whose reconnection the
+// server refuses with 400, is given up after that one refusal: a 400 starts
+// the stream afresh only when it refuses a Last-Event-ID.
+func TestGetStreamRefusedWithoutID(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		gets []string
+	)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			mu.Lock()
+			gets = append(gets, r.Header.Get("Last-Event-ID"))
+			first := len(gets) == 1
+			mu.Unlock()
+			if !first {
+				http.Error(w, "no", http.StatusBadRequest)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "retry: 2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n") // then ends
+			return
+		case http.MethodDelete:
+			return
+		}
+		var m rpc
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		switch m.Method {
+		case "initialize":
+			w.Header().Set("Mcp-Session-Id", "s1")
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"f","version":"1"}}}`, m.ID)
+		case "ping":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	s := connect(t, client.New(client.Options{Revision: domain.Revision20251125}),
+		client.HTTPTransport(ts.URL, client.HTTPOptions{MaxReconnects: 3, ReconnectDelay: time.Millisecond}))
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(gets)
+	}
+	for deadline := time.Now().Add(10 * time.Second); count() < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("GETs %d, want the reconnection", count())
+		}
+	}
+	// Reconnections 2 ms apart would have come by now.
+	time.Sleep(200 * time.Millisecond)
+	if err := s.Ping(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 2 {
+		t.Errorf("%d GETs, want 2: the stream, then the one reconnection the server refused", n)
+	}
+}
