@@ -3,6 +3,7 @@ package mcpredis_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +50,11 @@ func checkSharedRateLimit(t *testing.T, a, b *mcpredis.RateLimiter) {
 	}
 	if _, err := a.Allow(ctx, "client-3", rate, 0); err == nil {
 		t.Fatal("a zero burst was not refused")
+	}
+	// A burst spanning more than 2^50 µs (one request every 10^10 s) is
+	// past what the script's numbers count exactly: refused, not rounded.
+	if _, err := a.Allow(ctx, "client-3", 1e-10, 1); err == nil || !strings.Contains(err.Error(), "too slow a rate") {
+		t.Fatalf("a rate of one request per 10^10 s: %v, want refused as too slow", err)
 	}
 }
 
