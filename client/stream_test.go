@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -237,24 +238,26 @@ func TestCallStreamResumes(t *testing.T) {
 	}
 }
 
-// A server that keeps ending its GET stream with nothing new is
-// reconnected to MaxReconnects times, after its retry, then left; the
-// session goes on.
-func TestReconnectsBounded(t *testing.T) {
+// scripted serves a Streamable HTTP server of 2025-11-25 for the client's
+// reconnection tests: session "s1", initialize (with caps), ping, a
+// DELETE and any other POST taken (202); the n-th GET (from 1) goes to
+// get, every tools/call to call (nil: 202). gets returns the Last-Event-ID
+// of each GET so far ("" for none).
+func scripted(t *testing.T, caps string, get func(w http.ResponseWriter, n int), call http.HandlerFunc) (ts *httptest.Server, gets func() []string) {
 	var (
-		mu   sync.Mutex
-		gets []string
+		mu  sync.Mutex
+		ids []string
 	)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
+	ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
 			mu.Lock()
-			gets = append(gets, r.Header.Get("Last-Event-ID"))
+			ids = append(ids, r.Header.Get("Last-Event-ID"))
+			n := len(ids)
 			mu.Unlock()
-			w.Header().Set("Content-Type", "text/event-stream")
-			_, _ = io.WriteString(w, "id: e1\nretry: 2\ndata:\n\n")
+			get(w, n)
 			return
-		}
-		if r.Method == http.MethodDelete {
+		case http.MethodDelete:
 			return
 		}
 		var m rpc
@@ -263,36 +266,48 @@ func TestReconnectsBounded(t *testing.T) {
 		case "initialize":
 			w.Header().Set("Mcp-Session-Id", "s1")
 			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"f","version":"1"}}}`, m.ID)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":%s,"serverInfo":{"name":"f","version":"1"}}}`, m.ID, caps)
 		case "ping":
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
+		case "tools/call":
+			if call != nil {
+				call(w, r)
+				return
+			}
+			w.WriteHeader(http.StatusAccepted)
 		default:
 			w.WriteHeader(http.StatusAccepted)
 		}
 	}))
 	t.Cleanup(ts.Close)
+	return ts, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(ids)
+	}
+}
+
+// A server that keeps ending its GET stream with nothing new is
+// reconnected to MaxReconnects times, after its retry, then left; the
+// session goes on.
+func TestReconnectsBounded(t *testing.T) {
+	ts, gets := scripted(t, `{}`, func(w http.ResponseWriter, _ int) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "id: e1\nretry: 2\ndata:\n\n")
+	}, nil)
 	// ReconnectDelay is long: the test ends only if the retry of 2 ms is
 	// honoured.
 	s := connect(t, client.New(client.Options{Revision: domain.Revision20251125}),
 		client.HTTPTransport(ts.URL, client.HTTPOptions{MaxReconnects: 3, ReconnectDelay: time.Hour}))
-	for {
-		mu.Lock()
-		n := len(gets)
-		mu.Unlock()
-		if n == 4 {
-			break
-		}
+	for len(gets()) < 4 {
 		if err := s.Ping(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}
 	s.Close()
-	mu.Lock()
-	defer mu.Unlock()
-	want := []string{"", "e1", "e1", "e1"}
-	if fmt.Sprint(gets) != fmt.Sprint(want) {
-		t.Errorf("GETs with Last-Event-ID %q, want %q", gets, want)
+	if got, want := gets(), []string{"", "e1", "e1", "e1"}; !slices.Equal(got, want) {
+		t.Errorf("GETs with Last-Event-ID %q, want %q", got, want)
 	}
 }
 
@@ -416,36 +431,12 @@ func TestSSEEndpointChecked(t *testing.T) {
 // with 400 (it no longer knows the event id), fails the call with that
 // answer after one GET: only the GET stream starts afresh on a 400.
 func TestCallStreamResumeRefused(t *testing.T) {
-	var (
-		mu   sync.Mutex
-		gets []string
-	)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.Method {
-		case http.MethodGet:
-			mu.Lock()
-			gets = append(gets, r.Header.Get("Last-Event-ID"))
-			mu.Unlock()
-			http.Error(w, "unknown event id", http.StatusBadRequest)
-			return
-		case http.MethodDelete:
-			return
-		}
-		var m rpc
-		_ = json.NewDecoder(r.Body).Decode(&m)
-		switch m.Method {
-		case "initialize":
-			w.Header().Set("Mcp-Session-Id", "s1")
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"f","version":"1"}}}`, m.ID)
-		case "tools/call":
-			w.Header().Set("Content-Type", "text/event-stream")
-			_, _ = io.WriteString(w, "id: e1\nretry: 2\ndata:\n\n") // then cut
-		default:
-			w.WriteHeader(http.StatusAccepted)
-		}
-	}))
-	t.Cleanup(ts.Close)
+	ts, gets := scripted(t, `{"tools":{}}`, func(w http.ResponseWriter, _ int) {
+		http.Error(w, "unknown event id", http.StatusBadRequest)
+	}, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "id: e1\nretry: 2\ndata:\n\n") // then cut
+	})
 	s := connect(t, client.New(client.Options{Revision: domain.Revision20251125}),
 		client.HTTPTransport(ts.URL, client.HTTPOptions{NoGetStream: true, MaxReconnects: 3, ReconnectDelay: time.Millisecond}))
 	_, err := s.CallTool(t.Context(), "x", nil)
@@ -453,10 +444,8 @@ func TestCallStreamResumeRefused(t *testing.T) {
 	if !errors.As(err, &herr) || herr.StatusCode != http.StatusBadRequest {
 		t.Fatalf("call = %v, want the 400 of the refused resumption", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if fmt.Sprint(gets) != "[e1]" {
-		t.Errorf("GETs with Last-Event-ID %q, want one with e1", gets)
+	if got := gets(); !slices.Equal(got, []string{"e1"}) {
+		t.Errorf("GETs with Last-Event-ID %q, want one with e1", got)
 	}
 }
 
@@ -464,49 +453,17 @@ func TestCallStreamResumeRefused(t *testing.T) {
 // server refuses with 400, is given up after that one refusal: a 400 starts
 // the stream afresh only when it refuses a Last-Event-ID.
 func TestGetStreamRefusedWithoutID(t *testing.T) {
-	var (
-		mu   sync.Mutex
-		gets []string
-	)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.Method {
-		case http.MethodGet:
-			mu.Lock()
-			gets = append(gets, r.Header.Get("Last-Event-ID"))
-			first := len(gets) == 1
-			mu.Unlock()
-			if !first {
-				http.Error(w, "no", http.StatusBadRequest)
-				return
-			}
-			w.Header().Set("Content-Type", "text/event-stream")
-			_, _ = io.WriteString(w, "retry: 2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n") // then ends
-			return
-		case http.MethodDelete:
+	ts, gets := scripted(t, `{}`, func(w http.ResponseWriter, n int) {
+		if n > 1 {
+			http.Error(w, "no", http.StatusBadRequest)
 			return
 		}
-		var m rpc
-		_ = json.NewDecoder(r.Body).Decode(&m)
-		switch m.Method {
-		case "initialize":
-			w.Header().Set("Mcp-Session-Id", "s1")
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"f","version":"1"}}}`, m.ID)
-		case "ping":
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
-		default:
-			w.WriteHeader(http.StatusAccepted)
-		}
-	}))
-	t.Cleanup(ts.Close)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "retry: 2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n") // then ends
+	}, nil)
 	s := connect(t, client.New(client.Options{Revision: domain.Revision20251125}),
 		client.HTTPTransport(ts.URL, client.HTTPOptions{MaxReconnects: 3, ReconnectDelay: time.Millisecond}))
-	count := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(gets)
-	}
+	count := func() int { return len(gets()) }
 	for deadline := time.Now().Add(10 * time.Second); count() < 2; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("GETs %d, want the reconnection", count())
