@@ -13,6 +13,7 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/extensions/tasks"
 	"github.com/hexmcp/hexmcp/hexmcptest"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 type blockIn struct {
@@ -231,5 +232,43 @@ func TestLongTaskIDUnknown(t *testing.T) {
 		if code := rpcCode(t, err); code != domain.CodeInvalidParams {
 			t.Fatalf("%s with a long taskId: %d, want -32602", m, code)
 		}
+	}
+}
+
+// A task whose tool fails with a protocol error keeps that error as its
+// error object: the code, the message, and the data only when there is
+// some (no "data": null). The status notifications of its run go out
+// without a warning in the server's log.
+func TestProtocolErrorKeptWithItsData(t *testing.T) {
+	rec := &testtools.LogRecorder{}
+	x := tasks.New(tasks.Options{Logger: rec, Tools: map[string]tasks.Support{"refuse": tasks.Required, "bare": tasks.Required}})
+	t.Cleanup(x.Wait)
+	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: []hexmcp.Tool{
+		hexmcp.NewTool(func() (string, error) {
+			return "", domain.NewProtocolError(-32042, "Refused by policy", map[string]any{"why": "policy"})
+		}, hexmcp.WithName("refuse")),
+		hexmcp.NewTool(func() (string, error) { return "", domain.NewProtocolError(-32043, "Bare refusal", nil) }, hexmcp.WithName("bare")),
+	}})
+	c := connect(t, srv, true)
+	refused := call(t, c, "tools/call", map[string]any{"name": "refuse", "arguments": map[string]any{}})
+	bare := call(t, c, "tools/call", map[string]any{"name": "bare", "arguments": map[string]any{}})
+	x.Wait()
+	for _, tc := range []struct{ id, want string }{
+		{refused.TaskID, `{"code":-32042,"data":{"why":"policy"},"message":"Refused by policy"}`},
+		{bare.TaskID, `{"code":-32043,"message":"Bare refusal"}`},
+	} {
+		var got struct {
+			Status string             `json:"status"`
+			Error  stdjson.RawMessage `json:"error"`
+		}
+		if err := c.Call(context.Background(), "tasks/get", map[string]any{"taskId": tc.id}, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != "failed" || string(got.Error) != tc.want {
+			t.Errorf("task %s: %s %s, want failed with %s", tc.id, got.Status, got.Error, tc.want)
+		}
+	}
+	if rec.Has("a status notification was not sent") {
+		t.Errorf("server log %v: a notification that went out was reported as not sent", rec.Messages())
 	}
 }
