@@ -117,10 +117,9 @@ type httpConn struct {
 	in     chan inItem
 	base   context.Context
 	stop   context.CancelFunc
-	wg     sync.WaitGroup // the streams being read
-	// posts counts the Writes in flight, which Close waits for before its
-	// DELETE (see Close).
-	posts sync.WaitGroup
+	// wg counts the streams being read and the Writes in flight, which
+	// Close waits for before its DELETE (see Close).
+	wg sync.WaitGroup
 
 	mu      sync.Mutex
 	era     domain.Era
@@ -191,9 +190,9 @@ func (c *httpConn) Write(ctx context.Context, msg []byte) error {
 		c.mu.Unlock()
 		return io.ErrClosedPipe
 	}
-	c.posts.Add(1) // before Close's Wait, under mu
+	c.wg.Add(1) // before Close's Wait, under mu
 	c.mu.Unlock()
-	defer c.posts.Done()
+	defer c.wg.Done()
 	rctx, cancel := context.WithCancel(ctx)
 	unhook := context.AfterFunc(c.base, cancel)
 	done := func() { unhook(); cancel() }
@@ -353,7 +352,6 @@ func (c *httpConn) Close() error {
 		c.mu.Unlock()
 		c.stop()
 		c.wg.Wait()
-		c.posts.Wait()
 		c.mu.Lock()
 		sid, rev := c.session, c.rev
 		c.mu.Unlock()
