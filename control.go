@@ -83,6 +83,17 @@ type Extension = app.Extension
 // Ended, and why (Reason).
 type SessionEnd = app.SessionEnd
 
+// The reasons of a [SessionEnd].
+const (
+	// SessionClosed: the connection that held the session closed (stdio,
+	// WebSocket).
+	SessionClosed = app.SessionClosed
+	// SessionDeleted: the client ended it (Streamable HTTP DELETE).
+	SessionDeleted = app.SessionDeleted
+	// SessionRemoved: the store dropped it (expired or evicted).
+	SessionRemoved = app.SessionRemoved
+)
+
 // Unlimited, given to an Options bound that allows it
 // (MaxInFlightBytesPerConn, MaxWaitingBytes, …), turns the bound off.
 const Unlimited = app.Unlimited

@@ -10,7 +10,6 @@ import (
 	"github.com/hexmcp/hexmcp"
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
@@ -57,7 +56,7 @@ func TestOnSessionEnd(t *testing.T) {
 	client.Close()
 	<-done
 	ends := rec.wait(t, 1)
-	if len(ends) != 1 || ends[0].Reason != app.SessionClosed || ends[0].Revision != "2025-11-25" || ends[0].Started.IsZero() || ends[0].Ended.Before(ends[0].Started) {
+	if len(ends) != 1 || ends[0].Reason != hexmcp.SessionClosed || ends[0].Revision != "2025-11-25" || ends[0].Started.IsZero() || ends[0].Ended.Before(ends[0].Started) {
 		t.Fatalf("after a connection closed: %+v", ends)
 	}
 
@@ -75,7 +74,7 @@ func TestOnSessionEnd(t *testing.T) {
 	rec.wait(t, 2)
 	time.Sleep(200 * time.Millisecond) // a second report (the store's removal) would come by then
 	ends = rec.wait(t, 2)
-	if len(ends) != 2 || ends[1].Reason != app.SessionDeleted || ends[1].ID != sid {
+	if len(ends) != 2 || ends[1].Reason != hexmcp.SessionDeleted || ends[1].ID != sid {
 		t.Fatalf("after a DELETE: %+v", ends)
 	}
 }

@@ -13,7 +13,7 @@
 //   - Handshake era (2024-11-05 … 2025-11-25): Ask sends the requests to
 //     the client on the session, waits for the answers and returns them.
 //   - Stateless era (2026-07-28, multi round-trip requests): the first time,
-//     Ask finds no answer and returns an error wrapping [ErrInputRequired];
+//     Ask finds no answer and returns an error wrapping hexmcp.ErrInputRequired;
 //     the handler returns it (wrapped or not) and the engine answers the
 //     request with resultType "input_required", the questions (inputRequests)
 //     and a signed requestState. The client gathers the answers and sends the
@@ -35,7 +35,7 @@
 //     ([domain.ElicitResult.Accepted]).
 //
 // A question the client has not declared the capability for is not sent:
-// Ask returns a [*MissingCapabilityError], which the engine answers with
+// Ask returns a *hexmcp.MissingCapabilityError, which the engine answers with
 // -32021 (data.requiredCapabilities names what is missing); check
 // [RequestContext.CanAsk] first, with the same questions, to do without it.
 package app

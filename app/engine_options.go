@@ -133,7 +133,7 @@ type Options struct {
 	// defaultMaxWaitingBytesPerClient, 16 MiB; [Unlimited]: no bound.
 	// Each waiting call counts at least [MinWaitingCallBytes]. A call past
 	// the bound does not ask: its request to the client fails with an
-	// error wrapping [ErrTooManyWaiting] (a handler that returns it
+	// error wrapping hexmcp.ErrTooManyWaiting (a handler that returns it
 	// answers the call with -32603 naming the limit in data.limit), and
 	// the connection goes on. A call larger than the whole bound may wait
 	// when no other call of the client does. (Streamable HTTP counts its

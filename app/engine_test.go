@@ -421,7 +421,7 @@ func TestProgress(t *testing.T) {
 	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":1,"total":2,"message":"half"}}`)
 	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":2,"total":2}}`)
 	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"true 2025-11-25 test"}]}}`)
-	if got[0] != nil || !errors.Is(got[1], app.ErrProgressNotIncreasing) || got[2] != nil {
+	if got[0] != nil || !errors.Is(got[1], hexmcp.ErrProgressNotIncreasing) || got[2] != nil {
 		t.Fatalf("ReportProgress errors = %v", got)
 	}
 	// without a token: nothing is sent; stateless: client from _meta

@@ -26,7 +26,7 @@ import (
 // describeAnswer tells, as a tool's text, what a shortcut of Ask returned:
 // the answer, or the client's error.
 func describeAnswer[T any](v *T, err error, show func(*T) string) string {
-	var ce *app.ClientError
+	var ce *hexmcp.ClientError
 	switch {
 	case errors.As(err, &ce):
 		return fmt.Sprintf("client error %d on %s", ce.Code, ce.Method)
@@ -306,7 +306,7 @@ func sessionOnlyTools() []hexmcp.Tool {
 		hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 			bad := rc.AddSessionTool(hexmcp.NewRawTool("bad name!", json.RawMessage(`{"type":"object"}`), noop))
 			good := rc.AddSessionTool(hexmcp.NewRawTool("mine", json.RawMessage(`{"type":"object"}`), noop))
-			return fmt.Sprintf("bad: %v | good: %v | no session: %t", bad, good, errors.Is(good, app.ErrNoSession)), nil
+			return fmt.Sprintf("bad: %v | good: %v | no session: %t", bad, good, errors.Is(good, hexmcp.ErrNoSession)), nil
 		}, hexmcp.WithName("add_own")),
 		hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 			return fmt.Sprintf("removed: %t", rc.RemoveSessionTool("mine")), nil

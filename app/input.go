@@ -6,15 +6,13 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/handlererr"
 )
 
 // InputRequest is one question for the client: build it with [ElicitInput],
@@ -74,67 +72,6 @@ func (r InputResponses) Sampling(key string) (*domain.CreateMessageResult, bool)
 func (r InputResponses) Roots(key string) (*domain.ListRootsResult, bool) {
 	v, ok := r.m[key].(*domain.ListRootsResult)
 	return v, ok
-}
-
-// ErrInputRequired is wrapped by the error Ask returns in the stateless era
-// when the client has not answered yet: return it from the handler, and the
-// engine asks the client (resultType "input_required").
-var ErrInputRequired = errors.New("hexmcp: input required from the client")
-
-// InputRequiredError is the error Ask returns in the stateless era when
-// answers are missing. It wraps [ErrInputRequired].
-type InputRequiredError struct {
-	// Keys are the questions without an answer.
-	Keys []string
-}
-
-// Error says which answers are missing.
-func (e *InputRequiredError) Error() string {
-	return "hexmcp: input required from the client (" + strings.Join(e.Keys, ", ") + ")"
-}
-
-// Unwrap returns ErrInputRequired.
-func (e *InputRequiredError) Unwrap() error { return ErrInputRequired }
-
-// MissingCapabilityError reports questions the client cannot answer: it
-// did not declare the capability (or the protocol revision lacks the
-// method). The engine answers the request with -32021 and
-// data.requiredCapabilities set to Required.
-type MissingCapabilityError struct {
-	// Required is a ClientCapabilities object naming what is missing
-	// ({"elicitation": {}}, {"elicitation": {"url": {}}}, ...).
-	Required map[string]any
-	// Revision is set when the request's revision has no such method.
-	Revision domain.Revision
-}
-
-// Error names the missing capabilities.
-func (e *MissingCapabilityError) Error() string {
-	names := slices.Sorted(maps.Keys(e.Required))
-	for i, n := range names {
-		if sub, ok := e.Required[n].(map[string]any); ok && len(sub) > 0 {
-			names[i] = n + "." + strings.Join(slices.Sorted(maps.Keys(sub)), ",")
-		}
-	}
-	msg := "Missing required client capability: " + strings.Join(names, ", ")
-	if e.Revision != "" {
-		msg += " (not available in protocol revision " + string(e.Revision) + ")"
-	}
-	return msg
-}
-
-// InputResponseError reports an answer from the client that does not
-// follow the protocol or, for a form elicitation, does not match the
-// requested schema. The engine answers the request with -32602.
-type InputResponseError struct {
-	Key    string
-	Method string
-	Reason string
-}
-
-// Error says which answer is wrong and why.
-func (e *InputResponseError) Error() string {
-	return fmt.Sprintf("the client's answer to %s %q is invalid: %s", e.Method, e.Key, e.Reason)
 }
 
 // Ask puts questions to the client and returns the answers (see "Asking the
@@ -214,7 +151,7 @@ func askOne[T any](ctx context.Context, rc *RequestContext, req InputRequest, ge
 // elicitation.url or sampling.tools) and the request's revision has the
 // methods (no elicitation before 2025-06-18, whatever the client
 // declares). It is exactly the check [RequestContext.Ask] makes before it
-// returns a [*MissingCapabilityError]: a handler that can do without the
+// returns a *hexmcp.MissingCapabilityError: a handler that can do without the
 // answers asks CanAsk first, with the questions it is about to ask.
 //
 //	q := app.ElicitInput("confirm", domain.ElicitForm("Go ahead?", schema))
@@ -282,7 +219,7 @@ func (rc *RequestContext) checkCapabilities(reqs []InputRequest) error {
 		}
 	}
 	if len(missing) > 0 {
-		return &MissingCapabilityError{Required: missing, Revision: rev}
+		return &handlererr.MissingCapabilityError{Required: missing, Revision: rev}
 	}
 	return nil
 }
@@ -311,7 +248,7 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []InputRequest) (map
 			in.ask(r)
 		}
 		if len(missing) > 0 {
-			return nil, &InputRequiredError{Keys: missing}
+			return nil, &handlererr.InputRequiredError{Keys: missing}
 		}
 		return out, nil
 	}

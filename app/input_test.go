@@ -115,7 +115,7 @@ func TestElicitationHandshake(t *testing.T) {
 		t.Fatalf("invalid answer: %s", resp)
 	}
 
-	// A client error reaches the handler as *app.ClientError.
+	// A client error reaches the handler as *hexmcp.ClientError.
 	c.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"ask_name","arguments":{}}}`)
 	id, _, _ = serverRequest(t, c.recv())
 	c.send(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-1,"message":"User rejected"}}`)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/decl"
+	"github.com/hexmcp/hexmcp/internal/handlererr"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -62,7 +63,9 @@ func (in *inputRound) ask(r InputRequest) {
 
 // decodeAnswer decodes and checks the client's answer to r.
 func (ir *inputRounds) decodeAnswer(r InputRequest, raw jsontext.Value) (any, error) {
-	bad := func(reason string) error { return &InputResponseError{Key: r.key, Method: r.method, Reason: reason} }
+	bad := func(reason string) error {
+		return &handlererr.InputResponseError{Key: r.key, Method: r.method, Reason: reason}
+	}
 	if raw.Kind() != '{' {
 		return nil, bad("it must be an object")
 	}
@@ -186,19 +189,19 @@ func (ir *inputRounds) begin(ctx context.Context, rc *RequestContext, m message,
 // an input_required result, -32021 or -32602. ok is false for any other
 // error.
 func (ir *inputRounds) errorResult(ctx context.Context, m message, ci callInfo, in *inputRound, err error) (out []byte, rerr *rpcError, ok bool) {
-	var mc *MissingCapabilityError
+	var mc *handlererr.MissingCapabilityError
 	if errors.As(err, &mc) {
 		return nil, newRPCError(m.id, domain.CodeMissingClientCapability, mc.Error(), map[string]any{"requiredCapabilities": mc.Required}), true
 	}
-	var ue *URLElicitationRequiredError
+	var ue *handlererr.URLElicitationRequiredError
 	if errors.As(err, &ue) {
 		return nil, newRPCError(m.id, domain.CodeURLElicitationRequired, "URL elicitation required", map[string]any{"elicitations": ue.Elicitations}), true
 	}
-	var ie *InputResponseError
+	var ie *handlererr.InputResponseError
 	if errors.As(err, &ie) {
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: "+ie.Error(), map[string]any{"key": ie.Key}), true
 	}
-	var required *InputRequiredError
+	var required *handlererr.InputRequiredError
 	if !errors.As(err, &required) || in == nil {
 		return nil, nil, false
 	}

@@ -283,7 +283,7 @@ type registeredToolKey struct{}
 // mixed with the answer to r, and its handler runs apart from r's
 // stream, which has ended. So, in every era, the handler asks the client
 // for input through an input_required result ([RequestContext.Ask]
-// returns an [*InputRequiredError] for an unanswered question, and next
+// returns a *hexmcp.InputRequiredError for an unanswered question, and next
 // answers with the input_required result, never a request to the
 // client); its progress reports go to [Request.WithProgress]'s function
 // (none: dropped); its log messages go to the session's stream in the

@@ -12,40 +12,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/handlererr"
 	"github.com/hexmcp/hexmcp/ports"
 )
-
-// ClientError is the error a client answered a server request with
-// (handshake era): for example -1 "User rejected sampling request".
-type ClientError struct {
-	// Method is the server's request (elicitation/create, ...).
-	Method string
-	Code   int
-	// Message and Data are the client's.
-	Message string
-	Data    jsontext.Value
-}
-
-// Error returns "hexmcp: the client answered <method> with error <code>: <message>".
-func (e *ClientError) Error() string {
-	return fmt.Sprintf("hexmcp: the client answered %s with error %d: %s", e.Method, e.Code, e.Message)
-}
-
-// ErrClientGone is wrapped by the error of a server request whose session
-// ended before the client answered: the connection closed, or stopped
-// reading (a graceful stop), so that no answer can arrive any more.
-var ErrClientGone = errors.New("hexmcp: the client went away before answering")
-
-// ErrNoClientStream is wrapped by the error of a server request that has
-// no way to the client: the request's own stream cannot carry it (an HTTP
-// client that accepts only JSON) and the session has no stream of its own
-// open (no GET stream), or the connection is broken.
-var ErrNoClientStream = errors.New("no stream open to the client")
-
-// ErrNoSession is returned by what needs a handshake-era session
-// ([RequestContext.AddSessionTool]) in a request that has none (a
-// stateless-era request).
-var ErrNoSession = errors.New("hexmcp: the request has no session")
 
 // outbound tracks a session's requests to the client, correlated by id.
 type outbound struct {
@@ -62,7 +31,7 @@ type outbound struct {
 
 type clientReply struct {
 	result jsontext.Value
-	err    *ClientError
+	err    *handlererr.ClientError
 }
 
 // open registers a new request and returns its id (as JSON) and the
@@ -113,7 +82,7 @@ func (o *outbound) deliver(m message) bool {
 		if err := json.Unmarshal(m.payload, &we); err != nil {
 			we.Code, we.Message = domain.CodeInternalError, "malformed error response"
 		}
-		r.err = &ClientError{Code: we.Code, Message: we.Message, Data: we.Data}
+		r.err = &handlererr.ClientError{Code: we.Code, Message: we.Message, Data: we.Data}
 	} else {
 		r.result = m.payload
 	}
@@ -152,14 +121,14 @@ func (s *session) callClient(ctx context.Context, timeout time.Duration, w ports
 			}
 		}
 		if !s.trySend(msg) {
-			return ErrNoClientStream
+			return handlererr.ErrNoClientStream
 		}
 		return nil
 	}
 	if s.unread != nil {
 		select {
 		case <-s.unread:
-			return nil, fmt.Errorf("hexmcp: %s: %w", method, ErrClientGone)
+			return nil, fmt.Errorf("hexmcp: %s: %w", method, handlererr.ErrClientGone)
 		default:
 		}
 	}
@@ -186,12 +155,12 @@ func (s *session) callClient(ctx context.Context, timeout time.Duration, w ports
 	case <-ctx.Done():
 		cause = ctx.Err()
 		if s.base.Err() != nil {
-			return nil, fmt.Errorf("hexmcp: %s: %w", method, ErrClientGone)
+			return nil, fmt.Errorf("hexmcp: %s: %w", method, handlererr.ErrClientGone)
 		}
 	case <-timer.C:
 		cause = fmt.Errorf("no answer within %s: %w", timeout, context.DeadlineExceeded)
 	case <-s.unread: // nil on HTTP: never
-		return nil, fmt.Errorf("hexmcp: %s: %w", method, ErrClientGone)
+		return nil, fmt.Errorf("hexmcp: %s: %w", method, handlererr.ErrClientGone)
 	}
 	reason := "the server no longer needs the answer"
 	if errors.Is(cause, context.DeadlineExceeded) {

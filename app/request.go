@@ -15,6 +15,7 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/internal/exchange"
+	"github.com/hexmcp/hexmcp/internal/handlererr"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -177,10 +178,6 @@ type progressSinkKey struct{}
 // logSinkKey carries a detached request's LogFunc.
 type logSinkKey struct{}
 
-// ErrProgressNotIncreasing is returned when a progress value is not greater
-// than the previous one: the spec requires strictly increasing values.
-var ErrProgressNotIncreasing = errors.New("hexmcp: progress must increase with every notification")
-
 // ReportProgress sends notifications/progress for this request. total is
 // the expected final value (0 when unknown); message is optional. Without a
 // progressToken in the request it does nothing and returns nil.
@@ -198,7 +195,7 @@ func (rc *RequestContext) ReportProgress(ctx context.Context, progress, total fl
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.progressSent && progress <= rc.lastProgress {
-		return ErrProgressNotIncreasing
+		return handlererr.ErrProgressNotIncreasing
 	}
 	if err := ctx.Err(); err != nil {
 		return err

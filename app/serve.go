@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/handlererr"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -33,15 +34,6 @@ const (
 	// calls of one client wait at once by default.
 	MinWaitingCallBytes = 64 << 10
 )
-
-// ErrTooManyWaiting is wrapped by the error of a request to the client
-// (elicitation, sampling, roots) that a call on a stdio or WebSocket
-// connection does not send, because the calls waiting for their client's
-// answers already take as many bytes as one client, or all of them, may
-// hold ([Options.MaxWaitingBytesPerClient], [Options.MaxWaitingBytes]).
-// The error also wraps a *[domain.ProtocolError] (-32603, data.limit
-// naming the bound), which a handler that returns it sends.
-var ErrTooManyWaiting = errors.New("hexmcp: too many calls wait for the client")
 
 // waitBook counts the bytes of the calls waiting for the client's answer
 // on the stdio and WebSocket connections of an engine, per client and in
@@ -98,8 +90,10 @@ func waitLimitError(limit string, max int64, whose string) error {
 // sends.
 type tooManyWaiting struct{ pe *domain.ProtocolError }
 
-func (e *tooManyWaiting) Error() string   { return ErrTooManyWaiting.Error() + ": " + e.pe.Message }
-func (e *tooManyWaiting) Unwrap() []error { return []error{ErrTooManyWaiting, e.pe} }
+func (e *tooManyWaiting) Error() string {
+	return handlererr.ErrTooManyWaiting.Error() + ": " + e.pe.Message
+}
+func (e *tooManyWaiting) Unwrap() []error { return []error{handlererr.ErrTooManyWaiting, e.pe} }
 
 // ServeConn serves one connection until the peer goes away (ReadMessage
 // returns io.EOF) or ctx is cancelled. Either way it stops reading, lets the

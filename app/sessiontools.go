@@ -6,6 +6,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/decl"
+	"github.com/hexmcp/hexmcp/internal/handlererr"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -37,11 +38,11 @@ func (s *session) ownTool(name string) (ports.RegisteredTool, bool) {
 // and compiled as [Engine.AddTool] does. A name the session already has
 // (its own, or a registered tool it sees) is [domain.ErrDuplicateTool]; a
 // stateless-era request has no session to add to
-// ([ErrNoSession]).
+// (hexmcp.ErrNoSession).
 func (rc *RequestContext) AddSessionTool(t decl.Tool) error {
 	s := rc.info.session
 	if s == nil || rc.info.era != domain.EraHandshake {
-		return ErrNoSession
+		return handlererr.ErrNoSession
 	}
 	env := rc.env
 	rt, err := env.tools.prepare(t)

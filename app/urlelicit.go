@@ -4,26 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/handlererr"
 )
-
-// URLElicitationRequiredError is the error of
-// [RequestContext.RequireURLElicitation] in revision 2025-11-25: the
-// engine answers the request with -32042 and data.elicitations.
-type URLElicitationRequiredError struct {
-	Elicitations []domain.ElicitParams
-}
-
-// Error lists the elicitations by id.
-func (e *URLElicitationRequiredError) Error() string {
-	ids := make([]string, len(e.Elicitations))
-	for i, el := range e.Elicitations {
-		ids[i] = el.ElicitationID
-	}
-	return "URL elicitation required: " + strings.Join(ids, ", ")
-}
 
 // RequireURLElicitation says that the request cannot go on until the user
 // has completed the given URL-mode elicitations out of band (an OAuth
@@ -71,9 +55,9 @@ func (rc *RequestContext) RequireURLElicitation(elicitations ...domain.ElicitPar
 			keys[i] = r.key
 			in.ask(r)
 		}
-		return &InputRequiredError{Keys: keys}
+		return &handlererr.InputRequiredError{Keys: keys}
 	}
-	return &URLElicitationRequiredError{Elicitations: elicitations}
+	return &handlererr.URLElicitationRequiredError{Elicitations: elicitations}
 }
 
 // NotifyElicitationComplete tells the client that the out-of-band
@@ -93,14 +77,14 @@ func (rc *RequestContext) NotifyElicitationComplete() (func(ctx context.Context,
 	}
 	return func(ctx context.Context, elicitationID string) error {
 		if s.base.Err() != nil {
-			return ErrClientGone
+			return handlererr.ErrClientGone
 		}
 		msg, err := encodeNotification("notifications/elicitation/complete", map[string]string{"elicitationId": elicitationID})
 		if err != nil {
 			return err
 		}
 		if !s.trySend(msg) {
-			return ErrNoClientStream
+			return handlererr.ErrNoClientStream
 		}
 		return nil
 	}, nil

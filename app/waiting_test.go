@@ -157,7 +157,7 @@ func TestWaitingCallEndsWhenTheClientGoes(t *testing.T) {
 		t.Fatalf("server request %s", method)
 	}
 	c.Close()
-	if err := testtools.Recv(t, got, 10*time.Second, "the waiting call did not end when its client went away"); !errors.Is(err, app.ErrClientGone) {
+	if err := testtools.Recv(t, got, 10*time.Second, "the waiting call did not end when its client went away"); !errors.Is(err, hexmcp.ErrClientGone) {
 		t.Fatalf("the waiting call got %v, want ErrClientGone", err)
 	}
 	testtools.Recv(t, done, 10*time.Second, "ServeConn did not return")

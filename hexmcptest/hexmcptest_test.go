@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/hexmcp/hexmcp"
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/hexmcptest"
@@ -234,7 +233,7 @@ func TestHandlerErrors(t *testing.T) {
 					}
 					return
 				}
-				// The tool got *app.ClientError and failed with it: the
+				// The tool got *hexmcp.ClientError and failed with it: the
 				// engine answers -32603 and logs the details.
 				var rpcErr *client.RPCError
 				if !errors.As(err, &rpcErr) || rpcErr.Code != domain.CodeInternalError {
@@ -247,7 +246,7 @@ func TestHandlerErrors(t *testing.T) {
 	seen := make(chan string, 1)
 	probe := hexmcp.NewTool(func(ctx context.Context, rc *hexmcp.RequestContext) (string, error) {
 		_, err := rc.ListRoots(ctx, "r")
-		var ce *app.ClientError
+		var ce *hexmcp.ClientError
 		if errors.As(err, &ce) {
 			seen <- fmt.Sprintf("%d %s", ce.Code, ce.Message)
 		}
@@ -532,4 +531,43 @@ func TestCancellationReachesTheHandler(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestErrorsUnderTheFrontDoor: what a handler meets when it asks a client
+// that cannot answer, or adds a session tool without a session, is what
+// the hexmcp names say, over every transport and revision.
+func TestErrorsUnderTheFrontDoor(t *testing.T) {
+	extra := hexmcp.NewTool(func() string { return "" }, hexmcp.WithName("extra"))
+	probe := hexmcp.NewTool(func(ctx context.Context, rc *hexmcp.RequestContext) (string, error) {
+		var out []string
+		switch err := rc.AddSessionTool(extra); {
+		case err == nil:
+			rc.RemoveSessionTool("extra")
+			out = append(out, "session tool added")
+		case errors.Is(err, hexmcp.ErrNoSession):
+			out = append(out, "no session")
+		default:
+			return "", err
+		}
+		_, err := rc.CreateMessage(ctx, "m", hexmcp.CreateMessageParams{Messages: []hexmcp.SamplingMessage{hexmcp.UserText("hi")}, MaxTokens: 5})
+		var missing *hexmcp.MissingCapabilityError
+		if !errors.As(err, &missing) || missing.Required["sampling"] == nil {
+			return "", fmt.Errorf("sampling without the capability: %w", err)
+		}
+		return strings.Join(append(out, "sampling missing"), ", "), nil
+	}, hexmcp.WithName("probe"))
+	srv := hexmcptest.NewServer(t, quiet(hexmcp.Options{Tools: []hexmcp.Tool{probe}}))
+	forEach(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *client.Session) {
+		res, err := c.CallTool(t.Context(), "probe", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "session tool added, sampling missing"
+		if c.Features().Era == domain.EraStateless {
+			want = "no session, sampling missing"
+		}
+		if res.IsError || res.Text() != want {
+			t.Fatalf("the tool saw %q (isError %v), want %q", res.Text(), res.IsError, want)
+		}
+	})
 }

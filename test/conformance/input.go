@@ -373,7 +373,7 @@ func mrtrCapabilities(ctx context.Context, rc *app.RequestContext) (string, erro
 }
 
 // missingCapability needs sampling: without the capability, CreateMessage
-// returns *app.MissingCapabilityError and the engine answers -32021 with
+// returns *hexmcp.MissingCapabilityError and the engine answers -32021 with
 // data.requiredCapabilities {"sampling": {}}.
 func missingCapability(ctx context.Context, rc *app.RequestContext) (string, error) {
 	res, err := rc.CreateMessage(ctx, "sample", domain.CreateMessageParams{
