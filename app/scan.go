@@ -228,6 +228,28 @@ func (s *scanner) number(i int) (int, bool) {
 	return i, true
 }
 
+// escapeLen returns the length of the escape at b[j] ('\\'): 2, or 6 for a
+// \u escape of four hex digits; 0 when it is invalid or, unless
+// surrogates, when it is a \u escape of a UTF-16 surrogate.
+func escapeLen(b []byte, j int, surrogates bool) int {
+	if j+1 >= len(b) {
+		return 0
+	}
+	switch b[j+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+		if j+6 > len(b) || !isHex(b[j+2]) || !isHex(b[j+3]) || !isHex(b[j+4]) || !isHex(b[j+5]) {
+			return 0
+		}
+		if c := b[j+2]; !surrogates && (c == 'd' || c == 'D') && b[j+3] >= '8' {
+			return 0
+		}
+		return 6
+	}
+	return 0
+}
+
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // str reads the string at b[i] ('"'): no control characters, valid
@@ -241,23 +263,11 @@ func (s *scanner) str(i int) (end int, plain, ok bool) {
 			return j + 1, plain, true
 		case c == '\\':
 			plain = false
-			if j+1 >= len(s.b) {
+			n := escapeLen(s.b, j, false) // a surrogate is left to the decoder
+			if n == 0 {
 				return 0, false, false
 			}
-			switch s.b[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j += 2
-			case 'u':
-				if j+6 > len(s.b) || !isHex(s.b[j+2]) || !isHex(s.b[j+3]) || !isHex(s.b[j+4]) || !isHex(s.b[j+5]) {
-					return 0, false, false
-				}
-				if c := s.b[j+2]; (c == 'd' || c == 'D') && s.b[j+3] >= '8' {
-					return 0, false, false // a surrogate: left to the decoder
-				}
-				j += 6
-			default:
-				return 0, false, false
-			}
+			j += n
 		case c < 0x20:
 			return 0, false, false
 		case c < utf8.RuneSelf:
@@ -544,20 +554,11 @@ func (s *scanner) looseStr(i int) (end int, escaped, ok bool) {
 			return j + 1, escaped, true
 		case c == '\\':
 			escaped = true
-			if j+1 >= len(s.b) {
+			n := escapeLen(s.b, j, true)
+			if n == 0 {
 				return 0, false, false
 			}
-			switch s.b[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j += 2
-			case 'u':
-				if j+6 > len(s.b) || !isHex(s.b[j+2]) || !isHex(s.b[j+3]) || !isHex(s.b[j+4]) || !isHex(s.b[j+5]) {
-					return 0, false, false
-				}
-				j += 6
-			default:
-				return 0, false, false
-			}
+			j += n
 		case c < 0x20:
 			return 0, false, false
 		default:
