@@ -525,3 +525,38 @@ func TestUnknownToolWarned(t *testing.T) {
 		t.Fatalf("log %v: no warning for a tool the engine does not serve", rec.Messages())
 	}
 }
+
+// corruptingStore returns the tasks it holds with input requests that do
+// not decode once armed, as a store whose data was damaged would.
+type corruptingStore struct {
+	ports.TaskStore
+	armed atomic.Bool
+}
+
+func (s *corruptingStore) Get(ctx context.Context, id, owner string) (ports.Task, error) {
+	t, err := s.TaskStore.Get(ctx, id, owner)
+	if err == nil && s.armed.Load() && t.Status == ports.TaskInputRequired {
+		t.InputRequests = []byte(`["not", "an", "object"]`)
+	}
+	return t, err
+}
+
+// tasks/update of a task whose stored questions do not decode fails with
+// an internal error (the details in the server's log) instead of taking
+// the answers as answering nothing; the task still waits for its input.
+func TestUpdateOfUndecodableQuestions(t *testing.T) {
+	store := &corruptingStore{TaskStore: memory.NewTaskStore(memory.TaskStoreOptions{})}
+	in := newInstance(t, store, 0, nil, new(atomic.Int32))
+	c := connectAsk(t, in.srv)
+	id := start(t, c, "ask")
+	await(t, c, id, "input_required", func(v taskView) bool { return v.Status == "input_required" })
+	store.armed.Store(true)
+	err := c.Call(context.Background(), "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"who": accept("Ada")}}, nil)
+	if code := rpcCode(t, err); code != domain.CodeInternalError {
+		t.Fatalf("tasks/update of undecodable questions: %v, want %d", err, domain.CodeInternalError)
+	}
+	store.armed.Store(false)
+	if v := get(t, c, id); v.Status != "input_required" {
+		t.Fatalf("after the failed update the task is %+v, want input_required", v)
+	}
+}
