@@ -72,7 +72,7 @@ func ConfirmDestructive(opts ConfirmOptions) ToolMiddleware {
 			if rc == nil {
 				return nil, errors.New("hexmcp: ConfirmDestructive runs only inside a tool call")
 			}
-			q := app.ElicitInput(ConfirmKey, domain.ElicitForm(message(call), confirmSchema(call.Tool)))
+			q := ElicitInput(ConfirmKey, domain.ElicitForm(message(call), confirmSchema(call.Tool)))
 			if !rc.CanAsk(q) {
 				if opts.AllowWithoutElicitation {
 					return next(ctx, call)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
-	"github.com/hexmcp/hexmcp/internal/handlererr"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -143,22 +143,22 @@ type ListRootsResult = domain.ListRootsResult
 // InputRequest is one question for the client, for [RequestContext].Ask
 // and CanAsk: [ElicitInput], [SamplingInput] or [RootsInput] make one,
 // under a key stable across the rounds of a stateless-era request.
-type InputRequest = app.InputRequest
+type InputRequest = handlerapi.InputRequest
 
 // InputResponses are the client's answers to [RequestContext].Ask, by key:
 // its methods Elicitation(key), Sampling(key) and Roots(key) return each.
-type InputResponses = app.InputResponses
+type InputResponses = handlerapi.InputResponses
 
 // ElicitInput asks the user (elicitation/create) under key.
-func ElicitInput(key string, p ElicitParams) InputRequest { return app.ElicitInput(key, p) }
+func ElicitInput(key string, p ElicitParams) InputRequest { return handlerapi.ElicitInput(key, p) }
 
 // SamplingInput asks the client's LLM (sampling/createMessage) under key.
 func SamplingInput(key string, p CreateMessageParams) InputRequest {
-	return app.SamplingInput(key, p)
+	return handlerapi.SamplingInput(key, p)
 }
 
 // RootsInput asks for the client's roots (roots/list) under key.
-func RootsInput(key string) InputRequest { return app.RootsInput(key) }
+func RootsInput(key string) InputRequest { return handlerapi.RootsInput(key) }
 
 // The errors a handler meets when it asks the client or reports progress
 // (each is the engine's, under its one name here): test for them with
@@ -168,51 +168,51 @@ var (
 	// returns in the stateless era while answers are missing: return it
 	// from the handler, and the engine asks the client (resultType
 	// "input_required").
-	ErrInputRequired = handlererr.ErrInputRequired
+	ErrInputRequired = handlerapi.ErrInputRequired
 	// ErrClientGone is wrapped by the error of a question to the client
 	// whose session ended before the client answered.
-	ErrClientGone = handlererr.ErrClientGone
+	ErrClientGone = handlerapi.ErrClientGone
 	// ErrNoClientStream is wrapped by the error of a question to the
 	// client that has no way to it (an HTTP client that accepts only JSON
 	// and has no GET stream open, or a broken connection).
-	ErrNoClientStream = handlererr.ErrNoClientStream
+	ErrNoClientStream = handlerapi.ErrNoClientStream
 	// ErrTooManyWaiting is wrapped by the error of a question to the
 	// client while calls waiting for their client's answers already hold
 	// as many bytes as one client, or all of them, may
 	// ([Options].MaxWaitingBytesPerClient, MaxWaitingBytes).
-	ErrTooManyWaiting = handlererr.ErrTooManyWaiting
+	ErrTooManyWaiting = handlerapi.ErrTooManyWaiting
 	// ErrNoSession is returned by what needs a handshake-era session
 	// ([RequestContext].AddSessionTool) in a stateless-era request.
-	ErrNoSession = handlererr.ErrNoSession
+	ErrNoSession = handlerapi.ErrNoSession
 	// ErrProgressNotIncreasing is returned by
 	// [RequestContext].ReportProgress when a value is not greater than the
 	// one before it.
-	ErrProgressNotIncreasing = handlererr.ErrProgressNotIncreasing
+	ErrProgressNotIncreasing = handlerapi.ErrProgressNotIncreasing
 )
 
 // ClientError is the error a client answered a question with (handshake
 // era), such as -1 "User rejected sampling request": its Method, Code,
 // Message and Data.
-type ClientError = handlererr.ClientError
+type ClientError = handlerapi.ClientError
 
 // InputRequiredError is the error [RequestContext].Ask returns in the
 // stateless era while answers are missing (Keys); it wraps
 // [ErrInputRequired].
-type InputRequiredError = handlererr.InputRequiredError
+type InputRequiredError = handlerapi.InputRequiredError
 
 // MissingCapabilityError is the error of a question the client cannot
 // answer (it did not declare the capability, or its revision lacks the
 // method); returned from the handler, the engine answers -32021 with
 // data.requiredCapabilities.
-type MissingCapabilityError = handlererr.MissingCapabilityError
+type MissingCapabilityError = handlerapi.MissingCapabilityError
 
 // URLElicitationRequiredError is the error of
 // [RequestContext].RequireURLElicitation: returned from the handler, the
 // engine answers -32042 with data.elicitations (revision 2025-11-25).
-type URLElicitationRequiredError = handlererr.URLElicitationRequiredError
+type URLElicitationRequiredError = handlerapi.URLElicitationRequiredError
 
 // InputResponseError is the error of a question whose answer does not
 // follow the protocol or, for a form elicitation, does not match the
 // requested schema (Key, Method, Reason); returned from the handler, the
 // engine answers -32602.
-type InputResponseError = handlererr.InputResponseError
+type InputResponseError = handlerapi.InputResponseError

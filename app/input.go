@@ -12,12 +12,55 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
-	"github.com/hexmcp/hexmcp/internal/handlererr"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 )
 
-// InputRequest is one question for the client: build it with [ElicitInput],
-// [SamplingInput] or [RootsInput].
-type InputRequest struct {
+// Ask puts questions to the client and returns the answers (see "Asking the
+// client for input" in the package documentation): in the handshake era by
+// requests to the client, in the stateless era through an input_required
+// result and the client's retry. Keys must be non-empty and unique.
+func (rc *RequestContext) Ask(ctx context.Context, questions ...handlerapi.InputRequest) (handlerapi.InputResponses, error) {
+	if rc == nil {
+		return handlerapi.InputResponses{}, errors.New("hexmcp: Ask outside a request")
+	}
+	if len(questions) == 0 {
+		return handlerapi.NewResponses(map[string]any{}), nil
+	}
+	reqs := questionsOf(questions)
+	seen := make(map[string]bool, len(reqs))
+	for _, r := range reqs {
+		switch {
+		case r.method == "":
+			return handlerapi.InputResponses{}, errors.New("hexmcp: an InputRequest must be made with ElicitInput, SamplingInput or RootsInput")
+		case r.key == "":
+			return handlerapi.InputResponses{}, fmt.Errorf("hexmcp: a %s question needs a key", r.method)
+		case seen[r.key]:
+			return handlerapi.InputResponses{}, fmt.Errorf("hexmcp: two questions have the key %q", r.key)
+		case r.err != nil:
+			return handlerapi.InputResponses{}, fmt.Errorf("hexmcp: question %q: %w", r.key, r.err)
+		}
+		seen[r.key] = true
+	}
+	if err := rc.checkCapabilities(reqs); err != nil {
+		return handlerapi.InputResponses{}, err
+	}
+	raw, err := rc.answers(ctx, reqs)
+	if err != nil {
+		return handlerapi.InputResponses{}, err
+	}
+	out := make(map[string]any, len(reqs))
+	for _, r := range reqs {
+		v, err := rc.env.input.decodeAnswer(r, raw[r.key])
+		if err != nil {
+			return handlerapi.InputResponses{}, err
+		}
+		out[r.key] = v
+	}
+	return handlerapi.NewResponses(out), nil
+}
+
+// question is an InputRequest taken apart.
+type question struct {
 	key    string
 	method string
 	params any
@@ -25,124 +68,42 @@ type InputRequest struct {
 	schema []byte // form elicitation: what the answer must match
 }
 
-// Key is the question's key.
-func (r InputRequest) Key() string { return r.key }
-
-// Method is the client method that answers it.
-func (r InputRequest) Method() string { return r.method }
-
-// ElicitInput asks the user (elicitation/create) under key.
-func ElicitInput(key string, p domain.ElicitParams) InputRequest {
-	r := InputRequest{key: key, method: domain.MethodElicit, params: p, err: p.Validate()}
-	if p.Mode != domain.ElicitModeURL {
-		r.schema = p.RequestedSchema
+// questionsOf takes the questions of a handler apart.
+func questionsOf(rs []handlerapi.InputRequest) []question {
+	qs := make([]question, len(rs))
+	for i, r := range rs {
+		q := &qs[i]
+		q.key, q.method, q.params, q.err, q.schema = handlerapi.Question(r)
 	}
-	return r
-}
-
-// SamplingInput asks the client's LLM for a completion
-// (sampling/createMessage) under key.
-func SamplingInput(key string, p domain.CreateMessageParams) InputRequest {
-	return InputRequest{key: key, method: domain.MethodCreateMessage, params: p, err: p.Validate()}
-}
-
-// RootsInput asks for the client's roots (roots/list) under key.
-func RootsInput(key string) InputRequest {
-	return InputRequest{key: key, method: domain.MethodListRoots, params: struct{}{}}
-}
-
-// InputResponses holds the client's answers, by key.
-type InputResponses struct {
-	m map[string]any
-}
-
-// Elicitation returns the answer to the elicitation asked under key.
-func (r InputResponses) Elicitation(key string) (*domain.ElicitResult, bool) {
-	v, ok := r.m[key].(*domain.ElicitResult)
-	return v, ok
-}
-
-// Sampling returns the answer to the sampling request asked under key.
-func (r InputResponses) Sampling(key string) (*domain.CreateMessageResult, bool) {
-	v, ok := r.m[key].(*domain.CreateMessageResult)
-	return v, ok
-}
-
-// Roots returns the answer to the roots request asked under key.
-func (r InputResponses) Roots(key string) (*domain.ListRootsResult, bool) {
-	v, ok := r.m[key].(*domain.ListRootsResult)
-	return v, ok
-}
-
-// Ask puts questions to the client and returns the answers (see "Asking the
-// client for input" in the package documentation): in the handshake era by
-// requests to the client, in the stateless era through an input_required
-// result and the client's retry. Keys must be non-empty and unique.
-func (rc *RequestContext) Ask(ctx context.Context, reqs ...InputRequest) (InputResponses, error) {
-	if rc == nil {
-		return InputResponses{}, errors.New("hexmcp: Ask outside a request")
-	}
-	if len(reqs) == 0 {
-		return InputResponses{m: map[string]any{}}, nil
-	}
-	seen := make(map[string]bool, len(reqs))
-	for _, r := range reqs {
-		switch {
-		case r.method == "":
-			return InputResponses{}, errors.New("hexmcp: an InputRequest must be made with ElicitInput, SamplingInput or RootsInput")
-		case r.key == "":
-			return InputResponses{}, fmt.Errorf("hexmcp: a %s question needs a key", r.method)
-		case seen[r.key]:
-			return InputResponses{}, fmt.Errorf("hexmcp: two questions have the key %q", r.key)
-		case r.err != nil:
-			return InputResponses{}, fmt.Errorf("hexmcp: question %q: %w", r.key, r.err)
-		}
-		seen[r.key] = true
-	}
-	if err := rc.checkCapabilities(reqs); err != nil {
-		return InputResponses{}, err
-	}
-	raw, err := rc.answers(ctx, reqs)
-	if err != nil {
-		return InputResponses{}, err
-	}
-	out := InputResponses{m: make(map[string]any, len(reqs))}
-	for _, r := range reqs {
-		v, err := rc.env.input.decodeAnswer(r, raw[r.key])
-		if err != nil {
-			return InputResponses{}, err
-		}
-		out.m[r.key] = v
-	}
-	return out, nil
+	return qs
 }
 
 // Elicit asks the user (elicitation/create) and returns the answer; see
 // [RequestContext.Ask].
 func (rc *RequestContext) Elicit(ctx context.Context, key string, p domain.ElicitParams) (*domain.ElicitResult, error) {
-	return askOne(ctx, rc, ElicitInput(key, p), InputResponses.Elicitation)
+	return askOne(ctx, rc, handlerapi.ElicitInput(key, p), handlerapi.InputResponses.Elicitation)
 }
 
 // CreateMessage asks the client's LLM for a completion
 // (sampling/createMessage); see [RequestContext.Ask].
 func (rc *RequestContext) CreateMessage(ctx context.Context, key string, p domain.CreateMessageParams) (*domain.CreateMessageResult, error) {
-	return askOne(ctx, rc, SamplingInput(key, p), InputResponses.Sampling)
+	return askOne(ctx, rc, handlerapi.SamplingInput(key, p), handlerapi.InputResponses.Sampling)
 }
 
 // ListRoots asks for the client's roots (roots/list); see
 // [RequestContext.Ask].
 func (rc *RequestContext) ListRoots(ctx context.Context, key string) (*domain.ListRootsResult, error) {
-	return askOne(ctx, rc, RootsInput(key), InputResponses.Roots)
+	return askOne(ctx, rc, handlerapi.RootsInput(key), handlerapi.InputResponses.Roots)
 }
 
 // askOne asks req alone and returns its answer, read with get.
-func askOne[T any](ctx context.Context, rc *RequestContext, req InputRequest, get func(InputResponses, string) (T, bool)) (T, error) {
+func askOne[T any](ctx context.Context, rc *RequestContext, req handlerapi.InputRequest, get func(handlerapi.InputResponses, string) (T, bool)) (T, error) {
 	res, err := rc.Ask(ctx, req)
 	if err != nil {
 		var zero T
 		return zero, err
 	}
-	v, _ := get(res, req.key)
+	v, _ := get(res, req.Key())
 	return v, nil
 }
 
@@ -154,17 +115,17 @@ func askOne[T any](ctx context.Context, rc *RequestContext, req InputRequest, ge
 // returns a *hexmcp.MissingCapabilityError: a handler that can do without the
 // answers asks CanAsk first, with the questions it is about to ask.
 //
-//	q := app.ElicitInput("confirm", domain.ElicitForm("Go ahead?", schema))
+//	q := hexmcp.ElicitInput("confirm", domain.ElicitForm("Go ahead?", schema))
 //	if !rc.CanAsk(q) {
 //		return "", domain.NewToolError("This client cannot confirm; nothing was done.")
 //	}
 //	res, err := rc.Ask(ctx, q)
-func (rc *RequestContext) CanAsk(reqs ...InputRequest) bool {
-	return rc != nil && rc.checkCapabilities(reqs) == nil
+func (rc *RequestContext) CanAsk(questions ...handlerapi.InputRequest) bool {
+	return rc != nil && rc.checkCapabilities(questionsOf(questions)) == nil
 }
 
 // checkCapabilities refuses questions the client cannot answer.
-func (rc *RequestContext) checkCapabilities(reqs []InputRequest) error {
+func (rc *RequestContext) checkCapabilities(reqs []question) error {
 	// A capability counts as declared only as an object; its members
 	// (sub-capabilities) likewise.
 	var top map[string]jsontext.Value
@@ -219,13 +180,13 @@ func (rc *RequestContext) checkCapabilities(reqs []InputRequest) error {
 		}
 	}
 	if len(missing) > 0 {
-		return &handlererr.MissingCapabilityError{Required: missing, Revision: rev}
+		return &handlerapi.MissingCapabilityError{Required: missing, Revision: rev}
 	}
 	return nil
 }
 
 // answers gets the raw answers to reqs, by key.
-func (rc *RequestContext) answers(ctx context.Context, reqs []InputRequest) (map[string]jsontext.Value, error) {
+func (rc *RequestContext) answers(ctx context.Context, reqs []question) (map[string]jsontext.Value, error) {
 	if rc.info.features.InputRequired {
 		in := rc.input
 		if in == nil {
@@ -248,7 +209,7 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []InputRequest) (map
 			in.ask(r)
 		}
 		if len(missing) > 0 {
-			return nil, &handlererr.InputRequiredError{Keys: missing}
+			return nil, &handlerapi.InputRequiredError{Keys: missing}
 		}
 		return out, nil
 	}

@@ -27,9 +27,9 @@ const nameSchema = testtools.NameSchema
 func askAll() hexmcp.Tool {
 	return hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		res, err := rc.Ask(ctx,
-			app.ElicitInput("user_name", domain.ElicitForm("Name?", json.RawMessage(nameSchema))),
-			app.SamplingInput("greeting", domain.CreateMessageParams{Messages: []domain.SamplingMessage{domain.UserText("Greet")}, MaxTokens: 50}),
-			app.RootsInput("client_roots"))
+			hexmcp.ElicitInput("user_name", domain.ElicitForm("Name?", json.RawMessage(nameSchema))),
+			hexmcp.SamplingInput("greeting", domain.CreateMessageParams{Messages: []domain.SamplingMessage{domain.UserText("Greet")}, MaxTokens: 50}),
+			hexmcp.RootsInput("client_roots"))
 		if err != nil {
 			return "", err
 		}
@@ -181,9 +181,9 @@ func TestMissingClientCapability(t *testing.T) {
 	// CanAsk checks the same rules without asking; a capability that is not
 	// an object is not declared.
 	e.AddTool(hexmcp.NewTool(func(rc *app.RequestContext) string {
-		form := app.ElicitInput("k", domain.ElicitForm("x", json.RawMessage(nameSchema)))
-		url := app.ElicitInput("k", domain.ElicitURL("x", "https://example.com", "e"))
-		return fmt.Sprint(rc.CanAsk(form), rc.CanAsk(url), rc.CanAsk(app.RootsInput("r")))
+		form := hexmcp.ElicitInput("k", domain.ElicitForm("x", json.RawMessage(nameSchema)))
+		url := hexmcp.ElicitInput("k", domain.ElicitURL("x", "https://example.com", "e"))
+		return fmt.Sprint(rc.CanAsk(form), rc.CanAsk(url), rc.CanAsk(hexmcp.RootsInput("r")))
 	}, hexmcp.WithName("can_ask")))
 	c.recv() // notifications/tools/list_changed
 	for caps, want := range map[string]string{

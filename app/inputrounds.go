@@ -17,7 +17,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/decl"
-	"github.com/hexmcp/hexmcp/internal/handlererr"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -50,21 +50,21 @@ type inputRound struct {
 	responses map[string]jsontext.Value
 	mu        sync.Mutex
 	used      map[string]jsontext.Value
-	asked     []InputRequest
+	asked     []question
 }
 
 // ask records a question to put in the input_required result (once per
 // key). in.mu is held.
-func (in *inputRound) ask(r InputRequest) {
-	if !slices.ContainsFunc(in.asked, func(a InputRequest) bool { return a.key == r.key }) {
+func (in *inputRound) ask(r question) {
+	if !slices.ContainsFunc(in.asked, func(a question) bool { return a.key == r.key }) {
 		in.asked = append(in.asked, r)
 	}
 }
 
 // decodeAnswer decodes and checks the client's answer to r.
-func (ir *inputRounds) decodeAnswer(r InputRequest, raw jsontext.Value) (any, error) {
+func (ir *inputRounds) decodeAnswer(r question, raw jsontext.Value) (any, error) {
 	bad := func(reason string) error {
-		return &handlererr.InputResponseError{Key: r.key, Method: r.method, Reason: reason}
+		return &handlerapi.InputResponseError{Key: r.key, Method: r.method, Reason: reason}
 	}
 	if raw.Kind() != '{' {
 		return nil, bad("it must be an object")
@@ -189,19 +189,19 @@ func (ir *inputRounds) begin(ctx context.Context, rc *RequestContext, m message,
 // an input_required result, -32021 or -32602. ok is false for any other
 // error.
 func (ir *inputRounds) errorResult(ctx context.Context, m message, ci callInfo, in *inputRound, err error) (out []byte, rerr *rpcError, ok bool) {
-	var mc *handlererr.MissingCapabilityError
+	var mc *handlerapi.MissingCapabilityError
 	if errors.As(err, &mc) {
 		return nil, newRPCError(m.id, domain.CodeMissingClientCapability, mc.Error(), map[string]any{"requiredCapabilities": mc.Required}), true
 	}
-	var ue *handlererr.URLElicitationRequiredError
+	var ue *handlerapi.URLElicitationRequiredError
 	if errors.As(err, &ue) {
 		return nil, newRPCError(m.id, domain.CodeURLElicitationRequired, "URL elicitation required", map[string]any{"elicitations": ue.Elicitations}), true
 	}
-	var ie *handlererr.InputResponseError
+	var ie *handlerapi.InputResponseError
 	if errors.As(err, &ie) {
 		return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: "+ie.Error(), map[string]any{"key": ie.Key}), true
 	}
-	var required *handlererr.InputRequiredError
+	var required *handlerapi.InputRequiredError
 	if !errors.As(err, &required) || in == nil {
 		return nil, nil, false
 	}

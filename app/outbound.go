@@ -12,7 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
-	"github.com/hexmcp/hexmcp/internal/handlererr"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -31,7 +31,7 @@ type outbound struct {
 
 type clientReply struct {
 	result jsontext.Value
-	err    *handlererr.ClientError
+	err    *handlerapi.ClientError
 }
 
 // open registers a new request and returns its id (as JSON) and the
@@ -82,7 +82,7 @@ func (o *outbound) deliver(m message) bool {
 		if err := json.Unmarshal(m.payload, &we); err != nil {
 			we.Code, we.Message = domain.CodeInternalError, "malformed error response"
 		}
-		r.err = &handlererr.ClientError{Code: we.Code, Message: we.Message, Data: we.Data}
+		r.err = &handlerapi.ClientError{Code: we.Code, Message: we.Message, Data: we.Data}
 	} else {
 		r.result = m.payload
 	}
@@ -121,14 +121,14 @@ func (s *session) callClient(ctx context.Context, timeout time.Duration, w ports
 			}
 		}
 		if !s.trySend(msg) {
-			return handlererr.ErrNoClientStream
+			return handlerapi.ErrNoClientStream
 		}
 		return nil
 	}
 	if s.unread != nil {
 		select {
 		case <-s.unread:
-			return nil, fmt.Errorf("hexmcp: %s: %w", method, handlererr.ErrClientGone)
+			return nil, fmt.Errorf("hexmcp: %s: %w", method, handlerapi.ErrClientGone)
 		default:
 		}
 	}
@@ -155,12 +155,12 @@ func (s *session) callClient(ctx context.Context, timeout time.Duration, w ports
 	case <-ctx.Done():
 		cause = ctx.Err()
 		if s.base.Err() != nil {
-			return nil, fmt.Errorf("hexmcp: %s: %w", method, handlererr.ErrClientGone)
+			return nil, fmt.Errorf("hexmcp: %s: %w", method, handlerapi.ErrClientGone)
 		}
 	case <-timer.C:
 		cause = fmt.Errorf("no answer within %s: %w", timeout, context.DeadlineExceeded)
 	case <-s.unread: // nil on HTTP: never
-		return nil, fmt.Errorf("hexmcp: %s: %w", method, handlererr.ErrClientGone)
+		return nil, fmt.Errorf("hexmcp: %s: %w", method, handlerapi.ErrClientGone)
 	}
 	reason := "the server no longer needs the answer"
 	if errors.Is(cause, context.DeadlineExceeded) {

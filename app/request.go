@@ -15,7 +15,7 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/internal/exchange"
-	"github.com/hexmcp/hexmcp/internal/handlererr"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -195,7 +195,7 @@ func (rc *RequestContext) ReportProgress(ctx context.Context, progress, total fl
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.progressSent && progress <= rc.lastProgress {
-		return handlererr.ErrProgressNotIncreasing
+		return handlerapi.ErrProgressNotIncreasing
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/hexmcp/hexmcp/domain"
-	"github.com/hexmcp/hexmcp/internal/handlererr"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -91,9 +91,9 @@ func waitLimitError(limit string, max int64, whose string) error {
 type tooManyWaiting struct{ pe *domain.ProtocolError }
 
 func (e *tooManyWaiting) Error() string {
-	return handlererr.ErrTooManyWaiting.Error() + ": " + e.pe.Message
+	return handlerapi.ErrTooManyWaiting.Error() + ": " + e.pe.Message
 }
-func (e *tooManyWaiting) Unwrap() []error { return []error{handlererr.ErrTooManyWaiting, e.pe} }
+func (e *tooManyWaiting) Unwrap() []error { return []error{handlerapi.ErrTooManyWaiting, e.pe} }
 
 // ServeConn serves one connection until the peer goes away (ReadMessage
 // returns io.EOF) or ctx is cancelled. Either way it stops reading, lets the

@@ -6,7 +6,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/decl"
-	"github.com/hexmcp/hexmcp/internal/handlererr"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -42,7 +42,7 @@ func (s *session) ownTool(name string) (ports.RegisteredTool, bool) {
 func (rc *RequestContext) AddSessionTool(t decl.Tool) error {
 	s := rc.info.session
 	if s == nil || rc.info.era != domain.EraHandshake {
-		return handlererr.ErrNoSession
+		return handlerapi.ErrNoSession
 	}
 	env := rc.env
 	rt, err := env.tools.prepare(t)

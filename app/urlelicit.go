@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/hexmcp/hexmcp/domain"
-	"github.com/hexmcp/hexmcp/internal/handlererr"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 )
 
 // RequireURLElicitation says that the request cannot go on until the user
@@ -30,12 +30,15 @@ func (rc *RequestContext) RequireURLElicitation(elicitations ...domain.ElicitPar
 	if len(elicitations) == 0 {
 		return errors.New("hexmcp: RequireURLElicitation needs at least one elicitation")
 	}
-	reqs := make([]InputRequest, len(elicitations))
+	asked := make([]handlerapi.InputRequest, len(elicitations))
 	for i, el := range elicitations {
 		if el.Mode != domain.ElicitModeURL {
 			return fmt.Errorf("hexmcp: elicitation %d is not in url mode (make it with domain.ElicitURL)", i)
 		}
-		reqs[i] = ElicitInput(el.ElicitationID, el)
+		asked[i] = handlerapi.ElicitInput(el.ElicitationID, el)
+	}
+	reqs := questionsOf(asked)
+	for i := range reqs {
 		if reqs[i].err != nil {
 			return fmt.Errorf("hexmcp: elicitation %d: %w", i, reqs[i].err)
 		}
@@ -55,9 +58,9 @@ func (rc *RequestContext) RequireURLElicitation(elicitations ...domain.ElicitPar
 			keys[i] = r.key
 			in.ask(r)
 		}
-		return &handlererr.InputRequiredError{Keys: keys}
+		return &handlerapi.InputRequiredError{Keys: keys}
 	}
-	return &handlererr.URLElicitationRequiredError{Elicitations: elicitations}
+	return &handlerapi.URLElicitationRequiredError{Elicitations: elicitations}
 }
 
 // NotifyElicitationComplete tells the client that the out-of-band
@@ -77,14 +80,14 @@ func (rc *RequestContext) NotifyElicitationComplete() (func(ctx context.Context,
 	}
 	return func(ctx context.Context, elicitationID string) error {
 		if s.base.Err() != nil {
-			return handlererr.ErrClientGone
+			return handlerapi.ErrClientGone
 		}
 		msg, err := encodeNotification("notifications/elicitation/complete", map[string]string{"elicitationId": elicitationID})
 		if err != nil {
 			return err
 		}
 		if !s.trySend(msg) {
-			return handlererr.ErrNoClientStream
+			return handlerapi.ErrNoClientStream
 		}
 		return nil
 	}, nil

@@ -37,8 +37,8 @@ func inputTools(release <-chan struct{}, runs *atomic.Int32) []hexmcp.Tool {
 		}, hexmcp.WithName("ask")),
 		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			ans, err := app.RequestFrom(ctx).Ask(ctx,
-				app.ElicitInput("a", domain.ElicitForm("A?", stdjson.RawMessage(nameSchema))),
-				app.ElicitInput("b", domain.ElicitForm("B?", stdjson.RawMessage(nameSchema))))
+				hexmcp.ElicitInput("a", domain.ElicitForm("A?", stdjson.RawMessage(nameSchema))),
+				hexmcp.ElicitInput("b", domain.ElicitForm("B?", stdjson.RawMessage(nameSchema))))
 			if err != nil {
 				return "", err
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/decl"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 )
 
 // AskingTools are two tools that ask the client, for tests of a client's
@@ -19,12 +20,12 @@ import (
 func AskingTools() []decl.Tool {
 	name := json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)
 	askAll := decl.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
-		qs := []app.InputRequest{
-			app.SamplingInput("haiku", domain.CreateMessageParams{Messages: []domain.SamplingMessage{domain.UserText("A haiku")}, MaxTokens: 50}),
-			app.RootsInput("roots"),
+		qs := []handlerapi.InputRequest{
+			handlerapi.SamplingInput("haiku", domain.CreateMessageParams{Messages: []domain.SamplingMessage{domain.UserText("A haiku")}, MaxTokens: 50}),
+			handlerapi.RootsInput("roots"),
 		}
 		if rc.Features().Elicitation {
-			qs = append(qs, app.ElicitInput("name", domain.ElicitForm("Name?", name)))
+			qs = append(qs, handlerapi.ElicitInput("name", domain.ElicitForm("Name?", name)))
 		}
 		res, err := rc.Ask(ctx, qs...)
 		if err != nil {

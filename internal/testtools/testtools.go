@@ -15,7 +15,7 @@ import (
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/decl"
-	"github.com/hexmcp/hexmcp/internal/handlererr"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 )
 
 // NameSchema is the form AskName asks the user to fill in.
@@ -59,7 +59,7 @@ func Summarize() decl.Tool {
 // ClientErrorText turns a client's error answer into the tool's text
 // ("client error CODE on METHOD: MESSAGE"); any other error is returned.
 func ClientErrorText(err error) (string, error) {
-	var ce *handlererr.ClientError
+	var ce *handlerapi.ClientError
 	if errors.As(err, &ce) {
 		return fmt.Sprintf("client error %d on %s: %s", ce.Code, ce.Method, ce.Message), nil
 	}

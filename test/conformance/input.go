@@ -208,8 +208,8 @@ func elicitWith(message, schema string) func(context.Context, *app.RequestContex
 	}
 }
 
-func askName(key, message string) app.InputRequest {
-	return app.ElicitInput(key, domain.ElicitForm(message, json.RawMessage(nameSchema)))
+func askName(key, message string) hexmcp.InputRequest {
+	return hexmcp.ElicitInput(key, domain.ElicitForm(message, json.RawMessage(nameSchema)))
 }
 
 // nameOf returns the name of an accepted name elicitation.
@@ -290,8 +290,8 @@ func confirmTool(word string) func(context.Context, *app.RequestContext) (string
 	}
 }
 
-func greetingInput(prompt string) app.InputRequest {
-	return app.SamplingInput("greeting", domain.CreateMessageParams{
+func greetingInput(prompt string) hexmcp.InputRequest {
+	return hexmcp.SamplingInput("greeting", domain.CreateMessageParams{
 		Messages:  []domain.SamplingMessage{domain.UserText(prompt)},
 		MaxTokens: 50,
 	})
@@ -301,7 +301,7 @@ func mrtrMultipleInputs(ctx context.Context, rc *app.RequestContext) (string, er
 	res, err := rc.Ask(ctx,
 		askName("user_name", "What is your name?"),
 		greetingInput("Generate a greeting"),
-		app.RootsInput("client_roots"))
+		hexmcp.RootsInput("client_roots"))
 	if err != nil {
 		return "", err
 	}
@@ -342,11 +342,11 @@ func mrtrMultiRound(ctx context.Context, rc *app.RequestContext) (string, error)
 // of the request (_meta clientCapabilities when stateless, the initialize
 // capabilities in a session).
 func mrtrCapabilities(ctx context.Context, rc *app.RequestContext) (string, error) {
-	var reqs []app.InputRequest
-	for _, q := range []app.InputRequest{
+	var reqs []hexmcp.InputRequest
+	for _, q := range []hexmcp.InputRequest{
 		askName("user_name", "What is your name?"),
 		greetingInput("Generate a greeting"),
-		app.RootsInput("client_roots"),
+		hexmcp.RootsInput("client_roots"),
 	} {
 		if rc.CanAsk(q) {
 			reqs = append(reqs, q)

@@ -73,8 +73,8 @@ func conformanceTasks() (*tasks.Tasks, []hexmcp.Tool) {
 		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			rc := app.RequestFrom(ctx)
 			ans, err := rc.Ask(ctx,
-				app.ElicitInput("first", domain.ElicitForm("First input?", json.RawMessage(multiInputSchema))),
-				app.ElicitInput("second", domain.ElicitForm("Second input?", json.RawMessage(multiInputSchema))))
+				hexmcp.ElicitInput("first", domain.ElicitForm("First input?", json.RawMessage(multiInputSchema))),
+				hexmcp.ElicitInput("second", domain.ElicitForm("Second input?", json.RawMessage(multiInputSchema))))
 			if err != nil {
 				return "", err
 			}

@@ -1,9 +1,11 @@
-// Package handlererr holds the errors a handler meets from its request
-// context: asking the client (elicitation, sampling, roots), reporting
-// progress, adding session tools. Their one public name is the root
-// package's (hexmcp.ErrNoClientStream, hexmcp.ClientError, …), which
-// aliases these; the engine (package app) returns them.
-package handlererr
+// Package handlerapi holds what a handler uses of its request context
+// beside its methods: the questions it asks the client (elicitation,
+// sampling, roots) and their answers, and the errors it meets asking,
+// reporting progress or adding session tools. Their one public name is the
+// root package's (hexmcp.InputRequest, hexmcp.ErrNoClientStream,
+// hexmcp.ClientError, …), which aliases these; the engine (package app)
+// takes them apart with [Question] and [NewResponses].
+package handlerapi
 
 import (
 	"errors"
