@@ -2,6 +2,7 @@ package hexmcp
 
 import (
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 )
 
 // What stands around the handlers: middleware, visibility, scopes,
@@ -51,18 +52,18 @@ type ToolCall = app.ToolCall
 // free of I/O; when what they decide changes, call
 // [Server.VisibilityChanged]. [HideUnauthorized] adds the scopes of
 // [WithScopes].
-type Visibility = app.Visibility
+type Visibility = handlerapi.Visibility
 
 // Viewer is who a request, session or listen stream is, as a [Visibility]
 // filter sees it: SessionID, Principal (the authenticated caller, or nil),
 // Client (its clientInfo), Transport, Revision and Era.
-type Viewer = app.Viewer
+type Viewer = handlerapi.Viewer
 
 // HideUnauthorized returns v with the tools, prompts and resources whose
 // scopes ([WithScopes]) the viewer's principal lacks hidden as well, so
 // that a client does not learn of what it cannot call; without it, they
 // are listed and refused with a scope challenge (step-up).
-func HideUnauthorized(v Visibility) Visibility { return app.HideUnauthorized(v) }
+func HideUnauthorized(v Visibility) Visibility { return handlerapi.HideUnauthorized(v) }
 
 // CodeInsufficientScope is the JSON-RPC error code of a request refused
 // for lacking the scopes of [WithScopes] (data.scopes names them,
@@ -81,17 +82,17 @@ type Extension = app.Extension
 // SessionEnd describes a handshake-era session that ended, for
 // Options.OnSessionEnd: its ID, Revision, Transport, when it Started and
 // Ended, and why (Reason).
-type SessionEnd = app.SessionEnd
+type SessionEnd = handlerapi.SessionEnd
 
 // The reasons of a [SessionEnd].
 const (
 	// SessionClosed: the connection that held the session closed (stdio,
 	// WebSocket).
-	SessionClosed = app.SessionClosed
+	SessionClosed = handlerapi.SessionClosed
 	// SessionDeleted: the client ended it (Streamable HTTP DELETE).
-	SessionDeleted = app.SessionDeleted
+	SessionDeleted = handlerapi.SessionDeleted
 	// SessionRemoved: the store dropped it (expired or evicted).
-	SessionRemoved = app.SessionRemoved
+	SessionRemoved = handlerapi.SessionRemoved
 )
 
 // Unlimited, given to an Options bound that allows it

@@ -40,7 +40,7 @@ func RequestFrom(ctx context.Context) *RequestContext { return app.RequestFrom(c
 // ([RequestContext.Transport], [Viewer]): Header (HTTP headers minus
 // credentials), Principal (who an authenticator vouched for), RemoteAddr,
 // and the client key that limits count by (ClientKey).
-type TransportInfo = app.TransportInfo
+type TransportInfo = handlerapi.TransportInfo
 
 // Principal is who an authenticated request comes from, as the
 // Authenticator of [HTTPOptions] found it: Subject, Scopes, Claims, and

@@ -16,22 +16,3 @@ func clientCapabilityOf(method string) string {
 	}
 	return ""
 }
-
-// missingScopes returns the scopes of required that granted lacks, in
-// order (nil when none is missing).
-func missingScopes(required, granted []string) []string {
-	var missing []string
-	for _, r := range required {
-		found := false
-		for _, g := range granted {
-			if g == r {
-				found = true
-				break
-			}
-		}
-		if !found {
-			missing = append(missing, r)
-		}
-	}
-	return missing
-}

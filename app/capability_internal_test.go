@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 )
 
 func TestClientCapabilityOf(t *testing.T) {
@@ -18,10 +19,10 @@ func TestClientCapabilityOf(t *testing.T) {
 }
 
 func TestMissingScopes(t *testing.T) {
-	if got := missingScopes([]string{"a", "b", "c", "d"}, []string{"c", "a"}); !slices.Equal(got, []string{"b", "d"}) {
+	if got := handlerapi.MissingScopes([]string{"a", "b", "c", "d"}, []string{"c", "a"}); !slices.Equal(got, []string{"b", "d"}) {
 		t.Errorf("missingScopes = %q, want [b d]", got)
 	}
-	if got := missingScopes([]string{"c", "a"}, []string{"a", "b", "c"}); got != nil {
+	if got := handlerapi.MissingScopes([]string{"c", "a"}, []string{"a", "b", "c"}); got != nil {
 		t.Errorf("missingScopes = %q, want nil", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/decl"
 	"github.com/hexmcp/hexmcp/internal/deflog"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -67,8 +68,8 @@ type Options struct {
 	// Validator given with it is ignored.
 	DisableValidation bool
 	// Visibility decides, per request, which tools, resources and prompts
-	// it sees (default: everything, to everyone). See [Visibility].
-	Visibility Visibility
+	// it sees (default: everything, to everyone). See hexmcp.Visibility.
+	Visibility handlerapi.Visibility
 
 	// Middleware wraps the handling of every incoming request and
 	// notification, on every transport and in both eras; the first is the
@@ -115,7 +116,7 @@ type Options struct {
 	MaxInFlightBytesPerConn int
 	// MaxInFlightBytesPerClient bounds the same across the connections of
 	// one client (stdio, WebSocket and HTTP+SSE: the client is
-	// [TransportInfo.ClientKey], the remote IP address, an IPv6 one by its
+	// hexmcp.TransportInfo.ClientKey, the remote IP address, an IPv6 one by its
 	// /64, or the authenticated subject; on stdio, the connection), so
 	// that a client cannot multiply MaxInFlightBytesPerConn by opening
 	// connections: default defaultMaxInFlightBytesPerClient, 64 MiB;
@@ -129,7 +130,7 @@ type Options struct {
 	// client's calls on stdio and WebSocket connections (ServeConn) that
 	// wait for the client's answer (elicitation, sampling, roots), which
 	// they keep alive while they wait, across its connections (the client
-	// is [TransportInfo.ClientKey]; on stdio, the connection): default
+	// is hexmcp.TransportInfo.ClientKey; on stdio, the connection): default
 	// defaultMaxWaitingBytesPerClient, 16 MiB; [Unlimited]: no bound.
 	// Each waiting call counts at least [MinWaitingCallBytes]. A call past
 	// the bound does not ask: its request to the client fails with an
@@ -220,7 +221,7 @@ type Options struct {
 	// client deleted it, or the store dropped it (Streamable HTTP; an
 	// instance that merely lets its copy go does not count). It runs in
 	// the goroutine that ended the session: keep it short.
-	OnSessionEnd func(SessionEnd)
+	OnSessionEnd func(handlerapi.SessionEnd)
 	// RequestStateTTL is how long a requestState stays valid (default 15
 	// minutes): a retry after that is refused with -32602 and the client
 	// starts over. Until then a state may be sent again any number of
@@ -270,7 +271,7 @@ type Options struct {
 	// at once (default 16; [Unlimited]: no
 	// bound), so that one client cannot take every place of MaxListeners.
 	// One more is refused at once with [CodeListenLimit]. The client is
-	// told by [TransportInfo.ClientKey]: the authenticated subject, else
+	// told by hexmcp.TransportInfo.ClientKey: the authenticated subject, else
 	// the peer's IP address; without either, the connection (stdio, a
 	// WebSocket connection). Behind a reverse proxy unauthenticated clients
 	// share the proxy's address: authenticate them, or raise the bound.

@@ -594,7 +594,7 @@ func TestHandleMessage(t *testing.T) {
 	}
 	// related notifications go to the request's own writer; transport info reaches the handler
 	related, relatedEnd := memory.NewPipe()
-	tctx := app.WithTransportInfo(ctx, app.TransportInfo{Header: map[string][]string{"X-Trace": {"abc"}}, Principal: &ports.Principal{Subject: "alice"}})
+	tctx := app.WithTransportInfo(ctx, hexmcp.TransportInfo{Header: map[string][]string{"X-Trace": {"abc"}}, Principal: &ports.Principal{Subject: "alice"}})
 	got = string(other.HandleMessage(tctx, restored, []byte(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":7}}}`), relatedEnd))
 	if got != `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"2025-06-18 [abc] alice"}]}}` {
 		t.Fatal(got)

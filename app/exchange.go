@@ -9,6 +9,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/exchange"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -71,7 +72,7 @@ func (p exchangePort) Method(name string) (exchange.MethodSpec, bool) {
 func (p exchangePort) Tool(name string) (*domain.Tool, bool) { return p.e.LookupTool(name) }
 
 func (p exchangePort) WithTransport(ctx context.Context, t exchange.Transport) context.Context {
-	return WithTransportInfo(ctx, TransportInfo(t))
+	return WithTransportInfo(ctx, handlerapi.TransportInfo(t))
 }
 
 // sessionOf is the engine's session behind s (nil: none).
@@ -122,8 +123,8 @@ func (p exchangePort) RestoreSession(st ports.SessionState) exchange.Session {
 }
 
 func (hs *httpSession) SetWriter(w ports.MessageWriter) { hs.setWriter(w) }
-func (hs *httpSession) Deleted()                        { hs.ended(SessionDeleted) }
-func (hs *httpSession) Removed()                        { hs.ended(SessionRemoved) }
+func (hs *httpSession) Deleted()                        { hs.ended(handlerapi.SessionDeleted) }
+func (hs *httpSession) Removed()                        { hs.ended(handlerapi.SessionRemoved) }
 
 func (hs *httpSession) Size() int {
 	hs.mu.Lock()

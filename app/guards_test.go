@@ -140,7 +140,7 @@ func TestPromptVisibilityFilter(t *testing.T) {
 	e := newEngine(t, app.Options{
 		Validator:      jsonschema.New(),
 		PromptRegistry: memory.NewPromptRegistry(),
-		Visibility: app.Visibility{Prompt: func(_ context.Context, v *app.Viewer, p *domain.Prompt) bool {
+		Visibility: hexmcp.Visibility{Prompt: func(_ context.Context, v *hexmcp.Viewer, p *domain.Prompt) bool {
 			return strings.HasPrefix(p.Name, "open") || v.Client.Name == "staff"
 		}},
 	})
@@ -189,7 +189,7 @@ func TestResourceVisibilityByViewer(t *testing.T) {
 	e := newEngine(t, app.Options{
 		Validator:        jsonschema.New(),
 		ResourceRegistry: memory.NewResourceRegistry(),
-		Visibility: app.Visibility{Resource: func(_ context.Context, v *app.Viewer, uri string) bool {
+		Visibility: hexmcp.Visibility{Resource: func(_ context.Context, v *hexmcp.Viewer, uri string) bool {
 			return !strings.HasPrefix(uri, "test://staff") || v != nil && v.Client.Name == "staff"
 		}},
 	})
@@ -260,7 +260,7 @@ func TestScopesRefuseWhatThePrincipalLacks(t *testing.T) {
 			`{"jsonrpc":"2.0","id":2,"error":{"code":-32052,"message":"Insufficient scope: needs files:read","data":{"scopes":["files:read"],"missing":["files:read"]}}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := serveAs(t, e, app.TransportInfo{Principal: tc.principal})
+			c := serveAs(t, e, hexmcp.TransportInfo{Principal: tc.principal})
 			c.initialize("2025-11-25")
 			equalJSON(t, c.roundTrip(call), tc.wantCall)
 			equalJSON(t, c.roundTrip(read), tc.wantR)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/jsontest"
@@ -20,12 +21,12 @@ type client struct {
 
 func serve(t *testing.T, e *app.Engine) *client {
 	t.Helper()
-	return serveAs(t, e, app.TransportInfo{})
+	return serveAs(t, e, hexmcp.TransportInfo{})
 }
 
 // serveAs serves e on a new in-memory connection whose requests carry info,
 // as a transport that knows its client does.
-func serveAs(t *testing.T, e *app.Engine, info app.TransportInfo) *client {
+func serveAs(t *testing.T, e *app.Engine, info hexmcp.TransportInfo) *client {
 	t.Helper()
 	c, s := memory.NewPipe()
 	ctx, cancel := context.WithCancel(app.WithTransportInfo(context.Background(), info))

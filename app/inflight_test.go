@@ -217,9 +217,9 @@ func TestInFlightBytesWaitingCallsGiveBack(t *testing.T) {
 func TestInFlightBytesPerClientAcrossConnections(t *testing.T) {
 	g := newGatedTool(1, 2, 3)
 	e := newEngine(t, app.Options{Validator: jsonschema.New(), MaxInFlightBytesPerClient: 4096}, g.tool())
-	a := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.1:1001"})
-	b := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.1:1002"})
-	other := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.2:1001"})
+	a := serveAs(t, e, hexmcp.TransportInfo{RemoteAddr: "10.0.0.1:1001"})
+	b := serveAs(t, e, hexmcp.TransportInfo{RemoteAddr: "10.0.0.1:1002"})
+	other := serveAs(t, e, hexmcp.TransportInfo{RemoteAddr: "10.0.0.2:1001"})
 	t.Cleanup(func() { close(g.stop) }) // runs before the connections' cleanups
 	for _, c := range []*client{a, b, other} {
 		c.initialize("2025-11-25")
@@ -244,8 +244,8 @@ func TestInFlightBytesPerClientAcrossConnections(t *testing.T) {
 func TestInFlightBytesTotal(t *testing.T) {
 	g := newGatedTool(1, 2)
 	e := newEngine(t, app.Options{Validator: jsonschema.New(), MaxInFlightBytes: 4096}, g.tool())
-	a := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.1:1001"})
-	b := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.2:1001"})
+	a := serveAs(t, e, hexmcp.TransportInfo{RemoteAddr: "10.0.0.1:1001"})
+	b := serveAs(t, e, hexmcp.TransportInfo{RemoteAddr: "10.0.0.2:1001"})
 	t.Cleanup(func() { close(g.stop) })
 	a.initialize("2025-11-25")
 	b.initialize("2025-11-25")

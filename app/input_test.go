@@ -382,8 +382,8 @@ func TestRequestStateBinding(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
 	keys, _ := memory.NewStateKeys([]byte(strings.Repeat("k", 32)))
 	e := inputEngine(t, app.Options{Validator: jsonschema.New(), Clock: clock, RequestStateTTL: time.Minute, StateKeys: keys})
-	alice := app.WithTransportInfo(context.Background(), app.TransportInfo{Principal: &ports.Principal{Subject: "alice"}})
-	bob := app.WithTransportInfo(context.Background(), app.TransportInfo{Principal: &ports.Principal{Subject: "bob"}})
+	alice := app.WithTransportInfo(context.Background(), hexmcp.TransportInfo{Principal: &ports.Principal{Subject: "alice"}})
+	bob := app.WithTransportInfo(context.Background(), hexmcp.TransportInfo{Principal: &ports.Principal{Subject: "bob"}})
 
 	r1, _ := mrtrCall(t, e, alice, "two_steps", `"arguments":{"topic":"t"},`)
 	step1 := `"inputResponses":{"step1":{"action":"accept","content":{"name":"Ada"}}},"requestState":"` + r1.RequestState + `",`

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/decl"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -40,7 +41,7 @@ func (lc *lifecycle) initialize(ctx context.Context, s *session, m message, p *w
 	}
 	// The session keeps them (and the request's headers) for its life:
 	// bounded before anything is decoded.
-	trans, _ := ctx.Value(transportKey{}).(TransportInfo)
+	trans, _ := ctx.Value(transportKey{}).(handlerapi.TransportInfo)
 	if n := len(p.Capabilities) + len(p.ClientInfo) + headerBytes(trans.Header); !within(n, lc.maxDeclaration) {
 		return nil, declarationTooLarge(m.id, n, lc.maxDeclaration, "capabilities, clientInfo and request headers")
 	}

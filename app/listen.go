@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -84,7 +85,7 @@ const (
 
 // listenClient is who a listen stream is counted against for
 // Options.MaxListenersPerClient: the transport's client key (see
-// [TransportInfo.ClientKey]) or, when the transport names none, the
+// hexmcp.TransportInfo.ClientKey) or, when the transport names none, the
 // connection that carries the stream.
 type listenClient struct {
 	key  string
@@ -116,9 +117,9 @@ type notice struct {
 // again.
 type listener struct {
 	client listenClient
-	view   *Viewer   // who listens (Visibility, scopes)
-	seen   seenLists // fingerprints of the lists it saw
-	kinds  [3]bool   // by listenKind
+	view   *handlerapi.Viewer // who listens (Visibility, scopes)
+	seen   seenLists          // fingerprints of the lists it saw
+	kinds  [3]bool            // by listenKind
 	uris   map[string]struct{}
 	topics map[string]map[string]struct{} // extension topic → ids
 
@@ -245,7 +246,7 @@ func (ls *listeners) serve(ctx context.Context, s *session, m message, p *wirePa
 	default:
 		return nil, newRPCError(id, domain.CodeInternalError, "Internal error: subscriptions/listen needs a stream to deliver on", nil)
 	}
-	trans, _ := ctx.Value(transportKey{}).(TransportInfo)
+	trans, _ := ctx.Value(transportKey{}).(handlerapi.TransportInfo)
 	l.client = listenClient{key: trans.ClientKey()}
 	if l.client.key == "" && s != nil {
 		l.client.conn = s

@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 )
 
 // The notifications filter of subscriptions/listen: read within the
@@ -69,7 +70,7 @@ func (ls *listeners) followable(ctx context.Context, id jsontext.Value, l *liste
 	if len(uris) == 0 {
 		return nil
 	}
-	viewer := func() *Viewer { return l.view }
+	viewer := func() *handlerapi.Viewer { return l.view }
 	kept := make([]string, 0, len(uris))
 	var refused, need []string
 	for _, u := range uris {
@@ -77,7 +78,7 @@ func (ls *listeners) followable(ctx context.Context, id jsontext.Value, l *liste
 		switch {
 		case !ok:
 			delete(l.uris, u)
-		case !viewerHolds(l.view, scopes):
+		case !handlerapi.ViewerHolds(l.view, scopes):
 			refused = append(refused, u)
 			for _, sc := range scopes {
 				if !slices.Contains(need, sc) {
@@ -89,7 +90,7 @@ func (ls *listeners) followable(ctx context.Context, id jsontext.Value, l *liste
 		}
 	}
 	if refused != nil {
-		return insufficientScope(id, need, viewerScopes(l.view), map[string]any{"uris": refused})
+		return insufficientScope(id, need, handlerapi.ViewerScopes(l.view), map[string]any{"uris": refused})
 	}
 	if len(kept) == 0 {
 		l.uris = nil

@@ -88,8 +88,8 @@ func (c *client) cancel(id string) {
 // other requests are still served, and a stream that ends frees its place.
 func TestListenMaxListeners(t *testing.T) {
 	e := newEngine(t, app.Options{Validator: jsonschema.New(), MaxListeners: 2, MaxListenersPerClient: app.Unlimited}, addTool())
-	a := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.1:1000"})
-	b := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.2:1000"})
+	a := serveAs(t, e, hexmcp.TransportInfo{RemoteAddr: "10.0.0.1:1000"})
+	b := serveAs(t, e, hexmcp.TransportInfo{RemoteAddr: "10.0.0.2:1000"})
 	a.listenOK("1")
 	b.listenOK("1")
 	a.listenRefused("2", "maxListeners", 2)
@@ -113,17 +113,17 @@ func TestListenMaxListeners(t *testing.T) {
 // is one client, another address or an authenticated principal another.
 func TestListenMaxListenersPerClient(t *testing.T) {
 	e := newEngine(t, app.Options{Validator: jsonschema.New(), MaxListenersPerClient: 2}, addTool())
-	a1 := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.1:1001"})
-	a2 := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.1:1002"})
+	a1 := serveAs(t, e, hexmcp.TransportInfo{RemoteAddr: "10.0.0.1:1001"})
+	a2 := serveAs(t, e, hexmcp.TransportInfo{RemoteAddr: "10.0.0.1:1002"})
 	a1.listenOK("1")
 	a1.listenOK("2")
 	a2.listenRefused("1", "maxListenersPerClient", 2)
 	a1.listenRefused("3", "maxListenersPerClient", 2)
 
-	b := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.2:1001"})
+	b := serveAs(t, e, hexmcp.TransportInfo{RemoteAddr: "10.0.0.2:1001"})
 	b.listenOK("1")
 	b.listenOK("2")
-	alice := serveAs(t, e, app.TransportInfo{RemoteAddr: "10.0.0.1:1003", Principal: &ports.Principal{Subject: "alice"}})
+	alice := serveAs(t, e, hexmcp.TransportInfo{RemoteAddr: "10.0.0.1:1003", Principal: &ports.Principal{Subject: "alice"}})
 	alice.listenOK("1")
 
 	a1.cancel("2")
@@ -419,18 +419,18 @@ func (w *failingWriter) count() int {
 
 func TestClientKey(t *testing.T) {
 	for _, tc := range []struct {
-		info app.TransportInfo
+		info hexmcp.TransportInfo
 		want string
 	}{
-		{app.TransportInfo{}, ""},
-		{app.TransportInfo{RemoteAddr: "192.0.2.1:5000"}, "ip:192.0.2.1"},
-		{app.TransportInfo{RemoteAddr: "192.0.2.1"}, "ip:192.0.2.1"},
-		{app.TransportInfo{RemoteAddr: "[::ffff:192.0.2.1]:5000"}, "ip:192.0.2.1"},
-		{app.TransportInfo{RemoteAddr: "[2001:db8:1:2:3:4:5:6]:443"}, "ip:2001:db8:1:2::/64"},
-		{app.TransportInfo{RemoteAddr: "pipe"}, "addr:pipe"},
-		{app.TransportInfo{RemoteAddr: "192.0.2.1:5000", Principal: &ports.Principal{Subject: "alice"}}, "sub:alice"},
-		{app.TransportInfo{RemoteAddr: "192.0.2.1:5000", Principal: &ports.Principal{}}, "ip:192.0.2.1"},
-		{app.TransportInfo{RemoteAddr: "192.0.2.1:5000", Principal: &ports.Principal{Subject: "alice"}, Client: "proxy:203.0.113.9"}, "proxy:203.0.113.9"},
+		{hexmcp.TransportInfo{}, ""},
+		{hexmcp.TransportInfo{RemoteAddr: "192.0.2.1:5000"}, "ip:192.0.2.1"},
+		{hexmcp.TransportInfo{RemoteAddr: "192.0.2.1"}, "ip:192.0.2.1"},
+		{hexmcp.TransportInfo{RemoteAddr: "[::ffff:192.0.2.1]:5000"}, "ip:192.0.2.1"},
+		{hexmcp.TransportInfo{RemoteAddr: "[2001:db8:1:2:3:4:5:6]:443"}, "ip:2001:db8:1:2::/64"},
+		{hexmcp.TransportInfo{RemoteAddr: "pipe"}, "addr:pipe"},
+		{hexmcp.TransportInfo{RemoteAddr: "192.0.2.1:5000", Principal: &ports.Principal{Subject: "alice"}}, "sub:alice"},
+		{hexmcp.TransportInfo{RemoteAddr: "192.0.2.1:5000", Principal: &ports.Principal{}}, "ip:192.0.2.1"},
+		{hexmcp.TransportInfo{RemoteAddr: "192.0.2.1:5000", Principal: &ports.Principal{Subject: "alice"}, Client: "proxy:203.0.113.9"}, "proxy:203.0.113.9"},
 	} {
 		if got := tc.info.ClientKey(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.info, got, tc.want)
@@ -447,7 +447,7 @@ func TestClientKey(t *testing.T) {
 func TestListenFollowsOnlyWhatItMaySee(t *testing.T) {
 	var hide sync.Mutex
 	hidden := false
-	vis := app.Visibility{Resource: func(_ context.Context, _ *app.Viewer, uri string) bool {
+	vis := hexmcp.Visibility{Resource: func(_ context.Context, _ *hexmcp.Viewer, uri string) bool {
 		hide.Lock()
 		defer hide.Unlock()
 		return !hidden || uri != "test://static-text"
@@ -457,7 +457,7 @@ func TestListenFollowsOnlyWhatItMaySee(t *testing.T) {
 		hexmcp.NewResourceTemplate("test://scoped/{x}", "scopedT", func(context.Context, string, map[string]string) ([]domain.ResourceContents, error) {
 			return nil, nil
 		}, hexmcp.WithScopes("c")))...)
-	c := serveAs(t, e, app.TransportInfo{Principal: &ports.Principal{Subject: "u", Scopes: []string{"a"}}})
+	c := serveAs(t, e, hexmcp.TransportInfo{Principal: &ports.Principal{Subject: "u", Scopes: []string{"a"}}})
 	resp := c.roundTrip(listenReq("1", `{"resourceSubscriptions":["test://nothing","test://template/1/other"]}`))
 	equalJSON(t, resp, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1},"notifications":{}}}`)
 	resp = c.roundTrip(listenReq("2", `{"toolsListChanged":true,"resourceSubscriptions":["test://static-text","test://scoped","test://scoped/x"]}`))

@@ -274,8 +274,8 @@ func TestListenNoResponseWhenPeerGone(t *testing.T) {
 // A listen stream gets tools/list_changed only when the list its own
 // client sees changed (Options.Visibility).
 func TestListenListChangedPerVisibleList(t *testing.T) {
-	e := newEngine(t, app.Options{Validator: jsonschema.New(), Visibility: app.Visibility{
-		Tool: func(_ context.Context, v *app.Viewer, tl *domain.Tool) bool {
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), Visibility: hexmcp.Visibility{
+		Tool: func(_ context.Context, v *hexmcp.Viewer, tl *domain.Tool) bool {
 			return !strings.HasPrefix(tl.Name, "admin") || v.Client.Name == "admin"
 		},
 	}}, addTool())

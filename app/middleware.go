@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -39,7 +40,7 @@ type Request struct {
 	SessionID string
 	// Transport is what the transport knows: headers, the authenticated
 	// principal, the peer's address.
-	Transport TransportInfo
+	Transport handlerapi.TransportInfo
 	// Trace is the W3C trace context the request carried in its _meta
 	// (traceparent, tracestate, baggage), zero when none.
 	Trace TraceContext
@@ -58,7 +59,7 @@ func (r *Request) IsNotification() bool { return r.ID == nil }
 
 // ClientKey names the client for limits counted per client: the
 // authenticated subject, else the peer's IP address (see
-// [TransportInfo.ClientKey]); empty when neither is known (stdio).
+// hexmcp.TransportInfo.ClientKey); empty when neither is known (stdio).
 func (r *Request) ClientKey() string { return r.Transport.ClientKey() }
 
 // MethodHandler answers a [Request]: with the encoded JSON-RPC result (the
@@ -183,7 +184,7 @@ var errNoAnswer = errors.New("hexmcp: the request has no answer")
 func newRequest(ctx context.Context, s *session, m message, p *wireParams, ci callInfo) *Request {
 	req := &Request{Method: m.method, ID: stdjson.RawMessage(m.id), Params: stdjson.RawMessage(m.params.raw),
 		Revision: ci.rev, Era: ci.era, Trace: ci.trace, ClientCapabilities: stdjson.RawMessage(ci.caps)}
-	req.Transport, _ = ctx.Value(transportKey{}).(TransportInfo)
+	req.Transport, _ = ctx.Value(transportKey{}).(handlerapi.TransportInfo)
 	if s != nil {
 		req.SessionID = s.id
 	}
@@ -345,7 +346,7 @@ func (r *Request) WithLog(f LogFunc) *Request {
 // the tool, for middleware that answers the call itself (the tasks
 // extension runs it in the background): the tool req names, looked up as
 // its caller sees it. An unknown tool, or one hidden from the caller
-// ([Options.Visibility], [HideUnauthorized]), is an error answered
+// ([Options.Visibility], hexmcp.HideUnauthorized), is an error answered
 // -32602 "Unknown tool: <name>" (a name that is no string too); a tool
 // whose scopes (hexmcp.WithScopes) the caller's principal lacks, one answered
 // [CodeInsufficientScope] with the scope challenge (over Streamable HTTP,

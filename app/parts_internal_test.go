@@ -9,6 +9,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -117,8 +118,8 @@ func TestNoticeBusWithoutBusDeliversHereOnly(t *testing.T) {
 }
 
 func TestSessionSetEndsAnInitializedSessionOnce(t *testing.T) {
-	var ends []SessionEnd
-	ss := sessionSet{onEnd: func(e SessionEnd) { ends = append(ends, e) }, clock: ports.SystemClock{}, log: slog.New(slog.DiscardHandler)}
+	var ends []handlerapi.SessionEnd
+	ss := sessionSet{onEnd: func(e handlerapi.SessionEnd) { ends = append(ends, e) }, clock: ports.SystemClock{}, log: slog.New(slog.DiscardHandler)}
 	fresh := &session{set: &ss, id: "fresh"}
 	done := &session{set: &ss, id: "done", initialized: true, rev: domain.Revision("2025-06-18")}
 	ss.track(fresh)
@@ -126,10 +127,10 @@ func TestSessionSetEndsAnInitializedSessionOnce(t *testing.T) {
 	if n := len(ss.list()); n != 2 {
 		t.Fatalf("%d sessions held, want 2", n)
 	}
-	ss.ended(fresh, SessionClosed)
-	ss.ended(done, SessionDeleted)
-	ss.ended(done, SessionRemoved)
-	if len(ends) != 1 || ends[0].ID != "done" || ends[0].Reason != SessionDeleted || ends[0].Revision != "2025-06-18" {
+	ss.ended(fresh, handlerapi.SessionClosed)
+	ss.ended(done, handlerapi.SessionDeleted)
+	ss.ended(done, handlerapi.SessionRemoved)
+	if len(ends) != 1 || ends[0].ID != "done" || ends[0].Reason != handlerapi.SessionDeleted || ends[0].Revision != "2025-06-18" {
 		t.Fatalf("ends %+v, want the initialized session's once, deleted", ends)
 	}
 	ss.untrack(fresh)
@@ -139,8 +140,8 @@ func TestSessionSetEndsAnInitializedSessionOnce(t *testing.T) {
 }
 
 func TestSessionSetSurvivesAPanickingOnSessionEnd(t *testing.T) {
-	ss := sessionSet{onEnd: func(SessionEnd) { panic("boom") }, clock: ports.SystemClock{}, log: slog.New(slog.DiscardHandler)}
-	ss.ended(&session{set: &ss, initialized: true}, SessionClosed) // must not panic
+	ss := sessionSet{onEnd: func(handlerapi.SessionEnd) { panic("boom") }, clock: ports.SystemClock{}, log: slog.New(slog.DiscardHandler)}
+	ss.ended(&session{set: &ss, initialized: true}, handlerapi.SessionClosed) // must not panic
 }
 
 func TestForwarderBudgetPerMessage(t *testing.T) {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/decl"
-	"github.com/hexmcp/hexmcp/internal/exchange"
 	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -32,7 +31,7 @@ type RequestContext struct {
 	tool    string
 	token   string              // the bearer token, for a tool declared WithAccessToken
 	related ports.MessageWriter // the request's own stream, if any
-	trans   TransportInfo
+	trans   handlerapi.TransportInfo
 
 	// input is the multi round-trip state of a stateless-era tools/call,
 	// prompts/get or resources/read (nil otherwise).
@@ -80,7 +79,7 @@ func (env *requestEnv) newRequestContext(ctx context.Context, m message, ci call
 	}
 	rc.env, rc.id, rc.info, rc.slot = env, m.id, ci, m.slot
 	rc.related, _ = ctx.Value(relatedKey{}).(ports.MessageWriter)
-	rc.trans, _ = ctx.Value(transportKey{}).(TransportInfo)
+	rc.trans, _ = ctx.Value(transportKey{}).(handlerapi.TransportInfo)
 	rc.progressSink, _ = ctx.Value(progressSinkKey{}).(ProgressFunc)
 	rc.logSink, _ = ctx.Value(logSinkKey{}).(LogFunc)
 	return rc
@@ -234,51 +233,17 @@ func (rc *RequestContext) writeRelated(ctx context.Context, msg []byte) error {
 	return nil
 }
 
-// TransportInfo is what the transport knows about a request: for HTTP its
-// headers and the authenticated principal. Transports attach it with
-// [WithTransportInfo]; handlers read it with [RequestContext.Transport].
-type TransportInfo struct {
-	// Header holds the request's headers, keys in canonical form
-	// (http.Header can wrap it). Nil on transports without headers.
-	Header map[string][]string
-	// Principal is who the request comes from, when an authenticator
-	// vouched for it.
-	Principal *ports.Principal
-	// RemoteAddr is the peer's network address, when known.
-	RemoteAddr string
-	// Client names the client for limits counted per client, when the
-	// transport decides it (the HTTP transport, for subscriptions/listen:
-	// its Options.ClientKey). Empty: [TransportInfo.ClientKey] derives it
-	// from Principal and RemoteAddr.
-	Client string
-}
-
-// ClientKey names the client a request comes from, for limits counted per
-// client (such as [Options.MaxListenersPerClient]): Client when the
-// transport set it, else "sub:" and the subject when an authenticator
-// vouched for the request, else "ip:" and the peer's IP address
-// (RemoteAddr without its port; an IPv6 address by its /64 prefix, which
-// one host or network commonly holds whole), else "addr:" and RemoteAddr
-// when it is no IP address, else "" (the transport names no client: one
-// connection, as on stdio). These are the keys of the HTTP transport's
-// DefaultClientKey.
-//
-// Behind a reverse proxy every unauthenticated client has the proxy's
-// address, and so one key: authenticate clients, or have the transport
-// name the client from a forwarding header the proxy vouches for.
-func (t TransportInfo) ClientKey() string { return exchange.ClientKey(exchange.Transport(t)) }
-
 type transportKey struct{}
 
 // WithTransportInfo returns ctx carrying info for the requests served with
 // it. Transport adapters call it.
-func WithTransportInfo(ctx context.Context, info TransportInfo) context.Context {
+func WithTransportInfo(ctx context.Context, info handlerapi.TransportInfo) context.Context {
 	return context.WithValue(ctx, transportKey{}, info)
 }
 
 // Transport returns what the transport told about the request (zero on
 // stdio).
-func (rc *RequestContext) Transport() TransportInfo { return rc.trans }
+func (rc *RequestContext) Transport() handlerapi.TransportInfo { return rc.trans }
 
 // Log sends a log message to the client (notifications/message) when the
 // client asked for messages of that level: with logging/setLevel in the

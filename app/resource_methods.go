@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -148,8 +149,8 @@ func (rs *resourceCatalog) checkURILength(m message, uri string) *rpcError {
 // first template it matches (with the template's variables), and the
 // scopes it requires.
 func (rs *resourceCatalog) find(ctx context.Context, ci callInfo, uri string) (h ports.ResourceHandler, vars map[string]string, mime string, scopes []string, ok bool) {
-	var v *Viewer
-	return rs.resolve(ctx, uri, func() *Viewer {
+	var v *handlerapi.Viewer
+	return rs.resolve(ctx, uri, func() *handlerapi.Viewer {
 		if v == nil {
 			v = viewerOf(ctx, ci)
 		}
@@ -160,7 +161,7 @@ func (rs *resourceCatalog) find(ctx context.Context, ci callInfo, uri string) (h
 // resolve is find for the viewer viewer returns (asked
 // only when a Visibility filters resources): a resource or template
 // hidden from it is not found.
-func (rs *resourceCatalog) resolve(ctx context.Context, uri string, viewer func() *Viewer) (h ports.ResourceHandler, vars map[string]string, mime string, scopes []string, ok bool) {
+func (rs *resourceCatalog) resolve(ctx context.Context, uri string, viewer func() *handlerapi.Viewer) (h ports.ResourceHandler, vars map[string]string, mime string, scopes []string, ok bool) {
 	visible := func(key string, need []string) bool {
 		return !rs.vis.filters(listenResources) || rs.vis.resourceVisible(ctx, viewer(), key, need)
 	}
@@ -178,12 +179,12 @@ func (rs *resourceCatalog) resolve(ctx context.Context, uri string, viewer func(
 // whose scopes it holds. Every way to follow a resource answers to it:
 // a listen stream when it starts, and each of its notifications when it
 // is queued and again when it is written.
-func (rs *resourceCatalog) mayFollow(ctx context.Context, v *Viewer, uri string) bool {
+func (rs *resourceCatalog) mayFollow(ctx context.Context, v *handlerapi.Viewer, uri string) bool {
 	if rs.registry == nil {
 		return false
 	}
-	_, _, _, scopes, ok := rs.resolve(ctx, uri, func() *Viewer { return v })
-	return ok && viewerHolds(v, scopes)
+	_, _, _, scopes, ok := rs.resolve(ctx, uri, func() *handlerapi.Viewer { return v })
+	return ok && handlerapi.ViewerHolds(v, scopes)
 }
 
 func (rs *resourceCatalog) read(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {

@@ -6,8 +6,7 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 )
 
 // CodeInsufficientScope is the JSON-RPC error code of a tools/call (or
@@ -26,7 +25,7 @@ const CodeInsufficientScope = -32052
 // principalScopes returns the scopes of the request's principal (none
 // without one).
 func principalScopes(ctx context.Context) []string {
-	ti, _ := ctx.Value(transportKey{}).(TransportInfo)
+	ti, _ := ctx.Value(transportKey{}).(handlerapi.TransportInfo)
 	if ti.Principal == nil {
 		return nil
 	}
@@ -45,7 +44,7 @@ func checkScopes(ctx context.Context, id jsontext.Value, required []string) *rpc
 // scopes, lacks one of required (nil when it lacks none); extra joins the
 // error's data.
 func insufficientScope(id jsontext.Value, required, granted []string, extra map[string]any) *rpcError {
-	missing := missingScopes(required, granted)
+	missing := handlerapi.MissingScopes(required, granted)
 	if missing == nil {
 		return nil
 	}
@@ -54,38 +53,4 @@ func insufficientScope(id jsontext.Value, required, granted []string, extra map[
 	r := newRPCError(id, CodeInsufficientScope, "Insufficient scope: needs "+strings.Join(missing, " "), data)
 	r.scopes = required
 	return r
-}
-
-// HideUnauthorized returns v with tools, prompts and resources (and
-// resource templates) whose scopes (hexmcp.WithScopes) the viewer's principal
-// lacks hidden as well: absent from its lists and answered as unknown,
-// rather than refused with [CodeInsufficientScope]. Use it as
-// Options.Visibility when a client should not learn of tools it cannot
-// call; without it, such tools are listed and refused with a scope
-// challenge (step-up).
-func HideUnauthorized(v Visibility) Visibility {
-	tool, prompt := v.Tool, v.Prompt
-	v.Tool = func(ctx context.Context, p *Viewer, t *domain.Tool) bool {
-		return viewerHolds(p, t.Scopes) && (tool == nil || tool(ctx, p, t))
-	}
-	v.Prompt = func(ctx context.Context, p *Viewer, pr *domain.Prompt) bool {
-		return viewerHolds(p, pr.Scopes) && (prompt == nil || prompt(ctx, p, pr))
-	}
-	v.hideScoped = true
-	return v
-}
-
-// viewerHolds reports whether the viewer's principal holds every scope of
-// scopes (a definition without scopes is everyone's).
-func viewerHolds(p *Viewer, scopes []string) bool {
-	return len(scopes) == 0 || missingScopes(scopes, viewerScopes(p)) == nil
-}
-
-// viewerScopes are the scopes of the viewer's principal (none without
-// one).
-func viewerScopes(p *Viewer) []string {
-	if p == nil || p.Principal == nil {
-		return nil
-	}
-	return p.Principal.Scopes
 }

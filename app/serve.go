@@ -134,8 +134,8 @@ func (e *tooManyWaiting) Unwrap() []error { return []error{handlerapi.ErrTooMany
 // budget waits, and reading with it, until enough of them finish (a call
 // larger than the whole budget waits until nothing else is in flight).
 func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
-	if _, known := ctx.Value(transportKey{}).(TransportInfo); !known {
-		var ti TransportInfo
+	if _, known := ctx.Value(transportKey{}).(handlerapi.TransportInfo); !known {
+		var ti handlerapi.TransportInfo
 		if pa, ok := c.(ports.PeerAddr); ok {
 			ti.RemoteAddr = pa.RemoteAddr()
 		}
@@ -153,7 +153,7 @@ func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
 	defer s.abort()
 	e.sessions.track(s)
 	defer e.sessions.untrack(s)
-	defer e.sessions.ended(s, SessionClosed)
+	defer e.sessions.ended(s, handlerapi.SessionClosed)
 
 	n := e.opts.MaxConcurrentRequests
 	l := &connLoop{
@@ -164,7 +164,7 @@ func (e *Engine) ServeConn(ctx context.Context, c ports.Conn) error {
 	if n := e.opts.MaxInFlightBytesPerConn; n > 0 {
 		l.budget, l.budgetSize = semaphore.NewWeighted(int64(n)), int64(n)
 	}
-	ti, _ := ctx.Value(transportKey{}).(TransportInfo)
+	ti, _ := ctx.Value(transportKey{}).(handlerapi.TransportInfo)
 	l.client = ti.ClientKey()
 	if l.client == "" {
 		l.client = fmt.Sprintf("conn:%p", l) // stdio: the connection is the client

@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -106,7 +107,7 @@ type session struct {
 	subBytes int
 	// trans is what the transport knew of the request that initialized
 	// the session (its principal, for Visibility outside requests).
-	trans TransportInfo
+	trans handlerapi.TransportInfo
 	// tools are the session's own tools (RequestContext.AddSessionTool),
 	// sorted by name; a stored slice is never modified (writers hold mu).
 	tools atomic.Pointer[[]ports.RegisteredTool]

@@ -203,8 +203,8 @@ func TestSessionStateFlagsAreNotRecomputed(t *testing.T) {
 // in the state, Started is when the session initialized here.
 func TestRestoredSessionEndStartsWhenStored(t *testing.T) {
 	ctx := context.Background()
-	ends := make(chan app.SessionEnd, 2)
-	e := newEngine(t, app.Options{Validator: jsonschema.New(), OnSessionEnd: func(end app.SessionEnd) { ends <- end }})
+	ends := make(chan hexmcp.SessionEnd, 2)
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), OnSessionEnd: func(end hexmcp.SessionEnd) { ends <- end }})
 	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	st := ports.SessionState{ID: "s-stored", Initialized: true, Ready: true, Revision: domain.Revision20251125,
 		Client: domain.Implementation{Name: "c", Version: "1"}, Created: created}
@@ -212,7 +212,7 @@ func TestRestoredSessionEndStartsWhenStored(t *testing.T) {
 	restored.Delete()
 	restored.Close()
 	end := <-ends
-	if end.ID != "s-stored" || end.Reason != app.SessionDeleted || !end.Started.Equal(created) || end.Ended.Before(created) {
+	if end.ID != "s-stored" || end.Reason != hexmcp.SessionDeleted || !end.Started.Equal(created) || end.Ended.Before(created) {
 		t.Fatalf("restored session's end = %+v, want ID s-stored, deleted, Started %v", end, created)
 	}
 

@@ -3,6 +3,7 @@ package app
 import (
 	"sync"
 
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -16,7 +17,7 @@ type sessionSet struct {
 	mu  sync.Mutex
 	all map[*session]struct{}
 
-	onEnd func(SessionEnd) // Options.OnSessionEnd
+	onEnd func(handlerapi.SessionEnd) // Options.OnSessionEnd
 	clock ports.Clock
 	log   ports.Logger
 }

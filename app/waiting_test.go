@@ -73,9 +73,9 @@ func askEach(t *testing.T, c *client, i, pad int) string {
 // another may wait.
 func TestWaitingCallsBoundedPerClient(t *testing.T) {
 	e := newEngine(t, app.Options{MaxWaitingBytesPerClient: 300 << 10, Validator: jsonschema.New()}, askTool())
-	one := app.TransportInfo{RemoteAddr: "192.0.2.1:1000"}
-	a, b := serveAs(t, e, one), serveAs(t, e, app.TransportInfo{RemoteAddr: "192.0.2.1:1001"})
-	other := serveAs(t, e, app.TransportInfo{RemoteAddr: "192.0.2.9:1000"})
+	one := hexmcp.TransportInfo{RemoteAddr: "192.0.2.1:1000"}
+	a, b := serveAs(t, e, one), serveAs(t, e, hexmcp.TransportInfo{RemoteAddr: "192.0.2.1:1001"})
+	other := serveAs(t, e, hexmcp.TransportInfo{RemoteAddr: "192.0.2.9:1000"})
 	for _, c := range []*client{a, b, other} {
 		initializeWith(c, "2025-11-25", `{"elicitation":{}}`)
 	}
@@ -116,7 +116,7 @@ func TestWaitingCallsBoundedInTotal(t *testing.T) {
 	e := newEngine(t, app.Options{MaxWaitingBytes: 2 * app.MinWaitingCallBytes, Validator: jsonschema.New()}, askTool())
 	var cs []*client
 	for i := range 3 {
-		c := serveAs(t, e, app.TransportInfo{RemoteAddr: "192.0.2." + strconv.Itoa(i+1) + ":1000"})
+		c := serveAs(t, e, hexmcp.TransportInfo{RemoteAddr: "192.0.2." + strconv.Itoa(i+1) + ":1000"})
 		initializeWith(c, "2025-11-25", `{"elicitation":{}}`)
 		cs = append(cs, c)
 	}

@@ -111,6 +111,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 )
@@ -254,7 +255,7 @@ func (t *Telemetry) Middleware() app.Middleware {
 // ended; give it to the engine as [app.Options.OnSessionEnd]. A session
 // without a start time records nothing; one that seems to end before it
 // started (clocks of two instances apart) records 0.
-func (t *Telemetry) OnSessionEnd(end app.SessionEnd) {
+func (t *Telemetry) OnSessionEnd(end hexmcp.SessionEnd) {
 	if t == nil || t.sessionDuration == nil || end.Started.IsZero() {
 		return
 	}
@@ -379,7 +380,7 @@ func commonAttributes(method string, req *app.Request) []attribute.KeyValue {
 // for Streamable HTTP: a transport with headers, or a session with an id
 // (one restored from the store, whose initialize another instance saw,
 // has no transport information).
-func appendTransport(attrs []attribute.KeyValue, ti app.TransportInfo, named bool) []attribute.KeyValue {
+func appendTransport(attrs []attribute.KeyValue, ti hexmcp.TransportInfo, named bool) []attribute.KeyValue {
 	switch {
 	case ti.Header != nil || named: // Streamable HTTP
 		return append(attrs, keyNetTransport.String("tcp"), keyNetProtocol.String("http"))

@@ -148,9 +148,9 @@ func TestOnSessionEndUnit(t *testing.T) {
 	tel := mcpotel.New(mcpotel.Options{MeterProvider: mp})
 	now := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
 
-	tel.OnSessionEnd(app.SessionEnd{ID: "s1", Revision: "2025-11-25", Started: now.Add(-90 * time.Second), Ended: now, Reason: app.SessionRemoved})
-	tel.OnSessionEnd(app.SessionEnd{Revision: "2025-11-25", Ended: now, Reason: app.SessionClosed})
-	tel.OnSessionEnd(app.SessionEnd{Revision: "2025-03-26", Transport: app.TransportInfo{RemoteAddr: "192.0.2.1:4000"}, Started: now.Add(time.Second), Ended: now, Reason: app.SessionClosed})
+	tel.OnSessionEnd(hexmcp.SessionEnd{ID: "s1", Revision: "2025-11-25", Started: now.Add(-90 * time.Second), Ended: now, Reason: hexmcp.SessionRemoved})
+	tel.OnSessionEnd(hexmcp.SessionEnd{Revision: "2025-11-25", Ended: now, Reason: hexmcp.SessionClosed})
+	tel.OnSessionEnd(hexmcp.SessionEnd{Revision: "2025-03-26", Transport: hexmcp.TransportInfo{RemoteAddr: "192.0.2.1:4000"}, Started: now.Add(time.Second), Ended: now, Reason: hexmcp.SessionClosed})
 	dps := sessionPoints(t, reader)
 	if dp, ok := point(dps, map[attribute.Key]string{mcpotel.KeyProtocolVersion: "2025-11-25", mcpotel.KeyNetTransport: "tcp", mcpotel.KeyNetProtocol: "http"}); !ok || dp.Count != 1 || dp.Sum != 90 {
 		t.Errorf("restored HTTP session: %v count %d sum %v, want 1 value of 90 s; have %v", ok, dp.Count, dp.Sum, dps)
@@ -168,7 +168,7 @@ func TestOnSessionEndUnit(t *testing.T) {
 	}
 
 	var zero mcpotel.Telemetry
-	zero.OnSessionEnd(app.SessionEnd{Started: now.Add(-time.Second), Ended: now})
+	zero.OnSessionEnd(hexmcp.SessionEnd{Started: now.Add(-time.Second), Ended: now})
 	res, err := zero.Middleware()(func(context.Context, *app.Request) (json.RawMessage, error) {
 		return json.RawMessage(`{"ok":true}`), nil
 	})(context.Background(), toolCall("echo", ""))

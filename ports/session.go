@@ -241,7 +241,7 @@ type principalKey struct{}
 // request (an HTTP request, or the upgrade request of a WebSocket
 // connection). Authentication middleware (mcphttp.RequireBearer) sets it;
 // the transports hand it to the engine, which checks scopes against it and
-// passes it to handlers (app.TransportInfo.Principal).
+// passes it to handlers (hexmcp.TransportInfo.Principal).
 func WithPrincipal(ctx context.Context, p Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, &p)
 }

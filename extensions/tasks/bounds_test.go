@@ -114,7 +114,7 @@ func TestTaskStateKeepsNoMeta(t *testing.T) {
 	release := make(chan struct{})
 	x := tasks.New(tasks.Options{Store: rec, Lease: 60 * time.Millisecond, Tools: map[string]tasks.Support{"slow": tasks.Optional}})
 	t.Cleanup(func() { close(release); _ = x.Shutdown(context.Background()) })
-	srv := hexmcptestServer(t, x, app.Visibility{}, wireTools(release))
+	srv := hexmcptestServer(t, x, hexmcp.Visibility{}, wireTools(release))
 	w := newWire(t, serveHTTP(t, srv, nil), "127.0.0.2")
 	a := w.call("tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}, "_meta": map[string]any{"pad": strings.Repeat("x", 1<<20)}})
 	if !isTask(t, a) {
@@ -166,7 +166,7 @@ func TestRedisTaskRenewalSendsNoState(t *testing.T) {
 	x := tasks.New(tasks.Options{Store: mcpredis.NewTaskStore(c, mcpredis.TaskStoreOptions{Prefix: "renew:"}), Lease: 60 * time.Millisecond,
 		Tools: map[string]tasks.Support{"slow": tasks.Optional}})
 	t.Cleanup(func() { close(release); _ = x.Shutdown(context.Background()) })
-	srv := hexmcptestServer(t, x, app.Visibility{}, wireTools(release))
+	srv := hexmcptestServer(t, x, hexmcp.Visibility{}, wireTools(release))
 	w := newWire(t, serveHTTP(t, srv, nil), "127.0.0.2")
 	const argBytes = 512 << 10
 	a := w.call("tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"data": strings.Repeat("d", argBytes)},
@@ -198,7 +198,7 @@ func TestRedisTaskRenewalSendsNoState(t *testing.T) {
 
 // hexmcptestServer serves tools with the extension x and the visibility
 // vis.
-func hexmcptestServer(t *testing.T, x *tasks.Tasks, vis app.Visibility, tools []hexmcp.Tool) *hexmcp.Server {
+func hexmcptestServer(t *testing.T, x *tasks.Tasks, vis hexmcp.Visibility, tools []hexmcp.Tool) *hexmcp.Server {
 	t.Helper()
 	srv, err := hexmcp.New(hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: tools, Visibility: vis})
 	if err != nil {
@@ -215,7 +215,7 @@ func hexmcptestServer(t *testing.T, x *tasks.Tasks, vis app.Visibility, tools []
 func TestTaskBytesBoundedPerClient(t *testing.T) {
 	x := tasks.New(tasks.Options{Tools: map[string]tasks.Support{"hold": tasks.Optional}})
 	t.Cleanup(func() { _ = x.Shutdown(context.Background()) })
-	url := serveHTTP(t, hexmcptestServer(t, x, app.Visibility{}, wireTools(nil)), nil)
+	url := serveHTTP(t, hexmcptestServer(t, x, hexmcp.Visibility{}, wireTools(nil)), nil)
 	w := newWire(t, url, "127.0.0.2")
 	data := strings.Repeat("x", 3<<20)
 	held := 0
@@ -242,7 +242,7 @@ func TestTaskOwnersAreClients(t *testing.T) {
 	store := memory.NewTaskStore(memory.TaskStoreOptions{MaxTasks: 50, MaxTasksPerClient: 3})
 	x := tasks.New(tasks.Options{Store: store, Tools: map[string]tasks.Support{"job": tasks.Optional}})
 	t.Cleanup(func() { _ = x.Shutdown(context.Background()) })
-	url := serveHTTP(t, hexmcptestServer(t, x, app.Visibility{}, wireTools(nil)), nil)
+	url := serveHTTP(t, hexmcptestServer(t, x, hexmcp.Visibility{}, wireTools(nil)), nil)
 
 	a, b := newWire(t, url, "127.0.0.2"), newWire(t, url, "127.0.0.3")
 	var first string
@@ -317,11 +317,11 @@ func TestTaskToolLookedUpFirst(t *testing.T) {
 	}
 	for _, hide := range []bool{false, true} {
 		t.Run("HideUnauthorized="+strconv.FormatBool(hide), func(t *testing.T) {
-			vis := app.Visibility{Tool: func(_ context.Context, _ *app.Viewer, tool *domain.Tool) bool {
+			vis := hexmcp.Visibility{Tool: func(_ context.Context, _ *hexmcp.Viewer, tool *domain.Tool) bool {
 				return tool.Name != "secret" && tool.Name != "secretRequired"
 			}}
 			if hide {
-				vis = app.HideUnauthorized(vis)
+				vis = hexmcp.HideUnauthorized(vis)
 			}
 			x := tasks.New(tasks.Options{Tools: map[string]tasks.Support{"secret": tasks.Optional, "secretRequired": tasks.Required, "write": tasks.Optional}})
 			t.Cleanup(func() { _ = x.Shutdown(context.Background()) })
@@ -370,7 +370,7 @@ func TestRunningBytesBounded(t *testing.T) {
 	release := make(chan struct{})
 	x := tasks.New(tasks.Options{MaxRunningBytes: 100 << 10, Tools: map[string]tasks.Support{"slow": tasks.Optional, "job": tasks.Optional}})
 	t.Cleanup(func() { close(release); _ = x.Shutdown(context.Background()) })
-	url := serveHTTP(t, hexmcptestServer(t, x, app.Visibility{}, wireTools(release)), nil)
+	url := serveHTTP(t, hexmcptestServer(t, x, hexmcp.Visibility{}, wireTools(release)), nil)
 	w := newWire(t, url, "127.0.0.2")
 	// 40 KiB of capabilities: within what the engine keeps of a client's
 	// declarations (app.DefaultMaxClientDeclarationBytes).

@@ -212,7 +212,7 @@ func TestMcpNameMustMatchTaskID(t *testing.T) {
 		{map[string][]string{"Mcp-Name": {"t1", "t1"}}, domain.CodeHeaderMismatch},
 	} {
 		before := reached
-		_, err := h(context.Background(), &app.Request{Method: "tasks/get", Params: params, ClientCapabilities: caps, Transport: app.TransportInfo{Header: tc.header}})
+		_, err := h(context.Background(), &app.Request{Method: "tasks/get", Params: params, ClientCapabilities: caps, Transport: hexmcp.TransportInfo{Header: tc.header}})
 		var pe *domain.ProtocolError
 		switch {
 		case tc.code == 0 && (err != nil || reached != before+1):
