@@ -33,15 +33,15 @@ type Request = app.Request
 // (Options.ToolMiddleware): func(next ToolHandler) ToolHandler. It sees
 // the tool, its validated arguments and the handler's value or error, and
 // may answer itself. [ToolTimeout] and [ConfirmDestructive] are ready-made.
-type ToolMiddleware = app.ToolMiddleware
+type ToolMiddleware = handlerapi.ToolMiddleware
 
 // ToolHandler runs one [*ToolCall] and returns the handler's value or
 // error, as [ToolMiddleware] sees it.
-type ToolHandler = app.ToolHandler
+type ToolHandler = handlerapi.ToolHandler
 
 // ToolCall is one call of a tool as [ToolMiddleware] sees it: the Tool's
 // [ToolDefinition] and the Arguments, already validated.
-type ToolCall = app.ToolCall
+type ToolCall = handlerapi.ToolCall
 
 // Visibility decides, per request, which tools, resources and prompts a
 // caller sees (Options.Visibility): its funcs Tool(ctx, viewer,

@@ -71,7 +71,7 @@ func newServer(t *testing.T, rec *recorder, audit io.Writer) *hexmcp.Server {
 			rec.middleware,
 			hexmcp.RateLimit(hexmcp.RateLimitOptions{Rate: 0.001, Burst: 6}),
 		},
-		ToolMiddleware: []app.ToolMiddleware{hexmcp.ToolTimeout(0, map[string]time.Duration{"slow": 100 * time.Millisecond})},
+		ToolMiddleware: []hexmcp.ToolMiddleware{hexmcp.ToolTimeout(0, map[string]time.Duration{"slow": 100 * time.Millisecond})},
 		Logger:         nil,
 	})
 	if err != nil {

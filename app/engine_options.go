@@ -76,8 +76,8 @@ type Options struct {
 	// outermost. See [Middleware].
 	Middleware []Middleware
 	// ToolMiddleware wraps every tool call, inside Middleware; the first
-	// is the outermost. See [ToolMiddleware].
-	ToolMiddleware []ToolMiddleware
+	// is the outermost. See hexmcp.ToolMiddleware.
+	ToolMiddleware []handlerapi.ToolMiddleware
 
 	// Logger receives the server's own log: internal errors with their
 	// details, recovered panics, output-schema warnings (default: slog's

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/decl"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -26,7 +27,7 @@ type toolCatalog struct {
 	registry   ports.ToolRegistry
 	validator  ports.SchemaValidator // nil: no validation (Options.DisableValidation)
 	policy     domain.RevisionPolicy
-	middleware ToolHandler // Options.ToolMiddleware, composed (nil: none)
+	middleware handlerapi.ToolHandler // Options.ToolMiddleware, composed (nil: none)
 	cache      encodingCache
 	log        ports.Logger
 
@@ -307,7 +308,7 @@ func (tc *toolCatalog) invoke(ctx context.Context, rt ports.RegisteredTool, args
 	}()
 	if tc.middleware != nil {
 		ctx = context.WithValue(ctx, registeredToolKey{}, rt)
-		return tc.middleware(ctx, &ToolCall{Tool: rt.Tool, Arguments: stdjson.RawMessage(args)})
+		return tc.middleware(ctx, &handlerapi.ToolCall{Tool: rt.Tool, Arguments: stdjson.RawMessage(args)})
 	}
 	return rt.Handler(ctx, stdjson.RawMessage(args))
 }
@@ -379,7 +380,7 @@ func (tc *toolCatalog) find(ctx context.Context, ci callInfo, name string) (port
 
 // runTool is the last handler of the tool middleware: the tool's own
 // handler.
-func runTool(ctx context.Context, call *ToolCall) (any, error) {
+func runTool(ctx context.Context, call *handlerapi.ToolCall) (any, error) {
 	rt, _ := ctx.Value(registeredToolKey{}).(ports.RegisteredTool)
 	if rt.Handler == nil {
 		return nil, errors.New("hexmcp: a ToolCall made outside the engine reached its handler")
