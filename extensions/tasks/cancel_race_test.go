@@ -49,22 +49,7 @@ func TestConcurrentCancelsNotifyOnce(t *testing.T) {
 	x := tasks.New(tasks.Options{Store: store, Tools: map[string]tasks.Support{"job": tasks.Optional}})
 	t.Cleanup(x.Wait)
 	bus := memory.NewBus(memory.BusOptions{})
-	var mu sync.Mutex
-	cancelled, marker := 0, make(chan struct{})
-	stop := bus.Subscribe(func(n ports.Notice) {
-		if n.Kind != ports.NoticeTopic {
-			return
-		}
-		switch {
-		case bytes.Contains(n.Data, []byte(`"marker"`)):
-			close(marker)
-		case bytes.Contains(n.Data, []byte(`"status":"cancelled"`)):
-			mu.Lock()
-			cancelled++
-			mu.Unlock()
-		}
-	})
-	t.Cleanup(stop)
+	cancelled := countStatus(t, bus, "cancelled")
 	srv := hexmcptest.NewServer(t, hexmcp.Options{
 		Bus:        bus,
 		Extensions: []app.Extension{x.Extension()},
@@ -81,15 +66,42 @@ func TestConcurrentCancelsNotifyOnce(t *testing.T) {
 		wg.Go(func() { call(t, c, "tasks/cancel", map[string]any{"taskId": created.TaskID}) })
 	}
 	wg.Wait()
-	// The engine publishes in order: once the marker is out, so are the
-	// cancels' notifications.
-	if _, err := srv.Engine().NotifyTopic("taskIds", "marker", "notifications/tasks", []byte(`{"taskId":"marker"}`)); err != nil {
-		t.Fatal(err)
+	if n := cancelled(srv); n != 1 {
+		t.Fatalf("%d cancelled status notifications for one task, want 1", n)
 	}
-	testtools.Recv(t, marker, 10*time.Second, "the marker notice did not come")
-	mu.Lock()
-	defer mu.Unlock()
-	if cancelled != 1 {
-		t.Fatalf("%d cancelled status notifications for one task, want 1", cancelled)
+}
+
+// countStatus counts the status notifications of tasks with the given
+// status that the engines on bus publish. What it returns reads the count
+// once the notifications srv published before it are out: the engine
+// publishes in order, so once a marker notice it sends last is out, so
+// are they.
+func countStatus(t *testing.T, bus *memory.Bus, status string) func(srv *hexmcp.Server) int {
+	t.Helper()
+	var mu sync.Mutex
+	count, marker := 0, make(chan struct{})
+	stop := bus.Subscribe(func(n ports.Notice) {
+		if n.Kind != ports.NoticeTopic {
+			return
+		}
+		switch {
+		case bytes.Contains(n.Data, []byte(`"marker"`)):
+			close(marker)
+		case bytes.Contains(n.Data, []byte(`"status":"`+status+`"`)):
+			mu.Lock()
+			count++
+			mu.Unlock()
+		}
+	})
+	t.Cleanup(stop)
+	return func(srv *hexmcp.Server) int {
+		t.Helper()
+		if _, err := srv.Engine().NotifyTopic("taskIds", "marker", "notifications/tasks", []byte(`{"taskId":"marker"}`)); err != nil {
+			t.Fatal(err)
+		}
+		testtools.Recv(t, marker, 10*time.Second, "the marker notice did not come")
+		mu.Lock()
+		defer mu.Unlock()
+		return count
 	}
 }
