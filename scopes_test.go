@@ -187,6 +187,12 @@ func TestScopesHidden(t *testing.T) {
 	if !strings.Contains(body, "Unknown tool") {
 		t.Fatalf("a hidden tool called: %s", body)
 	}
+	// A caller with no principal at all (stdio: no authenticator) holds no
+	// scope: it sees the unscoped tool alone.
+	m := wiretest.Stdio(t, srv).Send(t, list)
+	if got := fmt.Sprint(m["result"]); !strings.Contains(got, "name:read") || strings.Contains(got, "name:write") {
+		t.Fatalf("stdio (no principal) sees %v", m)
+	}
 }
 
 // Tools see the principal, never the raw token, unless declared with
