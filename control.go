@@ -69,7 +69,7 @@ func HideUnauthorized(v Visibility) Visibility { return handlerapi.HideUnauthori
 // for lacking the scopes of [WithScopes] (data.scopes names them,
 // data.missing those lacking); over Streamable HTTP it is a 403 with a
 // WWW-Authenticate challenge.
-const CodeInsufficientScope = app.CodeInsufficientScope
+const CodeInsufficientScope = handlerapi.CodeInsufficientScope
 
 // Extension is an MCP extension the server serves (SEP-2133,
 // Options.Extensions): an identifier ("io.modelcontextprotocol/skills"),
@@ -97,4 +97,4 @@ const (
 
 // Unlimited, given to an Options bound that allows it
 // (MaxInFlightBytesPerConn, MaxWaitingBytes, …), turns the bound off.
-const Unlimited = app.Unlimited
+const Unlimited = handlerapi.Unlimited

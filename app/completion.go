@@ -81,7 +81,7 @@ func (cs *completions) run(ctx context.Context, c ports.Completer, value string,
 // (ref/prompt) or a resource template variable (ref/resource, whose uri is
 // the template). An argument without a completer gets no values. A prompt
 // or template the caller may not use is answered as prompts/get and
-// resources/read answer it: unknown when hidden, [CodeInsufficientScope]
+// resources/read answer it: unknown when hidden, hexmcp.CodeInsufficientScope
 // when it lacks the scopes.
 func (cs *completions) serve(ctx context.Context, m message, p *wireParams, ci callInfo) ([]byte, *rpcError) {
 	var cp completeParams

@@ -13,7 +13,7 @@ import (
 
 // Options configure an [Engine]. ToolRegistry and Validator (or
 // DisableValidation) are required; every other field has a default, and a
-// zero field never turns a safety off: limits are disabled by [Unlimited]
+// zero field never turns a safety off: limits are disabled by hexmcp.Unlimited
 // and validation by DisableValidation, each by name.
 //
 // Most programs do not fill Options for app.NewEngine themselves: the
@@ -102,7 +102,7 @@ type Options struct {
 	// connection served by ServeConn (stdio, WebSocket) has in flight: the
 	// calls (tools/call, prompts/get, resources/read) and batches read and
 	// not yet answered (default 16 MiB;
-	// [Unlimited]: no bound). Reading pauses while the next call does not
+	// hexmcp.Unlimited: no bound). Reading pauses while the next call does not
 	// fit, and resumes as calls finish: the client's writes back up,
 	// nothing is refused. A single message larger than the bound is
 	// served when nothing else is in flight. Messages
@@ -120,18 +120,18 @@ type Options struct {
 	// /64, or the authenticated subject; on stdio, the connection), so
 	// that a client cannot multiply MaxInFlightBytesPerConn by opening
 	// connections: default defaultMaxInFlightBytesPerClient, 64 MiB;
-	// [Unlimited]: no bound. Reading pauses as it does for
+	// hexmcp.Unlimited: no bound. Reading pauses as it does for
 	// MaxInFlightBytesPerConn, on the connection whose call does not fit.
 	MaxInFlightBytesPerClient int
 	// MaxInFlightBytes bounds the same for every client together (default
-	// defaultMaxInFlightBytes, 256 MiB; [Unlimited]: no bound).
+	// defaultMaxInFlightBytes, 256 MiB; hexmcp.Unlimited: no bound).
 	MaxInFlightBytes int
 	// MaxWaitingBytesPerClient bounds, in bytes, the messages of one
 	// client's calls on stdio and WebSocket connections (ServeConn) that
 	// wait for the client's answer (elicitation, sampling, roots), which
 	// they keep alive while they wait, across its connections (the client
 	// is hexmcp.TransportInfo.ClientKey; on stdio, the connection): default
-	// defaultMaxWaitingBytesPerClient, 16 MiB; [Unlimited]: no bound.
+	// defaultMaxWaitingBytesPerClient, 16 MiB; hexmcp.Unlimited: no bound.
 	// Each waiting call counts at least [MinWaitingCallBytes]. A call past
 	// the bound does not ask: its request to the client fails with an
 	// error wrapping hexmcp.ErrTooManyWaiting (a handler that returns it
@@ -141,7 +141,7 @@ type Options struct {
 	// calls in mcphttp Options.MaxInFlightBytesPerClient.)
 	MaxWaitingBytesPerClient int
 	// MaxWaitingBytes bounds the same for every client together (default
-	// defaultMaxWaitingBytes, 128 MiB; [Unlimited]: no bound).
+	// defaultMaxWaitingBytes, 128 MiB; hexmcp.Unlimited: no bound).
 	MaxWaitingBytes int
 	// ListTTL is the ttlMs sent with the list results (tools, resources,
 	// resource templates), resources/read and server/discover results in the
@@ -186,7 +186,7 @@ type Options struct {
 	// JSON-RPC batch counts as one) makes the engine forward to the other
 	// instances over Bus: its responses to server requests another
 	// instance sent, and its cancellations of requests not running here
-	// (default [DefaultMaxForwardsPerMessage]; [Unlimited]: no bound).
+	// (default [DefaultMaxForwardsPerMessage]; hexmcp.Unlimited: no bound).
 	// Only what can match elsewhere is forwarded at all: a response whose
 	// id names another instance (see [Options.Bus]), to that instance
 	// alone; a cancellation of a request id not in flight here, of an
@@ -197,15 +197,15 @@ type Options struct {
 	MaxForwardsPerMessage int
 	// MaxForwardsPerClient bounds what one client forwards that way per
 	// second, over all its sessions at this instance (default
-	// defaultMaxForwardsPerClient; [Unlimited]: no bound). The client is
+	// defaultMaxForwardsPerClient; hexmcp.Unlimited: no bound). The client is
 	// the session's Peer (the HTTP transport's ClientKey: the
 	// authenticated subject, else the remote address). Past it, as past
 	// MaxForwardsPerMessage.
 	MaxForwardsPerClient int
 	// MaxBusQueue bounds the notices waiting to be published to Bus
-	// (default 1024; [Unlimited]: no bound), and
+	// (default 1024; hexmcp.Unlimited: no bound), and
 	// MaxBusQueueBytes their bytes (default 16 MiB;
-	// [Unlimited]: no bound; never less than one notice of 4 MiB). The
+	// hexmcp.Unlimited: no bound; never less than one notice of 4 MiB). The
 	// engine never waits on the bus: what it raises (a list change, a
 	// resource update, a forwarded response) is delivered here at once
 	// and queued for the bus, which one goroutine feeds in order; a list
@@ -258,17 +258,17 @@ type Options struct {
 	// over, which the handshake-era session keeps for its life; a
 	// stateless-era request's _meta clientCapabilities and clientInfo
 	// (a listen stream keeps them). Default
-	// defaultMaxClientDeclarationBytes; [Unlimited]: no bound. Past it
+	// defaultMaxClientDeclarationBytes; hexmcp.Unlimited: no bound. Past it
 	// the request is refused with -32602 naming the limit (data.limit
 	// "maxClientDeclarationBytes", data.max) and no session is made.
 	MaxClientDeclarationBytes int
 	// MaxListeners bounds the subscriptions/listen streams (2026-07-28)
 	// open at once on the engine, over every transport (default
-	// defaultMaxListeners; [Unlimited]: no bound). One more is refused at
+	// defaultMaxListeners; hexmcp.Unlimited: no bound). One more is refused at
 	// once with [CodeListenLimit] (HTTP: 429 and Retry-After).
 	MaxListeners int
 	// MaxListenersPerClient bounds the listen streams one client has open
-	// at once (default 16; [Unlimited]: no
+	// at once (default 16; hexmcp.Unlimited: no
 	// bound), so that one client cannot take every place of MaxListeners.
 	// One more is refused at once with [CodeListenLimit]. The client is
 	// told by hexmcp.TransportInfo.ClientKey: the authenticated subject, else
@@ -278,12 +278,12 @@ type Options struct {
 	MaxListenersPerClient int
 	// MaxListenSubscriptions bounds the resource URIs one listen stream
 	// subscribes to (notifications.resourceSubscriptions; default
-	// 100; [Unlimited]: no bound). Each URI is
+	// 100; hexmcp.Unlimited: no bound). Each URI is
 	// also bounded by MaxURILength. A longer list is refused with -32602
 	// naming the limit, before anything is kept of it.
 	MaxListenSubscriptions int
 	// ListenIdleTimeout ends a listen stream that has delivered nothing for
-	// that long (default 10 minutes; [Unlimited]: never).
+	// that long (default 10 minutes; hexmcp.Unlimited: never).
 	// The server ends it as on a graceful stop, with the completion result
 	// ([ErrEndedByServer]); a client still there listens again. Transport
 	// keep-alives (SSE comments) do not count as deliveries: they find

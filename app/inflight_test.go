@@ -144,11 +144,11 @@ func TestInFlightBytesAdmitsWhatFits(t *testing.T) {
 	equalJSON(t, c.roundTrip(ping), pingResp)
 }
 
-// app.Unlimited turns the byte budget off: calls of any size run at once,
+// hexmcp.Unlimited turns the byte budget off: calls of any size run at once,
 // up to MaxConcurrentRequests.
 func TestInFlightBytesUnlimited(t *testing.T) {
 	g := newGatedTool(1, 2)
-	c := g.serve(t, app.Options{Validator: jsonschema.New(), MaxInFlightBytesPerConn: app.Unlimited})
+	c := g.serve(t, app.Options{Validator: jsonschema.New(), MaxInFlightBytesPerConn: hexmcp.Unlimited})
 	c.initialize("2025-11-25")
 	c.send(slowCall(1, 20<<20)) // beyond the default budget, with another
 	c.send(slowCall(2, 1000))

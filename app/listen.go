@@ -54,12 +54,6 @@ const (
 	defaultListenIdleTimeout = 10 * time.Minute
 )
 
-// Unlimited, as the value of a limit in [Options] (MaxListeners,
-// MaxListenersPerClient, MaxListenSubscriptions, ListenIdleTimeout, and
-// any other whose doc says "negative: no bound"), turns that limit off.
-// Zero takes the default: a limit is never off by omission.
-const Unlimited = -1
-
 // CodeListenLimit is the JSON-RPC error code with which a
 // subscriptions/listen request is refused because a cap on open streams is
 // reached: [Options.MaxListeners] (the whole server) or

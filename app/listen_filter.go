@@ -62,7 +62,7 @@ func (ls *listeners) newListener(id jsontext.Value, filter jsontext.Value) (*lis
 // and one hidden from the caller (Visibility, HideUnauthorized) are left
 // out of the acknowledgement, which lists what the server honors, alike.
 // A resource or template whose scopes (hexmcp.WithScopes) the caller lacks
-// refuses the request, as subscribe does, with [CodeInsufficientScope]:
+// refuses the request, as subscribe does, with hexmcp.CodeInsufficientScope:
 // data names every scope the refused URIs need and, in "uris", those URIs
 // (over HTTP a 403 whose challenge names the scopes: step-up).
 func (ls *listeners) followable(ctx context.Context, id jsontext.Value, l *listener, acked map[string]any) *rpcError {

@@ -87,7 +87,7 @@ func (c *client) cancel(id string) {
 // every connection: one more is refused at once with CodeListenLimit,
 // other requests are still served, and a stream that ends frees its place.
 func TestListenMaxListeners(t *testing.T) {
-	e := newEngine(t, app.Options{Validator: jsonschema.New(), MaxListeners: 2, MaxListenersPerClient: app.Unlimited}, addTool())
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), MaxListeners: 2, MaxListenersPerClient: hexmcp.Unlimited}, addTool())
 	a := serveAs(t, e, hexmcp.TransportInfo{RemoteAddr: "10.0.0.1:1000"})
 	b := serveAs(t, e, hexmcp.TransportInfo{RemoteAddr: "10.0.0.2:1000"})
 	a.listenOK("1")

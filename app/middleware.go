@@ -328,7 +328,7 @@ func (r *Request) WithLog(f LogFunc) *Request {
 // ([Options.Visibility], hexmcp.HideUnauthorized), is an error answered
 // -32602 "Unknown tool: <name>" (a name that is no string too); a tool
 // whose scopes (hexmcp.WithScopes) the caller's principal lacks, one answered
-// [CodeInsufficientScope] with the scope challenge (over Streamable HTTP,
+// hexmcp.CodeInsufficientScope with the scope challenge (over Streamable HTTP,
 // 403 and WWW-Authenticate). Returned by the middleware, the error is
 // answered exactly as the engine's own would be. nil: the call may go on
 // (its arguments are checked when it runs). A request that is no

@@ -146,7 +146,7 @@ func TestSessionSetSurvivesAPanickingOnSessionEnd(t *testing.T) {
 
 func TestForwarderBudgetPerMessage(t *testing.T) {
 	rb := newRecordingBus()
-	f := forwarder{bus: &noticeBus{bus: rb}, perMessage: 2, perClient: Unlimited, clock: ports.SystemClock{}, log: slog.New(slog.DiscardHandler)}
+	f := forwarder{bus: &noticeBus{bus: rb}, perMessage: 2, perClient: handlerapi.Unlimited, clock: ports.SystemClock{}, log: slog.New(slog.DiscardHandler)}
 	ctx := f.withBudget(context.Background())
 	for i := range 2 {
 		if !f.mayForward(ctx, ports.NoticeClientCancel, "s", "peer") {
@@ -193,7 +193,7 @@ func TestBusQueueDefaults(t *testing.T) {
 		{"defaults", 0, 0, 1_024, 16 << 20},
 		{"set", 10, 8 << 20, 10, 8 << 20},
 		{"too small", 10, 1, 10, minBusQueueBytes},
-		{"unlimited", Unlimited, Unlimited, Unlimited, Unlimited},
+		{"unlimited", handlerapi.Unlimited, handlerapi.Unlimited, handlerapi.Unlimited, handlerapi.Unlimited},
 	} {
 		e, err := NewEngine(Options{ToolRegistry: memory.NewRegistry(), DisableValidation: true, Bus: newRecordingBus(), MaxBusQueue: c.queue, MaxBusQueueBytes: c.bytes})
 		if err != nil {

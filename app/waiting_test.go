@@ -130,7 +130,7 @@ func TestWaitingCallsBoundedInTotal(t *testing.T) {
 
 // With the bounds off by name, the calls waiting may take any bytes.
 func TestWaitingCallsUnlimited(t *testing.T) {
-	c := serve(t, newEngine(t, app.Options{MaxWaitingBytesPerClient: app.Unlimited, MaxWaitingBytes: app.Unlimited, MaxInFlightBytesPerConn: app.Unlimited, Validator: jsonschema.New()}, askTool()))
+	c := serve(t, newEngine(t, app.Options{MaxWaitingBytesPerClient: hexmcp.Unlimited, MaxWaitingBytes: hexmcp.Unlimited, MaxInFlightBytesPerConn: hexmcp.Unlimited, Validator: jsonschema.New()}, askTool()))
 	initializeWith(c, "2025-11-25", `{"elicitation":{}}`)
 	for i := 1; i <= 5; i++ {
 		askEach(t, c, i, 4<<20)

@@ -83,7 +83,7 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxInFlightBytes bounds the bytes of the POST bodies being read at
 	// once, over the whole handler (default 32 MiB,
-	// 32 MiB; [app.Unlimited] or any negative value: no bound). A body
+	// 32 MiB; hexmcp.Unlimited or any negative value: no bound). A body
 	// counts the bytes it holds as they arrive, not the Content-Length it
 	// announces: it is read into a buffer of 8 KiB (or its length, when
 	// smaller) that doubles as it fills, each step counted before it is
@@ -100,7 +100,7 @@ type Options struct {
 	MaxInFlightBytes int64
 	// MaxInFlightBytesPerClient is one client's share (see ClientKey) of
 	// MaxInFlightBytes (default 8 MiB,
-	// and never more than MaxInFlightBytes; [app.Unlimited] or any
+	// and never more than MaxInFlightBytes; hexmcp.Unlimited or any
 	// negative value: no share per client). It bounds, apart, two things
 	// of one client: the bytes of its POST bodies being read at once
 	// (counted as they arrive), and what its calls being served keep of
@@ -149,7 +149,7 @@ type Options struct {
 	// retry field for the client to resume from the last event it got.
 	MaxStreamQueueBytes int
 	// MaxLocalSessionBytes bounds the bytes of the copies of sessions this
-	// handler keeps in memory (default 64 MiB; [app.Unlimited]: no bound).
+	// handler keeps in memory (default 64 MiB; hexmcp.Unlimited: no bound).
 	// A copy counts its state's size (ports.SessionState.Size) and 2 KiB;
 	// it is only a cache (the store is asked at every request). Past the
 	// bound the idle copies used least recently leave memory and are

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/internal/exchange"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 )
 
 type challengeKey struct{}
@@ -23,12 +23,12 @@ func withResourceMetadata(ctx context.Context, url string) context.Context {
 }
 
 // finishAnswer answers a request with the engine's answer: a call refused
-// for a missing scope ([app.CodeInsufficientScope]) is a 403 whose
+// for a missing scope (hexmcp.CodeInsufficientScope) is a 403 whose
 // WWW-Authenticate challenge names the scopes it needs (MCP authorization,
 // "Scope Challenge Handling"), unless the response is already a stream.
 func (pw *postWriter) finishAnswer(r *http.Request, ans exchange.Answer, stateless bool) {
 	status := statusFor(stateless, ans)
-	if ans.IsError && ans.Code == app.CodeInsufficientScope && !pw.streaming() {
+	if ans.IsError && ans.Code == handlerapi.CodeInsufficientScope && !pw.streaming() {
 		status = http.StatusForbidden
 		url, _ := r.Context().Value(challengeKey{}).(string)
 		pw.w.Header().Set("WWW-Authenticate", bearerChallenge("insufficient_scope", strings.Join(ans.Scopes, " "), url))

@@ -592,7 +592,7 @@ func TestLocalSessionCopiesBoundedInBytes(t *testing.T) {
 		name   string
 		budget int
 		want   int // sessions the instance still holds at the end
-	}{{"budget", 200 << 10, 3}, {"unlimited", app.Unlimited, 6}} {
+	}{{"budget", 200 << 10, 3}, {"unlimited", hexmcp.Unlimited, 6}} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, url := open(t, tc.budget)
 			subscribed(t, url, 3, false)

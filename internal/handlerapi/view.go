@@ -177,3 +177,23 @@ type SessionEnd struct {
 // HidesScoped reports whether v hides what its viewer lacks the scopes of
 // (made by [HideUnauthorized]).
 func HidesScoped(v Visibility) bool { return v.hideScoped }
+
+// CodeInsufficientScope is the JSON-RPC error code of a tools/call (or
+// prompts/get) refused because the caller's principal lacks a scope the
+// tool declares (hexmcp.WithScopes). -32052 lies in the range JSON-RPC 2.0
+// leaves to servers; data names the scopes required and those missing:
+//
+//	{"code":-32052,"message":"Insufficient scope: needs files:write","data":{"scopes":["files:read","files:write"],"missing":["files:write"]}}
+//
+// Over Streamable HTTP the answer is a 403 whose WWW-Authenticate header
+// carries error="insufficient_scope" and scope="<the required scopes>", as
+// the MCP authorization spec asks, so that the client can obtain a token
+// with them (the Scopes of the transport's answer).
+const CodeInsufficientScope = -32052
+
+// Unlimited, as the value of a limit in the engine's options
+// (hexmcp.Options: MaxListeners, MaxListenersPerClient,
+// MaxListenSubscriptions, ListenIdleTimeout, and any other whose doc says
+// "negative: no bound") or a transport's, turns that limit off.
+// Zero takes the default: a limit is never off by omission.
+const Unlimited = -1
