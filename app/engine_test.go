@@ -488,8 +488,16 @@ func TestConcurrentCalls(t *testing.T) {
 }
 
 func TestGracefulShutdownFinishesCalls(t *testing.T) {
-	release := make(chan struct{})
-	tool := blockTool("job", "finished", release)
+	release, started := make(chan struct{}), make(chan struct{})
+	tool := hexmcp.NewTool(func(ctx context.Context) (string, error) {
+		close(started)
+		select {
+		case <-release:
+			return "finished", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}, hexmcp.WithName("job"))
 	e := newEngine(t, app.Options{Validator: jsonschema.New()}, tool)
 	cl, s := memory.NewPipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -498,7 +506,9 @@ func TestGracefulShutdownFinishesCalls(t *testing.T) {
 	c := &client{t: t, pipe: cl}
 	c.initialize("2025-11-25")
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"job"}}`)
-	time.Sleep(20 * time.Millisecond)
+	// The call must be in flight before the reading stops (a sleep here
+	// let a loaded machine stop reading before the call was read).
+	testtools.Recv(t, started, 10*time.Second, "the call did not start")
 	cancel() // stop reading
 	select {
 	case <-done:
