@@ -6,11 +6,13 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"weak"
 
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/app"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // A middleware answers a tools/call itself and runs the call through next
@@ -82,4 +84,58 @@ func TestDeriveKeepsNoMessageBytes(t *testing.T) {
 		t.Fatalf("derived %+v", derived)
 	}
 	runtime.KeepAlive(derived)
+}
+
+// WithProgress and WithLog send a detached request's progress and log to
+// the functions given, and change nothing on a request that is not
+// detached: its progress still reaches the client that asked for it.
+func TestProgressAndLogSinksOnlyWhenDetached(t *testing.T) {
+	sunk := make(chan string, 4)
+	detach := false
+	mw := func(next app.MethodHandler) app.MethodHandler {
+		return func(ctx context.Context, r *app.Request) (json.RawMessage, error) {
+			if r.Method != "tools/call" {
+				return next(ctx, r)
+			}
+			if detach {
+				r = r.Detached()
+			}
+			r = r.WithProgress(func(_ context.Context, p, _ float64, _ string) { sunk <- "progress" }).
+				WithLog(func(context.Context, hexmcp.LogLevel, string, any) { sunk <- "log" })
+			return next(ctx, r)
+		}
+	}
+	tool := hexmcp.NewTool(func(ctx context.Context, rc *hexmcp.RequestContext) (string, error) {
+		if err := rc.ReportProgress(ctx, 1, 2, "half"); err != nil {
+			return "", err
+		}
+		if err := rc.Log(ctx, hexmcp.LogInfo, "work", "hello"); err != nil {
+			return "", err
+		}
+		return "ran", nil
+	}, hexmcp.WithName("work"))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New(), Middleware: []app.Middleware{mw}}, tool))
+	c.initialize("2025-11-25")
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","arguments":{},"_meta":{"progressToken":"p"}}}`
+	c.send(call)
+	if got := c.recv(); !strings.Contains(got, `"method":"notifications/progress"`) || !strings.Contains(got, `"progressToken":"p"`) {
+		t.Fatalf("not detached: the client got %s, want its progress", got)
+	}
+	if got := c.recv(); !strings.Contains(got, `"text":"ran"`) {
+		t.Fatalf("not detached: %s", got)
+	}
+	select {
+	case s := <-sunk:
+		t.Fatalf("not detached: the %s went to the sink", s)
+	default:
+	}
+	detach = true
+	if got := c.roundTrip(strings.Replace(call, `"id":1`, `"id":2`, 1)); !strings.Contains(got, `"text":"ran"`) {
+		t.Fatalf("detached: the client got %s, want the result alone", got)
+	}
+	a := testtools.Recv(t, sunk, 10*time.Second, "detached: the progress did not reach its sink")
+	b := testtools.Recv(t, sunk, 10*time.Second, "detached: the log did not reach its sink")
+	if a != "progress" || b != "log" {
+		t.Fatalf("detached: the sinks got %s, %s", a, b)
+	}
 }

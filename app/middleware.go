@@ -294,13 +294,7 @@ type ProgressFunc func(ctx context.Context, progress, total float64, message str
 // true); the tasks extension turns them into the task's status message.
 // On a request that is not detached it changes nothing.
 func (r *Request) WithProgress(f ProgressFunc) *Request {
-	c := *r
-	if r.call != nil && r.call.detached {
-		mc := *r.call
-		mc.progress = f
-		c.call = &mc
-	}
-	return &c
+	return r.withDetached(func(mc *middlewareCall) { mc.progress = f })
 }
 
 // LogFunc receives what a detached request's handler logs
@@ -312,10 +306,16 @@ type LogFunc func(ctx context.Context, level domain.LogLevel, logger string, dat
 // extension writes them to the server's log with the task's id). On a
 // request that is not detached it changes nothing.
 func (r *Request) WithLog(f LogFunc) *Request {
+	return r.withDetached(func(mc *middlewareCall) { mc.logs = f })
+}
+
+// withDetached returns a copy of r whose call, when r is detached, is a
+// copy changed by set.
+func (r *Request) withDetached(set func(*middlewareCall)) *Request {
 	c := *r
 	if r.call != nil && r.call.detached {
 		mc := *r.call
-		mc.logs = f
+		set(&mc)
 		c.call = &mc
 	}
 	return &c
