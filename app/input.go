@@ -72,10 +72,16 @@ type question struct {
 func questionsOf(rs []handlerapi.InputRequest) []question {
 	qs := make([]question, len(rs))
 	for i, r := range rs {
-		q := &qs[i]
-		q.key, q.method, q.params, q.err, q.schema = handlerapi.Question(r)
+		qs[i] = questionOf(r)
 	}
 	return qs
+}
+
+// questionOf takes one question of a handler apart.
+func questionOf(r handlerapi.InputRequest) question {
+	var q question
+	q.key, q.method, q.params, q.err, q.schema = handlerapi.Question(r)
+	return q
 }
 
 // Elicit asks the user (elicitation/create) and returns the answer; see

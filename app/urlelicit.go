@@ -30,15 +30,12 @@ func (rc *RequestContext) RequireURLElicitation(elicitations ...domain.ElicitPar
 	if len(elicitations) == 0 {
 		return errors.New("hexmcp: RequireURLElicitation needs at least one elicitation")
 	}
-	asked := make([]handlerapi.InputRequest, len(elicitations))
+	reqs := make([]question, len(elicitations))
 	for i, el := range elicitations {
 		if el.Mode != domain.ElicitModeURL {
 			return fmt.Errorf("hexmcp: elicitation %d is not in url mode (make it with domain.ElicitURL)", i)
 		}
-		asked[i] = handlerapi.ElicitInput(el.ElicitationID, el)
-	}
-	reqs := questionsOf(asked)
-	for i := range reqs {
+		reqs[i] = questionOf(handlerapi.ElicitInput(el.ElicitationID, el))
 		if reqs[i].err != nil {
 			return fmt.Errorf("hexmcp: elicitation %d: %w", i, reqs[i].err)
 		}
