@@ -519,3 +519,32 @@ func TestURLElicitation(t *testing.T) {
 		t.Fatalf("stateless: %s", resp)
 	}
 }
+
+// RequireURLElicitation refuses what it cannot send, naming the first
+// elicitation at fault in order: none at all, one that does not validate,
+// one not in url mode.
+func TestRequireURLElicitationArguments(t *testing.T) {
+	form := domain.ElicitForm("Name?", json.RawMessage(nameSchema))
+	good := domain.ElicitURL("Authorize access", "https://example.com/auth", "el-1")
+	bad := domain.ElicitURL("Authorize access", "", "el-2")
+	for _, tc := range []struct {
+		name string
+		els  []domain.ElicitParams
+		want string
+	}{
+		{"none", nil, "needs at least one elicitation"},
+		{"invalid first", []domain.ElicitParams{bad, form}, "elicitation 0: "},
+		{"form second", []domain.ElicitParams{good, form}, "elicitation 1 is not in url mode"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool := hexmcp.NewTool(func(rc *app.RequestContext) string {
+				return rc.RequireURLElicitation(tc.els...).Error()
+			}, hexmcp.WithName("connect"))
+			c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, tool))
+			initializeWith(c, "2025-11-25", `{"elicitation":{"form":{},"url":{}}}`)
+			if resp := c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"connect","arguments":{}}}`); !strings.Contains(resp, tc.want) {
+				t.Fatalf("%s, want %q", resp, tc.want)
+			}
+		})
+	}
+}
