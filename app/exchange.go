@@ -72,7 +72,7 @@ func (p exchangePort) Method(name string) (exchange.MethodSpec, bool) {
 func (p exchangePort) Tool(name string) (*domain.Tool, bool) { return p.e.LookupTool(name) }
 
 func (p exchangePort) WithTransport(ctx context.Context, t exchange.Transport) context.Context {
-	return WithTransportInfo(ctx, handlerapi.TransportInfo(t))
+	return WithTransportInfo(ctx, t)
 }
 
 // sessionOf is the engine's session behind s (nil: none).

@@ -314,7 +314,7 @@ func DefaultClientKey(r *http.Request) string {
 	// The engine's rule, so that sessions and listen streams count the
 	// same client; a request has no connection to stand for an unknown
 	// address, so all such requests are one client.
-	if k := exchange.ClientKey(exchange.Transport{Principal: ports.PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr}); k != "" {
+	if k := (exchange.Transport{Principal: ports.PrincipalFrom(r.Context()), RemoteAddr: r.RemoteAddr}).ClientKey(); k != "" {
 		return k
 	}
 	return "addr:" + r.RemoteAddr

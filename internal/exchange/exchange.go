@@ -16,9 +16,9 @@ package exchange
 import (
 	"context"
 	"encoding/json"
-	"net/netip"
 
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -147,50 +147,9 @@ type MethodSpec struct {
 	ParamHeaders bool
 }
 
-// Transport is what the transport knows about a request (the engine's
-// TransportInfo, field for field).
-type Transport struct {
-	// Header holds the request's headers, keys in canonical form.
-	Header map[string][]string
-	// Principal is who the request comes from, when an authenticator
-	// vouched for it.
-	Principal *ports.Principal
-	// RemoteAddr is the peer's network address, when known.
-	RemoteAddr string
-	// Client names the client for limits counted per client, when the
-	// transport decides it. Empty: [ClientKey] derives it.
-	Client string
-}
-
-// ClientKey names the client a request comes from, for limits counted per
-// client: Client when the transport set it, else "sub:" and the subject
-// when an authenticator vouched for the request, else "ip:" and the peer's
-// IP address (RemoteAddr without its port; an IPv6 address by its /64
-// prefix), else "addr:" and RemoteAddr when it is no IP address, else ""
-// (the transport names no client).
-func ClientKey(t Transport) string {
-	switch {
-	case t.Client != "":
-		return t.Client
-	case t.Principal != nil && t.Principal.Subject != "":
-		return "sub:" + t.Principal.Subject
-	case t.RemoteAddr == "":
-		return ""
-	}
-	ap, err := netip.ParseAddrPort(t.RemoteAddr)
-	if err != nil {
-		a, err := netip.ParseAddr(t.RemoteAddr)
-		if err != nil {
-			return "addr:" + t.RemoteAddr
-		}
-		ap = netip.AddrPortFrom(a, 0)
-	}
-	a := ap.Addr().WithZone("").Unmap()
-	if a.Is6() {
-		return "ip:" + netip.PrefixFrom(a, 64).Masked().String()
-	}
-	return "ip:" + a.String()
-}
+// Transport is what the transport knows about a request: the engine's
+// TransportInfo (hexmcp.TransportInfo), with its ClientKey.
+type Transport = handlerapi.TransportInfo
 
 // Port is what the engine offers a transport that frames each exchange
 // itself. A nil [Session] serves a message outside any session (the

@@ -2,10 +2,10 @@ package handlerapi
 
 import (
 	"context"
+	"net/netip"
 	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
-	"github.com/hexmcp/hexmcp/internal/exchange"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -41,7 +41,29 @@ type TransportInfo struct {
 // Behind a reverse proxy every unauthenticated client has the proxy's
 // address, and so one key: authenticate clients, or have the transport
 // name the client from a forwarding header the proxy vouches for.
-func (t TransportInfo) ClientKey() string { return exchange.ClientKey(exchange.Transport(t)) }
+func (t TransportInfo) ClientKey() string {
+	switch {
+	case t.Client != "":
+		return t.Client
+	case t.Principal != nil && t.Principal.Subject != "":
+		return "sub:" + t.Principal.Subject
+	case t.RemoteAddr == "":
+		return ""
+	}
+	ap, err := netip.ParseAddrPort(t.RemoteAddr)
+	if err != nil {
+		a, err := netip.ParseAddr(t.RemoteAddr)
+		if err != nil {
+			return "addr:" + t.RemoteAddr
+		}
+		ap = netip.AddrPortFrom(a, 0)
+	}
+	a := ap.Addr().WithZone("").Unmap()
+	if a.Is6() {
+		return "ip:" + netip.PrefixFrom(a, 64).Masked().String()
+	}
+	return "ip:" + a.String()
+}
 
 // Viewer is who a request, a session or a listen stream is: what a
 // [Visibility] decides on.
