@@ -30,16 +30,16 @@ func (rc *RequestContext) Ask(ctx context.Context, questions ...handlerapi.Input
 	seen := make(map[string]bool, len(reqs))
 	for _, r := range reqs {
 		switch {
-		case r.method == "":
+		case r.Method == "":
 			return handlerapi.InputResponses{}, errors.New("hexmcp: an InputRequest must be made with ElicitInput, SamplingInput or RootsInput")
-		case r.key == "":
-			return handlerapi.InputResponses{}, fmt.Errorf("hexmcp: a %s question needs a key", r.method)
-		case seen[r.key]:
-			return handlerapi.InputResponses{}, fmt.Errorf("hexmcp: two questions have the key %q", r.key)
-		case r.err != nil:
-			return handlerapi.InputResponses{}, fmt.Errorf("hexmcp: question %q: %w", r.key, r.err)
+		case r.Key == "":
+			return handlerapi.InputResponses{}, fmt.Errorf("hexmcp: a %s question needs a key", r.Method)
+		case seen[r.Key]:
+			return handlerapi.InputResponses{}, fmt.Errorf("hexmcp: two questions have the key %q", r.Key)
+		case r.Err != nil:
+			return handlerapi.InputResponses{}, fmt.Errorf("hexmcp: question %q: %w", r.Key, r.Err)
 		}
-		seen[r.key] = true
+		seen[r.Key] = true
 	}
 	if err := rc.checkCapabilities(reqs); err != nil {
 		return handlerapi.InputResponses{}, err
@@ -50,38 +50,25 @@ func (rc *RequestContext) Ask(ctx context.Context, questions ...handlerapi.Input
 	}
 	out := make(map[string]any, len(reqs))
 	for _, r := range reqs {
-		v, err := rc.env.input.decodeAnswer(r, raw[r.key])
+		v, err := rc.env.input.decodeAnswer(r, raw[r.Key])
 		if err != nil {
 			return handlerapi.InputResponses{}, err
 		}
-		out[r.key] = v
+		out[r.Key] = v
 	}
 	return handlerapi.NewResponses(out), nil
 }
 
 // question is an InputRequest taken apart.
-type question struct {
-	key    string
-	method string
-	params any
-	err    error
-	schema []byte // form elicitation: what the answer must match
-}
+type question = handlerapi.Question
 
 // questionsOf takes the questions of a handler apart.
 func questionsOf(rs []handlerapi.InputRequest) []question {
 	qs := make([]question, len(rs))
 	for i, r := range rs {
-		qs[i] = questionOf(r)
+		qs[i] = handlerapi.QuestionOf(r)
 	}
 	return qs
-}
-
-// questionOf takes one question of a handler apart.
-func questionOf(r handlerapi.InputRequest) question {
-	var q question
-	q.key, q.method, q.params, q.err, q.schema = handlerapi.Question(r)
-	return q
 }
 
 // Elicit asks the user (elicitation/create) and returns the answer; see
@@ -151,8 +138,8 @@ func (rc *RequestContext) checkCapabilities(reqs []question) error {
 	missing := map[string]any{}
 	var rev domain.Revision
 	for _, r := range reqs {
-		name := clientCapabilityOf(r.method)
-		if !rc.env.policy.ClientMethodExists(rc.info.rev, r.method) {
+		name := clientCapabilityOf(r.Method)
+		if !rc.env.policy.ClientMethodExists(rc.info.rev, r.Method) {
 			missing[name], rev = map[string]any{}, rc.info.rev
 			continue
 		}
@@ -162,7 +149,7 @@ func (rc *RequestContext) checkCapabilities(reqs []question) error {
 			continue
 		}
 		var sub string
-		switch p := r.params.(type) {
+		switch p := r.Params.(type) {
 		case domain.ElicitParams:
 			// {"elicitation":{}} declares form mode only (2025-11-25
 			// keeps it so for older clients); a client that lists modes
@@ -203,15 +190,15 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []question) (map[str
 		out := make(map[string]jsontext.Value, len(reqs))
 		var missing []string
 		for _, r := range reqs {
-			if v, ok := in.responses[r.key]; ok {
-				out[r.key] = v
+			if v, ok := in.responses[r.Key]; ok {
+				out[r.Key] = v
 				if in.used == nil {
 					in.used = make(map[string]jsontext.Value)
 				}
-				in.used[r.key] = v
+				in.used[r.Key] = v
 				continue
 			}
-			missing = append(missing, r.key)
+			missing = append(missing, r.Key)
 			in.ask(r)
 		}
 		if len(missing) > 0 {
@@ -225,11 +212,11 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []question) (map[str
 	}
 	out := make(map[string]jsontext.Value, len(reqs))
 	if len(reqs) == 1 {
-		v, err := s.callClient(ctx, rc.env.timeout, rc.related, &rc.wmu, rc.slot, reqs[0].method, reqs[0].params)
+		v, err := s.callClient(ctx, rc.env.timeout, rc.related, &rc.wmu, rc.slot, reqs[0].Method, reqs[0].Params)
 		if err != nil {
 			return nil, err
 		}
-		out[reqs[0].key] = v
+		out[reqs[0].Key] = v
 		rc.record(out)
 		return out, nil
 	}
@@ -244,7 +231,7 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []question) (map[str
 	)
 	for _, r := range reqs {
 		wg.Go(func() {
-			v, err := s.callClient(ctx, rc.env.timeout, rc.related, &rc.wmu, rc.slot, r.method, r.params)
+			v, err := s.callClient(ctx, rc.env.timeout, rc.related, &rc.wmu, rc.slot, r.Method, r.Params)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -254,7 +241,7 @@ func (rc *RequestContext) answers(ctx context.Context, reqs []question) (map[str
 				}
 				return
 			}
-			out[r.key] = v
+			out[r.Key] = v
 		})
 	}
 	wg.Wait()

@@ -56,7 +56,7 @@ type inputRound struct {
 // ask records a question to put in the input_required result (once per
 // key). in.mu is held.
 func (in *inputRound) ask(r question) {
-	if !slices.ContainsFunc(in.asked, func(a question) bool { return a.key == r.key }) {
+	if !slices.ContainsFunc(in.asked, func(a question) bool { return a.Key == r.Key }) {
 		in.asked = append(in.asked, r)
 	}
 }
@@ -64,7 +64,7 @@ func (in *inputRound) ask(r question) {
 // decodeAnswer decodes and checks the client's answer to r.
 func (ir *inputRounds) decodeAnswer(r question, raw jsontext.Value) (any, error) {
 	bad := func(reason string) error {
-		return &handlerapi.InputResponseError{Key: r.key, Method: r.method, Reason: reason}
+		return &handlerapi.InputResponseError{Key: r.Key, Method: r.Method, Reason: reason}
 	}
 	if raw.Kind() != '{' {
 		return nil, bad("it must be an object")
@@ -73,7 +73,7 @@ func (ir *inputRounds) decodeAnswer(r question, raw jsontext.Value) (any, error)
 		v     interface{ Check() error }
 		value any
 	)
-	switch r.method {
+	switch r.Method {
 	case domain.MethodElicit:
 		x := new(domain.ElicitResult)
 		v, value = x, x
@@ -90,13 +90,13 @@ func (ir *inputRounds) decodeAnswer(r question, raw jsontext.Value) (any, error)
 	if err := v.Check(); err != nil {
 		return nil, bad(err.Error())
 	}
-	if er, ok := value.(*domain.ElicitResult); ok && er.Accepted() && r.schema != nil && ir.validator != nil {
+	if er, ok := value.(*domain.ElicitResult); ok && er.Accepted() && r.Schema != nil && ir.validator != nil {
 		if len(er.Content) == 0 {
 			return nil, bad("an accepted form elicitation must carry content")
 		}
-		schema, err := ir.elicitSchema(r.schema)
+		schema, err := ir.elicitSchema(r.Schema)
 		if err != nil {
-			return nil, fmt.Errorf("hexmcp: the requested schema of %q does not compile: %w", r.key, err)
+			return nil, fmt.Errorf("hexmcp: the requested schema of %q does not compile: %w", r.Key, err)
 		}
 		var content any
 		if err := json.Unmarshal(er.Content, &content); err != nil {
@@ -228,14 +228,14 @@ func (ir *inputRounds) errorResult(ctx context.Context, m message, ci callInfo, 
 		if i > 0 {
 			b = append(b, ',')
 		}
-		params, perr := json.Marshal(r.params, json.Deterministic(true))
+		params, perr := json.Marshal(r.Params, json.Deterministic(true))
 		if perr != nil {
-			logf(ir.log, ctx, slog.LevelError, "hexmcp: encoding an input request failed", slog.Any("key", r.key), slog.Any("error", perr))
+			logf(ir.log, ctx, slog.LevelError, "hexmcp: encoding an input request failed", slog.Any("key", r.Key), slog.Any("error", perr))
 			return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil), true
 		}
-		b = domain.AppendJSONString(b, r.key)
+		b = domain.AppendJSONString(b, r.Key)
 		b = append(b, `:{"method":`...)
-		b = domain.AppendJSONString(b, r.method)
+		b = domain.AppendJSONString(b, r.Method)
 		b = append(b, `,"params":`...)
 		b = append(b, params...)
 		b = append(b, '}')

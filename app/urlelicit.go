@@ -35,9 +35,9 @@ func (rc *RequestContext) RequireURLElicitation(elicitations ...domain.ElicitPar
 		if el.Mode != domain.ElicitModeURL {
 			return fmt.Errorf("hexmcp: elicitation %d is not in url mode (make it with domain.ElicitURL)", i)
 		}
-		reqs[i] = questionOf(handlerapi.ElicitInput(el.ElicitationID, el))
-		if reqs[i].err != nil {
-			return fmt.Errorf("hexmcp: elicitation %d: %w", i, reqs[i].err)
+		reqs[i] = handlerapi.QuestionOf(handlerapi.ElicitInput(el.ElicitationID, el))
+		if reqs[i].Err != nil {
+			return fmt.Errorf("hexmcp: elicitation %d: %w", i, reqs[i].Err)
 		}
 	}
 	if err := rc.checkCapabilities(reqs); err != nil {
@@ -52,7 +52,7 @@ func (rc *RequestContext) RequireURLElicitation(elicitations ...domain.ElicitPar
 		defer in.mu.Unlock()
 		keys := make([]string, len(reqs))
 		for i, r := range reqs {
-			keys[i] = r.key
+			keys[i] = r.Key
 			in.ask(r)
 		}
 		return &handlerapi.InputRequiredError{Keys: keys}

@@ -7,37 +7,48 @@ import (
 // InputRequest is one question for the client: build it with [ElicitInput],
 // [SamplingInput] or [RootsInput].
 type InputRequest struct {
-	key    string
-	method string
-	params any
-	err    error
-	schema []byte // form elicitation: what the answer must match
+	q Question
 }
 
+// Question is an [InputRequest] taken apart, as the engine asks it.
+type Question struct {
+	// Key is the question's key; Method the client method that answers
+	// it, with Params.
+	Key, Method string
+	Params      any
+	// Err made the question invalid (nil when it is valid).
+	Err error
+	// Schema, for a form elicitation, is what the answer must match.
+	Schema []byte
+}
+
+// QuestionOf returns the parts of r.
+func QuestionOf(r InputRequest) Question { return r.q }
+
 // Key is the question's key.
-func (r InputRequest) Key() string { return r.key }
+func (r InputRequest) Key() string { return r.q.Key }
 
 // Method is the client method that answers it.
-func (r InputRequest) Method() string { return r.method }
+func (r InputRequest) Method() string { return r.q.Method }
 
 // ElicitInput asks the user (elicitation/create) under key.
 func ElicitInput(key string, p domain.ElicitParams) InputRequest {
-	r := InputRequest{key: key, method: domain.MethodElicit, params: p, err: p.Validate()}
+	q := Question{Key: key, Method: domain.MethodElicit, Params: p, Err: p.Validate()}
 	if p.Mode != domain.ElicitModeURL {
-		r.schema = p.RequestedSchema
+		q.Schema = p.RequestedSchema
 	}
-	return r
+	return InputRequest{q}
 }
 
 // SamplingInput asks the client's LLM for a completion
 // (sampling/createMessage) under key.
 func SamplingInput(key string, p domain.CreateMessageParams) InputRequest {
-	return InputRequest{key: key, method: domain.MethodCreateMessage, params: p, err: p.Validate()}
+	return InputRequest{Question{Key: key, Method: domain.MethodCreateMessage, Params: p, Err: p.Validate()}}
 }
 
 // RootsInput asks for the client's roots (roots/list) under key.
 func RootsInput(key string) InputRequest {
-	return InputRequest{key: key, method: domain.MethodListRoots, params: struct{}{}}
+	return InputRequest{Question{Key: key, Method: domain.MethodListRoots, Params: struct{}{}}}
 }
 
 // InputResponses holds the client's answers, by key.
@@ -61,13 +72,6 @@ func (r InputResponses) Sampling(key string) (*domain.CreateMessageResult, bool)
 func (r InputResponses) Roots(key string) (*domain.ListRootsResult, bool) {
 	v, ok := r.m[key].(*domain.ListRootsResult)
 	return v, ok
-}
-
-// Question returns the parts of r: its key, the client method that answers
-// it, the method's params, the error that made it invalid (nil when it is
-// valid), and for a form elicitation the schema its answer must match.
-func Question(r InputRequest) (key, method string, params any, err error, schema []byte) {
-	return r.key, r.method, r.params, r.err, r.schema
 }
 
 // NewResponses returns the answers m (by key: a *domain.ElicitResult,
