@@ -84,7 +84,7 @@ func pages[T any](ctx context.Context, s *Session, method, field string) iter.Se
 		seen := map[string]bool{}
 		for page := 0; ; page++ {
 			if page == s.c.opts.MaxPages {
-				yield(zero, fmt.Errorf("client: %s: more than %d pages", method, s.c.opts.MaxPages))
+				yield(zero, fmt.Errorf("hexmcp: %s: more than %d pages", method, s.c.opts.MaxPages))
 				return
 			}
 			params := map[string]any{}
@@ -98,13 +98,13 @@ func pages[T any](ctx context.Context, s *Session, method, field string) iter.Se
 			}
 			var p map[string]json.RawMessage
 			if err := json.Unmarshal(raw, &p); err != nil {
-				yield(zero, fmt.Errorf("client: decoding the result of %s: %w", method, err))
+				yield(zero, fmt.Errorf("hexmcp: decoding the result of %s: %w", method, err))
 				return
 			}
 			var items []T
 			if v, ok := p[field]; ok {
 				if err := json.Unmarshal(v, &items); err != nil {
-					yield(zero, fmt.Errorf("client: decoding %s of %s: %w", field, method, err))
+					yield(zero, fmt.Errorf("hexmcp: decoding %s of %s: %w", field, method, err))
 					return
 				}
 			}
@@ -116,7 +116,7 @@ func pages[T any](ctx context.Context, s *Session, method, field string) iter.Se
 			var next string
 			if v, ok := p["nextCursor"]; ok && string(v) != "null" {
 				if err := json.Unmarshal(v, &next); err != nil {
-					yield(zero, fmt.Errorf("client: decoding nextCursor of %s: %w", method, err))
+					yield(zero, fmt.Errorf("hexmcp: decoding nextCursor of %s: %w", method, err))
 					return
 				}
 			}
@@ -124,7 +124,7 @@ func pages[T any](ctx context.Context, s *Session, method, field string) iter.Se
 				return
 			}
 			if seen[next] {
-				yield(zero, fmt.Errorf("client: %s gave the cursor %q twice", method, next))
+				yield(zero, fmt.Errorf("hexmcp: %s gave the cursor %q twice", method, next))
 				return
 			}
 			seen[next] = true
@@ -160,7 +160,7 @@ func (s *Session) callTool(ctx context.Context, name string, args any) (json.Raw
 	if args != nil {
 		b, err := json.Marshal(args)
 		if err != nil {
-			return nil, fmt.Errorf("client: encoding the arguments of %s: %w", name, err)
+			return nil, fmt.Errorf("hexmcp: encoding the arguments of %s: %w", name, err)
 		}
 		// A nil map, slice or pointer in args encodes as null, which is no
 		// object: send no arguments then, as for a nil args.
@@ -206,7 +206,7 @@ func CallToolAs[T any](ctx context.Context, s *Session, name string, args any) (
 		if text := res.Text(); text != "" && json.Unmarshal([]byte(text), &out) == nil {
 			return out, nil
 		}
-		return out, fmt.Errorf("client: %s: %w", name, err)
+		return out, fmt.Errorf("hexmcp: %s: %w", name, err)
 	}
 	return out, err
 }
@@ -226,10 +226,10 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]st
 }
 
 // decodeResult decodes raw into res (whose Raw the caller set) and
-// returns it; a decoding error says "client: decoding ", what and name.
+// returns it; a decoding error says "hexmcp: decoding ", what and name.
 func decodeResult[R any](raw json.RawMessage, res *R, what, name string) (*R, error) {
 	if err := json.Unmarshal(raw, res); err != nil {
-		return nil, fmt.Errorf("client: decoding %s%s: %w", what, name, err)
+		return nil, fmt.Errorf("hexmcp: decoding %s%s: %w", what, name, err)
 	}
 	return res, nil
 }
@@ -269,7 +269,7 @@ func (s *Session) Complete(ctx context.Context, ref CompleteRef, arg, value stri
 		Completion CompleteResult `json:"completion"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("client: decoding the completion: %w", err)
+		return nil, fmt.Errorf("hexmcp: decoding the completion: %w", err)
 	}
 	return &res.Completion, nil
 }
@@ -294,11 +294,11 @@ func (s *Session) Call(ctx context.Context, method string, params, result any) e
 	if params != nil {
 		b, err := json.Marshal(params)
 		if err != nil {
-			return fmt.Errorf("client: encoding the params of %s: %w", method, err)
+			return fmt.Errorf("hexmcp: encoding the params of %s: %w", method, err)
 		}
 		var members map[string]json.RawMessage
 		if err := json.Unmarshal(b, &members); err != nil {
-			return fmt.Errorf("client: the params of %s must be an object: %w", method, err)
+			return fmt.Errorf("hexmcp: the params of %s must be an object: %w", method, err)
 		}
 		for k, v := range members {
 			p[k] = v
@@ -312,7 +312,7 @@ func (s *Session) Call(ctx context.Context, method string, params, result any) e
 		return nil
 	}
 	if err := json.Unmarshal(raw, result); err != nil {
-		return fmt.Errorf("client: decoding the result of %s: %w", method, err)
+		return fmt.Errorf("hexmcp: decoding the result of %s: %w", method, err)
 	}
 	return nil
 }
@@ -327,7 +327,7 @@ func (s *Session) mayNeedSchema(name string, err error) bool {
 
 // ErrOutputSchema is the error of [CallToolAs] for a structured result
 // that does not match the tool's output schema.
-var ErrOutputSchema = errors.New("client: the structured result does not match the tool's output schema")
+var ErrOutputSchema = errors.New("hexmcp: the structured result does not match the tool's output schema")
 
 // outputSchema is a tool's output schema, compiled on first use.
 type outputSchema struct {
@@ -351,13 +351,13 @@ func (s *Session) checkOutput(name string, v json.RawMessage) error {
 	}
 	os.once.Do(func() { os.compiled, os.err = s.c.opts.Validator.Compile(os.raw) })
 	if os.err != nil {
-		return fmt.Errorf("client: the output schema of %s: %w", name, os.err)
+		return fmt.Errorf("hexmcp: the output schema of %s: %w", name, os.err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(v))
 	dec.UseNumber()
 	var val any
 	if err := dec.Decode(&val); err != nil {
-		return fmt.Errorf("client: decoding structuredContent of %s: %w", name, err)
+		return fmt.Errorf("hexmcp: decoding structuredContent of %s: %w", name, err)
 	}
 	if err := os.compiled.Validate(val); err != nil {
 		return fmt.Errorf("%w (%s): %w", ErrOutputSchema, name, err)

@@ -225,11 +225,11 @@ func supportedOf(re *RPCError) []domain.Revision {
 // only; close the session when done.
 func (c *Client) Connect(ctx context.Context, t Transport) (*Session, error) {
 	if r := c.opts.Revision; r != "" && !policy.Supports(r) {
-		return nil, fmt.Errorf("client: unknown protocol revision %q", r)
+		return nil, fmt.Errorf("hexmcp: unknown protocol revision %q", r)
 	}
 	conn, err := t.Connect(ctx, ConnOptions{MaxMessageBytes: c.opts.MaxMessageBytes})
 	if err != nil {
-		return nil, fmt.Errorf("client: connecting: %w", err)
+		return nil, fmt.Errorf("hexmcp: connecting: %w", err)
 	}
 	s := newSession(c, conn)
 	if err := s.open(ctx); err != nil {
@@ -277,9 +277,9 @@ func (s *Session) open(ctx context.Context) error {
 			if r, ok := newest(domain.EraHandshake, supportedOf(re)); ok {
 				return s.initialize(ctx, r, false)
 			}
-			return fmt.Errorf("client: the server supports none of this client's revisions: %w", err)
+			return fmt.Errorf("hexmcp: the server supports none of this client's revisions: %w", err)
 		case domain.CodeMissingClientCapability, domain.CodeHeaderMismatch:
-			return fmt.Errorf("client: server/discover: %w", err)
+			return fmt.Errorf("hexmcp: server/discover: %w", err)
 		}
 	}
 	if ctx.Err() != nil || errors.Is(err, ErrClosed) {
@@ -306,7 +306,7 @@ func (s *Session) discover(ctx context.Context, rev domain.Revision) error {
 	}
 	var res discoverResult
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("client: decoding the result of server/discover: %w", err)
+		return fmt.Errorf("hexmcp: decoding the result of server/discover: %w", err)
 	}
 	if len(res.SupportedVersions) == 0 {
 		// No revision at all: a server of the handshake era answering
@@ -329,7 +329,7 @@ func (s *Session) discover(ctx context.Context, rev domain.Revision) error {
 
 // errNotDiscover is the error of a server/discover whose result lists no
 // revision: open falls back to initialize.
-var errNotDiscover = errors.New("client: the result of server/discover lists no revision")
+var errNotDiscover = errors.New("hexmcp: the result of server/discover lists no revision")
 
 type discoverResult struct {
 	SupportedVersions []domain.Revision          `json:"supportedVersions"`
@@ -357,18 +357,18 @@ func (s *Session) initialize(ctx context.Context, rev domain.Revision, pinned bo
 		Instructions    string                `json:"instructions"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("client: decoding the initialize result: %w", err)
+		return fmt.Errorf("hexmcp: decoding the initialize result: %w", err)
 	}
 	got := res.ProtocolVersion
 	if got != rev && (pinned || !policy.Supports(got) || policy.Features(got).Era != domain.EraHandshake) {
-		return fmt.Errorf("client: the server answered initialize for %s with protocol revision %q", rev, got)
+		return fmt.Errorf("hexmcp: the server answered initialize for %s with protocol revision %q", rev, got)
 	}
 	s.mu.Lock()
 	s.serverCaps, s.serverInfo, s.instructions = res.Capabilities, res.ServerInfo, res.Instructions
 	s.mu.Unlock()
 	s.setEra(domain.EraHandshake, got)
 	if err := s.notify(ctx, "notifications/initialized", nil); err != nil {
-		return fmt.Errorf("client: notifications/initialized: %w", err)
+		return fmt.Errorf("hexmcp: notifications/initialized: %w", err)
 	}
 	if lv := s.c.opts.LogLevel; lv != "" && s.hasCapability("logging") {
 		if _, err := s.roundTrip(ctx, "logging/setLevel", map[string]any{"level": lv}); err != nil {

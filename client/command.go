@@ -44,21 +44,21 @@ func (t *commandTransport) Connect(_ context.Context, opts ConnOptions) (Conn, e
 	first := false
 	t.used.Do(func() { first = true })
 	if !first {
-		return nil, errors.New("client: a CommandTransport serves one session")
+		return nil, errors.New("hexmcp: a CommandTransport serves one session")
 	}
 	cmd := t.cmd
 	if cmd.Stdin != nil || cmd.Stdout != nil {
-		return nil, errors.New("client: CommandTransport sets the command's Stdin and Stdout itself")
+		return nil, errors.New("hexmcp: CommandTransport sets the command's Stdin and Stdout itself")
 	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("client: %w", err)
+		return nil, fmt.Errorf("hexmcp: %w", err)
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		inR.Close()
 		inW.Close()
-		return nil, fmt.Errorf("client: %w", err)
+		return nil, fmt.Errorf("hexmcp: %w", err)
 	}
 	var tail *tailBuffer
 	if cmd.Stderr == nil {
@@ -75,7 +75,7 @@ func (t *commandTransport) Connect(_ context.Context, opts ConnOptions) (Conn, e
 		for _, f := range []*os.File{inR, inW, outR, outW} {
 			f.Close()
 		}
-		return nil, fmt.Errorf("client: starting %s: %w", cmd.Path, err)
+		return nil, fmt.Errorf("hexmcp: starting %s: %w", cmd.Path, err)
 	}
 	inR.Close() // the child's ends
 	outW.Close()
@@ -144,10 +144,10 @@ func (c *commandConn) Read(ctx context.Context) ([]byte, error) {
 	}
 	if c.p.tail != nil {
 		if s := c.p.tail.String(); s != "" {
-			return nil, fmt.Errorf("client: the server process ended (%s); its standard error ends with:\n%s: %w", status, s, err)
+			return nil, fmt.Errorf("hexmcp: the server process ended (%s); its standard error ends with:\n%s: %w", status, s, err)
 		}
 	}
-	return nil, fmt.Errorf("client: the server process ended (%s): %w", status, err)
+	return nil, fmt.Errorf("hexmcp: the server process ended (%s): %w", status, err)
 }
 
 // tailBuffer keeps the last max bytes written to it.

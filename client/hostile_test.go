@@ -440,10 +440,10 @@ func TestUndecodableResults(t *testing.T) {
 		err  error
 		want string
 	}{
-		{second(s.CallTool(ctx, "add", nil)), "client: decoding the result of add: "},
-		{second(s.GetPrompt(ctx, "intro", nil)), "client: decoding the prompt intro: "},
-		{second(s.ReadResource(ctx, "file:///a")), "client: decoding the resource file:///a: "},
-		{second(s.GetTask(ctx, "t1")), "client: decoding the task t1: "},
+		{second(s.CallTool(ctx, "add", nil)), "hexmcp: decoding the result of add: "},
+		{second(s.GetPrompt(ctx, "intro", nil)), "hexmcp: decoding the prompt intro: "},
+		{second(s.ReadResource(ctx, "file:///a")), "hexmcp: decoding the resource file:///a: "},
+		{second(s.GetTask(ctx, "t1")), "hexmcp: decoding the task t1: "},
 	} {
 		if tc.err == nil || !strings.HasPrefix(tc.err.Error(), tc.want) {
 			t.Errorf("error %v, want one that starts with %q", tc.err, tc.want)

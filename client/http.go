@@ -182,7 +182,7 @@ type head struct {
 func (c *httpConn) Write(ctx context.Context, msg []byte) error {
 	var h head
 	if err := json.Unmarshal(msg, &h); err != nil {
-		return fmt.Errorf("client: not a JSON-RPC message: %w", err)
+		return fmt.Errorf("hexmcp: not a JSON-RPC message: %w", err)
 	}
 	isRequest := h.Method != "" && len(h.ID) > 0
 	c.mu.Lock()
@@ -374,7 +374,7 @@ func (c *httpConn) Close() error {
 		}
 		resp, err := c.client.Do(req)
 		if err != nil {
-			c.closeErr = fmt.Errorf("client: ending the HTTP session: %w", err)
+			c.closeErr = fmt.Errorf("hexmcp: ending the HTTP session: %w", err)
 			return
 		}
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
@@ -382,7 +382,7 @@ func (c *httpConn) Close() error {
 		switch {
 		case resp.StatusCode >= 200 && resp.StatusCode < 300, resp.StatusCode == http.StatusNotFound, resp.StatusCode == http.StatusMethodNotAllowed:
 		default:
-			c.closeErr = fmt.Errorf("client: ending the HTTP session: %w", &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header})
+			c.closeErr = fmt.Errorf("hexmcp: ending the HTTP session: %w", &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header})
 		}
 	})
 	return c.closeErr
@@ -395,7 +395,7 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("client: %w (over %d bytes)", ports.ErrMessageTooLarge, max)
+		return nil, fmt.Errorf("hexmcp: %w (over %d bytes)", ports.ErrMessageTooLarge, max)
 	}
 	return b, nil
 }

@@ -305,7 +305,7 @@ func (r *sseReader) line(max int64) ([]byte, error) {
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		if int64(len(line)+len(chunk)) > max+2 {
-			return nil, fmt.Errorf("client: %w (an event over %d bytes)", ports.ErrMessageTooLarge, r.max)
+			return nil, fmt.Errorf("hexmcp: %w (an event over %d bytes)", ports.ErrMessageTooLarge, r.max)
 		}
 		line = append(line, chunk...)
 		if err == nil {

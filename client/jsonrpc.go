@@ -37,7 +37,7 @@ func encodeRequest(id json.RawMessage, method string, params any) ([]byte, error
 	}{"2.0", id, method, params}
 	b, err := json.Marshal(m)
 	if err != nil {
-		return nil, fmt.Errorf("client: encoding %s: %w", method, err)
+		return nil, fmt.Errorf("hexmcp: encoding %s: %w", method, err)
 	}
 	return b, nil
 }
@@ -116,7 +116,7 @@ func (e *HTTPError) Error() string {
 
 // ErrClosed is the error of the calls of a session that is closed, or
 // whose connection ended (wrapped with the reason).
-var ErrClosed = errors.New("client: session closed")
+var ErrClosed = errors.New("hexmcp: session closed")
 
 // ToolError is the error of [CallToolAs] for a result whose IsError is
 // set: the tool failed. Its message is the result's text.
@@ -125,7 +125,7 @@ type ToolError struct {
 	Result *CallToolResult
 }
 
-// Error returns "client: tool NAME failed: TEXT".
+// Error returns "hexmcp: tool NAME failed: TEXT".
 func (e *ToolError) Error() string {
-	return fmt.Sprintf("client: tool %s failed: %s", e.Name, e.Result.Text())
+	return fmt.Sprintf("hexmcp: tool %s failed: %s", e.Name, e.Result.Text())
 }

@@ -51,7 +51,7 @@ func encodeParams(method string, params map[string]any) (json.RawMessage, error)
 	}
 	b, err := json.Marshal(params)
 	if err != nil {
-		return nil, fmt.Errorf("client: encoding %s: %w", method, err)
+		return nil, fmt.Errorf("hexmcp: encoding %s: %w", method, err)
 	}
 	return b, nil
 }

@@ -24,7 +24,7 @@ func (s *Session) UnsubscribeResource(ctx context.Context, uri string) error {
 
 func (s *Session) resourceSubscription(ctx context.Context, method, uri string) error {
 	if s.Features().Era != domain.EraHandshake {
-		return fmt.Errorf("client: %s needs the handshake era (this session speaks %s): use Subscribe", method, s.Revision())
+		return fmt.Errorf("hexmcp: %s needs the handshake era (this session speaks %s): use Subscribe", method, s.Revision())
 	}
 	_, err := s.request(ctx, method, map[string]any{"uri": uri})
 	return err

@@ -259,9 +259,9 @@ func (s *Session) closedErr(method string) error {
 	err := s.readErr
 	s.mu.Unlock()
 	if err == nil || s.base.Err() != nil {
-		return fmt.Errorf("client: %s: %w", method, ErrClosed)
+		return fmt.Errorf("hexmcp: %s: %w", method, ErrClosed)
 	}
-	return fmt.Errorf("client: %s: %w (%w)", method, ErrClosed, err)
+	return fmt.Errorf("hexmcp: %s: %w (%w)", method, ErrClosed, err)
 }
 
 // roundTrip sends one request and returns its result, or an error: an
@@ -320,12 +320,12 @@ func (s *Session) send(ctx context.Context, id, method string, params json.RawMe
 	if err := s.conn.Write(ctx, body); err != nil {
 		if ctx.Err() != nil {
 			s.cancelRequest(method, id, ctx)
-			return nil, fmt.Errorf("client: %s: %w", method, context.Cause(ctx))
+			return nil, fmt.Errorf("hexmcp: %s: %w", method, context.Cause(ctx))
 		}
 		if s.base.Err() != nil {
 			return nil, s.closedErr(method)
 		}
-		return nil, fmt.Errorf("client: %s: %w", method, err)
+		return nil, fmt.Errorf("hexmcp: %s: %w", method, err)
 	}
 	select {
 	case r := <-ch:
@@ -339,19 +339,19 @@ func (s *Session) send(ctx context.Context, id, method string, params json.RawMe
 		return nil, s.closedErr(method)
 	case <-ctx.Done():
 		s.cancelRequest(method, id, ctx)
-		return nil, fmt.Errorf("client: %s: %w", method, context.Cause(ctx))
+		return nil, fmt.Errorf("hexmcp: %s: %w", method, context.Cause(ctx))
 	}
 }
 
 func outcome(method string, r reply) (json.RawMessage, error) {
 	if r.err != nil {
-		return nil, fmt.Errorf("client: %s: %w", method, r.err)
+		return nil, fmt.Errorf("hexmcp: %s: %w", method, r.err)
 	}
 	if r.m.Error != nil {
-		return nil, fmt.Errorf("client: %s: %w", method, r.m.Error)
+		return nil, fmt.Errorf("hexmcp: %s: %w", method, r.m.Error)
 	}
 	if len(r.m.Result) == 0 || string(r.m.Result) == "null" {
-		return nil, fmt.Errorf("client: the server answered %s with neither a result nor an error", method)
+		return nil, fmt.Errorf("hexmcp: the server answered %s with neither a result nor an error", method)
 	}
 	return r.m.Result, nil
 }
@@ -411,7 +411,7 @@ func (s *Session) request(ctx context.Context, method string, params map[string]
 		meta = map[string]any{}
 	}
 	if own, err := metaOf(params["_meta"]); err != nil {
-		return nil, fmt.Errorf("client: the _meta of %s: %w", method, err)
+		return nil, fmt.Errorf("hexmcp: the _meta of %s: %w", method, err)
 	} else {
 		for k, v := range own {
 			if _, ours := meta[k]; !ours {
@@ -463,16 +463,16 @@ func (s *Session) request(ctx context.Context, method string, params map[string]
 			RequestState string `json:"requestState"`
 		}
 		if err := json.Unmarshal(raw, &head); err != nil {
-			return nil, fmt.Errorf("client: decoding the result of %s: %w", method, err)
+			return nil, fmt.Errorf("hexmcp: decoding the result of %s: %w", method, err)
 		}
 		if head.ResultType != "input_required" {
 			return raw, nil
 		}
 		if len(head.InputRequests) == 0 {
-			return nil, fmt.Errorf("client: %s answered input_required without inputRequests", method)
+			return nil, fmt.Errorf("hexmcp: %s answered input_required without inputRequests", method)
 		}
 		if round+1 >= s.c.opts.MaxInputRounds {
-			return nil, fmt.Errorf("client: %s still asks for input after %d rounds", method, s.c.opts.MaxInputRounds)
+			return nil, fmt.Errorf("hexmcp: %s still asks for input after %d rounds", method, s.c.opts.MaxInputRounds)
 		}
 		// The answers of earlier rounds travel in the requestState; a
 		// server that keeps none gets them all again.
@@ -484,7 +484,7 @@ func (s *Session) request(ctx context.Context, method string, params map[string]
 			q := head.InputRequests[key]
 			res, err := s.answer(ctx, q.Method, q.Params)
 			if err != nil {
-				return nil, fmt.Errorf("client: answering %s %q of %s: %w", q.Method, key, method, err)
+				return nil, fmt.Errorf("hexmcp: answering %s %q of %s: %w", q.Method, key, method, err)
 			}
 			answers[key] = res
 		}
@@ -625,7 +625,7 @@ func handlerResult[R any](res *R, err error, named string) (any, error) {
 		return nil, err
 	}
 	if res == nil {
-		return nil, errors.New("client: the " + named + " handler returned no result")
+		return nil, errors.New("hexmcp: the " + named + " handler returned no result")
 	}
 	return res, nil
 }

@@ -42,7 +42,7 @@ func (t *sseTransport) Connect(ctx context.Context, opts ConnOptions) (Conn, err
 	max := opts.maxMessage()
 	base, err := url.Parse(t.url)
 	if err != nil {
-		return nil, fmt.Errorf("client: the SSE URL: %w", err)
+		return nil, fmt.Errorf("hexmcp: the SSE URL: %w", err)
 	}
 	sctx, stop := context.WithCancel(context.Background())
 	unhook := context.AfterFunc(ctx, stop) // until the endpoint has come
@@ -77,16 +77,16 @@ func (t *sseTransport) Connect(ctx context.Context, opts ConnOptions) (Conn, err
 	}
 	if err != nil {
 		resp.Body.Close()
-		return fail(fmt.Errorf("client: waiting for the endpoint event: %w", err))
+		return fail(fmt.Errorf("hexmcp: waiting for the endpoint event: %w", err))
 	}
 	ep, err := base.Parse(string(bytes.TrimSpace(data)))
 	if err != nil {
 		resp.Body.Close()
-		return fail(fmt.Errorf("client: the endpoint event: %w", err))
+		return fail(fmt.Errorf("hexmcp: the endpoint event: %w", err))
 	}
 	if ep.Scheme != base.Scheme || ep.Host != base.Host {
 		resp.Body.Close()
-		return fail(fmt.Errorf("client: the endpoint %s is not of the stream's origin", ep.Redacted()))
+		return fail(fmt.Errorf("hexmcp: the endpoint %s is not of the stream's origin", ep.Redacted()))
 	}
 	if !unhook() {
 		resp.Body.Close()

@@ -45,7 +45,7 @@ type Subscription struct {
 // [Session.SubscribeResource] asks for a resource's updates.
 func (s *Session) Subscribe(ctx context.Context, sub Subscriptions) (*Subscription, error) {
 	if s.Features().Era != domain.EraStateless {
-		return nil, fmt.Errorf("client: subscriptions/listen needs the stateless era; this session speaks %s", s.Revision())
+		return nil, fmt.Errorf("hexmcp: subscriptions/listen needs the stateless era; this session speaks %s", s.Revision())
 	}
 	_, _, base := s.eraRev()
 	params := map[string]any{"_meta": base, "notifications": sub}
@@ -76,13 +76,13 @@ func (s *Session) Subscribe(ctx context.Context, sub Subscriptions) (*Subscripti
 	case <-sn.done:
 		cancel()
 		if sn.err == nil {
-			sn.err = errors.New("client: the server ended subscriptions/listen before acknowledging it")
+			sn.err = errors.New("hexmcp: the server ended subscriptions/listen before acknowledging it")
 		}
 		return nil, sn.err
 	case <-ctx.Done():
 		cancel()
 		<-sn.done
-		return nil, fmt.Errorf("client: subscriptions/listen: %w", context.Cause(ctx))
+		return nil, fmt.Errorf("hexmcp: subscriptions/listen: %w", context.Cause(ctx))
 	}
 }
 

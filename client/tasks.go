@@ -53,7 +53,7 @@ type Task struct {
 
 // ErrTaskCancelled is the error of [Session.AwaitTask] (and of a call
 // that ran as a task) for a task that was cancelled.
-var ErrTaskCancelled = errors.New("client: the task was cancelled")
+var ErrTaskCancelled = errors.New("hexmcp: the task was cancelled")
 
 // StartTool calls the tool name with args as [Session.CallTool] does,
 // and returns the task the server made of the call, without waiting for
@@ -130,11 +130,11 @@ func (s *Session) AwaitTask(ctx context.Context, id string) (*CallToolResult, er
 			return decodeResult(t.Result, &CallToolResult{Raw: t.Result}, "the result of the task ", id)
 		case ports.TaskFailed:
 			if t.Error == nil {
-				return nil, fmt.Errorf("client: the task %s failed", id)
+				return nil, fmt.Errorf("hexmcp: the task %s failed", id)
 			}
-			return nil, fmt.Errorf("client: the task %s failed: %w", id, t.Error)
+			return nil, fmt.Errorf("hexmcp: the task %s failed: %w", id, t.Error)
 		case ports.TaskCancelled:
-			return nil, fmt.Errorf("client: %s: %w", id, ErrTaskCancelled)
+			return nil, fmt.Errorf("hexmcp: %s: %w", id, ErrTaskCancelled)
 		case ports.TaskInputRequired:
 			answers := map[string]any{}
 			for _, key := range slices.Sorted(maps.Keys(t.InputRequests)) {
@@ -146,19 +146,19 @@ func (s *Session) AwaitTask(ctx context.Context, id string) (*CallToolResult, er
 					Params json.RawMessage `json:"params"`
 				}
 				if err := json.Unmarshal(t.InputRequests[key], &q); err != nil {
-					return nil, fmt.Errorf("client: the input request %q of the task %s: %w", key, id, err)
+					return nil, fmt.Errorf("hexmcp: the input request %q of the task %s: %w", key, id, err)
 				}
 				res, err := s.answer(ctx, q.Method, q.Params)
 				if err != nil {
 					s.cancelTask(id)
-					return nil, fmt.Errorf("client: answering %s %q of the task %s: %w", q.Method, key, id, err)
+					return nil, fmt.Errorf("hexmcp: answering %s %q of the task %s: %w", q.Method, key, id, err)
 				}
 				answers[key] = res
 			}
 			if len(answers) > 0 {
 				if rounds++; rounds > s.c.opts.MaxInputRounds {
 					s.cancelTask(id)
-					return nil, fmt.Errorf("client: the task %s still asks for input after %d rounds", id, s.c.opts.MaxInputRounds)
+					return nil, fmt.Errorf("hexmcp: the task %s still asks for input after %d rounds", id, s.c.opts.MaxInputRounds)
 				}
 				if err := s.UpdateTask(ctx, id, answers); err != nil {
 					if ctx.Err() != nil {
@@ -182,7 +182,7 @@ func (s *Session) AwaitTask(ctx context.Context, id string) (*CallToolResult, er
 		case <-ctx.Done():
 			timer.Stop()
 			s.cancelTask(id)
-			return nil, fmt.Errorf("client: the task %s: %w", id, context.Cause(ctx))
+			return nil, fmt.Errorf("hexmcp: the task %s: %w", id, context.Cause(ctx))
 		}
 	}
 }

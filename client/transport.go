@@ -80,7 +80,7 @@ func (t *ioTransport) Connect(_ context.Context, opts ConnOptions) (Conn, error)
 	first := false
 	t.used.Do(func() { first = true })
 	if !first {
-		return nil, errors.New("client: an IOTransport serves one session")
+		return nil, errors.New("hexmcp: an IOTransport serves one session")
 	}
 	return newLineConn(t.r, t.w, opts.maxMessage(), nil), nil
 }
@@ -109,7 +109,7 @@ func (c *lineConn) Read(context.Context) ([]byte, error) {
 		for {
 			chunk, err := c.br.ReadSlice('\n')
 			if int64(len(line)+len(chunk)) > c.max+2 { // the line's \r\n
-				return nil, fmt.Errorf("client: %w (over %d bytes)", ports.ErrMessageTooLarge, c.max)
+				return nil, fmt.Errorf("hexmcp: %w (over %d bytes)", ports.ErrMessageTooLarge, c.max)
 			}
 			line = append(line, chunk...)
 			if err == nil {
@@ -134,7 +134,7 @@ func (c *lineConn) Read(context.Context) ([]byte, error) {
 // for it.
 func (c *lineConn) Write(ctx context.Context, msg []byte) error {
 	if bytes.ContainsAny(msg, "\r\n") {
-		return errors.New("client: a message on a line transport must not contain a newline")
+		return errors.New("hexmcp: a message on a line transport must not contain a newline")
 	}
 	return writeAlone(ctx, c.wsem, func() error {
 		b := make([]byte, 0, len(msg)+1)

@@ -64,7 +64,7 @@ func joinText(cs []Content) string {
 // ErrNoStructuredContent is the error of [CallToolResult.DecodeStructured]
 // and [CallToolAs] when the result has no structuredContent (and, for
 // CallToolAs, its text is not the JSON of one either).
-var ErrNoStructuredContent = errors.New("client: the result has no structuredContent")
+var ErrNoStructuredContent = errors.New("hexmcp: the result has no structuredContent")
 
 // DecodeStructured decodes StructuredContent into v. It is
 // [ErrNoStructuredContent] when the result has none.
@@ -73,7 +73,7 @@ func (r *CallToolResult) DecodeStructured(v any) error {
 		return ErrNoStructuredContent
 	}
 	if err := json.Unmarshal(r.StructuredContent, v); err != nil {
-		return fmt.Errorf("client: decoding structuredContent: %w", err)
+		return fmt.Errorf("hexmcp: decoding structuredContent: %w", err)
 	}
 	return nil
 }
@@ -205,7 +205,7 @@ type Notification struct {
 func Accept(content any) (*domain.ElicitResult, error) {
 	b, err := json.Marshal(content)
 	if err != nil {
-		return nil, fmt.Errorf("client: encoding the form's content: %w", err)
+		return nil, fmt.Errorf("hexmcp: encoding the form's content: %w", err)
 	}
 	return &domain.ElicitResult{Action: domain.ElicitAccept, Content: b}, nil
 }

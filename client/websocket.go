@@ -46,13 +46,13 @@ func (t *wsTransport) Connect(ctx context.Context, opts ConnOptions) (Conn, erro
 	if err != nil {
 		if resp != nil {
 			resp.Body.Close()
-			return nil, fmt.Errorf("client: websocket %s: %w (%w)", t.url, err, &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header})
+			return nil, fmt.Errorf("hexmcp: websocket %s: %w (%w)", t.url, err, &HTTPError{StatusCode: resp.StatusCode, Header: resp.Header})
 		}
-		return nil, fmt.Errorf("client: websocket %s: %w", t.url, err)
+		return nil, fmt.Errorf("hexmcp: websocket %s: %w", t.url, err)
 	}
 	if ws.Subprotocol() != "mcp" {
 		ws.Close()
-		return nil, fmt.Errorf("client: websocket %s: the server did not select the subprotocol mcp", t.url)
+		return nil, fmt.Errorf("hexmcp: websocket %s: the server did not select the subprotocol mcp", t.url)
 	}
 	ws.SetReadLimit(opts.maxMessage())
 	return &wsConn{ws: ws, wsem: make(chan struct{}, 1)}, nil
@@ -71,7 +71,7 @@ func (c *wsConn) Read(context.Context) ([]byte, error) {
 		typ, b, err := c.ws.ReadMessage()
 		if err != nil {
 			if errors.Is(err, gws.ErrReadLimit) {
-				return nil, fmt.Errorf("client: %w: %w", ports.ErrMessageTooLarge, err)
+				return nil, fmt.Errorf("hexmcp: %w: %w", ports.ErrMessageTooLarge, err)
 			}
 			return nil, err
 		}

@@ -129,7 +129,7 @@ func NewServer(tb testing.TB, opts hexmcp.Options) *hexmcp.Server {
 	tb.Helper()
 	srv, err := hexmcp.New(opts)
 	if err != nil {
-		tb.Fatalf("hexmcptest: building the server: %v", err)
+		tb.Fatalf("hexmcp: building the server: %v", err)
 	}
 	tb.Cleanup(func() { _ = srv.Close() })
 	return srv
@@ -160,7 +160,7 @@ func ForEachRevision(t *testing.T, srv *hexmcp.Server, opts ClientOptions, fn fu
 	t.Helper()
 	revs := Revisions(srv)
 	if len(revs) == 0 {
-		t.Fatal("hexmcptest: the server supports no revision (or is nil)")
+		t.Fatal("hexmcp: the server supports no revision (or is nil)")
 	}
 	for _, rev := range revs {
 		t.Run(string(rev), func(t *testing.T) {
@@ -178,7 +178,7 @@ func Connect(tb testing.TB, srv *hexmcp.Server, opts ClientOptions) *client.Sess
 	tb.Helper()
 	sess, stop, err := connect(tb.Context(), srv, opts)
 	if err != nil {
-		tb.Fatalf("hexmcptest: connecting: %v", err)
+		tb.Fatalf("hexmcp: connecting: %v", err)
 	}
 	tb.Cleanup(func() {
 		err := sess.Close()
@@ -186,7 +186,7 @@ func Connect(tb testing.TB, srv *hexmcp.Server, opts ClientOptions) *client.Sess
 			err = errors.Join(err, stop())
 		}
 		if err != nil {
-			tb.Errorf("hexmcptest: closing the client: %v", err)
+			tb.Errorf("hexmcp: closing the client: %v", err)
 		}
 	})
 	return sess
@@ -219,18 +219,18 @@ func NewClient(ctx context.Context, srv *hexmcp.Server, opts ClientOptions) (*cl
 // is enough).
 func connect(ctx context.Context, srv *hexmcp.Server, opts ClientOptions) (*client.Session, func() error, error) {
 	if srv.Engine() == nil {
-		return nil, nil, errors.New("hexmcptest: no server")
+		return nil, nil, errors.New("hexmcp: no server")
 	}
 	rev := opts.Revision
 	if rev == "" {
 		supported := srv.Engine().Policy().Supported()
 		if len(supported) == 0 {
-			return nil, nil, errors.New("hexmcptest: the server supports no revision")
+			return nil, nil, errors.New("hexmcp: the server supports no revision")
 		}
 		rev = supported[0]
 	}
 	if !(domain.RevisionPolicy{}).Supports(rev) {
-		return nil, nil, fmt.Errorf("hexmcptest: unknown protocol revision %q", rev)
+		return nil, nil, fmt.Errorf("hexmcp: unknown protocol revision %q", rev)
 	}
 	if opts.ClientInfo.Name == "" && opts.ClientInfo.Version == "" {
 		opts.ClientInfo = domain.Implementation{Name: "hexmcptest", Version: "1.0.0"}
@@ -261,11 +261,11 @@ func connect(ctx context.Context, srv *hexmcp.Server, opts ClientOptions) (*clie
 	case StreamableHTTP:
 		tr, stop = serveHTTP(srv)
 	default:
-		return nil, nil, fmt.Errorf("hexmcptest: unknown transport %v", opts.Transport)
+		return nil, nil, fmt.Errorf("hexmcp: unknown transport %v", opts.Transport)
 	}
 	sess, err := client.New(copts).Connect(ctx, tr)
 	if err != nil {
-		err = fmt.Errorf("hexmcptest: %w", err)
+		err = fmt.Errorf("hexmcp: %w", err)
 		if stop != nil {
 			err = errors.Join(err, stop())
 		}

@@ -41,28 +41,28 @@ func CheckContract(tb testing.TB, srv *hexmcp.Server, lockFile string) {
 	if os.Getenv(WriteContractEnv) == "1" {
 		l, err := fetchContract(tb, srv, contract.Revision(srv.Engine().Policy()))
 		if err != nil {
-			tb.Fatalf("hexmcptest: %v", err)
+			tb.Fatalf("hexmcp: %v", err)
 		}
 		b, err := l.Marshal()
 		if err == nil {
 			err = os.WriteFile(lockFile, b, 0o644)
 		}
 		if err != nil {
-			tb.Fatalf("hexmcptest: writing the contract: %v", err)
+			tb.Fatalf("hexmcp: writing the contract: %v", err)
 		}
-		tb.Logf("hexmcptest: wrote %s: %d tools, %d prompts, %d resources, %d resource templates", lockFile, len(l.Tools), len(l.Prompts), len(l.Resources), len(l.ResourceTemplates))
+		tb.Logf("hexmcp: wrote %s: %d tools, %d prompts, %d resources, %d resource templates", lockFile, len(l.Tools), len(l.Prompts), len(l.Resources), len(l.ResourceTemplates))
 		return
 	}
 	data, err := os.ReadFile(lockFile)
 	if errors.Is(err, os.ErrNotExist) {
-		tb.Fatalf("hexmcptest: no contract lock %s: write it with %s=1 go test (or mcpcontract write -o %s -- your server), review it and commit it", lockFile, WriteContractEnv, lockFile)
+		tb.Fatalf("hexmcp: no contract lock %s: write it with %s=1 go test (or mcpcontract write -o %s -- your server), review it and commit it", lockFile, WriteContractEnv, lockFile)
 	}
 	if err != nil {
-		tb.Fatalf("hexmcptest: %v", err)
+		tb.Fatalf("hexmcp: %v", err)
 	}
 	lock, err := contract.Parse(data)
 	if err != nil {
-		tb.Fatalf("hexmcptest: %s: %v", lockFile, err)
+		tb.Fatalf("hexmcp: %s: %v", lockFile, err)
 	}
 	policy := srv.Engine().Policy()
 	rev := domain.Revision(lock.ProtocolVersion)
@@ -71,7 +71,7 @@ func CheckContract(tb testing.TB, srv *hexmcp.Server, lockFile string) {
 	}
 	live, err := fetchContract(tb, srv, rev)
 	if err != nil {
-		tb.Fatalf("hexmcptest: %v", err)
+		tb.Fatalf("hexmcp: %v", err)
 	}
 	breaking := 0
 	for _, c := range contract.Compare(lock, live) {

@@ -54,11 +54,11 @@ func (mc *memoryConn) Close() error {
 	case <-time.After(closeGrace):
 		mc.abort()
 		err = <-mc.served
-		err = errors.Join(errors.New("hexmcptest: calls still running when the client closed were cancelled"), err)
+		err = errors.Join(errors.New("hexmcp: calls still running when the client closed were cancelled"), err)
 	}
 	mc.abort()
 	if err != nil {
-		return fmt.Errorf("hexmcptest: serving the connection: %w", err)
+		return fmt.Errorf("hexmcp: serving the connection: %w", err)
 	}
 	return nil
 }

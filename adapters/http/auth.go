@@ -84,13 +84,13 @@ const DefaultMaxAuthLogsPerSecond = 10
 // expiry with its own close code.
 //
 // Every refusal of a token (the 400, the 401 invalid_token, the 403) is
-// logged at slog.LevelInfo, "mcphttp: a bearer token was refused", with
+// logged at slog.LevelInfo, "hexmcp: a bearer token was refused", with
 // the challenge's error code, the reason (the authenticator's error: an
 // mcpoauth verifier says which check failed, "the token is for
 // ["https://elsewhere/mcp"], not for this resource", an unknown kid, an
 // expiry, a typ, an inactive token…; for a 403 the subject and the
 // missing scopes), the remote address, the method and the path; an
-// authenticator's failure (the 503) at slog.LevelError, "mcphttp: the
+// authenticator's failure (the 503) at slog.LevelError, "hexmcp: the
 // authenticator failed". A request without a Bearer credential (none, or a
 // malformed Authorization header), the first step of every OAuth client,
 // is not logged. A record never holds the token, nor the query string:
@@ -133,7 +133,7 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 					challenge(w, http.StatusUnauthorized, opts, "invalid_token", scope)
 					return
 				}
-				failures.log(r, opts.Logger, slog.LevelError, "mcphttp: the authenticator failed", func() []slog.Attr {
+				failures.log(r, opts.Logger, slog.LevelError, "hexmcp: the authenticator failed", func() []slog.Attr {
 					return []slog.Attr{slog.Any("error", redact(err.Error(), token))}
 				})
 				w.Header().Set("Retry-After", authRetryAfter(err))
@@ -164,7 +164,7 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 }
 
 // msgRefused is the message of the record of a refused token.
-const msgRefused = "mcphttp: a bearer token was refused"
+const msgRefused = "hexmcp: a bearer token was refused"
 
 // maxLoggedReason bounds the reason and the path a record of RequireBearer
 // carries, in bytes: an authenticator's error may quote what the token's
@@ -237,7 +237,7 @@ func redact(s, token string) string {
 }
 
 // errTokenExpired is the cause of the end of a stream whose token expired.
-var errTokenExpired = errors.New("mcphttp: the access token expired")
+var errTokenExpired = errors.New("hexmcp: the access token expired")
 
 // longLived reports whether r opens an exchange that may outlive its
 // token: a GET (the standalone SSE stream of a session, or its resumption)

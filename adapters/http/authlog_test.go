@@ -112,7 +112,7 @@ func TestRequireBearerLogsRefusals(t *testing.T) {
 				t.Fatalf("%d records, want 1: %s", len(recs), logs.text())
 			}
 			r := recs[0]
-			if r.level != slog.LevelInfo || r.msg != "mcphttp: a bearer token was refused" || r.fields["error"] != c.code ||
+			if r.level != slog.LevelInfo || r.msg != "hexmcp: a bearer token was refused" || r.fields["error"] != c.code ||
 				!strings.Contains(fmt.Sprint(r.fields["reason"]), c.reason) || !strings.HasPrefix(fmt.Sprint(r.fields["remote"]), "127.0.0.1:") ||
 				r.fields["method"] != "POST" || r.fields["path"] != "/" || r.fields["suppressed"] != nil {
 				t.Fatalf("record %+v, want a refusal %s about %q", r, c.code, c.reason)
@@ -134,7 +134,7 @@ func TestRequireBearerLogsRefusals(t *testing.T) {
 	defer srv.Close()
 	expect(t, request(t, context.Background(), http.MethodPost, srv.URL, statelessCall(1, "whoami", `{}`),
 		mergeHdr(statelessHdr("tools/call", "whoami"), hdr{"Authorization": "Bearer x"})), http.StatusServiceUnavailable)
-	if recs := logs.records(); len(recs) != 1 || recs[0].level != slog.LevelError || recs[0].msg != "mcphttp: the authenticator failed" ||
+	if recs := logs.records(); len(recs) != 1 || recs[0].level != slog.LevelError || recs[0].msg != "hexmcp: the authenticator failed" ||
 		recs[0].fields["error"] != "introspection endpoint down: secret detail" || !strings.HasPrefix(fmt.Sprint(recs[0].fields["remote"]), "127.0.0.1:") {
 		t.Fatalf("records %s", logs.text())
 	}

@@ -75,10 +75,10 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 var (
 	// errForeignStream: the event is of another session's stream. It
 	// stops the replay at its first event, before anything is copied.
-	errForeignStream = errors.New("mcphttp: the event is of another session's stream")
+	errForeignStream = errors.New("hexmcp: the event is of another session's stream")
 	// errReplayFull: the events replayed so far fill the connection's
 	// byte bound (Options.MaxStreamQueueBytes).
-	errReplayFull = errors.New("mcphttp: the replay fills the connection's queue")
+	errReplayFull = errors.New("hexmcp: the replay fills the connection's queue")
 )
 
 // resume serves GET + Last-Event-ID (2025-11-25, "Resumability and
@@ -127,7 +127,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ls *liveSession
 	}
 	if err != nil {
 		if !errors.Is(err, ports.ErrEventNotFound) && r.Context().Err() == nil {
-			h.logf(slog.LevelError, "mcphttp: replaying events failed", slog.Any("error", err))
+			h.logf(slog.LevelError, "hexmcp: replaying events failed", slog.Any("error", err))
 			e := newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable: the event store cannot be reached; retry later")
 			e.retryAfter = retryAfterStore
 			e.write(w)
@@ -215,7 +215,7 @@ func (h *Handler) openShared(w http.ResponseWriter, r *http.Request, ls *liveSes
 	}
 	id, err := h.events.Append(r.Context(), st.id, nil)
 	if err != nil || id == "" || strings.ContainsAny(id, "\r\n\x00") {
-		h.logf(slog.LevelError, "mcphttp: storing the priming event of a session stream failed", slog.Any("error", err))
+		h.logf(slog.LevelError, "hexmcp: storing the priming event of a session stream failed", slog.Any("error", err))
 		e := newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable: the event store cannot be reached; retry later")
 		e.retryAfter = retryAfterStore
 		e.write(w)
@@ -325,7 +325,7 @@ func (h *Handler) follow(ctx context.Context, c *queuedConn, streamID, last stri
 			c.fail()
 			return
 		case err != nil && ctx.Err() == nil:
-			h.logf(slog.LevelWarn, "mcphttp: following a shared stream failed; retrying", slog.Any("error", err))
+			h.logf(slog.LevelWarn, "hexmcp: following a shared stream failed; retrying", slog.Any("error", err))
 			select {
 			case <-ctx.Done():
 				return
@@ -467,7 +467,7 @@ func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	ls.sess.Deleted()
 	if err := h.sessions.Delete(r.Context(), sid); err != nil {
-		h.logf(slog.LevelError, "mcphttp: deleting a session from the store failed", slog.Any("error", err))
+		h.logf(slog.LevelError, "hexmcp: deleting a session from the store failed", slog.Any("error", err))
 		e := newErr(http.StatusServiceUnavailable, nil, domain.CodeInternalError, "Service unavailable: the session store cannot be reached; retry later")
 		e.retryAfter = retryAfterStore
 		e.write(w)

@@ -50,9 +50,9 @@ const (
 
 // Why a body's bytes could not be counted.
 var (
-	errBusy        = errors.New("mcphttp: no room in the budget of bodies in flight")
-	errClientShare = errors.New("mcphttp: the client's share of the budget of bodies in flight is taken")
-	errBodyTimeout = errors.New("mcphttp: the body did not arrive in time")
+	errBusy        = errors.New("hexmcp: no room in the budget of bodies in flight")
+	errClientShare = errors.New("hexmcp: the client's share of the budget of bodies in flight is taken")
+	errBodyTimeout = errors.New("hexmcp: the body did not arrive in time")
 )
 
 // bodyBudget bounds the bytes of POST bodies (Options.MaxInFlightBytes,

@@ -434,7 +434,7 @@ func (h *Handler) createError(id json.RawMessage, err error) *rpcErr {
 		e.retryAfter = retryAfterSessions
 		return e
 	}
-	h.logf(slog.LevelError, "mcphttp: creating a session in the store failed", slog.Any("error", err))
+	h.logf(slog.LevelError, "hexmcp: creating a session in the store failed", slog.Any("error", err))
 	e := newErr(http.StatusServiceUnavailable, id, domain.CodeInternalError, "Service unavailable: the session store cannot be reached; retry later")
 	e.retryAfter = retryAfterStore
 	return e

@@ -127,7 +127,7 @@ func NewServer(addr string, h http.Handler, opts ServerOptions) *Server {
 }
 
 // ErrServerStarted is returned by a second Start.
-var ErrServerStarted = errors.New("mcphttp: server already started")
+var ErrServerStarted = errors.New("hexmcp: server already started")
 
 // Start listens on the server's address and serves in the background. ctx
 // bounds the listening only; its values reach every request.

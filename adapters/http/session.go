@@ -363,7 +363,7 @@ func (h *Handler) lookup(ctx context.Context, sid string, id json.RawMessage) (*
 			h.forget(sid)
 			return nil, newErr(http.StatusNotFound, id, domain.CodeInvalidRequest, "Session not found")
 		}
-		h.logf(slog.LevelError, "mcphttp: reading the session store failed", slog.Any("error", err))
+		h.logf(slog.LevelError, "hexmcp: reading the session store failed", slog.Any("error", err))
 		e := newErr(http.StatusServiceUnavailable, id, domain.CodeInternalError, "Service unavailable: the session store cannot be reached; retry later")
 		e.retryAfter = retryAfterStore
 		return nil, e
@@ -488,7 +488,7 @@ func (h *Handler) drop(ls *liveSession) {
 	ctx := context.Background()
 	for _, id := range ids {
 		if err := h.events.DeleteStream(ctx, id); err != nil {
-			h.logf(slog.LevelWarn, "mcphttp: deleting the events of an ended session's stream failed", slog.Any("error", err))
+			h.logf(slog.LevelWarn, "hexmcp: deleting the events of an ended session's stream failed", slog.Any("error", err))
 		}
 	}
 }
@@ -539,13 +539,13 @@ func (h *Handler) syncState(ctx context.Context, ls *liveSession) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ports.ErrTooManySessions):
-		h.logf(slog.LevelInfo, "mcphttp: the session store refused a larger session state; the change is undone", slog.Any("error", err))
+		h.logf(slog.LevelInfo, "hexmcp: the session store refused a larger session state; the change is undone", slog.Any("error", err))
 		return err
 	case !errors.Is(err, ports.ErrSessionNotFound):
 		// A session the store dropped meanwhile (expired or evicted
 		// during the request) is not a failure: its next request is
 		// 404.
-		h.logf(slog.LevelError, "mcphttp: updating the session store failed", slog.Any("error", err))
+		h.logf(slog.LevelError, "hexmcp: updating the session store failed", slog.Any("error", err))
 	}
 	return nil
 }

@@ -246,8 +246,8 @@ func NewSSEHandler(h ports.ConnHandler, opts SSEOptions) *SSEHandler {
 // method gets 405.
 func (s *SSEHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := s.guard.Check(r); err != nil {
-		s.logf(r.Context(), slog.LevelInfo, "sse: refused a request by its Host or Origin", slog.Any("error", err), slog.Any("host", r.Host), slog.Any("origin", r.Header.Get("Origin")), slog.Any("remote", r.RemoteAddr))
-		http.Error(w, "sse: forbidden: "+err.Error(), http.StatusForbidden)
+		s.logf(r.Context(), slog.LevelInfo, "hexmcp: sse: refused a request by its Host or Origin", slog.Any("error", err), slog.Any("host", r.Host), slog.Any("origin", r.Header.Get("Origin")), slog.Any("remote", r.RemoteAddr))
+		http.Error(w, "hexmcp: sse: forbidden: "+err.Error(), http.StatusForbidden)
 		return
 	}
 	switch r.Method {
@@ -257,7 +257,7 @@ func (s *SSEHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveMessage(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST")
-		http.Error(w, "sse: GET opens a stream, POST delivers a message", http.StatusMethodNotAllowed)
+		http.Error(w, "hexmcp: sse: GET opens a stream, POST delivers a message", http.StatusMethodNotAllowed)
 	}
 }
 
@@ -370,9 +370,9 @@ func isLowerHex(s string) bool {
 func (s *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 	client := DefaultClientKey(r)
 	if status, why := s.admit(client); status != 0 {
-		s.logf(r.Context(), slog.LevelInfo, "sse: refused a stream", slog.Any("status", status), slog.Any("reason", why), slog.Any("client", client))
+		s.logf(r.Context(), slog.LevelInfo, "hexmcp: sse: refused a stream", slog.Any("status", status), slog.Any("reason", why), slog.Any("client", client))
 		w.Header().Set("Retry-After", sseRetryAfter)
-		http.Error(w, "sse: "+why, status)
+		http.Error(w, "hexmcp: sse: "+why, status)
 		return
 	}
 	// The stream's place is given back when the engine has finished with
@@ -404,7 +404,7 @@ func (s *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 	defer loseCalls()
 	if p := st.principal; p != nil && !p.Expires.IsZero() {
 		t := time.AfterFunc(time.Until(p.Expires), func() {
-			s.logf(ctx, slog.LevelInfo, "sse: ending a stream whose access token expired", slog.Any("expires", p.Expires.UTC().Format(time.RFC3339)))
+			s.logf(ctx, slog.LevelInfo, "hexmcp: sse: ending a stream whose access token expired", slog.Any("expires", p.Expires.UTC().Format(time.RFC3339)))
 			loseCalls()
 			st.drop("the access token expired")
 		})
@@ -419,10 +419,10 @@ func (s *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if err := st.start(w, s.opts.MessagePath+"?sessionId="+st.id); err != nil {
-		s.logf(ctx, slog.LevelDebug, "sse: writing the endpoint event failed", slog.Any("error", err))
+		s.logf(ctx, slog.LevelDebug, "hexmcp: sse: writing the endpoint event failed", slog.Any("error", err))
 		return
 	}
-	s.logf(ctx, slog.LevelDebug, "sse: stream opened", slog.Any("session", st.id), slog.Any("remote", r.RemoteAddr))
+	s.logf(ctx, slog.LevelDebug, "hexmcp: sse: stream opened", slog.Any("session", st.id), slog.Any("remote", r.RemoteAddr))
 
 	served := make(chan struct{})
 	var serveErr error
@@ -434,7 +434,7 @@ func (s *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 	stopServe()
 	select {
 	case <-served:
-		s.logf(ctx, slog.LevelDebug, "sse: stream closed", slog.Any("session", st.id), slog.Any("reason", why), slog.Any("error", serveErr))
+		s.logf(ctx, slog.LevelDebug, "hexmcp: sse: stream closed", slog.Any("session", st.id), slog.Any("reason", why), slog.Any("error", serveErr))
 	default:
 		// The stream is lost (the client went away, its queue overflowed,
 		// a write failed) while the engine still serves it: its calls are
@@ -442,7 +442,7 @@ func (s *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 		// MaxStreamsPerClient) is held until they have ended, so that a
 		// client cannot pile up calls by dropping streams. Shutdown, and
 		// the Server's, wait for them too.
-		s.logf(ctx, slog.LevelDebug, "sse: stream lost", slog.Any("session", st.id), slog.Any("reason", why))
+		s.logf(ctx, slog.LevelDebug, "hexmcp: sse: stream lost", slog.Any("session", st.id), slog.Any("reason", why))
 		loseCalls()
 		handedOff = true
 		if sig != nil {
@@ -467,7 +467,7 @@ func (s *SSEHandler) serveMessage(w http.ResponseWriter, r *http.Request) {
 		id = q.Get("sessionid")
 	}
 	if id == "" {
-		http.Error(w, "sse: a message needs the sessionId of its stream in the query, as the endpoint event names it", http.StatusBadRequest)
+		http.Error(w, "hexmcp: sse: a message needs the sessionId of its stream in the query, as the endpoint event names it", http.StatusBadRequest)
 		return
 	}
 	s.mu.Lock()
@@ -478,7 +478,7 @@ func (s *SSEHandler) serveMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if st == nil || st.owner != owner(r.Context()) || !st.reading() {
-		http.Error(w, "sse: no such session: open a stream (GET) for a new one", http.StatusNotFound)
+		http.Error(w, "hexmcp: sse: no such session: open a stream (GET) for a new one", http.StatusNotFound)
 		return
 	}
 	body, status, why := s.readBody(w, r, &st.inBytes)
@@ -486,16 +486,16 @@ func (s *SSEHandler) serveMessage(w http.ResponseWriter, r *http.Request) {
 		if status == http.StatusTooManyRequests {
 			w.Header().Set("Retry-After", "1")
 		}
-		s.logf(r.Context(), slog.LevelDebug, "sse: refused a message", slog.Any("status", status), slog.Any("reason", why), slog.Any("session", id))
-		http.Error(w, "sse: "+why, status)
+		s.logf(r.Context(), slog.LevelDebug, "hexmcp: sse: refused a message", slog.Any("status", status), slog.Any("reason", why), slog.Any("session", id))
+		http.Error(w, "hexmcp: sse: "+why, status)
 		return
 	}
 	if status, why := st.enqueue(body); status != 0 {
 		if status == http.StatusTooManyRequests {
 			w.Header().Set("Retry-After", "1")
 		}
-		s.logf(r.Context(), slog.LevelDebug, "sse: refused a message", slog.Any("status", status), slog.Any("reason", why), slog.Any("session", id))
-		http.Error(w, "sse: "+why, status)
+		s.logf(r.Context(), slog.LevelDebug, "hexmcp: sse: refused a message", slog.Any("status", status), slog.Any("reason", why), slog.Any("session", id))
+		http.Error(w, "hexmcp: sse: "+why, status)
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -509,7 +509,7 @@ func (s *SSEHandler) serveMessage(w http.ResponseWriter, r *http.Request) {
 func (s *SSEHandler) forward(w http.ResponseWriter, r *http.Request, id, inst string) {
 	bus := s.opts.Bus
 	if bus == nil {
-		http.Error(w, "sse: no such session here: its stream is held by another instance of this server, and the instances share no state; "+
+		http.Error(w, "hexmcp: sse: no such session here: its stream is held by another instance of this server, and the instances share no state; "+
 			"route a client's /sse and /message to the same instance (sticky sessions), or share the server's state (a bus) between the instances", http.StatusNotFound)
 		return
 	}
@@ -518,20 +518,20 @@ func (s *SSEHandler) forward(w http.ResponseWriter, r *http.Request, id, inst st
 		if status == http.StatusTooManyRequests {
 			w.Header().Set("Retry-After", "1")
 		}
-		http.Error(w, "sse: "+why, status)
+		http.Error(w, "hexmcp: sse: "+why, status)
 		return
 	}
 	defer s.forwarding.give(int64(len(body)))
 	n := ports.Notice{Kind: ports.NoticeStreamMessage, ID: randomHex(16), Origin: s.instance, To: inst,
 		Session: id, URI: owner(r.Context()), Data: body}
 	if err := bus.Publish(r.Context(), n); err != nil {
-		s.logf(r.Context(), slog.LevelWarn, "sse: forwarding a message to the instance holding its stream failed", slog.Any("error", err), slog.Any("session", id))
+		s.logf(r.Context(), slog.LevelWarn, "hexmcp: sse: forwarding a message to the instance holding its stream failed", slog.Any("error", err), slog.Any("session", id))
 		if errors.Is(err, ports.ErrNoticeTooLarge) {
-			http.Error(w, "sse: the message is larger than this server forwards between its instances", http.StatusRequestEntityTooLarge)
+			http.Error(w, "hexmcp: sse: the message is larger than this server forwards between its instances", http.StatusRequestEntityTooLarge)
 			return
 		}
 		w.Header().Set("Retry-After", "1")
-		http.Error(w, "sse: the message could not be handed to the instance holding the stream; retry later", http.StatusServiceUnavailable)
+		http.Error(w, "hexmcp: sse: the message could not be handed to the instance holding the stream; retry later", http.StatusServiceUnavailable)
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -548,16 +548,16 @@ func (s *SSEHandler) onNotice(n ports.Notice) {
 	s.mu.Unlock()
 	ctx := context.Background()
 	if st == nil || st.owner != n.URI || !st.reading() {
-		s.logf(ctx, slog.LevelDebug, "sse: dropped a forwarded message for a session not served here", slog.Any("session", n.Session), slog.Any("from", n.Origin))
+		s.logf(ctx, slog.LevelDebug, "hexmcp: sse: dropped a forwarded message for a session not served here", slog.Any("session", n.Session), slog.Any("from", n.Origin))
 		return
 	}
 	msg := bytes.Clone(n.Data) // the engine keeps it; the bus may share it
 	if !st.inBytes.take(int64(len(msg))) {
-		s.logf(ctx, slog.LevelWarn, "sse: dropped a forwarded message: the stream's incoming queue is full", slog.Any("session", n.Session), slog.Any("max_incoming_bytes", s.opts.MaxIncomingBytes))
+		s.logf(ctx, slog.LevelWarn, "hexmcp: sse: dropped a forwarded message: the stream's incoming queue is full", slog.Any("session", n.Session), slog.Any("max_incoming_bytes", s.opts.MaxIncomingBytes))
 		return
 	}
 	if status, why := st.enqueue(msg); status != 0 {
-		s.logf(ctx, slog.LevelWarn, "sse: dropped a forwarded message", slog.Any("session", n.Session), slog.Any("reason", why))
+		s.logf(ctx, slog.LevelWarn, "hexmcp: sse: dropped a forwarded message", slog.Any("session", n.Session), slog.Any("reason", why))
 	}
 }
 
@@ -568,4 +568,4 @@ func (s *SSEHandler) logf(ctx context.Context, level slog.Level, msg string, fie
 }
 
 // errSSEStopped is what ReadMessage returns once a stream stops reading.
-var errSSEStopped = fmt.Errorf("sse: the stream stopped reading: %w", io.EOF)
+var errSSEStopped = fmt.Errorf("hexmcp: sse: the stream stopped reading: %w", io.EOF)

@@ -208,7 +208,7 @@ func (st *sseStream) drop(why string) {
 	if st.why == "" {
 		st.why = why
 	}
-	st.goneErr = fmt.Errorf("sse: the stream is closed (%s): %w", why, net.ErrClosed)
+	st.goneErr = fmt.Errorf("hexmcp: sse: the stream is closed (%s): %w", why, net.ErrClosed)
 	close(st.gone)
 }
 

@@ -164,12 +164,12 @@ func (st *stream) storeOnceLocked(key string, msg []byte) (event, bool) {
 	id, appended, err := oa.AppendOnce(context.Background(), st.id, key, msg)
 	switch {
 	case err != nil:
-		st.h.logf(slog.LevelWarn, "mcphttp: storing an SSE event failed; it cannot be replayed", slog.Any("error", err))
+		st.h.logf(slog.LevelWarn, "hexmcp: storing an SSE event failed; it cannot be replayed", slog.Any("error", err))
 		return event{data: msg}, true
 	case !appended:
 		return event{}, false
 	case id == "" || strings.ContainsAny(id, "\r\n\x00"):
-		st.h.logf(slog.LevelWarn, "mcphttp: the event store returned an id that is not valid in SSE; the event cannot be replayed")
+		st.h.logf(slog.LevelWarn, "hexmcp: the event store returned an id that is not valid in SSE; the event cannot be replayed")
 		return event{data: msg}, true
 	}
 	st.kept = true
@@ -191,15 +191,15 @@ func (st *stream) storeLocked(msg []byte) event {
 	id, err := st.h.events.Append(ctx, st.id, ev.data)
 	if st.sessionGone() {
 		if err := st.h.events.DeleteStream(ctx, st.id); err != nil {
-			st.h.logf(slog.LevelWarn, "mcphttp: deleting the events of an ended session's stream failed", slog.Any("error", err))
+			st.h.logf(slog.LevelWarn, "hexmcp: deleting the events of an ended session's stream failed", slog.Any("error", err))
 		}
 		return ev
 	}
 	switch {
 	case err != nil:
-		st.h.logf(slog.LevelWarn, "mcphttp: storing an SSE event failed; it cannot be replayed", slog.Any("error", err))
+		st.h.logf(slog.LevelWarn, "hexmcp: storing an SSE event failed; it cannot be replayed", slog.Any("error", err))
 	case id == "" || strings.ContainsAny(id, "\r\n\x00"):
-		st.h.logf(slog.LevelWarn, "mcphttp: the event store returned an id that is not valid in SSE; the event cannot be replayed")
+		st.h.logf(slog.LevelWarn, "hexmcp: the event store returned an id that is not valid in SSE; the event cannot be replayed")
 	default:
 		ev.id = id
 		st.kept = true
@@ -257,7 +257,7 @@ func (st *stream) finishUnstoredLocked(final []byte) bool {
 		return false
 	}
 	if err := st.h.events.DeleteStream(context.Background(), st.id); err != nil {
-		st.h.logf(slog.LevelWarn, "mcphttp: deleting the events of a delivered stream failed", slog.Any("error", err))
+		st.h.logf(slog.LevelWarn, "hexmcp: deleting the events of a delivered stream failed", slog.Any("error", err))
 	}
 	st.kept = false
 	return true
@@ -401,7 +401,7 @@ func (c *queuedConn) take() (evs []event, ended, failed bool) {
 }
 
 // errFinished is returned to a late writer of a request that has answered.
-var errFinished = errors.New("mcphttp: the request has already been answered")
+var errFinished = errors.New("hexmcp: the request has already been answered")
 
 // postWriter is the related-message writer of one POST request (the
 // "related" argument of Engine.HandleMessage). The response starts as JSON;

@@ -62,12 +62,12 @@ func discover(ctx context.Context, client *http.Client, issuer string, timeout t
 			continue
 		}
 		if md.Issuer != issuer {
-			return serverMetadata{}, fmt.Errorf("mcpoauth: the metadata at %s names the issuer %q, not %q", mu, md.Issuer, issuer)
+			return serverMetadata{}, fmt.Errorf("hexmcp: the metadata at %s names the issuer %q, not %q", mu, md.Issuer, issuer)
 		}
 		return md, nil
 	}
 	if len(unavailable) > 0 {
 		return serverMetadata{}, fmt.Errorf("%w: discovering %s: %w", ErrUnavailable, issuer, errors.Join(unavailable...))
 	}
-	return serverMetadata{}, fmt.Errorf("mcpoauth: no authorization server metadata for %s at %s", issuer, strings.Join(discoveryURLs(u), ", "))
+	return serverMetadata{}, fmt.Errorf("hexmcp: no authorization server metadata for %s at %s", issuer, strings.Join(discoveryURLs(u), ", "))
 }

@@ -137,10 +137,10 @@ var _ ports.Authenticator = (*Introspector)(nil)
 // issuer's metadata, within ctx, when opts.Endpoint is empty.
 func NewIntrospector(ctx context.Context, opts IntrospectionOptions) (*Introspector, error) {
 	if opts.ClientID == "" || opts.ClientSecret == "" {
-		return nil, errors.New("mcpoauth: IntrospectionOptions.ClientID and ClientSecret are required (the endpoint authenticates its callers)")
+		return nil, errors.New("hexmcp: IntrospectionOptions.ClientID and ClientSecret are required (the endpoint authenticates its callers)")
 	}
 	if opts.Audience == "" {
-		return nil, errors.New("mcpoauth: IntrospectionOptions.Audience is empty (it names this server: its resource URL)")
+		return nil, errors.New("hexmcp: IntrospectionOptions.Audience is empty (it names this server: its resource URL)")
 	}
 	client := opts.HTTPClient
 	if client == nil {
@@ -159,13 +159,13 @@ func NewIntrospector(ctx context.Context, opts IntrospectionOptions) (*Introspec
 				return nil, err
 			}
 			if md.IntrospectionEndpoint == "" {
-				return nil, fmt.Errorf("mcpoauth: the metadata of %s has no introspection_endpoint", opts.Issuer)
+				return nil, fmt.Errorf("hexmcp: the metadata of %s has no introspection_endpoint", opts.Issuer)
 			}
 			endpoint = md.IntrospectionEndpoint
 		}
 	}
 	if endpoint == "" {
-		return nil, errors.New("mcpoauth: IntrospectionOptions needs an Endpoint or an Issuer")
+		return nil, errors.New("hexmcp: IntrospectionOptions needs an Endpoint or an Issuer")
 	}
 	if _, err := parseSecureURL("introspection endpoint", endpoint, true); err != nil {
 		return nil, err

@@ -180,7 +180,7 @@ func NewJWTVerifier(ctx context.Context, opts JWTOptions) (ports.Authenticator, 
 		return nil, err
 	}
 	if opts.Audience == "" {
-		return nil, errors.New("mcpoauth: JWTOptions.Audience is empty (it names this server: its resource URL)")
+		return nil, errors.New("hexmcp: JWTOptions.Audience is empty (it names this server: its resource URL)")
 	}
 	algs := opts.Algorithms
 	if len(algs) == 0 {
@@ -188,7 +188,7 @@ func NewJWTVerifier(ctx context.Context, opts JWTOptions) (ports.Authenticator, 
 	}
 	for _, a := range algs {
 		if _, ok := algorithms[a]; !ok {
-			return nil, fmt.Errorf("mcpoauth: the algorithm %q cannot be allowed (only asymmetric signatures: %s)", a, strings.Join(DefaultAlgorithms, ", "))
+			return nil, fmt.Errorf("hexmcp: the algorithm %q cannot be allowed (only asymmetric signatures: %s)", a, strings.Join(DefaultAlgorithms, ", "))
 		}
 	}
 	client := opts.HTTPClient

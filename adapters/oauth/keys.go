@@ -248,7 +248,7 @@ func (s *keySet) get(ctx context.Context) ([]publicKey, error) {
 			return nil, err
 		}
 		if md.JWKSURI == "" {
-			return nil, fmt.Errorf("mcpoauth: the metadata of %s has no jwks_uri", s.issuer)
+			return nil, fmt.Errorf("hexmcp: the metadata of %s has no jwks_uri", s.issuer)
 		}
 		if _, err := parseSecureURL("jwks_uri", md.JWKSURI, true); err != nil {
 			return nil, err

@@ -64,7 +64,7 @@ func (m Metadata) Validate() error {
 		return err
 	}
 	if len(m.AuthorizationServers) == 0 {
-		return errors.New("mcpoauth: Metadata.AuthorizationServers is empty (the MCP authorization spec asks for at least one)")
+		return errors.New("hexmcp: Metadata.AuthorizationServers is empty (the MCP authorization spec asks for at least one)")
 	}
 	for _, as := range m.AuthorizationServers {
 		if _, err := parseSecureURL("authorization server", as, false); err != nil {
@@ -73,12 +73,12 @@ func (m Metadata) Validate() error {
 	}
 	for _, s := range m.ScopesSupported {
 		if !validScope(s) {
-			return fmt.Errorf("mcpoauth: %q is not a scope token (RFC 6749 section 3.3)", s)
+			return fmt.Errorf("hexmcp: %q is not a scope token (RFC 6749 section 3.3)", s)
 		}
 	}
 	for _, b := range m.BearerMethodsSupported {
 		if b != "header" {
-			return fmt.Errorf("mcpoauth: the bearer method %q is not supported (only \"header\": a token in the query is refused)", b)
+			return fmt.Errorf("hexmcp: the bearer method %q is not supported (only \"header\": a token in the query is refused)", b)
 		}
 	}
 	for _, page := range []struct{ what, url string }{
@@ -127,7 +127,7 @@ func MetadataHandler(m Metadata) (http.Handler, error) {
 	}
 	body, err := json.Marshal(m)
 	if err != nil {
-		return nil, fmt.Errorf("mcpoauth: encoding the metadata: %w", err)
+		return nil, fmt.Errorf("hexmcp: encoding the metadata: %w", err)
 	}
 	return metadataHandler{body: body, length: strconv.Itoa(len(body))}, nil
 }
@@ -220,7 +220,7 @@ func Mount(mux *http.ServeMux, m Metadata) (string, error) {
 		return "", err
 	}
 	if slices.ContainsFunc(paths, func(p string) bool { return strings.ContainsAny(p, "{}") }) {
-		return "", fmt.Errorf("mcpoauth: the resource path of %q has '{' or '}'", m.Resource)
+		return "", fmt.Errorf("hexmcp: the resource path of %q has '{' or '}'", m.Resource)
 	}
 	for _, p := range paths {
 		mux.Handle(p, h)

@@ -147,7 +147,7 @@ func TestRefusedTokenLogged(t *testing.T) {
 				t.Fatalf("%d new records, want 1:\n%s", len(recs)-before, g.logs.text())
 			}
 			r := recs[before]
-			if r["level"] != "INFO" || r["msg"] != "mcphttp: a bearer token was refused" || r["error"] != "invalid_token" ||
+			if r["level"] != "INFO" || r["msg"] != "hexmcp: a bearer token was refused" || r["error"] != "invalid_token" ||
 				!strings.Contains(fmt.Sprint(r["reason"]), c.reason) || !strings.HasPrefix(fmt.Sprint(r["remote"]), "127.0.0.1:") ||
 				r["path"] != "/mcp" {
 				t.Fatalf("record %v, want one about %q", r, c.reason)
@@ -191,7 +191,7 @@ func TestRefusalFloodBounded(t *testing.T) {
 	// and those it says were left out before it.
 	accounted := func(recs []map[string]any) (n int, summaries int) {
 		for _, r := range recs {
-			if r["msg"] != "mcphttp: a bearer token was refused" || !strings.Contains(fmt.Sprint(r["reason"]), "elsewhere") {
+			if r["msg"] != "hexmcp: a bearer token was refused" || !strings.Contains(fmt.Sprint(r["reason"]), "elsewhere") {
 				t.Fatalf("record %v", r)
 			}
 			n++
@@ -276,7 +276,7 @@ func TestRefusalsAtInfo(t *testing.T) {
 		t.Fatalf("status %d %s", resp.StatusCode, body)
 	}
 	recs := g.logs.records(t)
-	if len(recs) != 1 || recs[0]["level"] != "ERROR" || recs[0]["msg"] != "mcphttp: the authenticator failed" ||
+	if len(recs) != 1 || recs[0]["level"] != "ERROR" || recs[0]["msg"] != "hexmcp: the authenticator failed" ||
 		!strings.Contains(fmt.Sprint(recs[0]["error"]), mcpoauth.ErrUnavailable.Error()) {
 		t.Fatalf("records %v, want the authorization server unavailable", recs)
 	}
@@ -317,7 +317,7 @@ func TestIntrospectionRefusalLogged(t *testing.T) {
 	for i, want := range []struct{ level, field, text string }{
 		{"INFO", "reason", "unauthenticated: the token is not active"},
 		{"INFO", "reason", `the token is for ["https://elsewhere.example/mcp"], not for this resource`},
-		{"ERROR", "error", "mcpoauth: authorization server unavailable: introspection: "},
+		{"ERROR", "error", "hexmcp: authorization server unavailable: introspection: "},
 	} {
 		if r := recs[i]; r["level"] != want.level || !strings.Contains(fmt.Sprint(r[want.field]), want.text) ||
 			!strings.HasPrefix(fmt.Sprint(r["remote"]), "127.0.0.1:") {

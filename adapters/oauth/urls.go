@@ -13,7 +13,7 @@ import (
 // set, its introspection endpoint) cannot be reached or answers something
 // unusable. It does not wrap ports.ErrUnauthenticated: the client's token
 // is not known to be at fault, and mcphttp.RequireBearer answers 503.
-var ErrUnavailable = errors.New("mcpoauth: authorization server unavailable")
+var ErrUnavailable = errors.New("hexmcp: authorization server unavailable")
 
 // isLoopbackHost reports whether host (without port) names the local
 // machine: localhost (and names under .localhost), 127.0.0.0/8 or ::1.
@@ -31,32 +31,32 @@ func isLoopbackHost(host string) bool {
 // query unless query is true.
 func parseSecureURL(what, raw string, query bool) (*url.URL, error) {
 	if raw == "" {
-		return nil, fmt.Errorf("mcpoauth: %s is empty", what)
+		return nil, fmt.Errorf("hexmcp: %s is empty", what)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("mcpoauth: %s %q: %w", what, raw, err)
+		return nil, fmt.Errorf("hexmcp: %s %q: %w", what, raw, err)
 	}
 	if !u.IsAbs() || u.Host == "" || u.Opaque != "" {
-		return nil, fmt.Errorf("mcpoauth: %s %q is not an absolute URL", what, raw)
+		return nil, fmt.Errorf("hexmcp: %s %q is not an absolute URL", what, raw)
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "https":
 	case "http":
 		if !isLoopbackHost(u.Hostname()) {
-			return nil, fmt.Errorf("mcpoauth: %s %q must be https (http only on a loopback host)", what, raw)
+			return nil, fmt.Errorf("hexmcp: %s %q must be https (http only on a loopback host)", what, raw)
 		}
 	default:
-		return nil, fmt.Errorf("mcpoauth: %s %q must be https (http only on a loopback host)", what, raw)
+		return nil, fmt.Errorf("hexmcp: %s %q must be https (http only on a loopback host)", what, raw)
 	}
 	if u.User != nil {
-		return nil, fmt.Errorf("mcpoauth: %s %q has user information", what, raw)
+		return nil, fmt.Errorf("hexmcp: %s %q has user information", what, raw)
 	}
 	if u.Fragment != "" || strings.Contains(raw, "#") {
-		return nil, fmt.Errorf("mcpoauth: %s %q has a fragment", what, raw)
+		return nil, fmt.Errorf("hexmcp: %s %q has a fragment", what, raw)
 	}
 	if !query && (u.RawQuery != "" || u.ForceQuery) {
-		return nil, fmt.Errorf("mcpoauth: %s %q has a query", what, raw)
+		return nil, fmt.Errorf("hexmcp: %s %q has a query", what, raw)
 	}
 	return u, nil
 }

@@ -334,7 +334,7 @@ func (c *lineConn) WriteMessage(ctx context.Context, msg []byte) error {
 	if bytes.IndexByte(msg, '\n') >= 0 || bytes.IndexByte(msg, '\r') >= 0 {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, msg); err != nil {
-			return fmt.Errorf("stdio: refusing to write a message that is not valid JSON: %w", err)
+			return fmt.Errorf("hexmcp: stdio: refusing to write a message that is not valid JSON: %w", err)
 		}
 		msg = buf.Bytes()
 	}

@@ -93,7 +93,7 @@ func (c *conn) requestClose(code int, reason string, drain bool, readErr error, 
 		return false
 	}
 	c.closing, c.code, c.reason, c.drain, c.readErr = true, code, reason, drain, readErr
-	c.writeErr = fmt.Errorf("websocket: the connection is closed (%s): %w", why, net.ErrClosed)
+	c.writeErr = fmt.Errorf("hexmcp: websocket: the connection is closed (%s): %w", why, net.ErrClosed)
 	close(c.closeCh)
 	return true
 }
@@ -152,11 +152,11 @@ func (c *conn) WriteMessage(_ context.Context, msg []byte) error {
 		if size > limit {
 			why := fmt.Sprintf("a message of %d bytes exceeds the send limit of %d bytes", size, limit)
 			return c.refuse(gws.CloseMessageTooBig, fmt.Sprintf("message too big: a message to the client exceeds the send limit of %d bytes", limit), why,
-				"websocket: closing a connection: a message to the client is larger than MaxQueueBytes", slog.Any("size", size), slog.Any("limit", limit))
+				"hexmcp: websocket: closing a connection: a message to the client is larger than MaxQueueBytes", slog.Any("size", size), slog.Any("limit", limit))
 		}
 		why := fmt.Sprintf("the send queue holds %d bytes and the limit is %d", held, limit)
 		return c.refuse(gws.CloseTryAgainLater, "try again later: the client does not read its messages fast enough", why,
-			"websocket: closing a connection whose client reads too slowly", slog.Any("queuedBytes", held), slog.Any("size", size), slog.Any("limit", limit))
+			"hexmcp: websocket: closing a connection whose client reads too slowly", slog.Any("queuedBytes", held), slog.Any("size", size), slog.Any("limit", limit))
 	}
 	c.queued += size
 	raise(&c.stats.peakQueueBytes, c.queued)
@@ -184,13 +184,13 @@ func (c *conn) WriteMessage(_ context.Context, msg []byte) error {
 	c.mu.Unlock()
 	why := fmt.Sprintf("the send queue of %d messages is full", c.opts.SendQueue)
 	return c.refuse(gws.CloseTryAgainLater, "try again later: the client does not read its messages fast enough", why,
-		"websocket: closing a connection whose client reads too slowly", slog.Any("queue", c.opts.SendQueue))
+		"hexmcp: websocket: closing a connection whose client reads too slowly", slog.Any("queue", c.opts.SendQueue))
 }
 
 // refuse closes the connection because a message cannot be queued, and
 // returns the error of WriteMessage.
 func (c *conn) refuse(code int, reason, why, logMsg string, fields ...slog.Attr) error {
-	if c.requestClose(code, reason, false, fmt.Errorf("websocket: %s: %w", why, net.ErrClosed), why) {
+	if c.requestClose(code, reason, false, fmt.Errorf("hexmcp: websocket: %s: %w", why, net.ErrClosed), why) {
 		c.logf(slog.LevelWarn, logMsg, fields...)
 	}
 	c.mu.Lock()
@@ -250,8 +250,8 @@ func (c *conn) readLoop() {
 		}
 		if typ != gws.TextMessage {
 			if c.requestClose(gws.CloseUnsupportedData, "unsupported data: MCP messages are JSON text frames", false,
-				fmt.Errorf("websocket: the client sent a binary frame: %w", net.ErrClosed), "the client sent a binary frame") {
-				c.logf(slog.LevelInfo, "websocket: closing a connection that sent a binary frame")
+				fmt.Errorf("hexmcp: websocket: the client sent a binary frame: %w", net.ErrClosed), "the client sent a binary frame") {
+				c.logf(slog.LevelInfo, "hexmcp: websocket: closing a connection that sent a binary frame")
 			}
 			continue
 		}
@@ -278,8 +278,8 @@ func (c *conn) readLoop() {
 		if n > limit {
 			why := fmt.Sprintf("a message exceeds the limit of %d bytes", limit)
 			if c.requestClose(gws.CloseMessageTooBig, fmt.Sprintf("message too big: the limit is %d bytes", limit), false,
-				fmt.Errorf("websocket: %s: %w", why, net.ErrClosed), why) {
-				c.logf(slog.LevelWarn, "websocket: closing a connection that sent a message over the size limit", slog.Any("limit", limit))
+				fmt.Errorf("hexmcp: websocket: %s: %w", why, net.ErrClosed), why) {
+				c.logf(slog.LevelWarn, "hexmcp: websocket: closing a connection that sent a message over the size limit", slog.Any("limit", limit))
 			}
 			continue
 		}
@@ -303,13 +303,13 @@ func (c *conn) readFailed(err error) {
 	case c.opts.PingInterval > 0 && errors.As(err, &ne) && ne.Timeout():
 		why := fmt.Sprintf("no pong within %s", c.opts.PongWait)
 		if c.requestClose(gws.ClosePolicyViolation, "ping timeout: "+why, false, io.EOF, why) {
-			c.logf(slog.LevelInfo, "websocket: closing a connection whose peer stopped answering pings", slog.Any("pongWait", c.opts.PongWait.String()))
+			c.logf(slog.LevelInfo, "hexmcp: websocket: closing a connection whose peer stopped answering pings", slog.Any("pongWait", c.opts.PongWait.String()))
 		}
 	default:
 		// The peer vanished, or broke the protocol (gorilla has sent
 		// 1002), or the connection was closed here.
 		if c.requestClose(0, "", false, io.EOF, "the connection failed") {
-			c.logf(slog.LevelDebug, "websocket: reading failed", slog.Any("error", err))
+			c.logf(slog.LevelDebug, "hexmcp: websocket: reading failed", slog.Any("error", err))
 		}
 	}
 }
@@ -383,8 +383,8 @@ func (c *conn) writeClose() {
 // writeFailed drops a connection the network no longer takes writes on.
 func (c *conn) writeFailed(err error) {
 	why := "writing to the client failed"
-	if c.requestClose(0, "", false, fmt.Errorf("websocket: %s: %w", why, net.ErrClosed), why) {
-		c.logf(slog.LevelInfo, "websocket: dropping a connection: writing failed", slog.Any("error", err))
+	if c.requestClose(0, "", false, fmt.Errorf("hexmcp: websocket: %s: %w", why, net.ErrClosed), why) {
+		c.logf(slog.LevelInfo, "hexmcp: websocket: dropping a connection: writing failed", slog.Any("error", err))
 	}
 	c.closeNet()
 }

@@ -360,7 +360,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.shutdown {
 		h.mu.Unlock()
 		w.Header().Set("Connection", "close")
-		http.Error(w, "websocket: the server is shutting down", http.StatusServiceUnavailable)
+		http.Error(w, "hexmcp: websocket: the server is shutting down", http.StatusServiceUnavailable)
 		return
 	}
 	h.wg.Add(1)
@@ -368,28 +368,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.wg.Done()
 
 	if err := h.guard.Check(r); err != nil {
-		h.logf(r.Context(), slog.LevelInfo, "websocket: refused a request by its Host or Origin", slog.Any("error", err), slog.Any("host", r.Host), slog.Any("origin", r.Header.Get("Origin")), slog.Any("remote", r.RemoteAddr))
-		http.Error(w, "websocket: forbidden: "+err.Error(), http.StatusForbidden)
+		h.logf(r.Context(), slog.LevelInfo, "hexmcp: websocket: refused a request by its Host or Origin", slog.Any("error", err), slog.Any("host", r.Host), slog.Any("origin", r.Header.Get("Origin")), slog.Any("remote", r.RemoteAddr))
+		http.Error(w, "hexmcp: websocket: forbidden: "+err.Error(), http.StatusForbidden)
 		return
 	}
 	if gws.IsWebSocketUpgrade(r) {
 		if offered := gws.Subprotocols(r); len(offered) > 0 && !slices.Contains(offered, h.opts.Subprotocol) {
-			h.logf(r.Context(), slog.LevelInfo, "websocket: refused a connection without the MCP subprotocol", slog.Any("offered", strings.Join(offered, ", ")), slog.Any("remote", r.RemoteAddr))
-			http.Error(w, fmt.Sprintf("websocket: this server speaks the subprotocol %q, which the client did not offer (it offered %q)", h.opts.Subprotocol, offered), http.StatusBadRequest)
+			h.logf(r.Context(), slog.LevelInfo, "hexmcp: websocket: refused a connection without the MCP subprotocol", slog.Any("offered", strings.Join(offered, ", ")), slog.Any("remote", r.RemoteAddr))
+			http.Error(w, fmt.Sprintf("hexmcp: websocket: this server speaks the subprotocol %q, which the client did not offer (it offered %q)", h.opts.Subprotocol, offered), http.StatusBadRequest)
 			return
 		}
 		client := clientOf(r)
 		if status, refusal := h.admit(client); status != 0 {
-			h.logf(r.Context(), slog.LevelInfo, "websocket: refused a connection over a connection limit", slog.Any("status", status), slog.Any("reason", refusal), slog.Any("client", client))
+			h.logf(r.Context(), slog.LevelInfo, "hexmcp: websocket: refused a connection over a connection limit", slog.Any("status", status), slog.Any("reason", refusal), slog.Any("client", client))
 			w.Header().Set("Retry-After", retryAfter)
-			http.Error(w, "websocket: "+refusal, status)
+			http.Error(w, "hexmcp: websocket: "+refusal, status)
 			return
 		}
 		defer h.release(client)
 	}
 	ws, err := h.upgrader.Upgrade(w, r, nil)
 	if err != nil {
-		h.logf(r.Context(), slog.LevelDebug, "websocket: upgrade failed", slog.Any("error", err), slog.Any("remote", r.RemoteAddr))
+		h.logf(r.Context(), slog.LevelDebug, "hexmcp: websocket: upgrade failed", slog.Any("error", err), slog.Any("remote", r.RemoteAddr))
 		return // the upgrader has answered
 	}
 
@@ -410,8 +410,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p := ports.PrincipalFrom(r.Context()); p != nil && !p.Expires.IsZero() {
 		t := time.AfterFunc(time.Until(p.Expires), func() {
 			if c.requestClose(CloseTokenExpired, "token expired: authenticate again and reconnect", true,
-				fmt.Errorf("websocket: the access token expired: %w", net.ErrClosed), "the access token expired") {
-				c.logf(slog.LevelInfo, "websocket: closing a connection whose access token expired", slog.Any("expires", p.Expires.UTC().Format(time.RFC3339)))
+				fmt.Errorf("hexmcp: websocket: the access token expired: %w", net.ErrClosed), "the access token expired") {
+				c.logf(slog.LevelInfo, "hexmcp: websocket: closing a connection whose access token expired", slog.Any("expires", p.Expires.UTC().Format(time.RFC3339)))
 			}
 			expire()
 			cancel()
@@ -419,10 +419,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer t.Stop()
 	}
 
-	h.logf(ctx, slog.LevelDebug, "websocket: connection opened", slog.Any("remote", r.RemoteAddr), slog.Any("subprotocol", ws.Subprotocol()))
+	h.logf(ctx, slog.LevelDebug, "hexmcp: websocket: connection opened", slog.Any("remote", r.RemoteAddr), slog.Any("subprotocol", ws.Subprotocol()))
 	serveErr := h.h.ServeConn(ports.WithAbort(ports.WithAbort(ctx, h.abortCtx), expired), c)
 	c.finish(ctx.Err() != nil)
-	h.logf(ctx, slog.LevelDebug, "websocket: connection closed", slog.Any("remote", r.RemoteAddr), slog.Any("error", serveErr))
+	h.logf(ctx, slog.LevelDebug, "hexmcp: websocket: connection closed", slog.Any("remote", r.RemoteAddr), slog.Any("error", serveErr))
 }
 
 // clientOf names the client of r for MaxConnsPerClient: its IP address,

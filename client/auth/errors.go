@@ -66,10 +66,10 @@ type Error struct {
 	Err error
 }
 
-// Error returns "auth: <reason>[: <code>][: <description>][: <err>]".
+// Error returns "hexmcp: <reason>[: <code>][: <description>][: <err>]".
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString("auth: ")
+	b.WriteString("hexmcp: ")
 	b.WriteString(string(e.Reason))
 	for _, s := range []string{e.Code, e.Description} {
 		if s != "" {

@@ -24,7 +24,7 @@ func HeadlessAuthorizer(c *http.Client) Authorizer {
 		redirect := au.Query().Get("redirect_uri")
 		ru, err := url.Parse(redirect)
 		if redirect == "" || err != nil {
-			return Callback{}, errors.New("auth: the authorization URL has no redirect_uri")
+			return Callback{}, errors.New("hexmcp: the authorization URL has no redirect_uri")
 		}
 		var hc http.Client
 		if c != nil {
@@ -37,7 +37,7 @@ func HeadlessAuthorizer(c *http.Client) Authorizer {
 				return http.ErrUseLastResponse
 			}
 			if len(via) >= 10 {
-				return errors.New("auth: too many redirects")
+				return errors.New("hexmcp: too many redirects")
 			}
 			return nil
 		}
@@ -52,7 +52,7 @@ func HeadlessAuthorizer(c *http.Client) Authorizer {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		_ = resp.Body.Close()
 		if cb == nil {
-			return Callback{}, fmt.Errorf("auth: the authorization server answered %d, not a redirect to %s", resp.StatusCode, redirect)
+			return Callback{}, fmt.Errorf("hexmcp: the authorization server answered %d, not a redirect to %s", resp.StatusCode, redirect)
 		}
 		return CallbackFromQuery(cb.Query()), nil
 	}

@@ -23,7 +23,7 @@ func jwtAlg(key crypto.Signer) (string, error) {
 	switch k := key.Public().(type) {
 	case *ecdsa.PublicKey:
 		if k.Curve != elliptic.P256() {
-			return "", errors.New("auth: an ECDSA client key must be on P-256 (ES256)")
+			return "", errors.New("hexmcp: an ECDSA client key must be on P-256 (ES256)")
 		}
 		return "ES256", nil
 	case *rsa.PublicKey:
@@ -31,7 +31,7 @@ func jwtAlg(key crypto.Signer) (string, error) {
 	case ed25519.PublicKey:
 		return "EdDSA", nil
 	}
-	return "", fmt.Errorf("auth: a client key of type %T is not supported (ECDSA P-256, RSA or Ed25519)", key.Public())
+	return "", fmt.Errorf("hexmcp: a client key of type %T is not supported (ECDSA P-256, RSA or Ed25519)", key.Public())
 }
 
 // signJWT returns the compact JWS of claims signed with key, header
@@ -69,7 +69,7 @@ func signJWT(key crypto.Signer, header, claims map[string]any) (string, error) {
 		}
 	}
 	if err != nil {
-		return "", fmt.Errorf("auth: signing a JWT: %w", err)
+		return "", fmt.Errorf("hexmcp: signing a JWT: %w", err)
 	}
 	return input + "." + base64.RawURLEncoding.EncodeToString(sig), nil
 }

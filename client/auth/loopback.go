@@ -21,10 +21,10 @@ import (
 func LoopbackAuthorizer(redirectURL string, open func(ctx context.Context, authURL string) error) (Authorizer, error) {
 	ru, err := url.Parse(redirectURL)
 	if err != nil {
-		return nil, fmt.Errorf("auth: the redirect URL: %w", err)
+		return nil, fmt.Errorf("hexmcp: the redirect URL: %w", err)
 	}
 	if ru.Scheme != "http" || !isLoopback(ru.Hostname()) || ru.Port() == "" {
-		return nil, fmt.Errorf("auth: the redirect URL %q is not http on a loopback host with a port", redirectURL)
+		return nil, fmt.Errorf("hexmcp: the redirect URL %q is not http on a loopback host with a port", redirectURL)
 	}
 	path := ru.Path
 	if path == "" {
@@ -34,7 +34,7 @@ func LoopbackAuthorizer(redirectURL string, open func(ctx context.Context, authU
 		var lc net.ListenConfig
 		l, err := lc.Listen(ctx, "tcp", ru.Host)
 		if err != nil {
-			return Callback{}, fmt.Errorf("auth: listening for the redirect: %w", err)
+			return Callback{}, fmt.Errorf("hexmcp: listening for the redirect: %w", err)
 		}
 		got := make(chan url.Values, 1)
 		srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -58,14 +58,14 @@ func LoopbackAuthorizer(redirectURL string, open func(ctx context.Context, authU
 			<-served
 		}()
 		if err := open(ctx, authURL); err != nil {
-			return Callback{}, fmt.Errorf("auth: opening the authorization URL: %w", err)
+			return Callback{}, fmt.Errorf("hexmcp: opening the authorization URL: %w", err)
 		}
 		select {
 		case q := <-got:
 			return CallbackFromQuery(q), nil
 		case err := <-served:
 			served <- err
-			return Callback{}, errors.Join(errors.New("auth: the redirect listener stopped"), err)
+			return Callback{}, errors.Join(errors.New("hexmcp: the redirect listener stopped"), err)
 		case <-ctx.Done():
 			return Callback{}, ctx.Err()
 		}

@@ -176,14 +176,14 @@ func NewTransport(opts Options) (*Transport, error) {
 	}
 	if opts.JWTBearer != nil {
 		if opts.ClientCredentials {
-			return nil, errors.New("auth: Options.JWTBearer and ClientCredentials are two grants: set one")
+			return nil, errors.New("hexmcp: Options.JWTBearer and ClientCredentials are two grants: set one")
 		}
 	} else if opts.ClientCredentials {
 		if opts.ClientID != "" && opts.ClientSecret == "" && opts.ClientKey == nil {
-			return nil, errors.New("auth: Options.ClientCredentials with a ClientID needs a ClientSecret or a ClientKey")
+			return nil, errors.New("hexmcp: Options.ClientCredentials with a ClientID needs a ClientSecret or a ClientKey")
 		}
 	} else if opts.Authorizer != nil && opts.RedirectURL == "" {
-		return nil, errors.New("auth: Options.Authorizer needs a RedirectURL")
+		return nil, errors.New("hexmcp: Options.Authorizer needs a RedirectURL")
 	}
 	for _, k := range []crypto.Signer{opts.ClientKey, opts.DPoPKey} {
 		if k != nil {
@@ -198,7 +198,7 @@ func NewTransport(opts Options) (*Transport, error) {
 			return nil, err
 		}
 		if u.Path == "" || u.Path == "/" {
-			return nil, fmt.Errorf("auth: Options.ClientMetadataURL %q has no path", opts.ClientMetadataURL)
+			return nil, fmt.Errorf("hexmcp: Options.ClientMetadataURL %q has no path", opts.ClientMetadataURL)
 		}
 	}
 	c := opts.HTTPClient
@@ -212,10 +212,10 @@ func NewTransport(opts Options) (*Transport, error) {
 // request's scheme and host.
 func sameHostRedirects(req *http.Request, via []*http.Request) error {
 	if len(via) >= 5 {
-		return errors.New("auth: too many redirects")
+		return errors.New("hexmcp: too many redirects")
 	}
 	if req.URL.Scheme != via[0].URL.Scheme || req.URL.Host != via[0].URL.Host {
-		return fmt.Errorf("auth: a redirect to another host (%s)", req.URL.Host)
+		return fmt.Errorf("hexmcp: a redirect to another host (%s)", req.URL.Host)
 	}
 	return nil
 }
@@ -393,7 +393,7 @@ func (t *Transport) resourceURL(req *http.Request) (*url.URL, error) {
 	if t.opts.Resource != "" {
 		r, err := url.Parse(t.opts.Resource)
 		if err != nil {
-			return nil, fmt.Errorf("auth: Options.Resource: %w", err)
+			return nil, fmt.Errorf("hexmcp: Options.Resource: %w", err)
 		}
 		if !resourceMatches(t.opts.Resource, canonicalResource(&u)) {
 			return nil, nil
@@ -550,7 +550,7 @@ func (t *Transport) machineGrant(ctx context.Context, d *discovered, scopes []st
 // put stores tok, issued by s.found's authorization server.
 func (t *Transport) put(ctx context.Context, s *server, k Key, tok *oauth2.Token) error {
 	if err := t.opts.Store.Put(ctx, k, tok); err != nil {
-		return fmt.Errorf("auth: storing the token: %w", err)
+		return fmt.Errorf("hexmcp: storing the token: %w", err)
 	}
 	s.issuer = s.found.as.Issuer
 	return nil

@@ -151,7 +151,7 @@ func New(opts Options) (app.Extension, error) {
 	resources := make([]hexmcp.Resource, 0, len(opts.Views))
 	for _, v := range opts.Views {
 		if seen[v.URI] {
-			return app.Extension{}, fmt.Errorf("apps: view %q is declared twice", v.URI)
+			return app.Extension{}, fmt.Errorf("hexmcp: apps: view %q is declared twice", v.URI)
 		}
 		seen[v.URI] = true
 		r, err := resource(v)
@@ -170,18 +170,18 @@ func New(opts Options) (app.Extension, error) {
 // resource checks a view and declares its resource.
 func resource(v View) (hexmcp.Resource, error) {
 	if err := checkURI(v.URI); err != nil {
-		return hexmcp.Resource{}, fmt.Errorf("apps: view %q: %w", v.URI, err)
+		return hexmcp.Resource{}, fmt.Errorf("hexmcp: apps: view %q: %w", v.URI, err)
 	}
 	if strings.TrimSpace(v.Name) == "" {
-		return hexmcp.Resource{}, fmt.Errorf("apps: view %q has no name", v.URI)
+		return hexmcp.Resource{}, fmt.Errorf("hexmcp: apps: view %q has no name", v.URI)
 	}
 	html, err := document(v)
 	if err != nil {
-		return hexmcp.Resource{}, fmt.Errorf("apps: view %q: %w", v.URI, err)
+		return hexmcp.Resource{}, fmt.Errorf("hexmcp: apps: view %q: %w", v.URI, err)
 	}
 	meta, err := uiMeta(v)
 	if err != nil {
-		return hexmcp.Resource{}, fmt.Errorf("apps: view %q: %w", v.URI, err)
+		return hexmcp.Resource{}, fmt.Errorf("hexmcp: apps: view %q: %w", v.URI, err)
 	}
 	opts := []hexmcp.ResourceOption{hexmcp.WithMimeType(MimeType)}
 	if v.Title != "" {

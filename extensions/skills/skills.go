@@ -205,7 +205,7 @@ func (c *catalog) add(s Skill) ([]decl.Resource, error) {
 	root := "skill://" + s.Name
 	skillURI := root + "/SKILL.md"
 	if _, dup := c.dirs[root]; dup {
-		return nil, fmt.Errorf("skills: skill %q is declared twice", s.Name)
+		return nil, fmt.Errorf("hexmcp: skills: skill %q is declared twice", s.Name)
 	}
 	c.dirs[root] = []child{}
 	fm := frontmatter(s)
@@ -219,17 +219,17 @@ func (c *catalog) add(s Skill) ([]decl.Resource, error) {
 	seen := map[string]bool{"SKILL.md": true}
 	for _, f := range s.Files {
 		if err := checkPath(f.Path); err != nil {
-			return nil, fmt.Errorf("skills: skill %q: file %q: %w", s.Name, f.Path, err)
+			return nil, fmt.Errorf("hexmcp: skills: skill %q: file %q: %w", s.Name, f.Path, err)
 		}
 		if seen[f.Path] {
-			return nil, fmt.Errorf("skills: skill %q: file %q is declared twice (or clashes with SKILL.md)", s.Name, f.Path)
+			return nil, fmt.Errorf("hexmcp: skills: skill %q: file %q is declared twice (or clashes with SKILL.md)", s.Name, f.Path)
 		}
 		seen[f.Path] = true
 		uri := root + "/" + f.Path
 		data, blob := f.Data, f.Data != nil
 		if !blob {
 			if !utf8.ValidString(f.Text) {
-				return nil, fmt.Errorf("skills: skill %q: file %q: Text is not UTF-8 (use Data for binary content)", s.Name, f.Path)
+				return nil, fmt.Errorf("hexmcp: skills: skill %q: file %q: Text is not UTF-8 (use Data for binary content)", s.Name, f.Path)
 			}
 			data = []byte(f.Text)
 		}
@@ -259,13 +259,13 @@ func (c *catalog) add(s Skill) ([]decl.Resource, error) {
 		c.addChild(dir, uri, segs[len(segs)-1], mt, len(data))
 	}
 	if len(e.Resources) > MaxFilesPerSkill {
-		return nil, fmt.Errorf("skills: skill %q has %d files, more than MaxFilesPerSkill (%d)", s.Name, len(e.Resources), MaxFilesPerSkill)
+		return nil, fmt.Errorf("hexmcp: skills: skill %q has %d files, more than MaxFilesPerSkill (%d)", s.Name, len(e.Resources), MaxFilesPerSkill)
 	}
 	if total > MaxSkillBytes {
-		return nil, fmt.Errorf("skills: skill %q has %d bytes of files, more than MaxSkillBytes (%d)", s.Name, total, MaxSkillBytes)
+		return nil, fmt.Errorf("hexmcp: skills: skill %q has %d bytes of files, more than MaxSkillBytes (%d)", s.Name, total, MaxSkillBytes)
 	}
 	if clash := seenPaths(seen); clash != "" {
-		return nil, fmt.Errorf("skills: skill %q: %s", s.Name, clash)
+		return nil, fmt.Errorf("hexmcp: skills: skill %q: %s", s.Name, clash)
 	}
 	c.entries = append(c.entries, e)
 	return resources, nil
@@ -295,22 +295,22 @@ func (c *catalog) addChild(dir, uri, name, mimeType string, size int) {
 func check(s Skill) error {
 	switch {
 	case !nameRule.MatchString(s.Name) || strings.Contains(s.Name, "--"):
-		return fmt.Errorf("skills: skill name %q: 1-64 lowercase letters, digits and hyphens, no leading, trailing or doubled hyphen", s.Name)
+		return fmt.Errorf("hexmcp: skills: skill name %q: 1-64 lowercase letters, digits and hyphens, no leading, trailing or doubled hyphen", s.Name)
 	case strings.TrimSpace(s.Description) == "":
-		return fmt.Errorf("skills: skill %q has no description", s.Name)
+		return fmt.Errorf("hexmcp: skills: skill %q has no description", s.Name)
 	case utf8.RuneCountInString(s.Description) > maxDescriptionLength:
-		return fmt.Errorf("skills: skill %q: the description is longer than %d characters", s.Name, maxDescriptionLength)
+		return fmt.Errorf("hexmcp: skills: skill %q: the description is longer than %d characters", s.Name, maxDescriptionLength)
 	case utf8.RuneCountInString(s.Compatibility) > maxCompatibilityLength:
-		return fmt.Errorf("skills: skill %q: compatibility is longer than %d characters", s.Name, maxCompatibilityLength)
+		return fmt.Errorf("hexmcp: skills: skill %q: compatibility is longer than %d characters", s.Name, maxCompatibilityLength)
 	case !utf8.ValidString(s.Body + s.Description + s.License + s.Compatibility + s.AllowedTools):
-		return fmt.Errorf("skills: skill %q: a field is not UTF-8", s.Name)
+		return fmt.Errorf("hexmcp: skills: skill %q: a field is not UTF-8", s.Name)
 	}
 	for k, v := range s.Metadata {
 		switch {
 		case k == "" || !utf8.ValidString(k) || !utf8.ValidString(v):
-			return fmt.Errorf("skills: skill %q: metadata key %q: empty or not UTF-8", s.Name, k)
+			return fmt.Errorf("hexmcp: skills: skill %q: metadata key %q: empty or not UTF-8", s.Name, k)
 		case strings.HasPrefix(k, "io.modelcontextprotocol/"):
-			return fmt.Errorf("skills: skill %q: metadata key %q: the io.modelcontextprotocol/ prefix is reserved for MCP extensions", s.Name, k)
+			return fmt.Errorf("hexmcp: skills: skill %q: metadata key %q: the io.modelcontextprotocol/ prefix is reserved for MCP extensions", s.Name, k)
 		}
 	}
 	return nil

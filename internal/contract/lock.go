@@ -79,7 +79,7 @@ type Lister interface {
 // ErrNoMethod is what a Lister's error wraps (or is) when the server does
 // not serve the list method at all (JSON-RPC -32601): Fetch takes that list
 // as empty.
-var ErrNoMethod = errors.New("contract: the server does not serve this list method")
+var ErrNoMethod = errors.New("hexmcp: contract: the server does not serve this list method")
 
 // Fetch reads every page of the four lists from src into a Lock, under
 // protocolVersion.
@@ -106,20 +106,20 @@ func fetchList(ctx context.Context, src Lister, li list) ([]map[string]any, erro
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("contract: %s: %w", li.method, err)
+			return nil, fmt.Errorf("hexmcp: contract: %s: %w", li.method, err)
 		}
 		var page map[string]any
 		if err := decode(raw, &page); err != nil {
-			return nil, fmt.Errorf("contract: %s: the result is not an object: %w", li.method, err)
+			return nil, fmt.Errorf("hexmcp: contract: %s: the result is not an object: %w", li.method, err)
 		}
 		items, _ := page[li.field].([]any)
 		for i, it := range items {
 			d, ok := it.(map[string]any)
 			if !ok {
-				return nil, fmt.Errorf("contract: %s: %s[%d] is not an object", li.method, li.field, i)
+				return nil, fmt.Errorf("hexmcp: contract: %s: %s[%d] is not an object", li.method, li.field, i)
 			}
 			if k, _ := d[li.key].(string); k == "" {
-				return nil, fmt.Errorf("contract: %s: %s[%d] has no %s", li.method, li.field, i, li.key)
+				return nil, fmt.Errorf("hexmcp: contract: %s: %s[%d] has no %s", li.method, li.field, i, li.key)
 			}
 			defs = append(defs, d)
 		}
@@ -128,12 +128,12 @@ func fetchList(ctx context.Context, src Lister, li list) ([]map[string]any, erro
 			return defs, nil
 		}
 		if seen[next] {
-			return nil, fmt.Errorf("contract: %s: the server gave the cursor %q twice", li.method, next)
+			return nil, fmt.Errorf("hexmcp: contract: %s: the server gave the cursor %q twice", li.method, next)
 		}
 		seen[next] = true
 		cursor = next
 	}
-	return nil, fmt.Errorf("contract: %s: more than %d pages", li.method, maxPages)
+	return nil, fmt.Errorf("hexmcp: contract: %s: more than %d pages", li.method, maxPages)
 }
 
 // normalize drops what is presentation, not contract, and sorts each list by
@@ -168,7 +168,7 @@ func (l *Lock) Marshal() ([]byte, error) {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(l); err != nil {
-		return nil, fmt.Errorf("contract: %w", err)
+		return nil, fmt.Errorf("hexmcp: contract: %w", err)
 	}
 	return b.Bytes(), nil
 }
@@ -177,15 +177,15 @@ func (l *Lock) Marshal() ([]byte, error) {
 func Parse(data []byte) (*Lock, error) {
 	var l Lock
 	if err := decode(data, &l); err != nil {
-		return nil, fmt.Errorf("contract: not a lock file: %w", err)
+		return nil, fmt.Errorf("hexmcp: contract: not a lock file: %w", err)
 	}
 	if l.LockVersion != FormatVersion {
-		return nil, fmt.Errorf("contract: lock file format %d, this tool reads %d", l.LockVersion, FormatVersion)
+		return nil, fmt.Errorf("hexmcp: contract: lock file format %d, this tool reads %d", l.LockVersion, FormatVersion)
 	}
 	for _, li := range lists {
 		for i, d := range *li.get(&l) {
 			if keyOf(d, li.key) == "" {
-				return nil, fmt.Errorf("contract: lock file: %s[%d] has no %s", li.field, i, li.key)
+				return nil, fmt.Errorf("hexmcp: contract: lock file: %s[%d] has no %s", li.field, i, li.key)
 			}
 		}
 	}

@@ -325,11 +325,11 @@ func command(addr string, args ...string) (string, error) {
 	line = strings.TrimSuffix(line, "\r\n")
 	switch {
 	case strings.HasPrefix(line, "-"):
-		return "", fmt.Errorf("redis: %s", line[1:])
+		return "", fmt.Errorf("hexmcp: redis: %s", line[1:])
 	case strings.HasPrefix(line, "$"):
 		n, err := strconv.Atoi(line[1:])
 		if err != nil || n < 0 {
-			return "", fmt.Errorf("redis: reply %q", line)
+			return "", fmt.Errorf("hexmcp: redis: reply %q", line)
 		}
 		buf := make([]byte, n+2)
 		if _, err := io.ReadFull(r, buf); err != nil {
