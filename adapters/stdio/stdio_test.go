@@ -73,6 +73,12 @@ func TestConnWriteCompactsNewlines(t *testing.T) {
 	if err := c.WriteMessage(context.Background(), []byte("\n{\"c\":2}")); err != nil || b.String() != "{\"c\":2}\n" {
 		t.Fatalf("a message that begins with a newline: wrote %q, %v", b.String(), err)
 	}
+	// So is a carriage return (a reader that splits lines on CR or CRLF
+	// would see two), the first byte included.
+	b.Reset()
+	if err := c.WriteMessage(context.Background(), []byte("\r{\"d\":\r3}")); err != nil || b.String() != "{\"d\":3}\n" {
+		t.Fatalf("a message with carriage returns: wrote %q, %v", b.String(), err)
+	}
 	if err := c.WriteMessage(context.Background(), []byte("not\njson")); err == nil {
 		t.Fatal("a message with a newline that is not JSON must be refused")
 	}
