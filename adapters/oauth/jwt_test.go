@@ -247,6 +247,27 @@ func headerOf(t *testing.T, token string) map[string]any {
 	return h
 }
 
+// validKeySet returns the JSON of a key set holding s's public key.
+func validKeySet(t *testing.T, s signer) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"keys": []any{s.jwk(t, nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestJWTMaxTokenBytes: a token of exactly MaxTokenBytes is verified, one
+// byte more is refused before anything else is read.
+func TestJWTMaxTokenBytes(t *testing.T) {
+	rs := newRSA(t, "rs", 2048)
+	token := rs.sign(t, testClaims(nil), nil)
+	exact := newKeyed(t, func(o *mcpoauth.JWTOptions) { o.MaxTokenBytes = len(token) }, rs.jwk(t, nil))
+	exact.accepted(t, token)
+	short := newKeyed(t, func(o *mcpoauth.JWTOptions) { o.MaxTokenBytes = len(token) - 1 }, rs.jwk(t, nil))
+	short.refused(t, token, "longer than")
+}
+
 // rsaJWK writes the public JWK of an RSA signer by hand (jwk.Import
 // refuses keys under 2048 bits).
 func rsaJWK(s signer) map[string]any {
@@ -290,6 +311,9 @@ func TestJWTOptions(t *testing.T) {
 		"no keys":   `{}`,
 		"too many":  `{"keys":[` + strings.TrimSuffix(strings.Repeat(`{"kty":"oct","k":"AA"},`, mcpoauth.MaxKeys+1), ",") + `]}`,
 		"too large": `{"keys":[],"pad":"` + strings.Repeat("x", mcpoauth.DefaultMaxResponseBytes) + `"}`,
+		// A usable key set whose first MaxResponseBytes bytes decode
+		// alone: the bound refuses it, not the JSON decoder.
+		"too large, its head valid": validKeySet(t, rs) + strings.Repeat(" ", mcpoauth.DefaultMaxResponseBytes),
 	} {
 		jwks.mu.Lock()
 		jwks.body = body
