@@ -268,6 +268,23 @@ func TestJWTMaxTokenBytes(t *testing.T) {
 	short.refused(t, token, "longer than")
 }
 
+// TestJWTKeySetCutShort: a key set whose answer ends before the length it
+// announced is unavailable, even when what arrived decodes as a key set.
+func TestJWTKeySetCutShort(t *testing.T) {
+	rs := newRSA(t, "rs", 2048)
+	body := validKeySet(t, rs)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/jwk-set+json")
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)+10))
+		_, _ = w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	_, err := mcpoauth.NewJWTVerifier(context.Background(), mcpoauth.JWTOptions{Issuer: testIssuer, Audience: testAudience, JWKSURI: srv.URL})
+	if !errors.Is(err, mcpoauth.ErrUnavailable) {
+		t.Fatalf("a key set cut short: %v, want ErrUnavailable", err)
+	}
+}
+
 // rsaJWK writes the public JWK of an RSA signer by hand (jwk.Import
 // refuses keys under 2048 bits).
 func rsaJWK(s signer) map[string]any {
