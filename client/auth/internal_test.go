@@ -78,3 +78,24 @@ func TestSecureURL(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthMethod: a client with a secret uses client_secret_basic unless
+// the server supports only client_secret_post (RFC 8414's default is
+// basic); a client without one uses none.
+func TestAuthMethod(t *testing.T) {
+	for _, tc := range []struct {
+		secret    string
+		supported []string
+		want      string
+	}{
+		{"s", nil, "client_secret_basic"},
+		{"s", []string{"client_secret_post", "client_secret_basic"}, "client_secret_basic"},
+		{"s", []string{"client_secret_post"}, "client_secret_post"},
+		{"s", []string{"private_key_jwt"}, "client_secret_basic"},
+		{"", []string{"client_secret_basic"}, "none"},
+	} {
+		if got := authMethod(tc.secret, tc.supported); got != tc.want {
+			t.Errorf("authMethod(%q, %q) = %q, want %q", tc.secret, tc.supported, got, tc.want)
+		}
+	}
+}
