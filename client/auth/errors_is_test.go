@@ -3,6 +3,12 @@ package auth_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hexmcp/hexmcp/client/auth"
@@ -37,5 +43,46 @@ func TestIDJAGExchangeIDTokenError(t *testing.T) {
 	})
 	if _, err := exchange(context.Background(), "https://as.invalid", "https://mcp.invalid/mcp"); !errors.Is(err, boom) {
 		t.Fatalf("error %v, want the ID token's", err)
+	}
+}
+
+// TestIDJAGExchangeRefused: the identity provider's refusal is a
+// ReasonToken error with its error code and description, or the status
+// when it gives no description.
+func TestIDJAGExchangeRefused(t *testing.T) {
+	var body atomic.Value
+	body.Store(`{"error":"invalid_grant","error_description":"the ID token has expired"}`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, body.Load().(string))
+	}))
+	defer srv.Close()
+	exchange := auth.IDJAGExchange(auth.IDJAGOptions{
+		TokenEndpoint: srv.URL,
+		ClientID:      "c",
+		IDToken:       func(context.Context) (string, error) { return "id-token", nil },
+	})
+	_, err := exchange(context.Background(), "https://as.invalid", "https://mcp.invalid/mcp")
+	var ae *auth.Error
+	if !errors.As(err, &ae) || ae.Reason != auth.ReasonToken || ae.Code != "invalid_grant" || ae.Description != "the ID token has expired" {
+		t.Fatalf("error %#v, want the provider's code and description", err)
+	}
+	body.Store(`{}`)
+	_, err = exchange(context.Background(), "https://as.invalid", "https://mcp.invalid/mcp")
+	if !errors.As(err, &ae) || ae.Reason != auth.ReasonToken || !strings.Contains(ae.Description, "status 400") {
+		t.Fatalf("error %#v, want the status", err)
+	}
+}
+
+// TestHeadlessAuthorizerUnreachable: an authorization server that cannot
+// be reached is the authorizer's error.
+func TestHeadlessAuthorizerUnreachable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	addr := srv.URL
+	srv.Close()
+	_, err := auth.HeadlessAuthorizer(nil)(context.Background(), addr+"/authorize?redirect_uri="+url.QueryEscape("http://127.0.0.1:1/cb"))
+	if err == nil {
+		t.Fatal("no error from an unreachable authorization server")
 	}
 }

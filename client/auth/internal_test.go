@@ -99,3 +99,42 @@ func TestAuthMethod(t *testing.T) {
 		}
 	}
 }
+
+// TestSameHostRedirects: redirects are followed on the first request's
+// scheme and host only, five at the most.
+func TestSameHostRedirects(t *testing.T) {
+	req := func(raw string) *http.Request {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &http.Request{URL: u}
+	}
+	first := []*http.Request{req("https://as.example/authorize")}
+	if err := sameHostRedirects(req("https://as.example/other"), first); err != nil {
+		t.Errorf("a redirect on the same host: %v", err)
+	}
+	for _, to := range []string{"https://elsewhere.example/x", "http://as.example/x"} {
+		if err := sameHostRedirects(req(to), first); err == nil {
+			t.Errorf("a redirect to %s is followed", to)
+		}
+	}
+	five := []*http.Request{first[0], first[0], first[0], first[0], first[0]}
+	if err := sameHostRedirects(req("https://as.example/6"), five); err == nil {
+		t.Error("a sixth redirect is followed")
+	}
+}
+
+// TestIsTokenChar: RFC 9110's tchar, the digits at both ends included.
+func TestIsTokenChar(t *testing.T) {
+	for _, c := range []byte("azAZ09!#$%&'*+-.^_`|~") {
+		if !isTokenChar(c) {
+			t.Errorf("%q is a token character", c)
+		}
+	}
+	for _, c := range []byte(" \t\",;=()/:@[]{}\x00\x7f") {
+		if isTokenChar(c) {
+			t.Errorf("%q is not a token character", c)
+		}
+	}
+}
