@@ -86,3 +86,19 @@ func TestHeadlessAuthorizerUnreachable(t *testing.T) {
 		t.Fatal("no error from an unreachable authorization server")
 	}
 }
+
+// TestIDJAGExchangeInsecureEndpoint: an identity provider's token endpoint
+// that is plain http off loopback is refused before the ID token is even
+// asked for, so the token never travels in the clear.
+func TestIDJAGExchangeInsecureEndpoint(t *testing.T) {
+	asked := false
+	exchange := auth.IDJAGExchange(auth.IDJAGOptions{
+		TokenEndpoint: "http://idp.invalid/token",
+		ClientID:      "c",
+		IDToken:       func(context.Context) (string, error) { asked = true; return "id-token", nil },
+	})
+	_, err := exchange(context.Background(), "https://as.invalid", "https://mcp.invalid/mcp")
+	if !errors.Is(err, &auth.Error{Reason: auth.ReasonInsecureURL}) || asked {
+		t.Fatalf("error %v (ID token asked for: %v), want ReasonInsecureURL before asking", err, asked)
+	}
+}
