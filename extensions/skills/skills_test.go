@@ -201,21 +201,24 @@ func TestNewRefuses(t *testing.T) {
 		big[i] = skills.File{Path: "f" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + "/" + strings.Repeat("y", 1+i/26)}
 	}
 	for name, s := range map[string]skills.Skill{
-		"upper-case name":   {Name: "PDF", Description: "d"},
-		"double hyphen":     {Name: "a--b", Description: "d"},
-		"leading hyphen":    {Name: "-a", Description: "d"},
-		"long name":         {Name: strings.Repeat("a", 65), Description: "d"},
-		"no description":    {Name: "a"},
-		"long description":  {Name: "a", Description: strings.Repeat("d", skills.MaxDescriptionLength+1)},
-		"reserved metadata": {Name: "a", Description: "d", Metadata: map[string]string{"io.modelcontextprotocol/x": "1"}},
-		"dot-dot path":      {Name: "a", Description: "d", Files: []skills.File{{Path: "../x"}}},
-		"absolute path":     {Name: "a", Description: "d", Files: []skills.File{{Path: "/x"}}},
-		"SKILL.md file":     {Name: "a", Description: "d", Files: []skills.File{{Path: "SKILL.md"}}},
-		"duplicate file":    {Name: "a", Description: "d", Files: []skills.File{{Path: "x"}, {Path: "x"}}},
-		"file and dir":      {Name: "a", Description: "d", Files: []skills.File{{Path: "x"}, {Path: "x/y"}}},
-		"not UTF-8":         {Name: "a", Description: "d", Files: []skills.File{{Path: "x", Text: "\xff"}}},
-		"too many files":    {Name: "a", Description: "d", Files: big},
-		"too many bytes":    {Name: "a", Description: "d", Files: []skills.File{{Path: "x", Data: make([]byte, skills.MaxSkillBytes)}}},
+		"upper-case name":          {Name: "PDF", Description: "d"},
+		"double hyphen":            {Name: "a--b", Description: "d"},
+		"leading hyphen":           {Name: "-a", Description: "d"},
+		"long name":                {Name: strings.Repeat("a", 65), Description: "d"},
+		"no description":           {Name: "a"},
+		"long description":         {Name: "a", Description: strings.Repeat("d", skills.MaxDescriptionLength+1)},
+		"reserved metadata":        {Name: "a", Description: "d", Metadata: map[string]string{"io.modelcontextprotocol/x": "1"}},
+		"empty metadata key":       {Name: "a", Description: "d", Metadata: map[string]string{"": "1"}},
+		"metadata key not UTF-8":   {Name: "a", Description: "d", Metadata: map[string]string{"\xff": "1"}},
+		"metadata value not UTF-8": {Name: "a", Description: "d", Metadata: map[string]string{"k": "\xff"}},
+		"dot-dot path":             {Name: "a", Description: "d", Files: []skills.File{{Path: "../x"}}},
+		"absolute path":            {Name: "a", Description: "d", Files: []skills.File{{Path: "/x"}}},
+		"SKILL.md file":            {Name: "a", Description: "d", Files: []skills.File{{Path: "SKILL.md"}}},
+		"duplicate file":           {Name: "a", Description: "d", Files: []skills.File{{Path: "x"}, {Path: "x"}}},
+		"file and dir":             {Name: "a", Description: "d", Files: []skills.File{{Path: "x"}, {Path: "x/y"}}},
+		"not UTF-8":                {Name: "a", Description: "d", Files: []skills.File{{Path: "x", Text: "\xff"}}},
+		"too many files":           {Name: "a", Description: "d", Files: big},
+		"too many bytes":           {Name: "a", Description: "d", Files: []skills.File{{Path: "x", Data: make([]byte, skills.MaxSkillBytes)}}},
 	} {
 		if _, err := skills.New(skills.Options{Skills: []skills.Skill{s}}); err == nil {
 			t.Errorf("%s: New accepted it", name)
@@ -227,6 +230,33 @@ func TestNewRefuses(t *testing.T) {
 	if _, err := skills.New(skills.Options{Skills: []skills.Skill{{Name: "a", Description: "d", Files: big[:skills.MaxFilesPerSkill-1]}}}); err != nil {
 		t.Errorf("New refused a skill at MaxFilesPerSkill: %v", err)
 	}
+	// The description's bound is in characters: as many two-byte ones
+	// as it allows pass.
+	if _, err := skills.New(skills.Options{Skills: []skills.Skill{{Name: "a", Description: strings.Repeat("é", skills.MaxDescriptionLength)}}}); err != nil {
+		t.Errorf("New refused a description of MaxDescriptionLength characters: %v", err)
+	}
+}
+
+// TestFrontmatterFields: a skill's entry carries compatibility (and its
+// other optional fields) when it has one, and not otherwise; a directory
+// read without a uri is invalid params.
+func TestFrontmatterFields(t *testing.T) {
+	with := skills.Skill{Name: "with", Description: "d", Compatibility: "Python 3.12", License: "MIT"}
+	srv := server(t, skills.Options{Skills: []skills.Skill{with, {Name: "without", Description: "d"}}})
+	c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{})
+	var list struct {
+		Skills []entry `json:"skills"`
+	}
+	if err := c.Call(context.Background(), "skills/list", map[string]any{}, &list); err != nil || len(list.Skills) != 2 {
+		t.Fatalf("skills/list: %+v, %v", list, err)
+	}
+	for _, e := range list.Skills {
+		_, has := e.Frontmatter["compatibility"]
+		if want := e.Frontmatter["name"] == "with"; has != want || want && e.Frontmatter["compatibility"] != "Python 3.12" {
+			t.Errorf("frontmatter of %v: %v", e.Frontmatter["name"], e.Frontmatter)
+		}
+	}
+	expectInvalid(t, c.Call(context.Background(), "resources/directory/read", map[string]any{}, nil))
 }
 
 func TestCapability(t *testing.T) {
