@@ -226,6 +226,8 @@ func TestNewRefuses(t *testing.T) {
 		"CSP any host":     func(v *apps.View) { v.CSP = &apps.CSP{ConnectDomains: []string{"https://*"}} },
 		"CSP ftp":          func(v *apps.View) { v.CSP = &apps.CSP{ConnectDomains: []string{"ftp://a.com"}} },
 		"domain with semi": func(v *apps.View) { v.Domain = "a.com;b" },
+		"CSP comma":        func(v *apps.View) { v.CSP = &apps.CSP{ConnectDomains: []string{"https://a.com,b.com"}} },
+		"CSP quote":        func(v *apps.View) { v.CSP = &apps.CSP{ResourceDomains: []string{"https://a'b.com"}} },
 	} {
 		v := ok()
 		mod(&v)
@@ -240,6 +242,15 @@ func TestNewRefuses(t *testing.T) {
 	at.HTML = strings.Repeat("x", apps.MaxViewBytes)
 	if _, err := apps.New(apps.Options{Views: []apps.View{at}}); err != nil {
 		t.Errorf("New refused a view of MaxViewBytes: %v", err)
+	}
+	// A URI that names only a host is a view's name enough.
+	host := ok()
+	host.URI = "ui://counter"
+	if _, err := apps.New(apps.Options{Views: []apps.View{host}}); err != nil {
+		t.Errorf("New refused %s: %v", host.URI, err)
+	}
+	if apps.MaxViewBytes != 4<<20 {
+		t.Error("MaxViewBytes changed: update the README's table of limits")
 	}
 }
 
