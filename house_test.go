@@ -205,11 +205,16 @@ func TestHouseDoors(t *testing.T) {
 // parseDir parses the non-test Go files of dir.
 func parseDir(t *testing.T, dir string) []*ast.File {
 	t.Helper()
+	return parseFiles(t, token.NewFileSet(), dir)
+}
+
+// parseFiles parses the non-test Go files of dir into fset.
+func parseFiles(t *testing.T, fset *token.FileSet, dir string) []*ast.File {
+	t.Helper()
 	bp, err := build.Default.ImportDir(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
 	var files []*ast.File
 	for _, name := range bp.GoFiles {
 		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, 0)
