@@ -72,12 +72,12 @@ func ConfirmDestructive(opts ConfirmOptions) ToolMiddleware {
 			if rc == nil {
 				return nil, errors.New("hexmcp: ConfirmDestructive runs only inside a tool call")
 			}
-			q := ElicitInput(ConfirmKey, domain.ElicitForm(message(call), confirmSchema(call.Tool)))
+			q := ElicitInput(ConfirmKey, ElicitForm(message(call), confirmSchema(call.Tool)))
 			if !rc.CanAsk(q) {
 				if opts.AllowWithoutElicitation {
 					return next(ctx, call)
 				}
-				return nil, domain.NewToolError(fmt.Sprintf("The tool %q is destructive and runs only when the user confirms it, "+
+				return nil, NewToolError(fmt.Sprintf("The tool %q is destructive and runs only when the user confirms it, "+
 					"but this client cannot ask the user (it does not support elicitation). Nothing was done.", call.Tool.Name))
 			}
 			answers, err := rc.Ask(ctx, q)
@@ -100,7 +100,7 @@ func ConfirmDestructive(opts ConfirmOptions) ToolMiddleware {
 			case res.Accepted():
 				how = "did not tick confirm"
 			}
-			return nil, domain.NewToolError(fmt.Sprintf("The user %s running the destructive tool %q. Nothing was done.", how, call.Tool.Name))
+			return nil, NewToolError(fmt.Sprintf("The user %s running the destructive tool %q. Nothing was done.", how, call.Tool.Name))
 		}
 	}
 }

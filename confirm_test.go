@@ -27,7 +27,7 @@ func confirmServer(t *testing.T, opts hexmcp.ConfirmOptions, runs *atomic.Int64)
 	run := func(context.Context, wipeIn) (string, error) { runs.Add(1); return "wiped", nil }
 	asking := func(ctx context.Context, in wipeIn) (string, error) {
 		rc := hexmcp.RequestFrom(ctx)
-		ans, err := rc.Elicit(ctx, "reason", domain.ElicitForm("Why?", json.RawMessage(`{"type":"object","properties":{"why":{"type":"string"}}}`)))
+		ans, err := rc.Elicit(ctx, "reason", hexmcp.ElicitForm("Why?", json.RawMessage(`{"type":"object","properties":{"why":{"type":"string"}}}`)))
 		if err != nil {
 			return "", err
 		}

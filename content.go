@@ -1,12 +1,17 @@
 package hexmcp
 
 import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+
 	"github.com/hexmcp/hexmcp/domain"
 )
 
 // What handlers return: content blocks, complete results, and the errors
-// the model or the client reads. Each name here is the domain package's
-// (the model), so that a server needs one import.
+// the model or the client reads. The types are the domain package's (the
+// model) under their canonical names; the constructors live here only.
 
 // Content is one block of a tool result or a prompt message: a
 // [*TextContent], [*ImageContent], [*AudioContent], [*ResourceLink] or
@@ -35,27 +40,51 @@ type ResourceLink = domain.ResourceLink
 type EmbeddedResource = domain.EmbeddedResource
 
 // Text returns a text block.
-func Text(s string) *TextContent { return domain.Text(s) }
+func Text(s string) *TextContent { return &TextContent{Text: s} }
 
 // Code returns a text block holding code as a fenced Markdown block in the
 // given language.
-func Code(code, language string) *TextContent { return domain.Code(code, language) }
+func Code(code, language string) *TextContent {
+	fence := "```"
+	for strings.Contains(code, fence) {
+		fence += "`"
+	}
+	var b strings.Builder
+	b.Grow(len(code) + len(language) + 2*len(fence) + 2)
+	b.WriteString(fence)
+	b.WriteString(language)
+	b.WriteByte('\n')
+	b.WriteString(code)
+	if !strings.HasSuffix(code, "\n") {
+		b.WriteByte('\n')
+	}
+	b.WriteString(fence)
+	return &TextContent{Text: b.String()}
+}
 
 // Image returns an image block of the raw bytes (sent in base64).
-func Image(data []byte, mimeType string) *ImageContent { return domain.Image(data, mimeType) }
+func Image(data []byte, mimeType string) *ImageContent {
+	return &ImageContent{Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
+}
 
 // Audio returns an audio block of the raw bytes (sent in base64).
-func Audio(data []byte, mimeType string) *AudioContent { return domain.Audio(data, mimeType) }
+func Audio(data []byte, mimeType string) *AudioContent {
+	return &AudioContent{Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
+}
 
 // EmbeddedText returns an embedded resource of text contents; mimeType is
 // optional.
 func EmbeddedText(uri, text string, mimeType ...string) *EmbeddedResource {
-	return domain.EmbeddedText(uri, text, mimeType...)
+	r := &EmbeddedResource{Resource: ResourceContents{URI: uri, Text: text}}
+	if len(mimeType) > 0 {
+		r.Resource.MimeType = mimeType[0]
+	}
+	return r
 }
 
 // EmbeddedBlob returns an embedded resource of binary contents.
 func EmbeddedBlob(uri string, data []byte, mimeType string) *EmbeddedResource {
-	return domain.EmbeddedBlob(uri, data, mimeType)
+	return &EmbeddedResource{Resource: ResourceContents{URI: uri, MimeType: mimeType, Blob: base64.StdEncoding.EncodeToString(data)}}
 }
 
 // CallToolResult is the complete result of a tools/call: Content (what the
@@ -77,10 +106,12 @@ type GetPromptResult = domain.GetPromptResult
 type PromptMessage = domain.PromptMessage
 
 // UserMessage is a [PromptMessage] of the user.
-func UserMessage(c Content) PromptMessage { return domain.UserMessage(c) }
+func UserMessage(c Content) PromptMessage { return PromptMessage{Role: domain.RoleUser, Content: c} }
 
 // AssistantMessage is a [PromptMessage] of the assistant.
-func AssistantMessage(c Content) PromptMessage { return domain.AssistantMessage(c) }
+func AssistantMessage(c Content) PromptMessage {
+	return PromptMessage{Role: domain.RoleAssistant, Content: c}
+}
 
 // ToolError is an error a tool reports to the model: the call is answered
 // with a normal result whose isError is true and whose text is Message (or
@@ -91,12 +122,15 @@ func AssistantMessage(c Content) PromptMessage { return domain.AssistantMessage(
 type ToolError = domain.ToolError
 
 // NewToolError returns a [ToolError] with the given message.
-func NewToolError(message string) *ToolError { return domain.NewToolError(message) }
+func NewToolError(message string) *ToolError { return &ToolError{Message: message} }
 
 // ToolErrorf returns a [ToolError] with a formatted message. A %w verb
 // wraps its operand as the cause, as with fmt.Errorf; the cause's text is
 // part of the message and so reaches the model.
-func ToolErrorf(format string, args ...any) *ToolError { return domain.ToolErrorf(format, args...) }
+func ToolErrorf(format string, args ...any) *ToolError {
+	err := fmt.Errorf(format, args...)
+	return &ToolError{Message: err.Error(), Err: errors.Unwrap(err)}
+}
 
 // ProtocolError is a JSON-RPC error sent to the client as it is (Code,
 // Message, Data), for the rare handler or middleware that must answer with

@@ -258,7 +258,7 @@ type Annotations = domain.Annotations
 
 // Bool returns a pointer to b, for the hints of [ToolAnnotations]:
 // ToolAnnotations{ReadOnlyHint: hexmcp.Bool(true)}.
-func Bool(b bool) *bool { return domain.Bool(b) }
+func Bool(b bool) *bool { return &b }
 
 // Icon is an icon of a server, tool, prompt or resource ([WithIcons]): Src
 // (https, http or a data: URI), MimeType, Sizes ("48x48", "any"), Theme

@@ -268,5 +268,5 @@ func ToolTimeout(d time.Duration, perTool map[string]time.Duration) ToolMiddlewa
 }
 
 func timedOut(name string, d time.Duration) error {
-	return domain.NewToolError(fmt.Sprintf("tool %s timed out after %s", name, d))
+	return NewToolError(fmt.Sprintf("tool %s timed out after %s", name, d))
 }

@@ -88,13 +88,13 @@ type ElicitParams = domain.ElicitParams
 // ElicitForm asks the user to fill in a form described by schema, a flat
 // JSON Schema object ([ElicitSchemaFor] makes one from a struct).
 func ElicitForm(message string, schema json.RawMessage) ElicitParams {
-	return domain.ElicitForm(message, schema)
+	return ElicitParams{Mode: domain.ElicitModeForm, Message: message, RequestedSchema: schema}
 }
 
 // ElicitURL asks the user to open url, for an out-of-band interaction (an
 // OAuth consent page): the data never passes through the client.
 func ElicitURL(message, url, elicitationID string) ElicitParams {
-	return domain.ElicitURL(message, url, elicitationID)
+	return ElicitParams{Mode: domain.ElicitModeURL, Message: message, URL: url, ElicitationID: elicitationID}
 }
 
 // ElicitSchemaFor describes the Go struct type t as an elicitation form
@@ -133,7 +133,21 @@ type CreateMessageResult = domain.CreateMessageResult
 type SamplingMessage = domain.SamplingMessage
 
 // UserText is a [SamplingMessage] of the user holding text.
-func UserText(text string) SamplingMessage { return domain.UserText(text) }
+func UserText(text string) SamplingMessage {
+	return SamplingMessage{Role: domain.RoleUser, Content: textBlock(text)}
+}
+
+// AssistantText is a [SamplingMessage] of the assistant holding text, for
+// a conversation that goes on from an earlier completion.
+func AssistantText(text string) SamplingMessage {
+	return SamplingMessage{Role: domain.RoleAssistant, Content: textBlock(text)}
+}
+
+// textBlock is the JSON of one text content block.
+func textBlock(text string) json.RawMessage {
+	b := append([]byte(`{"type":"text","text":`), domain.AppendJSONString(nil, text)...)
+	return append(b, '}')
+}
 
 // ListRootsResult is the client's answer to roots/list
 // ([RequestContext].ListRoots, [RootsInput]): its Roots, each a URI and a

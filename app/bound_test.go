@@ -14,7 +14,6 @@ import (
 	"github.com/hexmcp/hexmcp/adapters/jsonschema"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
@@ -370,7 +369,7 @@ func TestBoundWaitingCallGivesPlace(t *testing.T) {
 	ask := hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		close(entered)
 		<-gate
-		res, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(testtools.NameSchema)))
+		res, err := rc.Elicit(ctx, "user_name", hexmcp.ElicitForm("What is your name?", json.RawMessage(testtools.NameSchema)))
 		if err != nil {
 			return "", err
 		}

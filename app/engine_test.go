@@ -278,7 +278,7 @@ func TestHandlerErrors(t *testing.T) {
 	tools := []hexmcp.Tool{
 		hexmcp.NewTool(func() error { return secret }, hexmcp.WithName("fails")),
 		hexmcp.NewTool(func() (int, error) { panic("boom: " + secret.Error()) }, hexmcp.WithName("panics")),
-		hexmcp.NewTool(func() error { return fmt.Errorf("while checking: %w", domain.NewToolError("File not found: x.txt")) }, hexmcp.WithName("toolErr")),
+		hexmcp.NewTool(func() error { return fmt.Errorf("while checking: %w", hexmcp.NewToolError("File not found: x.txt")) }, hexmcp.WithName("toolErr")),
 		hexmcp.NewTool(func() error {
 			return domain.NewProtocolError(-32002, "Resource not found", map[string]string{"uri": "file:///x"})
 		}, hexmcp.WithName("protoErr")),

@@ -59,7 +59,7 @@ func ExampleEngine_AddPrompt() {
 			return &domain.GetPromptResult{
 				Description: "Review in " + args["language"],
 				Messages: []domain.PromptMessage{
-					domain.UserMessage(domain.Text("Please review this " + args["language"] + " code.")),
+					hexmcp.UserMessage(hexmcp.Text("Please review this " + args["language"] + " code.")),
 				},
 			}, nil
 		},
@@ -138,7 +138,7 @@ func ExampleEngine_AddTool() {
 	add := hexmcp.NewRawTool("add", schema, func(_ context.Context, args json.RawMessage) (any, error) {
 		var in struct{ A, B float64 }
 		if err := json.Unmarshal(args, &in); err != nil {
-			return nil, domain.NewToolError("bad arguments")
+			return nil, hexmcp.NewToolError("bad arguments")
 		}
 		return in.A + in.B, nil
 	}, hexmcp.WithDescription("Adds two numbers."))

@@ -57,7 +57,7 @@ func ExampleRequestContext_Elicit() {
 	form, _ := domain.ElicitSchemaFor(reflect.TypeFor[Booking]())
 	book := hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		// The same code serves both eras; return Elicit's error unchanged.
-		res, err := rc.Elicit(ctx, "booking", domain.ElicitForm("Who is the table for?", form))
+		res, err := rc.Elicit(ctx, "booking", hexmcp.ElicitForm("Who is the table for?", form))
 		if err != nil {
 			return "", err
 		}

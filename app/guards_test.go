@@ -54,7 +54,7 @@ func shortcutTools() []hexmcp.Tool {
 		}, hexmcp.WithName("list_roots")),
 		hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 			res, err := rc.CreateMessage(ctx, "completion", domain.CreateMessageParams{
-				Messages: []domain.SamplingMessage{domain.UserText("Say hi")}, MaxTokens: 10})
+				Messages: []domain.SamplingMessage{hexmcp.UserText("Say hi")}, MaxTokens: 10})
 			return describeAnswer(res, err, func(r *domain.CreateMessageResult) string {
 				return "sampled: " + r.Text()
 			}), nil
@@ -120,7 +120,7 @@ func toolText(t *testing.T, resp string) string {
 // staffPrompt is a prompt with a completable argument, named name.
 func staffPrompt(name string) hexmcp.Prompt {
 	return hexmcp.NewPrompt(name, func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
-		return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text("for " + args["team"]))}}, nil
+		return &domain.GetPromptResult{Messages: []domain.PromptMessage{hexmcp.UserMessage(hexmcp.Text("for " + args["team"]))}}, nil
 	}, hexmcp.WithArgument(domain.PromptArgument{Name: "team"}, func(context.Context, string, map[string]string) ([]string, error) {
 		return []string{"ops"}, nil
 	}))
@@ -274,7 +274,7 @@ func TestScopesRefuseWhatThePrincipalLacks(t *testing.T) {
 func TestWithAnnotations(t *testing.T) {
 	e := newEngine(t, app.Options{Validator: jsonschema.New(), ResourceRegistry: memory.NewResourceRegistry()},
 		hexmcp.NewTool(func(context.Context) (string, error) { return "", nil }, hexmcp.WithName("look"),
-			hexmcp.WithAnnotations(domain.ToolAnnotations{Title: "Look", ReadOnlyHint: domain.Bool(true)})))
+			hexmcp.WithAnnotations(domain.ToolAnnotations{Title: "Look", ReadOnlyHint: hexmcp.Bool(true)})))
 	priority := 0.5
 	if err := e.AddResource(hexmcp.TextResource("test://a", "a", "x",
 		hexmcp.WithAnnotations(domain.Annotations{Audience: []string{"user"}, Priority: &priority}))); err != nil {

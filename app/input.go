@@ -108,9 +108,9 @@ func askOne[T any](ctx context.Context, rc *RequestContext, req handlerapi.Input
 // returns a *hexmcp.MissingCapabilityError: a handler that can do without the
 // answers asks CanAsk first, with the questions it is about to ask.
 //
-//	q := hexmcp.ElicitInput("confirm", domain.ElicitForm("Go ahead?", schema))
+//	q := hexmcp.ElicitInput("confirm", hexmcp.ElicitForm("Go ahead?", schema))
 //	if !rc.CanAsk(q) {
-//		return "", domain.NewToolError("This client cannot confirm; nothing was done.")
+//		return "", hexmcp.NewToolError("This client cannot confirm; nothing was done.")
 //	}
 //	res, err := rc.Ask(ctx, q)
 func (rc *RequestContext) CanAsk(questions ...handlerapi.InputRequest) bool {

@@ -27,8 +27,8 @@ const nameSchema = testtools.NameSchema
 func askAll() hexmcp.Tool {
 	return hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		res, err := rc.Ask(ctx,
-			hexmcp.ElicitInput("user_name", domain.ElicitForm("Name?", json.RawMessage(nameSchema))),
-			hexmcp.SamplingInput("greeting", domain.CreateMessageParams{Messages: []domain.SamplingMessage{domain.UserText("Greet")}, MaxTokens: 50}),
+			hexmcp.ElicitInput("user_name", hexmcp.ElicitForm("Name?", json.RawMessage(nameSchema))),
+			hexmcp.SamplingInput("greeting", domain.CreateMessageParams{Messages: []domain.SamplingMessage{hexmcp.UserText("Greet")}, MaxTokens: 50}),
 			hexmcp.RootsInput("client_roots"))
 		if err != nil {
 			return "", err
@@ -45,11 +45,11 @@ func twoSteps() hexmcp.Tool {
 	return hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext, in struct {
 		Topic string `json:"topic,omitempty"`
 	}) (string, error) {
-		first, err := rc.Elicit(ctx, "step1", domain.ElicitForm("Step 1: name?", json.RawMessage(nameSchema)))
+		first, err := rc.Elicit(ctx, "step1", hexmcp.ElicitForm("Step 1: name?", json.RawMessage(nameSchema)))
 		if err != nil {
 			return "", err
 		}
-		second, err := rc.Elicit(ctx, "step2", domain.ElicitForm("Step 2: color?",
+		second, err := rc.Elicit(ctx, "step2", hexmcp.ElicitForm("Step 2: color?",
 			json.RawMessage(`{"type":"object","properties":{"color":{"type":"string"}},"required":["color"]}`)))
 		if err != nil {
 			return "", err
@@ -173,7 +173,7 @@ func TestMissingClientCapability(t *testing.T) {
 
 	// url mode needs elicitation.url.
 	e.AddTool(hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
-		_, err := rc.Elicit(ctx, "consent", domain.ElicitURL("Open this", "https://example.com/consent", "el-1"))
+		_, err := rc.Elicit(ctx, "consent", hexmcp.ElicitURL("Open this", "https://example.com/consent", "el-1"))
 		return "", err
 	}, hexmcp.WithName("ask_url")))
 	c.recv() // notifications/tools/list_changed
@@ -181,8 +181,8 @@ func TestMissingClientCapability(t *testing.T) {
 	// CanAsk checks the same rules without asking; a capability that is not
 	// an object is not declared.
 	e.AddTool(hexmcp.NewTool(func(rc *app.RequestContext) string {
-		form := hexmcp.ElicitInput("k", domain.ElicitForm("x", json.RawMessage(nameSchema)))
-		url := hexmcp.ElicitInput("k", domain.ElicitURL("x", "https://example.com", "e"))
+		form := hexmcp.ElicitInput("k", hexmcp.ElicitForm("x", json.RawMessage(nameSchema)))
+		url := hexmcp.ElicitInput("k", hexmcp.ElicitURL("x", "https://example.com", "e"))
 		return fmt.Sprint(rc.CanAsk(form), rc.CanAsk(url), rc.CanAsk(hexmcp.RootsInput("r")))
 	}, hexmcp.WithName("can_ask")))
 	c.recv() // notifications/tools/list_changed
@@ -418,12 +418,12 @@ func TestRequestStateBinding(t *testing.T) {
 func TestInputRequiredSeveralAndPrompt(t *testing.T) {
 	e := inputEngine(t, app.Options{Validator: jsonschema.New(), PromptRegistry: memory.NewPromptRegistry()})
 	if err := e.AddPrompt(hexmcp.NewPrompt("ctx_prompt", func(ctx context.Context, args map[string]string) (*domain.GetPromptResult, error) {
-		res, err := app.RequestFrom(ctx).Elicit(ctx, "user_context", domain.ElicitForm("Context?",
+		res, err := app.RequestFrom(ctx).Elicit(ctx, "user_context", hexmcp.ElicitForm("Context?",
 			json.RawMessage(`{"type":"object","properties":{"context":{"type":"string"}},"required":["context"]}`)))
 		if err != nil {
 			return nil, err
 		}
-		return &domain.GetPromptResult{Messages: []domain.PromptMessage{{Role: domain.RoleUser, Content: domain.Text("ctx " + string(res.Content))}}}, nil
+		return &domain.GetPromptResult{Messages: []domain.PromptMessage{{Role: domain.RoleUser, Content: hexmcp.Text("ctx " + string(res.Content))}}}, nil
 	})); err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +481,7 @@ func TestURLElicitation(t *testing.T) {
 			notify = n
 			mu.Unlock()
 		}
-		return "", rc.RequireURLElicitation(domain.ElicitURL("Authorize access", "https://example.com/auth", "el-1"))
+		return "", rc.RequireURLElicitation(hexmcp.ElicitURL("Authorize access", "https://example.com/auth", "el-1"))
 	}, hexmcp.WithName("connect"))
 	e := inputEngine(t, app.Options{Validator: jsonschema.New()})
 	if err := e.AddTool(connect); err != nil {
@@ -524,9 +524,9 @@ func TestURLElicitation(t *testing.T) {
 // elicitation at fault in order: none at all, one that does not validate,
 // one not in url mode.
 func TestRequireURLElicitationArguments(t *testing.T) {
-	form := domain.ElicitForm("Name?", json.RawMessage(nameSchema))
-	good := domain.ElicitURL("Authorize access", "https://example.com/auth", "el-1")
-	bad := domain.ElicitURL("Authorize access", "", "el-2")
+	form := hexmcp.ElicitForm("Name?", json.RawMessage(nameSchema))
+	good := hexmcp.ElicitURL("Authorize access", "https://example.com/auth", "el-1")
+	bad := hexmcp.ElicitURL("Authorize access", "", "el-2")
 	for _, tc := range []struct {
 		name string
 		els  []domain.ElicitParams

@@ -44,7 +44,7 @@ func cities(_ context.Context, value string, _ map[string]string) ([]string, err
 func samplePrompts() []hexmcp.Prompt {
 	return []hexmcp.Prompt{
 		hexmcp.NewPrompt("simple", func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
-			return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text("hello"))}}, nil
+			return &domain.GetPromptResult{Messages: []domain.PromptMessage{hexmcp.UserMessage(hexmcp.Text("hello"))}}, nil
 		}, hexmcp.WithDescription("A simple prompt"), hexmcp.WithTitle("Simple")),
 		hexmcp.NewPrompt("args", func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 			switch args["city"] {
@@ -55,14 +55,14 @@ func samplePrompts() []hexmcp.Prompt {
 			case "denied":
 				return nil, domain.NewProtocolError(-32001, "denied", nil)
 			case "badrole":
-				return &domain.GetPromptResult{Messages: []domain.PromptMessage{{Role: "system", Content: domain.Text("x")}}}, nil
+				return &domain.GetPromptResult{Messages: []domain.PromptMessage{{Role: "system", Content: hexmcp.Text("x")}}}, nil
 			}
 			return &domain.GetPromptResult{Description: "weather", Messages: []domain.PromptMessage{
-				domain.UserMessage(domain.Text("Weather in " + args["city"] + args["unit"])),
-				domain.AssistantMessage(domain.EmbeddedText("x://doc", "doc", "text/plain")),
-				domain.UserMessage(domain.Image([]byte{1, 2}, "image/png")),
-				domain.UserMessage(domain.Audio([]byte{3}, "audio/wav")),
-				domain.UserMessage(&domain.ResourceLink{URI: "x://l", Name: "l"}),
+				hexmcp.UserMessage(hexmcp.Text("Weather in " + args["city"] + args["unit"])),
+				hexmcp.AssistantMessage(hexmcp.EmbeddedText("x://doc", "doc", "text/plain")),
+				hexmcp.UserMessage(hexmcp.Image([]byte{1, 2}, "image/png")),
+				hexmcp.UserMessage(hexmcp.Audio([]byte{3}, "audio/wav")),
+				hexmcp.UserMessage(&domain.ResourceLink{URI: "x://l", Name: "l"}),
 			}}, nil
 		}, hexmcp.WithArgument(domain.PromptArgument{Name: "city", Title: "City", Required: true}, cities),
 			hexmcp.WithArguments(domain.PromptArgument{Name: "unit", Description: "C or F"}),

@@ -262,7 +262,7 @@ func validateJSON(s ports.Schema, data jsontext.Value) error {
 func (tc *toolCatalog) invalidArguments(m message, ci callInfo, tool, detail string) ([]byte, *rpcError) {
 	msg := fmt.Sprintf("Invalid arguments for tool %s: %s", tool, detail)
 	if ci.features.InputErrorsAsResults {
-		return tc.encodeResult(m, ci, &domain.CallToolResult{Content: []domain.Content{domain.Text(msg)}, IsError: true})
+		return tc.encodeResult(m, ci, &domain.CallToolResult{Content: []domain.Content{&domain.TextContent{Text: msg}}, IsError: true})
 	}
 	return nil, newRPCError(m.id, domain.CodeInvalidParams, "Invalid params: "+msg, nil)
 }

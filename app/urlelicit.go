@@ -22,7 +22,7 @@ import (
 //   - A client that did not declare elicitation.url, or an earlier revision
 //     (no URL mode): -32021, as for any question it cannot answer.
 //
-// Every elicitation must be made with [domain.ElicitURL].
+// Every elicitation must be made with [hexmcp.ElicitURL] (or an [domain.ElicitParams] in url mode).
 func (rc *RequestContext) RequireURLElicitation(elicitations ...domain.ElicitParams) error {
 	if rc == nil {
 		return errors.New("hexmcp: RequireURLElicitation outside a request")
@@ -33,7 +33,7 @@ func (rc *RequestContext) RequireURLElicitation(elicitations ...domain.ElicitPar
 	reqs := make([]question, len(elicitations))
 	for i, el := range elicitations {
 		if el.Mode != domain.ElicitModeURL {
-			return fmt.Errorf("hexmcp: elicitation %d is not in url mode (make it with domain.ElicitURL)", i)
+			return fmt.Errorf("hexmcp: elicitation %d is not in url mode (make it with hexmcp.ElicitURL)", i)
 		}
 		reqs[i] = handlerapi.QuestionOf(handlerapi.ElicitInput(el.ElicitationID, el))
 		if reqs[i].Err != nil {

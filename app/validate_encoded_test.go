@@ -48,7 +48,7 @@ func TestArgumentsValidatedAsEncoded(t *testing.T) {
 				if in.Op == "add" {
 					sc = json.RawMessage(`{"r":1}`)
 				}
-				return &domain.CallToolResult{Content: []domain.Content{domain.Text("x")}, StructuredContent: sc}, nil
+				return &domain.CallToolResult{Content: []domain.Content{hexmcp.Text("x")}, StructuredContent: sc}, nil
 			}, hexmcp.WithName("structured"), hexmcp.WithOutputSchemaFrom(out{})),
 		}
 	}

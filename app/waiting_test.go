@@ -23,7 +23,7 @@ func askTool() hexmcp.Tool {
 	return hexmcp.Func(func(ctx context.Context, in struct {
 		Pad string `json:"pad"`
 	}) (string, error) {
-		res, err := app.RequestFrom(ctx).Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(testtools.NameSchema)))
+		res, err := app.RequestFrom(ctx).Elicit(ctx, "user_name", hexmcp.ElicitForm("What is your name?", json.RawMessage(testtools.NameSchema)))
 		if err != nil {
 			return "", err
 		}
@@ -142,7 +142,7 @@ func TestWaitingCallsUnlimited(t *testing.T) {
 func TestWaitingCallEndsWhenTheClientGoes(t *testing.T) {
 	got := make(chan error, 1)
 	tool := hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
-		_, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(testtools.NameSchema)))
+		_, err := rc.Elicit(ctx, "user_name", hexmcp.ElicitForm("What is your name?", json.RawMessage(testtools.NameSchema)))
 		got <- err
 		return "", err
 	}, hexmcp.WithName("ask_once"))

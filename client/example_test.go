@@ -85,7 +85,7 @@ func ExampleCallToolAs() {
 // retry at 2026-07-28.
 func ExampleOptions_elicitation() {
 	greet := hexmcp.NewTool(func(ctx context.Context, rc *hexmcp.RequestContext) (string, error) {
-		res, err := rc.Elicit(ctx, "name", domain.ElicitForm("Your name?",
+		res, err := rc.Elicit(ctx, "name", hexmcp.ElicitForm("Your name?",
 			json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)))
 		if err != nil {
 			return "", err

@@ -243,7 +243,7 @@ func TestHTTPMirrorsHeaderArguments(t *testing.T) {
 // URL-mode elicitation (2025-11-25 on) and completion/complete.
 func TestURLElicitationAndComplete(t *testing.T) {
 	visit := hexmcp.NewTool(func(ctx context.Context, rc *hexmcp.RequestContext) (string, error) {
-		res, err := rc.Elicit(ctx, "consent", domain.ElicitURL("Sign in", "https://example.com/consent", "e1"))
+		res, err := rc.Elicit(ctx, "consent", hexmcp.ElicitURL("Sign in", "https://example.com/consent", "e1"))
 		if err != nil {
 			return "", err
 		}
@@ -259,7 +259,7 @@ func TestURLElicitationAndComplete(t *testing.T) {
 		return out, nil
 	}
 	paint := hexmcp.NewPrompt("paint", func(ctx context.Context, args map[string]string) (*domain.GetPromptResult, error) {
-		return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text("paint it " + args["color"]))}}, nil
+		return &domain.GetPromptResult{Messages: []domain.PromptMessage{hexmcp.UserMessage(hexmcp.Text("paint it " + args["color"]))}}, nil
 	}, hexmcp.WithArgument(domain.PromptArgument{Name: "color"}, colors))
 	srv := testServer(t, nil, func(o *hexmcp.Options) {
 		o.Tools = append(o.Tools, visit)

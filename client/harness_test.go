@@ -195,7 +195,7 @@ func testServer(t *testing.T, g *gate, opts ...func(*hexmcp.Options)) *hexmcp.Se
 		}, hexmcp.WithName("slow")),
 	}
 	prompt := hexmcp.NewPrompt("greet", func(ctx context.Context, args map[string]string) (*domain.GetPromptResult, error) {
-		return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text("Hello, " + args["who"]))}}, nil
+		return &domain.GetPromptResult{Messages: []domain.PromptMessage{hexmcp.UserMessage(hexmcp.Text("Hello, " + args["who"]))}}, nil
 	}, hexmcp.WithArguments(domain.PromptArgument{Name: "who", Required: true}))
 	o := hexmcp.Options{
 		Logger:    slog.New(slog.DiscardHandler),

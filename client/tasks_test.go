@@ -33,7 +33,7 @@ func tasksServer(t *testing.T, started chan<- struct{}) *hexmcp.Server {
 		}
 		o.Tools = append(o.Tools,
 			hexmcp.NewTool(func(ctx context.Context, rc *hexmcp.RequestContext) (string, error) {
-				res, err := rc.Elicit(ctx, "who", domain.ElicitForm("Name?", name))
+				res, err := rc.Elicit(ctx, "who", hexmcp.ElicitForm("Name?", name))
 				if err != nil {
 					return "", err
 				}

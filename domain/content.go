@@ -1,9 +1,7 @@
 package domain
 
 import (
-	"encoding/base64"
 	"encoding/json"
-	"strings"
 )
 
 // Content is one block of a tool result: [TextContent], [ImageContent],
@@ -32,40 +30,12 @@ type TextContent struct {
 	Meta        map[string]any
 }
 
-// Text returns a text block.
-func Text(s string) *TextContent { return &TextContent{Text: s} }
-
-// Code returns a text block holding code as a fenced Markdown block in the
-// given language (the counterpart of the PHP SDK's TextContent::code).
-func Code(code, language string) *TextContent {
-	fence := "```"
-	for strings.Contains(code, fence) {
-		fence += "`"
-	}
-	var b strings.Builder
-	b.Grow(len(code) + len(language) + 2*len(fence) + 2)
-	b.WriteString(fence)
-	b.WriteString(language)
-	b.WriteByte('\n')
-	b.WriteString(code)
-	if !strings.HasSuffix(code, "\n") {
-		b.WriteByte('\n')
-	}
-	b.WriteString(fence)
-	return &TextContent{Text: b.String()}
-}
-
 // ImageContent is an image, base64-encoded.
 type ImageContent struct {
 	Data        string // base64
 	MimeType    string
 	Annotations *Annotations
 	Meta        map[string]any
-}
-
-// Image returns an image block of raw bytes, which it base64-encodes.
-func Image(data []byte, mimeType string) *ImageContent {
-	return &ImageContent{Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
 }
 
 // AudioContent is audio, base64-encoded (2025-03-26 on; see
@@ -75,11 +45,6 @@ type AudioContent struct {
 	MimeType    string
 	Annotations *Annotations
 	Meta        map[string]any
-}
-
-// Audio returns an audio block of raw bytes, which it base64-encodes.
-func Audio(data []byte, mimeType string) *AudioContent {
-	return &AudioContent{Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
 }
 
 // ResourceLink points at a resource by URI without embedding it
@@ -112,22 +77,6 @@ type EmbeddedResource struct {
 	Resource    ResourceContents
 	Annotations *Annotations
 	Meta        map[string]any
-}
-
-// EmbeddedText returns an embedded resource of text contents (the
-// counterpart of EmbeddedResource::fromText). mimeType may be empty.
-func EmbeddedText(uri, text string, mimeType ...string) *EmbeddedResource {
-	r := &EmbeddedResource{Resource: ResourceContents{URI: uri, Text: text}}
-	if len(mimeType) > 0 {
-		r.Resource.MimeType = mimeType[0]
-	}
-	return r
-}
-
-// EmbeddedBlob returns an embedded resource of binary contents, which it
-// base64-encodes.
-func EmbeddedBlob(uri string, data []byte, mimeType string) *EmbeddedResource {
-	return &EmbeddedResource{Resource: ResourceContents{URI: uri, MimeType: mimeType, Blob: base64.StdEncoding.EncodeToString(data)}}
 }
 
 func (*TextContent) isContent()      {}

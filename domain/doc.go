@@ -10,10 +10,13 @@
 //     [Resource] and [ResourceTemplate], each with a Validate method that
 //     reports a *[ToolDefinitionError], *[PromptDefinitionError] or
 //     *[ResourceDefinitionError].
-//   - Content blocks ([Content]: [Text], [Code], [Image], [Audio],
-//     [ResourceLink], [EmbeddedText], [EmbeddedBlob]) and results
+//   - Content blocks ([Content]: [TextContent], [ImageContent],
+//     [AudioContent], [ResourceLink], [EmbeddedResource]) and results
 //     ([CallToolResult], [GetPromptResult]), each encoded for the wire by its
 //     own MarshalJSON or AppendJSON.
+//   - The constructors that make these values for a handler (Text, Code,
+//     Image, UserMessage, NewToolError, ElicitForm, ...) are the front
+//     door's (package hexmcp), the one name a server's author writes.
 //   - Errors: a *[ToolError] returned by a handler becomes a result with
 //     isError set (the model reads the message and may correct itself), a
 //     *[ProtocolError] becomes that JSON-RPC error, and any other error is

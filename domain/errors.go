@@ -31,17 +31,6 @@ func (e *ToolError) Error() string { return e.Message }
 // Unwrap returns the cause.
 func (e *ToolError) Unwrap() error { return e.Err }
 
-// NewToolError returns a ToolError with the given message.
-func NewToolError(message string) *ToolError { return &ToolError{Message: message} }
-
-// ToolErrorf returns a ToolError with a formatted message. A %w verb wraps
-// its operand as the cause, as with fmt.Errorf; the cause's text is part of
-// the message and so reaches the model.
-func ToolErrorf(format string, args ...any) *ToolError {
-	err := fmt.Errorf(format, args...)
-	return &ToolError{Message: err.Error(), Err: errors.Unwrap(err)}
-}
-
 // JSON-RPC and MCP error codes.
 const (
 	CodeParseError                 = -32700

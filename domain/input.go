@@ -27,8 +27,8 @@ const (
 	ElicitModeURL  ElicitMode = "url"
 )
 
-// ElicitParams are the params of elicitation/create. Build them with
-// [ElicitForm] or [ElicitURL].
+// ElicitParams are the params of elicitation/create; hexmcp.ElicitForm
+// and hexmcp.ElicitURL make them.
 type ElicitParams struct {
 	// Mode is "form" (the default; left off the wire) or "url".
 	Mode ElicitMode
@@ -45,17 +45,6 @@ type ElicitParams struct {
 	ElicitationID string
 	// Meta is the request's _meta (optional).
 	Meta map[string]any
-}
-
-// ElicitForm asks the user to fill in a form described by schema.
-func ElicitForm(message string, schema json.RawMessage) ElicitParams {
-	return ElicitParams{Mode: ElicitModeForm, Message: message, RequestedSchema: schema}
-}
-
-// ElicitURL asks the user to open url (out-of-band interaction such as an
-// OAuth consent page; the data never passes through the client).
-func ElicitURL(message, url, elicitationID string) ElicitParams {
-	return ElicitParams{Mode: ElicitModeURL, Message: message, URL: url, ElicitationID: elicitationID}
 }
 
 // Validate reports params that no client may be sent.
@@ -241,21 +230,6 @@ type SamplingMessage struct {
 	Role    Role            `json:"role"`
 	Content json.RawMessage `json:"content"`
 	Meta    map[string]any  `json:"_meta,omitempty"`
-}
-
-// UserText is a user message holding one text block.
-func UserText(text string) SamplingMessage {
-	return SamplingMessage{Role: RoleUser, Content: textBlock(text)}
-}
-
-// AssistantText is an assistant message holding one text block.
-func AssistantText(text string) SamplingMessage {
-	return SamplingMessage{Role: RoleAssistant, Content: textBlock(text)}
-}
-
-func textBlock(text string) json.RawMessage {
-	b := append([]byte(`{"type":"text","text":`), AppendJSONString(nil, text)...)
-	return append(b, '}')
 }
 
 // ModelHint suggests a model by name (substring match by the client).

@@ -44,7 +44,7 @@ func TestElicitSchemaFor(t *testing.T) {
 }
 
 func TestElicitParams(t *testing.T) {
-	form := domain.ElicitForm("Name?", json.RawMessage(`{"type":"object","properties":{}}`))
+	form := elicitForm("Name?", json.RawMessage(`{"type":"object","properties":{}}`))
 	if err := form.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -52,16 +52,16 @@ func TestElicitParams(t *testing.T) {
 	if string(b) != `{"message":"Name?","requestedSchema":{"type":"object","properties":{}}}` {
 		t.Fatalf("form: %s", b)
 	}
-	url := domain.ElicitURL("Open", "https://example.com", "e1")
+	url := domain.ElicitParams{Mode: domain.ElicitModeURL, Message: "Open", URL: "https://example.com", ElicitationID: "e1"}
 	b, _ = json.Marshal(url)
 	if string(b) != `{"mode":"url","message":"Open","url":"https://example.com","elicitationId":"e1"}` {
 		t.Fatalf("url: %s", b)
 	}
 	for name, p := range map[string]domain.ElicitParams{
-		"no schema":     domain.ElicitForm("x", nil),
-		"array schema":  domain.ElicitForm("x", json.RawMessage(`{"type":"array"}`)),
-		"no message":    domain.ElicitForm("", json.RawMessage(`{"type":"object","properties":{}}`)),
-		"url no id":     domain.ElicitURL("x", "https://e", ""),
+		"no schema":     elicitForm("x", nil),
+		"array schema":  elicitForm("x", json.RawMessage(`{"type":"array"}`)),
+		"no message":    elicitForm("", json.RawMessage(`{"type":"object","properties":{}}`)),
+		"url no id":     domain.ElicitParams{Mode: domain.ElicitModeURL, Message: "x", URL: "https://e"},
 		"unknown mode":  {Mode: "voice", Message: "x"},
 		"form with url": {Message: "x", RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`), URL: "https://e"},
 	} {
@@ -92,7 +92,12 @@ func TestClientResults(t *testing.T) {
 	if (&domain.ListRootsResult{}).Check() == nil || (&domain.ListRootsResult{Roots: []domain.Root{{}}}).Check() == nil {
 		t.Fatal("bad roots accepted")
 	}
-	if (&domain.CreateMessageParams{Messages: []domain.SamplingMessage{domain.UserText("x")}}).Validate() == nil {
+	if (&domain.CreateMessageParams{Messages: []domain.SamplingMessage{{Role: domain.RoleUser, Content: json.RawMessage(`{"type":"text","text":"x"}`)}}}).Validate() == nil {
 		t.Fatal("maxTokens 0 accepted")
 	}
+}
+
+// elicitForm is a form elicitation (hexmcp.ElicitForm).
+func elicitForm(message string, schema json.RawMessage) domain.ElicitParams {
+	return domain.ElicitParams{Mode: domain.ElicitModeForm, Message: message, RequestedSchema: schema}
 }

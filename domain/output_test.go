@@ -67,15 +67,15 @@ func TestWrapValueTable(t *testing.T) {
 		{"scalar with schema 2026", scalarSchema, 3.0, Revision20260728, `{"content":[{"type":"text","text":"3"}],"structuredContent":3}`},
 		{"scalar with schema 2025", scalarSchema, 3.0, Revision20251125, `{"content":[{"type":"text","text":"3"}]}`},
 		{"string with schema 2026", scalarSchema, "x", Revision20260728, `{"content":[{"type":"text","text":"x"}],"structuredContent":"x"}`},
-		{"content", withSchema, Text("hi"), Revision20260728, `{"content":[{"type":"text","text":"hi"}]}`},
-		{"content slice", plain, []Content{Text("a"), Text("b")}, Revision20260728, `{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`},
-		{"any slice of content", plain, []any{Text("a"), Image([]byte{1}, "image/png")}, Revision20251125,
+		{"content", withSchema, &TextContent{Text: "hi"}, Revision20260728, `{"content":[{"type":"text","text":"hi"}]}`},
+		{"content slice", plain, []Content{&TextContent{Text: "a"}, &TextContent{Text: "b"}}, Revision20260728, `{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`},
+		{"any slice of content", plain, []any{&TextContent{Text: "a"}, &ImageContent{Data: "AQ==", MimeType: "image/png"}}, Revision20251125,
 			`{"content":[{"type":"text","text":"a"},{"type":"image","data":"AQ==","mimeType":"image/png"}]}`},
-		{"text slice is content", plain, []*TextContent{Text("a")}, Revision20251125, `{"content":[{"type":"text","text":"a"}]}`},
-		{"complete result", withSchema, &CallToolResult{Content: []Content{Text("x")}, StructuredContent: json.RawMessage(`{"k":1}`), IsError: true}, Revision20251125,
+		{"text slice is content", plain, []*TextContent{&TextContent{Text: "a"}}, Revision20251125, `{"content":[{"type":"text","text":"a"}]}`},
+		{"complete result", withSchema, &CallToolResult{Content: []Content{&TextContent{Text: "x"}}, StructuredContent: json.RawMessage(`{"k":1}`), IsError: true}, Revision20251125,
 			`{"content":[{"type":"text","text":"x"}],"structuredContent":{"k":1},"isError":true}`},
-		{"complete result value", plain, CallToolResult{Content: []Content{Text("x")}}, Revision20251125, `{"content":[{"type":"text","text":"x"}]}`},
-		{"complete result stripped for 2025-03-26", plain, &CallToolResult{Content: []Content{Text("x")}, StructuredContent: json.RawMessage(`{"k":1}`)}, Revision20250326,
+		{"complete result value", plain, CallToolResult{Content: []Content{&TextContent{Text: "x"}}}, Revision20251125, `{"content":[{"type":"text","text":"x"}]}`},
+		{"complete result stripped for 2025-03-26", plain, &CallToolResult{Content: []Content{&TextContent{Text: "x"}}, StructuredContent: json.RawMessage(`{"k":1}`)}, Revision20250326,
 			`{"content":[{"type":"text","text":"x"}]}`},
 		{"empty list", plain, []string{}, Revision20260728, `{"content":[{"type":"text","text":"[]"}],"structuredContent":[]}`},
 	}
@@ -103,11 +103,11 @@ func TestWrapValueWarnings(t *testing.T) {
 		rev   Revision
 		warn  bool
 	}{
-		{objSchema, []int{1}, Revision20251125, true},  // list cannot be structured before 2026
-		{objSchema, []int{1}, Revision20260728, false}, // it can from 2026
-		{objSchema, "text", Revision20251125, true},    // scalar
-		{objSchema, nil, Revision20251125, true},       // null
-		{objSchema, Text("x"), Revision20251125, true}, // content
+		{objSchema, []int{1}, Revision20251125, true},                // list cannot be structured before 2026
+		{objSchema, []int{1}, Revision20260728, false},               // it can from 2026
+		{objSchema, "text", Revision20251125, true},                  // scalar
+		{objSchema, nil, Revision20251125, true},                     // null
+		{objSchema, &TextContent{Text: "x"}, Revision20251125, true}, // content
 		{objSchema, map[string]int{"a": 1}, Revision20251125, false},
 		{objSchema, []int{1}, Revision20250326, false},            // no structuredContent in that revision: nothing promised
 		{anySchema, []int{1}, Revision20251125, false},            // array schema is not advertised before 2026
@@ -146,16 +146,15 @@ func TestWrapValueUnencodable(t *testing.T) {
 }
 
 func TestToolError(t *testing.T) {
-	base := NewToolError("File not found: x")
+	base := &ToolError{Message: "File not found: x"}
 	wrapped := fmt.Errorf("reading: %w", base)
 	var te *ToolError
 	if !errors.As(wrapped, &te) || te.Message != "File not found: x" {
 		t.Fatalf("errors.As(wrapped) = %v", te)
 	}
 	cause := errors.New("disk")
-	te2 := ToolErrorf("cannot read: %w", cause)
-	if te2.Message != "cannot read: disk" || !errors.Is(te2, cause) {
-		t.Fatalf("ToolErrorf = %+v", te2)
+	if te2 := (&ToolError{Message: "cannot read: disk", Err: cause}); !errors.Is(te2, cause) {
+		t.Fatalf("errors.Is(%+v, cause) is false", te2)
 	}
 	if got := encode(t, ErrorResult(te)); got != `{"content":[{"type":"text","text":"File not found: x"}],"isError":true}` {
 		t.Fatal(got)

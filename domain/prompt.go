@@ -68,12 +68,6 @@ type GetPromptResult struct {
 	Meta map[string]any
 }
 
-// UserMessage is a user message with the content c.
-func UserMessage(c Content) PromptMessage { return PromptMessage{Role: RoleUser, Content: c} }
-
-// AssistantMessage is an assistant message with the content c.
-func AssistantMessage(c Content) PromptMessage { return PromptMessage{Role: RoleAssistant, Content: c} }
-
 // PromptDefinitionError reports a prompt that cannot be registered: a bad
 // name, argument, icon, _meta or a duplicate.
 type PromptDefinitionError struct {

@@ -61,8 +61,8 @@ func TestPromptShapeAndJSON(t *testing.T) {
 func TestPromptResult(t *testing.T) {
 	var pol domain.RevisionPolicy
 	r := &domain.GetPromptResult{Description: "d", Messages: []domain.PromptMessage{
-		domain.UserMessage(domain.Audio([]byte{1}, "audio/wav")),
-		domain.AssistantMessage(domain.Text("ok")),
+		{Role: domain.RoleUser, Content: &domain.AudioContent{Data: "AQ==", MimeType: "audio/wav"}},
+		{Role: domain.RoleAssistant, Content: &domain.TextContent{Text: "ok"}},
 	}, Meta: map[string]any{"k": 1}}
 	if err := r.Validate(); err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestPromptResult(t *testing.T) {
 		t.Fatalf("%s, %v", b, err)
 	}
 	for _, bad := range []domain.GetPromptResult{
-		{Messages: []domain.PromptMessage{{Role: "system", Content: domain.Text("x")}}},
+		{Messages: []domain.PromptMessage{{Role: "system", Content: &domain.TextContent{Text: "x"}}}},
 		{Messages: []domain.PromptMessage{{Role: domain.RoleUser}}},
 	} {
 		if err := bad.Validate(); err == nil {

@@ -81,7 +81,7 @@ func ErrorResult(e *ToolError) *CallToolResult {
 	if len(e.Content) > 0 {
 		return &CallToolResult{Content: e.Content, IsError: true}
 	}
-	return &CallToolResult{Content: []Content{Text(e.Message)}, IsError: true}
+	return &CallToolResult{Content: []Content{&TextContent{Text: e.Message}}, IsError: true}
 }
 
 // Implementation names a client or server program.

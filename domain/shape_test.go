@@ -6,13 +6,14 @@ import (
 )
 
 func fullTool() *Tool {
+	yes := true
 	return &Tool{
 		Name:         "calculate",
 		Title:        "Calculator",
 		Description:  "Performs arithmetic.",
 		InputSchema:  json.RawMessage(`{"type":"object"}`),
 		OutputSchema: json.RawMessage(`{"type":"object","properties":{"r":{"type":"number"}}}`),
-		Annotations:  &ToolAnnotations{Title: "Calc", ReadOnlyHint: Bool(true)},
+		Annotations:  &ToolAnnotations{Title: "Calc", ReadOnlyHint: &yes},
 		Icons:        []Icon{{Src: "https://example.com/i.png", MimeType: "image/png", Sizes: []string{"48x48"}}},
 		Meta:         map[string]any{"k": "v"},
 	}
@@ -88,11 +89,11 @@ func TestShapeContentDowngrades(t *testing.T) {
 
 func TestShapeResultLeavesUnchangedResultAlone(t *testing.T) {
 	var p RevisionPolicy
-	r := &CallToolResult{Content: []Content{Text("a")}}
+	r := &CallToolResult{Content: []Content{&TextContent{Text: "a"}}}
 	if p.shapeResult(r, Revision20241105) != r {
 		t.Fatal("a result with nothing to strip must be returned as is")
 	}
-	r2 := &CallToolResult{Content: []Content{Text("a")}, StructuredContent: json.RawMessage(`[1]`)}
+	r2 := &CallToolResult{Content: []Content{&TextContent{Text: "a"}}, StructuredContent: json.RawMessage(`[1]`)}
 	if got := p.shapeResult(r2, Revision20251125); got.StructuredContent != nil {
 		t.Fatal("a list structuredContent must be dropped before 2026-07-28")
 	}
@@ -155,15 +156,6 @@ func TestIconValidate(t *testing.T) {
 		if err := i.Validate(); err == nil {
 			t.Errorf("%+v accepted", i)
 		}
-	}
-}
-
-func TestCode(t *testing.T) {
-	if got := Code(`echo "hi";`, "php").Text; got != "```php\necho \"hi\";\n```" {
-		t.Fatalf("%q", got)
-	}
-	if got := Code("a ``` b", "md").Text; got != "````md\na ``` b\n````" {
-		t.Fatalf("fence not lengthened: %q", got)
 	}
 }
 

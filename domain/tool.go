@@ -55,9 +55,6 @@ func (a *ToolAnnotations) IsZero() bool {
 		a.IdempotentHint == nil && a.OpenWorldHint == nil)
 }
 
-// Bool returns a pointer to b, for the hint fields of [ToolAnnotations].
-func Bool(b bool) *bool { return &b }
-
 // Icon is an image a client may display. Src is an https:, http: or data: URI.
 type Icon struct {
 	Src      string   `json:"src"`

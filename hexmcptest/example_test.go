@@ -50,7 +50,7 @@ func Example() {
 // session, an input_required result and a retry at 2026-07-28.
 func ExampleClientOptions_elicitation() {
 	greet := hexmcp.NewTool(func(ctx context.Context, rc *hexmcp.RequestContext) (string, error) {
-		res, err := rc.Elicit(ctx, "name", domain.ElicitForm("Your name?",
+		res, err := rc.Elicit(ctx, "name", hexmcp.ElicitForm("Your name?",
 			json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)))
 		if err != nil {
 			return "", err

@@ -134,11 +134,11 @@ func askingServer(t *testing.T) *hexmcp.Server {
 	caps := hexmcp.NewTool(func(rc *hexmcp.RequestContext) string { return string(rc.ClientCapabilities()) }, hexmcp.WithName("caps"))
 	prompt := hexmcp.NewPrompt("intro", func(ctx context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 		res, err := hexmcp.RequestFrom(ctx).CreateMessage(ctx, "intro", domain.CreateMessageParams{
-			Messages: []domain.SamplingMessage{domain.UserText("introduce " + args["who"])}, MaxTokens: 20})
+			Messages: []domain.SamplingMessage{hexmcp.UserText("introduce " + args["who"])}, MaxTokens: 20})
 		if err != nil {
 			return nil, err
 		}
-		return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text(res.Text()))}}, nil
+		return &domain.GetPromptResult{Messages: []domain.PromptMessage{hexmcp.UserMessage(hexmcp.Text(res.Text()))}}, nil
 	}, hexmcp.WithArguments(domain.PromptArgument{Name: "who", Required: true}))
 	return hexmcptest.NewServer(t, quiet(hexmcp.Options{Tools: append(testtools.AskingTools(), caps), Prompts: []hexmcp.Prompt{prompt}}))
 }
@@ -277,12 +277,12 @@ func TestPromptsAndResources(t *testing.T) {
 		Prompts: []hexmcp.Prompt{
 			hexmcp.NewPrompt("greet", func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 				return &domain.GetPromptResult{Description: "A greeting", Messages: []domain.PromptMessage{
-					domain.UserMessage(domain.Text("Greet " + args["name"])),
-					domain.AssistantMessage(domain.Text("Hello!")),
+					hexmcp.UserMessage(hexmcp.Text("Greet " + args["name"])),
+					hexmcp.AssistantMessage(hexmcp.Text("Hello!")),
 				}}, nil
 			}, hexmcp.WithArguments(domain.PromptArgument{Name: "name", Required: true})),
 			hexmcp.NewPrompt("bye", func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
-				return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text("Bye"))}}, nil
+				return &domain.GetPromptResult{Messages: []domain.PromptMessage{hexmcp.UserMessage(hexmcp.Text("Bye"))}}, nil
 			}),
 		},
 		Resources: []hexmcp.Resource{

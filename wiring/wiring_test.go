@@ -202,7 +202,7 @@ func TestBadResourceStopsStart(t *testing.T) {
 func TestCoreServesPrompts(t *testing.T) {
 	var client ports.Conn
 	greet := func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
-		return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text("hi " + args["who"]))}}, nil
+		return &domain.GetPromptResult{Messages: []domain.PromptMessage{hexmcp.UserMessage(hexmcp.Text("hi " + args["who"]))}}, nil
 	}
 	a := fxtest.New(t,
 		wiring.Core,

@@ -246,7 +246,7 @@ func promptEngine(t *testing.T, size int) *app.Engine {
 	e := testtools.NewEngine(t, app.Options{Info: testtools.Info, PromptRegistry: memory.NewPromptRegistry()})
 	text := strings.Repeat("x", size)
 	big := func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
-		return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text(text))}}, nil
+		return &domain.GetPromptResult{Messages: []domain.PromptMessage{hexmcp.UserMessage(hexmcp.Text(text))}}, nil
 	}
 	if err := e.AddPrompt(hexmcp.NewPrompt("big", big)); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,6 @@ import (
 	"github.com/hexmcp/hexmcp"
 	mcpredis "github.com/hexmcp/hexmcp/adapters/redis"
 	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/redistest"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
@@ -130,11 +129,11 @@ func TestStateKeysRedisDown(t *testing.T) {
 func TestRequestStateAcrossInstances(t *testing.T) {
 	srv := redistest.Start(t)
 	twoQuestions := hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
-		first, err := rc.Elicit(ctx, "first", domain.ElicitForm("First?", json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)))
+		first, err := rc.Elicit(ctx, "first", hexmcp.ElicitForm("First?", json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)))
 		if err != nil {
 			return "", err
 		}
-		second, err := rc.Elicit(ctx, "second", domain.ElicitForm("Second?", json.RawMessage(`{"type":"object","properties":{"b":{"type":"string"}}}`)))
+		second, err := rc.Elicit(ctx, "second", hexmcp.ElicitForm("Second?", json.RawMessage(`{"type":"object","properties":{"b":{"type":"string"}}}`)))
 		if err != nil {
 			return "", err
 		}

@@ -140,7 +140,7 @@ func gatedAskName(proceed <-chan struct{}) decl.Tool {
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
-		res, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(testtools.NameSchema)))
+		res, err := rc.Elicit(ctx, "user_name", domain.ElicitParams{Mode: domain.ElicitModeForm, Message: "What is your name?", RequestedSchema: json.RawMessage(testtools.NameSchema)})
 		if err != nil {
 			return "", err
 		}

@@ -35,7 +35,7 @@ func counter(_ context.Context, rc *app.RequestContext, in countIn) (*domain.Cal
 		text += " (no view)"
 	}
 	return &domain.CallToolResult{
-		Content:           []domain.Content{domain.Text(text)},
+		Content:           []domain.Content{hexmcp.Text(text)},
 		StructuredContent: json.RawMessage(`{"count":` + jsonText(in.Count+1) + `}`),
 	}, nil
 }

@@ -27,7 +27,7 @@ func Example() {
 	}
 	now := hexmcp.NewTool(func(context.Context) (*domain.CallToolResult, error) {
 		return &domain.CallToolResult{
-			Content:           []domain.Content{domain.Text("It is 12:00.")},
+			Content:           []domain.Content{hexmcp.Text("It is 12:00.")},
 			StructuredContent: []byte(`{"hour":12,"minute":0}`),
 		}, nil
 	}, hexmcp.WithName("now"), hexmcp.WithDescription("Tells the time on a clock face"), apps.WithView("ui://clock/face.html"))

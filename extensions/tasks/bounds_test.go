@@ -36,7 +36,7 @@ func wireTools(release <-chan struct{}) []hexmcp.Tool {
 	return []hexmcp.Tool{
 		hexmcp.NewTool(func(context.Context, dataIn) (string, error) { return "done", nil }, hexmcp.WithName("job")),
 		hexmcp.NewTool(func(ctx context.Context, _ dataIn) (string, error) {
-			res, err := app.RequestFrom(ctx).Elicit(ctx, "who", domain.ElicitForm("Name?", stdjson.RawMessage(nameSchema)))
+			res, err := app.RequestFrom(ctx).Elicit(ctx, "who", hexmcp.ElicitForm("Name?", stdjson.RawMessage(nameSchema)))
 			if err != nil {
 				return "", err
 			}

@@ -29,7 +29,7 @@ const nameSchema = `{"type":"object","properties":{"name":{"type":"string"}},"re
 func inputTools(release <-chan struct{}, runs *atomic.Int32) []hexmcp.Tool {
 	return []hexmcp.Tool{
 		hexmcp.NewTool(func(ctx context.Context) (string, error) {
-			res, err := app.RequestFrom(ctx).Elicit(ctx, "who", domain.ElicitForm("Name?", stdjson.RawMessage(nameSchema)))
+			res, err := app.RequestFrom(ctx).Elicit(ctx, "who", hexmcp.ElicitForm("Name?", stdjson.RawMessage(nameSchema)))
 			if err != nil {
 				return "", err
 			}
@@ -37,8 +37,8 @@ func inputTools(release <-chan struct{}, runs *atomic.Int32) []hexmcp.Tool {
 		}, hexmcp.WithName("ask")),
 		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			ans, err := app.RequestFrom(ctx).Ask(ctx,
-				hexmcp.ElicitInput("a", domain.ElicitForm("A?", stdjson.RawMessage(nameSchema))),
-				hexmcp.ElicitInput("b", domain.ElicitForm("B?", stdjson.RawMessage(nameSchema))))
+				hexmcp.ElicitInput("a", hexmcp.ElicitForm("A?", stdjson.RawMessage(nameSchema))),
+				hexmcp.ElicitInput("b", hexmcp.ElicitForm("B?", stdjson.RawMessage(nameSchema))))
 			if err != nil {
 				return "", err
 			}
@@ -47,7 +47,7 @@ func inputTools(release <-chan struct{}, runs *atomic.Int32) []hexmcp.Tool {
 			return string(a.Content) + "+" + string(b.Content), nil
 		}, hexmcp.WithName("two")),
 		hexmcp.NewTool(func(ctx context.Context) (string, error) {
-			res, err := app.RequestFrom(ctx).Elicit(ctx, "who", domain.ElicitForm("Name?", stdjson.RawMessage(nameSchema)))
+			res, err := app.RequestFrom(ctx).Elicit(ctx, "who", hexmcp.ElicitForm("Name?", stdjson.RawMessage(nameSchema)))
 			if err != nil {
 				return "", err
 			}

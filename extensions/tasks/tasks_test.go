@@ -40,7 +40,7 @@ func setup(t *testing.T) (*tasks.Tasks, *hexmcp.Server) {
 				}
 				return "done", nil
 			}, hexmcp.WithName("job")),
-			hexmcp.NewTool(func() (string, error) { return "", domain.NewToolError("it failed") }, hexmcp.WithName("fail")),
+			hexmcp.NewTool(func() (string, error) { return "", hexmcp.NewToolError("it failed") }, hexmcp.WithName("fail")),
 			hexmcp.NewTool(func() (string, error) { panic("boom") }, hexmcp.WithName("boom")),
 		},
 	})

@@ -66,7 +66,8 @@ func TestCommonOptions(t *testing.T) {
 // its domain.Annotations; the other kind is a declaration error; the zero
 // AnnotationsOption sets nothing.
 func TestWithAnnotations(t *testing.T) {
-	ta := domain.ToolAnnotations{Title: "Look", ReadOnlyHint: domain.Bool(true)}
+	readOnly := true
+	ta := domain.ToolAnnotations{Title: "Look", ReadOnlyHint: &readOnly}
 	tool := decl.NewTool(GetWeather, decl.WithAnnotations(ta), decl.AnnotationsOption{})
 	if tool.Err() != nil || !reflect.DeepEqual(tool.Definition().Annotations, &ta) {
 		t.Errorf("tool annotations = %+v, %v", tool.Definition().Annotations, tool.Err())

@@ -23,7 +23,7 @@ type ToolHandler func(ctx context.Context, call *ToolCall) (any, error)
 
 // ToolMiddleware wraps every call of every tool, inside method middleware:
 // it sees the tool, the validated arguments and the handler's return
-// value or error, and may answer itself (a value, or a
-// [domain.NewToolError] the model reads). hexmcp.RequestFrom(ctx) gives the
-// request.
+// value or error, and may answer itself (a value, or a [domain.ToolError]
+// the model reads, as hexmcp.NewToolError makes). hexmcp.RequestFrom(ctx)
+// gives the request.
 type ToolMiddleware func(next ToolHandler) ToolHandler

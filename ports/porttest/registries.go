@@ -206,7 +206,7 @@ func prompt(name string) ports.RegisteredPrompt {
 	return ports.RegisteredPrompt{
 		Prompt: &domain.Prompt{Name: name, Arguments: []domain.PromptArgument{{Name: "a"}}},
 		Handler: func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
-			return &domain.GetPromptResult{Messages: []domain.PromptMessage{domain.UserMessage(domain.Text(name))}}, nil
+			return &domain.GetPromptResult{Messages: []domain.PromptMessage{{Role: domain.RoleUser, Content: &domain.TextContent{Text: name}}}}, nil
 		},
 		Completers: map[string]ports.Completer{"a": func(context.Context, string, map[string]string) ([]string, error) {
 			return []string{name}, nil

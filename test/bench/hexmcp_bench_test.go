@@ -43,7 +43,7 @@ func hexTool(structured bool) hexmcp.Tool {
 		return hexmcp.Func(func(_ context.Context, in hexCalcInput) (float64, error) {
 			v, err := calculate(in.A, in.B, in.Operation)
 			if err != nil {
-				return 0, domain.NewToolError(err.Error())
+				return 0, hexmcp.NewToolError(err.Error())
 			}
 			return v, nil
 		}, hexmcp.WithName(calcToolName), hexmcp.WithDescription(calcDescription))
@@ -51,13 +51,13 @@ func hexTool(structured bool) hexmcp.Tool {
 	return hexmcp.Func(func(_ context.Context, in hexCalcInput) (*domain.CallToolResult, error) {
 		v, err := calculate(in.A, in.B, in.Operation)
 		if err != nil {
-			return nil, domain.NewToolError(err.Error())
+			return nil, hexmcp.NewToolError(err.Error())
 		}
 		sc, err := json.Marshal(calcOutput{Result: v})
 		if err != nil {
 			return nil, err
 		}
-		return &domain.CallToolResult{Content: []domain.Content{domain.Text(formatResult(v))}, StructuredContent: sc}, nil
+		return &domain.CallToolResult{Content: []domain.Content{hexmcp.Text(formatResult(v))}, StructuredContent: sc}, nil
 	}, hexmcp.WithName(calcToolName), hexmcp.WithDescription(calcDescription), hexmcp.WithOutputSchemaFrom(calcOutput{}))
 }
 

@@ -49,7 +49,7 @@ func sseInteropServer(t *testing.T) string {
 		hexmcp.Func(func(_ context.Context, in textIn) (string, error) { return "echo: " + in.Text, nil }, hexmcp.WithName("echo")),
 		hexmcp.Func(func(_ context.Context, in numIn) (string, error) { return fmt.Sprint(2 * in.N), nil }, hexmcp.WithName("double")),
 		hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
-			res, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?",
+			res, err := rc.Elicit(ctx, "user_name", hexmcp.ElicitForm("What is your name?",
 				json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)))
 			if err != nil {
 				return "", err

@@ -178,7 +178,7 @@ func testSampling(ctx context.Context, rc *app.RequestContext, in struct {
 	Prompt string `json:"prompt" description:"The prompt to send to the LLM."`
 }) (string, error) {
 	res, err := rc.CreateMessage(ctx, "prompt", domain.CreateMessageParams{
-		Messages:  []domain.SamplingMessage{domain.UserText(in.Prompt)},
+		Messages:  []domain.SamplingMessage{hexmcp.UserText(in.Prompt)},
 		MaxTokens: 100,
 	})
 	if err != nil {
@@ -190,7 +190,7 @@ func testSampling(ctx context.Context, rc *app.RequestContext, in struct {
 func testElicitation(ctx context.Context, rc *app.RequestContext, in struct {
 	Message string `json:"message" description:"The message to show the user."`
 }) (string, error) {
-	res, err := rc.Elicit(ctx, "user_info", domain.ElicitForm(in.Message, json.RawMessage(userInfoSchema)))
+	res, err := rc.Elicit(ctx, "user_info", hexmcp.ElicitForm(in.Message, json.RawMessage(userInfoSchema)))
 	if err != nil {
 		return "", err
 	}
@@ -200,7 +200,7 @@ func testElicitation(ctx context.Context, rc *app.RequestContext, in struct {
 // elicitWith returns a tool that elicits schema and reports the answer.
 func elicitWith(message, schema string) func(context.Context, *app.RequestContext) (string, error) {
 	return func(ctx context.Context, rc *app.RequestContext) (string, error) {
-		res, err := rc.Elicit(ctx, "form", domain.ElicitForm(message, json.RawMessage(schema)))
+		res, err := rc.Elicit(ctx, "form", hexmcp.ElicitForm(message, json.RawMessage(schema)))
 		if err != nil {
 			return "", err
 		}
@@ -209,7 +209,7 @@ func elicitWith(message, schema string) func(context.Context, *app.RequestContex
 }
 
 func askName(key, message string) hexmcp.InputRequest {
-	return hexmcp.ElicitInput(key, domain.ElicitForm(message, json.RawMessage(nameSchema)))
+	return hexmcp.ElicitInput(key, hexmcp.ElicitForm(message, json.RawMessage(nameSchema)))
 }
 
 // nameOf returns the name of an accepted name elicitation.
@@ -238,7 +238,7 @@ func mrtrElicitation(ctx context.Context, rc *app.RequestContext) (string, error
 
 func mrtrSampling(ctx context.Context, rc *app.RequestContext) (string, error) {
 	res, err := rc.CreateMessage(ctx, "capital_question", domain.CreateMessageParams{
-		Messages:  []domain.SamplingMessage{domain.UserText("What is the capital of France?")},
+		Messages:  []domain.SamplingMessage{hexmcp.UserText("What is the capital of France?")},
 		MaxTokens: 100,
 	})
 	if err != nil {
@@ -276,7 +276,7 @@ func mrtrListRoots(ctx context.Context, rc *app.RequestContext) (string, error) 
 // reaches its answer has a verified state.
 func confirmTool(word string) func(context.Context, *app.RequestContext) (string, error) {
 	return func(ctx context.Context, rc *app.RequestContext) (string, error) {
-		res, err := rc.Elicit(ctx, "confirm", domain.ElicitForm("Please confirm", json.RawMessage(confirmSchema)))
+		res, err := rc.Elicit(ctx, "confirm", hexmcp.ElicitForm("Please confirm", json.RawMessage(confirmSchema)))
 		if err != nil {
 			return "", err
 		}
@@ -292,7 +292,7 @@ func confirmTool(word string) func(context.Context, *app.RequestContext) (string
 
 func greetingInput(prompt string) hexmcp.InputRequest {
 	return hexmcp.SamplingInput("greeting", domain.CreateMessageParams{
-		Messages:  []domain.SamplingMessage{domain.UserText(prompt)},
+		Messages:  []domain.SamplingMessage{hexmcp.UserText(prompt)},
 		MaxTokens: 50,
 	})
 }
@@ -325,7 +325,7 @@ func mrtrMultiRound(ctx context.Context, rc *app.RequestContext) (string, error)
 	if !ok {
 		return fmt.Sprintf("Stopped after step 1 (action=%s).", r1.Action), nil
 	}
-	r2, err := rc.Elicit(ctx, "step2", domain.ElicitForm("Step 2: What is your favorite color?", json.RawMessage(colorSchema)))
+	r2, err := rc.Elicit(ctx, "step2", hexmcp.ElicitForm("Step 2: What is your favorite color?", json.RawMessage(colorSchema)))
 	if err != nil {
 		return "", err
 	}
@@ -377,7 +377,7 @@ func mrtrCapabilities(ctx context.Context, rc *app.RequestContext) (string, erro
 // data.requiredCapabilities {"sampling": {}}.
 func missingCapability(ctx context.Context, rc *app.RequestContext) (string, error) {
 	res, err := rc.CreateMessage(ctx, "sample", domain.CreateMessageParams{
-		Messages:  []domain.SamplingMessage{domain.UserText("Say hello.")},
+		Messages:  []domain.SamplingMessage{hexmcp.UserText("Say hello.")},
 		MaxTokens: 20,
 	})
 	if err != nil {
@@ -391,7 +391,7 @@ func missingCapability(ctx context.Context, rc *app.RequestContext) (string, err
 func inputPrompt() hexmcp.Prompt {
 	return hexmcp.NewPrompt("test_input_required_result_prompt", func(ctx context.Context, _ map[string]string) (*domain.GetPromptResult, error) {
 		res, err := app.RequestFrom(ctx).Elicit(ctx, "user_context",
-			domain.ElicitForm("What context should the prompt use?", json.RawMessage(contextSchema)))
+			hexmcp.ElicitForm("What context should the prompt use?", json.RawMessage(contextSchema)))
 		if err != nil {
 			return nil, err
 		}
@@ -403,7 +403,7 @@ func inputPrompt() hexmcp.Prompt {
 		}
 		return &domain.GetPromptResult{
 			Description: "A prompt that needs the user's context first.",
-			Messages:    []domain.PromptMessage{domain.UserMessage(domain.Text("Use this context: " + v.Context))},
+			Messages:    []domain.PromptMessage{hexmcp.UserMessage(hexmcp.Text("Use this context: " + v.Context))},
 		}, nil
 	}, hexmcp.WithDescription("Asks the user for its context (elicitation under the key \"user_context\") before rendering."))
 }

@@ -20,11 +20,11 @@ func conformancePrompts() []hexmcp.Prompt {
 	return []hexmcp.Prompt{
 		// prompts-list, prompts-get-simple
 		hexmcp.NewPrompt("test_simple_prompt", func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
-			return one(domain.UserMessage(domain.Text("This is a simple prompt for testing."))), nil
+			return one(hexmcp.UserMessage(hexmcp.Text("This is a simple prompt for testing."))), nil
 		}, hexmcp.WithDescription("A simple prompt without arguments.")),
 		// prompts-get-with-args, completion-complete
 		hexmcp.NewPrompt("test_prompt_with_arguments", func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
-			return one(domain.UserMessage(domain.Text("Prompt with arguments: arg1='" + args["arg1"] + "', arg2='" + args["arg2"] + "'"))), nil
+			return one(hexmcp.UserMessage(hexmcp.Text("Prompt with arguments: arg1='" + args["arg1"] + "', arg2='" + args["arg2"] + "'"))), nil
 		}, hexmcp.WithDescription("A prompt with two required arguments."),
 			hexmcp.WithArgument(domain.PromptArgument{Name: "arg1", Description: "First test argument", Required: true},
 				func(_ context.Context, value string, _ map[string]string) ([]string, error) {
@@ -40,16 +40,16 @@ func conformancePrompts() []hexmcp.Prompt {
 		// prompts-get-embedded-resource
 		hexmcp.NewPrompt("test_prompt_with_embedded_resource", func(_ context.Context, args map[string]string) (*domain.GetPromptResult, error) {
 			return one(
-				domain.UserMessage(domain.EmbeddedText(args["resourceUri"], "Embedded resource content for testing.", "text/plain")),
-				domain.UserMessage(domain.Text("Please process the embedded resource above.")),
+				hexmcp.UserMessage(hexmcp.EmbeddedText(args["resourceUri"], "Embedded resource content for testing.", "text/plain")),
+				hexmcp.UserMessage(hexmcp.Text("Please process the embedded resource above.")),
 			), nil
 		}, hexmcp.WithDescription("A prompt that embeds a resource."),
 			hexmcp.WithArguments(domain.PromptArgument{Name: "resourceUri", Description: "URI of the resource to embed", Required: true})),
 		// prompts-get-with-image
 		hexmcp.NewPrompt("test_prompt_with_image", func(context.Context, map[string]string) (*domain.GetPromptResult, error) {
 			return one(
-				domain.UserMessage(domain.Image(redPixelPNG(), "image/png")),
-				domain.UserMessage(domain.Text("Please analyze the image above.")),
+				hexmcp.UserMessage(hexmcp.Image(redPixelPNG(), "image/png")),
+				hexmcp.UserMessage(hexmcp.Text("Please analyze the image above.")),
 			), nil
 		}, hexmcp.WithDescription("A prompt with an image.")),
 		// input-required-result-non-tool-request (input.go)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/extensions/tasks"
 )
 
@@ -54,14 +53,14 @@ func conformanceTasks() (*tasks.Tasks, []hexmcp.Tool) {
 			if err := sleep(ctx, time.Second); err != nil {
 				return "", err
 			}
-			return "", domain.NewToolError("failing_job always fails")
+			return "", hexmcp.NewToolError("failing_job always fails")
 		}, hexmcp.WithName("failing_job"), hexmcp.WithDescription("Fails with a tool error after a second; runs only as a task.")),
 		hexmcp.NewTool(func(context.Context) (string, error) {
 			panic("protocol_error_job: a deliberate panic")
 		}, hexmcp.WithName("protocol_error_job"), hexmcp.WithDescription("Panics into a protocol error; may run as a task.")),
 		hexmcp.NewTool(func(ctx context.Context, in deleteIn) (string, error) {
 			rc := app.RequestFrom(ctx)
-			res, err := rc.Elicit(ctx, "confirm", domain.ElicitForm("Delete "+in.Filename+"?", json.RawMessage(confirmDeleteSchema)))
+			res, err := rc.Elicit(ctx, "confirm", hexmcp.ElicitForm("Delete "+in.Filename+"?", json.RawMessage(confirmDeleteSchema)))
 			if err != nil {
 				return "", err
 			}
@@ -73,8 +72,8 @@ func conformanceTasks() (*tasks.Tasks, []hexmcp.Tool) {
 		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			rc := app.RequestFrom(ctx)
 			ans, err := rc.Ask(ctx,
-				hexmcp.ElicitInput("first", domain.ElicitForm("First input?", json.RawMessage(multiInputSchema))),
-				hexmcp.ElicitInput("second", domain.ElicitForm("Second input?", json.RawMessage(multiInputSchema))))
+				hexmcp.ElicitInput("first", hexmcp.ElicitForm("First input?", json.RawMessage(multiInputSchema))),
+				hexmcp.ElicitInput("second", hexmcp.ElicitForm("Second input?", json.RawMessage(multiInputSchema))))
 			if err != nil {
 				return "", err
 			}
@@ -84,7 +83,7 @@ func conformanceTasks() (*tasks.Tasks, []hexmcp.Tool) {
 		}, hexmcp.WithName("multi_input"), hexmcp.WithDescription("Asks two questions at once, inside the task.")),
 		hexmcp.NewTool(func(ctx context.Context) (string, error) {
 			rc := app.RequestFrom(ctx)
-			res, err := rc.Elicit(ctx, "user_name", domain.ElicitForm("What is your name?", json.RawMessage(userNameSchema)))
+			res, err := rc.Elicit(ctx, "user_name", hexmcp.ElicitForm("What is your name?", json.RawMessage(userNameSchema)))
 			if err != nil {
 				return "", err
 			}

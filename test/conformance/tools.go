@@ -34,18 +34,18 @@ func conformanceTools(e *app.Engine) []hexmcp.Tool {
 			hexmcp.WithDescription("Returns one text block.")),
 
 		// tools-call-image
-		hexmcp.NewTool(func() domain.Content { return domain.Image(redPixelPNG(), "image/png") },
+		hexmcp.NewTool(func() domain.Content { return hexmcp.Image(redPixelPNG(), "image/png") },
 			hexmcp.WithName("test_image_content"),
 			hexmcp.WithDescription("Returns one image block: a 1x1 red PNG.")),
 
 		// tools-call-audio (the scenario requires mimeType audio/wav)
-		hexmcp.NewTool(func() domain.Content { return domain.Audio(silentWAV(), "audio/wav") },
+		hexmcp.NewTool(func() domain.Content { return hexmcp.Audio(silentWAV(), "audio/wav") },
 			hexmcp.WithName("test_audio_content"),
 			hexmcp.WithDescription("Returns one audio block: a short silent WAV.")),
 
 		// tools-call-embedded-resource (uri, mimeType and text are checked)
 		hexmcp.NewTool(func() domain.Content {
-			return domain.EmbeddedText("test://embedded-resource", "This is an embedded resource content.", "text/plain")
+			return hexmcp.EmbeddedText("test://embedded-resource", "This is an embedded resource content.", "text/plain")
 		},
 			hexmcp.WithName("test_embedded_resource"),
 			hexmcp.WithDescription("Returns one embedded text resource.")),
@@ -53,9 +53,9 @@ func conformanceTools(e *app.Engine) []hexmcp.Tool {
 		// tools-call-mixed-content: text, image and resource blocks
 		hexmcp.NewTool(func() []domain.Content {
 			return []domain.Content{
-				domain.Text("Multiple content types test:"),
-				domain.Image(redPixelPNG(), "image/png"),
-				domain.EmbeddedText("test://mixed-content-resource", `{"test":"data","value":123}`, "application/json"),
+				hexmcp.Text("Multiple content types test:"),
+				hexmcp.Image(redPixelPNG(), "image/png"),
+				hexmcp.EmbeddedText("test://mixed-content-resource", `{"test":"data","value":123}`, "application/json"),
 			}
 		},
 			hexmcp.WithName("test_multiple_content_types"),
@@ -63,7 +63,7 @@ func conformanceTools(e *app.Engine) []hexmcp.Tool {
 
 		// tools-call-error: a tool error is a result with isError:true
 		hexmcp.NewTool(func() error {
-			return domain.NewToolError("This tool intentionally returns an error for testing")
+			return hexmcp.NewToolError("This tool intentionally returns an error for testing")
 		},
 			hexmcp.WithName("test_error_handling"),
 			hexmcp.WithDescription("Always fails with a tool error (isError: true).")),
