@@ -1,7 +1,6 @@
 package websocket
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -214,22 +213,56 @@ func (c *conn) Close() error {
 	return nil
 }
 
-// maxReadScratch bounds the read buffers readScratch keeps.
-const maxReadScratch = 64 << 10
+// readChunkSize is the size of the pieces a message is read into before
+// it is copied into a slice of its exact size.
+const readChunkSize = 32 << 10
 
-// readScratch holds the buffers messages are read into, shared by the
+// readChunks holds the pieces messages are read into, shared by the
 // connections: an idle connection keeps none.
-var readScratch = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var readChunks = sync.Pool{New: func() any { return new([readChunkSize]byte) }}
+
+// readMessage reads r to its end, or past limit, into pooled pieces and
+// returns its length and, unless that is over limit, a copy of exactly that
+// length. The copy is what the engine keeps while it serves the message,
+// and what its budgets of bytes in flight count: a buffer grown while
+// reading would hold up to twice as much for as long.
+func readMessage(r io.Reader, limit int) ([]byte, int, error) {
+	var first [1]*[readChunkSize]byte
+	chunks := first[:0]
+	defer func() {
+		for _, c := range chunks {
+			readChunks.Put(c)
+		}
+	}()
+	body := io.LimitedReader{R: r, N: int64(limit) + 1}
+	n := 0
+	for {
+		c := readChunks.Get().(*[readChunkSize]byte)
+		chunks = append(chunks, c)
+		m, err := io.ReadFull(&body, c[:])
+		n += m
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, n, err
+		}
+	}
+	if n > limit {
+		return nil, n, nil
+	}
+	msg := make([]byte, n)
+	for i, c := range chunks {
+		copy(msg[i*readChunkSize:], c[:])
+	}
+	return msg, n, nil
+}
 
 // readLoop reads frames until the connection fails or the peer's close
 // frame arrives.
 func (c *conn) readLoop() {
 	defer close(c.readerDone)
 	limit := c.opts.MaxMessageSize
-	// A message is read into a buffer of readScratch, then copied into a
-	// slice of its exact size, which the engine keeps (a large one is
-	// handed over as it is).
-	var body io.LimitedReader
 	for {
 		if c.opts.PingInterval > 0 {
 			// The peer has PongWait to show life while we wait for it;
@@ -255,25 +288,10 @@ func (c *conn) readLoop() {
 			}
 			continue
 		}
-		body.R, body.N = r, int64(limit)+1
-		scratch := readScratch.Get().(*bytes.Buffer)
-		scratch.Reset()
-		if _, err := scratch.ReadFrom(&body); err != nil {
-			readScratch.Put(scratch)
+		msg, n, err := readMessage(r, limit)
+		if err != nil {
 			c.readFailed(err)
 			return
-		}
-		n := scratch.Len()
-		var msg []byte
-		switch {
-		case n > limit: // refused below: not copied
-		case scratch.Cap() > maxReadScratch:
-			msg = scratch.Bytes() // handed over as it is
-		default:
-			msg = append(make([]byte, 0, n), scratch.Bytes()...)
-		}
-		if scratch.Cap() <= maxReadScratch {
-			readScratch.Put(scratch)
 		}
 		if n > limit {
 			why := fmt.Sprintf("a message exceeds the limit of %d bytes", limit)

@@ -449,3 +449,65 @@ func TestQueueByteBoundEdges(t *testing.T) {
 		t.Fatalf("a message one byte over MaxQueueBytes: %v, close code %d, want 1009", err, c.code)
 	}
 }
+
+// connHandlerFunc is a ports.ConnHandler of a function.
+type connHandlerFunc func(ctx context.Context, c ports.Conn) error
+
+func (f connHandlerFunc) ServeConn(ctx context.Context, c ports.Conn) error { return f(ctx, c) }
+
+// TestMessageKeptAtItsSize: a message reaches the engine in a slice of
+// exactly its length, whatever its size and however it was framed, since
+// that slice lives as long as its call and the budgets of bytes in flight
+// count its length. (A buffer grown while reading, handed over as it was,
+// held up to twice as much: 4 MiB calls left waiting took 8 MiB each.)
+func TestMessageKeptAtItsSize(t *testing.T) {
+	type got struct{ len, cap int }
+	msgs := make(chan got, 8)
+	h := NewHandler(connHandlerFunc(func(ctx context.Context, c ports.Conn) error {
+		for {
+			m, err := c.ReadMessage(ctx)
+			if err != nil {
+				return nil
+			}
+			msgs <- got{len(m), cap(m)}
+		}
+	}), Options{MaxMessageSize: 4 << 20})
+	srv := mount(t, h)
+	c := dial(t, srv)
+	defer c.Close()
+	for _, n := range []int{2, readChunkSize - 1, readChunkSize, readChunkSize + 1, 1<<20 + 3, 4 << 20} {
+		body := `"` + strings.Repeat("x", n-2) + `"`
+		if err := c.WriteMessage(gws.TextMessage, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case g := <-msgs:
+			if g.len != n || g.cap != n {
+				t.Errorf("a message of %d bytes reached the engine with len %d, cap %d", n, g.len, g.cap)
+			}
+		case <-time.After(testDeadline):
+			t.Fatalf("the message of %d bytes did not arrive", n)
+		}
+	}
+	// Framed in pieces (a fragmented message), it is kept the same.
+	w, err := c.NextWriter(gws.TextMessage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if _, err := w.Write([]byte(strings.Repeat("y", 50_000))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case g := <-msgs:
+		if g.len != 250_000 || g.cap != 250_000 {
+			t.Errorf("a fragmented message of 250000 bytes reached the engine with len %d, cap %d", g.len, g.cap)
+		}
+	case <-time.After(testDeadline):
+		t.Fatal("the fragmented message did not arrive")
+	}
+}
