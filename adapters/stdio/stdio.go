@@ -47,10 +47,7 @@ func New(opts Options) *Transport {
 	if opts.Out == nil {
 		opts.Out = os.Stdout
 	}
-	if opts.MaxMessageSize <= 0 {
-		opts.MaxMessageSize = defaultMaxMessageSize
-	}
-	return &Transport{opts: opts}
+	return &Transport{opts: opts} // NewConn applies MaxMessageSize's default
 }
 
 // Serve serves the streams until the input ends (EOF: the client is gone)
