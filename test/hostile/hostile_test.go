@@ -49,14 +49,47 @@ import (
 	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
-// peakRSSBound is what the server may hold at its peak under this test's
-// attacks with the default limits (README, "Limits"): the event store's
-// 64 MiB, the HTTP bodies in flight (32 MiB) and the messages in flight per
-// WebSocket connection (16 MiB), each decoded into a few copies while served,
-// the WebSocket send queues (8 MiB per connection), and the Go runtime's
-// headroom (GOGC=100 lets the heap reach twice what is live). Before the
-// limits existed these attacks took the server to 2.27 GiB.
-const peakRSSBound = 512 << 20
+// peakRSSBound is what the limits (README, "Limits", at their defaults)
+// let this test's attacks make the server hold at once, from its two
+// attacking addresses, doubled for the Go runtime's headroom (GOGC=100 lets
+// the heap grow to twice what was live at the last collection), plus the
+// runtime's own baseline. Before the limits existed these attacks took the
+// server to 2.27 GiB; they now peak at 241–304 MiB, of which at most
+// 127 MiB is live.
+const peakRSSBound = 2*(eventStoreBytes+sseQueueBytes+wsQueueBytes+taskBytes+runningTaskBytes+
+	wsInFlightBytes+httpCallBytes+httpBodyBytes) + runtimeBaseline
+
+// The budgets this test's attacks reach, at their defaults.
+const (
+	mib = 1 << 20
+	// eventStoreBytes: the SSE events kept for resumption (the 3 MiB
+	// answers, read or not), memory.EventStoreOptions.MaxBytes.
+	eventStoreBytes = 64 * mib
+	// sseQueueBytes: the 3 MiB answers waiting for the 8 streams per address
+	// that never read them (each stream's queue holds up to 8 MiB,
+	// mcphttp.Options.MaxStreamQueueBytes, but one answer is all it has).
+	sseQueueBytes = 2 * 8 * 3 * mib
+	// wsQueueBytes: the send queues of the 2 WebSocket connections that
+	// never read, websocket.Options.MaxQueueBytes each.
+	wsQueueBytes = 2 * 8 * mib
+	// taskBytes and runningTaskBytes: the padded tasks kept per client
+	// (TaskStoreOptions.MaxBytesPerClient, 16 MiB) and what running tasks
+	// hold (tasks.Options.MaxRunningBytes).
+	taskBytes        = 2 * 16 * mib
+	runningTaskBytes = 64 * mib
+	// wsInFlightBytes: the 4 MiB WebSocket calls in flight or waiting for
+	// an answer, hexmcp.Options.MaxInFlightBytesPerClient per address.
+	wsInFlightBytes = 2 * 64 * mib
+	// httpCallBytes: the HTTP calls waiting for an answer, what one client's
+	// calls keep (mcphttp.Options.MaxInFlightBytesPerClient) per address.
+	httpCallBytes = 2 * 8 * mib
+	// httpBodyBytes: the POST bodies being read at once,
+	// mcphttp.Options.MaxInFlightBytes.
+	httpBodyBytes = 32 * mib
+	// runtimeBaseline: the idle server (about 20 MiB) and the goroutine
+	// stacks of the thousands of connections the floods open.
+	runtimeBaseline = 64 * mib
+)
 
 // enabled reports whether the attack named is to run: all of them, unless
 // HOSTILE_ONLY lists some (comma-separated: listen, fatlisten, wslisten,
