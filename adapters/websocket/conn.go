@@ -225,8 +225,10 @@ var readChunks = sync.Pool{New: func() any { return new([readChunkSize]byte) }}
 // returns its length and, unless that is over limit, a copy of exactly that
 // length. The copy is what the engine keeps while it serves the message,
 // and what its budgets of bytes in flight count: a buffer grown while
-// reading would hold up to twice as much for as long.
-func readMessage(r io.Reader, limit int) ([]byte, int, error) {
+// reading would hold up to twice as much for as long. body is the
+// connection's own reader of bodies, reused (one allocation per
+// connection, not per message).
+func readMessage(body *io.LimitedReader, r io.Reader, limit int) ([]byte, int, error) {
 	var first [1]*[readChunkSize]byte
 	chunks := first[:0]
 	defer func() {
@@ -234,12 +236,12 @@ func readMessage(r io.Reader, limit int) ([]byte, int, error) {
 			readChunks.Put(c)
 		}
 	}()
-	body := io.LimitedReader{R: r, N: int64(limit) + 1}
+	body.R, body.N = r, int64(limit)+1
 	n := 0
 	for {
 		c := readChunks.Get().(*[readChunkSize]byte)
 		chunks = append(chunks, c)
-		m, err := io.ReadFull(&body, c[:])
+		m, err := io.ReadFull(body, c[:])
 		n += m
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			break
@@ -263,6 +265,7 @@ func readMessage(r io.Reader, limit int) ([]byte, int, error) {
 func (c *conn) readLoop() {
 	defer close(c.readerDone)
 	limit := c.opts.MaxMessageSize
+	var body io.LimitedReader
 	for {
 		if c.opts.PingInterval > 0 {
 			// The peer has PongWait to show life while we wait for it;
@@ -288,7 +291,7 @@ func (c *conn) readLoop() {
 			}
 			continue
 		}
-		msg, n, err := readMessage(r, limit)
+		msg, n, err := readMessage(&body, r, limit)
 		if err != nil {
 			c.readFailed(err)
 			return
