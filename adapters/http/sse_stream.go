@@ -257,8 +257,11 @@ func (s *SSEHandler) readBody(w http.ResponseWriter, r *http.Request, budget *ss
 	if !json.Valid(buf) { // encoding/json refuses nesting past 10,000 levels, the engine's bound
 		return refuse(http.StatusBadRequest, "the body is not JSON: it must be one JSON-RPC message (or a batch)")
 	}
-	if int64(cap(buf)) > int64(len(buf))+int64(len(buf))/4 {
-		buf = slices.Clip(buf) // keep no slack in a message the engine keeps
+	if cap(buf) > len(buf)+len(buf)/4 {
+		// The engine keeps the message, and the budget counts its length:
+		// a copy of that length, not the doubled buffer (slices.Clip would
+		// keep the whole array).
+		buf = append(make([]byte, 0, len(buf)), buf...)
 	}
 	return buf, 0, ""
 }

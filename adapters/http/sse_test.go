@@ -977,3 +977,65 @@ func TestSSELostStreamCancelsCalls(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A message POSTed to a stream holds no more memory than its length while
+// the engine keeps it (the budget of the stream's incoming bytes counts
+// its length), whatever the body's framing. The buffer it is read into
+// grows as it fills; handed over as it was (slices.Clip keeps the whole
+// array), a message of 2.3 MiB held 5.6 MiB. Measured as the live heap
+// after a collection: the test's server runs in this process.
+func TestSSEMessageKeptAtItsSize(t *testing.T) {
+	// One byte past a capacity the buffer grows to (from 64 KiB, as
+	// append grows: 160 KiB, 392 KiB, 960 KiB, 2,408,448 bytes), where
+	// the next step takes it to 2.44 times the message.
+	const n, count = 2408449, 8
+	var (
+		mu   sync.Mutex
+		kept [][]byte
+	)
+	got := make(chan struct{}, count)
+	srv := sseServe(t, mcphttp.NewSSEHandler(connFunc(func(ctx context.Context, c ports.Conn) error {
+		for {
+			m, err := c.ReadMessage(ctx)
+			if err != nil {
+				return nil
+			}
+			mu.Lock()
+			kept = append(kept, m)
+			mu.Unlock()
+			got <- struct{}{}
+		}
+	}), mcphttp.SSEOptions{MaxIncomingBytes: 64 << 20}), nil)
+	c := sseOpen(t, srv, nil)
+	msg := `{"jsonrpc":"2.0","method":"notifications/x","params":{"p":"` + strings.Repeat("x", n-62) + `"}}`
+	before := liveHeap()
+	for i := range count {
+		var body io.Reader = strings.NewReader(msg)
+		if i%2 == 1 { // no Content-Length
+			body = io.MultiReader(strings.NewReader(msg[:n/2]), strings.NewReader(msg[n/2:]))
+		}
+		resp, err := http.Post(c.post, "application/json", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("message %d: status %d", i, resp.StatusCode)
+		}
+		select {
+		case <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("message %d did not arrive", i)
+		}
+	}
+	grown := liveHeap() - before
+	t.Logf("%d messages of %d bytes kept: %d bytes more live heap", count, n, grown)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(kept) != count || len(kept[0]) != n {
+		t.Fatalf("%d messages kept, the first of %d bytes", len(kept), len(kept[0]))
+	}
+	if limit := int64(count*n + count*n/4); grown > limit {
+		t.Errorf("%d messages of %d bytes kept take %d bytes of live heap, more than %d", count, n, grown, limit)
+	}
+}
