@@ -79,3 +79,20 @@ func TestElicitConstructors(t *testing.T) {
 		t.Errorf("ElicitURL = %+v (%v)", url, url.Validate())
 	}
 }
+
+// TestSamplingVocabulary: a sampling request's model preferences are
+// written with the front door's names alone.
+func TestSamplingVocabulary(t *testing.T) {
+	speed := 0.8
+	p := hexmcp.CreateMessageParams{
+		Messages:         []hexmcp.SamplingMessage{hexmcp.UserText("hi"), hexmcp.AssistantText("hello")},
+		ModelPreferences: &hexmcp.ModelPreferences{Hints: []hexmcp.ModelHint{{Name: "sonnet"}}, SpeedPriority: &speed},
+		MaxTokens:        10,
+	}
+	got, err := json.Marshal(p)
+	want := `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}},{"role":"assistant","content":{"type":"text","text":"hello"}}],` +
+		`"modelPreferences":{"hints":[{"name":"sonnet"}],"speedPriority":0.8},"maxTokens":10}`
+	if err != nil || string(got) != want {
+		t.Fatalf("%s, %v; want %s", got, err, want)
+	}
+}

@@ -132,6 +132,15 @@ type CreateMessageResult = domain.CreateMessageResult
 // SamplingMessage is one message of a [CreateMessageParams].
 type SamplingMessage = domain.SamplingMessage
 
+// ModelPreferences are what a [CreateMessageParams] asks of the client's
+// choice of model: Hints ([ModelHint], tried in order) and the cost, speed
+// and intelligence priorities, each a *float64 from 0 to 1.
+type ModelPreferences = domain.ModelPreferences
+
+// ModelHint suggests a model by Name, which the client may match as a
+// substring ("claude-3-5-sonnet", "sonnet").
+type ModelHint = domain.ModelHint
+
 // UserText is a [SamplingMessage] of the user holding text.
 func UserText(text string) SamplingMessage {
 	return SamplingMessage{Role: domain.RoleUser, Content: textBlock(text)}
