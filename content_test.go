@@ -96,3 +96,10 @@ func TestSamplingVocabulary(t *testing.T) {
 		t.Fatalf("%s, %v; want %s", got, err, want)
 	}
 }
+
+// TestEraNames: the front door's era names are the engine's.
+func TestEraNames(t *testing.T) {
+	if hexmcp.EraHandshake == hexmcp.EraStateless || hexmcp.EraStateless.String() != "stateless" {
+		t.Fatalf("EraHandshake %v, EraStateless %v", hexmcp.EraHandshake, hexmcp.EraStateless)
+	}
+}

@@ -63,6 +63,20 @@ const (
 	Revision20260728 = domain.Revision20260728
 )
 
+// Era is the protocol era of a request ([RequestContext.Era], the Era of
+// a middleware's [Request]): [EraHandshake] or [EraStateless].
+type Era = domain.Era
+
+// The eras of a request.
+const (
+	// EraHandshake: revisions 2024-11-05 to 2025-11-25, which begin with
+	// initialize and keep a session.
+	EraHandshake = domain.EraHandshake
+	// EraStateless: revision 2026-07-28, whose every request names its
+	// revision and the client's capabilities in _meta.
+	EraStateless = domain.EraStateless
+)
+
 // LogLevel is the severity of a log message sent to the client
 // ([RequestContext.Log]), syslog's levels from LogDebug to LogEmergency;
 // the client receives those at or above the level it asked for.
