@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -509,5 +510,61 @@ func TestMessageKeptAtItsSize(t *testing.T) {
 		}
 	case <-time.After(testDeadline):
 		t.Fatal("the fragmented message did not arrive")
+	}
+}
+
+// TestMessagesQueuedAtCloseAreSent: when the engine is done with a
+// connection, every message it queued reaches the client, then the close
+// frame (1000), even with more queued than the network takes at once.
+func TestMessagesQueuedAtCloseAreSent(t *testing.T) {
+	const count, size = 8, 4 << 20 // 32 MiB: more than loopback's socket buffers hold
+	served := make(chan struct{})
+	h := NewHandler(connHandlerFunc(func(ctx context.Context, c ports.Conn) error {
+		defer close(served)
+		for i := range count {
+			msg := []byte(`"` + strings.Repeat(strconv.Itoa(i), size-2) + `"`)
+			if err := c.WriteMessage(ctx, msg); err != nil {
+				t.Errorf("queueing message %d: %v", i, err)
+			}
+		}
+		return nil // the engine is done: the connection closes once its queue is sent
+	}), Options{MaxQueueBytes: 64 << 20})
+	srv := mount(t, h)
+	c := dial(t, srv)
+	defer c.Close()
+	<-served // the client reads nothing until then
+	_ = c.SetReadDeadline(time.Now().Add(testDeadline))
+	for i := range count {
+		_, data, err := c.ReadMessage()
+		if err != nil {
+			t.Fatalf("message %d of %d: %v", i, count, err)
+		}
+		if len(data) != size || data[1] != byte('0'+i) {
+			t.Fatalf("message %d: %d bytes starting %q", i, len(data), data[:2])
+		}
+	}
+	_, _, err := c.ReadMessage()
+	if !gws.IsCloseError(err, gws.CloseNormalClosure) {
+		t.Fatalf("after the queued messages: %v, want the close frame 1000", err)
+	}
+}
+
+// TestPongWaitDefault: an unset PongWait is the default (60 s), and a
+// PongWait no longer than the PingInterval is twice the PingInterval.
+func TestPongWaitDefault(t *testing.T) {
+	for _, tc := range []struct {
+		ping, pong, want time.Duration
+	}{
+		{50 * time.Millisecond, 0, defaultPongWait},
+		{0, 0, defaultPongWait},
+		{50 * time.Millisecond, 70 * time.Millisecond, 70 * time.Millisecond},
+		{50 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond},
+		{45 * time.Second, 0, defaultPongWait},
+		{defaultPongWait, 0, 2 * defaultPongWait},
+		{-1, 0, defaultPongWait},
+	} {
+		if got := (Options{PingInterval: tc.ping, PongWait: tc.pong}).withDefaults().PongWait; got != tc.want {
+			t.Errorf("PingInterval %v, PongWait %v: PongWait %v, want %v", tc.ping, tc.pong, got, tc.want)
+		}
 	}
 }
