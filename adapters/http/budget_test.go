@@ -447,3 +447,21 @@ func TestBodyTimeoutEndsWithTheBody(t *testing.T) {
 		})
 	}
 }
+
+// With the per-client share turned off by name (hexmcp.Unlimited), one
+// client's bodies count in the whole budget alone: it is served while
+// five of its bodies are being read, and every one of them is answered.
+func TestInFlightBytesPerClientUnlimited(t *testing.T) {
+	be := newBudgetEnv(t, mcphttp.Options{MaxBodyBytes: 64 << 10, MaxInFlightBytes: 1 << 20, MaxInFlightBytesPerClient: hexmcp.Unlimited})
+	body := bigInit(64 << 10)
+	greedy := hdr{"X-Client": "greedy"}
+	var slow []net.Conn
+	for range 5 {
+		slow = append(slow, be.slowPost(len(body), body[:len(body)-1], greedy))
+	}
+	expect(t, be.post(padded(statelessCall(2, "echo", `{"text":"more"}`), 60<<10), mergeHdr(statelessHdr("tools/call", "echo"), greedy)),
+		http.StatusOK, "echo: more")
+	for _, c := range slow {
+		expect(t, be.finish(c, body[len(body)-1:]), http.StatusOK)
+	}
+}

@@ -269,3 +269,20 @@ func serveOn(t *testing.T, h http.Handler, o mcphttp.ServerOptions) *mcphttp.Ser
 	})
 	return srv
 }
+
+// MaxConns holds alone when the per-address bound is off: the connection
+// past it gets 503, from any address.
+func TestServerConnectionBoundWithoutPerClient(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	srv := serveOn(t, mux, mcphttp.ServerOptions{MaxConns: 2, MaxConnsPerClient: -1})
+	addr := srv.Addr()
+	for i := range 2 {
+		if st, _ := statusOf(t, dialFrom(t, "127.0.0.1", addr)); st != http.StatusNoContent {
+			t.Fatalf("connection %d: %d", i+1, st)
+		}
+	}
+	if st, ra := statusOf(t, dialFrom(t, "127.0.0.1", addr)); st != http.StatusServiceUnavailable || ra == "" {
+		t.Fatalf("a connection past MaxConns: %d (Retry-After %q), want 503", st, ra)
+	}
+}
