@@ -1039,3 +1039,20 @@ func TestSSEMessageKeptAtItsSize(t *testing.T) {
 		t.Errorf("%d messages of %d bytes kept take %d bytes of live heap, more than %d", count, n, grown, limit)
 	}
 }
+
+// By default a stream keeps 8 MiB of messages its engine has not read: two
+// messages of almost 4 MiB (the default largest) fit, a third is refused
+// with 429.
+func TestSSEIncomingBytesDefault(t *testing.T) {
+	idle := connFunc(func(ctx context.Context, c ports.Conn) error {
+		<-ctx.Done()
+		return nil
+	})
+	srv := sseServe(t, mcphttp.NewSSEHandler(idle, mcphttp.SSEOptions{}), nil)
+	c := sseOpen(t, srv, nil)
+	msg := `{"jsonrpc":"2.0","method":"notifications/x","params":{"p":"` + strings.Repeat("x", 4<<20-200) + `"}}`
+	c.mustSend(msg)
+	c.mustSend(msg)
+	resp, err := ssePost(c.post, msg, nil)
+	expectRefusal(t, "a third message of almost 4 MiB", resp, err, http.StatusTooManyRequests)
+}
