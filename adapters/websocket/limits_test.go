@@ -568,3 +568,44 @@ func TestPongWaitDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectionBrokenInAMessage: a connection that breaks in the middle
+// of a message ends the reading: the engine's ReadMessage fails, nothing
+// of the message is handed over, and nothing keeps reading.
+func TestConnectionBrokenInAMessage(t *testing.T) {
+	type result struct {
+		msgs int
+		err  error
+	}
+	done := make(chan result, 1)
+	h := NewHandler(connHandlerFunc(func(ctx context.Context, c ports.Conn) error {
+		n := 0
+		for {
+			if _, err := c.ReadMessage(ctx); err != nil {
+				done <- result{n, err}
+				return nil
+			}
+			n++
+		}
+	}), Options{})
+	srv := mount(t, h)
+	c := dial(t, srv)
+	w, err := c.NextWriter(gws.TextMessage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 100 KB of a message: gorilla sends them as fragments as its buffer
+	// fills, and the final fragment never comes.
+	if _, err := w.Write([]byte(`"` + strings.Repeat("x", 100_000))); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.UnderlyingConn().Close()
+	select {
+	case r := <-done:
+		if r.msgs != 0 || r.err == nil {
+			t.Fatalf("%d messages handed over, then %v", r.msgs, r.err)
+		}
+	case <-time.After(testDeadline):
+		t.Fatal("reading did not end when the connection broke in a message")
+	}
+}
