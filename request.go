@@ -102,13 +102,13 @@ type ElicitParams = domain.ElicitParams
 // ElicitForm asks the user to fill in a form described by schema, a flat
 // JSON Schema object ([ElicitSchemaFor] makes one from a struct).
 func ElicitForm(message string, schema json.RawMessage) ElicitParams {
-	return ElicitParams{Mode: domain.ElicitModeForm, Message: message, RequestedSchema: schema}
+	return handlerapi.ElicitForm(message, schema)
 }
 
 // ElicitURL asks the user to open url, for an out-of-band interaction (an
 // OAuth consent page): the data never passes through the client.
 func ElicitURL(message, url, elicitationID string) ElicitParams {
-	return ElicitParams{Mode: domain.ElicitModeURL, Message: message, URL: url, ElicitationID: elicitationID}
+	return handlerapi.ElicitURL(message, url, elicitationID)
 }
 
 // ElicitSchemaFor describes the Go struct type t as an elicitation form
@@ -156,21 +156,11 @@ type ModelPreferences = domain.ModelPreferences
 type ModelHint = domain.ModelHint
 
 // UserText is a [SamplingMessage] of the user holding text.
-func UserText(text string) SamplingMessage {
-	return SamplingMessage{Role: domain.RoleUser, Content: textBlock(text)}
-}
+func UserText(text string) SamplingMessage { return handlerapi.UserText(text) }
 
 // AssistantText is a [SamplingMessage] of the assistant holding text, for
 // a conversation that goes on from an earlier completion.
-func AssistantText(text string) SamplingMessage {
-	return SamplingMessage{Role: domain.RoleAssistant, Content: textBlock(text)}
-}
-
-// textBlock is the JSON of one text content block.
-func textBlock(text string) json.RawMessage {
-	b := append([]byte(`{"type":"text","text":`), domain.AppendJSONString(nil, text)...)
-	return append(b, '}')
-}
+func AssistantText(text string) SamplingMessage { return handlerapi.AssistantText(text) }
 
 // ListRootsResult is the client's answer to roots/list
 // ([RequestContext].ListRoots, [RootsInput]): its Roots, each a URI and a

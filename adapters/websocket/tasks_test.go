@@ -12,10 +12,10 @@ import (
 
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
-	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/extensions/skills"
 	"github.com/hexmcp/hexmcp/extensions/tasks"
 	"github.com/hexmcp/hexmcp/internal/decl"
+	"github.com/hexmcp/hexmcp/internal/handlerapi"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
@@ -140,7 +140,7 @@ func gatedAskName(proceed <-chan struct{}) decl.Tool {
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
-		res, err := rc.Elicit(ctx, "user_name", domain.ElicitParams{Mode: domain.ElicitModeForm, Message: "What is your name?", RequestedSchema: json.RawMessage(testtools.NameSchema)})
+		res, err := rc.Elicit(ctx, "user_name", handlerapi.ElicitForm("What is your name?", json.RawMessage(testtools.NameSchema)))
 		if err != nil {
 			return "", err
 		}

@@ -1,8 +1,39 @@
 package handlerapi
 
 import (
+	"encoding/json"
+
 	"github.com/hexmcp/hexmcp/domain"
 )
+
+// ElicitForm asks the user to fill in a form described by schema
+// (hexmcp.ElicitForm).
+func ElicitForm(message string, schema json.RawMessage) domain.ElicitParams {
+	return domain.ElicitParams{Mode: domain.ElicitModeForm, Message: message, RequestedSchema: schema}
+}
+
+// ElicitURL asks the user to open url (hexmcp.ElicitURL).
+func ElicitURL(message, url, elicitationID string) domain.ElicitParams {
+	return domain.ElicitParams{Mode: domain.ElicitModeURL, Message: message, URL: url, ElicitationID: elicitationID}
+}
+
+// UserText is a sampling message of the user holding one text block
+// (hexmcp.UserText).
+func UserText(text string) domain.SamplingMessage {
+	return domain.SamplingMessage{Role: domain.RoleUser, Content: textBlock(text)}
+}
+
+// AssistantText is a sampling message of the assistant holding one text
+// block (hexmcp.AssistantText).
+func AssistantText(text string) domain.SamplingMessage {
+	return domain.SamplingMessage{Role: domain.RoleAssistant, Content: textBlock(text)}
+}
+
+// textBlock is the JSON of one text content block.
+func textBlock(text string) json.RawMessage {
+	b := append([]byte(`{"type":"text","text":`), domain.AppendJSONString(nil, text)...)
+	return append(b, '}')
+}
 
 // InputRequest is one question for the client: build it with [ElicitInput],
 // [SamplingInput] or [RootsInput].

@@ -21,11 +21,11 @@ func AskingTools() []decl.Tool {
 	name := json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)
 	askAll := decl.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		qs := []handlerapi.InputRequest{
-			handlerapi.SamplingInput("haiku", domain.CreateMessageParams{Messages: []domain.SamplingMessage{userText("A haiku")}, MaxTokens: 50}),
+			handlerapi.SamplingInput("haiku", domain.CreateMessageParams{Messages: []domain.SamplingMessage{handlerapi.UserText("A haiku")}, MaxTokens: 50}),
 			handlerapi.RootsInput("roots"),
 		}
 		if rc.Features().Elicitation {
-			qs = append(qs, handlerapi.ElicitInput("name", elicitForm("Name?", name)))
+			qs = append(qs, handlerapi.ElicitInput("name", handlerapi.ElicitForm("Name?", name)))
 		}
 		res, err := rc.Ask(ctx, qs...)
 		if err != nil {
@@ -40,27 +40,15 @@ func AskingTools() []decl.Tool {
 		return out, nil
 	}, decl.WithName("ask_all"))
 	askTwice := decl.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
-		first, err := rc.CreateMessage(ctx, "first", domain.CreateMessageParams{Messages: []domain.SamplingMessage{userText("one")}, MaxTokens: 5})
+		first, err := rc.CreateMessage(ctx, "first", domain.CreateMessageParams{Messages: []domain.SamplingMessage{handlerapi.UserText("one")}, MaxTokens: 5})
 		if err != nil {
 			return "", err
 		}
-		second, err := rc.CreateMessage(ctx, "second", domain.CreateMessageParams{Messages: []domain.SamplingMessage{userText("two")}, MaxTokens: 5})
+		second, err := rc.CreateMessage(ctx, "second", domain.CreateMessageParams{Messages: []domain.SamplingMessage{handlerapi.UserText("two")}, MaxTokens: 5})
 		if err != nil {
 			return "", err
 		}
 		return first.Text() + " then " + second.Text(), nil
 	}, decl.WithName("ask_twice"))
 	return []decl.Tool{askAll, askTwice}
-}
-
-// userText is a user's sampling message of one text block (hexmcp.UserText,
-// which this package cannot import).
-func userText(text string) domain.SamplingMessage {
-	b, _ := json.Marshal(map[string]string{"type": "text", "text": text})
-	return domain.SamplingMessage{Role: domain.RoleUser, Content: b}
-}
-
-// elicitForm is hexmcp.ElicitForm.
-func elicitForm(message string, schema json.RawMessage) domain.ElicitParams {
-	return domain.ElicitParams{Mode: domain.ElicitModeForm, Message: message, RequestedSchema: schema}
 }

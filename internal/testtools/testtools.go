@@ -27,7 +27,7 @@ const NameSchema = `{"type":"object","properties":{"name":{"type":"string"}},"re
 // error.
 func AskName() decl.Tool {
 	return decl.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
-		res, err := rc.Elicit(ctx, "user_name", elicitForm("What is your name?", json.RawMessage(NameSchema)))
+		res, err := rc.Elicit(ctx, "user_name", handlerapi.ElicitForm("What is your name?", json.RawMessage(NameSchema)))
 		if err != nil {
 			return ClientErrorText(err)
 		}
@@ -46,7 +46,7 @@ func AskName() decl.Tool {
 func Summarize() decl.Tool {
 	return decl.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
 		res, err := rc.CreateMessage(ctx, "summary", domain.CreateMessageParams{
-			Messages:  []domain.SamplingMessage{userText("Summarize the weather")},
+			Messages:  []domain.SamplingMessage{handlerapi.UserText("Summarize the weather")},
 			MaxTokens: 100,
 		})
 		if err != nil {
