@@ -19,14 +19,17 @@ type Middleware = app.Middleware
 
 // MethodHandler answers a [*Request] with the encoded JSON-RPC result or
 // an error: a [*ProtocolError] is sent as that JSON-RPC error, any other
-// error is answered -32603 and logged.
+// error is answered -32603 and logged. Its shape:
+//
+//	func(ctx context.Context, req *Request) (json.RawMessage, error)
 type MethodHandler = app.MethodHandler
 
 // Request is one incoming request or notification as [Middleware] sees it:
 // Method, ID, Params, Name and URI (of tools/call, resources/read, …),
 // Revision, Era, SessionID, Transport ([TransportInfo]: headers and the
 // [Principal]), Trace, ClientCapabilities; its ClientKey method names the
-// client that per-client limits count.
+// client that per-client limits count. Its fields and methods are listed
+// by go doc github.com/hexmcp/hexmcp/app Request.
 type Request = app.Request
 
 // ToolMiddleware wraps every tool call, inside [Middleware]
@@ -36,17 +39,31 @@ type Request = app.Request
 type ToolMiddleware = handlerapi.ToolMiddleware
 
 // ToolHandler runs one [*ToolCall] and returns the handler's value or
-// error, as [ToolMiddleware] sees it.
+// error, as [ToolMiddleware] sees it (a [ToolError] is the model's to
+// read: an isError result). Its shape:
+//
+//	func(ctx context.Context, call *ToolCall) (any, error)
 type ToolHandler = handlerapi.ToolHandler
 
-// ToolCall is one call of a tool as [ToolMiddleware] sees it: the Tool's
-// [ToolDefinition] and the Arguments, already validated.
+// ToolCall is one call of a tool as [ToolMiddleware] sees it:
+//
+//	type ToolCall struct {
+//		Tool      *ToolDefinition // the tool's definition
+//		Arguments json.RawMessage // validated against its input schema
+//	}
 type ToolCall = handlerapi.ToolCall
 
 // Visibility decides, per request, which tools, resources and prompts a
-// caller sees (Options.Visibility): its funcs Tool(ctx, viewer,
-// *ToolDefinition), Resource(ctx, viewer, uri) and Prompt(ctx, viewer,
-// *PromptDefinition) return false to hide one. A hidden tool is absent from
+// caller sees (Options.Visibility): each of its funcs returns false to
+// hide one, and a nil func hides nothing of its kind.
+//
+//	type Visibility struct {
+//		Tool     func(ctx context.Context, v *Viewer, t *ToolDefinition) bool
+//		Resource func(ctx context.Context, v *Viewer, uri string) bool
+//		Prompt   func(ctx context.Context, v *Viewer, p *PromptDefinition) bool
+//	}
+//
+// A hidden tool is absent from
 // tools/list and answered exactly as an unknown one; list-changed
 // notifications follow what each session sees. Keep the funcs fast and
 // free of I/O; when what they decide changes, call
@@ -55,8 +72,16 @@ type ToolCall = handlerapi.ToolCall
 type Visibility = handlerapi.Visibility
 
 // Viewer is who a request, session or listen stream is, as a [Visibility]
-// filter sees it: SessionID, Principal (the authenticated caller, or nil),
-// Client (its clientInfo), Transport, Revision and Era.
+// filter sees it:
+//
+//	type Viewer struct {
+//		SessionID string         // the handshake-era session's id over Streamable HTTP, else empty
+//		Principal *Principal     // the authenticated caller, or nil
+//		Client    Implementation // its clientInfo (zero when it sent none)
+//		Transport TransportInfo  // of the request, or of the one that opened the session or stream
+//		Revision  Revision
+//		Era       Era
+//	}
 type Viewer = handlerapi.Viewer
 
 // HideUnauthorized returns v with the tools, prompts and resources whose

@@ -30,10 +30,12 @@
 // # The server
 //
 // A [Server] serves: [Server.ServeStdio], [Server.Serve] (any
-// ports.Transport), [Server.ListenAndServe] (Streamable HTTP at /mcp, and
-// WebSocket at /ws when asked, with authentication and net/http middleware
-// given in [HTTPOptions]); or it hands out handlers to mount on a mux of
-// your own ([Server.HTTPHandler], [Server.WebSocketHandler]). While it
+// ports.Transport), [Server.ListenAndServe] (Streamable HTTP at /mcp, the
+// HTTP+SSE transport of 2024-11-05 at /sse and /message, and WebSocket at
+// /ws when asked, with authentication and net/http middleware given in
+// [HTTPOptions]); or it hands out handlers to mount on a mux of your own
+// ([Server.HTTPHandler], [Server.SSEHandler], [Server.WebSocketHandler]).
+// While it
 // runs, [Server.AddTool], [Server.RemoveTool] and their kin for prompts,
 // resources and templates change what it offers (connected clients are
 // told); [Server.NotifyResourceUpdated], [Server.VisibilityChanged] and
@@ -129,9 +131,10 @@ func Defaults(opts Options) Options {
 // may serve several transports at once. Its methods:
 //
 //   - serve it: [Server.ServeStdio], [Server.Serve] (a ports.Transport),
-//     [Server.ListenAndServe] (Streamable HTTP, and WebSocket, with
-//     authentication and middleware);
-//   - mount it: [Server.HTTPHandler], [Server.WebSocketHandler];
+//     [Server.ListenAndServe] (Streamable HTTP, HTTP+SSE, and WebSocket,
+//     with authentication and middleware);
+//   - mount it: [Server.HTTPHandler], [Server.SSEHandler],
+//     [Server.WebSocketHandler];
 //   - change what it offers while it runs: [Server.AddTool],
 //     [Server.AddTools], [Server.RemoveTool], [Server.AddPrompt],
 //     [Server.AddPrompts], [Server.RemovePrompt], [Server.AddResource],

@@ -37,9 +37,15 @@ type RequestContext = app.RequestContext
 func RequestFrom(ctx context.Context) *RequestContext { return app.RequestFrom(ctx) }
 
 // TransportInfo is what the transport knows of a request
-// ([RequestContext.Transport], [Viewer]): Header (HTTP headers minus
-// credentials), Principal (who an authenticator vouched for), RemoteAddr,
-// and the client key that limits count by (ClientKey).
+// ([RequestContext.Transport], [Viewer]); its ClientKey method names the
+// client that limits count by.
+//
+//	type TransportInfo struct {
+//		Header     map[string][]string // HTTP headers minus credentials (nil on stdio)
+//		Principal  *Principal          // who an authenticator vouched for, or nil
+//		RemoteAddr string              // the peer's address, when known
+//		Client     string              // the client key the transport decided, if any
+//	}
 type TransportInfo = handlerapi.TransportInfo
 
 // Principal is who an authenticated request comes from, as the

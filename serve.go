@@ -72,15 +72,18 @@ type HTTPOptions struct {
 	// /ws only requests
 	// with a valid "Authorization: Bearer" token (mcphttp.RequireBearer):
 	// an OAuth 2.1 verifier of adapters/oauth (mcpoauth.NewJWTVerifier,
-	// mcpoauth.NewIntrospector) or any ports.Authenticator. The principal
+	// mcpoauth.NewIntrospector), a fixed table of tokens
+	// (mcphttp.StaticTokens, for a local server of one user) or any
+	// ports.Authenticator. The principal
 	// reaches the handlers ([RequestContext.Transport], [Viewer]) and the
 	// scopes of [WithScopes] are checked against it. Without one, bind a
 	// loopback address: anyone who reaches the address is served.
 	Authenticator ports.Authenticator
 	// Auth configures the bearer check: the URL of the protected resource
 	// metadata named in every challenge (mcpoauth.Mount returns it), the
-	// scopes every token must grant, the logger of the authenticator's
-	// failures (the server's logger by default). See mcphttp.AuthOptions.
+	// scopes every token must grant, the logger of the refusals and of the
+	// authenticator's failures (here the server's logger when left nil).
+	// See mcphttp.AuthOptions.
 	// It is used only with an Authenticator.
 	Auth mcphttp.AuthOptions
 	// Mux, when not nil, is the mux /mcp, /sse, /message (and /ws) are

@@ -2,9 +2,7 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"strconv"
 
 	"github.com/go-json-experiment/json"
@@ -70,7 +68,7 @@ func (cs *completions) has() bool {
 func (cs *completions) run(ctx context.Context, c ports.Completer, value string, context map[string]string) (v []string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			logf(cs.log, ctx, slog.LevelError, "hexmcp: completer panicked", slog.Any("panic", fmt.Sprint(r)), slog.Any("stack", string(debug.Stack())))
+			logf(cs.log, ctx, slog.LevelError, "hexmcp: completer panicked", panicAttrs(ctx, r)...)
 			v, err = nil, errPanic
 		}
 	}()
@@ -150,7 +148,7 @@ func (cs *completions) serve(ctx context.Context, m message, p *wireParams, ci c
 		var err error
 		values, err = cs.run(withRequest(ctx, cs.env.newRequestContext(ctx, m, ci)), c, *cp.Argument.Value, context)
 		if err != nil {
-			return nil, handlerFailed(ctx, cs.log, m, err, "hexmcp: completer failed", slog.Any("ref", cp.Ref.Name+cp.Ref.URI), slog.Any("argument", *cp.Argument.Name))
+			return nil, handlerFailed(ctx, cs.log, m, ci, err, "hexmcp: completer failed", slog.Any("ref", cp.Ref.Name+cp.Ref.URI), slog.Any("argument", *cp.Argument.Name))
 		}
 	}
 	total := len(values)

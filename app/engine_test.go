@@ -268,6 +268,7 @@ func TestHandlerErrors(t *testing.T) {
 	ctrl := gomock.NewController(t)
 	log := quietLogger(ctrl)
 	secret := errors.New("dial db.internal:5432: password rejected")
+	var sid string // the session's id, as the tool "fails" saw it
 	var logged []string
 	var mu sync.Mutex
 	log.EXPECT().LogAttrs(gomock.Any(), slog.LevelError, gomock.Any(), gomock.Any()).DoAndReturn(func(_ context.Context, _ slog.Level, msg string, fields ...slog.Attr) {
@@ -276,7 +277,10 @@ func TestHandlerErrors(t *testing.T) {
 		logged = append(logged, fmt.Sprint(msg, fields))
 	}).Times(2)
 	tools := []hexmcp.Tool{
-		hexmcp.NewTool(func() error { return secret }, hexmcp.WithName("fails")),
+		hexmcp.NewTool(func(ctx context.Context) error {
+			sid = hexmcp.RequestFrom(ctx).SessionID()
+			return secret
+		}, hexmcp.WithName("fails")),
 		hexmcp.NewTool(func() (int, error) { panic("boom: " + secret.Error()) }, hexmcp.WithName("panics")),
 		hexmcp.NewTool(func() error { return fmt.Errorf("while checking: %w", hexmcp.NewToolError("File not found: x.txt")) }, hexmcp.WithName("toolErr")),
 		hexmcp.NewTool(func() error {
@@ -285,9 +289,9 @@ func TestHandlerErrors(t *testing.T) {
 	}
 	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New(), Logger: log}, tools...))
 	c.initialize("2025-11-25")
-	for _, name := range []string{"fails", "panics"} {
-		resp := c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `"}}`)
-		equalJSON(t, resp, `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}`)
+	for i, name := range []string{"fails", "panics"} {
+		resp := c.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":"r%d","method":"tools/call","params":{"name":"%s"}}`, i, name))
+		equalJSON(t, resp, fmt.Sprintf(`{"jsonrpc":"2.0","id":"r%d","error":{"code":-32603,"message":"Internal error"}}`, i))
 		equalJSON(t, c.roundTrip(ping), pingResp)
 	}
 	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"toolErr"}}`),
@@ -298,6 +302,13 @@ func TestHandlerErrors(t *testing.T) {
 	defer mu.Unlock()
 	if len(logged) != 2 || !strings.Contains(logged[0], "password rejected") || !strings.Contains(logged[1], "boom") || !strings.Contains(logged[1], "stack") {
 		t.Fatalf("the server log must hold the details: %q", logged)
+	}
+	// Each record names the request it is about: its id, as JSON. A
+	// connection's session has no id (the HTTP tests hold the session's).
+	for i, rec := range logged {
+		if id := fmt.Sprintf(`id="r%d"`, i); !strings.Contains(rec, id) || sid != "" || strings.Contains(rec, "session=") {
+			t.Errorf("record %d does not name its request (%s) alone: %s", i, id, rec)
+		}
 	}
 }
 
@@ -319,9 +330,12 @@ func TestOutputSchemaWarningAndMismatch(t *testing.T) {
 		}
 		return map[string]any{"items": []int{1}}, nil
 	}, hexmcp.WithOutputSchema(json.RawMessage(`{"type":"object","properties":{"items":{"type":"array"}}}`)))
-	log.EXPECT().LogAttrs(gomock.Any(), slog.LevelWarn, gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ slog.Level, msg string, _ ...slog.Attr) {
-		if !strings.Contains(msg, `"listUsers"`) || !strings.Contains(msg, "[]int") {
-			t.Errorf("warning does not name the tool and type: %s", msg)
+	log.EXPECT().LogAttrs(gomock.Any(), slog.LevelWarn, gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ slog.Level, msg string, attrs ...slog.Attr) {
+		if !strings.HasPrefix(msg, "hexmcp: ") || !strings.Contains(msg, `"listUsers"`) || !strings.Contains(msg, "[]int") {
+			t.Errorf("warning does not name the tool and type after the SDK's prefix: %s", msg)
+		}
+		if !strings.Contains(fmt.Sprint(attrs), "id=1") {
+			t.Errorf("warning does not name its request: %s", attrs)
 		}
 	})
 	log.EXPECT().LogAttrs(gomock.Any(), slog.LevelError, gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ slog.Level, msg string, _ ...slog.Attr) {

@@ -32,7 +32,9 @@ type Request struct {
 	Name, URI string
 	// Revision and Era are the request's, resolved: the session's for a
 	// handshake-era request, its _meta's for a stateless one. A
-	// notification outside a session has neither.
+	// notification outside a session has neither, and initialize has its
+	// Era (the handshake era) but no Revision yet: it is negotiated by
+	// the answer (the result's protocolVersion).
 	Revision domain.Revision
 	Era      domain.Era
 	// SessionID is the handshake-era session's id on transports that name

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/decl"
@@ -84,7 +83,7 @@ func (pc *promptCatalog) changed() { pc.bus.raise(ports.Notice{Kind: ports.Notic
 func (pc *promptCatalog) run(ctx context.Context, p ports.RegisteredPrompt, args map[string]string) (r *domain.GetPromptResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			logf(pc.log, ctx, slog.LevelError, "hexmcp: prompt handler panicked", slog.Any("prompt", p.Prompt.Name), slog.Any("panic", fmt.Sprint(v)), slog.Any("stack", string(debug.Stack())))
+			logf(pc.log, ctx, slog.LevelError, "hexmcp: prompt handler panicked", panicAttrs(ctx, v, slog.Any("prompt", p.Prompt.Name))...)
 			r, err = nil, errPanic
 		}
 	}()

@@ -98,7 +98,7 @@ func (pc *promptCatalog) get(ctx context.Context, m message, p *wireParams, ci c
 		if out, rerr, ok := pc.input.errorResult(ctx, m, ci, rc.input, err); ok {
 			return out, rerr
 		}
-		return nil, handlerFailed(ctx, pc.log, m, err, "hexmcp: prompt handler failed", slog.Any("prompt", name))
+		return nil, handlerFailed(ctx, pc.log, m, ci, err, "hexmcp: prompt handler failed", slog.Any("prompt", name))
 	}
 	shaped := ci.features.ShapePromptResult(res)
 	b := appendResponseHead(make([]byte, 0, 256), m.id)

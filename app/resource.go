@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"time"
 
 	"github.com/hexmcp/hexmcp/domain"
@@ -160,7 +159,7 @@ func (e *Engine) NotifyResourceUpdated(uri string) int {
 func (rs *resourceCatalog) run(ctx context.Context, h ports.ResourceHandler, uri string, vars map[string]string) (c []domain.ResourceContents, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			logf(rs.log, ctx, slog.LevelError, "hexmcp: resource handler panicked", slog.Any("uri", uri), slog.Any("panic", fmt.Sprint(r)), slog.Any("stack", string(debug.Stack())))
+			logf(rs.log, ctx, slog.LevelError, "hexmcp: resource handler panicked", panicAttrs(ctx, r, slog.Any("uri", uri))...)
 			c, err = nil, errPanic
 		}
 	}()

@@ -211,7 +211,7 @@ func (rs *resourceCatalog) read(ctx context.Context, m message, p *wireParams, c
 		if errors.Is(err, domain.ErrResourceNotFound) {
 			return nil, rs.notFound(m, ci, uri)
 		}
-		return nil, handlerFailed(ctx, rs.log, m, err, "hexmcp: resource handler failed", slog.Any("uri", uri))
+		return nil, handlerFailed(ctx, rs.log, m, ci, err, "hexmcp: resource handler failed", slog.Any("uri", uri))
 	}
 	b := appendResponseHead(make([]byte, 0, 256), m.id)
 	b = append(b, '{')

@@ -209,7 +209,7 @@ func (tc *toolCatalog) call(ctx context.Context, m message, p *wireParams, ci ca
 		if errors.As(err, &ae) {
 			return tc.invalidArguments(m, ci, name, ae.Error())
 		}
-		return nil, handlerFailed(ctx, tc.log, m, err, "hexmcp: tool failed", slog.Any("tool", name))
+		return nil, handlerFailed(ctx, tc.log, m, ci, err, "hexmcp: tool failed", slog.Any("tool", name))
 	}
 	out, err := ci.features.WrapValue(rt.Tool, value)
 	if err != nil {
@@ -217,7 +217,7 @@ func (tc *toolCatalog) call(ctx context.Context, m message, p *wireParams, ci ca
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if out.Warning != nil {
-		logf(tc.log, ctx, slog.LevelWarn, out.Warning.String(), slog.Any("tool", name), slog.Any("type", out.Warning.GoType), slog.Any("revision", string(out.Warning.Revision)))
+		logf(tc.log, ctx, slog.LevelWarn, "hexmcp: "+out.Warning.String(), requestAttrs(m, ci, slog.Any("tool", name), slog.Any("type", out.Warning.GoType), slog.Any("revision", string(out.Warning.Revision)))...)
 	}
 	// structuredContent must conform to a declared outputSchema, whether
 	// the SDK produced it or the handler returned a complete result.
@@ -302,7 +302,7 @@ func (tc *toolCatalog) encodeResult(m message, ci callInfo, res *domain.CallTool
 func (tc *toolCatalog) invoke(ctx context.Context, rt ports.RegisteredTool, args jsontext.Value) (value any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			logf(tc.log, ctx, slog.LevelError, "hexmcp: tool handler panicked", slog.Any("tool", rt.Tool.Name), slog.Any("panic", fmt.Sprint(r)), slog.Any("stack", string(debug.Stack())))
+			logf(tc.log, ctx, slog.LevelError, "hexmcp: tool handler panicked", panicAttrs(ctx, r, slog.Any("tool", rt.Tool.Name))...)
 			value, err = nil, errPanic
 		}
 	}()
@@ -315,18 +315,45 @@ func (tc *toolCatalog) invoke(ctx context.Context, rt ports.RegisteredTool, args
 
 var errPanic = errors.New("tool handler panicked")
 
+// requestAttrs are attrs followed by what tells an operator which request a
+// log record is about: its JSON-RPC id ("id", as JSON) and, in a session,
+// the session's id ("session").
+func requestAttrs(m message, ci callInfo, attrs ...slog.Attr) []slog.Attr {
+	attrs = append(attrs, slog.Any("id", string(m.id)))
+	if ci.session != nil {
+		if sid := ci.session.sessionID(); sid != "" {
+			attrs = append(attrs, slog.Any("session", sid))
+		}
+	}
+	return attrs
+}
+
+// panicAttrs are the attrs of a handler's panic, logged where it is
+// recovered, with the request's id and session (requestAttrs) from the
+// RequestContext in ctx.
+func panicAttrs(ctx context.Context, r any, attrs ...slog.Attr) []slog.Attr {
+	attrs = append(attrs, slog.Any("panic", fmt.Sprint(r)), slog.Any("stack", string(debug.Stack())))
+	if rc := RequestFrom(ctx); rc != nil {
+		attrs = append(attrs, slog.Any("id", rc.RequestID()))
+		if sid := rc.SessionID(); sid != "" {
+			attrs = append(attrs, slog.Any("session", sid))
+		}
+	}
+	return attrs
+}
+
 // handlerFailed answers a request whose handler (a tool, prompt, resource
 // or completer) failed with err, when nothing more particular applies: a
 // *domain.ProtocolError is sent as it is; anything else as an internal
 // error, logged as msg with attrs unless the request was cancelled or the
 // handler panicked (logged then).
-func handlerFailed(ctx context.Context, log ports.Logger, m message, err error, msg string, attrs ...slog.Attr) *rpcError {
+func handlerFailed(ctx context.Context, log ports.Logger, m message, ci callInfo, err error, msg string, attrs ...slog.Attr) *rpcError {
 	var pe *domain.ProtocolError
 	if errors.As(err, &pe) {
 		return &rpcError{id: m.id, err: pe}
 	}
 	if ctx.Err() == nil && err != errPanic {
-		logf(log, ctx, slog.LevelError, msg, append(attrs, slog.Any("error", err))...)
+		logf(log, ctx, slog.LevelError, msg, append(attrs, requestAttrs(m, ci, slog.Any("error", err))...)...)
 	}
 	return newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
@@ -53,7 +54,8 @@ const (
 type Options struct {
 	// ClientInfo names the client (default "hexmcp-client" "0.1.0").
 	ClientInfo domain.Implementation
-	// Revision pins the protocol revision ("2025-06-18"): the client
+	// Revision pins the protocol revision ("2025-06-18", or
+	// domain.Revision20250618 of github.com/hexmcp/hexmcp/domain): the client
 	// speaks it or fails to connect. Empty: the newest the server
 	// supports, the stateless era first (server/discover), falling back
 	// to initialize when the server does not speak it.
@@ -285,7 +287,13 @@ func (s *Session) open(ctx context.Context) error {
 	if ctx.Err() != nil || errors.Is(err, ErrClosed) {
 		return err
 	}
-	// A server of the handshake era: whatever it answered (or its silence).
+	if he := (*HTTPError)(nil); errors.As(err, &he) && (he.StatusCode == http.StatusUnauthorized || he.StatusCode == http.StatusForbidden) {
+		// The server refuses the client, not the revision: initialize
+		// would be refused the same way, and its error would hide this.
+		return fmt.Errorf("hexmcp: server/discover: %w", err)
+	}
+	// A server of the handshake era: whatever else it answered (or its
+	// silence).
 	r, _ := newest(domain.EraHandshake, nil)
 	return s.initialize(ctx, r, false)
 }

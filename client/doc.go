@@ -15,7 +15,7 @@
 //	for tool, err := range s.ListTools(ctx) {
 //		...
 //	}
-//	res, err := s.CallTool(ctx, "add", map[string]any{"a": 2, "b": 3})
+//	res, err := s.CallTool(ctx, "add", map[string]any{"A": 2, "B": 3})
 //
 // # Eras
 //
@@ -27,7 +27,8 @@
 // anything else (an unknown method, an HTTP 400 without a modern error, or
 // silence on stdio for [Options.ProbeTimeout]) is of the handshake era:
 // the client sends initialize for 2025-11-25 and takes the older revision
-// the server may answer with. An UnsupportedProtocolVersion error (-32022)
+// the server may answer with. An HTTP 401 or 403 tells no era: Connect
+// returns it, an [*HTTPError], without trying initialize. An UnsupportedProtocolVersion error (-32022)
 // that lists handshake revisions leads to initialize with the newest of
 // them. Options.Revision pins one revision: the session speaks it or
 // Connect fails.

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -453,3 +454,36 @@ func TestUndecodableResults(t *testing.T) {
 
 // second returns the second of two values.
 func second[A, B any](_ A, b B) B { return b }
+
+// A server that refuses the client (401 or 403) tells no era: Connect
+// returns the refusal of server/discover, an *HTTPError with the server's
+// challenge, and sends nothing more (not initialize, whose refusal would
+// hide which request was refused).
+func TestConnectRefused(t *testing.T) {
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		var mu sync.Mutex
+		var methods []string
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var m rpc
+			_ = json.NewDecoder(r.Body).Decode(&m)
+			mu.Lock()
+			methods = append(methods, m.Method)
+			mu.Unlock()
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			fmt.Fprint(w, `{"error":"refused"}`)
+		}))
+		_, err := client.New(client.Options{}).Connect(t.Context(), client.HTTPTransport(ts.URL, client.HTTPOptions{}))
+		ts.Close()
+		var he *client.HTTPError
+		if !errors.As(err, &he) || he.StatusCode != status || he.Header.Get("WWW-Authenticate") == "" || !strings.Contains(err.Error(), "server/discover") {
+			t.Errorf("%d: Connect = %v, want the *HTTPError of server/discover", status, err)
+		}
+		mu.Lock()
+		if !slices.Equal(methods, []string{"server/discover"}) {
+			t.Errorf("%d: the client sent %q, want server/discover alone", status, methods)
+		}
+		mu.Unlock()
+	}
+}
