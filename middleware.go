@@ -22,13 +22,18 @@ import (
 	"github.com/hexmcp/hexmcp/domain"
 )
 
+// auditMessage is the message of Audit's records.
+const auditMessage = "mcp request"
+
 // Audit returns method middleware that writes one record to l for every
 // request once it is answered, at level Info (Warn when it failed): the
 // method, the request id, params.name or params.uri, the revision and era,
 // the session, the client (authenticated subject, else the peer's
 // address), how long it took, and the JSON-RPC error code and message of a
 // failure. Notifications are logged at Debug. Arguments are never logged:
-// they may hold what a user typed.
+// they may hold what a user typed. The record's message is "mcp request":
+// a record of the audit trail, in the logger given, not one of the SDK's
+// own messages (which start with "hexmcp: ").
 func Audit(l *slog.Logger) Middleware {
 	if l == nil {
 		l = slog.Default()
@@ -70,7 +75,7 @@ func Audit(l *slog.Logger) Middleware {
 					attrs = append(attrs, slog.Int("code", domain.CodeInternalError), slog.String("error", err.Error()))
 				}
 			}
-			l.LogAttrs(ctx, level, "mcp request", attrs...)
+			l.LogAttrs(ctx, level, auditMessage, attrs...)
 			return res, err
 		}
 	}
