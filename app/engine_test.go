@@ -807,3 +807,28 @@ func TestNewEngineNeedsValidatorOrDisableValidation(t *testing.T) {
 		t.Fatal("no registry: no error")
 	}
 }
+
+// A tool middleware that calls next with a context of its own making (not
+// the one it was given) reaches no handler: the call is answered as an
+// internal error, and the log says why, rather than that the tool
+// panicked.
+func TestToolMiddlewareWithAForeignContext(t *testing.T) {
+	ctrl := gomock.NewController(t)
+	log := quietLogger(ctrl)
+	var logged []string
+	log.EXPECT().LogAttrs(gomock.Any(), slog.LevelError, gomock.Any(), gomock.Any()).Do(func(_ context.Context, _ slog.Level, msg string, fields ...slog.Attr) {
+		logged = append(logged, fmt.Sprint(msg, fields))
+	}).Times(1)
+	lost := func(next hexmcp.ToolHandler) hexmcp.ToolHandler {
+		return func(_ context.Context, call *hexmcp.ToolCall) (any, error) {
+			return next(context.Background(), call)
+		}
+	}
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New(), Logger: log, ToolMiddleware: []hexmcp.ToolMiddleware{lost}}, addTool()))
+	c.initialize("2025-11-25")
+	equalJSON(t, c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}`),
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}`)
+	if len(logged) != 1 || !strings.Contains(logged[0], "hexmcp: tool failed") || !strings.Contains(logged[0], "made outside the engine") {
+		t.Fatalf("the log: %q", logged)
+	}
+}

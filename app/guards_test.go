@@ -167,6 +167,9 @@ func TestPromptVisibilityFilter(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params: unknown prompt \"staff_only\"","data":{"name":"staff_only"}}}`)
 	equalJSON(t, staff.roundTrip(complete),
 		`{"jsonrpc":"2.0","id":3,"result":{"completion":{"values":["ops"]}}}`)
+	// A prompt that does not exist is unknown to all, the filter unasked.
+	equalJSON(t, staff.roundTrip(`{"jsonrpc":"2.0","id":4,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"nope"},"argument":{"name":"team","value":"o"}}}`),
+		`{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"Invalid params: unknown prompt \"nope\"","data":{"name":"nope"}}}`)
 
 	// A prompt only staff sees: staff's list changed, the guest's did not.
 	if err := e.AddPrompt(staffPrompt("staff_two")); err != nil {

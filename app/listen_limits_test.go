@@ -214,6 +214,22 @@ func TestListenIdleTimeout(t *testing.T) {
 	equalJSON(t, c.recv(), listenDone("2"))
 }
 
+// With ListenIdleTimeout turned off (hexmcp.Unlimited) a stream has no
+// idle timer: it delivers, again and again, and is never ended for
+// idleness.
+func TestListenWithoutIdleTimeout(t *testing.T) {
+	e := newEngine(t, app.Options{Validator: jsonschema.New(), ListenIdleTimeout: hexmcp.Unlimited}, addTool())
+	c := serve(t, e)
+	c.listenOK("1")
+	for _, name := range []string{"late", "later"} {
+		if err := e.AddTool(hexmcp.NewTool(func() string { return "x" }, hexmcp.WithName(name))); err != nil {
+			t.Fatal(err)
+		}
+		equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`)
+	}
+	equalJSON(t, c.roundTrip(ping), pingResp)
+}
+
 // gatedWriter lets the acknowledgement through, then blocks every write
 // until open is closed: a client that stopped reading.
 type gatedWriter struct {
