@@ -333,7 +333,7 @@ func TestSessionOnlyRequestContext(t *testing.T) {
 	session.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_own","arguments":{}}}`)
 	equalJSON(t, session.recv(), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
 	if got, want := toolText(t, session.recv()),
-		`bad: invalid tool "bad name!": tool name has character ' ' at 3; only A-Z a-z 0-9 _ - . are allowed | good: <nil> | no session: false`; got != want {
+		`bad: hexmcp: invalid tool "bad name!": tool name has character ' ' at 3; only A-Z a-z 0-9 _ - . are allowed | good: <nil> | no session: false`; got != want {
 		t.Fatalf("handshake era:\n got %s\nwant %s", got, want)
 	}
 	if got := toolText(t, session.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"notifier","arguments":{}}}`)); got != "notifier: true | <nil>" {

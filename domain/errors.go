@@ -74,9 +74,9 @@ type ToolDefinitionError struct {
 // Error describes the problem.
 func (e *ToolDefinitionError) Error() string {
 	if e.Tool == "" {
-		return "invalid tool: " + e.Reason
+		return "hexmcp: invalid tool: " + e.Reason
 	}
-	return fmt.Sprintf("invalid tool %q: %s", e.Tool, e.Reason)
+	return fmt.Sprintf("hexmcp: invalid tool %q: %s", e.Tool, e.Reason)
 }
 
 // Unwrap returns the cause.
@@ -98,9 +98,9 @@ type ResourceDefinitionError struct {
 // Error describes the problem.
 func (e *ResourceDefinitionError) Error() string {
 	if e.URI == "" {
-		return "invalid resource: " + e.Reason
+		return "hexmcp: invalid resource: " + e.Reason
 	}
-	return fmt.Sprintf("invalid resource %q: %s", e.URI, e.Reason)
+	return fmt.Sprintf("hexmcp: invalid resource %q: %s", e.URI, e.Reason)
 }
 
 // Unwrap returns the cause.

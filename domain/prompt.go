@@ -79,9 +79,9 @@ type PromptDefinitionError struct {
 // Error describes the problem.
 func (e *PromptDefinitionError) Error() string {
 	if e.Prompt == "" {
-		return "invalid prompt: " + e.Reason
+		return "hexmcp: invalid prompt: " + e.Reason
 	}
-	return fmt.Sprintf("invalid prompt %q: %s", e.Prompt, e.Reason)
+	return fmt.Sprintf("hexmcp: invalid prompt %q: %s", e.Prompt, e.Reason)
 }
 
 // Unwrap returns the cause.

@@ -1,0 +1,67 @@
+package domain_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/hexmcp/hexmcp/domain"
+)
+
+// The errors of a definition that cannot be registered start with the
+// SDK's prefix and name what they are about when it has a name.
+func TestDefinitionErrorMessages(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&domain.ToolDefinitionError{Tool: "calc", Reason: "no handler"}, `hexmcp: invalid tool "calc": no handler`},
+		{&domain.ToolDefinitionError{Reason: "name is empty"}, `hexmcp: invalid tool: name is empty`},
+		{&domain.ResourceDefinitionError{URI: "file:///a", Reason: "no handler"}, `hexmcp: invalid resource "file:///a": no handler`},
+		{&domain.ResourceDefinitionError{Reason: "uri is empty"}, `hexmcp: invalid resource: uri is empty`},
+		{&domain.PromptDefinitionError{Prompt: "greet", Reason: "no handler"}, `hexmcp: invalid prompt "greet": no handler`},
+		{&domain.PromptDefinitionError{Reason: "name is empty"}, `hexmcp: invalid prompt: name is empty`},
+	} {
+		if got := c.err.Error(); got != c.want {
+			t.Errorf("Error() = %q, want %q", got, c.want)
+		}
+	}
+}
+
+// A content block's annotations are written only when one of them is set
+// (an empty Annotations writes nothing), and a _meta that cannot be
+// encoded is an error, not a block cut short.
+func TestContentAnnotationsAndMeta(t *testing.T) {
+	half := 0.5
+	for _, c := range []struct {
+		a    *domain.Annotations
+		want string
+	}{
+		{nil, `{"type":"text","text":"t"}`},
+		{&domain.Annotations{}, `{"type":"text","text":"t"}`},
+		{&domain.Annotations{Priority: &half}, `{"type":"text","text":"t","annotations":{"priority":0.5}}`},
+		{&domain.Annotations{LastModified: "2025-01-12T15:00:58Z"}, `{"type":"text","text":"t","annotations":{"lastModified":"2025-01-12T15:00:58Z"}}`},
+		{&domain.Annotations{Audience: []string{"user"}}, `{"type":"text","text":"t","annotations":{"audience":["user"]}}`},
+	} {
+		got, err := json.Marshal(&domain.TextContent{Text: "t", Annotations: c.a})
+		if err != nil || string(got) != c.want {
+			t.Errorf("annotations %+v: %s, %v; want %s", c.a, got, err, c.want)
+		}
+	}
+	// MarshalJSON itself: json.Marshal would refuse what it returned
+	// anyway, valid JSON or not.
+	if got, err := (&domain.TextContent{Text: "t", Meta: map[string]any{"bad": make(chan int)}}).MarshalJSON(); err == nil {
+		t.Errorf("an unencodable _meta was written: %s", got)
+	}
+}
+
+// An icon's mimeType must be a MIME type (type/subtype).
+func TestIconMimeType(t *testing.T) {
+	if err := (domain.Icon{Src: "https://example.com/i.png", MimeType: "image/png"}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+	err := (domain.Icon{Src: "https://example.com/i.png", MimeType: "png"}).Validate()
+	if err == nil || !strings.Contains(err.Error(), `mimeType "png"`) {
+		t.Fatalf("a mimeType without a subtype: %v", err)
+	}
+}
