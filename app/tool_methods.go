@@ -217,7 +217,7 @@ func (tc *toolCatalog) call(ctx context.Context, m message, p *wireParams, ci ca
 		return nil, newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 	}
 	if out.Warning != nil {
-		logf(tc.log, ctx, slog.LevelWarn, "hexmcp: "+out.Warning.String(), requestAttrs(m, ci, slog.Any("tool", name), slog.Any("type", out.Warning.GoType), slog.Any("revision", string(out.Warning.Revision)))...)
+		logf(tc.log, ctx, slog.LevelWarn, "hexmcp: "+out.Warning.String(), requestAttrs(m.id, ci.session, slog.Any("tool", name), slog.Any("type", out.Warning.GoType), slog.Any("revision", string(out.Warning.Revision)))...)
 	}
 	// structuredContent must conform to a declared outputSchema, whether
 	// the SDK produced it or the handler returned a complete result.
@@ -318,10 +318,10 @@ var errPanic = errors.New("tool handler panicked")
 // requestAttrs are attrs followed by what tells an operator which request a
 // log record is about: its JSON-RPC id ("id", as JSON) and, in a session,
 // the session's id ("session").
-func requestAttrs(m message, ci callInfo, attrs ...slog.Attr) []slog.Attr {
-	attrs = append(attrs, slog.Any("id", string(m.id)))
-	if ci.session != nil {
-		if sid := ci.session.sessionID(); sid != "" {
+func requestAttrs(id jsontext.Value, s *session, attrs ...slog.Attr) []slog.Attr {
+	attrs = append(attrs, slog.Any("id", string(id)))
+	if s != nil {
+		if sid := s.sessionID(); sid != "" {
 			attrs = append(attrs, slog.Any("session", sid))
 		}
 	}
@@ -334,10 +334,7 @@ func requestAttrs(m message, ci callInfo, attrs ...slog.Attr) []slog.Attr {
 func panicAttrs(ctx context.Context, r any, attrs ...slog.Attr) []slog.Attr {
 	attrs = append(attrs, slog.Any("panic", fmt.Sprint(r)), slog.Any("stack", string(debug.Stack())))
 	if rc := RequestFrom(ctx); rc != nil {
-		attrs = append(attrs, slog.Any("id", rc.RequestID()))
-		if sid := rc.SessionID(); sid != "" {
-			attrs = append(attrs, slog.Any("session", sid))
-		}
+		return requestAttrs(rc.id, rc.info.session, attrs...)
 	}
 	return attrs
 }
@@ -353,7 +350,7 @@ func handlerFailed(ctx context.Context, log ports.Logger, m message, ci callInfo
 		return &rpcError{id: m.id, err: pe}
 	}
 	if ctx.Err() == nil && err != errPanic {
-		logf(log, ctx, slog.LevelError, msg, append(attrs, requestAttrs(m, ci, slog.Any("error", err))...)...)
+		logf(log, ctx, slog.LevelError, msg, append(attrs, requestAttrs(m.id, ci.session, slog.Any("error", err))...)...)
 	}
 	return newRPCError(m.id, domain.CodeInternalError, "Internal error", nil)
 }
