@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -77,7 +79,9 @@ type HTTPOptions struct {
 	// ports.Authenticator. The principal
 	// reaches the handlers ([RequestContext.Transport], [Viewer]) and the
 	// scopes of [WithScopes] are checked against it. Without one, bind a
-	// loopback address: anyone who reaches the address is served.
+	// loopback address: anyone who reaches the address is served
+	// (ListenAndServe logs a warning when it listens beyond loopback
+	// without one).
 	Authenticator ports.Authenticator
 	// Auth configures the bearer check: the URL of the protected resource
 	// metadata named in every challenge (mcpoauth.Mount returns it), the
@@ -188,6 +192,10 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, opts HTTPOptio
 	if err := srv.Start(ctx); err != nil {
 		return fmt.Errorf("hexmcp: listening on %s: %w", addr, err)
 	}
+	if opts.Authenticator == nil && !loopbackAddr(srv.Addr()) {
+		s.eng.Logger().LogAttrs(ctx, slog.LevelWarn, "hexmcp: serving HTTP beyond this machine without an Authenticator: anyone who reaches the address is served, unless Middleware or a proxy in front authenticates",
+			slog.String("addr", srv.Addr()))
+	}
 	if opts.OnListen != nil {
 		opts.OnListen(srv.Addr())
 	}
@@ -198,6 +206,21 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, opts HTTPOptio
 		}
 		return err
 	})
+}
+
+// loopbackAddr reports whether addr ("host:port", as a listener reports
+// it) is on a loopback interface only: 127.0.0.0/8, ::1 or localhost. An
+// unspecified address (0.0.0.0, ::) listens on every interface.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // handle is mux.Handle, with the panic of a pattern the mux already serves

@@ -109,8 +109,9 @@ func (s *Session) CancelTask(ctx context.Context, id string) error {
 	return err
 }
 
-// AwaitTask polls the task id (tasks/get, at the server's pollIntervalMs)
-// until it ends, answering its input requests with the handlers of
+// AwaitTask polls the task id (tasks/get, at the server's
+// pollIntervalMilliseconds, or every [DefaultTaskPollInterval] when it
+// gives none) until it ends, answering its input requests with the handlers of
 // [Options] (tasks/update), and returns its result. A failed task is the
 // task's error (an [*RPCError]), a cancelled one [ErrTaskCancelled]. When
 // ctx ends first, the task is cancelled (tasks/cancel).
@@ -134,7 +135,7 @@ func (s *Session) AwaitTask(ctx context.Context, id string) (*CallToolResult, er
 			}
 			return nil, fmt.Errorf("hexmcp: the task %s failed: %w", id, t.Error)
 		case ports.TaskCancelled:
-			return nil, fmt.Errorf("hexmcp: %s: %w", id, ErrTaskCancelled)
+			return nil, fmt.Errorf("hexmcp: the task %s: %w", id, ErrTaskCancelled)
 		case ports.TaskInputRequired:
 			answers := map[string]any{}
 			for _, key := range slices.Sorted(maps.Keys(t.InputRequests)) {

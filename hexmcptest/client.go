@@ -86,6 +86,10 @@ type ClientOptions struct {
 	// Roots answers roots/list; when set the client declares the roots
 	// capability.
 	Roots func(ctx context.Context) ([]domain.Root, error)
+	// Tasks declares the tasks extension (client.TasksExtension), as
+	// client.Options.Tasks does: a task-supporting tool's call may then
+	// run as a task, which CallTool awaits and StartTool returns.
+	Tasks bool
 	// Capabilities, when not nil, are declared instead of the ones the
 	// handlers imply: to declare sub-capabilities such as
 	// {"elicitation": {"form": {}, "url": {}}}, or a capability without
@@ -120,6 +124,9 @@ func (o ClientOptions) capabilities() map[string]any {
 	if o.Roots != nil {
 		caps["roots"] = map[string]any{}
 	}
+	if o.Tasks {
+		caps["extensions"] = map[string]any{client.TasksExtension: map[string]any{}}
+	}
 	return caps
 }
 
@@ -151,7 +158,7 @@ func Revisions(srv *hexmcp.Server) []domain.Revision {
 // revision made by [Connect] with opts (whose Revision it sets):
 //
 //	hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *client.Session) {
-//		res, err := c.CallTool(t.Context(), "add", map[string]any{"a": 2, "b": 3})
+//		res, err := c.CallTool(t.Context(), "add", map[string]any{"A": 2, "B": 3}) // the add of the package doc
 //		if err != nil || res.Text() != "5" {
 //			t.Fatalf("add: %v %v", res, err)
 //		}
@@ -245,6 +252,7 @@ func connect(ctx context.Context, srv *hexmcp.Server, opts ClientOptions) (*clie
 		Sampling:       bound(opts.Timeout, opts.Sampling),
 		Roots:          boundRoots(opts.Timeout, opts.Roots),
 		Capabilities:   opts.capabilities(),
+		Tasks:          opts.Tasks,
 		MaxInputRounds: maxRounds,
 		Notification:   opts.OnNotification,
 	}

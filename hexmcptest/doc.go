@@ -2,10 +2,12 @@
 // server through a real engine and a real client, under every protocol
 // revision, in a few lines:
 //
+//	func add(ctx context.Context, in struct{ A, B float64 }) (float64, error) { return in.A + in.B, nil }
+//
 //	func TestAdd(t *testing.T) {
 //		srv := hexmcptest.NewServer(t, hexmcp.Options{Tools: []hexmcp.Tool{hexmcp.Func(add)}})
 //		hexmcptest.ForEachRevision(t, srv, hexmcptest.ClientOptions{}, func(t *testing.T, c *client.Session) {
-//			res, err := c.CallTool(t.Context(), "add", map[string]any{"a": 2, "b": 3})
+//			res, err := c.CallTool(t.Context(), "add", map[string]any{"A": 2, "B": 3})
 //			if err != nil || res.Text() != "5" {
 //				t.Fatalf("add = %v, %v", res, err)
 //			}

@@ -179,6 +179,7 @@ func TestCapabilitiesFollowHandlers(t *testing.T) {
 		{hexmcptest.ClientOptions{Sampling: sample, Roots: roots}, `{"roots":{},"sampling":{}}`},
 		{hexmcptest.ClientOptions{Elicitation: elicit, Sampling: sample, Roots: roots}, `{"elicitation":{},"roots":{},"sampling":{}}`},
 		{hexmcptest.ClientOptions{Elicitation: elicit, Capabilities: map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}}, `{"elicitation":{"url":{}}}`},
+		{hexmcptest.ClientOptions{Roots: roots, Tasks: true}, `{"roots":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`},
 	} {
 		forEach(t, srv, tc.opts, func(t *testing.T, c *client.Session) {
 			res, err := c.CallTool(t.Context(), "caps", nil)

@@ -14,9 +14,9 @@
 //		CSP:  &apps.CSP{ConnectDomains: []string{"https://api.example.com"}},
 //	}}})
 //	weather := hexmcp.NewTool(getWeather, apps.WithView("ui://weather/dashboard.html"))
-//	engine, err := app.NewEngine(app.Options{..., Tools: ..., Extensions: []app.Extension{ext}})
+//	srv, err := hexmcp.New(hexmcp.Options{..., Tools: ..., Extensions: []hexmcp.Extension{ext}})
 //
-// The engine then advertises capabilities.extensions
+// The server then advertises capabilities.extensions
 // ["io.modelcontextprotocol/ui"] = {"mimeTypes": ["text/html;profile=mcp-app"]}
 // in both eras (the initialize result and server/discover; with the
 // resources capability, which the views need: Options.ResourceRegistry must

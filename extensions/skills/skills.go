@@ -10,9 +10,9 @@
 //		Body:        "# Release notes\n\nGroup the changes by ...\n",
 //		Files:       []skills.File{{Path: "references/STYLE.md", Text: "..."}},
 //	}}})
-//	engine, err := app.NewEngine(app.Options{..., Extensions: []app.Extension{ext}})
+//	srv, err := hexmcp.New(hexmcp.Options{..., Extensions: []hexmcp.Extension{ext}})
 //
-// The engine then advertises capabilities.extensions
+// The server then advertises capabilities.extensions
 // ["io.modelcontextprotocol/skills"] = {"directoryRead": true} (with the
 // resources capability, which the extension needs: Options.ResourceRegistry
 // must be set) and serves:

@@ -389,24 +389,38 @@ func TestDeferredToolHandshakeEra(t *testing.T) {
 	}
 }
 
-// A task's log messages, which reach no client, go to the server's log.
+// A task's log messages, which reach no client, go to the server's log:
+// the extension's own logger when it has one, else the logger of the
+// server it is registered with. So does the warning of a tool named in
+// Options.Tools that the server does not serve.
 func TestTaskLogsGoToTheServerLog(t *testing.T) {
-	rec := &testtools.LogRecorder{}
-	x := tasks.New(tasks.Options{Logger: rec, Tools: map[string]tasks.Support{"chatty": tasks.Optional}})
-	t.Cleanup(func() { _ = x.Shutdown(context.Background()) })
-	srv := hexmcptest.NewServer(t, hexmcp.Options{Extensions: []app.Extension{x.Extension()}, Tools: []hexmcp.Tool{
-		hexmcp.NewTool(func(ctx context.Context) (string, error) {
-			if err := app.RequestFrom(ctx).Log(ctx, domain.LogWarning, "builder", "disk almost full"); err != nil {
-				return "", err
-			}
-			return "logged", nil
-		}, hexmcp.WithName("chatty")),
-	}})
-	c := connect(t, srv, true)
-	id := start(t, c, "chatty")
-	await(t, c, id, "completed", func(v taskView) bool { return v.Status == "completed" })
-	if !rec.Has("a task's handler logged") {
-		t.Fatalf("server log %v: the task's log message is missing", rec.Messages())
+	for _, own := range []bool{true, false} {
+		rec := &testtools.LogRecorder{}
+		opts := tasks.Options{Tools: map[string]tasks.Support{"chatty": tasks.Optional, "typo": tasks.Optional}}
+		srvOpts := hexmcp.Options{}
+		if own {
+			opts.Logger = rec
+		} else {
+			srvOpts.Logger = rec
+		}
+		x := tasks.New(opts)
+		t.Cleanup(func() { _ = x.Shutdown(context.Background()) })
+		srvOpts.Extensions = []app.Extension{x.Extension()}
+		srvOpts.Tools = []hexmcp.Tool{
+			hexmcp.NewTool(func(ctx context.Context) (string, error) {
+				if err := app.RequestFrom(ctx).Log(ctx, domain.LogWarning, "builder", "disk almost full"); err != nil {
+					return "", err
+				}
+				return "logged", nil
+			}, hexmcp.WithName("chatty")),
+		}
+		srv := hexmcptest.NewServer(t, srvOpts)
+		c := connect(t, srv, true)
+		id := start(t, c, "chatty")
+		await(t, c, id, "completed", func(v taskView) bool { return v.Status == "completed" })
+		if !rec.Has("a task's handler logged") || !rec.Has("does not serve") {
+			t.Fatalf("own logger %v: server log %v: the task's log message or the warning is missing", own, rec.Messages())
+		}
 	}
 }
 

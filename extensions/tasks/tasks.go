@@ -8,7 +8,7 @@
 // every instance of a server serves every task.
 //
 //	t := tasks.New(tasks.Options{Tools: map[string]tasks.Support{"build": tasks.Optional}})
-//	engine, err := app.NewEngine(app.Options{..., Extensions: []app.Extension{t.Extension()}})
+//	srv, err := hexmcp.New(hexmcp.Options{..., Extensions: []hexmcp.Extension{t.Extension()}})
 //
 // A handler needs no change to run as a task: it is the same function,
 // run in the background with its own context (cancelled by tasks/cancel).
@@ -159,7 +159,9 @@ type Options struct {
 	// has expired.
 	Lease time.Duration
 	// Logger receives what goes wrong in the background (a store that
-	// cannot be written); nil: slog's text format on standard error.
+	// cannot be written) and what task handlers log; nil: the logger of
+	// the server the extension is registered with (hexmcp.Options.Logger),
+	// or slog's text format on standard error before it is registered.
 	Logger ports.Logger
 }
 
@@ -262,6 +264,9 @@ func (t *Tasks) Extension() app.Extension {
 // any request).
 func (t *Tasks) attach(e *app.Engine) {
 	t.engine.Store(e)
+	if t.opts.Logger == nil {
+		t.log = e.Logger()
+	}
 	for name, sup := range t.opts.Tools {
 		if _, ok := e.LookupTool(name); !ok && sup != Forbidden {
 			// Tools may be added later: a warning, not an error.

@@ -1,0 +1,61 @@
+package hexmcp
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hexmcp/hexmcp/internal/testtools"
+)
+
+// loopbackAddr tells a listener reachable from this machine only from one
+// reachable beyond it, which ListenAndServe warns of without an
+// Authenticator.
+func TestLoopbackAddr(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8080":  true,
+		"127.1.2.3:80":    true,
+		"[::1]:8080":      true,
+		"localhost:8080":  true,
+		"0.0.0.0:8080":    false,
+		"[::]:8080":       false,
+		"10.0.0.5:8080":   false,
+		"example.com:443": false,
+		"no port":         false,
+	} {
+		if got := loopbackAddr(addr); got != want {
+			t.Errorf("loopbackAddr(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+// ListenAndServe on a loopback address without an Authenticator warns of
+// nothing: the address is the protection.
+func TestListenAndServeLoopbackQuiet(t *testing.T) {
+	rec := &testtools.LogRecorder{}
+	srv, err := New(Options{Logger: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	listening := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.ListenAndServe(ctx, "127.0.0.1:0", HTTPOptions{OnListen: func(string) { close(listening) }})
+	}()
+	select {
+	case <-listening:
+	case err := <-done:
+		t.Fatal(err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("ListenAndServe did not listen")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if rec.Has("without an Authenticator") {
+		t.Fatalf("a loopback listener was warned of: %v", rec.Messages())
+	}
+}
