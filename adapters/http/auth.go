@@ -110,6 +110,19 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 	}
 	refusals, failures := newLogBudget(perSecond), newLogBudget(perSecond)
 	scope := strings.Join(slices.DeleteFunc(slices.Clone(opts.RequiredScopes), badScope), " ")
+	gate := &bearerGate{metadataURL: opts.ResourceMetadataURL, required: slices.DeleteFunc(slices.Clone(opts.RequiredScopes), badScope),
+		refused: func(r *http.Request, p *ports.Principal, needed []string) {
+			refusals.log(r, opts.Logger, slog.LevelInfo, msgRefused, func() []slog.Attr {
+				var subject string
+				var missing []string
+				if p != nil {
+					token := ports.AccessTokenFrom(r.Context())
+					subject, missing = redact(p.Subject, token), MissingScopes(*p, needed...)
+				}
+				return []slog.Attr{slog.Any("error", "insufficient_scope"), slog.Any("reason", "the token lacks the scopes of what the request calls"),
+					slog.Any("subject", subject), slog.Any("missing_scopes", missing)}
+			})
+		}}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if tokenInQuery(r) {
@@ -148,7 +161,7 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 				InsufficientScope(w, opts, opts.RequiredScopes...)
 				return
 			}
-			ctx := withResourceMetadata(ports.WithPrincipal(r.Context(), p), opts.ResourceMetadataURL)
+			ctx := withGate(ports.WithPrincipal(r.Context(), p), gate)
 			if !p.Expires.IsZero() && longLived(r) {
 				var end context.CancelCauseFunc
 				ctx, end = context.WithCancelCause(ctx)
@@ -299,9 +312,10 @@ func MissingScopes(p ports.Principal, required ...string) []string {
 // exactly these keeps what it had). Scopes that are not RFC 6749 scope
 // tokens (printable ASCII without space, '"' or '\') are left out of the
 // challenge. [RequireBearer] answers this way for AuthOptions.RequiredScopes,
-// and the [Handler] the same way for a call refused by a tool's or prompt's
-// scopes (hexmcp.WithScopes); an http.Handler of your own that checks scopes
-// calls it.
+// and the [Handler] behind it the same way for a call refused by a tool's
+// or prompt's scopes (hexmcp.WithScopes), naming the RequiredScopes first
+// and logging the refusal as RequireBearer logs its own; an http.Handler of
+// your own that checks scopes calls it.
 func InsufficientScope(w http.ResponseWriter, opts AuthOptions, scopes ...string) {
 	challenge(w, http.StatusForbidden, opts, "insufficient_scope", strings.Join(slices.DeleteFunc(slices.Clone(scopes), badScope), " "))
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -590,19 +591,32 @@ func TestToolScopeChallenge(t *testing.T) {
 	}
 	ev := envFor(t, e, mcphttp.Options{})
 	tokens := mcphttp.StaticTokens{
-		"reader": {Subject: "r", Scopes: []string{"files:read"}},
-		"writer": {Subject: "w", Scopes: []string{"files:read", "files:write"}},
+		"reader": {Subject: "r", Scopes: []string{"mcp:tools", "files:read"}},
+		"writer": {Subject: "w", Scopes: []string{"mcp:tools", "files:read", "files:write"}},
 	}
 	const metaURL = "https://mcp.example/.well-known/oauth-protected-resource"
 	for _, tc := range []struct {
 		name, metaURL, challenge string
+		required                 []string
 	}{
-		{"with metadata", metaURL, `Bearer error="insufficient_scope", scope="files:read files:write", resource_metadata="` + metaURL + `"`},
-		{"without metadata", "", `Bearer error="insufficient_scope", scope="files:read files:write"`},
+		{"with metadata", metaURL, `Bearer error="insufficient_scope", scope="files:read files:write", resource_metadata="` + metaURL + `"`, nil},
+		{"without metadata", "", `Bearer error="insufficient_scope", scope="files:read files:write"`, nil},
+		// The scopes every request needs are needed by this one too: a
+		// client that asks for exactly the challenge's keeps them.
+		{"with required scopes", "", `Bearer error="insufficient_scope", scope="mcp:tools files:read files:write"`, []string{"mcp:tools", "files:read"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{ResourceMetadataURL: tc.metaURL})(ev.h))
+			var logged testtools.LockedBuffer
+			srv := httptest.NewServer(mcphttp.RequireBearer(tokens, mcphttp.AuthOptions{ResourceMetadataURL: tc.metaURL, RequiredScopes: tc.required,
+				Logger: slog.New(slog.NewJSONHandler(&logged, nil))})(ev.h))
 			defer srv.Close()
+			defer func() {
+				// Each refusal is logged as RequireBearer logs its own:
+				// who, and the scopes the token lacks (twice: once an era).
+				if n := strings.Count(logged.String(), `"msg":"hexmcp: a bearer token was refused","error":"insufficient_scope","reason":"the token lacks the scopes of what the request calls","subject":"r","missing_scopes":["files:write"]`); n != 2 {
+					t.Errorf("%d records of the refusals, want 2: %s", n, logged.String())
+				}
+			}()
 			auth := func(token string) hdr { return hdr{"Authorization": "Bearer " + token} }
 
 			// Stateless era.
