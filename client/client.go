@@ -289,8 +289,9 @@ func (s *Session) open(ctx context.Context) error {
 	}
 	if he := (*HTTPError)(nil); errors.As(err, &he) && (he.StatusCode == http.StatusUnauthorized || he.StatusCode == http.StatusForbidden) {
 		// The server refuses the client, not the revision: initialize
-		// would be refused the same way, and its error would hide this.
-		return fmt.Errorf("hexmcp: server/discover: %w", err)
+		// would be refused the same way, and its error would hide this
+		// one (which names server/discover).
+		return err
 	}
 	// A server of the handshake era: whatever else it answered (or its
 	// silence).

@@ -111,6 +111,9 @@ func (k checks) principal(c claimSet, now time.Time) (ports.Principal, time.Time
 		return ports.Principal{}, time.Time{}, reject("%v", err)
 	}
 	if _, present := c["aud"]; present || k.requireAud {
+		if len(aud) == 0 {
+			return ports.Principal{}, time.Time{}, reject("the token names no audience (aud), so it is not for this resource (%s)", k.audience)
+		}
 		if !slices.ContainsFunc(aud, func(a string) bool { return canonicalResource(a) == k.audience }) {
 			return ports.Principal{}, time.Time{}, reject("the token is for %q, not for this resource (%s)", aud, k.audience)
 		}

@@ -447,7 +447,7 @@ func TestIntrospectionAudience(t *testing.T) {
 	if resp, body := mcpCall(t, srv.URL, "Bearer no-aud"); resp.StatusCode != http.StatusUnauthorized || body != `{"error":"invalid_token"}` {
 		t.Fatalf("an answer without aud: %d %s", resp.StatusCode, body)
 	}
-	if _, err := in.Authenticate(context.Background(), "no-aud"); !errors.Is(err, ports.ErrUnauthenticated) || !strings.Contains(err.Error(), "not for this resource") {
+	if _, err := in.Authenticate(context.Background(), "no-aud"); !errors.Is(err, ports.ErrUnauthenticated) || !strings.Contains(err.Error(), "names no audience (aud), so it is not for this resource") {
 		t.Fatalf("error %v", err)
 	}
 	as.setIntrospection(t, 200, map[string]any{"active": true, "sub": "alice", "scope": "mcp:tools", "iss": as.Issuer, "aud": resource})
