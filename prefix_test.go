@@ -19,20 +19,29 @@ var otherPrefix = regexp.MustCompile(`^(mcp[a-z]*|hexmcptest|app|domain|ports|po
 // starts with the name of another of its packages or parts. A part may
 // still name itself after the prefix ("hexmcp: websocket: …").
 func TestOneErrorPrefix(t *testing.T) {
+	inspectSDK(t, func(fset *token.FileSet, n ast.Node) {
+		lit, ok := n.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return
+		}
+		if s, err := strconv.Unquote(lit.Value); err == nil && otherPrefix.MatchString(s) {
+			t.Errorf("a message with another prefix than hexmcp: %s: %q", fset.Position(lit.Pos()), s)
+		}
+	})
+}
+
+// inspectSDK calls f with every node of the module's code that users
+// run: tests, examples, test suites and commands aside.
+func inspectSDK(t *testing.T, f func(fset *token.FileSet, n ast.Node)) {
+	t.Helper()
 	for dir := range housePackages(t) {
 		if under(dir, "test") || under(dir, "examples") || under(dir, "cmd") {
 			continue
 		}
 		fset := token.NewFileSet()
-		for _, f := range parseFiles(t, fset, dir) {
-			ast.Inspect(f, func(n ast.Node) bool {
-				lit, ok := n.(*ast.BasicLit)
-				if !ok || lit.Kind != token.STRING {
-					return true
-				}
-				if s, err := strconv.Unquote(lit.Value); err == nil && otherPrefix.MatchString(s) {
-					t.Errorf("a message with another prefix than hexmcp: %s: %q", fset.Position(lit.Pos()), s)
-				}
+		for _, file := range parseFiles(t, fset, dir) {
+			ast.Inspect(file, func(n ast.Node) bool {
+				f(fset, n)
 				return true
 			})
 		}
@@ -48,31 +57,22 @@ func TestOneErrorPrefix(t *testing.T) {
 // rule unseen; it is refused here.
 func TestLogMessagesPrefixed(t *testing.T) {
 	calls := 0
-	for dir := range housePackages(t) {
-		if under(dir, "test") || under(dir, "examples") || under(dir, "cmd") {
-			continue
+	inspectSDK(t, func(fset *token.FileSet, n ast.Node) {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || !isLogCall(call) {
+			return
 		}
-		fset := token.NewFileSet()
-		for _, f := range parseFiles(t, fset, dir) {
-			ast.Inspect(f, func(n ast.Node) bool {
-				call, ok := n.(*ast.CallExpr)
-				if !ok || !isLogCall(call) {
-					return true
-				}
-				for i, arg := range call.Args[:len(call.Args)-1] {
-					if !isLevel(arg) {
-						continue
-					}
-					calls++
-					if msg := call.Args[i+1]; !prefixedMessage(msg) {
-						t.Errorf("a log message that may not start with hexmcp: %s", fset.Position(msg.Pos()))
-					}
-					break
-				}
-				return true
-			})
+		for i, arg := range call.Args[:len(call.Args)-1] {
+			if !isLevel(arg) {
+				continue
+			}
+			calls++
+			if msg := call.Args[i+1]; !prefixedMessage(msg) {
+				t.Errorf("a log message that may not start with hexmcp: %s", fset.Position(msg.Pos()))
+			}
+			return
 		}
-	}
+	})
 	if calls < 90 {
 		t.Fatalf("found %d log calls: the test no longer finds them", calls)
 	}
