@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
@@ -25,6 +26,26 @@ func TestLoopbackAddr(t *testing.T) {
 	} {
 		if got := loopbackAddr(addr); got != want {
 			t.Errorf("loopbackAddr(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+// A listener is exposed (and warned of) beyond loopback without an
+// Authenticator only.
+func TestExposed(t *testing.T) {
+	auth := HTTPOptions{Authenticator: mcphttp.StaticTokens{}}
+	for _, c := range []struct {
+		opts HTTPOptions
+		addr string
+		want bool
+	}{
+		{HTTPOptions{}, "0.0.0.0:8080", true},
+		{HTTPOptions{}, "127.0.0.1:8080", false},
+		{auth, "0.0.0.0:8080", false},
+		{auth, "127.0.0.1:8080", false},
+	} {
+		if got := exposed(c.opts, c.addr); got != c.want {
+			t.Errorf("exposed(authenticator %v, %s) = %v, want %v", c.opts.Authenticator != nil, c.addr, got, c.want)
 		}
 	}
 }

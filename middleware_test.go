@@ -175,6 +175,12 @@ func TestMiddlewareOnEveryTransportAndEra(t *testing.T) {
 						t.Errorf("the audit log lacks %s:\n%s", want, audit.String())
 					}
 				}
+				// The client is named where the transport knows it (the
+				// peer's address over HTTP and WebSocket; stdio has one
+				// client, unnamed), never as an empty string.
+				if named := tr.Name != "stdio"; strings.Contains(audit.String(), `"client":"`) != named || strings.Contains(audit.String(), `"client":""`) {
+					t.Errorf("the audit log names the client: %v, want %v:\n%s", !named, named, audit.String())
+				}
 				// The session is named where the transport names one: a
 				// handshake-era session of Streamable HTTP (Mcp-Session-Id).
 				if named := tr.Name == "http" && era == "handshake"; strings.Contains(audit.String(), `"session":"`) != named {

@@ -192,7 +192,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, opts HTTPOptio
 	if err := srv.Start(ctx); err != nil {
 		return fmt.Errorf("hexmcp: listening on %s: %w", addr, err)
 	}
-	if opts.Authenticator == nil && !loopbackAddr(srv.Addr()) {
+	if exposed(opts, srv.Addr()) {
 		s.eng.Logger().LogAttrs(ctx, slog.LevelWarn, "hexmcp: serving HTTP beyond this machine without an Authenticator: anyone who reaches the address is served, unless Middleware or a proxy in front authenticates",
 			slog.String("addr", srv.Addr()))
 	}
@@ -206,6 +206,12 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, opts HTTPOptio
 		}
 		return err
 	})
+}
+
+// exposed reports whether a listener on addr serves anyone who reaches it
+// beyond this machine: no Authenticator, and not a loopback address.
+func exposed(opts HTTPOptions, addr string) bool {
+	return opts.Authenticator == nil && !loopbackAddr(addr)
 }
 
 // loopbackAddr reports whether addr ("host:port", as a listener reports
