@@ -67,6 +67,7 @@ import (
 	"log/slog"
 	"maps"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -746,11 +747,15 @@ func progressMessage(progress, total float64, message string) string {
 	if message != "" {
 		msg = message + " (" + n + ")"
 	}
+	// A handler's message may hold bytes that are not UTF-8: they become
+	// U+FFFD (as JSON would write them), and the cut falls between runes.
+	msg = strings.ToValidUTF8(msg, "\uFFFD")
 	if len(msg) > maxStatusMessage {
-		msg = msg[:maxStatusMessage]
-		for !utf8.ValidString(msg) {
-			msg = msg[:len(msg)-1]
+		cut := maxStatusMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
 		}
+		msg = msg[:cut]
 	}
 	return msg
 }
