@@ -476,3 +476,25 @@ func TestSessionLargerThanTheStore(t *testing.T) {
 		t.Fatalf("an idle session went for a session that could never fit: %v", err)
 	}
 }
+
+// A session larger by itself than one client's sessions may hold together
+// is refused as such (ErrTooManySessionsForClient, saying so), and none of
+// that client's idle sessions is evicted for it.
+func TestSessionLargerThanItsClientMayHold(t *testing.T) {
+	ctx := context.Background()
+	s, c := newStore(memory.SessionStoreOptions{MaxSessionBytesPerClient: 20 << 10})
+	r, stop := watch(s)
+	defer stop()
+	if err := s.Create(ctx, sizedSession("s0", "p", 9)); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(memory.DefaultMinIdleForEviction) // s0 may go
+	err := s.Create(ctx, sizedSession("huge", "p", 25))
+	if !errors.Is(err, ports.ErrTooManySessionsForClient) || !strings.Contains(err.Error(), "bytes more for one session, past the 20480 its sessions may hold") {
+		t.Fatalf("Create of a session past its client's bytes = %v, want ErrTooManySessionsForClient for one session", err)
+	}
+	wantRemoved(t, r)
+	if _, err := s.Get(ctx, "s0"); err != nil {
+		t.Fatalf("an idle session went for a session that could never fit: %v", err)
+	}
+}
