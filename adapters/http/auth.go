@@ -109,8 +109,9 @@ func RequireBearer(a ports.Authenticator, opts AuthOptions) func(http.Handler) h
 		perSecond = DefaultMaxAuthLogsPerSecond
 	}
 	refusals, failures := newLogBudget(perSecond), newLogBudget(perSecond)
-	scope := strings.Join(slices.DeleteFunc(slices.Clone(opts.RequiredScopes), badScope), " ")
-	gate := &bearerGate{metadataURL: opts.ResourceMetadataURL, required: slices.DeleteFunc(slices.Clone(opts.RequiredScopes), badScope),
+	required := slices.DeleteFunc(slices.Clone(opts.RequiredScopes), badScope)
+	scope := strings.Join(required, " ")
+	gate := &bearerGate{metadataURL: opts.ResourceMetadataURL, required: required,
 		refused: func(r *http.Request, p *ports.Principal, needed []string) {
 			refusals.log(r, opts.Logger, slog.LevelInfo, msgRefused, func() []slog.Attr {
 				var subject string

@@ -21,7 +21,7 @@ type challengeKey struct{}
 type bearerGate struct {
 	metadataURL string
 	required    []string
-	refused     func(r *http.Request, p *ports.Principal, missing []string)
+	refused     func(r *http.Request, p *ports.Principal, needed []string)
 }
 
 // withGate records g in ctx.
