@@ -453,48 +453,41 @@ func TestSessionStoreEvictsForBytes(t *testing.T) {
 	wantLive(t, s, "s3", "big", "q0")
 }
 
-// A session larger by itself than every session may hold together is
-// refused as such (ErrTooManySessions, saying so), whether or not other
-// sessions are idle, and none of them is evicted for it.
-func TestSessionLargerThanTheStore(t *testing.T) {
-	ctx := context.Background()
-	s, c := newStore(memory.SessionStoreOptions{MaxSessionBytes: 40 << 10})
-	r, stop := watch(s)
-	defer stop()
-	for i := range 2 {
-		if err := s.Create(ctx, sizedSession(fmt.Sprint("s", i), "", 9)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.Advance(memory.DefaultMinIdleForEviction) // both may go
-	err := s.Create(ctx, sizedSession("huge", "", 50))
-	if !errors.Is(err, ports.ErrTooManySessions) || !strings.Contains(err.Error(), "bytes more for one session, past the 40960 the sessions may hold") {
-		t.Fatalf("Create of a session past the store's bytes = %v, want ErrTooManySessions for one session", err)
-	}
-	wantRemoved(t, r)
-	if _, err := s.Get(ctx, "s0"); err != nil {
-		t.Fatalf("an idle session went for a session that could never fit: %v", err)
-	}
-}
-
-// A session larger by itself than one client's sessions may hold together
-// is refused as such (ErrTooManySessionsForClient, saying so), and none of
-// that client's idle sessions is evicted for it.
-func TestSessionLargerThanItsClientMayHold(t *testing.T) {
-	ctx := context.Background()
-	s, c := newStore(memory.SessionStoreOptions{MaxSessionBytesPerClient: 20 << 10})
-	r, stop := watch(s)
-	defer stop()
-	if err := s.Create(ctx, sizedSession("s0", "p", 9)); err != nil {
-		t.Fatal(err)
-	}
-	c.Advance(memory.DefaultMinIdleForEviction) // s0 may go
-	err := s.Create(ctx, sizedSession("huge", "p", 25))
-	if !errors.Is(err, ports.ErrTooManySessionsForClient) || !strings.Contains(err.Error(), "bytes more for one session, past the 20480 its sessions may hold") {
-		t.Fatalf("Create of a session past its client's bytes = %v, want ErrTooManySessionsForClient for one session", err)
-	}
-	wantRemoved(t, r)
-	if _, err := s.Get(ctx, "s0"); err != nil {
-		t.Fatalf("an idle session went for a session that could never fit: %v", err)
+// A session larger by itself than every session may hold together, or
+// than one client's sessions may, is refused as such
+// (ErrTooManySessions, ErrTooManySessionsForClient, saying so), whether
+// or not other sessions are idle, and none of them is evicted for it.
+func TestSessionLargerThanItMayBe(t *testing.T) {
+	for _, c := range []struct {
+		name, peer string
+		opts       memory.SessionStoreOptions
+		want       error
+		text       string
+	}{
+		{"the store", "", memory.SessionStoreOptions{MaxSessionBytes: 40 << 10}, ports.ErrTooManySessions,
+			"bytes more for one session, past the 40960 the sessions may hold"},
+		{"its client", "p", memory.SessionStoreOptions{MaxSessionBytesPerClient: 20 << 10}, ports.ErrTooManySessionsForClient,
+			"bytes more for one session, past the 20480 its sessions may hold"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, clock := newStore(c.opts)
+			r, stop := watch(s)
+			defer stop()
+			for i := range 2 {
+				if err := s.Create(ctx, sizedSession(fmt.Sprint("s", i), c.peer, 9)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clock.Advance(memory.DefaultMinIdleForEviction) // they may go
+			err := s.Create(ctx, sizedSession("huge", c.peer, 50))
+			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.text) {
+				t.Fatalf("Create of a session past %s's bytes = %v, want %v for one session", c.name, err, c.want)
+			}
+			wantRemoved(t, r)
+			if _, err := s.Get(ctx, "s0"); err != nil {
+				t.Fatalf("an idle session went for a session that could never fit: %v", err)
+			}
+		})
 	}
 }
