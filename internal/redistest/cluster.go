@@ -125,6 +125,7 @@ func (c *Cluster) startNode(bin string) (string, error) {
 			// a replica syncs at once (not 5 s later), so that it can
 			// take over as soon as the cluster is up
 			"--repl-diskless-sync-delay", "0")
+		dieWithTest(cmd)
 		if err := cmd.Start(); err != nil {
 			return "", err
 		}

@@ -56,6 +56,7 @@ func StartSentinel(t testing.TB) *Sentinel {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(bin, conf, "--sentinel")
+		dieWithTest(cmd)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
