@@ -28,6 +28,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // The bounds of a server's life and of what is kept of it.
@@ -103,6 +105,7 @@ func Start(tb testing.TB, opts Options) *Server {
 		tb.Skip(msg)
 	}
 	cmd := exec.Command(node, "server.mjs")
+	testtools.DieWithTest(cmd)
 	cmd.Dir = dir
 	logs := &logBuffer{}
 	cmd.Stderr = logs

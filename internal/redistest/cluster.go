@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // Cluster is a running Redis Cluster of real redis-server processes in
@@ -125,7 +127,7 @@ func (c *Cluster) startNode(bin string) (string, error) {
 			// a replica syncs at once (not 5 s later), so that it can
 			// take over as soon as the cluster is up
 			"--repl-diskless-sync-delay", "0")
-		dieWithTest(cmd)
+		testtools.DieWithTest(cmd)
 		if err := cmd.Start(); err != nil {
 			return "", err
 		}

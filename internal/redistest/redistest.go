@@ -66,7 +66,7 @@ func (s *Server) start(bin string) error {
 	s.port = port
 	s.Addr = "127.0.0.1:" + strconv.Itoa(port)
 	s.cmd = exec.Command(bin, s.args()...)
-	dieWithTest(s.cmd)
+	testtools.DieWithTest(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (s *Server) Restart(t testing.TB) {
 	s.Stop()
 	bin, _ := exec.LookPath("redis-server")
 	s.cmd = exec.Command(bin, s.args()...)
-	dieWithTest(s.cmd)
+	testtools.DieWithTest(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

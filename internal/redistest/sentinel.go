@@ -56,7 +56,7 @@ func StartSentinel(t testing.TB) *Sentinel {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(bin, conf, "--sentinel")
-		dieWithTest(cmd)
+		testtools.DieWithTest(cmd)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // Serve runs the showcase binary bin with -transport transport (http or
@@ -27,6 +29,7 @@ func Serve(ctx context.Context, tb testing.TB, bin, transport string, log io.Wri
 func Start(ctx context.Context, tb testing.TB, bin, transport string, log io.Writer) (*exec.Cmd, string) {
 	tb.Helper()
 	cmd := exec.Command(bin, "-transport", transport, "-addr", "127.0.0.1:0")
+	testtools.DieWithTest(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		tb.Fatal(err)

@@ -234,6 +234,7 @@ func startChromium(ctx context.Context, bin, profile string, logs io.Writer) (ho
 		"--user-data-dir="+profile, "--no-first-run", "--no-default-browser-check",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-extensions", "about:blank")
+	testtools.DieWithTest(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return "", nil, err

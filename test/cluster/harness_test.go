@@ -127,7 +127,7 @@ type process struct {
 // of its standard error as it comes (until the channel's buffer is full).
 func startProcess(name, bin string, args []string, lines chan<- string) (*process, error) {
 	p := &process{name: name, cmd: exec.Command(bin, args...), logs: &lockedBuffer{}, done: make(chan struct{})}
-	setPdeathsig(p.cmd)
+	testtools.DieWithTest(p.cmd)
 	pr, pw := io.Pipe()
 	p.cmd.Stdout = p.logs
 	p.cmd.Stderr = io.MultiWriter(p.logs, pw)

@@ -106,7 +106,7 @@ func runTSClient(t *testing.T, node, url, script string, env []string) []byte {
 	cmd.Dir = e2eDir // the scripts resolve their packages from test/e2e/node_modules
 	cmd.Env = append(os.Environ(), append([]string{"SHOWCASE_URL=" + url, "E2E_TRANSPORT=http"}, env...)...)
 	cmd.WaitDelay = 5 * time.Second
-	setPdeathsig(cmd)
+	testtools.DieWithTest(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // TestStdioBadInput drives the showcase binary over real pipes with every
@@ -16,6 +18,7 @@ import (
 func TestStdioBadInput(t *testing.T) {
 	bin := showcaseBinary(t)
 	cmd := exec.Command(bin)
+	testtools.DieWithTest(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

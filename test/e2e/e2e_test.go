@@ -240,6 +240,7 @@ func startShowcase(t *testing.T, bin, transport string) (string, *lockedBuffer) 
 func launchShowcase(t *testing.T, bin, transport, addr string, flags ...string) (string, *lockedBuffer, error) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"-transport", transport, "-addr", addr}, flags...)...)
+	testtools.DieWithTest(cmd)
 	logs := &lockedBuffer{}
 	pr, pw := io.Pipe()
 	cmd.Stderr = io.MultiWriter(logs, pw)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hexmcp/hexmcp/client"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
 // The official TypeScript reference server, @modelcontextprotocol/server-everything
@@ -52,6 +53,7 @@ func TestEverythingServer(t *testing.T) {
 				cmd.Dir = dir
 				cmd.Stderr = logs
 				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+				testtools.DieWithTest(cmd)
 				t.Cleanup(func() { killGroup(cmd) })
 				exerciseEverything(t, rev, client.CommandTransport(cmd), logs)
 			})
@@ -100,6 +102,7 @@ func startEverythingHTTP(t *testing.T, node, dir, main string) (string, *lockedB
 	cmd.Dir = dir
 	cmd.Env = append(cmd.Environ(), "PORT="+strconv.Itoa(port))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	testtools.DieWithTest(cmd)
 	logs := &lockedBuffer{}
 	pr, pw := io.Pipe()
 	cmd.Stdout = logs
