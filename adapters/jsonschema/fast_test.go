@@ -49,6 +49,10 @@ func TestFastPathAgreesWithLibrary(t *testing.T) {
 			`0.1`, `1`, `1.0`, `2`, `"a"`, `"b"`, `null`, `false`, `true`, `[1]`, `[1.0]`, `[2]`, `{"a": 1}`, `{"a": 2}`, `{}`, `1e308`),
 			1, int64(2), uint(1), []string{"x"})},
 		{schema: `{"const": {"a": [1, 2]}}`, values: decodeAll(t, `{"a": [1, 2]}`, `{"a": [1]}`, `1`, `null`)},
+		// Integers past 2^53 are no exact float64s: compared as float64s, 2^53+1
+		// would pass a maximum of 2^53 (and -(2^53+1) a minimum of -2^53).
+		{schema: `{"maximum": 9007199254740992, "minimum": -9007199254740992}`, values: []any{
+			int64(1) << 53, int64(1)<<53 + 1, -(int64(1) << 53), -(int64(1)<<53 + 1), uint64(1)<<53 + 1}},
 		{schema: `{"const": 9007199254740993}`, values: append(decodeAll(t, `9007199254740993`, `9007199254740992`), int64(9007199254740993))},
 		{schema: `{"uniqueItems": true}`, values: append(decodeAll(t,
 			`[]`, `[1]`, `[1, 1]`, `[1, 1.0]`, `[0, -0.0]`, `["a", "a"]`, `["a", "b", 1, true, null]`, `[null, null]`, `[true, false, true]`,

@@ -156,6 +156,9 @@ func TestCheckJSONMalformed(t *testing.T) {
 	for _, text := range []string{
 		``, ` `, `{`, `{"a": 1, "b": 2, "operation": "add"`, `{"a" 1}`, `{"a": 1 "b": 2}`, `{"a": 1,}`, `{,}`,
 		`[1,`, `[1 2]`, `"abc`, `"abc\"`, `{"a": 1}}`, `{"a": 1} x`, `-`, `{"a":}`, `{"a`, `{"a":"`,
+		// A member the schema does not read, its value cut off: skipped to
+		// the end of the text.
+		`{"x":`, `{"x": `, `{"a": 1, "x":`,
 	} {
 		if s.fast.checkJSON([]byte(text)) == valid {
 			t.Errorf("checkJSON(%q) = valid", text)
