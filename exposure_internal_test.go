@@ -9,27 +9,6 @@ import (
 	"github.com/hexmcp/hexmcp/internal/testtools"
 )
 
-// loopbackAddr tells a listener reachable from this machine only from one
-// reachable beyond it, which ListenAndServe warns of without an
-// Authenticator.
-func TestLoopbackAddr(t *testing.T) {
-	for addr, want := range map[string]bool{
-		"127.0.0.1:8080":  true,
-		"127.1.2.3:80":    true,
-		"[::1]:8080":      true,
-		"localhost:8080":  true,
-		"0.0.0.0:8080":    false,
-		"[::]:8080":       false,
-		"10.0.0.5:8080":   false,
-		"example.com:443": false,
-		"no port":         false,
-	} {
-		if got := loopbackAddr(addr); got != want {
-			t.Errorf("loopbackAddr(%q) = %v, want %v", addr, got, want)
-		}
-	}
-}
-
 // A listener is exposed (and warned of) beyond loopback without an
 // Authenticator only.
 func TestExposed(t *testing.T) {

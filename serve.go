@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"time"
 
 	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/stdio"
 	"github.com/hexmcp/hexmcp/adapters/websocket"
+	"github.com/hexmcp/hexmcp/internal/httpguard"
 	"github.com/hexmcp/hexmcp/internal/serving"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -211,22 +211,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, opts HTTPOptio
 // exposed reports whether a listener on addr serves anyone who reaches it
 // beyond this machine: no Authenticator, and not a loopback address.
 func exposed(opts HTTPOptions, addr string) bool {
-	return opts.Authenticator == nil && !loopbackAddr(addr)
-}
-
-// loopbackAddr reports whether addr ("host:port", as a listener reports
-// it) is on a loopback interface only: 127.0.0.0/8, ::1 or localhost. An
-// unspecified address (0.0.0.0, ::) listens on every interface.
-func loopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return opts.Authenticator == nil && !httpguard.LoopbackAddr(addr)
 }
 
 // handle is mux.Handle, with the panic of a pattern the mux already serves

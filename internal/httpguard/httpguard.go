@@ -229,6 +229,14 @@ func isLoopbackName(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// LoopbackAddr reports whether addr ("host:port", as a listener reports
+// it) names this machine's loopback interface only (isLoopbackName): an
+// unspecified address (0.0.0.0, ::) listens on every interface.
+func LoopbackAddr(addr string) bool {
+	host, _ := splitHostPort(addr)
+	return isLoopbackName(canonicalHost(host))
+}
+
 // onLoopback reports whether r came in on a loopback address. A request
 // not served by net/http's server has no local address to judge and is
 // treated as not on loopback.

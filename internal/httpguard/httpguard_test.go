@@ -107,3 +107,24 @@ func TestOriginRule(t *testing.T) {
 		t.Errorf("second Origin value: %v, want ErrOrigin", err)
 	}
 }
+
+// LoopbackAddr tells a listener reachable from this machine only from one
+// reachable beyond it, which ListenAndServe warns of without an
+// Authenticator.
+func TestLoopbackAddr(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8080":  true,
+		"127.1.2.3:80":    true,
+		"[::1]:8080":      true,
+		"localhost:8080":  true,
+		"0.0.0.0:8080":    false,
+		"[::]:8080":       false,
+		"10.0.0.5:8080":   false,
+		"example.com:443": false,
+		"no port":         false,
+	} {
+		if got := httpguard.LoopbackAddr(addr); got != want {
+			t.Errorf("LoopbackAddr(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
