@@ -147,3 +147,10 @@ func NewProtocolError(code int, message string, data any) *ProtocolError {
 // wrapped) when the URI names nothing: the client gets the revision's
 // resource-not-found error.
 var ErrResourceNotFound = domain.ErrResourceNotFound
+
+// DefinitionError is what New, AddTool, AddPrompt, AddResource and
+// AddResourceTemplate return (wrapped) for a definition that cannot be
+// registered: Kind "tool", "prompt" or "resource", Name (the name, URI or
+// URI template, when known), Reason and the cause Err, if any. Find it with
+// errors.As.
+type DefinitionError = domain.DefinitionError

@@ -151,8 +151,7 @@ type Server struct {
 // New returns a server built from opts, with [Defaults] for the ports
 // opts leaves nil. The tools, prompts and resources of opts are registered
 // in order; the first bad definition (a bad name or schema, a duplicate)
-// is New's error, which wraps a domain.ToolDefinitionError (or its
-// resource or prompt kin).
+// is New's error, which wraps a [DefinitionError].
 func New(opts Options) (*Server, error) {
 	e, err := app.NewEngine(Defaults(opts))
 	if err != nil {
@@ -178,7 +177,7 @@ func (s *Server) Engine() *app.Engine {
 // (name, schemas, icons), compiles its schemas, stores it and tells the
 // connected clients that the list changed
 // (notifications/tools/list_changed). A bad definition or a duplicate name
-// is a returned error (wrapping a domain.ToolDefinitionError), never a
+// is a returned error (wrapping a [DefinitionError]), never a
 // panic.
 func (s *Server) AddTool(t Tool) error { return s.eng.AddTool(t) }
 
@@ -193,7 +192,7 @@ func (s *Server) RemoveTool(name string) bool { return s.eng.RemoveTool(name) }
 // AddPrompt registers a prompt while the server runs and tells the
 // connected clients that the list changed
 // (notifications/prompts/list_changed). A bad definition or a duplicate
-// name is a returned error (wrapping a domain.PromptDefinitionError).
+// name is a returned error (wrapping a [DefinitionError]).
 func (s *Server) AddPrompt(p Prompt) error { return s.eng.AddPrompt(p) }
 
 // AddPrompts registers several prompts as [Server.AddPrompt] does and stops
@@ -208,7 +207,7 @@ func (s *Server) RemovePrompt(name string) bool { return s.eng.RemovePrompt(name
 // runs and tells the connected clients that the list changed
 // (notifications/resources/list_changed). A bad definition, a duplicate URI
 // or a URI longer than Options.MaxURILength is a returned error (wrapping a
-// domain.ResourceDefinitionError).
+// [DefinitionError]).
 func (s *Server) AddResource(r Resource) error { return s.eng.AddResource(r) }
 
 // AddResources registers several resources or templates as

@@ -16,7 +16,6 @@ import (
 
 	"github.com/hexmcp/hexmcp"
 	"github.com/hexmcp/hexmcp/adapters/stdio"
-	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/testtools"
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -170,9 +169,9 @@ func TestNewRefusesBadDefinitions(t *testing.T) {
 			tools = append(tools, tool)
 		}
 		_, err := hexmcp.New(hexmcp.Options{Tools: tools})
-		var de *domain.ToolDefinitionError
-		if !errors.As(err, &de) {
-			t.Errorf("%s: got %v, want a *domain.ToolDefinitionError", name, err)
+		var de *hexmcp.DefinitionError
+		if !errors.As(err, &de) || de.Kind != "tool" {
+			t.Errorf("%s: got %v, want a tool *hexmcp.DefinitionError", name, err)
 		}
 	}
 }

@@ -189,14 +189,14 @@ func (e *Engine) Policy() domain.RevisionPolicy { return e.policy }
 // hexmcp.NewTool and their kin): it checks the definition (name, schemas, icons),
 // compiles the schemas, stores it in the registry and tells connected
 // clients that the list changed. A bad definition or a duplicate name is a
-// returned error (see [domain.ToolDefinitionError]), never a panic.
+// returned error (see [domain.DefinitionError]), never a panic.
 func (e *Engine) AddTool(t decl.Tool) error {
 	rt, err := e.tools.prepare(t)
 	if err != nil {
 		return err
 	}
 	if err := e.tools.registry.Add(rt); err != nil {
-		return &domain.ToolDefinitionError{Tool: rt.Tool.Name, Reason: err.Error(), Err: err}
+		return &domain.DefinitionError{Kind: "tool", Name: rt.Tool.Name, Reason: err.Error(), Err: err}
 	}
 	e.tools.changed()
 	return nil

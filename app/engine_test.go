@@ -566,9 +566,9 @@ func TestRegistrationErrors(t *testing.T) {
 	for name, tool := range cases {
 		t.Run(name, func(t *testing.T) {
 			err := e.AddTool(tool)
-			var de *domain.ToolDefinitionError
-			if err == nil || !errors.As(err, &de) {
-				t.Fatalf("AddTool = %v, want a *domain.ToolDefinitionError", err)
+			var de *domain.DefinitionError
+			if err == nil || !errors.As(err, &de) || de.Kind != "tool" {
+				t.Fatalf("AddTool = %v, want a tool *domain.DefinitionError", err)
 			}
 			t.Log(err)
 		})

@@ -17,7 +17,7 @@ var errNoPromptRegistry = errors.New("hexmcp: the engine has no prompt registry 
 // it checks the definition, stores it in the
 // prompt registry and tells connected clients that the list changed
 // (notifications/prompts/list_changed). A bad definition or a duplicate
-// name is a returned error (see [domain.PromptDefinitionError]); so is an
+// name is a returned error (see [domain.DefinitionError]); so is an
 // engine without Options.PromptRegistry.
 func (e *Engine) AddPrompt(p decl.Prompt) error {
 	if err := e.prompts.add(p); err != nil {
@@ -34,10 +34,10 @@ func (pc *promptCatalog) add(p decl.Prompt) error {
 	}
 	pdef, handler, completers := decl.PromptOf(p)
 	if pdef == nil {
-		return &domain.PromptDefinitionError{Reason: "empty declaration (use NewPrompt)"}
+		return &domain.DefinitionError{Kind: "prompt", Reason: "empty declaration (use NewPrompt)"}
 	}
 	if handler == nil {
-		return &domain.PromptDefinitionError{Prompt: pdef.Name, Reason: "no handler"}
+		return &domain.DefinitionError{Kind: "prompt", Name: pdef.Name, Reason: "no handler"}
 	}
 	def := *pdef
 	if err := def.Validate(); err != nil {
@@ -49,11 +49,11 @@ func (pc *promptCatalog) add(p decl.Prompt) error {
 			found = found || a.Name == name
 		}
 		if !found {
-			return &domain.PromptDefinitionError{Prompt: def.Name, Reason: fmt.Sprintf("completer for undeclared argument %q", name)}
+			return &domain.DefinitionError{Kind: "prompt", Name: def.Name, Reason: fmt.Sprintf("completer for undeclared argument %q", name)}
 		}
 	}
 	if err := pc.registry.Add(ports.RegisteredPrompt{Prompt: &def, Handler: handler, Completers: completers}); err != nil {
-		return &domain.PromptDefinitionError{Prompt: def.Name, Reason: err.Error(), Err: err}
+		return &domain.DefinitionError{Kind: "prompt", Name: def.Name, Reason: err.Error(), Err: err}
 	}
 	return nil
 }

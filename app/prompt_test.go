@@ -293,9 +293,9 @@ func TestPromptRegistrationErrors(t *testing.T) {
 		"empty":       {},
 	}
 	for name, p := range bad {
-		var de *domain.PromptDefinitionError
-		if err := e.AddPrompt(p); !errors.As(err, &de) {
-			t.Errorf("%s: AddPrompt = %v, want a PromptDefinitionError", name, err)
+		var de *domain.DefinitionError
+		if err := e.AddPrompt(p); !errors.As(err, &de) || de.Kind != "prompt" {
+			t.Errorf("%s: AddPrompt = %v, want a prompt DefinitionError", name, err)
 		}
 	}
 	if err := e.AddPrompt(hexmcp.NewPrompt("simple", h)); !errors.Is(err, domain.ErrDuplicatePrompt) {
@@ -306,9 +306,9 @@ func TestPromptRegistrationErrors(t *testing.T) {
 		"plain resource": hexmcp.NewResource("x://a", "a", read, hexmcp.WithTemplateCompleter("a", noop)),
 		"no variable":    hexmcp.NewResourceTemplate("x://{a}", "a", read, hexmcp.WithTemplateCompleter("b", noop)),
 	} {
-		var de *domain.ResourceDefinitionError
-		if err := e.AddResource(r); !errors.As(err, &de) {
-			t.Errorf("%s: AddResource = %v, want a ResourceDefinitionError", name, err)
+		var de *domain.DefinitionError
+		if err := e.AddResource(r); !errors.As(err, &de) || de.Kind != "resource" {
+			t.Errorf("%s: AddResource = %v, want a resource DefinitionError", name, err)
 		}
 	}
 }

@@ -49,7 +49,7 @@ var errNoResourceRegistry = errors.New("hexmcp: the engine has no resource regis
 // clients that the list changed (notifications/resources/list_changed). A
 // bad definition, a duplicate URI or a URI (template) longer than
 // Options.MaxURILength is a returned error (see
-// [domain.ResourceDefinitionError]); so is an engine without
+// [domain.DefinitionError]); so is an engine without
 // Options.ResourceRegistry.
 func (e *Engine) AddResource(r decl.Resource) error {
 	if err := e.resources.add(r); err != nil {
@@ -75,13 +75,13 @@ func (rs *resourceCatalog) add(r decl.Resource) error {
 	case tmpl != nil:
 		uri = tmpl.URITemplate
 	default:
-		return &domain.ResourceDefinitionError{Reason: "empty declaration (use NewResource or NewResourceTemplate)"}
+		return &domain.DefinitionError{Kind: "resource", Reason: "empty declaration (use NewResource or NewResourceTemplate)"}
 	}
 	if handler == nil {
-		return &domain.ResourceDefinitionError{URI: uri, Reason: "no handler"}
+		return &domain.DefinitionError{Kind: "resource", Name: uri, Reason: "no handler"}
 	}
 	if !within(len(uri), rs.maxURILength) {
-		return &domain.ResourceDefinitionError{URI: uri,
+		return &domain.DefinitionError{Kind: "resource", Name: uri,
 			Reason: fmt.Sprintf("longer than Options.MaxURILength (%d bytes > %d): no client could name it", len(uri), rs.maxURILength)}
 	}
 	if res != nil {
@@ -90,7 +90,7 @@ func (rs *resourceCatalog) add(r decl.Resource) error {
 			return err
 		}
 		if err := rs.registry.Add(ports.RegisteredResource{Resource: &def, Handler: handler}); err != nil {
-			return &domain.ResourceDefinitionError{URI: def.URI, Reason: err.Error(), Err: err}
+			return &domain.DefinitionError{Kind: "resource", Name: def.URI, Reason: err.Error(), Err: err}
 		}
 	} else {
 		def := *tmpl
@@ -98,7 +98,7 @@ func (rs *resourceCatalog) add(r decl.Resource) error {
 			return err
 		}
 		if err := rs.registry.AddTemplate(ports.RegisteredResourceTemplate{Template: &def, Handler: handler, Completers: completers}); err != nil {
-			return &domain.ResourceDefinitionError{URI: def.URITemplate, Reason: err.Error(), Err: err}
+			return &domain.DefinitionError{Kind: "resource", Name: def.URITemplate, Reason: err.Error(), Err: err}
 		}
 	}
 	return nil
@@ -112,7 +112,7 @@ func (e *Engine) AddResourceTemplate(t decl.Resource) error {
 		if res := t.Definition(); res != nil {
 			uri = res.URI
 		}
-		return &domain.ResourceDefinitionError{URI: uri, Reason: "not a resource template (use NewResourceTemplate)"}
+		return &domain.DefinitionError{Kind: "resource", Name: uri, Reason: "not a resource template (use NewResourceTemplate)"}
 	}
 	return e.AddResource(t)
 }

@@ -222,8 +222,8 @@ func TestURILengthLimit(t *testing.T) {
 		"resource": hexmcp.TextResource(uriOf(21), "long", "t"),
 		"template": hexmcp.NewResourceTemplate("x://items/{id}/and/more", "long", read),
 	} {
-		var de *domain.ResourceDefinitionError
-		if err := small.AddResource(r); !errors.As(err, &de) || !strings.Contains(err.Error(), "MaxURILength") {
+		var de *domain.DefinitionError
+		if err := small.AddResource(r); !errors.As(err, &de) || de.Kind != "resource" || !strings.Contains(err.Error(), "MaxURILength") {
 			t.Errorf("AddResource of a long %s = %v", name, err)
 		}
 	}
@@ -315,8 +315,8 @@ func TestRawTemplateValues(t *testing.T) {
 		t.Fatalf("the option shows on the wire: %s", tmpls.Result)
 	}
 	r := hexmcp.TextResource("x://a", "a", "t", hexmcp.WithRawTemplateValues())
-	var de *domain.ResourceDefinitionError
-	if err := e.AddResource(r); !errors.As(err, &de) {
+	var de *domain.DefinitionError
+	if err := e.AddResource(r); !errors.As(err, &de) || de.Kind != "resource" {
 		t.Fatalf("plain resource with WithRawTemplateValues: %v", err)
 	}
 }

@@ -264,9 +264,9 @@ func TestResourceRegistrationErrors(t *testing.T) {
 	}
 	for name, r := range bad {
 		err := e.AddResource(r)
-		var de *domain.ResourceDefinitionError
-		if !errors.As(err, &de) {
-			t.Errorf("%s: AddResource = %v, want a ResourceDefinitionError", name, err)
+		var de *domain.DefinitionError
+		if !errors.As(err, &de) || de.Kind != "resource" {
+			t.Errorf("%s: AddResource = %v, want a resource DefinitionError", name, err)
 		}
 	}
 	if err := e.AddResource(hexmcp.NewResourceTemplate("x://{a}", "t", read)); err != nil {

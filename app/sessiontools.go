@@ -51,14 +51,14 @@ func (rc *RequestContext) AddSessionTool(t decl.Tool) error {
 	}
 	name := rt.Tool.Name
 	if _, ok := env.tools.registry.Get(name); ok {
-		return &domain.ToolDefinitionError{Tool: name, Reason: domain.ErrDuplicateTool.Error(), Err: domain.ErrDuplicateTool}
+		return &domain.DefinitionError{Kind: "tool", Name: name, Reason: domain.ErrDuplicateTool.Error(), Err: domain.ErrDuplicateTool}
 	}
 	s.mu.Lock() // serializes the writers; readers load the slice
 	own := s.ownTools()
 	i, dup := slices.BinarySearchFunc(own, name, byName)
 	if dup {
 		s.mu.Unlock()
-		return &domain.ToolDefinitionError{Tool: name, Reason: domain.ErrDuplicateTool.Error(), Err: domain.ErrDuplicateTool}
+		return &domain.DefinitionError{Kind: "tool", Name: name, Reason: domain.ErrDuplicateTool.Error(), Err: domain.ErrDuplicateTool}
 	}
 	tools := slices.Insert(slices.Clone(own), i, rt) // a new slice: readers hold the old one
 	s.tools.Store(&tools)

@@ -362,7 +362,7 @@ func (tc *toolCatalog) prepare(t decl.Tool) (ports.RegisteredTool, error) {
 		return ports.RegisteredTool{}, err
 	}
 	if handler == nil {
-		return ports.RegisteredTool{}, &domain.ToolDefinitionError{Tool: def.Name, Reason: "no handler"}
+		return ports.RegisteredTool{}, &domain.DefinitionError{Kind: "tool", Name: def.Name, Reason: "no handler"}
 	}
 	def.InputSchema = compactJSON(def.InputSchema)
 	def.OutputSchema = compactJSON(def.OutputSchema)
@@ -373,13 +373,13 @@ func (tc *toolCatalog) prepare(t decl.Tool) (ports.RegisteredTool, error) {
 	if v := tc.validator; v != nil {
 		in, err := v.Compile(def.InputSchema)
 		if err != nil {
-			return rt, &domain.ToolDefinitionError{Tool: def.Name, Reason: "inputSchema does not compile: " + err.Error(), Err: err}
+			return rt, &domain.DefinitionError{Kind: "tool", Name: def.Name, Reason: "inputSchema does not compile: " + err.Error(), Err: err}
 		}
 		rt.Input = in
 		if len(def.OutputSchema) > 0 {
 			out, err := v.Compile(def.OutputSchema)
 			if err != nil {
-				return rt, &domain.ToolDefinitionError{Tool: def.Name, Reason: "outputSchema does not compile: " + err.Error(), Err: err}
+				return rt, &domain.DefinitionError{Kind: "tool", Name: def.Name, Reason: "outputSchema does not compile: " + err.Error(), Err: err}
 			}
 			rt.Output = out
 		}

@@ -8,8 +8,7 @@
 //   - Tools, prompts and resources as the client sees them: [Tool] with its
 //     [ToolAnnotations] and [Icon] list, [Prompt] and [PromptArgument],
 //     [Resource] and [ResourceTemplate], each with a Validate method that
-//     reports a *[ToolDefinitionError], *[PromptDefinitionError] or
-//     *[ResourceDefinitionError].
+//     reports a *[DefinitionError].
 //   - Content blocks ([Content]: [TextContent], [ImageContent],
 //     [AudioContent], [ResourceLink], [EmbeddedResource]) and results
 //     ([CallToolResult], [GetPromptResult]), each encoded for the wire by its

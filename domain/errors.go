@@ -63,48 +63,38 @@ func NewProtocolError(code int, message string, data any) *ProtocolError {
 	return &ProtocolError{Code: code, Message: message, Data: data}
 }
 
-// ToolDefinitionError reports a tool that cannot be registered: a bad name,
-// schema, icon or a duplicate. Registration returns it; it never panics.
-type ToolDefinitionError struct {
-	Tool   string
+// DefinitionError reports a tool, prompt, resource or resource template
+// that cannot be registered: a bad name, URI, schema, argument, icon or
+// _meta, a missing handler, or a duplicate. Registration returns it (New,
+// AddTool and the rest wrap it); it never panics. Kind says what was being
+// registered; errors.As finds it whatever the kind.
+type DefinitionError struct {
+	// Kind is "tool", "prompt" or "resource" (templates included).
+	Kind string
+	// Name is the tool's or prompt's name, the resource's URI or the
+	// template's URI template; empty when the declaration has none yet.
+	Name string
+	// Reason says what is wrong.
 	Reason string
-	Err    error
+	// Err is the cause, when there is one (ErrDuplicateTool, a schema's
+	// compile error, ...).
+	Err error
 }
 
-// Error describes the problem.
-func (e *ToolDefinitionError) Error() string {
-	if e.Tool == "" {
-		return "hexmcp: invalid tool: " + e.Reason
+// Error returns `hexmcp: invalid <kind> "<name>": <reason>`.
+func (e *DefinitionError) Error() string {
+	if e.Name == "" {
+		return "hexmcp: invalid " + e.Kind + ": " + e.Reason
 	}
-	return fmt.Sprintf("hexmcp: invalid tool %q: %s", e.Tool, e.Reason)
+	return fmt.Sprintf("hexmcp: invalid %s %q: %s", e.Kind, e.Name, e.Reason)
 }
 
 // Unwrap returns the cause.
-func (e *ToolDefinitionError) Unwrap() error { return e.Err }
+func (e *DefinitionError) Unwrap() error { return e.Err }
 
 // ErrDuplicateTool is wrapped by the error a registry returns for a name that
 // is already registered.
 var ErrDuplicateTool = errors.New("a tool with this name is already registered")
-
-// ResourceDefinitionError reports a resource or resource template that
-// cannot be registered: a bad URI, template, name, icon or a duplicate.
-type ResourceDefinitionError struct {
-	// URI is the resource's URI or the template's URI template.
-	URI    string
-	Reason string
-	Err    error
-}
-
-// Error describes the problem.
-func (e *ResourceDefinitionError) Error() string {
-	if e.URI == "" {
-		return "hexmcp: invalid resource: " + e.Reason
-	}
-	return fmt.Sprintf("hexmcp: invalid resource %q: %s", e.URI, e.Reason)
-}
-
-// Unwrap returns the cause.
-func (e *ResourceDefinitionError) Unwrap() error { return e.Err }
 
 // ErrDuplicateResource is wrapped by the error a resource registry returns
 // for a URI (or URI template) that is already registered.

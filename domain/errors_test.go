@@ -15,12 +15,12 @@ func TestDefinitionErrorMessages(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&domain.ToolDefinitionError{Tool: "calc", Reason: "no handler"}, `hexmcp: invalid tool "calc": no handler`},
-		{&domain.ToolDefinitionError{Reason: "name is empty"}, `hexmcp: invalid tool: name is empty`},
-		{&domain.ResourceDefinitionError{URI: "file:///a", Reason: "no handler"}, `hexmcp: invalid resource "file:///a": no handler`},
-		{&domain.ResourceDefinitionError{Reason: "uri is empty"}, `hexmcp: invalid resource: uri is empty`},
-		{&domain.PromptDefinitionError{Prompt: "greet", Reason: "no handler"}, `hexmcp: invalid prompt "greet": no handler`},
-		{&domain.PromptDefinitionError{Reason: "name is empty"}, `hexmcp: invalid prompt: name is empty`},
+		{&domain.DefinitionError{Kind: "tool", Name: "calc", Reason: "no handler"}, `hexmcp: invalid tool "calc": no handler`},
+		{&domain.DefinitionError{Kind: "tool", Reason: "name is empty"}, `hexmcp: invalid tool: name is empty`},
+		{&domain.DefinitionError{Kind: "resource", Name: "file:///a", Reason: "no handler"}, `hexmcp: invalid resource "file:///a": no handler`},
+		{&domain.DefinitionError{Kind: "resource", Reason: "uri is empty"}, `hexmcp: invalid resource: uri is empty`},
+		{&domain.DefinitionError{Kind: "prompt", Name: "greet", Reason: "no handler"}, `hexmcp: invalid prompt "greet": no handler`},
+		{&domain.DefinitionError{Kind: "prompt", Reason: "name is empty"}, `hexmcp: invalid prompt: name is empty`},
 	} {
 		if got := c.err.Error(); got != c.want {
 			t.Errorf("Error() = %q, want %q", got, c.want)

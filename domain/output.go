@@ -16,14 +16,14 @@ const nullText = "(null)"
 type StructuredWarning struct {
 	Tool     string
 	GoType   string
-	Shape    ValueShape
+	shape    valueShape
 	Revision Revision
 }
 
 // String is the log message.
 func (w *StructuredWarning) String() string {
 	return fmt.Sprintf("tool %q declares an outputSchema but returned %s (a %s), which revision %s cannot carry as structuredContent; sent as content only",
-		w.Tool, w.GoType, w.Shape, w.Revision)
+		w.Tool, w.GoType, w.shape, w.Revision)
 }
 
 // WrapOutcome is what RevisionPolicy.wrapValue decides for one call.
@@ -55,14 +55,14 @@ func (f Features) WrapValue(tool *Tool, value any) (WrapOutcome, error) {
 	var (
 		text  string
 		raw   json.RawMessage
-		shape ValueShape
+		shape valueShape
 	)
 	switch v := value.(type) {
 	case nil:
-		shape, text = ShapeNull, nullText
+		shape, text = valueNull, nullText
 	case *CallToolResult:
 		if v == nil {
-			shape, text = ShapeNull, nullText
+			shape, text = valueNull, nullText
 			break
 		}
 		out.Result = f.ShapeResult(v)
@@ -72,24 +72,24 @@ func (f Features) WrapValue(tool *Tool, value any) (WrapOutcome, error) {
 		return out, nil
 	case Content:
 		if reflect.ValueOf(v).IsNil() {
-			shape, text = ShapeNull, nullText
+			shape, text = valueNull, nullText
 			break
 		}
 		out.Result = f.ShapeResult(&CallToolResult{Content: []Content{v}})
-		out.Warning = f.warn(tool, value, ShapeContent)
+		out.Warning = f.warn(tool, value, valueContent)
 		return out, nil
 	case []Content:
 		out.Result = f.ShapeResult(&CallToolResult{Content: v})
-		out.Warning = f.warn(tool, value, ShapeContent)
+		out.Warning = f.warn(tool, value, valueContent)
 		return out, nil
 	case string:
-		shape, text = ShapeScalar, v
+		shape, text = valueScalar, v
 	case bool:
-		shape, text = ShapeScalar, strconv.FormatBool(v)
+		shape, text = valueScalar, strconv.FormatBool(v)
 	case float64:
-		shape, text = ShapeScalar, formatFloat(v, 64)
+		shape, text = valueScalar, formatFloat(v, 64)
 	case int:
-		shape, text = ShapeScalar, strconv.Itoa(v)
+		shape, text = valueScalar, strconv.Itoa(v)
 	case json.RawMessage:
 		var err error
 		if shape, text, err = classifyJSON(v); err != nil {
@@ -100,7 +100,7 @@ func (f Features) WrapValue(tool *Tool, value any) (WrapOutcome, error) {
 		var err error
 		if blocks, ok := contentSlice(value); ok {
 			out.Result = f.ShapeResult(&CallToolResult{Content: blocks})
-			out.Warning = f.warn(tool, value, ShapeContent)
+			out.Warning = f.warn(tool, value, valueContent)
 			return out, nil
 		}
 		if raw, err = json.Marshal(value); err != nil {
@@ -135,7 +135,7 @@ func (p RevisionPolicy) wrapValue(tool *Tool, value any, r Revision) (WrapOutcom
 // was told about (its revision has structuredContent) but the value cannot
 // be sent as structuredContent. For older revisions the schema is not
 // advertised, so nothing is promised and nothing is logged.
-func (f Features) warn(tool *Tool, value any, shape ValueShape) *StructuredWarning {
+func (f Features) warn(tool *Tool, value any, shape valueShape) *StructuredWarning {
 	if len(tool.OutputSchema) == 0 || !f.StructuredContent || f.shapeOutputSchema(tool.OutputSchema) == nil {
 		return nil
 	}
@@ -143,7 +143,7 @@ func (f Features) warn(tool *Tool, value any, shape ValueShape) *StructuredWarni
 	if value != nil {
 		typ = fmt.Sprintf("%T", value)
 	}
-	return &StructuredWarning{Tool: tool.Name, GoType: typ, Shape: shape, Revision: f.Revision}
+	return &StructuredWarning{Tool: tool.Name, GoType: typ, shape: shape, Revision: f.Revision}
 }
 
 // contentSlice recognises a slice whose every element is a Content block.
@@ -171,25 +171,25 @@ var contentType = reflect.TypeFor[Content]()
 
 // classifyJSON finds the shape of an encoded value and its text form: the
 // string itself for a JSON string, the JSON for anything else.
-func classifyJSON(raw json.RawMessage) (ValueShape, string, error) {
+func classifyJSON(raw json.RawMessage) (valueShape, string, error) {
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {
 		case ' ', '\t', '\n', '\r':
 			continue
 		case '{':
-			return ShapeObject, string(raw), nil
+			return valueObject, string(raw), nil
 		case '[':
-			return ShapeList, string(raw), nil
+			return valueList, string(raw), nil
 		case 'n':
-			return ShapeNull, nullText, nil
+			return valueNull, nullText, nil
 		case '"':
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {
 				return 0, "", fmt.Errorf("result is not valid JSON: %w", err)
 			}
-			return ShapeScalar, s, nil
+			return valueScalar, s, nil
 		default:
-			return ShapeScalar, string(raw[i:]), nil
+			return valueScalar, string(raw[i:]), nil
 		}
 	}
 	return 0, "", fmt.Errorf("result is empty JSON")

@@ -68,25 +68,6 @@ type GetPromptResult struct {
 	Meta map[string]any
 }
 
-// PromptDefinitionError reports a prompt that cannot be registered: a bad
-// name, argument, icon, _meta or a duplicate.
-type PromptDefinitionError struct {
-	Prompt string
-	Reason string
-	Err    error
-}
-
-// Error describes the problem.
-func (e *PromptDefinitionError) Error() string {
-	if e.Prompt == "" {
-		return "hexmcp: invalid prompt: " + e.Reason
-	}
-	return fmt.Sprintf("hexmcp: invalid prompt %q: %s", e.Prompt, e.Reason)
-}
-
-// Unwrap returns the cause.
-func (e *PromptDefinitionError) Unwrap() error { return e.Err }
-
 // ErrDuplicatePrompt is wrapped by the error a prompt registry returns for
 // a name that is already registered.
 var ErrDuplicatePrompt = errors.New("a prompt with this name is already registered")
@@ -96,30 +77,30 @@ var ErrDuplicatePrompt = errors.New("a prompt with this name is already register
 // encoded.
 func (p *Prompt) Validate() error {
 	if err := ValidateToolName(p.Name); err != nil {
-		var te *ToolDefinitionError
+		var te *DefinitionError
 		if errors.As(err, &te) {
-			return &PromptDefinitionError{Prompt: te.Tool, Reason: "prompt " + trimToolPrefix(te.Reason)}
+			return &DefinitionError{Kind: "prompt", Name: te.Name, Reason: "prompt " + trimToolPrefix(te.Reason)}
 		}
-		return &PromptDefinitionError{Prompt: p.Name, Reason: err.Error()}
+		return &DefinitionError{Kind: "prompt", Name: p.Name, Reason: err.Error()}
 	}
 	seen := make(map[string]bool, len(p.Arguments))
 	for i, a := range p.Arguments {
 		if a.Name == "" {
-			return &PromptDefinitionError{Prompt: p.Name, Reason: fmt.Sprintf("arguments[%d]: name is empty", i)}
+			return &DefinitionError{Kind: "prompt", Name: p.Name, Reason: fmt.Sprintf("arguments[%d]: name is empty", i)}
 		}
 		if seen[a.Name] {
-			return &PromptDefinitionError{Prompt: p.Name, Reason: fmt.Sprintf("argument %q appears twice", a.Name)}
+			return &DefinitionError{Kind: "prompt", Name: p.Name, Reason: fmt.Sprintf("argument %q appears twice", a.Name)}
 		}
 		seen[a.Name] = true
 	}
 	for n, ic := range p.Icons {
 		if err := ic.Validate(); err != nil {
-			return &PromptDefinitionError{Prompt: p.Name, Reason: fmt.Sprintf("icons[%d]: %v", n, err)}
+			return &DefinitionError{Kind: "prompt", Name: p.Name, Reason: fmt.Sprintf("icons[%d]: %v", n, err)}
 		}
 	}
 	if p.Meta != nil {
 		if _, err := json.Marshal(p.Meta); err != nil {
-			return &PromptDefinitionError{Prompt: p.Name, Reason: "_meta cannot be encoded as JSON: " + err.Error()}
+			return &DefinitionError{Kind: "prompt", Name: p.Name, Reason: "_meta cannot be encoded as JSON: " + err.Error()}
 		}
 	}
 	return nil

@@ -22,8 +22,8 @@ func TestPromptValidate(t *testing.T) {
 		"bad icon":   {Name: "a", Icons: []domain.Icon{{Src: "ftp://x"}}},
 		"bad meta":   {Name: "a", Meta: map[string]any{"c": make(chan int)}},
 	} {
-		var pe *domain.PromptDefinitionError
-		if err := p.Validate(); !errors.As(err, &pe) {
+		var pe *domain.DefinitionError
+		if err := p.Validate(); !errors.As(err, &pe) || pe.Kind != "prompt" {
 			t.Errorf("%s: Validate = %v", name, err)
 		} else if strings.Contains(err.Error(), "tool") {
 			t.Errorf("%s: message speaks of tools: %v", name, err)

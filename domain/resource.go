@@ -74,10 +74,10 @@ type ResourceTemplate struct {
 // the size and that _meta can be encoded.
 func (r *Resource) Validate() error {
 	if err := validateResourceURI(r.URI); err != nil {
-		return &ResourceDefinitionError{URI: r.URI, Reason: err.Error()}
+		return &DefinitionError{Kind: "resource", Name: r.URI, Reason: err.Error()}
 	}
 	if r.Size != nil && *r.Size < 0 {
-		return &ResourceDefinitionError{URI: r.URI, Reason: "size is negative"}
+		return &DefinitionError{Kind: "resource", Name: r.URI, Reason: "size is negative"}
 	}
 	return validateResourceCommon(r.URI, r.Name, r.MimeType, r.Icons, r.Meta)
 }
@@ -86,26 +86,26 @@ func (r *Resource) Validate() error {
 // name, the icons and that _meta can be encoded.
 func (t *ResourceTemplate) Validate() error {
 	if err := validateTemplate(t.URITemplate); err != nil {
-		return &ResourceDefinitionError{URI: t.URITemplate, Reason: err.Error()}
+		return &DefinitionError{Kind: "resource", Name: t.URITemplate, Reason: err.Error()}
 	}
 	return validateResourceCommon(t.URITemplate, t.Name, t.MimeType, t.Icons, t.Meta)
 }
 
 func validateResourceCommon(uri, name, mime string, icons []Icon, meta map[string]any) error {
 	if name == "" {
-		return &ResourceDefinitionError{URI: uri, Reason: "name is empty"}
+		return &DefinitionError{Kind: "resource", Name: uri, Reason: "name is empty"}
 	}
 	if mime != "" && !strings.Contains(mime, "/") {
-		return &ResourceDefinitionError{URI: uri, Reason: fmt.Sprintf("mimeType %q is not a MIME type", mime)}
+		return &DefinitionError{Kind: "resource", Name: uri, Reason: fmt.Sprintf("mimeType %q is not a MIME type", mime)}
 	}
 	for n, ic := range icons {
 		if err := ic.Validate(); err != nil {
-			return &ResourceDefinitionError{URI: uri, Reason: fmt.Sprintf("icons[%d]: %v", n, err)}
+			return &DefinitionError{Kind: "resource", Name: uri, Reason: fmt.Sprintf("icons[%d]: %v", n, err)}
 		}
 	}
 	if meta != nil {
 		if _, err := json.Marshal(meta); err != nil {
-			return &ResourceDefinitionError{URI: uri, Reason: "_meta cannot be encoded as JSON: " + err.Error()}
+			return &DefinitionError{Kind: "resource", Name: uri, Reason: "_meta cannot be encoded as JSON: " + err.Error()}
 		}
 	}
 	return nil

@@ -63,9 +63,9 @@ func TestResourceValidate(t *testing.T) {
 	}
 	for _, r := range bad {
 		err := r.Validate()
-		var de *domain.ResourceDefinitionError
-		if !errors.As(err, &de) {
-			t.Errorf("Validate(%+v) = %v, want a ResourceDefinitionError", r, err)
+		var de *domain.DefinitionError
+		if !errors.As(err, &de) || de.Kind != "resource" {
+			t.Errorf("Validate(%+v) = %v, want a resource DefinitionError", r, err)
 		}
 	}
 	ok := domain.Resource{URI: "test://static-text", Name: "static", MimeType: "text/plain"}

@@ -229,30 +229,30 @@ func (p RevisionPolicy) ClientMethodExists(r Revision, method string) bool {
 	return false
 }
 
-// ValueShape classifies a tool's return value for the structured-output rule.
-type ValueShape int
+// valueShape classifies a tool's return value for the structured-output rule.
+type valueShape int
 
 // The shapes a return value can have.
 const (
-	ShapeNull    ValueShape = iota // nil, void
-	ShapeScalar                    // string, number, bool
-	ShapeObject                    // map, struct, JSON object
-	ShapeList                      // slice, array, JSON array
-	ShapeContent                   // a content block or a slice of them
+	valueNull    valueShape = iota // nil, void
+	valueScalar                    // string, number, bool
+	valueObject                    // map, struct, JSON object
+	valueList                      // slice, array, JSON array
+	valueContent                   // a content block or a slice of them
 )
 
 // String names the shape for log messages.
-func (s ValueShape) String() string {
+func (s valueShape) String() string {
 	switch s {
-	case ShapeNull:
+	case valueNull:
 		return "null"
-	case ShapeScalar:
+	case valueScalar:
 		return "scalar"
-	case ShapeObject:
+	case valueObject:
 		return "object"
-	case ShapeList:
+	case valueList:
 		return "list"
-	case ShapeContent:
+	case valueContent:
 		return "content"
 	}
 	return "unknown"
@@ -265,13 +265,13 @@ func (s ValueShape) String() string {
 //   - lists: from 2026-07-28 on (before, structuredContent had to be an object);
 //   - scalars: from 2026-07-28 on, and only when an outputSchema is declared;
 //   - null and content values: never.
-func (f Features) allowsStructured(shape ValueShape, declared bool) bool {
+func (f Features) allowsStructured(shape valueShape, declared bool) bool {
 	switch shape {
-	case ShapeObject:
+	case valueObject:
 		return f.StructuredContent
-	case ShapeList:
+	case valueList:
 		return f.AnyStructuredContent
-	case ShapeScalar:
+	case valueScalar:
 		return f.AnyStructuredContent && declared
 	}
 	return false

@@ -128,15 +128,15 @@ const maxToolNameLength = 128
 // characters, each one of A-Z a-z 0-9 _ - and '.'.
 func ValidateToolName(name string) error {
 	if name == "" {
-		return &ToolDefinitionError{Reason: "tool name is empty"}
+		return &DefinitionError{Kind: "tool", Reason: "tool name is empty"}
 	}
 	if len(name) > maxToolNameLength {
-		return &ToolDefinitionError{Tool: name[:32] + "…", Reason: fmt.Sprintf("tool name is %d characters long; at most %d are allowed", len(name), maxToolNameLength)}
+		return &DefinitionError{Kind: "tool", Name: name[:32] + "…", Reason: fmt.Sprintf("tool name is %d characters long; at most %d are allowed", len(name), maxToolNameLength)}
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return &ToolDefinitionError{Tool: name, Reason: fmt.Sprintf("tool name has character %q at %d; only A-Z a-z 0-9 _ - . are allowed", rune(c), i)}
+			return &DefinitionError{Kind: "tool", Name: name, Reason: fmt.Sprintf("tool name has character %q at %d; only A-Z a-z 0-9 _ - . are allowed", rune(c), i)}
 		}
 	}
 	return nil
@@ -150,21 +150,21 @@ func (t *Tool) Validate() error {
 		return err
 	}
 	if err := checkSchemaRoot(t.InputSchema, true); err != nil {
-		return &ToolDefinitionError{Tool: t.Name, Reason: "inputSchema: " + err.Error()}
+		return &DefinitionError{Kind: "tool", Name: t.Name, Reason: "inputSchema: " + err.Error()}
 	}
 	if len(t.OutputSchema) > 0 {
 		if err := checkSchemaRoot(t.OutputSchema, false); err != nil {
-			return &ToolDefinitionError{Tool: t.Name, Reason: "outputSchema: " + err.Error()}
+			return &DefinitionError{Kind: "tool", Name: t.Name, Reason: "outputSchema: " + err.Error()}
 		}
 	}
 	for n, ic := range t.Icons {
 		if err := ic.Validate(); err != nil {
-			return &ToolDefinitionError{Tool: t.Name, Reason: fmt.Sprintf("icons[%d]: %v", n, err)}
+			return &DefinitionError{Kind: "tool", Name: t.Name, Reason: fmt.Sprintf("icons[%d]: %v", n, err)}
 		}
 	}
 	if t.Meta != nil {
 		if _, err := json.Marshal(t.Meta); err != nil {
-			return &ToolDefinitionError{Tool: t.Name, Reason: "_meta cannot be encoded as JSON: " + err.Error()}
+			return &DefinitionError{Kind: "tool", Name: t.Name, Reason: "_meta cannot be encoded as JSON: " + err.Error()}
 		}
 	}
 	return nil

@@ -287,7 +287,7 @@ func (g *generator) ts(t types.Type) string {
 
 // reasonOf returns the reason of a domain error without its prefix.
 func reasonOf(err error) string {
-	if de, ok := err.(*domain.ToolDefinitionError); ok {
+	if de, ok := err.(*domain.DefinitionError); ok {
 		return de.Reason
 	}
 	return err.Error()

@@ -67,7 +67,7 @@ func ToolsOf(v any, opts ...DiscoverOption) ([]Tool, error) {
 	}
 	rv := reflect.ValueOf(v)
 	if v == nil || (rv.Kind() == reflect.Pointer && rv.IsNil()) {
-		return nil, &domain.ToolDefinitionError{Reason: fmt.Sprintf("ToolsOf needs a value with methods, got %T(nil)", v)}
+		return nil, &domain.DefinitionError{Kind: "tool", Reason: fmt.Sprintf("ToolsOf needs a value with methods, got %T(nil)", v)}
 	}
 	rt := rv.Type()
 	var (
@@ -81,16 +81,16 @@ func ToolsOf(v any, opts ...DiscoverOption) ([]Tool, error) {
 		name := c.prefix + ToolNameFromGo(m.Name)
 		if reason := toolShape(mv.Type()); reason != "" {
 			if c.strict {
-				errs = append(errs, &domain.ToolDefinitionError{Reason: fmt.Sprintf("method %s %s (StrictDiscovery accepts only methods of the tool shape)", methodString(rt, m.Name), reason)})
+				errs = append(errs, &domain.DefinitionError{Kind: "tool", Reason: fmt.Sprintf("method %s %s (StrictDiscovery accepts only methods of the tool shape)", methodString(rt, m.Name), reason)})
 			}
 			continue
 		}
 		if err := domain.ValidateToolName(name); err != nil {
-			errs = append(errs, &domain.ToolDefinitionError{Tool: name, Reason: fmt.Sprintf("method %s: %v", methodString(rt, m.Name), err), Err: err})
+			errs = append(errs, &domain.DefinitionError{Kind: "tool", Name: name, Reason: fmt.Sprintf("method %s: %v", methodString(rt, m.Name), err), Err: err})
 			continue
 		}
 		if other, dup := seen[name]; dup {
-			errs = append(errs, &domain.ToolDefinitionError{Tool: name, Reason: fmt.Sprintf("methods %s and %s of %s give the same name", other, m.Name, rt)})
+			errs = append(errs, &domain.DefinitionError{Kind: "tool", Name: name, Reason: fmt.Sprintf("methods %s and %s of %s give the same name", other, m.Name, rt)})
 			continue
 		}
 		seen[name] = m.Name
@@ -115,7 +115,7 @@ func ToolsOf(v any, opts ...DiscoverOption) ([]Tool, error) {
 				}
 			}
 		}
-		return nil, &domain.ToolDefinitionError{Reason: fmt.Sprintf("no exported method of %s has the tool shape func([context.Context,] [*hexmcp.RequestContext,] In) ([Out,] [error]) with In a struct%s", rt, hint)}
+		return nil, &domain.DefinitionError{Kind: "tool", Reason: fmt.Sprintf("no exported method of %s has the tool shape func([context.Context,] [*hexmcp.RequestContext,] In) ([Out,] [error]) with In a struct%s", rt, hint)}
 	}
 	return tools, nil
 }

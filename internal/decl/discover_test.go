@@ -62,9 +62,9 @@ func TestToolsOfStrict(t *testing.T) {
 			t.Errorf("the error does not name %s: %v", m, err)
 		}
 	}
-	var de *domain.ToolDefinitionError
-	if !errors.As(err, &de) {
-		t.Errorf("the error is not a *domain.ToolDefinitionError: %T", err)
+	var de *domain.DefinitionError
+	if !errors.As(err, &de) || de.Kind != "tool" {
+		t.Errorf("the error is not a tool *domain.DefinitionError: %T %v", err, err)
 	}
 	// A type whose exported methods are all tools passes.
 	ts, err := decl.ToolsOf(onlyTools{}, decl.StrictDiscovery())

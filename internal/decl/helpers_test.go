@@ -20,22 +20,22 @@ func equalJSON(t *testing.T, got, want string) {
 	jsontest.Equal(t, got, want)
 }
 
-// wantToolError fails unless err is a *domain.ToolDefinitionError whose
+// wantToolError fails unless err is a tool *domain.DefinitionError whose
 // text holds want.
 func wantToolError(t *testing.T, what string, err error, want string) {
 	t.Helper()
-	var de *domain.ToolDefinitionError
-	if !errors.As(err, &de) || !strings.Contains(err.Error(), want) {
-		t.Errorf("%s: %v, want a *domain.ToolDefinitionError containing %q", what, err, want)
+	var de *domain.DefinitionError
+	if !errors.As(err, &de) || de.Kind != "tool" || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: %v, want a tool *domain.DefinitionError containing %q", what, err, want)
 	}
 }
 
-// wantResourceError fails unless err is a *domain.ResourceDefinitionError
+// wantResourceError fails unless err is a resource *domain.DefinitionError
 // whose text holds want.
 func wantResourceError(t *testing.T, what string, err error, want string) {
 	t.Helper()
-	var de *domain.ResourceDefinitionError
-	if !errors.As(err, &de) || !strings.Contains(err.Error(), want) {
-		t.Errorf("%s: %v, want a *domain.ResourceDefinitionError containing %q", what, err, want)
+	var de *domain.DefinitionError
+	if !errors.As(err, &de) || de.Kind != "resource" || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: %v, want a resource *domain.DefinitionError containing %q", what, err, want)
 	}
 }

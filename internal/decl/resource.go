@@ -112,13 +112,13 @@ func NewResource(uri, name string, read ports.ResourceHandler, opts ...ResourceO
 		handler: read,
 	}
 	if len(c.completers) > 0 {
-		r.err = &domain.ResourceDefinitionError{URI: uri, Reason: "a plain resource has no variables to complete"}
+		r.err = &domain.DefinitionError{Kind: "resource", Name: uri, Reason: "a plain resource has no variables to complete"}
 	}
 	if c.rawValues {
-		r.err = &domain.ResourceDefinitionError{URI: uri, Reason: "a plain resource has no template values (WithRawTemplateValues)"}
+		r.err = &domain.DefinitionError{Kind: "resource", Name: uri, Reason: "a plain resource has no template values (WithRawTemplateValues)"}
 	}
 	if c.err != "" {
-		r.err = &domain.ResourceDefinitionError{URI: uri, Reason: c.err}
+		r.err = &domain.DefinitionError{Kind: "resource", Name: uri, Reason: c.err}
 	}
 	return r
 }
@@ -171,14 +171,14 @@ func NewResourceTemplate(uriTemplate, name string, read ports.ResourceHandler, o
 	}
 	for v := range c.completers {
 		if !slices.Contains(domain.TemplateVariables(uriTemplate), v) {
-			r.err = &domain.ResourceDefinitionError{URI: uriTemplate, Reason: fmt.Sprintf("completer for variable %q, which the template lacks", v)}
+			r.err = &domain.DefinitionError{Kind: "resource", Name: uriTemplate, Reason: fmt.Sprintf("completer for variable %q, which the template lacks", v)}
 		}
 	}
 	if c.size != nil {
-		r.err = &domain.ResourceDefinitionError{URI: uriTemplate, Reason: "a resource template has no size"}
+		r.err = &domain.DefinitionError{Kind: "resource", Name: uriTemplate, Reason: "a resource template has no size"}
 	}
 	if c.err != "" {
-		r.err = &domain.ResourceDefinitionError{URI: uriTemplate, Reason: c.err}
+		r.err = &domain.DefinitionError{Kind: "resource", Name: uriTemplate, Reason: c.err}
 	}
 	return r
 }

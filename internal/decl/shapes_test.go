@@ -100,7 +100,7 @@ func TestNewToolDecodesArguments(t *testing.T) {
 }
 
 // NewTool refuses what is not a function of the tool shape, with a
-// *domain.ToolDefinitionError that names the tool and says why.
+// tool *domain.DefinitionError that names the tool and says why.
 func TestNewToolShapesRefused(t *testing.T) {
 	type chanOut struct{ C chan int }
 	for _, tc := range []struct {

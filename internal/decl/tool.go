@@ -50,7 +50,7 @@ type toolConfig struct {
 
 func (c *toolConfig) setErr(reason string) {
 	if c.err == nil {
-		c.err = &domain.ToolDefinitionError{Tool: c.def.Name, Reason: reason}
+		c.err = &domain.DefinitionError{Kind: "tool", Name: c.def.Name, Reason: reason}
 	}
 }
 
@@ -135,7 +135,7 @@ func NewRawTool(name string, inputSchema json.RawMessage, h ports.ToolHandler, o
 // name as [NewTool] describes.
 func Func[In, Out any](fn func(ctx context.Context, in In) (Out, error), opts ...ToolOption) Tool {
 	if fn == nil {
-		return Tool{err: &domain.ToolDefinitionError{Reason: "nil function"}}
+		return Tool{err: &domain.DefinitionError{Kind: "tool", Reason: "nil function"}}
 	}
 	inT, outT := reflect.TypeFor[In](), reflect.TypeFor[Out]()
 	c := applyOptions(opts)
@@ -299,11 +299,11 @@ func NewTool(fn any, opts ...ToolOption) Tool {
 	c := applyOptions(opts)
 	fv := reflect.ValueOf(fn)
 	if fn == nil || fv.Kind() != reflect.Func || fv.IsNil() {
-		return Tool{def: c.def, err: &domain.ToolDefinitionError{Tool: c.def.Name, Reason: fmt.Sprintf("NewTool needs a function, got %T", fn)}}
+		return Tool{def: c.def, err: &domain.DefinitionError{Kind: "tool", Name: c.def.Name, Reason: fmt.Sprintf("NewTool needs a function, got %T", fn)}}
 	}
 	ft := fv.Type()
 	if ft.IsVariadic() {
-		return Tool{def: c.def, err: &domain.ToolDefinitionError{Tool: c.def.Name, Reason: "variadic functions are not supported"}}
+		return Tool{def: c.def, err: &domain.DefinitionError{Kind: "tool", Name: c.def.Name, Reason: "variadic functions are not supported"}}
 	}
 	// parameters
 	i, hasCtx, hasRC := 0, false, false
@@ -321,7 +321,7 @@ func NewTool(fn any, opts ...ToolOption) Tool {
 		i++
 	}
 	if i != ft.NumIn() {
-		return Tool{def: c.def, err: &domain.ToolDefinitionError{Tool: c.def.Name, Reason: "parameters must be ([context.Context,] [*hexmcp.RequestContext,] [input])"}}
+		return Tool{def: c.def, err: &domain.DefinitionError{Kind: "tool", Name: c.def.Name, Reason: "parameters must be ([context.Context,] [*hexmcp.RequestContext,] [input])"}}
 	}
 	// results
 	var outT reflect.Type
@@ -336,11 +336,11 @@ func NewTool(fn any, opts ...ToolOption) Tool {
 		}
 	case 2:
 		if ft.Out(1) != errorType {
-			return Tool{def: c.def, err: &domain.ToolDefinitionError{Tool: c.def.Name, Reason: "the second result must be an error"}}
+			return Tool{def: c.def, err: &domain.DefinitionError{Kind: "tool", Name: c.def.Name, Reason: "the second result must be an error"}}
 		}
 		outT, hasErr = ft.Out(0), true
 	default:
-		return Tool{def: c.def, err: &domain.ToolDefinitionError{Tool: c.def.Name, Reason: "results must be ([output,] [error])"}}
+		return Tool{def: c.def, err: &domain.DefinitionError{Kind: "tool", Name: c.def.Name, Reason: "results must be ([output,] [error])"}}
 	}
 	if err := c.complete(fn, inT, outT); err != nil {
 		return Tool{def: c.def, err: err}
@@ -390,7 +390,7 @@ func derefType(t reflect.Type) reflect.Type {
 // complete fills the name and schemas a declaration left out.
 func (c *toolConfig) complete(fn any, inT, outT reflect.Type) error {
 	if c.err != nil {
-		return &domain.ToolDefinitionError{Tool: c.def.Name, Reason: c.err.Error(), Err: c.err}
+		return &domain.DefinitionError{Kind: "tool", Name: c.def.Name, Reason: c.err.Error(), Err: c.err}
 	}
 	if !c.name {
 		name, err := nameFromFunc(fn)
@@ -405,7 +405,7 @@ func (c *toolConfig) complete(fn any, inT, outT reflect.Type) error {
 		} else {
 			s, err := domain.InferInputSchema(inT)
 			if err != nil {
-				return &domain.ToolDefinitionError{Tool: c.def.Name, Reason: "input type: " + err.Error(), Err: err}
+				return &domain.DefinitionError{Kind: "tool", Name: c.def.Name, Reason: "input type: " + err.Error(), Err: err}
 			}
 			c.def.InputSchema = s
 		}
@@ -413,7 +413,7 @@ func (c *toolConfig) complete(fn any, inT, outT reflect.Type) error {
 	if !c.outputSchema && !c.noOutputSchema && outT != nil && isPlainStruct(outT) {
 		s, err := domain.InferSchema(outT)
 		if err != nil {
-			return &domain.ToolDefinitionError{Tool: c.def.Name, Reason: "output type: " + err.Error(), Err: err}
+			return &domain.DefinitionError{Kind: "tool", Name: c.def.Name, Reason: "output type: " + err.Error(), Err: err}
 		}
 		c.def.OutputSchema = s
 	}
@@ -444,7 +444,7 @@ var anonFunc = regexp.MustCompile(`^func\d+$|^glob\.|^\d+$`)
 func nameFromFunc(fn any) (string, error) {
 	rf := runtime.FuncForPC(reflect.ValueOf(fn).Pointer())
 	if rf == nil {
-		return "", &domain.ToolDefinitionError{Reason: "cannot find the function's name; use WithName"}
+		return "", &domain.DefinitionError{Kind: "tool", Reason: "cannot find the function's name; use WithName"}
 	}
 	full := rf.Name()
 	if i := strings.IndexByte(full, '['); i >= 0 { // generic instantiation
@@ -453,7 +453,7 @@ func nameFromFunc(fn any) (string, error) {
 	full = strings.TrimSuffix(full, "-fm") // method value
 	base := full[strings.LastIndexByte(full, '.')+1:]
 	if base == "" || anonFunc.MatchString(base) {
-		return "", &domain.ToolDefinitionError{Reason: fmt.Sprintf("%s is an anonymous function: give the tool a name with WithName", full)}
+		return "", &domain.DefinitionError{Kind: "tool", Reason: fmt.Sprintf("%s is an anonymous function: give the tool a name with WithName", full)}
 	}
 	return ToolNameFromGo(base), nil
 }
