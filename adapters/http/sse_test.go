@@ -882,6 +882,41 @@ func TestSSEWriteTimeout(t *testing.T) {
 	}
 }
 
+// Every event of an HTTP+SSE stream is written under a deadline of
+// WriteTimeout from when it is written: 10 s when zero, as documented.
+func TestSSEWriteTimeoutIsApplied(t *testing.T) {
+	for _, tc := range []struct{ set, want time.Duration }{
+		{0, 10 * time.Second},
+		{time.Minute, time.Minute},
+	} {
+		idle := connFunc(func(ctx context.Context, c ports.Conn) error {
+			<-ctx.Done()
+			return nil
+		})
+		h := mcphttp.NewSSEHandler(idle, mcphttp.SSEOptions{WriteTimeout: tc.set})
+		w := newDeadlineWriter()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			r := httptest.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1"+mcphttp.DefaultSSEPath, nil)
+			r.RemoteAddr = "127.0.0.1:40000"
+			r.Header.Set("Accept", "text/event-stream")
+			h.ServeHTTP(w, r)
+		}()
+		select {
+		case <-w.wrote: // the endpoint event
+		case <-time.After(10 * time.Second):
+			t.Fatal("the stream wrote nothing")
+		}
+		cancel()
+		<-done
+		if _, writes := w.deadlines(); len(writes) == 0 || !within(writes, tc.want) {
+			t.Fatalf("WriteTimeout %v: write deadlines %v, want each %v from the write", tc.set, writes, tc.want)
+		}
+	}
+}
+
 // The bodies being read for streams of other instances are bounded:
 // past MaxForwardingBytes a POST gets 429.
 func TestSSEForwardingBytes(t *testing.T) {
