@@ -1075,6 +1075,68 @@ func TestSSEMessageKeptAtItsSize(t *testing.T) {
 	}
 }
 
+// By default the bodies being read for streams of other instances hold
+// at most 32 MiB together: with eight bodies of almost 4 MiB still
+// arriving (33,552,000 bytes), a POST of 3,000 bytes for another
+// instance's stream is refused with 429 until they are read.
+func TestSSEForwardingBytesDefault(t *testing.T) {
+	bus := memory.NewBus(memory.BusOptions{})
+	ea, _ := newSSEEngine(t, app.Options{Shared: ports.SharedState{Bus: bus}})
+	eb, _ := newSSEEngine(t, app.Options{Shared: ports.SharedState{Bus: bus}})
+	a := sseServe(t, mcphttp.NewSSEHandler(ea, mcphttp.SSEOptions{}), nil)
+	b := sseServe(t, mcphttp.NewSSEHandler(eb, mcphttp.SSEOptions{}), nil)
+	c := sseOpen(t, a, nil)
+	atB := b.URL + strings.TrimPrefix(c.post, a.URL)
+
+	const bodies, each = 8, 4_194_000 // 2,432 bytes short of 32 MiB
+	chunk := []byte(`{"jsonrpc":"2.0","method":"notifications/x","params":{"p":"` + strings.Repeat("x", each-60))
+	var writers []*io.PipeWriter
+	var wg sync.WaitGroup
+	answered := make(chan int, bodies)
+	t.Cleanup(func() {
+		for _, pw := range writers {
+			pw.CloseWithError(errors.New("test over"))
+		}
+		wg.Wait()
+	})
+	for i := range bodies {
+		pr, pw := io.Pipe()
+		writers = append(writers, pw)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, atB, pr)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+				answered <- resp.StatusCode
+			}
+		}()
+		if _, err := pw.Write(chunk); err != nil {
+			t.Fatalf("body %d of %d bytes was cut off (%v): the budget is less than %d such bodies", i+1, each, err, bodies)
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := ssePost(atB, strings.Repeat("x", 3000), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests {
+			select {
+			case code := <-answered:
+				t.Fatalf("a body still arriving was answered %d: the budget is less than %d bodies of %d bytes", code, bodies, each)
+			default:
+			}
+			return
+		}
+		if resp.StatusCode != http.StatusBadRequest || time.Now().After(deadline) {
+			t.Fatalf("a POST while %d bodies of %d bytes arrive: %d, want 429 (the default 32 MiB)", bodies, each, resp.StatusCode)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // By default a stream keeps 8 MiB of messages its engine has not read: two
 // messages of almost 4 MiB (the default largest) fit, a third is refused
 // with 429.
