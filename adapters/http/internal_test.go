@@ -352,6 +352,14 @@ func TestBodyBudgetAccounting(t *testing.T) {
 		t.Fatal("a call past the client's share was kept")
 	}
 	other.release()
+	exact := b.hold("a")
+	if err := exact.grow(ctx, 15, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if !exact.keepForCall(15) { // 25 + 15 = 40: the share, not past it
+		t.Fatal("a call that fills the client's share exactly was refused")
+	}
+	exact.release()
 	h.release()
 	h.release() // twice: nothing more
 	b.mu.Lock()
