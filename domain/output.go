@@ -16,8 +16,8 @@ const nullText = "(null)"
 type StructuredWarning struct {
 	Tool     string
 	GoType   string
-	shape    valueShape
 	Revision Revision
+	shape    valueShape
 }
 
 // String is the log message.
