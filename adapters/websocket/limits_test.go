@@ -187,6 +187,35 @@ func TestConnectionLimits(t *testing.T) {
 	refused(t, resp, err, http.StatusServiceUnavailable, "limit of 3 connections")
 }
 
+// A client whose connections have all ended is forgotten: the handler
+// keeps no entry for every address it ever served.
+func TestClientForgottenWhenItsConnectionsEnd(t *testing.T) {
+	h, srv := serve(t, newEngine(t), Options{})
+	for range 2 {
+		c, _, err := dialFrom(t, srv, "127.0.0.5")
+		mustServe(t, c, err)
+		_ = c.WriteControl(gws.CloseMessage, gws.FormatCloseMessage(gws.CloseNormalClosure, ""), time.Now().Add(time.Second))
+		expectClose(t, c, gws.CloseNormalClosure)
+	}
+	eventually(t, "the client to be forgotten", func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.admitted == 0 && len(h.perClient) == 0
+	})
+}
+
+// A negative PingInterval sends no pings (the writer starts no ticker),
+// and the connection is served.
+func TestNoPings(t *testing.T) {
+	h, srv := serve(t, newEngine(t), Options{PingInterval: -1})
+	c, _, err := dialFrom(t, srv, "127.0.0.1")
+	mustServe(t, c, err)
+	mustServe(t, c, nil)
+	_ = c.WriteControl(gws.CloseMessage, gws.FormatCloseMessage(gws.CloseNormalClosure, ""), time.Now().Add(time.Second))
+	expectClose(t, c, gws.CloseNormalClosure)
+	eventually(t, "the connection to end", func() bool { return h.Conns() == 0 })
+}
+
 // TestConnectionLimitsDefaults: the zero Options bound connections, and
 // Unlimited turns the bounds off explicitly.
 func TestConnectionLimitsDefaults(t *testing.T) {
