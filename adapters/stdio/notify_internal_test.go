@@ -3,6 +3,7 @@ package stdio
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
 	"time"
 )
@@ -58,4 +59,25 @@ func TestNotifyReadableWithALineWaiting(t *testing.T) {
 	}
 	c.NotifyReadable(nil)
 	read(`{"c":3}`)
+}
+
+// Two lines that come in one read: after the first, the second is in the
+// reader's buffer, so NotifyReadable arms nothing (ReadMessage returns it
+// at once, without the reading goroutine), and ReadMessage does.
+func TestNotifyReadableWithALineBuffered(t *testing.T) {
+	c := NewConn(strings.NewReader("{\"a\":1}\n{\"b\":2}\n"), io.Discard, 0).(*lineConn)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if got, err := c.ReadMessage(ctx); err != nil || string(got) != `{"a":1}` {
+		t.Fatalf("first ReadMessage = %q, %v", got, err)
+	}
+	if !c.lineBuffered() {
+		t.Fatal("the second line, read with the first, is not seen as buffered")
+	}
+	if c.NotifyReadable(func() { t.Error("f called for a buffered line") }) {
+		t.Fatal("NotifyReadable armed f while a whole line was buffered")
+	}
+	if got, err := c.ReadMessage(ctx); err != nil || string(got) != `{"b":2}` {
+		t.Fatalf("second ReadMessage = %q, %v", got, err)
+	}
 }
