@@ -211,6 +211,7 @@ func TestNewRefuses(t *testing.T) {
 		"http scheme":      func(v *apps.View) { v.URI = "https://x/counter.html" },
 		"no scheme":        func(v *apps.View) { v.URI = "counter.html" },
 		"empty ui URI":     func(v *apps.View) { v.URI = "ui://" },
+		"upper-case UI":    func(v *apps.View) { v.URI = "UI://test/counter.html" },
 		"no name":          func(v *apps.View) { v.Name = " " },
 		"empty HTML":       func(v *apps.View) { v.HTML = "" },
 		"not UTF-8":        func(v *apps.View) { v.HTML = "<p>\xff</p>" },

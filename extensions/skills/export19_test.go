@@ -1,4 +1,7 @@
 package skills
 
 // Names the external tests use, unexported by issue 19.
-const MaxDescriptionLength = maxDescriptionLength
+const (
+	MaxDescriptionLength   = maxDescriptionLength
+	MaxCompatibilityLength = maxCompatibilityLength
+)

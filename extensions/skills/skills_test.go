@@ -207,6 +207,7 @@ func TestNewRefuses(t *testing.T) {
 		"long name":                {Name: strings.Repeat("a", 65), Description: "d"},
 		"no description":           {Name: "a"},
 		"long description":         {Name: "a", Description: strings.Repeat("d", skills.MaxDescriptionLength+1)},
+		"long compatibility":       {Name: "a", Description: "d", Compatibility: strings.Repeat("c", skills.MaxCompatibilityLength+1)},
 		"reserved metadata":        {Name: "a", Description: "d", Metadata: map[string]string{"io.modelcontextprotocol/x": "1"}},
 		"empty metadata key":       {Name: "a", Description: "d", Metadata: map[string]string{"": "1"}},
 		"metadata key not UTF-8":   {Name: "a", Description: "d", Metadata: map[string]string{"\xff": "1"}},
@@ -234,6 +235,9 @@ func TestNewRefuses(t *testing.T) {
 	// as it allows pass.
 	if _, err := skills.New(skills.Options{Skills: []skills.Skill{{Name: "a", Description: strings.Repeat("é", skills.MaxDescriptionLength)}}}); err != nil {
 		t.Errorf("New refused a description of MaxDescriptionLength characters: %v", err)
+	}
+	if _, err := skills.New(skills.Options{Skills: []skills.Skill{{Name: "a", Description: "d", Compatibility: strings.Repeat("é", skills.MaxCompatibilityLength)}}}); err != nil {
+		t.Errorf("New refused a compatibility of 500 characters (the Agent Skills bound): %v", err)
 	}
 }
 
