@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -261,6 +262,43 @@ func TestFrontmatterFields(t *testing.T) {
 		}
 	}
 	expectInvalid(t, c.Call(context.Background(), "resources/directory/read", map[string]any{}, nil))
+}
+
+// A directory's entries give each file's size, an empty file's as 0, and
+// no size for a subdirectory.
+func TestDirectorySizes(t *testing.T) {
+	s := skills.Skill{Name: "sizes", Description: "d", Files: []skills.File{{Path: "a.txt", Text: "abc"}, {Path: "empty.txt"}, {Path: "sub/b.txt", Text: "b"}}}
+	c := hexmcptest.Connect(t, server(t, skills.Options{Skills: []skills.Skill{s}}), hexmcptest.ClientOptions{})
+	var dir struct {
+		Resources []struct {
+			URI  string `json:"uri"`
+			Size *int   `json:"size"`
+		} `json:"resources"`
+	}
+	if err := c.Call(context.Background(), "resources/directory/read", map[string]any{"uri": "skill://sizes"}, &dir); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range dir.Resources {
+		size := "none"
+		if r.Size != nil {
+			size = fmt.Sprint(*r.Size)
+		}
+		if !strings.HasSuffix(r.URI, "SKILL.md") {
+			got = append(got, strings.TrimPrefix(r.URI, "skill://sizes/")+" "+size)
+		}
+	}
+	if want := "a.txt 3; empty.txt 0; sub none"; strings.Join(got, "; ") != want {
+		t.Fatalf("entries %q, want %q", strings.Join(got, "; "), want)
+	}
+}
+
+// The bounds of SEP-2640 (files per skill, bytes per skill) are as
+// documented.
+func TestBoundsAsDocumented(t *testing.T) {
+	if skills.MaxFilesPerSkill != 512 || skills.MaxSkillBytes != 16<<20 {
+		t.Fatalf("MaxFilesPerSkill %d, MaxSkillBytes %d; the documented bounds are 512 and 16 MiB", skills.MaxFilesPerSkill, skills.MaxSkillBytes)
+	}
 }
 
 func TestCapability(t *testing.T) {
