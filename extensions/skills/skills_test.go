@@ -293,6 +293,32 @@ func TestDirectorySizes(t *testing.T) {
 	}
 }
 
+// A skill of exactly MaxSkillBytes, SKILL.md included, is accepted; one
+// byte more is refused.
+func TestSkillBytesBoundary(t *testing.T) {
+	base := skills.Skill{Name: "a", Description: "d"}
+	c := hexmcptest.Connect(t, server(t, skills.Options{Skills: []skills.Skill{base}}), hexmcptest.ClientOptions{})
+	var dir struct {
+		Resources []struct {
+			URI  string `json:"uri"`
+			Size int    `json:"size"`
+		} `json:"resources"`
+	}
+	if err := c.Call(context.Background(), "resources/directory/read", map[string]any{"uri": "skill://a"}, &dir); err != nil || len(dir.Resources) != 1 {
+		t.Fatalf("directory read: %+v, %v", dir, err)
+	}
+	md := dir.Resources[0].Size
+	at, past := base, base
+	at.Files = []skills.File{{Path: "x", Data: make([]byte, skills.MaxSkillBytes-md)}}
+	past.Files = []skills.File{{Path: "x", Data: make([]byte, skills.MaxSkillBytes-md+1)}}
+	if _, err := skills.New(skills.Options{Skills: []skills.Skill{at}}); err != nil {
+		t.Errorf("a skill of MaxSkillBytes was refused: %v", err)
+	}
+	if _, err := skills.New(skills.Options{Skills: []skills.Skill{past}}); err == nil {
+		t.Error("a skill of MaxSkillBytes+1 was accepted")
+	}
+}
+
 // The bounds of SEP-2640 (files per skill, bytes per skill) are as
 // documented.
 func TestBoundsAsDocumented(t *testing.T) {
