@@ -1,6 +1,10 @@
 package auth
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"math"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -17,6 +21,10 @@ func TestBearerChallenge(t *testing.T) {
 		{[]string{`Basic realm="x", DPoP algs="ES256", bearer Scope=read, error="a\"b"`},
 			map[string]string{"scope": "read", "error": `a"b`}},
 		{[]string{`Negotiate abc123==`, `Bearer`}, map[string]string{}},
+		// A token68 is skipped whole, '/' and '=' in it: no part of it is
+		// taken for a challenge, and the one after it is read.
+		{[]string{`Negotiate Bearer/Zm9v==`}, nil},
+		{[]string{`Negotiate YII/Aw==, Bearer error="invalid_token"`}, map[string]string{"error": "invalid_token"}},
 		{[]string{`Basic realm="x"`}, nil},
 		{[]string{`DPoP error="use_dpop_nonce", resource_metadata="https://x/m"`},
 			map[string]string{"error": "use_dpop_nonce", "resource_metadata": "https://x/m"}},
@@ -136,5 +144,21 @@ func TestIsTokenChar(t *testing.T) {
 		if isTokenChar(c) {
 			t.Errorf("%q is not a token character", c)
 		}
+	}
+}
+
+// TestSignJWTUnencodable: a header or claims that JSON cannot encode are
+// signJWT's error, not a JWT without them.
+func TestSignJWTUnencodable(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := map[string]any{"x": math.NaN()}
+	if s, err := signJWT(key, nil, bad); err == nil {
+		t.Errorf("claims with NaN: %q", s)
+	}
+	if s, err := signJWT(key, bad, map[string]any{}); err == nil {
+		t.Errorf("a header with NaN: %q", s)
 	}
 }
