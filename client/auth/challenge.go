@@ -55,6 +55,11 @@ func parseChallenges(s string) []rawChallenge {
 			return out
 		}
 		c := rawChallenge{scheme: scheme, params: map[string]string{}}
+		p.skipSpace()
+		if p.token68() {
+			out = append(out, c) // its credentials are not ours to read
+			continue
+		}
 		for {
 			p.skipSpace()
 			save := p.i
@@ -134,6 +139,41 @@ func (l *lexer) skipToken68() {
 	}
 	for l.eat('=') {
 	}
+}
+
+// token68 skips a token68 that stands alone as a challenge's credentials
+// (RFC 9110 section 11.2: followed by the end, or by a comma before the
+// next challenge) and reports whether it did. A token68 that is a token,
+// such as "abc", is also the scheme of a next challenge or an
+// auth-param's name, and is left to the caller; one with padding ("abc==")
+// or a character no token has ("/abc") is not.
+func (l *lexer) token68() bool {
+	start := l.i
+	for !l.done() && isToken68Char(l.s[l.i]) {
+		l.i++
+	}
+	body := l.s[start:l.i]
+	for l.eat('=') {
+	}
+	padded := l.i > start+len(body)
+	end := l.i
+	l.skipSpace()
+	if body == "" || !l.done() && l.peek() != ',' || !padded && !strings.ContainsAny(body, "/") {
+		l.i = start
+		return false
+	}
+	l.i = end
+	return true
+}
+
+// isToken68Char reports whether c may stand in a token68 before its
+// padding: ALPHA, DIGIT, "-", ".", "_", "~", "+", "/".
+func isToken68Char(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~+/", c) >= 0
 }
 
 // quoted reads a quoted-string, unescaping quoted-pairs.

@@ -25,6 +25,11 @@ func TestBearerChallenge(t *testing.T) {
 		// taken for a challenge, and the one after it is read.
 		{[]string{`Negotiate Bearer/Zm9v==`}, nil},
 		{[]string{`Negotiate YII/Aw==, Bearer error="invalid_token"`}, map[string]string{"error": "invalid_token"}},
+		{[]string{`Negotiate abc==, Bearer error="x"`}, map[string]string{"error": "x"}},
+		{[]string{`Negotiate /abc, Bearer error="x"`}, map[string]string{"error": "x"}},
+		{[]string{`Negotiate abc=, Bearer error="x"`}, map[string]string{"error": "x"}},
+		{[]string{`Negotiate abc, Bearer error="x"`}, map[string]string{"error": "x"}},
+		{[]string{`Bearer realm="r", error=invalid_token`}, map[string]string{"realm": "r", "error": "invalid_token"}},
 		{[]string{`Basic realm="x"`}, nil},
 		{[]string{`DPoP error="use_dpop_nonce", resource_metadata="https://x/m"`},
 			map[string]string{"error": "use_dpop_nonce", "resource_metadata": "https://x/m"}},
