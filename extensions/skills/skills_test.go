@@ -6,10 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/hexmcp/hexmcp"
+	mcphttp "github.com/hexmcp/hexmcp/adapters/http"
 	"github.com/hexmcp/hexmcp/adapters/memory"
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/client"
@@ -255,6 +259,7 @@ func TestFrontmatterFields(t *testing.T) {
 	if err := c.Call(context.Background(), "skills/list", map[string]any{}, &list); err != nil || len(list.Skills) != 2 {
 		t.Fatalf("skills/list: %+v, %v", list, err)
 	}
+
 	for _, e := range list.Skills {
 		_, has := e.Frontmatter["compatibility"]
 		if want := e.Frontmatter["name"] == "with"; has != want || want && e.Frontmatter["compatibility"] != "Python 3.12" {
@@ -324,6 +329,40 @@ func TestSkillBytesBoundary(t *testing.T) {
 func TestBoundsAsDocumented(t *testing.T) {
 	if skills.MaxFilesPerSkill != 512 || skills.MaxSkillBytes != 16<<20 {
 		t.Fatalf("MaxFilesPerSkill %d, MaxSkillBytes %d; the documented bounds are 512 and 16 MiB", skills.MaxFilesPerSkill, skills.MaxSkillBytes)
+	}
+}
+
+// params are optional for skills/list: a handshake-era request without
+// any is served.
+func TestListWithoutParams(t *testing.T) {
+	srv := server(t, skills.Options{Skills: []skills.Skill{{Name: "a", Description: "d"}}})
+	hs := httptest.NewServer(srv.HTTPHandler(mcphttp.Options{}))
+	t.Cleanup(hs.Close)
+	post := func(body, session string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	resp := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"extensions":{"io.modelcontextprotocol/skills":{}}},"clientInfo":{"name":"c","version":"1"}}}`, "")
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: %d, no session", resp.StatusCode)
+	}
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, sid)
+	body, _ := io.ReadAll(post(`{"jsonrpc":"2.0","id":2,"method":"skills/list"}`, sid).Body)
+	if !strings.Contains(string(body), `"skill://a/SKILL.md"`) || strings.Contains(string(body), `"error"`) {
+		t.Fatalf("skills/list without params: %s", body)
 	}
 }
 
