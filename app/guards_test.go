@@ -391,6 +391,32 @@ func TestMiddlewareReplacesTheResult(t *testing.T) {
 	equalJSON(t, c.roundTrip(ping), pingResp)
 }
 
+// A middleware that passes the engine's answer on unchanged sends the
+// engine's bytes as they are, in both eras: the stateless result's
+// members keep the engine's order (no decoding and encoding again).
+func TestMiddlewarePassesTheEnginesBytes(t *testing.T) {
+	pass := func(next app.MethodHandler) app.MethodHandler {
+		return func(ctx context.Context, req *app.Request) (json.RawMessage, error) { return next(ctx, req) }
+	}
+	plain := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, addTool()))
+	through := serve(t, newEngine(t, app.Options{Validator: jsonschema.New(), Middleware: []app.Middleware{pass}}, addTool()))
+	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	want := plain.roundTrip(call)
+	if got := through.roundTrip(call); got != want {
+		t.Fatalf("through a pass-through middleware:\n got %s\nwant %s", got, want)
+	}
+	if strings.Index(want, `"content"`) > strings.Index(want, `"_meta"`) {
+		t.Fatalf("the engine's own order has content after _meta, so this test sees no reordering: %s", want)
+	}
+	plain.initialize("2025-11-25")
+	through.initialize("2025-11-25")
+	call = `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}`
+	if want, got := plain.roundTrip(call), through.roundTrip(call); got != want {
+		t.Fatalf("handshake era, through a pass-through middleware:\n got %s\nwant %s", got, want)
+	}
+}
+
 // Run serves until the transport ends and then returns; Run (or Start) of
 // a server already started returns ErrAlreadyStarted at once.
 func TestServerRunUntilTheTransportEnds(t *testing.T) {
