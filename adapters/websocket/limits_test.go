@@ -174,8 +174,7 @@ func TestConnectionLimits(t *testing.T) {
 	mustServe(t, b1, nil)
 
 	// A connection that ends frees its slots.
-	_ = a2.WriteControl(gws.CloseMessage, gws.FormatCloseMessage(gws.CloseNormalClosure, ""), time.Now().Add(time.Second))
-	expectClose(t, a2, gws.CloseNormalClosure)
+	closeNormally(t, a2)
 	eventually(t, "the slot to be released", func() bool {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -187,6 +186,13 @@ func TestConnectionLimits(t *testing.T) {
 	refused(t, resp, err, http.StatusServiceUnavailable, "limit of 3 connections")
 }
 
+// closeNormally closes c with 1000 and waits for the server's close.
+func closeNormally(t *testing.T, c *gws.Conn) {
+	t.Helper()
+	_ = c.WriteControl(gws.CloseMessage, gws.FormatCloseMessage(gws.CloseNormalClosure, ""), time.Now().Add(time.Second))
+	expectClose(t, c, gws.CloseNormalClosure)
+}
+
 // A client whose connections have all ended is forgotten: the handler
 // keeps no entry for every address it ever served.
 func TestClientForgottenWhenItsConnectionsEnd(t *testing.T) {
@@ -194,8 +200,7 @@ func TestClientForgottenWhenItsConnectionsEnd(t *testing.T) {
 	for range 2 {
 		c, _, err := dialFrom(t, srv, "127.0.0.5")
 		mustServe(t, c, err)
-		_ = c.WriteControl(gws.CloseMessage, gws.FormatCloseMessage(gws.CloseNormalClosure, ""), time.Now().Add(time.Second))
-		expectClose(t, c, gws.CloseNormalClosure)
+		closeNormally(t, c)
 	}
 	eventually(t, "the client to be forgotten", func() bool {
 		h.mu.Lock()
@@ -211,8 +216,7 @@ func TestNoPings(t *testing.T) {
 	c, _, err := dialFrom(t, srv, "127.0.0.1")
 	mustServe(t, c, err)
 	mustServe(t, c, nil)
-	_ = c.WriteControl(gws.CloseMessage, gws.FormatCloseMessage(gws.CloseNormalClosure, ""), time.Now().Add(time.Second))
-	expectClose(t, c, gws.CloseNormalClosure)
+	closeNormally(t, c)
 	eventually(t, "the connection to end", func() bool { return h.Conns() == 0 })
 }
 
