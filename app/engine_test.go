@@ -444,6 +444,27 @@ func TestProgress(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","content":[{"type":"text","text":"false 2026-07-28 c"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"hexmcp-server","version":"0.0.0"}}}}`)
 }
 
+// Progress reported under a context that has ended is refused with the
+// context's error and sends nothing; the next one still goes out.
+func TestProgressAfterItsContextEnded(t *testing.T) {
+	var got []error
+	tool := hexmcp.NewTool(func(ctx context.Context, rc *app.RequestContext) (string, error) {
+		ended, cancel := context.WithCancel(ctx)
+		cancel()
+		got = append(got, rc.ReportProgress(ended, 1, 0, "late"))
+		got = append(got, rc.ReportProgress(ctx, 2, 0, ""))
+		return "done", nil
+	}, hexmcp.WithName("work"))
+	c := serve(t, newEngine(t, app.Options{Validator: jsonschema.New()}, tool))
+	c.initialize("2025-11-25")
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","_meta":{"progressToken":"tok"}}}`)
+	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":2}}`)
+	equalJSON(t, c.recv(), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done"}]}}`)
+	if len(got) != 2 || !errors.Is(got[0], context.Canceled) || got[1] != nil {
+		t.Fatalf("ReportProgress errors = %v, want context.Canceled then nil", got)
+	}
+}
+
 // Progress must be a finite number: NaN and the infinities are refused
 // with an error and send nothing (JSON has no way to write them).
 func TestProgressMustBeFinite(t *testing.T) {
