@@ -104,6 +104,22 @@ func TestProgress(t *testing.T) {
 	})
 }
 
+// A handshake-era server that refuses the level asked for with
+// logging/setLevel fails Connect with its error: the session would not
+// log as asked.
+func TestLogLevelRefused(t *testing.T) {
+	srv := testServer(t, nil)
+	c := client.New(client.Options{LogLevel: "loud", Revision: domain.Revision20251125})
+	s, err := c.Connect(t.Context(), pipeTransport(t, srv))
+	var rpc *client.RPCError
+	if !errors.As(err, &rpc) || rpc.Code != domain.CodeInvalidParams {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("Connect with LogLevel %q = %v, want the server's -32602", "loud", err)
+	}
+}
+
 func TestLogging(t *testing.T) {
 	srv := testServer(t, nil)
 	var mu sync.Mutex
