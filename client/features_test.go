@@ -83,6 +83,29 @@ func TestCancellation(t *testing.T) {
 	})
 }
 
+// WithProgress of a nil function asks for no progress: the request
+// carries no progressToken.
+func TestWithProgressNil(t *testing.T) {
+	can := hexmcp.NewTool(func(ctx context.Context, rc *hexmcp.RequestContext) (string, error) {
+		return fmt.Sprint(rc.CanReportProgress()), nil
+	}, hexmcp.WithName("can_report"))
+	srv := testServer(t, nil, func(o *hexmcp.Options) { o.Tools = append(o.Tools, can) })
+	forEach(t, srv, client.Options{}, func(t *testing.T, s *client.Session) {
+		for _, tc := range []struct {
+			ctx  context.Context
+			want string
+		}{
+			{client.WithProgress(t.Context(), nil), "false"},
+			{client.WithProgress(t.Context(), func(client.Progress) {}), "true"},
+		} {
+			res, err := s.CallTool(tc.ctx, "can_report", nil)
+			if err != nil || res.Text() != tc.want {
+				t.Fatalf("can_report = %q, %v; want %s", res.Text(), err, tc.want)
+			}
+		}
+	})
+}
+
 func TestProgress(t *testing.T) {
 	srv := testServer(t, nil)
 	forEach(t, srv, client.Options{}, func(t *testing.T, s *client.Session) {

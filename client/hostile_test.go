@@ -455,6 +455,28 @@ func TestUndecodableResults(t *testing.T) {
 // second returns the second of two values.
 func second[A, B any](_ A, b B) B { return b }
 
+// A WebSocket handshake the server refuses (401) is an *HTTPError with
+// its status and headers; a dial that gets no answer at all is an error
+// without one.
+func TestWebSocketRefusedHandshake(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://127.0.0.1/prm"`)
+		http.Error(w, "no", http.StatusUnauthorized)
+	}))
+	t.Cleanup(ts.Close)
+	_, err := client.New(client.Options{}).Connect(t.Context(), client.WebSocketTransport("ws"+strings.TrimPrefix(ts.URL, "http"), client.WebSocketOptions{}))
+	var he *client.HTTPError
+	if !errors.As(err, &he) || he.StatusCode != http.StatusUnauthorized || !strings.Contains(he.Header.Get("WWW-Authenticate"), "resource_metadata") {
+		t.Fatalf("Connect = %v, want an *HTTPError 401", err)
+	}
+	closed := httptest.NewServer(http.NotFoundHandler())
+	url := "ws" + strings.TrimPrefix(closed.URL, "http")
+	closed.Close()
+	if _, err := client.New(client.Options{}).Connect(t.Context(), client.WebSocketTransport(url, client.WebSocketOptions{})); err == nil || errors.As(err, &he) {
+		t.Fatalf("Connect to nothing = %v, want an error without an HTTP status", err)
+	}
+}
+
 // A server that refuses the client (401 or 403) tells no era: Connect
 // returns the refusal of server/discover, an *HTTPError with the server's
 // challenge, and sends nothing more (not initialize, whose refusal would
