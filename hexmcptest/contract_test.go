@@ -2,10 +2,12 @@ package hexmcptest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -142,5 +144,45 @@ func TestCheckContractRefusesABadLock(t *testing.T) {
 	defer srv.Close()
 	if r := check(t, srv, lock); !r.fatal || !strings.Contains(strings.Join(r.errors, ""), "tools.lock.json") {
 		t.Errorf("a bad lock: fatal %v, errors %q", r.fatal, r.errors)
+	}
+}
+
+// refusing is a server whose middleware answers the methods of refuse
+// with the JSON-RPC error code.
+func refusing(code int, refuse ...string) *hexmcp.Server {
+	mw := func(next hexmcp.MethodHandler) hexmcp.MethodHandler {
+		return func(ctx context.Context, req *hexmcp.Request) (json.RawMessage, error) {
+			if slices.Contains(refuse, req.Method) {
+				return nil, hexmcp.NewProtocolError(code, "refused", nil)
+			}
+			return next(ctx, req)
+		}
+	}
+	srv, err := hexmcp.New(hexmcp.Options{Tools: []hexmcp.Tool{hexmcp.Func(placeOrder[order], hexmcp.WithName("placeOrder"))}, Middleware: []hexmcp.Middleware{mw}})
+	if err != nil {
+		panic(err)
+	}
+	return srv
+}
+
+// A server without prompts and resources (their lists are -32601) has a
+// contract of its tools; a server whose list fails otherwise stops the
+// check, naming the lists.
+func TestCheckContractOfAServerWithToolsOnly(t *testing.T) {
+	lock := filepath.Join(t.TempDir(), "tools.lock.json")
+	toolsOnly := refusing(-32601, "prompts/list", "resources/list", "resources/templates/list")
+	defer toolsOnly.Close()
+	t.Setenv(hexmcptest.WriteContractEnv, "1")
+	if r := check(t, toolsOnly, lock); len(r.errors) != 0 {
+		t.Fatalf("writing the lock of a server with tools only: %q", r.errors)
+	}
+	t.Setenv(hexmcptest.WriteContractEnv, "")
+	if r := check(t, toolsOnly, lock); len(r.errors) != 0 {
+		t.Fatalf("checking it: %q", r.errors)
+	}
+	failing := refusing(-32603, "tools/list")
+	defer failing.Close()
+	if r := check(t, failing, lock); !r.fatal || !strings.Contains(strings.Join(r.errors, ""), "reading the server's lists") {
+		t.Fatalf("a failing tools/list: fatal %v, errors %q", r.fatal, r.errors)
 	}
 }
