@@ -3,6 +3,7 @@ package hexmcp_test
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -45,6 +46,28 @@ func listen(t *testing.T, srv *hexmcp.Server, opts hexmcp.HTTPOptions) string {
 		t.Fatalf("ListenAndServe: %v", err)
 	}
 	return ""
+}
+
+// An address already taken is ListenAndServe's error at once, naming the
+// address; OnListen is not called.
+func TestListenAndServeAddressTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	srv, err := hexmcp.New(hexmcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	listened := false
+	err = srv.ListenAndServe(ctx, ln.Addr().String(), hexmcp.HTTPOptions{OnListen: func(string) { listened = true }})
+	if err == nil || !strings.Contains(err.Error(), "listening on "+ln.Addr().String()) || listened {
+		t.Fatalf("ListenAndServe on a taken address = %v (OnListen called: %v), want the listen error", err, listened)
+	}
 }
 
 // One call serves Streamable HTTP and WebSocket behind a bearer check, the
