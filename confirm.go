@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 )
 
 // ConfirmKey is the key under which [ConfirmDestructive] asks its question
@@ -130,11 +130,7 @@ func defaultQuestion(call *ToolCall) string {
 	}
 	args := string(call.Arguments)
 	if len(args) > maxShownArguments {
-		cut := maxShownArguments
-		for cut > 0 && !utf8.RuneStart(args[cut]) {
-			cut--
-		}
-		args = args[:cut] + "…"
+		args = portlimits.Cut(args, maxShownArguments) + "…"
 	}
 	if args == "" || args == "null" {
 		args = "{}"

@@ -13,11 +13,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/time/rate"
 
 	"github.com/hexmcp/hexmcp/internal/deflog"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -241,11 +241,7 @@ func redact(s, token string) string {
 		}
 	}
 	if len(s) > maxLoggedReason {
-		cut := maxLoggedReason
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+		s = portlimits.Cut(s, maxLoggedReason) + "…"
 	}
 	return s
 }

@@ -71,12 +71,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hexmcp/hexmcp/app"
 	"github.com/hexmcp/hexmcp/domain"
 	"github.com/hexmcp/hexmcp/internal/deflog"
 	"github.com/hexmcp/hexmcp/internal/memstore"
+	"github.com/hexmcp/hexmcp/internal/portlimits"
 	"github.com/hexmcp/hexmcp/ports"
 )
 
@@ -749,15 +749,7 @@ func progressMessage(progress, total float64, message string) string {
 	}
 	// A handler's message may hold bytes that are not UTF-8: they become
 	// U+FFFD (as JSON would write them), and the cut falls between runes.
-	msg = strings.ToValidUTF8(msg, "\uFFFD")
-	if len(msg) > maxStatusMessage {
-		cut := maxStatusMessage
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut]
-	}
-	return msg
+	return portlimits.Cut(strings.ToValidUTF8(msg, "\uFFFD"), maxStatusMessage)
 }
 
 // notClaimed reports whether err says that this instance no longer runs

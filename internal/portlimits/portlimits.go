@@ -8,6 +8,7 @@ package portlimits
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hexmcp/hexmcp/ports"
 )
@@ -113,4 +114,18 @@ const (
 // DefaultMaxNoticeBytes): the lengths of its fields together.
 func NoticeSize(n ports.Notice) int {
 	return len(n.Kind) + len(n.ID) + len(n.Origin) + len(n.To) + len(n.URI) + len(n.Session) + len(n.Data)
+}
+
+// Cut returns s cut to at most max bytes, at the start of a rune, so that
+// a bounded text (a status message, a logged reason, a quoted argument)
+// never ends in half a UTF-8 sequence. s is returned whole when it fits.
+func Cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }
