@@ -143,22 +143,19 @@ func (l *lexer) skipToken68() {
 
 // token68 skips a token68 that stands alone as a challenge's credentials
 // (RFC 9110 section 11.2: followed by the end, or by a comma before the
-// next challenge) and reports whether it did. A token68 that is a token,
-// such as "abc", is also the scheme of a next challenge or an
-// auth-param's name, and is left to the caller; one with padding ("abc==")
-// or a character no token has ("/abc") is not.
+// next challenge) and reports whether it did; an auth-param ("realm=x")
+// is left to the caller.
 func (l *lexer) token68() bool {
 	start := l.i
 	for !l.done() && isToken68Char(l.s[l.i]) {
 		l.i++
 	}
-	body := l.s[start:l.i]
+	empty := l.i == start
 	for l.eat('=') {
 	}
-	padded := l.i > start+len(body)
 	end := l.i
 	l.skipSpace()
-	if body == "" || !l.done() && l.peek() != ',' || !padded && !strings.ContainsAny(body, "/") {
+	if empty || !l.done() && l.peek() != ',' {
 		l.i = start
 		return false
 	}
