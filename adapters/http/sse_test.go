@@ -947,23 +947,8 @@ func TestSSEForwardingBytes(t *testing.T) {
 	}
 	// Until the server has read it: a 600-byte body that is not JSON is
 	// refused 400 when it fits in the budget, 429 when it does not.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := ssePost(atB, strings.Repeat("x", 600), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusTooManyRequests {
-			if resp.Header.Get("Retry-After") == "" {
-				t.Fatal("429 without Retry-After")
-			}
-			break
-		}
-		if resp.StatusCode != http.StatusBadRequest || time.Now().After(deadline) {
-			t.Fatalf("a second body: %d, want 429 while the first is read", resp.StatusCode)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if resp := awaitForwardingFull(t, atB, 600, "a second body while the first is read"); resp.Header.Get("Retry-After") == "" {
+		t.Fatal("429 without Retry-After")
 	}
 	if _, err := pw.Write([]byte(`"}}}`)); err != nil {
 		t.Fatal(err)
@@ -1115,25 +1100,35 @@ func TestSSEForwardingBytesDefault(t *testing.T) {
 			t.Fatalf("body %d of %d bytes was cut off (%v): the budget is less than %d such bodies", i+1, each, err, bodies)
 		}
 	}
+	awaitForwardingFull(t, atB, 3000, fmt.Sprintf("a POST while %d bodies of %d bytes arrive (the default 32 MiB)", bodies, each))
+	select {
+	case code := <-answered:
+		t.Fatalf("a body still arriving was answered %d: the budget is less than %d bodies of %d bytes", code, bodies, each)
+	default:
+	}
+}
+
+// awaitForwardingFull posts n bytes that are not JSON to url, a stream of
+// another instance, until they are refused with 429 because the bodies
+// being read for other instances fill the budget, and returns that
+// response. Until then they fit and are refused 400; anything else, or no
+// 429 within 60 s, fails the test, saying what.
+func awaitForwardingFull(t *testing.T, url string, n int, what string) *http.Response {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		resp, err := ssePost(atB, strings.Repeat("x", 3000), nil)
+		resp, err := ssePost(url, strings.Repeat("x", n), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusTooManyRequests {
-			select {
-			case code := <-answered:
-				t.Fatalf("a body still arriving was answered %d: the budget is less than %d bodies of %d bytes", code, bodies, each)
-			default:
-			}
-			return
+			return resp
 		}
 		if resp.StatusCode != http.StatusBadRequest || time.Now().After(deadline) {
-			t.Fatalf("a POST while %d bodies of %d bytes arrive: %d, want 429 (the default 32 MiB)", bodies, each, resp.StatusCode)
+			t.Fatalf("%s: %d, want 429", what, resp.StatusCode)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
