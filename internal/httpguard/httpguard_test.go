@@ -108,6 +108,17 @@ func TestOriginRule(t *testing.T) {
 	}
 }
 
+// An allowed origin that is no bare origin (a path, a fragment, a query)
+// matches nothing: it is not cut down to the origin it starts with.
+func TestOriginEntryIsNotTrimmed(t *testing.T) {
+	for _, entry := range []string{"https://app.example/ui", "https://app.example#x", "https://app.example?"} {
+		g := httpguard.New([]string{entry}, nil)
+		if err := g.CheckOrigin(request("127.0.0.1:8080", "https://app.example", nil)); !errors.Is(err, httpguard.ErrOrigin) {
+			t.Errorf("entry %q: Origin https://app.example gave %v, want ErrOrigin", entry, err)
+		}
+	}
+}
+
 // LoopbackAddr tells a listener reachable from this machine only from one
 // reachable beyond it, which ListenAndServe warns of without an
 // Authenticator.

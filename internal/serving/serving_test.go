@@ -47,6 +47,12 @@ func TestRunUntilTheTransportEnds(t *testing.T) {
 	if err := srv.Start(context.Background()); !errors.Is(err, serving.ErrAlreadyStarted) {
 		t.Fatalf("Start of a running server = %v, want ErrAlreadyStarted", err)
 	}
+	// A second Run is refused at once too; it does not wait for the first.
+	second := make(chan error, 1)
+	go func() { second <- srv.Run(context.Background()) }()
+	if err := testtools.Recv(t, second, 20*time.Second, "a second Run did not return"); !errors.Is(err, serving.ErrAlreadyStarted) {
+		t.Fatalf("Run of a running server = %v, want ErrAlreadyStarted", err)
+	}
 	select {
 	case err := <-ran:
 		t.Fatalf("Run returned %v while its transport was open", err)
