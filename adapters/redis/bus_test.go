@@ -520,26 +520,31 @@ func TestBusAddressedChannel(t *testing.T) {
 	eventually(t, "a notice to inst-a subscribed anew", func() bool { return rc.has("again") })
 }
 
-// publishes returns how many PUBLISH commands Redis has served
-// (INFO commandstats).
-func publishes(t *testing.T, c *redis.Client) int {
+// publishes returns how many PUBLISH commands Redis has served.
+func publishes(t *testing.T, c *redis.Client) int { return commandCalls(t, c)["publish"] }
+
+// commandCalls returns how many times Redis has served each command, by
+// its lower-case name (INFO commandstats).
+func commandCalls(t *testing.T, c *redis.Client) map[string]int {
 	t.Helper()
 	info, err := c.Info(context.Background(), "commandstats").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
+	calls := make(map[string]int)
 	for line := range strings.SplitSeq(info, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_publish:calls=")
-		if !ok {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
+		name, ok2 := strings.CutPrefix(name, "cmdstat_")
+		if !ok || !ok2 {
 			continue
 		}
 		n, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
 		if err != nil {
 			t.Fatal(err)
 		}
-		return n
+		calls[name] = n
 	}
-	return 0
+	return calls
 }
 
 // busWatch follows every channel of a bus prefix (PSUBSCRIBE), to see

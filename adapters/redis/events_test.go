@@ -348,6 +348,33 @@ func TestEventAppendOnceKeys(t *testing.T) {
 	once("k1", true)
 }
 
+// An event lost from Redis behind the store's back (its entry deleted
+// from the stream's data) fails the replay where it was: the events after
+// it are not sent as if none were missing.
+func TestEventReplayRefusesAGap(t *testing.T) {
+	srv := redistest.Start(t)
+	c := client(t, srv)
+	prefix := freshPrefix()
+	s := events(t, c, mcpredis.EventStoreOptions{Prefix: prefix})
+	ctx := context.Background()
+	ids := testtools.AppendEvents(t, s, "s", "a", "b", "c")
+	testtools.WantReplay(t, s, ids[0], "b", "c")
+	gen, err := c.Get(ctx, prefix+"ev:name:s").Result()
+	if err != nil {
+		t.Fatalf("the stream's generation: %v", err)
+	}
+	if n, err := c.XDel(ctx, prefix+"ev:data:"+gen, "2-0").Result(); err != nil || n != 1 {
+		t.Fatalf("deleting the second event: %d, %v", n, err)
+	}
+	got, err := testtools.Replayed(s, ids[0])
+	if err == nil || !strings.HasPrefix(err.Error(), "hexmcp: mcpredis: ") {
+		t.Fatalf("Replay over a lost event = %q, %v; want a mcpredis error", got, err)
+	}
+	if len(got) != 0 {
+		t.Fatalf("Replay over a lost event sent %q", got)
+	}
+}
+
 // Redis down: every call fails with a wrapped error (not ErrEventNotFound,
 // which would make a follower give up) within Timeout; Redis back (its
 // data lost): calls work again, and ids from before are unknown.

@@ -70,6 +70,48 @@ func TestSessionStoreUnlimitedSettings(t *testing.T) {
 	}
 }
 
+// A Get of a session whose activity was written lately is one HMGET and
+// runs no script; once a tenth of its idle timeout has passed, the script
+// writes the activity again, and the session is still read whole.
+func TestSessionGetReadsWithoutAScriptWhileFresh(t *testing.T) {
+	srv := redistest.Start(t)
+	c := client(t, srv)
+	ctx := context.Background()
+	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
+	store := mcpredis.NewSessionStore(c, mcpredis.SessionStoreOptions{IdleTimeout: 10 * time.Minute, Clock: clock})
+	want := ports.SessionState{ID: "s1", Peer: "ip:192.0.2.1", Initialized: true, Ready: true, Revision: "2025-11-25"}
+	if err := store.Create(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	scripts := func(m map[string]int) int { return m["evalsha"] + m["eval"] }
+	get := func(when string) (hmgets, scriptRuns int) {
+		t.Helper()
+		before := commandCalls(t, c)
+		got, err := store.Get(ctx, "s1")
+		if err != nil {
+			t.Fatalf("Get %s: %v", when, err)
+		}
+		if got.ID != want.ID || got.Peer != want.Peer || got.Revision != want.Revision || !got.Ready {
+			t.Fatalf("Get %s = %+v, want %+v", when, got, want)
+		}
+		after := commandCalls(t, c)
+		return after["hmget"] - before["hmget"], scripts(after) - scripts(before)
+	}
+
+	clock.Advance(time.Minute - time.Millisecond) // less than a tenth of 10 minutes
+	if h, s := get("while fresh"); h != 1 || s != 0 {
+		t.Errorf("Get while fresh: %d HMGET and %d script runs, want 1 and 0", h, s)
+	}
+	clock.Advance(time.Second) // past a tenth
+	// (EVALSHA, and EVAL when this Redis has not seen the script yet)
+	if _, s := get("past a tenth of the timeout"); s == 0 {
+		t.Errorf("Get past a tenth of the timeout ran no script: the activity was not written")
+	}
+	if h, s := get("right after the activity was written"); h != 1 || s != 0 {
+		t.Errorf("Get right after: %d HMGET and %d script runs, want 1 and 0", h, s)
+	}
+}
+
 var taskPrefixes atomic.Int64
 
 func taskPrefix() string {
