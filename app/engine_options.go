@@ -119,19 +119,19 @@ type Options struct {
 	// hexmcp.TransportInfo.ClientKey, the remote IP address, an IPv6 one by its
 	// /64, or the authenticated subject; on stdio, the connection), so
 	// that a client cannot multiply MaxInFlightBytesPerConn by opening
-	// connections: default defaultMaxInFlightBytesPerClient, 64 MiB;
+	// connections: default 64 MiB;
 	// hexmcp.Unlimited: no bound. Reading pauses as it does for
 	// MaxInFlightBytesPerConn, on the connection whose call does not fit.
 	MaxInFlightBytesPerClient int
 	// MaxInFlightBytes bounds the same for every client together (default
-	// defaultMaxInFlightBytes, 256 MiB; hexmcp.Unlimited: no bound).
+	// 256 MiB; hexmcp.Unlimited: no bound).
 	MaxInFlightBytes int
 	// MaxWaitingBytesPerClient bounds, in bytes, the messages of one
 	// client's calls on stdio and WebSocket connections (ServeConn) that
 	// wait for the client's answer (elicitation, sampling, roots), which
 	// they keep alive while they wait, across its connections (the client
 	// is hexmcp.TransportInfo.ClientKey; on stdio, the connection): default
-	// defaultMaxWaitingBytesPerClient, 16 MiB; hexmcp.Unlimited: no bound.
+	// 16 MiB; hexmcp.Unlimited: no bound.
 	// Each waiting call counts at least [MinWaitingCallBytes]. A call past
 	// the bound does not ask: its request to the client fails with an
 	// error wrapping hexmcp.ErrTooManyWaiting (a handler that returns it
@@ -141,7 +141,7 @@ type Options struct {
 	// calls in mcphttp Options.MaxInFlightBytesPerClient.)
 	MaxWaitingBytesPerClient int
 	// MaxWaitingBytes bounds the same for every client together (default
-	// defaultMaxWaitingBytes, 128 MiB; hexmcp.Unlimited: no bound).
+	// 128 MiB; hexmcp.Unlimited: no bound).
 	MaxWaitingBytes int
 	// ListTTL is the ttlMs sent with the list results (tools, resources,
 	// resource templates), resources/read and server/discover results in the
@@ -197,7 +197,7 @@ type Options struct {
 	MaxForwardsPerMessage int
 	// MaxForwardsPerClient bounds what one client forwards that way per
 	// second, over all its sessions at this instance (default
-	// defaultMaxForwardsPerClient; hexmcp.Unlimited: no bound). The client is
+	// 64; hexmcp.Unlimited: no bound). The client is
 	// the session's Peer (the HTTP transport's ClientKey: the
 	// authenticated subject, else the remote address). Past it, as past
 	// MaxForwardsPerMessage.
@@ -258,13 +258,13 @@ type Options struct {
 	// over, which the handshake-era session keeps for its life; a
 	// stateless-era request's _meta clientCapabilities and clientInfo
 	// (a listen stream keeps them). Default
-	// defaultMaxClientDeclarationBytes; hexmcp.Unlimited: no bound. Past it
+	// 64 KiB; hexmcp.Unlimited: no bound. Past it
 	// the request is refused with -32602 naming the limit (data.limit
 	// "maxClientDeclarationBytes", data.max) and no session is made.
 	MaxClientDeclarationBytes int
 	// MaxListeners bounds the subscriptions/listen streams (2026-07-28)
 	// open at once on the engine, over every transport (default
-	// defaultMaxListeners; hexmcp.Unlimited: no bound). One more is refused at
+	// 1,000; hexmcp.Unlimited: no bound). One more is refused at
 	// once with [CodeListenLimit] (HTTP: 429 and Retry-After).
 	MaxListeners int
 	// MaxListenersPerClient bounds the listen streams one client has open

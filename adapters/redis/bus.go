@@ -24,11 +24,11 @@ import (
 // defaults.
 type BusOptions struct {
 	// Prefix begins the Redis channel of the bus, "<Prefix>bus" (default
-	// defaultPrefix): the instances of one server use one Prefix.
+	// "hexmcp:"): the instances of one server use one Prefix.
 	Prefix string
 	// Timeout bounds each Publish (one round trip), and how long the
 	// first Subscribe waits for Redis to confirm the subscription (default
-	// defaultTimeout).
+	// 1 second).
 	Timeout time.Duration
 	// MaxNoticeBytes bounds one notice (the lengths of its fields together): Publish
 	// refuses a larger one with an error wrapping

@@ -81,12 +81,12 @@ type EventStoreOptions struct {
 	MaxBytesPerStream int64
 	// MaxKeysPerStream is how many of its latest AppendOnce keys a stream
 	// remembers: an older key no longer stops an append. Default
-	// defaultMaxKeysPerStream.
+	// 128.
 	MaxKeysPerStream int
 	// ReplayPageBytes bounds the bytes of the events one round trip of
 	// Replay reads (one event larger than that is read alone), so that a
 	// replay holds at most that much at once. Default
-	// defaultReplayPageBytes.
+	// 1 MiB.
 	ReplayPageBytes int
 	// MaxWatchers bounds the watchers (see [EventStore.Watch]) of this
 	// store value at once. Default 10,000.

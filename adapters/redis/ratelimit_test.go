@@ -3,6 +3,7 @@ package mcpredis_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -45,8 +46,10 @@ func checkSharedRateLimit(t *testing.T, a, b *mcpredis.RateLimiter) {
 	if wait, err := b.Allow(ctx, "client-2", rate, burst); err != nil || wait != 0 {
 		t.Fatalf("another client: wait %v, %v", wait, err)
 	}
-	if _, err := a.Allow(ctx, "client-3", 0, burst); err == nil {
-		t.Fatal("a zero rate was not refused")
+	for _, bad := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+		if _, err := a.Allow(ctx, "client-3", bad, burst); err == nil || !strings.Contains(err.Error(), "both must be positive") {
+			t.Fatalf("a rate of %v: %v, want refused as not positive", bad, err)
+		}
 	}
 	if _, err := a.Allow(ctx, "client-3", rate, 0); err == nil {
 		t.Fatal("a zero burst was not refused")

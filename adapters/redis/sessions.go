@@ -25,7 +25,7 @@ const sessionOverhead = 256
 // defaults.
 type SessionStoreOptions struct {
 	// Prefix begins every Redis key of the store (default
-	// defaultPrefix).
+	// "hexmcp:").
 	Prefix string
 	// IdleTimeout is how long a ready session lives without activity
 	// (default 30 minutes).

@@ -33,7 +33,7 @@ type StateKeysOptions struct {
 	Prefix string
 	// RotateEvery is the age at which the signing key is replaced by a new
 	// one, made by the first instance that finds it that old (default
-	// defaultRotateEvery).
+	// 24 hours).
 	RotateEvery time.Duration
 	// Retain is how long a key keeps verifying after a newer one took over
 	// signing (default 1 hour). Keep it above the engine's

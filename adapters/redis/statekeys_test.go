@@ -98,6 +98,43 @@ func TestStateKeysRotate(t *testing.T) {
 	}
 }
 
+// The defaults as documented: the signing key is replaced at 24 hours, a
+// new key signs once it is 5 seconds old (an instance reads the keys again
+// every 5 seconds), and the old one verifies for an hour after that.
+func TestStateKeysDefaults(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	clock := porttest.NewFakeClock(time.Unix(1_700_000_000, 0))
+	k := mcpredis.NewStateKeys(client(t, srv), mcpredis.StateKeysOptions{Prefix: "defaults:", Clock: clock})
+	keys := func(when string) [][]byte {
+		t.Helper()
+		got, err := k.Keys(ctx)
+		if err != nil {
+			t.Fatalf("Keys %s: %v", when, err)
+		}
+		return got
+	}
+	first := keys("at first")
+	clock.Advance(24*time.Hour - time.Millisecond)
+	if got := keys("just before 24 hours"); len(got) != 1 || !bytes.Equal(got[0], first[0]) {
+		t.Fatalf("just before 24 hours: %d keys, want the first one alone", len(got))
+	}
+	// (each Keys below comes past the 5 seconds an instance keeps what it read)
+	clock.Advance(5 * time.Second)
+	second := keys("past 24 hours")
+	if len(second) != 2 || !bytes.Equal(second[0], first[0]) {
+		t.Fatalf("past 24 hours: %d keys, want the first one signing and a new one", len(second))
+	}
+	clock.Advance(5 * time.Second)
+	if got := keys("once the new key is 5 s old"); len(got) != 2 || !bytes.Equal(got[0], second[1]) || !bytes.Equal(got[1], first[0]) {
+		t.Fatal("5 seconds on, the new key does not sign with the old one verifying")
+	}
+	clock.Advance(time.Hour)
+	if got := keys("an hour later"); len(got) != 1 || bytes.Equal(got[0], first[0]) {
+		t.Fatalf("an hour after the new key took over: %d keys, want the old one retired", len(got))
+	}
+}
+
 // Redis down: the keys read last serve for Retain, then the error says so;
 // Redis back: service resumes without a restart.
 func TestStateKeysRedisDown(t *testing.T) {

@@ -25,7 +25,7 @@ const taskCollectGrace = time.Minute
 // the defaults.
 type TaskStoreOptions struct {
 	// Prefix begins every Redis key of the store (default
-	// defaultPrefix).
+	// "hexmcp:").
 	Prefix string
 	// MaxTasks bounds the live tasks of every instance together (default
 	// 10,000).

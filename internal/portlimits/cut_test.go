@@ -19,6 +19,7 @@ func TestCut(t *testing.T) {
 		{"aéé", 4, "aé"}, // the second é would be cut in half
 		{"ééé", 1, ""},   // nothing whole fits
 		{"", 0, ""},
+		{"\x80\x80\x80", 2, ""}, // not UTF-8, no rune start at all: nothing, and no panic
 	} {
 		if got := portlimits.Cut(tc.s, tc.max); got != tc.want {
 			t.Errorf("Cut(%q, %d) = %q, want %q", tc.s, tc.max, got, tc.want)

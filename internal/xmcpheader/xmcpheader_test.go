@@ -48,3 +48,41 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestIsToken(t *testing.T) {
+	for s, want := range map[string]bool{
+		"azAZ09":          true, // the ends of each range
+		"Region-1":        true,
+		"!#$%&'*+-.^_`|~": true,
+		"":                false,
+		"a b":             false,
+		"a:b":             false,
+		"a/b":             false,
+		"é":               false,
+		"a\x7f":           false,
+	} {
+		if got := IsToken(s); got != want {
+			t.Errorf("IsToken(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func TestArgumentAt(t *testing.T) {
+	args := map[string]any{"a": map[string]any{"b": "x"}, "s": "y"}
+	for _, c := range []struct {
+		path []string
+		want any
+		ok   bool
+	}{
+		{[]string{"a", "b"}, "x", true},
+		{[]string{"s"}, "y", true},
+		{[]string{"a", "c"}, nil, false},
+		{[]string{"s", "b"}, nil, false}, // through a value that is no object
+		{[]string{"z"}, nil, false},
+	} {
+		got, ok := ArgumentAt(args, c.path)
+		if ok != c.ok || got != c.want {
+			t.Errorf("ArgumentAt(%v) = %v, %v; want %v, %v", c.path, got, ok, c.want, c.ok)
+		}
+	}
+}
