@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -298,6 +299,36 @@ func TestPropagatorOption(t *testing.T) {
 	})
 	if s := u.last(t); s.SpanContext().TraceID() != tid || members != 0 {
 		t.Errorf("trace %v (want %v), %d baggage members (want 0)", s.SpanContext().TraceID(), tid, members)
+	}
+}
+
+// keysPropagator records the keys its carrier says it holds, as a
+// propagator that iterates its carrier does.
+type keysPropagator struct{ keys *[]string }
+
+func (p keysPropagator) Inject(context.Context, propagation.TextMapCarrier) {}
+func (p keysPropagator) Extract(ctx context.Context, c propagation.TextMapCarrier) context.Context {
+	*p.keys = c.Keys()
+	return ctx
+}
+func (p keysPropagator) Fields() []string { return []string{"traceparent", "tracestate", "baggage"} }
+
+// The carrier a propagator reads lists the _meta trace members present,
+// and only those.
+func TestCarrierKeys(t *testing.T) {
+	for _, c := range []struct {
+		meta string
+		want []string
+	}{
+		{`{"traceparent":"x","baggage":"b"}`, []string{"traceparent", "baggage"}},
+		{`{"tracestate":"s"}`, []string{"tracestate"}},
+	} {
+		var keys []string
+		u := newUnit(t, mcpotel.Options{Propagator: keysPropagator{&keys}})
+		_, _ = u.serve(context.Background(), toolCall("echo", c.meta), nil)
+		if !slices.Equal(keys, c.want) {
+			t.Errorf("_meta %s: the carrier's keys are %q, want %q", c.meta, keys, c.want)
+		}
 	}
 }
 
