@@ -26,6 +26,10 @@ func TestErrorsStartWithHexmcp(t *testing.T) {
 	_, errBadTask := tasks.Create(ctx, ports.Task{Owner: "o", Status: "unknown"})
 	_, errNoEvent := memory.NewEventStore(memory.EventStoreOptions{}).Replay(ctx, "none", func(ports.Event) error { return nil })
 	_, errBadKeys := memory.NewStateKeys([]byte("short"))
+	noKeys, errNoKeys := memory.NewStateKeys()
+	if noKeys != nil {
+		t.Errorf("NewStateKeys() = %v, want no key ring", noKeys)
+	}
 	for _, c := range []struct {
 		err, want error
 	}{
@@ -39,6 +43,7 @@ func TestErrorsStartWithHexmcp(t *testing.T) {
 		{errNoEvent, ports.ErrEventNotFound},
 		{memory.NewBus(memory.BusOptions{MaxNoticeBytes: 1}).Publish(ctx, ports.Notice{ID: "12"}), ports.ErrNoticeTooLarge},
 		{errBadKeys, nil},
+		{errNoKeys, ports.ErrNoStateKey},
 		{memory.NewRegistry().Add(ports.RegisteredTool{}), nil},
 	} {
 		if c.err == nil || !strings.HasPrefix(c.err.Error(), "hexmcp: ") || c.want != nil && !errors.Is(c.err, c.want) {
