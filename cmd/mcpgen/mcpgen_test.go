@@ -363,6 +363,44 @@ func TestHandWrittenFileIsNotOverwritten(t *testing.T) {
 	}
 }
 
+// A file mcpgen cannot write (here a directory stands where x_mcp.go
+// goes) fails the run, naming it.
+func TestUnwritableOutputIsAnError(t *testing.T) {
+	dir := tempPackage(t, map[string]string{
+		"x.go": "package p\n\n// F does.\n//\n//mcp:tool\nfunc F() {}\n",
+	})
+	if err := os.Mkdir(filepath.Join(dir, "x_mcp.go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	var stdout, stderr bytes.Buffer
+	if code := run(nil, &stdout, &stderr); code != 1 {
+		t.Fatalf("exit %d, want 1; stderr: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "x_mcp.go") {
+		t.Errorf("stderr = %q, want it to name x_mcp.go", stderr.String())
+	}
+}
+
+// A package that does not parse is an error, whatever its tools.
+func TestSyntaxErrorIsAnError(t *testing.T) {
+	dir := tempPackage(t, map[string]string{
+		"x.go": "package p\n\n// F does.\n//\n//mcp:tool\nfunc F() {}\n",
+		"y.go": "package p\n\nfunc G( {}\n",
+	})
+	t.Chdir(dir)
+	var stdout, stderr bytes.Buffer
+	if code := run(nil, &stdout, &stderr); code != 1 {
+		t.Fatalf("exit %d, want 1; stderr: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "y.go") {
+		t.Errorf("stderr = %q, want it to name y.go", stderr.String())
+	}
+	if _, err := os.Stat("x_mcp.go"); err == nil {
+		t.Error("x_mcp.go was written for a package that does not parse")
+	}
+}
+
 // want is one expected error: on the first line of x.go containing at,
 // with message msg.
 type want struct{ at, msg string }

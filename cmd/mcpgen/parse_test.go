@@ -206,6 +206,16 @@ func TestFileNameConstraint(t *testing.T) {
 	}
 }
 
+func TestCamelFile(t *testing.T) {
+	for in, want := range map[string]string{
+		"web_fetch.go": "WebFetchGo", "v0_tools.go": "V0ToolsGo", "a9z-Z.go": "A9zZGo", "ok.go": "OkGo",
+	} {
+		if got := camelFile(in); got != want {
+			t.Errorf("camelFile(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestMetaLit(t *testing.T) {
 	for _, tc := range []struct {
 		m    metaEntry
