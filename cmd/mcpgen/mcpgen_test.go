@@ -363,6 +363,18 @@ func TestHandWrittenFileIsNotOverwritten(t *testing.T) {
 	}
 }
 
+// failedRun runs mcpgen in dir (which stays the working directory) and
+// returns its standard error, failing t unless it exits with 1.
+func failedRun(t *testing.T, dir string) string {
+	t.Helper()
+	t.Chdir(dir)
+	var stdout, stderr bytes.Buffer
+	if code := run(nil, &stdout, &stderr); code != 1 {
+		t.Fatalf("exit %d, want 1; stderr: %s", code, stderr.String())
+	}
+	return stderr.String()
+}
+
 // A file mcpgen cannot write (here a directory stands where x_mcp.go
 // goes) fails the run, naming it.
 func TestUnwritableOutputIsAnError(t *testing.T) {
@@ -372,13 +384,8 @@ func TestUnwritableOutputIsAnError(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "x_mcp.go"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Chdir(dir)
-	var stdout, stderr bytes.Buffer
-	if code := run(nil, &stdout, &stderr); code != 1 {
-		t.Fatalf("exit %d, want 1; stderr: %s", code, stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "x_mcp.go") {
-		t.Errorf("stderr = %q, want it to name x_mcp.go", stderr.String())
+	if stderr := failedRun(t, dir); !strings.Contains(stderr, "x_mcp.go") {
+		t.Errorf("stderr = %q, want it to name x_mcp.go", stderr)
 	}
 }
 
@@ -388,13 +395,8 @@ func TestSyntaxErrorIsAnError(t *testing.T) {
 		"x.go": "package p\n\n// F does.\n//\n//mcp:tool\nfunc F() {}\n",
 		"y.go": "package p\n\nfunc G( {}\n",
 	})
-	t.Chdir(dir)
-	var stdout, stderr bytes.Buffer
-	if code := run(nil, &stdout, &stderr); code != 1 {
-		t.Fatalf("exit %d, want 1; stderr: %s", code, stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "y.go") {
-		t.Errorf("stderr = %q, want it to name y.go", stderr.String())
+	if stderr := failedRun(t, dir); !strings.Contains(stderr, "y.go") {
+		t.Errorf("stderr = %q, want it to name y.go", stderr)
 	}
 	if _, err := os.Stat("x_mcp.go"); err == nil {
 		t.Error("x_mcp.go was written for a package that does not parse")
