@@ -350,13 +350,8 @@ func TestHandWrittenFileIsNotOverwritten(t *testing.T) {
 		"x.go":     "package p\n\n// F does.\n//\n//mcp:tool\nfunc F() {}\n",
 		"x_mcp.go": mine,
 	})
-	t.Chdir(dir)
-	var stdout, stderr bytes.Buffer
-	if code := run(nil, &stdout, &stderr); code != 1 {
-		t.Fatalf("exit %d, want 1; stderr: %s", code, stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "x_mcp.go") || !strings.Contains(stderr.String(), "not written by mcpgen") {
-		t.Errorf("stderr = %q", stderr.String())
+	if stderr := failedRun(t, dir); !strings.Contains(stderr, "x_mcp.go") || !strings.Contains(stderr, "not written by mcpgen") {
+		t.Errorf("stderr = %q", stderr)
 	}
 	if b, _ := os.ReadFile("x_mcp.go"); string(b) != mine {
 		t.Error("x_mcp.go was overwritten")
