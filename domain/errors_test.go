@@ -53,6 +53,32 @@ func TestContentAnnotationsAndMeta(t *testing.T) {
 	if got, err := (&domain.TextContent{Text: "t", Meta: map[string]any{"bad": make(chan int)}}).MarshalJSON(); err == nil {
 		t.Errorf("an unencodable _meta was written: %s", got)
 	}
+	// The embedded resource's own _meta, and a block's inside a result,
+	// which names the block.
+	bad := map[string]any{"bad": make(chan int)}
+	if got, err := (&domain.EmbeddedResource{Resource: domain.ResourceContents{URI: "x://r", Text: "t", Meta: bad}}).MarshalJSON(); err == nil {
+		t.Errorf("an embedded resource with an unencodable _meta was written: %s", got)
+	}
+	r := &domain.CallToolResult{Content: []domain.Content{&domain.TextContent{Text: "ok"}, &domain.TextContent{Text: "t", Meta: bad}}}
+	if got, err := r.MarshalJSON(); err == nil || !strings.Contains(err.Error(), "content block 1 (text)") {
+		t.Errorf("a result with an unencodable block: %s, %v; want an error naming block 1", got, err)
+	}
+}
+
+// IsZero is true with no annotation, false with any one of them.
+func TestToolAnnotationsIsZero(t *testing.T) {
+	yes := true
+	if !(*domain.ToolAnnotations)(nil).IsZero() || !(&domain.ToolAnnotations{}).IsZero() {
+		t.Fatal("no annotation is not zero")
+	}
+	for name, a := range map[string]domain.ToolAnnotations{
+		"Title": {Title: "t"}, "ReadOnlyHint": {ReadOnlyHint: &yes}, "DestructiveHint": {DestructiveHint: &yes},
+		"IdempotentHint": {IdempotentHint: &yes}, "OpenWorldHint": {OpenWorldHint: &yes},
+	} {
+		if a.IsZero() {
+			t.Errorf("annotations with %s only are zero", name)
+		}
+	}
 }
 
 // An icon's mimeType must be a MIME type (type/subtype).

@@ -95,6 +95,21 @@ func TestClientResults(t *testing.T) {
 	if (&domain.CreateMessageParams{Messages: []domain.SamplingMessage{{Role: domain.RoleUser, Content: json.RawMessage(`{"type":"text","text":"x"}`)}}}).Validate() == nil {
 		t.Fatal("maxTokens 0 accepted")
 	}
+	text := json.RawMessage(`{"type":"text","text":"x"}`)
+	for _, role := range []domain.Role{domain.RoleUser, domain.RoleAssistant} {
+		if err := (&domain.CreateMessageParams{MaxTokens: 1, Messages: []domain.SamplingMessage{{Role: role, Content: text}}}).Validate(); err != nil {
+			t.Fatalf("a %s message refused: %v", role, err)
+		}
+	}
+	if err := (&domain.CreateMessageParams{MaxTokens: 1, Messages: []domain.SamplingMessage{{Role: "system", Content: text}}}).Validate(); err == nil || !strings.Contains(err.Error(), "role must be user or assistant") {
+		t.Fatalf("a system message: %v, want refused", err)
+	}
+	for content, ok := range map[string]bool{`{"a":1}`: true, `null`: true, ``: true, `[1]`: false, `"x"`: false} {
+		err := (&domain.ElicitResult{Action: domain.ElicitAccept, Content: json.RawMessage(content)}).Check()
+		if (err == nil) != ok {
+			t.Errorf("accepted content %q: %v, want accepted %v", content, err, ok)
+		}
+	}
 }
 
 // elicitForm is a form elicitation (hexmcp.ElicitForm).

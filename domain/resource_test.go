@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hexmcp/hexmcp/domain"
@@ -46,6 +47,12 @@ func TestValidateTemplate(t *testing.T) {
 	for _, bad := range []string{"", "{id}", "no-scheme/{id}", "x://{a}{b}", "x://{+path}", "x://{a,b}", "x://{}", "x://{a", "x://a}", "x://{a}/{a}", "x://{a-b}"} {
 		if err := domain.ValidateTemplate(bad); err == nil {
 			t.Errorf("ValidateTemplate(%q) accepted", bad)
+		}
+	}
+	// An operator is named as such.
+	for _, op := range []string{"x://{+path}", "x://{#frag}", "x://{/seg}", "x://{?q}"} {
+		if err := domain.ValidateTemplate(op); err == nil || !strings.Contains(err.Error(), "only level-1 {var} expressions are supported") {
+			t.Errorf("ValidateTemplate(%q) = %v, want the operator refused as such", op, err)
 		}
 	}
 }

@@ -478,6 +478,14 @@ type schCustomEnum struct {
 	C schColor `enum:"red"`
 }
 
+type schLevel int
+
+func (schLevel) JSONSchema() json.RawMessage { return json.RawMessage(`{"type":"integer","minimum":1}`) }
+
+type schCustomBadDefault struct {
+	L schLevel `default:"high"`
+}
+
 type schChanField struct {
 	C chan int
 }
@@ -566,6 +574,7 @@ func TestInferSchemaErrors(t *testing.T) {
 		{"empty default for int", reflect.TypeFor[schDefaultEmptyInt](), false, "N", `tag default: "" is not an integer`},
 		{"numeric tag with string option", reflect.TypeFor[schStringOptionMin](), false, "N", "not on a string field (the ,string option makes it a string)"},
 		{"enum on custom schema", reflect.TypeFor[schCustomEnum](), false, "C", "provides its own schema with a JSONSchema method"},
+		{"bad default on custom schema", reflect.TypeFor[schCustomBadDefault](), false, "L", `tag default: "high" is not an integer`},
 		{"chan field", reflect.TypeFor[schChanField](), false, "C", "unsupported type chan int (channel values cannot be represented in JSON)"},
 		{"func field", reflect.TypeFor[schFuncField](), false, "F", "unsupported type func() (function values"},
 		{"complex field", reflect.TypeFor[schComplexField](), false, "C", "unsupported type complex128 (complex number values"},

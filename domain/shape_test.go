@@ -151,7 +151,7 @@ func TestIconValidate(t *testing.T) {
 			t.Errorf("%+v: %v", i, err)
 		}
 	}
-	bad := []Icon{{}, {Src: "ftp://x/i.png"}, {Src: "javascript:alert(1)"}, {Src: "https://x/i.png", Sizes: []string{"big"}}, {Src: "https://x/i.png", Theme: "blue"}, {Src: "https:///nohost"}, {Src: "data:nocomma"}}
+	bad := []Icon{{}, {Src: "ftp://x/i.png"}, {Src: "javascript:alert(1)"}, {Src: "https://x/i.png", Sizes: []string{"big"}}, {Src: "https://x/i.png", Sizes: []string{"4ax48"}}, {Src: "https://x/i.png", Sizes: []string{"48x"}}, {Src: "https://x/i.png", Theme: "blue"}, {Src: "https:///nohost"}, {Src: "data:nocomma"}}
 	for _, i := range bad {
 		if err := i.Validate(); err == nil {
 			t.Errorf("%+v accepted", i)
