@@ -480,7 +480,9 @@ type schCustomEnum struct {
 
 type schLevel int
 
-func (schLevel) JSONSchema() json.RawMessage { return json.RawMessage(`{"type":"integer","minimum":1}`) }
+func (schLevel) JSONSchema() json.RawMessage {
+	return json.RawMessage(`{"type":"integer","minimum":1}`)
+}
 
 type schCustomBadDefault struct {
 	L schLevel `default:"high"`
