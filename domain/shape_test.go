@@ -190,6 +190,14 @@ func TestFormatFloat(t *testing.T) {
 			t.Errorf("%v differs from encoding/json: %s vs %s", f, b, formatFloat(f, 64))
 		}
 	}
+	// float32 values, at and around the edges of the plain form, as
+	// encoding/json writes them.
+	for _, f := range []float32{1e21, 9.99e20, 1e-6, 9.99e-7, 0.1, -3.5, 16777216} {
+		b, _ := json.Marshal(f)
+		if got := formatFloat(float64(f), 32); got != string(b) {
+			t.Errorf("float32 %v: %s, encoding/json %s", f, got, b)
+		}
+	}
 }
 
 func TestLogLevels(t *testing.T) {
