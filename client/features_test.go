@@ -270,6 +270,7 @@ func TestHTTPMirrorsHeaderArguments(t *testing.T) {
 	}{
 		{map[string]any{"region": "eu-west", "count": 42, "where": map[string]any{"zone": "a b"}, "query": "select"}, "[eu-west]|[42]|[a b]"},
 		{map[string]any{"region": "Zürich"}, "[=?base64?WsO8cmljaA==?=]|[]|[]"},
+		{json.RawMessage(`{"count":1e3}`), "[]|[1000]|[]"}, // an integer in exponent form, in decimal
 		{nil, "[]|[]|[]"},
 	} {
 		res, err := s.CallTool(t.Context(), "sql", tc.args)

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -94,5 +95,24 @@ func TestCommandClosedStopsTheProcess(t *testing.T) {
 	// Connect closed the session: the process is gone.
 	if cmd.ProcessState == nil || cmd.ProcessState.Success() {
 		t.Fatalf("process state %v", cmd.ProcessState)
+	}
+}
+
+// A Transport used without a Client (ConnOptions{} names no limit) reads
+// messages up to DefaultMaxMessageBytes, not none.
+func TestTransportWithoutAClientTakesTheDefaultLimit(t *testing.T) {
+	fromServer, toClient := io.Pipe()
+	toServer, fromClient := io.Pipe()
+	defer toServer.Close()
+	msg := `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("x", 64<<10) + `"}}`
+	go func() { _, _ = io.WriteString(toClient, msg+"\n") }()
+	conn, err := client.IOTransport(fromServer, fromClient).Connect(t.Context(), client.ConnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	got, err := conn.Read(t.Context())
+	if err != nil || string(got) != msg {
+		t.Fatalf("Read = %d bytes, %v; want the %d-byte message", len(got), err, len(msg))
 	}
 }

@@ -427,6 +427,60 @@ func TestSSEEndpointChecked(t *testing.T) {
 	}
 }
 
+// Over HTTP+SSE a message comes in an event named "message" or in one
+// with no name (the default type of an SSE event); an event of another
+// name is no message and is passed over.
+func TestSSEMessageEvents(t *testing.T) {
+	out := make(chan string, 16)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "event: endpoint\ndata: /message?sessionId=1\n\n")
+			w.(http.Flusher).Flush()
+			for {
+				select {
+				case ev := <-out:
+					_, _ = io.WriteString(w, ev)
+					w.(http.Flusher).Flush()
+				case <-r.Context().Done():
+					return
+				}
+			}
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		w.WriteHeader(http.StatusAccepted)
+		switch m.Method {
+		case "initialize":
+			out <- "event: ping\ndata: not a message\n\n"
+			out <- `data: {"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}` + "\n\n"
+		case "tools/list":
+			out <- "event: message\ndata: " + `{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}}` + "\n\n"
+		}
+	}))
+	t.Cleanup(ts.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	s, err := client.New(client.Options{Revision: domain.Revision20241105}).Connect(ctx, client.SSETransport(ts.URL+"/sse", client.SSEOptions{Client: ts.Client()}))
+	if err != nil {
+		t.Fatalf("connect, answered in an event with no name: %v", err)
+	}
+	defer s.Close()
+	var names []string
+	for tool, err := range s.ListTools(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	if !slices.Equal(names, []string{"t"}) {
+		t.Fatalf("tools %q, want [t]", names)
+	}
+}
+
 // A call's stream cut after an event, whose resumption the server refuses
 // with 400 (it no longer knows the event id), fails the call with that
 // answer after one GET: only the GET stream starts afresh on a 400.

@@ -85,6 +85,10 @@ func TestTasks(t *testing.T) {
 		if task, err := s.StartTool(ctx, "add", AddInput{A: 1, B: 2}); err != nil || task.Status != ports.TaskCompleted {
 			t.Fatalf("StartTool(add) = %+v, %v", task, err)
 		}
+		// A call the server refuses is an error, not a completed task.
+		if task, err := s.StartTool(ctx, "no-such-tool", nil); err == nil {
+			t.Fatalf("StartTool of an unknown tool = %+v, want the server's error", task)
+		}
 		// tasks/cancel.
 		task, err = s.StartTool(ctx, "forever", nil)
 		if err != nil {
