@@ -28,10 +28,10 @@ type ConfirmOptions struct {
 	// tool, says that it is marked destructive, and quotes the arguments, cut
 	// at 1 KiB).
 	Message func(call *ToolCall) string
-	// IncludeUnannotated confirms also the tools whose annotations say
-	// neither readOnlyHint nor destructiveHint, which the specification
-	// presumes destructive (default: only those that say destructiveHint:
-	// true).
+	// IncludeUnannotated confirms also the tools whose annotations do not
+	// say destructiveHint and do not say readOnlyHint: true (no hint at
+	// all, or readOnlyHint: false alone), which the specification presumes
+	// destructive (default: only those that say destructiveHint: true).
 	IncludeUnannotated bool
 	// AllowWithoutElicitation runs a destructive tool unconfirmed for a
 	// client that cannot be asked (it did not declare elicitation, or its
@@ -44,7 +44,7 @@ type ConfirmOptions struct {
 // ConfirmDestructive returns tool middleware that asks the user before a
 // destructive tool runs: a tool whose annotations say destructiveHint: true
 // and not readOnlyHint: true (with IncludeUnannotated, also one that says
-// neither). It asks through elicitation, in both eras: an
+// no destructiveHint and is not readOnlyHint: true). It asks through elicitation, in both eras: an
 // elicitation/create request in the handshake era, an input_required
 // round answered on the client's retry at 2026-07-28. The question is a
 // form with one boolean, "confirm", that the user must tick.
@@ -120,7 +120,10 @@ func destructive(t *domain.Tool, unannotated bool) bool {
 	if a.DestructiveHint != nil {
 		return *a.DestructiveHint
 	}
-	return unannotated && a.ReadOnlyHint == nil
+	// No destructiveHint, and not read-only: the specification's default
+	// of destructiveHint (true) applies, whether readOnlyHint said false
+	// or nothing.
+	return unannotated
 }
 
 func defaultQuestion(call *ToolCall) string {

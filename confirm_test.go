@@ -43,6 +43,8 @@ func confirmServer(t *testing.T, opts hexmcp.ConfirmOptions, runs *atomic.Int64)
 			hexmcp.Func(run, hexmcp.WithName("peek"), hexmcp.WithAnnotations(hexmcp.ToolAnnotations{ReadOnlyHint: yes, DestructiveHint: yes})),
 			hexmcp.Func(run, hexmcp.WithName("plain")),
 			hexmcp.Func(run, hexmcp.WithName("safe"), hexmcp.WithAnnotations(hexmcp.ToolAnnotations{ReadOnlyHint: no, DestructiveHint: no})),
+			hexmcp.Func(run, hexmcp.WithName("titled"), hexmcp.WithAnnotations(hexmcp.ToolAnnotations{Title: "Only a title"})),
+			hexmcp.Func(run, hexmcp.WithName("writes"), hexmcp.WithAnnotations(hexmcp.ToolAnnotations{ReadOnlyHint: no})),
 			hexmcp.Func(asking, hexmcp.WithName("wipeWhy"), hexmcp.WithAnnotations(hexmcp.ToolAnnotations{DestructiveHint: yes})),
 		},
 		ToolMiddleware: []hexmcp.ToolMiddleware{hexmcp.ConfirmDestructive(opts)},
@@ -150,17 +152,20 @@ func TestConfirmOnlyDestructive(t *testing.T) {
 		srv := confirmServer(t, hexmcp.ConfirmOptions{IncludeUnannotated: include}, &runs)
 		a := &answerer{action: domain.ElicitDecline}
 		c := hexmcptest.Connect(t, srv, hexmcptest.ClientOptions{Elicitation: a.answer})
-		for _, name := range []string{"peek", "safe", "plain"} {
+		// Without destructiveHint, and not read-only (no hint, a title alone,
+		// readOnlyHint: false alone): the spec's default, destructive.
+		presumed := map[string]bool{"plain": true, "titled": true, "writes": true}
+		for _, name := range []string{"peek", "safe", "plain", "titled", "writes"} {
 			res, err := c.CallTool(t.Context(), name, map[string]any{"table": "t"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			asked := name == "plain" && include
+			asked := presumed[name] && include
 			if asked != res.IsError {
 				t.Errorf("IncludeUnannotated %v: %s = %+v", include, name, res)
 			}
 		}
-		if want := map[bool]int{false: 0, true: 1}[include]; len(a.questions()) != want {
+		if want := map[bool]int{false: 0, true: 3}[include]; len(a.questions()) != want {
 			t.Errorf("IncludeUnannotated %v: asked %d questions, want %d", include, len(a.questions()), want)
 		}
 	}
