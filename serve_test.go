@@ -155,12 +155,16 @@ func TestListenAndServeDefaults(t *testing.T) {
 // panic, and nothing listens.
 func TestListenAndServeMuxConflict(t *testing.T) {
 	srv := scopedServer(t, hexmcp.Visibility{})
-	mux := http.NewServeMux()
-	mux.HandleFunc("/mcp", func(http.ResponseWriter, *http.Request) {})
-	err := srv.ListenAndServe(context.Background(), "127.0.0.1:0", hexmcp.HTTPOptions{Mux: mux,
-		OnListen: func(string) { t.Error("listening despite the conflict") }})
-	if err == nil || !strings.Contains(err.Error(), "/mcp") {
-		t.Fatalf("got %v, want an error naming /mcp", err)
+	for _, path := range []string{"/mcp", "/sse", "/message", "/ws"} {
+		mux := http.NewServeMux()
+		mux.HandleFunc(path, func(http.ResponseWriter, *http.Request) {})
+		ctx, cancel := context.WithCancel(context.Background())
+		err := srv.ListenAndServe(ctx, "127.0.0.1:0", hexmcp.HTTPOptions{Mux: mux, WebSocket: &websocket.Options{},
+			OnListen: func(string) { t.Errorf("a mux that serves %s: listening despite the conflict", path); cancel() }})
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), path) {
+			t.Fatalf("a mux that serves %s: got %v, want an error naming it", path, err)
+		}
 	}
 }
 
