@@ -1,14 +1,12 @@
 package tasks_test
 
 import (
-	"bytes"
 	"context"
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -70,24 +68,6 @@ func (s refusingStore) Create(context.Context, ports.Task) (ports.Task, error) {
 	return ports.Task{}, s.err
 }
 
-// syncBuffer is a buffer a logger and a test may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A task the store refuses for the client's share or for its size is the
 // client's doing, logged at debug level; a store that fails is the
 // server's trouble, a warning. Either way the call runs synchronously.
@@ -103,7 +83,7 @@ func TestRefusedTaskLogLevel(t *testing.T) {
 		{"the store down", errors.New("connection refused"), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var buf syncBuffer
+			var buf testtools.LockedBuffer
 			x := tasks.New(tasks.Options{Store: refusingStore{memory.NewTaskStore(memory.TaskStoreOptions{}), c.err},
 				Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})),
 				Tools:  map[string]tasks.Support{"job": tasks.Optional}})
