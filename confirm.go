@@ -44,9 +44,10 @@ type ConfirmOptions struct {
 // ConfirmDestructive returns tool middleware that asks the user before a
 // destructive tool runs: a tool whose annotations say destructiveHint: true
 // and not readOnlyHint: true (with IncludeUnannotated, also one that says
-// no destructiveHint and is not readOnlyHint: true). It asks through elicitation, in both eras: an
-// elicitation/create request in the handshake era, an input_required
-// round answered on the client's retry at 2026-07-28. The question is a
+// no destructiveHint and is not readOnlyHint: true). It asks through
+// elicitation, in both eras: an elicitation/create request in the
+// handshake era, an input_required round answered on the client's retry
+// at 2026-07-28. The question is a
 // form with one boolean, "confirm", that the user must tick.
 //
 //   - Accepted with confirm true: the tool runs.

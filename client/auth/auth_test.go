@@ -286,12 +286,7 @@ func TestClientCredentials(t *testing.T) {
 // A machine client with a key authenticates with private_key_jwt: a
 // signed assertion per token request, no secret.
 func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newSetup(t, asConfig{authMethods: []string{"private_key_jwt"}}, serverOpts{})
-	s.as.addKeyClient("machine", &key.PublicKey)
+	s, key := keyClientSetup(t)
 	c, _ := s.client(t, auth.Options{ClientCredentials: true, ClientID: "machine", ClientKey: key})
 	wantTool(t, c, s.mcp.url, "whoami", "machine|mcp:tools")
 	toks := find(s.as.requests(), "token")

@@ -3,9 +3,6 @@ package auth_test
 import (
 	"context"
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -142,15 +139,10 @@ func (s failingSigner) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error
 // TestClientKeySignError: a client key that fails to sign ends the token
 // request with its error; no assertion is sent.
 func TestClientKeySignError(t *testing.T) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newSetup(t, asConfig{authMethods: []string{"private_key_jwt"}}, serverOpts{})
-	s.as.addKeyClient("machine", &key.PublicKey)
+	s, key := keyClientSetup(t)
 	boom := errors.New("the key is locked")
 	c, _ := s.client(t, auth.Options{ClientCredentials: true, ClientID: "machine", ClientKey: failingSigner{key, boom}})
-	_, _, err = callTool(c, s.mcp.url, "whoami")
+	_, _, err := callTool(c, s.mcp.url, "whoami")
 	if !errors.Is(err, boom) || !errors.Is(err, &auth.Error{Reason: auth.ReasonToken}) {
 		t.Fatalf("error %v, want a ReasonToken error with the key's", err)
 	}

@@ -3,6 +3,7 @@ package auth_test
 import (
 	"context"
 	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -421,6 +422,20 @@ type setup struct {
 	as  *goAS
 	mcp *mcpServer
 	rec *recorder
+}
+
+// keyClientSetup is a setup whose authorization server takes
+// private_key_jwt alone, from the client "machine", which holds the key
+// returned.
+func keyClientSetup(t *testing.T) (*setup, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSetup(t, asConfig{authMethods: []string{"private_key_jwt"}}, serverOpts{})
+	s.as.addKeyClient("machine", &key.PublicKey)
+	return s, key
 }
 
 func newSetup(t *testing.T, cfg asConfig, so serverOpts) *setup {
