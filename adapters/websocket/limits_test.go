@@ -566,8 +566,11 @@ func TestMessagesQueuedAtCloseAreSent(t *testing.T) {
 	c := dial(t, srv)
 	defer c.Close()
 	<-served // the client reads nothing until then
-	_ = c.SetReadDeadline(time.Now().Add(testDeadline))
+	// Each read gets its own deadline: what is bounded is a stall, not
+	// how fast 32 MiB go through a loaded machine (under -race and busy
+	// CPUs one deadline for all eight messages ran out at the seventh).
 	for i := range count {
+		_ = c.SetReadDeadline(time.Now().Add(testDeadline))
 		_, data, err := c.ReadMessage()
 		if err != nil {
 			t.Fatalf("message %d of %d: %v", i, count, err)
@@ -576,6 +579,7 @@ func TestMessagesQueuedAtCloseAreSent(t *testing.T) {
 			t.Fatalf("message %d: %d bytes starting %q", i, len(data), data[:2])
 		}
 	}
+	_ = c.SetReadDeadline(time.Now().Add(testDeadline))
 	_, _, err := c.ReadMessage()
 	if !gws.IsCloseError(err, gws.CloseNormalClosure) {
 		t.Fatalf("after the queued messages: %v, want the close frame 1000", err)
